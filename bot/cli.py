@@ -1,0 +1,187 @@
+"""The ``paperping`` command. It builds the settings, database and clients and passes them down."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+from socialrag import store
+from socialrag.config import Settings
+from socialrag.db import Database, open_database
+from socialrag.errors import PaperPingError
+
+log = logging.getLogger("paperping")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="paperping", description="PaperPing: paper recommendations for Slack channels")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log what happens")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    sub.add_parser("migrate", help="bring the database schema up to date")
+
+    imp = sub.add_parser("import-export", help="import a Slack workspace export (zip)")
+    imp.add_argument("export", type=Path, help="the export .zip")
+    imp.add_argument("--channel", action="append", dest="channels", metavar="NAME", help="only this channel (repeatable)")
+    imp.add_argument("--team-id", help="workspace id, when the export does not say")
+    imp.add_argument("--team-domain", help="workspace domain (NAME.slack.com) for message permalinks")
+    _index_flags(imp)
+
+    back = sub.add_parser("backfill", help="import a channel's history through the Slack Web API")
+    back.add_argument("channel", help="channel id (C...) or name")
+    back.add_argument("--restart", action="store_true", help="ignore a saved checkpoint and start again")
+    _index_flags(back)
+
+    cat = sub.add_parser("catalog", help="the local catalog of candidate papers")
+    cat_sub = cat.add_subparsers(dest="catalog_command", required=True, metavar="SUBCOMMAND")
+    cat_imp = cat_sub.add_parser("import", help="import papers from a JSON-lines file (.jsonl or .jsonl.gz)")
+    cat_imp.add_argument("file", type=Path)
+    cat_imp.add_argument("--no-embed", action="store_true", help="do not compute embeddings now")
+
+    idx = sub.add_parser("index", help="fetch missing paper metadata and compute missing embeddings")
+    _index_flags(idx)
+
+    st = sub.add_parser("status", help="what the knowledge base holds, per channel")
+    st.add_argument("--channel", help="one channel, by name or id")
+    st.add_argument("--json", action="store_true", help="print JSON")
+    return parser
+
+
+def _index_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--no-metadata", action="store_true", help="do not look paper metadata up now")
+    p.add_argument("--no-embed", action="store_true", help="do not compute embeddings now")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
+    )
+    try:
+        settings = Settings.from_env()
+        db = open_database(settings)
+        return _dispatch(args, settings, db)
+    except PaperPingError as exc:
+        print(f"paperping: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("paperping: interrupted; what was imported so far is kept", file=sys.stderr)
+        return 130
+
+
+def _dispatch(args: argparse.Namespace, settings: Settings, db: Database) -> int:
+    command = args.command
+    if command == "migrate":
+        print("database schema is up to date")
+        return 0
+    if command == "import-export":
+        return cmd_import_export(args, settings, db)
+    if command == "backfill":
+        from bot.backfill import cmd_backfill
+
+        return cmd_backfill(args, settings, db)
+    if command == "catalog":
+        return cmd_catalog_import(args, settings, db)
+    if command == "index":
+        return cmd_index(args, settings, db)
+    if command == "status":
+        return cmd_status(args, db)
+    raise AssertionError(command)
+
+
+def cmd_import_export(args: argparse.Namespace, settings: Settings, db: Database) -> int:
+    from bot.export import import_export
+
+    started = datetime.now(UTC)
+    report = import_export(
+        db, args.export, channels=args.channels, team_id=args.team_id,
+        domain=args.team_domain or settings.slack_team_domain, progress=sys.stderr.isatty(),
+    )
+    seconds = (datetime.now(UTC) - started).total_seconds()
+    for ch in report.channels:
+        s = ch.stats
+        print(f"#{ch.name}: {ch.scanned} messages read, kept {s.messages} with paper links, "
+              f"{s.replies} thread replies, {s.reactions} reactions")
+    print(f"read {report.scanned} messages in {seconds:.1f}s")
+    for problem in report.problems:
+        print(f"warning: {problem}", file=sys.stderr)
+    if report.problems:
+        print(f"{len(report.problems)} file(s) could not be read; everything else was imported", file=sys.stderr)
+    run_indexing(args, settings, db)
+    return 0
+
+
+def cmd_catalog_import(args: argparse.Namespace, settings: Settings, db: Database) -> int:
+    from socialrag.papers.catalog import import_catalog
+
+    report = import_catalog(db, args.file, progress=sys.stderr.isatty())
+    print(f"catalog: {report.papers} papers imported from {args.file}")
+    for problem in report.problems[:20]:
+        print(f"warning: {problem}", file=sys.stderr)
+    if len(report.problems) > 20:
+        print(f"... and {len(report.problems) - 20} more lines skipped", file=sys.stderr)
+    if not args.no_embed:
+        _embed(settings, db)
+    return 0
+
+
+def cmd_index(args: argparse.Namespace, settings: Settings, db: Database) -> int:
+    run_indexing(args, settings, db)
+    return 0
+
+
+def run_indexing(args: argparse.Namespace, settings: Settings, db: Database) -> None:
+    """After new history: paper metadata (unless offline or told not to), then embeddings."""
+    if not getattr(args, "no_metadata", False):
+        if settings.offline:
+            print("offline: paper metadata will be looked up on a later run")
+        else:
+            from socialrag.papers.resolve import build_sources, refresh_metadata
+
+            with build_sources(settings) as sources:
+                result = refresh_metadata(db, sources, settings)
+            print(f"metadata: {result.found} papers found, {result.missing} not found yet (retried later)")
+    if not getattr(args, "no_embed", False):
+        _embed(settings, db)
+
+
+def _embed(settings: Settings, db: Database) -> None:
+    from socialrag.embed import Embedder, embed_pending
+
+    done = embed_pending(db, Embedder(settings.embed_model), batch_size=settings.embed_batch)
+    print(f"embeddings: {done.embedded} papers embedded, {done.reused} reused, {done.unchanged} unchanged")
+
+
+def cmd_status(args: argparse.Namespace, db: Database) -> int:
+    with db.connection() as conn:
+        channels = store.find_channels(conn, args.channel)
+        if args.channel and not channels:
+            print(f"paperping: no stored channel named {args.channel}; `paperping status` lists them", file=sys.stderr)
+            return 2
+        rows = [
+            {"id": cid, "name": name, **store.load_channel_counts(conn, team, cid)}
+            for team, cid, name in channels
+        ]
+    if args.json:
+        print(json.dumps({"channels": rows}, indent=2))
+        return 0
+    if not rows:
+        print("no channels yet: import an export (paperping import-export) or backfill a channel")
+        return 0
+    header = ("channel", "messages", "papers", "reactions", "replies", "members")
+    table = [header] + [
+        (f"#{r['name']} ({r['id']})", *(str(r[k]) for k in header[1:])) for r in rows
+    ]
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    for row in table:
+        print("  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths, strict=True))))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

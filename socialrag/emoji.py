@@ -1,0 +1,61 @@
+"""How PaperPing reads an emoji reaction: positive, negative or neutral. Pure.
+
+The default table covers the reactions research channels use most; a channel can override any emoji
+(``/paperping emoji NAME positive|negative|neutral``), and the override wins.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from socialrag.models import Sentiment
+
+POSITIVE: frozenset[str] = frozenset(
+    {
+        "+1", "thumbsup", "heart", "hearts", "heart_eyes", "star", "star2", "star-struck", "fire", "tada",
+        "raised_hands", "clap", "100", "bulb", "white_check_mark", "heavy_check_mark", "ballot_box_with_check",
+        "pray", "muscle", "rocket", "sparkles", "smile", "smiley", "grinning", "slightly_smiling_face",
+        "blush", "joy", "laughing", "ok_hand", "brain", "exploding_head", "mind_blown", "bookmark",
+        "bookmark_tabs", "pushpin", "round_pushpin", "books", "green_heart", "blue_heart", "purple_heart",
+        "yellow_heart", "orange_heart", "sparkling_heart", "trophy", "medal", "gem", "partying_face",
+        "hugging_face", "nerd_face", "upvote", "thumbsup_all", "this", "plus1", "yes", "love",
+        "saved", "heavy_plus_sign", "chefkiss", "chef_kiss", "star_struck", "awesome", "nice",
+    }
+)
+NEGATIVE: frozenset[str] = frozenset(
+    {
+        "-1", "thumbsdown", "disappointed", "confused", "face_with_raised_eyebrow", "x", "no_entry",
+        "no_entry_sign", "heavy_minus_sign", "skull", "rage", "angry", "unamused", "expressionless",
+        "neutral_face", "face_palm", "facepalm", "man-facepalming", "woman-facepalming", "thinking_face_no",
+        "downvote", "zzz", "sleeping", "yawning_face", "grimacing", "nauseated_face", "poop", "hankey",
+        "triangular_flag_on_post", "warning", "broken_heart", "cry", "sob", "frowning", "slightly_frowning_face",
+        "white_frowning_face", "no", "nope", "wastebasket", "hand",
+    }
+)
+
+
+def normalize_emoji(name: str) -> str:
+    """``:+1::skin-tone-3:`` and ``+1::skin-tone-3`` both become ``+1``."""
+    name = name.strip().strip(":").lower()
+    base, _, _ = name.partition("::")
+    return base.strip(":")
+
+
+def read_sentiment(name: str, overrides: Mapping[str, Sentiment] | None = None) -> Sentiment:
+    """The sentiment of one emoji for a channel: its own reading first, then the default table."""
+    base = normalize_emoji(name)
+    if overrides and base in overrides:
+        return overrides[base]
+    if base in POSITIVE:
+        return "positive"
+    if base in NEGATIVE:
+        return "negative"
+    return "neutral"
+
+
+def parse_sentiment(word: str) -> Sentiment:
+    """A sentiment word typed by a member; raises ValueError with what to type instead."""
+    cleaned = word.strip().lower()
+    if cleaned in ("positive", "negative", "neutral"):
+        return cleaned  # type: ignore[return-value]
+    raise ValueError(f"'{word}' is not a sentiment: use positive, negative or neutral")

@@ -1,0 +1,36 @@
+"""The one small exception tree of PaperPing. Adapters turn transport errors into these."""
+
+from __future__ import annotations
+
+
+class PaperPingError(Exception):
+    """Base of every error PaperPing raises on purpose."""
+
+
+class ConfigError(PaperPingError):
+    """A setting is missing or has a value PaperPing cannot use."""
+
+
+class DatabaseError(PaperPingError):
+    """The database could not be reached or started."""
+
+
+class InputError(PaperPingError):
+    """Something a user gave us (a file, an argument) is malformed; the message says what to do."""
+
+
+class SourceError(PaperPingError):
+    """An outside service (Slack, Semantic Scholar, arXiv, Crossref, an LLM) failed."""
+
+    def __init__(self, source: str, message: str, *, retry_after: float | None = None) -> None:
+        super().__init__(f"{source}: {message}")
+        self.source = source
+        self.retry_after = retry_after
+
+
+class RateLimited(SourceError):
+    """The service answered 429 and we gave up waiting within our budget."""
+
+
+class NotFound(SourceError):
+    """The service does not know the thing we asked for."""

@@ -1,0 +1,64 @@
+"""Normalised keys for people's names and venue series, so that later steps can join on them. Pure."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+_ORDINAL_WORDS = (
+    "first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth "
+    "fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth twentieth"
+).split()
+_ORDINAL = re.compile(r"\b(\d+(st|nd|rd|th)|" + "|".join(_ORDINAL_WORDS) + r")\b")
+_YEAR = re.compile(r"(?<![\d.])(19|20)\d{2}(?![\d.])")
+_PARENS = re.compile(r"\(([^)]*)\)")
+_VOLUME = re.compile(r"[,:]?\s*\(?\bvolume\b.*$")
+_TAIL = re.compile(r"[:,]\s*(long|short|technical|demo|system|student|industry)[^:]*papers?.*$")
+
+
+def fold_text(text: str) -> str:
+    """Lower case, accents removed, punctuation turned into single spaces."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    plain = "".join(c for c in decomposed if not unicodedata.combining(c)).lower()
+    return " ".join(re.sub(r"[^a-z0-9]+", " ", plain).split())
+
+
+def normalize_person_name(name: str) -> str:
+    """``Hinrich Schütze`` and ``hinrich  schutze`` share one key."""
+    return fold_text(name)
+
+
+def normalize_venue(name: str) -> tuple[str, str]:
+    """The (series key, short display name) of a venue string.
+
+    ``Proceedings of the 58th Annual Meeting of the Association for Computational Linguistics`` and the
+    57th meeting share one key, so that "the group keeps reading ACL papers" can be counted.
+    """
+    text = " ".join(name.split())
+    acronym = next((a for a in _PARENS.findall(text) if _looks_like_acronym(a)), None)
+    lowered = text.lower()
+    lowered = _PARENS.sub(" ", lowered)
+    lowered = _VOLUME.sub("", lowered)
+    lowered = _TAIL.sub("", lowered)
+    lowered = re.sub(r"^\s*(the\s+)?proceedings\s+of\s+(the\s+)?", "", lowered)
+    lowered = _ORDINAL.sub(" ", lowered)
+    lowered = _YEAR.sub(" ", lowered)
+    key = fold_text(lowered) or fold_text(text)
+    display = _short_display(acronym) if acronym else _display(text)
+    return key, display
+
+
+def _looks_like_acronym(text: str) -> bool:
+    core = re.sub(r"[\s\-'’\d]", "", text)
+    return 2 <= len(core) <= 16 and core.isupper()
+
+
+def _short_display(acronym: str) -> str:
+    return re.sub(r"[\s\-]*'?\d{2,4}$", "", acronym.strip()).strip() or acronym.strip()
+
+
+def _display(text: str) -> str:
+    text = re.sub(r"^\s*(the\s+)?proceedings\s+of\s+(the\s+)?", "", text, flags=re.IGNORECASE)
+    text = _ORDINAL.sub("", text)
+    text = re.sub(r"\s*[,:]?\s*\(?\bvolume\b.*$", "", text, flags=re.IGNORECASE)
+    return " ".join(text.split()).strip(" ,:") or text

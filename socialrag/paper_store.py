@@ -1,0 +1,325 @@
+"""Queries on the paper side of the knowledge base: identities, metadata, authors, venues, references.
+
+A paper is one row in ``papers`` known by any number of identities in ``paper_ids``. When metadata shows
+that two rows are the same paper (an arXiv id and a DOI, say), the rows are merged into the older one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+
+import psycopg
+
+from socialrag.models import Paper
+from socialrag.names import normalize_person_name, normalize_venue
+
+Key = tuple[str, str]
+
+# Which identity to prefer when a paper is asked of a source, best first.
+ID_PREFERENCE = ("s2", "arxiv", "doi", "acl", "corpus", "pmid", "pmcid", "openreview", "ieee", "neurips", "pmlr",
+                 "cvf", "acm")
+
+
+def ensure_papers(conn: psycopg.Connection, keys: Sequence[Key]) -> dict[Key, int]:
+    """The paper id of every (scheme, value), creating empty papers for identities not seen before."""
+    wanted = list(dict.fromkeys(keys))
+    if not wanted:
+        return {}
+    found = _load_paper_ids(conn, wanted)
+    missing = [k for k in wanted if k not in found]
+    if missing:
+        new_ids = [r[0] for r in conn.execute(
+            "INSERT INTO papers (next_fetch_at) SELECT now() FROM generate_series(1, %(n)s) RETURNING id",
+            {"n": len(missing)},
+        ).fetchall()]
+        inserted = conn.execute(
+            """
+            INSERT INTO paper_ids (scheme, value, paper_id)
+            SELECT * FROM unnest(%(s)s::text[], %(v)s::text[], %(p)s::bigint[])
+            ON CONFLICT DO NOTHING RETURNING scheme, value, paper_id
+            """,
+            {"s": [k[0] for k in missing], "v": [k[1] for k in missing], "p": new_ids},
+        ).fetchall()
+        got = {(r[0], r[1]): r[2] for r in inserted}
+        found.update(got)
+        orphans = [pid for pid in new_ids if pid not in set(got.values())]
+        if orphans:
+            # Another process registered the same identities meanwhile: use its rows.
+            conn.execute("DELETE FROM papers WHERE id = ANY(%(ids)s::bigint[])", {"ids": orphans})
+            found.update(_load_paper_ids(conn, [k for k in missing if k not in got]))
+    return found
+
+
+def _load_paper_ids(conn: psycopg.Connection, keys: Sequence[Key]) -> dict[Key, int]:
+    rows = conn.execute(
+        """
+        SELECT k.scheme, k.value, p.paper_id
+          FROM unnest(%(s)s::text[], %(v)s::text[]) AS k(scheme, value)
+          JOIN paper_ids p USING (scheme, value)
+        """,
+        {"s": [k[0] for k in keys], "v": [k[1] for k in keys]},
+    ).fetchall()
+    return {(r[0], r[1]): r[2] for r in rows}
+
+
+def load_identities(conn: psycopg.Connection, paper_ids: Sequence[int]) -> dict[int, dict[str, str]]:
+    rows = conn.execute(
+        "SELECT paper_id, scheme, value FROM paper_ids WHERE paper_id = ANY(%(ids)s::bigint[])",
+        {"ids": list(paper_ids)},
+    ).fetchall()
+    out: dict[int, dict[str, str]] = {pid: {} for pid in paper_ids}
+    for pid, scheme, value in rows:
+        out.setdefault(pid, {})[scheme] = value
+    return out
+
+
+def merge_papers(conn: psycopg.Connection, keep: int, drop: Sequence[int]) -> None:
+    """Fold papers ``drop`` into ``keep``: identities and the messages that shared them move over."""
+    drop = [d for d in drop if d != keep]
+    if not drop:
+        return
+    params = {"keep": keep, "drop": drop}
+    conn.execute(
+        """
+        DELETE FROM message_papers d WHERE d.paper_id = ANY(%(drop)s::bigint[])
+           AND EXISTS (SELECT 1 FROM message_papers k WHERE k.message_id = d.message_id AND k.paper_id = %(keep)s)
+        """,
+        params,
+    )
+    conn.execute("UPDATE message_papers SET paper_id = %(keep)s WHERE paper_id = ANY(%(drop)s::bigint[])", params)
+    conn.execute("UPDATE paper_ids SET paper_id = %(keep)s WHERE paper_id = ANY(%(drop)s::bigint[])", params)
+    conn.execute("DELETE FROM papers WHERE id = ANY(%(drop)s::bigint[])", params)
+
+
+def record_papers(conn: psycopg.Connection, papers: Sequence[Paper], *, in_catalog: bool = False) -> list[int]:
+    """Store metadata for ``papers`` (from any source); returns their paper ids in the same order."""
+    if not papers:
+        return []
+    ids = _resolve_paper_rows(conn, papers)
+    _update_paper_rows(conn, ids, papers, in_catalog)
+    _replace_authors(conn, [(pid, p) for pid, p in zip(ids, papers, strict=True) if p.authors])
+    _add_references(conn, [(pid, p) for pid, p in zip(ids, papers, strict=True) if p.references])
+    return ids
+
+
+def _resolve_paper_rows(conn: psycopg.Connection, papers: Sequence[Paper]) -> list[int]:
+    keys = [(s, v) for p in papers for s, v in p.ids.items()]
+    existing = _load_paper_ids(conn, keys)
+    ids: list[int] = []
+    for paper in papers:
+        matches = sorted({existing[(s, v)] for s, v in paper.ids.items() if (s, v) in existing})
+        if len(matches) > 1:
+            merge_papers(conn, matches[0], matches[1:])
+            for k, pid in list(existing.items()):
+                if pid in matches[1:]:
+                    existing[k] = matches[0]
+        ids.append(matches[0] if matches else 0)
+    fresh = [i for i, pid in enumerate(ids) if pid == 0]
+    if fresh:
+        paper_keys = [[(s, v) for s, v in papers[i].ids.items()] for i in fresh]
+        created = ensure_papers(conn, [pk[0] for pk in paper_keys])
+        for i, pk in zip(fresh, paper_keys, strict=True):
+            ids[i] = created[pk[0]]
+    all_rows = [(s, v, pid) for pid, p in zip(ids, papers, strict=True) for s, v in p.ids.items()]
+    conn.execute(
+        """
+        INSERT INTO paper_ids (scheme, value, paper_id)
+        SELECT * FROM unnest(%(s)s::text[], %(v)s::text[], %(p)s::bigint[]) ON CONFLICT DO NOTHING
+        """,
+        {"s": [r[0] for r in all_rows], "v": [r[1] for r in all_rows], "p": [r[2] for r in all_rows]},
+    )
+    return ids
+
+
+def _venue_ids(conn: psycopg.Connection, names: Sequence[str | None]) -> list[int | None]:
+    normalized = {n: normalize_venue(n) for n in names if n}
+    if not normalized:
+        return [None] * len(names)
+    pairs = list({key: display for key, display in normalized.values()}.items())
+    conn.execute(
+        """
+        INSERT INTO venues (normalized_name, name)
+        SELECT * FROM unnest(%(k)s::text[], %(d)s::text[]) ON CONFLICT (normalized_name) DO NOTHING
+        """,
+        {"k": [p[0] for p in pairs], "d": [p[1] for p in pairs]},
+    )
+    rows = conn.execute(
+        "SELECT normalized_name, id FROM venues WHERE normalized_name = ANY(%(k)s::text[])",
+        {"k": [p[0] for p in pairs]},
+    ).fetchall()
+    by_key = dict(rows)
+    return [by_key[normalized[n][0]] if n else None for n in names]
+
+
+def _update_paper_rows(conn: psycopg.Connection, ids: Sequence[int], papers: Sequence[Paper], in_catalog: bool) -> None:
+    venue_ids = _venue_ids(conn, [p.venue for p in papers])
+    conn.execute(
+        """
+        UPDATE papers AS p SET
+            title = COALESCE(n.title, p.title), abstract = COALESCE(n.abstract, p.abstract),
+            tldr = COALESCE(n.tldr, p.tldr), venue_id = COALESCE(n.venue_id, p.venue_id),
+            year = COALESCE(n.year, p.year), publication_date = COALESCE(n.pdate, p.publication_date),
+            url = COALESCE(p.url, n.url), popularity = COALESCE(n.popularity, p.popularity),
+            citation_count = COALESCE(n.citations, p.citation_count),
+            in_catalog = p.in_catalog OR %(catalog)s,
+            metadata_source = CASE WHEN n.title IS NULL THEN p.metadata_source ELSE n.source END,
+            fetched_at = CASE WHEN n.title IS NULL THEN p.fetched_at ELSE now() END,
+            next_fetch_at = CASE WHEN n.title IS NULL THEN p.next_fetch_at ELSE NULL END
+          FROM unnest(%(id)s::bigint[], %(title)s::text[], %(abstract)s::text[], %(tldr)s::text[],
+                      %(venue)s::bigint[], %(year)s::int[], %(pdate)s::date[], %(url)s::text[],
+                      %(pop)s::float8[], %(cit)s::int[], %(source)s::text[])
+               AS n(id, title, abstract, tldr, venue_id, year, pdate, url, popularity, citations, source)
+         WHERE p.id = n.id
+           AND (p.title, p.abstract, p.tldr, p.venue_id, p.year, p.publication_date, p.popularity,
+                p.citation_count, p.in_catalog OR %(catalog)s)
+               IS DISTINCT FROM
+               (COALESCE(n.title, p.title), COALESCE(n.abstract, p.abstract), COALESCE(n.tldr, p.tldr),
+                COALESCE(n.venue_id, p.venue_id), COALESCE(n.year, p.year),
+                COALESCE(n.pdate, p.publication_date), COALESCE(n.popularity, p.popularity),
+                COALESCE(n.citations, p.citation_count), p.in_catalog)
+        """,
+        {
+            "id": list(ids), "title": [p.title for p in papers], "abstract": [p.abstract for p in papers],
+            "tldr": [p.tldr for p in papers], "venue": venue_ids, "year": [p.year for p in papers],
+            "pdate": [p.publication_date for p in papers], "url": [p.url for p in papers],
+            "pop": [p.popularity for p in papers], "cit": [p.citation_count for p in papers],
+            "source": [p.source for p in papers], "catalog": in_catalog,
+        },
+    )
+
+
+def _author_ids(conn: psycopg.Connection, people: Sequence[tuple[str, str | None]]) -> list[int]:
+    """Author row ids for (name, s2_author_id) pairs: by S2 id when known, else by normalised name."""
+    with_id = list({s2: name for name, s2 in people if s2}.items())
+    if with_id:
+        conn.execute(
+            """
+            INSERT INTO authors (s2_author_id, name, normalized_name)
+            SELECT s, n, k FROM unnest(%(s)s::text[], %(n)s::text[], %(k)s::text[]) AS t(s, n, k)
+            ON CONFLICT (s2_author_id) DO NOTHING
+            """,
+            {"s": [a[0] for a in with_id], "n": [a[1] for a in with_id],
+             "k": [normalize_person_name(a[1]) for a in with_id]},
+        )
+    by_s2 = dict(conn.execute(
+        "SELECT s2_author_id, id FROM authors WHERE s2_author_id = ANY(%(s)s::text[])", {"s": [a[0] for a in with_id]}
+    ).fetchall()) if with_id else {}
+    plain = {normalize_person_name(name): name for name, s2 in people if not s2}
+    by_name: dict[str, int] = {}
+    if plain:
+        rows = conn.execute(
+            """
+            SELECT DISTINCT ON (normalized_name) normalized_name, id FROM authors
+             WHERE normalized_name = ANY(%(k)s::text[]) ORDER BY normalized_name, s2_author_id NULLS FIRST, id
+            """,
+            {"k": list(plain)},
+        ).fetchall()
+        by_name = dict(rows)
+        new = [k for k in plain if k not in by_name]
+        if new:
+            created = conn.execute(
+                """
+                INSERT INTO authors (name, normalized_name)
+                SELECT * FROM unnest(%(n)s::text[], %(k)s::text[]) RETURNING normalized_name, id
+                """,
+                {"n": [plain[k] for k in new], "k": new},
+            ).fetchall()
+            by_name.update(dict(created))
+    return [by_s2[s2] if s2 else by_name[normalize_person_name(name)] for name, s2 in people]
+
+
+def _replace_authors(conn: psycopg.Connection, items: Sequence[tuple[int, Paper]]) -> None:
+    if not items:
+        return
+    people = [(a.name, a.s2_author_id) for _, p in items for a in p.authors]
+    author_ids = iter(_author_ids(conn, people))
+    rows = [(pid, pos, next(author_ids), "\x1f".join(a.affiliations))
+            for pid, p in items for pos, a in enumerate(p.authors)]
+    conn.execute("DELETE FROM paper_authors WHERE paper_id = ANY(%(ids)s::bigint[])", {"ids": [i[0] for i in items]})
+    conn.execute(
+        """
+        INSERT INTO paper_authors (paper_id, position, author_id, affiliations)
+        SELECT p, pos, a, CASE WHEN aff = '' THEN '{}'::text[] ELSE string_to_array(aff, E'\\x1f') END
+          FROM unnest(%(p)s::bigint[], %(pos)s::int[], %(a)s::bigint[], %(aff)s::text[]) AS t(p, pos, a, aff)
+        """,
+        {"p": [r[0] for r in rows], "pos": [r[1] for r in rows], "a": [r[2] for r in rows],
+         "aff": [r[3] for r in rows]},
+    )
+
+
+def _add_references(conn: psycopg.Connection, items: Sequence[tuple[int, Paper]]) -> None:
+    rows = [
+        (pid, ref.scheme, ref.value, list(p.reference_contexts.get(ref.key, ())) or None)
+        for pid, p in items for ref in p.references
+    ]
+    if not rows:
+        return
+    # Contexts are passed as one joined string per row; unnest cannot take ragged arrays.
+    conn.execute(
+        """
+        INSERT INTO paper_references (citing_paper_id, cited_scheme, cited_value, contexts)
+        SELECT p, s, v, CASE WHEN c IS NULL THEN NULL ELSE string_to_array(c, E'\\x1f') END
+          FROM unnest(%(p)s::bigint[], %(s)s::text[], %(v)s::text[], %(c)s::text[]) AS t(p, s, v, c)
+        ON CONFLICT (citing_paper_id, cited_scheme, cited_value) DO UPDATE
+           SET contexts = COALESCE(EXCLUDED.contexts, paper_references.contexts)
+         WHERE EXCLUDED.contexts IS NOT NULL AND EXCLUDED.contexts IS DISTINCT FROM paper_references.contexts
+        """,
+        {"p": [r[0] for r in rows], "s": [r[1] for r in rows], "v": [r[2] for r in rows],
+         "c": ["\x1f".join(r[3]) if r[3] else None for r in rows]},
+    )
+
+
+def load_papers_to_fetch(
+    conn: psycopg.Connection, now: datetime, max_age: timedelta, limit: int = 500
+) -> list[tuple[int, dict[str, str]]]:
+    """Papers that lack metadata and are due a try, or whose metadata is older than ``max_age``."""
+    rows = conn.execute(
+        """
+        SELECT p.id FROM papers p
+         WHERE (p.fetched_at IS NULL AND (p.next_fetch_at IS NULL OR p.next_fetch_at <= %(now)s))
+            OR (p.fetched_at < %(stale)s AND NOT p.in_catalog
+                AND (p.next_fetch_at IS NULL OR p.next_fetch_at <= %(now)s))
+         ORDER BY p.fetched_at NULLS FIRST, p.id
+         LIMIT %(limit)s
+        """,
+        {"now": now, "stale": now - max_age, "limit": limit},
+    ).fetchall()
+    ids = [r[0] for r in rows]
+    identities = load_identities(conn, ids)
+    return [(pid, identities.get(pid, {})) for pid in ids]
+
+
+def record_fetch_failure(conn: psycopg.Connection, paper_ids: Sequence[int], retry_at: datetime) -> None:
+    """Metadata could not be had for these papers: count the try and schedule the next one."""
+    conn.execute(
+        """
+        UPDATE papers SET fetch_attempts = fetch_attempts + 1, next_fetch_at = %(retry)s
+         WHERE id = ANY(%(ids)s::bigint[])
+        """,
+        {"ids": list(paper_ids), "retry": retry_at},
+    )
+
+
+def load_cited_pairs(conn: psycopg.Connection, team_id: str, channel_id: str) -> list[tuple[int, int]]:
+    """(citing, cited) pairs among the papers one channel shared: which shared papers cite each other."""
+    rows = conn.execute(
+        """
+        WITH shared AS (SELECT DISTINCT paper_id FROM message_papers WHERE team_id = %(t)s AND channel_id = %(c)s)
+        SELECT DISTINCT r.citing_paper_id, i.paper_id
+          FROM paper_references r
+          JOIN shared s ON s.paper_id = r.citing_paper_id
+          JOIN paper_ids i ON (i.scheme, i.value) = (r.cited_scheme, r.cited_value)
+          JOIN shared s2 ON s2.paper_id = i.paper_id
+         WHERE i.paper_id <> r.citing_paper_id
+        """,
+        {"t": team_id, "c": channel_id},
+    ).fetchall()
+    return [(r[0], r[1]) for r in rows]
+
+
+def best_identity(ids: dict[str, str]) -> tuple[str, str] | None:
+    for scheme in ID_PREFERENCE:
+        if scheme in ids:
+            return scheme, ids[scheme]
+    return next(iter(ids.items()), None)

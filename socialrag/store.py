@@ -1,0 +1,329 @@
+"""Queries on the social side of the knowledge base: teams, channels, members, messages, reactions.
+
+Plain SQL with named parameters, one function per query. Bulk writes go through ``unnest`` so that a
+batch is one round trip, and upserts only touch a row whose content changed, so importing the same
+history twice changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any
+
+import psycopg
+from psycopg.types.json import Jsonb
+
+from socialrag.models import Channel, Member, Message, Sentiment
+
+
+def upsert_team(conn: psycopg.Connection, team_id: str, name: str | None = None, domain: str | None = None) -> None:
+    conn.execute(
+        """
+        INSERT INTO teams (team_id, name, domain) VALUES (%(team_id)s, %(name)s, %(domain)s)
+        ON CONFLICT (team_id) DO UPDATE
+           SET name = COALESCE(EXCLUDED.name, teams.name), domain = COALESCE(EXCLUDED.domain, teams.domain)
+         WHERE (teams.name, teams.domain) IS DISTINCT FROM
+               (COALESCE(EXCLUDED.name, teams.name), COALESCE(EXCLUDED.domain, teams.domain))
+        """,
+        {"team_id": team_id, "name": name, "domain": domain},
+    )
+
+
+def load_team_domain(conn: psycopg.Connection, team_id: str) -> str | None:
+    row = conn.execute("SELECT domain FROM teams WHERE team_id = %(t)s", {"t": team_id}).fetchone()
+    return row[0] if row else None
+
+
+def upsert_channel(conn: psycopg.Connection, channel: Channel) -> None:
+    conn.execute(
+        """
+        INSERT INTO channels (team_id, channel_id, name) VALUES (%(team_id)s, %(channel_id)s, %(name)s)
+        ON CONFLICT (team_id, channel_id) DO UPDATE SET name = EXCLUDED.name
+         WHERE channels.name IS DISTINCT FROM EXCLUDED.name
+        """,
+        {"team_id": channel.team_id, "channel_id": channel.channel_id, "name": channel.name},
+    )
+    if channel.member_ids:
+        conn.execute(
+            """
+            INSERT INTO channel_members (team_id, channel_id, user_id)
+            SELECT %(team_id)s, %(channel_id)s, u FROM unnest(%(users)s::text[]) AS u
+            ON CONFLICT DO NOTHING
+            """,
+            {"team_id": channel.team_id, "channel_id": channel.channel_id, "users": list(channel.member_ids)},
+        )
+
+
+def upsert_members(conn: psycopg.Connection, members: Sequence[Member]) -> None:
+    if not members:
+        return
+    conn.execute(
+        """
+        INSERT INTO members (team_id, user_id, display_name, real_name, is_bot, deleted, timezone)
+        SELECT * FROM unnest(%(team)s::text[], %(user)s::text[], %(display)s::text[], %(real)s::text[],
+                             %(bot)s::boolean[], %(deleted)s::boolean[], %(tz)s::text[])
+        ON CONFLICT (team_id, user_id) DO UPDATE
+           SET display_name = EXCLUDED.display_name, real_name = EXCLUDED.real_name, is_bot = EXCLUDED.is_bot,
+               deleted = EXCLUDED.deleted, timezone = EXCLUDED.timezone, updated_at = now()
+         WHERE (members.display_name, members.real_name, members.is_bot, members.deleted, members.timezone)
+               IS DISTINCT FROM
+               (EXCLUDED.display_name, EXCLUDED.real_name, EXCLUDED.is_bot, EXCLUDED.deleted, EXCLUDED.timezone)
+        """,
+        {
+            "team": [m.team_id for m in members],
+            "user": [m.user_id for m in members],
+            "display": [m.display_name for m in members],
+            "real": [m.real_name for m in members],
+            "bot": [m.is_bot for m in members],
+            "deleted": [m.deleted for m in members],
+            "tz": [m.timezone for m in members],
+        },
+    )
+
+
+def load_member_ids(conn: psycopg.Connection, team_id: str) -> set[str]:
+    rows = conn.execute("SELECT user_id FROM members WHERE team_id = %(t)s", {"t": team_id}).fetchall()
+    return {r[0] for r in rows}
+
+
+def upsert_messages(conn: psycopg.Connection, messages: Sequence[Message]) -> dict[tuple[str, str, str], int]:
+    """Insert or update messages; returns (team, channel, ts) -> message id for all of them."""
+    if not messages:
+        return {}
+    conn.execute(
+        """
+        INSERT INTO messages (team_id, channel_id, ts, thread_ts, user_id, text, subtype, permalink,
+                              posted_at, edited_at, reply_count)
+        SELECT * FROM unnest(%(team)s::text[], %(channel)s::text[], %(ts)s::text[], %(thread)s::text[],
+                             %(user)s::text[], %(text)s::text[], %(subtype)s::text[], %(permalink)s::text[],
+                             %(posted)s::timestamptz[], %(edited)s::timestamptz[], %(replies)s::int[])
+        ON CONFLICT (team_id, channel_id, ts) DO UPDATE
+           SET thread_ts = EXCLUDED.thread_ts, user_id = EXCLUDED.user_id, text = EXCLUDED.text,
+               subtype = EXCLUDED.subtype, permalink = COALESCE(EXCLUDED.permalink, messages.permalink),
+               edited_at = EXCLUDED.edited_at, reply_count = GREATEST(EXCLUDED.reply_count, messages.reply_count)
+         WHERE (messages.thread_ts, messages.user_id, messages.text, messages.subtype, messages.edited_at)
+               IS DISTINCT FROM
+               (EXCLUDED.thread_ts, EXCLUDED.user_id, EXCLUDED.text, EXCLUDED.subtype, EXCLUDED.edited_at)
+            OR EXCLUDED.reply_count > messages.reply_count
+            OR (messages.permalink IS NULL AND EXCLUDED.permalink IS NOT NULL)
+        """,
+        {
+            "team": [m.team_id for m in messages],
+            "channel": [m.channel_id for m in messages],
+            "ts": [m.ts for m in messages],
+            "thread": [m.thread_ts for m in messages],
+            "user": [m.user_id for m in messages],
+            "text": [m.text for m in messages],
+            "subtype": [m.subtype for m in messages],
+            "permalink": [m.permalink for m in messages],
+            "posted": [m.posted_at for m in messages],
+            "edited": [m.edited_at for m in messages],
+            "replies": [m.reply_count for m in messages],
+        },
+    )
+    rows = conn.execute(
+        """
+        SELECT m.id, m.team_id, m.channel_id, m.ts
+          FROM unnest(%(team)s::text[], %(channel)s::text[], %(ts)s::text[]) AS k(team_id, channel_id, ts)
+          JOIN messages m USING (team_id, channel_id, ts)
+        """,
+        {
+            "team": [m.team_id for m in messages],
+            "channel": [m.channel_id for m in messages],
+            "ts": [m.ts for m in messages],
+        },
+    ).fetchall()
+    return {(r[1], r[2], r[3]): r[0] for r in rows}
+
+
+def replace_message_papers(
+    conn: psycopg.Connection, message_ids: Sequence[int], rows: Sequence[tuple[int, int, str, str, str, str | None]]
+) -> None:
+    """Make the papers of ``message_ids`` exactly ``rows`` (message_id, paper_id, team, channel, url, label)."""
+    conn.execute(
+        """
+        DELETE FROM message_papers mp
+         WHERE mp.message_id = ANY(%(ids)s::bigint[])
+           AND NOT EXISTS (SELECT 1 FROM unnest(%(mid)s::bigint[], %(pid)s::bigint[]) AS n(mid, pid)
+                            WHERE n.mid = mp.message_id AND n.pid = mp.paper_id)
+        """,
+        {"ids": list(message_ids), "mid": [r[0] for r in rows], "pid": [r[1] for r in rows]},
+    )
+    if not rows:
+        return
+    conn.execute(
+        """
+        INSERT INTO message_papers (message_id, paper_id, team_id, channel_id, url, label)
+        SELECT * FROM unnest(%(mid)s::bigint[], %(pid)s::bigint[], %(team)s::text[], %(channel)s::text[],
+                             %(url)s::text[], %(label)s::text[])
+        ON CONFLICT (message_id, paper_id) DO UPDATE SET url = EXCLUDED.url, label = EXCLUDED.label
+         WHERE (message_papers.url, message_papers.label) IS DISTINCT FROM (EXCLUDED.url, EXCLUDED.label)
+        """,
+        {
+            "mid": [r[0] for r in rows],
+            "pid": [r[1] for r in rows],
+            "team": [r[2] for r in rows],
+            "channel": [r[3] for r in rows],
+            "url": [r[4] for r in rows],
+            "label": [r[5] for r in rows],
+        },
+    )
+
+
+def replace_reactions(
+    conn: psycopg.Connection, message_ids: Sequence[int], rows: Sequence[tuple[int, str, str, str, str, datetime]]
+) -> None:
+    """Make the reactions on ``message_ids`` exactly ``rows`` (message_id, team, channel, user, emoji, at)."""
+    conn.execute(
+        """
+        DELETE FROM reactions r
+         WHERE r.message_id = ANY(%(ids)s::bigint[])
+           AND NOT EXISTS (SELECT 1 FROM unnest(%(mid)s::bigint[], %(user)s::text[], %(emoji)s::text[])
+                                   AS n(mid, user_id, emoji)
+                            WHERE (n.mid, n.user_id, n.emoji) = (r.message_id, r.user_id, r.emoji))
+        """,
+        {"ids": list(message_ids), "mid": [r[0] for r in rows], "user": [r[3] for r in rows],
+         "emoji": [r[4] for r in rows]},
+    )
+    if not rows:
+        return
+    conn.execute(
+        """
+        INSERT INTO reactions (message_id, team_id, channel_id, user_id, emoji, reacted_at)
+        SELECT * FROM unnest(%(mid)s::bigint[], %(team)s::text[], %(channel)s::text[], %(user)s::text[],
+                             %(emoji)s::text[], %(at)s::timestamptz[])
+        ON CONFLICT DO NOTHING
+        """,
+        {
+            "mid": [r[0] for r in rows],
+            "team": [r[1] for r in rows],
+            "channel": [r[2] for r in rows],
+            "user": [r[3] for r in rows],
+            "emoji": [r[4] for r in rows],
+            "at": [r[5] for r in rows],
+        },
+    )
+
+
+def load_thread_roots(conn: psycopg.Connection, team_id: str, channel_id: str) -> set[str]:
+    """The ts of stored messages whose threads PaperPing keeps (top-level messages that share papers)."""
+    rows = conn.execute(
+        """
+        SELECT m.ts FROM messages m
+         WHERE m.team_id = %(t)s AND m.channel_id = %(c)s AND NOT m.is_reply
+           AND EXISTS (SELECT 1 FROM message_papers mp WHERE mp.message_id = m.id)
+        """,
+        {"t": team_id, "c": channel_id},
+    ).fetchall()
+    return {r[0] for r in rows}
+
+
+def load_emoji_overrides(conn: psycopg.Connection, team_id: str, channel_id: str) -> dict[str, Sentiment]:
+    rows = conn.execute(
+        "SELECT emoji, sentiment FROM emoji_sentiments WHERE team_id = %(t)s AND channel_id = %(c)s",
+        {"t": team_id, "c": channel_id},
+    ).fetchall()
+    return {r[0]: r[1] for r in rows}
+
+
+def upsert_emoji_override(
+    conn: psycopg.Connection, team_id: str, channel_id: str, emoji: str, sentiment: Sentiment
+) -> None:
+    conn.execute(
+        """
+        INSERT INTO emoji_sentiments (team_id, channel_id, emoji, sentiment)
+        VALUES (%(t)s, %(c)s, %(e)s, %(s)s)
+        ON CONFLICT (team_id, channel_id, emoji) DO UPDATE SET sentiment = EXCLUDED.sentiment, updated_at = now()
+        """,
+        {"t": team_id, "c": channel_id, "e": emoji, "s": sentiment},
+    )
+
+
+def load_checkpoint(conn: psycopg.Connection, team_id: str, channel_id: str, source: str) -> dict[str, Any] | None:
+    row = conn.execute(
+        """
+        SELECT cursor, state, completed_at FROM import_checkpoints
+         WHERE team_id = %(t)s AND channel_id = %(c)s AND source = %(s)s
+        """,
+        {"t": team_id, "c": channel_id, "s": source},
+    ).fetchone()
+    if row is None:
+        return None
+    return {"cursor": row[0], "state": row[1], "completed_at": row[2]}
+
+
+def record_checkpoint(
+    conn: psycopg.Connection,
+    team_id: str,
+    channel_id: str,
+    source: str,
+    cursor: str | None,
+    state: dict[str, Any],
+    *,
+    completed: bool = False,
+) -> None:
+    conn.execute(
+        """
+        INSERT INTO import_checkpoints (team_id, channel_id, source, cursor, state, completed_at)
+        VALUES (%(t)s, %(c)s, %(s)s, %(cursor)s, %(state)s, CASE WHEN %(done)s THEN now() END)
+        ON CONFLICT (team_id, channel_id, source) DO UPDATE
+           SET cursor = EXCLUDED.cursor, state = EXCLUDED.state, updated_at = now(),
+               completed_at = EXCLUDED.completed_at
+        """,
+        {"t": team_id, "c": channel_id, "s": source, "cursor": cursor, "state": Jsonb(state), "done": completed},
+    )
+
+
+def clear_checkpoint(conn: psycopg.Connection, team_id: str, channel_id: str, source: str) -> None:
+    conn.execute(
+        "DELETE FROM import_checkpoints WHERE team_id = %(t)s AND channel_id = %(c)s AND source = %(s)s",
+        {"t": team_id, "c": channel_id, "s": source},
+    )
+
+
+def find_channels(conn: psycopg.Connection, name_or_id: str | None = None) -> list[tuple[str, str, str]]:
+    """(team_id, channel_id, name) of stored channels, all or those matching a name or id."""
+    if name_or_id is None:
+        rows = conn.execute("SELECT team_id, channel_id, name FROM channels ORDER BY name, team_id").fetchall()
+    else:
+        wanted = name_or_id.lstrip("#")
+        rows = conn.execute(
+            """
+            SELECT team_id, channel_id, name FROM channels
+             WHERE channel_id = %(w)s OR name = %(w)s ORDER BY name, team_id
+            """,
+            {"w": wanted},
+        ).fetchall()
+    return [(r[0], r[1], r[2]) for r in rows]
+
+
+def load_channel_counts(conn: psycopg.Connection, team_id: str, channel_id: str) -> dict[str, int]:
+    """The size of one channel's base: messages, distinct papers, reactions, thread replies, members."""
+    row = conn.execute(
+        """
+        SELECT
+          (SELECT count(*) FROM messages WHERE team_id = %(t)s AND channel_id = %(c)s),
+          (SELECT count(DISTINCT paper_id) FROM message_papers WHERE team_id = %(t)s AND channel_id = %(c)s),
+          (SELECT count(*) FROM reactions WHERE team_id = %(t)s AND channel_id = %(c)s),
+          (SELECT count(*) FROM messages WHERE team_id = %(t)s AND channel_id = %(c)s AND is_reply),
+          (SELECT count(*) FROM (
+              SELECT user_id FROM channel_members WHERE team_id = %(t)s AND channel_id = %(c)s
+              UNION SELECT user_id FROM messages WHERE team_id = %(t)s AND channel_id = %(c)s
+                                                   AND user_id IS NOT NULL
+              UNION SELECT user_id FROM reactions WHERE team_id = %(t)s AND channel_id = %(c)s) AS u)
+        """,
+        {"t": team_id, "c": channel_id},
+    ).fetchone()
+    assert row is not None
+    keys = ("messages", "papers", "reactions", "replies", "members")
+    return dict(zip(keys, (int(v) for v in row), strict=True))
+
+
+def delete_messages(conn: psycopg.Connection, team_id: str, channel_id: str, ts_list: Iterable[str]) -> int:
+    """Delete messages (their paper links and reactions go with them); returns how many."""
+    cur = conn.execute(
+        "DELETE FROM messages WHERE team_id = %(t)s AND channel_id = %(c)s AND ts = ANY(%(ts)s::text[])",
+        {"t": team_id, "c": channel_id, "ts": list(ts_list)},
+    )
+    return cur.rowcount

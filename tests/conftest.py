@@ -1,0 +1,40 @@
+"""Shared fixtures: one embedded Postgres with pgvector per test session, a fresh database per test."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from socialrag.db import Database, _with_dbname, ensure_database, start_embedded
+
+TEMPLATE = "paperping_template"
+_counter = itertools.count()
+
+
+@pytest.fixture(scope="session")
+def pg_server_uri() -> Iterator[str]:
+    """A real Postgres with pgvector: the embedded server PaperPing itself uses, in a temporary folder."""
+    home = Path(tempfile.mkdtemp(prefix="paperping-test-"))
+    uri, server = start_embedded(home / "pgdata")
+    ensure_database(uri, TEMPLATE)
+    Database(_with_dbname(uri, TEMPLATE)).migrate()
+    yield uri
+    server.cleanup()
+
+
+@pytest.fixture
+def db(pg_server_uri: str) -> Iterator[Database]:
+    """A freshly migrated database of its own for one test (copied from a migrated template)."""
+    name = f"pp_test_{os.getpid()}_{next(_counter)}"
+    with psycopg.connect(pg_server_uri, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{TEMPLATE}"')
+    database = Database(_with_dbname(pg_server_uri, name))
+    yield database
+    with psycopg.connect(pg_server_uri, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

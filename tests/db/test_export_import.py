@@ -1,0 +1,152 @@
+"""Importing Slack exports into the real Postgres: what is kept, idempotency, malformed files."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from bot.export import import_export
+from socialrag import store
+from socialrag.db import Database
+from socialrag.errors import InputError
+from tests.exports import TEAM, msg, user, write_export
+
+T0 = 1_700_000_000.0
+DAY = 86_400.0
+
+
+def lab_export(tmp_path: Path, **kw: object) -> Path:
+    users = [user("U1", "ana"), user("U2", "ben"), user("U3", "chen"), user("U9", "outsider")]
+    general = [
+        msg(T0, "U1", "Morning! Coffee anyone?"),  # no link: never stored
+        msg(T0 + 10, "U1", "<https://arxiv.org/abs/1706.03762v5|Attention Is All You Need> worth a read",
+            reply_count=2, thread_ts=f"{T0 + 10:.6f}",
+            reactions=[{"name": "+1", "users": ["U2", "U3"], "count": 2}, {"name": "eyes", "users": ["U2"], "count": 1}]),
+        msg(T0 + 20, "U2", "I liked section 3", thread_ts=f"{T0 + 10:.6f}", parent_user_id="U1",
+            reactions=[{"name": "heart", "users": ["U1"], "count": 1}]),
+        msg(T0 + 30, "U3", "same here", thread_ts=f"{T0 + 10:.6f}", parent_user_id="U1"),
+        msg(T0 + 40, "U2", "lunch?", thread_ts=f"{T0:.6f}"),  # reply in a thread without a paper: dropped
+        msg(T0 + DAY, "U3", "Also the PDF https://arxiv.org/pdf/1706.03762.pdf and "
+            "<https://aclanthology.org/N19-1423/|BERT>", reactions=[{"name": "-1", "users": ["U1"], "count": 1}]),
+        msg(T0 + DAY + 5, "U2", "joined", subtype="channel_join"),
+        msg(T0 + DAY + 6, "U2", "", subtype="bot_message", bot_id="B1",
+            attachments=[{"title": "RoBERTa", "title_link": "https://arxiv.org/abs/1907.11692"}]),
+        msg(T0 + DAY + 7, "U2", "look at this thread", attachments=[{
+            "is_msg_unfurl": True, "from_url": "https://lab.slack.com/archives/C1/p1",
+            "text": "https://arxiv.org/abs/2005.14165"}]),
+        msg(T0 + 2 * DAY, "U1", "broadcast reply with a paper <https://arxiv.org/abs/2005.14165>",
+            subtype="thread_broadcast", thread_ts=f"{T0 + 10:.6f}"),
+    ]
+    random = [msg(T0 + 3 * DAY, "U9", "<https://openreview.net/forum?id=rJl-b3RcF7|Lottery tickets>")]
+    return write_export(
+        tmp_path / "export.zip",
+        {"general": ("C1", ["U1", "U2", "U3"], general), "random": ("C2", ["U9"], random)},
+        users, **kw,  # type: ignore[arg-type]
+    )
+
+
+def test_import_keeps_only_papers_threads_and_reactions(db: Database, tmp_path: Path) -> None:
+    report = import_export(db, lab_export(tmp_path), domain="lab", progress=False)
+    assert report.team_id == TEAM
+    assert not report.problems
+    with db.connection() as conn:
+        counts = store.load_channel_counts(conn, TEAM, "C1")
+        texts = [r[0] for r in conn.execute("SELECT text FROM messages WHERE channel_id = 'C1' ORDER BY ts")]
+        papers = conn.execute(
+            """SELECT i.scheme || ':' || i.value FROM message_papers mp
+                 JOIN paper_ids i USING (paper_id) WHERE mp.channel_id = 'C1' ORDER BY 1"""
+        ).fetchall()
+        permalink = conn.execute("SELECT permalink FROM messages WHERE text = 'same here'").fetchone()
+        names = dict(conn.execute("SELECT user_id, display_name FROM members").fetchall())
+        label = conn.execute("SELECT label FROM message_papers WHERE label IS NOT NULL ORDER BY label").fetchall()
+    assert "Morning! Coffee anyone?" not in texts
+    assert "lunch?" not in texts and "joined" not in texts and "look at this thread" not in texts
+    assert {p[0] for p in papers} == {"arxiv:1706.03762", "acl:N19-1423", "arxiv:1907.11692", "arxiv:2005.14165"}
+    # shares: the first post, the PDF+BERT post, the bot post; replies: two plain + the broadcast
+    assert counts == {"messages": 6, "papers": 4, "reactions": 5, "replies": 3, "members": 3}
+    assert permalink is not None
+    assert permalink[0] == f"https://lab.slack.com/archives/C1/p{int((T0 + 30) * 1e6)}?thread_ts={T0 + 10:.6f}&cid=C1"
+    assert names == {"U1": "ana", "U2": "ben", "U3": "chen", "U9": "outsider"}
+    assert ("Attention Is All You Need",) in label
+
+
+def test_same_paper_in_two_forms_is_one_paper(db: Database, tmp_path: Path) -> None:
+    import_export(db, lab_export(tmp_path), progress=False)
+    with db.connection() as conn:
+        row = conn.execute(
+            """SELECT count(DISTINCT mp.message_id), count(DISTINCT mp.paper_id) FROM message_papers mp
+                 JOIN paper_ids i USING (paper_id) WHERE i.scheme = 'arxiv' AND i.value = '1706.03762'"""
+        ).fetchone()
+    assert row == (2, 1)
+
+
+def test_second_import_changes_nothing(db: Database, tmp_path: Path) -> None:
+    path = lab_export(tmp_path)
+    import_export(db, path, progress=False)
+    with db.connection() as conn:
+        before = conn.execute(
+            """SELECT (SELECT string_agg(xmin::text || id::text, ',' ORDER BY id) FROM messages),
+                      (SELECT string_agg(xmin::text, ',' ORDER BY message_id, user_id, emoji) FROM reactions),
+                      (SELECT string_agg(xmin::text, ',' ORDER BY message_id) FROM message_papers),
+                      (SELECT string_agg(xmin::text, ',' ORDER BY user_id) FROM members),
+                      (SELECT count(*) FROM papers)"""
+        ).fetchone()
+    import_export(db, path, progress=False)
+    with db.connection() as conn:
+        after = conn.execute(
+            """SELECT (SELECT string_agg(xmin::text || id::text, ',' ORDER BY id) FROM messages),
+                      (SELECT string_agg(xmin::text, ',' ORDER BY message_id, user_id, emoji) FROM reactions),
+                      (SELECT string_agg(xmin::text, ',' ORDER BY message_id) FROM message_papers),
+                      (SELECT string_agg(xmin::text, ',' ORDER BY user_id) FROM members),
+                      (SELECT count(*) FROM papers)"""
+        ).fetchone()
+    assert before == after
+
+
+def test_malformed_day_file_is_reported_and_the_rest_goes_on(db: Database, tmp_path: Path) -> None:
+    path = lab_export(tmp_path, raw_files={
+        "general/2023-12-30.json": b"[{\"ts\": \"1.0\", \"text\": ",
+        "general/2023-12-31.json": b"{\"not\": \"a list\"}",
+    })
+    report = import_export(db, path, progress=False)
+    assert len(report.problems) == 2
+    assert report.problems[0].startswith("general/2023-12-30.json: could not be read")
+    assert report.problems[1].startswith("general/2023-12-31.json: expected a list")
+    with db.connection() as conn:
+        assert store.load_channel_counts(conn, TEAM, "C1")["messages"] == 6
+
+
+def test_channel_filter(db: Database, tmp_path: Path) -> None:
+    import_export(db, lab_export(tmp_path), channels=["#random"], progress=False)
+    with db.connection() as conn:
+        assert [c[2] for c in store.find_channels(conn)] == ["random"]
+    with pytest.raises(InputError, match="no channel named nope"):
+        import_export(db, lab_export(tmp_path), channels=["nope"], progress=False)
+
+
+def test_not_an_export(db: Database, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.zip"
+    bad.write_bytes(b"not a zip")
+    with pytest.raises(InputError, match="not a readable zip"):
+        import_export(db, bad, progress=False)
+    empty = tmp_path / "empty.zip"
+    with zipfile.ZipFile(empty, "w") as zf:
+        zf.writestr("readme.txt", "hi")
+    with pytest.raises(InputError, match="no channels.json"):
+        import_export(db, empty, progress=False)
+
+
+def test_export_inside_a_folder_and_edits(db: Database, tmp_path: Path) -> None:
+    path = tmp_path / "nested.zip"
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("Lab export/users.json", json.dumps([user("U1", "ana")]))
+        zf.writestr("Lab export/channels.json", json.dumps([{"id": "C1", "name": "general", "members": ["U1"]}]))
+        zf.writestr("Lab export/general/2023-11-14.json", json.dumps([
+            msg(T0, "U1", "<https://arxiv.org/abs/2401.01234>", edited={"user": "U1", "ts": f"{T0 + 60:.6f}"})]))
+    import_export(db, path, progress=False)
+    with db.connection() as conn:
+        edited = conn.execute("SELECT edited_at IS NOT NULL FROM messages").fetchone()
+    assert edited == (True,)
