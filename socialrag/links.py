@@ -64,7 +64,7 @@ def _iter_links(text: str) -> Iterator[tuple[str, str | None]]:
 
 def _iter_text_ids(text: str) -> Iterator[PaperRef]:
     for m in _TEXT_ARXIV.finditer(text):
-        ident = _arxiv_id(m.group(1))
+        ident = normalize_arxiv_id(m.group(1))
         if ident:
             yield PaperRef("arxiv", ident, f"https://arxiv.org/abs/{ident}")
     for m in _TEXT_DOI.finditer(text):
@@ -104,7 +104,7 @@ def parse_paper_url(url: str, label: str | None = None) -> PaperRef | None:
     return None
 
 
-def _arxiv_id(raw: str) -> str | None:
+def normalize_arxiv_id(raw: str) -> str | None:
     raw = raw.strip().removesuffix(".pdf")
     m = _ARXIV_ID.match(raw)
     if not m:
@@ -127,7 +127,7 @@ def _segments(path: str) -> list[str]:
 def _arxiv(path: str, query: dict[str, list[str]], url: str, label: str | None) -> PaperRef | None:
     segs = _segments(path)
     if len(segs) >= 2 and segs[0] in {"abs", "pdf", "html", "format", "papers", "overview"}:
-        ident = _arxiv_id("/".join(segs[1:3]) if not re.match(ARXIV_NEW, segs[1]) else segs[1])
+        ident = normalize_arxiv_id("/".join(segs[1:3]) if not re.match(ARXIV_NEW, segs[1]) else segs[1])
         if ident:
             return _ref("arxiv", ident, url, label)
     return None
@@ -138,11 +138,11 @@ def _arxiv_mirror(path: str, query: dict[str, list[str]], url: str, label: str |
     segs = _segments(path)
     if len(segs) >= 2 and segs[0] in {"papers", "abs", "overview", "html", "pdf", "paper"}:
         rest = segs[1:3]
-        ident = _arxiv_id(rest[0]) or _arxiv_id("/".join(rest))
+        ident = normalize_arxiv_id(rest[0]) or normalize_arxiv_id("/".join(rest))
         if ident:
             return _ref("arxiv", ident, url, label)
     if len(segs) == 1:
-        ident = _arxiv_id(segs[0])
+        ident = normalize_arxiv_id(segs[0])
         if ident:
             return _ref("arxiv", ident, url, label)
     return None
@@ -159,10 +159,16 @@ def _doi_ref(doi: str, label: str | None, url: str | None = None) -> PaperRef | 
         if acl:
             return _ref("acl", acl, shown, label)
     if lowered.startswith("10.48550/arxiv."):
-        ident = _arxiv_id(doi.split("/", 1)[1][len("arxiv.") :])
+        ident = normalize_arxiv_id(doi.split("/", 1)[1][len("arxiv.") :])
         if ident:
             return _ref("arxiv", ident, shown, label)
     return _ref("doi", lowered, shown, label)
+
+
+def doi_identity(doi: str) -> tuple[str, str] | None:
+    """A DOI as PaperPing's identity: ACL and arXiv DOIs become ``acl:`` and ``arxiv:`` ids."""
+    ref = _doi_ref(doi, None)
+    return (ref.scheme, ref.value) if ref else None
 
 
 def _doi_org(path: str, query: dict[str, list[str]], url: str, label: str | None) -> PaperRef | None:
@@ -209,7 +215,7 @@ def _semantic_scholar(path: str, query: dict[str, list[str]], url: str, label: s
         if _S2_HEX.match(last):
             return _ref("s2", last, url, label)
     if len(segs) >= 2 and segs[0] == "arxiv":
-        ident = _arxiv_id("/".join(segs[1:]))
+        ident = normalize_arxiv_id("/".join(segs[1:]))
         return _ref("arxiv", ident, url, label) if ident else None
     corpus = query.get("corpusId") or query.get("corpusid")
     if corpus and corpus[0].isdigit():

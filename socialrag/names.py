@@ -59,6 +59,7 @@ def _short_display(acronym: str) -> str:
 
 def _display(text: str) -> str:
     text = re.sub(r"^\s*(the\s+)?proceedings\s+of\s+(the\s+)?", "", text, flags=re.IGNORECASE)
-    text = _ORDINAL.sub("", text)
+    text = re.sub(_ORDINAL.pattern, "", text, flags=re.IGNORECASE)
+    text = _YEAR.sub("", text)
     text = re.sub(r"\s*[,:]?\s*\(?\bvolume\b.*$", "", text, flags=re.IGNORECASE)
     return " ".join(text.split()).strip(" ,:") or text

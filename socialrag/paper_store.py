@@ -30,7 +30,7 @@ def ensure_papers(conn: psycopg.Connection, keys: Sequence[Key]) -> dict[Key, in
     missing = [k for k in wanted if k not in found]
     if missing:
         new_ids = [r[0] for r in conn.execute(
-            "INSERT INTO papers (next_fetch_at) SELECT now() FROM generate_series(1, %(n)s) RETURNING id",
+            "INSERT INTO papers (fetch_attempts) SELECT 0 FROM generate_series(1, %(n)s) RETURNING id",
             {"n": len(missing)},
         ).fetchall()]
         inserted = conn.execute(
@@ -97,9 +97,12 @@ def record_papers(conn: psycopg.Connection, papers: Sequence[Paper], *, in_catal
     if not papers:
         return []
     ids = _resolve_paper_rows(conn, papers)
-    _update_paper_rows(conn, ids, papers, in_catalog)
-    _replace_authors(conn, [(pid, p) for pid, p in zip(ids, papers, strict=True) if p.authors])
-    _add_references(conn, [(pid, p) for pid, p in zip(ids, papers, strict=True) if p.references])
+    # Two entries of one batch can turn out to be the same paper; the first one's metadata is used.
+    unique = dict(reversed(list(zip(ids, papers, strict=True))))
+    pids, firsts = list(unique), list(unique.values())
+    _update_paper_rows(conn, pids, firsts, in_catalog)
+    _replace_authors(conn, [(pid, p) for pid, p in unique.items() if p.authors])
+    _add_references(conn, [(pid, p) for pid, p in unique.items() if p.references])
     return ids
 
 
@@ -280,6 +283,9 @@ def load_papers_to_fetch(
          WHERE (p.fetched_at IS NULL AND (p.next_fetch_at IS NULL OR p.next_fetch_at <= %(now)s))
             OR (p.fetched_at < %(stale)s AND NOT p.in_catalog
                 AND (p.next_fetch_at IS NULL OR p.next_fetch_at <= %(now)s))
+            -- a catalog paper a channel shared is looked up once for what catalogs lack (tldr, references)
+            OR (p.metadata_source = 'catalog' AND p.fetch_attempts = 0
+                AND EXISTS (SELECT 1 FROM message_papers mp WHERE mp.paper_id = p.id))
          ORDER BY p.fetched_at NULLS FIRST, p.id
          LIMIT %(limit)s
         """,
@@ -323,3 +329,38 @@ def best_identity(ids: dict[str, str]) -> tuple[str, str] | None:
         if scheme in ids:
             return scheme, ids[scheme]
     return next(iter(ids.items()), None)
+
+
+def load_citations_lacking_contexts(conn: psycopg.Connection, limit: int = 200) -> list[tuple[int, str]]:
+    """(citing paper id, its Semantic Scholar id) for shared papers citing a paper shared in the same
+    channel, whose citing sentences have not been asked for yet."""
+    rows = conn.execute(
+        """
+        SELECT DISTINCT r.citing_paper_id, s2.value
+          FROM paper_references r
+          JOIN message_papers a ON a.paper_id = r.citing_paper_id
+          JOIN paper_ids i ON (i.scheme, i.value) = (r.cited_scheme, r.cited_value)
+          JOIN message_papers b ON b.paper_id = i.paper_id AND (b.team_id, b.channel_id) = (a.team_id, a.channel_id)
+          JOIN paper_ids s2 ON s2.paper_id = r.citing_paper_id AND s2.scheme = 's2'
+         WHERE r.contexts IS NULL AND i.paper_id <> r.citing_paper_id
+         LIMIT %(limit)s
+        """,
+        {"limit": limit},
+    ).fetchall()
+    return [(r[0], r[1]) for r in rows]
+
+
+def record_reference_contexts(conn: psycopg.Connection, citing_id: int, contexts: dict[str, tuple[str, ...]]) -> int:
+    """Store citing sentences; references asked for but without sentences get an empty list (asked)."""
+    keys = list(contexts)
+    cur = conn.execute(
+        """
+        UPDATE paper_references r
+           SET contexts = COALESCE(
+                 (SELECT string_to_array(c.joined, E'\\x1f') FROM unnest(%(k)s::text[], %(c)s::text[]) AS c(key, joined)
+                   WHERE c.key = r.cited_scheme || ':' || r.cited_value), '{}'::text[])
+         WHERE r.citing_paper_id = %(id)s AND r.contexts IS NULL
+        """,
+        {"id": citing_id, "k": keys, "c": ["\x1f".join(contexts[k]) for k in keys]},
+    )
+    return cur.rowcount

