@@ -1,0 +1,114 @@
+"""The local catalog (real ACL Anthology data) and the embedding cache (the real bundled model)."""
+
+from __future__ import annotations
+
+import gzip
+import itertools
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bot.export import import_export
+from socialrag.db import Database
+from socialrag.embed import Embedder, embed_pending
+from socialrag.papers.catalog import import_catalog, iter_catalog, parse_reference
+from tests.exports import msg, user, write_export
+from tests.fixtures import ACL_DATA
+
+T0 = 1_700_000_000.0
+
+
+def acl_subset(tmp_path: Path, n: int, extra: list[str] | None = None) -> Path:
+    path = tmp_path / "catalog.jsonl.gz"
+    with gzip.open(ACL_DATA, "rt") as src, gzip.open(path, "wt") as dst:
+        for line in itertools.islice(src, n):
+            dst.write(line)
+        for line in extra or []:
+            dst.write(line + "\n")
+    return path
+
+
+def test_the_real_acl_file_parses_as_it_is() -> None:
+    problems: list[str] = []
+    papers = list(iter_catalog(ACL_DATA, problems))
+    assert len(papers) == 18332 and problems == []
+    assert all("acl" in p.ids and p.title and p.abstract for p in papers)
+
+
+def test_catalog_import_is_idempotent_and_joins_authors_and_venues(db: Database, tmp_path: Path) -> None:
+    bad = ['{"title": "no identifier"}', "not json", '{"doi": "10.1/x", "authors": "Ana"}',
+           json.dumps({"arxiv_id": "2401.01234v2", "title": "T", "popularity": 12, "references": ["acl:2016.gwc-1.1",
+                       "10.1145/1.2", "https://arxiv.org/abs/1706.03762", "garbage"], "unknown_field": 1})]
+    path = acl_subset(tmp_path, 300, bad)
+    report = import_catalog(db, path)
+    assert report.papers == 301
+    assert len(report.problems) == 3 and "line 301" in report.problems[0]
+    with db.connection() as conn:
+        before = conn.execute("SELECT count(*), string_agg(xmin::text, ',' ORDER BY id) FROM papers").fetchone()
+        shared_authors = conn.execute(
+            "SELECT count(*) FROM (SELECT author_id FROM paper_authors GROUP BY 1 HAVING count(*) > 1) a").fetchone()
+        venues = conn.execute("SELECT count(*) FROM venues").fetchone()
+        refs = conn.execute("SELECT cited_scheme, cited_value FROM paper_references ORDER BY 1, 2").fetchall()
+    import_catalog(db, path)
+    with db.connection() as conn:
+        after = conn.execute("SELECT count(*), string_agg(xmin::text, ',' ORDER BY id) FROM papers").fetchone()
+    assert before == after and before is not None and before[0] == 301
+    assert shared_authors is not None and shared_authors[0] > 0
+    assert venues is not None and 0 < venues[0] < 20
+    assert refs == [("acl", "2016.gwc-1.1"), ("arxiv", "1706.03762"), ("doi", "10.1145/1.2")]
+
+
+def test_shared_link_and_catalog_entry_are_one_paper(db: Database, tmp_path: Path) -> None:
+    export = write_export(tmp_path / "e.zip", {"lab": ("C1", ["U1"], [
+        msg(T0, "U1", "<https://www.aclweb.org/anthology/2016.gwc-1.2.pdf|WSD for Russian WordNet>")])}, [user("U1", "ana")])
+    import_export(db, export, progress=False)
+    import_catalog(db, acl_subset(tmp_path, 5))
+    with db.connection() as conn:
+        row = conn.execute(
+            """SELECT p.title, p.in_catalog FROM message_papers mp JOIN papers p ON p.id = mp.paper_id""").fetchone()
+    assert row == ("Word Sense Disambiguation in Monolingual Dictionaries for Building Russian WordNet", True)
+
+
+@pytest.mark.parametrize(("text", "key"), [("arXiv:1706.03762", "arxiv:1706.03762"), ("10.18653/v1/P19-1001", "doi:10.18653/v1/p19-1001"),
+                                          ("1706.03762", "arxiv:1706.03762")])
+def test_reference_forms(text: str, key: str) -> None:
+    ref = parse_reference(text)
+    assert ref is not None and ref.key == key
+
+
+class CountingEmbedder(Embedder):
+    def __init__(self) -> None:
+        super().__init__()
+        self.encoded = 0
+
+    def encode(self, texts, *, batch_size: int = 64) -> np.ndarray:  # type: ignore[no-untyped-def]
+        self.encoded += len(texts)
+        return super().encode(texts, batch_size=batch_size)
+
+
+@pytest.mark.slow
+def test_embedding_cache_with_the_real_model(db: Database, tmp_path: Path) -> None:
+    with gzip.open(ACL_DATA, "rt") as fh:
+        head = json.loads(fh.readline())
+    twin = json.dumps({"doi": "10.1234/twin", "title": head["title"], "abstract": head["abstract"]})
+    import_catalog(db, acl_subset(tmp_path, 40, [twin]))
+    embedder = CountingEmbedder()
+    first = embed_pending(db, embedder, batch_size=16)
+    assert (first.embedded, first.reused) == (40, 1), "a paper with the same text shares one encoding"
+    assert embedder.encoded == 40
+    second = embed_pending(db, embedder)
+    assert (second.embedded, second.unchanged) == (0, 41) and embedder.encoded == 40
+    with db.connection() as conn:
+        conn.execute("UPDATE papers SET abstract = abstract || ' Revised.' WHERE id = (SELECT min(id) FROM papers)")
+        dims = conn.execute("SELECT DISTINCT vector_dims(embedding) FROM paper_embeddings").fetchall()
+        nearest = conn.execute(
+            """SELECT p.title FROM paper_embeddings e JOIN papers p ON p.id = e.paper_id
+                WHERE e.model = 'all-MiniLM-L6-v2'
+                ORDER BY e.embedding::vector(384) <=> (SELECT embedding::vector(384) FROM paper_embeddings
+                    WHERE paper_id = (SELECT min(id) FROM papers)) LIMIT 2""").fetchall()
+    third = embed_pending(db, embedder)
+    assert third.embedded == 1 and embedder.encoded == 41
+    assert dims == [(384,)]
+    assert nearest[0][0] == "Adverbs in Sanskrit Wordnet"
