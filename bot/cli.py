@@ -19,7 +19,9 @@ log = logging.getLogger("paperping")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="paperping", description="PaperPing: paper recommendations for Slack channels")
+    parser = argparse.ArgumentParser(
+        prog="paperping", description="PaperPing: paper recommendations for Slack channels"
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="log what happens")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -27,7 +29,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     imp = sub.add_parser("import-export", help="import a Slack workspace export (zip)")
     imp.add_argument("export", type=Path, help="the export .zip")
-    imp.add_argument("--channel", action="append", dest="channels", metavar="NAME", help="only this channel (repeatable)")
+    imp.add_argument(
+        "--channel", action="append", dest="channels", metavar="NAME", help="only this channel (repeatable)"
+    )
     imp.add_argument("--team-id", help="workspace id, when the export does not say")
     imp.add_argument("--team-domain", help="workspace domain (NAME.slack.com) for message permalinks")
     _index_flags(imp)
@@ -99,14 +103,20 @@ def cmd_import_export(args: argparse.Namespace, settings: Settings, db: Database
 
     started = datetime.now(UTC)
     report = import_export(
-        db, args.export, channels=args.channels, team_id=args.team_id,
-        domain=args.team_domain or settings.slack_team_domain, progress=sys.stderr.isatty(),
+        db,
+        args.export,
+        channels=args.channels,
+        team_id=args.team_id,
+        domain=args.team_domain or settings.slack_team_domain,
+        progress=sys.stderr.isatty(),
     )
     seconds = (datetime.now(UTC) - started).total_seconds()
     for ch in report.channels:
         s = ch.stats
-        print(f"#{ch.name}: {ch.scanned} messages read, kept {s.messages} with paper links, "
-              f"{s.replies} thread replies, {s.reactions} reactions")
+        print(
+            f"#{ch.name}: {ch.scanned} messages read, kept {s.messages} with paper links, "
+            f"{s.replies} thread replies, {s.reactions} reactions"
+        )
     print(f"read {report.scanned} messages in {seconds:.1f}s")
     for problem in report.problems:
         print(f"warning: {problem}", file=sys.stderr)
@@ -163,10 +173,7 @@ def cmd_status(args: argparse.Namespace, db: Database) -> int:
         if args.channel and not channels:
             print(f"paperping: no stored channel named {args.channel}; `paperping status` lists them", file=sys.stderr)
             return 2
-        rows = [
-            {"id": cid, "name": name, **store.load_channel_counts(conn, team, cid)}
-            for team, cid, name in channels
-        ]
+        rows = [{"id": cid, "name": name, **store.load_channel_counts(conn, team, cid)} for team, cid, name in channels]
     if args.json:
         print(json.dumps({"channels": rows}, indent=2))
         return 0
@@ -174,12 +181,14 @@ def cmd_status(args: argparse.Namespace, db: Database) -> int:
         print("no channels yet: import an export (paperping import-export) or backfill a channel")
         return 0
     header = ("channel", "messages", "papers", "reactions", "replies", "members")
-    table = [header] + [
-        (f"#{r['name']} ({r['id']})", *(str(r[k]) for k in header[1:])) for r in rows
-    ]
+    table = [header] + [(f"#{r['name']} ({r['id']})", *(str(r[k]) for k in header[1:])) for r in rows]
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
     for row in table:
-        print("  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths, strict=True))))
+        print(
+            "  ".join(
+                cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths, strict=True))
+            )
+        )
     return 0
 
 

@@ -55,15 +55,18 @@ class ExportReader:
         except (OSError, zipfile.BadZipFile) as exc:
             raise InputError(f"{path} is not a readable zip file ({exc}); pass the .zip Slack gave you") from exc
         names = self.zip.namelist()
-        roots = [n[: -len("channels.json")] for n in names
-                 if n == "channels.json" or (n.endswith("/channels.json") and n.count("/") == 1)]
+        roots = [
+            n[: -len("channels.json")]
+            for n in names
+            if n == "channels.json" or (n.endswith("/channels.json") and n.count("/") == 1)
+        ]
         if not roots:
             raise InputError(f"{path} has no channels.json: it does not look like a Slack workspace export")
         self.prefix = min(roots, key=len)
         self.names = set(names)
         self.day_files: dict[str, list[str]] = {}
         for name in names:
-            rel = name[len(self.prefix):] if name.startswith(self.prefix) else None
+            rel = name[len(self.prefix) :] if name.startswith(self.prefix) else None
             if rel and rel.count("/") == 1 and rel.endswith(".json"):
                 folder, _ = rel.split("/", 1)
                 self.day_files.setdefault(folder, []).append(name)
@@ -90,7 +93,7 @@ class ExportReader:
 
     def iter_days(self, folder: str, problems: list[str]) -> Iterator[tuple[str, list[dict[str, Any]]]]:
         for name in self.day_files.get(folder, []):
-            rel = name[len(self.prefix):]
+            rel = name[len(self.prefix) :]
             try:
                 with self.zip.open(name) as fh:
                     data = _load(fh)
@@ -162,8 +165,13 @@ def import_export(
 
 
 def _import_channel(
-    db: Database, reader: ExportReader, channel: Channel, members: dict[str, Member], domain: str | None,
-    problems: list[str], bar: tqdm,
+    db: Database,
+    reader: ExportReader,
+    channel: Channel,
+    members: dict[str, Member],
+    domain: str | None,
+    problems: list[str],
+    bar: tqdm,
 ) -> ChannelReport:
     out = ChannelReport(channel.channel_id, channel.name)
     seen_users: set[str] = set(channel.member_ids)

@@ -47,7 +47,11 @@ def link_text(raw: Mapping[str, Any]) -> str:
 
 
 def message_from_slack(
-    raw: Mapping[str, Any], team_id: str, channel_id: str, *, domain: str | None = None,
+    raw: Mapping[str, Any],
+    team_id: str,
+    channel_id: str,
+    *,
+    domain: str | None = None,
     permalink: str | None = None,
 ) -> Message | None:
     """One Slack message as a ``Message``, or None for kinds that never carry a shared paper."""

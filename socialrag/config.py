@@ -20,7 +20,10 @@ SETTINGS_HELP: dict[str, tuple[str, str]] = {
     "DATABASE_URL": ("(unset)", "a Postgres with pgvector to use instead of the embedded one"),
     "SLACK_API_URL": ("https://slack.com/api/", "base of the Slack Web API"),
     "SLACK_BOT_TOKEN": ("(unset)", "bot token (xoxb-...) for a single workspace"),
-    "SLACK_TEAM_DOMAIN": ("(unset)", "workspace domain (the NAME in NAME.slack.com) for permalinks of imported messages"),
+    "SLACK_TEAM_DOMAIN": (
+        "(unset)",
+        "workspace domain (the NAME in NAME.slack.com) for permalinks of imported messages",
+    ),
     "S2_API_URL": ("https://api.semanticscholar.org/", "base of the Semantic Scholar API"),
     "S2_API_KEY": ("(unset)", "optional Semantic Scholar API key"),
     "ARXIV_API_URL": ("https://export.arxiv.org/api/", "base of the arXiv API"),

@@ -9,13 +9,13 @@ from __future__ import annotations
 import logging
 import warnings
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
 import psycopg
-from psycopg import sql
 from pgvector.psycopg import register_vector
+from psycopg import sql
 
 from socialrag.config import Settings
 from socialrag.errors import DatabaseError
@@ -39,11 +39,9 @@ class Database:
             conn = psycopg.connect(self.conninfo, autocommit=autocommit)
         except psycopg.OperationalError as exc:
             raise DatabaseError(f"cannot connect to the database: {exc}") from exc
-        try:
+        # The vector extension does not exist before the first migration.
+        with suppress(psycopg.ProgrammingError):
             register_vector(conn)
-        except psycopg.ProgrammingError:
-            # The vector extension does not exist before the first migration.
-            pass
         return conn
 
     @contextmanager

@@ -51,8 +51,13 @@ class Embedder:
     def encode(self, texts: Sequence[str], *, batch_size: int = 64) -> np.ndarray:
         """Unit-length float32 vectors, one row per text."""
         model = self._load()
-        vectors = model.encode(list(texts), batch_size=batch_size, normalize_embeddings=True,
-                               convert_to_numpy=True, show_progress_bar=False)
+        vectors = model.encode(
+            list(texts),
+            batch_size=batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
         return np.asarray(vectors, dtype=np.float32)
 
 
@@ -77,7 +82,7 @@ def ensure_vector_index(conn: psycopg.Connection, model: str, dimension: int) ->
         return
     literal = model.replace("'", "''")
     conn.execute(
-        f"CREATE INDEX IF NOT EXISTS {name} ON paper_embeddings USING hnsw "  # noqa: S608 - name is a slug
+        f"CREATE INDEX IF NOT EXISTS {name} ON paper_embeddings USING hnsw "
         f"((embedding::vector({int(dimension)})) vector_cosine_ops) WHERE model = '{literal}'"
     )
 
@@ -153,7 +158,7 @@ def embed_pending(db: Database, embedder: Embedder, *, batch_size: int = 64, chu
     with db.connection() as conn:
         ensure_vector_index(conn, model, embedder.dimension)
     for start in range(0, len(pending), chunk):
-        part = pending[start:start + chunk]
+        part = pending[start : start + chunk]
         with db.connection() as conn:
             cached = load_cached_vectors(conn, model, [p[2] for p in part])
         todo = {h: text for _, text, h, _ in part if h not in cached}

@@ -17,9 +17,7 @@ from socialrag.models import PaperRef
 # Slack wraps links as <url> or <url|label>; <@U..>, <#C..> and <!here> are not links.
 _SLACK_LINK = re.compile(r"<(https?://[^>|\s]+)(?:\|([^>]*))?>", re.IGNORECASE)
 _BARE_URL = re.compile(r"https?://[^\s<>\"'`]+", re.IGNORECASE)
-_TEXT_ARXIV = re.compile(
-    r"\barxiv:\s?((?:\d{4}\.\d{4,5}|[a-z][a-z\-]+(?:\.[a-z]{2})?/\d{7})(?:v\d+)?)", re.IGNORECASE
-)
+_TEXT_ARXIV = re.compile(r"\barxiv:\s?((?:\d{4}\.\d{4,5}|[a-z][a-z\-]+(?:\.[a-z]{2})?/\d{7})(?:v\d+)?)", re.IGNORECASE)
 _TEXT_DOI = re.compile(r"\bdoi:\s?(10\.\d{4,9}/[^\s<>\"']+)", re.IGNORECASE)
 _TRAILING = ".,;:!?'\"*_~"
 
@@ -235,7 +233,9 @@ def _acm(path: str, query: dict[str, list[str]], url: str, label: str | None) ->
 
 
 def _rxiv(path: str, query: dict[str, list[str]], url: str, label: str | None) -> PaperRef | None:
-    m = re.match(r"^/content/(?:early/\d{4}/\d{2}/\d{2}/)?(?:10\.1101/)?((?:\d{4}\.\d{2}\.\d{2}\.)?\d{6,})(?:v\d+)?", path)
+    m = re.match(
+        r"^/content/(?:early/\d{4}/\d{2}/\d{2}/)?(?:10\.1101/)?((?:\d{4}\.\d{2}\.\d{2}\.)?\d{6,})(?:v\d+)?", path
+    )
     return _doi_ref("10.1101/" + m.group(1), label, url) if m else None
 
 
@@ -292,7 +292,9 @@ def _ieee(path: str, query: dict[str, list[str]], url: str, label: str | None) -
 
 
 def _springer(path: str, query: dict[str, list[str]], url: str, label: str | None) -> PaperRef | None:
-    m = re.match(r"^/(?:article|chapter|content/pdf|referenceworkentry|rwe|protocol)/(10\.\d{4,9}/[^?#]+?)(?:\.pdf)?/?$", path)
+    m = re.match(
+        r"^/(?:article|chapter|content/pdf|referenceworkentry|rwe|protocol)/(10\.\d{4,9}/[^?#]+?)(?:\.pdf)?/?$", path
+    )
     return _doi_ref(m.group(1), label, url) if m else None
 
 

@@ -59,14 +59,14 @@ def apply_migrations(conn: psycopg.Connection, folder: Path | None = None) -> li
             " version integer PRIMARY KEY, name text NOT NULL, checksum text NOT NULL,"
             " applied_at timestamptz NOT NULL DEFAULT now())"
         )
-        done = dict(conn.execute("SELECT version, checksum FROM schema_migrations").fetchall())
+        done: dict[int, str] = dict(conn.execute("SELECT version, checksum FROM schema_migrations").fetchall())
         for migration in migrations:
             if migration.version in done:
                 if done[migration.version] != migration.checksum:
                     log.warning("migration %04d_%s was edited after it was applied", migration.version, migration.name)
                 continue
             log.info("applying migration %04d_%s", migration.version, migration.name)
-            conn.execute(migration.sql)  # type: ignore[arg-type]
+            conn.execute(migration.sql.encode())
             conn.execute(
                 "INSERT INTO schema_migrations (version, name, checksum) VALUES (%(v)s, %(n)s, %(c)s)",
                 {"v": migration.version, "n": migration.name, "c": migration.checksum},

@@ -5,10 +5,28 @@ from __future__ import annotations
 import re
 import unicodedata
 
-_ORDINAL_WORDS = (
-    "first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth "
-    "fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth twentieth"
-).split()
+_ORDINAL_WORDS = [
+    "first",
+    "second",
+    "third",
+    "fourth",
+    "fifth",
+    "sixth",
+    "seventh",
+    "eighth",
+    "ninth",
+    "tenth",
+    "eleventh",
+    "twelfth",
+    "thirteenth",
+    "fourteenth",
+    "fifteenth",
+    "sixteenth",
+    "seventeenth",
+    "eighteenth",
+    "nineteenth",
+    "twentieth",
+]
 _ORDINAL = re.compile(r"\b(\d+(st|nd|rd|th)|" + "|".join(_ORDINAL_WORDS) + r")\b")
 _YEAR = re.compile(r"(?<![\d.])(19|20)\d{2}(?![\d.])")
 _PARENS = re.compile(r"\(([^)]*)\)")

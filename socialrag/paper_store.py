@@ -17,8 +17,21 @@ from socialrag.names import normalize_person_name, normalize_venue
 Key = tuple[str, str]
 
 # Which identity to prefer when a paper is asked of a source, best first.
-ID_PREFERENCE = ("s2", "arxiv", "doi", "acl", "corpus", "pmid", "pmcid", "openreview", "ieee", "neurips", "pmlr",
-                 "cvf", "acm")
+ID_PREFERENCE = (
+    "s2",
+    "arxiv",
+    "doi",
+    "acl",
+    "corpus",
+    "pmid",
+    "pmcid",
+    "openreview",
+    "ieee",
+    "neurips",
+    "pmlr",
+    "cvf",
+    "acm",
+)
 
 
 def ensure_papers(conn: psycopg.Connection, keys: Sequence[Key]) -> dict[Key, int]:
@@ -29,10 +42,13 @@ def ensure_papers(conn: psycopg.Connection, keys: Sequence[Key]) -> dict[Key, in
     found = _load_paper_ids(conn, wanted)
     missing = [k for k in wanted if k not in found]
     if missing:
-        new_ids = [r[0] for r in conn.execute(
-            "INSERT INTO papers (fetch_attempts) SELECT 0 FROM generate_series(1, %(n)s) RETURNING id",
-            {"n": len(missing)},
-        ).fetchall()]
+        new_ids = [
+            r[0]
+            for r in conn.execute(
+                "INSERT INTO papers (fetch_attempts) SELECT 0 FROM generate_series(1, %(n)s) RETURNING id",
+                {"n": len(missing)},
+            ).fetchall()
+        ]
         inserted = conn.execute(
             """
             INSERT INTO paper_ids (scheme, value, paper_id)
@@ -151,7 +167,7 @@ def _venue_ids(conn: psycopg.Connection, names: Sequence[str | None]) -> list[in
         "SELECT normalized_name, id FROM venues WHERE normalized_name = ANY(%(k)s::text[])",
         {"k": [p[0] for p in pairs]},
     ).fetchall()
-    by_key = dict(rows)
+    by_key: dict[str, int] = dict(rows)
     return [by_key[normalized[n][0]] if n else None for n in names]
 
 
@@ -183,11 +199,18 @@ def _update_paper_rows(conn: psycopg.Connection, ids: Sequence[int], papers: Seq
                 COALESCE(n.citations, p.citation_count), p.in_catalog)
         """,
         {
-            "id": list(ids), "title": [p.title for p in papers], "abstract": [p.abstract for p in papers],
-            "tldr": [p.tldr for p in papers], "venue": venue_ids, "year": [p.year for p in papers],
-            "pdate": [p.publication_date for p in papers], "url": [p.url for p in papers],
-            "pop": [p.popularity for p in papers], "cit": [p.citation_count for p in papers],
-            "source": [p.source for p in papers], "catalog": in_catalog,
+            "id": list(ids),
+            "title": [p.title for p in papers],
+            "abstract": [p.abstract for p in papers],
+            "tldr": [p.tldr for p in papers],
+            "venue": venue_ids,
+            "year": [p.year for p in papers],
+            "pdate": [p.publication_date for p in papers],
+            "url": [p.url for p in papers],
+            "pop": [p.popularity for p in papers],
+            "cit": [p.citation_count for p in papers],
+            "source": [p.source for p in papers],
+            "catalog": in_catalog,
         },
     )
 
@@ -202,12 +225,22 @@ def _author_ids(conn: psycopg.Connection, people: Sequence[tuple[str, str | None
             SELECT s, n, k FROM unnest(%(s)s::text[], %(n)s::text[], %(k)s::text[]) AS t(s, n, k)
             ON CONFLICT (s2_author_id) DO NOTHING
             """,
-            {"s": [a[0] for a in with_id], "n": [a[1] for a in with_id],
-             "k": [normalize_person_name(a[1]) for a in with_id]},
+            {
+                "s": [a[0] for a in with_id],
+                "n": [a[1] for a in with_id],
+                "k": [normalize_person_name(a[1]) for a in with_id],
+            },
         )
-    by_s2 = dict(conn.execute(
-        "SELECT s2_author_id, id FROM authors WHERE s2_author_id = ANY(%(s)s::text[])", {"s": [a[0] for a in with_id]}
-    ).fetchall()) if with_id else {}
+    by_s2: dict[str, int] = (
+        dict(
+            conn.execute(
+                "SELECT s2_author_id, id FROM authors WHERE s2_author_id = ANY(%(s)s::text[])",
+                {"s": [a[0] for a in with_id]},
+            ).fetchall()
+        )
+        if with_id
+        else {}
+    )
     plain = {normalize_person_name(name): name for name, s2 in people if not s2}
     by_name: dict[str, int] = {}
     if plain:
@@ -237,8 +270,9 @@ def _replace_authors(conn: psycopg.Connection, items: Sequence[tuple[int, Paper]
         return
     people = [(a.name, a.s2_author_id) for _, p in items for a in p.authors]
     author_ids = iter(_author_ids(conn, people))
-    rows = [(pid, pos, next(author_ids), "\x1f".join(a.affiliations))
-            for pid, p in items for pos, a in enumerate(p.authors)]
+    rows = [
+        (pid, pos, next(author_ids), "\x1f".join(a.affiliations)) for pid, p in items for pos, a in enumerate(p.authors)
+    ]
     conn.execute("DELETE FROM paper_authors WHERE paper_id = ANY(%(ids)s::bigint[])", {"ids": [i[0] for i in items]})
     conn.execute(
         """
@@ -246,15 +280,20 @@ def _replace_authors(conn: psycopg.Connection, items: Sequence[tuple[int, Paper]
         SELECT p, pos, a, CASE WHEN aff = '' THEN '{}'::text[] ELSE string_to_array(aff, E'\\x1f') END
           FROM unnest(%(p)s::bigint[], %(pos)s::int[], %(a)s::bigint[], %(aff)s::text[]) AS t(p, pos, a, aff)
         """,
-        {"p": [r[0] for r in rows], "pos": [r[1] for r in rows], "a": [r[2] for r in rows],
-         "aff": [r[3] for r in rows]},
+        {
+            "p": [r[0] for r in rows],
+            "pos": [r[1] for r in rows],
+            "a": [r[2] for r in rows],
+            "aff": [r[3] for r in rows],
+        },
     )
 
 
 def _add_references(conn: psycopg.Connection, items: Sequence[tuple[int, Paper]]) -> None:
     rows = [
         (pid, ref.scheme, ref.value, list(p.reference_contexts.get(ref.key, ())) or None)
-        for pid, p in items for ref in p.references
+        for pid, p in items
+        for ref in p.references
     ]
     if not rows:
         return
@@ -268,8 +307,12 @@ def _add_references(conn: psycopg.Connection, items: Sequence[tuple[int, Paper]]
            SET contexts = COALESCE(EXCLUDED.contexts, paper_references.contexts)
          WHERE EXCLUDED.contexts IS NOT NULL AND EXCLUDED.contexts IS DISTINCT FROM paper_references.contexts
         """,
-        {"p": [r[0] for r in rows], "s": [r[1] for r in rows], "v": [r[2] for r in rows],
-         "c": ["\x1f".join(r[3]) if r[3] else None for r in rows]},
+        {
+            "p": [r[0] for r in rows],
+            "s": [r[1] for r in rows],
+            "v": [r[2] for r in rows],
+            "c": ["\x1f".join(r[3]) if r[3] else None for r in rows],
+        },
     )
 
 

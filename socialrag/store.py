@@ -183,8 +183,12 @@ def replace_reactions(
                                    AS n(mid, user_id, emoji)
                             WHERE (n.mid, n.user_id, n.emoji) = (r.message_id, r.user_id, r.emoji))
         """,
-        {"ids": list(message_ids), "mid": [r[0] for r in rows], "user": [r[3] for r in rows],
-         "emoji": [r[4] for r in rows]},
+        {
+            "ids": list(message_ids),
+            "mid": [r[0] for r in rows],
+            "user": [r[3] for r in rows],
+            "emoji": [r[4] for r in rows],
+        },
     )
     if not rows:
         return

@@ -13,8 +13,16 @@ TEAM = "T0LAB"
 
 
 def user(uid: str, name: str, real: str | None = None) -> dict[str, Any]:
-    return {"id": uid, "team_id": TEAM, "name": name.lower(), "real_name": real or name, "deleted": False,
-            "is_bot": False, "profile": {"display_name": name, "real_name": real or name}, "tz": "Europe/Berlin"}
+    return {
+        "id": uid,
+        "team_id": TEAM,
+        "name": name.lower(),
+        "real_name": real or name,
+        "deleted": False,
+        "is_bot": False,
+        "profile": {"display_name": name, "real_name": real or name},
+        "tz": "Europe/Berlin",
+    }
 
 
 def msg(ts: float, uid: str, text: str, **extra: Any) -> dict[str, Any]:
@@ -33,8 +41,10 @@ def write_export(
     """channels: name -> (channel id, member ids, messages). Messages are split into day files by ts."""
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
         zf.writestr("users.json", json.dumps(users))
-        meta = [{"id": cid, "name": name, "members": members, "created": 1500000000}
-                for name, (cid, members, _) in channels.items()]
+        meta = [
+            {"id": cid, "name": name, "members": members, "created": 1500000000}
+            for name, (cid, members, _) in channels.items()
+        ]
         zf.writestr("channels.json", json.dumps(meta))
         for name, (_cid, _members, messages) in channels.items():
             days: dict[str, list[dict[str, Any]]] = defaultdict(list)

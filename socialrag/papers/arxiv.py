@@ -32,8 +32,10 @@ def papers_from_atom(xml_text: str) -> dict[str, Paper]:
         if not ident or not title or title == "Error":
             continue
         authors = tuple(
-            Author(name=clean_text(a.findtext("a:name", default="", namespaces=_NS)) or "",
-                   affiliations=tuple(x.text.strip() for x in a.findall("arxiv:affiliation", _NS) if x.text))
+            Author(
+                name=clean_text(a.findtext("a:name", default="", namespaces=_NS)) or "",
+                affiliations=tuple(x.text.strip() for x in a.findall("arxiv:affiliation", _NS) if x.text),
+            )
             for a in entry.findall("a:author", _NS)
         )
         doi = entry.findtext("arxiv:doi", default=None, namespaces=_NS)
@@ -42,11 +44,14 @@ def papers_from_atom(xml_text: str) -> dict[str, Paper]:
             ids["doi"] = doi.strip().lower()
         published = parse_date(entry.findtext("a:published", default="", namespaces=_NS))
         found[ident] = Paper(
-            ids=ids, source="arxiv", title=title,
+            ids=ids,
+            source="arxiv",
+            title=title,
             abstract=clean_text(entry.findtext("a:summary", default="", namespaces=_NS)),
             authors=tuple(a for a in authors if a.name),
             venue=clean_text(entry.findtext("arxiv:journal_ref", default=None, namespaces=_NS)) or "arXiv",
-            year=published.year if published else None, publication_date=published,
+            year=published.year if published else None,
+            publication_date=published,
             url=f"https://arxiv.org/abs/{ident}",
         )
     return found
@@ -57,8 +62,15 @@ class ArxivApi:
 
     name = "arxiv"
 
-    def __init__(self, base_url: str, *, timeout: float = 20.0, transport: httpx.BaseTransport | None = None,
-                 min_interval: float = 3.0, **polite: Any) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        timeout: float = 20.0,
+        transport: httpx.BaseTransport | None = None,
+        min_interval: float = 3.0,
+        **polite: Any,
+    ) -> None:
         client = httpx.Client(base_url=base_url, timeout=timeout, transport=transport)
         self.http = PoliteClient(self.name, client, min_interval=min_interval, **polite)
 
@@ -70,7 +82,7 @@ class ArxivApi:
         asked = [w for w in wanted if w]
         found: dict[str, Paper] = {}
         for start in range(0, len(asked), ID_LIST_LIMIT):
-            chunk = asked[start:start + ID_LIST_LIMIT]
+            chunk = asked[start : start + ID_LIST_LIMIT]
             response = self.http.request("GET", "query", params={"id_list": ",".join(chunk), "max_results": len(chunk)})
             found.update(papers_from_atom(response.text))
         return [found.get(w) if w else None for w in wanted]

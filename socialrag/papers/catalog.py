@@ -25,7 +25,21 @@ from socialrag.papers.base import clean_text, parse_date
 
 BATCH = 1000
 _ID_FIELDS = {"arxiv_id": "arxiv", "doi": "doi", "acl_id": "acl", "s2_id": "s2"}
-_SCHEMES = {"arxiv", "doi", "acl", "s2", "corpus", "openreview", "pmid", "pmcid", "ieee", "neurips", "pmlr", "cvf", "acm"}
+_SCHEMES = {
+    "arxiv",
+    "doi",
+    "acl",
+    "s2",
+    "corpus",
+    "openreview",
+    "pmid",
+    "pmcid",
+    "ieee",
+    "neurips",
+    "pmlr",
+    "cvf",
+    "acm",
+}
 
 
 @dataclass
@@ -76,9 +90,13 @@ def paper_from_catalog(raw: Mapping[str, Any]) -> Paper:
     popularity = raw.get("popularity")
     refs = [parse_reference(r) for r in raw.get("references") or () if isinstance(r, str)]
     return Paper(
-        ids=ids, source="catalog", title=clean_text(raw.get("title")), abstract=clean_text(raw.get("abstract")),
+        ids=ids,
+        source="catalog",
+        title=clean_text(raw.get("title")),
+        abstract=clean_text(raw.get("abstract")),
         authors=tuple(Author(name=str(a).strip()) for a in authors if isinstance(a, str) and a.strip()),
-        venue=clean_text(raw.get("venue")), year=year if isinstance(year, int) else None,
+        venue=clean_text(raw.get("venue")),
+        year=year if isinstance(year, int) else None,
         publication_date=parse_date(raw.get("publication_date")),
         url=clean_text(raw.get("url")),
         popularity=float(popularity) if isinstance(popularity, int | float) else None,

@@ -28,7 +28,7 @@ def _issued(raw: Mapping[str, Any]) -> date | None:
     for key in ("published-print", "published-online", "issued", "created"):
         parts = ((raw.get(key) or {}).get("date-parts") or [[None]])[0]
         if parts and isinstance(parts[0], int):
-            year, month, day = (list(parts) + [1, 1])[:3]
+            year, month, day = [*parts, 1, 1][:3]
             try:
                 return date(year, month or 1, day or 1)
             except ValueError:
@@ -44,19 +44,25 @@ def paper_from_crossref(raw: Mapping[str, Any]) -> Paper | None:
         return None
     abstract = raw.get("abstract")
     authors = tuple(
-        Author(name=" ".join(x for x in (a.get("given"), a.get("family")) if x) or str(a.get("name") or ""),
-               affiliations=tuple(str(f.get("name")) for f in a.get("affiliation") or () if f.get("name")),
-               orcid=(str(a["ORCID"]).rsplit("/", 1)[-1] if a.get("ORCID") else None))
-        for a in raw.get("author") or () if isinstance(a, Mapping)
+        Author(
+            name=" ".join(x for x in (a.get("given"), a.get("family")) if x) or str(a.get("name") or ""),
+            affiliations=tuple(str(f.get("name")) for f in a.get("affiliation") or () if f.get("name")),
+            orcid=(str(a["ORCID"]).rsplit("/", 1)[-1] if a.get("ORCID") else None),
+        )
+        for a in raw.get("author") or ()
+        if isinstance(a, Mapping)
     )
     issued = _issued(raw)
     count = raw.get("is-referenced-by-count")
     return Paper(
-        ids={"doi": doi.lower()}, source="crossref", title=title,
+        ids={"doi": doi.lower()},
+        source="crossref",
+        title=title,
         abstract=clean_text(_TAGS.sub(" ", abstract)) if isinstance(abstract, str) else None,
         authors=tuple(a for a in authors if a.name),
         venue=_first(raw.get("container-title")) or clean_text(raw.get("publisher")),
-        year=issued.year if issued else None, publication_date=issued,
+        year=issued.year if issued else None,
+        publication_date=issued,
         url=clean_text(raw.get("URL")) or f"https://doi.org/{doi}",
         citation_count=count if isinstance(count, int) else None,
         popularity=float(count) if isinstance(count, int) else None,
@@ -68,8 +74,16 @@ class Crossref:
 
     name = "crossref"
 
-    def __init__(self, base_url: str, *, mailto: str | None = None, timeout: float = 20.0,
-                 transport: httpx.BaseTransport | None = None, min_interval: float = 0.1, **polite: Any) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        mailto: str | None = None,
+        timeout: float = 20.0,
+        transport: httpx.BaseTransport | None = None,
+        min_interval: float = 0.1,
+        **polite: Any,
+    ) -> None:
         agent = "PaperPing/0.1" + (f" (mailto:{mailto})" if mailto else "")
         client = httpx.Client(base_url=base_url, timeout=timeout, transport=transport, headers={"User-Agent": agent})
         self.http = PoliteClient(self.name, client, min_interval=min_interval, **polite)

@@ -53,8 +53,13 @@ def build_sources(settings: Settings) -> Iterator[list[MetadataSource]]:
 
 
 def refresh_metadata(
-    db: Database, sources: Sequence[MetadataSource], settings: Settings, *, now: datetime | None = None,
-    page: int = 500, max_pages: int = 100,
+    db: Database,
+    sources: Sequence[MetadataSource],
+    settings: Settings,
+    *,
+    now: datetime | None = None,
+    page: int = 500,
+    max_pages: int = 100,
 ) -> RefreshResult:
     """Fetch metadata for papers that lack it or whose copy is stale; record what could not be had."""
     now = now or datetime.now(UTC)
@@ -80,7 +85,9 @@ def refresh_metadata(
     return result
 
 
-def _ask_sources(sources: Sequence[MetadataSource], requests: list[dict[str, str]], result: RefreshResult) -> list[Paper | None]:
+def _ask_sources(
+    sources: Sequence[MetadataSource], requests: list[dict[str, str]], result: RefreshResult
+) -> list[Paper | None]:
     found: list[Paper | None] = [None] * len(requests)
     for source in sources:
         pending = [i for i, p in enumerate(found) if p is None and source.can_fetch(requests[i])]

@@ -14,11 +14,27 @@ from socialrag.papers.base import clean_text, parse_date
 from socialrag.papers.http import PoliteClient
 
 BATCH_LIMIT = 500
-PAPER_FIELDS = ",".join([
-    "paperId", "externalIds", "corpusId", "url", "title", "abstract", "tldr", "venue", "publicationVenue", "year",
-    "publicationDate", "citationCount", "authors.name", "authors.affiliations", "authors.externalIds",
-    "references.paperId", "references.externalIds",
-])
+PAPER_FIELDS = ",".join(
+    [
+        "paperId",
+        "externalIds",
+        "corpusId",
+        "url",
+        "title",
+        "abstract",
+        "tldr",
+        "venue",
+        "publicationVenue",
+        "year",
+        "publicationDate",
+        "citationCount",
+        "authors.name",
+        "authors.affiliations",
+        "authors.externalIds",
+        "references.paperId",
+        "references.externalIds",
+    ]
+)
 _S2_PREFIX = {"arxiv": "ARXIV:", "doi": "DOI:", "acl": "ACL:", "corpus": "CorpusId:", "pmid": "PMID:"}
 
 
@@ -78,15 +94,23 @@ def _authors(raw: Any) -> tuple[Author, ...]:
         ext = a.get("externalIds") or {}
         orcid = ext.get("ORCID") if isinstance(ext, Mapping) else None
         affiliations = tuple(str(x) for x in a.get("affiliations") or () if x)
-        out.append(Author(name=str(a["name"]), s2_author_id=a.get("authorId"), affiliations=affiliations,
-                          orcid=str(orcid) if orcid else None))
+        out.append(
+            Author(
+                name=str(a["name"]),
+                s2_author_id=a.get("authorId"),
+                affiliations=affiliations,
+                orcid=str(orcid) if orcid else None,
+            )
+        )
     return tuple(out)
 
 
 def paper_from_s2(raw: Mapping[str, Any]) -> Paper:
     """One Semantic Scholar paper object as a ``Paper``."""
     venue_obj = raw.get("publicationVenue")
-    venue = clean_text(raw.get("venue")) or (clean_text(venue_obj.get("name")) if isinstance(venue_obj, Mapping) else None)
+    venue = clean_text(raw.get("venue")) or (
+        clean_text(venue_obj.get("name")) if isinstance(venue_obj, Mapping) else None
+    )
     tldr = raw.get("tldr")
     return Paper(
         ids=identities_from_external(raw.get("externalIds"), raw.get("paperId")),
@@ -98,7 +122,8 @@ def paper_from_s2(raw: Mapping[str, Any]) -> Paper:
         venue=venue,
         year=raw.get("year") if isinstance(raw.get("year"), int) else None,
         publication_date=parse_date(raw.get("publicationDate")),
-        url=raw.get("url") or (f"https://www.semanticscholar.org/paper/{raw['paperId']}" if raw.get("paperId") else None),
+        url=raw.get("url")
+        or (f"https://www.semanticscholar.org/paper/{raw['paperId']}" if raw.get("paperId") else None),
         popularity=float(raw["citationCount"]) if isinstance(raw.get("citationCount"), int) else None,
         citation_count=raw.get("citationCount") if isinstance(raw.get("citationCount"), int) else None,
         references=_reference_refs(raw.get("references")),
@@ -110,8 +135,16 @@ class SemanticScholar:
 
     name = "semanticscholar"
 
-    def __init__(self, base_url: str, *, api_key: str | None = None, timeout: float = 20.0,
-                 transport: httpx.BaseTransport | None = None, min_interval: float = 1.0, **polite: Any) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        api_key: str | None = None,
+        timeout: float = 20.0,
+        transport: httpx.BaseTransport | None = None,
+        min_interval: float = 1.0,
+        **polite: Any,
+    ) -> None:
         headers = {"x-api-key": api_key} if api_key else {}
         client = httpx.Client(base_url=base_url, headers=headers, timeout=timeout, transport=transport)
         self.http = PoliteClient(self.name, client, min_interval=min_interval, **polite)
@@ -123,13 +156,14 @@ class SemanticScholar:
         """Batch lookups, up to 500 ids a call; a paper Semantic Scholar does not know comes back None."""
         out: list[Paper | None] = []
         for start in range(0, len(requests), BATCH_LIMIT):
-            chunk = requests[start:start + BATCH_LIMIT]
+            chunk = requests[start : start + BATCH_LIMIT]
             lookup = [s2_lookup_id(ids) for ids in chunk]
             asked = [x for x in lookup if x]
             answers: list[Any] = []
             if asked:
-                response = self.http.request("POST", "graph/v1/paper/batch", params={"fields": PAPER_FIELDS},
-                                             json={"ids": asked})
+                response = self.http.request(
+                    "POST", "graph/v1/paper/batch", params={"fields": PAPER_FIELDS}, json={"ids": asked}
+                )
                 answers = response.json()
             by_pos = iter(answers)
             for x in lookup:
@@ -137,14 +171,17 @@ class SemanticScholar:
                 out.append(paper_from_s2(raw) if isinstance(raw, Mapping) and raw.get("paperId") else None)
         return out
 
-    def fetch_reference_contexts(self, s2_id: str, *, page: int = 100, max_pages: int = 20) -> dict[str, tuple[str, ...]]:
+    def fetch_reference_contexts(
+        self, s2_id: str, *, page: int = 100, max_pages: int = 20
+    ) -> dict[str, tuple[str, ...]]:
         """The sentences in which paper ``s2_id`` cites each of its references, keyed by ``scheme:value``."""
         contexts: dict[str, tuple[str, ...]] = {}
         offset = 0
         for _ in range(max_pages):
             try:
                 response = self.http.request(
-                    "GET", f"graph/v1/paper/{s2_id}/references",
+                    "GET",
+                    f"graph/v1/paper/{s2_id}/references",
                     params={"fields": "contexts,paperId,externalIds", "offset": offset, "limit": page},
                 )
             except NotFound:

@@ -38,9 +38,20 @@ def test_the_real_acl_file_parses_as_it_is() -> None:
 
 
 def test_catalog_import_is_idempotent_and_joins_authors_and_venues(db: Database, tmp_path: Path) -> None:
-    bad = ['{"title": "no identifier"}', "not json", '{"doi": "10.1/x", "authors": "Ana"}',
-           json.dumps({"arxiv_id": "2401.01234v2", "title": "T", "popularity": 12, "references": ["acl:2016.gwc-1.1",
-                       "10.1145/1.2", "https://arxiv.org/abs/1706.03762", "garbage"], "unknown_field": 1})]
+    bad = [
+        '{"title": "no identifier"}',
+        "not json",
+        '{"doi": "10.1/x", "authors": "Ana"}',
+        json.dumps(
+            {
+                "arxiv_id": "2401.01234v2",
+                "title": "T",
+                "popularity": 12,
+                "references": ["acl:2016.gwc-1.1", "10.1145/1.2", "https://arxiv.org/abs/1706.03762", "garbage"],
+                "unknown_field": 1,
+            }
+        ),
+    ]
     path = acl_subset(tmp_path, 300, bad)
     report = import_catalog(db, path)
     assert report.papers == 301
@@ -48,7 +59,8 @@ def test_catalog_import_is_idempotent_and_joins_authors_and_venues(db: Database,
     with db.connection() as conn:
         before = conn.execute("SELECT count(*), string_agg(xmin::text, ',' ORDER BY id) FROM papers").fetchone()
         shared_authors = conn.execute(
-            "SELECT count(*) FROM (SELECT author_id FROM paper_authors GROUP BY 1 HAVING count(*) > 1) a").fetchone()
+            "SELECT count(*) FROM (SELECT author_id FROM paper_authors GROUP BY 1 HAVING count(*) > 1) a"
+        ).fetchone()
         venues = conn.execute("SELECT count(*) FROM venues").fetchone()
         refs = conn.execute("SELECT cited_scheme, cited_value FROM paper_references ORDER BY 1, 2").fetchall()
     import_catalog(db, path)
@@ -61,18 +73,34 @@ def test_catalog_import_is_idempotent_and_joins_authors_and_venues(db: Database,
 
 
 def test_shared_link_and_catalog_entry_are_one_paper(db: Database, tmp_path: Path) -> None:
-    export = write_export(tmp_path / "e.zip", {"lab": ("C1", ["U1"], [
-        msg(T0, "U1", "<https://www.aclweb.org/anthology/2016.gwc-1.2.pdf|WSD for Russian WordNet>")])}, [user("U1", "ana")])
+    export = write_export(
+        tmp_path / "e.zip",
+        {
+            "lab": (
+                "C1",
+                ["U1"],
+                [msg(T0, "U1", "<https://www.aclweb.org/anthology/2016.gwc-1.2.pdf|WSD for Russian WordNet>")],
+            )
+        },
+        [user("U1", "ana")],
+    )
     import_export(db, export, progress=False)
     import_catalog(db, acl_subset(tmp_path, 5))
     with db.connection() as conn:
         row = conn.execute(
-            """SELECT p.title, p.in_catalog FROM message_papers mp JOIN papers p ON p.id = mp.paper_id""").fetchone()
+            """SELECT p.title, p.in_catalog FROM message_papers mp JOIN papers p ON p.id = mp.paper_id"""
+        ).fetchone()
     assert row == ("Word Sense Disambiguation in Monolingual Dictionaries for Building Russian WordNet", True)
 
 
-@pytest.mark.parametrize(("text", "key"), [("arXiv:1706.03762", "arxiv:1706.03762"), ("10.18653/v1/P19-1001", "doi:10.18653/v1/p19-1001"),
-                                          ("1706.03762", "arxiv:1706.03762")])
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("arXiv:1706.03762", "arxiv:1706.03762"),
+        ("10.18653/v1/P19-1001", "doi:10.18653/v1/p19-1001"),
+        ("1706.03762", "arxiv:1706.03762"),
+    ],
+)
 def test_reference_forms(text: str, key: str) -> None:
     ref = parse_reference(text)
     assert ref is not None and ref.key == key
@@ -107,7 +135,8 @@ def test_embedding_cache_with_the_real_model(db: Database, tmp_path: Path) -> No
             """SELECT p.title FROM paper_embeddings e JOIN papers p ON p.id = e.paper_id
                 WHERE e.model = 'all-MiniLM-L6-v2'
                 ORDER BY e.embedding::vector(384) <=> (SELECT embedding::vector(384) FROM paper_embeddings
-                    WHERE paper_id = (SELECT min(id) FROM papers)) LIMIT 2""").fetchall()
+                    WHERE paper_id = (SELECT min(id) FROM papers)) LIMIT 2"""
+        ).fetchall()
     third = embed_pending(db, embedder)
     assert third.embedded == 1 and embedder.encoded == 41
     assert dims == [(384,)]

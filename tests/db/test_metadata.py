@@ -25,26 +25,46 @@ NOW = datetime(2024, 1, 1, tzinfo=UTC)
 
 TRANSFORMER = {
     "paperId": "204e3073870fae3d05bcbc2f6a8e263d9b72e776",
-    "externalIds": {"ArXiv": "1706.03762", "DBLP": "conf/nips/VaswaniSPUJGKP17", "CorpusId": 13756489,
-                    "DOI": "10.5555/3295222.3295349"},
+    "externalIds": {
+        "ArXiv": "1706.03762",
+        "DBLP": "conf/nips/VaswaniSPUJGKP17",
+        "CorpusId": 13756489,
+        "DOI": "10.5555/3295222.3295349",
+    },
     "url": "https://www.semanticscholar.org/paper/204e3073870fae3d05bcbc2f6a8e263d9b72e776",
     "title": "Attention is All you Need",
     "abstract": "The dominant sequence transduction models are based on complex recurrent networks.",
     "venue": "Neural Information Processing Systems",
     "publicationVenue": {"id": "d9720b90", "name": "Neural Information Processing Systems", "type": "conference"},
-    "year": 2017, "publicationDate": "2017-06-12", "citationCount": 100000,
-    "tldr": {"model": "tldr@v2.0.0", "text": "A new simple network architecture, the Transformer, based solely on attention."},
-    "authors": [{"authorId": "40348417", "name": "Ashish Vaswani", "affiliations": ["Google Brain"], "externalIds": {}},
-                {"authorId": "1846258", "name": "Noam M. Shazeer", "affiliations": [], "externalIds": {}}],
-    "references": [{"paperId": "0b544dfe355a5070b60986319a3f51fb45d1348e",
-                    "externalIds": {"ArXiv": "1409.0473", "CorpusId": 11212020}}],
+    "year": 2017,
+    "publicationDate": "2017-06-12",
+    "citationCount": 100000,
+    "tldr": {
+        "model": "tldr@v2.0.0",
+        "text": "A new simple network architecture, the Transformer, based solely on attention.",
+    },
+    "authors": [
+        {"authorId": "40348417", "name": "Ashish Vaswani", "affiliations": ["Google Brain"], "externalIds": {}},
+        {"authorId": "1846258", "name": "Noam M. Shazeer", "affiliations": [], "externalIds": {}},
+    ],
+    "references": [
+        {
+            "paperId": "0b544dfe355a5070b60986319a3f51fb45d1348e",
+            "externalIds": {"ArXiv": "1409.0473", "CorpusId": 11212020},
+        }
+    ],
 }
 BAHDANAU = {
     "paperId": "0b544dfe355a5070b60986319a3f51fb45d1348e",
     "externalIds": {"ArXiv": "1409.0473", "CorpusId": 11212020},
     "title": "Neural Machine Translation by Jointly Learning to Align and Translate",
-    "abstract": "Neural machine translation is a recently proposed approach.", "venue": "ICLR", "year": 2014,
-    "publicationDate": "2014-09-01", "citationCount": 25000, "tldr": None, "publicationVenue": None,
+    "abstract": "Neural machine translation is a recently proposed approach.",
+    "venue": "ICLR",
+    "year": 2014,
+    "publicationDate": "2014-09-01",
+    "citationCount": 25000,
+    "tldr": None,
+    "publicationVenue": None,
     "authors": [{"authorId": "3335364", "name": "Dzmitry Bahdanau", "affiliations": [], "externalIds": {}}],
     "references": [],
 }
@@ -62,13 +82,20 @@ ATOM = """<?xml version="1.0" encoding="UTF-8"?>
     <arxiv:primary_category term="cs.CL" scheme="http://arxiv.org/schemas/atom"/>
   </entry>
 </feed>"""
-CROSSREF = {"status": "ok", "message-type": "work", "message": {
-    "DOI": "10.1145/3313831.3376727", "title": ["Guidelines for Human-AI Interaction"],
-    "container-title": ["Proceedings of the 2019 CHI Conference on Human Factors in Computing Systems"],
-    "author": [{"given": "Saleema", "family": "Amershi", "affiliation": [{"name": "Microsoft Research"}]}],
-    "issued": {"date-parts": [[2019, 5, 2]]}, "is-referenced-by-count": 1500,
-    "abstract": "<jats:p>Advances in artificial intelligence frame opportunities.</jats:p>",
-    "URL": "http://dx.doi.org/10.1145/3313831.3376727"}}
+CROSSREF = {
+    "status": "ok",
+    "message-type": "work",
+    "message": {
+        "DOI": "10.1145/3313831.3376727",
+        "title": ["Guidelines for Human-AI Interaction"],
+        "container-title": ["Proceedings of the 2019 CHI Conference on Human Factors in Computing Systems"],
+        "author": [{"given": "Saleema", "family": "Amershi", "affiliation": [{"name": "Microsoft Research"}]}],
+        "issued": {"date-parts": [[2019, 5, 2]]},
+        "is-referenced-by-count": 1500,
+        "abstract": "<jats:p>Advances in artificial intelligence frame opportunities.</jats:p>",
+        "URL": "http://dx.doi.org/10.1145/3313831.3376727",
+    },
+}
 
 
 class FakeServices:
@@ -76,8 +103,11 @@ class FakeServices:
 
     def __init__(self) -> None:
         self.calls: list[str] = []
-        self.s2_papers = {"ARXIV:1706.03762": TRANSFORMER, "DOI:10.5555/3295222.3295349": TRANSFORMER,
-                          "ARXIV:1409.0473": BAHDANAU}
+        self.s2_papers = {
+            "ARXIV:1706.03762": TRANSFORMER,
+            "DOI:10.5555/3295222.3295349": TRANSFORMER,
+            "ARXIV:1409.0473": BAHDANAU,
+        }
         self.fail_first_s2 = False
 
     def handler(self, request: httpx.Request) -> httpx.Response:
@@ -85,7 +115,9 @@ class FakeServices:
         if request.url.host == "s2.test":
             return self._s2(request)
         if request.url.host == "arxiv.test":
-            return httpx.Response(200, text=ATOM if "2401.99999" in str(request.url) else "<feed xmlns='http://www.w3.org/2005/Atom'/>")
+            return httpx.Response(
+                200, text=ATOM if "2401.99999" in str(request.url) else "<feed xmlns='http://www.w3.org/2005/Atom'/>"
+            )
         if request.url.host == "crossref.test":
             if request.url.path.endswith("10.1145/3313831.3376727"):
                 return httpx.Response(200, json=CROSSREF)
@@ -102,17 +134,29 @@ class FakeServices:
             assert len(ids) <= 500
             return httpx.Response(200, json=[self.s2_papers.get(i) for i in ids])
         if request.url.path.endswith("/references"):
-            return httpx.Response(200, json={"offset": 0, "data": [{
-                "contexts": ["We follow the attention mechanism of [2] for alignment."],
-                "citedPaper": {"paperId": BAHDANAU["paperId"], "externalIds": BAHDANAU["externalIds"]}}]})
+            return httpx.Response(
+                200,
+                json={
+                    "offset": 0,
+                    "data": [
+                        {
+                            "contexts": ["We follow the attention mechanism of [2] for alignment."],
+                            "citedPaper": {"paperId": BAHDANAU["paperId"], "externalIds": BAHDANAU["externalIds"]},
+                        }
+                    ],
+                },
+            )
         return httpx.Response(404, json={"error": "Paper not found"})
 
 
 def sources(fake: FakeServices, sleeps: list[float]) -> list[Any]:
     transport = httpx.MockTransport(fake.handler)
     kw: dict[str, Any] = {"transport": transport, "sleep": sleeps.append, "min_interval": 0.0}
-    return [SemanticScholar("https://s2.test/", **kw), ArxivApi("https://arxiv.test/api/", **kw),
-            Crossref("https://crossref.test/", **kw)]
+    return [
+        SemanticScholar("https://s2.test/", **kw),
+        ArxivApi("https://arxiv.test/api/", **kw),
+        Crossref("https://crossref.test/", **kw),
+    ]
 
 
 def shared_export(tmp_path: Path) -> Path:
@@ -124,8 +168,9 @@ def shared_export(tmp_path: Path) -> Path:
         msg(T0 + 240, "U1", "<https://dl.acm.org/doi/10.1145/3313831.3376727|HAI guidelines>"),
         msg(T0 + 300, "U2", "<https://aclanthology.org/W99-9999/|An unknown workshop paper> about parsing"),
     ]
-    return write_export(tmp_path / "e.zip", {"lab": ("C1", ["U1", "U2"], messages)},
-                        [user("U1", "ana"), user("U2", "ben")])
+    return write_export(
+        tmp_path / "e.zip", {"lab": ("C1", ["U1", "U2"], messages)}, [user("U1", "ana"), user("U2", "ben")]
+    )
 
 
 def settings() -> Settings:
@@ -144,11 +189,14 @@ def test_metadata_from_each_source_and_identity_merge(db: Database, tmp_path: Pa
         ).fetchall()
         shared_once = conn.execute(
             """SELECT count(DISTINCT paper_id) FROM message_papers mp JOIN messages m ON m.id = mp.message_id
-                WHERE m.ts IN (%s, %s)""", (f"{T0:.6f}", f"{T0 + 60:.6f}")).fetchone()
+                WHERE m.ts IN (%s, %s)""",
+            (f"{T0:.6f}", f"{T0 + 60:.6f}"),
+        ).fetchone()
         authors = conn.execute(
             """SELECT a.name, pa.affiliations FROM paper_authors pa JOIN authors a ON a.id = pa.author_id
                 JOIN paper_ids i ON i.paper_id = pa.paper_id WHERE i.scheme = 'arxiv' AND i.value = '1706.03762'
-                ORDER BY pa.position""").fetchall()
+                ORDER BY pa.position"""
+        ).fetchall()
         pending = conn.execute("SELECT fetch_attempts, next_fetch_at FROM papers WHERE title IS NULL").fetchall()
         contexts = conn.execute("SELECT DISTINCT contexts FROM paper_references WHERE contexts <> '{}'").fetchall()
     assert [(r[0], r[1]) for r in rows] == [

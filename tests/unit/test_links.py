@@ -63,9 +63,15 @@ PAPER_URLS: list[tuple[str, str]] = [
         "204e3073870fae3d05bcbc2f6a8e263d9b72e776",
         "s2:204e3073870fae3d05bcbc2f6a8e263d9b72e776",
     ),
-    ("https://www.semanticscholar.org/paper/204e3073870fae3d05bcbc2f6a8e263d9b72e776", "s2:204e3073870fae3d05bcbc2f6a8e263d9b72e776"),
+    (
+        "https://www.semanticscholar.org/paper/204e3073870fae3d05bcbc2f6a8e263d9b72e776",
+        "s2:204e3073870fae3d05bcbc2f6a8e263d9b72e776",
+    ),
     ("https://api.semanticscholar.org/CorpusID:13756489", "corpus:13756489"),
-    ("https://www.semanticscholar.org/reader/204e3073870fae3d05bcbc2f6a8e263d9b72e776", "s2:204e3073870fae3d05bcbc2f6a8e263d9b72e776"),
+    (
+        "https://www.semanticscholar.org/reader/204e3073870fae3d05bcbc2f6a8e263d9b72e776",
+        "s2:204e3073870fae3d05bcbc2f6a8e263d9b72e776",
+    ),
     ("https://www.semanticscholar.org/arxiv/2401.01234", "arxiv:2401.01234"),
     # ACM DL
     ("https://dl.acm.org/doi/10.1145/3313831.3376727", "doi:10.1145/3313831.3376727"),

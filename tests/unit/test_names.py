@@ -9,8 +9,12 @@ def test_person_names_fold_accents_and_spacing() -> None:
 
 
 def test_venue_series_share_a_key_across_years() -> None:
-    acl58, _ = normalize_venue("Proceedings of the 58th Annual Meeting of the Association for Computational Linguistics")
-    acl57, _ = normalize_venue("Proceedings of the 57th Annual Meeting of the Association for Computational Linguistics")
+    acl58, _ = normalize_venue(
+        "Proceedings of the 58th Annual Meeting of the Association for Computational Linguistics"
+    )
+    acl57, _ = normalize_venue(
+        "Proceedings of the 57th Annual Meeting of the Association for Computational Linguistics"
+    )
     acl56, _ = normalize_venue(
         "Proceedings of the 56th Annual Meeting of the Association for Computational Linguistics (Volume 1: Long Papers)"
     )
@@ -18,14 +22,18 @@ def test_venue_series_share_a_key_across_years() -> None:
 
 
 def test_emnlp_years_and_acronym_display() -> None:
-    k20, d20 = normalize_venue("Proceedings of the 2020 Conference on Empirical Methods in Natural Language Processing (EMNLP)")
+    k20, d20 = normalize_venue(
+        "Proceedings of the 2020 Conference on Empirical Methods in Natural Language Processing (EMNLP)"
+    )
     k18, _ = normalize_venue("Proceedings of the 2018 Conference on Empirical Methods in Natural Language Processing")
     assert k20 == k18
     assert d20 == "EMNLP"
 
 
 def test_lrec_acronym_with_year_suffix() -> None:
-    _, display = normalize_venue("Proceedings of the Tenth International Conference on Language Resources and Evaluation (LREC'16)")
+    _, display = normalize_venue(
+        "Proceedings of the Tenth International Conference on Language Resources and Evaluation (LREC'16)"
+    )
     assert display == "LREC"
 
 

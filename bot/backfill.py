@@ -1,0 +1,256 @@
+"""Backfill a channel's history through the Slack Web API, checkpointed so a killed process resumes.
+
+``conversations.history`` pages (newest first) give the messages that share papers; each page is written
+together with the cursor of the next one. Then ``conversations.replies`` fetches the threads of those
+messages, each thread written with the list of threads still to do. ``429`` answers are waited out as
+``Retry-After`` says; when the workspace gives only 15 messages a page (Slack's tier for non-Marketplace
+apps), the backfill slows to one request a minute instead of failing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
+
+from bot.slack_io import channel_from_slack, member_from_slack, message_from_slack
+from socialrag import store
+from socialrag.config import Settings
+from socialrag.db import Database
+from socialrag.errors import ConfigError, InputError, SourceError
+from socialrag.index import IndexStats, ThreadTracker, index_messages
+from socialrag.models import Channel, Message
+
+log = logging.getLogger(__name__)
+
+SOURCE = "webapi"
+PAGE = 200
+LIMITED_PAGE = 15
+LIMITED_INTERVAL = 60.0
+
+
+@dataclass
+class Pacer:
+    """Spaces history and replies calls; switches to Slack's limited tier when the workspace imposes it."""
+
+    sleep: Callable[[float], None] = time.sleep
+    clock: Callable[[], float] = time.monotonic
+    limited_interval: float = LIMITED_INTERVAL
+    max_retries: int = 20
+    limited: bool = False
+    waited: list[float] = field(default_factory=list)
+    _last: float = -1e12
+
+    @property
+    def page_size(self) -> int:
+        return LIMITED_PAGE if self.limited else PAGE
+
+    def before_call(self) -> None:
+        if self.limited:
+            wait = self._last + self.limited_interval - self.clock()
+            if wait > 0:
+                self._wait(wait)
+        self._last = self.clock()
+
+    def after_page(self, asked: int, got: int, has_more: bool) -> None:
+        if not self.limited and has_more and got <= LIMITED_PAGE < asked:
+            log.warning(
+                "Slack returns %d messages a page: slowing to one request every %.0fs", got, self.limited_interval
+            )
+            self.limited = True
+
+    def _wait(self, seconds: float) -> None:
+        self.waited.append(seconds)
+        self.sleep(seconds)
+
+    def call(self, fn: Callable[..., Any], **kwargs: Any) -> Any:
+        """Call a Web API method, waiting out 429s; other Slack errors become ``SourceError``."""
+        for _ in range(self.max_retries):
+            self.before_call()
+            try:
+                return fn(**kwargs)
+            except SlackApiError as exc:
+                if exc.response.status_code != 429:
+                    raise SourceError("slack", str(exc.response.get("error") or exc)) from exc
+                retry_after = float(exc.response.headers.get("Retry-After", 1) or 1)
+                if retry_after >= 30:
+                    self.limited = True
+                log.info("Slack asked to wait %.0fs", retry_after)
+                self._wait(retry_after)
+        raise SourceError("slack", f"still rate limited after {self.max_retries} waits")
+
+
+@dataclass
+class BackfillReport:
+    channel: Channel
+    pages: int = 0
+    threads: int = 0
+    resumed: bool = False
+    stats: IndexStats = field(default_factory=IndexStats)
+
+
+def _page_messages(data: Any, channel: Channel, domain: str | None, tracker: ThreadTracker) -> list[Message]:
+    kept = []
+    for raw in data.get("messages") or ():
+        m = message_from_slack(raw, channel.team_id, channel.channel_id, domain=domain)
+        if m is not None and tracker.keep(m):
+            kept.append(m)
+    return kept
+
+
+def backfill_channel(
+    db: Database,
+    client: WebClient,
+    channel_id: str,
+    *,
+    pacer: Pacer | None = None,
+    restart: bool = False,
+) -> BackfillReport:
+    """Import one channel's papers, threads and reactions from the Web API, resuming a saved checkpoint."""
+    pacer = pacer or Pacer()
+    auth = pacer.call(client.auth_test)
+    team_id = str(auth["team_id"])
+    domain = str(auth.get("url") or "").removeprefix("https://").split(".slack.com")[0] or None
+    info = pacer.call(client.conversations_info, channel=channel_id)
+    channel = channel_from_slack(info["channel"], team_id)
+    if channel is None:
+        raise InputError(f"Slack did not describe channel {channel_id}")
+    with db.connection() as conn:
+        store.upsert_team(conn, team_id, name=auth.get("team"), domain=domain)
+        store.upsert_channel(conn, channel)
+        saved = None if restart else store.load_checkpoint(conn, team_id, channel.channel_id, SOURCE)
+        tracker = ThreadTracker(store.load_thread_roots(conn, team_id, channel.channel_id))
+    report = BackfillReport(channel)
+    state: dict[str, Any] = {"phase": "history", "threads": [], "users": []}
+    cursor: str | None = None
+    if saved and not saved["completed_at"]:
+        state, cursor, report.resumed = dict(saved["state"]), saved["cursor"], True
+        log.info("resuming the backfill of #%s at %s", channel.name, state.get("phase"))
+    if state["phase"] == "history":
+        _history(db, client, channel, domain, tracker, pacer, report, state, cursor)
+    _threads(db, client, channel, domain, tracker, pacer, report, state)
+    _members(db, client, team_id, pacer, state)
+    with db.connection() as conn:
+        store.record_checkpoint(conn, team_id, channel.channel_id, SOURCE, None, state, completed=True)
+    return report
+
+
+def _history(
+    db: Database,
+    client: WebClient,
+    channel: Channel,
+    domain: str | None,
+    tracker: ThreadTracker,
+    pacer: Pacer,
+    report: BackfillReport,
+    state: dict[str, Any],
+    cursor: str | None,
+) -> None:
+    while True:
+        asked = pacer.page_size
+        data = pacer.call(client.conversations_history, channel=channel.channel_id, cursor=cursor, limit=asked)
+        kept = _page_messages(data, channel, domain, tracker)
+        next_cursor = (data.get("response_metadata") or {}).get("next_cursor") or None
+        pacer.after_page(asked, len(data.get("messages") or ()), bool(data.get("has_more")))
+        state["threads"] += [m.ts for m in kept if m.reply_count and not m.is_reply]
+        state["users"] = sorted({*state["users"], *_users(kept)})
+        if next_cursor is None:
+            state["phase"] = "threads"
+        with db.connection() as conn:
+            report.stats.add(index_messages(conn, kept))
+            store.record_checkpoint(conn, channel.team_id, channel.channel_id, SOURCE, next_cursor, state)
+        report.pages += 1
+        if next_cursor is None:
+            return
+        cursor = next_cursor
+
+
+def _threads(
+    db: Database,
+    client: WebClient,
+    channel: Channel,
+    domain: str | None,
+    tracker: ThreadTracker,
+    pacer: Pacer,
+    report: BackfillReport,
+    state: dict[str, Any],
+) -> None:
+    while state["threads"]:
+        root = state["threads"][0]
+        cursor: str | None = None
+        kept: list[Message] = []
+        while True:
+            asked = pacer.page_size
+            data = pacer.call(
+                client.conversations_replies, channel=channel.channel_id, ts=root, cursor=cursor, limit=asked
+            )
+            kept += [m for m in _page_messages(data, channel, domain, tracker) if m.is_reply]
+            cursor = (data.get("response_metadata") or {}).get("next_cursor") or None
+            pacer.after_page(asked, len(data.get("messages") or ()), bool(data.get("has_more")))
+            if cursor is None:
+                break
+        state["threads"] = state["threads"][1:]
+        state["users"] = sorted({*state["users"], *_users(kept)})
+        with db.connection() as conn:
+            report.stats.add(index_messages(conn, kept))
+            store.record_checkpoint(conn, channel.team_id, channel.channel_id, SOURCE, None, state)
+        report.threads += 1
+
+
+def _users(messages: list[Message]) -> set[str]:
+    found = {m.user_id for m in messages if m.user_id and m.user_id.startswith(("U", "W"))}
+    return found | {r.user_id for m in messages for r in m.reactions}
+
+
+def _members(db: Database, client: WebClient, team_id: str, pacer: Pacer, state: dict[str, Any]) -> None:
+    with db.connection() as conn:
+        known = store.load_member_ids(conn, team_id)
+    members = []
+    for user_id in state["users"]:
+        if user_id in known:
+            continue
+        try:
+            data = pacer.call(client.users_info, user=user_id)
+        except SourceError as exc:
+            log.warning("users.info %s: %s", user_id, exc)
+            continue
+        member = member_from_slack(data["user"], team_id)
+        if member:
+            members.append(member)
+    with db.connection() as conn:
+        store.upsert_members(conn, members)
+
+
+def cmd_backfill(args: argparse.Namespace, settings: Settings, db: Database) -> int:
+    """``paperping backfill CHANNEL``: needs ``SLACK_BOT_TOKEN``; ``SLACK_API_URL`` may point elsewhere."""
+    if settings.offline:
+        raise ConfigError("PAPERPING_OFFLINE=1 forbids network calls; a backfill needs the Slack Web API")
+    if not settings.slack_bot_token:
+        raise ConfigError("SLACK_BOT_TOKEN is not set: a backfill reads the channel with the bot's token")
+    channel_id = args.channel.lstrip("#")
+    if not channel_id.startswith(("C", "G")) or not channel_id.isupper():
+        with db.connection() as conn:
+            found = store.find_channels(conn, channel_id)
+        if not found:
+            raise InputError(f"give the channel id (C...) for {args.channel}: it is not stored under that name yet")
+        channel_id = found[0][1]
+    client = WebClient(
+        token=settings.slack_bot_token, base_url=settings.slack_api_url, timeout=int(settings.http_timeout)
+    )
+    report = backfill_channel(db, client, channel_id, restart=args.restart)
+    s = report.stats
+    resumed = " (resumed from a checkpoint)" if report.resumed else ""
+    print(
+        f"#{report.channel.name}: {report.pages} pages, {report.threads} threads{resumed}; stored "
+        f"{s.messages} messages with paper links, {s.replies} replies, {s.reactions} reactions"
+    )
+    from bot.cli import run_indexing
+
+    run_indexing(args, settings, db)
+    return 0

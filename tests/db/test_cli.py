@@ -1,0 +1,58 @@
+"""The ``paperping`` command itself: import-export, status (text and JSON), catalog import, errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bot.cli import main
+from socialrag.db import Database
+from tests.db.test_export_import import lab_export
+
+
+@pytest.fixture
+def env(db: Database, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Database:
+    monkeypatch.setenv("DATABASE_URL", db.conninfo)
+    monkeypatch.setenv("PAPERPING_OFFLINE", "1")
+    monkeypatch.setenv("PAPERPING_HOME", str(tmp_path / "home"))
+    return db
+
+
+def test_import_then_status(env: Database, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["import-export", str(lab_export(tmp_path)), "--team-domain", "lab", "--no-embed"]) == 0
+    out = capsys.readouterr().out
+    assert "#general: 10 messages read, kept 3 with paper links, 3 thread replies, 5 reactions" in out
+    assert "offline: paper metadata will be looked up on a later run" in out
+    assert main(["status", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data == {
+        "channels": [
+            {"id": "C1", "name": "general", "messages": 6, "papers": 4, "reactions": 5, "replies": 3, "members": 3},
+            {"id": "C2", "name": "random", "messages": 1, "papers": 1, "reactions": 0, "replies": 0, "members": 1},
+        ]
+    }
+    assert main(["status", "--channel", "general"]) == 0
+    text = capsys.readouterr().out.splitlines()
+    assert text[0].split() == ["channel", "messages", "papers", "reactions", "replies", "members"]
+    assert text[1].split() == ["#general", "(C1)", "6", "4", "5", "3", "3"]
+
+
+def test_wrong_input_says_what_to_do(env: Database, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["status", "--channel", "nope"]) == 2
+    assert "no stored channel named nope" in capsys.readouterr().err
+    missing = tmp_path / "missing.zip"
+    assert main(["import-export", str(missing)]) == 2
+    assert "not a readable zip" in capsys.readouterr().err
+    assert main(["backfill", "C1"]) == 2
+    assert "PAPERPING_OFFLINE=1 forbids network calls" in capsys.readouterr().err
+
+
+def test_catalog_import_command(env: Database, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "c.jsonl"
+    path.write_text(json.dumps({"arxiv_id": "2401.01234", "title": "A", "authors": ["Ana Lopez"]}) + "\n{broken\n")
+    assert main(["catalog", "import", str(path), "--no-embed"]) == 0
+    captured = capsys.readouterr()
+    assert "catalog: 1 papers imported" in captured.out
+    assert "c.jsonl line 2" in captured.err

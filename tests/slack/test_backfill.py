@@ -1,0 +1,156 @@
+"""Backfill through the real slack_sdk WebClient against the local stand-in of the Slack Web API."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from slack_sdk import WebClient
+
+from bot.backfill import SOURCE, Pacer, backfill_channel
+from socialrag import store
+from socialrag.db import Database
+from tests.slack_standin import SlackStandIn, SlackState
+
+T0 = 1_700_000_000.0
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def lab_state(n_top: int = 60) -> SlackState:
+    state = SlackState()
+    state.users = {
+        u: {
+            "id": u,
+            "team_id": "T0LAB",
+            "name": u.lower(),
+            "real_name": f"Member {u}",
+            "profile": {"display_name": f"m{u[-1]}"},
+        }
+        for u in ("U1", "U2", "U3")
+    }
+    state.channels = {"C1": {"id": "C1", "name": "papers", "is_channel": True}}
+    msgs: list[dict[str, Any]] = []
+    for i in range(n_top):
+        ts = f"{T0 + i * 100:.6f}"
+        if i % 3 == 0:  # every third message shares a paper; half of those have a thread
+            m: dict[str, Any] = {
+                "type": "message",
+                "user": "U1",
+                "ts": ts,
+                "text": f"<https://arxiv.org/abs/2401.{10000 + i}|Paper {i}>",
+                "reactions": [{"name": "+1", "users": ["U2"], "count": 1}],
+            }
+            if i % 6 == 0:
+                m.update(thread_ts=ts, reply_count=2)
+                msgs += [
+                    {"type": "message", "user": "U2", "ts": f"{T0 + i * 100 + 1:.6f}", "thread_ts": ts, "text": "nice"},
+                    {
+                        "type": "message",
+                        "user": "U3",
+                        "ts": f"{T0 + i * 100 + 2:.6f}",
+                        "thread_ts": ts,
+                        "text": "agreed",
+                    },
+                ]
+            msgs.append(m)
+        else:
+            msgs.append({"type": "message", "user": "U3", "ts": ts, "text": f"chatter {i}"})
+    state.messages = {"C1": msgs}
+    return state
+
+
+@pytest.fixture
+def standin() -> Iterator[SlackStandIn]:
+    server = SlackStandIn(lab_state()).start()
+    yield server
+    server.stop()
+
+
+def test_backfill_pages_waits_out_429_and_slows_to_the_limited_tier(db: Database, standin: SlackStandIn) -> None:
+    standin.page_cap = 15  # the workspace's non-Marketplace tier
+    standin.rate_limits = {"conversations.history": 1}
+    standin.retry_after = 3
+    sleeps: list[float] = []
+    pacer = Pacer(sleep=sleeps.append, clock=lambda: 0.0)
+    client = WebClient(token="xoxb-test", base_url=standin.url)
+    report = backfill_channel(db, client, "C1", pacer=pacer)
+    with db.connection() as conn:
+        counts = store.load_channel_counts(conn, "T0LAB", "C1")
+        names = dict(conn.execute("SELECT user_id, display_name FROM members").fetchall())
+        permalink = conn.execute("SELECT permalink FROM messages ORDER BY ts LIMIT 1").fetchone()
+        checkpoint = store.load_checkpoint(conn, "T0LAB", "C1", SOURCE)
+    # 20 shares and their 20 thread replies; the 40 chatter messages are never stored
+    assert counts == {"messages": 40, "papers": 20, "reactions": 20, "replies": 20, "members": 3}
+    assert 3.0 in sleeps, "the Retry-After of the 429 was honoured"
+    assert pacer.limited and 60.0 in sleeps, "15-message pages switch to one request a minute"
+    history = standin.calls_to("conversations.history")
+    assert len(history) == 1 + 4 and all(c.params["limit"] == "15" for c in history[2:])
+    assert report.pages == 4 and report.threads == 10
+    assert names == {"U1": "m1", "U2": "m2", "U3": "m3"}
+    assert permalink is not None and permalink[0].startswith("https://lab.slack.com/archives/C1/p")
+    assert checkpoint is not None and checkpoint["completed_at"] is not None
+
+
+def test_backfill_twice_changes_nothing(db: Database, standin: SlackStandIn) -> None:
+    client = WebClient(token="xoxb-test", base_url=standin.url)
+    backfill_channel(db, client, "C1", pacer=Pacer(sleep=lambda s: None))
+    with db.connection() as conn:
+        before = conn.execute("SELECT string_agg(xmin::text, ',' ORDER BY id) FROM messages").fetchone()
+    backfill_channel(db, client, "C1", pacer=Pacer(sleep=lambda s: None))
+    with db.connection() as conn:
+        after = conn.execute("SELECT string_agg(xmin::text, ',' ORDER BY id) FROM messages").fetchone()
+    assert before == after
+
+
+@pytest.mark.slow
+def test_killed_backfill_resumes_where_it_stopped(db: Database, standin: SlackStandIn) -> None:
+    standin.page_cap = 20
+    standin.hold = lambda call: (
+        call.method == "conversations.history"
+        and bool(call.params.get("cursor"))
+        and len(standin.calls_to("conversations.history")) == 3
+    )
+    env = {
+        **os.environ,
+        "DATABASE_URL": db.conninfo,
+        "SLACK_API_URL": standin.url,
+        "SLACK_BOT_TOKEN": "xoxb-test",
+        "PAPERPING_HOME": "/nonexistent",
+    }
+    env.pop("PAPERPING_OFFLINE", None)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bot.cli", "backfill", "C1", "--no-metadata", "--no-embed"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.time() + 60
+    while len(standin.calls_to("conversations.history")) < 3 and time.time() < deadline:
+        time.sleep(0.05)
+    assert len(standin.calls_to("conversations.history")) == 3, proc.stderr.read() if proc.poll() else "no 3rd page"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(10)
+    with db.connection() as conn:
+        checkpoint = store.load_checkpoint(conn, "T0LAB", "C1", SOURCE)
+        partial = store.load_channel_counts(conn, "T0LAB", "C1")["messages"]
+    assert checkpoint is not None and checkpoint["completed_at"] is None
+    held_cursor = standin.calls_to("conversations.history")[2].params["cursor"]
+    assert checkpoint["cursor"] == held_cursor
+    assert 0 < partial < 40
+    standin.hold = None
+    report = backfill_channel(
+        db, WebClient(token="xoxb-test", base_url=standin.url), "C1", pacer=Pacer(sleep=lambda s: None)
+    )
+    assert report.resumed
+    assert standin.calls_to("conversations.history")[3].params["cursor"] == held_cursor
+    with db.connection() as conn:
+        counts = store.load_channel_counts(conn, "T0LAB", "C1")
+    assert counts["messages"] == 40 and counts["replies"] == 20 and counts["reactions"] == 20

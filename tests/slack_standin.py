@@ -1,0 +1,195 @@
+"""A local stand-in of the Slack Web API for tests and for reproducing problems.
+
+A small HTTP server on a free loopback port that keeps channels, users and messages (with replies and
+reactions), paginates like Slack (``cursor``/``next_cursor``), can cap page sizes (the 15-message tier of
+non-Marketplace apps), can answer ``429`` with ``Retry-After``, and records every call. Point
+``SLACK_API_URL`` at ``standin.url``. Run ``python -m tests.slack_standin`` to serve an empty one.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+
+@dataclass
+class Call:
+    method: str
+    params: dict[str, str]
+    at: float
+
+
+@dataclass
+class SlackState:
+    team_id: str = "T0LAB"
+    domain: str = "lab"
+    users: dict[str, dict[str, Any]] = field(default_factory=dict)
+    channels: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # channel id -> messages (top level and replies), any order
+    messages: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+
+
+def _cursor(offset: int) -> str:
+    return base64.b64encode(f"offset:{offset}".encode()).decode()
+
+
+def _offset(cursor: str | None) -> int:
+    if not cursor:
+        return 0
+    return int(base64.b64decode(cursor).decode().split(":", 1)[1])
+
+
+class SlackStandIn:
+    """The server. ``page_cap`` caps ``limit``; ``rate_limits`` maps a method to how many 429s to give first."""
+
+    def __init__(self, state: SlackState | None = None) -> None:
+        self.state = state or SlackState()
+        self.calls: list[Call] = []
+        self.page_cap = 1000
+        self.rate_limits: dict[str, int] = {}
+        self.retry_after = 1
+        self.hold: Callable[[Call], bool] | None = None  # when true for a call, the answer waits
+        self.hold_seconds = 30.0
+        self.lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}/api/"
+
+    def start(self) -> SlackStandIn:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def calls_to(self, method: str) -> list[Call]:
+        with self.lock:
+            return [c for c in self.calls if c.method == method]
+
+    # ----- the Web API methods -----
+    def answer(self, method: str, params: dict[str, str]) -> tuple[int, dict[str, Any], dict[str, str]]:
+        call = Call(method, params, time.time())
+        with self.lock:
+            self.calls.append(call)
+            left = self.rate_limits.get(method, 0)
+            if left > 0:
+                self.rate_limits[method] = left - 1
+                return 429, {"ok": False, "error": "ratelimited"}, {"Retry-After": str(self.retry_after)}
+        if self.hold and self.hold(call):
+            time.sleep(self.hold_seconds)
+        handler = getattr(self, "api_" + method.replace(".", "_"), None)
+        if handler is None:
+            return 200, {"ok": False, "error": "unknown_method"}, {}
+        return 200, handler(params), {}
+
+    def api_auth_test(self, params: dict[str, str]) -> dict[str, Any]:
+        return {
+            "ok": True,
+            "url": f"https://{self.state.domain}.slack.com/",
+            "team": "Lab",
+            "team_id": self.state.team_id,
+            "user_id": "UBOT",
+            "bot_id": "BBOT",
+        }
+
+    def api_conversations_info(self, params: dict[str, str]) -> dict[str, Any]:
+        channel = self.state.channels.get(params.get("channel", ""))
+        if channel is None:
+            return {"ok": False, "error": "channel_not_found"}
+        return {"ok": True, "channel": channel}
+
+    def api_users_info(self, params: dict[str, str]) -> dict[str, Any]:
+        user = self.state.users.get(params.get("user", ""))
+        return {"ok": True, "user": user} if user else {"ok": False, "error": "user_not_found"}
+
+    def _page(self, items: list[dict[str, Any]], params: dict[str, str]) -> dict[str, Any]:
+        limit = min(int(params.get("limit") or 100), self.page_cap)
+        start = _offset(params.get("cursor"))
+        page = items[start : start + limit]
+        more = start + limit < len(items)
+        return {
+            "ok": True,
+            "messages": page,
+            "has_more": more,
+            "response_metadata": {"next_cursor": _cursor(start + limit) if more else ""},
+        }
+
+    def api_conversations_history(self, params: dict[str, str]) -> dict[str, Any]:
+        channel = params.get("channel", "")
+        if channel not in self.state.channels:
+            return {"ok": False, "error": "channel_not_found"}
+        top = [
+            m
+            for m in self.state.messages.get(channel, [])
+            if m.get("thread_ts") in (None, m["ts"]) or m.get("subtype") == "thread_broadcast"
+        ]
+        top.sort(key=lambda m: float(m["ts"]), reverse=True)  # newest first, as Slack answers
+        return self._page(top, params)
+
+    def api_conversations_replies(self, params: dict[str, str]) -> dict[str, Any]:
+        channel, ts = params.get("channel", ""), params.get("ts", "")
+        thread = [m for m in self.state.messages.get(channel, []) if m.get("thread_ts") == ts or m["ts"] == ts]
+        if not thread:
+            return {"ok": False, "error": "thread_not_found"}
+        thread.sort(key=lambda m: float(m["ts"]))
+        return self._page(thread, params)
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        standin = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def _params(self) -> dict[str, str]:
+                query = urlsplit(self.path).query
+                body = b""
+                length = int(self.headers.get("Content-Length") or 0)
+                if length:
+                    body = self.rfile.read(length)
+                params = {k: v[0] for k, v in parse_qs(query).items()}
+                if body:
+                    if (self.headers.get("Content-Type") or "").startswith("application/json"):
+                        params.update({k: str(v) for k, v in json.loads(body).items()})
+                    else:
+                        params.update({k: v[0] for k, v in parse_qs(body.decode()).items()})
+                return params
+
+            def _serve(self) -> None:
+                method = urlsplit(self.path).path.rsplit("/", 1)[-1]
+                status, body, headers = standin.answer(method, self._params())
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json; charset=utf-8")
+                self.send_header("Content-Length", str(len(data)))
+                for k, v in headers.items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(data)
+
+            do_GET = _serve
+            do_POST = _serve
+
+        return Handler
+
+
+if __name__ == "__main__":  # pragma: no cover - manual use
+    server = SlackStandIn().start()
+    print(f"Slack stand-in at {server.url}; Ctrl-C to stop")
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        server.stop()
