@@ -16,7 +16,7 @@ from typing import IO, Any
 
 from tqdm import tqdm
 
-from bot.slack_io import channel_from_slack, member_from_slack, message_from_slack
+from bot.slack_io import channel_from_slack, may_share_paper, member_from_slack, message_from_slack
 from socialrag import store
 from socialrag.db import Database
 from socialrag.errors import InputError
@@ -185,6 +185,8 @@ def _import_channel(
         raw_messages.sort(key=lambda m: str(m.get("ts", "")))
         for raw in raw_messages:
             out.scanned += 1
+            if not may_share_paper(raw) and raw.get("thread_ts") not in tracker.roots:
+                continue
             msg = message_from_slack(raw, channel.team_id, channel.channel_id, domain=domain)
             if msg is None or not tracker.keep(msg):
                 continue

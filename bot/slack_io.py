@@ -34,6 +34,16 @@ def _is_message_share(att: Mapping[str, Any]) -> bool:
     return ".slack.com/archives/" in origin
 
 
+def may_share_paper(raw: Mapping[str, Any]) -> bool:
+    """A cheap first look: can this message contain a paper link at all? (Most chatter cannot.)"""
+    if raw.get("attachments"):
+        return True
+    text = raw.get("text")
+    if not isinstance(text, str):
+        return False
+    return "http" in text or "arxiv:" in text or "arXiv:" in text or "doi:" in text or "DOI:" in text
+
+
 def link_text(raw: Mapping[str, Any]) -> str:
     """The text in which to look for paper links: the message and its link attachments, not shared messages."""
     parts = [str(raw.get("text") or "")]
