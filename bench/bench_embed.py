@@ -57,17 +57,23 @@ def main() -> None:
             ours = time.perf_counter() - t
             direct_rates.append(len(texts) / direct)
             ours_rates.append(done.embedded / ours)
-            print(f"run {run + 1}: encode() {len(texts) / direct:.1f} papers/s, PaperPing {done.embedded / ours:.1f} "
-                  f"papers/s, ratio {ours / direct:.3f}")
+            print(
+                f"run {run + 1}: encode() {len(texts) / direct:.1f} papers/s, PaperPing {done.embedded / ours:.1f} "
+                f"papers/s, ratio {ours / direct:.3f}"
+            )
         t = time.perf_counter()
         again = embed_pending(db, embedder)
-        print(f"re-index of unchanged papers: {again.embedded} embedded, {again.unchanged} unchanged "
-              f"in {time.perf_counter() - t:.2f}s")
+        print(
+            f"re-index of unchanged papers: {again.embedded} embedded, {again.unchanged} unchanged "
+            f"in {time.perf_counter() - t:.2f}s"
+        )
     finally:
         server.cleanup()
     ratios = [d / o for d, o in zip(direct_rates, ours_rates, strict=True)]
-    print(f"median: encode() {statistics.median(direct_rates):.1f} papers/s, PaperPing "
-          f"{statistics.median(ours_rates):.1f} papers/s, time ratio {statistics.median(ratios):.3f} (target <= 1.10)")
+    print(
+        f"median: encode() {statistics.median(direct_rates):.1f} papers/s, PaperPing "
+        f"{statistics.median(ours_rates):.1f} papers/s, time ratio {statistics.median(ratios):.3f} (target <= 1.10)"
+    )
 
 
 if __name__ == "__main__":

@@ -9,12 +9,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 OUT = Path(__file__).resolve().parent / "out"
@@ -34,8 +32,13 @@ def run_once(export: Path, conninfo: str) -> dict[str, float]:
         "print(json.dumps({'seconds': s, 'messages': r.scanned,"
         " 'peak_mb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code, str(export), conninfo], check=True, capture_output=True,
-                         text=True, cwd=Path(__file__).resolve().parents[1])
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(export), conninfo],
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parents[1],
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -62,12 +65,16 @@ def main() -> None:
             rate = result["messages"] / result["seconds"]
             rates.append(rate)
             peaks.append(result["peak_mb"])
-            print(f"run {i + 1}: {result['messages']:.0f} messages in {result['seconds']:.2f}s = {rate:,.0f} msg/s, "
-                  f"peak RSS {result['peak_mb']:.0f} MB")
+            print(
+                f"run {i + 1}: {result['messages']:.0f} messages in {result['seconds']:.2f}s = {rate:,.0f} msg/s, "
+                f"peak RSS {result['peak_mb']:.0f} MB"
+            )
     finally:
         server.cleanup()
-    print(f"median: {statistics.median(rates):,.0f} messages/s; peak RSS max {max(peaks):.0f} MB "
-          f"(targets: >= 20,000 msg/s, < 400 MB)")
+    print(
+        f"median: {statistics.median(rates):,.0f} messages/s; peak RSS max {max(peaks):.0f} MB "
+        f"(targets: >= 20,000 msg/s, < 400 MB)"
+    )
 
 
 if __name__ == "__main__":

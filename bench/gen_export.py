@@ -15,11 +15,38 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-WORDS = ("model data attention results paper method training baseline eval benchmark transformer graph "
-         "retrieval agents group social slack study users interface prompt language vision robust").split()
+WORDS = [
+    "model",
+    "data",
+    "attention",
+    "results",
+    "paper",
+    "method",
+    "training",
+    "baseline",
+    "eval",
+    "benchmark",
+    "transformer",
+    "graph",
+    "retrieval",
+    "agents",
+    "group",
+    "social",
+    "slack",
+    "study",
+    "users",
+    "interface",
+    "prompt",
+    "language",
+    "vision",
+    "robust",
+]
 LINK_FORMS = (
-    "<https://arxiv.org/abs/{a}|{t}>", "https://arxiv.org/pdf/{a}v2.pdf", "<https://huggingface.co/papers/{a}>",
-    "<https://aclanthology.org/2020.acl-main.{n}/|{t}>", "https://doi.org/10.1145/3313831.{n}",
+    "<https://arxiv.org/abs/{a}|{t}>",
+    "https://arxiv.org/pdf/{a}v2.pdf",
+    "<https://huggingface.co/papers/{a}>",
+    "<https://aclanthology.org/2020.acl-main.{n}/|{t}>",
+    "https://doi.org/10.1145/3313831.{n}",
     "<https://openreview.net/forum?id=Xy{n}Zq|{t}>",
 )
 EMOJI = ("+1", "heart", "eyes", "fire", "-1", "tada", "thinking_face", "confused")
@@ -46,8 +73,16 @@ def build_messages(n: int, users: list[str], rng: random.Random, t0: float) -> l
                 replies = rng.randint(1, 4)
                 m.update(thread_ts=m["ts"], reply_count=replies)
                 for r in range(replies):
-                    out.append({"type": "message", "user": rng.choice(users), "ts": f"{ts + r + 1:.6f}",
-                                "thread_ts": m["ts"], "parent_user_id": user, "text": _text(rng, 12)})
+                    out.append(
+                        {
+                            "type": "message",
+                            "user": rng.choice(users),
+                            "ts": f"{ts + r + 1:.6f}",
+                            "thread_ts": m["ts"],
+                            "parent_user_id": user,
+                            "text": _text(rng, 12),
+                        }
+                    )
                 ts += replies + 1
         else:
             out.append({"type": "message", "user": user, "ts": f"{ts:.6f}", "text": _text(rng, rng.randint(3, 25))})
@@ -58,9 +93,21 @@ def write_export(path: Path, messages: int, channels: int = 20, seed: int = 7) -
     rng = random.Random(seed)
     users = [f"U{i:05d}" for i in range(200)]
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
-        zf.writestr("users.json", json.dumps([
-            {"id": u, "team_id": "TBENCH", "name": u.lower(), "real_name": f"Member {u}",
-             "profile": {"display_name": u.lower()}} for u in users]))
+        zf.writestr(
+            "users.json",
+            json.dumps(
+                [
+                    {
+                        "id": u,
+                        "team_id": "TBENCH",
+                        "name": u.lower(),
+                        "real_name": f"Member {u}",
+                        "profile": {"display_name": u.lower()},
+                    }
+                    for u in users
+                ]
+            ),
+        )
         meta = [{"id": f"C{i:05d}", "name": f"papers-{i}", "members": rng.sample(users, 40)} for i in range(channels)]
         zf.writestr("channels.json", json.dumps(meta))
         for ch in meta:
