@@ -407,3 +407,47 @@ def record_reference_contexts(conn: psycopg.Connection, citing_id: int, contexts
         {"id": citing_id, "k": keys, "c": ["\x1f".join(contexts[k]) for k in keys]},
     )
     return cur.rowcount
+
+
+def load_papers_lacking_citations(
+    conn: psycopg.Connection, stale_before: datetime, limit: int = 100
+) -> list[tuple[int, str]]:
+    """(paper id, Semantic Scholar id) of papers channels shared whose citing papers are unknown or stale."""
+    rows = conn.execute(
+        """
+        SELECT p.id, s2.value FROM papers p
+          JOIN paper_ids s2 ON s2.paper_id = p.id AND s2.scheme = 's2'
+         WHERE (p.citations_fetched_at IS NULL OR p.citations_fetched_at < %(stale)s)
+           AND EXISTS (SELECT 1 FROM message_papers mp WHERE mp.paper_id = p.id)
+         ORDER BY p.citations_fetched_at NULLS FIRST, p.id
+         LIMIT %(limit)s
+        """,
+        {"stale": stale_before, "limit": limit},
+    ).fetchall()
+    return [(r[0], r[1]) for r in rows]
+
+
+def record_citations(
+    conn: psycopg.Connection, paper_id: int, citations: Sequence[tuple[str, str, str | None, int | None, Sequence[str]]]
+) -> None:
+    """Replace the citing papers of ``paper_id``: (scheme, value, title, year, contexts) per identity."""
+    conn.execute("DELETE FROM paper_citations WHERE cited_paper_id = %(id)s", {"id": paper_id})
+    if citations:
+        conn.execute(
+            """
+            INSERT INTO paper_citations
+                   (cited_paper_id, citing_scheme, citing_value, citing_title, citing_year, contexts)
+            SELECT %(id)s, s, v, t, y, CASE WHEN c = '' THEN NULL ELSE string_to_array(c, E'\\x1f') END
+              FROM unnest(%(s)s::text[], %(v)s::text[], %(t)s::text[], %(y)s::int[], %(c)s::text[]) AS x(s, v, t, y, c)
+            ON CONFLICT DO NOTHING
+            """,
+            {
+                "id": paper_id,
+                "s": [c[0] for c in citations],
+                "v": [c[1] for c in citations],
+                "t": [c[2] for c in citations],
+                "y": [c[3] for c in citations],
+                "c": ["\x1f".join(c[4]) for c in citations],
+            },
+        )
+    conn.execute("UPDATE papers SET citations_fetched_at = now() WHERE id = %(id)s", {"id": paper_id})

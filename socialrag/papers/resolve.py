@@ -31,6 +31,7 @@ class RefreshResult:
     found: int = 0
     missing: int = 0
     contexts: int = 0
+    citations: int = 0
     errors: list[str] | None = None
 
 
@@ -82,6 +83,7 @@ def refresh_metadata(
         result.found += len(papers)
         result.missing += len(missing)
     _fill_reference_contexts(db, sources, result)
+    _fill_citations(db, sources, now - max_age, result)
     return result
 
 
@@ -121,3 +123,29 @@ def _fill_reference_contexts(db: Database, sources: Sequence[MetadataSource], re
             continue
         with db.connection() as conn:
             result.contexts += paper_store.record_reference_contexts(conn, citing_id, contexts)
+
+
+def _fill_citations(
+    db: Database, sources: Sequence[MetadataSource], stale_before: datetime, result: RefreshResult
+) -> None:
+    """Papers citing what channels shared (new work building on what a group engaged with)."""
+    s2 = next((s for s in sources if isinstance(s, SemanticScholar)), None)
+    if s2 is None:
+        return
+    with db.connection() as conn:
+        todo = paper_store.load_papers_lacking_citations(conn, stale_before)
+    for paper_id, s2_id in todo:
+        try:
+            citing = s2.fetch_citations(s2_id)
+        except SourceError as exc:
+            log.warning("citations: %s", exc)
+            continue
+        rows = [
+            (scheme, value, c.title, c.year, c.contexts)
+            for c in citing
+            for scheme, value in c.ids.items()
+            if scheme != "corpus"
+        ]
+        with db.connection() as conn:
+            paper_store.record_citations(conn, paper_id, rows)
+        result.citations += len(citing)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -36,6 +37,16 @@ PAPER_FIELDS = ",".join(
     ]
 )
 _S2_PREFIX = {"arxiv": "ARXIV:", "doi": "DOI:", "acl": "ACL:", "corpus": "CorpusId:", "pmid": "PMID:"}
+
+
+@dataclass(frozen=True)
+class Citation:
+    """A paper citing a stored one: its identities, title, year and the citing sentences."""
+
+    ids: dict[str, str]
+    title: str | None
+    year: int | None
+    contexts: tuple[str, ...]
 
 
 def s2_lookup_id(ids: Mapping[str, str]) -> str | None:
@@ -198,6 +209,41 @@ class SemanticScholar:
                 break
             offset = int(body["next"])
         return contexts
+
+    def fetch_citations(self, s2_id: str, *, page: int = 1000, max_items: int = 1000) -> list[Citation]:
+        """Papers citing ``s2_id`` (at most ``max_items``), with the sentences they cite it in."""
+        found: list[Citation] = []
+        offset = 0
+        while len(found) < max_items:
+            try:
+                response = self.http.request(
+                    "GET",
+                    f"graph/v1/paper/{s2_id}/citations",
+                    params={
+                        "fields": "contexts,paperId,externalIds,title,year",
+                        "offset": offset,
+                        "limit": min(page, max_items - len(found)),
+                    },
+                )
+            except NotFound:
+                break
+            body = response.json()
+            for entry in body.get("data") or ():
+                citing = entry.get("citingPaper") or {}
+                if not citing.get("paperId"):
+                    continue
+                found.append(
+                    Citation(
+                        ids=identities_from_external(citing.get("externalIds"), citing["paperId"]),
+                        title=clean_text(citing.get("title")),
+                        year=citing.get("year") if isinstance(citing.get("year"), int) else None,
+                        contexts=tuple(clean_text(c) or "" for c in entry.get("contexts") or () if c),
+                    )
+                )
+            if body.get("next") is None:
+                break
+            offset = int(body["next"])
+        return found
 
     def close(self) -> None:
         self.http.close()

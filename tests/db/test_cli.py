@@ -30,7 +30,7 @@ def test_import_then_status(env: Database, tmp_path: Path, capsys: pytest.Captur
     assert data == {
         "channels": [
             {"id": "C1", "name": "general", "messages": 6, "papers": 4, "reactions": 5, "replies": 3, "members": 3},
-            {"id": "C2", "name": "random", "messages": 1, "papers": 1, "reactions": 0, "replies": 0, "members": 1},
+            {"id": "C2", "name": "random", "messages": 2, "papers": 2, "reactions": 0, "replies": 0, "members": 1},
         ]
     }
     assert main(["status", "--channel", "general"]) == 0

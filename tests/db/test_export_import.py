@@ -78,7 +78,16 @@ def lab_export(tmp_path: Path, **kw: object) -> Path:
             thread_ts=f"{T0 + 10:.6f}",
         ),
     ]
-    random = [msg(T0 + 3 * DAY, "U9", "<https://openreview.net/forum?id=rJl-b3RcF7|Lottery tickets>")]
+    random = [
+        msg(T0 + 3 * DAY, "U9", "<https://openreview.net/forum?id=rJl-b3RcF7|Lottery tickets>"),
+        msg(
+            T0 + 3 * DAY + 9,
+            "U9",
+            "slides + <https://arxiv.org/abs/2310.06825>",
+            subtype="file_share",
+            files=[{"id": "F1", "name": "slides.pdf"}],
+        ),
+    ]
     return write_export(
         tmp_path / "export.zip",
         {"general": ("C1", ["U1", "U2", "U3"], general), "random": ("C2", ["U9"], random)},

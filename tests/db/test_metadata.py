@@ -11,6 +11,7 @@ import httpx
 import pytest
 
 from bot.export import import_export
+from socialrag import paper_store
 from socialrag.config import Settings
 from socialrag.db import Database
 from socialrag.papers.arxiv import ArxivApi
@@ -146,6 +147,35 @@ class FakeServices:
                     ],
                 },
             )
+        if request.url.path.endswith("/citations"):
+            if BAHDANAU["paperId"] not in request.url.path:
+                return httpx.Response(200, json={"offset": 0, "data": []})
+            return httpx.Response(
+                200,
+                json={
+                    "offset": 0,
+                    "data": [
+                        {
+                            "contexts": ["Attention [3] lets the decoder look back."],
+                            "citingPaper": {
+                                "paperId": TRANSFORMER["paperId"],
+                                "externalIds": TRANSFORMER["externalIds"],
+                                "title": TRANSFORMER["title"],
+                                "year": 2017,
+                            },
+                        },
+                        {
+                            "contexts": [],
+                            "citingPaper": {
+                                "paperId": "f" * 40,
+                                "externalIds": {"ArXiv": "2402.00001"},
+                                "title": "A 2024 follow-up",
+                                "year": 2024,
+                            },
+                        },
+                    ],
+                },
+            )
         return httpx.Response(404, json={"error": "Paper not found"})
 
 
@@ -211,10 +241,20 @@ def test_metadata_from_each_source_and_identity_merge(db: Database, tmp_path: Pa
     assert authors == [("Ashish Vaswani", ["Google Brain"]), ("Noam M. Shazeer", [])]
     assert pending == [(1, NOW + timedelta(hours=24))]
     assert contexts == [(["We follow the attention mechanism of [2] for alignment."],)]
+    assert result.citations == 2
+    with db.connection() as conn:
+        citing = conn.execute(
+            """SELECT DISTINCT c.citing_title, c.citing_year FROM paper_citations c
+                 JOIN paper_ids i ON i.paper_id = c.cited_paper_id WHERE i.value = '1409.0473' ORDER BY 2"""
+        ).fetchall()
+        pairs = paper_store.load_cited_pairs(conn, "T0LAB", "C1")
+        ids = dict(conn.execute("SELECT value, paper_id FROM paper_ids WHERE scheme = 'arxiv'").fetchall())
+    assert citing == [("Attention is All you Need", 2017), ("A 2024 follow-up", 2024)]
+    assert pairs == [(ids["1706.03762"], ids["1409.0473"])], "which shared papers cite each other"
     # A second run asks for nothing: the cache holds and the unknown paper is not due yet.
     fake.calls.clear()
     again = refresh_metadata(db, sources(fake, sleeps), settings(), now=NOW + timedelta(hours=1))
-    assert (again.found, again.missing, fake.calls) == (0, 0, [])
+    assert (again.found, again.missing, fake.calls) == (0, 0, []), "the cache holds, citations included"
     # After the retry time it is asked for again.
     later = refresh_metadata(db, sources(fake, sleeps), settings(), now=NOW + timedelta(hours=25))
     assert later.missing == 1
