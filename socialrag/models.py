@@ -101,3 +101,77 @@ class Paper:
     citation_count: int | None = None
     references: tuple[PaperRef, ...] = ()
     reference_contexts: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+SignalKind = Literal["h1", "h2", "h3", "h4", "h5", "h6", "h7", "h8", "h9"]
+Style = Literal["tldr", "template", "template+tldr", "llm"]
+STYLES: tuple[Style, ...] = ("tldr", "template", "template+tldr", "llm")
+
+
+@dataclass(frozen=True)
+class SocialSignal:
+    """One social fact about a candidate, with what it rests on (Table 2 of the Social-RAG paper).
+
+    ``facts`` holds the structured values (names, counts, titles); ``members``, ``permalinks``, ``emoji``,
+    ``authors`` and ``venues`` are the provenance every sentence built from it may use, and nothing else.
+    """
+
+    kind: SignalKind
+    strength: float
+    facts: dict[str, object]
+    members: tuple[str, ...] = ()
+    permalinks: tuple[str, ...] = ()
+    emoji: tuple[str, ...] = ()
+    authors: tuple[str, ...] = ()
+    venues: tuple[str, ...] = ()
+    counts: tuple[int, ...] = ()
+    related_paper_id: int | None = None
+
+    @property
+    def category(self) -> str:
+        """I: the paper itself, II: its connection to an earlier paper, III: a member it may interest."""
+        return {"h1": "I", "h2": "I", "h3": "I", "h4": "I", "h5": "II", "h6": "II", "h7": "II"}.get(self.kind, "III")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A paper that could be recommended, with its score and where it came from."""
+
+    paper_id: int
+    title: str
+    score: float
+    source: str
+    ids: dict[str, str] = field(default_factory=dict)
+    parts: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PaperMeta:
+    """What the metadata block of a post shows: linked title, first authors, venue, year, summary."""
+
+    paper_id: int
+    title: str
+    url: str
+    authors: tuple[str, ...]
+    venue: str | None
+    year: int | None
+    summary: str | None
+    ids: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Draft:
+    """Everything a post needs, kept apart: the explanation, the metadata, the thread link, the mentions."""
+
+    team_id: str
+    channel_id: str
+    paper: PaperMeta
+    style: Style
+    explanation: str
+    signals: tuple[SocialSignal, ...]
+    thread_link: str | None = None
+    thread_title: str | None = None
+    mentions: tuple[str, ...] = ()
+    named: dict[str, str] = field(default_factory=dict)
+    score: float = 0.0
+    fallback_reason: str | None = None

@@ -1,0 +1,145 @@
+"""Step 3a: score candidates for a channel and choose the few social signals worth saying. Pure.
+
+How a candidate is scored
+-------------------------
+Each paper the channel shared gets an engagement weight: a share counts +1 (each re-share +0.5), a reply
++0.7, a positive reaction +1 and a negative one -1, a neutral one +0.1; a reaction counts in proportion to
+how selective the emoji is in this channel (one the group puts on nearly everything says little). Every
+event decays with its age (half-life ``half_life_days``), so the channel can move on to new topics.
+A candidate's similarity score is the engagement-weighted mean of its cosine similarity to those papers
+(negative weights pull it down). A popularity figure can be blended in with ``popularity_weight``, and a
+candidate too close (cosine >= ``diversity_threshold``) to one of the last few recommendations is
+penalised so successive posts stay diverse.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+import numpy as np
+
+from socialrag.emoji import normalize_emoji, read_sentiment
+from socialrag.models import Sentiment, SocialSignal
+from socialrag.social import SharedPaper
+
+SHARE, RESHARE, REPLY = 1.0, 0.5, 0.7
+REACTION = {"positive": 1.0, "negative": -1.0, "neutral": 0.1}
+
+
+@dataclass(frozen=True)
+class ScoringConfig:
+    half_life_days: float = 60.0
+    popularity_weight: float = 0.05
+    diversity_threshold: float = 0.9
+    diversity_penalty: float = 0.5
+    recent_for_diversity: int = 5
+    use_engagement: bool = True
+
+
+def decay(at: datetime, now: datetime, half_life_days: float) -> float:
+    """0.5 ** (age / half-life); events in the future (clock skew) count as new."""
+    age_days = max(0.0, (now - at).total_seconds() / 86400.0)
+    return float(0.5 ** (age_days / half_life_days))
+
+
+def emoji_selectivity(papers: Iterable[SharedPaper]) -> dict[str, float]:
+    """How much each emoji says in this channel: 1 for one used on few shares, down to 0.1 for one on all."""
+    papers = list(papers)
+    on_paper: Counter[str] = Counter()
+    for p in papers:
+        on_paper.update({normalize_emoji(r.emoji) for r in p.reactions})
+    n = max(1, len(papers))
+    return {e: max(0.1, 1.0 - (c - 1) / n) if n > 2 else 1.0 for e, c in on_paper.items()}
+
+
+def engagement_weight(
+    paper: SharedPaper, now: datetime, config: ScoringConfig, selectivity: Mapping[str, float],
+    overrides: Mapping[str, Sentiment],
+) -> float:
+    """The signed, decayed weight of how the channel engaged with one of its papers."""
+    h = config.half_life_days
+    shares = sorted(paper.shares, key=lambda s: s.at)
+    weight = sum((SHARE if i == 0 else RESHARE) * decay(s.at, now, h) for i, s in enumerate(shares))
+    weight += sum(REPLY * decay(r.at, now, h) for r in paper.replies)
+    for r in paper.reactions:
+        base = normalize_emoji(r.emoji)
+        weight += REACTION[read_sentiment(base, overrides)] * selectivity.get(base, 1.0) * decay(r.at, now, h)
+    return weight
+
+
+def channel_weights(
+    papers: Mapping[int, SharedPaper], now: datetime, config: ScoringConfig, overrides: Mapping[str, Sentiment]
+) -> dict[int, float]:
+    if not config.use_engagement:
+        return dict.fromkeys(papers, 1.0)
+    selectivity = emoji_selectivity(papers.values())
+    return {pid: engagement_weight(p, now, config, selectivity, overrides) for pid, p in papers.items()}
+
+
+def score_similarity(candidate: np.ndarray, vectors: Mapping[int, np.ndarray], weights: Mapping[int, float]) -> float:
+    """Engagement-weighted mean cosine similarity of a candidate to the channel's papers."""
+    ids = [pid for pid in vectors if pid in weights and weights[pid] != 0.0]
+    if not ids:
+        return 0.0
+    matrix = np.stack([vectors[pid] for pid in ids])
+    w = np.array([weights[pid] for pid in ids], dtype=np.float32)
+    sims = np.maximum(matrix @ candidate, 0.0)
+    # Positive engagement rewards being close to a paper; negative engagement penalises it.
+    return float((w * sims).sum() / (np.abs(w).sum() + 1e-9))
+
+
+def score_popularity(popularity: float | None, max_popularity: float) -> float:
+    if not popularity or max_popularity <= 0:
+        return 0.0
+    return math.log1p(popularity) / math.log1p(max_popularity)
+
+
+def diversity_penalty(candidate: np.ndarray, recent: Sequence[np.ndarray], config: ScoringConfig) -> float:
+    if not recent:
+        return 0.0
+    closest = max(float(v @ candidate) for v in recent)
+    return config.diversity_penalty if closest >= config.diversity_threshold else 0.0
+
+
+# ----- choosing the signals to say -----------------------------------------------------------------
+
+# The ranking rule: what makes a recommendation legible to a group, strongest first. A member's own
+# authorship beats everything; a citation link to a thread the group had beats topical similarity; a
+# named member who may care comes next; facts about authors and venues fill in.
+SIGNAL_PRIORITY: dict[str, float] = {
+    "h1": 10.0, "h7": 8.0, "h5": 7.0, "h9": 6.0, "h8": 5.0, "h2": 4.0, "h4": 3.0, "h3": 2.5, "h6": 1.0,
+}
+MAX_SIGNALS = 3
+
+
+def rank_signals(signals: Sequence[SocialSignal]) -> list[SocialSignal]:
+    """All signals, best first: by the priority of their kind, then by their own strength."""
+    return sorted(signals, key=lambda s: (SIGNAL_PRIORITY[s.kind], s.strength), reverse=True)
+
+
+def select_signals(signals: Sequence[SocialSignal], limit: int = MAX_SIGNALS) -> list[SocialSignal]:
+    """Keep at most ``limit`` signals: the best of each category (the paper, its connection to an earlier
+    paper, a member it may interest) first, then the next best; h6 (how the group received the earlier
+    paper) only goes with the h5 or h7 it describes, and h9 only with its h8 member."""
+    ranked = rank_signals(signals)
+    chosen: list[SocialSignal] = []
+    for category in ("II", "III", "I"):
+        best = next((s for s in ranked if s.category == category and s.kind not in ("h6", "h9")), None)
+        if best is not None:
+            chosen.append(best)
+    for s in ranked:
+        if len(chosen) >= limit:
+            break
+        if s in chosen:
+            continue
+        if s.kind == "h6" and not any(c.kind in ("h5", "h7") and c.related_paper_id == s.related_paper_id
+                                      for c in chosen):
+            continue
+        if s.kind == "h9" and not any(c.kind == "h8" and c.members == s.members for c in chosen):
+            continue
+        chosen.append(s)
+    return rank_signals(chosen[:limit])

@@ -1,0 +1,272 @@
+"""One channel's social knowledge, loaded once per recommendation and scoped to (team, channel, as_of).
+
+Everything a recommendation may say about the group comes from a ``ChannelContext``: the papers the
+channel shared with who shared, reacted and replied and when, the members and their own settings, and
+what PaperPing already recommended there. Nothing from another channel is loaded.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import numpy as np
+import psycopg
+
+from socialrag.models import Sentiment
+from socialrag.store import load_emoji_overrides
+
+
+@dataclass(frozen=True)
+class AuthorRef:
+    author_id: int
+    name: str
+    normalized: str
+    affiliations: tuple[str, ...] = ()
+    s2_author_id: str | None = None
+
+
+@dataclass(frozen=True)
+class PaperInfo:
+    paper_id: int
+    title: str | None
+    venue_id: int | None
+    venue: str | None
+    year: int | None
+    authors: tuple[AuthorRef, ...]
+    popularity: float | None = None
+    abstract: str | None = None
+    tldr: str | None = None
+    url: str | None = None
+    publication_date: datetime | None = None
+
+
+@dataclass(frozen=True)
+class Share:
+    message_id: int
+    ts: str
+    user_id: str | None
+    at: datetime
+    permalink: str | None
+    label: str | None
+
+
+@dataclass(frozen=True)
+class ReactionEvent:
+    message_id: int
+    user_id: str
+    emoji: str
+    at: datetime
+
+
+@dataclass(frozen=True)
+class Reply:
+    message_id: int
+    root_message_id: int
+    user_id: str | None
+    at: datetime
+    text: str
+    permalink: str | None
+
+
+@dataclass
+class SharedPaper:
+    info: PaperInfo
+    shares: list[Share] = field(default_factory=list)
+    reactions: list[ReactionEvent] = field(default_factory=list)
+    replies: list[Reply] = field(default_factory=list)
+
+    @property
+    def first_share(self) -> Share:
+        return min(self.shares, key=lambda s: s.at)
+
+    @property
+    def last_activity(self) -> datetime:
+        times = [s.at for s in self.shares] + [r.at for r in self.reactions] + [r.at for r in self.replies]
+        return max(times)
+
+
+@dataclass(frozen=True)
+class MemberInfo:
+    user_id: str
+    display_name: str
+    is_bot: bool = False
+    mentions_enabled: bool = True
+    s2_author_id: str | None = None
+    orcid: str | None = None
+    confirmed_names: tuple[str, ...] = ()
+    author_ids: frozenset[int] = frozenset()
+
+
+@dataclass
+class ChannelContext:
+    team_id: str
+    channel_id: str
+    as_of: datetime
+    papers: dict[int, SharedPaper]
+    members: dict[str, MemberInfo]
+    emoji_overrides: dict[str, Sentiment]
+    recommended: dict[int, datetime]
+    last_mentioned: dict[str, datetime]
+    vectors: dict[int, np.ndarray] = field(default_factory=dict)
+
+    def display(self, user_id: str) -> str:
+        member = self.members.get(user_id)
+        return member.display_name if member else user_id
+
+    @property
+    def excluded_paper_ids(self) -> set[int]:
+        return set(self.papers) | set(self.recommended)
+
+
+def load_paper_infos(conn: psycopg.Connection, paper_ids: list[int]) -> dict[int, PaperInfo]:
+    """Metadata and authors of papers (public data, no channel scope needed)."""
+    if not paper_ids:
+        return {}
+    rows = conn.execute(
+        """
+        SELECT p.id, p.title, p.venue_id, v.name, p.year, p.popularity, p.abstract, p.tldr, p.url, p.publication_date
+          FROM papers p LEFT JOIN venues v ON v.id = p.venue_id WHERE p.id = ANY(%(ids)s::bigint[])
+        """,
+        {"ids": paper_ids},
+    ).fetchall()
+    authors: dict[int, list[AuthorRef]] = defaultdict(list)
+    for pid, aid, name, norm, affs, s2 in conn.execute(
+        """
+        SELECT pa.paper_id, a.id, a.name, a.normalized_name, pa.affiliations, a.s2_author_id
+          FROM paper_authors pa JOIN authors a ON a.id = pa.author_id
+         WHERE pa.paper_id = ANY(%(ids)s::bigint[]) ORDER BY pa.paper_id, pa.position
+        """,
+        {"ids": paper_ids},
+    ).fetchall():
+        authors[pid].append(AuthorRef(aid, name, norm, tuple(affs or ()), s2))
+    return {
+        r[0]: PaperInfo(r[0], r[1], r[2], r[3], r[4], tuple(authors.get(r[0], ())), r[5], r[6], r[7], r[8], r[9])
+        for r in rows
+    }
+
+
+def load_vectors(conn: psycopg.Connection, model: str, paper_ids: list[int]) -> dict[int, np.ndarray]:
+    if not paper_ids:
+        return {}
+    rows = conn.execute(
+        "SELECT paper_id, embedding FROM paper_embeddings WHERE model = %(m)s AND paper_id = ANY(%(ids)s::bigint[])",
+        {"m": model, "ids": paper_ids},
+    ).fetchall()
+    return {r[0]: np.asarray(r[1], dtype=np.float32) for r in rows}
+
+
+def _load_shares(conn: psycopg.Connection, team: str, channel: str, as_of: datetime) -> dict[int, list[Share]]:
+    rows = conn.execute(
+        """
+        SELECT mp.paper_id, m.id, m.ts, m.user_id, m.posted_at, m.permalink, mp.label
+          FROM message_papers mp JOIN messages m ON m.id = mp.message_id
+         WHERE mp.team_id = %(t)s AND mp.channel_id = %(c)s AND m.posted_at < %(as_of)s
+        """,
+        {"t": team, "c": channel, "as_of": as_of},
+    ).fetchall()
+    shares: dict[int, list[Share]] = defaultdict(list)
+    for pid, mid, ts, user, at, link, label in rows:
+        shares[pid].append(Share(mid, ts, user, at, link, label))
+    return shares
+
+
+def _load_reactions(conn: psycopg.Connection, message_ids: list[int], as_of: datetime) -> list[ReactionEvent]:
+    rows = conn.execute(
+        """
+        SELECT message_id, user_id, emoji, reacted_at FROM reactions
+         WHERE message_id = ANY(%(ids)s::bigint[]) AND reacted_at < %(as_of)s
+        """,
+        {"ids": message_ids, "as_of": as_of},
+    ).fetchall()
+    return [ReactionEvent(*r) for r in rows]
+
+
+def _load_replies(conn: psycopg.Connection, team: str, channel: str, roots: dict[str, int], as_of: datetime) -> list[Reply]:
+    rows = conn.execute(
+        """
+        SELECT id, thread_ts, user_id, posted_at, text, permalink FROM messages
+         WHERE team_id = %(t)s AND channel_id = %(c)s AND is_reply AND thread_ts = ANY(%(roots)s::text[])
+           AND posted_at < %(as_of)s
+        """,
+        {"t": team, "c": channel, "roots": list(roots), "as_of": as_of},
+    ).fetchall()
+    return [Reply(r[0], roots[r[1]], r[2], r[3], r[4], r[5]) for r in rows]
+
+
+def load_members(conn: psycopg.Connection, team: str) -> dict[str, MemberInfo]:
+    """Members of a workspace with their own settings and the author rows their publication links point at."""
+    rows = conn.execute(
+        """
+        SELECT m.user_id, m.display_name, m.is_bot, COALESCE(s.mentions_enabled, true), s.s2_author_id, s.orcid,
+               COALESCE(s.confirmed_names, '{}'),
+               ARRAY(SELECT a.id FROM authors a
+                      WHERE (s.s2_author_id IS NOT NULL AND a.s2_author_id = s.s2_author_id)
+                         OR (s.orcid IS NOT NULL AND a.orcid = s.orcid)
+                         OR a.normalized_name = ANY(COALESCE(s.confirmed_names, '{}')))
+          FROM members m LEFT JOIN member_settings s USING (team_id, user_id)
+         WHERE m.team_id = %(t)s AND NOT m.deleted
+        """,
+        {"t": team},
+    ).fetchall()
+    return {
+        r[0]: MemberInfo(r[0], r[1], r[2], r[3], r[4], r[5], tuple(r[6]), frozenset(r[7]))
+        for r in rows
+    }
+
+
+def _load_recommended(conn: psycopg.Connection, team: str, channel: str, as_of: datetime) -> dict[int, datetime]:
+    rows = conn.execute(
+        """
+        SELECT paper_id, max(created_at) FROM recommendations
+         WHERE team_id = %(t)s AND channel_id = %(c)s AND paper_id IS NOT NULL AND created_at < %(as_of)s
+         GROUP BY paper_id
+        """,
+        {"t": team, "c": channel, "as_of": as_of},
+    ).fetchall()
+    return {r[0]: r[1] for r in rows}
+
+
+def _load_last_mentions(conn: psycopg.Connection, team: str, channel: str, as_of: datetime) -> dict[str, datetime]:
+    rows = conn.execute(
+        """
+        SELECT u, max(coalesce(posted_at, created_at)) FROM recommendations,
+               jsonb_array_elements_text(COALESCE(draft -> 'mentions', '[]'::jsonb)) AS u
+         WHERE team_id = %(t)s AND channel_id = %(c)s AND status = 'posted' AND created_at < %(as_of)s
+         GROUP BY u
+        """,
+        {"t": team, "c": channel, "as_of": as_of},
+    ).fetchall()
+    return {r[0]: r[1] for r in rows}
+
+
+def load_channel_context(
+    conn: psycopg.Connection, team_id: str, channel_id: str, as_of: datetime, model: str
+) -> ChannelContext:
+    """Everything the recommender may use about one channel, as it was before ``as_of``."""
+    shares = _load_shares(conn, team_id, channel_id, as_of)
+    infos = load_paper_infos(conn, list(shares))
+    roots = {s.ts: s.message_id for ss in shares.values() for s in ss}
+    papers = {pid: SharedPaper(infos[pid], shares[pid]) for pid in shares if pid in infos}
+    by_message: dict[int, list[SharedPaper]] = defaultdict(list)
+    for paper in papers.values():
+        for s in paper.shares:
+            by_message[s.message_id].append(paper)
+    for r in _load_reactions(conn, list(by_message), as_of):
+        for paper in by_message[r.message_id]:
+            paper.reactions.append(r)
+    for reply in _load_replies(conn, team_id, channel_id, roots, as_of):
+        for paper in by_message[reply.root_message_id]:
+            paper.replies.append(reply)
+    return ChannelContext(
+        team_id=team_id,
+        channel_id=channel_id,
+        as_of=as_of,
+        papers=papers,
+        members=load_members(conn, team_id),
+        emoji_overrides=load_emoji_overrides(conn, team_id, channel_id),
+        recommended=_load_recommended(conn, team_id, channel_id, as_of),
+        last_mentioned=_load_last_mentions(conn, team_id, channel_id, as_of),
+        vectors=load_vectors(conn, model, list(papers)),
+    )
