@@ -50,6 +50,14 @@ def build_parser() -> argparse.ArgumentParser:
     idx = sub.add_parser("index", help="fetch missing paper metadata and compute missing embeddings")
     _index_flags(idx)
 
+    rec = sub.add_parser("recommend", help="show what would be posted in a channel, without posting")
+    rec.add_argument("channel", help="channel name or id")
+    rec.add_argument("--top", type=int, default=5, help="how many ranked candidates to show")
+    rec.add_argument("--json", action="store_true", help="print JSON")
+    rec.add_argument("--as-of", help="replay: use only history before this ISO time")
+    rec.add_argument("--window-days", type=int, help="only candidates published in the N days before --as-of")
+    rec.add_argument("--style", help="tldr, template, template+tldr or llm (default: the channel's)")
+
     st = sub.add_parser("status", help="what the knowledge base holds, per channel")
     st.add_argument("--channel", help="one channel, by name or id")
     st.add_argument("--json", action="store_true", help="print JSON")
@@ -93,6 +101,10 @@ def _dispatch(args: argparse.Namespace, settings: Settings, db: Database) -> int
         return cmd_catalog_import(args, settings, db)
     if command == "index":
         return cmd_index(args, settings, db)
+    if command == "recommend":
+        from bot.recommend_cmd import cmd_recommend
+
+        return cmd_recommend(args, settings, db)
     if command == "status":
         return cmd_status(args, db)
     raise AssertionError(command)

@@ -36,6 +36,13 @@ SETTINGS_HELP: dict[str, tuple[str, str]] = {
     "PAPERPING_METADATA_MAX_AGE_DAYS": ("30", "paper metadata older than this is fetched again"),
     "PAPERPING_METADATA_RETRY_HOURS": ("24", "a paper whose metadata could not be had is retried after this"),
     "PAPERPING_HTTP_TIMEOUT": ("20", "seconds before an outside HTTP call is given up"),
+    "PAPERPING_LLM_MODEL": ("gpt-4o-mini", "model name asked of the OpenAI-compatible server"),
+    "PAPERPING_LLM_TIMEOUT": ("30", "seconds before an LLM call is given up (the post then falls back)"),
+    "PAPERPING_EXPLANATION_LIMIT": ("400", "most characters of a post's explanation"),
+    "PAPERPING_MENTION_QUIET_DAYS": ("7", "a member @-mentioned this recently is named without a mention"),
+    "PAPERPING_HALF_LIFE_DAYS": ("60", "half-life of engagement when scoring (older reactions count less)"),
+    "PAPERPING_SIGNAL_WINDOW_DAYS": ("90", "look-back window of the social signals"),
+    "PAPERPING_POPULARITY_WEIGHT": ("0.05", "weight of a paper's popularity (citations, upvotes) in its score"),
 }
 
 _TRUE = {"1", "true", "yes", "on"}
@@ -63,6 +70,13 @@ class Settings:
     metadata_max_age_days: float = 30.0
     metadata_retry_hours: float = 24.0
     http_timeout: float = 20.0
+    llm_model: str = "gpt-4o-mini"
+    llm_timeout: float = 30.0
+    explanation_limit: int = 400
+    mention_quiet_days: float = 7.0
+    half_life_days: float = 60.0
+    signal_window_days: int = 90
+    popularity_weight: float = 0.05
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -92,6 +106,13 @@ class Settings:
             metadata_max_age_days=_number(e, "PAPERPING_METADATA_MAX_AGE_DAYS", 30.0, float),
             metadata_retry_hours=_number(e, "PAPERPING_METADATA_RETRY_HOURS", 24.0, float),
             http_timeout=_number(e, "PAPERPING_HTTP_TIMEOUT", 20.0, float),
+            llm_model=opt("PAPERPING_LLM_MODEL") or "gpt-4o-mini",
+            llm_timeout=_number(e, "PAPERPING_LLM_TIMEOUT", 30.0, float),
+            explanation_limit=_number(e, "PAPERPING_EXPLANATION_LIMIT", 400, int),
+            mention_quiet_days=_number(e, "PAPERPING_MENTION_QUIET_DAYS", 7.0, float),
+            half_life_days=_number(e, "PAPERPING_HALF_LIFE_DAYS", 60.0, float),
+            signal_window_days=_number(e, "PAPERPING_SIGNAL_WINDOW_DAYS", 90, int),
+            popularity_weight=_number(e, "PAPERPING_POPULARITY_WEIGHT", 0.05, float),
         )
 
     def with_changes(self, **changes: object) -> Settings:

@@ -100,7 +100,9 @@ WITH wanted AS (
                        WHERE mp.paper_id = p.id)
            END AS text
       FROM papers p
-     WHERE p.in_catalog OR EXISTS (SELECT 1 FROM message_papers mp WHERE mp.paper_id = p.id)
+     WHERE (%(ids)s::bigint[] IS NULL AND (p.in_catalog
+            OR EXISTS (SELECT 1 FROM message_papers mp WHERE mp.paper_id = p.id)))
+        OR p.id = ANY(%(ids)s::bigint[])
 )
 SELECT w.id, w.text, md5(w.text) AS hash, e.paper_id IS NOT NULL AS stale
   FROM wanted w
@@ -110,9 +112,12 @@ SELECT w.id, w.text, md5(w.text) AS hash, e.paper_id IS NOT NULL AS stale
 """
 
 
-def load_pending(conn: psycopg.Connection, model: str) -> list[tuple[int, str, str, bool]]:
-    """(paper id, text, hash, has a stale vector) of papers whose vector for ``model`` is missing or stale."""
-    rows = conn.execute(_PENDING_SQL, {"model": model}).fetchall()
+def load_pending(
+    conn: psycopg.Connection, model: str, paper_ids: list[int] | None = None
+) -> list[tuple[int, str, str, bool]]:
+    """(paper id, text, hash, has a stale vector) of papers whose vector for ``model`` is missing or stale:
+    the catalog's and the shared ones, or just ``paper_ids``."""
+    rows = conn.execute(_PENDING_SQL, {"model": model, "ids": paper_ids}).fetchall()
     return [(r[0], r[1], r[2], r[3]) for r in rows]
 
 
@@ -144,6 +149,20 @@ def upsert_embeddings(conn: psycopg.Connection, model: str, rows: Sequence[tuple
             """,
             [(pid, model, h, vec) for pid, h, vec in rows],
         )
+
+
+def embed_papers(conn: psycopg.Connection, embedder: Embedder, paper_ids: list[int]) -> int:
+    """Embed the given papers (new candidates, say) on this connection; returns how many were encoded."""
+    pending = load_pending(conn, embedder.model_name, paper_ids)
+    if not pending:
+        return 0
+    ensure_vector_index(conn, embedder.model_name, embedder.dimension)
+    cached = load_cached_vectors(conn, embedder.model_name, [p[2] for p in pending])
+    todo = {h: text for _, text, h, _ in pending if h not in cached}
+    if todo:
+        cached.update(zip(todo, embedder.encode(list(todo.values())), strict=True))
+    upsert_embeddings(conn, embedder.model_name, [(pid, h, cached[h]) for pid, _, h, _ in pending])
+    return len(todo)
 
 
 def embed_pending(db: Database, embedder: Embedder, *, batch_size: int = 64, chunk: int = 2048) -> EmbedResult:

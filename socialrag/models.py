@@ -101,6 +101,7 @@ class Paper:
     citation_count: int | None = None
     references: tuple[PaperRef, ...] = ()
     reference_contexts: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    arxiv_categories: tuple[str, ...] = ()
 
 
 SignalKind = Literal["h1", "h2", "h3", "h4", "h5", "h6", "h7", "h8", "h9"]

@@ -181,14 +181,16 @@ def _update_paper_rows(conn: psycopg.Connection, ids: Sequence[int], papers: Seq
             year = COALESCE(n.year, p.year), publication_date = COALESCE(n.pdate, p.publication_date),
             url = COALESCE(p.url, n.url), popularity = COALESCE(n.popularity, p.popularity),
             citation_count = COALESCE(n.citations, p.citation_count),
+            arxiv_categories = COALESCE(c.categories, p.arxiv_categories),
             in_catalog = p.in_catalog OR %(catalog)s,
             metadata_source = CASE WHEN n.title IS NULL THEN p.metadata_source ELSE n.source END,
             fetched_at = CASE WHEN n.title IS NULL THEN p.fetched_at ELSE now() END,
             next_fetch_at = CASE WHEN n.title IS NULL THEN p.next_fetch_at ELSE NULL END
           FROM unnest(%(id)s::bigint[], %(title)s::text[], %(abstract)s::text[], %(tldr)s::text[],
                       %(venue)s::bigint[], %(year)s::int[], %(pdate)s::date[], %(url)s::text[],
-                      %(pop)s::float8[], %(cit)s::int[], %(source)s::text[])
-               AS n(id, title, abstract, tldr, venue_id, year, pdate, url, popularity, citations, source)
+                      %(pop)s::float8[], %(cit)s::int[], %(source)s::text[], %(cats)s::text[])
+               AS n(id, title, abstract, tldr, venue_id, year, pdate, url, popularity, citations, source, cats_joined)
+          CROSS JOIN LATERAL (SELECT string_to_array(n.cats_joined, ' ') AS categories) c
          WHERE p.id = n.id
            AND (p.title, p.abstract, p.tldr, p.venue_id, p.year, p.publication_date, p.popularity,
                 p.citation_count, p.in_catalog OR %(catalog)s)
@@ -210,6 +212,7 @@ def _update_paper_rows(conn: psycopg.Connection, ids: Sequence[int], papers: Seq
             "pop": [p.popularity for p in papers],
             "cit": [p.citation_count for p in papers],
             "source": [p.source for p in papers],
+            "cats": [" ".join(p.arxiv_categories) or None for p in papers],
             "catalog": in_catalog,
         },
     )

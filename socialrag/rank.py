@@ -57,7 +57,10 @@ def emoji_selectivity(papers: Iterable[SharedPaper]) -> dict[str, float]:
 
 
 def engagement_weight(
-    paper: SharedPaper, now: datetime, config: ScoringConfig, selectivity: Mapping[str, float],
+    paper: SharedPaper,
+    now: datetime,
+    config: ScoringConfig,
+    selectivity: Mapping[str, float],
     overrides: Mapping[str, Sentiment],
 ) -> float:
     """The signed, decayed weight of how the channel engaged with one of its papers."""
@@ -111,7 +114,15 @@ def diversity_penalty(candidate: np.ndarray, recent: Sequence[np.ndarray], confi
 # authorship beats everything; a citation link to a thread the group had beats topical similarity; a
 # named member who may care comes next; facts about authors and venues fill in.
 SIGNAL_PRIORITY: dict[str, float] = {
-    "h1": 10.0, "h7": 8.0, "h5": 7.0, "h9": 6.0, "h8": 5.0, "h2": 4.0, "h4": 3.0, "h3": 2.5, "h6": 1.0,
+    "h1": 10.0,
+    "h7": 8.0,
+    "h5": 7.0,
+    "h9": 6.0,
+    "h8": 5.0,
+    "h2": 4.0,
+    "h4": 3.0,
+    "h3": 2.5,
+    "h6": 1.0,
 }
 MAX_SIGNALS = 3
 
@@ -136,8 +147,9 @@ def select_signals(signals: Sequence[SocialSignal], limit: int = MAX_SIGNALS) ->
             break
         if s in chosen:
             continue
-        if s.kind == "h6" and not any(c.kind in ("h5", "h7") and c.related_paper_id == s.related_paper_id
-                                      for c in chosen):
+        if s.kind == "h6" and not any(
+            c.kind in ("h5", "h7") and c.related_paper_id == s.related_paper_id for c in chosen
+        ):
             continue
         if s.kind == "h9" and not any(c.kind == "h8" and c.members == s.members for c in chosen):
             continue

@@ -70,8 +70,15 @@ def signal_h1(inp: SignalInput) -> list[SocialSignal]:
         for a in inp.candidate.authors:
             linked = a.author_id in member.author_ids or (member.s2_author_id and a.s2_author_id == member.s2_author_id)
             if linked or a.normalized in member.confirmed_names:
-                out.append(SocialSignal("h1", 1.0, {"member": member.user_id, "author": a.name},
-                                        members=(member.user_id,), authors=(a.name,)))
+                out.append(
+                    SocialSignal(
+                        "h1",
+                        1.0,
+                        {"member": member.user_id, "author": a.name},
+                        members=(member.user_id,),
+                        authors=(a.name,),
+                    )
+                )
                 break
     return out
 
@@ -84,8 +91,16 @@ def signal_h2(inp: SignalInput) -> list[SocialSignal]:
         hits = [p for p in recent if a.author_id in _author_keys(p.info) or a.normalized in _author_keys(p.info)]
         if hits:
             links = tuple(p.first_share.permalink for p in hits if p.first_share.permalink)
-            out.append(SocialSignal("h2", float(len(hits)), {"author": a.name, "count": len(hits)},
-                                    permalinks=links, authors=(a.name,), counts=(len(hits),)))
+            out.append(
+                SocialSignal(
+                    "h2",
+                    float(len(hits)),
+                    {"author": a.name, "count": len(hits)},
+                    permalinks=links,
+                    authors=(a.name,),
+                    counts=(len(hits),),
+                )
+            )
     return sorted(out, key=lambda s: s.strength, reverse=True)[:1]
 
 
@@ -96,8 +111,15 @@ def signal_h3(inp: SignalInput) -> list[SocialSignal]:
             key = fold_text(aff)
             for uid, affs in inp.relations.member_affiliations.items():
                 if key and key in affs and uid in inp.ctx.members:
-                    return [SocialSignal("h3", 1.0, {"affiliation": aff, "member": uid, "author": a.name},
-                                         members=(uid,), authors=(a.name,))]
+                    return [
+                        SocialSignal(
+                            "h3",
+                            1.0,
+                            {"affiliation": aff, "member": uid, "author": a.name},
+                            members=(uid,),
+                            authors=(a.name,),
+                        )
+                    ]
     return []
 
 
@@ -110,14 +132,26 @@ def signal_h4(inp: SignalInput, weights: Mapping[int, float]) -> list[SocialSign
     if not hits:
         return []
     links = tuple(p.first_share.permalink for p in hits if p.first_share.permalink)
-    return [SocialSignal("h4", float(len(hits)), {"venue": inp.candidate.venue, "count": len(hits)},
-                         permalinks=links, venues=(inp.candidate.venue,), counts=(len(hits),))]
+    return [
+        SocialSignal(
+            "h4",
+            float(len(hits)),
+            {"venue": inp.candidate.venue, "count": len(hits)},
+            permalinks=links,
+            venues=(inp.candidate.venue,),
+            counts=(len(hits),),
+        )
+    ]
 
 
 def _relation(inp: SignalInput, p: SharedPaper) -> tuple[float, dict[str, object]] | None:
     pid = p.info.paper_id
-    shared = [a.name for a in inp.candidate.authors if a.author_id in {b.author_id for b in p.info.authors}
-              or a.normalized in {b.normalized for b in p.info.authors}]
+    shared = [
+        a.name
+        for a in inp.candidate.authors
+        if a.author_id in {b.author_id for b in p.info.authors}
+        or a.normalized in {b.normalized for b in p.info.authors}
+    ]
     sim = float(inp.ctx.vectors[pid] @ inp.vector) if inp.vector is not None and pid in inp.ctx.vectors else 0.0
     facts: dict[str, object] = {"paper_title": p.info.title, "similarity": round(sim, 3)}
     strength = sim
@@ -154,10 +188,17 @@ def signal_h5(inp: SignalInput) -> list[SocialSignal]:
     share = p.first_share
     facts["sharer"] = share.user_id
     members = (share.user_id,) if share.user_id in inp.ctx.members else ()
-    return [SocialSignal("h5", strength, facts, members=members,
-                         permalinks=(share.permalink,) if share.permalink else (),
-                         authors=tuple(str(a) for a in facts["shared_authors"]),  # type: ignore[attr-defined]
-                         related_paper_id=p.info.paper_id)]
+    return [
+        SocialSignal(
+            "h5",
+            strength,
+            facts,
+            members=members,
+            permalinks=(share.permalink,) if share.permalink else (),
+            authors=tuple(str(a) for a in facts["shared_authors"]),  # type: ignore[attr-defined]
+            related_paper_id=p.info.paper_id,
+        )
+    ]
 
 
 def signal_h6(inp: SignalInput, related: SharedPaper) -> list[SocialSignal]:
@@ -169,17 +210,31 @@ def signal_h6(inp: SignalInput, related: SharedPaper) -> list[SocialSignal]:
     repliers = tuple(dict.fromkeys(r.user_id for r in sorted(related.replies, key=lambda r: r.at) if r.user_id))
     first = min(related.replies, key=lambda r: r.at) if related.replies else None
     facts: dict[str, object] = {
-        "reactions": len(related.reactions), "positive_reactions": positive, "replies": len(related.replies),
-        "top_emoji": [e for e, _ in emoji.most_common(3)], "repliers": list(repliers),
-        "first_reply": first.text[:140] if first else None, "paper_title": related.info.title,
+        "reactions": len(related.reactions),
+        "positive_reactions": positive,
+        "replies": len(related.replies),
+        "top_emoji": [e for e, _ in emoji.most_common(3)],
+        "repliers": list(repliers),
+        "first_reply": first.text[:140] if first else None,
+        "paper_title": related.info.title,
     }
     members = tuple(m for m in repliers if m in inp.ctx.members)
     links = tuple(r.permalink for r in related.replies if r.permalink)[:1] or (
-        (related.first_share.permalink,) if related.first_share.permalink else ())
+        (related.first_share.permalink,) if related.first_share.permalink else ()
+    )
     strength = positive + 0.7 * len(related.replies) - (len(related.reactions) - positive)
-    return [SocialSignal("h6", strength, facts, members=members, permalinks=links, emoji=tuple(emoji),
-                         counts=(len(related.reactions), positive, len(related.replies)),
-                         related_paper_id=related.info.paper_id)]
+    return [
+        SocialSignal(
+            "h6",
+            strength,
+            facts,
+            members=members,
+            permalinks=links,
+            emoji=tuple(emoji),
+            counts=(len(related.reactions), positive, len(related.replies)),
+            related_paper_id=related.info.paper_id,
+        )
+    ]
 
 
 def signal_h7(inp: SignalInput, related: SharedPaper) -> list[SocialSignal]:
@@ -191,9 +246,16 @@ def signal_h7(inp: SignalInput, related: SharedPaper) -> list[SocialSignal]:
         names = set(member.confirmed_names)
         if member.author_ids & ids or names & {a.normalized for a in related.info.authors}:
             link = related.first_share.permalink
-            return [SocialSignal("h7", 1.0, {"member": member.user_id, "paper_title": related.info.title},
-                                 members=(member.user_id,), permalinks=(link,) if link else (),
-                                 related_paper_id=related.info.paper_id)]
+            return [
+                SocialSignal(
+                    "h7",
+                    1.0,
+                    {"member": member.user_id, "paper_title": related.info.title},
+                    members=(member.user_id,),
+                    permalinks=(link,) if link else (),
+                    related_paper_id=related.info.paper_id,
+                )
+            ]
     return []
 
 
@@ -230,28 +292,59 @@ def signal_h9(inp: SignalInput, member: str) -> list[SocialSignal]:
     liked = member_profiles(inp).get(member, [])
     reasons: list[SocialSignal] = []
     if inp.vector is not None:
-        similar = [p for p in liked if p.info.paper_id in inp.ctx.vectors
-                   and float(inp.ctx.vectors[p.info.paper_id] @ inp.vector) >= SIMILAR]
+        similar = [
+            p
+            for p in liked
+            if p.info.paper_id in inp.ctx.vectors and float(inp.ctx.vectors[p.info.paper_id] @ inp.vector) >= SIMILAR
+        ]
         if similar:
-            reasons.append(SocialSignal("h9", 1.0 + len(similar), {"member": member, "reason": "similar",
-                                        "count": len(similar)}, members=(member,), counts=(len(similar),)))
+            reasons.append(
+                SocialSignal(
+                    "h9",
+                    1.0 + len(similar),
+                    {"member": member, "reason": "similar", "count": len(similar)},
+                    members=(member,),
+                    counts=(len(similar),),
+                )
+            )
         own = [v for v in inp.relations.member_publications.get(member, ()) if float(v @ inp.vector) >= SIMILAR]
         if own:
-            reasons.append(SocialSignal("h9", 1.5 + len(own), {"member": member, "reason": "own", "count": len(own)},
-                                        members=(member,), counts=(len(own),)))
+            reasons.append(
+                SocialSignal(
+                    "h9",
+                    1.5 + len(own),
+                    {"member": member, "reason": "own", "count": len(own)},
+                    members=(member,),
+                    counts=(len(own),),
+                )
+            )
     for a in inp.candidate.authors:
         by_author = [p for p in liked if a.author_id in _author_keys(p.info) or a.normalized in _author_keys(p.info)]
         if by_author:
-            reasons.append(SocialSignal("h9", 2.0 + len(by_author), {"member": member, "reason": "author",
-                                        "author": a.name, "count": len(by_author)}, members=(member,),
-                                        authors=(a.name,), counts=(len(by_author),)))
+            reasons.append(
+                SocialSignal(
+                    "h9",
+                    2.0 + len(by_author),
+                    {"member": member, "reason": "author", "author": a.name, "count": len(by_author)},
+                    members=(member,),
+                    authors=(a.name,),
+                    counts=(len(by_author),),
+                )
+            )
             break
     if inp.candidate.venue_id is not None and inp.candidate.venue:
         at_venue = [p for p in liked if p.info.venue_id == inp.candidate.venue_id]
         if len(at_venue) >= 2:
-            reasons.append(SocialSignal("h9", 0.5 + len(at_venue), {"member": member, "reason": "venue",
-                                        "venue": inp.candidate.venue, "count": len(at_venue)}, members=(member,),
-                                        venues=(inp.candidate.venue,), counts=(len(at_venue),)))
+            reasons.append(
+                SocialSignal(
+                    "h9",
+                    0.5 + len(at_venue),
+                    {"member": member, "reason": "venue", "venue": inp.candidate.venue, "count": len(at_venue)},
+                    members=(member,),
+                    venues=(inp.candidate.venue,),
+                    counts=(len(at_venue),),
+                )
+            )
     return sorted(reasons, key=lambda s: s.strength, reverse=True)[:1]
 
 
@@ -261,7 +354,7 @@ def compute_signals(inp: SignalInput, weights: Mapping[int, float]) -> list[Soci
     h5 = signal_h5(inp)
     signals += h5
     if h5 and h5[0].related_paper_id in inp.ctx.papers:
-        related = inp.ctx.papers[h5[0].related_paper_id]  # type: ignore[index]
+        related = inp.ctx.papers[h5[0].related_paper_id]
         signals += signal_h6(inp, related) + signal_h7(inp, related)
     h8 = signal_h8(inp)
     signals += h8

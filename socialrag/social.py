@@ -110,6 +110,7 @@ class ChannelContext:
     recommended: dict[int, datetime]
     last_mentioned: dict[str, datetime]
     vectors: dict[int, np.ndarray] = field(default_factory=dict)
+    model: str = "all-MiniLM-L6-v2"
 
     def display(self, user_id: str) -> str:
         member = self.members.get(user_id)
@@ -183,7 +184,9 @@ def _load_reactions(conn: psycopg.Connection, message_ids: list[int], as_of: dat
     return [ReactionEvent(*r) for r in rows]
 
 
-def _load_replies(conn: psycopg.Connection, team: str, channel: str, roots: dict[str, int], as_of: datetime) -> list[Reply]:
+def _load_replies(
+    conn: psycopg.Connection, team: str, channel: str, roots: dict[str, int], as_of: datetime
+) -> list[Reply]:
     rows = conn.execute(
         """
         SELECT id, thread_ts, user_id, posted_at, text, permalink FROM messages
@@ -210,10 +213,7 @@ def load_members(conn: psycopg.Connection, team: str) -> dict[str, MemberInfo]:
         """,
         {"t": team},
     ).fetchall()
-    return {
-        r[0]: MemberInfo(r[0], r[1], r[2], r[3], r[4], r[5], tuple(r[6]), frozenset(r[7]))
-        for r in rows
-    }
+    return {r[0]: MemberInfo(r[0], r[1], r[2], r[3], r[4], r[5], tuple(r[6]), frozenset(r[7])) for r in rows}
 
 
 def _load_recommended(conn: psycopg.Connection, team: str, channel: str, as_of: datetime) -> dict[int, datetime]:
@@ -269,4 +269,5 @@ def load_channel_context(
         recommended=_load_recommended(conn, team_id, channel_id, as_of),
         last_mentioned=_load_last_mentions(conn, team_id, channel_id, as_of),
         vectors=load_vectors(conn, model, list(papers)),
+        model=model,
     )

@@ -331,3 +331,84 @@ def delete_messages(conn: psycopg.Connection, team_id: str, channel_id: str, ts_
         {"t": team_id, "c": channel_id, "ts": list(ts_list)},
     )
     return cur.rowcount
+
+
+def load_channel_settings(conn: psycopg.Connection, team_id: str, channel_id: str) -> dict[str, Any]:
+    """The channel's settings (defaults when it has none yet)."""
+    row = conn.execute(
+        """
+        SELECT style, sources, frequency, paused FROM channel_settings
+         WHERE team_id = %(t)s AND channel_id = %(c)s
+        """,
+        {"t": team_id, "c": channel_id},
+    ).fetchone()
+    if row is None:
+        return {
+            "style": None,
+            "sources": ["catalog", "semanticscholar", "arxiv"],
+            "frequency": "every-other-day",
+            "paused": False,
+        }
+    return {"style": row[0], "sources": list(row[1]), "frequency": row[2], "paused": row[3]}
+
+
+def upsert_channel_setting(conn: psycopg.Connection, team_id: str, channel_id: str, **values: Any) -> None:
+    """Set some of a channel's settings (style, sources, frequency, paused)."""
+    allowed = {"style", "sources", "frequency", "paused"}
+    unknown = set(values) - allowed
+    if unknown:
+        raise ValueError(f"unknown channel settings: {', '.join(sorted(unknown))}")
+    conn.execute(
+        "INSERT INTO channel_settings (team_id, channel_id) VALUES (%(t)s, %(c)s) ON CONFLICT DO NOTHING",
+        {"t": team_id, "c": channel_id},
+    )
+    for key, value in values.items():
+        conn.execute(
+            f"UPDATE channel_settings SET {key} = %(v)s, updated_at = now()"  # safe: key is allow-listed
+            " WHERE team_id = %(t)s AND channel_id = %(c)s",
+            {"v": value, "t": team_id, "c": channel_id},
+        )
+
+
+def upsert_member_setting(conn: psycopg.Connection, team_id: str, user_id: str, **values: Any) -> None:
+    """Set some of a member's own settings (mentions_enabled, s2_author_id, orcid, confirmed_names)."""
+    allowed = {"mentions_enabled", "s2_author_id", "orcid", "confirmed_names"}
+    unknown = set(values) - allowed
+    if unknown:
+        raise ValueError(f"unknown member settings: {', '.join(sorted(unknown))}")
+    conn.execute(
+        "INSERT INTO member_settings (team_id, user_id) VALUES (%(t)s, %(u)s) ON CONFLICT DO NOTHING",
+        {"t": team_id, "u": user_id},
+    )
+    for key, value in values.items():
+        conn.execute(
+            f"UPDATE member_settings SET {key} = %(v)s, updated_at = now()"  # safe: key is allow-listed
+            " WHERE team_id = %(t)s AND user_id = %(u)s",
+            {"v": value, "t": team_id, "u": user_id},
+        )
+
+
+def record_llm_call(conn: psycopg.Connection, team_id: str | None, channel_id: str | None, call: Any) -> None:
+    """One LLM call: prompt name, version and hash, model, tokens, latency, outcome (and the answer)."""
+    conn.execute(
+        """
+        INSERT INTO llm_calls (team_id, channel_id, prompt_name, prompt_version, prompt_hash, model, prompt_tokens,
+                               completion_tokens, latency_ms, outcome, error, output)
+        VALUES (%(t)s, %(c)s, %(name)s, %(version)s, %(hash)s, %(model)s, %(pt)s, %(ct)s, %(ms)s, %(outcome)s,
+                %(error)s, %(output)s)
+        """,
+        {
+            "t": team_id,
+            "c": channel_id,
+            "name": call.prompt_name,
+            "version": call.prompt_version,
+            "hash": call.prompt_hash,
+            "model": call.model,
+            "pt": call.prompt_tokens,
+            "ct": call.completion_tokens,
+            "ms": call.latency_ms,
+            "outcome": call.outcome,
+            "error": call.error,
+            "output": call.output,
+        },
+    )

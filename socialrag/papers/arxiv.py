@@ -53,6 +53,7 @@ def papers_from_atom(xml_text: str) -> dict[str, Paper]:
             year=published.year if published else None,
             publication_date=published,
             url=f"https://arxiv.org/abs/{ident}",
+            arxiv_categories=tuple(c.get("term", "") for c in entry.findall("a:category", _NS) if c.get("term")),
         )
     return found
 

@@ -1,0 +1,213 @@
+"""Where candidate papers come from, behind one interface; each usable alone or together, per channel.
+
+- ``catalog``: the local catalog, nearest neighbours in pgvector of the channel's most engaged papers.
+- ``semanticscholar``: Semantic Scholar recommendations from the channel's positive and negative seeds.
+- ``arxiv``: new arXiv submissions in the categories the channel shares.
+
+A source returns paper ids (recording any new paper's metadata first); the recommender excludes what the
+channel already shared or was already recommended, under any of a paper's identities.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, Protocol
+
+import numpy as np
+import psycopg
+
+from socialrag import paper_store
+from socialrag.errors import SourceError
+from socialrag.models import Paper
+from socialrag.papers.arxiv import ArxivApi, papers_from_atom
+from socialrag.papers.semanticscholar import PAPER_FIELDS, SemanticScholar, paper_from_s2
+from socialrag.social import ChannelContext
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class CandidateQuery:
+    ctx: ChannelContext
+    weights: Mapping[int, float]
+    model: str
+    window_days: int | None = None
+    limit: int = 200
+
+    @property
+    def published_after(self) -> datetime | None:
+        return self.ctx.as_of - timedelta(days=self.window_days) if self.window_days else None
+
+
+class CandidateSource(Protocol):
+    name: str
+
+    def fetch_candidates(self, conn: psycopg.Connection, query: CandidateQuery) -> list[int]: ...
+
+
+def seed_papers(query: CandidateQuery, *, recent_days: int = 90, top: int = 20) -> tuple[list[int], list[int]]:
+    """Positive seeds (engaged with, or replied to, recently) and negative seeds (negative engagement)."""
+    since = query.ctx.as_of - timedelta(days=recent_days)
+    recent = [p for p in query.ctx.papers.values() if p.last_activity >= since]
+    positive = sorted(
+        (p for p in recent if query.weights.get(p.info.paper_id, 0) > 0 or p.replies),
+        key=lambda p: query.weights.get(p.info.paper_id, 0),
+        reverse=True,
+    )
+    negative = [pid for pid, w in query.weights.items() if w < 0]
+    return [p.info.paper_id for p in positive[:top]], negative[:top]
+
+
+class CatalogSource:
+    """Nearest catalog papers (HNSW, cosine) to each of the channel's most engaged papers and to their mean."""
+
+    name = "catalog"
+
+    def __init__(self, per_query: int = 60) -> None:
+        self.per_query = per_query
+
+    def query_vectors(self, query: CandidateQuery) -> list[np.ndarray]:
+        positive, _ = seed_papers(query, recent_days=3650, top=5)
+        vecs = [query.ctx.vectors[pid] for pid in positive if pid in query.ctx.vectors]
+        if len(vecs) > 1:
+            mean = np.average(
+                np.stack(vecs),
+                axis=0,
+                weights=[max(query.weights.get(p, 0.0), 1e-3) for p in positive if p in query.ctx.vectors],
+            )
+            vecs.append(mean / (np.linalg.norm(mean) or 1.0))
+        return vecs
+
+    def fetch_candidates(self, conn: psycopg.Connection, query: CandidateQuery) -> list[int]:
+        vectors = self.query_vectors(query)
+        if not vectors:
+            return []
+        dim = len(vectors[0])
+        conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        conn.execute("SET LOCAL hnsw.ef_search = 100")
+        found: dict[int, None] = {}
+        for vec in vectors:
+            rows = conn.execute(
+                f"""
+                SELECT e.paper_id FROM paper_embeddings e JOIN papers p ON p.id = e.paper_id
+                 WHERE e.model = %(model)s AND p.in_catalog
+                   AND COALESCE(p.publication_date, make_date(p.year, 1, 1)) < %(as_of)s
+                   AND (%(after)s::timestamptz IS NULL
+                        OR COALESCE(p.publication_date, make_date(p.year, 1, 1)) >= %(after)s)
+                 ORDER BY e.embedding::vector({dim}) <=> %(q)s::vector({dim})
+                 LIMIT %(k)s
+                """,
+                {
+                    "model": query.model,
+                    "as_of": query.ctx.as_of,
+                    "after": query.published_after,
+                    "q": vec,
+                    "k": self.per_query + len(query.ctx.excluded_paper_ids),
+                },
+            ).fetchall()
+            found.update(dict.fromkeys(r[0] for r in rows))
+        return list(found)[: query.limit]
+
+
+class SemanticScholarRecommendations:
+    """``POST /recommendations/v1/papers`` with positive and negative seeds, and ``forpaper`` for the
+    strongest seed from the chosen pool (``recent`` by default)."""
+
+    name = "semanticscholar"
+
+    def __init__(
+        self, client: SemanticScholar, *, pool: str = "recent", limit: int = 100, embed: Embed | None = None
+    ) -> None:
+        self.client = client
+        self.embed = embed
+        self.pool = pool
+        self.limit = limit
+
+    def fetch_candidates(self, conn: psycopg.Connection, query: CandidateQuery) -> list[int]:
+        positive, negative = seed_papers(query)
+        ids = paper_store.load_identities(conn, positive + negative)
+        pos = [ids[p]["s2"] for p in positive if "s2" in ids.get(p, {})]
+        neg = [ids[p]["s2"] for p in negative if "s2" in ids.get(p, {})]
+        if not pos:
+            return []
+        raw: list[Any] = []
+        try:
+            body = self.client.http.request(
+                "POST",
+                "recommendations/v1/papers",
+                params={"fields": PAPER_FIELDS_RECS, "limit": self.limit},
+                json={"positivePaperIds": pos, "negativePaperIds": neg},
+            ).json()
+            raw += body.get("recommendedPapers") or []
+            body = self.client.http.request(
+                "GET",
+                f"recommendations/v1/papers/forpaper/{pos[0]}",
+                params={"fields": PAPER_FIELDS_RECS, "limit": self.limit, "from": self.pool},
+            ).json()
+            raw += body.get("recommendedPapers") or []
+        except SourceError as exc:
+            log.warning("Semantic Scholar recommendations: %s", exc)
+        papers = [paper_from_s2(r) for r in raw if isinstance(r, dict) and r.get("paperId") and r.get("title")]
+        return _record(conn, papers, self.embed)
+
+
+# The recommendation endpoints take the same fields as the graph API, minus nested references.
+PAPER_FIELDS_RECS = ",".join(f for f in PAPER_FIELDS.split(",") if not f.startswith(("references.", "authors.")))
+PAPER_FIELDS_RECS += ",authors"
+
+
+class ArxivNew:
+    """The newest arXiv submissions in the categories of the arXiv papers the channel shared."""
+
+    name = "arxiv"
+
+    def __init__(self, client: ArxivApi, *, max_results: int = 100, embed: Embed | None = None) -> None:
+        self.client = client
+        self.embed = embed
+        self.max_results = max_results
+
+    def fetch_candidates(self, conn: psycopg.Connection, query: CandidateQuery) -> list[int]:
+        categories = load_channel_categories(conn, list(query.ctx.papers))
+        if not categories:
+            return []
+        search = " OR ".join(f"cat:{c}" for c in categories[:5])
+        try:
+            response = self.client.http.request(
+                "GET",
+                "query",
+                params={
+                    "search_query": search,
+                    "sortBy": "submittedDate",
+                    "sortOrder": "descending",
+                    "max_results": self.max_results,
+                },
+            )
+        except SourceError as exc:
+            log.warning("arXiv new submissions: %s", exc)
+            return []
+        return _record(conn, list(papers_from_atom(response.text).values()), self.embed)
+
+
+def load_channel_categories(conn: psycopg.Connection, paper_ids: Sequence[int]) -> list[str]:
+    rows = conn.execute(
+        """
+        SELECT c, count(*) FROM papers, unnest(arxiv_categories) AS c
+         WHERE id = ANY(%(ids)s::bigint[]) GROUP BY c ORDER BY count(*) DESC, c
+        """,
+        {"ids": list(paper_ids)},
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
+Embed = Callable[[psycopg.Connection, list[int]], object]
+
+
+def _record(conn: psycopg.Connection, papers: list[Paper], embed: Embed | None) -> list[int]:
+    """Store the metadata of papers a service suggested, and embed them so they can be scored."""
+    ids = list(dict.fromkeys(paper_store.record_papers(conn, papers))) if papers else []
+    if ids and embed is not None:
+        embed(conn, ids)
+    return ids

@@ -1,0 +1,253 @@
+"""Step 3b: the explanation of a chosen paper in the channel's style, verified before it leaves.
+
+``tldr``, ``template`` and ``template+tldr`` are built without an LLM. ``llm`` runs the prompt chain (the
+paper; its relation to the earlier paper and how the group received it; the member it may interest; a final
+prompt that shortens and bolds), checks the result against the signals, retries once, and otherwise falls
+back to ``template+tldr`` for that post.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from socialrag.errors import SourceError
+from socialrag.explain import build_template_text, member_token, members_in_text, plan_mentions, render_signal
+from socialrag.llm import LLMClient
+from socialrag.models import Draft, PaperMeta, SocialSignal, Style
+from socialrag.prompts import load_prompt
+from socialrag.social import ChannelContext, PaperInfo
+from socialrag.summary import summarize
+from socialrag.verify import Allowed, allowed_from, check_text
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class GenerateConfig:
+    limit: int = 400
+    quiet_days: float = 7.0
+
+
+def paper_url(ids: dict[str, str], fallback: str | None) -> str:
+    """The page to link a title to: the arXiv abstract, the ACL Anthology page, the DOI, or what the source gave."""
+    if "arxiv" in ids:
+        return f"https://arxiv.org/abs/{ids['arxiv']}"
+    if "acl" in ids:
+        return f"https://aclanthology.org/{ids['acl']}"
+    if "doi" in ids:
+        return f"https://doi.org/{ids['doi']}"
+    if fallback:
+        return fallback
+    if "s2" in ids:
+        return f"https://www.semanticscholar.org/paper/{ids['s2']}"
+    return ""
+
+
+def build_meta(info: PaperInfo, ids: dict[str, str], *, summary_limit: int = 300) -> PaperMeta:
+    authors = tuple(a.name for a in info.authors[:3]) + (("et al.",) if len(info.authors) > 3 else ())
+    return PaperMeta(
+        paper_id=info.paper_id,
+        title=info.title or "Untitled paper",
+        url=paper_url(ids, info.url),
+        authors=authors,
+        venue=info.venue,
+        year=info.year,
+        summary=summarize(info.abstract, info.tldr, limit=summary_limit),
+        ids=ids,
+    )
+
+
+def _thread(signals: Sequence[SocialSignal]) -> tuple[str | None, str | None]:
+    for s in signals:
+        if s.kind in ("h5", "h7") and s.permalinks:
+            return s.permalinks[0], str(s.facts.get("paper_title") or "") or None
+    return None, None
+
+
+def template_text(style: Style, signals: Sequence[SocialSignal], info: PaperInfo, limit: int) -> str:
+    return build_template_text(
+        signals, info.abstract, info.tldr, with_summary=style != "template", with_signals=style != "tldr", limit=limit
+    )
+
+
+def build_allowed(ctx: ChannelContext, info: PaperInfo, signals: Sequence[SocialSignal]) -> Allowed:
+    earlier = [
+        ctx.papers[s.related_paper_id].info
+        for s in signals
+        if s.related_paper_id is not None and s.related_paper_id in ctx.papers
+    ]
+    known_authors = {a.name for p in ctx.papers.values() for a in p.info.authors}
+    known_venues = {p.info.venue for p in ctx.papers.values() if p.info.venue}
+    return allowed_from(
+        signals,
+        paper_texts=[info.abstract, info.tldr, info.title, str(info.year or "")],
+        paper_authors=[a.name for a in info.authors],
+        paper_venue=info.venue,
+        known_authors=known_authors,
+        known_venues=known_venues,
+        titles=[info.title or ""] + [p.title or "" for p in earlier],
+        member_names=[ctx.display(m) for s in signals for m in s.members],
+    )
+
+
+def finish_draft(
+    ctx: ChannelContext,
+    info: PaperInfo,
+    ids: dict[str, str],
+    signals: Sequence[SocialSignal],
+    style: Style,
+    text: str,
+    config: GenerateConfig,
+    *,
+    score: float = 0.0,
+    fallback_reason: str | None = None,
+) -> Draft:
+    in_text = members_in_text(text)
+    enabled = {uid: m.mentions_enabled for uid, m in ctx.members.items()}
+    mentions = plan_mentions(in_text, enabled, ctx.last_mentioned, ctx.as_of, config.quiet_days)
+    link, title = _thread(signals)
+    return Draft(
+        team_id=ctx.team_id,
+        channel_id=ctx.channel_id,
+        paper=build_meta(info, ids),
+        style=style,
+        explanation=text,
+        signals=tuple(signals),
+        thread_link=link,
+        thread_title=title,
+        mentions=mentions,
+        named={uid: ctx.display(uid) for uid in dict.fromkeys(in_text)},
+        score=score,
+        fallback_reason=fallback_reason,
+    )
+
+
+def build_draft(
+    ctx: ChannelContext,
+    info: PaperInfo,
+    ids: dict[str, str],
+    signals: Sequence[SocialSignal],
+    style: Style,
+    config: GenerateConfig,
+    *,
+    llm: LLMClient | None = None,
+    score: float = 0.0,
+) -> Draft:
+    """The explanation in ``style``; ``llm`` falls back to ``template+tldr`` when it fails verification twice."""
+    if style != "llm":
+        return finish_draft(
+            ctx, info, ids, signals, style, template_text(style, signals, info, config.limit), config, score=score
+        )
+    reason = "no LLM is configured"
+    if llm is not None:
+        allowed = build_allowed(ctx, info, signals)
+        required = _required(signals)
+        for attempt in (1, 2):
+            try:
+                text = run_chain(llm, ctx, info, signals, config.limit)
+            except SourceError as exc:
+                reason = f"the LLM failed: {exc}"
+                log.warning("attempt %d: %s", attempt, reason)
+                continue
+            problems = check_text(text, allowed, required=required, limit=config.limit)
+            if not problems:
+                return finish_draft(ctx, info, ids, signals, "llm", text, config, score=score)
+            reason = "the generated text failed verification: " + "; ".join(problems[:3])
+            log.warning("attempt %d: %s", attempt, reason)
+    text = template_text("template+tldr", signals, info, config.limit)
+    return finish_draft(ctx, info, ids, signals, "template+tldr", text, config, score=score, fallback_reason=reason)
+
+
+def _required(signals: Sequence[SocialSignal]) -> list[str]:
+    required: list[str] = []
+    for s in signals:
+        if s.kind == "h5" and s.facts.get("paper_title"):
+            required.append(str(s.facts["paper_title"]))
+        if s.kind in ("h1", "h7", "h8"):
+            required.append(member_token(str(s.facts["member"])))
+    return list(dict.fromkeys(required))
+
+
+def run_chain(llm: LLMClient, ctx: ChannelContext, info: PaperInfo, signals: Sequence[SocialSignal], limit: int) -> str:
+    """The four-prompt chain of the paper's Figure 4, built from the signals that are there."""
+    by_kind: dict[str, SocialSignal] = {s.kind: s for s in signals}
+    parts = [_paper_part(llm, info, by_kind, limit)]
+    if "h5" in by_kind:
+        related = _relation_part(llm, ctx, info, by_kind, limit)
+        if related:
+            parts.append(related)
+    if "h8" in by_kind:
+        prompt = load_prompt("member")
+        member = str(by_kind["h8"].facts["member"])
+        reason = render_signal(by_kind["h8"], signals)
+        parts.append(
+            llm.complete(prompt, prompt.render(title=info.title, member=member_token(member), reason=reason, limit=160))
+        )
+    final = load_prompt("final")
+    no_bold = [info.title or ""] + [str(s.facts.get("paper_title")) for s in signals if s.facts.get("paper_title")]
+    no_bold += [member_token(m) for s in signals for m in s.members]
+    return llm.complete(
+        final,
+        final.render(
+            draft="\n".join(parts),
+            limit=limit,
+            required="; ".join(_required(signals)) or "(none)",
+            no_bold="; ".join(dict.fromkeys(x for x in no_bold if x)),
+        ),
+    )
+
+
+def _paper_part(llm: LLMClient, info: PaperInfo, by_kind: dict[str, SocialSignal], limit: int) -> str:
+    lines = []
+    if "h1" in by_kind:
+        f = by_kind["h1"].facts
+        lines.append(
+            f"- The author {f['author']} is the group member written {member_token(str(f['member']))}; "
+            "say once, neutrally, that they are an author."
+        )
+    if "h2" in by_kind:
+        f = by_kind["h2"].facts
+        lines.append(f"- Mention that {f['author']} wrote {f['count']} papers the group discussed recently.")
+    prompt = load_prompt("paper")
+    return llm.complete(
+        prompt,
+        prompt.render(
+            title=info.title,
+            authors=", ".join(a.name for a in info.authors),
+            abstract=info.abstract or info.tldr or "",
+            limit=min(limit, 300),
+            author_lines="\n".join(lines),
+        ),
+    )
+
+
+def _relation_part(
+    llm: LLMClient, ctx: ChannelContext, info: PaperInfo, by_kind: dict[str, SocialSignal], limit: int
+) -> str | None:
+    h5 = by_kind["h5"]
+    earlier = ctx.papers.get(h5.related_paper_id or -1)
+    context = h5.facts.get("context")
+    relation = {
+        "cites": "this paper cites it",
+        "cited_by": "it cites this paper",
+        "shared_authors": "they share authors",
+        "similar": "they are close in topic",
+    }[str(h5.facts["relation"])]
+    reception = render_signal(by_kind["h6"]) if "h6" in by_kind else "not known"
+    prompt = load_prompt("relation")
+    answer = llm.complete(
+        prompt,
+        prompt.render(
+            title=info.title,
+            abstract=info.abstract or "",
+            earlier_title=h5.facts["paper_title"],
+            earlier_abstract=(earlier.info.abstract if earlier else "") or "",
+            relation=relation,
+            context_line=f'The citing sentence: "{context}"' if context else "",
+            reception=reception,
+            limit=min(limit, 300),
+        ),
+    )
+    return None if answer.strip().upper() == "NONE" else answer

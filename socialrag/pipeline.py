@@ -1,0 +1,191 @@
+"""The recommender: one channel's context -> candidates -> scores -> signals -> a verified ``Draft``.
+
+Nothing here posts; the Slack side posts the ``Draft``. ``as_of`` replays the past: only history before it
+is used, and with ``window_days`` only candidates published in the days before it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import numpy as np
+import psycopg
+
+from socialrag import paper_store
+from socialrag.candidates import CandidateQuery, CandidateSource
+from socialrag.generate import GenerateConfig, build_draft
+from socialrag.llm import LLMClient
+from socialrag.models import Candidate, Draft, SocialSignal, Style
+from socialrag.names import fold_text
+from socialrag.rank import (
+    ScoringConfig,
+    channel_weights,
+    diversity_penalty,
+    score_popularity,
+    score_similarity,
+    select_signals,
+)
+from socialrag.signals import Relations, SignalInput, compute_signals
+from socialrag.social import ChannelContext, PaperInfo, load_channel_context, load_paper_infos, load_vectors
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class RecommendConfig:
+    model: str
+    style: Style = "template+tldr"
+    window_days: int | None = None
+    signal_window_days: int = 90
+    top: int = 5
+    scoring: ScoringConfig = field(default_factory=ScoringConfig)
+    generate: GenerateConfig = field(default_factory=GenerateConfig)
+
+
+@dataclass
+class Recommendation:
+    candidates: list[Candidate]
+    draft: Draft | None
+    all_signals: list[SocialSignal] = field(default_factory=list)
+    context: ChannelContext | None = None
+
+
+def gather_candidates(
+    conn: psycopg.Connection, sources: Sequence[CandidateSource], query: CandidateQuery
+) -> dict[int, str]:
+    """Candidate paper id -> the source that found it first, without anything the channel already had."""
+    found: dict[int, str] = {}
+    for source in sources:
+        for pid in source.fetch_candidates(conn, query):
+            found.setdefault(pid, source.name)
+    excluded = query.ctx.excluded_paper_ids
+    return {pid: src for pid, src in found.items() if pid not in excluded}
+
+
+def score_candidates(
+    ctx: ChannelContext,
+    infos: dict[int, PaperInfo],
+    vectors: dict[int, np.ndarray],
+    sources: dict[int, str],
+    weights: dict[int, float],
+    recent: list[np.ndarray],
+    config: ScoringConfig,
+) -> list[Candidate]:
+    """Every candidate with its score and the parts of it, best first. Pure."""
+    seen_titles = {fold_text(p.info.title) for p in ctx.papers.values() if p.info.title}
+    max_pop = max((i.popularity or 0.0 for i in infos.values()), default=0.0)
+    out = []
+    for pid, info in infos.items():
+        if pid not in vectors or not info.title or fold_text(info.title) in seen_titles:
+            continue
+        sim = score_similarity(vectors[pid], ctx.vectors, weights)
+        pop = score_popularity(info.popularity, max_pop)
+        penalty = diversity_penalty(vectors[pid], recent, config)
+        score = sim + config.popularity_weight * pop - penalty
+        out.append(
+            Candidate(
+                pid,
+                info.title,
+                score,
+                sources.get(pid, "?"),
+                parts={"similarity": round(sim, 4), "popularity": round(pop, 4), "diversity": -penalty},
+            )
+        )
+    return sorted(out, key=lambda c: (c.score, -c.paper_id), reverse=True)
+
+
+def load_relations(conn: psycopg.Connection, ctx: ChannelContext, candidate_id: int) -> Relations:
+    """Citation links between a candidate and the channel's papers, and members' affiliations and papers."""
+    channel_ids = list(ctx.papers)
+    cites: dict[int, tuple[str, ...]] = {}
+    cited_by: dict[int, tuple[str, ...]] = {}
+    for citing, cited, contexts in conn.execute(
+        """
+        SELECT r.citing_paper_id, i.paper_id, r.contexts FROM paper_references r
+          JOIN paper_ids i ON (i.scheme, i.value) = (r.cited_scheme, r.cited_value)
+         WHERE (r.citing_paper_id = %(c)s AND i.paper_id = ANY(%(ch)s::bigint[]))
+            OR (r.citing_paper_id = ANY(%(ch)s::bigint[]) AND i.paper_id = %(c)s)
+        UNION ALL
+        SELECT i.paper_id, pc.cited_paper_id, pc.contexts FROM paper_citations pc
+          JOIN paper_ids i ON (i.scheme, i.value) = (pc.citing_scheme, pc.citing_value)
+         WHERE i.paper_id = %(c)s AND pc.cited_paper_id = ANY(%(ch)s::bigint[])
+        """,
+        {"c": candidate_id, "ch": channel_ids},
+    ).fetchall():
+        if citing == candidate_id:
+            cites[cited] = tuple(contexts or ()) or cites.get(cited, ())
+        else:
+            cited_by[citing] = tuple(contexts or ()) or cited_by.get(citing, ())
+    author_members: dict[int, list[str]] = defaultdict(list)
+    for uid, member in ctx.members.items():
+        for aid in member.author_ids:
+            author_members[aid].append(uid)
+    affiliations: dict[str, set[str]] = defaultdict(set)
+    publications: dict[str, list[int]] = defaultdict(list)
+    if author_members:
+        for aid, pid, affs in conn.execute(
+            "SELECT author_id, paper_id, affiliations FROM paper_authors WHERE author_id = ANY(%(a)s::bigint[])",
+            {"a": list(author_members)},
+        ).fetchall():
+            for uid in author_members[aid]:
+                affiliations[uid].update(fold_text(a) for a in affs or ())
+                publications[uid].append(pid)
+    vectors = load_vectors(conn, ctx.model, [p for ps in publications.values() for p in ps])
+    return Relations(
+        cites=cites,
+        cited_by=cited_by,
+        member_affiliations={u: frozenset(a) for u, a in affiliations.items()},
+        member_publications={
+            u: [vectors[p] for p in ps if p in vectors and p != candidate_id] for u, ps in publications.items()
+        },
+    )
+
+
+def recommend(
+    conn: psycopg.Connection,
+    team_id: str,
+    channel_id: str,
+    as_of: datetime,
+    sources: Sequence[CandidateSource],
+    config: RecommendConfig,
+    *,
+    llm: LLMClient | None = None,
+) -> Recommendation:
+    """What PaperPing would post in this channel at ``as_of``: ranked candidates and the draft of the best."""
+    ctx = load_channel_context(conn, team_id, channel_id, as_of, config.model)
+    weights = channel_weights(ctx.papers, as_of, config.scoring, ctx.emoji_overrides)
+    query = CandidateQuery(ctx, weights, config.model, config.window_days)
+    found = gather_candidates(conn, sources, query)
+    infos = load_paper_infos(conn, list(found))
+    vectors = load_vectors(conn, config.model, list(found))
+    recent_ids = sorted(ctx.recommended, key=lambda p: ctx.recommended[p], reverse=True)
+    recent_ids = recent_ids[: config.scoring.recent_for_diversity]
+    recent = list(load_vectors(conn, config.model, recent_ids).values())
+    ranked = score_candidates(ctx, infos, vectors, found, weights, recent, config.scoring)
+    identities = paper_store.load_identities(conn, [c.paper_id for c in ranked[: config.top]])
+    ranked = [
+        Candidate(c.paper_id, c.title, c.score, c.source, identities.get(c.paper_id, {}), c.parts)
+        if i < config.top
+        else c
+        for i, c in enumerate(ranked)
+    ]
+    if not ranked:
+        return Recommendation([], None, context=ctx)
+    best = ranked[0]
+    signal_input = SignalInput(
+        ctx,
+        infos[best.paper_id],
+        vectors.get(best.paper_id),
+        load_relations(conn, ctx, best.paper_id),
+        config.signal_window_days,
+    )
+    all_signals = compute_signals(signal_input, weights)
+    chosen = select_signals(all_signals)
+    draft = build_draft(
+        ctx, infos[best.paper_id], best.ids, chosen, config.style, config.generate, llm=llm, score=best.score
+    )
+    return Recommendation(ranked[: config.top], draft, all_signals, ctx)

@@ -1,0 +1,69 @@
+"""A short summary of a paper without an LLM: Semantic Scholar's tldr, or sentences picked from the abstract."""
+
+from __future__ import annotations
+
+import re
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z(])")
+_CUES = (
+    "we propose",
+    "we present",
+    "we introduce",
+    "this paper",
+    "in this work",
+    "we show",
+    "we find",
+    "we develop",
+    "our results",
+    "we demonstrate",
+    "this work",
+    "here we",
+    "we describe",
+    "we study",
+)
+
+
+def split_sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE.split(" ".join(text.split())) if s.strip()]
+
+
+def _score(sentence: str, position: int) -> float:
+    lowered = sentence.lower()
+    score = sum(2.0 for cue in _CUES if cue in lowered)
+    score += 1.0 if re.search(r"\d", sentence) else 0.0
+    score -= 0.3 * position
+    if len(sentence) < 40:
+        score -= 2.0
+    return score
+
+
+def summarize(abstract: str | None, tldr: str | None = None, *, limit: int = 300) -> str | None:
+    """The tldr when there is one; otherwise the most informative abstract sentences within ``limit``."""
+    if tldr:
+        return _clip(tldr, limit)
+    if not abstract:
+        return None
+    sentences = split_sentences(abstract)
+    if not sentences:
+        return None
+    ranked = sorted(range(len(sentences)), key=lambda i: _score(sentences[i], i), reverse=True)
+    chosen: list[int] = []
+    length = 0
+    for i in ranked:
+        if length + len(sentences[i]) + 1 > limit:
+            continue
+        chosen.append(i)
+        length += len(sentences[i]) + 1
+        if len(chosen) == 2:
+            break
+    if not chosen:
+        return _clip(sentences[ranked[0]], limit)
+    return " ".join(sentences[i] for i in sorted(chosen))
+
+
+def _clip(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1].rsplit(" ", 1)[0]
+    return cut.rstrip(",;:") + "…"
