@@ -22,6 +22,13 @@ from socialrag.db import Database
 log = logging.getLogger(__name__)
 
 
+def as_array(value: Any) -> np.ndarray:
+    """A stored vector (pgvector's ``Vector`` or a sequence) as float32 numpy."""
+    if hasattr(value, "to_numpy"):
+        value = value.to_numpy()
+    return np.asarray(value, dtype=np.float32)
+
+
 class Embedder:
     """A sentence-transformers model, loaded on first use (the bundled all-MiniLM-L6-v2 by default)."""
 
@@ -135,7 +142,7 @@ def load_cached_vectors(conn: psycopg.Connection, model: str, hashes: Sequence[s
         """,
         {"m": model, "h": list(hashes)},
     ).fetchall()
-    return {r[0]: np.asarray(r[1], dtype=np.float32) for r in rows}
+    return {r[0]: as_array(r[1]) for r in rows}
 
 
 def upsert_embeddings(conn: psycopg.Connection, model: str, rows: Sequence[tuple[int, str, np.ndarray]]) -> None:

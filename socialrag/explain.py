@@ -55,8 +55,11 @@ def _render_h5(signal: SocialSignal) -> str:
     relation = f.get("relation")
     if relation == "cites":
         context = f.get("context")
-        quote = f': "{_clip(str(context), 140)}"' if context else ""
-        return f"It cites {title}{who}{quote}."
+        if context:
+            quote = _clip(str(context), 140)
+            end = "" if quote[-1] in ".!?…" else "."
+            return f'It cites {title}{who}: "{quote}"{end}'
+        return f"It cites {title}{who}."
     if relation == "cited_by":
         return f"{title}{who}, cites this paper."
     if relation == "shared_authors":
@@ -92,8 +95,17 @@ def _render_h9(signal: SocialSignal) -> str:
 
 
 def render_signals(signals: Sequence[SocialSignal]) -> str:
-    sentences = [render_signal(s, signals) for s in signals if s.kind != "h9"]
-    return " ".join(s for s in sentences if s)
+    """The chosen signals as sentences, each h6 right after the h5 or h7 it describes (h9 is inside h8's)."""
+    sentences = []
+    for s in signals:
+        if s.kind in ("h6", "h9"):
+            continue
+        sentences.append(render_signal(s, signals))
+        if s.kind in ("h5", "h7"):
+            sentences += [
+                render_signal(c) for c in signals if c.kind == "h6" and c.related_paper_id == s.related_paper_id
+            ]
+    return " ".join(x for x in dict.fromkeys(sentences) if x)
 
 
 def _clip(text: str, limit: int) -> str:

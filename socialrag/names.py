@@ -62,8 +62,35 @@ def normalize_venue(name: str) -> tuple[str, str]:
     lowered = _ORDINAL.sub(" ", lowered)
     lowered = _YEAR.sub(" ", lowered)
     key = fold_text(lowered) or fold_text(text)
-    display = _short_display(acronym) if acronym else _display(text)
+    display = short_venue(key) or (_short_display(acronym) if acronym else _display(text))
     return key, display
+
+
+# Well-known series, by a phrase of their normalised key, and the short name researchers use.
+_KNOWN_SERIES = (
+    ("findings of the association for computational linguistics", "Findings of ACL"),
+    ("north american chapter of the association for computational linguistics", "NAACL"),
+    ("european chapter of the association for computational linguistics", "EACL"),
+    ("asia pacific chapter of the association for computational linguistics", "AACL"),
+    ("annual meeting of the association for computational linguistics", "ACL"),
+    ("empirical methods in natural language processing", "EMNLP"),
+    ("international conference on computational linguistics", "COLING"),
+    ("language resources and evaluation", "LREC"),
+    ("human factors in computing systems", "CHI"),
+    ("neural information processing systems", "NeurIPS"),
+    ("international conference on machine learning", "ICML"),
+    ("international conference on learning representations", "ICLR"),
+    ("computer vision and pattern recognition", "CVPR"),
+    ("computer supported cooperative work", "CSCW"),
+    ("user interface software and technology", "UIST"),
+    ("workshop on semantic evaluation", "SemEval"),
+    ("conference on machine translation", "WMT"),
+)
+
+
+def short_venue(key: str) -> str | None:
+    """The short name of a well-known venue series, from its normalised key."""
+    return next((short for phrase, short in _KNOWN_SERIES if phrase in key), None)
 
 
 def _looks_like_acronym(text: str) -> bool:

@@ -14,6 +14,7 @@ from datetime import datetime
 import numpy as np
 import psycopg
 
+from socialrag.embed import as_array
 from socialrag.models import Sentiment
 from socialrag.store import load_emoji_overrides
 
@@ -155,7 +156,7 @@ def load_vectors(conn: psycopg.Connection, model: str, paper_ids: list[int]) -> 
         "SELECT paper_id, embedding FROM paper_embeddings WHERE model = %(m)s AND paper_id = ANY(%(ids)s::bigint[])",
         {"m": model, "ids": paper_ids},
     ).fetchall()
-    return {r[0]: np.asarray(r[1], dtype=np.float32) for r in rows}
+    return {r[0]: as_array(r[1]) for r in rows}
 
 
 def _load_shares(conn: psycopg.Connection, team: str, channel: str, as_of: datetime) -> dict[int, list[Share]]:

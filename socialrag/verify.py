@@ -101,7 +101,7 @@ def check_text(
     for url in _URL.findall(text):
         if url not in allowed.urls:
             problems.append(f"links to something the signals do not give: {url}")
-    stripped = MEMBER_TOKEN.sub(" ", _URL.sub(" ", text))
+    stripped = _EMOJI.sub(" ", MEMBER_TOKEN.sub(" ", _URL.sub(" ", text)))
     for number in numbers_in(stripped):
         if number not in allowed.numbers:
             problems.append(f"states a number that comes from nowhere: {number}")

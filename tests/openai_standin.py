@@ -1,0 +1,74 @@
+"""A local stand-in of an OpenAI-compatible chat server: answers, errors or stalls as a test asks."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+class OpenAIStandIn:
+    """``responder(prompt) -> text``; ``status`` other than 200 answers an error; ``delay`` stalls each answer."""
+
+    def __init__(self, responder: Callable[[str], str]) -> None:
+        self.responder = responder
+        self.status = 200
+        self.delay = 0.0
+        self.prompts: list[str] = []
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server.daemon_threads = True
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        standin = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+                prompt = body["messages"][-1]["content"]
+                standin.prompts.append(prompt)
+                if standin.delay:
+                    time.sleep(standin.delay)
+                if standin.status != 200:
+                    payload: dict[str, Any] = {"error": {"message": "server error", "type": "server_error"}}
+                else:
+                    text = standin.responder(prompt)
+                    payload = {
+                        "id": "chatcmpl-1",
+                        "object": "chat.completion",
+                        "created": int(time.time()),
+                        "model": body.get("model", "m"),
+                        "choices": [
+                            {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}
+                        ],
+                        "usage": {
+                            "prompt_tokens": len(prompt) // 4,
+                            "completion_tokens": len(text) // 4,
+                            "total_tokens": (len(prompt) + len(text)) // 4,
+                        },
+                    }
+                data = json.dumps(payload).encode()
+                try:
+                    self.send_response(standin.status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+        return Handler

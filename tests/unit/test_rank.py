@@ -1,0 +1,91 @@
+"""The scoring and signal-selection rules, on hand-made data."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+
+from socialrag.models import SocialSignal
+from socialrag.rank import (
+    ScoringConfig,
+    decay,
+    diversity_penalty,
+    emoji_selectivity,
+    engagement_weight,
+    score_similarity,
+    select_signals,
+)
+from socialrag.social import PaperInfo, ReactionEvent, Reply, Share, SharedPaper
+
+NOW = datetime(2024, 6, 1, tzinfo=UTC)
+
+
+def paper(pid: int, reactions: list[tuple[str, str, int]], replies: int = 0, shares: int = 1) -> SharedPaper:
+    p = SharedPaper(PaperInfo(pid, f"P{pid}", None, None, 2024, ()))
+    p.shares = [Share(pid * 10 + i, f"{pid}.{i}", "U1", NOW - timedelta(days=1), None, None) for i in range(shares)]
+    p.reactions = [ReactionEvent(pid * 10, u, e, NOW - timedelta(days=d)) for u, e, d in reactions]
+    p.replies = [Reply(pid * 100 + i, pid * 10, "U2", NOW, "x", None) for i in range(replies)]
+    return p
+
+
+def test_decay_halves_per_half_life() -> None:
+    assert decay(NOW - timedelta(days=60), NOW, 60) == 0.5
+    assert decay(NOW + timedelta(days=1), NOW, 60) == 1.0
+
+
+def test_engagement_signs_and_decay() -> None:
+    cfg = ScoringConfig()
+    liked = paper(1, [("U2", "+1", 0), ("U3", "heart", 0)], replies=1)
+    disliked = paper(2, [("U2", "-1", 0), ("U3", "-1", 0), ("U4", "thumbsdown", 0)])
+    old = paper(3, [("U2", "+1", 365)])
+    sel = {"+1": 1.0, "heart": 1.0, "-1": 1.0, "thumbsdown": 1.0}
+    assert engagement_weight(liked, NOW, cfg, sel, {}) > engagement_weight(old, NOW, cfg, sel, {})
+    assert engagement_weight(disliked, NOW, cfg, sel, {}) < 0
+    assert engagement_weight(paper(4, [("U2", "eyes", 0)]), NOW, cfg, sel, {"eyes": "negative"}) < 1.0
+
+
+def test_an_emoji_on_everything_counts_less() -> None:
+    papers = [paper(i, [("U2", "+1", 0)] + ([("U3", "fire", 0)] if i == 0 else [])) for i in range(10)]
+    sel = emoji_selectivity(papers)
+    assert sel["fire"] == 1.0 and sel["+1"] < 0.2
+
+
+def test_similarity_weighted_by_engagement() -> None:
+    a, b = np.array([1.0, 0.0]), np.array([0.0, 1.0])
+    vectors = {1: a, 2: b}
+    assert score_similarity(a, vectors, {1: 2.0, 2: 1.0}) > score_similarity(b, vectors, {1: 2.0, 2: 1.0})
+    assert score_similarity(a, vectors, {1: -1.0, 2: 1.0}) < 0
+
+
+def test_diversity_penalty_for_near_duplicates_of_recent_posts() -> None:
+    cfg = ScoringConfig()
+    v = np.array([1.0, 0.0])
+    assert diversity_penalty(v, [np.array([0.99, 0.141])], cfg) == cfg.diversity_penalty
+    assert diversity_penalty(v, [np.array([0.0, 1.0])], cfg) == 0.0
+
+
+def sig(kind: str, strength: float = 1.0, member: str = "U1", related: int | None = None) -> SocialSignal:
+    return SocialSignal(kind, strength, {"member": member}, members=(member,), related_paper_id=related)  # type: ignore[arg-type]
+
+
+def test_selection_keeps_three_with_companions() -> None:
+    signals = [
+        sig("h2", 5),
+        sig("h4", 2),
+        sig("h3"),
+        sig("h5", 3, related=7),
+        sig("h6", related=7),
+        sig("h8", 0.6, "U2"),
+        sig("h9", 3, "U2"),
+        sig("h9", 3, "U9"),
+    ]
+    chosen = select_signals(signals)
+    kinds = [s.kind for s in chosen]
+    assert [k for k in kinds if k not in ("h6", "h9")] == ["h5", "h8", "h2"]
+    assert "h6" in kinds and kinds.count("h9") == 1
+
+
+def test_h1_comes_first_and_drops_a_repeating_h7() -> None:
+    chosen = select_signals([sig("h1"), sig("h7", related=3), sig("h5", related=3), sig("h2")])
+    assert [s.kind for s in chosen] == ["h1", "h5", "h2"]
