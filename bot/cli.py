@@ -58,6 +58,10 @@ def build_parser() -> argparse.ArgumentParser:
     rec.add_argument("--window-days", type=int, help="only candidates published in the N days before --as-of")
     rec.add_argument("--style", help="tldr, template, template+tldr or llm (default: the channel's)")
 
+    ev = sub.add_parser("eval", help="replay a channel's history and measure the ranking against baselines")
+    ev.add_argument("channel", help="channel name or id")
+    ev.add_argument("--warmup", type=int, default=5, help="shared papers to learn from before the first step")
+
     st = sub.add_parser("status", help="what the knowledge base holds, per channel")
     st.add_argument("--channel", help="one channel, by name or id")
     st.add_argument("--json", action="store_true", help="print JSON")
@@ -105,6 +109,10 @@ def _dispatch(args: argparse.Namespace, settings: Settings, db: Database) -> int
         from bot.recommend_cmd import cmd_recommend
 
         return cmd_recommend(args, settings, db)
+    if command == "eval":
+        from bot.recommend_cmd import cmd_eval
+
+        return cmd_eval(args, settings, db)
     if command == "status":
         return cmd_status(args, db)
     raise AssertionError(command)

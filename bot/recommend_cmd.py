@@ -175,3 +175,24 @@ def cmd_recommend(args: argparse.Namespace, settings: Settings, db: Database) ->
     print(f"\nMessage ({rec.draft.style}{note}):\n")
     print(render_draft_text(rec.draft))
     return 0
+
+
+def cmd_eval(args: argparse.Namespace, settings: Settings, db: Database) -> int:
+    from socialrag.evaluate import evaluate_channel
+
+    team_id, channel_id, name = resolve_channel(db, args.channel)
+    with db.connection() as conn:
+        report = evaluate_channel(
+            conn,
+            team_id,
+            channel_id,
+            settings.embed_model,
+            warmup=args.warmup,
+            config=ScoringConfig(half_life_days=settings.half_life_days, popularity_weight=settings.popularity_weight),
+        )
+    if report.steps == 0:
+        print(f"#{name}: nothing to replay yet (it needs more than {args.warmup} shared papers with embeddings)")
+        return 0
+    print(f"Replay of #{name}: at each share, rank the catalog plus the paper really shared next\n")
+    print(report.table())
+    return 0

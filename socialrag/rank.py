@@ -6,10 +6,11 @@ Each paper the channel shared gets an engagement weight: a share counts +1 (each
 +0.7, a positive reaction +1 and a negative one -1, a neutral one +0.1; a reaction counts in proportion to
 how selective the emoji is in this channel (one the group puts on nearly everything says little). Every
 event decays with its age (half-life ``half_life_days``), so the channel can move on to new topics.
-A candidate's similarity score is the engagement-weighted mean of its cosine similarity to those papers
-(negative weights pull it down). A popularity figure can be blended in with ``popularity_weight``, and a
-candidate too close (cosine >= ``diversity_threshold``) to one of the last few recommendations is
-penalised so successive posts stay diverse.
+A candidate's similarity score is the engagement-weighted mean of its cosine similarity to those papers,
+cubed so that closeness to a few papers outweighs closeness to the average (negative weights pull it
+down). A popularity figure can be blended in with ``popularity_weight``, and a candidate too close
+(cosine >= ``diversity_threshold``) to one of the last few recommendations is penalised so successive
+posts stay diverse.
 """
 
 from __future__ import annotations
@@ -83,16 +84,25 @@ def channel_weights(
     return {pid: engagement_weight(p, now, config, selectivity, overrides) for pid, p in papers.items()}
 
 
-def score_similarity(candidate: np.ndarray, vectors: Mapping[int, np.ndarray], weights: Mapping[int, float]) -> float:
-    """Engagement-weighted mean cosine similarity of a candidate to the channel's papers."""
+def score_similarity_many(
+    candidates: np.ndarray, vectors: Mapping[int, np.ndarray], weights: Mapping[int, float], sharpness: float = 3.0
+) -> np.ndarray:
+    """Engagement-weighted mean of each candidate's cosine similarity to the channel's papers, raised to
+    ``sharpness`` so that being close to a few engaged papers counts more than being near the average of a
+    channel that reads several topics. Positive engagement rewards closeness; negative engagement penalises it.
+    """
     ids = [pid for pid in vectors if pid in weights and weights[pid] != 0.0]
-    if not ids:
-        return 0.0
+    if not ids or len(candidates) == 0:
+        return np.zeros(len(candidates), dtype=np.float32)
     matrix = np.stack([vectors[pid] for pid in ids])
     w = np.array([weights[pid] for pid in ids], dtype=np.float32)
-    sims = np.maximum(matrix @ candidate, 0.0)
-    # Positive engagement rewards being close to a paper; negative engagement penalises it.
-    return float((w * sims).sum() / (np.abs(w).sum() + 1e-9))
+    sims = np.maximum(candidates @ matrix.T, 0.0) ** sharpness
+    return np.asarray((sims * w).sum(axis=1) / (np.abs(w).sum() + 1e-9))
+
+
+def score_similarity(candidate: np.ndarray, vectors: Mapping[int, np.ndarray], weights: Mapping[int, float]) -> float:
+    """``score_similarity_many`` for one candidate."""
+    return float(score_similarity_many(candidate[None, :], vectors, weights)[0])
 
 
 def score_popularity(popularity: float | None, max_popularity: float) -> float:
