@@ -193,12 +193,12 @@ def _update_paper_rows(conn: psycopg.Connection, ids: Sequence[int], papers: Seq
           CROSS JOIN LATERAL (SELECT string_to_array(n.cats_joined, ' ') AS categories) c
          WHERE p.id = n.id
            AND (p.title, p.abstract, p.tldr, p.venue_id, p.year, p.publication_date, p.popularity,
-                p.citation_count, p.in_catalog OR %(catalog)s)
+                p.citation_count, p.in_catalog OR %(catalog)s, p.arxiv_categories)
                IS DISTINCT FROM
                (COALESCE(n.title, p.title), COALESCE(n.abstract, p.abstract), COALESCE(n.tldr, p.tldr),
                 COALESCE(n.venue_id, p.venue_id), COALESCE(n.year, p.year),
                 COALESCE(n.pdate, p.publication_date), COALESCE(n.popularity, p.popularity),
-                COALESCE(n.citations, p.citation_count), p.in_catalog)
+                COALESCE(n.citations, p.citation_count), p.in_catalog, COALESCE(c.categories, p.arxiv_categories))
         """,
         {
             "id": list(ids),

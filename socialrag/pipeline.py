@@ -26,7 +26,7 @@ from socialrag.rank import (
     channel_weights,
     diversity_penalty,
     score_popularity,
-    score_similarity,
+    score_similarity_many,
     select_signals,
 )
 from socialrag.signals import Relations, SignalInput, compute_signals
@@ -78,18 +78,23 @@ def score_candidates(
     """Every candidate with its score and the parts of it, best first. Pure."""
     seen_titles = {fold_text(p.info.title) for p in ctx.papers.values() if p.info.title}
     max_pop = max((i.popularity or 0.0 for i in infos.values()), default=0.0)
+    kept = [
+        pid for pid, info in infos.items() if pid in vectors and info.title and fold_text(info.title) not in seen_titles
+    ]
+    if not kept:
+        return []
+    sims = score_similarity_many(np.stack([vectors[pid] for pid in kept]), ctx.vectors, weights)
     out = []
-    for pid, info in infos.items():
-        if pid not in vectors or not info.title or fold_text(info.title) in seen_titles:
-            continue
-        sim = score_similarity(vectors[pid], ctx.vectors, weights)
+    for pid, sim_value in zip(kept, sims, strict=True):
+        info = infos[pid]
+        sim = float(sim_value)
         pop = score_popularity(info.popularity, max_pop)
         penalty = diversity_penalty(vectors[pid], recent, config)
         score = sim + config.popularity_weight * pop - penalty
         out.append(
             Candidate(
                 pid,
-                info.title,
+                info.title or "",
                 score,
                 sources.get(pid, "?"),
                 parts={"similarity": round(sim, 4), "popularity": round(pop, 4), "diversity": -penalty},

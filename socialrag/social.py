@@ -155,6 +155,7 @@ def load_vectors(conn: psycopg.Connection, model: str, paper_ids: list[int]) -> 
     rows = conn.execute(
         "SELECT paper_id, embedding FROM paper_embeddings WHERE model = %(m)s AND paper_id = ANY(%(ids)s::bigint[])",
         {"m": model, "ids": paper_ids},
+        binary=True,  # vectors parse much faster in binary
     ).fetchall()
     return {r[0]: as_array(r[1]) for r in rows}
 
@@ -199,22 +200,39 @@ def _load_replies(
     return [Reply(r[0], roots[r[1]], r[2], r[3], r[4], r[5]) for r in rows]
 
 
-def load_members(conn: psycopg.Connection, team: str) -> dict[str, MemberInfo]:
-    """Members of a workspace with their own settings and the author rows their publication links point at."""
+def load_members(conn: psycopg.Connection, team: str, channel: str) -> dict[str, MemberInfo]:
+    """The channel's people (its members and anyone in its stored rows) with their own settings and the
+    author rows their publication links point at. Members of other channels are not loaded."""
     rows = conn.execute(
         """
+        WITH people AS (
+            SELECT user_id FROM channel_members WHERE team_id = %(t)s AND channel_id = %(c)s
+            UNION SELECT user_id FROM messages WHERE team_id = %(t)s AND channel_id = %(c)s AND user_id IS NOT NULL
+            UNION SELECT user_id FROM reactions WHERE team_id = %(t)s AND channel_id = %(c)s)
         SELECT m.user_id, m.display_name, m.is_bot, COALESCE(s.mentions_enabled, true), s.s2_author_id, s.orcid,
-               COALESCE(s.confirmed_names, '{}'),
-               ARRAY(SELECT a.id FROM authors a
-                      WHERE (s.s2_author_id IS NOT NULL AND a.s2_author_id = s.s2_author_id)
-                         OR (s.orcid IS NOT NULL AND a.orcid = s.orcid)
-                         OR a.normalized_name = ANY(COALESCE(s.confirmed_names, '{}')))
-          FROM members m LEFT JOIN member_settings s USING (team_id, user_id)
-         WHERE m.team_id = %(t)s AND NOT m.deleted
+               COALESCE(s.confirmed_names, '{}')
+          FROM people p JOIN members m ON m.team_id = %(t)s AND m.user_id = p.user_id
+          LEFT JOIN member_settings s ON s.team_id = m.team_id AND s.user_id = m.user_id
+         WHERE NOT m.deleted
         """,
-        {"t": team},
+        {"t": team, "c": channel},
     ).fetchall()
-    return {r[0]: MemberInfo(r[0], r[1], r[2], r[3], r[4], r[5], tuple(r[6]), frozenset(r[7])) for r in rows}
+    linked = {r[0]: _member_author_ids(conn, r[4], r[5], list(r[6])) for r in rows if r[4] or r[5] or r[6]}
+    return {
+        r[0]: MemberInfo(r[0], r[1], r[2], r[3], r[4], r[5], tuple(r[6]), frozenset(linked.get(r[0], ()))) for r in rows
+    }
+
+
+def _member_author_ids(conn: psycopg.Connection, s2: str | None, orcid: str | None, names: list[str]) -> list[int]:
+    rows = conn.execute(
+        """
+        SELECT id FROM authors WHERE s2_author_id = %(s2)s
+        UNION SELECT id FROM authors WHERE orcid = %(orcid)s
+        UNION SELECT id FROM authors WHERE normalized_name = ANY(%(names)s::text[])
+        """,
+        {"s2": s2, "orcid": orcid, "names": names},
+    ).fetchall()
+    return [r[0] for r in rows]
 
 
 def _load_recommended(conn: psycopg.Connection, team: str, channel: str, as_of: datetime) -> dict[int, datetime]:
@@ -265,7 +283,7 @@ def load_channel_context(
         channel_id=channel_id,
         as_of=as_of,
         papers=papers,
-        members=load_members(conn, team_id),
+        members=load_members(conn, team_id, channel_id),
         emoji_overrides=load_emoji_overrides(conn, team_id, channel_id),
         recommended=_load_recommended(conn, team_id, channel_id, as_of),
         last_mentioned=_load_last_mentions(conn, team_id, channel_id, as_of),
