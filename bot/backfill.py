@@ -132,75 +132,71 @@ def backfill_channel(
     if saved and not saved["completed_at"]:
         state, cursor, report.resumed = dict(saved["state"]), saved["cursor"], True
         log.info("resuming the backfill of #%s at %s", channel.name, state.get("phase"))
+    run = _Run(db, client, channel, domain, tracker, pacer, report, state)
     if state["phase"] == "history":
-        _history(db, client, channel, domain, tracker, pacer, report, state, cursor)
-    _threads(db, client, channel, domain, tracker, pacer, report, state)
+        _history(run, cursor)
+    _threads(run)
     _members(db, client, team_id, pacer, state)
     with db.connection() as conn:
         store.record_checkpoint(conn, team_id, channel.channel_id, SOURCE, None, state, completed=True)
     return report
 
 
-def _history(
-    db: Database,
-    client: WebClient,
-    channel: Channel,
-    domain: str | None,
-    tracker: ThreadTracker,
-    pacer: Pacer,
-    report: BackfillReport,
-    state: dict[str, Any],
-    cursor: str | None,
-) -> None:
+@dataclass
+class _Run:
+    """One backfill in progress: where it reads, where it writes, and its checkpointed state."""
+
+    db: Database
+    client: WebClient
+    channel: Channel
+    domain: str | None
+    tracker: ThreadTracker
+    pacer: Pacer
+    report: BackfillReport
+    state: dict[str, Any]
+
+    def fetch(self, method: Callable[..., Any], **kwargs: Any) -> tuple[list[Message], str | None]:
+        """One page: the messages to keep and the cursor of the next page (None at the end)."""
+        asked = self.pacer.page_size
+        data = self.pacer.call(method, channel=self.channel.channel_id, limit=asked, **kwargs)
+        self.pacer.after_page(asked, len(data.get("messages") or ()), bool(data.get("has_more")))
+        kept = _page_messages(data, self.channel, self.domain, self.tracker)
+        return kept, (data.get("response_metadata") or {}).get("next_cursor") or None
+
+    def save(self, kept: list[Message], cursor: str | None) -> None:
+        """Write a page's messages together with the checkpoint that says what comes next."""
+        self.state["users"] = sorted({*self.state["users"], *_users(kept)})
+        with self.db.connection() as conn:
+            self.report.stats.add(index_messages(conn, kept))
+            store.record_checkpoint(conn, self.channel.team_id, self.channel.channel_id, SOURCE, cursor, self.state)
+
+
+def _history(run: _Run, cursor: str | None) -> None:
     while True:
-        asked = pacer.page_size
-        data = pacer.call(client.conversations_history, channel=channel.channel_id, cursor=cursor, limit=asked)
-        kept = _page_messages(data, channel, domain, tracker)
-        next_cursor = (data.get("response_metadata") or {}).get("next_cursor") or None
-        pacer.after_page(asked, len(data.get("messages") or ()), bool(data.get("has_more")))
-        state["threads"] += [m.ts for m in kept if m.reply_count and not m.is_reply]
-        state["users"] = sorted({*state["users"], *_users(kept)})
+        kept, next_cursor = run.fetch(run.client.conversations_history, cursor=cursor)
+        run.state["threads"] += [m.ts for m in kept if m.reply_count and not m.is_reply]
         if next_cursor is None:
-            state["phase"] = "threads"
-        with db.connection() as conn:
-            report.stats.add(index_messages(conn, kept))
-            store.record_checkpoint(conn, channel.team_id, channel.channel_id, SOURCE, next_cursor, state)
-        report.pages += 1
+            run.state["phase"] = "threads"
+        run.save(kept, next_cursor)
+        run.report.pages += 1
         if next_cursor is None:
             return
         cursor = next_cursor
 
 
-def _threads(
-    db: Database,
-    client: WebClient,
-    channel: Channel,
-    domain: str | None,
-    tracker: ThreadTracker,
-    pacer: Pacer,
-    report: BackfillReport,
-    state: dict[str, Any],
-) -> None:
-    while state["threads"]:
-        root = state["threads"][0]
+def _threads(run: _Run) -> None:
+    while run.state["threads"]:
+        root = run.state["threads"][0]
         cursor: str | None = None
         kept: list[Message] = []
         while True:
-            asked = pacer.page_size
-            data = pacer.call(
-                client.conversations_replies, channel=channel.channel_id, ts=root, cursor=cursor, limit=asked
-            )
-            kept += [m for m in _page_messages(data, channel, domain, tracker) if m.is_reply]
-            cursor = (data.get("response_metadata") or {}).get("next_cursor") or None
-            pacer.after_page(asked, len(data.get("messages") or ()), bool(data.get("has_more")))
+            page, cursor = run.fetch(run.client.conversations_replies, ts=root, cursor=cursor)
+            kept += [m for m in page if m.is_reply]
             if cursor is None:
                 break
-        state["threads"] = state["threads"][1:]
-        state["users"] = sorted({*state["users"], *_users(kept)})
-        with db.connection() as conn:
-            report.stats.add(index_messages(conn, kept))
-            store.record_checkpoint(conn, channel.team_id, channel.channel_id, SOURCE, None, state)
-        report.threads += 1
+        run.state["threads"] = run.state["threads"][1:]
+        run.save(kept, None)
+        run.report.threads += 1
 
 
 def _users(messages: list[Message]) -> set[str]:

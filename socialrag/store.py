@@ -352,40 +352,38 @@ def load_channel_settings(conn: psycopg.Connection, team_id: str, channel_id: st
     return {"style": row[0], "sources": list(row[1]), "frequency": row[2], "paused": row[3]}
 
 
-def upsert_channel_setting(conn: psycopg.Connection, team_id: str, channel_id: str, **values: Any) -> None:
-    """Set some of a channel's settings (style, sources, frequency, paused)."""
-    allowed = {"style", "sources", "frequency", "paused"}
+_SETTINGS = {
+    "channel_settings": ("channel_id", {"style", "sources", "frequency", "paused"}),
+    "member_settings": ("user_id", {"mentions_enabled", "s2_author_id", "orcid", "confirmed_names"}),
+}
+
+
+def _upsert_settings(conn: psycopg.Connection, table: str, team_id: str, key: str, values: dict[str, Any]) -> None:
+    key_column, allowed = _SETTINGS[table]
     unknown = set(values) - allowed
     if unknown:
-        raise ValueError(f"unknown channel settings: {', '.join(sorted(unknown))}")
+        raise ValueError(f"unknown {table.replace('_', ' ')}: {', '.join(sorted(unknown))}")
     conn.execute(
-        "INSERT INTO channel_settings (team_id, channel_id) VALUES (%(t)s, %(c)s) ON CONFLICT DO NOTHING",
-        {"t": team_id, "c": channel_id},
+        # the table and column names come from _SETTINGS, never from input
+        f"INSERT INTO {table} (team_id, {key_column}) VALUES (%(t)s, %(k)s) ON CONFLICT DO NOTHING",
+        {"t": team_id, "k": key},
     )
-    for key, value in values.items():
+    for column, value in values.items():
         conn.execute(
-            f"UPDATE channel_settings SET {key} = %(v)s, updated_at = now()"  # safe: key is allow-listed
-            " WHERE team_id = %(t)s AND channel_id = %(c)s",
-            {"v": value, "t": team_id, "c": channel_id},
+            f"UPDATE {table} SET {column} = %(v)s, updated_at = now()"  # safe: names are allow-listed
+            f" WHERE team_id = %(t)s AND {key_column} = %(k)s",
+            {"v": value, "t": team_id, "k": key},
         )
+
+
+def upsert_channel_setting(conn: psycopg.Connection, team_id: str, channel_id: str, **values: Any) -> None:
+    """Set some of a channel's settings (style, sources, frequency, paused)."""
+    _upsert_settings(conn, "channel_settings", team_id, channel_id, values)
 
 
 def upsert_member_setting(conn: psycopg.Connection, team_id: str, user_id: str, **values: Any) -> None:
     """Set some of a member's own settings (mentions_enabled, s2_author_id, orcid, confirmed_names)."""
-    allowed = {"mentions_enabled", "s2_author_id", "orcid", "confirmed_names"}
-    unknown = set(values) - allowed
-    if unknown:
-        raise ValueError(f"unknown member settings: {', '.join(sorted(unknown))}")
-    conn.execute(
-        "INSERT INTO member_settings (team_id, user_id) VALUES (%(t)s, %(u)s) ON CONFLICT DO NOTHING",
-        {"t": team_id, "u": user_id},
-    )
-    for key, value in values.items():
-        conn.execute(
-            f"UPDATE member_settings SET {key} = %(v)s, updated_at = now()"  # safe: key is allow-listed
-            " WHERE team_id = %(t)s AND user_id = %(u)s",
-            {"v": value, "t": team_id, "u": user_id},
-        )
+    _upsert_settings(conn, "member_settings", team_id, user_id, values)
 
 
 def record_llm_call(conn: psycopg.Connection, team_id: str | None, channel_id: str | None, call: Any) -> None:
