@@ -78,7 +78,9 @@ def build(db: object, channels: int, messages: int, papers: int, seed: int = 3) 
     with db.connection() as conn, conn.cursor() as cur, cur.copy(copy_sql) as copy:
         for start in range(0, papers, 10000):
             ids = np.arange(start, min(start + 10000, papers))
-            vecs = centers[topic_of[ids]] + 0.35 * rng.normal(size=(len(ids), DIM)).astype(np.float32)
+            # each paper near its topic centre (cosine about 0.85), as sentence embeddings cluster by topic
+            noise = rng.normal(size=(len(ids), DIM)).astype(np.float32) / np.sqrt(DIM)
+            vecs = centers[topic_of[ids]] + 0.6 * noise
             vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
             for pid, vec in zip(ids, vecs, strict=True):
                 text = "[" + ",".join(f"{x:.5f}" for x in vec) + "]"
