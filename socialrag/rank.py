@@ -143,34 +143,31 @@ def rank_signals(signals: Sequence[SocialSignal]) -> list[SocialSignal]:
 
 
 def select_signals(signals: Sequence[SocialSignal], limit: int = MAX_SIGNALS) -> list[SocialSignal]:
-    """Keep the few signals that matter most.
+    """Keep at most ``limit`` signals, the ones that matter most.
 
-    The rule: at most ``limit`` main signals, the best of each category first (the connection to an
-    earlier paper, a member it may interest, the paper itself), then the next best by priority. h6 (how the
-    group received the earlier paper) and h9 (why the member may care) are companions: each is kept only
-    with the h5/h7 or h8 it elaborates, and does not count against the limit. h7 is skipped when an h1
-    already names the same member as an author (it would say the same thing twice).
+    The rule: first the best of each category (the connection to an earlier paper, a member it may
+    interest, the paper itself); then, while there is room, the next best by priority. h6 (how the group
+    received the earlier paper) and h9 (why the member may care) can only fill a place next to the h5/h7 or
+    h8 they elaborate. h7 is skipped when an h1 already names the same member as an author.
     """
     ranked = rank_signals(signals)
     authors = {s.facts.get("member") for s in ranked if s.kind == "h1"}
-    mains = [
-        s for s in ranked if s.kind not in ("h6", "h9") and not (s.kind == "h7" and s.facts.get("member") in authors)
-    ]
+    usable = [s for s in ranked if not (s.kind == "h7" and s.facts.get("member") in authors)]
     chosen: list[SocialSignal] = []
     for category in ("II", "III", "I"):
-        best = next((s for s in mains if s.category == category), None)
-        if best is not None:
+        best = next((s for s in usable if s.category == category and s.kind not in ("h6", "h9")), None)
+        if best is not None and len(chosen) < limit:
             chosen.append(best)
-    for s in mains:
+    for s in usable:
         if len(chosen) >= limit:
             break
-        if s not in chosen:
-            chosen.append(s)
-    chosen = chosen[:limit]
-    companions = [
-        s
-        for s in ranked
-        if (s.kind == "h6" and any(c.kind in ("h5", "h7") and c.related_paper_id == s.related_paper_id for c in chosen))
-        or (s.kind == "h9" and any(c.kind == "h8" and c.members == s.members for c in chosen))
-    ]
-    return rank_signals(chosen + companions)
+        if s in chosen:
+            continue
+        if s.kind == "h6" and not any(
+            c.kind in ("h5", "h7") and c.related_paper_id == s.related_paper_id for c in chosen
+        ):
+            continue
+        if s.kind == "h9" and not any(c.kind == "h8" and c.members == s.members for c in chosen):
+            continue
+        chosen.append(s)
+    return rank_signals(chosen)

@@ -69,7 +69,7 @@ def sig(kind: str, strength: float = 1.0, member: str = "U1", related: int | Non
     return SocialSignal(kind, strength, {"member": member}, members=(member,), related_paper_id=related)  # type: ignore[arg-type]
 
 
-def test_selection_keeps_three_with_companions() -> None:
+def test_selection_keeps_at_most_three() -> None:
     signals = [
         sig("h2", 5),
         sig("h4", 2),
@@ -81,11 +81,22 @@ def test_selection_keeps_three_with_companions() -> None:
         sig("h9", 3, "U9"),
     ]
     chosen = select_signals(signals)
-    kinds = [s.kind for s in chosen]
-    assert [k for k in kinds if k not in ("h6", "h9")] == ["h5", "h8", "h2"]
-    assert "h6" in kinds and kinds.count("h9") == 1
+    # one of each category: the connection, the member, the paper itself
+    assert [s.kind for s in chosen] == ["h5", "h8", "h2"]
+    # with no paper-level signal, the third place goes to h9, which explains the chosen h8 member
+    no_paper_facts = [s for s in signals if s.category != "I"]
+    assert [s.kind for s in select_signals(no_paper_facts)] == ["h5", "h9", "h8"]
+    assert select_signals(no_paper_facts)[1].members == ("U2",)
+    assert len(select_signals(signals, limit=2)) == 2
+
+
+def test_companions_only_with_what_they_explain() -> None:
+    chosen = select_signals([sig("h6", related=7), sig("h9", 3, "U9"), sig("h5", 3, related=8), sig("h2")])
+    assert [s.kind for s in chosen] == ["h5", "h2"]
 
 
 def test_h1_comes_first_and_drops_a_repeating_h7() -> None:
     chosen = select_signals([sig("h1"), sig("h7", related=3), sig("h5", related=3), sig("h2")])
     assert [s.kind for s in chosen] == ["h1", "h5", "h2"]
+    assert len(select_signals([sig("h1"), sig("h5", related=3), sig("h6", related=3), sig("h8", 1, "U2")])) == 3
+    assert len(select_signals([sig("h1"), sig("h5", related=3), sig("h6", related=3), sig("h8", 1, "U2")])) == 3
