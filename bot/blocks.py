@@ -1,0 +1,58 @@
+"""A ``Draft`` as Slack Block Kit blocks and a plain-text fallback. Pure."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from socialrag.explain import MEMBER_TOKEN
+from socialrag.models import Draft
+
+
+def escape(text: str) -> str:
+    """Slack's three control characters, escaped as its mrkdwn asks."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def render_mentions(text: str, draft: Draft) -> str:
+    """``{@U1}`` as ``<@U1>`` for members to notify, as their plain name for the others."""
+
+    def one(m: re.Match[str]) -> str:
+        uid = m.group(1)
+        return f"<@{uid}>" if uid in draft.mentions else escape(draft.named.get(uid, uid))
+
+    return MEMBER_TOKEN.sub(one, escape(text))
+
+
+def _link(url: str, label: str) -> str:
+    label = escape(label).replace("|", "¦")
+    return f"<{url}|{label}>" if url else label
+
+
+def metadata_line(draft: Draft) -> str:
+    p = draft.paper
+    parts = [_link(p.url, p.title)]
+    if p.authors:
+        parts.append(escape(", ".join(p.authors)))
+    venue = " ".join(x for x in (p.venue or "", str(p.year or "")) if x)
+    if venue:
+        parts.append(escape(venue))
+    return " · ".join(parts)
+
+
+def build_blocks(draft: Draft) -> list[dict[str, Any]]:
+    """The post: the explanation, then the paper's metadata and the earlier thread in context blocks."""
+    blocks: list[dict[str, Any]] = [
+        {"type": "section", "text": {"type": "mrkdwn", "text": render_mentions(draft.explanation, draft)}},
+        {"type": "context", "elements": [{"type": "mrkdwn", "text": metadata_line(draft)}]},
+    ]
+    if draft.thread_link:
+        label = f"Earlier thread: {draft.thread_title}" if draft.thread_title else "Earlier thread"
+        blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": _link(draft.thread_link, label)}]})
+    return blocks
+
+
+def build_fallback_text(draft: Draft) -> str:
+    """The notification and screen-reader text: the explanation and the paper's link."""
+    text = render_mentions(draft.explanation, draft).replace("*", "")
+    return f"{text} {_link(draft.paper.url, draft.paper.title)}"
