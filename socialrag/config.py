@@ -20,6 +20,11 @@ SETTINGS_HELP: dict[str, tuple[str, str]] = {
     "DATABASE_URL": ("(unset)", "a Postgres with pgvector to use instead of the embedded one"),
     "SLACK_API_URL": ("https://slack.com/api/", "base of the Slack Web API"),
     "SLACK_BOT_TOKEN": ("(unset)", "bot token (xoxb-...) for a single workspace"),
+    "SLACK_SIGNING_SECRET": ("(unset)", "signing secret; every HTTP request from Slack is checked against it"),
+    "SLACK_APP_TOKEN": ("(unset)", "app-level token (xapp-...); set it to run in Socket Mode"),
+    "SLACK_CLIENT_ID": ("(unset)", "with SLACK_CLIENT_SECRET: OAuth installation for many workspaces"),
+    "SLACK_CLIENT_SECRET": ("(unset)", "OAuth client secret"),
+    "PAPERPING_TICK_SECONDS": ("60", "how often each process looks for channels due a post"),
     "SLACK_TEAM_DOMAIN": (
         "(unset)",
         "workspace domain (the NAME in NAME.slack.com) for permalinks of imported messages",
@@ -58,6 +63,11 @@ class Settings:
     slack_api_url: str = "https://slack.com/api/"
     slack_bot_token: str | None = None
     slack_team_domain: str | None = None
+    slack_signing_secret: str | None = None
+    slack_app_token: str | None = None
+    slack_client_id: str | None = None
+    slack_client_secret: str | None = None
+    tick_seconds: float = 60.0
     s2_api_url: str = "https://api.semanticscholar.org/"
     s2_api_key: str | None = None
     arxiv_api_url: str = "https://export.arxiv.org/api/"
@@ -94,6 +104,11 @@ class Settings:
             slack_api_url=_with_slash(opt("SLACK_API_URL") or cls.slack_api_url),
             slack_bot_token=opt("SLACK_BOT_TOKEN"),
             slack_team_domain=opt("SLACK_TEAM_DOMAIN"),
+            slack_signing_secret=opt("SLACK_SIGNING_SECRET"),
+            slack_app_token=opt("SLACK_APP_TOKEN"),
+            slack_client_id=opt("SLACK_CLIENT_ID"),
+            slack_client_secret=opt("SLACK_CLIENT_SECRET"),
+            tick_seconds=_number(e, "PAPERPING_TICK_SECONDS", 60.0, float),
             s2_api_url=_with_slash(opt("S2_API_URL") or cls.s2_api_url),
             s2_api_key=opt("S2_API_KEY"),
             arxiv_api_url=_with_slash(opt("ARXIV_API_URL") or cls.arxiv_api_url),

@@ -333,27 +333,59 @@ def delete_messages(conn: psycopg.Connection, team_id: str, channel_id: str, ts_
     return cur.rowcount
 
 
+_CHANNEL_DEFAULTS: dict[str, Any] = {
+    "style": None,
+    "sources": ["catalog", "semanticscholar", "arxiv"],
+    "frequency": "every-other-day",
+    "paused": False,
+    "timezone": None,
+    "post_start_hour": 9,
+    "post_end_hour": 17,
+    "weekdays_only": True,
+    "active": False,
+    "next_post_at": None,
+    "last_post_at": None,
+    "step_down_reason": None,
+    "focus_text": None,
+    "focus_expires_at": None,
+}
+
+
 def load_channel_settings(conn: psycopg.Connection, team_id: str, channel_id: str) -> dict[str, Any]:
     """The channel's settings (defaults when it has none yet)."""
+    columns = list(_CHANNEL_DEFAULTS)
     row = conn.execute(
-        """
-        SELECT style, sources, frequency, paused FROM channel_settings
-         WHERE team_id = %(t)s AND channel_id = %(c)s
-        """,
+        f"SELECT {', '.join(columns)} FROM channel_settings"  # column names are the fixed keys above
+        " WHERE team_id = %(t)s AND channel_id = %(c)s",
         {"t": team_id, "c": channel_id},
     ).fetchone()
     if row is None:
-        return {
-            "style": None,
-            "sources": ["catalog", "semanticscholar", "arxiv"],
-            "frequency": "every-other-day",
-            "paused": False,
-        }
-    return {"style": row[0], "sources": list(row[1]), "frequency": row[2], "paused": row[3]}
+        return dict(_CHANNEL_DEFAULTS)
+    out = dict(zip(columns, row, strict=True))
+    out["sources"] = list(out["sources"])
+    return out
 
 
 _SETTINGS = {
-    "channel_settings": ("channel_id", {"style", "sources", "frequency", "paused"}),
+    "channel_settings": (
+        "channel_id",
+        {
+            "style",
+            "sources",
+            "frequency",
+            "paused",
+            "active",
+            "timezone",
+            "post_start_hour",
+            "post_end_hour",
+            "weekdays_only",
+            "next_post_at",
+            "slot_at",
+            "focus_text",
+            "focus_expires_at",
+            "step_down_reason",
+        },
+    ),
     "member_settings": ("user_id", {"mentions_enabled", "s2_author_id", "orcid", "confirmed_names"}),
 }
 
@@ -410,3 +442,58 @@ def record_llm_call(conn: psycopg.Connection, team_id: str | None, channel_id: s
             "output": call.output,
         },
     )
+
+
+def load_message_id(conn: psycopg.Connection, team_id: str, channel_id: str, ts: str) -> int | None:
+    row = conn.execute(
+        "SELECT id FROM messages WHERE team_id = %(t)s AND channel_id = %(c)s AND ts = %(ts)s",
+        {"t": team_id, "c": channel_id, "ts": ts},
+    ).fetchone()
+    return int(row[0]) if row else None
+
+
+def add_reaction(
+    conn: psycopg.Connection, message_id: int, team_id: str, channel_id: str, user_id: str, emoji: str, at: datetime
+) -> None:
+    conn.execute(
+        """
+        INSERT INTO reactions (message_id, team_id, channel_id, user_id, emoji, reacted_at)
+        VALUES (%(m)s, %(t)s, %(c)s, %(u)s, %(e)s, %(at)s) ON CONFLICT DO NOTHING
+        """,
+        {"m": message_id, "t": team_id, "c": channel_id, "u": user_id, "e": emoji, "at": at},
+    )
+
+
+def remove_reaction(conn: psycopg.Connection, message_id: int, user_id: str, emoji: str) -> None:
+    conn.execute(
+        "DELETE FROM reactions WHERE message_id = %(m)s AND user_id = %(u)s AND emoji = %(e)s",
+        {"m": message_id, "u": user_id, "e": emoji},
+    )
+
+
+def delete_thread(conn: psycopg.Connection, team_id: str, channel_id: str, root_ts: str) -> int:
+    """Delete a message and the replies in its thread (with their links and reactions)."""
+    cur = conn.execute(
+        """
+        DELETE FROM messages WHERE team_id = %(t)s AND channel_id = %(c)s AND (ts = %(ts)s OR thread_ts = %(ts)s)
+        """,
+        {"t": team_id, "c": channel_id, "ts": root_ts},
+    )
+    return cur.rowcount
+
+
+def forget_member(conn: psycopg.Connection, team_id: str, user_id: str) -> dict[str, int]:
+    """Everything PaperPing holds of one member in a workspace: messages, replies, reactions, profile."""
+    counts = {}
+    counts["reactions"] = conn.execute(
+        "DELETE FROM reactions WHERE team_id = %(t)s AND user_id = %(u)s", {"t": team_id, "u": user_id}
+    ).rowcount
+    counts["messages"] = conn.execute(
+        "DELETE FROM messages WHERE team_id = %(t)s AND user_id = %(u)s", {"t": team_id, "u": user_id}
+    ).rowcount
+    for table in ("channel_members", "member_settings", "members"):
+        conn.execute(
+            f"DELETE FROM {table} WHERE team_id = %(t)s AND user_id = %(u)s",  # the table names are fixed above
+            {"t": team_id, "u": user_id},
+        )
+    return counts

@@ -9,6 +9,7 @@ ALTER TABLE channel_settings
     ADD COLUMN next_post_at      timestamptz,
     ADD COLUMN last_post_at      timestamptz,
     ADD COLUMN step_down_reason  text,
+    ADD COLUMN stepped_down_at   timestamptz,
     ADD COLUMN focus_text        text,
     ADD COLUMN focus_expires_at  timestamptz;
 CREATE INDEX channel_settings_due ON channel_settings (next_post_at) WHERE NOT paused AND active;

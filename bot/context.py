@@ -1,0 +1,91 @@
+"""What the Slack listeners share: settings, the database, the recommender, and small Slack look-ups."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
+
+from bot.slack_io import channel_from_slack
+from socialrag import store
+from socialrag.config import Settings
+from socialrag.db import Database
+from socialrag.errors import PaperPingError
+from socialrag.models import Channel
+from socialrag.schedule import next_slot
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class AppContext:
+    settings: Settings
+    db: Database
+    _bot_users: dict[str, str] = field(default_factory=dict)
+    _domains: dict[str, str | None] = field(default_factory=dict)
+    _known_channels: set[tuple[str, str]] = field(default_factory=set)
+
+    def bot_user_id(self, client: WebClient, team_id: str) -> str | None:
+        if team_id not in self._bot_users:
+            auth = client.auth_test()
+            self._bot_users[team_id] = str(auth.get("user_id") or "")
+            domain = str(auth.get("url") or "").removeprefix("https://").split(".slack.com")[0] or None
+            self._domains[team_id] = domain
+            with self.db.connection() as conn:
+                store.upsert_team(conn, team_id, name=auth.get("team"), domain=domain)
+        return self._bot_users[team_id] or None
+
+    def domain(self, team_id: str) -> str | None:
+        if team_id not in self._domains:
+            with self.db.connection() as conn:
+                self._domains[team_id] = store.load_team_domain(conn, team_id)
+        return self._domains[team_id]
+
+    def ensure_channel(self, client: WebClient, team_id: str, channel_id: str) -> None:
+        """The workspace and channel rows, created on first sight (their name from ``conversations.info``)."""
+        if (team_id, channel_id) in self._known_channels:
+            return
+        with self.db.connection() as conn:
+            known = any(c[1] == channel_id for c in store.find_channels(conn, channel_id))
+        if not known:
+            self.bot_user_id(client, team_id)
+            try:
+                info = client.conversations_info(channel=channel_id)["channel"]
+                channel = channel_from_slack(info, team_id) or Channel(team_id, channel_id, channel_id)
+            except SlackApiError as exc:
+                log.warning("conversations.info %s: %s", channel_id, exc.response.get("error"))
+                channel = Channel(team_id, channel_id, channel_id)
+            with self.db.connection() as conn:
+                store.upsert_team(conn, team_id)
+                store.upsert_channel(conn, channel)
+        self._known_channels.add((team_id, channel_id))
+
+    def activate_channel(self, team_id: str, channel_id: str, now: datetime | None = None) -> None:
+        """PaperPing is in the channel: schedule its first post (settings keep their defaults)."""
+        now = now or datetime.now(UTC)
+        with self.db.connection() as conn:
+            store.upsert_channel_setting(conn, team_id, channel_id, active=True)
+            current = store.load_channel_settings(conn, team_id, channel_id)
+            first = next_slot(now, None, current["frequency"], current.get("timezone"))
+            conn.execute(
+                "UPDATE channel_settings SET next_post_at = COALESCE(next_post_at, %(at)s) "
+                "WHERE team_id = %(t)s AND channel_id = %(c)s",
+                {"at": first, "t": team_id, "c": channel_id},
+            )
+
+    def backfill(self, client: WebClient, team_id: str, channel_id: str) -> None:
+        """The channel's history, in the background after joining; failures are logged, not raised."""
+        from bot.backfill import backfill_channel
+
+        try:
+            report = backfill_channel(self.db, client, channel_id)
+            log.info("backfilled #%s: %s", report.channel.name, report.stats)
+        except (PaperPingError, SlackApiError, OSError) as exc:
+            log.warning("backfill of %s failed: %s", channel_id, exc)
+
+    def info(self) -> dict[str, Any]:
+        return {"bots": dict(self._bot_users)}

@@ -1,0 +1,193 @@
+"""Posting on schedule: each process ticks, claims due channels in Postgres, and posts one recommendation per slot.
+
+A slot's recommendation row is written before posting; a post carries the slot in its message metadata, so a
+process that died between posting and recording is found out by the next one (it reads the channel's latest
+messages) instead of posting twice. A failed post (Slack or LLM down) keeps its slot and is retried.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from slack_sdk import WebClient
+
+from bot.backfill import Pacer
+from bot.blocks import build_blocks, build_fallback_text
+from bot.slack_io import message_from_slack
+from socialrag import post_store
+from socialrag.db import Database
+from socialrag.errors import PaperPingError
+from socialrag.index import index_messages
+from socialrag.models import Draft, PaperRef
+from socialrag.paper_store import best_identity
+from socialrag.schedule import next_slot, quiet_until, should_step_down, step_down
+
+log = logging.getLogger(__name__)
+
+EVENT_TYPE = "paperping_recommendation"
+Recommend = Callable[[str, str, datetime, str], Draft | None]
+ClientFor = Callable[[str], WebClient]
+
+
+def now_utc() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass
+class ChannelPacer:
+    """At most one message a second per channel, in this process."""
+
+    sleep: Callable[[float], None] = time.sleep
+    clock: Callable[[], float] = time.monotonic
+    _last: dict[str, float] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def wait(self, channel_id: str) -> None:
+        with self._lock:
+            wait = self._last.get(channel_id, -1e9) + 1.0 - self.clock()
+            if wait > 0:
+                self.sleep(wait)
+            self._last[channel_id] = self.clock()
+
+
+def post_draft(
+    client: WebClient, draft: Draft, slot_key: str, pacer: Pacer, channel_pacer: ChannelPacer
+) -> dict[str, Any]:
+    """chat.postMessage with Block Kit, a plain-text fallback and the slot in the message metadata."""
+    channel_pacer.wait(draft.channel_id)
+    response = pacer.call(
+        client.chat_postMessage,
+        channel=draft.channel_id,
+        text=build_fallback_text(draft),
+        blocks=build_blocks(draft),
+        unfurl_links=False,
+        unfurl_media=False,
+        metadata={"event_type": EVENT_TYPE, "event_payload": {"slot_key": slot_key, "paper_id": draft.paper.paper_id}},
+    )
+    return dict(response.data) if hasattr(response, "data") else dict(response)
+
+
+def find_posted(client: WebClient, channel_id: str, slot_key: str, since: datetime, pacer: Pacer) -> str | None:
+    """The ts of a post of this slot already in the channel (a process died before recording it)."""
+    data = pacer.call(
+        client.conversations_history,
+        channel=channel_id,
+        oldest=f"{since.timestamp() - 60:.6f}",
+        include_all_metadata=True,
+        limit=50,
+    )
+    for msg in data.get("messages") or ():
+        meta = msg.get("metadata") or {}
+        if meta.get("event_type") == EVENT_TYPE and (meta.get("event_payload") or {}).get("slot_key") == slot_key:
+            return str(msg["ts"])
+    return None
+
+
+@dataclass
+class Worker:
+    """One process's share of the posting: claim, recommend, post, record, schedule the next slot."""
+
+    db: Database
+    client_for: ClientFor
+    recommend: Recommend
+    clock: Callable[[], datetime] = now_utc
+    lease: timedelta = timedelta(minutes=10)
+    retry_after: timedelta = timedelta(minutes=5)
+    pacer: Pacer = field(default_factory=Pacer)
+    channel_pacer: ChannelPacer = field(default_factory=ChannelPacer)
+    bot_user_ids: dict[str, str] = field(default_factory=dict)
+
+    def tick(self, max_posts: int = 100) -> int:
+        """Serve due channels until none is left (or ``max_posts``); returns how many were served."""
+        served = 0
+        while served < max_posts and self.serve_one():
+            served += 1
+        return served
+
+    def serve_one(self) -> bool:
+        now = self.clock()
+        with self.db.connection() as conn:
+            due = post_store.claim_due_channel(conn, now, now + self.lease)
+            if due is None:
+                return False
+            wait = quiet_until(now, due.slot_at, due.last_activity_at)
+            if wait is not None:
+                post_store.schedule_next(conn, due.team_id, due.channel_id, wait, keep_slot=True)
+                return True
+            slot_key = due.slot_at.astimezone(UTC).isoformat()
+            rec = post_store.open_slot(conn, due.team_id, due.channel_id, slot_key, due.style)
+        try:
+            self._serve(due, slot_key, rec, now)
+        except (PaperPingError, OSError) as exc:
+            log.warning("#%s: post of slot %s failed, retrying later: %s", due.channel_id, slot_key, exc)
+            with self.db.connection() as conn:
+                post_store.record_failed(conn, rec.id)
+                post_store.schedule_next(conn, due.team_id, due.channel_id, now + self.retry_after, keep_slot=True)
+        return True
+
+    def _serve(self, due: post_store.DueChannel, slot_key: str, rec: post_store.SlotRow, now: datetime) -> None:
+        client = self.client_for(due.team_id)
+        ts = rec.message_ts if rec.status == "posted" else None
+        if ts is None and rec.status != "drafted" and rec.created_at < now - timedelta(seconds=1):
+            ts = find_posted(client, due.channel_id, slot_key, rec.created_at, self.pacer)
+        if ts is None:
+            draft = self.recommend(due.team_id, due.channel_id, now, due.style)
+            if draft is None:
+                log.info("#%s: nothing to recommend for slot %s", due.channel_id, slot_key)
+                self._finish(due, now, posted=False)
+                return
+            from bot.recommend_cmd import draft_json
+
+            with self.db.connection() as conn:
+                post_store.record_draft(conn, rec.id, draft.paper.paper_id, draft.style, draft.score, draft_json(draft))
+            response = post_draft(client, draft, slot_key, self.pacer, self.channel_pacer)
+            ts = str(response["ts"])
+            self._index_post(draft, response)
+        with self.db.connection() as conn:
+            post_store.record_posted(conn, rec.id, ts, now)
+        self._finish(due, now, posted=True)
+
+    def _index_post(self, draft: Draft, response: dict[str, Any]) -> None:
+        """Store PaperPing's own post, linked to the paper, so reactions and replies to it feed back."""
+        raw = dict(response.get("message") or {})
+        raw.setdefault("ts", response["ts"])
+        raw.setdefault("type", "message")
+        message = message_from_slack(raw, draft.team_id, draft.channel_id)
+        if message is None:
+            return
+        identity = best_identity(draft.paper.ids)
+        if identity is None:
+            return
+        ref = PaperRef(identity[0], identity[1], draft.paper.url, draft.paper.title)
+        message = replace(message, papers=(ref,))
+        with self.db.connection() as conn:
+            index_messages(conn, [message])
+
+    def _finish(self, due: post_store.DueChannel, now: datetime, *, posted: bool) -> None:
+        frequency = due.frequency
+        with self.db.connection() as conn:
+            if posted:
+                # the post just made has had no time to draw anything; judge the five before it
+                counts = post_store.load_post_engagement(conn, due.team_id, due.channel_id, limit=6)[1:]
+                if should_step_down([c["reactions"] + c["replies"] for c in counts]) and frequency != "weekly":
+                    frequency = step_down(frequency)
+                    post_store.record_step_down(
+                        conn, due.team_id, due.channel_id, frequency, "the last five posts drew no reaction or reply"
+                    )
+            last = now if posted else due.last_post_at
+            nxt = next_slot(
+                now + timedelta(minutes=1),
+                last or now,
+                frequency,
+                due.timezone,
+                due.start_hour,
+                due.end_hour,
+                due.weekdays_only,
+            )
+            post_store.schedule_next(conn, due.team_id, due.channel_id, nxt, posted_at=now if posted else None)

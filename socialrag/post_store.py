@@ -1,0 +1,190 @@
+"""Queries of posting on schedule: claiming due channels, one recommendation row per slot, what posts drew.
+
+Workers claim a due channel with ``FOR UPDATE SKIP LOCKED`` and take a short lease on it, so two processes
+never serve the same slot; the recommendation row (unique per channel and slot) is written before anything
+is posted, so a crash or a second worker cannot post twice, and a failed slot is retried.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import psycopg
+from psycopg.types.json import Jsonb
+
+
+@dataclass(frozen=True)
+class DueChannel:
+    team_id: str
+    channel_id: str
+    slot_at: datetime
+    frequency: str
+    style: str
+    timezone: str | None
+    start_hour: int
+    end_hour: int
+    weekdays_only: bool
+    last_post_at: datetime | None
+    last_activity_at: datetime | None
+
+
+@dataclass(frozen=True)
+class SlotRow:
+    id: int
+    status: str
+    message_ts: str | None
+    created_at: datetime
+
+
+def claim_due_channel(conn: psycopg.Connection, now: datetime, lease_until: datetime) -> DueChannel | None:
+    """Lock one due channel (others skip it), lease it until ``lease_until``, and return its schedule."""
+    row = conn.execute(
+        """
+        SELECT s.team_id, s.channel_id, COALESCE(s.slot_at, s.next_post_at), s.frequency, s.style,
+               COALESCE(s.timezone, t.timezone), s.post_start_hour, s.post_end_hour, s.weekdays_only,
+               s.last_post_at, s.last_activity_at
+          FROM channel_settings s JOIN teams t USING (team_id)
+         WHERE NOT s.paused AND s.active AND s.next_post_at <= %(now)s
+         ORDER BY s.next_post_at
+         LIMIT 1
+           FOR UPDATE OF s SKIP LOCKED
+        """,
+        {"now": now},
+    ).fetchone()
+    if row is None:
+        return None
+    conn.execute(
+        """
+        UPDATE channel_settings SET slot_at = COALESCE(slot_at, next_post_at), next_post_at = %(lease)s
+         WHERE team_id = %(t)s AND channel_id = %(c)s
+        """,
+        {"lease": lease_until, "t": row[0], "c": row[1]},
+    )
+    return DueChannel(*row)
+
+
+def open_slot(conn: psycopg.Connection, team_id: str, channel_id: str, slot_key: str, style: str) -> SlotRow:
+    """The recommendation row of a slot, created if new (status ``posting``)."""
+    conn.execute(
+        """
+        INSERT INTO recommendations (team_id, channel_id, slot_key, style, status)
+        VALUES (%(t)s, %(c)s, %(k)s, %(s)s, 'posting') ON CONFLICT (team_id, channel_id, slot_key) DO NOTHING
+        """,
+        {"t": team_id, "c": channel_id, "k": slot_key, "s": style},
+    )
+    row = conn.execute(
+        """
+        SELECT id, status, message_ts, created_at FROM recommendations
+         WHERE team_id = %(t)s AND channel_id = %(c)s AND slot_key = %(k)s
+        """,
+        {"t": team_id, "c": channel_id, "k": slot_key},
+    ).fetchone()
+    assert row is not None
+    return SlotRow(*row)
+
+
+def record_draft(
+    conn: psycopg.Connection, rec_id: int, paper_id: int, style: str, score: float, draft: dict[str, Any]
+) -> None:
+    conn.execute(
+        """
+        UPDATE recommendations SET paper_id = %(p)s, style = %(s)s, score = %(score)s, draft = %(d)s,
+               status = 'posting' WHERE id = %(id)s
+        """,
+        {"p": paper_id, "s": style, "score": score, "d": Jsonb(draft), "id": rec_id},
+    )
+
+
+def record_posted(conn: psycopg.Connection, rec_id: int, message_ts: str, at: datetime) -> None:
+    conn.execute(
+        "UPDATE recommendations SET status = 'posted', message_ts = %(ts)s, posted_at = %(at)s WHERE id = %(id)s",
+        {"ts": message_ts, "at": at, "id": rec_id},
+    )
+
+
+def record_failed(conn: psycopg.Connection, rec_id: int) -> None:
+    conn.execute("UPDATE recommendations SET status = 'failed' WHERE id = %(id)s", {"id": rec_id})
+
+
+def schedule_next(
+    conn: psycopg.Connection,
+    team_id: str,
+    channel_id: str,
+    next_at: datetime,
+    *,
+    posted_at: datetime | None = None,
+    keep_slot: bool = False,
+) -> None:
+    """When to look at the channel again; after a post, the slot is closed and ``last_post_at`` set."""
+    conn.execute(
+        """
+        UPDATE channel_settings
+           SET next_post_at = %(next)s,
+               slot_at = CASE WHEN %(keep)s THEN slot_at ELSE NULL END,
+               last_post_at = COALESCE(%(posted)s, last_post_at)
+         WHERE team_id = %(t)s AND channel_id = %(c)s
+        """,
+        {"next": next_at, "keep": keep_slot, "posted": posted_at, "t": team_id, "c": channel_id},
+    )
+
+
+def load_post_engagement(
+    conn: psycopg.Connection, team_id: str, channel_id: str, limit: int = 5
+) -> list[dict[str, Any]]:
+    """The last posts (newest first, since the last step-down) with the reactions and replies each drew."""
+    rows = conn.execute(
+        """
+        SELECT r.id, r.posted_at, r.message_ts, p.title,
+               (SELECT count(*) FROM messages m JOIN reactions x ON x.message_id = m.id
+                 WHERE m.team_id = r.team_id AND m.channel_id = r.channel_id AND m.ts = r.message_ts),
+               (SELECT count(*) FROM messages m
+                 WHERE m.team_id = r.team_id AND m.channel_id = r.channel_id AND m.thread_ts = r.message_ts
+                   AND m.is_reply),
+               (SELECT string_agg(x.emoji || ' ' || x.n, ', ' ORDER BY x.n DESC, x.emoji) FROM (
+                   SELECT x.emoji, count(*) AS n FROM messages m JOIN reactions x ON x.message_id = m.id
+                    WHERE m.team_id = r.team_id AND m.channel_id = r.channel_id AND m.ts = r.message_ts
+                    GROUP BY x.emoji) x)
+          FROM recommendations r LEFT JOIN papers p ON p.id = r.paper_id
+         WHERE r.team_id = %(t)s AND r.channel_id = %(c)s AND r.status = 'posted'
+           AND r.posted_at > COALESCE((SELECT stepped_down_at FROM channel_settings s
+                                        WHERE s.team_id = r.team_id AND s.channel_id = r.channel_id), '-infinity')
+         ORDER BY r.posted_at DESC LIMIT %(n)s
+        """,
+        {"t": team_id, "c": channel_id, "n": limit},
+    ).fetchall()
+    return [
+        {
+            "id": r[0],
+            "posted_at": r[1],
+            "message_ts": r[2],
+            "title": r[3],
+            "reactions": int(r[4]),
+            "replies": int(r[5]),
+            "emoji": r[6] or "",
+        }
+        for r in rows
+    ]
+
+
+def record_step_down(conn: psycopg.Connection, team_id: str, channel_id: str, frequency: str, reason: str) -> None:
+    conn.execute(
+        """
+        UPDATE channel_settings SET frequency = %(f)s, step_down_reason = %(r)s, stepped_down_at = now(),
+               updated_at = now()
+         WHERE team_id = %(t)s AND channel_id = %(c)s
+        """,
+        {"f": frequency, "r": reason, "t": team_id, "c": channel_id},
+    )
+
+
+def record_activity(conn: psycopg.Connection, team_id: str, channel_id: str, at: datetime) -> None:
+    """A member wrote in the channel at ``at`` (only the time is kept, for the quiet period)."""
+    conn.execute(
+        """
+        UPDATE channel_settings SET last_activity_at = GREATEST(last_activity_at, %(at)s)
+         WHERE team_id = %(t)s AND channel_id = %(c)s
+        """,
+        {"at": at, "t": team_id, "c": channel_id},
+    )
