@@ -27,6 +27,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("migrate", help="bring the database schema up to date")
 
+    run = sub.add_parser("run", help="run the Slack app and post on schedule")
+    run.add_argument("--http", action="store_true", help="serve HTTP at /slack/events instead of Socket Mode")
+    run.add_argument("--port", type=int, default=3000, help="HTTP port (default 3000)")
+
     imp = sub.add_parser("import-export", help="import a Slack workspace export (zip)")
     imp.add_argument("export", type=Path, help="the export .zip")
     imp.add_argument(
@@ -95,6 +99,10 @@ def _dispatch(args: argparse.Namespace, settings: Settings, db: Database) -> int
     if command == "migrate":
         print("database schema is up to date")
         return 0
+    if command == "run":
+        from bot.run import cmd_run
+
+        return cmd_run(args, settings, db)
     if command == "import-export":
         return cmd_import_export(args, settings, db)
     if command == "backfill":

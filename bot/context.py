@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
@@ -28,6 +28,8 @@ class AppContext:
     _bot_users: dict[str, str] = field(default_factory=dict)
     _domains: dict[str, str | None] = field(default_factory=dict)
     _known_channels: set[tuple[str, str]] = field(default_factory=set)
+    # set by `paperping run`: wakes this process's scheduler so that `/paperping now` posts at once
+    wake_scheduler: Callable[[], None] | None = None
 
     def bot_user_id(self, client: WebClient, team_id: str) -> str | None:
         if team_id not in self._bot_users:
@@ -87,5 +89,7 @@ class AppContext:
         except (PaperPingError, SlackApiError, OSError) as exc:
             log.warning("backfill of %s failed: %s", channel_id, exc)
 
-    def info(self) -> dict[str, Any]:
-        return {"bots": dict(self._bot_users)}
+    def post_soon(self, team_id: str, channel_id: str) -> None:
+        """Ask the scheduler to look now (the channel was made due); without one, the next tick posts."""
+        if self.wake_scheduler is not None:
+            self.wake_scheduler()

@@ -99,6 +99,11 @@ def run_recommend(
     team_id, channel_id, _ = resolve_channel(db, channel)
     with db.connection() as conn:
         chosen = store.load_channel_settings(conn, team_id, channel_id)
+    now = as_of or datetime.now(UTC)
+    embedder = Embedder(settings.embed_model)
+    focus = None
+    if chosen["focus_text"] and chosen["focus_expires_at"] and chosen["focus_expires_at"] > now:
+        focus = embedder.encode([chosen["focus_text"]])[0]
     default_style: Style = "llm" if build_llm(settings, db, team_id, channel_id) else "template+tldr"
     config = RecommendConfig(
         model=settings.embed_model,
@@ -106,14 +111,14 @@ def run_recommend(
         window_days=window_days,
         signal_window_days=settings.signal_window_days,
         top=top,
+        focus=focus,
         scoring=ScoringConfig(half_life_days=settings.half_life_days, popularity_weight=settings.popularity_weight),
         generate=GenerateConfig(limit=settings.explanation_limit, quiet_days=settings.mention_quiet_days),
     )
-    embedder = Embedder(settings.embed_model)
     sources = build_candidate_sources(settings, chosen["sources"], embedder)
     llm = build_llm(settings, db, team_id, channel_id) if config.style == "llm" else None
     with db.connection() as conn:
-        return recommend(conn, team_id, channel_id, as_of or datetime.now(UTC), sources, config, llm=llm)
+        return recommend(conn, team_id, channel_id, now, sources, config, llm=llm)
 
 
 def candidate_json(rec: Recommendation) -> dict[str, Any]:

@@ -71,6 +71,8 @@ class CatalogSource:
 
     def query_vectors(self, query: CandidateQuery) -> list[np.ndarray]:
         positive, _ = seed_papers(query, recent_days=3650, top=5)
+        if -1 in query.ctx.vectors:  # a focus members asked for leads the search
+            positive = [-1, *positive]
         vecs = [query.ctx.vectors[pid] for pid in positive if pid in query.ctx.vectors]
         if len(vecs) > 1:
             mean = np.average(

@@ -33,6 +33,7 @@ from socialrag.signals import Relations, SignalInput, compute_signals
 from socialrag.social import ChannelContext, PaperInfo, load_channel_context, load_paper_infos, load_vectors
 
 log = logging.getLogger(__name__)
+FOCUS_ID = -1  # the pseudo paper standing for a channel's focus
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,7 @@ class RecommendConfig:
     window_days: int | None = None
     signal_window_days: int = 90
     top: int = 5
+    focus: np.ndarray | None = None  # a topic members asked to lean toward (`/paperping focus`)
     scoring: ScoringConfig = field(default_factory=ScoringConfig)
     generate: GenerateConfig = field(default_factory=GenerateConfig)
 
@@ -163,6 +165,10 @@ def recommend(
     """What PaperPing would post in this channel at ``as_of``: ranked candidates and the draft of the best."""
     ctx = load_channel_context(conn, team_id, channel_id, as_of, config.model)
     weights = channel_weights(ctx.papers, as_of, config.scoring, ctx.emoji_overrides)
+    if config.focus is not None:
+        # the focus counts as a paper the group engaged with twice as strongly as with any other
+        ctx.vectors[FOCUS_ID] = config.focus
+        weights[FOCUS_ID] = 2.0 * max([1.0, *weights.values()])
     query = CandidateQuery(ctx, weights, config.model, config.window_days)
     found = gather_candidates(conn, sources, query)
     infos = load_paper_infos(conn, list(found))

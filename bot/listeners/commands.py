@@ -1,0 +1,297 @@
+"""The ``/paperping`` slash command. Answers are ephemeral; settings changes are announced in the channel in
+one short line, so the group sees them; a wrong word gets the usage back."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from slack_bolt import Ack, App
+from slack_sdk import WebClient
+
+from bot.context import AppContext
+from socialrag import post_store, store
+from socialrag.emoji import normalize_emoji, parse_sentiment
+from socialrag.models import STYLES
+from socialrag.schedule import FREQUENCIES
+
+log = logging.getLogger(__name__)
+
+USAGE = """*PaperPing* — `/paperping` followed by:
+• `help` — this list
+• `frequency daily|every-other-day|weekly` — how often I post here
+• `pause` / `resume` — stop and restart posting here
+• `now` — post a recommendation now
+• `status` — settings, what I know of this channel, the next post, how the last posts were received
+• `style tldr|template|template+tldr|llm` — how I explain a paper
+• `why` — the signals behind my last post
+• `mentions off|on` — whether I @-mention you
+• `forget-me` — delete what I stored about you in this workspace (asks to confirm)
+• `link-author ID` — your Semantic Scholar author id, ORCID or profile URL
+• `focus TEXT-OR-LINKS` — lean the next recommendations toward a topic for two weeks (`focus off` to stop)
+• `emoji NAME positive|negative|neutral` — how this channel reads an emoji"""
+
+FOCUS_DAYS = 14
+_ORCID = re.compile(r"(\d{4}-\d{4}-\d{4}-\d{3}[\dX])")
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    args: tuple[str, ...] = ()
+    text: str = ""
+
+
+class UsageError(ValueError):
+    """What the member typed is not a command; the message says what to type instead."""
+
+
+def parse_command(text: str) -> Command:
+    """``/paperping`` text as a ``Command``; raises ``UsageError`` with a sentence on what to type."""
+    words = text.strip().split()
+    if not words:
+        return Command("help")
+    name, args = words[0].lower(), tuple(words[1:])
+    rest = text.strip()[len(words[0]) :].strip()
+    if name in ("help", "pause", "resume", "now", "status", "why"):
+        return Command(name)
+    if name == "frequency":
+        if len(args) != 1 or args[0].lower() not in FREQUENCIES:
+            raise UsageError("Try `/paperping frequency daily`, `every-other-day` or `weekly`.")
+        return Command(name, (args[0].lower(),))
+    if name == "style":
+        if len(args) != 1 or args[0].lower() not in STYLES:
+            raise UsageError("Try `/paperping style tldr`, `template`, `template+tldr` or `llm`.")
+        return Command(name, (args[0].lower(),))
+    if name == "mentions":
+        if len(args) != 1 or args[0].lower() not in ("on", "off"):
+            raise UsageError("Try `/paperping mentions off` or `/paperping mentions on`.")
+        return Command(name, (args[0].lower(),))
+    if name == "forget-me":
+        return Command(name, tuple(a.lower() for a in args[:1]))
+    if name == "link-author":
+        if len(args) != 1:
+            raise UsageError(
+                "Try `/paperping link-author 1741101` (a Semantic Scholar author id), an ORCID, or your profile URL."
+            )
+        return Command(name, args)
+    if name == "focus":
+        if not rest:
+            raise UsageError("Try `/paperping focus retrieval-augmented generation` or paste paper links.")
+        return Command(name, text=rest)
+    if name == "emoji":
+        if len(args) != 2:
+            raise UsageError("Try `/paperping emoji eyes positive` (positive, negative or neutral).")
+        try:
+            return Command(name, (normalize_emoji(args[0]), parse_sentiment(args[1])))
+        except ValueError as exc:
+            raise UsageError(f"{exc}. Try `/paperping emoji eyes positive`.") from None
+    raise UsageError(f"I don't know `{words[0]}`.")
+
+
+def parse_author_link(value: str) -> dict[str, str]:
+    """A Semantic Scholar author id or profile URL, or an ORCID (bare or URL), as member settings."""
+    value = value.strip("<>").split("|")[0]
+    orcid = _ORCID.search(value)
+    if orcid:
+        return {"orcid": orcid.group(1)}
+    m = re.search(r"semanticscholar\.org/author/(?:[^/]+/)?(\d+)", value)
+    if m:
+        return {"s2_author_id": m.group(1)}
+    if value.isdigit():
+        return {"s2_author_id": value}
+    raise UsageError(
+        "That is not an author id I can use: give a Semantic Scholar author id (digits), its "
+        "profile URL, or an ORCID such as 0000-0002-1825-0097."
+    )
+
+
+def announce(client: WebClient, channel: str, user: str, line: str) -> None:
+    """Tell the channel about a settings change (the paper's DG4: the group sees what steers the bot)."""
+    client.chat_postMessage(channel=channel, text=f"<@{user}> {line}")
+
+
+def run_command(ctx: AppContext, client: WebClient, body: dict[str, Any], now: datetime | None = None) -> str:
+    """Carry out one command and return the ephemeral answer."""
+    now = now or datetime.now(UTC)
+    team, channel, user = str(body["team_id"]), str(body["channel_id"]), str(body["user_id"])
+    try:
+        command = parse_command(str(body.get("text") or ""))
+    except UsageError as exc:
+        return f"{exc}\n\n{USAGE}"
+    ctx.ensure_channel(client, team, channel)
+    handler = HANDLERS.get(command.name)
+    if handler is None:
+        return USAGE
+    return handler(ctx, client, command, team, channel, user, now)
+
+
+def _set(ctx: AppContext, team: str, channel: str, **values: Any) -> None:
+    with ctx.db.connection() as conn:
+        store.upsert_channel_setting(conn, team, channel, **values)
+
+
+def cmd_help(ctx: AppContext, client: WebClient, c: Command, team: str, channel: str, user: str, now: datetime) -> str:
+    return USAGE
+
+
+def cmd_frequency(
+    ctx: AppContext, client: WebClient, c: Command, team: str, channel: str, user: str, now: datetime
+) -> str:
+    _set(ctx, team, channel, frequency=c.args[0], step_down_reason=None)
+    announce(client, channel, user, f"set PaperPing to post {c.args[0].replace('-', ' ')}.")
+    return f"Done: I'll post {c.args[0].replace('-', ' ')} here."
+
+
+def cmd_pause(ctx: AppContext, client: WebClient, c: Command, team: str, channel: str, user: str, now: datetime) -> str:
+    _set(ctx, team, channel, paused=c.name == "pause")
+    verb = "paused" if c.name == "pause" else "resumed"
+    announce(client, channel, user, f"{verb} PaperPing's posts in this channel.")
+    return f"Done: posts are {verb}."
+
+
+def cmd_now(ctx: AppContext, client: WebClient, c: Command, team: str, channel: str, user: str, now: datetime) -> str:
+    ctx.activate_channel(team, channel, now)
+    _set(ctx, team, channel, next_post_at=now, slot_at=now, paused=False)
+    ctx.post_soon(team, channel)
+    return "On it: a recommendation will appear here in a moment."
+
+
+def cmd_style(ctx: AppContext, client: WebClient, c: Command, team: str, channel: str, user: str, now: datetime) -> str:
+    _set(ctx, team, channel, style=c.args[0])
+    announce(client, channel, user, f"set PaperPing's explanations to the `{c.args[0]}` style.")
+    return f"Done: style is now {c.args[0]}."
+
+
+def cmd_mentions(
+    ctx: AppContext, client: WebClient, c: Command, team: str, channel: str, user: str, now: datetime
+) -> str:
+    with ctx.db.connection() as conn:
+        store.upsert_member_setting(conn, team, user, mentions_enabled=c.args[0] == "on")
+    if c.args[0] == "off":
+        return "Done: I won't @-mention you; I may still name you when a paper relates to you."
+    return "Done: I may @-mention you when a paper fits your interests."
+
+
+def cmd_forget(
+    ctx: AppContext, client: WebClient, c: Command, team: str, channel: str, user: str, now: datetime
+) -> str:
+    if c.args[:1] != ("confirm",):
+        return (
+            "This deletes every message, reply and reaction of yours that PaperPing stored in this workspace, "
+            "and your profile and settings. To go ahead, type `/paperping forget-me confirm`."
+        )
+    with ctx.db.connection() as conn:
+        counts = store.forget_member(conn, team, user)
+    return (
+        f"Done: I deleted {counts['messages']} stored messages and replies and {counts['reactions']} reactions "
+        "of yours, and your profile. Anything you post from now on with a paper link is stored again; "
+        "`/paperping mentions off` keeps me from mentioning you."
+    )
+
+
+def cmd_link_author(
+    ctx: AppContext, client: WebClient, c: Command, team: str, channel: str, user: str, now: datetime
+) -> str:
+    values = parse_author_link(c.args[0])
+    with ctx.db.connection() as conn:
+        store.upsert_member_setting(conn, team, user, **values)
+    kind, value = next(iter(values.items()))
+    label = "ORCID" if kind == "orcid" else "Semantic Scholar author id"
+    return f"Done: your {label} is {value}. I'll use it to notice papers you wrote and people you work with."
+
+
+def cmd_focus(ctx: AppContext, client: WebClient, c: Command, team: str, channel: str, user: str, now: datetime) -> str:
+    if c.text.lower() == "off":
+        _set(ctx, team, channel, focus_text=None, focus_expires_at=None)
+        announce(client, channel, user, "cleared PaperPing's focus.")
+        return "Done: no focus."
+    _set(ctx, team, channel, focus_text=c.text[:500], focus_expires_at=now + timedelta(days=FOCUS_DAYS))
+    announce(client, channel, user, f"asked PaperPing to lean toward: {c.text[:120]} (for {FOCUS_DAYS} days).")
+    return f"Done: the next recommendations lean toward that for {FOCUS_DAYS} days."
+
+
+def cmd_emoji(ctx: AppContext, client: WebClient, c: Command, team: str, channel: str, user: str, now: datetime) -> str:
+    emoji, sentiment = c.args
+    with ctx.db.connection() as conn:
+        store.upsert_emoji_override(conn, team, channel, emoji, sentiment)  # type: ignore[arg-type]
+    announce(client, channel, user, f"told PaperPing that :{emoji}: reads as {sentiment} here.")
+    return f"Done: :{emoji}: counts as {sentiment} in this channel."
+
+
+def cmd_status(
+    ctx: AppContext, client: WebClient, c: Command, team: str, channel: str, user: str, now: datetime
+) -> str:
+    with ctx.db.connection() as conn:
+        s = store.load_channel_settings(conn, team, channel)
+        counts = store.load_channel_counts(conn, team, channel)
+        posts = post_store.load_post_engagement(conn, team, channel, limit=5)
+    state = "paused" if s["paused"] else ("active" if s["active"] else "not in this channel yet")
+    nxt = s["next_post_at"].strftime("%a %d %b %H:%M UTC") if s["next_post_at"] and not s["paused"] else "—"
+    lines = [
+        f"*PaperPing here:* {state}; posts {s['frequency'].replace('-', ' ')}; style "
+        f"`{s['style'] or 'template+tldr'}`; next post {nxt}.",
+        f"Knows {counts['messages']} messages sharing {counts['papers']} papers, {counts['reactions']} reactions, "
+        f"{counts['replies']} replies, {counts['members']} members.",
+    ]
+    if s["step_down_reason"]:
+        lines.append(f"Posting less often because {s['step_down_reason']}; `/paperping frequency` sets it back.")
+    if s["focus_text"] and s["focus_expires_at"] and s["focus_expires_at"] > now:
+        lines.append(f"Focus: {s['focus_text'][:120]} (until {s['focus_expires_at']:%d %b}).")
+    for p in posts:
+        received = ", ".join(x for x in (p["emoji"], f"{p['replies']} replies" if p["replies"] else "") if x)
+        lines.append(f"• {p['posted_at']:%d %b}: {p['title'] or 'a paper'} — {received or 'no reactions yet'}")
+    return "\n".join(lines)
+
+
+def cmd_why(ctx: AppContext, client: WebClient, c: Command, team: str, channel: str, user: str, now: datetime) -> str:
+    with ctx.db.connection() as conn:
+        row = conn.execute(
+            """SELECT draft FROM recommendations WHERE team_id = %(t)s AND channel_id = %(c)s AND status = 'posted'
+                ORDER BY posted_at DESC LIMIT 1""",
+            {"t": team, "c": channel},
+        ).fetchone()
+    if not row or not row[0].get("signals"):
+        return "I haven't posted here yet, so there's nothing to explain."
+    draft = row[0]
+    lines = [f"*Why I posted {draft['paper']['title']}* (style {draft['style']}, score {draft['score']:.3f}):"]
+    for s in draft["signals"]:
+        facts = json.dumps(s["facts"], default=str)
+        sources = ", ".join(s.get("permalinks") or [])
+        lines.append(f"• {s['kind']}: {facts}" + (f" — from {sources}" if sources else ""))
+    return "\n".join(lines)
+
+
+HANDLERS = {
+    "help": cmd_help,
+    "frequency": cmd_frequency,
+    "pause": cmd_pause,
+    "resume": cmd_pause,
+    "now": cmd_now,
+    "style": cmd_style,
+    "mentions": cmd_mentions,
+    "forget-me": cmd_forget,
+    "link-author": cmd_link_author,
+    "focus": cmd_focus,
+    "emoji": cmd_emoji,
+    "status": cmd_status,
+    "why": cmd_why,
+}
+
+
+def register(app: App, ctx: AppContext) -> None:
+    def ack_fast(ack: Ack) -> None:
+        ack()
+
+    def respond_later(client: WebClient, body: dict[str, Any], respond: Any) -> None:
+        try:
+            answer = run_command(ctx, client, body)
+        except UsageError as exc:
+            answer = f"{exc}\n\n{USAGE}"
+        respond(text=answer, response_type="ephemeral")
+
+    app.command("/paperping")(ack=ack_fast, lazy=[respond_later])

@@ -1,0 +1,132 @@
+"""The App Home tab: for each channel the member shares with PaperPing, its settings and last posts; and the
+member's own controls (mentions, linked author id, forget-me)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from slack_bolt import Ack, App
+from slack_sdk import WebClient
+
+from bot.blocks import escape
+from bot.context import AppContext
+from socialrag import post_store, store
+
+
+def load_member_channels(ctx: AppContext, team: str, user: str) -> list[tuple[str, str]]:
+    with ctx.db.connection() as conn:
+        rows = conn.execute(
+            """
+            SELECT c.channel_id, c.name FROM channels c
+              JOIN channel_settings s USING (team_id, channel_id)
+              JOIN channel_members m USING (team_id, channel_id)
+             WHERE c.team_id = %(t)s AND m.user_id = %(u)s AND s.active ORDER BY c.name
+            """,
+            {"t": team, "u": user},
+        ).fetchall()
+    return [(r[0], r[1]) for r in rows]
+
+
+def build_home(ctx: AppContext, team: str, user: str) -> dict[str, Any]:
+    """The Home view (a Block Kit ``home`` view) for one member."""
+    blocks: list[dict[str, Any]] = [{"type": "header", "text": {"type": "plain_text", "text": "PaperPing"}}]
+    channels = load_member_channels(ctx, team, user)
+    if not channels:
+        blocks.append(
+            {
+                "type": "section",
+                "text": {
+                    "type": "mrkdwn",
+                    "text": (
+                        "I'm not in any channel you're in yet. Invite me with `/invite @PaperPing` in a channel where "
+                        "your group shares papers."
+                    ),
+                },
+            }
+        )
+    with ctx.db.connection() as conn:
+        for channel_id, name in channels:
+            s = store.load_channel_settings(conn, team, channel_id)
+            posts = post_store.load_post_engagement(conn, team, channel_id, limit=3)
+            state = "paused" if s["paused"] else f"posts {s['frequency'].replace('-', ' ')}"
+            lines = [f"*<#{channel_id}|{escape(name)}>* — {state}, style `{s['style'] or 'template+tldr'}`"]
+            for p in posts:
+                received = p["emoji"] or "no reactions yet"
+                replies = f", {p['replies']} replies" if p["replies"] else ""
+                lines.append(f"• {p['posted_at']:%d %b}: {escape(p['title'] or 'a paper')} — {received}{replies}")
+            blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": "\n".join(lines)}})
+        member = conn.execute(
+            "SELECT mentions_enabled, s2_author_id, orcid FROM member_settings"
+            " WHERE team_id = %(t)s AND user_id = %(u)s",
+            {"t": team, "u": user},
+        ).fetchone()
+    mentions = member[0] if member else True
+    linked = (member[1] or member[2]) if member else None
+    blocks += [
+        {"type": "divider"},
+        {
+            "type": "section",
+            "text": {
+                "type": "mrkdwn",
+                "text": (
+                    f"*Your settings*\nMentions: {'on' if mentions else 'off'}\n"
+                    f"Linked author: {escape(linked) if linked else 'none (`/paperping link-author ID`)'}"
+                ),
+            },
+        },
+        {
+            "type": "actions",
+            "elements": [
+                {
+                    "type": "button",
+                    "action_id": "home_mentions",
+                    "value": "off" if mentions else "on",
+                    "text": {"type": "plain_text", "text": "Turn mentions off" if mentions else "Turn mentions on"},
+                },
+                {
+                    "type": "button",
+                    "action_id": "home_forget",
+                    "style": "danger",
+                    "text": {"type": "plain_text", "text": "Forget me"},
+                    "confirm": {
+                        "title": {"type": "plain_text", "text": "Forget me?"},
+                        "text": {
+                            "type": "mrkdwn",
+                            "text": "Delete every message, reply and reaction of yours "
+                            "that PaperPing stored in this workspace, and your profile.",
+                        },
+                        "confirm": {"type": "plain_text", "text": "Delete"},
+                        "deny": {"type": "plain_text", "text": "Keep"},
+                    },
+                },
+            ],
+        },
+    ]
+    return {"type": "home", "blocks": blocks}
+
+
+def register(app: App, ctx: AppContext) -> None:
+    def publish(client: WebClient, team: str, user: str) -> None:
+        client.views_publish(user_id=user, view=build_home(ctx, team, user))
+
+    def opened(client: WebClient, body: dict[str, Any], event: dict[str, Any]) -> None:
+        if event.get("tab") == "home":
+            publish(client, str(body.get("team_id")), str(event["user"]))
+
+    def mentions(ack: Ack, client: WebClient, body: dict[str, Any]) -> None:
+        ack()
+        team, user = str(body["team"]["id"]), str(body["user"]["id"])
+        with ctx.db.connection() as conn:
+            store.upsert_member_setting(conn, team, user, mentions_enabled=body["actions"][0]["value"] == "on")
+        publish(client, team, user)
+
+    def forget(ack: Ack, client: WebClient, body: dict[str, Any]) -> None:
+        ack()
+        team, user = str(body["team"]["id"]), str(body["user"]["id"])
+        with ctx.db.connection() as conn:
+            store.forget_member(conn, team, user)
+        publish(client, team, user)
+
+    app.event("app_home_opened")(opened)
+    app.action("home_mentions")(mentions)
+    app.action("home_forget")(forget)

@@ -1,0 +1,115 @@
+"""``paperping run``: the Slack app (Socket Mode or HTTP) and this process's share of the scheduled posts.
+
+Several processes can run against one Postgres; each ticks with APScheduler and claims due channels with
+``FOR UPDATE SKIP LOCKED``. SIGTERM stops taking new work, lets the current post finish, and exits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import threading
+from datetime import UTC, datetime
+from socketserver import ThreadingMixIn
+from typing import Any
+from wsgiref.simple_server import WSGIServer, make_server
+
+from apscheduler.schedulers.background import BackgroundScheduler
+from slack_sdk import WebClient
+
+from bot.app import build_app, token_for
+from bot.context import AppContext
+from bot.scheduler import Worker
+from socialrag.config import Settings
+from socialrag.db import Database
+from socialrag.models import Draft
+
+log = logging.getLogger(__name__)
+
+
+class ThreadingWSGIServer(ThreadingMixIn, WSGIServer):
+    daemon_threads = True
+
+
+def make_recommender(settings: Settings, db: Database) -> Any:
+    from bot.recommend_cmd import run_recommend
+
+    def recommend(team_id: str, channel_id: str, now: datetime, style: str) -> Draft | None:
+        return run_recommend(settings, db, channel_id, as_of=now).draft
+
+    return recommend
+
+
+def build_worker(settings: Settings, db: Database) -> Worker:
+    def client_for(team_id: str) -> WebClient:
+        return WebClient(token=token_for(settings, db, team_id), base_url=settings.slack_api_url)
+
+    return Worker(db, client_for, make_recommender(settings, db))
+
+
+def start_scheduler(worker: Worker, seconds: float) -> BackgroundScheduler:
+    scheduler = BackgroundScheduler(timezone=UTC)
+    scheduler.add_job(
+        worker.tick,
+        "interval",
+        seconds=seconds,
+        id="tick",
+        max_instances=1,
+        coalesce=True,
+        next_run_time=datetime.now(UTC),
+    )
+    scheduler.start()
+    return scheduler
+
+
+def wsgi_app(app: Any) -> Any:
+    """``/slack/events`` (events, interactivity, the command), OAuth pages, and ``/healthz``."""
+    from slack_bolt.adapter.wsgi import SlackRequestHandler
+
+    handler = SlackRequestHandler(app)
+
+    def serve(environ: dict[str, Any], start_response: Any) -> Any:
+        if environ.get("PATH_INFO") == "/healthz":
+            start_response("200 OK", [("Content-Type", "text/plain")])
+            return [b"ok"]
+        return handler(environ, start_response)
+
+    return serve
+
+
+def cmd_run(args: argparse.Namespace, settings: Settings, db: Database) -> int:
+    socket_mode = bool(settings.slack_app_token) and not args.http
+    ctx = AppContext(settings, db)
+    app = build_app(settings, db, ctx, socket_mode=socket_mode)
+    worker = build_worker(settings, db)
+    scheduler = start_scheduler(worker, settings.tick_seconds)
+    ctx.wake_scheduler = lambda: scheduler.modify_job("tick", next_run_time=datetime.now(UTC))
+    stop = threading.Event()
+    server = None
+
+    def shutdown(signum: int, frame: Any) -> None:
+        log.warning("signal %s: finishing the current work and stopping", signum)
+        stop.set()
+        if server is not None:
+            threading.Thread(target=server.shutdown, daemon=True).start()
+
+    signal.signal(signal.SIGTERM, shutdown)
+    signal.signal(signal.SIGINT, shutdown)
+    try:
+        if socket_mode:
+            from slack_bolt.adapter.socket_mode import SocketModeHandler
+
+            handler = SocketModeHandler(app, settings.slack_app_token)
+            handler.connect()
+            print("PaperPing is running (Socket Mode)", flush=True)
+            stop.wait()
+            handler.close()
+        else:
+            server = make_server("0.0.0.0", args.port, wsgi_app(app), server_class=ThreadingWSGIServer)
+            print(f"PaperPing is running on http://0.0.0.0:{args.port}/slack/events", flush=True)
+            server.serve_forever()
+    finally:
+        scheduler.shutdown(wait=True)
+    print("PaperPing stopped", flush=True)
+    return 0
