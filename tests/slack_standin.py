@@ -57,6 +57,10 @@ class SlackStandIn:
         self.retry_after = 1
         self.hold: Callable[[Call], bool] | None = None  # when true for a call, the answer waits
         self.hold_seconds = 30.0
+        self.posts: list[dict[str, Any]] = []
+        self.views: dict[str, Any] = {}
+        self.responses: list[dict[str, str]] = []
+        self.clock = 0
         self.lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
@@ -65,6 +69,11 @@ class SlackStandIn:
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self._server.server_address[1]}/api/"
+
+    @property
+    def response_url(self) -> str:
+        """Where slash-command answers go (Slack's ``response_url``)."""
+        return f"http://127.0.0.1:{self._server.server_address[1]}/response"
 
     def start(self) -> SlackStandIn:
         self._thread.start()
@@ -114,6 +123,49 @@ class SlackStandIn:
         user = self.state.users.get(params.get("user", ""))
         return {"ok": True, "user": user} if user else {"ok": False, "error": "user_not_found"}
 
+    def api_chat_postMessage(self, params: dict[str, str]) -> dict[str, Any]:
+        channel = params.get("channel", "")
+        if channel not in self.state.channels:
+            return {"ok": False, "error": "channel_not_found"}
+        with self.lock:
+            self.clock += 1
+            ts = f"{int(time.time())}.{self.clock:06d}"
+        message: dict[str, Any] = {
+            "type": "message",
+            "user": "UBOT",
+            "bot_id": "BBOT",
+            "ts": ts,
+            "text": params.get("text", ""),
+        }
+        for key in ("blocks", "metadata"):
+            if params.get(key):
+                value = params[key]
+                message[key] = json.loads(value) if isinstance(value, str) else value
+        if params.get("thread_ts"):
+            message["thread_ts"] = params["thread_ts"]
+        with self.lock:
+            self.state.messages.setdefault(channel, []).append(message)
+            self.posts.append({"channel": channel, **message})
+        return {"ok": True, "channel": channel, "ts": ts, "message": message}
+
+    def api_chat_getPermalink(self, params: dict[str, str]) -> dict[str, Any]:
+        ts = params.get("message_ts", "").replace(".", "")
+        return {
+            "ok": True,
+            "permalink": f"https://{self.state.domain}.slack.com/archives/{params.get('channel')}/p{ts}",
+        }
+
+    def api_views_publish(self, params: dict[str, str]) -> dict[str, Any]:
+        view = params.get("view")
+        with self.lock:
+            self.views[params.get("user_id", "")] = json.loads(view) if isinstance(view, str) else view
+        return {"ok": True, "view": {"id": "V1"}}
+
+    def api_response(self, params: dict[str, str]) -> dict[str, Any]:
+        with self.lock:
+            self.responses.append(params)
+        return {"ok": True}
+
     def _page(self, items: list[dict[str, Any]], params: dict[str, str]) -> dict[str, Any]:
         limit = min(int(params.get("limit") or 100), self.page_cap)
         start = _offset(params.get("cursor"))
@@ -162,7 +214,9 @@ class SlackStandIn:
                 params = {k: v[0] for k, v in parse_qs(query).items()}
                 if body:
                     if (self.headers.get("Content-Type") or "").startswith("application/json"):
-                        params.update({k: str(v) for k, v in json.loads(body).items()})
+                        params.update(
+                            {k: v if isinstance(v, str) else json.dumps(v) for k, v in json.loads(body).items()}
+                        )
                     else:
                         params.update({k: v[0] for k, v in parse_qs(body.decode()).items()})
                 return params

@@ -1,0 +1,346 @@
+"""End to end through the real bolt App (served over HTTP) and slack_sdk, against the local Slack stand-in,
+with signed requests: events, the slash command, the App Home, and posting on schedule."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import threading
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+from wsgiref.simple_server import make_server
+
+import httpx
+import pytest
+from slack_sdk import WebClient
+
+from bot.app import build_app
+from bot.context import AppContext
+from bot.run import ThreadingWSGIServer, wsgi_app
+from bot.scheduler import Worker
+from socialrag import post_store, store
+from socialrag.candidates import CandidateQuery, seed_papers
+from socialrag.config import Settings
+from socialrag.db import Database
+from socialrag.rank import ScoringConfig, channel_weights
+from socialrag.social import load_channel_context
+from tests.labbase import AS_OF, SHARED, CachedEmbedder, build_lab
+from tests.slack_standin import SlackStandIn, SlackState
+
+SECRET = "s3cret-signing"
+T = "T0LAB"
+
+
+def lab_state() -> SlackState:
+    state = SlackState()
+    state.users = {
+        u: {"id": u, "team_id": T, "name": n, "profile": {"display_name": n}}
+        for u, n in (("U1", "graham"), ("U2", "ben"), ("U3", "chen"), ("U4", "dee"))
+    }
+    state.channels = {"C1": {"id": "C1", "name": "nlp-lab", "members": ["U1", "U2", "U3", "U4", "UBOT"]}}
+    state.messages = {"C1": []}
+    return state
+
+
+class Harness:
+    def __init__(self, db: Database, standin: SlackStandIn, tmp_path: Path) -> None:
+        self.db, self.standin = db, standin
+        self.settings = Settings(
+            home=tmp_path,
+            offline=True,
+            slack_bot_token="xoxb-test",
+            slack_signing_secret=SECRET,
+            slack_api_url=standin.url,
+        )
+        self.ctx = AppContext(self.settings, db)
+        self.app = build_app(self.settings, db, self.ctx)
+        self.server = make_server("127.0.0.1", 0, wsgi_app(self.app), server_class=ThreadingWSGIServer)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/slack/events"
+        self.events = 0
+
+    def signed(self, body: str, content_type: str, secret: str = SECRET) -> httpx.Response:
+        ts = str(int(time.time()))
+        sig = "v0=" + hmac.new(secret.encode(), f"v0:{ts}:{body}".encode(), hashlib.sha256).hexdigest()
+        headers = {"Content-Type": content_type, "X-Slack-Request-Timestamp": ts, "X-Slack-Signature": sig}
+        return httpx.post(self.url, content=body, headers=headers, timeout=10)
+
+    def event(self, event: dict[str, Any], event_id: str | None = None) -> httpx.Response:
+        self.events += 1
+        body = {
+            "type": "event_callback",
+            "team_id": T,
+            "api_app_id": "A1",
+            "event": event,
+            "event_id": event_id or f"Ev{self.events:05d}",
+            "event_time": int(time.time()),
+        }
+        response = self.signed(json.dumps(body), "application/json")
+        time.sleep(0.3)  # listeners run after the acknowledgement
+        return response
+
+    def command(self, text: str, user: str = "U2") -> str:
+        before = len(self.standin.responses)
+        body = urlencode(
+            {
+                "token": "x",
+                "team_id": T,
+                "channel_id": "C1",
+                "user_id": user,
+                "command": "/paperping",
+                "text": text,
+                "response_url": self.standin.response_url,
+                "trigger_id": "1",
+            }
+        )
+        started = time.time()
+        response = self.signed(body, "application/x-www-form-urlencoded")
+        assert response.status_code == 200 and time.time() - started < 3, "acknowledged within Slack's 3 seconds"
+        for _ in range(100):
+            if len(self.standin.responses) > before:
+                return str(self.standin.responses[-1]["text"])
+            time.sleep(0.05)
+        raise AssertionError("no answer to the command")
+
+    def stop(self) -> None:
+        self.server.shutdown()
+
+
+@pytest.fixture
+def harness(db: Database, tmp_path: Path) -> Iterator[Harness]:
+    standin = SlackStandIn(lab_state()).start()
+    h = Harness(db, standin, tmp_path)
+    yield h
+    h.stop()
+    standin.stop()
+
+
+def message_event(ts: str, text: str, user: str = "U2", **extra: Any) -> dict[str, Any]:
+    return {"type": "message", "channel": "C1", "user": user, "text": text, "ts": ts, "event_ts": ts, **extra}
+
+
+def count(db: Database, sql: str, *params: Any) -> int:
+    with db.connection() as conn:
+        row = conn.execute(sql, params).fetchone()
+    return int(row[0]) if row else 0
+
+
+def test_unsigned_or_wrongly_signed_requests_are_refused(harness: Harness) -> None:
+    body = json.dumps({"type": "event_callback", "team_id": T, "event": message_event("1.0", "x")})
+    assert httpx.post(harness.url, content=body, headers={"Content-Type": "application/json"}).status_code == 401
+    assert harness.signed(body, "application/json", secret="wrong").status_code == 401
+    assert httpx.get(harness.url.replace("/slack/events", "/healthz")).text == "ok"
+
+
+def test_link_share_reaction_edit_and_delete(harness: Harness, db: Database) -> None:
+    assert harness.event(message_event("1700000001.000100", "chatter without links")).status_code == 200
+    harness.event(message_event("1700000002.000100", "<https://arxiv.org/abs/1706.03762|Attention>"))
+    harness.event(message_event("1700000003.000100", "agreed", user="U3", thread_ts="1700000002.000100"))
+    assert count(db, "SELECT count(*) FROM messages") == 2, "the share and its reply; chatter is not stored"
+    assert count(db, "SELECT count(*) FROM message_papers") == 1
+    reaction = {
+        "type": "reaction_added",
+        "user": "U3",
+        "reaction": "+1",
+        "event_ts": "1700000004.000100",
+        "item": {"type": "message", "channel": "C1", "ts": "1700000002.000100"},
+    }
+    harness.event(reaction, event_id="EvR1")
+    assert count(db, "SELECT count(*) FROM reactions") == 1
+    harness.event({**reaction, "type": "reaction_removed"}, event_id="EvR2")
+    assert count(db, "SELECT count(*) FROM reactions") == 0
+    # Slack retries the first event: it must not take effect again
+    assert harness.event(reaction, event_id="EvR1").status_code == 200
+    assert count(db, "SELECT count(*) FROM reactions") == 0
+    edited = {
+        "type": "message",
+        "subtype": "message_changed",
+        "channel": "C1",
+        "ts": "1700000005.000100",
+        "message": {
+            "type": "message",
+            "user": "U2",
+            "ts": "1700000002.000100",
+            "text": "<https://aclanthology.org/N19-1423/|BERT> instead",
+            "edited": {"user": "U2", "ts": "1700000005.000100"},
+        },
+    }
+    harness.event(edited)
+    with db.connection() as conn:
+        ids = conn.execute(
+            "SELECT i.scheme || ':' || i.value FROM message_papers JOIN paper_ids i USING (paper_id) ORDER BY 1"
+        ).fetchall()
+    assert ids == [("acl:N19-1423",)], "the edit replaced the link"
+    harness.event(
+        {
+            "type": "message",
+            "subtype": "message_deleted",
+            "channel": "C1",
+            "deleted_ts": "1700000002.000100",
+            "ts": "1700000006.000100",
+        }
+    )
+    assert count(db, "SELECT count(*) FROM messages") == 0, "the message and its thread are gone"
+
+
+def test_slash_commands(harness: Harness, db: Database) -> None:
+    assert "frequency daily|every-other-day|weekly" in harness.command("help")
+    assert harness.command("frequency weekly") == "Done: I'll post weekly here."
+    assert "Try `/paperping frequency daily`" in harness.command("frequency hourly")
+    assert "I don't know `dance`" in harness.command("dance")
+    assert harness.command("pause") == "Done: posts are paused."
+    assert harness.command("resume") == "Done: posts are resumed."
+    assert harness.command("style tldr") == "Done: style is now tldr."
+    assert "Try `/paperping style" in harness.command("style fancy")
+    assert "won't @-mention you" in harness.command("mentions off")
+    assert "ORCID is 0000-0002-1825-0097" in harness.command("link-author https://orcid.org/0000-0002-1825-0097")
+    assert "not an author id" in harness.command("link-author someone")
+    assert "two weeks" not in harness.command("focus retrieval for group chats")
+    assert ":eyes: counts as positive" in harness.command("emoji eyes positive")
+    assert "positive, negative or neutral" in harness.command("emoji eyes great")
+    status = harness.command("status")
+    assert "posts weekly" in status and "style `tldr`" in status and "Focus: retrieval for group chats" in status
+    assert "haven't posted here yet" in harness.command("why")
+    with db.connection() as conn:
+        settings = store.load_channel_settings(conn, T, "C1")
+        member = conn.execute("SELECT mentions_enabled, orcid FROM member_settings WHERE user_id = 'U2'").fetchone()
+        override = store.load_emoji_overrides(conn, T, "C1")
+    assert settings["frequency"] == "weekly" and settings["style"] == "tldr" and not settings["paused"]
+    assert member == (False, "0000-0002-1825-0097") and override == {"eyes": "positive"}
+    announcements = [p["text"] for p in harness.standin.posts]
+    assert "<@U2> set PaperPing to post weekly." in announcements
+    assert any("paused PaperPing's posts" in a for a in announcements)
+    assert all(len(a) < 160 for a in announcements), "announcements are one short line"
+
+
+def test_forget_me_asks_then_deletes(harness: Harness, db: Database) -> None:
+    harness.event(message_event("1700000002.000100", "<https://arxiv.org/abs/1706.03762>", user="U2"))
+    assert "confirm" in harness.command("forget-me")
+    assert count(db, "SELECT count(*) FROM messages WHERE user_id = 'U2'") == 1
+    assert "deleted 1 stored messages" in harness.command("forget-me confirm")
+    assert count(db, "SELECT count(*) FROM messages WHERE user_id = 'U2'") == 0
+    assert count(db, "SELECT count(*) FROM members WHERE user_id = 'U2'") == 0
+
+
+def test_app_home(harness: Harness, db: Database) -> None:
+    harness.ctx.ensure_channel(WebClient(token="x", base_url=harness.standin.url), T, "C1")
+    harness.ctx.activate_channel(T, "C1")
+    harness.event({"type": "app_home_opened", "user": "U1", "channel": "D1", "tab": "home", "event_ts": "1.0"})
+    view = harness.standin.views["U1"]
+    text = json.dumps(view)
+    assert view["type"] == "home" and "nlp-lab" in text and "Turn mentions off" in text and "Forget me" in text
+
+
+@pytest.mark.slow
+def test_scheduled_post_mentions_thread_and_the_loop(harness: Harness, db: Database, tmp_path: Path) -> None:
+    build_lab(db, tmp_path, CachedEmbedder())
+    client = WebClient(token="xoxb-test", base_url=harness.standin.url)
+    harness.ctx.activate_channel(T, "C1", AS_OF)
+    with db.connection() as conn:
+        store.upsert_channel_setting(conn, T, "C1", next_post_at=AS_OF, style="template")
+    from bot.run import make_recommender
+
+    worker = Worker(db, lambda team: client, make_recommender(harness.settings, db), clock=lambda: AS_OF)
+    assert worker.tick() == 1
+    assert worker.tick() == 0, "the slot is served; the next one is in the future"
+    (post,) = [p for p in harness.standin.posts if p.get("blocks")]
+    text = json.dumps(post["blocks"])
+    assert "<@U" in text, "members are @-mentioned"
+    assert "Earlier thread" in text and "https://lab.slack.com/archives/C1/p" in text
+    assert post["metadata"]["event_type"] == "paperping_recommendation"
+    with db.connection() as conn:
+        rec = conn.execute("SELECT status, message_ts, paper_id FROM recommendations").fetchone()
+    assert rec[0] == "posted" and rec[1] == post["ts"]
+    # the loop: a thumbs-up on PaperPing's post makes its paper a positive seed of the next recommendation
+    harness.event(
+        {
+            "type": "reaction_added",
+            "user": "U3",
+            "reaction": "+1",
+            "event_ts": str(AS_OF.timestamp() + 60),
+            "item": {"type": "message", "channel": "C1", "ts": post["ts"]},
+        }
+    )
+    with db.connection() as conn:
+        later = datetime.now(UTC) + timedelta(days=1)  # the stand-in stamps posts with the real time
+        ctx = load_channel_context(conn, T, "C1", later, "all-MiniLM-L6-v2")
+        weights = channel_weights(ctx.papers, later, ScoringConfig(), ctx.emoji_overrides)
+        positive, _ = seed_papers(CandidateQuery(ctx, weights, "all-MiniLM-L6-v2"))
+    assert rec[2] in positive
+    assert "Why I posted" in harness.command("why")
+
+
+@pytest.mark.slow
+def test_crash_after_posting_does_not_post_twice(harness: Harness, db: Database, tmp_path: Path) -> None:
+    build_lab(db, tmp_path, CachedEmbedder())
+    client = WebClient(token="xoxb-test", base_url=harness.standin.url)
+    harness.ctx.activate_channel(T, "C1", AS_OF)
+    slot = AS_OF.astimezone(UTC)
+    with db.connection() as conn:
+        store.upsert_channel_setting(conn, T, "C1", next_post_at=slot)
+        # a process claimed the slot, posted, and died before recording the post
+        post_store.open_slot(conn, T, "C1", slot.isoformat(), "template+tldr")
+        conn.execute("UPDATE recommendations SET created_at = %s", (slot - timedelta(minutes=1),))
+    client.chat_postMessage(
+        channel="C1",
+        text="an earlier post",
+        metadata={"event_type": "paperping_recommendation", "event_payload": {"slot_key": slot.isoformat()}},
+    )
+    from bot.run import make_recommender
+
+    worker = Worker(
+        db, lambda team: client, make_recommender(harness.settings, db), clock=lambda: slot + timedelta(minutes=11)
+    )
+    assert worker.tick() == 1
+    assert len(harness.standin.posts) == 1, "the restarted worker found the post instead of posting again"
+    assert count(db, "SELECT count(*) FROM recommendations WHERE status = 'posted'") == 1
+
+
+def test_quiet_period_and_step_down(harness: Harness, db: Database) -> None:
+    client = WebClient(token="xoxb-test", base_url=harness.standin.url)
+    harness.ctx.ensure_channel(client, T, "C1")
+    now = datetime(2024, 3, 5, 10, 0, tzinfo=UTC)
+    harness.ctx.activate_channel(T, "C1", now)
+    with db.connection() as conn:
+        store.upsert_channel_setting(conn, T, "C1", next_post_at=now, frequency="daily")
+        post_store.record_activity(conn, T, "C1", now - timedelta(minutes=5))
+    calls: list[str] = []
+
+    def recommend(team: str, channel: str, at: datetime, style: str) -> None:
+        calls.append(channel)
+        return None
+
+    worker = Worker(db, lambda team: client, recommend, clock=lambda: now)
+    worker.tick()
+    with db.connection() as conn:
+        waiting = store.load_channel_settings(conn, T, "C1")["next_post_at"]
+    assert calls == [] and waiting == now + timedelta(minutes=10), "waits for the conversation to pause"
+    # five unanswered posts: the channel steps down to every other day, and status says why
+    with db.connection() as conn:
+        for i in range(6):
+            conn.execute(
+                """INSERT INTO recommendations (team_id, channel_id, slot_key, style, status, posted_at, message_ts)
+                            VALUES (%s, 'C1', %s, 'tldr', 'posted', %s, %s)""",
+                (T, f"s{i}", now - timedelta(days=6 - i), f"17000000{i}.000000"),
+            )
+    from bot.scheduler import Worker as W
+
+    W._finish(
+        worker, post_store.DueChannel(T, "C1", now, "daily", "tldr", None, 9, 17, True, None, None), now, posted=True
+    )
+    with db.connection() as conn:
+        s = store.load_channel_settings(conn, T, "C1")
+    assert s["frequency"] == "every-other-day" and "no reaction or reply" in s["step_down_reason"]
+    assert "Posting less often because the last five posts drew no reaction or reply" in harness.command("status")
+    assert harness.command("frequency daily") == "Done: I'll post daily here."
+    with db.connection() as conn:
+        assert store.load_channel_settings(conn, T, "C1")["step_down_reason"] is None
+
+
+def test_shared_weight_paper_unused() -> None:
+    assert SHARED["weight"].startswith("2020.acl-main")
