@@ -221,6 +221,7 @@ def _members(db: Database, client: WebClient, team_id: str, pacer: Pacer, state:
             members.append(member)
     with db.connection() as conn:
         store.upsert_members(conn, members)
+        store.update_team_timezone(conn, team_id)
 
 
 def cmd_backfill(args: argparse.Namespace, settings: Settings, db: Database) -> int:

@@ -200,6 +200,7 @@ def _import_channel(
     out.stats.add(_flush(db, batch))
     with db.connection() as conn:
         store.upsert_members(conn, [members[u] for u in sorted(seen_users) if u in members])
+        store.update_team_timezone(conn, channel.team_id)
     return out
 
 

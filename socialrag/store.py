@@ -82,6 +82,18 @@ def upsert_members(conn: psycopg.Connection, members: Sequence[Member]) -> None:
     )
 
 
+def update_team_timezone(conn: psycopg.Connection, team_id: str) -> None:
+    """The workspace's timezone, taken as the one most of its known members use (Slack gives no other)."""
+    conn.execute(
+        """
+        UPDATE teams SET timezone = (SELECT mode() WITHIN GROUP (ORDER BY timezone) FROM members
+                                      WHERE team_id = %(t)s AND timezone IS NOT NULL AND NOT is_bot)
+         WHERE team_id = %(t)s
+        """,
+        {"t": team_id},
+    )
+
+
 def load_member_ids(conn: psycopg.Connection, team_id: str) -> set[str]:
     rows = conn.execute("SELECT user_id FROM members WHERE team_id = %(t)s", {"t": team_id}).fetchall()
     return {r[0] for r in rows}

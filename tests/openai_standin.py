@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -72,3 +73,21 @@ class OpenAIStandIn:
                     pass
 
         return Handler
+
+
+def chain_answer(prompt: str) -> str:
+    """Plausible answers to PaperPing's four prompts that keep what they are told to keep."""
+    if prompt.startswith("You edit a draft"):
+        draft = prompt.split("Draft:\n", 1)[1].split("\n\nFirst,", 1)[0]
+        return re.sub(r"because (\w+ \w+ \w+)", r"because *\1*", draft, count=1)
+    if "Begin with exactly" in prompt:
+        found = re.search(r'"This paper relates to (.+) because"', prompt)
+        title = found.group(1) if found else "that paper"
+        return f"This paper relates to {title} because both study how models handle language."
+    if "Possibly of interest to" in prompt:
+        found = re.search(r"Member \(write exactly this token where the member is meant\): (\S+)", prompt)
+        member = found.group(1) if found else ""
+        return f"Possibly of interest to {member}, who liked similar papers here."
+    token = re.search(r"written (\{@U\w+\})", prompt)
+    author = f" {token.group(1)} is one of its authors." if token else ""
+    return "This paper proposes a method and evaluates it on several tasks." + author

@@ -3,7 +3,6 @@ and its fallback (through a stand-in OpenAI-compatible server), and ``--as-of`` 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -24,7 +23,7 @@ from socialrag.signals import SignalInput, compute_signals
 from socialrag.social import load_channel_context, load_paper_infos, load_vectors
 from socialrag.verify import check_text
 from tests.labbase import AS_OF, CITING, CITING_SENTENCE, SHARED, CachedEmbedder, build_lab
-from tests.openai_standin import OpenAIStandIn
+from tests.openai_standin import OpenAIStandIn, chain_answer
 
 pytestmark = pytest.mark.slow
 MODEL = "all-MiniLM-L6-v2"
@@ -210,21 +209,7 @@ def test_verifier_rejects_inventions(db: Database, lab: dict[str, Any]) -> None:
 
 @pytest.fixture
 def llm_server() -> Iterator[OpenAIStandIn]:
-    def answer(prompt: str) -> str:
-        if prompt.startswith("You edit a draft"):
-            draft = prompt.split("Draft:\n", 1)[1].split("\n\nFirst,", 1)[0]
-            return re.sub(r"because (\w+ \w+ \w+)", r"because *\1*", draft, count=1)
-        if "Begin with exactly" in prompt:
-            title = re.search(r'"This paper relates to (.+) because"', prompt).group(1)  # type: ignore[union-attr]
-            return f"This paper relates to {title} because both study attacks on pretrained models."
-        if "Possibly of interest to" in prompt:
-            member = re.search(r"Member \(write exactly this token where the member is meant\): (\S+)", prompt).group(1)  # type: ignore[union-attr]
-            return f"Possibly of interest to {member}, who liked similar papers here."
-        token = re.search(r"written (\{@U\w+\})", prompt)
-        author = f" {token.group(1)} is one of its authors." if token else ""
-        return "This paper proposes a method and evaluates it on several tasks." + author
-
-    server = OpenAIStandIn(answer)
+    server = OpenAIStandIn(chain_answer)
     yield server
     server.stop()
 

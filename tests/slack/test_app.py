@@ -344,3 +344,77 @@ def test_quiet_period_and_step_down(harness: Harness, db: Database) -> None:
 
 def test_shared_weight_paper_unused() -> None:
     assert SHARED["weight"].startswith("2020.acl-main")
+
+
+def test_joining_a_channel_introduces_itself_and_backfills(harness: Harness, db: Database) -> None:
+    harness.standin.state.messages["C1"] = [
+        {
+            "type": "message",
+            "user": "U1",
+            "ts": "1700000100.000000",
+            "text": "<https://arxiv.org/abs/2005.14165|GPT-3>",
+            "reactions": [{"name": "fire", "users": ["U2"], "count": 1}],
+        },
+        {"type": "message", "user": "U2", "ts": "1700000200.000000", "text": "lunch?"},
+    ]
+    harness.event({"type": "member_joined_channel", "user": "UBOT", "channel": "C1", "team": T, "event_ts": "1.0"})
+    intro = harness.standin.posts[0]["text"]
+    assert intro.startswith("Hi, I'm PaperPing") and "/paperping help" in intro and len(intro) < 400
+    for _ in range(50):
+        if count(db, "SELECT count(*) FROM reactions") == 1:
+            break
+        time.sleep(0.1)
+    assert count(db, "SELECT count(*) FROM messages") == 1 and count(db, "SELECT count(*) FROM reactions") == 1
+    with db.connection() as conn:
+        s = store.load_channel_settings(conn, T, "C1")
+    assert s["active"] and s["next_post_at"] is not None
+
+
+@pytest.mark.slow
+def test_run_serves_http_and_stops_cleanly_on_sigterm(db: Database, tmp_path: Path) -> None:
+    import os
+    import signal
+    import socket
+    import subprocess
+    import sys
+
+    standin = SlackStandIn(lab_state()).start()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {
+        **os.environ,
+        "DATABASE_URL": db.conninfo,
+        "SLACK_BOT_TOKEN": "xoxb-test",
+        "SLACK_SIGNING_SECRET": SECRET,
+        "SLACK_API_URL": standin.url,
+        "PAPERPING_OFFLINE": "1",
+        "PAPERPING_HOME": str(tmp_path),
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bot.cli", "run", "--http", "--port", str(port)],
+        cwd=Path(__file__).resolve().parents[2],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        for _ in range(100):
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).text == "ok":
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        unsigned = httpx.post(
+            f"http://127.0.0.1:{port}/slack/events", content="{}", headers={"Content-Type": "application/json"}
+        )
+        assert unsigned.status_code == 401
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        standin.stop()
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err[-2000:]
+    assert "PaperPing stopped" in out

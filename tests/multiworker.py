@@ -1,0 +1,84 @@
+"""Many due channels and separate worker processes sharing one Postgres (for the scale test and benchmark).
+
+``python -m tests.multiworker DATABASE_URL SLACK_API_URL OPENAI_BASE_URL`` runs one worker process: it ticks
+until no channel is due and exits.
+"""
+
+from __future__ import annotations
+
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from socialrag import store
+from socialrag.db import Database
+
+T = "T0LAB"
+
+
+def add_due_channels(db: Database, n: int, now: datetime, papers_per_channel: int = 3) -> list[str]:
+    """``n`` channels that each shared a few catalog papers (with a reaction) and are due a post now."""
+    channels = [f"CW{i:04d}" for i in range(n)]
+    with db.connection() as conn:
+        papers = [r[0] for r in conn.execute("SELECT id FROM papers WHERE in_catalog ORDER BY id").fetchall()]
+        store.upsert_team(conn, T, domain="lab")
+        for i, cid in enumerate(channels):
+            conn.execute("INSERT INTO channels (team_id, channel_id, name) VALUES (%s, %s, %s)", (T, cid, f"w-{i}"))
+            for k in range(papers_per_channel):
+                ts = f"{1_600_000_000 + i * 100 + k}.000000"
+                mid = conn.execute(
+                    """INSERT INTO messages (team_id, channel_id, ts, user_id, text, permalink, posted_at)
+                       VALUES (%s, %s, %s, 'U2', 'a paper', %s, %s) RETURNING id""",
+                    (T, cid, ts, f"https://lab.slack.com/archives/{cid}/p{k}", now - timedelta(days=10 - k)),
+                ).fetchone()[0]
+                conn.execute(
+                    "INSERT INTO message_papers (message_id, paper_id, team_id, channel_id, url)"
+                    " VALUES (%s, %s, %s, %s, 'https://x')",
+                    (mid, papers[(i * 7 + k * 13) % len(papers)], T, cid),
+                )
+                conn.execute(
+                    "INSERT INTO reactions (message_id, team_id, channel_id, user_id, emoji, reacted_at)"
+                    " VALUES (%s, %s, %s, 'U3', '+1', %s)",
+                    (mid, T, cid, now - timedelta(days=9 - k)),
+                )
+            store.upsert_channel_setting(
+                conn,
+                T,
+                cid,
+                active=True,
+                style="llm",
+                sources=["catalog"],
+                next_post_at=now - timedelta(minutes=1),
+                weekdays_only=False,
+                post_start_hour=0,
+                post_end_hour=24,
+            )
+    return channels
+
+
+def main() -> None:
+    from slack_sdk import WebClient
+
+    from bot.run import make_recommender
+    from bot.scheduler import Worker
+    from socialrag.config import Settings
+
+    url, slack, openai_url = sys.argv[1:4]
+    settings = Settings(
+        home=Path("/nonexistent"),
+        database_url=url,
+        slack_api_url=slack,
+        slack_bot_token="xoxb-w",
+        openai_base_url=openai_url,
+        openai_api_key="k",
+        llm_timeout=10,
+    )
+    db = Database(url)
+    client = WebClient(token="xoxb-w", base_url=slack)
+    worker = Worker(db, lambda team: client, make_recommender(settings, db), clock=lambda: datetime.now(UTC))
+    served = worker.tick(max_posts=10_000)
+    print(f"served {served}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
