@@ -16,5 +16,7 @@ RUN pip install .
 
 USER paperping
 VOLUME ["/data"]
+EXPOSE 3000
 ENTRYPOINT ["paperping"]
-CMD ["status"]
+# Socket Mode when SLACK_APP_TOKEN is set; use ["run", "--http"] to serve /slack/events on port 3000
+CMD ["run"]

@@ -13,6 +13,7 @@ from typing import Any
 from slack_bolt import Ack, App
 from slack_sdk import WebClient
 
+from bot.backfill import Pacer
 from bot.context import AppContext
 from socialrag import post_store, store
 from socialrag.emoji import normalize_emoji, parse_sentiment
@@ -112,7 +113,7 @@ def parse_author_link(value: str) -> dict[str, str]:
 
 def announce(client: WebClient, channel: str, user: str, line: str) -> None:
     """Tell the channel about a settings change (the paper's DG4: the group sees what steers the bot)."""
-    client.chat_postMessage(channel=channel, text=f"<@{user}> {line}")
+    Pacer().call(client.chat_postMessage, channel=channel, text=f"<@{user}> {line}")
 
 
 def run_command(ctx: AppContext, client: WebClient, body: dict[str, Any], now: datetime | None = None) -> str:
