@@ -418,3 +418,68 @@ def test_run_serves_http_and_stops_cleanly_on_sigterm(db: Database, tmp_path: Pa
             proc.kill()
     assert proc.returncode == 0, err[-2000:]
     assert "PaperPing stopped" in out
+
+
+def test_now_makes_the_channel_due_and_an_outage_keeps_the_slot(harness: Harness, db: Database) -> None:
+    from socialrag.errors import SourceError
+
+    client = WebClient(token="xoxb-test", base_url=harness.standin.url)
+    assert "a recommendation will appear here" in harness.command("now")
+    with db.connection() as conn:
+        due = store.load_channel_settings(conn, T, "C1")["next_post_at"]
+    now = datetime.now(UTC)
+    assert due is not None and due <= now
+    attempts: list[datetime] = []
+
+    def flaky(team: str, channel: str, at: datetime, style: str) -> None:
+        attempts.append(at)
+        raise SourceError("llm", "the model server is down")
+
+    worker = Worker(db, lambda team: client, flaky, clock=lambda: now)
+    assert worker.tick() == 1
+    with db.connection() as conn:
+        rec = conn.execute("SELECT slot_key, status FROM recommendations").fetchone()
+        again = store.load_channel_settings(conn, T, "C1")["next_post_at"]
+    assert rec[1] == "failed" and again == now + timedelta(minutes=5), "the post is delayed, not lost"
+    worker.clock = lambda: now + timedelta(minutes=6)
+    worker.tick()
+    with db.connection() as conn:
+        slots = conn.execute("SELECT DISTINCT slot_key FROM recommendations").fetchall()
+    assert len(attempts) == 2 and slots == [(rec[0],)], "the same slot is retried"
+
+
+def test_installations_are_kept_and_removed_on_uninstall(harness: Harness, db: Database) -> None:
+    from slack_sdk.oauth.installation_store import Installation
+
+    from bot.app import PostgresInstallationStore, PostgresStateStore, token_for
+
+    installs = PostgresInstallationStore(db)
+    installs.save(
+        Installation(
+            team_id="T0OTHER",
+            team_name="Other lab",
+            bot_token="xoxb-other",
+            bot_user_id="UB2",
+            bot_id="B2",
+            user_id="U9",
+            bot_scopes=["chat:write"],
+        )
+    )
+    bot = installs.find_bot(enterprise_id=None, team_id="T0OTHER")
+    assert bot is not None and bot.bot_token == "xoxb-other"
+    oauth_only = Settings(home=Path("/nonexistent"), slack_client_id="1.2", slack_client_secret="s")
+    assert token_for(oauth_only, db, "T0OTHER") == "xoxb-other"
+    states = PostgresStateStore(db)
+    state = states.issue()
+    assert states.consume(state) and not states.consume(state), "a state is usable once"
+    body = {
+        "type": "event_callback",
+        "team_id": "T0OTHER",
+        "api_app_id": "A1",
+        "event_id": "EvU1",
+        "event": {"type": "app_uninstalled", "event_ts": "1.0"},
+        "event_time": 1,
+    }
+    assert harness.signed(json.dumps(body), "application/json").status_code == 200
+    time.sleep(0.3)
+    assert installs.find_bot(enterprise_id=None, team_id="T0OTHER") is None
