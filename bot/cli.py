@@ -27,6 +27,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("migrate", help="bring the database schema up to date")
 
+    demo = sub.add_parser("demo", help="the whole workflow offline on a fictional lab channel (no Slack needed)")
+    demo.add_argument("--home", type=Path, help="keep the demo's database here (default: a temporary folder)")
+    demo.add_argument("--out", type=Path, default=Path("paperping-demo"), help="where to write the HTML and JSON")
+
     run = sub.add_parser("run", help="run the Slack app and post on schedule")
     run.add_argument("--http", action="store_true", help="serve HTTP at /slack/events instead of Socket Mode")
     run.add_argument("--port", type=int, default=3000, help="HTTP port (default 3000)")
@@ -84,6 +88,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     try:
         settings = Settings.from_env()
+        if args.command == "demo":
+            from bot.demo.run import run_demo
+
+            run_demo(settings, args.home, args.out)
+            return 0
         db = open_database(settings)
         return _dispatch(args, settings, db)
     except PaperPingError as exc:

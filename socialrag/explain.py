@@ -52,6 +52,8 @@ def _render_h5(signal: SocialSignal) -> str:
     f = signal.facts
     title, sharer = f["paper_title"], f.get("sharer")
     who = f", shared by {member_token(str(sharer))}" if sharer else ""
+    if f.get("posted_by_paperping"):
+        who = ", recommended here earlier"
     relation = f.get("relation")
     if relation == "cites":
         context = f.get("context")

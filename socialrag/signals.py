@@ -186,8 +186,12 @@ def signal_h5(inp: SignalInput) -> list[SocialSignal]:
         return []
     strength, p, facts = best
     share = p.first_share
-    facts["sharer"] = share.user_id
-    members = (share.user_id,) if share.user_id in inp.ctx.members else ()
+    bots = {uid for uid, m in inp.ctx.members.items() if m.is_bot}
+    human = next((s for s in sorted(p.shares, key=lambda s: s.at) if s.user_id and s.user_id not in bots), None)
+    facts["sharer"] = human.user_id if human else None
+    facts["posted_by_paperping"] = human is None
+    share = human or share
+    members = (share.user_id,) if human and share.user_id in inp.ctx.members else ()
     return [
         SocialSignal(
             "h5",

@@ -34,6 +34,8 @@ def _score(sentence: str, position: int) -> float:
     score -= 0.3 * position
     if len(sentence) < 40:
         score -= 2.0
+    if lowered.startswith(("however", "but ", "yet ", "moreover", "thus", "therefore", "furthermore", "in addition")):
+        score -= 2.5  # a sentence that leans on the one before reads badly alone
     return score
 
 
@@ -47,17 +49,15 @@ def summarize(abstract: str | None, tldr: str | None = None, *, limit: int = 300
     if not sentences:
         return None
     ranked = sorted(range(len(sentences)), key=lambda i: _score(sentences[i], i), reverse=True)
-    chosen: list[int] = []
-    length = 0
-    for i in ranked:
-        if length + len(sentences[i]) + 1 > limit:
-            continue
-        chosen.append(i)
-        length += len(sentences[i]) + 1
-        if len(chosen) == 2:
+    best = ranked[0]
+    if len(sentences[best]) > limit:
+        # the most informative sentence, shortened, beats a weaker one that happens to fit
+        return _clip(sentences[best], limit)
+    chosen = [best]
+    for i in ranked[1:]:
+        if sum(len(sentences[j]) + 1 for j in chosen) + len(sentences[i]) <= limit:
+            chosen.append(i)
             break
-    if not chosen:
-        return _clip(sentences[ranked[0]], limit)
     return " ".join(sentences[i] for i in sorted(chosen))
 
 

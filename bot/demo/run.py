@@ -1,0 +1,357 @@
+"""``paperping demo``: the whole workflow offline, on a fictional lab channel and real ACL Anthology papers.
+
+It starts the embedded Postgres (a temporary home, or ``--home``), imports the demo export and catalog,
+indexes them (with the shipped embeddings: the demo computes none), makes three recommendations as they would
+be posted on three schedule days, lets members react to the first one, and shows how the next one changes.
+It writes the Block Kit JSON and an HTML page that renders the posts as Slack would into ``--out``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import json
+import re
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bot.blocks import build_blocks, build_fallback_text
+from bot.export import import_export
+from bot.recommend_cmd import build_llm, draft_json
+from socialrag import paper_store, store
+from socialrag.candidates import CatalogSource
+from socialrag.config import Settings
+from socialrag.db import Database, open_database
+from socialrag.embed import Embedder, embed_pending
+from socialrag.index import index_messages
+from socialrag.models import Draft, Message, Paper, PaperRef, Reaction
+from socialrag.names import normalize_person_name
+from socialrag.papers.catalog import import_catalog
+from socialrag.pipeline import Recommendation, RecommendConfig, recommend
+
+DATA = Path(__file__).resolve().parent / "data"
+TEAM, CHANNEL, CHANNEL_NAME = "T0DEMO", "C0DEMO", "nlp-reading"
+BOT = "UPAPERPING"
+AUTHOR_MEMBER = ("U11MATT", "Matt Gardner")
+FIRST_POST = datetime(2021, 1, 11, 9, 0, tzinfo=UTC)
+REACTORS = (("U01AMARA", "+1"), ("U06FARID", "fire"), ("U09INES", "+1"))
+Say = Callable[[str], None]
+
+
+class PrecomputedEmbedder(Embedder):
+    """Vectors shipped with the demo, by text hash; the real model only for a text not among them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        data = np.load(DATA / "embeddings.npz")
+        self.table = dict(zip(data["hashes"].tolist(), data["vectors"].astype(np.float32), strict=True))
+        self.computed = 0
+
+    @property
+    def dimension(self) -> int:
+        return 384
+
+    def encode(self, texts: Sequence[str], *, batch_size: int = 64) -> np.ndarray:
+        keys = [hashlib.md5(t.encode()).hexdigest() for t in texts]
+        missing = [t for t, k in zip(texts, keys, strict=True) if k not in self.table]
+        if missing:
+            self.computed += len(missing)
+            self.table.update(
+                zip(
+                    [hashlib.md5(t.encode()).hexdigest() for t in missing],
+                    super().encode(missing, batch_size=batch_size),
+                    strict=True,
+                )
+            )
+        return np.stack([self.table[k] for k in keys])
+
+
+def prepare(db: Database, *, embed: bool = True, say: Say = print) -> None:
+    """Import and index the demo data (each step is skipped or changes nothing when already done)."""
+    with db.connection() as conn:
+        in_catalog = conn.execute("SELECT count(*) FROM papers WHERE in_catalog").fetchone()
+    if not in_catalog or in_catalog[0] < 3000:
+        say("· importing the catalog (3,000+ ACL Anthology papers)")
+        import_catalog(db, DATA / "catalog.jsonl.gz")
+    say(f"· importing the Slack export of #{CHANNEL_NAME}")
+    import_export(db, DATA / "lab-export.zip", team_id=TEAM, domain="nlp-lab-demo", progress=False)
+    references = json.loads((DATA / "references.json").read_text())
+    with db.connection() as conn:
+        for ref in references:
+            cited = ref["citedPaper"]["externalIds"]["ACL"]
+            paper_store.record_papers(
+                conn,
+                [
+                    Paper(
+                        ids={"acl": ref["citingPaper"]["externalIds"]["ACL"]},
+                        source="demo",
+                        references=(PaperRef("acl", cited, f"https://aclanthology.org/{cited}"),),
+                        reference_contexts={f"acl:{cited}": tuple(ref["contexts"])},
+                    )
+                ],
+            )
+        store.upsert_member_setting(
+            conn, TEAM, AUTHOR_MEMBER[0], confirmed_names=[normalize_person_name(AUTHOR_MEMBER[1])]
+        )
+        store.upsert_members(conn, [store_member()])
+    if embed:
+        say("· indexing: embeddings from the shipped cache")
+        embed_pending(db, PrecomputedEmbedder())
+
+
+def store_member() -> Any:
+    from socialrag.models import Member
+
+    return Member(TEAM, BOT, "PaperPing", is_bot=True)
+
+
+def reset_posts(db: Database) -> None:
+    """Forget the posts of an earlier demo run in the same home, so that every run tells the same story."""
+    with db.connection() as conn:
+        for (ts,) in conn.execute(
+            "SELECT ts FROM messages WHERE channel_id = %s AND user_id = %s", (CHANNEL, BOT)
+        ).fetchall():
+            store.delete_thread(conn, TEAM, CHANNEL, ts)
+        conn.execute("DELETE FROM recommendations WHERE team_id = %s AND channel_id = %s", (TEAM, CHANNEL))
+
+
+@dataclass
+class Post:
+    draft: Draft
+    at: datetime
+    ts: str
+    rec: Recommendation
+
+
+def post_draft(db: Database, rec: Recommendation, at: datetime, slot: int) -> Post:
+    """Record the post as the app would: a recommendation row, and PaperPing's message in the base."""
+    assert rec.draft is not None
+    draft = rec.draft
+    ts = f"{at.timestamp():.6f}"
+    with db.connection() as conn:
+        conn.execute(
+            """INSERT INTO recommendations (team_id, channel_id, slot_key, paper_id, status, style, score, draft,
+                                            message_ts, created_at, posted_at)
+               VALUES (%s, %s, %s, %s, 'posted', %s, %s, %s, %s, %s, %s)
+               ON CONFLICT (team_id, channel_id, slot_key) DO NOTHING""",
+            (
+                TEAM,
+                CHANNEL,
+                f"demo-{slot}",
+                draft.paper.paper_id,
+                draft.style,
+                draft.score,
+                json.dumps(draft_json(draft), default=str),
+                ts,
+                at,
+                at,
+            ),
+        )
+        ident = paper_store.best_identity(draft.paper.ids) or ("acl", "")
+        index_messages(
+            conn,
+            [
+                Message(
+                    TEAM,
+                    CHANNEL,
+                    ts,
+                    BOT,
+                    build_fallback_text(draft),
+                    at,
+                    papers=(PaperRef(ident[0], ident[1], draft.paper.url, draft.paper.title),),
+                )
+            ],
+        )
+    return Post(draft, at, ts, rec)
+
+
+def react(db: Database, post: Post, at: datetime) -> None:
+    """The group reacts to a post: thumbs-up and fire from three members, and one reply."""
+    reactions = tuple(Reaction(u, e, at) for u, e in REACTORS)
+    reply = Message(
+        TEAM,
+        CHANNEL,
+        f"{at.timestamp() + 30:.6f}",
+        "U01AMARA",
+        "Great pick, we should read this on Thursday.",
+        at + timedelta(seconds=30),
+        thread_ts=post.ts,
+    )
+    with db.connection() as conn:
+        base = conn.execute(
+            "SELECT text, posted_at FROM messages WHERE team_id = %s AND channel_id = %s AND ts = %s",
+            (TEAM, CHANNEL, post.ts),
+        ).fetchone()
+        ident = paper_store.best_identity(post.draft.paper.ids) or ("acl", "")
+        message = Message(
+            TEAM,
+            CHANNEL,
+            post.ts,
+            BOT,
+            base[0],
+            base[1],
+            reactions=reactions,
+            papers=(PaperRef(ident[0], ident[1], post.draft.paper.url, post.draft.paper.title),),
+        )
+        index_messages(conn, [message, reply])
+
+
+# ----- what people see --------------------------------------------------------------------------------
+
+
+def terminal_text(mrkdwn: str, names: dict[str, str], tty: bool) -> str:
+    text = re.sub(r"<@([A-Z0-9]+)>", lambda m: "@" + names.get(m.group(1), m.group(1)), mrkdwn)
+    text = re.sub(r"<(https?://[^|>]+)\|([^>]+)>", r"\2 (\1)", text)
+    text = html.unescape(text)
+    return re.sub(r"\*([^*\n]+)\*", (lambda m: f"\033[1m{m.group(1)}\033[0m") if tty else r"*\1*", text)
+
+
+def show_post(post: Post, n: int, names: dict[str, str], say: Say, tty: bool) -> None:
+    d = post.draft
+    say(
+        f"\n── Recommendation {n} · {post.at:%a %d %b %Y} · style {d.style}"
+        + (f" (fell back: {d.fallback_reason})" if d.fallback_reason else "")
+        + " "
+        + "─" * 10
+    )
+    for block in build_blocks(d):
+        text = block["text"]["text"] if block["type"] == "section" else block["elements"][0]["text"]
+        prefix = "  " if block["type"] == "section" else "  ↳ "
+        say(prefix + terminal_text(text, names, tty))
+    say("  Signals behind it:")
+    for s in d.signals:
+        facts = ", ".join(f"{k}={v}" for k, v in s.facts.items() if v not in (None, [], ""))
+        who = ", ".join("@" + names.get(m, m) for m in s.members)
+        say(
+            f"    {s.kind}: {facts}"
+            + (f" | members: {who}" if who else "")
+            + (f" | from {s.permalinks[0]}" if s.permalinks else "")
+        )
+    say("  Passed over:")
+    for c in post.rec.candidates[1:5]:
+        say(f"    {c.score:.3f}  {c.title}")
+
+
+def html_page(posts: list[Post], names: dict[str, str]) -> str:
+    def render(mrkdwn: str) -> str:
+        text = re.sub(
+            r"<@([A-Z0-9]+)>",
+            lambda m: f'<span class="mention">@{html.escape(names.get(m.group(1), ""))}</span>',
+            mrkdwn,
+        )
+        text = re.sub(r"<(https?://[^|>]+)\|([^>]+)>", r'<a href="\1">\2</a>', text)
+        return re.sub(r"\*([^*\n]+)\*", r"<b>\1</b>", text)
+
+    items = []
+    for p in posts:
+        body = []
+        for block in build_blocks(p.draft):
+            if block["type"] == "section":
+                body.append(f'<div class="text">{render(block["text"]["text"])}</div>')
+            else:
+                body.append(f'<div class="context">{render(block["elements"][0]["text"])}</div>')
+        items.append(
+            f'<div class="msg"><div class="avatar">PP</div><div><div class="who">PaperPing '
+            f'<span class="app">APP</span> <span class="time">{p.at:%a %d %b, %H:%M}</span></div>'
+            f"{''.join(body)}</div></div>"
+        )
+    return f"""<!doctype html><html><head><meta charset="utf-8"><title>PaperPing demo · #{CHANNEL_NAME}</title>
+<style>
+body {{ font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; background: #fff; color: #1d1c1d;
+       max-width: 760px; margin: 0 auto; }}
+header {{ border-bottom: 1px solid #ddd; padding: 14px 20px; font-weight: 700; font-size: 18px; }}
+.msg {{ display: flex; gap: 10px; padding: 10px 20px; }} .msg:hover {{ background: #f8f8f8; }}
+.avatar {{ width: 36px; height: 36px; border-radius: 6px; background: #2c3e50; color: #fff; font-weight: 700;
+          display: flex; align-items: center; justify-content: center; font-size: 13px; flex: none; }}
+.who {{ font-weight: 700; }} .app {{ background: #eee; color: #666; font-size: 10px; padding: 1px 4px;
+border-radius: 3px; }} .time {{ color: #777; font-weight: 400; font-size: 12px; }}
+.text {{ margin: 4px 0; line-height: 1.45; font-size: 15px; }}
+.context {{ color: #616061; font-size: 13px; margin: 3px 0; }}
+a {{ color: #1264a3; text-decoration: none; }} .mention {{ background: #e8f5fa; color: #1264a3; border-radius: 3px;
+padding: 0 2px; }}
+footer {{ color: #888; font-size: 12px; padding: 16px 20px; border-top: 1px solid #eee; }}
+</style></head><body><header># {CHANNEL_NAME}</header>
+{"".join(items)}
+<footer>PaperPing demo: a fictional channel sharing real ACL Anthology papers (CC BY 4.0).</footer></body></html>
+"""
+
+
+def run_demo(settings: Settings, home: Path | None, out: Path, say: Say = print) -> list[Post]:
+    started = time.perf_counter()
+    tty = sys.stdout.isatty()
+    home = home or Path(tempfile.mkdtemp(prefix="paperping-demo-"))
+    say(f"PaperPing demo · home {home}")
+    say("· starting the embedded Postgres")
+    db = open_database(settings.with_changes(home=home, database_url=None))
+    prepare(db, say=say)
+    reset_posts(db)
+    with db.connection() as conn:
+        counts = store.load_channel_counts(conn, TEAM, CHANNEL)
+        names = {m: n for m, n in conn.execute("SELECT user_id, display_name FROM members").fetchall()}
+    say(
+        f"· #{CHANNEL_NAME}: {counts['papers']} papers in {counts['messages'] - counts['replies']} shares, "
+        f"{counts['replies']} thread replies, {counts['reactions']} reactions, {counts['members']} members"
+    )
+    llm = build_llm(settings, db, TEAM, CHANNEL)
+    config = RecommendConfig(model=settings.embed_model, style="llm" if llm else "template+tldr")
+    posts: list[Post] = []
+
+    def next_post(at: datetime) -> Recommendation:
+        with db.connection() as conn:
+            return recommend(conn, TEAM, CHANNEL, at, [CatalogSource()], config, llm=llm)
+
+    say("· recommending (three schedule days, every other day)")
+    posts.append(post_draft(db, next_post(FIRST_POST), FIRST_POST, 1))
+    show_post(posts[0], 1, names, say, tty)
+    second_at = FIRST_POST + timedelta(days=2)
+    before = next_post(second_at)
+    react(db, posts[0], FIRST_POST + timedelta(hours=2))
+    after = next_post(second_at)
+    posts.append(post_draft(db, after, second_at, 2))
+    show_loop(before, after, names, say)
+    show_post(posts[1], 2, names, say, tty)
+    third_at = FIRST_POST + timedelta(days=4)
+    posts.append(post_draft(db, next_post(third_at), third_at, 3))
+    show_post(posts[2], 3, names, say, tty)
+    write_outputs(posts, names, out)
+    say(f"\nWrote {out / 'blocks.json'} (Block Kit) and {out / 'index.html'} (the posts as Slack shows them).")
+    say(
+        f"Done in {time.perf_counter() - started:.1f}s. Keep the data with --home DIR; see the README to install "
+        "PaperPing in Slack."
+    )
+    return posts
+
+
+def show_loop(before: Recommendation, after: Recommendation, names: dict[str, str], say: Say) -> None:
+    reacted = ", ".join(f"@{names.get(u, u)} :{e}:" for u, e in REACTORS)
+    say(f"\n── The loop: {reacted} on the first post, and @{names.get('U01AMARA')} replied " + "─" * 6)
+    old = [c.title for c in before.candidates[:5]]
+    new = [c.title for c in after.candidates[:5]]
+    say("  Next pick without those reactions: " + (old[0] if old else "—"))
+    say("  Next pick with them:               " + (new[0] if new else "—"))
+    moved = [t for t in new if t not in old]
+    if moved:
+        say("  New in the top five: " + "; ".join(moved))
+
+
+def write_outputs(posts: list[Post], names: dict[str, str], out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    payload = [
+        {
+            "channel": CHANNEL,
+            "text": build_fallback_text(p.draft),
+            "blocks": build_blocks(p.draft),
+            "posted_at": p.at.isoformat(),
+        }
+        for p in posts
+    ]
+    (out / "blocks.json").write_text(json.dumps(payload, indent=2))
+    (out / "index.html").write_text(html_page(posts, names))

@@ -1,0 +1,43 @@
+"""`paperping demo` end to end in a temporary home, offline."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from bot.cli import main
+
+pytestmark = pytest.mark.slow
+
+
+def test_demo_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("PAPERPING_OFFLINE", "1")
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    out = tmp_path / "out"
+    assert main(["demo", "--home", str(tmp_path / "home"), "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert printed.count("── Recommendation ") == 3
+    assert "The loop:" in printed and "Next pick with them:" in printed
+    assert printed.count("Signals behind it:") == 3 and printed.count("Passed over:") == 3
+    assert "{@" not in printed and "<@" not in printed, "mentions are shown as names"
+    assert re.search(r"h[1-9]: .*\| from https://nlp-lab-demo\.slack\.com/archives/C0DEMO/p\d+", printed)
+    posts = json.loads((out / "blocks.json").read_text())
+    assert len(posts) == 3
+    titles = set()
+    for post in posts:
+        assert post["blocks"][0]["type"] == "section" and post["blocks"][1]["type"] == "context"
+        assert 0 < len(post["blocks"][0]["text"]["text"]) <= 500
+        assert post["blocks"][0]["text"]["text"].count("*") <= 6, "at most three bold phrases"
+        titles.add(post["blocks"][1]["elements"][0]["text"])
+    assert len(titles) == 3, "three different papers"
+    page = (out / "index.html").read_text()
+    assert page.startswith("<!doctype html>") and page.count('class="msg"') == 3 and "nlp-reading" in page
+    # a second run on the same home (warm) tells the same story
+    assert main(["demo", "--home", str(tmp_path / "home"), "--out", str(out)]) == 0
+    again = capsys.readouterr().out
+    assert again.count("── Recommendation ") == 3
+    assert json.loads((out / "blocks.json").read_text()) == posts
