@@ -190,6 +190,7 @@ def react(db: Database, post: Post, at: datetime) -> None:
             "SELECT text, posted_at FROM messages WHERE team_id = %s AND channel_id = %s AND ts = %s",
             (TEAM, CHANNEL, post.ts),
         ).fetchone()
+        assert base is not None, "the post was recorded"
         ident = paper_store.best_identity(post.draft.paper.ids) or ("acl", "")
         message = Message(
             TEAM,
