@@ -161,6 +161,22 @@ class SlackStandIn:
             self.views[params.get("user_id", "")] = json.loads(view) if isinstance(view, str) else view
         return {"ok": True, "view": {"id": "V1"}}
 
+    def api_oauth_v2_access(self, params: dict[str, str]) -> dict[str, Any]:
+        if params.get("code") != "good-code":
+            return {"ok": False, "error": "invalid_code"}
+        return {
+            "ok": True,
+            "app_id": "A1",
+            "authed_user": {"id": "U9"},
+            "scope": "chat:write,commands",
+            "token_type": "bot",
+            "access_token": "xoxb-installed",
+            "bot_user_id": "UBOT2",
+            "team": {"id": "T0NEW", "name": "New lab"},
+            "enterprise": None,
+            "is_enterprise_install": False,
+        }
+
     def api_response(self, params: dict[str, str]) -> dict[str, Any]:
         with self.lock:
             self.responses.append(params)

@@ -483,3 +483,43 @@ def test_installations_are_kept_and_removed_on_uninstall(harness: Harness, db: D
     assert harness.signed(json.dumps(body), "application/json").status_code == 200
     time.sleep(0.3)
     assert installs.find_bot(enterprise_id=None, team_id="T0OTHER") is None
+
+
+def test_oauth_installation_flow(db: Database, tmp_path: Path) -> None:
+    import re as _re
+
+    standin = SlackStandIn(lab_state()).start()
+    settings = Settings(
+        home=tmp_path,
+        offline=True,
+        slack_signing_secret=SECRET,
+        slack_api_url=standin.url,
+        slack_client_id="111.222",
+        slack_client_secret="client-secret",
+    )
+    app = build_app(settings, db, AppContext(settings, db))
+    server = make_server("127.0.0.1", 0, wsgi_app(app), server_class=ThreadingWSGIServer)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        with httpx.Client(base_url=base, timeout=10) as browser:
+            page = browser.get("/slack/install")
+            assert page.status_code == 200
+            state = _re.search(r"state=([\w\-]+)", page.text)
+            assert state is not None and "client_id=111.222" in page.text
+            # the state cookie is Secure; a browser on https would send it back, so the test does
+            cookie = page.headers["set-cookie"].split(";")[0]
+            done = browser.get(
+                f"/slack/oauth_redirect?code=good-code&state={state.group(1)}", headers={"Cookie": cookie}
+            )
+            assert done.status_code == 200, done.text[:300]
+            refused = browser.get(
+                f"/slack/oauth_redirect?code=good-code&state={state.group(1)}", headers={"Cookie": cookie}
+            )
+            assert refused.status_code != 200 or "invalid" in refused.text.lower(), "a state is usable once"
+    finally:
+        server.shutdown()
+        standin.stop()
+    with db.connection() as conn:
+        row = conn.execute("SELECT team_name, bot_token FROM installations WHERE team_id = 'T0NEW'").fetchone()
+    assert row == ("New lab", "xoxb-installed")
