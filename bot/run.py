@@ -100,7 +100,9 @@ def cmd_run(args: argparse.Namespace, settings: Settings, db: Database) -> int:
         if socket_mode:
             from slack_bolt.adapter.socket_mode import SocketModeHandler
 
-            handler = SocketModeHandler(app, settings.slack_app_token)
+            handler = SocketModeHandler(
+                app, settings.slack_app_token, web_client=WebClient(base_url=settings.slack_api_url)
+            )
             handler.connect()
             print("PaperPing is running (Socket Mode)", flush=True)
             stop.wait()

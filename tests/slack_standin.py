@@ -61,6 +61,7 @@ class SlackStandIn:
         self.views: dict[str, Any] = {}
         self.responses: list[dict[str, str]] = []
         self.clock = 0
+        self.socket_url: str | None = None
         self.lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
@@ -176,6 +177,11 @@ class SlackStandIn:
             "enterprise": None,
             "is_enterprise_install": False,
         }
+
+    def api_apps_connections_open(self, params: dict[str, str]) -> dict[str, Any]:
+        if self.socket_url is None:
+            return {"ok": False, "error": "not_allowed_token_type"}
+        return {"ok": True, "url": self.socket_url}
 
     def api_response(self, params: dict[str, str]) -> dict[str, Any]:
         with self.lock:
