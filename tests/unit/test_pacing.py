@@ -1,0 +1,20 @@
+from __future__ import annotations
+
+from bot.scheduler import ChannelPacer
+
+
+def test_one_message_a_second_per_channel() -> None:
+    now = [100.0]
+    slept: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        slept.append(seconds)
+        now[0] += seconds
+
+    pacer = ChannelPacer(sleep=sleep, clock=lambda: now[0])
+    pacer.wait("C1")
+    pacer.wait("C2")
+    assert slept == [], "different channels do not wait for each other"
+    now[0] += 0.25
+    pacer.wait("C1")
+    assert slept == [0.75]
