@@ -164,7 +164,8 @@ def recommend(
 ) -> Recommendation:
     """What PaperPing would post in this channel at ``as_of``: ranked candidates and the draft of the best."""
     ctx = load_channel_context(conn, team_id, channel_id, as_of, config.model)
-    weights = channel_weights(ctx.papers, as_of, config.scoring, ctx.emoji_overrides)
+    bots = frozenset(uid for uid, m in ctx.members.items() if m.is_bot)
+    weights = channel_weights(ctx.papers, as_of, config.scoring, ctx.emoji_overrides, bots)
     if config.focus is not None:
         # the focus counts as a paper the group engaged with twice as strongly as with any other
         ctx.vectors[FOCUS_ID] = config.focus

@@ -63,10 +63,12 @@ def engagement_weight(
     config: ScoringConfig,
     selectivity: Mapping[str, float],
     overrides: Mapping[str, Sentiment],
+    bots: frozenset[str] = frozenset(),
 ) -> float:
-    """The signed, decayed weight of how the channel engaged with one of its papers."""
+    """The signed, decayed weight of how the channel engaged with one of its papers. PaperPing's own post
+    of a paper is no engagement; the reactions and replies it draws are."""
     h = config.half_life_days
-    shares = sorted(paper.shares, key=lambda s: s.at)
+    shares = sorted((s for s in paper.shares if s.user_id not in bots), key=lambda s: s.at)
     weight = sum((SHARE if i == 0 else RESHARE) * decay(s.at, now, h) for i, s in enumerate(shares))
     weight += sum(REPLY * decay(r.at, now, h) for r in paper.replies)
     for r in paper.reactions:
@@ -76,12 +78,16 @@ def engagement_weight(
 
 
 def channel_weights(
-    papers: Mapping[int, SharedPaper], now: datetime, config: ScoringConfig, overrides: Mapping[str, Sentiment]
+    papers: Mapping[int, SharedPaper],
+    now: datetime,
+    config: ScoringConfig,
+    overrides: Mapping[str, Sentiment],
+    bots: frozenset[str] = frozenset(),
 ) -> dict[int, float]:
     if not config.use_engagement:
         return dict.fromkeys(papers, 1.0)
     selectivity = emoji_selectivity(papers.values())
-    return {pid: engagement_weight(p, now, config, selectivity, overrides) for pid, p in papers.items()}
+    return {pid: engagement_weight(p, now, config, selectivity, overrides, bots) for pid, p in papers.items()}
 
 
 def score_similarity_many(

@@ -176,10 +176,14 @@ def signal_h5(inp: SignalInput) -> list[SocialSignal]:
     """The candidate's relation to an earlier channel paper: cites it, is cited by it, shares authors,
     or is semantically close; the strongest such paper is kept."""
     best: tuple[float, SharedPaper, dict[str, object]] | None = None
+    bots = {uid for uid, m in inp.ctx.members.items() if m.is_bot}
     for p in _recent(inp):
-        if not p.info.title:
-            continue
+        by_people = any(s.user_id not in bots for s in p.shares)
+        if not p.info.title or (not by_people and not p.reactions and not p.replies):
+            continue  # PaperPing's own post that nobody answered is no thread to point the group to
         rel = _relation(inp, p)
+        if rel and not by_people:
+            rel = (rel[0] - 0.3, rel[1])  # a thread members started says more than one PaperPing started
         if rel and (best is None or rel[0] > best[0]):
             best = (rel[0], p, rel[1])
     if best is None:
@@ -272,12 +276,15 @@ def member_profiles(inp: SignalInput) -> dict[str, list[SharedPaper]]:
     return profiles
 
 
-def signal_h8(inp: SignalInput) -> list[SocialSignal]:
-    """The member whose own engagement is closest to the candidate."""
+def signal_h8(inp: SignalInput, exclude: frozenset[str] = frozenset()) -> list[SocialSignal]:
+    """The member whose own engagement is closest to the candidate (other than ``exclude``, e.g. the member
+    already named as the one who shared the related paper)."""
     if inp.vector is None:
         return []
     best: tuple[float, str, int] | None = None
     for uid, papers in member_profiles(inp).items():
+        if uid in exclude:
+            continue
         vecs = [inp.ctx.vectors[p.info.paper_id] for p in papers if p.info.paper_id in inp.ctx.vectors]
         if not vecs:
             continue
@@ -360,7 +367,8 @@ def compute_signals(inp: SignalInput, weights: Mapping[int, float]) -> list[Soci
     if h5 and h5[0].related_paper_id in inp.ctx.papers:
         related = inp.ctx.papers[h5[0].related_paper_id]
         signals += signal_h6(inp, related) + signal_h7(inp, related)
-    h8 = signal_h8(inp)
+    named = frozenset(m for s in signals if s.kind in ("h5", "h7") for m in s.members)
+    h8 = signal_h8(inp, exclude=named)
     signals += h8
     if h8:
         signals += signal_h9(inp, h8[0].members[0])

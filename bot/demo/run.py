@@ -229,7 +229,7 @@ def show_post(post: Post, n: int, names: dict[str, str], say: Say, tty: bool) ->
         say(prefix + terminal_text(text, names, tty))
     say("  Signals behind it:")
     for s in d.signals:
-        facts = ", ".join(f"{k}={v}" for k, v in s.facts.items() if v not in (None, [], ""))
+        facts = ", ".join(f"{k}={v}" for k, v in s.facts.items() if v not in (None, [], "", False))
         who = ", ".join("@" + names.get(m, m) for m in s.members)
         say(
             f"    {s.kind}: {facts}"
