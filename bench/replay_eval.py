@@ -12,30 +12,16 @@ import argparse
 import gzip
 import json
 import random
-import re
 import sys
 import tempfile
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from bot.demo.build_data import pub_date
+
 ROOT = Path(__file__).resolve().parents[1]
 ACL = ROOT.parent / "shared" / "data" / "acl-anthology-2016-2021.jsonl.gz"
-MONTH_NAMES = (
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-)
-MONTHS = {m: i for i, m in enumerate(MONTH_NAMES, 1)}
 TOPICS = {
     "mt": ("machine translation", "translation"),
     "summ": ("summarization", "summary"),
@@ -54,11 +40,6 @@ MEMBERS = {  # member -> (topics before the drift, topics after)
     "U05": (("sent", "ner"), ("ner",)),
     "U06": (("parse",), ("mt",)),
 }
-
-
-def pub_date(d: dict[str, Any]) -> date:
-    month = next((MONTHS[w] for w in re.findall(r"[a-z]+", str(d.get("month") or "").lower()) if w in MONTHS), 6)
-    return date(int(d["year"]), month, 1)
 
 
 def topics_of(d: dict[str, Any]) -> set[str]:
