@@ -34,7 +34,8 @@ USAGE = """*PaperPing* — `/paperping` followed by:
 • `forget-me` — delete what I stored about you in this workspace (asks to confirm)
 • `link-author ID` — your Semantic Scholar author id, ORCID or profile URL
 • `focus TEXT-OR-LINKS` — lean the next recommendations toward a topic for two weeks (`focus off` to stop)
-• `emoji NAME positive|negative|neutral` — how this channel reads an emoji"""
+• `emoji NAME positive|negative|neutral` — how this channel reads an emoji
+• `hours 9-17 [TIMEZONE] [every-day]` — when I may post here (weekdays only unless `every-day`)"""
 
 FOCUS_DAYS = 14
 _ORCID = re.compile(r"(\d{4}-\d{4}-\d{4}-\d{3}[\dX])")
@@ -91,7 +92,31 @@ def parse_command(text: str) -> Command:
             return Command(name, (normalize_emoji(args[0]), parse_sentiment(args[1])))
         except ValueError as exc:
             raise UsageError(f"{exc}. Try `/paperping emoji eyes positive`.") from None
+    if name == "hours":
+        return parse_hours(args)
     raise UsageError(f"I don't know `{words[0]}`.")
+
+
+_HOURS_HINT = "Try `/paperping hours 9-17`, `/paperping hours 10-16 America/New_York` or add `every-day`."
+
+
+def parse_hours(args: tuple[str, ...]) -> Command:
+    """``hours 9-17 [Area/City] [every-day]``: posting hours, the channel's timezone, weekends allowed."""
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    m = re.fullmatch(r"(\d{1,2})-(\d{1,2})", args[0]) if args else None
+    if not m or not 0 <= int(m.group(1)) < int(m.group(2)) <= 24:
+        raise UsageError(_HOURS_HINT)
+    rest = [a for a in args[1:] if a.lower() != "every-day"]
+    if len(rest) > 1:
+        raise UsageError(_HOURS_HINT)
+    if rest:
+        try:
+            ZoneInfo(rest[0])
+        except (ZoneInfoNotFoundError, ValueError):
+            raise UsageError(f"`{rest[0]}` is not a timezone I know. {_HOURS_HINT}") from None
+    every_day = "every-day" in (a.lower() for a in args[1:])
+    return Command("hours", (m.group(1), m.group(2), rest[0] if rest else "", "every-day" if every_day else ""))
 
 
 def parse_author_link(value: str) -> dict[str, str]:
@@ -224,6 +249,18 @@ def cmd_emoji(ctx: AppContext, client: WebClient, c: Command, team: str, channel
     return f"Done: :{emoji}: counts as {sentiment} in this channel."
 
 
+def cmd_hours(ctx: AppContext, client: WebClient, c: Command, team: str, channel: str, user: str, now: datetime) -> str:
+    start, end, tz, every_day = c.args
+    values: dict[str, Any] = {"post_start_hour": int(start), "post_end_hour": int(end), "weekdays_only": not every_day}
+    if tz:
+        values["timezone"] = tz
+    _set(ctx, team, channel, **values)
+    days = "every day" if every_day else "on weekdays"
+    where = f" ({tz})" if tz else ""
+    announce(client, channel, user, f"set PaperPing to post between {start}:00 and {end}:00{where} {days}.")
+    return f"Done: I'll post between {start}:00 and {end}:00{where} {days}."
+
+
 def cmd_status(
     ctx: AppContext, client: WebClient, c: Command, team: str, channel: str, user: str, now: datetime
 ) -> str:
@@ -281,6 +318,7 @@ HANDLERS = {
     "emoji": cmd_emoji,
     "status": cmd_status,
     "why": cmd_why,
+    "hours": cmd_hours,
 }
 
 

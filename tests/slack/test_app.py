@@ -206,11 +206,21 @@ def test_slash_commands(harness: Harness, db: Database) -> None:
     status = harness.command("status")
     assert "posts weekly" in status and "style `tldr`" in status and "Focus: retrieval for group chats" in status
     assert "haven't posted here yet" in harness.command("why")
+    assert harness.command("hours 10-16 America/New_York") == (
+        "Done: I'll post between 10:00 and 16:00 (America/New_York) on weekdays."
+    )
+    assert "not a timezone I know" in harness.command("hours 10-16 Mars/Olympus")
+    assert "Try `/paperping hours 9-17`" in harness.command("hours 18-9")
     with db.connection() as conn:
         settings = store.load_channel_settings(conn, T, "C1")
         member = conn.execute("SELECT mentions_enabled, orcid FROM member_settings WHERE user_id = 'U2'").fetchone()
         override = store.load_emoji_overrides(conn, T, "C1")
     assert settings["frequency"] == "weekly" and settings["style"] == "tldr" and not settings["paused"]
+    assert (settings["post_start_hour"], settings["post_end_hour"], settings["timezone"]) == (
+        10,
+        16,
+        "America/New_York",
+    )
     assert member == (False, "0000-0002-1825-0097") and override == {"eyes": "positive"}
     announcements = [p["text"] for p in harness.standin.posts]
     assert "<@U2> set PaperPing to post weekly." in announcements
