@@ -8,7 +8,6 @@ stand-ins (each model answer takes ``--llm-delay`` seconds, four answers a post)
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
 import tempfile
 import time
@@ -28,7 +27,7 @@ def main() -> None:
     sys.path.insert(0, str(ROOT))
     from socialrag.db import Database, _with_dbname, ensure_database, start_embedded
     from tests.labbase import CachedEmbedder, build_lab
-    from tests.multiworker import add_due_channels
+    from tests.multiworker import add_due_channels, run_workers
     from tests.openai_standin import OpenAIStandIn, chain_answer
     from tests.slack_standin import SlackStandIn, SlackState
 
@@ -48,18 +47,7 @@ def main() -> None:
             llm = OpenAIStandIn(chain_answer)
             llm.delay = args.llm_delay
             started = time.perf_counter()
-            procs = [
-                subprocess.Popen(
-                    [sys.executable, "-m", "tests.multiworker", db.conninfo, slack.url, llm.base_url],
-                    cwd=ROOT,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.PIPE,
-                    text=True,
-                )
-                for _ in range(n)
-            ]
-            for p in procs:
-                p.communicate()
+            run_workers(n, db.conninfo, slack.url, llm.base_url, timeout=3600)
             seconds = time.perf_counter() - started
             per_channel = Counter(p["channel"] for p in slack.posts)
             slack.stop()

@@ -56,6 +56,25 @@ def add_due_channels(db: Database, n: int, now: datetime, papers_per_channel: in
     return channels
 
 
+def run_workers(n: int, db_url: str, slack_url: str, llm_url: str, timeout: float = 600) -> list[tuple[int, str, str]]:
+    """Start ``n`` worker processes, wait for all, and return each one's (exit code, stdout, stderr)."""
+    import subprocess
+
+    root = Path(__file__).resolve().parents[1]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "tests.multiworker", db_url, slack_url, llm_url],
+            cwd=root,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(n)
+    ]
+    outputs = [p.communicate(timeout=timeout) for p in procs]
+    return [(p.returncode, out, err) for p, (out, err) in zip(procs, outputs, strict=True)]
+
+
 def main() -> None:
     from slack_sdk import WebClient
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
@@ -12,11 +10,10 @@ import pytest
 
 from socialrag.db import Database
 from tests.labbase import CachedEmbedder, build_lab
-from tests.multiworker import add_due_channels
+from tests.multiworker import add_due_channels, run_workers
 from tests.openai_standin import OpenAIStandIn, chain_answer
 from tests.slack_standin import SlackStandIn, SlackState
 
-ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
 
 
@@ -28,21 +25,12 @@ def test_three_workers_post_exactly_once_per_channel(db: Database, tmp_path: Pat
     llm = OpenAIStandIn(chain_answer)
     llm.delay = 0.02  # a slow model
     try:
-        procs = [
-            subprocess.Popen(
-                [sys.executable, "-m", "tests.multiworker", db.conninfo, slack.url, llm.base_url],
-                cwd=ROOT,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
-            for _ in range(3)
-        ]
-        outputs = [p.communicate(timeout=600) for p in procs]
+        results = run_workers(3, db.conninfo, slack.url, llm.base_url)
     finally:
         slack.stop()
         llm.stop()
-    assert all(p.returncode == 0 for p in procs), [o[1][-2000:] for o in outputs]
+    assert all(code == 0 for code, _, _ in results), [err[-2000:] for _, _, err in results]
+    outputs = [(out, err) for _, out, err in results]
     served = [int(o[0].split()[-1]) for o in outputs]
     per_channel = Counter(p["channel"] for p in slack.posts)
     assert sum(served) == 200 and all(s > 0 for s in served), served
