@@ -117,6 +117,24 @@ EXTRA_SHARES = [  # papers outside the catalog, in the other forms; offline they
         "<https://www.semanticscholar.org/paper/204e3073870fae3d05bcbc2f6a8e263d9b72e776|Attention Is All You Need>",
         "dialog",
     ),
+    (
+        "<https://proceedings.neurips.cc/paper/2020/hash/1457c0d6bfcb4967418bfb8ac142f64a-Abstract.html|"
+        "Language Models are Few-Shot Learners>",
+        "qa",
+    ),
+    ("CLIP, for the multimodal crowd: https://proceedings.mlr.press/v139/radford21a.html", "qa"),
+    ("<https://www.alphaxiv.org/abs/1910.10683|T5> with the discussion view, and arxiv:1910.10683 for the PDF", "summ"),
+    ("<https://dl.acm.org/doi/10.1145/3442188.3445922|On the Dangers of Stochastic Parrots>", "bias"),
+    ("<https://doi.org/10.1145/3290605.3300233|Guidelines for Human-AI Interaction> (CHI)", "dialog"),
+    ("<https://www.nature.com/articles/nature14539|Deep learning> the review everyone cites", "qa"),
+    (
+        "<https://openaccess.thecvf.com/content_cvpr_2016/html/He_Deep_Residual_Learning_CVPR_2016_paper.html|ResNet>",
+        "qa",
+    ),
+    (
+        "<https://link.springer.com/article/10.1007/s11263-015-0816-y|ImageNet Large Scale Visual Recognition>",
+        "qa",
+    ),
 ]
 
 
@@ -182,7 +200,7 @@ def build_messages(shared: list[dict[str, Any]], rng: random.Random) -> list[dic
                     }
                 )
     for text, topic in EXTRA_SHARES:
-        day = START + timedelta(days=rng.uniform(0, (DRIFT - START).days if topic != "summ" else 100))
+        day = START + timedelta(days=rng.uniform(0, (DRIFT - START).days if topic not in ("summ", "bias") else 100))
         fans = [u for u, (_, a, _b) in MEMBERS.items() if topic in a] or list(MEMBERS)
         messages.append(
             {

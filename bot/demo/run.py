@@ -334,13 +334,21 @@ def run_demo(settings: Settings, home: Path | None, out: Path, say: Say = print)
 def show_loop(before: Recommendation, after: Recommendation, names: dict[str, str], say: Say) -> None:
     reacted = ", ".join(f"@{names.get(u, u)} :{e}:" for u, e in REACTORS)
     say(f"\n── The loop: {reacted} on the first post, and @{names.get('U01AMARA')} replied " + "─" * 6)
-    old = [c.title for c in before.candidates[:5]]
-    new = [c.title for c in after.candidates[:5]]
-    say("  Next pick without those reactions: " + (old[0] if old else "—"))
-    say("  Next pick with them:               " + (new[0] if new else "—"))
-    moved = [t for t in new if t not in old]
-    if moved:
-        say("  New in the top five: " + "; ".join(moved))
+    say("  The first post's paper now counts as something the group liked; the next ranking moves:")
+    old = {c.paper_id: (i, c.score) for i, c in enumerate(before.candidates[:5], 1)}
+    for i, c in enumerate(after.candidates[:5], 1):
+        was = old.get(c.paper_id)
+        change = f"was #{was[0]}" if was else "new in the top five"
+        if was and was[0] == i:
+            change = "same place"
+        say(
+            f"    #{i} {c.score:.3f} (was {was[1]:.3f})  {c.title}  [{change}]"
+            if was
+            else f"    #{i} {c.score:.3f}  {c.title}  [{change}]"
+        )
+    dropped = [c.title for c in before.candidates[:5] if c.paper_id not in {a.paper_id for a in after.candidates[:5]}]
+    if dropped:
+        say("    dropped out: " + "; ".join(dropped))
 
 
 def write_outputs(posts: list[Post], names: dict[str, str], out: Path) -> None:

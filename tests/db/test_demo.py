@@ -21,7 +21,8 @@ def test_demo_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
     assert main(["demo", "--home", str(tmp_path / "home"), "--out", str(out)]) == 0
     printed = capsys.readouterr().out
     assert printed.count("── Recommendation ") == 3
-    assert "The loop:" in printed and "Next pick with them:" in printed
+    assert "The loop:" in printed and "the next ranking moves:" in printed
+    assert "new in the top five" in printed or "was #" in printed
     assert printed.count("Signals behind it:") == 3 and printed.count("Passed over:") == 3
     assert "{@" not in printed and "<@" not in printed, "mentions are shown as names"
     assert re.search(r"h[1-9]: .*\| from https://nlp-lab-demo\.slack\.com/archives/C0DEMO/p\d+", printed)
