@@ -104,7 +104,8 @@ def run_recommend(
     focus = None
     if chosen["focus_text"] and chosen["focus_expires_at"] and chosen["focus_expires_at"] > now:
         focus = embedder.encode([chosen["focus_text"]])[0]
-    default_style: Style = "llm" if build_llm(settings, db, team_id, channel_id) else "template+tldr"
+    llm = build_llm(settings, db, team_id, channel_id)
+    default_style: Style = "llm" if llm else "template+tldr"
     config = RecommendConfig(
         model=settings.embed_model,
         style=style or chosen["style"] or default_style,
@@ -116,7 +117,8 @@ def run_recommend(
         generate=GenerateConfig(limit=settings.explanation_limit, quiet_days=settings.mention_quiet_days),
     )
     sources = build_candidate_sources(settings, chosen["sources"], embedder)
-    llm = build_llm(settings, db, team_id, channel_id) if config.style == "llm" else None
+    if config.style != "llm":
+        llm = None
     with db.connection() as conn:
         return recommend(conn, team_id, channel_id, now, sources, config, llm=llm)
 

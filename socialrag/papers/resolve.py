@@ -108,9 +108,13 @@ def _ask_sources(
     return found
 
 
+def _semantic_scholar(sources: Sequence[MetadataSource]) -> SemanticScholar | None:
+    return next((s for s in sources if isinstance(s, SemanticScholar)), None)
+
+
 def _fill_reference_contexts(db: Database, sources: Sequence[MetadataSource], result: RefreshResult) -> None:
     """Citing sentences for shared papers that cite another paper shared in the same channel."""
-    s2 = next((s for s in sources if isinstance(s, SemanticScholar)), None)
+    s2 = _semantic_scholar(sources)
     if s2 is None:
         return
     with db.connection() as conn:
@@ -129,7 +133,7 @@ def _fill_citations(
     db: Database, sources: Sequence[MetadataSource], stale_before: datetime, result: RefreshResult
 ) -> None:
     """Papers citing what channels shared (new work building on what a group engaged with)."""
-    s2 = next((s for s in sources if isinstance(s, SemanticScholar)), None)
+    s2 = _semantic_scholar(sources)
     if s2 is None:
         return
     with db.connection() as conn:
