@@ -21,7 +21,8 @@ from typing import Any
 from bot.demo.build_data import pub_date
 
 ROOT = Path(__file__).resolve().parents[1]
-ACL = ROOT.parent / "shared" / "data" / "acl-anthology-2016-2021.jsonl.gz"
+# the 3,002 ACL Anthology papers the demo ships; --data takes any catalog file of the same form
+ACL = ROOT / "bot" / "demo" / "data" / "catalog.jsonl.gz"
 TOPICS = {
     "mt": ("machine translation", "translation"),
     "summ": ("summarization", "summary"),
@@ -47,8 +48,8 @@ def topics_of(d: dict[str, Any]) -> set[str]:
     return {t for t, words in TOPICS.items() if any(w in text for w in words)}
 
 
-def load_papers(n: int, seed: int) -> list[dict[str, Any]]:
-    with gzip.open(ACL, "rt") as fh:
+def load_papers(n: int, seed: int, data: Path = ACL) -> list[dict[str, Any]]:
+    with gzip.open(data, "rt") as fh:
         papers = [json.loads(line) for line in fh]
     rng = random.Random(seed)
     rng.shuffle(papers)
@@ -124,6 +125,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=5)
     parser.add_argument("--window-days", type=int, default=365, help="candidates published in the year before")
     parser.add_argument("--home", type=Path, help="keep the database here (a second run reuses it)")
+    parser.add_argument("--data", type=Path, default=ACL, help="ACL Anthology JSON lines (default: the demo's)")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
     from bot.export import import_export
@@ -136,7 +138,7 @@ def main() -> None:
     home = args.home or Path(tempfile.mkdtemp(prefix="paperping-replay-"))
     home.mkdir(parents=True, exist_ok=True)
     reuse = (home / "pgdata").exists()
-    papers = load_papers(args.catalog, args.seed)
+    papers = load_papers(args.catalog, args.seed, args.data)
     catalog = home / "catalog.jsonl"
     catalog.write_text("\n".join(json.dumps(p) for p in papers) + "\n")
     messages = simulate(papers, args.months, args.seed)

@@ -18,6 +18,7 @@ from slack_sdk.oauth.state_store import OAuthStateStore
 
 from bot.context import AppContext
 from bot.listeners import commands, events, home
+from socialrag import install_store, store
 from socialrag.config import Settings
 from socialrag.db import Database
 from socialrag.errors import ConfigError
@@ -47,12 +48,8 @@ class Deduplicate(Middleware):
         event_id = req.body.get("event_id") if isinstance(req.body, dict) else None
         if event_id:
             with self.db.connection() as conn:
-                fresh = conn.execute(
-                    "INSERT INTO processed_events (event_id, team_id) VALUES (%(e)s, %(t)s) "
-                    "ON CONFLICT DO NOTHING RETURNING 1",
-                    {"e": event_id, "t": req.body.get("team_id")},
-                ).fetchone()
-            if fresh is None:
+                fresh = store.record_event(conn, str(event_id), req.body.get("team_id"))
+            if not fresh:
                 log.info("event %s seen before; ignored", event_id)
                 return BoltResponse(status=200, body="")
         return next()
@@ -69,44 +66,32 @@ class PostgresInstallationStore(InstallationStore):
         return log
 
     def save(self, installation: Installation) -> None:
+        values = {
+            "team_id": installation.team_id,
+            "team_name": installation.team_name,
+            "bot_token": installation.bot_token,
+            "bot_user_id": installation.bot_user_id,
+            "bot_id": installation.bot_id,
+            "installer_id": installation.user_id,
+            "scopes": ",".join(installation.bot_scopes or []),
+        }
         with self.db.connection() as conn:
-            conn.execute(
-                """
-                INSERT INTO installations (team_id, team_name, bot_token, bot_user_id, bot_id, installer_id, scopes)
-                VALUES (%(t)s, %(n)s, %(tok)s, %(u)s, %(b)s, %(i)s, %(s)s)
-                ON CONFLICT (team_id) DO UPDATE SET team_name = EXCLUDED.team_name, bot_token = EXCLUDED.bot_token,
-                    bot_user_id = EXCLUDED.bot_user_id, bot_id = EXCLUDED.bot_id, installer_id = EXCLUDED.installer_id,
-                    scopes = EXCLUDED.scopes, installed_at = now()
-                """,
-                {
-                    "t": installation.team_id,
-                    "n": installation.team_name,
-                    "tok": installation.bot_token,
-                    "u": installation.bot_user_id,
-                    "b": installation.bot_id,
-                    "i": installation.user_id,
-                    "s": ",".join(installation.bot_scopes or []),
-                },
-            )
+            install_store.upsert_installation(conn, values)
 
     def find_bot(
         self, *, enterprise_id: str | None, team_id: str | None, is_enterprise_install: bool | None = False
     ) -> Bot | None:
         with self.db.connection() as conn:
-            row = conn.execute(
-                "SELECT team_id, team_name, bot_token, bot_user_id, bot_id, installed_at FROM installations"
-                " WHERE team_id = %(t)s",
-                {"t": team_id},
-            ).fetchone()
+            row = install_store.load_installation(conn, team_id)
         if row is None:
             return None
         return Bot(
-            team_id=row[0],
-            team_name=row[1],
-            bot_token=row[2],
-            bot_user_id=row[3],
-            bot_id=row[4],
-            installed_at=row[5].timestamp(),
+            team_id=row["team_id"],
+            team_name=row["team_name"],
+            bot_token=row["bot_token"],
+            bot_user_id=row["bot_user_id"],
+            bot_id=row["bot_id"],
+            installed_at=row["installed_at"].timestamp(),
         )
 
     def find_installation(
@@ -134,7 +119,7 @@ class PostgresInstallationStore(InstallationStore):
         self, *, enterprise_id: str | None, team_id: str | None, user_id: str | None = None
     ) -> None:
         with self.db.connection() as conn:
-            conn.execute("DELETE FROM installations WHERE team_id = %(t)s", {"t": team_id})
+            install_store.delete_installation(conn, team_id)
 
     def delete_bot(self, *, enterprise_id: str | None, team_id: str | None) -> None:
         self.delete_installation(enterprise_id=enterprise_id, team_id=team_id)
@@ -153,18 +138,12 @@ class PostgresStateStore(OAuthStateStore):
     def issue(self, *args: Any, **kwargs: Any) -> str:
         state = secrets.token_urlsafe(24)
         with self.db.connection() as conn:
-            conn.execute(
-                "INSERT INTO oauth_states (state, expires_at) VALUES (%(s)s, %(e)s)",
-                {"s": state, "e": datetime.now(UTC) + timedelta(minutes=10)},
-            )
+            install_store.record_oauth_state(conn, state, datetime.now(UTC) + timedelta(minutes=10))
         return state
 
     def consume(self, state: str) -> bool:
         with self.db.connection() as conn:
-            row = conn.execute(
-                "DELETE FROM oauth_states WHERE state = %(s)s RETURNING expires_at", {"s": state}
-            ).fetchone()
-        return row is not None and row[0] > datetime.now(UTC)
+            return install_store.consume_oauth_state(conn, state)
 
 
 def token_for(settings: Settings, db: Database, team_id: str) -> str:

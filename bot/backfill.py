@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import argparse
 import logging
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from slack_sdk import WebClient
-from slack_sdk.errors import SlackApiError
 
+from bot.indexing import run_indexing
+from bot.pacing import HistoryPacer
 from bot.slack_io import channel_from_slack, member_from_slack, message_from_slack
 from socialrag import store
 from socialrag.config import Settings
@@ -30,60 +30,6 @@ from socialrag.models import Channel, Message
 log = logging.getLogger(__name__)
 
 SOURCE = "webapi"
-PAGE = 200
-LIMITED_PAGE = 15
-LIMITED_INTERVAL = 60.0
-
-
-@dataclass
-class Pacer:
-    """Spaces history and replies calls; switches to Slack's limited tier when the workspace imposes it."""
-
-    sleep: Callable[[float], None] = time.sleep
-    clock: Callable[[], float] = time.monotonic
-    limited_interval: float = LIMITED_INTERVAL
-    max_retries: int = 20
-    limited: bool = False
-    waited: list[float] = field(default_factory=list)
-    _last: float = -1e12
-
-    @property
-    def page_size(self) -> int:
-        return LIMITED_PAGE if self.limited else PAGE
-
-    def before_call(self) -> None:
-        if self.limited:
-            wait = self._last + self.limited_interval - self.clock()
-            if wait > 0:
-                self._wait(wait)
-        self._last = self.clock()
-
-    def after_page(self, asked: int, got: int, has_more: bool) -> None:
-        if not self.limited and has_more and got <= LIMITED_PAGE < asked:
-            log.warning(
-                "Slack returns %d messages a page: slowing to one request every %.0fs", got, self.limited_interval
-            )
-            self.limited = True
-
-    def _wait(self, seconds: float) -> None:
-        self.waited.append(seconds)
-        self.sleep(seconds)
-
-    def call(self, fn: Callable[..., Any], **kwargs: Any) -> Any:
-        """Call a Web API method, waiting out 429s; other Slack errors become ``SourceError``."""
-        for _ in range(self.max_retries):
-            self.before_call()
-            try:
-                return fn(**kwargs)
-            except SlackApiError as exc:
-                if exc.response.status_code != 429:
-                    raise SourceError("slack", str(exc.response.get("error") or exc)) from exc
-                retry_after = float(exc.response.headers.get("Retry-After", 1) or 1)
-                if retry_after >= 30:
-                    self.limited = True
-                log.info("Slack asked to wait %.0fs", retry_after)
-                self._wait(retry_after)
-        raise SourceError("slack", f"still rate limited after {self.max_retries} waits")
 
 
 @dataclass
@@ -109,11 +55,11 @@ def backfill_channel(
     client: WebClient,
     channel_id: str,
     *,
-    pacer: Pacer | None = None,
+    pacer: HistoryPacer | None = None,
     restart: bool = False,
 ) -> BackfillReport:
     """Import one channel's papers, threads and reactions from the Web API, resuming a saved checkpoint."""
-    pacer = pacer or Pacer()
+    pacer = pacer or HistoryPacer()
     auth = pacer.call(client.auth_test)
     team_id = str(auth["team_id"])
     domain = str(auth.get("url") or "").removeprefix("https://").split(".slack.com")[0] or None
@@ -151,7 +97,7 @@ class _Run:
     channel: Channel
     domain: str | None
     tracker: ThreadTracker
-    pacer: Pacer
+    pacer: HistoryPacer
     report: BackfillReport
     state: dict[str, Any]
 
@@ -204,7 +150,7 @@ def _users(messages: list[Message]) -> set[str]:
     return found | {r.user_id for m in messages for r in m.reactions}
 
 
-def _members(db: Database, client: WebClient, team_id: str, pacer: Pacer, state: dict[str, Any]) -> None:
+def _members(db: Database, client: WebClient, team_id: str, pacer: HistoryPacer, state: dict[str, Any]) -> None:
     with db.connection() as conn:
         known = store.load_member_ids(conn, team_id)
     members = []
@@ -247,7 +193,5 @@ def cmd_backfill(args: argparse.Namespace, settings: Settings, db: Database) -> 
         f"#{report.channel.name}: {report.pages} pages, {report.threads} threads{resumed}; stored "
         f"{s.messages} messages with paper links, {s.replies} replies, {s.reactions} reactions"
     )
-    from bot.cli import run_indexing
-
     run_indexing(args, settings, db)
     return 0

@@ -10,8 +10,9 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
+from bot.indexing import embed_all, run_indexing
 from socialrag import store
-from socialrag.config import Settings
+from socialrag.config import Settings, clear_empty_settings
 from socialrag.db import Database, open_database
 from socialrag.errors import PaperPingError
 
@@ -59,7 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     _index_flags(idx)
 
     rec = sub.add_parser("recommend", help="show what would be posted in a channel, without posting")
-    rec.add_argument("channel", help="channel name or id")
+    rec.add_argument("channel", help="channel name or id (TEAM_ID/CHANNEL_ID when several workspaces have it)")
     rec.add_argument("--top", type=int, default=5, help="how many ranked candidates to show")
     rec.add_argument("--json", action="store_true", help="print JSON")
     rec.add_argument("--as-of", help="replay: use only history before this ISO time")
@@ -67,7 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
     rec.add_argument("--style", help="tldr, template, template+tldr or llm (default: the channel's)")
 
     ev = sub.add_parser("eval", help="replay a channel's history and measure the ranking against baselines")
-    ev.add_argument("channel", help="channel name or id")
+    ev.add_argument("channel", help="channel name or id (TEAM_ID/CHANNEL_ID when several workspaces have it)")
     ev.add_argument("--warmup", type=int, default=5, help="shared papers to learn from before the first step")
 
     st = sub.add_parser("status", help="what the knowledge base holds, per channel")
@@ -87,6 +88,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
     )
     try:
+        clear_empty_settings()
         settings = Settings.from_env()
         if args.command == "demo":
             from bot.demo.run import run_demo
@@ -173,35 +175,13 @@ def cmd_catalog_import(args: argparse.Namespace, settings: Settings, db: Databas
     if len(report.problems) > 20:
         print(f"... and {len(report.problems) - 20} more lines skipped", file=sys.stderr)
     if not args.no_embed:
-        _embed(settings, db)
+        embed_all(settings, db)
     return 0
 
 
 def cmd_index(args: argparse.Namespace, settings: Settings, db: Database) -> int:
     run_indexing(args, settings, db)
     return 0
-
-
-def run_indexing(args: argparse.Namespace, settings: Settings, db: Database) -> None:
-    """After new history: paper metadata (unless offline or told not to), then embeddings."""
-    if not getattr(args, "no_metadata", False):
-        if settings.offline:
-            print("offline: paper metadata will be looked up on a later run")
-        else:
-            from socialrag.papers.resolve import build_sources, refresh_metadata
-
-            with build_sources(settings) as sources:
-                result = refresh_metadata(db, sources, settings)
-            print(f"metadata: {result.found} papers found, {result.missing} not found yet (retried later)")
-    if not getattr(args, "no_embed", False):
-        _embed(settings, db)
-
-
-def _embed(settings: Settings, db: Database) -> None:
-    from socialrag.embed import Embedder, embed_pending
-
-    done = embed_pending(db, Embedder(settings.embed_model), batch_size=settings.embed_batch)
-    print(f"embeddings: {done.embedded} papers embedded, {done.reused} reused, {done.unchanged} unchanged")
 
 
 def cmd_status(args: argparse.Namespace, db: Database) -> int:

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
+from bot.pacing import SlackPacer
 from bot.slack_io import channel_from_slack
 from socialrag import store
 from socialrag.config import Settings
@@ -25,6 +26,7 @@ log = logging.getLogger(__name__)
 class AppContext:
     settings: Settings
     db: Database
+    pacer: SlackPacer = field(default_factory=SlackPacer)  # the one pace of Slack calls in this process
     _bot_users: dict[str, str] = field(default_factory=dict)
     _domains: dict[str, str | None] = field(default_factory=dict)
     _known_channels: set[tuple[str, str]] = field(default_factory=set)
@@ -52,7 +54,7 @@ class AppContext:
         if (team_id, channel_id) in self._known_channels:
             return
         with self.db.connection() as conn:
-            known = any(c[1] == channel_id for c in store.find_channels(conn, channel_id))
+            known = any(c[:2] == (team_id, channel_id) for c in store.find_channels(conn, channel_id))
         if not known:
             self.bot_user_id(client, team_id)
             try:
@@ -73,11 +75,7 @@ class AppContext:
             store.upsert_channel_setting(conn, team_id, channel_id, active=True)
             current = store.load_channel_settings(conn, team_id, channel_id)
             first = next_slot(now, None, current["frequency"], current.get("timezone"))
-            conn.execute(
-                "UPDATE channel_settings SET next_post_at = COALESCE(next_post_at, %(at)s) "
-                "WHERE team_id = %(t)s AND channel_id = %(c)s",
-                {"at": first, "t": team_id, "c": channel_id},
-            )
+            store.schedule_first_post(conn, team_id, channel_id, first)
 
     def backfill(self, client: WebClient, team_id: str, channel_id: str) -> None:
         """The channel's history, in the background after joining; failures are logged, not raised."""

@@ -4,24 +4,17 @@ from __future__ import annotations
 
 import argparse
 import json
-from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import Any
 
 from socialrag import store
-from socialrag.candidates import ArxivNew, CandidateSource, CatalogSource, SemanticScholarRecommendations
 from socialrag.config import Settings
 from socialrag.db import Database
-from socialrag.embed import Embedder, embed_papers
 from socialrag.errors import InputError
-from socialrag.explain import render_plain
-from socialrag.generate import GenerateConfig
-from socialrag.llm import LLMCall, LLMClient
-from socialrag.models import STYLES, Draft, Style
-from socialrag.papers.arxiv import ArxivApi
-from socialrag.papers.semanticscholar import SemanticScholar
-from socialrag.pipeline import Recommendation, RecommendConfig, recommend
-from socialrag.rank import ScoringConfig
+from socialrag.explain import describe_fact, render_plain
+from socialrag.models import STYLES, Draft, Style, draft_json
+from socialrag.pipeline import Recommendation
+from socialrag.service import Recommender
 
 ID_KEYS = {"arxiv": "arxiv_id", "doi": "doi", "acl": "acl_id", "s2": "s2_id"}
 
@@ -36,59 +29,21 @@ def parse_time(text: str) -> datetime:
 
 
 def resolve_channel(db: Database, name_or_id: str) -> tuple[str, str, str]:
+    """(team id, channel id, name) of the channel a command line names: ``NAME``, ``CHANNEL_ID`` or, where
+    several workspaces have one of that name or id, ``TEAM_ID/CHANNEL_ID``."""
+    team, _, wanted = name_or_id.rpartition("/")
     with db.connection() as conn:
-        found = store.find_channels(conn, name_or_id)
+        found = [c for c in store.find_channels(conn, wanted) if not team or c[0] == team]
     if not found:
         raise InputError(f"no stored channel named {name_or_id}; `paperping status` lists them")
     if len(found) > 1:
-        raise InputError(f"{name_or_id} names {len(found)} channels; give the channel id instead")
+        choices = ", ".join(f"{t}/{c}" for t, c, _ in found)
+        raise InputError(f"{name_or_id} names {len(found)} channels in different workspaces; give one of {choices}")
     return found[0]
 
 
-def build_candidate_sources(settings: Settings, names: list[str], embedder: Embedder) -> list[CandidateSource]:
-    """The channel's chosen sources; offline, only the local catalog."""
-
-    def embed(conn: Any, ids: list[int]) -> int:
-        return embed_papers(conn, embedder, ids)
-
-    sources: list[CandidateSource] = []
-    for name in names:
-        if name == "catalog":
-            sources.append(CatalogSource())
-        elif settings.offline:
-            continue
-        elif name == "semanticscholar":
-            sources.append(
-                SemanticScholarRecommendations(
-                    SemanticScholar(settings.s2_api_url, api_key=settings.s2_api_key, timeout=settings.http_timeout),
-                    embed=embed,
-                )
-            )
-        elif name == "arxiv":
-            sources.append(ArxivNew(ArxivApi(settings.arxiv_api_url, timeout=settings.http_timeout), embed=embed))
-    return sources
-
-
-def build_llm(settings: Settings, db: Database, team_id: str, channel_id: str) -> LLMClient | None:
-    if settings.offline or not (settings.openai_api_key or settings.openai_base_url):
-        return None
-
-    def record(call: LLMCall) -> None:
-        with db.connection() as conn:
-            store.record_llm_call(conn, team_id, channel_id, call)
-
-    return LLMClient(
-        model=settings.llm_model,
-        base_url=settings.openai_base_url,
-        api_key=settings.openai_api_key,
-        timeout=settings.llm_timeout,
-        recorder=record,
-    )
-
-
 def run_recommend(
-    settings: Settings,
-    db: Database,
+    recommender: Recommender,
     channel: str,
     *,
     as_of: datetime | None = None,
@@ -96,31 +51,9 @@ def run_recommend(
     style: Style | None = None,
     top: int = 5,
 ) -> Recommendation:
-    team_id, channel_id, _ = resolve_channel(db, channel)
-    with db.connection() as conn:
-        chosen = store.load_channel_settings(conn, team_id, channel_id)
-    now = as_of or datetime.now(UTC)
-    embedder = Embedder(settings.embed_model)
-    focus = None
-    if chosen["focus_text"] and chosen["focus_expires_at"] and chosen["focus_expires_at"] > now:
-        focus = embedder.encode([chosen["focus_text"]])[0]
-    llm = build_llm(settings, db, team_id, channel_id)
-    default_style: Style = "llm" if llm else "template+tldr"
-    config = RecommendConfig(
-        model=settings.embed_model,
-        style=style or chosen["style"] or default_style,
-        window_days=window_days,
-        signal_window_days=settings.signal_window_days,
-        top=top,
-        focus=focus,
-        scoring=ScoringConfig(half_life_days=settings.half_life_days, popularity_weight=settings.popularity_weight),
-        generate=GenerateConfig(limit=settings.explanation_limit, quiet_days=settings.mention_quiet_days),
-    )
-    sources = build_candidate_sources(settings, chosen["sources"], embedder)
-    if config.style != "llm":
-        llm = None
-    with db.connection() as conn:
-        return recommend(conn, team_id, channel_id, now, sources, config, llm=llm)
+    """``paperping recommend``: the channel named on the command line, through the process's recommender."""
+    team_id, channel_id, _ = resolve_channel(recommender.db, channel)
+    return recommender.recommend(team_id, channel_id, at=as_of, style=style, window_days=window_days, top=top)
 
 
 def candidate_json(rec: Recommendation) -> dict[str, Any]:
@@ -130,12 +63,6 @@ def candidate_json(rec: Recommendation) -> dict[str, Any]:
         item.update(title=c.title, score=round(c.score, 4), source=c.source, parts=c.parts)
         out.append(item)
     return {"candidates": out, "draft": draft_json(rec.draft) if rec.draft else None}
-
-
-def draft_json(draft: Draft) -> dict[str, Any]:
-    data = asdict(draft)
-    data["signals"] = [{**asdict(s), "category": s.category} for s in draft.signals]
-    return data
 
 
 def render_draft_text(draft: Draft) -> str:
@@ -153,15 +80,15 @@ def render_draft_text(draft: Draft) -> str:
 def cmd_recommend(args: argparse.Namespace, settings: Settings, db: Database) -> int:
     if args.style and args.style not in STYLES:
         raise InputError(f"--style takes one of {', '.join(STYLES)}")
-    rec = run_recommend(
-        settings,
-        db,
-        args.channel,
-        as_of=parse_time(args.as_of) if args.as_of else None,
-        window_days=args.window_days,
-        style=args.style,
-        top=args.top,
-    )
+    with Recommender(settings, db) as recommender:
+        rec = run_recommend(
+            recommender,
+            args.channel,
+            as_of=parse_time(args.as_of) if args.as_of else None,
+            window_days=args.window_days,
+            style=args.style,
+            top=args.top,
+        )
     if args.json:
         print(json.dumps(candidate_json(rec), indent=2, default=str))
         return 0
@@ -175,7 +102,7 @@ def cmd_recommend(args: argparse.Namespace, settings: Settings, db: Database) ->
     assert rec.draft is not None
     print("\nSignals used:")
     for s in rec.draft.signals:
-        print(f"  {s.kind}: {json.dumps(s.facts, default=str)}")
+        print(f"  {s.kind}: {describe_fact(s)}")
         if s.permalinks:
             print(f"      from {', '.join(s.permalinks)}")
     note = f" (fell back: {rec.draft.fallback_reason})" if rec.draft.fallback_reason else ""
@@ -185,18 +112,9 @@ def cmd_recommend(args: argparse.Namespace, settings: Settings, db: Database) ->
 
 
 def cmd_eval(args: argparse.Namespace, settings: Settings, db: Database) -> int:
-    from socialrag.evaluate import evaluate_channel
-
     team_id, channel_id, name = resolve_channel(db, args.channel)
-    with db.connection() as conn:
-        report = evaluate_channel(
-            conn,
-            team_id,
-            channel_id,
-            settings.embed_model,
-            warmup=args.warmup,
-            config=ScoringConfig(half_life_days=settings.half_life_days, popularity_weight=settings.popularity_weight),
-        )
+    with Recommender(settings, db) as recommender:
+        report = recommender.evaluate(team_id, channel_id, warmup=args.warmup)
     if report.steps == 0:
         print(f"#{name}: nothing to replay yet (it needs more than {args.warmup} shared papers with embeddings)")
         return 0

@@ -20,10 +20,12 @@ from slack_sdk import WebClient
 
 from bot.app import build_app, token_for
 from bot.context import AppContext
-from bot.scheduler import Worker
+from bot.pacing import SlackPacer
+from bot.scheduler import Recommend, Worker
 from socialrag.config import Settings
 from socialrag.db import Database
-from socialrag.models import Draft
+from socialrag.models import Draft, Style
+from socialrag.service import Recommender
 
 log = logging.getLogger(__name__)
 
@@ -32,20 +34,20 @@ class ThreadingWSGIServer(ThreadingMixIn, WSGIServer):
     daemon_threads = True
 
 
-def make_recommender(settings: Settings, db: Database) -> Any:
-    from bot.recommend_cmd import run_recommend
+def make_recommend(recommender: Recommender) -> Recommend:
+    """The scheduler's view of the process's recommender: the draft for one channel's slot."""
 
-    def recommend(team_id: str, channel_id: str, now: datetime, style: str) -> Draft | None:
-        return run_recommend(settings, db, channel_id, as_of=now).draft
+    def recommend(team_id: str, channel_id: str, now: datetime, style: Style | None) -> Draft | None:
+        return recommender.recommend(team_id, channel_id, at=now, style=style).draft
 
     return recommend
 
 
-def build_worker(settings: Settings, db: Database) -> Worker:
+def build_worker(settings: Settings, db: Database, recommender: Recommender, pacer: SlackPacer) -> Worker:
     def client_for(team_id: str) -> WebClient:
         return WebClient(token=token_for(settings, db, team_id), base_url=settings.slack_api_url)
 
-    return Worker(db, client_for, make_recommender(settings, db))
+    return Worker(db, client_for, make_recommend(recommender), pacer=pacer)
 
 
 def start_scheduler(worker: Worker, seconds: float) -> BackgroundScheduler:
@@ -82,7 +84,8 @@ def cmd_run(args: argparse.Namespace, settings: Settings, db: Database) -> int:
     socket_mode = bool(settings.slack_app_token) and not args.http
     ctx = AppContext(settings, db)
     app = build_app(settings, db, ctx, socket_mode=socket_mode)
-    worker = build_worker(settings, db)
+    recommender = Recommender(settings, db)
+    worker = build_worker(settings, db, recommender, ctx.pacer)
     scheduler = start_scheduler(worker, settings.tick_seconds)
     ctx.wake_scheduler = lambda: scheduler.modify_job("tick", next_run_time=datetime.now(UTC))
     stop = threading.Event()
@@ -113,5 +116,6 @@ def cmd_run(args: argparse.Namespace, settings: Settings, db: Database) -> int:
             server.serve_forever()
     finally:
         scheduler.shutdown(wait=True)
+        recommender.close()
     print("PaperPing stopped", flush=True)
     return 0

@@ -8,8 +8,6 @@ messages) instead of posting twice. A failed post (Slack or LLM down) keeps its 
 from __future__ import annotations
 
 import logging
-import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
@@ -17,21 +15,22 @@ from typing import Any
 
 from slack_sdk import WebClient
 
-from bot.backfill import Pacer
 from bot.blocks import build_blocks, build_fallback_text
+from bot.pacing import SlackPacer
 from bot.slack_io import message_from_slack
 from socialrag import post_store
 from socialrag.db import Database
 from socialrag.errors import PaperPingError
 from socialrag.index import index_messages
-from socialrag.models import Draft, PaperRef
+from socialrag.models import Draft, PaperRef, Style, draft_json
 from socialrag.paper_store import best_identity
 from socialrag.schedule import next_slot, quiet_until, should_step_down, step_down
 
 log = logging.getLogger(__name__)
 
 EVENT_TYPE = "paperping_recommendation"
-Recommend = Callable[[str, str, datetime, str], Draft | None]
+# (team id, channel id, slot time, the channel's chosen style or None) -> the draft to post, or None
+Recommend = Callable[[str, str, datetime, Style | None], Draft | None]
 ClientFor = Callable[[str], WebClient]
 
 
@@ -39,29 +38,9 @@ def now_utc() -> datetime:
     return datetime.now(UTC)
 
 
-@dataclass
-class ChannelPacer:
-    """At most one message a second per channel, in this process."""
-
-    sleep: Callable[[float], None] = time.sleep
-    clock: Callable[[], float] = time.monotonic
-    _last: dict[str, float] = field(default_factory=dict)
-    _lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def wait(self, channel_id: str) -> None:
-        with self._lock:
-            wait = self._last.get(channel_id, -1e9) + 1.0 - self.clock()
-            if wait > 0:
-                self.sleep(wait)
-            self._last[channel_id] = self.clock()
-
-
-def post_draft(
-    client: WebClient, draft: Draft, slot_key: str, pacer: Pacer, channel_pacer: ChannelPacer
-) -> dict[str, Any]:
+def post_draft(client: WebClient, draft: Draft, slot_key: str, pacer: SlackPacer) -> dict[str, Any]:
     """chat.postMessage with Block Kit, a plain-text fallback and the slot in the message metadata."""
-    channel_pacer.wait(draft.channel_id)
-    response = pacer.call(
+    response = pacer.post(
         client.chat_postMessage,
         channel=draft.channel_id,
         text=build_fallback_text(draft),
@@ -73,7 +52,7 @@ def post_draft(
     return dict(response.data) if hasattr(response, "data") else dict(response)
 
 
-def find_posted(client: WebClient, channel_id: str, slot_key: str, since: datetime, pacer: Pacer) -> str | None:
+def find_posted(client: WebClient, channel_id: str, slot_key: str, since: datetime, pacer: SlackPacer) -> str | None:
     """The ts of a post of this slot already in the channel (a process died before recording it)."""
     data = pacer.call(
         client.conversations_history,
@@ -99,9 +78,7 @@ class Worker:
     clock: Callable[[], datetime] = now_utc
     lease: timedelta = timedelta(minutes=10)
     retry_after: timedelta = timedelta(minutes=5)
-    pacer: Pacer = field(default_factory=Pacer)
-    channel_pacer: ChannelPacer = field(default_factory=ChannelPacer)
-    bot_user_ids: dict[str, str] = field(default_factory=dict)
+    pacer: SlackPacer = field(default_factory=SlackPacer)
 
     def tick(self, max_posts: int = 100) -> int:
         """Serve due channels until none is left (or ``max_posts``); returns how many were served."""
@@ -142,11 +119,9 @@ class Worker:
                 log.info("#%s: nothing to recommend for slot %s", due.channel_id, slot_key)
                 self._finish(due, now, posted=False)
                 return
-            from bot.recommend_cmd import draft_json
-
             with self.db.connection() as conn:
                 post_store.record_draft(conn, rec.id, draft.paper.paper_id, draft.style, draft.score, draft_json(draft))
-            response = post_draft(client, draft, slot_key, self.pacer, self.channel_pacer)
+            response = post_draft(client, draft, slot_key, self.pacer)
             ts = str(response["ts"])
             self._index_post(draft, response)
         with self.db.connection() as conn:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TypeVar
@@ -51,6 +51,19 @@ SETTINGS_HELP: dict[str, tuple[str, str]] = {
 }
 
 _TRUE = {"1", "true", "yes", "on"}
+# Variables that libraries PaperPing uses read by themselves (the openai package reads OPENAI_*).
+LIBRARY_VARIABLES = ("OPENAI_BASE_URL", "OPENAI_API_KEY", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID")
+
+
+def clear_empty_settings(env: MutableMapping[str, str] | None = None) -> list[str]:
+    """Remove settings set to an empty string, so that empty means "not set" for PaperPing and for the
+    libraries that read the environment themselves (a compose file's ``${VAR:-}`` gives an empty string).
+    Returns the names removed."""
+    e = os.environ if env is None else env
+    names = [n for n in (*SETTINGS_HELP, *LIBRARY_VARIABLES) if n in e and not e[n].strip()]
+    for name in names:
+        del e[name]
+    return names
 
 
 @dataclass(frozen=True)
@@ -129,6 +142,11 @@ class Settings:
             signal_window_days=_number(e, "PAPERPING_SIGNAL_WINDOW_DAYS", 90, int),
             popularity_weight=_number(e, "PAPERPING_POPULARITY_WEIGHT", 0.05, float),
         )
+
+    @property
+    def llm_configured(self) -> bool:
+        """An OpenAI-compatible server is set (and the network may be used)."""
+        return not self.offline and bool(self.openai_api_key or self.openai_base_url)
 
     def with_changes(self, **changes: object) -> Settings:
         """A copy with some fields replaced (command-line flags use this)."""

@@ -10,7 +10,18 @@ import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 
-from socialrag.models import SocialSignal
+from socialrag.models import (
+    AuthorDiscussedHere,
+    EarlierPaperByMember,
+    EarlierReception,
+    MemberIsAuthor,
+    MemberMayCare,
+    RelatedToEarlierPaper,
+    SharedAffiliation,
+    SocialSignal,
+    VenueEngagedWith,
+    WhyMemberMayCare,
+)
 from socialrag.summary import summarize
 
 MEMBER_TOKEN = re.compile(r"\{@([A-Z0-9]+)\}")
@@ -26,73 +37,67 @@ def _plural(n: int, one: str, many: str | None = None) -> str:
 
 def render_signal(signal: SocialSignal, companions: Sequence[SocialSignal] = ()) -> str:
     """One signal as one sentence (h9 is folded into its h8 sentence by ``render_signals``)."""
-    f = signal.facts
-    kind = signal.kind
-    if kind == "h1":
-        return f"{member_token(str(f['member']))} is one of its authors."
-    if kind == "h2":
-        return f"{f['author']} also wrote {_plural(int(f['count']), 'paper')} discussed here in the last three months."  # type: ignore[call-overload]
-    if kind == "h3":
-        return f"{f['author']} is at {f['affiliation']}, like {member_token(str(f['member']))}."
-    if kind == "h4":
-        return f"The group engaged with {_plural(int(f['count']), 'other ' + str(f['venue']) + ' paper')} recently."  # type: ignore[call-overload]
-    if kind == "h5":
-        return _render_h5(signal)
-    if kind == "h6":
-        return _render_h6(signal)
-    if kind == "h7":
-        return f"{f['paper_title']} was written by {member_token(str(f['member']))}."
-    if kind == "h8":
-        why = next((c for c in companions if c.kind == "h9" and c.members == signal.members), None)
-        return f"Possibly of interest to {member_token(str(f['member']))}{_render_h9(why) if why else ''}."
+    f = signal.fact
+    if isinstance(f, MemberIsAuthor):
+        return f"{member_token(f.member)} is one of its authors."
+    if isinstance(f, AuthorDiscussedHere):
+        return f"{f.author} also wrote {_plural(f.count, 'paper')} discussed here in the last three months."
+    if isinstance(f, SharedAffiliation):
+        return f"{f.author} is at {f.affiliation}, like {member_token(f.member)}."
+    if isinstance(f, VenueEngagedWith):
+        return f"The group engaged with {_plural(f.count, 'other ' + f.venue + ' paper')} recently."
+    if isinstance(f, RelatedToEarlierPaper):
+        return _render_h5(f)
+    if isinstance(f, EarlierReception):
+        return _render_h6(f)
+    if isinstance(f, EarlierPaperByMember):
+        return f"{f.paper_title} was written by {member_token(f.member)}."
+    if isinstance(f, MemberMayCare):
+        why = next(
+            (c.fact for c in companions if isinstance(c.fact, WhyMemberMayCare) and c.members == signal.members), None
+        )
+        return f"Possibly of interest to {member_token(f.member)}{_render_h9(why) if why else ''}."
     return ""
 
 
-def _render_h5(signal: SocialSignal) -> str:
-    f = signal.facts
-    title, sharer = f["paper_title"], f.get("sharer")
-    who = f", shared by {member_token(str(sharer))}" if sharer else ""
-    if f.get("posted_by_paperping"):
+def _render_h5(f: RelatedToEarlierPaper) -> str:
+    title = f.paper_title
+    who = f", shared by {member_token(f.sharer)}" if f.sharer else ""
+    if f.posted_by_paperping:
         who = ", recommended here earlier"
-    relation = f.get("relation")
-    if relation == "cites":
-        context = f.get("context")
-        if context:
-            quote = _clip(str(context), 140)
+    if f.relation == "cites":
+        if f.context:
+            quote = _clip(f.context, 140)
             end = "" if quote[-1] in ".!?…" else "."
             return f'It cites {title}{who}: "{quote}"{end}'
         return f"It cites {title}{who}."
-    if relation == "cited_by":
+    if f.relation == "cited_by":
         return f"{title}{who}, cites this paper."
-    if relation == "shared_authors":
-        names = list(f.get("shared_authors") or [])  # type: ignore[call-overload]
+    if f.relation == "shared_authors":
+        names = list(f.shared_authors)
         shown = ", ".join(names[:2]) + (" and others" if len(names) > 2 else "")
         return f"{shown} also wrote {title}{who}."
     return f"It is close in topic to {title}{who}."
 
 
-def _render_h6(signal: SocialSignal) -> str:
-    f = signal.facts
+def _render_h6(f: EarlierReception) -> str:
     parts = []
-    if f["reactions"]:
-        top = f.get("top_emoji") or []
-        emoji = f" (:{top[0]}:)" if top else ""  # type: ignore[index]
-        parts.append(_plural(int(f["reactions"]), "reaction") + emoji)  # type: ignore[call-overload]
-    if f["replies"]:
-        parts.append(_plural(int(f["replies"]), "reply", "replies"))  # type: ignore[call-overload]
-    return "That post drew " + " and ".join(parts) + "."
+    if f.reactions:
+        emoji = f" (:{f.top_emoji[0]}:)" if f.top_emoji else ""
+        parts.append(_plural(f.reactions, "reaction") + emoji)
+    if f.replies:
+        parts.append(_plural(f.replies, "reply", "replies"))
+    return "That post drew " + " and ".join(parts) + "." if parts else ""
 
 
-def _render_h9(signal: SocialSignal) -> str:
-    f = signal.facts
-    n = int(f["count"])  # type: ignore[call-overload]
-    reason = f["reason"]
-    if reason == "similar":
+def _render_h9(f: WhyMemberMayCare) -> str:
+    n = f.count
+    if f.reason == "similar":
         return f", who liked {_plural(n, 'similar paper')} here"
-    if reason == "author":
-        return f", who liked {_plural(n, 'paper')} by {f['author']} here"
-    if reason == "venue":
-        return f", who liked {_plural(n, str(f['venue']) + ' paper')} here"
+    if f.reason == "author":
+        return f", who liked {_plural(n, 'paper')} by {f.author} here"
+    if f.reason == "venue":
+        return f", who liked {_plural(n, str(f.venue) + ' paper')} here"
     return f", whose own publications are close to it ({n})"
 
 
@@ -155,6 +160,12 @@ def plan_mentions(
 
 def members_in_text(text: str) -> list[str]:
     return MEMBER_TOKEN.findall(text)
+
+
+def describe_fact(signal: SocialSignal) -> str:
+    """A signal's fact as ``name=value`` pairs, for terminals and ``/paperping why`` (empty values left out)."""
+    values = vars(signal.fact)
+    return ", ".join(f"{k}={v}" for k, v in values.items() if v not in (None, (), "", False))
 
 
 def render_plain(text: str, names: Mapping[str, str]) -> str:

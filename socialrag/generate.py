@@ -15,7 +15,17 @@ from dataclasses import dataclass
 from socialrag.errors import SourceError
 from socialrag.explain import build_template_text, member_token, members_in_text, plan_mentions, render_signal
 from socialrag.llm import LLMClient
-from socialrag.models import Draft, PaperMeta, SocialSignal, Style
+from socialrag.models import (
+    AuthorDiscussedHere,
+    Draft,
+    EarlierPaperByMember,
+    MemberIsAuthor,
+    MemberMayCare,
+    PaperMeta,
+    RelatedToEarlierPaper,
+    SocialSignal,
+    Style,
+)
 from socialrag.prompts import load_prompt
 from socialrag.social import ChannelContext, PaperInfo
 from socialrag.summary import summarize
@@ -61,8 +71,8 @@ def build_meta(info: PaperInfo, ids: dict[str, str], *, summary_limit: int = 300
 
 def _thread(signals: Sequence[SocialSignal]) -> tuple[str | None, str | None]:
     for s in signals:
-        if s.kind in ("h5", "h7") and s.permalinks:
-            return s.permalinks[0], str(s.facts.get("paper_title") or "") or None
+        if isinstance(s.fact, RelatedToEarlierPaper | EarlierPaperByMember) and s.permalinks:
+            return s.permalinks[0], s.fact.paper_title or None
     return None, None
 
 
@@ -163,30 +173,32 @@ def build_draft(
 def _required(signals: Sequence[SocialSignal]) -> list[str]:
     required: list[str] = []
     for s in signals:
-        if s.kind == "h5" and s.facts.get("paper_title"):
-            required.append(str(s.facts["paper_title"]))
-        if s.kind in ("h1", "h7", "h8"):
-            required.append(member_token(str(s.facts["member"])))
+        if isinstance(s.fact, RelatedToEarlierPaper) and s.fact.paper_title:
+            required.append(s.fact.paper_title)
+        if isinstance(s.fact, MemberIsAuthor | EarlierPaperByMember | MemberMayCare):
+            required.append(member_token(s.fact.member))
     return list(dict.fromkeys(required))
 
 
 def run_chain(llm: LLMClient, ctx: ChannelContext, info: PaperInfo, signals: Sequence[SocialSignal], limit: int) -> str:
     """The four-prompt chain of the paper's Figure 4, built from the signals that are there."""
     by_kind: dict[str, SocialSignal] = {s.kind: s for s in signals}
-    parts = [_paper_part(llm, info, by_kind, limit)]
-    if "h5" in by_kind:
-        related = _relation_part(llm, ctx, info, by_kind, limit)
+    parts = [_paper_part(llm, info, signals, limit)]
+    h5 = next((s for s in signals if isinstance(s.fact, RelatedToEarlierPaper)), None)
+    if h5 is not None:
+        related = _relation_part(llm, ctx, info, h5, by_kind.get("h6"), limit)
         if related:
             parts.append(related)
-    if "h8" in by_kind:
+    h8 = next((s for s in signals if isinstance(s.fact, MemberMayCare)), None)
+    if h8 is not None:
         prompt = load_prompt("member")
-        member = str(by_kind["h8"].facts["member"])
-        reason = render_signal(by_kind["h8"], signals)
-        parts.append(
-            llm.complete(prompt, prompt.render(title=info.title, member=member_token(member), reason=reason, limit=160))
-        )
+        reason = render_signal(h8, signals)
+        member = member_token(h8.members[0])
+        parts.append(llm.complete(prompt, prompt.render(title=info.title, member=member, reason=reason, limit=160)))
     final = load_prompt("final")
-    no_bold = [info.title or ""] + [str(s.facts.get("paper_title")) for s in signals if s.facts.get("paper_title")]
+    no_bold = [info.title or ""] + [
+        s.fact.paper_title for s in signals if isinstance(s.fact, RelatedToEarlierPaper | EarlierPaperByMember)
+    ]
     no_bold += [member_token(m) for s in signals for m in s.members]
     return llm.complete(
         final,
@@ -199,17 +211,17 @@ def run_chain(llm: LLMClient, ctx: ChannelContext, info: PaperInfo, signals: Seq
     )
 
 
-def _paper_part(llm: LLMClient, info: PaperInfo, by_kind: dict[str, SocialSignal], limit: int) -> str:
+def _paper_part(llm: LLMClient, info: PaperInfo, signals: Sequence[SocialSignal], limit: int) -> str:
     lines = []
-    if "h1" in by_kind:
-        f = by_kind["h1"].facts
-        lines.append(
-            f"- The author {f['author']} is the group member written {member_token(str(f['member']))}; "
-            "say once, neutrally, that they are an author."
-        )
-    if "h2" in by_kind:
-        f = by_kind["h2"].facts
-        lines.append(f"- Mention that {f['author']} wrote {f['count']} papers the group discussed recently.")
+    for s in signals:
+        f = s.fact
+        if isinstance(f, MemberIsAuthor):
+            lines.append(
+                f"- The author {f.author} is the group member written {member_token(f.member)}; "
+                "say once, neutrally, that they are an author."
+            )
+        elif isinstance(f, AuthorDiscussedHere):
+            lines.append(f"- Mention that {f.author} wrote {f.count} papers the group discussed recently.")
     prompt = load_prompt("paper")
     return llm.complete(
         prompt,
@@ -224,25 +236,31 @@ def _paper_part(llm: LLMClient, info: PaperInfo, by_kind: dict[str, SocialSignal
 
 
 def _relation_part(
-    llm: LLMClient, ctx: ChannelContext, info: PaperInfo, by_kind: dict[str, SocialSignal], limit: int
+    llm: LLMClient,
+    ctx: ChannelContext,
+    info: PaperInfo,
+    h5: SocialSignal,
+    h6: SocialSignal | None,
+    limit: int,
 ) -> str | None:
-    h5 = by_kind["h5"]
+    fact = h5.fact
+    assert isinstance(fact, RelatedToEarlierPaper)
     earlier = ctx.papers.get(h5.related_paper_id or -1)
-    context = h5.facts.get("context")
+    context = fact.context
     relation = {
         "cites": "this paper cites it",
         "cited_by": "it cites this paper",
         "shared_authors": "they share authors",
         "similar": "they are close in topic",
-    }[str(h5.facts["relation"])]
-    reception = render_signal(by_kind["h6"]) if "h6" in by_kind else "not known"
+    }[fact.relation]
+    reception = render_signal(h6) if h6 is not None else "not known"
     prompt = load_prompt("relation")
     answer = llm.complete(
         prompt,
         prompt.render(
             title=info.title,
             abstract=info.abstract or "",
-            earlier_title=h5.facts["paper_title"],
+            earlier_title=fact.paper_title,
             earlier_abstract=(earlier.info.abstract if earlier else "") or "",
             relation=relation,
             context_line=f'The citing sentence: "{context}"' if context else "",

@@ -28,6 +28,9 @@ class LLMCall:
 
 
 Recorder = Callable[[LLMCall], None]
+# Passed explicitly: given None, the openai package reads OPENAI_BASE_URL itself, and an empty value there
+# (as an unset variable in a compose file gives) would become its base URL.
+OPENAI_DEFAULT_URL = "https://api.openai.com/v1"
 
 
 class LLMClient:
@@ -45,8 +48,19 @@ class LLMClient:
         from openai import OpenAI
 
         self.model = model
-        self.client = OpenAI(base_url=base_url, api_key=api_key or "unused", timeout=timeout, max_retries=1)
+        self.client = OpenAI(
+            base_url=base_url or OPENAI_DEFAULT_URL, api_key=api_key or "unused", timeout=timeout, max_retries=1
+        )
         self.recorder = recorder
+
+    def with_recorder(self, recorder: Recorder) -> LLMClient:
+        """The same client (one connection pool) recording its calls with ``recorder``."""
+        other = object.__new__(LLMClient)
+        other.model, other.client, other.recorder = self.model, self.client, recorder
+        return other
+
+    def close(self) -> None:
+        self.client.close()
 
     def complete(self, prompt: Prompt, text: str, *, max_tokens: int = 400) -> str:
         """The model's answer to a filled prompt; a failure or timeout raises ``SourceError``."""

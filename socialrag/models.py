@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from datetime import date, datetime
-from typing import Literal
+from typing import Any, Literal
 
 Sentiment = Literal["positive", "negative", "neutral"]
 
@@ -107,19 +107,131 @@ class Paper:
 SignalKind = Literal["h1", "h2", "h3", "h4", "h5", "h6", "h7", "h8", "h9"]
 Style = Literal["tldr", "template", "template+tldr", "llm"]
 STYLES: tuple[Style, ...] = ("tldr", "template", "template+tldr", "llm")
+Relation = Literal["cites", "cited_by", "shared_authors", "similar"]
+InterestReason = Literal["similar", "own", "author", "venue"]
+
+
+# The facts of Table 2 of the Social-RAG paper, one type each. Members are Slack-style user ids.
+@dataclass(frozen=True)
+class MemberIsAuthor:
+    """h1: a channel member wrote the candidate."""
+
+    member: str
+    author: str
+
+
+@dataclass(frozen=True)
+class AuthorDiscussedHere:
+    """h2: an author of the candidate wrote ``count`` papers the channel discussed recently."""
+
+    author: str
+    count: int
+
+
+@dataclass(frozen=True)
+class SharedAffiliation:
+    """h3: an author of the candidate is at an institution a member is at."""
+
+    affiliation: str
+    member: str
+    author: str
+
+
+@dataclass(frozen=True)
+class VenueEngagedWith:
+    """h4: the group engaged well with ``count`` other papers of the candidate's venue recently."""
+
+    venue: str
+    count: int
+
+
+@dataclass(frozen=True)
+class RelatedToEarlierPaper:
+    """h5: the candidate cites, is cited by, shares authors with, or is close to an earlier channel paper."""
+
+    paper_title: str
+    relation: Relation
+    similarity: float
+    context: str | None = None  # the citing sentence, when there is one
+    shared_authors: tuple[str, ...] = ()
+    sharer: str | None = None  # the member who shared the earlier paper
+    posted_by_paperping: bool = False
+
+
+@dataclass(frozen=True)
+class EarlierReception:
+    """h6: how the group received that earlier paper."""
+
+    paper_title: str
+    reactions: int
+    positive_reactions: int
+    replies: int
+    top_emoji: tuple[str, ...] = ()
+    repliers: tuple[str, ...] = ()
+    first_reply: str | None = None
+
+
+@dataclass(frozen=True)
+class EarlierPaperByMember:
+    """h7: that earlier paper was written by a member."""
+
+    member: str
+    paper_title: str
+
+
+@dataclass(frozen=True)
+class MemberMayCare:
+    """h8: the member whose engagement is closest to the candidate."""
+
+    member: str
+    similarity: float
+
+
+@dataclass(frozen=True)
+class WhyMemberMayCare:
+    """h9: why that member: liked similar papers, papers by this author or venue, or wrote similar ones."""
+
+    member: str
+    reason: InterestReason
+    count: int
+    author: str | None = None
+    venue: str | None = None
+
+
+SignalFact = (
+    MemberIsAuthor
+    | AuthorDiscussedHere
+    | SharedAffiliation
+    | VenueEngagedWith
+    | RelatedToEarlierPaper
+    | EarlierReception
+    | EarlierPaperByMember
+    | MemberMayCare
+    | WhyMemberMayCare
+)
+FACT_KINDS: dict[type, SignalKind] = {
+    MemberIsAuthor: "h1",
+    AuthorDiscussedHere: "h2",
+    SharedAffiliation: "h3",
+    VenueEngagedWith: "h4",
+    RelatedToEarlierPaper: "h5",
+    EarlierReception: "h6",
+    EarlierPaperByMember: "h7",
+    MemberMayCare: "h8",
+    WhyMemberMayCare: "h9",
+}
 
 
 @dataclass(frozen=True)
 class SocialSignal:
     """One social fact about a candidate, with what it rests on (Table 2 of the Social-RAG paper).
 
-    ``facts`` holds the structured values (names, counts, titles); ``members``, ``permalinks``, ``emoji``,
-    ``authors`` and ``venues`` are the provenance every sentence built from it may use, and nothing else.
+    ``fact`` holds the structured values; ``members``, ``permalinks``, ``emoji``, ``authors``, ``venues`` and
+    ``counts`` are the provenance every sentence built from it may use, and nothing else.
     """
 
-    kind: SignalKind
+    fact: SignalFact
     strength: float
-    facts: dict[str, object]
     members: tuple[str, ...] = ()
     permalinks: tuple[str, ...] = ()
     emoji: tuple[str, ...] = ()
@@ -127,6 +239,11 @@ class SocialSignal:
     venues: tuple[str, ...] = ()
     counts: tuple[int, ...] = ()
     related_paper_id: int | None = None
+
+    @property
+    def kind(self) -> SignalKind:
+        """The code members see in ``/paperping why`` (h1 to h9)."""
+        return FACT_KINDS[type(self.fact)]
 
     @property
     def category(self) -> str:
@@ -176,3 +293,32 @@ class Draft:
     named: dict[str, str] = field(default_factory=dict)
     score: float = 0.0
     fallback_reason: str | None = None
+
+
+def draft_json(draft: Draft) -> dict[str, Any]:
+    """A draft as JSON-ready data (stored with its recommendation row; ``signal_from_json`` reads it back)."""
+    data = asdict(draft)
+    data["signals"] = [{**asdict(s), "kind": s.kind, "category": s.category} for s in draft.signals]
+    return data
+
+
+_FACT_TYPES: dict[str, type] = {kind: cls for cls, kind in FACT_KINDS.items()}
+
+
+def signal_from_json(data: dict[str, Any]) -> SocialSignal:
+    """A stored signal back as a ``SocialSignal`` (drafts written before typed facts kept them as ``facts``)."""
+    cls = _FACT_TYPES[str(data["kind"])]
+    raw = data.get("fact") or data.get("facts") or {}
+    names = {f.name for f in fields(cls)}
+    values = {k: tuple(v) if isinstance(v, list) else v for k, v in raw.items() if k in names}
+    return SocialSignal(
+        cls(**values),
+        float(data.get("strength") or 0.0),
+        members=tuple(data.get("members") or ()),
+        permalinks=tuple(data.get("permalinks") or ()),
+        emoji=tuple(data.get("emoji") or ()),
+        authors=tuple(data.get("authors") or ()),
+        venues=tuple(data.get("venues") or ()),
+        counts=tuple(data.get("counts") or ()),
+        related_paper_id=data.get("related_paper_id"),
+    )

@@ -353,23 +353,6 @@ def record_fetch_failure(conn: psycopg.Connection, paper_ids: Sequence[int], ret
     )
 
 
-def load_cited_pairs(conn: psycopg.Connection, team_id: str, channel_id: str) -> list[tuple[int, int]]:
-    """(citing, cited) pairs among the papers one channel shared: which shared papers cite each other."""
-    rows = conn.execute(
-        """
-        WITH shared AS (SELECT DISTINCT paper_id FROM message_papers WHERE team_id = %(t)s AND channel_id = %(c)s)
-        SELECT DISTINCT r.citing_paper_id, i.paper_id
-          FROM paper_references r
-          JOIN shared s ON s.paper_id = r.citing_paper_id
-          JOIN paper_ids i ON (i.scheme, i.value) = (r.cited_scheme, r.cited_value)
-          JOIN shared s2 ON s2.paper_id = i.paper_id
-         WHERE i.paper_id <> r.citing_paper_id
-        """,
-        {"t": team_id, "c": channel_id},
-    ).fetchall()
-    return [(r[0], r[1]) for r in rows]
-
-
 def best_identity(ids: dict[str, str]) -> tuple[str, str] | None:
     for scheme in ID_PREFERENCE:
         if scheme in ids:
@@ -454,3 +437,8 @@ def record_citations(
             },
         )
     conn.execute("UPDATE papers SET citations_fetched_at = now() WHERE id = %(id)s", {"id": paper_id})
+
+
+def load_catalog_size(conn: psycopg.Connection) -> int:
+    row = conn.execute("SELECT count(*) FROM papers WHERE in_catalog").fetchone()
+    return int(row[0]) if row else 0

@@ -14,6 +14,8 @@ from typing import Any
 import psycopg
 from psycopg.types.json import Jsonb
 
+from socialrag.models import Style
+
 
 @dataclass(frozen=True)
 class DueChannel:
@@ -21,7 +23,7 @@ class DueChannel:
     channel_id: str
     slot_at: datetime
     frequency: str
-    style: str
+    style: Style | None  # None: the channel never chose one
     timezone: str | None
     start_hour: int
     end_hour: int
@@ -65,14 +67,23 @@ def claim_due_channel(conn: psycopg.Connection, now: datetime, lease_until: date
     return DueChannel(*row)
 
 
-def open_slot(conn: psycopg.Connection, team_id: str, channel_id: str, slot_key: str, style: str) -> SlotRow:
-    """The recommendation row of a slot, created if new (status ``posting``)."""
+def open_slot(
+    conn: psycopg.Connection,
+    team_id: str,
+    channel_id: str,
+    slot_key: str,
+    style: str | None,
+    *,
+    at: datetime | None = None,
+) -> SlotRow:
+    """The recommendation row of a slot, created if new (status ``posting``; ``at`` replays a past time)."""
     conn.execute(
         """
-        INSERT INTO recommendations (team_id, channel_id, slot_key, style, status)
-        VALUES (%(t)s, %(c)s, %(k)s, %(s)s, 'posting') ON CONFLICT (team_id, channel_id, slot_key) DO NOTHING
+        INSERT INTO recommendations (team_id, channel_id, slot_key, style, status, created_at)
+        VALUES (%(t)s, %(c)s, %(k)s, %(s)s, 'posting', COALESCE(%(at)s, now()))
+        ON CONFLICT (team_id, channel_id, slot_key) DO NOTHING
         """,
-        {"t": team_id, "c": channel_id, "k": slot_key, "s": style},
+        {"t": team_id, "c": channel_id, "k": slot_key, "s": style, "at": at},
     )
     row = conn.execute(
         """
@@ -188,3 +199,22 @@ def record_activity(conn: psycopg.Connection, team_id: str, channel_id: str, at:
         """,
         {"at": at, "t": team_id, "c": channel_id},
     )
+
+
+def delete_posts(conn: psycopg.Connection, team_id: str, channel_id: str) -> None:
+    """Forget every recommendation row of a channel (the demo starts each run afresh)."""
+    conn.execute(
+        "DELETE FROM recommendations WHERE team_id = %(t)s AND channel_id = %(c)s", {"t": team_id, "c": channel_id}
+    )
+
+
+def load_last_posted_draft(conn: psycopg.Connection, team_id: str, channel_id: str) -> dict[str, Any] | None:
+    """The stored draft of the channel's latest post (for ``/paperping why``)."""
+    row = conn.execute(
+        """
+        SELECT draft FROM recommendations WHERE team_id = %(t)s AND channel_id = %(c)s AND status = 'posted'
+         ORDER BY posted_at DESC LIMIT 1
+        """,
+        {"t": team_id, "c": channel_id},
+    ).fetchone()
+    return dict(row[0]) if row and row[0] else None

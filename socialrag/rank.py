@@ -24,7 +24,7 @@ from datetime import datetime
 import numpy as np
 
 from socialrag.emoji import normalize_emoji, read_sentiment
-from socialrag.models import Sentiment, SocialSignal
+from socialrag.models import EarlierPaperByMember, MemberIsAuthor, Sentiment, SocialSignal
 from socialrag.social import SharedPaper
 
 SHARE, RESHARE, REPLY = 1.0, 0.5, 0.7
@@ -106,11 +106,6 @@ def score_similarity_many(
     return np.asarray((sims * w).sum(axis=1) / (np.abs(w).sum() + 1e-9))
 
 
-def score_similarity(candidate: np.ndarray, vectors: Mapping[int, np.ndarray], weights: Mapping[int, float]) -> float:
-    """``score_similarity_many`` for one candidate."""
-    return float(score_similarity_many(candidate[None, :], vectors, weights)[0])
-
-
 def score_popularity(popularity: float | None, max_popularity: float) -> float:
     if not popularity or max_popularity <= 0:
         return 0.0
@@ -157,8 +152,8 @@ def select_signals(signals: Sequence[SocialSignal], limit: int = MAX_SIGNALS) ->
     h8 they elaborate. h7 is skipped when an h1 already names the same member as an author.
     """
     ranked = rank_signals(signals)
-    authors = {s.facts.get("member") for s in ranked if s.kind == "h1"}
-    usable = [s for s in ranked if not (s.kind == "h7" and s.facts.get("member") in authors)]
+    authors = {s.fact.member for s in ranked if isinstance(s.fact, MemberIsAuthor)}
+    usable = [s for s in ranked if not (isinstance(s.fact, EarlierPaperByMember) and s.fact.member in authors)]
     chosen: list[SocialSignal] = []
     for category in ("II", "III", "I"):
         best = next((s for s in usable if s.category == category and s.kind not in ("h6", "h9")), None)

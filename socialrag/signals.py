@@ -9,13 +9,25 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 
 import numpy as np
 
 from socialrag.emoji import normalize_emoji, read_sentiment
-from socialrag.models import SocialSignal
+from socialrag.models import (
+    AuthorDiscussedHere,
+    EarlierPaperByMember,
+    EarlierReception,
+    MemberIsAuthor,
+    MemberMayCare,
+    RelatedToEarlierPaper,
+    Relation,
+    SharedAffiliation,
+    SocialSignal,
+    VenueEngagedWith,
+    WhyMemberMayCare,
+)
 from socialrag.names import fold_text
 from socialrag.social import ChannelContext, PaperInfo, SharedPaper
 
@@ -47,10 +59,6 @@ def _recent(inp: SignalInput) -> list[SharedPaper]:
     return [p for p in inp.ctx.papers.values() if p.last_activity >= since]
 
 
-def _humans(ctx: ChannelContext) -> dict[str, object]:
-    return {uid: m for uid, m in ctx.members.items() if not m.is_bot}
-
-
 def _author_keys(info: PaperInfo) -> set[object]:
     return {a.author_id for a in info.authors} | {a.normalized for a in info.authors}
 
@@ -72,9 +80,8 @@ def signal_h1(inp: SignalInput) -> list[SocialSignal]:
             if linked or a.normalized in member.confirmed_names:
                 out.append(
                     SocialSignal(
-                        "h1",
+                        MemberIsAuthor(member.user_id, a.name),
                         1.0,
-                        {"member": member.user_id, "author": a.name},
                         members=(member.user_id,),
                         authors=(a.name,),
                     )
@@ -93,9 +100,8 @@ def signal_h2(inp: SignalInput) -> list[SocialSignal]:
             links = tuple(p.first_share.permalink for p in hits if p.first_share.permalink)
             out.append(
                 SocialSignal(
-                    "h2",
+                    AuthorDiscussedHere(a.name, len(hits)),
                     float(len(hits)),
-                    {"author": a.name, "count": len(hits)},
                     permalinks=links,
                     authors=(a.name,),
                     counts=(len(hits),),
@@ -113,9 +119,8 @@ def signal_h3(inp: SignalInput) -> list[SocialSignal]:
                 if key and key in affs and uid in inp.ctx.members:
                     return [
                         SocialSignal(
-                            "h3",
+                            SharedAffiliation(aff, uid, a.name),
                             1.0,
-                            {"affiliation": aff, "member": uid, "author": a.name},
                             members=(uid,),
                             authors=(a.name,),
                         )
@@ -134,9 +139,8 @@ def signal_h4(inp: SignalInput, weights: Mapping[int, float]) -> list[SocialSign
     links = tuple(p.first_share.permalink for p in hits if p.first_share.permalink)
     return [
         SocialSignal(
-            "h4",
+            VenueEngagedWith(inp.candidate.venue, len(hits)),
             float(len(hits)),
-            {"venue": inp.candidate.venue, "count": len(hits)},
             permalinks=links,
             venues=(inp.candidate.venue,),
             counts=(len(hits),),
@@ -144,38 +148,39 @@ def signal_h4(inp: SignalInput, weights: Mapping[int, float]) -> list[SocialSign
     ]
 
 
-def _relation(inp: SignalInput, p: SharedPaper) -> tuple[float, dict[str, object]] | None:
+def _relation(inp: SignalInput, p: SharedPaper) -> tuple[float, RelatedToEarlierPaper] | None:
     pid = p.info.paper_id
-    shared = [
+    shared = tuple(
         a.name
         for a in inp.candidate.authors
         if a.author_id in {b.author_id for b in p.info.authors}
         or a.normalized in {b.normalized for b in p.info.authors}
-    ]
+    )
     sim = float(inp.ctx.vectors[pid] @ inp.vector) if inp.vector is not None and pid in inp.ctx.vectors else 0.0
-    facts: dict[str, object] = {"paper_title": p.info.title, "similarity": round(sim, 3)}
+    relation: Relation
+    context: str | None = None
     strength = sim
     if pid in inp.relations.cites:
-        facts.update(relation="cites", context=next(iter(inp.relations.cites[pid]), None))
+        relation, context = "cites", next(iter(inp.relations.cites[pid]), None)
         strength += 3.0
     elif pid in inp.relations.cited_by:
-        facts.update(relation="cited_by", context=next(iter(inp.relations.cited_by[pid]), None))
+        relation, context = "cited_by", next(iter(inp.relations.cited_by[pid]), None)
         strength += 3.0
     elif shared:
-        facts.update(relation="shared_authors")
+        relation = "shared_authors"
         strength += 1.0 + 0.1 * len(shared)
     elif sim >= SIMILAR:
-        facts.update(relation="similar")
+        relation = "similar"
     else:
         return None
-    facts["shared_authors"] = shared
-    return strength, facts
+    fact = RelatedToEarlierPaper(p.info.title or "", relation, round(sim, 3), context, shared)
+    return strength, fact
 
 
 def signal_h5(inp: SignalInput) -> list[SocialSignal]:
     """The candidate's relation to an earlier channel paper: cites it, is cited by it, shares authors,
     or is semantically close; the strongest such paper is kept."""
-    best: tuple[float, SharedPaper, dict[str, object]] | None = None
+    best: tuple[float, SharedPaper, RelatedToEarlierPaper] | None = None
     bots = {uid for uid, m in inp.ctx.members.items() if m.is_bot}
     for p in _recent(inp):
         by_people = any(s.user_id not in bots for s in p.shares)
@@ -188,22 +193,18 @@ def signal_h5(inp: SignalInput) -> list[SocialSignal]:
             best = (rel[0], p, rel[1])
     if best is None:
         return []
-    strength, p, facts = best
-    share = p.first_share
-    bots = {uid for uid, m in inp.ctx.members.items() if m.is_bot}
+    strength, p, fact = best
     human = next((s for s in sorted(p.shares, key=lambda s: s.at) if s.user_id and s.user_id not in bots), None)
-    facts["sharer"] = human.user_id if human else None
-    facts["posted_by_paperping"] = human is None
-    share = human or share
+    share = human or p.first_share
+    fact = replace(fact, sharer=human.user_id if human else None, posted_by_paperping=human is None)
     members = (share.user_id,) if human and share.user_id in inp.ctx.members else ()
     return [
         SocialSignal(
-            "h5",
+            fact,
             strength,
-            facts,
             members=members,
             permalinks=(share.permalink,) if share.permalink else (),
-            authors=tuple(str(a) for a in facts["shared_authors"]),  # type: ignore[attr-defined]
+            authors=fact.shared_authors,
             related_paper_id=p.info.paper_id,
         )
     ]
@@ -217,15 +218,15 @@ def signal_h6(inp: SignalInput, related: SharedPaper) -> list[SocialSignal]:
     positive = sum(1 for r in related.reactions if read_sentiment(r.emoji, inp.ctx.emoji_overrides) == "positive")
     repliers = tuple(dict.fromkeys(r.user_id for r in sorted(related.replies, key=lambda r: r.at) if r.user_id))
     first = min(related.replies, key=lambda r: r.at) if related.replies else None
-    facts: dict[str, object] = {
-        "reactions": len(related.reactions),
-        "positive_reactions": positive,
-        "replies": len(related.replies),
-        "top_emoji": [e for e, _ in emoji.most_common(3)],
-        "repliers": list(repliers),
-        "first_reply": first.text[:140] if first else None,
-        "paper_title": related.info.title,
-    }
+    fact = EarlierReception(
+        paper_title=related.info.title or "",
+        reactions=len(related.reactions),
+        positive_reactions=positive,
+        replies=len(related.replies),
+        top_emoji=tuple(e for e, _ in emoji.most_common(3)),
+        repliers=repliers,
+        first_reply=first.text[:140] if first else None,
+    )
     members = tuple(m for m in repliers if m in inp.ctx.members)
     links = tuple(r.permalink for r in related.replies if r.permalink)[:1] or (
         (related.first_share.permalink,) if related.first_share.permalink else ()
@@ -233,9 +234,8 @@ def signal_h6(inp: SignalInput, related: SharedPaper) -> list[SocialSignal]:
     strength = positive + 0.7 * len(related.replies) - (len(related.reactions) - positive)
     return [
         SocialSignal(
-            "h6",
+            fact,
             strength,
-            facts,
             members=members,
             permalinks=links,
             emoji=tuple(emoji),
@@ -256,9 +256,8 @@ def signal_h7(inp: SignalInput, related: SharedPaper) -> list[SocialSignal]:
             link = related.first_share.permalink
             return [
                 SocialSignal(
-                    "h7",
+                    EarlierPaperByMember(member.user_id, related.info.title or ""),
                     1.0,
-                    {"member": member.user_id, "paper_title": related.info.title},
                     members=(member.user_id,),
                     permalinks=(link,) if link else (),
                     related_paper_id=related.info.paper_id,
@@ -295,7 +294,7 @@ def signal_h8(inp: SignalInput, exclude: frozenset[str] = frozenset()) -> list[S
             best = (sim, uid, len(vecs))
     if best is None:
         return []
-    return [SocialSignal("h8", best[0], {"member": best[1], "similarity": round(best[0], 3)}, members=(best[1],))]
+    return [SocialSignal(MemberMayCare(best[1], round(best[0], 3)), best[0], members=(best[1],))]
 
 
 def signal_h9(inp: SignalInput, member: str) -> list[SocialSignal]:
@@ -311,9 +310,8 @@ def signal_h9(inp: SignalInput, member: str) -> list[SocialSignal]:
         if similar:
             reasons.append(
                 SocialSignal(
-                    "h9",
+                    WhyMemberMayCare(member, "similar", len(similar)),
                     1.0 + len(similar),
-                    {"member": member, "reason": "similar", "count": len(similar)},
                     members=(member,),
                     counts=(len(similar),),
                 )
@@ -322,9 +320,8 @@ def signal_h9(inp: SignalInput, member: str) -> list[SocialSignal]:
         if own:
             reasons.append(
                 SocialSignal(
-                    "h9",
+                    WhyMemberMayCare(member, "own", len(own)),
                     1.5 + len(own),
-                    {"member": member, "reason": "own", "count": len(own)},
                     members=(member,),
                     counts=(len(own),),
                 )
@@ -334,9 +331,8 @@ def signal_h9(inp: SignalInput, member: str) -> list[SocialSignal]:
         if by_author:
             reasons.append(
                 SocialSignal(
-                    "h9",
+                    WhyMemberMayCare(member, "author", len(by_author), author=a.name),
                     2.0 + len(by_author),
-                    {"member": member, "reason": "author", "author": a.name, "count": len(by_author)},
                     members=(member,),
                     authors=(a.name,),
                     counts=(len(by_author),),
@@ -348,9 +344,8 @@ def signal_h9(inp: SignalInput, member: str) -> list[SocialSignal]:
         if len(at_venue) >= 2:
             reasons.append(
                 SocialSignal(
-                    "h9",
+                    WhyMemberMayCare(member, "venue", len(at_venue), venue=inp.candidate.venue),
                     0.5 + len(at_venue),
-                    {"member": member, "reason": "venue", "venue": inp.candidate.venue, "count": len(at_venue)},
                     members=(member,),
                     venues=(inp.candidate.venue,),
                     counts=(len(at_venue),),

@@ -291,13 +291,6 @@ def record_checkpoint(
     )
 
 
-def clear_checkpoint(conn: psycopg.Connection, team_id: str, channel_id: str, source: str) -> None:
-    conn.execute(
-        "DELETE FROM import_checkpoints WHERE team_id = %(t)s AND channel_id = %(c)s AND source = %(s)s",
-        {"t": team_id, "c": channel_id, "s": source},
-    )
-
-
 def find_channels(conn: psycopg.Connection, name_or_id: str | None = None) -> list[tuple[str, str, str]]:
     """(team_id, channel_id, name) of stored channels, all or those matching a name or id."""
     if name_or_id is None:
@@ -509,3 +502,69 @@ def forget_member(conn: psycopg.Connection, team_id: str, user_id: str) -> dict[
             {"t": team_id, "u": user_id},
         )
     return counts
+
+
+def load_member_names(conn: psycopg.Connection, team_id: str) -> dict[str, str]:
+    """Member id -> display name, for one workspace."""
+    rows = conn.execute("SELECT user_id, display_name FROM members WHERE team_id = %(t)s", {"t": team_id}).fetchall()
+    return {r[0]: r[1] for r in rows}
+
+
+def load_message_ts_by_user(conn: psycopg.Connection, team_id: str, channel_id: str, user_id: str) -> list[str]:
+    rows = conn.execute(
+        "SELECT ts FROM messages WHERE team_id = %(t)s AND channel_id = %(c)s AND user_id = %(u)s",
+        {"t": team_id, "c": channel_id, "u": user_id},
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
+def load_message(conn: psycopg.Connection, team_id: str, channel_id: str, ts: str) -> tuple[str, datetime] | None:
+    """A stored message's text and time."""
+    row = conn.execute(
+        "SELECT text, posted_at FROM messages WHERE team_id = %(t)s AND channel_id = %(c)s AND ts = %(ts)s",
+        {"t": team_id, "c": channel_id, "ts": ts},
+    ).fetchone()
+    return (row[0], row[1]) if row else None
+
+
+def load_member_channels(conn: psycopg.Connection, team_id: str, user_id: str) -> list[tuple[str, str]]:
+    """The active channels PaperPing shares with a member: (channel id, name), by name."""
+    rows = conn.execute(
+        """
+        SELECT c.channel_id, c.name FROM channels c
+          JOIN channel_settings s USING (team_id, channel_id)
+          JOIN channel_members m USING (team_id, channel_id)
+         WHERE c.team_id = %(t)s AND m.user_id = %(u)s AND s.active ORDER BY c.name
+        """,
+        {"t": team_id, "u": user_id},
+    ).fetchall()
+    return [(r[0], r[1]) for r in rows]
+
+
+def load_member_setting(conn: psycopg.Connection, team_id: str, user_id: str) -> dict[str, Any]:
+    """A member's own controls: mentions on or off, and the linked author id or ORCID."""
+    row = conn.execute(
+        "SELECT mentions_enabled, s2_author_id, orcid FROM member_settings WHERE team_id = %(t)s AND user_id = %(u)s",
+        {"t": team_id, "u": user_id},
+    ).fetchone()
+    if row is None:
+        return {"mentions_enabled": True, "s2_author_id": None, "orcid": None}
+    return {"mentions_enabled": row[0], "s2_author_id": row[1], "orcid": row[2]}
+
+
+def schedule_first_post(conn: psycopg.Connection, team_id: str, channel_id: str, at: datetime) -> None:
+    """A channel PaperPing just joined: its first slot, unless one is already set."""
+    conn.execute(
+        "UPDATE channel_settings SET next_post_at = COALESCE(next_post_at, %(at)s)"
+        " WHERE team_id = %(t)s AND channel_id = %(c)s",
+        {"at": at, "t": team_id, "c": channel_id},
+    )
+
+
+def record_event(conn: psycopg.Connection, event_id: str, team_id: str | None) -> bool:
+    """Remember a Slack event id; False when it was seen before (a retry)."""
+    row = conn.execute(
+        "INSERT INTO processed_events (event_id, team_id) VALUES (%(e)s, %(t)s) ON CONFLICT DO NOTHING RETURNING 1",
+        {"e": event_id, "t": team_id},
+    ).fetchone()
+    return row is not None

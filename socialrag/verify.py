@@ -62,9 +62,9 @@ def allowed_from(
         allowed.venues.update(s.venues)
         allowed.numbers.update(str(c) for c in s.counts)
         for key in ("member", "sharer"):
-            if s.facts.get(key):
-                allowed.members.add(str(s.facts[key]))
-        for value in s.facts.values():
+            if getattr(s.fact, key, None):
+                allowed.members.add(str(getattr(s.fact, key)))
+        for value in vars(s.fact).values():
             if isinstance(value, str):
                 allowed.numbers |= numbers_in(value)
     for text in paper_texts:

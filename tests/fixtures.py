@@ -1,4 +1,5 @@
-"""Paths to the shared real data and Semantic Scholar response shapes, and helpers to read them."""
+"""Paths to the test data shipped in ``tests/data`` (real ACL Anthology papers and Semantic Scholar
+response shapes; their sources and licences are in ``tests/data/README.md``), and helpers to read them."""
 
 from __future__ import annotations
 
@@ -8,11 +9,10 @@ from typing import Any
 
 import yaml
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-if not SHARED.is_dir():  # a checkout elsewhere: look beside the repository root
-    SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-S2_FIXTURES = SHARED / "fixtures" / "semanticscholar"
-ACL_DATA = SHARED / "data" / "acl-anthology-2016-2021.jsonl.gz"
+DATA = Path(__file__).resolve().parent / "data"
+S2_FIXTURES = DATA / "semanticscholar"
+ACL_DATA = DATA / "acl-anthology-sample.jsonl.gz"
+ACL_PAPERS = 415  # lines in ACL_DATA
 
 
 def s2_json(name: str) -> Any:

@@ -78,9 +78,10 @@ def run_workers(n: int, db_url: str, slack_url: str, llm_url: str, timeout: floa
 def main() -> None:
     from slack_sdk import WebClient
 
-    from bot.run import make_recommender
+    from bot.run import make_recommend
     from bot.scheduler import Worker
     from socialrag.config import Settings
+    from socialrag.service import Recommender
 
     url, slack, openai_url = sys.argv[1:4]
     settings = Settings(
@@ -94,7 +95,7 @@ def main() -> None:
     )
     db = Database(url)
     client = WebClient(token="xoxb-w", base_url=slack)
-    worker = Worker(db, lambda team: client, make_recommender(settings, db), clock=lambda: datetime.now(UTC))
+    worker = Worker(db, lambda team: client, make_recommend(Recommender(settings, db)), clock=lambda: datetime.now(UTC))
     served = worker.tick(max_posts=10_000)
     print(f"served {served}", flush=True)
 

@@ -25,17 +25,18 @@ import numpy as np
 
 from bot.blocks import build_blocks, build_fallback_text
 from bot.export import import_export
-from bot.recommend_cmd import build_llm, draft_json
-from socialrag import paper_store, store
-from socialrag.candidates import CatalogSource
+from socialrag import paper_store, post_store, store
 from socialrag.config import Settings
 from socialrag.db import Database, open_database
 from socialrag.embed import Embedder, embed_pending
+from socialrag.errors import InputError
+from socialrag.explain import describe_fact
 from socialrag.index import index_messages
-from socialrag.models import Draft, Message, Paper, PaperRef, Reaction
+from socialrag.models import Draft, Message, Paper, PaperRef, Reaction, draft_json
 from socialrag.names import normalize_person_name
 from socialrag.papers.catalog import import_catalog
-from socialrag.pipeline import Recommendation, RecommendConfig, recommend
+from socialrag.pipeline import Recommendation
+from socialrag.service import Recommender
 
 DATA = Path(__file__).resolve().parent / "data"
 TEAM, CHANNEL, CHANNEL_NAME = "T0DEMO", "C0DEMO", "nlp-reading"
@@ -53,7 +54,6 @@ class PrecomputedEmbedder(Embedder):
         super().__init__()
         data = np.load(DATA / "embeddings.npz")
         self.table = dict(zip(data["hashes"].tolist(), data["vectors"].astype(np.float32), strict=True))
-        self.computed = 0
 
     @property
     def dimension(self) -> int:
@@ -63,7 +63,6 @@ class PrecomputedEmbedder(Embedder):
         keys = [hashlib.md5(t.encode()).hexdigest() for t in texts]
         missing = [t for t, k in zip(texts, keys, strict=True) if k not in self.table]
         if missing:
-            self.computed += len(missing)
             self.table.update(
                 zip(
                     [hashlib.md5(t.encode()).hexdigest() for t in missing],
@@ -77,8 +76,8 @@ class PrecomputedEmbedder(Embedder):
 def prepare(db: Database, *, embed: bool = True, say: Say = print) -> None:
     """Import and index the demo data (each step is skipped or changes nothing when already done)."""
     with db.connection() as conn:
-        in_catalog = conn.execute("SELECT count(*) FROM papers WHERE in_catalog").fetchone()
-    if not in_catalog or in_catalog[0] < 3000:
+        in_catalog = paper_store.load_catalog_size(conn)
+    if in_catalog < 3000:
         say("· importing the catalog (3,000+ ACL Anthology papers)")
         import_catalog(db, DATA / "catalog.jsonl.gz")
     say(f"· importing the Slack export of #{CHANNEL_NAME}")
@@ -116,11 +115,9 @@ def store_member() -> Any:
 def reset_posts(db: Database) -> None:
     """Forget the posts of an earlier demo run in the same home, so that every run tells the same story."""
     with db.connection() as conn:
-        for (ts,) in conn.execute(
-            "SELECT ts FROM messages WHERE channel_id = %s AND user_id = %s", (CHANNEL, BOT)
-        ).fetchall():
+        for ts in store.load_message_ts_by_user(conn, TEAM, CHANNEL, BOT):
             store.delete_thread(conn, TEAM, CHANNEL, ts)
-        conn.execute("DELETE FROM recommendations WHERE team_id = %s AND channel_id = %s", (TEAM, CHANNEL))
+        post_store.delete_posts(conn, TEAM, CHANNEL)
 
 
 @dataclass
@@ -137,24 +134,9 @@ def post_draft(db: Database, rec: Recommendation, at: datetime, slot: int) -> Po
     draft = rec.draft
     ts = f"{at.timestamp():.6f}"
     with db.connection() as conn:
-        conn.execute(
-            """INSERT INTO recommendations (team_id, channel_id, slot_key, paper_id, status, style, score, draft,
-                                            message_ts, created_at, posted_at)
-               VALUES (%s, %s, %s, %s, 'posted', %s, %s, %s, %s, %s, %s)
-               ON CONFLICT (team_id, channel_id, slot_key) DO NOTHING""",
-            (
-                TEAM,
-                CHANNEL,
-                f"demo-{slot}",
-                draft.paper.paper_id,
-                draft.style,
-                draft.score,
-                json.dumps(draft_json(draft), default=str),
-                ts,
-                at,
-                at,
-            ),
-        )
+        row = post_store.open_slot(conn, TEAM, CHANNEL, f"demo-{slot}", draft.style, at=at)
+        post_store.record_draft(conn, row.id, draft.paper.paper_id, draft.style, draft.score, draft_json(draft))
+        post_store.record_posted(conn, row.id, ts, at)
         ident = paper_store.best_identity(draft.paper.ids) or ("acl", "")
         index_messages(
             conn,
@@ -186,10 +168,7 @@ def react(db: Database, post: Post, at: datetime) -> None:
         thread_ts=post.ts,
     )
     with db.connection() as conn:
-        base = conn.execute(
-            "SELECT text, posted_at FROM messages WHERE team_id = %s AND channel_id = %s AND ts = %s",
-            (TEAM, CHANNEL, post.ts),
-        ).fetchone()
+        base = store.load_message(conn, TEAM, CHANNEL, post.ts)
         assert base is not None, "the post was recorded"
         ident = paper_store.best_identity(post.draft.paper.ids) or ("acl", "")
         message = Message(
@@ -229,7 +208,7 @@ def show_post(post: Post, n: int, names: dict[str, str], say: Say, tty: bool) ->
         say(prefix + terminal_text(text, names, tty))
     say("  Signals behind it:")
     for s in d.signals:
-        facts = ", ".join(f"{k}={v}" for k, v in s.facts.items() if v not in (None, [], "", False))
+        facts = describe_fact(s)
         who = ", ".join("@" + names.get(m, m) for m in s.members)
         say(
             f"    {s.kind}: {facts}"
@@ -285,8 +264,22 @@ footer {{ color: #888; font-size: 12px; padding: 16px 20px; border-top: 1px soli
 """
 
 
+def check_writable(out: Path) -> None:
+    """Fail before any work when the demo could not write its page (say, a read-only working folder)."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / ".paperping-write-check"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as exc:
+        raise InputError(
+            f"the demo cannot write to {out} ({exc.strerror}); give --out a folder you can write"
+        ) from None
+
+
 def run_demo(settings: Settings, home: Path | None, out: Path, say: Say = print) -> list[Post]:
     started = time.perf_counter()
+    check_writable(out)
     tty = sys.stdout.isatty()
     home = home or Path(tempfile.mkdtemp(prefix="paperping-demo-"))
     say(f"PaperPing demo · home {home}")
@@ -296,18 +289,19 @@ def run_demo(settings: Settings, home: Path | None, out: Path, say: Say = print)
     reset_posts(db)
     with db.connection() as conn:
         counts = store.load_channel_counts(conn, TEAM, CHANNEL)
-        names = {m: n for m, n in conn.execute("SELECT user_id, display_name FROM members").fetchall()}
+        names = store.load_member_names(conn, TEAM)
     say(
         f"· #{CHANNEL_NAME}: {counts['papers']} papers in {counts['messages'] - counts['replies']} shares, "
         f"{counts['replies']} thread replies, {counts['reactions']} reactions, {counts['members']} members"
     )
-    llm = build_llm(settings, db, TEAM, CHANNEL)
-    config = RecommendConfig(model=settings.embed_model, style="llm" if llm else "template+tldr")
+    # the demo's lab reads from the local catalog only: nothing leaves the machine
+    with db.connection() as conn:
+        store.upsert_channel_setting(conn, TEAM, CHANNEL, sources=["catalog"])
+    recommender = Recommender(settings, db, embedder=PrecomputedEmbedder())
     posts: list[Post] = []
 
     def next_post(at: datetime) -> Recommendation:
-        with db.connection() as conn:
-            return recommend(conn, TEAM, CHANNEL, at, [CatalogSource()], config, llm=llm)
+        return recommender.recommend(TEAM, CHANNEL, at=at)
 
     say("· recommending (three schedule days, every other day)")
     posts.append(post_draft(db, next_post(FIRST_POST), FIRST_POST, 1))
@@ -322,6 +316,7 @@ def run_demo(settings: Settings, home: Path | None, out: Path, say: Say = print)
     third_at = FIRST_POST + timedelta(days=4)
     posts.append(post_draft(db, next_post(third_at), third_at, 3))
     show_post(posts[2], 3, names, say, tty)
+    recommender.close()
     write_outputs(posts, names, out)
     say(f"\nWrote {out / 'blocks.json'} (Block Kit) and {out / 'index.html'} (the posts as Slack shows them).")
     say(

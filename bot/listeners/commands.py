@@ -3,7 +3,6 @@ one short line, so the group sees them; a wrong word gets the usage back."""
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from dataclasses import dataclass
@@ -13,12 +12,13 @@ from typing import Any
 from slack_bolt import Ack, App
 from slack_sdk import WebClient
 
-from bot.backfill import Pacer
 from bot.context import AppContext
 from socialrag import post_store, store
 from socialrag.emoji import normalize_emoji, parse_sentiment
-from socialrag.models import STYLES
+from socialrag.explain import describe_fact
+from socialrag.models import STYLES, signal_from_json
 from socialrag.schedule import FREQUENCIES
+from socialrag.service import describe_style
 
 log = logging.getLogger(__name__)
 
@@ -136,9 +136,9 @@ def parse_author_link(value: str) -> dict[str, str]:
     )
 
 
-def announce(client: WebClient, channel: str, user: str, line: str) -> None:
+def announce(ctx: AppContext, client: WebClient, channel: str, user: str, line: str) -> None:
     """Tell the channel about a settings change (the paper's DG4: the group sees what steers the bot)."""
-    Pacer().call(client.chat_postMessage, channel=channel, text=f"<@{user}> {line}")
+    ctx.pacer.post(client.chat_postMessage, channel=channel, text=f"<@{user}> {line}")
 
 
 def run_command(ctx: AppContext, client: WebClient, body: dict[str, Any], now: datetime | None = None) -> str:
@@ -169,14 +169,14 @@ def cmd_frequency(
     ctx: AppContext, client: WebClient, c: Command, team: str, channel: str, user: str, now: datetime
 ) -> str:
     _set(ctx, team, channel, frequency=c.args[0], step_down_reason=None)
-    announce(client, channel, user, f"set PaperPing to post {c.args[0].replace('-', ' ')}.")
+    announce(ctx, client, channel, user, f"set PaperPing to post {c.args[0].replace('-', ' ')}.")
     return f"Done: I'll post {c.args[0].replace('-', ' ')} here."
 
 
 def cmd_pause(ctx: AppContext, client: WebClient, c: Command, team: str, channel: str, user: str, now: datetime) -> str:
     _set(ctx, team, channel, paused=c.name == "pause")
     verb = "paused" if c.name == "pause" else "resumed"
-    announce(client, channel, user, f"{verb} PaperPing's posts in this channel.")
+    announce(ctx, client, channel, user, f"{verb} PaperPing's posts in this channel.")
     return f"Done: posts are {verb}."
 
 
@@ -189,7 +189,7 @@ def cmd_now(ctx: AppContext, client: WebClient, c: Command, team: str, channel: 
 
 def cmd_style(ctx: AppContext, client: WebClient, c: Command, team: str, channel: str, user: str, now: datetime) -> str:
     _set(ctx, team, channel, style=c.args[0])
-    announce(client, channel, user, f"set PaperPing's explanations to the `{c.args[0]}` style.")
+    announce(ctx, client, channel, user, f"set PaperPing's explanations to the `{c.args[0]}` style.")
     return f"Done: style is now {c.args[0]}."
 
 
@@ -234,10 +234,10 @@ def cmd_link_author(
 def cmd_focus(ctx: AppContext, client: WebClient, c: Command, team: str, channel: str, user: str, now: datetime) -> str:
     if c.text.lower() == "off":
         _set(ctx, team, channel, focus_text=None, focus_expires_at=None)
-        announce(client, channel, user, "cleared PaperPing's focus.")
+        announce(ctx, client, channel, user, "cleared PaperPing's focus.")
         return "Done: no focus."
     _set(ctx, team, channel, focus_text=c.text[:500], focus_expires_at=now + timedelta(days=FOCUS_DAYS))
-    announce(client, channel, user, f"asked PaperPing to lean toward: {c.text[:120]} (for {FOCUS_DAYS} days).")
+    announce(ctx, client, channel, user, f"asked PaperPing to lean toward: {c.text[:120]} (for {FOCUS_DAYS} days).")
     return f"Done: the next recommendations lean toward that for {FOCUS_DAYS} days."
 
 
@@ -245,7 +245,7 @@ def cmd_emoji(ctx: AppContext, client: WebClient, c: Command, team: str, channel
     emoji, sentiment = c.args
     with ctx.db.connection() as conn:
         store.upsert_emoji_override(conn, team, channel, emoji, sentiment)  # type: ignore[arg-type]
-    announce(client, channel, user, f"told PaperPing that :{emoji}: reads as {sentiment} here.")
+    announce(ctx, client, channel, user, f"told PaperPing that :{emoji}: reads as {sentiment} here.")
     return f"Done: :{emoji}: counts as {sentiment} in this channel."
 
 
@@ -257,7 +257,7 @@ def cmd_hours(ctx: AppContext, client: WebClient, c: Command, team: str, channel
     _set(ctx, team, channel, **values)
     days = "every day" if every_day else "on weekdays"
     where = f" ({tz})" if tz else ""
-    announce(client, channel, user, f"set PaperPing to post between {start}:00 and {end}:00{where} {days}.")
+    announce(ctx, client, channel, user, f"set PaperPing to post between {start}:00 and {end}:00{where} {days}.")
     return f"Done: I'll post between {start}:00 and {end}:00{where} {days}."
 
 
@@ -272,7 +272,7 @@ def cmd_status(
     nxt = s["next_post_at"].strftime("%a %d %b %H:%M UTC") if s["next_post_at"] and not s["paused"] else "—"
     lines = [
         f"*PaperPing here:* {state}; posts {s['frequency'].replace('-', ' ')}; style "
-        f"`{s['style'] or 'template+tldr'}`; next post {nxt}.",
+        f"{describe_style(s['style'], ctx.settings.llm_configured)}; next post {nxt}.",
         f"Knows {counts['messages']} messages sharing {counts['papers']} papers, {counts['reactions']} reactions, "
         f"{counts['replies']} replies, {counts['members']} members.",
     ]
@@ -288,19 +288,14 @@ def cmd_status(
 
 def cmd_why(ctx: AppContext, client: WebClient, c: Command, team: str, channel: str, user: str, now: datetime) -> str:
     with ctx.db.connection() as conn:
-        row = conn.execute(
-            """SELECT draft FROM recommendations WHERE team_id = %(t)s AND channel_id = %(c)s AND status = 'posted'
-                ORDER BY posted_at DESC LIMIT 1""",
-            {"t": team, "c": channel},
-        ).fetchone()
-    if not row or not row[0].get("signals"):
+        draft = post_store.load_last_posted_draft(conn, team, channel)
+    if not draft or not draft.get("signals"):
         return "I haven't posted here yet, so there's nothing to explain."
-    draft = row[0]
     lines = [f"*Why I posted {draft['paper']['title']}* (style {draft['style']}, score {draft['score']:.3f}):"]
-    for s in draft["signals"]:
-        facts = json.dumps(s["facts"], default=str)
-        sources = ", ".join(s.get("permalinks") or [])
-        lines.append(f"• {s['kind']}: {facts}" + (f" — from {sources}" if sources else ""))
+    for raw in draft["signals"]:
+        signal = signal_from_json(raw)
+        sources = ", ".join(signal.permalinks)
+        lines.append(f"• {signal.kind}: {describe_fact(signal)}" + (f" — from {sources}" if sources else ""))
     return "\n".join(lines)
 
 

@@ -14,7 +14,6 @@ from typing import Any
 from slack_bolt import App
 from slack_sdk import WebClient
 
-from bot.backfill import Pacer
 from bot.context import AppContext
 from bot.slack_io import message_from_slack, ts_to_datetime
 from socialrag import post_store, store
@@ -83,7 +82,7 @@ def handle_joined(ctx: AppContext, client: WebClient, body: dict[str, Any], even
         return
     ctx.ensure_channel(client, team, channel)
     ctx.activate_channel(team, channel)
-    Pacer().call(client.chat_postMessage, channel=channel, text=INTRO)
+    ctx.pacer.post(client.chat_postMessage, channel=channel, text=INTRO)
     threading.Thread(target=ctx.backfill, args=(client, team, channel), daemon=True, name=f"backfill-{channel}").start()
 
 

@@ -11,26 +11,14 @@ from slack_sdk import WebClient
 from bot.blocks import escape
 from bot.context import AppContext
 from socialrag import post_store, store
-
-
-def load_member_channels(ctx: AppContext, team: str, user: str) -> list[tuple[str, str]]:
-    with ctx.db.connection() as conn:
-        rows = conn.execute(
-            """
-            SELECT c.channel_id, c.name FROM channels c
-              JOIN channel_settings s USING (team_id, channel_id)
-              JOIN channel_members m USING (team_id, channel_id)
-             WHERE c.team_id = %(t)s AND m.user_id = %(u)s AND s.active ORDER BY c.name
-            """,
-            {"t": team, "u": user},
-        ).fetchall()
-    return [(r[0], r[1]) for r in rows]
+from socialrag.service import describe_style
 
 
 def build_home(ctx: AppContext, team: str, user: str) -> dict[str, Any]:
     """The Home view (a Block Kit ``home`` view) for one member."""
     blocks: list[dict[str, Any]] = [{"type": "header", "text": {"type": "plain_text", "text": "PaperPing"}}]
-    channels = load_member_channels(ctx, team, user)
+    with ctx.db.connection() as conn:
+        channels = store.load_member_channels(conn, team, user)
     if not channels:
         blocks.append(
             {
@@ -48,20 +36,17 @@ def build_home(ctx: AppContext, team: str, user: str) -> dict[str, Any]:
         for channel_id, name in channels:
             s = store.load_channel_settings(conn, team, channel_id)
             posts = post_store.load_post_engagement(conn, team, channel_id, limit=3)
+            style = describe_style(s["style"], ctx.settings.llm_configured)
             state = "paused" if s["paused"] else f"posts {s['frequency'].replace('-', ' ')}"
-            lines = [f"*<#{channel_id}|{escape(name)}>* — {state}, style `{s['style'] or 'template+tldr'}`"]
+            lines = [f"*<#{channel_id}|{escape(name)}>* — {state}, style {style}"]
             for p in posts:
                 received = p["emoji"] or "no reactions yet"
                 replies = f", {p['replies']} replies" if p["replies"] else ""
                 lines.append(f"• {p['posted_at']:%d %b}: {escape(p['title'] or 'a paper')} — {received}{replies}")
             blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": "\n".join(lines)}})
-        member = conn.execute(
-            "SELECT mentions_enabled, s2_author_id, orcid FROM member_settings"
-            " WHERE team_id = %(t)s AND user_id = %(u)s",
-            {"t": team, "u": user},
-        ).fetchone()
-    mentions = member[0] if member else True
-    linked = (member[1] or member[2]) if member else None
+        member = store.load_member_setting(conn, team, user)
+    mentions = member["mentions_enabled"]
+    linked = member["s2_author_id"] or member["orcid"]
     blocks += [
         {"type": "divider"},
         {

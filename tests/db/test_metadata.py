@@ -11,7 +11,6 @@ import httpx
 import pytest
 
 from bot.export import import_export
-from socialrag import paper_store
 from socialrag.config import Settings
 from socialrag.db import Database
 from socialrag.papers.arxiv import ArxivApi
@@ -247,10 +246,16 @@ def test_metadata_from_each_source_and_identity_merge(db: Database, tmp_path: Pa
             """SELECT DISTINCT c.citing_title, c.citing_year FROM paper_citations c
                  JOIN paper_ids i ON i.paper_id = c.cited_paper_id WHERE i.value = '1409.0473' ORDER BY 2"""
         ).fetchall()
-        pairs = paper_store.load_cited_pairs(conn, "T0LAB", "C1")
+        # which shared papers cite each other
+        pairs = conn.execute(
+            """SELECT DISTINCT r.citing_paper_id, i.paper_id FROM paper_references r
+                 JOIN message_papers s ON s.paper_id = r.citing_paper_id
+                 JOIN paper_ids i ON (i.scheme, i.value) = (r.cited_scheme, r.cited_value)
+                 JOIN message_papers s2 ON s2.paper_id = i.paper_id WHERE i.paper_id <> r.citing_paper_id"""
+        ).fetchall()
         ids = dict(conn.execute("SELECT value, paper_id FROM paper_ids WHERE scheme = 'arxiv'").fetchall())
     assert citing == [("Attention is All you Need", 2017), ("A 2024 follow-up", 2024)]
-    assert pairs == [(ids["1706.03762"], ids["1409.0473"])], "which shared papers cite each other"
+    assert [tuple(p) for p in pairs] == [(ids["1706.03762"], ids["1409.0473"])], "which shared papers cite each other"
     # A second run asks for nothing: the cache holds and the unknown paper is not due yet.
     fake.calls.clear()
     again = refresh_metadata(db, sources(fake, sleeps), settings(), now=NOW + timedelta(hours=1))

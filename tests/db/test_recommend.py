@@ -16,7 +16,18 @@ from socialrag.db import Database
 from socialrag.explain import member_token
 from socialrag.generate import GenerateConfig, build_allowed, build_draft
 from socialrag.llm import LLMClient
-from socialrag.models import Author, Paper
+from socialrag.models import (
+    Author,
+    AuthorDiscussedHere,
+    EarlierPaperByMember,
+    EarlierReception,
+    MemberIsAuthor,
+    Paper,
+    RelatedToEarlierPaper,
+    SharedAffiliation,
+    VenueEngagedWith,
+    WhyMemberMayCare,
+)
 from socialrag.pipeline import RecommendConfig, load_relations, recommend
 from socialrag.rank import ScoringConfig, channel_weights, select_signals
 from socialrag.signals import SignalInput, compute_signals
@@ -58,25 +69,28 @@ def test_signals_h1_h2_h4_h5_h6_h7_h8_h9(db: Database, lab: dict[str, Any]) -> N
     signals, ctx = signals_for(db, CITING, lab["ids"])
     got = by_kind(signals)
     # h1: the candidate's author Graham Neubig is member U1 (a name the member confirmed)
-    assert got["h1"].facts == {"member": "U1", "author": "Graham Neubig"}
+    assert got["h1"].fact == MemberIsAuthor(member="U1", author="Graham Neubig")
     # h2: Neubig wrote the three papers the channel discussed in the last three months
-    assert got["h2"].facts == {"author": "Graham Neubig", "count": 3} and len(got["h2"].permalinks) == 3
+    assert got["h2"].fact == AuthorDiscussedHere(author="Graham Neubig", count=3) and len(got["h2"].permalinks) == 3
     # h4: the ACL meeting recurs among the papers the group engaged with positively
-    assert got["h4"].facts["venue"] == "ACL"
-    assert got["h4"].facts["count"] == 5  # all ACL shares but the one the group turned down
+    assert got["h4"].fact == VenueEngagedWith(venue="ACL", count=5)
+    assert got["h4"].counts == (5,)  # all ACL shares but the one the group turned down
     # h5: it cites the weight-poisoning paper, with the citing sentence
     h5 = got["h5"]
-    assert h5.facts["relation"] == "cites" and h5.facts["context"] == CITING_SENTENCE
-    assert h5.facts["paper_title"] == "Weight Poisoning Attacks on Pretrained Models" and h5.members == ("U2",)
+    assert isinstance(h5.fact, RelatedToEarlierPaper)
+    assert h5.fact.relation == "cites" and h5.fact.context == CITING_SENTENCE
+    assert h5.fact.paper_title == "Weight Poisoning Attacks on Pretrained Models" and h5.members == ("U2",)
     assert h5.permalinks[0].startswith("https://lab.slack.com/archives/C1/p")
     # h6: how the group received that paper
-    assert got["h6"].facts["reactions"] == 3 and got["h6"].facts["positive_reactions"] == 2
-    assert got["h6"].facts["replies"] == 2 and got["h6"].facts["repliers"] == ["U3", "U1"]
+    h6 = got["h6"].fact
+    assert isinstance(h6, EarlierReception) and h6.reactions == 3 and h6.positive_reactions == 2
+    assert h6.replies == 2 and h6.repliers == ("U3", "U1")
     # h7: that earlier paper was written by a member
-    assert got["h7"].facts["member"] == "U1"
+    assert got["h7"].fact == EarlierPaperByMember(member="U1", paper_title=got["h7"].fact.paper_title)
     # h8/h9: the member closest to the paper, and why
     assert got["h8"].members[0] in {"U1", "U2", "U3", "U4"}
-    assert got["h9"].facts["reason"] in {"similar", "author", "venue", "own"}
+    h9 = got["h9"].fact
+    assert isinstance(h9, WhyMemberMayCare) and h9.reason in {"similar", "author", "venue", "own"}
     assert all(s.counts == () or all(isinstance(c, int) for c in s.counts) for s in signals)
     assert ctx.papers, "only this channel's papers are in the context"
 
@@ -107,7 +121,7 @@ def test_h3_shared_affiliation(db: Database, lab: dict[str, Any]) -> None:
         )
     signals, _ = signals_for(db, lab["others"][10], lab["ids"])
     h3 = by_kind(signals)["h3"]
-    assert h3.facts == {"affiliation": "Carnegie Mellon University", "member": "U1", "author": "Someone Else"}
+    assert h3.fact == SharedAffiliation(affiliation="Carnegie Mellon University", member="U1", author="Someone Else")
 
 
 def test_signal_selection_rule(db: Database, lab: dict[str, Any]) -> None:

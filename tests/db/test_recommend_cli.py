@@ -11,6 +11,7 @@ import pytest
 from bot.cli import main
 from socialrag.db import Database
 from socialrag.evaluate import METHODS, evaluate_channel
+from socialrag.models import signal_from_json
 from tests.labbase import AS_OF, CachedEmbedder, build_lab
 
 pytestmark = pytest.mark.slow
@@ -34,7 +35,8 @@ def test_recommend_json(lab_env: dict[str, Any], capsys: pytest.CaptureFixture[s
     assert data["candidates"] == sorted(data["candidates"], key=lambda c: c["score"], reverse=True)
     draft = data["draft"]
     assert draft["style"] == "template+tldr" and draft["paper"]["title"] == first["title"]
-    assert all({"kind", "facts", "members", "permalinks", "category"} <= set(s) for s in draft["signals"])
+    assert all({"kind", "fact", "members", "permalinks", "category"} <= set(s) for s in draft["signals"])
+    assert draft["signals"] and all(signal_from_json(s).kind == s["kind"] for s in draft["signals"])
 
 
 def test_recommend_text_and_styles(lab_env: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> None:

@@ -28,8 +28,10 @@ from socialrag.candidates import CandidateQuery, seed_papers
 from socialrag.config import Settings
 from socialrag.db import Database
 from socialrag.rank import ScoringConfig, channel_weights
+from socialrag.service import Recommender
 from socialrag.social import load_channel_context
-from tests.labbase import AS_OF, SHARED, CachedEmbedder, build_lab
+from tests.labbase import AS_OF, CachedEmbedder, build_lab
+from tests.openai_standin import OpenAIStandIn, chain_answer
 from tests.slack_standin import SlackStandIn, SlackState
 
 SECRET = "s3cret-signing"
@@ -48,7 +50,7 @@ def lab_state() -> SlackState:
 
 
 class Harness:
-    def __init__(self, db: Database, standin: SlackStandIn, tmp_path: Path) -> None:
+    def __init__(self, db: Database, standin: SlackStandIn, tmp_path: Path, **changes: Any) -> None:
         self.db, self.standin = db, standin
         self.settings = Settings(
             home=tmp_path,
@@ -56,7 +58,7 @@ class Harness:
             slack_bot_token="xoxb-test",
             slack_signing_secret=SECRET,
             slack_api_url=standin.url,
-        )
+        ).with_changes(**changes)
         self.ctx = AppContext(self.settings, db)
         self.app = build_app(self.settings, db, self.ctx)
         self.server = make_server("127.0.0.1", 0, wsgi_app(self.app), server_class=ThreadingWSGIServer)
@@ -253,9 +255,9 @@ def test_scheduled_post_mentions_thread_and_the_loop(harness: Harness, db: Datab
     harness.ctx.activate_channel(T, "C1", AS_OF)
     with db.connection() as conn:
         store.upsert_channel_setting(conn, T, "C1", next_post_at=AS_OF, style="template")
-    from bot.run import make_recommender
+    from bot.run import make_recommend
 
-    worker = Worker(db, lambda team: client, make_recommender(harness.settings, db), clock=lambda: AS_OF)
+    worker = Worker(db, lambda team: client, make_recommend(Recommender(harness.settings, db)), clock=lambda: AS_OF)
     assert worker.tick() == 1
     assert worker.tick() == 0, "the slot is served; the next one is in the future"
     (post,) = [p for p in harness.standin.posts if p.get("blocks")]
@@ -301,10 +303,13 @@ def test_crash_after_posting_does_not_post_twice(harness: Harness, db: Database,
         text="an earlier post",
         metadata={"event_type": "paperping_recommendation", "event_payload": {"slot_key": slot.isoformat()}},
     )
-    from bot.run import make_recommender
+    from bot.run import make_recommend
 
     worker = Worker(
-        db, lambda team: client, make_recommender(harness.settings, db), clock=lambda: slot + timedelta(minutes=11)
+        db,
+        lambda team: client,
+        make_recommend(Recommender(harness.settings, db)),
+        clock=lambda: slot + timedelta(minutes=11),
     )
     assert worker.tick() == 1
     assert len(harness.standin.posts) == 1, "the restarted worker found the post instead of posting again"
@@ -352,10 +357,6 @@ def test_quiet_period_and_step_down(harness: Harness, db: Database) -> None:
         assert store.load_channel_settings(conn, T, "C1")["step_down_reason"] is None
 
 
-def test_shared_weight_paper_unused() -> None:
-    assert SHARED["weight"].startswith("2020.acl-main")
-
-
 def test_joining_a_channel_introduces_itself_and_backfills(harness: Harness, db: Database) -> None:
     harness.standin.state.messages["C1"] = [
         {
@@ -378,6 +379,41 @@ def test_joining_a_channel_introduces_itself_and_backfills(harness: Harness, db:
     with db.connection() as conn:
         s = store.load_channel_settings(conn, T, "C1")
     assert s["active"] and s["next_post_at"] is not None
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("with_llm", [True, False])
+def test_a_joined_channel_explains_with_the_llm_when_one_is_configured(
+    db: Database, tmp_path: Path, with_llm: bool
+) -> None:
+    """No member chose a style: the post uses `llm` when an LLM is configured, the template otherwise."""
+    build_lab(db, tmp_path, CachedEmbedder())
+    model = OpenAIStandIn(chain_answer)
+    standin = SlackStandIn(lab_state()).start()
+    nowhere = "http://127.0.0.1:9/"  # the online candidate sources are allowed but never reached here
+    llm = {"offline": False, "openai_base_url": model.base_url, "s2_api_url": nowhere, "arxiv_api_url": nowhere}
+    harness = Harness(db, standin, tmp_path, **(llm if with_llm else {}))
+    try:
+        harness.event({"type": "member_joined_channel", "user": "UBOT", "channel": "C1", "team": T, "event_ts": "1.0"})
+        with db.connection() as conn:
+            assert store.load_channel_settings(conn, T, "C1")["style"] is None, "nobody chose a style"
+            store.upsert_channel_setting(conn, T, "C1", next_post_at=AS_OF)
+        client = WebClient(token="xoxb-test", base_url=standin.url)
+        from bot.run import make_recommend
+
+        with Recommender(harness.settings, db, embedder=CachedEmbedder()) as recommender:
+            worker = Worker(db, lambda team: client, make_recommend(recommender), clock=lambda: AS_OF)
+            assert worker.tick() == 1
+        with db.connection() as conn:
+            row = conn.execute("SELECT style, draft->>'fallback_reason' FROM recommendations").fetchone()
+        assert row == (("llm", None) if with_llm else ("template+tldr", None))
+        assert bool(model.prompts) == with_llm
+        status = harness.command("status")
+        assert ("`llm` (the default)" if with_llm else "`template+tldr` (the default)") in status
+    finally:
+        harness.stop()
+        standin.stop()
+        model.stop()
 
 
 @pytest.mark.slow

@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 from slack_sdk import WebClient
 
-from bot.backfill import SOURCE, Pacer, backfill_channel
+from bot.backfill import SOURCE, backfill_channel
+from bot.pacing import HistoryPacer
 from socialrag import store
 from socialrag.db import Database
 from tests.slack_standin import SlackStandIn, SlackState
@@ -78,7 +79,7 @@ def test_backfill_pages_waits_out_429_and_slows_to_the_limited_tier(db: Database
     standin.rate_limits = {"conversations.history": 1}
     standin.retry_after = 3
     sleeps: list[float] = []
-    pacer = Pacer(sleep=sleeps.append, clock=lambda: 0.0)
+    pacer = HistoryPacer(sleep=sleeps.append, clock=lambda: 0.0)
     client = WebClient(token="xoxb-test", base_url=standin.url)
     report = backfill_channel(db, client, "C1", pacer=pacer)
     with db.connection() as conn:
@@ -100,10 +101,10 @@ def test_backfill_pages_waits_out_429_and_slows_to_the_limited_tier(db: Database
 
 def test_backfill_twice_changes_nothing(db: Database, standin: SlackStandIn) -> None:
     client = WebClient(token="xoxb-test", base_url=standin.url)
-    backfill_channel(db, client, "C1", pacer=Pacer(sleep=lambda s: None))
+    backfill_channel(db, client, "C1", pacer=HistoryPacer(sleep=lambda s: None))
     with db.connection() as conn:
         before = conn.execute("SELECT string_agg(xmin::text, ',' ORDER BY id) FROM messages").fetchone()
-    backfill_channel(db, client, "C1", pacer=Pacer(sleep=lambda s: None))
+    backfill_channel(db, client, "C1", pacer=HistoryPacer(sleep=lambda s: None))
     with db.connection() as conn:
         after = conn.execute("SELECT string_agg(xmin::text, ',' ORDER BY id) FROM messages").fetchone()
     assert before == after
@@ -147,7 +148,7 @@ def test_killed_backfill_resumes_where_it_stopped(db: Database, standin: SlackSt
     assert 0 < partial < 40
     standin.hold = None
     report = backfill_channel(
-        db, WebClient(token="xoxb-test", base_url=standin.url), "C1", pacer=Pacer(sleep=lambda s: None)
+        db, WebClient(token="xoxb-test", base_url=standin.url), "C1", pacer=HistoryPacer(sleep=lambda s: None)
     )
     assert report.resumed
     assert standin.calls_to("conversations.history")[3].params["cursor"] == held_cursor

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from bot.blocks import build_blocks, build_fallback_text
-from socialrag.models import Draft, PaperMeta, SocialSignal
+from socialrag.models import Draft, MemberMayCare, PaperMeta, SocialSignal
 
 META = PaperMeta(
     7, "Attention <Is> All", "https://arxiv.org/abs/1706.03762", ("A. V", "N. S", "et al."), "NeurIPS", 2017, None
@@ -15,7 +15,7 @@ def draft(**kw: object) -> Draft:
         paper=META,
         style="template",
         explanation="For {@U1} and {@U2}: *key idea* & more.",
-        signals=(SocialSignal("h8", 1.0, {"member": "U1"}, members=("U1",)),),
+        signals=(SocialSignal(MemberMayCare("U1", 0.6), 1.0, members=("U1",)),),
         thread_link="https://lab.slack.com/archives/C/p1",
         thread_title="Earlier paper",
         mentions=("U1",),

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from bot.scheduler import ChannelPacer
+from bot.pacing import SlackPacer
 
 
 def test_one_message_a_second_per_channel() -> None:
@@ -11,10 +11,10 @@ def test_one_message_a_second_per_channel() -> None:
         slept.append(seconds)
         now[0] += seconds
 
-    pacer = ChannelPacer(sleep=sleep, clock=lambda: now[0])
-    pacer.wait("C1")
-    pacer.wait("C2")
+    pacer = SlackPacer(sleep=sleep, clock=lambda: now[0])
+    pacer.wait_channel("C1")
+    pacer.wait_channel("C2")
     assert slept == [], "different channels do not wait for each other"
     now[0] += 0.25
-    pacer.wait("C1")
+    pacer.wait_channel("C1")
     assert slept == [0.75]

@@ -6,14 +6,26 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
-from socialrag.models import SocialSignal
+from socialrag.models import (
+    AuthorDiscussedHere,
+    EarlierPaperByMember,
+    EarlierReception,
+    MemberIsAuthor,
+    MemberMayCare,
+    RelatedToEarlierPaper,
+    SharedAffiliation,
+    SignalFact,
+    SocialSignal,
+    VenueEngagedWith,
+    WhyMemberMayCare,
+)
 from socialrag.rank import (
     ScoringConfig,
     decay,
     diversity_penalty,
     emoji_selectivity,
     engagement_weight,
-    score_similarity,
+    score_similarity_many,
     select_signals,
 )
 from socialrag.social import PaperInfo, ReactionEvent, Reply, Share, SharedPaper
@@ -54,8 +66,9 @@ def test_an_emoji_on_everything_counts_less() -> None:
 def test_similarity_weighted_by_engagement() -> None:
     a, b = np.array([1.0, 0.0]), np.array([0.0, 1.0])
     vectors = {1: a, 2: b}
-    assert score_similarity(a, vectors, {1: 2.0, 2: 1.0}) > score_similarity(b, vectors, {1: 2.0, 2: 1.0})
-    assert score_similarity(a, vectors, {1: -1.0, 2: 1.0}) < 0
+    liked_a, liked_b = score_similarity_many(np.stack([a, b]), vectors, {1: 2.0, 2: 1.0})
+    assert liked_a > liked_b
+    assert score_similarity_many(a[None, :], vectors, {1: -1.0, 2: 1.0})[0] < 0
 
 
 def test_diversity_penalty_for_near_duplicates_of_recent_posts() -> None:
@@ -65,8 +78,23 @@ def test_diversity_penalty_for_near_duplicates_of_recent_posts() -> None:
     assert diversity_penalty(v, [np.array([0.0, 1.0])], cfg) == 0.0
 
 
+def fact_of(kind: str, member: str) -> SignalFact:
+    """A fact of each kind about ``member`` (the values other than the member do not matter to selection)."""
+    return {
+        "h1": MemberIsAuthor(member, "A. Author"),
+        "h2": AuthorDiscussedHere("A. Author", 2),
+        "h3": SharedAffiliation("Some University", member, "A. Author"),
+        "h4": VenueEngagedWith("ACL", 2),
+        "h5": RelatedToEarlierPaper("Earlier", "similar", 0.6, sharer=member),
+        "h6": EarlierReception("Earlier", 2, 2, 1),
+        "h7": EarlierPaperByMember(member, "Earlier"),
+        "h8": MemberMayCare(member, 0.5),
+        "h9": WhyMemberMayCare(member, "similar", 2),
+    }[kind]
+
+
 def sig(kind: str, strength: float = 1.0, member: str = "U1", related: int | None = None) -> SocialSignal:
-    return SocialSignal(kind, strength, {"member": member}, members=(member,), related_paper_id=related)  # type: ignore[arg-type]
+    return SocialSignal(fact_of(kind, member), strength, members=(member,), related_paper_id=related)
 
 
 def test_selection_keeps_at_most_three() -> None:

@@ -1,0 +1,113 @@
+"""Pacing of Slack Web API calls: one ``SlackPacer`` per process, shared by every listener and the scheduler
+(429 answers waited out as ``Retry-After`` says, at most one message a second per channel), and one
+``HistoryPacer`` per backfill (Slack's limited history tier).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from slack_sdk.errors import SlackApiError
+
+from socialrag.errors import SourceError
+
+log = logging.getLogger(__name__)
+
+PAGE = 200
+LIMITED_PAGE = 15
+LIMITED_INTERVAL = 60.0
+
+
+def call_with_retry_after(
+    fn: Callable[..., Any], wait: Callable[[float], None], max_retries: int, kwargs: dict[str, Any]
+) -> tuple[Any, float]:
+    """Call a Web API method, waiting out 429s; returns the answer and the longest wait asked for.
+    Other Slack errors become ``SourceError``."""
+    longest = 0.0
+    for _ in range(max_retries):
+        try:
+            return fn(**kwargs), longest
+        except SlackApiError as exc:
+            if exc.response.status_code != 429:
+                raise SourceError("slack", str(exc.response.get("error") or exc)) from exc
+            retry_after = float(exc.response.headers.get("Retry-After", 1) or 1)
+            longest = max(longest, retry_after)
+            log.info("Slack asked to wait %.0fs", retry_after)
+            wait(retry_after)
+    raise SourceError("slack", f"still rate limited after {max_retries} waits")
+
+
+@dataclass
+class SlackPacer:
+    """The process's pace of Slack calls: 429s waited out, and at most one message a second per channel."""
+
+    sleep: Callable[[float], None] = time.sleep
+    clock: Callable[[], float] = time.monotonic
+    max_retries: int = 20
+    _last: dict[str, float] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def call(self, fn: Callable[..., Any], **kwargs: Any) -> Any:
+        """Any Web API call, with 429s waited out."""
+        return call_with_retry_after(fn, self.sleep, self.max_retries, kwargs)[0]
+
+    def post(self, fn: Callable[..., Any], *, channel: str, **kwargs: Any) -> Any:
+        """A message to a channel (``chat.postMessage`` and the like), spaced a second from the last one there."""
+        self.wait_channel(channel)
+        return self.call(fn, channel=channel, **kwargs)
+
+    def wait_channel(self, channel_id: str) -> None:
+        with self._lock:
+            wait = self._last.get(channel_id, -1e9) + 1.0 - self.clock()
+            if wait > 0:
+                self.sleep(wait)
+            self._last[channel_id] = self.clock()
+
+
+@dataclass
+class HistoryPacer:
+    """One backfill's pace: spaces history and replies calls, and switches to Slack's limited tier (one
+    request a minute) when the workspace gives only 15 messages a page."""
+
+    sleep: Callable[[float], None] = time.sleep
+    clock: Callable[[], float] = time.monotonic
+    limited_interval: float = LIMITED_INTERVAL
+    max_retries: int = 20
+    limited: bool = False
+    waited: list[float] = field(default_factory=list)
+    _last: float = -1e12
+
+    @property
+    def page_size(self) -> int:
+        return LIMITED_PAGE if self.limited else PAGE
+
+    def before_call(self) -> None:
+        if self.limited:
+            wait = self._last + self.limited_interval - self.clock()
+            if wait > 0:
+                self._wait(wait)
+        self._last = self.clock()
+
+    def after_page(self, asked: int, got: int, has_more: bool) -> None:
+        if not self.limited and has_more and got <= LIMITED_PAGE < asked:
+            log.warning(
+                "Slack returns %d messages a page: slowing to one request every %.0fs", got, self.limited_interval
+            )
+            self.limited = True
+
+    def _wait(self, seconds: float) -> None:
+        self.waited.append(seconds)
+        self.sleep(seconds)
+
+    def call(self, fn: Callable[..., Any], **kwargs: Any) -> Any:
+        """Call a Web API method in this backfill's pace, waiting out 429s."""
+        self.before_call()
+        answer, longest = call_with_retry_after(fn, self._wait, self.max_retries, kwargs)
+        if longest >= 30:
+            self.limited = True
+        return answer

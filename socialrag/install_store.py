@@ -1,0 +1,49 @@
+"""Queries of workspace installations (OAuth): one row per workspace, and one-time OAuth ``state`` values."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import psycopg
+
+
+def upsert_installation(conn: psycopg.Connection, values: dict[str, Any]) -> None:
+    """``values``: team_id, team_name, bot_token, bot_user_id, bot_id, installer_id, scopes."""
+    conn.execute(
+        """
+        INSERT INTO installations (team_id, team_name, bot_token, bot_user_id, bot_id, installer_id, scopes)
+        VALUES (%(team_id)s, %(team_name)s, %(bot_token)s, %(bot_user_id)s, %(bot_id)s, %(installer_id)s,
+                %(scopes)s)
+        ON CONFLICT (team_id) DO UPDATE SET team_name = EXCLUDED.team_name, bot_token = EXCLUDED.bot_token,
+            bot_user_id = EXCLUDED.bot_user_id, bot_id = EXCLUDED.bot_id, installer_id = EXCLUDED.installer_id,
+            scopes = EXCLUDED.scopes, installed_at = now()
+        """,
+        values,
+    )
+
+
+def load_installation(conn: psycopg.Connection, team_id: str | None) -> dict[str, Any] | None:
+    row = conn.execute(
+        "SELECT team_id, team_name, bot_token, bot_user_id, bot_id, installed_at FROM installations"
+        " WHERE team_id = %(t)s",
+        {"t": team_id},
+    ).fetchone()
+    if row is None:
+        return None
+    keys = ("team_id", "team_name", "bot_token", "bot_user_id", "bot_id", "installed_at")
+    return dict(zip(keys, row, strict=True))
+
+
+def delete_installation(conn: psycopg.Connection, team_id: str | None) -> None:
+    conn.execute("DELETE FROM installations WHERE team_id = %(t)s", {"t": team_id})
+
+
+def record_oauth_state(conn: psycopg.Connection, state: str, expires_at: datetime) -> None:
+    conn.execute("INSERT INTO oauth_states (state, expires_at) VALUES (%(s)s, %(e)s)", {"s": state, "e": expires_at})
+
+
+def consume_oauth_state(conn: psycopg.Connection, state: str) -> bool:
+    """True once for a state issued and not yet expired; the state is gone afterwards either way."""
+    row = conn.execute("DELETE FROM oauth_states WHERE state = %(s)s RETURNING expires_at", {"s": state}).fetchone()
+    return row is not None and row[0] > datetime.now(UTC)

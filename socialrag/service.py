@@ -1,0 +1,173 @@
+"""The recommender service: one per process, built from ``Settings``, used by every caller.
+
+The Slack app's scheduler, ``paperping recommend``, ``paperping eval`` and the demo all ask this object for a
+channel's recommendation. It owns the things worth building once: the embedding model, the HTTP clients of
+the online candidate sources, and the LLM client. A channel is always addressed by ``(team_id,
+channel_id)``: names are resolved by the callers, at their edge.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from types import TracebackType
+from typing import Any
+
+import numpy as np
+import psycopg
+
+from socialrag import store
+from socialrag.candidates import ArxivNew, CandidateSource, CatalogSource, SemanticScholarRecommendations
+from socialrag.config import Settings
+from socialrag.db import Database
+from socialrag.embed import Embedder, embed_papers
+from socialrag.evaluate import EvalReport, evaluate_channel
+from socialrag.generate import GenerateConfig
+from socialrag.llm import LLMCall, LLMClient
+from socialrag.models import Style
+from socialrag.papers.arxiv import ArxivApi
+from socialrag.papers.semanticscholar import SemanticScholar
+from socialrag.pipeline import Recommendation, RecommendConfig, recommend
+from socialrag.rank import ScoringConfig
+
+log = logging.getLogger(__name__)
+
+
+def resolve_style(chosen: Style | None, llm_configured: bool) -> Style:
+    """The one rule for a channel's explanation style: what members chose, else ``llm`` when an LLM is
+    configured, else the template with the paper's summary."""
+    if chosen is not None:
+        return chosen
+    return "llm" if llm_configured else "template+tldr"
+
+
+def describe_style(chosen: Style | None, llm_configured: bool) -> str:
+    """The style as members see it in status and App Home: the chosen one, or the default in force."""
+    style = resolve_style(chosen, llm_configured)
+    return f"`{style}`" if chosen else f"`{style}` (the default)"
+
+
+def build_llm(settings: Settings) -> LLMClient | None:
+    """The process's LLM client, or None when offline or when no OpenAI-compatible server is configured."""
+    if not settings.llm_configured:
+        return None
+    return LLMClient(
+        model=settings.llm_model,
+        base_url=settings.openai_base_url,
+        api_key=settings.openai_api_key,
+        timeout=settings.llm_timeout,
+    )
+
+
+class Recommender:
+    """Recommendations for any channel of any workspace, from one set of models and clients.
+
+    ``embedder`` may be passed in (the demo brings vectors it ships); everything else comes from settings.
+    """
+
+    def __init__(self, settings: Settings, db: Database, *, embedder: Embedder | None = None) -> None:
+        self.settings = settings
+        self.db = db
+        self.embedder = embedder or Embedder(settings.embed_model)
+        self.llm = build_llm(settings)
+        self._s2: SemanticScholar | None = None
+        self._arxiv: ArxivApi | None = None
+        if not settings.offline:
+            timeout = settings.http_timeout
+            self._s2 = SemanticScholar(settings.s2_api_url, api_key=settings.s2_api_key, timeout=timeout)
+            self._arxiv = ArxivApi(settings.arxiv_api_url, timeout=timeout)
+
+    @property
+    def llm_configured(self) -> bool:
+        return self.llm is not None
+
+    def scoring(self) -> ScoringConfig:
+        s = self.settings
+        return ScoringConfig(half_life_days=s.half_life_days, popularity_weight=s.popularity_weight)
+
+    def candidate_sources(self, names: Sequence[str]) -> list[CandidateSource]:
+        """The channel's chosen sources that this process can reach (offline: only the local catalog)."""
+
+        def embed(conn: psycopg.Connection, ids: list[int]) -> int:
+            return embed_papers(conn, self.embedder, ids)
+
+        sources: list[CandidateSource] = []
+        for name in names:
+            if name == "catalog":
+                sources.append(CatalogSource())
+            elif name == "semanticscholar" and self._s2 is not None:
+                sources.append(SemanticScholarRecommendations(self._s2, embed=embed))
+            elif name == "arxiv" and self._arxiv is not None:
+                sources.append(ArxivNew(self._arxiv, embed=embed))
+        return sources
+
+    def recommend(
+        self,
+        team_id: str,
+        channel_id: str,
+        *,
+        at: datetime | None = None,
+        style: Style | None = None,
+        window_days: int | None = None,
+        top: int = 5,
+    ) -> Recommendation:
+        """What PaperPing would post in this channel at ``at`` (default now): ranked candidates and a draft.
+
+        ``style`` overrides the channel's own choice for this one recommendation.
+        """
+        now = at or datetime.now(UTC)
+        with self.db.connection() as conn:
+            chosen = store.load_channel_settings(conn, team_id, channel_id)
+        config = RecommendConfig(
+            model=self.embedder.model_name,
+            style=resolve_style(style or chosen["style"], self.llm_configured),
+            window_days=window_days,
+            signal_window_days=self.settings.signal_window_days,
+            top=top,
+            focus=self._focus(chosen, now),
+            scoring=self.scoring(),
+            generate=GenerateConfig(limit=self.settings.explanation_limit, quiet_days=self.settings.mention_quiet_days),
+        )
+        llm = self._llm_for(team_id, channel_id) if config.style == "llm" else None
+        sources = self.candidate_sources(chosen["sources"])
+        with self.db.connection() as conn:
+            return recommend(conn, team_id, channel_id, now, sources, config, llm=llm)
+
+    def evaluate(self, team_id: str, channel_id: str, *, warmup: int = 5) -> EvalReport:
+        """``paperping eval``: replay the channel's history with this process's scoring settings."""
+        with self.db.connection() as conn:
+            return evaluate_channel(
+                conn, team_id, channel_id, self.embedder.model_name, warmup=warmup, config=self.scoring()
+            )
+
+    def _focus(self, chosen: dict[str, Any], now: datetime) -> np.ndarray | None:
+        text, until = chosen["focus_text"], chosen["focus_expires_at"]
+        if not text or until is None or until <= now:
+            return None
+        return self.embedder.encode([text])[0]
+
+    def _llm_for(self, team_id: str, channel_id: str) -> LLMClient | None:
+        """The shared LLM client, recording each call under this channel."""
+        if self.llm is None:
+            return None
+
+        def record(call: LLMCall) -> None:
+            with self.db.connection() as conn:
+                store.record_llm_call(conn, team_id, channel_id, call)
+
+        return self.llm.with_recorder(record)
+
+    def close(self) -> None:
+        for client in (self._s2, self._arxiv):
+            if client is not None:
+                client.close()
+        self._s2 = self._arxiv = None
+        if self.llm is not None:
+            self.llm.close()
+
+    def __enter__(self) -> Recommender:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()

@@ -1,0 +1,106 @@
+"""The recommender service: one per process, every channel addressed by (workspace, channel), one style rule."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.export import import_export
+from bot.recommend_cmd import resolve_channel
+from socialrag import store
+from socialrag.config import Settings
+from socialrag.db import Database
+from socialrag.errors import InputError
+from socialrag.service import Recommender, describe_style, resolve_style
+from tests.exports import msg, user, write_export
+from tests.labbase import AS_OF, CachedEmbedder, build_lab, t
+
+OTHER = "T0OTHER"
+
+
+@pytest.fixture
+def two_workspaces(db: Database, tmp_path: Path) -> dict[str, Any]:
+    """The lab in T0LAB/C1, and a second workspace whose channel has the same id C1 (as Slack Connect gives)
+    but its own members and shares."""
+    lab = build_lab(db, tmp_path, CachedEmbedder())
+    others = lab["others"]
+    users = [{**user("U7", "yuki"), "team_id": OTHER}, {**user("U8", "omar"), "team_id": OTHER}]
+    messages = [
+        msg(
+            t("2020-12-02"),
+            "U7",
+            f"<https://aclanthology.org/{others[20]}/>",
+            reactions=[{"name": "+1", "users": ["U8"], "count": 1}],
+        ),
+        msg(
+            t("2020-12-09"),
+            "U8",
+            f"<https://aclanthology.org/{others[21]}/>",
+            reactions=[{"name": "fire", "users": ["U7"], "count": 1}],
+        ),
+    ]
+    export = write_export(tmp_path / "other.zip", {"reading": ("C1", ["U7", "U8"], messages)}, users)
+    import_export(db, export, team_id=OTHER, domain="other", progress=False)
+    return lab
+
+
+def test_two_workspaces_with_one_channel_id_each_get_their_own_recommendation(
+    db: Database, two_workspaces: dict[str, Any]
+) -> None:
+    ids = two_workspaces["ids"]
+    others = two_workspaces["others"]
+    settings = Settings(home=Path("."), offline=True)
+    with Recommender(settings, db, embedder=CachedEmbedder()) as recommender:
+        lab = recommender.recommend("T0LAB", "C1", at=AS_OF)
+        other = recommender.recommend(OTHER, "C1", at=AS_OF)
+    assert lab.context is not None and other.context is not None
+    assert set(other.context.papers) == {ids[others[20]], ids[others[21]]}, "only its own shares"
+    assert {ids[others[20]], ids[others[21]]}.isdisjoint(lab.context.papers)
+    assert set(other.context.members) == {"U7", "U8"} and "U7" not in lab.context.members
+    assert lab.draft is not None and other.draft is not None
+    assert (lab.draft.team_id, other.draft.team_id) == ("T0LAB", OTHER)
+    other_links = [link for s in other.draft.signals for link in s.permalinks]
+    assert all(link.startswith("https://other.slack.com/") for link in other_links)
+    assert all(m in {"U7", "U8"} for s in other.draft.signals for m in s.members)
+    assert all(m in lab.context.members for s in lab.draft.signals for m in s.members)
+    assert ids[others[20]] not in {c.paper_id for c in other.candidates}, "what it shared is not recommended back"
+
+
+def test_the_command_line_names_a_channel_of_one_workspace(db: Database, two_workspaces: dict[str, Any]) -> None:
+    with pytest.raises(InputError, match="T0LAB/C1, T0OTHER/C1"):
+        resolve_channel(db, "C1")
+    assert resolve_channel(db, f"{OTHER}/C1") == (OTHER, "C1", "reading")
+    assert resolve_channel(db, "nlp-lab") == ("T0LAB", "C1", "nlp-lab")
+
+
+def test_one_style_rule() -> None:
+    assert resolve_style(None, llm_configured=True) == "llm"
+    assert resolve_style(None, llm_configured=False) == "template+tldr"
+    assert resolve_style("tldr", llm_configured=True) == "tldr"
+    assert describe_style(None, True) == "`llm` (the default)" and describe_style("template", True) == "`template`"
+
+
+def test_a_channel_that_never_chose_stores_no_style(db: Database) -> None:
+    """The settings row a command creates keeps "not chosen", and the store's defaults are the schema's."""
+    with db.connection() as conn:
+        store.upsert_team(conn, "T1")
+        conn.execute("INSERT INTO channels (team_id, channel_id, name) VALUES ('T1', 'C9', 'x')")
+        store.upsert_channel_setting(conn, "T1", "C9", frequency="weekly")
+        stored = store.load_channel_settings(conn, "T1", "C9")
+        defaults = dict(
+            conn.execute(
+                """SELECT column_name, column_default FROM information_schema.columns
+                    WHERE table_name = 'channel_settings'"""
+            ).fetchall()
+        )
+    assert stored["style"] is None and stored["frequency"] == "weekly"
+    assert defaults["style"] is None
+    assert defaults["frequency"] == "'every-other-day'::text"
+    assert defaults["post_start_hour"] == "9" and defaults["post_end_hour"] == "17"
+    fresh = store.load_channel_settings
+    with db.connection() as conn:
+        none_yet = fresh(conn, "T1", "C-none")
+    assert none_yet["style"] is None and none_yet["frequency"] == "every-other-day"
+    assert none_yet["sources"] == ["catalog", "semanticscholar", "arxiv"]

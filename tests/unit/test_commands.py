@@ -1,0 +1,76 @@
+"""The ``/paperping`` parsers: what a member may type, and the sentence a wrong word gets."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.listeners.commands import Command, UsageError, parse_author_link, parse_command
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("", Command("help")),
+        ("  HELP ", Command("help")),
+        ("pause", Command("pause")),
+        ("resume", Command("resume")),
+        ("now", Command("now")),
+        ("why", Command("why")),
+        ("frequency Weekly", Command("frequency", ("weekly",))),
+        ("style template+tldr", Command("style", ("template+tldr",))),
+        ("mentions OFF", Command("mentions", ("off",))),
+        ("forget-me", Command("forget-me")),
+        ("forget-me CONFIRM", Command("forget-me", ("confirm",))),
+        ("link-author 1741101", Command("link-author", ("1741101",))),
+        ("focus retrieval augmented  generation", Command("focus", text="retrieval augmented  generation")),
+        ("emoji :eyes: positive", Command("emoji", ("eyes", "positive"))),
+        ("hours 9-17", Command("hours", ("9", "17", "", ""))),
+        ("hours 10-16 America/New_York every-day", Command("hours", ("10", "16", "America/New_York", "every-day"))),
+    ],
+)
+def test_what_members_may_type(text: str, expected: Command) -> None:
+    assert parse_command(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "hint"),
+    [
+        ("frequency hourly", "/paperping frequency daily"),
+        ("frequency", "/paperping frequency daily"),
+        ("style fancy", "/paperping style tldr"),
+        ("mentions maybe", "/paperping mentions off"),
+        ("link-author", "/paperping link-author 1741101"),
+        ("focus", "/paperping focus"),
+        ("emoji eyes", "/paperping emoji eyes positive"),
+        ("emoji eyes lovely", "/paperping emoji eyes positive"),
+        ("hours 17-9", "/paperping hours 9-17"),
+        ("hours 9-25", "/paperping hours 9-17"),
+        ("hours nine", "/paperping hours 9-17"),
+        ("hours 9-17 Mars/Olympus", "is not a timezone I know"),
+        ("hours 9-17 Europe/Berlin Asia/Tokyo", "/paperping hours 9-17"),
+        ("dance", "I don't know `dance`"),
+    ],
+)
+def test_a_wrong_word_gets_a_sentence_on_what_to_type(text: str, hint: str) -> None:
+    with pytest.raises(UsageError, match=None) as caught:
+        parse_command(text)
+    assert hint in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("1741101", {"s2_author_id": "1741101"}),
+        ("https://www.semanticscholar.org/author/Graham-Neubig/1700325", {"s2_author_id": "1700325"}),
+        ("<https://www.semanticscholar.org/author/1700325|profile>", {"s2_author_id": "1700325"}),
+        ("0000-0002-1825-0097", {"orcid": "0000-0002-1825-0097"}),
+        ("https://orcid.org/0000-0002-1825-009X", {"orcid": "0000-0002-1825-009X"}),
+    ],
+)
+def test_author_links(value: str, expected: dict[str, str]) -> None:
+    assert parse_author_link(value) == expected
+
+
+def test_an_author_link_that_is_none() -> None:
+    with pytest.raises(UsageError, match="Semantic Scholar author id"):
+        parse_author_link("graham")

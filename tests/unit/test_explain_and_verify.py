@@ -1,0 +1,174 @@
+"""Each signal kind as a sentence, and the verifier that holds a text to its signals. Pure, no database."""
+
+from __future__ import annotations
+
+import pytest
+
+from socialrag.explain import build_template_text, describe_fact, render_signal, render_signals
+from socialrag.models import (
+    AuthorDiscussedHere,
+    EarlierPaperByMember,
+    EarlierReception,
+    MemberIsAuthor,
+    MemberMayCare,
+    RelatedToEarlierPaper,
+    SharedAffiliation,
+    SocialSignal,
+    VenueEngagedWith,
+    WhyMemberMayCare,
+    signal_from_json,
+)
+from socialrag.verify import allowed_from, check_text
+
+LINK = "https://lab.slack.com/archives/C1/p1604311200000000"
+H5 = SocialSignal(
+    RelatedToEarlierPaper("Weight Poisoning", "cites", 0.7, context="Poisoned weights plant backdoors", sharer="U2"),
+    3.7,
+    members=("U2",),
+    permalinks=(LINK,),
+    related_paper_id=7,
+)
+H6 = SocialSignal(
+    EarlierReception("Weight Poisoning", 3, 2, 2, top_emoji=("+1", "eyes"), repliers=("U3", "U1")),
+    3.4,
+    members=("U3", "U1"),
+    emoji=("+1", "eyes"),
+    counts=(3, 2, 2),
+    related_paper_id=7,
+)
+H8 = SocialSignal(MemberMayCare("U3", 0.61), 0.61, members=("U3",))
+H9 = SocialSignal(WhyMemberMayCare("U3", "author", 2, author="Graham Neubig"), 4.0, members=("U3",), counts=(2,))
+
+
+@pytest.mark.parametrize(
+    ("signal", "sentence"),
+    [
+        (SocialSignal(MemberIsAuthor("U1", "Graham Neubig"), 1.0, members=("U1",)), "{@U1} is one of its authors."),
+        (
+            SocialSignal(AuthorDiscussedHere("Graham Neubig", 3), 3.0, counts=(3,)),
+            "Graham Neubig also wrote 3 papers discussed here in the last three months.",
+        ),
+        (
+            SocialSignal(SharedAffiliation("CMU", "U1", "Someone Else"), 1.0, members=("U1",)),
+            "Someone Else is at CMU, like {@U1}.",
+        ),
+        (
+            SocialSignal(VenueEngagedWith("ACL", 1), 1.0, counts=(1,)),
+            "The group engaged with 1 other ACL paper recently.",
+        ),
+        (H5, 'It cites Weight Poisoning, shared by {@U2}: "Poisoned weights plant backdoors".'),
+        (H6, "That post drew 3 reactions (:+1:) and 2 replies."),
+        (
+            SocialSignal(EarlierPaperByMember("U1", "TaBERT"), 1.0, members=("U1",)),
+            "TaBERT was written by {@U1}.",
+        ),
+        (H8, "Possibly of interest to {@U3}."),
+    ],
+)
+def test_each_signal_kind_as_a_sentence(signal: SocialSignal, sentence: str) -> None:
+    assert render_signal(signal) == sentence
+
+
+@pytest.mark.parametrize(
+    ("fact", "ending"),
+    [
+        (RelatedToEarlierPaper("X", "cited_by", 0.4, sharer="U2"), "X, shared by {@U2}, cites this paper."),
+        (
+            RelatedToEarlierPaper("X", "shared_authors", 0.4, shared_authors=("A", "B", "C")),
+            "A, B and others also wrote X.",
+        ),
+        (
+            RelatedToEarlierPaper("X", "similar", 0.8, posted_by_paperping=True),
+            "close in topic to X, recommended here earlier.",
+        ),
+    ],
+)
+def test_the_relations_of_h5(fact: RelatedToEarlierPaper, ending: str) -> None:
+    assert render_signal(SocialSignal(fact, 1.0)).endswith(ending)
+
+
+@pytest.mark.parametrize(
+    ("why", "ending"),
+    [
+        (WhyMemberMayCare("U3", "similar", 1), "who liked 1 similar paper here."),
+        (WhyMemberMayCare("U3", "author", 2, author="Graham Neubig"), "who liked 2 papers by Graham Neubig here."),
+        (WhyMemberMayCare("U3", "venue", 4, venue="EMNLP"), "who liked 4 EMNLP papers here."),
+        (WhyMemberMayCare("U3", "own", 2), "whose own publications are close to it (2)."),
+    ],
+)
+def test_h9_is_folded_into_the_h8_sentence(why: WhyMemberMayCare, ending: str) -> None:
+    text = render_signals([H8, SocialSignal(why, 1.0, members=("U3",))])
+    assert text.startswith("Possibly of interest to {@U3}, ") and text.endswith(ending)
+
+
+def test_h6_follows_the_h5_it_describes() -> None:
+    text = render_signals([H6, H5, H8, H9])
+    assert text.index("It cites") < text.index("That post drew") < text.index("Possibly of interest")
+
+
+def test_template_styles() -> None:
+    abstract = "We present a method for poisoning weights. It works on many tasks."
+    social = build_template_text([H5], abstract, None, with_summary=False, with_signals=True)
+    assert social.startswith("It cites Weight Poisoning")
+    both = build_template_text([H5], abstract, "A short tldr.", with_summary=True, with_signals=True, limit=400)
+    assert "A short tldr." in both and "It cites" in both and len(both) <= 400
+    tldr_only = build_template_text([H5], abstract, "A short tldr.", with_summary=True, with_signals=False)
+    assert "It cites" not in tldr_only
+
+
+def test_a_stored_signal_reads_back_the_same() -> None:
+    from dataclasses import asdict
+
+    for signal in (H5, H6, H8, H9):
+        assert signal_from_json({**asdict(signal), "kind": signal.kind}) == signal
+    legacy = {"kind": "h8", "strength": 0.6, "facts": {"member": "U3", "similarity": 0.6}, "members": ["U3"]}
+    assert signal_from_json(legacy).fact == MemberMayCare("U3", 0.6)
+    assert describe_fact(H9) == "member=U3, reason=author, count=2, author=Graham Neubig"
+
+
+def allowed() -> object:
+    return allowed_from(
+        [H5, H6, H8],
+        paper_texts=["We evaluate on 12 tasks."],
+        paper_authors=["Keita Kurita"],
+        paper_venue="ACL",
+        known_authors=["Keita Kurita", "Graham Neubig", "Mohit Iyyer"],
+        known_venues=["ACL", "EMNLP"],
+        titles=["Weight Poisoning Attacks on Pretrained Models", "Weight Poisoning"],
+        member_names=["chen"],
+    )
+
+
+GOOD = "It cites Weight Poisoning, shared by {@U2}; that post drew 3 reactions. Possibly of interest to {@U3}."
+
+
+def test_a_text_built_from_its_signals_passes() -> None:
+    assert check_text(GOOD, allowed(), required=["{@U3}"]) == []  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        (GOOD + " Ask {@U9}.", "mentions a member the signals do not name: U9"),
+        (GOOD + " Ask <@U9>.", "mentions a member the signals do not name: U9"),
+        (GOOD + " Ask @zed.", "names someone with @ the signals do not name: @zed"),
+        (GOOD + " See https://evil.example/x.", "links to something the signals do not give"),
+        (GOOD + " It drew 40 likes.", "states a number that comes from nowhere: 40"),
+        (GOOD + " :tada:", "shows an emoji nobody used: :tada:"),
+        (GOOD + " Mohit Iyyer liked it.", "names an author the signals do not give: Mohit Iyyer"),
+        (GOOD + " A classic EMNLP topic.", "names a venue the signals do not give: EMNLP"),
+        ("", "the text is empty"),
+        ("NONE", "the model answered NONE"),
+        (GOOD + " *a* *b* *c* *d*", "4 bold phrases, more than 3"),
+        ("*Weight Poisoning Attacks on Pretrained Models* is good.", "bolds a title or a member"),
+        ("x" * 401, "over the limit of 400"),
+    ],
+)
+def test_the_verifier_rejects_what_the_signals_do_not_give(text: str, problem: str) -> None:
+    problems = check_text(text, allowed())  # type: ignore[arg-type]
+    assert any(problem in p for p in problems), problems
+
+
+def test_the_verifier_keeps_required_strings() -> None:
+    problems = check_text("Possibly of interest to someone.", allowed(), required=["{@U3}"])  # type: ignore[arg-type]
+    assert problems == ["lost a required string: {@U3}"]
