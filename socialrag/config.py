@@ -60,7 +60,7 @@ def clear_empty_settings(env: MutableMapping[str, str] | None = None) -> list[st
     libraries that read the environment themselves (a compose file's ``${VAR:-}`` gives an empty string).
     Returns the names removed."""
     e = os.environ if env is None else env
-    names = [n for n in (*SETTINGS_HELP, *LIBRARY_VARIABLES) if n in e and not e[n].strip()]
+    names = [n for n in dict.fromkeys((*SETTINGS_HELP, *LIBRARY_VARIABLES)) if n in e and not e[n].strip()]
     for name in names:
         del e[name]
     return names

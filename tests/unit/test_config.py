@@ -1,0 +1,38 @@
+"""Settings from the environment: an empty variable means "not set", for PaperPing and for the libraries."""
+
+from __future__ import annotations
+
+import pytest
+
+from socialrag.config import Settings, clear_empty_settings
+from socialrag.errors import ConfigError
+from socialrag.llm import OPENAI_DEFAULT_URL, LLMClient
+
+
+def test_empty_means_not_set() -> None:
+    # what `OPENAI_BASE_URL: ${OPENAI_BASE_URL:-}` in a compose file hands the process
+    env = {"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": "", "SLACK_APP_TOKEN": "  ", "PAPERPING_HOME": "/data"}
+    settings = Settings.from_env(env)
+    assert settings.openai_base_url is None and settings.slack_app_token is None
+    assert settings.llm_configured
+    assert sorted(clear_empty_settings(env)) == ["OPENAI_BASE_URL", "SLACK_APP_TOKEN"]
+    assert env == {"OPENAI_API_KEY": "sk-test", "PAPERPING_HOME": "/data"}
+
+
+def test_the_llm_client_never_takes_an_empty_base_url(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The openai package reads OPENAI_BASE_URL itself when given None; PaperPing always passes one."""
+    monkeypatch.setenv("OPENAI_BASE_URL", "")
+    client = LLMClient(model="m", base_url=None, api_key="sk-test")
+    assert str(client.client.base_url).rstrip("/") == OPENAI_DEFAULT_URL
+    local = LLMClient(model="m", base_url="http://127.0.0.1:8000/v1", api_key=None)
+    assert str(local.client.base_url).rstrip("/") == "http://127.0.0.1:8000/v1"
+
+
+def test_offline_means_no_llm() -> None:
+    assert not Settings.from_env({"OPENAI_API_KEY": "sk", "PAPERPING_OFFLINE": "1"}).llm_configured
+    assert not Settings.from_env({}).llm_configured
+
+
+def test_a_bad_number_says_which_setting() -> None:
+    with pytest.raises(ConfigError, match="PAPERPING_TICK_SECONDS must be a number"):
+        Settings.from_env({"PAPERPING_TICK_SECONDS": "soon"})
