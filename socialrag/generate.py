@@ -114,7 +114,10 @@ def finish_draft(
     score: float = 0.0,
     fallback_reason: str | None = None,
 ) -> Draft:
-    in_text = members_in_text(text)
+    # only the chosen signals' members may be mentioned or named: a member token inside a title or abstract
+    # (text written by others) is data and notifies nobody
+    signal_members = {m for s in signals for m in s.members}
+    in_text = [m for m in members_in_text(text) if m in signal_members]
     enabled = {uid: m.mentions_enabled for uid, m in ctx.members.items()}
     mentions = plan_mentions(in_text, enabled, ctx.last_mentioned, ctx.as_of, config.quiet_days)
     link, title = _thread(signals)

@@ -3,6 +3,7 @@ and its fallback (through a stand-in OpenAI-compatible server), and ``--as-of`` 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -219,6 +220,22 @@ def test_verifier_rejects_inventions(db: Database, lab: dict[str, Any]) -> None:
     assert any("bold" in p for p in check_text(too_bold, allowed, limit=2000))
     assert any("limit" in p for p in check_text("x" * 401, allowed))
     assert any("required" in p for p in check_text("A paper.", allowed, required=["Weight Poisoning Attacks"]))
+
+
+def test_a_member_token_in_an_abstract_pings_nobody(db: Database, lab: dict[str, Any]) -> None:
+    from dataclasses import replace
+
+    from bot.blocks import build_blocks, build_fallback_text
+
+    signals, ctx = signals_for(db, CITING, lab["ids"])
+    with db.connection() as conn:
+        info = load_paper_infos(conn, [lab["ids"][CITING]])[lab["ids"][CITING]]
+    hostile = replace(info, abstract="{@U0ADMIN1} <!channel> We study attacks on models. {@U0ADMIN1}", tldr=None)
+    draft = build_draft(ctx, hostile, {}, select_signals(signals), "template+tldr", GenerateConfig())
+    assert "{@U0ADMIN1}" in draft.explanation, "the abstract reached the text"
+    assert "U0ADMIN1" not in draft.mentions and "U0ADMIN1" not in draft.named
+    posted = json.dumps(build_blocks(draft)) + build_fallback_text(draft)
+    assert "<@U0ADMIN1>" not in posted and "<!channel>" not in posted
 
 
 @pytest.fixture
