@@ -184,8 +184,18 @@ def build_app(settings: Settings, db: Database, ctx: AppContext, *, socket_mode:
     home.register(app, ctx)
 
     def uninstalled(body: dict[str, Any]) -> None:
-        PostgresInstallationStore(db).delete_installation(enterprise_id=None, team_id=body.get("team_id"))
+        """The workspace removed PaperPing: its token goes and its channels stop being scheduled. Its data
+        stays until an admin runs `paperping purge --team T` (or reinstalls)."""
+        team = str(body.get("team_id") or "")
+        with db.connection() as conn:
+            install_store.delete_installation(conn, team)
+            stopped = store.deactivate_channels(conn, team)
+        log.warning("workspace %s removed PaperPing: token deleted, %d channels stopped", team, stopped)
+
+    def revoked(body: dict[str, Any], event: dict[str, Any]) -> None:
+        if (event.get("tokens") or {}).get("bot"):
+            uninstalled(body)
 
     app.event("app_uninstalled")(uninstalled)
-    app.event("tokens_revoked")(uninstalled)
+    app.event("tokens_revoked")(revoked)
     return app

@@ -24,9 +24,20 @@ def render_mentions(text: str, draft: Draft) -> str:
     return MEMBER_TOKEN.sub(one, escape(text))
 
 
+def safe_url(url: str) -> str:
+    """A URL fit for ``<url|label>``: the characters that would end or split the markup percent-encoded."""
+    return url.replace("&", "&amp;").replace("<", "%3C").replace(">", "%3E").replace("|", "%7C").replace(" ", "%20")
+
+
 def _link(url: str, label: str) -> str:
     label = escape(label).replace("|", "¦")
-    return f"<{url}|{label}>" if url else label
+    return f"<{safe_url(url)}|{label}>" if url else label
+
+
+def mrkdwn(text: str) -> dict[str, Any]:
+    """A mrkdwn text object that Slack takes as written: ``verbatim`` stops it from turning a plain @here,
+    #channel or address in the text into a notification or a link of its own."""
+    return {"type": "mrkdwn", "text": text, "verbatim": True}
 
 
 def metadata_line(draft: Draft) -> str:
@@ -43,12 +54,12 @@ def metadata_line(draft: Draft) -> str:
 def build_blocks(draft: Draft) -> list[dict[str, Any]]:
     """The post: the explanation, then the paper's metadata and the earlier thread in context blocks."""
     blocks: list[dict[str, Any]] = [
-        {"type": "section", "text": {"type": "mrkdwn", "text": render_mentions(draft.explanation, draft)}},
-        {"type": "context", "elements": [{"type": "mrkdwn", "text": metadata_line(draft)}]},
+        {"type": "section", "text": mrkdwn(render_mentions(draft.explanation, draft))},
+        {"type": "context", "elements": [mrkdwn(metadata_line(draft))]},
     ]
     if draft.thread_link:
         label = f"Earlier thread: {draft.thread_title}" if draft.thread_title else "Earlier thread"
-        blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": _link(draft.thread_link, label)}]})
+        blocks.append({"type": "context", "elements": [mrkdwn(_link(draft.thread_link, label))]})
     return blocks
 
 

@@ -23,8 +23,10 @@ from socialrag.models import (
     WhyMemberMayCare,
 )
 from socialrag.summary import summarize
+from socialrag.text import as_data
 
 MEMBER_TOKEN = re.compile(r"\{@([A-Z0-9]+)\}")
+SAFE_TEXT = "Recommended for its closeness to what this channel has been reading."
 
 
 def member_token(user_id: str) -> str:
@@ -41,17 +43,17 @@ def render_signal(signal: SocialSignal, companions: Sequence[SocialSignal] = ())
     if isinstance(f, MemberIsAuthor):
         return f"{member_token(f.member)} is one of its authors."
     if isinstance(f, AuthorDiscussedHere):
-        return f"{f.author} also wrote {_plural(f.count, 'paper')} discussed here in the last three months."
+        return f"{as_data(f.author)} also wrote {_plural(f.count, 'paper')} discussed here in the last three months."
     if isinstance(f, SharedAffiliation):
-        return f"{f.author} is at {f.affiliation}, like {member_token(f.member)}."
+        return f"{as_data(f.author)} is at {as_data(f.affiliation)}, like {member_token(f.member)}."
     if isinstance(f, VenueEngagedWith):
-        return f"The group engaged with {_plural(f.count, 'other ' + f.venue + ' paper')} recently."
+        return f"The group engaged with {_plural(f.count, 'other ' + as_data(f.venue) + ' paper')} recently."
     if isinstance(f, RelatedToEarlierPaper):
         return _render_h5(f)
     if isinstance(f, EarlierReception):
         return _render_h6(f)
     if isinstance(f, EarlierPaperByMember):
-        return f"{f.paper_title} was written by {member_token(f.member)}."
+        return f"{as_data(f.paper_title)} was written by {member_token(f.member)}."
     if isinstance(f, MemberMayCare):
         why = next(
             (c.fact for c in companions if isinstance(c.fact, WhyMemberMayCare) and c.members == signal.members), None
@@ -61,20 +63,20 @@ def render_signal(signal: SocialSignal, companions: Sequence[SocialSignal] = ())
 
 
 def _render_h5(f: RelatedToEarlierPaper) -> str:
-    title = f.paper_title
+    title = as_data(f.paper_title)
     who = f", shared by {member_token(f.sharer)}" if f.sharer else ""
     if f.posted_by_paperping:
         who = ", recommended here earlier"
     if f.relation == "cites":
         if f.context:
-            quote = _clip(f.context, 140)
+            quote = _clip(as_data(f.context), 140)
             end = "" if quote[-1] in ".!?…" else "."
             return f'It cites {title}{who}: "{quote}"{end}'
         return f"It cites {title}{who}."
     if f.relation == "cited_by":
         return f"{title}{who}, cites this paper."
     if f.relation == "shared_authors":
-        names = list(f.shared_authors)
+        names = [as_data(a) for a in f.shared_authors]
         shown = ", ".join(names[:2]) + (" and others" if len(names) > 2 else "")
         return f"{shown} also wrote {title}{who}."
     return f"It is close in topic to {title}{who}."
@@ -95,9 +97,9 @@ def _render_h9(f: WhyMemberMayCare) -> str:
     if f.reason == "similar":
         return f", who liked {_plural(n, 'similar paper')} here"
     if f.reason == "author":
-        return f", who liked {_plural(n, 'paper')} by {f.author} here"
+        return f", who liked {_plural(n, 'paper')} by {as_data(f.author)} here"
     if f.reason == "venue":
-        return f", who liked {_plural(n, str(f.venue) + ' paper')} here"
+        return f", who liked {_plural(n, as_data(f.venue) + ' paper')} here"
     return f", whose own publications are close to it ({n})"
 
 
@@ -132,7 +134,7 @@ def build_template_text(
     """The ``tldr``, ``template`` and ``template+tldr`` explanations, within ``limit`` characters."""
     social = render_signals(signals) if with_signals else ""
     if not with_summary:
-        return _clip(social or "Recommended for its closeness to what this channel has been reading.", limit)
+        return _clip(social or SAFE_TEXT, limit)
     room = max(120, limit - len(social) - 1) if social else limit
     summary = summarize(abstract, tldr, limit=room) or ""
     text = " ".join(x for x in (summary, social) if x)

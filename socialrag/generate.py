@@ -13,7 +13,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from socialrag.errors import SourceError
-from socialrag.explain import build_template_text, member_token, members_in_text, plan_mentions, render_signal
+from socialrag.explain import (
+    SAFE_TEXT,
+    build_template_text,
+    member_token,
+    members_in_text,
+    plan_mentions,
+    render_signal,
+)
 from socialrag.llm import LLMClient
 from socialrag.models import (
     AuthorDiscussedHere,
@@ -29,6 +36,7 @@ from socialrag.models import (
 from socialrag.prompts import load_prompt
 from socialrag.social import ChannelContext, PaperInfo
 from socialrag.summary import summarize
+from socialrag.text import as_data
 from socialrag.verify import Allowed, allowed_from, check_text
 
 log = logging.getLogger(__name__)
@@ -56,13 +64,13 @@ def paper_url(ids: dict[str, str], fallback: str | None) -> str:
 
 
 def build_meta(info: PaperInfo, ids: dict[str, str], *, summary_limit: int = 300) -> PaperMeta:
-    authors = tuple(a.name for a in info.authors[:3]) + (("et al.",) if len(info.authors) > 3 else ())
+    authors = tuple(as_data(a.name) for a in info.authors[:3]) + (("et al.",) if len(info.authors) > 3 else ())
     return PaperMeta(
         paper_id=info.paper_id,
-        title=info.title or "Untitled paper",
+        title=as_data(info.title) or "Untitled paper",
         url=paper_url(ids, info.url),
         authors=authors,
-        venue=info.venue,
+        venue=as_data(info.venue) or None,
         year=info.year,
         summary=summarize(info.abstract, info.tldr, limit=summary_limit),
         ids=ids,
@@ -72,7 +80,7 @@ def build_meta(info: PaperInfo, ids: dict[str, str], *, summary_limit: int = 300
 def _thread(signals: Sequence[SocialSignal]) -> tuple[str | None, str | None]:
     for s in signals:
         if isinstance(s.fact, RelatedToEarlierPaper | EarlierPaperByMember) and s.permalinks:
-            return s.permalinks[0], s.fact.paper_title or None
+            return s.permalinks[0], as_data(s.fact.paper_title) or None
     return None, None
 
 
@@ -148,14 +156,14 @@ def build_draft(
     llm: LLMClient | None = None,
     score: float = 0.0,
 ) -> Draft:
-    """The explanation in ``style``; ``llm`` falls back to ``template+tldr`` when it fails verification twice."""
+    """The explanation in ``style``, verified whatever the style; ``llm`` falls back to ``template+tldr`` when
+    it fails verification twice, and a template text that fails drops the paper's summary, then the signals."""
+    allowed = build_allowed(ctx, info, signals)
     if style != "llm":
-        return finish_draft(
-            ctx, info, ids, signals, style, template_text(style, signals, info, config.limit), config, score=score
-        )
+        chosen, text, reason = verified_template(style, signals, info, allowed, config.limit)
+        return finish_draft(ctx, info, ids, signals, chosen, text, config, score=score, fallback_reason=reason)
     reason = "no LLM is configured"
     if llm is not None:
-        allowed = build_allowed(ctx, info, signals)
         required = _required(signals)
         for attempt in (1, 2):
             try:
@@ -169,15 +177,34 @@ def build_draft(
                 return finish_draft(ctx, info, ids, signals, "llm", text, config, score=score)
             reason = "the generated text failed verification: " + "; ".join(problems[:3])
             log.warning("attempt %d: %s", attempt, reason)
-    text = template_text("template+tldr", signals, info, config.limit)
-    return finish_draft(ctx, info, ids, signals, "template+tldr", text, config, score=score, fallback_reason=reason)
+    chosen, text, problem = verified_template("template+tldr", signals, info, allowed, config.limit)
+    reason = f"{reason}; {problem}" if problem else reason
+    return finish_draft(ctx, info, ids, signals, chosen, text, config, score=score, fallback_reason=reason)
+
+
+def verified_template(
+    style: Style, signals: Sequence[SocialSignal], info: PaperInfo, allowed: Allowed, limit: int
+) -> tuple[Style, str, str | None]:
+    """The template text of ``style`` if it passes the verifier; otherwise the signals alone, otherwise a
+    sentence that states nothing. Returns the style used, the text and why it fell back (None if it did not)."""
+    text = template_text(style, signals, info, limit)
+    problems = check_text(text, allowed, limit=limit)
+    if not problems:
+        return style, text, None
+    reason = "the template text failed verification: " + "; ".join(problems[:3])
+    log.warning("%s", reason)
+    if style != "template" and signals:
+        social = template_text("template", signals, info, limit)
+        if not check_text(social, allowed, limit=limit):
+            return "template", social, reason
+    return "template", SAFE_TEXT, reason
 
 
 def _required(signals: Sequence[SocialSignal]) -> list[str]:
     required: list[str] = []
     for s in signals:
-        if isinstance(s.fact, RelatedToEarlierPaper) and s.fact.paper_title:
-            required.append(s.fact.paper_title)
+        if isinstance(s.fact, RelatedToEarlierPaper) and as_data(s.fact.paper_title):
+            required.append(as_data(s.fact.paper_title))
         if isinstance(s.fact, MemberIsAuthor | EarlierPaperByMember | MemberMayCare):
             required.append(member_token(s.fact.member))
     return list(dict.fromkeys(required))
@@ -197,10 +224,11 @@ def run_chain(llm: LLMClient, ctx: ChannelContext, info: PaperInfo, signals: Seq
         prompt = load_prompt("member")
         reason = render_signal(h8, signals)
         member = member_token(h8.members[0])
-        parts.append(llm.complete(prompt, prompt.render(title=info.title, member=member, reason=reason, limit=160)))
+        values = {"title": as_data(info.title), "member": member, "reason": reason, "limit": 160}
+        parts.append(llm.complete(prompt, prompt.render(**values)))
     final = load_prompt("final")
-    no_bold = [info.title or ""] + [
-        s.fact.paper_title for s in signals if isinstance(s.fact, RelatedToEarlierPaper | EarlierPaperByMember)
+    no_bold = [as_data(info.title)] + [
+        as_data(s.fact.paper_title) for s in signals if isinstance(s.fact, RelatedToEarlierPaper | EarlierPaperByMember)
     ]
     no_bold += [member_token(m) for s in signals for m in s.members]
     return llm.complete(
@@ -220,18 +248,18 @@ def _paper_part(llm: LLMClient, info: PaperInfo, signals: Sequence[SocialSignal]
         f = s.fact
         if isinstance(f, MemberIsAuthor):
             lines.append(
-                f"- The author {f.author} is the group member written {member_token(f.member)}; "
+                f"- The author {as_data(f.author)} is the group member written {member_token(f.member)}; "
                 "say once, neutrally, that they are an author."
             )
         elif isinstance(f, AuthorDiscussedHere):
-            lines.append(f"- Mention that {f.author} wrote {f.count} papers the group discussed recently.")
+            lines.append(f"- Mention that {as_data(f.author)} wrote {f.count} papers the group discussed recently.")
     prompt = load_prompt("paper")
     return llm.complete(
         prompt,
         prompt.render(
-            title=info.title,
-            authors=", ".join(a.name for a in info.authors),
-            abstract=info.abstract or info.tldr or "",
+            title=as_data(info.title),
+            authors=", ".join(as_data(a.name) for a in info.authors),
+            abstract=as_data(info.abstract or info.tldr),
             limit=min(limit, 300),
             author_lines="\n".join(lines),
         ),
@@ -261,12 +289,12 @@ def _relation_part(
     answer = llm.complete(
         prompt,
         prompt.render(
-            title=info.title,
-            abstract=info.abstract or "",
-            earlier_title=fact.paper_title,
-            earlier_abstract=(earlier.info.abstract if earlier else "") or "",
+            title=as_data(info.title),
+            abstract=as_data(info.abstract),
+            earlier_title=as_data(fact.paper_title),
+            earlier_abstract=as_data(earlier.info.abstract if earlier else None),
             relation=relation,
-            context_line=f'The citing sentence: "{context}"' if context else "",
+            context_line=f'The citing sentence: "{as_data(context)}"' if context else "",
             reception=reception,
             limit=min(limit, 300),
         ),

@@ -65,7 +65,8 @@ def index_messages(conn: psycopg.Connection, messages: Sequence[Message]) -> Ind
         for r in {(r.user_id, r.emoji): r for r in m.reactions}.values():
             reactions.append((mid, m.team_id, m.channel_id, r.user_id, r.emoji, r.reacted_at or m.posted_at))
     store.replace_message_papers(conn, message_ids, links)
-    store.replace_reactions(conn, message_ids, reactions)
+    known = {mid for m, mid in zip(messages, message_ids, strict=True) if m.reactions_known}
+    store.replace_reactions(conn, [mid for mid in message_ids if mid in known], [r for r in reactions if r[0] in known])
     return IndexStats(
         messages=sum(1 for m in messages if not m.is_reply),
         replies=sum(1 for m in messages if m.is_reply),

@@ -69,6 +69,9 @@ class Message:
     reply_count: int = 0
     papers: tuple[PaperRef, ...] = ()
     reactions: tuple[Reaction, ...] = ()
+    # False when the source does not say which reactions the message has (an edit event carries none):
+    # the stored reactions are then kept as they are
+    reactions_known: bool = True
 
     @property
     def is_reply(self) -> bool:

@@ -568,3 +568,31 @@ def record_event(conn: psycopg.Connection, event_id: str, team_id: str | None) -
         {"e": event_id, "t": team_id},
     ).fetchone()
     return row is not None
+
+
+def deactivate_channels(conn: psycopg.Connection, team_id: str, channel_id: str | None = None) -> int:
+    """Stop scheduling posts in one channel, or in every channel of a workspace; returns how many stopped."""
+    return conn.execute(
+        """
+        UPDATE channel_settings SET active = false, next_post_at = NULL, slot_at = NULL
+         WHERE team_id = %(t)s AND (%(c)s::text IS NULL OR channel_id = %(c)s) AND active
+        """,
+        {"t": team_id, "c": channel_id},
+    ).rowcount
+
+
+def purge_team(conn: psycopg.Connection, team_id: str) -> dict[str, int]:
+    """Everything PaperPing holds of a workspace: its channels with their messages, reactions, settings and
+    posts, its members and their settings, checkpoints, LLM logs, events seen and its installation.
+    Public paper metadata, shared by every workspace, stays."""
+    params = {"t": team_id}
+    counts = {
+        "messages": conn.execute("DELETE FROM messages WHERE team_id = %(t)s", params).rowcount,
+        "members": conn.execute("DELETE FROM members WHERE team_id = %(t)s", params).rowcount,
+    }
+    for table in ("member_settings", "import_checkpoints", "llm_calls", "processed_events", "installations"):
+        # the table names are fixed here, never from input
+        conn.execute(f"DELETE FROM {table} WHERE team_id = %(t)s", params)
+    counts["channels"] = conn.execute("DELETE FROM channels WHERE team_id = %(t)s", params).rowcount
+    conn.execute("DELETE FROM teams WHERE team_id = %(t)s", params)
+    return counts

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from socialrag.text import as_data
+
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z(])")
 _CUES = (
     "we propose",
@@ -40,7 +42,9 @@ def _score(sentence: str, position: int) -> float:
 
 
 def summarize(abstract: str | None, tldr: str | None = None, *, limit: int = 300) -> str | None:
-    """The tldr when there is one; otherwise the most informative abstract sentences within ``limit``."""
+    """The tldr when there is one; otherwise the most informative abstract sentences within ``limit``.
+    Both are text written by others: their markup, links and member tokens are dropped first."""
+    tldr, abstract = as_data(tldr), as_data(abstract)
     if tldr:
         return _clip(tldr, limit)
     if not abstract:

@@ -13,12 +13,15 @@ from dataclasses import dataclass, field
 
 from socialrag.explain import MEMBER_TOKEN
 from socialrag.models import SocialSignal
+from socialrag.text import BARE_DOMAIN
 
 _URL = re.compile(r"https?://[^\s<>|)\]]+")
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)?%?(?![\w])")
 _EMOJI = re.compile(r":([a-z0-9_+\-]+(?:::skin-tone-\d)?):")
 _BOLD = re.compile(r"\*([^*\n]+)\*")
 _SLACK_MENTION = re.compile(r"<@([A-Z0-9]+)>|(?<![\w{])@([A-Za-z][\w.\-]*)")
+_SPECIAL = re.compile(r"<[!#@][^>]*>|<(?:https?|mailto|ftp):[^>]*>", re.IGNORECASE)
+_BROADCAST_WORDS = {"here", "channel", "everyone", "all"}
 
 
 @dataclass
@@ -96,11 +99,15 @@ def check_text(
         who = m.group(1) or m.group(2)
         if m.group(1) and who not in allowed.members:
             problems.append(f"mentions a member the signals do not name: {who}")
-        elif m.group(2) and who not in allowed.member_names:
+        elif m.group(2) and (who.lower() in _BROADCAST_WORDS or who not in allowed.member_names):
             problems.append(f"names someone with @ the signals do not name: @{who}")
+    for special in _SPECIAL.findall(text):
+        problems.append(f"carries Slack markup (a broadcast, channel link or link): {special}")
     for url in _URL.findall(text):
         if url not in allowed.urls:
             problems.append(f"links to something the signals do not give: {url}")
+    for domain in BARE_DOMAIN.findall(_URL.sub(" ", text)):
+        problems.append(f"names a web address: {domain}")
     stripped = _EMOJI.sub(" ", MEMBER_TOKEN.sub(" ", _URL.sub(" ", text)))
     for number in numbers_in(stripped):
         if number not in allowed.numbers:

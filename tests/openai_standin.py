@@ -79,6 +79,7 @@ def chain_answer(prompt: str) -> str:
     """Plausible answers to PaperPing's four prompts that keep what they are told to keep."""
     if prompt.startswith("You edit a draft"):
         draft = prompt.split("Draft:\n", 1)[1].split("\n\nFirst,", 1)[0]
+        draft = draft.removeprefix("<<<DATA\n").removesuffix("\nDATA>>>")
         return re.sub(r"because (\w+ \w+ \w+)", r"because *\1*", draft, count=1)
     if "Begin with exactly" in prompt:
         found = re.search(r'"This paper relates to (.+) because"', prompt)

@@ -12,6 +12,7 @@ from typing import Any
 from slack_bolt import Ack, App
 from slack_sdk import WebClient
 
+from bot.blocks import escape
 from bot.context import AppContext
 from socialrag import post_store, store
 from socialrag.emoji import normalize_emoji, parse_sentiment
@@ -19,6 +20,7 @@ from socialrag.explain import describe_fact
 from socialrag.models import STYLES, signal_from_json
 from socialrag.schedule import FREQUENCIES
 from socialrag.service import describe_style
+from socialrag.text import as_data
 
 log = logging.getLogger(__name__)
 
@@ -136,6 +138,12 @@ def parse_author_link(value: str) -> dict[str, str]:
     )
 
 
+def quote(text: str, limit: int) -> str:
+    """Text a member or a paper's metadata supplied, shown in a message: its markup dropped, then escaped, so
+    that it can neither notify nor link."""
+    return escape(as_data(text)[:limit])
+
+
 def announce(ctx: AppContext, client: WebClient, channel: str, user: str, line: str) -> None:
     """Tell the channel about a settings change (the paper's DG4: the group sees what steers the bot)."""
     ctx.pacer.post(client.chat_postMessage, channel=channel, text=f"<@{user}> {line}")
@@ -237,7 +245,8 @@ def cmd_focus(ctx: AppContext, client: WebClient, c: Command, team: str, channel
         announce(ctx, client, channel, user, "cleared PaperPing's focus.")
         return "Done: no focus."
     _set(ctx, team, channel, focus_text=c.text[:500], focus_expires_at=now + timedelta(days=FOCUS_DAYS))
-    announce(ctx, client, channel, user, f"asked PaperPing to lean toward: {c.text[:120]} (for {FOCUS_DAYS} days).")
+    topic = quote(c.text, 120)
+    announce(ctx, client, channel, user, f"asked PaperPing to lean toward: {topic} (for {FOCUS_DAYS} days).")
     return f"Done: the next recommendations lean toward that for {FOCUS_DAYS} days."
 
 
@@ -279,10 +288,12 @@ def cmd_status(
     if s["step_down_reason"]:
         lines.append(f"Posting less often because {s['step_down_reason']}; `/paperping frequency` sets it back.")
     if s["focus_text"] and s["focus_expires_at"] and s["focus_expires_at"] > now:
-        lines.append(f"Focus: {s['focus_text'][:120]} (until {s['focus_expires_at']:%d %b}).")
+        lines.append(f"Focus: {quote(s['focus_text'], 120)} (until {s['focus_expires_at']:%d %b}).")
     for p in posts:
         received = ", ".join(x for x in (p["emoji"], f"{p['replies']} replies" if p["replies"] else "") if x)
-        lines.append(f"• {p['posted_at']:%d %b}: {p['title'] or 'a paper'} — {received or 'no reactions yet'}")
+        lines.append(
+            f"• {p['posted_at']:%d %b}: {quote(p['title'] or 'a paper', 200)} — {received or 'no reactions yet'}"
+        )
     return "\n".join(lines)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from slack_bolt import App
@@ -38,25 +39,47 @@ def handle_message(ctx: AppContext, client: WebClient, body: dict[str, Any], eve
     subtype = event.get("subtype")
     if subtype == "message_deleted":
         with ctx.db.connection() as conn:
-            store.delete_thread(conn, team, channel, str(event.get("deleted_ts")))
+            store.delete_thread(conn, team, channel, str(event.get("deleted_ts") or ""))
         return
     if subtype == "message_changed":
-        event = {**(event.get("message") or {}), "channel": channel}
+        inner = event.get("message")
+        if isinstance(inner, dict):
+            handle_edit(ctx, client, team, channel, inner)
+        return
     ctx.ensure_channel(client, team, channel)
     message = message_from_slack(event, team, channel, domain=ctx.domain(team))
     if message is None:
         return
     with ctx.db.connection() as conn:
-        human = bool(event.get("user")) and not event.get("bot_id")
-        if human and subtype != "message_changed":
+        if event.get("user") and not event.get("bot_id"):
             post_store.record_activity(conn, team, channel, message.posted_at)
-        roots = {message.thread_ts} if message.is_reply else set()
-        follows = bool(roots) and store.load_message_id(conn, team, channel, message.thread_ts or "") is not None
+        follows = message.is_reply and store.load_message_id(conn, team, channel, message.thread_ts or "") is not None
         if message.papers or follows:
             index_messages(conn, [message])
-        elif subtype == "message_changed":
-            # the edit removed the paper link: the message no longer belongs in the base
+
+
+def handle_edit(ctx: AppContext, client: WebClient, team: str, channel: str, inner: dict[str, Any]) -> None:
+    """``message_changed``: an edit, or the tombstone Slack leaves when a thread parent with replies is
+    deleted. An edit carries no reactions, so the stored ones stay; losing its paper link takes a share and
+    its thread out of the base, gaining one makes a message a share."""
+    ts = str(inner.get("ts") or "")
+    if inner.get("subtype") == "tombstone":
+        with ctx.db.connection() as conn:
+            store.delete_thread(conn, team, channel, ts)
+        return
+    ctx.ensure_channel(client, team, channel)
+    message = message_from_slack({**inner, "channel": channel}, team, channel, domain=ctx.domain(team))
+    if message is None:
+        return
+    message = replace(message, reactions_known=False)
+    with ctx.db.connection() as conn:
+        follows = message.is_reply and store.load_message_id(conn, team, channel, message.thread_ts or "") is not None
+        if message.papers or follows:
+            index_messages(conn, [message])
+        elif message.is_reply:
             store.delete_messages(conn, team, channel, [message.ts])
+        else:
+            store.delete_thread(conn, team, channel, message.ts)
 
 
 def handle_reaction(ctx: AppContext, body: dict[str, Any], event: dict[str, Any], added: bool) -> None:
@@ -86,6 +109,17 @@ def handle_joined(ctx: AppContext, client: WebClient, body: dict[str, Any], even
     threading.Thread(target=ctx.backfill, args=(client, team, channel), daemon=True, name=f"backfill-{channel}").start()
 
 
+def handle_left(ctx: AppContext, client: WebClient, body: dict[str, Any], event: dict[str, Any]) -> None:
+    """PaperPing was removed from a channel (``channel_left``, ``group_left``, or ``member_left_channel``
+    naming the bot): that channel stops being scheduled; what it learned there stays until purged."""
+    team, channel = _team(body, event), str(event.get("channel") or "")
+    if event.get("type") == "member_left_channel" and event.get("user") != ctx.bot_user_id(client, team):
+        return
+    with ctx.db.connection() as conn:
+        store.deactivate_channels(conn, team, channel)
+    log.info("removed from %s: its posts stop", channel)
+
+
 def register(app: App, ctx: AppContext) -> None:
     def on(kind: str, fn: Callable[..., None]) -> None:
         app.event(kind)(fn)
@@ -106,3 +140,10 @@ def register(app: App, ctx: AppContext) -> None:
     on("reaction_added", reaction_added)
     on("reaction_removed", reaction_removed)
     on("member_joined_channel", member_joined)
+
+    def left(client: WebClient, body: dict[str, Any], event: dict[str, Any]) -> None:
+        handle_left(ctx, client, body, event)
+
+    on("channel_left", left)
+    on("group_left", left)
+    on("member_left_channel", left)

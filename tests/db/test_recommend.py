@@ -232,7 +232,7 @@ def test_a_member_token_in_an_abstract_pings_nobody(db: Database, lab: dict[str,
         info = load_paper_infos(conn, [lab["ids"][CITING]])[lab["ids"][CITING]]
     hostile = replace(info, abstract="{@U0ADMIN1} <!channel> We study attacks on models. {@U0ADMIN1}", tldr=None)
     draft = build_draft(ctx, hostile, {}, select_signals(signals), "template+tldr", GenerateConfig())
-    assert "{@U0ADMIN1}" in draft.explanation, "the abstract reached the text"
+    assert "We study attacks" in draft.explanation and "{@U0ADMIN1}" not in draft.explanation
     assert "U0ADMIN1" not in draft.mentions and "U0ADMIN1" not in draft.named
     posted = json.dumps(build_blocks(draft)) + build_fallback_text(draft)
     assert "<@U0ADMIN1>" not in posted and "<!channel>" not in posted
@@ -263,7 +263,7 @@ def test_llm_chain_is_verified_and_recorded(db: Database, lab: dict[str, Any], l
         ).fetchall()
     names = [c[0] for c in calls]
     assert names[0] == "paper" and names[-1] == "final"
-    assert all(c[1] == 1 and c[2] == 16 and c[3] == "test-model" and c[4] == "ok" for c in calls)
+    assert all(c[1] == 2 and c[2] == 16 and c[3] == "test-model" and c[4] == "ok" for c in calls)
 
 
 def test_llm_that_invents_a_member_falls_back(db: Database, lab: dict[str, Any], llm_server: OpenAIStandIn) -> None:

@@ -1,0 +1,49 @@
+"""Text written by others (paper titles, abstracts, author and venue names, channel messages), made safe to
+quote. Pure.
+
+Such text is data. Whatever markup it carries must not notify anyone, link anywhere or look like
+PaperPing's own member tokens when it is quoted in a message or put into a prompt: ``as_data`` keeps its
+words and drops that markup.
+"""
+
+from __future__ import annotations
+
+import re
+
+_MEMBER_TOKEN = re.compile(r"\{@([^{}\s]{0,40})\}")
+# Slack's angle markup: <@U1>, <!here>, <!subteam^S1|@team>, <#C1|general>, <https://x|label>, <mailto:..>
+_ANGLE = re.compile(r"<([^<>]{0,400})>")
+_URL = re.compile(r"(?:https?|ftp)://\S+|www\.\S+|mailto:\S+", re.IGNORECASE)
+# a bare domain such as evil.example.com or github.com/x/y (a closed list of endings, so that "e.g." or
+# "v1.2" stay text)
+BARE_DOMAIN = re.compile(
+    r"(?<![\w@./-])(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+"
+    r"(?:com|org|net|io|ai|edu|gov|co|dev|app|xyz|info|me|ly|gg|us|uk|de|fr|cn|jp|ru|site|online|link|example)"
+    r"\b(?:/\S*)?",
+    re.IGNORECASE,
+)
+_BROADCAST = re.compile(r"@(?=(?:here|channel|everyone|all)\b)", re.IGNORECASE)
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def _angle(m: re.Match[str]) -> str:
+    inner = m.group(1)
+    if inner[:1] in ("@", "!", "#"):
+        return ""  # a mention, a broadcast or a channel link: nothing of it is kept
+    label = inner.split("|", 1)[1] if "|" in inner else ""
+    return label  # a link keeps its label, never its address
+
+
+def as_data(text: str | None) -> str:
+    """``text`` with mentions, broadcasts, channel links, link markup, addresses and member tokens removed
+    (a link keeps its label), invisible control characters dropped, and spaces folded."""
+    if not text:
+        return ""
+    out = _CONTROL.sub("", text)
+    out = _ANGLE.sub(_angle, out)
+    out = _MEMBER_TOKEN.sub("", out)
+    out = _URL.sub("", out)
+    out = BARE_DOMAIN.sub("", out)
+    out = _BROADCAST.sub("", out)
+    out = out.replace("{@", "{ @")
+    return " ".join(out.split())

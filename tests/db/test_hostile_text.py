@@ -1,0 +1,95 @@
+"""Paper metadata and model output are data: whatever markup they carry, a post notifies and links no one.
+
+The lab's catalog is poisoned (titles, abstracts, author names, affiliations and venues carry member tokens,
+Slack mentions, broadcasts, channel links, link markup and bare addresses), and a recommendation is made in
+every style, the `llm` one with a stand-in model that tries to add a mention, a broadcast and a link.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.blocks import build_blocks, build_fallback_text
+from socialrag import store
+from socialrag.config import Settings
+from socialrag.db import Database
+from socialrag.models import STYLES, Style
+from socialrag.service import Recommender
+from tests.labbase import AS_OF, CachedEmbedder, build_lab
+from tests.openai_standin import OpenAIStandIn
+
+POISON = "{@U0ADMIN1} <@U0ADMIN2> <!channel> <!here> <!everyone> <!subteam^S0TEAM|@lab> <#C0OTHER|general> @here"
+LINKS = "<https://evil.example.com/x|click here> https://evil.example.com/y evil.example.com/z"
+FORBIDDEN = (
+    "U0ADMIN1",
+    "<@U0ADMIN2>",
+    "<!channel>",
+    "<!here>",
+    "<!everyone>",
+    "<!subteam",
+    "<#C0OTHER",
+    "evil.example",
+    "S0TEAM",
+)
+
+
+def poison(db: Database) -> None:
+    """Every paper's title, abstract, authors, affiliations and venue carry markup."""
+    with db.connection() as conn:
+        conn.execute(
+            "UPDATE papers SET title = title || %(p)s, abstract = %(p)s || ' ' || %(l)s || ' ' || abstract",
+            {"p": " " + POISON, "l": LINKS},
+        )
+        conn.execute("UPDATE authors SET name = name || ' <!channel> {@U0ADMIN1}'")
+        conn.execute(
+            "UPDATE paper_authors SET affiliations = ARRAY['Carnegie Mellon University <!here> evil.example.com']"
+        )
+        conn.execute("UPDATE venues SET name = name || ' <https://evil.example.com|venue> <!everyone>'")
+
+
+def hostile_model(prompt: str) -> str:
+    """A model that obeys the poisoned abstract and adds a mention, a broadcast and a link."""
+    return "This paper is great <!channel> {@U0ADMIN1} <@U0ADMIN2>, read it at https://evil.example.com/x."
+
+
+@pytest.fixture
+def poisoned(db: Database, tmp_path: Path) -> Iterator[dict[str, Any]]:
+    lab = build_lab(db, tmp_path, CachedEmbedder())
+    poison(db)
+    with db.connection() as conn:
+        store.upsert_channel_setting(conn, "T0LAB", "C1", sources=["catalog"])
+    model = OpenAIStandIn(hostile_model)
+    yield {"lab": lab, "model": model}
+    model.stop()
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_no_style_lets_markup_through(db: Database, poisoned: dict[str, Any], style: Style) -> None:
+    model: OpenAIStandIn = poisoned["model"]
+    settings = Settings(home=Path("."), offline=False, openai_base_url=model.base_url)
+    with Recommender(settings, db, embedder=CachedEmbedder()) as recommender:
+        rec = recommender.recommend("T0LAB", "C1", at=AS_OF, style=style)
+    draft = rec.draft
+    assert draft is not None
+    blocks = build_blocks(draft)
+    posted = json.dumps(blocks) + build_fallback_text(draft)
+    for bad in FORBIDDEN:
+        assert bad not in posted, (style, bad, posted)
+    assert "<@" not in posted or all(f"<@{m}>" in posted for m in draft.mentions)
+    signal_members = {m for s in draft.signals for m in s.members}
+    assert set(draft.mentions) <= signal_members and set(draft.named) <= signal_members
+    text_objects = [t for b in blocks for t in ([b["text"]] if "text" in b else b["elements"])]
+    assert text_objects and all(t["verbatim"] is True for t in text_objects)
+    if style == "llm":
+        assert model.prompts, "the model was asked"
+        assert draft.style != "llm" and "verification" in (draft.fallback_reason or "")
+        assert all("<<<DATA" in p for p in model.prompts), "abstracts and titles are fenced as data"
+        # what the catalog holds reaches the model without its markup (the final prompt edits the model's own
+        # earlier answers, which this hostile model filled with markup: the verifier stops those)
+        firsts = [p for p in model.prompts if not p.startswith("You edit a draft")]
+        assert firsts and not any("U0ADMIN" in p or "evil.example" in p or "<!" in p for p in firsts)
