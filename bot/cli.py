@@ -71,6 +71,10 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("channel", help="channel name or id (TEAM_ID/CHANNEL_ID when several workspaces have it)")
     ev.add_argument("--warmup", type=int, default=5, help="shared papers to learn from before the first step")
 
+    purge = sub.add_parser("purge", help="delete everything stored about a workspace (after it uninstalled)")
+    purge.add_argument("--team", required=True, help="the workspace id (T...)")
+    purge.add_argument("--yes", action="store_true", help="really delete (without it, say what would go)")
+
     st = sub.add_parser("status", help="what the knowledge base holds, per channel")
     st.add_argument("--channel", help="one channel, by name or id")
     st.add_argument("--json", action="store_true", help="print JSON")
@@ -134,6 +138,8 @@ def _dispatch(args: argparse.Namespace, settings: Settings, db: Database) -> int
         return cmd_eval(args, settings, db)
     if command == "status":
         return cmd_status(args, db)
+    if command == "purge":
+        return cmd_purge(args, db)
     raise AssertionError(command)
 
 
@@ -181,6 +187,27 @@ def cmd_catalog_import(args: argparse.Namespace, settings: Settings, db: Databas
 
 def cmd_index(args: argparse.Namespace, settings: Settings, db: Database) -> int:
     run_indexing(args, settings, db)
+    return 0
+
+
+def cmd_purge(args: argparse.Namespace, db: Database) -> int:
+    """``paperping purge --team T --yes``: a workspace's channels, messages, reactions, members, settings,
+    posts, LLM logs, checkpoints and installation. Public paper metadata stays."""
+    with db.connection() as conn:
+        channels = [c for c in store.find_channels(conn) if c[0] == args.team]
+    if not args.yes:
+        print(
+            f"paperping: this deletes everything stored about workspace {args.team} ({len(channels)} channels); "
+            "add --yes to go ahead",
+            file=sys.stderr,
+        )
+        return 2
+    with db.connection() as conn:
+        counts = store.purge_team(conn, args.team)
+    print(
+        f"workspace {args.team}: deleted {counts['channels']} channels, {counts['messages']} messages and "
+        f"replies (with their reactions), {counts['members']} members"
+    )
     return 0
 
 

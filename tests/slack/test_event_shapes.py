@@ -1,0 +1,249 @@
+"""The event shapes Slack really sends, through the real bolt app with signed requests: every message subtype
+the Events API documents, edits and tombstones, uninstalling and being removed from a channel."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from socialrag import install_store, store
+from socialrag.db import Database
+from tests.slack.test_app import Harness, count, lab_state, message_event
+from tests.slack_standin import SlackStandIn
+
+ARXIV = "<https://arxiv.org/abs/1706.03762|Attention>"
+ROOT, REPLY = "1700000002.000100", "1700000003.000100"
+
+
+@pytest.fixture
+def harness(db: Database, tmp_path: Path) -> Iterator[Harness]:
+    standin = SlackStandIn(lab_state()).start()
+    h = Harness(db, standin, tmp_path)
+    yield h
+    h.stop()
+    standin.stop()
+
+
+def share_with_reply(h: Harness) -> None:
+    h.event(message_event(ROOT, f"read this {ARXIV}", reply_count=1))
+    h.event(message_event(REPLY, "agreed, section 3 is neat", user="U3", thread_ts=ROOT))
+    h.event(
+        {
+            "type": "reaction_added",
+            "user": "U3",
+            "reaction": "+1",
+            "event_ts": "1700000004.000100",
+            "item": {"type": "message", "channel": "C1", "ts": ROOT},
+        }
+    )
+
+
+def changed(inner: dict[str, Any], ts: str = "1700000009.000100") -> dict[str, Any]:
+    """A ``message_changed`` event as Slack sends it: the new message inside, no reactions in it."""
+    return {
+        "type": "message",
+        "subtype": "message_changed",
+        "hidden": True,
+        "channel": "C1",
+        "ts": ts,
+        "event_ts": ts,
+        "message": inner,
+        "previous_message": {"type": "message", "ts": inner.get("ts")},
+    }
+
+
+def test_deleting_a_thread_parent_leaves_a_tombstone_and_the_thread_goes(harness: Harness, db: Database) -> None:
+    share_with_reply(harness)
+    assert count(db, "SELECT count(*) FROM messages") == 2
+    tombstone = {
+        "type": "message",
+        "subtype": "tombstone",
+        "hidden": True,
+        "user": "USLACKBOT",
+        "text": "This message was deleted.",
+        "ts": ROOT,
+        "thread_ts": ROOT,
+        "reply_count": 1,
+    }
+    harness.event(changed(tombstone))
+    assert count(db, "SELECT count(*) FROM messages") == 0
+    assert count(db, "SELECT count(*) FROM reactions") == 0
+
+
+def test_an_edit_keeps_the_reactions(harness: Harness, db: Database) -> None:
+    share_with_reply(harness)
+    edit = {
+        "type": "message",
+        "user": "U2",
+        "ts": ROOT,
+        "text": f"read this one {ARXIV}",
+        "edited": {"user": "U2", "ts": "1700000009.000100"},
+        "thread_ts": ROOT,
+        "reply_count": 1,
+    }
+    harness.event(changed(edit))
+    assert count(db, "SELECT count(*) FROM reactions") == 1, "an edit carries no reactions; the stored ones stay"
+    assert count(db, "SELECT count(*) FROM messages WHERE text LIKE 'read this one%%'") == 1
+
+
+def test_an_edit_that_removes_the_link_drops_the_share_and_its_thread(harness: Harness, db: Database) -> None:
+    share_with_reply(harness)
+    edit = {
+        "type": "message",
+        "user": "U2",
+        "ts": ROOT,
+        "text": "never mind",
+        "edited": {"user": "U2", "ts": "1700000009.000100"},
+        "thread_ts": ROOT,
+        "reply_count": 1,
+    }
+    harness.event(changed(edit))
+    assert count(db, "SELECT count(*) FROM messages") == 0, "no orphaned replies"
+
+
+def test_an_edit_that_adds_a_link_makes_a_share(harness: Harness, db: Database) -> None:
+    harness.event(message_event(ROOT, "this paper is good"))
+    assert count(db, "SELECT count(*) FROM messages") == 0
+    edit = {
+        "type": "message",
+        "user": "U2",
+        "ts": ROOT,
+        "text": f"this paper is good {ARXIV}",
+        "edited": {"user": "U2", "ts": "1700000009.000100"},
+    }
+    harness.event(changed(edit))
+    assert count(db, "SELECT count(*) FROM message_papers") == 1
+
+
+TS = "1700000100.000100"
+# (subtype, the documented fields besides type/channel/ts, whether its paper link is stored)
+SUBTYPES: list[tuple[str, dict[str, Any], bool]] = [
+    ("bot_message", {"bot_id": "B0RSS", "username": "arxiv-feed", "text": ARXIV}, True),
+    ("me_message", {"user": "U2", "text": f"is reading {ARXIV}"}, True),
+    (
+        "file_share",
+        {
+            "user": "U2",
+            "text": f"notes on {ARXIV}",
+            "upload": True,
+            "files": [{"id": "F1", "name": "notes.pdf", "mimetype": "application/pdf"}],
+        },
+        True,
+    ),
+    (
+        "thread_broadcast",
+        {
+            "user": "U2",
+            "text": f"also {ARXIV}",
+            "thread_ts": "1699999999.000100",
+            "root": {"text": "root", "ts": "1699999999.000100", "user": "U3"},
+        },
+        True,
+    ),
+    ("channel_join", {"user": "U5", "text": "<@U5> has joined the channel", "inviter": "U1"}, False),
+    ("channel_leave", {"user": "U5", "text": "<@U5> has left the channel"}, False),
+    ("channel_topic", {"user": "U2", "topic": ARXIV, "text": f"<@U2> set the channel topic: {ARXIV}"}, False),
+    ("channel_purpose", {"user": "U2", "purpose": ARXIV, "text": f"<@U2> set the channel purpose: {ARXIV}"}, False),
+    (
+        "channel_name",
+        {
+            "user": "U2",
+            "old_name": "nlp",
+            "name": "nlp-lab",
+            "text": '<@U2> has renamed the channel from "nlp" to "nlp-lab"',
+        },
+        False,
+    ),
+    ("channel_archive", {"user": "U2", "text": "<@U2> archived the channel", "members": ["U2"]}, False),
+    ("channel_unarchive", {"user": "U2", "text": "<@U2> un-archived the channel"}, False),
+    ("channel_posting_permissions", {"user": "U2", "text": "<@U2> changed who can post"}, False),
+    ("group_join", {"user": "U5", "text": "<@U5> has joined the group"}, False),
+    ("group_leave", {"user": "U5", "text": "<@U5> has left the group"}, False),
+    ("group_topic", {"user": "U2", "topic": ARXIV, "text": f"<@U2> set the group topic: {ARXIV}"}, False),
+    ("group_purpose", {"user": "U2", "purpose": "papers", "text": "<@U2> set the group purpose: papers"}, False),
+    ("group_name", {"user": "U2", "old_name": "a", "name": "b", "text": "<@U2> renamed the group"}, False),
+    ("group_archive", {"user": "U2", "text": "<@U2> archived the group", "members": ["U2"]}, False),
+    ("group_unarchive", {"user": "U2", "text": "<@U2> un-archived the group"}, False),
+    (
+        "ekm_access_denied",
+        {"user": "U00", "text": "Your admins have suspended everyone's access to this content."},
+        False,
+    ),
+    ("pinned_item", {"user": "U2", "text": f"<@U2> pinned a message: {ARXIV}", "item_type": "C", "item": {}}, False),
+    ("unpinned_item", {"user": "U2", "text": "<@U2> unpinned a message", "item_type": "C", "item": {}}, False),
+    ("reminder_add", {"user": "U2", "text": f"set up a reminder “read {ARXIV}”"}, False),
+    ("bot_add", {"user": "U2", "bot_id": "B1", "text": "added an integration"}, False),
+    ("bot_remove", {"user": "U2", "bot_id": "B1", "text": "removed an integration"}, False),
+    (
+        "message_replied",
+        {
+            "hidden": True,
+            "message": {"type": "message", "user": "U2", "text": ARXIV, "thread_ts": TS, "reply_count": 1, "ts": TS},
+        },
+        False,
+    ),
+    ("message_deleted", {"hidden": True, "deleted_ts": "1690000000.000100"}, False),
+    ("assistant_app_thread", {"user": "U2", "text": ARXIV, "assistant_app_thread": {"title": "x"}}, False),
+]
+
+
+@pytest.mark.parametrize(("subtype", "fields", "stored"), SUBTYPES, ids=[s[0] for s in SUBTYPES])
+def test_every_documented_message_subtype(
+    harness: Harness, db: Database, caplog: pytest.LogCaptureFixture, subtype: str, fields: dict[str, Any], stored: bool
+) -> None:
+    caplog.set_level(logging.ERROR)
+    event = {"type": "message", "subtype": subtype, "channel": "C1", "ts": TS, "event_ts": TS, **fields}
+    assert harness.event(event).status_code == 200
+    assert count(db, "SELECT count(*) FROM message_papers") == (1 if stored else 0)
+    assert [r for r in caplog.records if r.levelno >= logging.ERROR] == [], "handled without an error"
+
+
+def test_uninstalling_stops_the_workspace_and_keeps_its_data_until_purged(
+    harness: Harness, db: Database, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from bot.cli import main
+
+    monkeypatch.setenv("DATABASE_URL", db.conninfo)
+    monkeypatch.setenv("PAPERPING_OFFLINE", "1")
+    monkeypatch.setenv("PAPERPING_HOME", str(tmp_path / "home"))
+    share_with_reply(harness)
+    harness.ctx.activate_channel("T0LAB", "C1")
+    with db.connection() as conn:
+        install_store.upsert_installation(
+            conn,
+            {
+                "team_id": "T0LAB",
+                "team_name": "lab",
+                "bot_token": "xoxb-old",
+                "bot_user_id": "UBOT",
+                "bot_id": "B1",
+                "installer_id": "U1",
+                "scopes": "chat:write",
+            },
+        )
+    harness.event({"type": "tokens_revoked", "tokens": {"oauth": [], "bot": ["UBOT"]}})
+    with db.connection() as conn:
+        settings = store.load_channel_settings(conn, "T0LAB", "C1")
+        assert install_store.load_installation(conn, "T0LAB") is None, "the token is deleted"
+    assert not settings["active"] and settings["next_post_at"] is None, "no longer scheduled"
+    assert count(db, "SELECT count(*) FROM messages") == 2, "kept until purged"
+    assert main(["purge", "--team", "T0LAB"]) == 2, "asks for --yes first"
+    assert count(db, "SELECT count(*) FROM messages") == 2
+    assert main(["purge", "--team", "T0LAB", "--yes"]) == 0
+    assert count(db, "SELECT count(*) FROM messages") == 0 and count(db, "SELECT count(*) FROM channels") == 0
+    assert count(db, "SELECT count(*) FROM members") == 0
+
+
+def test_being_removed_from_a_channel_stops_it(harness: Harness, db: Database) -> None:
+    harness.event(message_event(ROOT, "hello"))  # PaperPing sees the channel
+    harness.ctx.activate_channel("T0LAB", "C1")
+    harness.event({"type": "member_left_channel", "user": "U3", "channel": "C1", "channel_type": "C", "team": "T0LAB"})
+    with db.connection() as conn:
+        assert store.load_channel_settings(conn, "T0LAB", "C1")["active"], "another member leaving changes nothing"
+    harness.event({"type": "channel_left", "channel": "C1", "actor_id": "U1", "event_ts": "1.0"})
+    with db.connection() as conn:
+        assert not store.load_channel_settings(conn, "T0LAB", "C1")["active"]
