@@ -72,7 +72,7 @@ class AppContext:
         """PaperPing is in the channel: schedule its first post (settings keep their defaults)."""
         now = now or datetime.now(UTC)
         with self.db.connection() as conn:
-            store.upsert_channel_setting(conn, team_id, channel_id, active=True)
+            store.upsert_channel_setting(conn, team_id, channel_id, active=True, stopped_reason=None, failures=0)
             current = store.load_channel_settings(conn, team_id, channel_id)
             first = next_slot(now, None, current["frequency"], current.get("timezone"))
             store.schedule_first_post(conn, team_id, channel_id, first)

@@ -14,10 +14,27 @@ from typing import Any
 
 from slack_sdk.errors import SlackApiError
 
-from socialrag.errors import SourceError
+from socialrag.errors import PermanentError, SourceError
 
 log = logging.getLogger(__name__)
 
+# Slack errors that no retry will change: the channel is gone or closed to PaperPing, or its token is dead
+PERMANENT_SLACK_ERRORS = frozenset(
+    {
+        "channel_not_found",
+        "not_in_channel",
+        "is_archived",
+        "restricted_action",
+        "account_inactive",
+        "token_revoked",
+        "token_expired",
+        "invalid_auth",
+        "not_authed",
+        "team_access_not_granted",
+        "missing_scope",
+        "ekm_access_denied",
+    }
+)
 PAGE = 200
 LIMITED_PAGE = 15
 LIMITED_INTERVAL = 60.0
@@ -34,7 +51,9 @@ def call_with_retry_after(
             return fn(**kwargs), longest
         except SlackApiError as exc:
             if exc.response.status_code != 429:
-                raise SourceError("slack", str(exc.response.get("error") or exc)) from exc
+                error = str(exc.response.get("error") or exc)
+                kind = PermanentError if error in PERMANENT_SLACK_ERRORS else SourceError
+                raise kind("slack", error) from exc
             retry_after = float(exc.response.headers.get("Retry-After", 1) or 1)
             longest = max(longest, retry_after)
             log.info("Slack asked to wait %.0fs", retry_after)

@@ -45,7 +45,10 @@ def make_recommend(recommender: Recommender) -> Recommend:
 
 def build_worker(settings: Settings, db: Database, recommender: Recommender, pacer: SlackPacer) -> Worker:
     def client_for(team_id: str) -> WebClient:
-        return WebClient(token=token_for(settings, db, team_id), base_url=settings.slack_api_url)
+        # no retry handlers: slack_sdk would resend chat.postMessage after a dropped connection, and the first
+        # may have arrived; the worker looks the slot up in the channel's history before posting again
+        token = token_for(settings, db, team_id)
+        return WebClient(token=token, base_url=settings.slack_api_url, retry_handlers=[])
 
     return Worker(db, client_for, make_recommend(recommender), pacer=pacer)
 
@@ -94,6 +97,7 @@ def cmd_run(args: argparse.Namespace, settings: Settings, db: Database) -> int:
     def shutdown(signum: int, frame: Any) -> None:
         log.warning("signal %s: finishing the current work and stopping", signum)
         stop.set()
+        worker.stopping.set()  # the tick stops between channels
         if server is not None:
             threading.Thread(target=server.shutdown, daemon=True).start()
 

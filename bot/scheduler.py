@@ -8,6 +8,10 @@ messages) instead of posting twice. A failed post (Slack or LLM down) keeps its 
 from __future__ import annotations
 
 import logging
+import os
+import socket
+import threading
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
@@ -18,9 +22,9 @@ from slack_sdk import WebClient
 from bot.blocks import build_blocks, build_fallback_text
 from bot.pacing import SlackPacer
 from bot.slack_io import message_from_slack
-from socialrag import post_store
+from socialrag import install_store, post_store, store
 from socialrag.db import Database
-from socialrag.errors import PaperPingError
+from socialrag.errors import ConfigError, PaperPingError, PermanentError
 from socialrag.index import index_messages
 from socialrag.models import Draft, PaperRef, Style, draft_json
 from socialrag.paper_store import best_identity
@@ -29,6 +33,7 @@ from socialrag.schedule import next_slot, quiet_until, should_step_down, step_do
 log = logging.getLogger(__name__)
 
 EVENT_TYPE = "paperping_recommendation"
+MAX_HISTORY_PAGES = 20  # a busy channel's messages since the slot opened, 200 a page
 # (team id, channel id, slot time, the channel's chosen style or None) -> the draft to post, or None
 Recommend = Callable[[str, str, datetime, Style | None], Draft | None]
 ClientFor = Callable[[str], WebClient]
@@ -54,18 +59,49 @@ def post_draft(client: WebClient, draft: Draft, slot_key: str, pacer: SlackPacer
 
 def find_posted(client: WebClient, channel_id: str, slot_key: str, since: datetime, pacer: SlackPacer) -> str | None:
     """The ts of a post of this slot already in the channel (a process died before recording it)."""
-    data = pacer.call(
-        client.conversations_history,
-        channel=channel_id,
-        oldest=f"{since.timestamp() - 60:.6f}",
-        include_all_metadata=True,
-        limit=50,
-    )
-    for msg in data.get("messages") or ():
-        meta = msg.get("metadata") or {}
-        if meta.get("event_type") == EVENT_TYPE and (meta.get("event_payload") or {}).get("slot_key") == slot_key:
-            return str(msg["ts"])
+    cursor: str | None = None
+    for _ in range(MAX_HISTORY_PAGES):
+        data = pacer.call(
+            client.conversations_history,
+            channel=channel_id,
+            oldest=f"{since.timestamp() - 60:.6f}",
+            include_all_metadata=True,
+            limit=200,
+            cursor=cursor,
+        )
+        for msg in data.get("messages") or ():
+            meta = msg.get("metadata") or {}
+            if meta.get("event_type") == EVENT_TYPE and (meta.get("event_payload") or {}).get("slot_key") == slot_key:
+                return str(msg["ts"])
+        cursor = (data.get("response_metadata") or {}).get("next_cursor") or None
+        if not data.get("has_more") or cursor is None:
+            return None
     return None
+
+
+class LeaseKeeper:
+    """Renews a worker's lease on a slot while it works (a recommendation may wait minutes on Semantic
+    Scholar or the LLM); ``lost`` turns true when another worker has taken the slot over."""
+
+    def __init__(self, renew: Callable[[], bool], every: float) -> None:
+        self._renew, self._every = renew, every
+        self._stop = threading.Event()
+        self.lost = False
+        self._thread = threading.Thread(target=self._run, daemon=True, name="slot-lease")
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self._every):
+            try:
+                if not self._renew():
+                    self.lost = True
+                    return
+            except Exception:  # a database hiccup: try again at the next turn
+                log.exception("could not renew a slot lease")
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
 
 
 @dataclass
@@ -78,13 +114,18 @@ class Worker:
     clock: Callable[[], datetime] = now_utc
     lease: timedelta = timedelta(minutes=10)
     retry_after: timedelta = timedelta(minutes=5)
+    max_backoff: timedelta = timedelta(hours=6)
     pacer: SlackPacer = field(default_factory=SlackPacer)
+    stopping: threading.Event = field(default_factory=threading.Event)
+    worker_id: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}")
+    renew_every: float | None = None  # seconds between lease renewals (default: a third of the lease)
 
     def tick(self, max_posts: int = 100) -> int:
-        """Serve due channels until none is left (or ``max_posts``); returns how many were served."""
+        """Serve due channels until none is left, ``max_posts`` are served, or the process is stopping."""
         served = 0
-        while served < max_posts and self.serve_one():
+        while served < max_posts and not self.stopping.is_set() and self.serve_one():
             served += 1
+        self._prune()
         return served
 
     def serve_one(self) -> bool:
@@ -99,19 +140,61 @@ class Worker:
                 return True
             slot_key = due.slot_at.astimezone(UTC).isoformat()
             rec = post_store.open_slot(conn, due.team_id, due.channel_id, slot_key, due.style)
+            held = post_store.take_slot(conn, rec.id, self.worker_id, now, now + self.lease)
+        if not held:
+            log.info("#%s: slot %s is being served by another worker", due.channel_id, slot_key)
+            return True
+        keeper = LeaseKeeper(lambda: self._renew(due, rec.id), self.renew_every or self.lease.total_seconds() / 3)
         try:
-            self._serve(due, slot_key, rec, now)
-        except (PaperPingError, OSError) as exc:
-            log.warning("#%s: post of slot %s failed, retrying later: %s", due.channel_id, slot_key, exc)
-            with self.db.connection() as conn:
-                post_store.record_failed(conn, rec.id)
-                post_store.schedule_next(conn, due.team_id, due.channel_id, now + self.retry_after, keep_slot=True)
+            self._serve(due, slot_key, rec, now, keeper)
+        except Exception as exc:  # one channel's failure, whatever it is, never stops the others
+            self._failed(due, slot_key, rec, now, exc)
+        finally:
+            keeper.stop()
         return True
 
-    def _serve(self, due: post_store.DueChannel, slot_key: str, rec: post_store.SlotRow, now: datetime) -> None:
+    def _renew(self, due: post_store.DueChannel, rec_id: int) -> bool:
+        with self.db.connection() as conn:
+            until = self.clock() + self.lease
+            return post_store.renew_lease(conn, rec_id, due.team_id, due.channel_id, self.worker_id, until)
+
+    def _failed(
+        self, due: post_store.DueChannel, slot_key: str, rec: post_store.SlotRow, now: datetime, exc: Exception
+    ) -> None:
+        permanent = isinstance(exc, PermanentError | ConfigError)
+        with self.db.connection() as conn:
+            post_store.record_failed(conn, rec.id)
+            failures = post_store.record_channel_failure(
+                conn, due.team_id, due.channel_id, permanent=permanent, reason=str(exc)
+            )
+            if permanent:
+                log.warning("#%s: posting stopped, it cannot succeed: %s", due.channel_id, exc)
+                return
+            wait = min(self.max_backoff, self.retry_after * 2 ** max(0, failures - 1))
+            post_store.schedule_next(conn, due.team_id, due.channel_id, now + wait, keep_slot=True)
+        if isinstance(exc, PaperPingError | OSError):
+            log.warning("#%s: post of slot %s failed, retrying in %s: %s", due.channel_id, slot_key, wait, exc)
+        else:
+            log.exception("#%s: post of slot %s failed unexpectedly, retrying in %s", due.channel_id, slot_key, wait)
+
+    def _prune(self) -> None:
+        """Forget Slack event ids old enough that Slack no longer retries them, and expired OAuth states."""
+        with self.db.connection() as conn:
+            store.prune_processed_events(conn, self.clock() - timedelta(days=1))
+            install_store.prune_oauth_states(conn, datetime.now(UTC))
+
+    def _serve(
+        self,
+        due: post_store.DueChannel,
+        slot_key: str,
+        rec: post_store.SlotRow,
+        now: datetime,
+        keeper: LeaseKeeper,
+    ) -> None:
         client = self.client_for(due.team_id)
         ts = rec.message_ts if rec.status == "posted" else None
         if ts is None and rec.status != "drafted" and rec.created_at < now - timedelta(seconds=1):
+            # an earlier attempt may have posted before it died or failed: look before posting again
             ts = find_posted(client, due.channel_id, slot_key, rec.created_at, self.pacer)
         if ts is None:
             draft = self.recommend(due.team_id, due.channel_id, now, due.style)
@@ -120,7 +203,19 @@ class Worker:
                 self._finish(due, now, posted=False)
                 return
             with self.db.connection() as conn:
-                post_store.record_draft(conn, rec.id, draft.paper.paper_id, draft.style, draft.score, draft_json(draft))
+                drafted = not keeper.lost and post_store.record_draft(
+                    conn,
+                    rec.id,
+                    draft.paper.paper_id,
+                    draft.style,
+                    draft.score,
+                    draft_json(draft),
+                    worker=self.worker_id,
+                )
+                sending = drafted and post_store.start_sending(conn, rec.id, self.worker_id, self.clock() + self.lease)
+            if not sending:
+                log.warning("#%s: slot %s was taken over by another worker; not posting", due.channel_id, slot_key)
+                return
             response = post_draft(client, draft, slot_key, self.pacer)
             ts = str(response["ts"])
             self._index_post(draft, response)

@@ -209,7 +209,8 @@ Embed = Callable[[psycopg.Connection, list[int]], object]
 
 def _record(conn: psycopg.Connection, papers: list[Paper], embed: Embed | None) -> list[int]:
     """Store the metadata of papers a service suggested, and embed them so they can be scored."""
-    ids = list(dict.fromkeys(paper_store.record_papers(conn, papers))) if papers else []
-    if ids and embed is not None:
-        embed(conn, ids)
+    with conn.transaction():
+        ids = list(dict.fromkeys(paper_store.record_papers(conn, papers))) if papers else []
+        if ids and embed is not None:
+            embed(conn, ids)
     return ids

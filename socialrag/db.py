@@ -45,8 +45,10 @@ class Database:
         return conn
 
     @contextmanager
-    def connection(self) -> Iterator[psycopg.Connection]:
-        conn = self.connect()
+    def connection(self, *, autocommit: bool = False) -> Iterator[psycopg.Connection]:
+        """A connection whose work is one transaction, committed at the end; with ``autocommit`` each
+        statement commits by itself (for work that waits on the network between statements)."""
+        conn = self.connect(autocommit=autocommit)
         try:
             yield conn
             conn.commit()

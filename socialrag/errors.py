@@ -28,6 +28,11 @@ class SourceError(PaperPingError):
         self.retry_after = retry_after
 
 
+class PermanentError(SourceError):
+    """The service refused in a way that retrying will not change (a channel gone, PaperPing removed from it,
+    a revoked token)."""
+
+
 class RateLimited(SourceError):
     """The service answered 429 and we gave up waiting within our budget."""
 

@@ -47,3 +47,7 @@ def consume_oauth_state(conn: psycopg.Connection, state: str) -> bool:
     """True once for a state issued and not yet expired; the state is gone afterwards either way."""
     row = conn.execute("DELETE FROM oauth_states WHERE state = %(s)s RETURNING expires_at", {"s": state}).fetchone()
     return row is not None and row[0] > datetime.now(UTC)
+
+
+def prune_oauth_states(conn: psycopg.Connection, now: datetime) -> int:
+    return conn.execute("DELETE FROM oauth_states WHERE expires_at < %(n)s", {"n": now}).rowcount

@@ -62,7 +62,12 @@ def gather_candidates(
     """Candidate paper id -> the source that found it first, without anything the channel already had."""
     found: dict[int, str] = {}
     for source in sources:
-        for pid in source.fetch_candidates(conn, query):
+        try:
+            fetched = source.fetch_candidates(conn, query)
+        except Exception:  # a source answering nonsense (HTML, bad JSON) costs its candidates, not the post
+            log.exception("candidate source %s failed; going on without it", source.name)
+            continue
+        for pid in fetched:
             found.setdefault(pid, source.name)
     excluded = query.ctx.excluded_paper_ids
     return {pid: src for pid, src in found.items() if pid not in excluded}

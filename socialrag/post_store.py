@@ -97,15 +97,28 @@ def open_slot(
 
 
 def record_draft(
-    conn: psycopg.Connection, rec_id: int, paper_id: int, style: str, score: float, draft: dict[str, Any]
-) -> None:
-    conn.execute(
+    conn: psycopg.Connection,
+    rec_id: int,
+    paper_id: int,
+    style: str,
+    score: float,
+    draft: dict[str, Any],
+    *,
+    worker: str | None = None,
+) -> bool:
+    """The draft of a slot, written by the worker that holds it (any worker when ``worker`` is None) while
+    nothing is being sent; False when the slot is no longer this worker's to draft."""
+    row = conn.execute(
         """
         UPDATE recommendations SET paper_id = %(p)s, style = %(s)s, score = %(score)s, draft = %(d)s,
-               status = 'posting' WHERE id = %(id)s
+               status = 'posting'
+         WHERE id = %(id)s AND status NOT IN ('sending', 'posted')
+           AND (%(w)s::text IS NULL OR claimed_by = %(w)s)
+        RETURNING 1
         """,
-        {"p": paper_id, "s": style, "score": score, "d": Jsonb(draft), "id": rec_id},
-    )
+        {"p": paper_id, "s": style, "score": score, "d": Jsonb(draft), "id": rec_id, "w": worker},
+    ).fetchone()
+    return row is not None
 
 
 def record_posted(conn: psycopg.Connection, rec_id: int, message_ts: str, at: datetime) -> None:
@@ -134,7 +147,8 @@ def schedule_next(
         UPDATE channel_settings
            SET next_post_at = %(next)s,
                slot_at = CASE WHEN %(keep)s THEN slot_at ELSE NULL END,
-               last_post_at = COALESCE(%(posted)s, last_post_at)
+               last_post_at = COALESCE(%(posted)s, last_post_at),
+               failures = CASE WHEN %(posted)s::timestamptz IS NULL THEN failures ELSE 0 END
          WHERE team_id = %(t)s AND channel_id = %(c)s
         """,
         {"next": next_at, "keep": keep_slot, "posted": posted_at, "t": team_id, "c": channel_id},
@@ -218,3 +232,70 @@ def load_last_posted_draft(conn: psycopg.Connection, team_id: str, channel_id: s
         {"t": team_id, "c": channel_id},
     ).fetchone()
     return dict(row[0]) if row and row[0] else None
+
+
+def take_slot(conn: psycopg.Connection, rec_id: int, worker: str, now: datetime, until: datetime) -> bool:
+    """Hold the slot's lease: free, already ours, or left to expire by a worker that stopped."""
+    row = conn.execute(
+        """
+        UPDATE recommendations SET claimed_by = %(w)s, lease_until = %(until)s
+         WHERE id = %(id)s AND status <> 'posted'
+           AND (claimed_by IS NULL OR claimed_by = %(w)s OR lease_until IS NULL OR lease_until < %(now)s)
+        RETURNING 1
+        """,
+        {"id": rec_id, "w": worker, "now": now, "until": until},
+    ).fetchone()
+    return row is not None
+
+
+def renew_lease(
+    conn: psycopg.Connection, rec_id: int, team_id: str, channel_id: str, worker: str, until: datetime
+) -> bool:
+    """Extend a held lease (and keep the channel from looking due meanwhile); False when it was lost."""
+    row = conn.execute(
+        """
+        UPDATE recommendations SET lease_until = %(until)s
+         WHERE id = %(id)s AND claimed_by = %(w)s AND status <> 'posted' RETURNING 1
+        """,
+        {"id": rec_id, "w": worker, "until": until},
+    ).fetchone()
+    if row is not None:
+        conn.execute(
+            """
+            UPDATE channel_settings SET next_post_at = %(until)s
+             WHERE team_id = %(t)s AND channel_id = %(c)s AND next_post_at < %(until)s
+            """,
+            {"t": team_id, "c": channel_id, "until": until},
+        )
+    return row is not None
+
+
+def start_sending(conn: psycopg.Connection, rec_id: int, worker: str, until: datetime) -> bool:
+    """The compare-and-set before ``chat.postMessage``: only the lease holder moves the slot to 'sending'."""
+    row = conn.execute(
+        """
+        UPDATE recommendations SET status = 'sending', lease_until = %(until)s
+         WHERE id = %(id)s AND claimed_by = %(w)s AND status IN ('drafted', 'posting', 'failed') RETURNING 1
+        """,
+        {"id": rec_id, "w": worker, "until": until},
+    ).fetchone()
+    return row is not None
+
+
+def record_channel_failure(
+    conn: psycopg.Connection, team_id: str, channel_id: str, *, permanent: bool, reason: str
+) -> int:
+    """Count a failed post; a permanent failure also stops the channel with its reason. Returns the count."""
+    row = conn.execute(
+        """
+        UPDATE channel_settings
+           SET failures = failures + 1,
+               stopped_reason = CASE WHEN %(p)s THEN %(r)s ELSE stopped_reason END,
+               active = active AND NOT %(p)s,
+               slot_at = CASE WHEN %(p)s THEN NULL ELSE slot_at END
+         WHERE team_id = %(t)s AND channel_id = %(c)s
+        RETURNING failures
+        """,
+        {"t": team_id, "c": channel_id, "p": permanent, "r": reason[:300]},
+    ).fetchone()
+    return int(row[0]) if row else 0

@@ -131,7 +131,9 @@ class Recommender:
         )
         llm = self._llm_for(team_id, channel_id) if config.style == "llm" else None
         sources = self.candidate_sources(chosen["sources"])
-        with self.db.connection() as conn:
+        # autocommit: candidate sources and the LLM wait on the network, and no transaction may stay open
+        # (holding locks) meanwhile; each source writes what it found in a short transaction of its own
+        with self.db.connection(autocommit=True) as conn:
             return recommend(conn, team_id, channel_id, now, sources, config, llm=llm)
 
     def evaluate(self, team_id: str, channel_id: str, *, warmup: int = 5) -> EvalReport:

@@ -353,6 +353,9 @@ _CHANNEL_DEFAULTS: dict[str, Any] = {
     "step_down_reason": None,
     "focus_text": None,
     "focus_expires_at": None,
+    "slot_at": None,
+    "failures": 0,
+    "stopped_reason": None,
 }
 
 
@@ -389,6 +392,8 @@ _SETTINGS = {
             "focus_text",
             "focus_expires_at",
             "step_down_reason",
+            "failures",
+            "stopped_reason",
         },
     ),
     "member_settings": ("user_id", {"mentions_enabled", "s2_author_id", "orcid", "confirmed_names"}),
@@ -596,3 +601,8 @@ def purge_team(conn: psycopg.Connection, team_id: str) -> dict[str, int]:
     counts["channels"] = conn.execute("DELETE FROM channels WHERE team_id = %(t)s", params).rowcount
     conn.execute("DELETE FROM teams WHERE team_id = %(t)s", params)
     return counts
+
+
+def prune_processed_events(conn: psycopg.Connection, before: datetime) -> int:
+    """Forget event ids received before ``before`` (Slack stops retrying an event within hours)."""
+    return conn.execute("DELETE FROM processed_events WHERE received_at < %(b)s", {"b": before}).rowcount

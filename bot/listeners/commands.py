@@ -183,12 +183,30 @@ def cmd_frequency(
 
 def cmd_pause(ctx: AppContext, client: WebClient, c: Command, team: str, channel: str, user: str, now: datetime) -> str:
     _set(ctx, team, channel, paused=c.name == "pause")
+    if c.name == "resume":
+        ctx.activate_channel(team, channel, now)
     verb = "paused" if c.name == "pause" else "resumed"
     announce(ctx, client, channel, user, f"{verb} PaperPing's posts in this channel.")
     return f"Done: posts are {verb}."
 
 
+NOW_COOLDOWN = timedelta(minutes=10)
+
+
 def cmd_now(ctx: AppContext, client: WebClient, c: Command, team: str, channel: str, user: str, now: datetime) -> str:
+    with ctx.db.connection() as conn:
+        s = store.load_channel_settings(conn, team, channel)
+    last = s["last_post_at"]
+    if last is not None and now - last < NOW_COOLDOWN:
+        again = last + NOW_COOLDOWN
+        return f"I posted here at {last:%H:%M} UTC; `/paperping now` works again from {again:%H:%M} UTC."
+    if (
+        s["active"]
+        and s["slot_at"] is not None
+        and s["next_post_at"] is not None
+        and s["next_post_at"] <= now + NOW_COOLDOWN
+    ):
+        return "A recommendation is already on its way here."
     ctx.activate_channel(team, channel, now)
     _set(ctx, team, channel, next_post_at=now, slot_at=now, paused=False)
     ctx.post_soon(team, channel)
@@ -277,7 +295,9 @@ def cmd_status(
         s = store.load_channel_settings(conn, team, channel)
         counts = store.load_channel_counts(conn, team, channel)
         posts = post_store.load_post_engagement(conn, team, channel, limit=5)
-    state = "paused" if s["paused"] else ("active" if s["active"] else "not in this channel yet")
+    state = "paused" if s["paused"] else "active" if s["active"] else "not in this channel yet"
+    if s["stopped_reason"] and not s["active"]:
+        state = "stopped"
     nxt = s["next_post_at"].strftime("%a %d %b %H:%M UTC") if s["next_post_at"] and not s["paused"] else "—"
     lines = [
         f"*PaperPing here:* {state}; posts {s['frequency'].replace('-', ' ')}; style "
@@ -285,6 +305,9 @@ def cmd_status(
         f"Knows {counts['messages']} messages sharing {counts['papers']} papers, {counts['reactions']} reactions, "
         f"{counts['replies']} replies, {counts['members']} members.",
     ]
+    if s["stopped_reason"]:
+        reason = quote(s["stopped_reason"], 200)
+        lines.append(f"Stopped posting because of: {reason}. `/paperping resume` tries again.")
     if s["step_down_reason"]:
         lines.append(f"Posting less often because {s['step_down_reason']}; `/paperping frequency` sets it back.")
     if s["focus_text"] and s["focus_expires_at"] and s["focus_expires_at"] > now:

@@ -1,0 +1,163 @@
+"""Exactly one post per slot, however slow a recommendation is; one channel's failure never stops the others;
+a failure that cannot heal stops the channel and says why."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from slack_sdk import WebClient
+
+from bot.run import make_recommend
+from bot.scheduler import Recommend, Worker
+from socialrag import post_store, store
+from socialrag.candidates import CandidateQuery
+from socialrag.config import Settings
+from socialrag.db import Database
+from socialrag.models import Draft, Style
+from socialrag.pipeline import gather_candidates
+from socialrag.service import Recommender
+from tests.labbase import CachedEmbedder, build_lab
+from tests.multiworker import T, add_due_channels
+from tests.slack_standin import SlackStandIn, SlackState
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def setup(db: Database, tmp_path: Path) -> Iterator[dict[str, Any]]:
+    build_lab(db, tmp_path, CachedEmbedder())
+    channels = add_due_channels(db, 2, datetime.now(UTC))
+    slack = SlackStandIn(SlackState(channels={c: {"id": c, "name": c} for c in channels})).start()
+    recommender = Recommender(Settings(home=tmp_path, offline=True), db, embedder=CachedEmbedder())
+    yield {"channels": channels, "slack": slack, "recommend": make_recommend(recommender)}
+    recommender.close()
+    slack.stop()
+
+
+def slow(recommend: Recommend, seconds: float, calls: list[str]) -> Recommend:
+    def wrapped(team: str, channel: str, now: datetime, style: Style | None) -> Draft | None:
+        calls.append(channel)
+        time.sleep(seconds)
+        return recommend(team, channel, now, style)
+
+    return wrapped
+
+
+def worker(db: Database, slack: SlackStandIn, recommend: Recommend, **kw: Any) -> Worker:
+    client = WebClient(token="xoxb-test", base_url=slack.url, retry_handlers=[])
+    return Worker(db, lambda team: client, recommend, **kw)
+
+
+def only_first_channel(db: Database, channels: list[str]) -> None:
+    with db.connection() as conn:
+        store.upsert_channel_setting(conn, T, channels[1], next_post_at=datetime.now(UTC) + timedelta(days=1))
+
+
+@pytest.mark.parametrize("renewed", [True, False], ids=["lease-renewed", "lease-lapsed"])
+def test_a_slow_recommendation_and_a_second_worker_make_one_post(
+    db: Database, setup: dict[str, Any], renewed: bool
+) -> None:
+    """Worker A's recommendation outlives its lease. Renewed, worker B never gets the slot; lapsed, B takes
+    the slot over and posts, and A, losing the compare-and-set, does not."""
+    slack, channels = setup["slack"], setup["channels"]
+    only_first_channel(db, channels)
+    calls: list[str] = []
+    lease = timedelta(seconds=1)
+    a = worker(db, slack, slow(setup["recommend"], 3.0, calls), lease=lease, renew_every=0.2 if renewed else 60)
+    b = worker(db, slack, slow(setup["recommend"], 0.0, calls), lease=lease, renew_every=0.2)
+    served_a: list[int] = []
+    thread = threading.Thread(target=lambda: served_a.append(a.tick()))
+    thread.start()
+    time.sleep(1.6)  # A's first lease has run out
+    served_b = b.tick()
+    thread.join(timeout=30)
+    posts = [p for p in slack.posts if p["channel"] == channels[0]]
+    assert len(posts) == 1, posts
+    with db.connection() as conn:
+        rows = conn.execute("SELECT status, claimed_by, message_ts FROM recommendations").fetchall()
+    assert len(rows) == 1 and rows[0][0] == "posted" and rows[0][2] == posts[0]["ts"]
+    if renewed:
+        assert served_b == 0 and rows[0][1] == a.worker_id, "B never saw the channel due"
+    else:
+        assert calls.count(channels[0]) == 2 and rows[0][1] == b.worker_id, "B took the lapsed slot over"
+
+
+def test_one_failing_channel_does_not_stop_the_others(db: Database, setup: dict[str, Any]) -> None:
+    slack, channels = setup["slack"], setup["channels"]
+
+    def flaky(team: str, channel: str, now: datetime, style: Style | None) -> Draft | None:
+        if channel == channels[0]:
+            json.loads("<html>Service Unavailable</html>")  # a source answering HTML
+        return setup["recommend"](team, channel, now, style)
+
+    w = worker(db, slack, flaky)
+    assert w.tick() == 2
+    assert [p["channel"] for p in slack.posts] == [channels[1]]
+    with db.connection() as conn:
+        first = store.load_channel_settings(conn, T, channels[0])
+    assert first["active"] and first["failures"] == 1 and first["stopped_reason"] is None
+    retry_in = first["next_post_at"] - datetime.now(UTC)
+    assert timedelta(minutes=4) < retry_in <= timedelta(minutes=5), "a transient failure retries after 5 minutes"
+    with db.connection() as conn:  # the second failure in a row waits twice as long
+        store.upsert_channel_setting(conn, T, channels[0], next_post_at=datetime.now(UTC))
+    w.tick()
+    with db.connection() as conn:
+        again = store.load_channel_settings(conn, T, channels[0])
+    assert again["failures"] == 2 and again["next_post_at"] - datetime.now(UTC) > timedelta(minutes=9)
+
+
+def test_a_permanent_failure_stops_the_channel_and_says_why(db: Database, setup: dict[str, Any]) -> None:
+    slack, channels = setup["slack"], setup["channels"]
+    only_first_channel(db, channels)
+    del slack.state.channels[channels[0]]  # the channel is gone: chat.postMessage answers channel_not_found
+    w = worker(db, slack, setup["recommend"])
+    assert w.tick() == 1
+    with db.connection() as conn:
+        s = store.load_channel_settings(conn, T, channels[0])
+    assert not s["active"] and s["stopped_reason"] == "slack: channel_not_found"
+    assert w.tick() == 0, "no retry of what cannot succeed"
+
+
+def test_a_source_answering_nonsense_costs_only_its_candidates(db: Database, setup: dict[str, Any]) -> None:
+    class Broken:
+        name = "broken"
+
+        def fetch_candidates(self, conn: Any, query: CandidateQuery) -> list[int]:
+            raise json.JSONDecodeError("Expecting value", "<html>", 0)
+
+    class One:
+        name = "one"
+
+        def fetch_candidates(self, conn: Any, query: CandidateQuery) -> list[int]:
+            return [12345]
+
+    with db.connection() as conn:
+        from socialrag.social import load_channel_context
+
+        ctx = load_channel_context(conn, T, setup["channels"][0], datetime.now(UTC), "all-MiniLM-L6-v2")
+        found = gather_candidates(conn, [Broken(), One()], CandidateQuery(ctx, {}, "all-MiniLM-L6-v2", None))
+    assert found == {12345: "one"}
+
+
+def test_now_has_a_cooldown(db: Database, setup: dict[str, Any]) -> None:
+    from bot.context import AppContext
+    from bot.listeners.commands import run_command
+
+    slack, channels = setup["slack"], setup["channels"]
+    ctx = AppContext(Settings(home=Path("."), offline=True), db)
+    client = WebClient(token="xoxb-test", base_url=slack.url)
+    body = {"team_id": T, "channel_id": channels[1], "user_id": "U2", "text": "now"}
+    assert run_command(ctx, client, body).startswith("On it")
+    assert run_command(ctx, client, body) == "A recommendation is already on its way here."
+    with db.connection() as conn:
+        post_store.schedule_next(
+            conn, T, channels[1], datetime.now(UTC) + timedelta(days=1), posted_at=datetime.now(UTC)
+        )
+    assert "works again from" in run_command(ctx, client, body)
