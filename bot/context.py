@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -77,6 +78,17 @@ class AppContext:
             first = next_slot(now, None, current["frequency"], current.get("timezone"))
             store.schedule_first_post(conn, team_id, channel_id, first)
 
+    def queue_backfill(self, team_id: str, channel_id: str) -> None:
+        """Note that the channel's history is to be read, before reading starts, so that a restarted process
+        finishes it (``resume_backfills``)."""
+        from bot.backfill import SOURCE
+
+        with self.db.connection() as conn:
+            saved = store.load_checkpoint(conn, team_id, channel_id, SOURCE)
+            if saved is None or saved["completed_at"] is not None:
+                state = {"phase": "history", "threads": [], "users": []}
+                store.record_checkpoint(conn, team_id, channel_id, SOURCE, None, state)
+
     def backfill(self, client: WebClient, team_id: str, channel_id: str) -> None:
         """The channel's history, in the background after joining; failures are logged, not raised."""
         from bot.backfill import backfill_channel
@@ -86,6 +98,29 @@ class AppContext:
             log.info("backfilled #%s: %s", report.channel.name, report.stats)
         except (PaperPingError, SlackApiError, OSError) as exc:
             log.warning("backfill of %s failed: %s", channel_id, exc)
+        except Exception:
+            log.exception("backfill of %s failed", channel_id)
+
+    def resume_backfills(self, client_for: Callable[[str], WebClient]) -> list[threading.Thread]:
+        """Finish, in the background, the backfills a stopped process left unfinished."""
+        from bot.backfill import SOURCE
+
+        with self.db.connection() as conn:
+            pending = store.load_unfinished_imports(conn, SOURCE)
+        threads = []
+        for team_id, channel_id in pending:
+            try:
+                client = client_for(team_id)
+            except PaperPingError as exc:
+                log.warning("cannot resume the backfill of %s: %s", channel_id, exc)
+                continue
+            log.info("resuming the backfill of %s", channel_id)
+            thread = threading.Thread(
+                target=self.backfill, args=(client, team_id, channel_id), daemon=True, name=f"backfill-{channel_id}"
+            )
+            thread.start()
+            threads.append(thread)
+        return threads
 
     def post_soon(self, team_id: str, channel_id: str) -> None:
         """Ask the scheduler to look now (the channel was made due); without one, the next tick posts."""

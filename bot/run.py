@@ -89,6 +89,7 @@ def cmd_run(args: argparse.Namespace, settings: Settings, db: Database) -> int:
     app = build_app(settings, db, ctx, socket_mode=socket_mode)
     recommender = Recommender(settings, db)
     worker = build_worker(settings, db, recommender, ctx.pacer)
+    ctx.resume_backfills(worker.client_for)
     scheduler = start_scheduler(worker, settings.tick_seconds)
     ctx.wake_scheduler = lambda: scheduler.modify_job("tick", next_run_time=datetime.now(UTC))
     stop = threading.Event()

@@ -606,3 +606,17 @@ def purge_team(conn: psycopg.Connection, team_id: str) -> dict[str, int]:
 def prune_processed_events(conn: psycopg.Connection, before: datetime) -> int:
     """Forget event ids received before ``before`` (Slack stops retrying an event within hours)."""
     return conn.execute("DELETE FROM processed_events WHERE received_at < %(b)s", {"b": before}).rowcount
+
+
+def load_unfinished_imports(conn: psycopg.Connection, source: str) -> list[tuple[str, str]]:
+    """(team, channel) of active channels whose import from ``source`` started and has not finished."""
+    rows = conn.execute(
+        """
+        SELECT k.team_id, k.channel_id FROM import_checkpoints k
+          JOIN channel_settings s USING (team_id, channel_id)
+         WHERE k.source = %(s)s AND k.completed_at IS NULL AND s.active
+         ORDER BY k.started_at
+        """,
+        {"s": source},
+    ).fetchall()
+    return [(r[0], r[1]) for r in rows]

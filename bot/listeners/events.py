@@ -106,6 +106,7 @@ def handle_joined(ctx: AppContext, client: WebClient, body: dict[str, Any], even
     ctx.ensure_channel(client, team, channel)
     ctx.activate_channel(team, channel)
     ctx.pacer.post(client.chat_postMessage, channel=channel, text=INTRO)
+    ctx.queue_backfill(team, channel)
     threading.Thread(target=ctx.backfill, args=(client, team, channel), daemon=True, name=f"backfill-{channel}").start()
 
 

@@ -247,3 +247,23 @@ def test_being_removed_from_a_channel_stops_it(harness: Harness, db: Database) -
     harness.event({"type": "channel_left", "channel": "C1", "actor_id": "U1", "event_ts": "1.0"})
     with db.connection() as conn:
         assert not store.load_channel_settings(conn, "T0LAB", "C1")["active"]
+
+
+def test_a_backfill_cut_short_by_a_restart_is_finished(harness: Harness, db: Database) -> None:
+    """Joining notes the backfill before it starts; a process started later finishes what is left."""
+    from slack_sdk import WebClient
+
+    from bot.backfill import SOURCE
+
+    harness.standin.state.messages["C1"] = [{"type": "message", "user": "U1", "ts": "1700000100.000000", "text": ARXIV}]
+    harness.event(message_event(ROOT, "hello"))  # PaperPing sees the channel
+    harness.ctx.activate_channel("T0LAB", "C1")
+    harness.ctx.queue_backfill("T0LAB", "C1")  # what joining does before reading; then the process is killed
+    client = WebClient(token="xoxb-test", base_url=harness.standin.url)
+    threads = harness.ctx.resume_backfills(lambda team: client)  # the next process
+    assert len(threads) == 1
+    threads[0].join(timeout=30)
+    assert count(db, "SELECT count(*) FROM message_papers") == 1
+    with db.connection() as conn:
+        assert store.load_checkpoint(conn, "T0LAB", "C1", SOURCE)["completed_at"] is not None  # type: ignore[index]
+    assert harness.ctx.resume_backfills(lambda team: client) == [], "nothing left to finish"
