@@ -23,7 +23,7 @@ from bot.slack_io import channel_from_slack, member_from_slack, message_from_sla
 from socialrag import store
 from socialrag.config import Settings
 from socialrag.db import Database
-from socialrag.errors import ConfigError, InputError, SourceError
+from socialrag.errors import BadRecord, ConfigError, InputError, SourceError
 from socialrag.index import IndexStats, ThreadTracker, index_messages
 from socialrag.models import Channel, Message
 
@@ -43,8 +43,16 @@ class BackfillReport:
 
 def _page_messages(data: Any, channel: Channel, domain: str | None, tracker: ThreadTracker) -> list[Message]:
     kept = []
-    for raw in data.get("messages") or ():
-        m = message_from_slack(raw, channel.team_id, channel.channel_id, domain=domain)
+    for position, raw in enumerate(data.get("messages") or (), 1):
+        try:
+            m = (
+                message_from_slack(raw, channel.team_id, channel.channel_id, domain=domain)
+                if isinstance(raw, dict)
+                else None
+            )
+        except BadRecord as exc:
+            log.warning("#%s: message %d of a history page: %s; skipped", channel.name, position, exc)
+            continue
         if m is not None and tracker.keep(m):
             kept.append(m)
     return kept

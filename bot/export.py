@@ -14,16 +14,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+import psycopg
 from tqdm import tqdm
 
 from bot.slack_io import channel_from_slack, may_share_paper, member_from_slack, message_from_slack
 from socialrag import store
 from socialrag.db import Database
-from socialrag.errors import InputError
+from socialrag.errors import BadRecord, InputError
 from socialrag.index import IndexStats, ThreadTracker, index_messages
 from socialrag.models import Channel, Member, Message
 
 BATCH = 2000
+# A day file is one channel's day. Past these sizes a file is refused rather than read: parsing a JSON file
+# takes several times its size in memory, and a small zip can inflate to gigabytes.
+MAX_FILE_BYTES = 48 * 1024 * 1024
+MAX_RATIO = 100  # inflated size / compressed size, for files over a megabyte
 
 
 @dataclass
@@ -76,28 +81,48 @@ class ExportReader:
     def close(self) -> None:
         self.zip.close()
 
-    def read_json(self, rel: str) -> Any:
-        name = self.prefix + rel
-        if name not in self.names:
-            return None
+    def load(self, name: str) -> Any:
+        """One JSON file of the zip, refused when it is too large or inflates too much to read safely."""
+        info = self.zip.getinfo(name)
+        if info.file_size > MAX_FILE_BYTES:
+            raise ValueError(
+                f"it is {info.file_size // 2**20} MB unpacked, over the {MAX_FILE_BYTES // 2**20} MB limit"
+            )
+        if info.file_size > 2**20 and info.file_size > MAX_RATIO * max(1, info.compress_size):
+            raise ValueError(f"it inflates {info.file_size // max(1, info.compress_size)} times, which no export does")
         with self.zip.open(name) as fh:
             return _load(fh)
 
-    def channels(self) -> list[dict[str, Any]]:
+    def read_json(self, rel: str, problems: list[str]) -> Any:
+        """A top-level file (``users.json``, ``channels.json``), or None (reported) when it cannot be read."""
+        name = self.prefix + rel
+        if name not in self.names:
+            return None
+        try:
+            return self.load(name)
+        except (ValueError, zipfile.BadZipFile, OSError, EOFError) as exc:
+            problems.append(f"{rel}: could not be read ({exc})")
+            return None
+
+    def channels(self, problems: list[str]) -> list[dict[str, Any]]:
         found: list[dict[str, Any]] = []
         for rel in ("channels.json", "groups.json"):
-            data = self.read_json(rel)
+            data = self.read_json(rel, problems)
             if isinstance(data, list):
                 found.extend(c for c in data if isinstance(c, dict))
+        if not found and problems:
+            raise InputError(
+                f"{problems[-1]}: without a readable channels.json PaperPing cannot tell the channels' ids; "
+                "export the workspace again"
+            )
         return found
 
     def iter_days(self, folder: str, problems: list[str]) -> Iterator[tuple[str, list[dict[str, Any]]]]:
         for name in self.day_files.get(folder, []):
             rel = name[len(self.prefix) :]
             try:
-                with self.zip.open(name) as fh:
-                    data = _load(fh)
-            except (ValueError, UnicodeDecodeError, zipfile.BadZipFile, OSError) as exc:
+                data = self.load(name)
+            except (ValueError, zipfile.BadZipFile, OSError, EOFError, RecursionError) as exc:
                 problems.append(f"{rel}: could not be read ({exc}); skipped")
                 yield rel, []
                 continue
@@ -109,7 +134,11 @@ class ExportReader:
 
 
 def _load(fh: IO[bytes]) -> Any:
-    return json.load(fh)
+    # read at most the limit, whatever the zip's header claims about the size
+    data = fh.read(MAX_FILE_BYTES + 1)
+    if len(data) > MAX_FILE_BYTES:
+        raise ValueError(f"it unpacks to more than {MAX_FILE_BYTES // 2**20} MB")
+    return json.loads(data)
 
 
 def _team_id(users: Sequence[dict[str, Any]], override: str | None) -> str:
@@ -145,13 +174,14 @@ def import_export(
 ) -> ImportReport:
     """Import the channels of an export zip (all, or those named) into the knowledge base."""
     reader = ExportReader(path)
+    problems: list[str] = []
     try:
-        users = reader.read_json("users.json") or []
+        users = reader.read_json("users.json", problems) or []
         users = [u for u in users if isinstance(u, dict)] if isinstance(users, list) else []
         team = _team_id(users, team_id)
-        selected = _select_channels(reader.channels(), team, channels)
+        selected = _select_channels(reader.channels(problems), team, channels)
         members = {m.user_id: m for m in (member_from_slack(u, team) for u in users) if m is not None}
-        report = ImportReport(team_id=team)
+        report = ImportReport(team_id=team, problems=problems)
         with db.connection() as conn:
             store.upsert_team(conn, team, domain=domain)
             domain = domain or store.load_team_domain(conn, team)
@@ -179,15 +209,20 @@ def _import_channel(
         store.upsert_channel(conn, channel)
         tracker = ThreadTracker(store.load_thread_roots(conn, channel.team_id, channel.channel_id))
     batch: list[Message] = []
-    for _rel, raw_messages in reader.iter_days(channel.name, problems):
+    for rel, raw_messages in reader.iter_days(channel.name, problems):
         out.files += 1
         bar.update(1)
         raw_messages.sort(key=lambda m: str(m.get("ts", "")))
-        for raw in raw_messages:
+        for position, raw in enumerate(raw_messages, 1):
             out.scanned += 1
-            if not may_share_paper(raw) and raw.get("thread_ts") not in tracker.roots:
+            thread_ts = raw.get("thread_ts")
+            if not may_share_paper(raw) and not (isinstance(thread_ts, str) and thread_ts in tracker.roots):
                 continue
-            msg = message_from_slack(raw, channel.team_id, channel.channel_id, domain=domain)
+            try:
+                msg = message_from_slack(raw, channel.team_id, channel.channel_id, domain=domain)
+            except BadRecord as exc:
+                problems.append(f"{rel}, message {position} (by time): {exc}; skipped")
+                continue
             if msg is None or not tracker.keep(msg):
                 continue
             batch.append(msg)
@@ -195,17 +230,28 @@ def _import_channel(
                 seen_users.add(msg.user_id)
             seen_users.update(r.user_id for r in msg.reactions)
         if len(batch) >= BATCH:
-            out.stats.add(_flush(db, batch))
+            out.stats.add(_flush(db, batch, problems))
             batch = []
-    out.stats.add(_flush(db, batch))
+    out.stats.add(_flush(db, batch, problems))
     with db.connection() as conn:
         store.upsert_members(conn, [members[u] for u in sorted(seen_users) if u in members])
         store.update_team_timezone(conn, channel.team_id)
     return out
 
 
-def _flush(db: Database, batch: list[Message]) -> IndexStats:
+def _flush(db: Database, batch: list[Message], problems: list[str]) -> IndexStats:
+    """Write a batch; if the database refuses it, write message by message, so one bad message costs itself."""
     if not batch:
         return IndexStats()
-    with db.connection() as conn:
-        return index_messages(conn, batch)
+    try:
+        with db.connection() as conn:
+            return index_messages(conn, batch)
+    except psycopg.DataError:
+        stats = IndexStats()
+        for message in batch:
+            try:
+                with db.connection() as conn:
+                    stats.add(index_messages(conn, [message]))
+            except psycopg.DataError as exc:
+                problems.append(f"message {message.ts}: the database refused it ({exc}); skipped")
+        return stats

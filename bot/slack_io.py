@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from socialrag.errors import BadRecord
 from socialrag.links import find_paper_refs
 from socialrag.models import Channel, Member, Message, Reaction
 
@@ -47,13 +49,39 @@ def may_share_paper(raw: Mapping[str, Any]) -> bool:
 def link_text(raw: Mapping[str, Any]) -> str:
     """The text in which to look for paper links: the message and its link attachments, not shared messages."""
     parts = [str(raw.get("text") or "")]
-    for att in raw.get("attachments") or ():
+    attachments = raw.get("attachments")
+    for att in attachments if isinstance(attachments, list) else ():
         if not isinstance(att, Mapping) or _is_message_share(att):
             continue
         for key in ("title_link", "from_url", "original_url"):
             if att.get(key):
                 parts.append(f"<{att[key]}|{att.get('title') or ''}>" if key == "title_link" else str(att[key]))
     return "\n".join(parts)
+
+
+_TS = re.compile(r"\d{1,10}\.\d{1,6}")
+LAST_TS = 4_102_444_800.0  # 2100-01-01: a ts past it is not a real message time
+
+
+def parse_ts(value: object, field: str = "ts") -> tuple[str, datetime]:
+    """A Slack timestamp (``1700000000.000100``) and its time; ``BadRecord`` for anything else."""
+    if not isinstance(value, str) or not _TS.fullmatch(value) or float(value) >= LAST_TS:
+        raise BadRecord(f"{field} {str(value)[:40]!r} is not a Slack timestamp")
+    return value, ts_to_datetime(value)
+
+
+def _text(value: object) -> str:
+    return value.replace("\x00", "") if isinstance(value, str) else ""
+
+
+def _reply_count(value: object) -> int:
+    if value is None:
+        return 0
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 1_000_000:
+        return value
+    if isinstance(value, str) and value.isdigit() and len(value) < 7:
+        return int(value)
+    raise BadRecord(f"reply_count {str(value)[:40]!r} is not a count")
 
 
 def message_from_slack(
@@ -64,36 +92,38 @@ def message_from_slack(
     domain: str | None = None,
     permalink: str | None = None,
 ) -> Message | None:
-    """One Slack message as a ``Message``, or None for kinds that never carry a shared paper."""
+    """One Slack message as a ``Message``, None for kinds that never carry a shared paper, or ``BadRecord``
+    saying which field is malformed."""
     subtype = raw.get("subtype")
-    ts = raw.get("ts")
-    if subtype not in CONTENT_SUBTYPES or not isinstance(ts, str) or raw.get("type", "message") != "message":
+    if not (subtype is None or isinstance(subtype, str)) or subtype not in CONTENT_SUBTYPES:
         return None
-    try:
-        posted_at = ts_to_datetime(ts)
-    except ValueError:
+    if raw.get("type", "message") != "message":
         return None
-    thread_ts = raw.get("thread_ts") if isinstance(raw.get("thread_ts"), str) else None
+    ts, posted_at = parse_ts(raw.get("ts"))
+    thread_ts = parse_ts(raw["thread_ts"], "thread_ts")[0] if raw.get("thread_ts") is not None else None
+    user = raw.get("user") or raw.get("bot_id")
+    if user is not None and not isinstance(user, str):
+        raise BadRecord(f"user {str(user)[:40]!r} is not a member id")
     edited = raw.get("edited")
     edited_at = None
-    if isinstance(edited, Mapping) and isinstance(edited.get("ts"), str):
+    if isinstance(edited, Mapping):
         try:
-            edited_at = ts_to_datetime(edited["ts"])
-        except ValueError:
+            edited_at = parse_ts(edited.get("ts"))[1]
+        except BadRecord:
             edited_at = None
     return Message(
         team_id=team_id,
         channel_id=channel_id,
         ts=ts,
-        user_id=raw.get("user") or raw.get("bot_id"),
-        text=str(raw.get("text") or ""),
+        user_id=_text(user) or None,
+        text=_text(raw.get("text")),
         posted_at=posted_at,
         thread_ts=thread_ts,
         subtype=subtype,
         permalink=permalink or build_permalink(domain, channel_id, ts, thread_ts),
         edited_at=edited_at,
-        reply_count=int(raw.get("reply_count") or 0),
-        papers=find_paper_refs(link_text(raw)),
+        reply_count=_reply_count(raw.get("reply_count")),
+        papers=find_paper_refs(_text(link_text(raw))),
         reactions=reactions_from_slack(raw.get("reactions")),
     )
 
@@ -106,9 +136,12 @@ def reactions_from_slack(raw: Any) -> tuple[Reaction, ...]:
     for entry in raw:
         if not isinstance(entry, Mapping) or not entry.get("name"):
             continue
-        for user in entry.get("users") or ():
-            if isinstance(user, str):
-                out.append(Reaction(user_id=user, emoji=str(entry["name"])))
+        users = entry.get("users")
+        if not isinstance(users, list) or not isinstance(entry["name"], str):
+            continue  # a malformed entry (users given as a string would be read letter by letter)
+        for user in users:
+            if isinstance(user, str) and user:
+                out.append(Reaction(user_id=_text(user), emoji=_text(entry["name"])))
     return tuple(out)
 
 
@@ -122,14 +155,16 @@ def member_from_slack(raw: Mapping[str, Any], team_id: str | None = None) -> Mem
     display = (
         profile.get("display_name") or raw.get("real_name") or profile.get("real_name") or raw.get("name") or user_id
     )
+    real = raw.get("real_name") or profile.get("real_name")
+    tz = raw.get("tz")
     return Member(
-        team_id=str(raw.get("team_id") or team_id or ""),
-        user_id=user_id,
-        display_name=str(display),
-        real_name=raw.get("real_name") or profile.get("real_name"),
-        is_bot=bool(raw.get("is_bot")),
-        deleted=bool(raw.get("deleted")),
-        timezone=raw.get("tz"),
+        team_id=_text(raw.get("team_id")) or team_id or "",
+        user_id=_text(user_id),
+        display_name=_text(display) or _text(user_id),
+        real_name=_text(real) or None,
+        is_bot=raw.get("is_bot") is True,
+        deleted=raw.get("deleted") is True,
+        timezone=tz if isinstance(tz, str) and len(tz) < 64 else None,
     )
 
 
@@ -138,5 +173,6 @@ def channel_from_slack(raw: Mapping[str, Any], team_id: str) -> Channel | None:
     name = raw.get("name")
     if not isinstance(channel_id, str) or not isinstance(name, str):
         return None
-    members = tuple(m for m in raw.get("members") or () if isinstance(m, str))
-    return Channel(team_id=team_id, channel_id=channel_id, name=name, member_ids=members)
+    listed = raw.get("members")
+    members = tuple(_text(m) for m in listed if isinstance(m, str)) if isinstance(listed, list) else ()
+    return Channel(team_id=team_id, channel_id=_text(channel_id), name=_text(name), member_ids=members)

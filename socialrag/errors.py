@@ -19,6 +19,11 @@ class InputError(PaperPingError):
     """Something a user gave us (a file, an argument) is malformed; the message says what to do."""
 
 
+class BadRecord(InputError):
+    """One record from outside (a message, a catalog line) is malformed; it is reported and skipped, and the
+    records around it are kept."""
+
+
 class SourceError(PaperPingError):
     """An outside service (Slack, Semantic Scholar, arXiv, Crossref, an LLM) failed."""
 

@@ -18,6 +18,7 @@ from slack_sdk import WebClient
 from bot.context import AppContext
 from bot.slack_io import message_from_slack, ts_to_datetime
 from socialrag import post_store, store
+from socialrag.errors import BadRecord
 from socialrag.index import index_messages
 
 log = logging.getLogger(__name__)
@@ -47,7 +48,11 @@ def handle_message(ctx: AppContext, client: WebClient, body: dict[str, Any], eve
             handle_edit(ctx, client, team, channel, inner)
         return
     ctx.ensure_channel(client, team, channel)
-    message = message_from_slack(event, team, channel, domain=ctx.domain(team))
+    try:
+        message = message_from_slack(event, team, channel, domain=ctx.domain(team))
+    except BadRecord as exc:
+        log.warning("a message event from %s was malformed: %s; ignored", channel, exc)
+        return
     if message is None:
         return
     with ctx.db.connection() as conn:
@@ -68,7 +73,11 @@ def handle_edit(ctx: AppContext, client: WebClient, team: str, channel: str, inn
             store.delete_thread(conn, team, channel, ts)
         return
     ctx.ensure_channel(client, team, channel)
-    message = message_from_slack({**inner, "channel": channel}, team, channel, domain=ctx.domain(team))
+    try:
+        message = message_from_slack({**inner, "channel": channel}, team, channel, domain=ctx.domain(team))
+    except BadRecord as exc:
+        log.warning("an edit event from %s was malformed: %s; ignored", channel, exc)
+        return
     if message is None:
         return
     message = replace(message, reactions_known=False)

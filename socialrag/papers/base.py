@@ -32,7 +32,8 @@ def parse_date(value: object) -> date | None:
 
 
 def clean_text(value: object) -> str | None:
+    """A string field from outside, with NUL bytes (which Postgres refuses) dropped and spaces folded."""
     if not isinstance(value, str):
         return None
-    text = " ".join(value.split())
+    text = " ".join(value.replace("\x00", "").split())
     return text or None

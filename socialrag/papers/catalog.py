@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import gzip
 import json
+import typing
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+import psycopg
 from tqdm import tqdm
 
 from socialrag import paper_store
@@ -24,6 +26,8 @@ from socialrag.models import Author, Paper, PaperRef
 from socialrag.papers.base import clean_text, parse_date
 
 BATCH = 1000
+MAX_LINE = 1 << 20  # one catalog line, in bytes
+MIN_YEAR, MAX_YEAR = 1000, 2200
 _ID_FIELDS = {"arxiv_id": "arxiv", "doi": "doi", "acl_id": "acl", "s2_id": "s2"}
 _SCHEMES = {
     "arxiv",
@@ -87,14 +91,18 @@ def paper_from_catalog(raw: Mapping[str, Any]) -> Paper:
     if not isinstance(authors, list):
         raise ValueError("authors must be a list of names")
     year = raw.get("year")
+    if isinstance(year, int) and not isinstance(year, bool) and not MIN_YEAR <= year <= MAX_YEAR:
+        raise ValueError(f"year {year} is not a publication year")
     popularity = raw.get("popularity")
+    if isinstance(popularity, int | float) and not 0 <= popularity < 1e15:
+        raise ValueError(f"popularity {popularity} is out of range")
     refs = [parse_reference(r) for r in raw.get("references") or () if isinstance(r, str)]
     return Paper(
         ids=ids,
         source="catalog",
         title=clean_text(raw.get("title")),
         abstract=clean_text(raw.get("abstract")),
-        authors=tuple(Author(name=str(a).strip()) for a in authors if isinstance(a, str) and a.strip()),
+        authors=tuple(Author(name=name) for name in (clean_text(a) for a in authors) if name),
         venue=clean_text(raw.get("venue")),
         year=year if isinstance(year, int) else None,
         publication_date=parse_date(raw.get("publication_date")),
@@ -104,23 +112,37 @@ def paper_from_catalog(raw: Mapping[str, Any]) -> Paper:
     )
 
 
-def _open(path: Path) -> IO[str]:
+def _open(path: Path) -> IO[bytes]:
     try:
         if path.suffix == ".gz":
-            return gzip.open(path, "rt", encoding="utf-8")
-        return path.open(encoding="utf-8")
+            return typing.cast(IO[bytes], gzip.open(path, "rb"))
+        return path.open("rb")
     except OSError as exc:
         raise InputError(f"cannot read the catalog {path}: {exc}") from exc
 
 
+def _lines(fh: IO[bytes]) -> Iterator[bytes]:
+    """The file's lines; one longer than ``MAX_LINE`` is cut there (and then fails to parse, as it should)."""
+    while True:
+        line = fh.readline(MAX_LINE)
+        if not line:
+            return
+        if len(line) == MAX_LINE and not line.endswith(b"\n"):
+            while (rest := fh.readline(MAX_LINE)) and not rest.endswith(b"\n"):
+                pass  # skip the rest of an overlong line without holding it
+        yield line
+
+
 def iter_catalog(path: Path, problems: list[str]) -> Iterator[Paper]:
-    """Papers of a catalog file; bad lines are reported (by line number) and skipped."""
+    """Papers of a catalog file; bad lines (not UTF-8, not JSON, wrong fields) are reported by line number
+    and skipped."""
     with _open(path) as fh:
         try:
-            for number, line in enumerate(fh, 1):
-                if not line.strip():
+            for number, data in enumerate(_lines(fh), 1):
+                if not data.strip():
                     continue
                 try:
+                    line = data.decode("utf-8")
                     raw = json.loads(line)
                     if not isinstance(raw, dict):
                         raise ValueError("is not a JSON object")
@@ -139,17 +161,29 @@ def import_catalog(db: Database, path: Path, *, progress: bool = False) -> Catal
         for paper in iter_catalog(path, report.problems):
             batch.append(paper)
             if len(batch) >= BATCH:
-                report.papers += _write(db, batch)
+                report.papers += _write(db, batch, report.problems)
                 bar.update(len(batch))
                 batch = []
-        report.papers += _write(db, batch)
+        report.papers += _write(db, batch, report.problems)
         bar.update(len(batch))
     return report
 
 
-def _write(db: Database, batch: list[Paper]) -> int:
+def _write(db: Database, batch: list[Paper], problems: list[str]) -> int:
+    """Write a batch; if the database refuses it, write paper by paper so that one bad paper costs itself."""
     if not batch:
         return 0
-    with db.connection() as conn:
-        paper_store.record_papers(conn, batch, in_catalog=True)
-    return len(batch)
+    try:
+        with db.connection() as conn:
+            paper_store.record_papers(conn, batch, in_catalog=True)
+        return len(batch)
+    except psycopg.DataError:
+        written = 0
+        for paper in batch:
+            try:
+                with db.connection() as conn:
+                    paper_store.record_papers(conn, [paper], in_catalog=True)
+                written += 1
+            except psycopg.DataError as exc:
+                problems.append(f"paper {paper.ids}: the database refused it ({exc}); skipped")
+        return written

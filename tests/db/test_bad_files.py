@@ -1,0 +1,128 @@
+"""Bad files lose nothing good: each bad record is reported (file, position, reason) and skipped or cleaned,
+the good records around it are kept, and a file that would take too much memory is refused."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from bot.export import import_export
+from socialrag.db import Database
+from socialrag.errors import InputError
+from socialrag.papers.catalog import import_catalog
+from tests.exports import msg, user, write_export
+from tests.slack.test_app import count
+
+ARXIV = "<https://arxiv.org/abs/1706.03762|Attention>"
+T0 = 1_700_000_000
+
+
+def test_bad_messages_are_reported_and_the_good_ones_around_them_kept(db: Database, tmp_path: Path) -> None:
+    messages = [
+        msg(T0 + 1, "U1", f"good one {ARXIV}"),
+        msg(T0 + 2, "U1", "<https://arxiv.org/abs/2005.14165|GPT-3>", reply_count="many"),
+        msg(T0 + 4, ["U1", "U2"], "<https://arxiv.org/abs/1910.10683|T5>"),  # type: ignore[arg-type]
+        msg(T0 + 5, "U2", "nul\x00 inside <https://arxiv.org/abs/2001.08361|scaling>"),
+        msg(
+            T0 + 6,
+            "U2",
+            "<https://arxiv.org/abs/1409.0473|attention rnn>",
+            reactions=[{"name": "+1", "users": "U1U3", "count": 2}, {"name": "eyes", "users": ["U3"], "count": 1}],
+        ),
+        msg(T0 + 7, "U1", f"good two {ARXIV}"),
+    ]
+    # a timestamp no day file could be named after, beside a good share of the next day
+    odd_day = [
+        {**msg(T0 + 3, "U1", "<https://arxiv.org/abs/1810.04805|BERT>"), "ts": "1e30"},
+        msg(T0 + 86400, "U2", f"next day {ARXIV}"),
+    ]
+    export = write_export(
+        tmp_path / "e.zip",
+        {"lab": ("C1", ["U1", "U2"], messages)},
+        [user("U1", "a"), user("U2", "b")],
+        raw_files={"lab/2023-11-15.json": json.dumps(odd_day).encode()},
+    )
+    report = import_export(db, export, progress=False)
+    assert count(db, "SELECT count(*) FROM messages") == 5, "the good ones, the cleaned one, the one with bad reactions"
+    assert count(db, "SELECT count(*) FROM messages WHERE text LIKE '%%\\x00%%'") == 0
+    assert (
+        count(db, "SELECT count(*) FROM messages WHERE text = 'nul inside <https://arxiv.org/abs/2001.08361|scaling>'")
+        == 1
+    )
+    assert count(db, "SELECT count(*) FROM reactions") == 1, "users given as a string are not read letter by letter"
+    text = "\n".join(report.problems)
+    assert "reply_count 'many' is not a count" in text and "'1e30' is not a Slack timestamp" in text
+    assert "user" in text and "is not a member id" in text
+    assert all(
+        p.startswith(("lab/2023-11-14.json, message ", "lab/2023-11-15.json, message 2 ")) for p in report.problems
+    )
+    assert len(report.problems) == 3, report.problems
+
+
+def test_unreadable_users_or_channels_files(db: Database, tmp_path: Path) -> None:
+    good = [msg(T0 + 1, "U1", f"good {ARXIV}")]
+    export = write_export(tmp_path / "u.zip", {"lab": ("C1", ["U1"], good)}, [user("U1", "a")])
+    broken_users = tmp_path / "bad-users.zip"
+    with zipfile.ZipFile(export) as src, zipfile.ZipFile(broken_users, "w") as dst:
+        for item in src.infolist():
+            dst.writestr(item, b"{not json" if item.filename == "users.json" else src.read(item))
+    with pytest.raises(InputError, match="--team-id"):
+        import_export(db, broken_users, progress=False)
+    report = import_export(db, broken_users, team_id="T0LAB", progress=False)
+    assert report.problems == [
+        "users.json: could not be read (Expecting property name enclosed in double quotes: line 1 column 2 (char 1))"
+    ]
+    assert count(db, "SELECT count(*) FROM messages") == 1
+    broken_channels = tmp_path / "bad-channels.zip"
+    with zipfile.ZipFile(export) as src, zipfile.ZipFile(broken_channels, "w") as dst:
+        for item in src.infolist():
+            dst.writestr(item, b"[{" if item.filename == "channels.json" else src.read(item))
+    with pytest.raises(InputError, match=r"without a readable channels\.json"):
+        import_export(db, broken_channels, progress=False)
+
+
+def test_a_day_file_that_inflates_is_refused_and_the_rest_imported(db: Database, tmp_path: Path) -> None:
+    good = [msg(T0 + 1, "U1", f"good {ARXIV}")]
+    bomb = b"[" + b" " * (200 * 2**20) + b"]"  # 200 MB of spaces: a few hundred KB zipped
+    export = write_export(
+        tmp_path / "b.zip", {"lab": ("C1", ["U1"], good)}, [user("U1", "a")], raw_files={"lab/2023-11-15.json": bomb}
+    )
+    assert export.stat().st_size < 2 * 2**20
+    report = import_export(db, export, progress=False)
+    assert count(db, "SELECT count(*) FROM messages") == 1
+    assert len(report.problems) == 1 and report.problems[0].startswith(
+        "lab/2023-11-15.json: could not be read (it is 200 MB"
+    )
+
+
+def test_bad_catalog_lines_are_reported_and_the_rest_imported(db: Database, tmp_path: Path) -> None:
+    def line(i: int, **extra: object) -> bytes:
+        return json.dumps({"acl_id": f"2020.x-{i}", "title": f"Paper {i}", "abstract": "text", **extra}).encode()
+
+    path = tmp_path / "catalog.jsonl.gz"
+    with gzip.open(path, "wb") as fh:
+        fh.write(
+            b"\n".join(
+                [
+                    line(1),
+                    line(2, year=10**12),
+                    b'{"acl_id": "2020.x-3", "title": "caf\xe9 not utf-8"}',
+                    line(4, title="nul\x00 title"),
+                    b"[1, 2]",
+                    line(6, popularity=1e300),
+                    line(7),
+                ]
+            )
+            + b"\n"
+        )
+    report = import_catalog(db, path)
+    assert report.papers == 3
+    text = "\n".join(report.problems)
+    assert "line 2: year 1000000000000 is not a publication year" in text
+    assert "line 3:" in text and "utf-8" in text and "line 5: is not a JSON object" in text
+    assert "line 6: popularity" in text
+    assert count(db, "SELECT count(*) FROM papers WHERE title = 'nul title'") == 1
