@@ -17,12 +17,12 @@ _URL = re.compile(r"(?:https?|ftp)://\S+|www\.\S+|mailto:\S+", re.IGNORECASE)
 # a bare domain such as evil.example.com or github.com/x/y (a closed list of endings, so that "e.g." or
 # "v1.2" stay text)
 BARE_DOMAIN = re.compile(
-    r"(?<![\w@./-])(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+"
+    r"(?<![\w./-])(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+"
     r"(?:com|org|net|io|ai|edu|gov|co|dev|app|xyz|info|me|ly|gg|us|uk|de|fr|cn|jp|ru|site|online|link|example)"
     r"\b(?:/\S*)?",
     re.IGNORECASE,
 )
-_BROADCAST = re.compile(r"@(?=(?:here|channel|everyone|all)\b)", re.IGNORECASE)
+_BROADCAST = re.compile(r"@+(?=(?:here|channel|everyone|all)\b)", re.IGNORECASE)
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
 
 
@@ -40,10 +40,14 @@ def as_data(text: str | None) -> str:
     if not text:
         return ""
     out = _CONTROL.sub("", text)
-    out = _ANGLE.sub(_angle, out)
-    out = _MEMBER_TOKEN.sub("", out)
-    out = _URL.sub("", out)
-    out = BARE_DOMAIN.sub("", out)
-    out = _BROADCAST.sub("", out)
-    out = out.replace("{@", "{ @")
-    return " ".join(out.split())
+    for _ in range(8):  # markup nested in markup (``<<!here>>``) comes out a layer at a time
+        before = out
+        out = _ANGLE.sub(_angle, out)
+        out = _MEMBER_TOKEN.sub("", out)
+        out = _URL.sub("", out)
+        out = BARE_DOMAIN.sub("", out)
+        out = _BROADCAST.sub("", out)
+        out = " ".join(out.replace("{@", "{ @").split())
+        if out == before:
+            break
+    return out

@@ -96,7 +96,8 @@ def paper_from_catalog(raw: Mapping[str, Any]) -> Paper:
     popularity = raw.get("popularity")
     if isinstance(popularity, int | float) and not 0 <= popularity < 1e15:
         raise ValueError(f"popularity {popularity} is out of range")
-    refs = [parse_reference(r) for r in raw.get("references") or () if isinstance(r, str)]
+    listed = raw.get("references")
+    refs = [parse_reference(r) for r in listed if isinstance(r, str)] if isinstance(listed, list) else []
     return Paper(
         ids=ids,
         source="catalog",
