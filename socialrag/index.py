@@ -8,7 +8,7 @@ reactions on both. Everything else of the channel is never written.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import psycopg
 
@@ -48,6 +48,13 @@ class IndexStats:
 
 def index_messages(conn: psycopg.Connection, messages: Sequence[Message]) -> IndexStats:
     """Write kept messages with their paper links and reactions; repeated calls change nothing."""
+    forgotten = store.load_forgotten(conn, sorted({m.team_id for m in messages}))
+    if forgotten:  # members who asked to be forgotten: nothing of theirs is stored again
+        messages = [
+            replace(m, reactions=tuple(r for r in m.reactions if (m.team_id, r.user_id) not in forgotten))
+            for m in messages
+            if (m.team_id, m.user_id or "") not in forgotten
+        ]
     if not messages:
         return IndexStats()
     ids = store.upsert_messages(conn, messages)

@@ -49,6 +49,7 @@ def upsert_channel(conn: psycopg.Connection, channel: Channel) -> None:
             """
             INSERT INTO channel_members (team_id, channel_id, user_id)
             SELECT %(team_id)s, %(channel_id)s, u FROM unnest(%(users)s::text[]) AS u
+             WHERE NOT EXISTS (SELECT 1 FROM forgotten_members f WHERE f.team_id = %(team_id)s AND f.user_id = u)
             ON CONFLICT DO NOTHING
             """,
             {"team_id": channel.team_id, "channel_id": channel.channel_id, "users": list(channel.member_ids)},
@@ -62,7 +63,8 @@ def upsert_members(conn: psycopg.Connection, members: Sequence[Member]) -> None:
         """
         INSERT INTO members (team_id, user_id, display_name, real_name, is_bot, deleted, timezone)
         SELECT * FROM unnest(%(team)s::text[], %(user)s::text[], %(display)s::text[], %(real)s::text[],
-                             %(bot)s::boolean[], %(deleted)s::boolean[], %(tz)s::text[])
+                             %(bot)s::boolean[], %(deleted)s::boolean[], %(tz)s::text[]) AS u(t, uid, d, r, b, x, z)
+         WHERE NOT EXISTS (SELECT 1 FROM forgotten_members f WHERE f.team_id = u.t AND f.user_id = u.uid)
         ON CONFLICT (team_id, user_id) DO UPDATE
            SET display_name = EXCLUDED.display_name, real_name = EXCLUDED.real_name, is_bot = EXCLUDED.is_bot,
                deleted = EXCLUDED.deleted, timezone = EXCLUDED.timezone, updated_at = now()
@@ -468,7 +470,9 @@ def add_reaction(
     conn.execute(
         """
         INSERT INTO reactions (message_id, team_id, channel_id, user_id, emoji, reacted_at)
-        VALUES (%(m)s, %(t)s, %(c)s, %(u)s, %(e)s, %(at)s) ON CONFLICT DO NOTHING
+        SELECT %(m)s, %(t)s, %(c)s, %(u)s, %(e)s, %(at)s
+         WHERE NOT EXISTS (SELECT 1 FROM forgotten_members WHERE team_id = %(t)s AND user_id = %(u)s)
+        ON CONFLICT DO NOTHING
         """,
         {"m": message_id, "t": team_id, "c": channel_id, "u": user_id, "e": emoji, "at": at},
     )
@@ -492,8 +496,64 @@ def delete_thread(conn: psycopg.Connection, team_id: str, channel_id: str, root_
     return cur.rowcount
 
 
+def load_forgotten(conn: psycopg.Connection, team_ids: Sequence[str]) -> set[tuple[str, str]]:
+    """(team, user) of the members of these workspaces who asked PaperPing to forget them."""
+    rows = conn.execute(
+        "SELECT team_id, user_id FROM forgotten_members WHERE team_id = ANY(%(t)s::text[])", {"t": list(team_ids)}
+    ).fetchall()
+    return {(r[0], r[1]) for r in rows}
+
+
+def remember_member(conn: psycopg.Connection, team_id: str, user_id: str) -> bool:
+    """Lift a member's forget-me: what they post from now on is stored again. False if they were not listed."""
+    return (
+        conn.execute(
+            "DELETE FROM forgotten_members WHERE team_id = %(t)s AND user_id = %(u)s", {"t": team_id, "u": user_id}
+        ).rowcount
+        > 0
+    )
+
+
+def _scrub_member(conn: psycopg.Connection, team_id: str, user_id: str, name: str | None) -> None:
+    """The member's id and name out of stored drafts and LLM logs, and their id out of import checkpoints."""
+    params = {"t": team_id, "u": user_id, "n": f'"{name}"' if name else f'"{user_id}"', "like": f"%{user_id}%"}
+    conn.execute(
+        """
+        UPDATE recommendations
+           SET draft = replace(replace((draft #- ARRAY['named', %(u)s])::text, %(u)s, 'a-former-member'),
+                               %(n)s, '"a former member"')::jsonb
+         WHERE team_id = %(t)s AND draft::text LIKE %(like)s
+        """,
+        params,
+    )
+    conn.execute(
+        """
+        UPDATE llm_calls SET output = replace(output, %(u)s, 'a-former-member'), error = replace(error, %(u)s, '')
+         WHERE team_id = %(t)s AND (output LIKE %(like)s OR error LIKE %(like)s)
+        """,
+        params,
+    )
+    conn.execute(
+        """
+        UPDATE import_checkpoints SET state = jsonb_set(state, '{users}', (state -> 'users') - %(u)s)
+         WHERE team_id = %(t)s AND state -> 'users' ? %(u)s
+        """,
+        params,
+    )
+
+
 def forget_member(conn: psycopg.Connection, team_id: str, user_id: str) -> dict[str, int]:
-    """Everything PaperPing holds of one member in a workspace: messages, replies, reactions, profile."""
+    """Everything PaperPing holds of one member in a workspace: messages, replies, reactions, profile, their
+    id and name in stored drafts, LLM logs and checkpoints; and a note that keeps it so (``remember_member``
+    lifts it)."""
+    row = conn.execute(
+        "SELECT display_name FROM members WHERE team_id = %(t)s AND user_id = %(u)s", {"t": team_id, "u": user_id}
+    ).fetchone()
+    conn.execute(
+        "INSERT INTO forgotten_members (team_id, user_id) VALUES (%(t)s, %(u)s) ON CONFLICT DO NOTHING",
+        {"t": team_id, "u": user_id},
+    )
+    _scrub_member(conn, team_id, user_id, row[0] if row else None)
     counts = {}
     counts["reactions"] = conn.execute(
         "DELETE FROM reactions WHERE team_id = %(t)s AND user_id = %(u)s", {"t": team_id, "u": user_id}

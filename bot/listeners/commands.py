@@ -33,7 +33,8 @@ USAGE = """*PaperPing* — `/paperping` followed by:
 • `style tldr|template|template+tldr|llm` — how I explain a paper
 • `why` — the signals behind my last post
 • `mentions off|on` — whether I @-mention you
-• `forget-me` — delete what I stored about you in this workspace (asks to confirm)
+• `forget-me` — delete what I stored about you in this workspace and store nothing more (asks to confirm)
+• `remember-me` — lift `forget-me`: what you share from now on counts again
 • `link-author ID` — your Semantic Scholar author id, ORCID or profile URL
 • `focus TEXT-OR-LINKS` — lean the next recommendations toward a topic for two weeks (`focus off` to stop)
 • `emoji NAME positive|negative|neutral` — how this channel reads an emoji
@@ -61,7 +62,7 @@ def parse_command(text: str) -> Command:
         return Command("help")
     name, args = words[0].lower(), tuple(words[1:])
     rest = text.strip()[len(words[0]) :].strip()
-    if name in ("help", "pause", "resume", "now", "status", "why"):
+    if name in ("help", "pause", "resume", "now", "status", "why", "remember-me"):
         return Command(name)
     if name == "frequency":
         if len(args) != 1 or args[0].lower() not in FREQUENCIES:
@@ -241,9 +242,19 @@ def cmd_forget(
         counts = store.forget_member(conn, team, user)
     return (
         f"Done: I deleted {counts['messages']} stored messages and replies and {counts['reactions']} reactions "
-        "of yours, and your profile. Anything you post from now on with a paper link is stored again; "
-        "`/paperping mentions off` keeps me from mentioning you."
+        "of yours, your profile, and your name and id in my past drafts and logs. I will store nothing of yours "
+        "in this workspace again, from live messages, imports or history, until you type `/paperping remember-me`."
     )
+
+
+def cmd_remember(
+    ctx: AppContext, client: WebClient, c: Command, team: str, channel: str, user: str, now: datetime
+) -> str:
+    with ctx.db.connection() as conn:
+        lifted = store.remember_member(conn, team, user)
+    if not lifted:
+        return "You have not asked me to forget you, so there is nothing to lift."
+    return "Done: what you share and react to from now on counts again. What I deleted stays deleted."
 
 
 def cmd_link_author(
@@ -342,6 +353,7 @@ HANDLERS = {
     "style": cmd_style,
     "mentions": cmd_mentions,
     "forget-me": cmd_forget,
+    "remember-me": cmd_remember,
     "link-author": cmd_link_author,
     "focus": cmd_focus,
     "emoji": cmd_emoji,

@@ -267,3 +267,80 @@ def test_a_backfill_cut_short_by_a_restart_is_finished(harness: Harness, db: Dat
     with db.connection() as conn:
         assert store.load_checkpoint(conn, "T0LAB", "C1", SOURCE)["completed_at"] is not None  # type: ignore[index]
     assert harness.ctx.resume_backfills(lambda team: client) == [], "nothing left to finish"
+
+
+def test_forget_me_is_durable_until_lifted(harness: Harness, db: Database, tmp_path: Path) -> None:
+    """After forget-me, neither live events nor a re-import nor a backfill bring the member back; their id and
+    name leave stored drafts, LLM logs and checkpoints; `remember-me` lifts it."""
+    from slack_sdk import WebClient
+
+    from bot.backfill import SOURCE, backfill_channel
+    from bot.export import import_export
+    from bot.pacing import HistoryPacer
+    from tests.exports import msg, user, write_export
+
+    harness.event(message_event(ROOT, f"mine {ARXIV}", user="U2"))
+    with db.connection() as conn:
+        conn.execute(
+            """INSERT INTO recommendations (team_id, channel_id, slot_key, status, style, draft)
+               VALUES ('T0LAB', 'C1', 's1', 'posted', 'template',
+                       '{"mentions": ["U2"], "named": {"U2": "ben"}, "explanation": "For {@U2}."}')"""
+        )
+        conn.execute(
+            "INSERT INTO llm_calls (team_id, channel_id, prompt_name, prompt_version, prompt_hash, model,"
+            " latency_ms, outcome, output) VALUES ('T0LAB', 'C1', 'member', 2, 'h', 'm', 1, 'ok', 'For {@U2}.')"
+        )
+        store.record_checkpoint(
+            conn, "T0LAB", "C1", SOURCE, None, {"phase": "threads", "threads": [], "users": ["U1", "U2"]}
+        )
+    assert "deleted 1 stored messages" in harness.command("forget-me confirm", user="U2")
+    with db.connection() as conn:
+        draft = conn.execute("SELECT draft::text FROM recommendations").fetchone()[0]
+        output = conn.execute("SELECT output FROM llm_calls").fetchone()[0]
+        state = store.load_checkpoint(conn, "T0LAB", "C1", SOURCE)["state"]  # type: ignore[index]
+    assert "U2" not in draft and "ben" not in draft and "U2" not in output and state["users"] == ["U1"]
+
+    harness.event(message_event("1700000010.000100", f"again {ARXIV}", user="U2"))  # live
+    harness.event(
+        {
+            "type": "reaction_added",
+            "user": "U2",
+            "reaction": "+1",
+            "event_ts": "1700000011.000100",
+            "item": {"type": "message", "channel": "C1", "ts": "1700000012.000100"},
+        }
+    )
+    export = write_export(
+        tmp_path / "again.zip",
+        {
+            "nlp-lab": (
+                "C1",
+                ["U1", "U2"],
+                [
+                    msg(1700000020, "U2", f"from the export {ARXIV}"),
+                    msg(1700000021, "U1", f"ok {ARXIV}", reactions=[{"name": "+1", "users": ["U2", "U3"], "count": 2}]),
+                ],
+            )
+        },
+        [user("U1", "graham"), user("U2", "ben")],
+    )
+    import_export(db, export, progress=False)  # a re-import
+    harness.standin.state.messages["C1"] = [
+        {"type": "message", "user": "U2", "ts": "1700000030.000000", "text": f"from history {ARXIV}"}
+    ]
+    backfill_channel(
+        db,
+        WebClient(token="x", base_url=harness.standin.url),
+        "C1",
+        pacer=HistoryPacer(sleep=lambda s: None),
+        restart=True,
+    )  # a backfill
+    assert count(db, "SELECT count(*) FROM messages WHERE user_id = 'U2'") == 0
+    assert count(db, "SELECT count(*) FROM reactions WHERE user_id = 'U2'") == 0
+    assert count(db, "SELECT count(*) FROM reactions WHERE user_id = 'U3'") == 1, "others' reactions are kept"
+    assert count(db, "SELECT count(*) FROM members WHERE user_id = 'U2'") == 0
+    assert count(db, "SELECT count(*) FROM channel_members WHERE user_id = 'U2'") == 0
+
+    assert "counts again" in harness.command("remember-me", user="U2")
+    harness.event(message_event("1700000040.000100", f"back {ARXIV}", user="U2"))
+    assert count(db, "SELECT count(*) FROM messages WHERE user_id = 'U2'") == 1
