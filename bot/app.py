@@ -22,6 +22,7 @@ from socialrag import install_store, store
 from socialrag.config import Settings
 from socialrag.db import Database
 from socialrag.errors import ConfigError
+from socialrag.token_cipher import TokenCipher
 
 log = logging.getLogger(__name__)
 
@@ -56,10 +57,11 @@ class Deduplicate(Middleware):
 
 
 class PostgresInstallationStore(InstallationStore):
-    """OAuth installations, one row per workspace; removed when the app is uninstalled."""
+    """OAuth installations, one row per workspace, the bot token encrypted; removed on uninstall."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, cipher: TokenCipher) -> None:
         self.db = db
+        self.cipher = cipher
 
     @property
     def logger(self) -> logging.Logger:
@@ -69,7 +71,7 @@ class PostgresInstallationStore(InstallationStore):
         values = {
             "team_id": installation.team_id,
             "team_name": installation.team_name,
-            "bot_token": installation.bot_token,
+            "bot_token": self.cipher.encrypt(installation.bot_token or ""),
             "bot_user_id": installation.bot_user_id,
             "bot_id": installation.bot_id,
             "installer_id": installation.user_id,
@@ -88,7 +90,7 @@ class PostgresInstallationStore(InstallationStore):
         return Bot(
             team_id=row["team_id"],
             team_name=row["team_name"],
-            bot_token=row["bot_token"],
+            bot_token=self.cipher.decrypt(row["bot_token"]),
             bot_user_id=row["bot_user_id"],
             bot_id=row["bot_id"],
             installed_at=row["installed_at"].timestamp(),
@@ -146,11 +148,21 @@ class PostgresStateStore(OAuthStateStore):
             return install_store.consume_oauth_state(conn, state)
 
 
+def token_cipher(settings: Settings) -> TokenCipher:
+    """The cipher of stored bot tokens; OAuth mode refuses to start without its key."""
+    if not settings.token_key:
+        raise ConfigError(
+            "PAPERPING_TOKEN_KEY is not set: with OAuth, bot tokens are kept in Postgres encrypted with it. "
+            "`paperping keygen` prints a new key"
+        )
+    return TokenCipher(settings.token_key)
+
+
 def token_for(settings: Settings, db: Database, team_id: str) -> str:
     """The bot token of a workspace: the single-workspace token, or its OAuth installation's."""
     if settings.slack_bot_token:
         return settings.slack_bot_token
-    bot = PostgresInstallationStore(db).find_bot(enterprise_id=None, team_id=team_id)
+    bot = PostgresInstallationStore(db, token_cipher(settings)).find_bot(enterprise_id=None, team_id=team_id)
     if bot is None or not bot.bot_token:
         raise ConfigError(f"PaperPing is not installed in workspace {team_id}")
     return bot.bot_token
@@ -168,7 +180,7 @@ def build_app(settings: Settings, db: Database, ctx: AppContext, *, socket_mode:
                 client_id=settings.slack_client_id,
                 client_secret=settings.slack_client_secret,
                 scopes=BOT_SCOPES,
-                installation_store=PostgresInstallationStore(db),
+                installation_store=PostgresInstallationStore(db, token_cipher(settings)),
                 state_store=PostgresStateStore(db),
                 authorization_url="https://slack.com/oauth/v2/authorize",
             ),

@@ -27,6 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     sub.add_parser("migrate", help="bring the database schema up to date")
+    sub.add_parser("keygen", help="print a new key for PAPERPING_TOKEN_KEY")
 
     demo = sub.add_parser("demo", help="the whole workflow offline on a fictional lab channel (no Slack needed)")
     demo.add_argument("--home", type=Path, help="keep the demo's database here (default: a temporary folder)")
@@ -94,6 +95,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         clear_empty_settings()
         settings = Settings.from_env()
+        if args.command == "keygen":
+            from socialrag.token_cipher import generate_key
+
+            print(generate_key())
+            return 0
         if args.command == "demo":
             from bot.demo.run import run_demo
 

@@ -24,6 +24,10 @@ SETTINGS_HELP: dict[str, tuple[str, str]] = {
     "SLACK_APP_TOKEN": ("(unset)", "app-level token (xapp-...); set it to run in Socket Mode"),
     "SLACK_CLIENT_ID": ("(unset)", "with SLACK_CLIENT_SECRET: OAuth installation for many workspaces"),
     "SLACK_CLIENT_SECRET": ("(unset)", "OAuth client secret"),
+    "PAPERPING_TOKEN_KEY": (
+        "(unset)",
+        "key that encrypts bot tokens stored in Postgres; required with OAuth (`paperping keygen` makes one)",
+    ),
     "PAPERPING_TICK_SECONDS": ("60", "how often each process looks for channels due a post"),
     "SLACK_TEAM_DOMAIN": (
         "(unset)",
@@ -80,6 +84,7 @@ class Settings:
     slack_app_token: str | None = None
     slack_client_id: str | None = None
     slack_client_secret: str | None = None
+    token_key: str | None = None
     tick_seconds: float = 60.0
     s2_api_url: str = "https://api.semanticscholar.org/"
     s2_api_key: str | None = None
@@ -121,6 +126,7 @@ class Settings:
             slack_app_token=opt("SLACK_APP_TOKEN"),
             slack_client_id=opt("SLACK_CLIENT_ID"),
             slack_client_secret=opt("SLACK_CLIENT_SECRET"),
+            token_key=opt("PAPERPING_TOKEN_KEY"),
             tick_seconds=_number(e, "PAPERPING_TICK_SECONDS", 60.0, float),
             s2_api_url=_with_slash(opt("S2_API_URL") or cls.s2_api_url),
             s2_api_key=opt("S2_API_KEY"),

