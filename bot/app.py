@@ -40,7 +40,12 @@ BOT_SCOPES = [
 
 
 class Deduplicate(Middleware):
-    """Slack resends an event it thinks was missed; the second copy is acknowledged and dropped."""
+    """Slack resends an event it thinks was missed; a copy of one already handled is acknowledged and dropped.
+
+    Events are handled before Slack gets its answer (``process_before_response``), and each listener records
+    its event as handled only when it is done (``AppContext.mark_handled``): an event whose handling failed
+    (the database restarting, say) is answered with an error and sent again by Slack instead of being lost.
+    Handling an event twice changes nothing, so two copies arriving together need no lock."""
 
     def __init__(self, db: Database) -> None:
         self.db = db
@@ -49,8 +54,8 @@ class Deduplicate(Middleware):
         event_id = req.body.get("event_id") if isinstance(req.body, dict) else None
         if event_id:
             with self.db.connection() as conn:
-                fresh = store.record_event(conn, str(event_id), req.body.get("team_id"))
-            if not fresh:
+                seen = store.event_seen(conn, str(event_id))
+            if seen:
                 log.info("event %s seen before; ignored", event_id)
                 return BoltResponse(status=200, body="")
         return next()
@@ -172,7 +177,11 @@ def build_app(settings: Settings, db: Database, ctx: AppContext, *, socket_mode:
     """The bolt app with PaperPing's listeners, talking to ``SLACK_API_URL``."""
     if not socket_mode and not settings.slack_signing_secret:
         raise ConfigError("SLACK_SIGNING_SECRET is not set: PaperPing refuses requests it cannot verify")
-    common: dict[str, Any] = {"signing_secret": settings.slack_signing_secret or "unused-in-socket-mode"}
+    common: dict[str, Any] = {
+        "signing_secret": settings.slack_signing_secret or "unused-in-socket-mode",
+        # handle an event before answering Slack, so that a failure is answered as one and Slack retries
+        "process_before_response": True,
+    }
     if settings.slack_client_id and settings.slack_client_secret:
         app = App(
             **common,
@@ -202,6 +211,7 @@ def build_app(settings: Settings, db: Database, ctx: AppContext, *, socket_mode:
         with db.connection() as conn:
             install_store.delete_installation(conn, team)
             stopped = store.deactivate_channels(conn, team)
+        ctx.mark_handled(body)
         log.warning("workspace %s removed PaperPing: token deleted, %d channels stopped", team, stopped)
 
     def revoked(body: dict[str, Any], event: dict[str, Any]) -> None:

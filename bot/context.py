@@ -7,6 +7,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
@@ -121,6 +122,13 @@ class AppContext:
             thread.start()
             threads.append(thread)
         return threads
+
+    def mark_handled(self, body: dict[str, Any]) -> None:
+        """Remember that an event was handled, so that Slack's resend of it is dropped (``Deduplicate``)."""
+        event_id = body.get("event_id")
+        if event_id:
+            with self.db.connection() as conn:
+                store.record_event(conn, str(event_id), body.get("team_id"))
 
     def post_soon(self, team_id: str, channel_id: str) -> None:
         """Ask the scheduler to look now (the channel was made due); without one, the next tick posts."""

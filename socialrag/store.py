@@ -680,3 +680,8 @@ def load_unfinished_imports(conn: psycopg.Connection, source: str) -> list[tuple
         {"s": source},
     ).fetchall()
     return [(r[0], r[1]) for r in rows]
+
+
+def event_seen(conn: psycopg.Connection, event_id: str) -> bool:
+    """Whether a Slack event id was handled before."""
+    return conn.execute("SELECT 1 FROM processed_events WHERE event_id = %(e)s", {"e": event_id}).fetchone() is not None

@@ -131,29 +131,18 @@ def handle_left(ctx: AppContext, client: WebClient, body: dict[str, Any], event:
 
 
 def register(app: App, ctx: AppContext) -> None:
-    def on(kind: str, fn: Callable[..., None]) -> None:
-        app.event(kind)(fn)
+    Handler = Callable[[WebClient, dict[str, Any], dict[str, Any]], None]
 
-    def message(client: WebClient, body: dict[str, Any], event: dict[str, Any]) -> None:
-        handle_message(ctx, client, body, event)
+    def on(kind: str, handle: Handler) -> None:
+        def listener(client: WebClient, body: dict[str, Any], event: dict[str, Any]) -> None:
+            handle(client, body, event)
+            ctx.mark_handled(body)  # only now is a resend of this event a duplicate
 
-    def reaction_added(body: dict[str, Any], event: dict[str, Any]) -> None:
-        handle_reaction(ctx, body, event, True)
+        app.event(kind)(listener)
 
-    def reaction_removed(body: dict[str, Any], event: dict[str, Any]) -> None:
-        handle_reaction(ctx, body, event, False)
-
-    def member_joined(client: WebClient, body: dict[str, Any], event: dict[str, Any]) -> None:
-        handle_joined(ctx, client, body, event)
-
-    on("message", message)
-    on("reaction_added", reaction_added)
-    on("reaction_removed", reaction_removed)
-    on("member_joined_channel", member_joined)
-
-    def left(client: WebClient, body: dict[str, Any], event: dict[str, Any]) -> None:
-        handle_left(ctx, client, body, event)
-
-    on("channel_left", left)
-    on("group_left", left)
-    on("member_left_channel", left)
+    on("message", lambda client, body, event: handle_message(ctx, client, body, event))
+    on("reaction_added", lambda client, body, event: handle_reaction(ctx, body, event, True))
+    on("reaction_removed", lambda client, body, event: handle_reaction(ctx, body, event, False))
+    on("member_joined_channel", lambda client, body, event: handle_joined(ctx, client, body, event))
+    for kind in ("channel_left", "group_left", "member_left_channel"):
+        on(kind, lambda client, body, event: handle_left(ctx, client, body, event))

@@ -1,0 +1,344 @@
+"""Soak run: PaperPing under faults, against local stand-ins only (nothing leaves the machine).
+
+``python -m bench.soak [--events 3000] [--channels 30] [--seconds 90]`` starts an embedded Postgres, the
+Slack app on a local port, stand-ins of the Slack Web API, Semantic Scholar (answering 500, 429 or HTML at
+random) and an OpenAI-compatible model (timing out at random), and three worker processes. Then, at once:
+it sends thousands of signed events (a tenth of them sent again, as Slack retries, a hundredth malformed);
+it kills one worker with SIGKILL every few seconds and starts another; it restarts Postgres once. It prints
+events lost, duplicate posts, missed slots and unhandled exceptions: all four must be 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import hmac
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from datetime import UTC, datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+SECRET = "soak-signing-secret"
+TEAM = "T0SOAK"
+
+
+class FlakyScholar:
+    """Semantic Scholar's recommendation endpoints, answering 500, 429, HTML or an empty list at random."""
+
+    def __init__(self, seed: int) -> None:
+        rng = random.Random(seed)
+        lock = threading.Lock()
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def _answer(self) -> None:
+                with lock:
+                    kind = rng.choice(["500", "429", "html", "ok"])
+                length = int(self.headers.get("Content-Length") or 0)
+                if length:
+                    self.rfile.read(length)
+                status, body, ctype = {
+                    "500": (500, b'{"error": "internal"}', "application/json"),
+                    "429": (429, b'{"message": "Too Many Requests"}', "application/json"),
+                    "html": (200, b"<html><body>Service Unavailable</body></html>", "text/html"),
+                    "ok": (200, b'{"recommendedPapers": []}', "application/json"),
+                }[kind]
+                self.send_response(status)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Retry-After", "1")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            do_GET = do_POST = _answer
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/"
+
+
+def worker_main(stop_file: Path) -> None:
+    """One worker process: tick until the stop file appears."""
+    sys.path.insert(0, str(ROOT))
+    from bot.pacing import SlackPacer
+    from bot.run import build_worker
+    from socialrag.config import Settings
+    from socialrag.db import Database
+    from socialrag.service import Recommender
+
+    settings = Settings.from_env()
+    db = Database(str(settings.database_url))
+    recommender = Recommender(settings, db)
+    worker = build_worker(settings, db, recommender, SlackPacer())
+    worker.lease = timedelta(seconds=6)
+    worker.retry_after = timedelta(seconds=2)
+    worker.max_backoff = timedelta(seconds=8)
+    while not stop_file.exists():
+        try:
+            worker.tick()
+        except Exception as exc:  # the database restarting between ticks: try again
+            print(f"tick failed: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
+        time.sleep(0.3)
+    recommender.close()
+
+
+def signed_post(client: httpx.Client, url: str, body: str) -> int:
+    ts = str(int(time.time()))
+    sig = "v0=" + hmac.new(SECRET.encode(), f"v0:{ts}:{body}".encode(), hashlib.sha256).hexdigest()
+    headers = {"Content-Type": "application/json", "X-Slack-Request-Timestamp": ts, "X-Slack-Signature": sig}
+    try:
+        return client.post(url, content=body, headers=headers, timeout=15).status_code
+    except httpx.HTTPError:
+        return 0
+
+
+def build_events(n: int, rng: random.Random) -> tuple[list[dict[str, Any]], set[tuple[str, str]]]:
+    """Signed-event bodies (shares, replies and reactions in ten channels, a hundredth malformed) and the
+    (channel, ts) of every share that must end up stored."""
+    events: list[dict[str, Any]] = []
+    expected: set[tuple[str, str]] = set()
+    base = 1_700_000_000
+    shares: list[tuple[str, str]] = []
+    for i in range(n):
+        channel = f"CE{i % 10}"
+        ts = f"{base + i}.{i % 1000000:06d}"
+        roll = rng.random()
+        if roll < 0.01:
+            event: dict[str, Any] = {
+                "type": "message",
+                "channel": channel,
+                "user": ["U1"],
+                "ts": "1e30",
+                "text": "<https://arxiv.org/abs/1706.03762>",
+                "reply_count": "many",
+            }
+        elif roll < 0.6 or not shares:
+            arxiv = f"{2001 + i % 20:04d}.{10000 + i:05d}"
+            event = {
+                "type": "message",
+                "channel": channel,
+                "user": f"U{i % 7}",
+                "ts": ts,
+                "text": f"have a look <https://arxiv.org/abs/{arxiv}|paper {i}>",
+            }
+            shares.append((channel, ts))
+            expected.add((channel, ts))
+        elif roll < 0.8:
+            root_channel, root = rng.choice(shares)
+            event = {
+                "type": "message",
+                "channel": root_channel,
+                "user": f"U{i % 7}",
+                "ts": ts,
+                "text": "agreed",
+                "thread_ts": root,
+            }
+        else:
+            root_channel, root = rng.choice(shares)
+            event = {
+                "type": "reaction_added",
+                "user": f"U{i % 7}",
+                "reaction": "+1",
+                "event_ts": ts,
+                "item": {"type": "message", "channel": root_channel, "ts": root},
+            }
+        events.append(
+            {
+                "type": "event_callback",
+                "team_id": TEAM,
+                "api_app_id": "A1",
+                "event": event,
+                "event_id": f"EvSoak{i:06d}",
+                "event_time": base + i,
+            }
+        )
+    return events, expected
+
+
+def send_events(url: str, events: list[dict[str, Any]], rng: random.Random, stats: dict[str, int]) -> None:
+    """Send each event, a tenth of them twice (Slack's retries); one answered with an error is sent again,
+    as Slack does, up to three times."""
+    with httpx.Client() as client:
+        for event in events:
+            body = json.dumps(event)
+            copies = 2 if rng.random() < 0.1 else 1
+            stats["retries"] += copies - 1
+            for _ in range(copies):
+                for attempt in range(4):
+                    status = signed_post(client, url, body)
+                    if status == 200:
+                        break
+                    stats["errors answered"] += 1
+                    time.sleep(1.0 + attempt)
+                else:
+                    stats["never acknowledged"] += 1
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--events", type=int, default=3000)
+    parser.add_argument("--channels", type=int, default=30)
+    parser.add_argument("--seconds", type=float, default=90.0)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("worker", nargs="?", help=argparse.SUPPRESS)
+    parser.add_argument("stop_file", nargs="?", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker == "worker":
+        worker_main(Path(args.stop_file))
+        return
+    run(args)
+
+
+def run(args: argparse.Namespace) -> None:
+    sys.path.insert(0, str(ROOT))
+    from wsgiref.simple_server import make_server
+
+    from bot.app import build_app
+    from bot.context import AppContext
+    from bot.demo.run import DATA, PrecomputedEmbedder
+    from bot.run import ThreadingWSGIServer, wsgi_app
+    from socialrag import store
+    from socialrag.config import Settings
+    from socialrag.db import Database, _with_dbname, ensure_database, start_embedded
+    from socialrag.embed import embed_pending
+    from socialrag.papers.catalog import import_catalog
+    from tests.multiworker import add_due_channels
+    from tests.openai_standin import OpenAIStandIn, chain_answer
+    from tests.slack_standin import SlackStandIn, SlackState
+
+    rng = random.Random(args.seed)
+    home = Path(tempfile.mkdtemp(prefix="paperping-soak-"))
+    uri, server = start_embedded(home / "pgdata")
+    ensure_database(uri, "soak")
+    db = Database(_with_dbname(uri, "soak"))
+    db.migrate()
+    import_catalog(db, DATA / "catalog.jsonl.gz")
+    embed_pending(db, PrecomputedEmbedder())
+    now = datetime.now(UTC)
+    channels = add_due_channels(db, args.channels, now)
+    with db.connection() as conn:
+        store.upsert_team(conn, TEAM, domain="soak")
+        # the shared papers get Semantic Scholar ids, so that the flaky recommendations source is asked
+        conn.execute(
+            "INSERT INTO paper_ids (paper_id, scheme, value) SELECT paper_id, 's2', 'S2-' || paper_id"
+            " FROM message_papers ON CONFLICT DO NOTHING"
+        )
+        conn.execute("UPDATE channel_settings SET sources = '{catalog,semanticscholar}', frequency = 'weekly'")
+    slack = SlackStandIn(
+        SlackState(
+            channels={c: {"id": c, "name": c} for c in channels}
+            | {f"CE{i}": {"id": f"CE{i}", "name": f"events-{i}"} for i in range(10)}
+        )
+    ).start()
+    llm = OpenAIStandIn(chain_answer)
+    scholar = FlakyScholar(args.seed)
+    env = {
+        **os.environ,
+        "DATABASE_URL": db.conninfo,
+        "SLACK_API_URL": slack.url,
+        "SLACK_BOT_TOKEN": "xoxb-soak",
+        "SLACK_SIGNING_SECRET": SECRET,
+        "OPENAI_BASE_URL": llm.base_url,
+        "OPENAI_API_KEY": "k",
+        "S2_API_URL": scholar.url,
+        "ARXIV_API_URL": scholar.url,
+        "PAPERPING_LLM_TIMEOUT": "1",
+        "PAPERPING_HTTP_TIMEOUT": "2",
+        "PAPERPING_HOME": str(home),
+    }
+    settings = Settings.from_env(env)
+    app = build_app(settings, db, AppContext(settings, db))
+    web = make_server("127.0.0.1", 0, wsgi_app(app), server_class=ThreadingWSGIServer)
+    threading.Thread(target=web.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{web.server_address[1]}/slack/events"
+
+    stop_file = home / "stop"
+    logs: list[Path] = []
+
+    def start_worker() -> subprocess.Popen[bytes]:
+        log = home / f"worker-{len(logs)}.log"
+        logs.append(log)
+        return subprocess.Popen(
+            [sys.executable, "-m", "bench.soak", "worker", str(stop_file)],
+            cwd=ROOT,
+            env=env,
+            stdout=log.open("wb"),
+            stderr=subprocess.STDOUT,
+        )
+
+    events, expected = build_events(args.events, rng)
+    stats = {"retries": 0, "errors answered": 0, "never acknowledged": 0, "kills": 0}
+    workers = [start_worker() for _ in range(3)]
+    sender = threading.Thread(target=send_events, args=(url, events, random.Random(args.seed + 1), stats))
+    started = time.monotonic()
+    sender.start()
+    restarted = False
+    while time.monotonic() - started < args.seconds or sender.is_alive():
+        time.sleep(3.0)
+        llm.delay = rng.choice([0.0, 0.0, 2.0])  # over PAPERPING_LLM_TIMEOUT: the call times out
+        victim = rng.randrange(len(workers))
+        workers[victim].send_signal(signal.SIGKILL)
+        workers[victim].wait()
+        stats["kills"] += 1
+        workers[victim] = start_worker()
+        if not restarted and time.monotonic() - started > args.seconds / 2:
+            server._stop()  # Postgres goes away for a moment, under load
+            time.sleep(1.0)
+            server.ensure_postgres_running()
+            restarted = True
+    llm.delay = 0.0
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:  # let the last slots be served, with no more faults
+        posted = {p["channel"] for p in slack.posts if p.get("metadata")}
+        if set(channels) <= posted:
+            break
+        time.sleep(1.0)
+    stop_file.touch()
+    for w in workers:
+        w.wait(timeout=60)
+    web.shutdown()
+
+    with db.connection() as conn:
+        stored = {(r[0], r[1]) for r in conn.execute("SELECT channel_id, ts FROM messages").fetchall()}
+    per_channel: dict[str, int] = {}
+    for post in slack.posts:
+        if post.get("metadata"):
+            per_channel[post["channel"]] = per_channel.get(post["channel"], 0) + 1
+    tracebacks = sum(log.read_text(errors="replace").count("Traceback") for log in logs)
+    lost = len(expected - stored)
+    duplicates = sum(n - 1 for n in per_channel.values() if n > 1)
+    missed = len(set(channels) - set(per_channel))
+    malformed = sum(1 for e in events if e["event"].get("ts") == "1e30")
+    print(
+        f"{len(events)} events ({stats['retries']} sent twice as retries, {malformed} malformed), "
+        f"{args.channels} due channels, 3 workers, {stats['kills']} SIGKILLs, Postgres restarted "
+        f"{int(restarted)} time, {stats['errors answered']} error answers resent"
+    )
+    print(f"events lost:           {lost}")
+    print(f"duplicate posts:       {duplicates}")
+    print(f"missed slots:          {missed}")
+    print(f"unhandled exceptions:  {tracebacks}")
+    server.cleanup()
+    sys.exit(0 if lost == duplicates == missed == tracebacks == 0 else 1)
+
+
+if __name__ == "__main__":
+    main()
