@@ -214,7 +214,7 @@ def run(args: argparse.Namespace) -> None:
     from bot.app import build_app
     from bot.context import AppContext
     from bot.demo.run import DATA, PrecomputedEmbedder
-    from bot.run import ThreadingWSGIServer, wsgi_app
+    from bot.run import QuietHandler, ThreadingWSGIServer, wsgi_app
     from socialrag import store
     from socialrag.config import Settings
     from socialrag.db import Database, _with_dbname, ensure_database, start_embedded
@@ -266,7 +266,7 @@ def run(args: argparse.Namespace) -> None:
     }
     settings = Settings.from_env(env)
     app = build_app(settings, db, AppContext(settings, db))
-    web = make_server("127.0.0.1", 0, wsgi_app(app), server_class=ThreadingWSGIServer)
+    web = make_server("127.0.0.1", 0, wsgi_app(app), server_class=ThreadingWSGIServer, handler_class=QuietHandler)
     threading.Thread(target=web.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{web.server_address[1]}/slack/events"
 

@@ -8,6 +8,7 @@ import secrets
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import psycopg
 from slack_bolt import App, BoltResponse
 from slack_bolt.middleware import Middleware
 from slack_bolt.oauth.oauth_settings import OAuthSettings
@@ -21,7 +22,7 @@ from bot.listeners import commands, events, home
 from socialrag import install_store, store
 from socialrag.config import Settings
 from socialrag.db import Database
-from socialrag.errors import ConfigError
+from socialrag.errors import ConfigError, PaperPingError
 from socialrag.token_cipher import TokenCipher
 
 log = logging.getLogger(__name__)
@@ -200,6 +201,15 @@ def build_app(settings: Settings, db: Database, ctx: AppContext, *, socket_mode:
     else:
         raise ConfigError("set SLACK_BOT_TOKEN (one workspace) or SLACK_CLIENT_ID and SLACK_CLIENT_SECRET (OAuth)")
     app.use(Deduplicate(db))
+
+    def failed(error: Exception, body: dict[str, Any]) -> None:
+        """A listener failed: Slack gets an error answer and sends the event again."""
+        if isinstance(error, PaperPingError | psycopg.OperationalError):
+            log.warning("an event could not be handled now (Slack will send it again): %s", error)
+        else:
+            log.error("an event could not be handled (Slack will send it again)", exc_info=error)
+
+    app.error(failed)
     events.register(app, ctx)
     commands.register(app, ctx)
     home.register(app, ctx)

@@ -27,7 +27,7 @@ from socialrag.models import Channel, Member, Message
 BATCH = 2000
 # A day file is one channel's day. Past these sizes a file is refused rather than read: parsing a JSON file
 # takes several times its size in memory, and a small zip can inflate to gigabytes.
-MAX_FILE_BYTES = 48 * 1024 * 1024
+MAX_FILE_BYTES = 24 * 1024 * 1024
 MAX_RATIO = 100  # inflated size / compressed size, for files over a megabyte
 
 

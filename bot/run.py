@@ -13,7 +13,7 @@ import threading
 from datetime import UTC, datetime
 from socketserver import ThreadingMixIn
 from typing import Any
-from wsgiref.simple_server import WSGIServer, make_server
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 from apscheduler.schedulers.background import BackgroundScheduler
 from slack_sdk import WebClient
@@ -32,6 +32,13 @@ log = logging.getLogger(__name__)
 
 class ThreadingWSGIServer(ThreadingMixIn, WSGIServer):
     daemon_threads = True
+
+
+class QuietHandler(WSGIRequestHandler):
+    """Requests go to the debug log, not one line each on stderr."""
+
+    def log_message(self, format: str, *args: Any) -> None:
+        log.debug("http: " + format, *args)
 
 
 def make_recommend(recommender: Recommender) -> Recommend:
@@ -116,7 +123,9 @@ def cmd_run(args: argparse.Namespace, settings: Settings, db: Database) -> int:
             stop.wait()
             handler.close()
         else:
-            server = make_server("0.0.0.0", args.port, wsgi_app(app), server_class=ThreadingWSGIServer)
+            server = make_server(
+                "0.0.0.0", args.port, wsgi_app(app), server_class=ThreadingWSGIServer, handler_class=QuietHandler
+            )
             print(f"PaperPing is running on http://0.0.0.0:{args.port}/slack/events", flush=True)
             server.serve_forever()
     finally:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import psycopg
 from slack_sdk import WebClient
 
 from bot.blocks import build_blocks, build_fallback_text
@@ -96,7 +97,9 @@ class LeaseKeeper:
                 if not self._renew():
                     self.lost = True
                     return
-            except Exception:  # a database hiccup: try again at the next turn
+            except (PaperPingError, psycopg.Error) as exc:  # the database restarting: try again at the next turn
+                log.warning("could not renew a slot lease: %s", exc)
+            except Exception:
                 log.exception("could not renew a slot lease")
 
     def stop(self) -> None:
@@ -123,9 +126,12 @@ class Worker:
     def tick(self, max_posts: int = 100) -> int:
         """Serve due channels until none is left, ``max_posts`` are served, or the process is stopping."""
         served = 0
-        while served < max_posts and not self.stopping.is_set() and self.serve_one():
-            served += 1
-        self._prune()
+        try:
+            while served < max_posts and not self.stopping.is_set() and self.serve_one():
+                served += 1
+            self._prune()
+        except (PaperPingError, psycopg.OperationalError) as exc:  # the database is away: the next tick retries
+            log.warning("tick stopped: %s", exc)
         return served
 
     def serve_one(self) -> bool:
@@ -162,6 +168,17 @@ class Worker:
         self, due: post_store.DueChannel, slot_key: str, rec: post_store.SlotRow, now: datetime, exc: Exception
     ) -> None:
         permanent = isinstance(exc, PermanentError | ConfigError)
+        try:
+            self._record_failure(due, rec, now, exc, permanent)
+        except (PaperPingError, psycopg.OperationalError) as db_exc:
+            log.warning(
+                "#%s: could not record a failed post (%s); its lease runs out and it is retried", due.channel_id, db_exc
+            )
+
+    def _record_failure(
+        self, due: post_store.DueChannel, rec: post_store.SlotRow, now: datetime, exc: Exception, permanent: bool
+    ) -> None:
+        slot_key = due.slot_at.astimezone(UTC).isoformat()
         with self.db.connection() as conn:
             post_store.record_failed(conn, rec.id)
             failures = post_store.record_channel_failure(
@@ -172,7 +189,7 @@ class Worker:
                 return
             wait = min(self.max_backoff, self.retry_after * 2 ** max(0, failures - 1))
             post_store.schedule_next(conn, due.team_id, due.channel_id, now + wait, keep_slot=True)
-        if isinstance(exc, PaperPingError | OSError):
+        if isinstance(exc, PaperPingError | OSError | psycopg.OperationalError):
             log.warning("#%s: post of slot %s failed, retrying in %s: %s", due.channel_id, slot_key, wait, exc)
         else:
             log.exception("#%s: post of slot %s failed unexpectedly, retrying in %s", due.channel_id, slot_key, wait)

@@ -137,23 +137,28 @@ class SemanticScholarRecommendations:
             return []
         raw: list[Any] = []
         try:
-            body = self.client.http.request(
+            body = self.client.http.request_json(
                 "POST",
                 "recommendations/v1/papers",
                 params={"fields": PAPER_FIELDS_RECS, "limit": self.limit},
                 json={"positivePaperIds": pos, "negativePaperIds": neg},
-            ).json()
-            raw += body.get("recommendedPapers") or []
-            body = self.client.http.request(
+            )
+            raw += _recommended(body)
+            body = self.client.http.request_json(
                 "GET",
                 f"recommendations/v1/papers/forpaper/{pos[0]}",
                 params={"fields": PAPER_FIELDS_RECS, "limit": self.limit, "from": self.pool},
-            ).json()
-            raw += body.get("recommendedPapers") or []
+            )
+            raw += _recommended(body)
         except SourceError as exc:
             log.warning("Semantic Scholar recommendations: %s", exc)
         papers = [paper_from_s2(r) for r in raw if isinstance(r, dict) and r.get("paperId") and r.get("title")]
         return _record(conn, papers, self.embed)
+
+
+def _recommended(body: Any) -> list[Any]:
+    found = body.get("recommendedPapers") if isinstance(body, dict) else None
+    return found if isinstance(found, list) else []
 
 
 # The recommendation endpoints take the same fields as the graph API, minus nested references.

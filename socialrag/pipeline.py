@@ -17,6 +17,7 @@ import psycopg
 
 from socialrag import paper_store
 from socialrag.candidates import CandidateQuery, CandidateSource
+from socialrag.errors import PaperPingError
 from socialrag.generate import GenerateConfig, build_draft
 from socialrag.llm import LLMClient
 from socialrag.models import Candidate, Draft, SocialSignal, Style
@@ -64,7 +65,12 @@ def gather_candidates(
     for source in sources:
         try:
             fetched = source.fetch_candidates(conn, query)
-        except Exception:  # a source answering nonsense (HTML, bad JSON) costs its candidates, not the post
+        except psycopg.OperationalError:
+            raise  # the database itself is away: the recommendation fails as a whole and is retried
+        except PaperPingError as exc:  # a source that is down costs its candidates, not the post
+            log.warning("candidate source %s failed; going on without it: %s", source.name, exc)
+            continue
+        except Exception:  # and so does one that fails in a way nobody foresaw (logged in full)
             log.exception("candidate source %s failed; going on without it", source.name)
             continue
         for pid in fetched:

@@ -99,11 +99,11 @@ class Crossref:
                 out.append(None)
                 continue
             try:
-                response = self.http.request("GET", f"works/{quote(doi, safe='/')}")
+                body = self.http.request_json("GET", f"works/{quote(doi, safe='/')}")
             except NotFound:
                 out.append(None)
                 continue
-            message = response.json().get("message")
+            message = body.get("message") if isinstance(body, dict) else None
             out.append(paper_from_crossref(message) if isinstance(message, Mapping) else None)
         return out
 

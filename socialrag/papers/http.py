@@ -91,5 +91,14 @@ class PoliteClient:
             return response
         raise SourceError(self.name, "no response")  # pragma: no cover - the loop always returns or raises
 
+    def request_json(self, method: str, url: str, **kwargs: Any) -> Any:
+        """``request`` and its JSON body; a body that is not JSON (an HTML error page) raises ``SourceError``."""
+        response = self.request(method, url, **kwargs)
+        try:
+            return response.json()
+        except ValueError:
+            kind = response.headers.get("Content-Type", "no content type")
+            raise SourceError(self.name, f"answered something that is not JSON ({kind})") from None
+
     def close(self) -> None:
         self.client.close()

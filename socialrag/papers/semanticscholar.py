@@ -172,10 +172,10 @@ class SemanticScholar:
             asked = [x for x in lookup if x]
             answers: list[Any] = []
             if asked:
-                response = self.http.request(
+                body = self.http.request_json(
                     "POST", "graph/v1/paper/batch", params={"fields": PAPER_FIELDS}, json={"ids": asked}
                 )
-                answers = response.json()
+                answers = body if isinstance(body, list) else []
             by_pos = iter(answers)
             for x in lookup:
                 raw = next(by_pos, None) if x else None
@@ -190,14 +190,14 @@ class SemanticScholar:
         offset = 0
         for _ in range(max_pages):
             try:
-                response = self.http.request(
+                body = self.http.request_json(
                     "GET",
                     f"graph/v1/paper/{s2_id}/references",
                     params={"fields": "contexts,paperId,externalIds", "offset": offset, "limit": page},
                 )
             except NotFound:
                 return contexts
-            body = response.json()
+            body = body if isinstance(body, dict) else {}
             for entry in body.get("data") or ():
                 cited = entry.get("citedPaper") or {}
                 sentences = tuple(clean_text(c) or "" for c in entry.get("contexts") or () if c)
@@ -216,7 +216,7 @@ class SemanticScholar:
         offset = 0
         while len(found) < max_items:
             try:
-                response = self.http.request(
+                body = self.http.request_json(
                     "GET",
                     f"graph/v1/paper/{s2_id}/citations",
                     params={
@@ -227,7 +227,7 @@ class SemanticScholar:
                 )
             except NotFound:
                 break
-            body = response.json()
+            body = body if isinstance(body, dict) else {}
             for entry in body.get("data") or ():
                 citing = entry.get("citingPaper") or {}
                 if not citing.get("paperId"):
