@@ -105,7 +105,7 @@ def paper_from_catalog(raw: Mapping[str, Any]) -> Paper:
         abstract=clean_text(raw.get("abstract")),
         authors=tuple(Author(name=name) for name in (clean_text(a) for a in authors) if name),
         venue=clean_text(raw.get("venue")),
-        year=year if isinstance(year, int) else None,
+        year=year if isinstance(year, int) and not isinstance(year, bool) else None,
         publication_date=parse_date(raw.get("publication_date")),
         url=clean_text(raw.get("url")),
         popularity=float(popularity) if isinstance(popularity, int | float) else None,
