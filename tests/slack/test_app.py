@@ -8,7 +8,6 @@ import hmac
 import json
 import threading
 import time
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -111,15 +110,6 @@ class Harness:
 
     def stop(self) -> None:
         self.server.shutdown()
-
-
-@pytest.fixture
-def harness(db: Database, tmp_path: Path) -> Iterator[Harness]:
-    standin = SlackStandIn(lab_state()).start()
-    h = Harness(db, standin, tmp_path)
-    yield h
-    h.stop()
-    standin.stop()
 
 
 def message_event(ts: str, text: str, user: str = "U2", **extra: Any) -> dict[str, Any]:

@@ -4,7 +4,6 @@ the Events API documents, edits and tombstones, uninstalling and being removed f
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -12,20 +11,10 @@ import pytest
 
 from socialrag import install_store, store
 from socialrag.db import Database
-from tests.slack.test_app import Harness, count, lab_state, message_event
-from tests.slack_standin import SlackStandIn
+from tests.slack.test_app import Harness, count, message_event
 
 ARXIV = "<https://arxiv.org/abs/1706.03762|Attention>"
 ROOT, REPLY = "1700000002.000100", "1700000003.000100"
-
-
-@pytest.fixture
-def harness(db: Database, tmp_path: Path) -> Iterator[Harness]:
-    standin = SlackStandIn(lab_state()).start()
-    h = Harness(db, standin, tmp_path)
-    yield h
-    h.stop()
-    standin.stop()
 
 
 def share_with_reply(h: Harness) -> None:
