@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from slack_sdk import WebClient
@@ -75,6 +75,7 @@ def backfill_channel(
     channel = channel_from_slack(info["channel"], team_id)
     if channel is None:
         raise InputError(f"Slack did not describe channel {channel_id}")
+    channel = replace(channel, member_ids=_channel_members(client, channel_id, pacer) or channel.member_ids)
     with db.connection() as conn:
         store.upsert_team(conn, team_id, name=auth.get("team"), domain=domain)
         store.upsert_channel(conn, channel)
@@ -151,6 +152,25 @@ def _threads(run: _Run) -> None:
         run.state["threads"] = run.state["threads"][1:]
         run.save(kept, None)
         run.report.threads += 1
+
+
+def _channel_members(client: WebClient, channel_id: str, pacer: HistoryPacer) -> tuple[str, ...]:
+    """The channel's current members (``conversations.members``), so that only they are @-mentioned."""
+    found: list[str] = []
+    cursor: str | None = None
+    for _ in range(100):
+        try:
+            data = pacer.call(client.conversations_members, channel=channel_id, limit=1000, cursor=cursor)
+        except SourceError as exc:
+            log.warning(
+                "conversations.members %s: %s; everyone seen in the channel counts as a member", channel_id, exc
+            )
+            return ()
+        found += [m for m in data.get("members") or () if isinstance(m, str)]
+        cursor = (data.get("response_metadata") or {}).get("next_cursor") or None
+        if cursor is None:
+            break
+    return tuple(found)
 
 
 def _users(messages: list[Message]) -> set[str]:

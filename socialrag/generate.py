@@ -126,7 +126,8 @@ def finish_draft(
     # (text written by others) is data and notifies nobody
     signal_members = {m for s in signals for m in s.members}
     in_text = [m for m in members_in_text(text) if m in signal_members]
-    enabled = {uid: m.mentions_enabled for uid, m in ctx.members.items()}
+    # only members of the channel who allow it are notified; others are named
+    enabled = {uid: m.mentions_enabled and m.in_channel for uid, m in ctx.members.items()}
     mentions = plan_mentions(in_text, enabled, ctx.last_mentioned, ctx.as_of, config.quiet_days)
     link, title = _thread(signals)
     return Draft(

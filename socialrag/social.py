@@ -98,6 +98,7 @@ class MemberInfo:
     orcid: str | None = None
     confirmed_names: tuple[str, ...] = ()
     author_ids: frozenset[int] = frozenset()
+    in_channel: bool = True  # False for someone seen in the channel's rows who is no longer a member
 
 
 @dataclass
@@ -218,8 +219,26 @@ def load_members(conn: psycopg.Connection, team: str, channel: str) -> dict[str,
         {"t": team, "c": channel},
     ).fetchall()
     linked = {r[0]: _member_author_ids(conn, r[4], r[5], list(r[6])) for r in rows if r[4] or r[5] or r[6]}
+    current = {
+        r[0]
+        for r in conn.execute(
+            "SELECT user_id FROM channel_members WHERE team_id = %(t)s AND channel_id = %(c)s",
+            {"t": team, "c": channel},
+        ).fetchall()
+    }
     return {
-        r[0]: MemberInfo(r[0], r[1], r[2], r[3], r[4], r[5], tuple(r[6]), frozenset(linked.get(r[0], ()))) for r in rows
+        r[0]: MemberInfo(
+            r[0],
+            r[1],
+            r[2],
+            r[3],
+            r[4],
+            r[5],
+            tuple(r[6]),
+            frozenset(linked.get(r[0], ())),
+            in_channel=not current or r[0] in current,  # an unknown member list counts everyone in
+        )
+        for r in rows
     }
 
 

@@ -685,3 +685,23 @@ def load_unfinished_imports(conn: psycopg.Connection, source: str) -> list[tuple
 def event_seen(conn: psycopg.Connection, event_id: str) -> bool:
     """Whether a Slack event id was handled before."""
     return conn.execute("SELECT 1 FROM processed_events WHERE event_id = %(e)s", {"e": event_id}).fetchone() is not None
+
+
+def add_channel_member(conn: psycopg.Connection, team_id: str, channel_id: str, user_id: str) -> None:
+    conn.execute(
+        """
+        INSERT INTO channel_members (team_id, channel_id, user_id)
+        SELECT %(t)s, %(c)s, %(u)s
+         WHERE EXISTS (SELECT 1 FROM channels WHERE team_id = %(t)s AND channel_id = %(c)s)
+           AND NOT EXISTS (SELECT 1 FROM forgotten_members WHERE team_id = %(t)s AND user_id = %(u)s)
+        ON CONFLICT DO NOTHING
+        """,
+        {"t": team_id, "c": channel_id, "u": user_id},
+    )
+
+
+def remove_channel_member(conn: psycopg.Connection, team_id: str, channel_id: str, user_id: str) -> None:
+    conn.execute(
+        "DELETE FROM channel_members WHERE team_id = %(t)s AND channel_id = %(c)s AND user_id = %(u)s",
+        {"t": team_id, "c": channel_id, "u": user_id},
+    )

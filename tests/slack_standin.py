@@ -120,6 +120,13 @@ class SlackStandIn:
             return {"ok": False, "error": "channel_not_found"}
         return {"ok": True, "channel": channel}
 
+    def api_conversations_members(self, params: dict[str, str]) -> dict[str, Any]:
+        channel = self.state.channels.get(params.get("channel", ""))
+        if channel is None:
+            return {"ok": False, "error": "channel_not_found"}
+        page = self._page([{"id": m} for m in channel.get("members", [])], params)
+        return {"ok": True, "members": [m["id"] for m in page.pop("messages")], **page}
+
     def api_users_info(self, params: dict[str, str]) -> dict[str, Any]:
         user = self.state.users.get(params.get("user", ""))
         return {"ok": True, "user": user} if user else {"ok": False, "error": "user_not_found"}

@@ -111,6 +111,8 @@ def handle_joined(ctx: AppContext, client: WebClient, body: dict[str, Any], even
     team, channel = _team(body, event), str(event.get("channel"))
     if event.get("user") != ctx.bot_user_id(client, team):
         ctx.ensure_channel(client, team, channel)
+        with ctx.db.connection() as conn:
+            store.add_channel_member(conn, team, channel, str(event.get("user") or ""))
         return
     ctx.ensure_channel(client, team, channel)
     ctx.activate_channel(team, channel)
@@ -124,6 +126,8 @@ def handle_left(ctx: AppContext, client: WebClient, body: dict[str, Any], event:
     naming the bot): that channel stops being scheduled; what it learned there stays until purged."""
     team, channel = _team(body, event), str(event.get("channel") or "")
     if event.get("type") == "member_left_channel" and event.get("user") != ctx.bot_user_id(client, team):
+        with ctx.db.connection() as conn:  # a member who left is named, no longer notified
+            store.remove_channel_member(conn, team, channel, str(event.get("user") or ""))
         return
     with ctx.db.connection() as conn:
         store.deactivate_channels(conn, team, channel)

@@ -302,3 +302,13 @@ def test_candidate_query_seeds(db: Database, lab: dict[str, Any]) -> None:
     assert lab["ids"][SHARED["weight"]] == positive[0]
     assert negative == [lab["ids"][lab["others"][0]]]
     assert member_token("U1") == "{@U1}"
+
+
+def test_a_member_who_left_the_channel_is_named_not_mentioned(db: Database, lab: dict[str, Any]) -> None:
+    draft = render_for(db, lab, "template").draft
+    assert draft.mentions, "the lab's post mentions someone"
+    gone = draft.mentions[0]
+    with db.connection() as conn:
+        store.remove_channel_member(conn, "T0LAB", "C1", gone)
+    again = render_for(db, lab, "template").draft
+    assert gone not in again.mentions and gone in again.named, "still named, no longer notified"

@@ -232,7 +232,9 @@ def test_being_removed_from_a_channel_stops_it(harness: Harness, db: Database) -
     harness.ctx.activate_channel("T0LAB", "C1")
     harness.event({"type": "member_left_channel", "user": "U3", "channel": "C1", "channel_type": "C", "team": "T0LAB"})
     with db.connection() as conn:
-        assert store.load_channel_settings(conn, "T0LAB", "C1")["active"], "another member leaving changes nothing"
+        assert store.load_channel_settings(conn, "T0LAB", "C1")["active"], "another member leaving does not stop it"
+    assert count(db, "SELECT count(*) FROM channel_members WHERE user_id = 'U3'") == 0, "U3 is named, not notified"
+    assert count(db, "SELECT count(*) FROM channel_members WHERE user_id = 'U2'") == 1
     harness.event({"type": "channel_left", "channel": "C1", "actor_id": "U1", "event_ts": "1.0"})
     with db.connection() as conn:
         assert not store.load_channel_settings(conn, "T0LAB", "C1")["active"]
