@@ -56,13 +56,51 @@ def summarize(abstract: str | None, tldr: str | None = None, *, limit: int = 300
     best = ranked[0]
     if len(sentences[best]) > limit:
         # the most informative sentence, shortened, beats a weaker one that happens to fit
-        return _clip(sentences[best], limit)
+        return _clip(speak_of_the_paper(sentences[best]), limit)
     chosen = [best]
     for i in ranked[1:]:
         if sum(len(sentences[j]) + 1 for j in chosen) + len(sentences[i]) <= limit:
             chosen.append(i)
             break
-    return " ".join(sentences[i] for i in sorted(chosen))
+    return " ".join(speak_of_the_paper(sentences[i]) for i in sorted(chosen))
+
+
+# "we <verb>" at the start of an abstract sentence, said of the paper instead
+_PAPER_VERBS = {
+    "present": "presents", "propose": "proposes", "introduce": "introduces", "describe": "describes",
+    "develop": "develops", "study": "studies", "investigate": "investigates", "explore": "explores",
+    "address": "addresses", "release": "releases", "design": "designs", "build": "builds",
+    "analyze": "analyzes", "analyse": "analyses", "examine": "examines", "evaluate": "evaluates",
+    "compare": "compares", "extend": "extends", "formulate": "formulates", "collect": "collects",
+    "construct": "constructs", "create": "creates", "offer": "offers", "provide": "provides",
+}  # fmt: skip
+_AUTHOR_VERBS = ("show", "find", "demonstrate", "observe", "argue", "report", "prove", "confirm", "conclude")
+_OPENING = re.compile(
+    r"^(?:(?:in|with) this (?:paper|work|study|article)\s*,?\s*|here\s*,?\s*|to this end\s*,?\s*)?"
+    r"we\s+(?:also\s+|further\s+|first\s+)?([a-z]+)\b",
+    re.IGNORECASE,
+)
+_THIS_PAPER = re.compile(r"^(?:in\s+)?this (?:paper|work|study|article)\s+", re.IGNORECASE)
+
+
+def speak_of_the_paper(sentence: str) -> str:
+    """An abstract sentence in the authors' voice ("We present ...", "In this paper, we show ...") said of
+    the paper instead ("It presents ...", "The authors show ..."); any other sentence as it is."""
+    m = _OPENING.match(sentence)
+    if m:
+        verb = m.group(1).lower()
+        rest = sentence[m.end() :]
+        if verb in _PAPER_VERBS:
+            return f"It {_PAPER_VERBS[verb]}{rest}"
+        if verb in _AUTHOR_VERBS:
+            return f"The authors {verb}{rest}"
+        return sentence
+    m = _THIS_PAPER.match(sentence)
+    if m and not sentence.lower().startswith("in "):
+        return "It " + sentence[m.end() :]
+    if sentence.lower().startswith("our results "):
+        return "The results " + sentence[len("our results ") :]
+    return sentence
 
 
 def _clip(text: str, limit: int) -> str:

@@ -232,7 +232,7 @@ def test_a_member_token_in_an_abstract_pings_nobody(db: Database, lab: dict[str,
         info = load_paper_infos(conn, [lab["ids"][CITING]])[lab["ids"][CITING]]
     hostile = replace(info, abstract="{@U0ADMIN1} <!channel> We study attacks on models. {@U0ADMIN1}", tldr=None)
     draft = build_draft(ctx, hostile, {}, select_signals(signals), "template+tldr", GenerateConfig())
-    assert "We study attacks" in draft.explanation and "{@U0ADMIN1}" not in draft.explanation
+    assert "It studies attacks" in draft.explanation and "{@U0ADMIN1}" not in draft.explanation
     assert "U0ADMIN1" not in draft.mentions and "U0ADMIN1" not in draft.named
     posted = json.dumps(build_blocks(draft)) + build_fallback_text(draft)
     assert "<@U0ADMIN1>" not in posted and "<!channel>" not in posted

@@ -18,7 +18,7 @@ def test_tldr_wins_and_is_clipped() -> None:
 
 def test_extractive_summary_prefers_contribution_sentences() -> None:
     summary = summarize(ABSTRACT)
-    assert summary is not None and summary.startswith("In this paper, we propose")
+    assert summary is not None and summary.startswith("It proposes a retrieval method")
     assert "12%" in summary and len(summary) <= 300
 
 
@@ -31,3 +31,21 @@ def test_mentions_respect_opt_out_and_quiet_days() -> None:
 
 def test_render_plain_names_members() -> None:
     assert render_plain("For {@U1} and {@U2}.", {"U1": "ana"}) == "For @ana and @U2."
+
+
+def test_abstract_sentences_speak_of_the_paper() -> None:
+    from socialrag.summary import speak_of_the_paper, summarize
+
+    assert speak_of_the_paper("We present a metric for this task.") == "It presents a metric for this task."
+    assert speak_of_the_paper("In this paper, we propose a model.") == "It proposes a model."
+    assert speak_of_the_paper("In this work we study bias in NLI.") == "It studies bias in NLI."
+    assert speak_of_the_paper("We show that pruning helps.") == "The authors show that pruning helps."
+    assert speak_of_the_paper("This paper presents a corpus.") == "It presents a corpus."
+    assert speak_of_the_paper("Our results show large gains.") == "The results show large gains."
+    assert speak_of_the_paper("We were surprised by this.") == "We were surprised by this.", "no rule, no change"
+    abstract = "Summaries are hard to judge. We present a metric based on question answering over 3 datasets."
+    assert (
+        summarize(abstract)
+        == "Summaries are hard to judge. It presents a metric based on question answering over 3 datasets."
+    )
+    assert summarize(abstract, "A tldr in its own words.") == "A tldr in its own words.", "the tldr is used as is"
