@@ -8,7 +8,6 @@ import secrets
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import psycopg
 from slack_bolt import App, BoltResponse
 from slack_bolt.middleware import Middleware
 from slack_bolt.oauth.oauth_settings import OAuthSettings
@@ -204,7 +203,7 @@ def build_app(settings: Settings, db: Database, ctx: AppContext, *, socket_mode:
 
     def failed(error: Exception, body: dict[str, Any]) -> None:
         """A listener failed: Slack gets an error answer and sends the event again."""
-        if isinstance(error, PaperPingError | psycopg.OperationalError):
+        if isinstance(error, PaperPingError):
             log.warning("an event could not be handled now (Slack will send it again): %s", error)
         else:
             log.error("an event could not be handled (Slack will send it again)", exc_info=error)

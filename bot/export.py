@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-import psycopg
 from tqdm import tqdm
 
 from bot.slack_io import channel_from_slack, may_share_paper, member_from_slack, message_from_slack
@@ -240,18 +239,12 @@ def _import_channel(
 
 
 def _flush(db: Database, batch: list[Message], problems: list[str]) -> IndexStats:
-    """Write a batch; if the database refuses it, write message by message, so one bad message costs itself."""
-    if not batch:
-        return IndexStats()
-    try:
-        with db.connection() as conn:
-            return index_messages(conn, batch)
-    except psycopg.DataError:
-        stats = IndexStats()
-        for message in batch:
-            try:
-                with db.connection() as conn:
-                    stats.add(index_messages(conn, [message]))
-            except psycopg.DataError as exc:
-                problems.append(f"message {message.ts}: the database refused it ({exc}); skipped")
-        return stats
+    """Write a batch; a message the database refuses is reported and skipped, the others are kept."""
+
+    def refused(message: Message, exc: Exception) -> None:
+        problems.append(f"message {message.ts}: the database refused it ({exc}); skipped")
+
+    stats = IndexStats()
+    for written in db.write_batch(batch, index_messages, refused):
+        stats.add(written)
+    return stats

@@ -17,7 +17,6 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import psycopg
 from slack_sdk import WebClient
 
 from bot.blocks import build_blocks, build_fallback_text
@@ -97,7 +96,7 @@ class LeaseKeeper:
                 if not self._renew():
                     self.lost = True
                     return
-            except (PaperPingError, psycopg.Error) as exc:  # the database restarting: try again at the next turn
+            except PaperPingError as exc:  # the database restarting: try again at the next turn
                 log.warning("could not renew a slot lease: %s", exc)
             except Exception:
                 log.exception("could not renew a slot lease")
@@ -130,7 +129,7 @@ class Worker:
             while served < max_posts and not self.stopping.is_set() and self.serve_one():
                 served += 1
             self._prune()
-        except (PaperPingError, psycopg.OperationalError) as exc:  # the database is away: the next tick retries
+        except PaperPingError as exc:  # the database is away: the next tick retries
             log.warning("tick stopped: %s", exc)
         return served
 
@@ -154,7 +153,7 @@ class Worker:
         try:
             self._serve(due, slot_key, rec, now, keeper)
         except Exception as exc:  # one channel's failure, whatever it is, never stops the others
-            self._failed(due, slot_key, rec, now, exc)
+            self._failed(due, rec, now, exc)
         finally:
             keeper.stop()
         return True
@@ -164,13 +163,11 @@ class Worker:
             until = self.clock() + self.lease
             return post_store.renew_lease(conn, rec_id, due.team_id, due.channel_id, self.worker_id, until)
 
-    def _failed(
-        self, due: post_store.DueChannel, slot_key: str, rec: post_store.SlotRow, now: datetime, exc: Exception
-    ) -> None:
+    def _failed(self, due: post_store.DueChannel, rec: post_store.SlotRow, now: datetime, exc: Exception) -> None:
         permanent = isinstance(exc, PermanentError | ConfigError)
         try:
             self._record_failure(due, rec, now, exc, permanent)
-        except (PaperPingError, psycopg.OperationalError) as db_exc:
+        except PaperPingError as db_exc:
             log.warning(
                 "#%s: could not record a failed post (%s); its lease runs out and it is retried", due.channel_id, db_exc
             )
@@ -189,7 +186,7 @@ class Worker:
                 return
             wait = min(self.max_backoff, self.retry_after * 2 ** max(0, failures - 1))
             post_store.schedule_next(conn, due.team_id, due.channel_id, now + wait, keep_slot=True)
-        if isinstance(exc, PaperPingError | OSError | psycopg.OperationalError):
+        if isinstance(exc, PaperPingError | OSError):
             log.warning("#%s: post of slot %s failed, retrying in %s: %s", due.channel_id, slot_key, wait, exc)
         else:
             log.exception("#%s: post of slot %s failed unexpectedly, retrying in %s", due.channel_id, slot_key, wait)

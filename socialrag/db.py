@@ -9,10 +9,10 @@ from __future__ import annotations
 import logging
 import stat
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import parse_qs, urlsplit
 
 import psycopg
@@ -26,6 +26,8 @@ from socialrag.migrate import apply_migrations
 log = logging.getLogger(__name__)
 
 DB_NAME = "paperping"
+_Item = TypeVar("_Item")
+_Result = TypeVar("_Result")
 
 
 class Database:
@@ -49,16 +51,45 @@ class Database:
     @contextmanager
     def connection(self, *, autocommit: bool = False) -> Iterator[psycopg.Connection]:
         """A connection whose work is one transaction, committed at the end; with ``autocommit`` each
-        statement commits by itself (for work that waits on the network between statements)."""
+        statement commits by itself (for work that waits on the network between statements). A connection
+        lost on the way (the server restarting) raises ``DatabaseError``, like one that cannot be opened."""
         conn = self.connect(autocommit=autocommit)
         try:
             yield conn
             conn.commit()
+        except psycopg.OperationalError as exc:
+            with suppress(psycopg.Error):
+                conn.rollback()
+            raise DatabaseError(f"the database connection failed: {exc}") from exc
         except BaseException:
             conn.rollback()
             raise
         finally:
             conn.close()
+
+    def write_batch(
+        self,
+        items: Sequence[_Item],
+        write: Callable[[psycopg.Connection, Sequence[_Item]], _Result],
+        refused: Callable[[_Item, psycopg.DataError], None],
+    ) -> list[_Result]:
+        """``write`` the items in one transaction; if the database refuses the batch (a value it cannot
+        store), write them one by one, so that a bad item costs only itself and ``refused`` hears of it.
+        Returns what each successful write returned."""
+        if not items:
+            return []
+        try:
+            with self.connection() as conn:
+                return [write(conn, items)]
+        except psycopg.DataError:
+            results = []
+            for item in items:
+                try:
+                    with self.connection() as conn:
+                        results.append(write(conn, [item]))
+                except psycopg.DataError as exc:
+                    refused(item, exc)
+            return results
 
     def migrate(self) -> list[int]:
         """Bring the schema up to date; returns the versions applied now."""

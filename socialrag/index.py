@@ -48,6 +48,8 @@ class IndexStats:
 
 def index_messages(conn: psycopg.Connection, messages: Sequence[Message]) -> IndexStats:
     """Write kept messages with their paper links and reactions; repeated calls change nothing."""
+    if not messages:
+        return IndexStats()
     forgotten = store.load_forgotten(conn, sorted({m.team_id for m in messages}))
     if forgotten:  # members who asked to be forgotten: nothing of theirs is stored again
         messages = [

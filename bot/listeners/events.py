@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+import psycopg
 from slack_bolt import App
 from slack_sdk import WebClient
 
@@ -20,6 +21,7 @@ from bot.slack_io import message_from_slack, ts_to_datetime
 from socialrag import post_store, store
 from socialrag.errors import BadRecord
 from socialrag.index import index_messages
+from socialrag.models import Message
 
 log = logging.getLogger(__name__)
 
@@ -47,20 +49,30 @@ def handle_message(ctx: AppContext, client: WebClient, body: dict[str, Any], eve
         if isinstance(inner, dict):
             handle_edit(ctx, client, team, channel, inner)
         return
-    ctx.ensure_channel(client, team, channel)
-    try:
-        message = message_from_slack(event, team, channel, domain=ctx.domain(team))
-    except BadRecord as exc:
-        log.warning("a message event from %s was malformed: %s; ignored", channel, exc)
-        return
+    message = _parse(ctx, client, team, channel, event)
     if message is None:
         return
     with ctx.db.connection() as conn:
         if event.get("user") and not event.get("bot_id"):
             post_store.record_activity(conn, team, channel, message.posted_at)
-        follows = message.is_reply and store.load_message_id(conn, team, channel, message.thread_ts or "") is not None
-        if message.papers or follows:
+        if message.papers or _follows(conn, message):
             index_messages(conn, [message])
+
+
+def _parse(ctx: AppContext, client: WebClient, team: str, channel: str, raw: dict[str, Any]) -> Message | None:
+    """The event's message, None for kinds never stored, and a malformed one logged and dropped."""
+    ctx.ensure_channel(client, team, channel)
+    try:
+        return message_from_slack({**raw, "channel": channel}, team, channel, domain=ctx.domain(team))
+    except BadRecord as exc:
+        log.warning("a message event from %s was malformed: %s; ignored", channel, exc)
+        return None
+
+
+def _follows(conn: psycopg.Connection, message: Message) -> bool:
+    """A reply in a thread PaperPing keeps (its root is stored)."""
+    root = message.thread_ts or ""
+    return message.is_reply and store.load_message_id(conn, message.team_id, message.channel_id, root) is not None
 
 
 def handle_edit(ctx: AppContext, client: WebClient, team: str, channel: str, inner: dict[str, Any]) -> None:
@@ -72,18 +84,12 @@ def handle_edit(ctx: AppContext, client: WebClient, team: str, channel: str, inn
         with ctx.db.connection() as conn:
             store.delete_thread(conn, team, channel, ts)
         return
-    ctx.ensure_channel(client, team, channel)
-    try:
-        message = message_from_slack({**inner, "channel": channel}, team, channel, domain=ctx.domain(team))
-    except BadRecord as exc:
-        log.warning("an edit event from %s was malformed: %s; ignored", channel, exc)
-        return
+    message = _parse(ctx, client, team, channel, inner)
     if message is None:
         return
     message = replace(message, reactions_known=False)
     with ctx.db.connection() as conn:
-        follows = message.is_reply and store.load_message_id(conn, team, channel, message.thread_ts or "") is not None
-        if message.papers or follows:
+        if message.papers or _follows(conn, message):
             index_messages(conn, [message])
         elif message.is_reply:
             store.delete_messages(conn, team, channel, [message.ts])

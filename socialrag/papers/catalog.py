@@ -10,7 +10,7 @@ from __future__ import annotations
 import gzip
 import json
 import typing
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -171,20 +171,13 @@ def import_catalog(db: Database, path: Path, *, progress: bool = False) -> Catal
 
 
 def _write(db: Database, batch: list[Paper], problems: list[str]) -> int:
-    """Write a batch; if the database refuses it, write paper by paper so that one bad paper costs itself."""
-    if not batch:
-        return 0
-    try:
-        with db.connection() as conn:
-            paper_store.record_papers(conn, batch, in_catalog=True)
-        return len(batch)
-    except psycopg.DataError:
-        written = 0
-        for paper in batch:
-            try:
-                with db.connection() as conn:
-                    paper_store.record_papers(conn, [paper], in_catalog=True)
-                written += 1
-            except psycopg.DataError as exc:
-                problems.append(f"paper {paper.ids}: the database refused it ({exc}); skipped")
-        return written
+    """Write a batch; a paper the database refuses is reported and skipped, the others are kept."""
+
+    def write(conn: psycopg.Connection, papers: Sequence[Paper]) -> int:
+        paper_store.record_papers(conn, papers, in_catalog=True)
+        return len(papers)
+
+    def refused(paper: Paper, exc: Exception) -> None:
+        problems.append(f"paper {paper.ids}: the database refused it ({exc}); skipped")
+
+    return sum(db.write_batch(batch, write, refused))
