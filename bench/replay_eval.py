@@ -1,9 +1,20 @@
-"""Replay evaluation on a simulated lab channel built from real ACL Anthology papers.
+"""Replay evaluation on simulated lab channels built from real ACL Anthology papers.
 
-``python -m bench.replay_eval [--catalog 3000] [--months 18]`` builds a catalog from the ACL data, writes a
-Slack export of a lab channel whose members share recent papers on their own topics (with a drift halfway),
-react to each other's shares as their interests say, and reply now and then; imports it, embeds the
-catalog with the bundled model (cached under ``bench/out``), and prints ``paperping eval``'s table.
+``python -m bench.replay_eval [--months 22] [--home DIR]`` builds five simulated channels over the demo's
+catalog of 3,002 ACL papers, each a different kind of group, in which what is shared next depends on how the
+group received what came before:
+
+- ``popular``: follows the papers the field reads (the catalog papers get a popularity that grows after
+  publication, with monthly readings, so a replay only sees counts known at the time);
+- ``niche``: a lab on two topics;
+- ``authors``: follows a set of authors, across topics;
+- ``drifting``: moves from one topic to the next over the months;
+- ``disliking``: reads broadly, but one topic is received badly and fades.
+
+It writes a Slack export of the five channels and a catalog with the popularity readings, imports both,
+embeds the catalog with the bundled model (kept under ``--home`` for the next run), and prints, per kind,
+``paperping eval``'s table (precision@5, recall@10, MRR, topics in the top 10), then a summary of the
+calibrated ranker against the best single feature and the default blend.
 """
 
 from __future__ import annotations
@@ -11,14 +22,15 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import math
 import random
 import sys
 import tempfile
+import time
+from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
-
-from bot.demo.build_data import pub_date
 
 ROOT = Path(__file__).resolve().parents[1]
 # the 3,002 ACL Anthology papers the demo ships; --data takes any catalog file of the same form
@@ -33,14 +45,9 @@ TOPICS = {
     "parse": ("parsing", "dependency"),
     "bias": ("bias", "fairness"),
 }
-MEMBERS = {  # member -> (topics before the drift, topics after)
-    "U01": (("mt",), ("mt", "bias")),
-    "U02": (("summ",), ("summ", "qa")),
-    "U03": (("qa",), ("dialog",)),
-    "U04": (("dialog",), ("dialog", "bias")),
-    "U05": (("sent", "ner"), ("ner",)),
-    "U06": (("parse",), ("mt",)),
-}
+START = datetime(2019, 5, 1, tzinfo=UTC)
+KINDS = ("popular", "niche", "authors", "drifting", "disliking")
+MEMBERS = ["U01", "U02", "U03", "U04", "U05"]
 
 
 def topics_of(d: dict[str, Any]) -> set[str]:
@@ -48,80 +55,193 @@ def topics_of(d: dict[str, Any]) -> set[str]:
     return {t for t, words in TOPICS.items() if any(w in text for w in words)}
 
 
-def load_papers(n: int, seed: int, data: Path = ACL) -> list[dict[str, Any]]:
+def load_papers(data: Path, seed: int) -> list[dict[str, Any]]:
+    """The catalog, each paper with a publication day spread over its month's quarter (the ACL data gives
+    months only) and a popularity that grows after publication, read monthly."""
+    from bot.demo.build_data import pub_date
+
     with gzip.open(data, "rt") as fh:
         papers = [json.loads(line) for line in fh]
     rng = random.Random(seed)
-    rng.shuffle(papers)
-    topical = [p for p in papers if topics_of(p)][: n // 2]
-    rest = [p for p in papers if not topics_of(p)][: n - len(topical)]
-    chosen = topical + rest
-    for p in chosen:
-        p["publication_date"] = pub_date(p).isoformat()
-    return chosen
+    end = START + timedelta(days=800)
+    for p in papers:
+        day = pub_date(p) + timedelta(days=rng.randrange(90))
+        p["publication_date"] = day.isoformat()
+        final = math.exp(rng.gauss(2.0, 1.4))
+        readings = []
+        month = day + timedelta(days=30)
+        while month < end.date():
+            age = (month - day).days / 30.0
+            readings.append([month.isoformat(), round(final * (1 - math.exp(-age / 5.0)), 1)])
+            month += timedelta(days=30)
+        p["popularity_history"] = readings
+        p["popularity"] = readings[-1][1] if readings else 0.0
+        p["_topics"] = sorted(topics_of(p))
+    return papers
 
 
-def simulate(papers: list[dict[str, Any]], months: int, seed: int) -> list[dict[str, Any]]:
-    rng = random.Random(seed)
-    start = datetime(2019, 7, 1, tzinfo=UTC)
-    end = start + timedelta(days=30 * months)
-    drift = start + (end - start) / 2
+def popularity_on(p: dict[str, Any], day: date) -> float:
+    value = 0.0
+    for d, v in p["popularity_history"]:
+        if date.fromisoformat(d) > day:
+            break
+        value = v
+    return value
+
+
+Chooser = Callable[[list[dict[str, Any]], date, random.Random], dict[str, Any]]
+
+
+class Group:
+    """A simulated group: what it likes (with a reception that reinforces it) and how it picks a paper."""
+
+    def __init__(self, kind: str, papers: list[dict[str, Any]], rng: random.Random) -> None:
+        self.kind = kind
+        self.rng = rng
+        self.topic_weight: dict[str, float] = dict.fromkeys(TOPICS, 0.05)
+        counts: dict[str, int] = {}
+        for p in papers:
+            for a in p["authors"]:
+                counts[a] = counts.get(a, 0) + 1
+        prolific = sorted((a for a, c in counts.items() if c >= 5), key=lambda a: (-counts[a], a))
+        self.followed = {a: 1.0 for a in rng.sample(prolific, min(30, len(prolific)))}
+        if kind == "niche":
+            self.topic_weight.update(summ=1.0, qa=1.0)
+        elif kind == "disliking":
+            self.topic_weight.update(mt=1.0, parse=1.0, ner=1.0, sent=1.0, dialog=1.0)
+        elif kind == "drifting":
+            self.topic_weight.update(mt=1.0)
+        else:
+            self.topic_weight.update(dict.fromkeys(TOPICS, 1.0))
+
+    def interest(self, p: dict[str, Any]) -> float:
+        return max((self.topic_weight[t] for t in p["_topics"]), default=0.02)
+
+    def drift(self, day: date) -> None:
+        if self.kind != "drifting":
+            return
+        months = (day - START.date()).days / 30.0
+        phase = ("mt", "bias", "dialog", "summ")[min(3, int(months // 6))]
+        for t in TOPICS:
+            self.topic_weight[t] *= 0.97
+        self.topic_weight[phase] = max(self.topic_weight[phase], 1.0)
+
+    def pick(self, fresh: list[dict[str, Any]], day: date) -> dict[str, Any]:
+        if self.kind == "popular":
+            weights = [(popularity_on(p, day) + 0.5) ** 1.6 for p in fresh]
+        elif self.kind == "authors":
+            weights = [sum(self.followed.get(a, 0.0) for a in p["authors"]) + 0.01 for p in fresh]
+        else:
+            weights = [self.interest(p) ** 2 for p in fresh]
+        return self.rng.choices(fresh, weights=weights)[0]
+
+    def receive(self, p: dict[str, Any], day: date) -> tuple[int, int, bool]:
+        """(positive reactions, negative reactions, a reply) from the other members."""
+        if self.kind == "popular":
+            liking = min(0.9, 0.15 + 0.15 * math.log1p(popularity_on(p, day)))
+        elif self.kind == "authors":
+            liking = 0.85 if any(a in self.followed for a in p["authors"]) else 0.15
+        else:
+            liking = min(0.9, self.interest(p))
+        if self.kind == "disliking" and "parse" in p["_topics"]:
+            liking = 0.05
+        positive = sum(self.rng.random() < liking for _ in MEMBERS[1:])
+        negative = sum(self.rng.random() < (0.6 if liking < 0.1 else 0.03) for _ in MEMBERS[1:])
+        reply = self.rng.random() < liking * 0.5
+        # reception reinforces (or fades) what the group picks next
+        score = positive - 1.5 * negative
+        for t in p["_topics"]:
+            self.topic_weight[t] = max(0.01, min(2.0, self.topic_weight[t] * (1.0 + 0.08 * score)))
+        for a in p["authors"]:
+            if a in self.followed:
+                self.followed[a] = max(0.05, min(3.0, self.followed[a] * (1.0 + 0.1 * score)))
+        return positive, negative, reply
+
+
+def simulate(kind: str, papers: list[dict[str, Any]], months: int, seed: int) -> list[dict[str, Any]]:
+    rng = random.Random(f"{seed}-{kind}")
+    group = Group(kind, papers, rng)
+    end = START + timedelta(days=30 * months)
     shared: set[str] = set()
     messages: list[dict[str, Any]] = []
-    day = start
+    day = START
     while day < end:
-        day += timedelta(days=rng.choice([1, 2, 3]))
-        member = rng.choice(list(MEMBERS))
-        interests = set(MEMBERS[member][0 if day < drift else 1])
+        day += timedelta(days=rng.choice([1, 2, 2, 3]))
+        group.drift(day.date())
+        window = 365 if kind == "authors" else 150
         fresh = [
             p
             for p in papers
             if p["acl_id"] not in shared
-            and topics_of(p) & interests
-            and day.date() - timedelta(days=300) <= date.fromisoformat(p["publication_date"]) < day.date()
+            and day.date() - timedelta(days=window) <= date.fromisoformat(p["publication_date"]) < day.date()
         ]
         if not fresh:
             continue
-        paper = rng.choice(fresh)
+        paper = group.pick(fresh, day.date())
         shared.add(paper["acl_id"])
         ts = day.replace(hour=rng.randint(9, 17)).timestamp()
+        sharer = rng.choice(MEMBERS)
         msg: dict[str, Any] = {
             "type": "message",
-            "user": member,
+            "user": sharer,
             "ts": f"{ts:.6f}",
             "text": f"<https://aclanthology.org/{paper['acl_id']}/|{paper['title']}>",
         }
-        reactions: dict[str, list[str]] = {}
-        for other, (before, after) in MEMBERS.items():
-            if other == member:
-                continue
-            theirs = set(before if day < drift else after)
-            if topics_of(paper) & theirs and rng.random() < 0.7:
-                reactions.setdefault(rng.choice(["+1", "heart", "fire"]), []).append(other)
-            elif rng.random() < 0.08:
-                reactions.setdefault(rng.choice(["-1", "eyes"]), []).append(other)
+        positive, negative, reply = group.receive(paper, day.date())
+        others = [m for m in MEMBERS if m != sharer]
+        reactions = []
+        if positive:
+            reactions.append({"name": "+1", "users": others[:positive], "count": positive})
+        if negative:
+            reactions.append({"name": "-1", "users": others[-negative:], "count": negative})
         if reactions:
-            msg["reactions"] = [{"name": e, "users": u, "count": len(u)} for e, u in reactions.items()]
+            msg["reactions"] = reactions
         messages.append(msg)
-        if rng.random() < 0.3:
+        if reply:
             msg.update(thread_ts=msg["ts"], reply_count=1)
-            fan = next(iter(reactions.get("+1", [])), None) or rng.choice(list(MEMBERS))
             messages.append(
                 {
                     "type": "message",
-                    "user": fan,
+                    "user": others[0],
                     "ts": f"{ts + 600:.6f}",
                     "thread_ts": msg["ts"],
-                    "text": "Nice one, the evaluation section is worth a look.",
+                    "text": "Worth reading: the evaluation section in particular.",
                 }
             )
     return messages
 
 
+def summary(reports: dict[str, Any]) -> str:
+    from socialrag.evaluate import BLEND, CALIBRATED, CALIBRATED_DIVERSE, SINGLE
+
+    lines = [
+        f"{'kind':<11}{'metric':<8}{'calibrated':>11}{'+diversity':>11}{'blend':>8}{'best single':>13}  feature",
+        "-" * 80,
+    ]
+    gains = []
+    for kind, report in reports.items():
+        r = report.results
+        for metric in ("p5", "r10", "mrr"):
+            best = max(SINGLE, key=lambda n, m=metric: getattr(r[n], m))
+            cal, div, blend = (getattr(r[n], metric) for n in (CALIBRATED, CALIBRATED_DIVERSE, BLEND))
+            lines.append(
+                f"{kind:<11}{metric:<8}{cal:>11.3f}{div:>11.3f}{blend:>8.3f}"
+                f"{getattr(r[best], metric):>13.3f}  {best.removesuffix(' alone')}"
+            )
+            if metric == "mrr":
+                gains.append((cal, blend))
+    mean_cal = sum(c for c, _ in gains) / len(gains)
+    mean_blend = sum(b for _, b in gains) / len(gains)
+    lines.append(
+        f"mean MRR: calibrated {mean_cal:.3f}, default blend {mean_blend:.3f} "
+        f"(x{mean_cal / mean_blend if mean_blend else float('inf'):.2f})"
+    )
+    return "\n".join(lines)
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--catalog", type=int, default=3000)
-    parser.add_argument("--months", type=int, default=18)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--months", type=int, default=22)
     parser.add_argument("--seed", type=int, default=5)
     parser.add_argument("--window-days", type=int, default=365, help="candidates published in the year before")
     parser.add_argument("--home", type=Path, help="keep the database here (a second run reuses it)")
@@ -138,29 +258,38 @@ def main() -> None:
     home = args.home or Path(tempfile.mkdtemp(prefix="paperping-replay-"))
     home.mkdir(parents=True, exist_ok=True)
     reuse = (home / "pgdata").exists()
-    papers = load_papers(args.catalog, args.seed, args.data)
-    catalog = home / "catalog.jsonl"
-    catalog.write_text("\n".join(json.dumps(p) for p in papers) + "\n")
-    messages = simulate(papers, args.months, args.seed)
-    users = [user(u, f"member{u[1:]}") for u in MEMBERS]
-    export = write_export(home / "lab.zip", {"nlp-lab": ("C1", list(MEMBERS), messages)}, users)
+    papers = load_papers(args.data, args.seed)
+    channels = {
+        kind: (f"C{i + 1}", MEMBERS, simulate(kind, papers, args.months, args.seed)) for i, kind in enumerate(KINDS)
+    }
     uri, server = start_embedded(home / "pgdata")
     try:
         ensure_database(uri, "replay")
         db = Database(_with_dbname(uri, "replay"))
         db.migrate()
         if not reuse:
+            catalog = home / "catalog.jsonl"
+            catalog.write_text("\n".join(json.dumps({k: v for k, v in p.items() if k != "_topics"}) for p in papers))
             import_catalog(db, catalog)
+            export = write_export(home / "labs.zip", channels, [user(u, f"member{u[1:]}") for u in MEMBERS])
             import_export(db, export, progress=False)
             embed_pending(db, Embedder())
-        with db.connection() as conn:
-            report = evaluate_channel(conn, "T0LAB", "C1", "all-MiniLM-L6-v2", window_days=args.window_days)
-        shares = sum(1 for m in messages if "thread_ts" not in m or m["thread_ts"] == m["ts"])
-        print(
-            f"simulated #nlp-lab: {shares} shares over {args.months} months, {len(MEMBERS)} members; "
-            f"catalog of {len(papers)} ACL Anthology papers\n"
-        )
-        print(report.table())
+        print(f"catalog: {len(papers)} ACL Anthology papers; {args.months} months; {len(MEMBERS)} members a channel\n")
+        reports = {}
+        for kind, (cid, _, messages) in channels.items():
+            started = time.perf_counter()
+            with db.connection() as conn:
+                report = evaluate_channel(conn, "T0LAB", cid, "all-MiniLM-L6-v2", window_days=args.window_days)
+            reports[kind] = report
+            shares = sum(1 for m in messages if m.get("thread_ts", m["ts"]) == m["ts"])
+            print(f"## {kind} ({shares} shares; replayed in {time.perf_counter() - started:.1f} s)")
+            print(report.table())
+            if report.fit is not None:
+                from socialrag.calibrate import describe
+
+                print(describe(report.fit))
+            print()
+        print(summary(reports))
     finally:
         server.cleanup()
 

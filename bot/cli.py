@@ -72,6 +72,9 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("channel", help="channel name or id (TEAM_ID/CHANNEL_ID when several workspaces have it)")
     ev.add_argument("--warmup", type=int, default=5, help="shared papers to learn from before the first step")
 
+    fit = sub.add_parser("refit", help="learn a channel's ranking from its history now (the scheduler does it weekly)")
+    fit.add_argument("channel", help="channel name or id (TEAM_ID/CHANNEL_ID when several workspaces have it)")
+
     purge = sub.add_parser("purge", help="delete everything stored about a workspace (after it uninstalled)")
     purge.add_argument("--team", required=True, help="the workspace id (T...)")
     purge.add_argument("--yes", action="store_true", help="really delete (without it, say what would go)")
@@ -142,6 +145,10 @@ def _dispatch(args: argparse.Namespace, settings: Settings, db: Database) -> int
         from bot.recommend_cmd import cmd_eval
 
         return cmd_eval(args, settings, db)
+    if command == "refit":
+        from bot.recommend_cmd import cmd_refit
+
+        return cmd_refit(args, settings, db)
     if command == "status":
         return cmd_status(args, db)
     if command == "purge":

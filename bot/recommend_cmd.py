@@ -1,4 +1,5 @@
-"""``paperping recommend`` and ``paperping eval``: what would be posted, and how well the ranking replays."""
+"""``paperping recommend``, ``eval`` and ``refit``: what would be posted, how well the ranking replays, and
+learning a channel's ranking from its history now."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from socialrag import store
+from socialrag.calibrate import describe as describe_ranker
 from socialrag.config import Settings
 from socialrag.db import Database
 from socialrag.errors import InputError
@@ -118,6 +120,20 @@ def cmd_eval(args: argparse.Namespace, settings: Settings, db: Database) -> int:
     if report.steps == 0:
         print(f"#{name}: nothing to replay yet (it needs more than {args.warmup} shared papers with embeddings)")
         return 0
-    print(f"Replay of #{name}: at each share, rank the catalog plus the paper really shared next\n")
+    print(
+        f"Replay of #{name}, week by week: rank the papers published in the year before each week and score the\n"
+        "ranking against what the channel really shared that week (P@5, R@10, MRR of the first one, and how\n"
+        "many topics the top 10 spans)\n"
+    )
     print(report.table())
+    if report.fit is not None:
+        print("\n" + describe_ranker(report.fit))
+    return 0
+
+
+def cmd_refit(args: argparse.Namespace, settings: Settings, db: Database) -> int:
+    team_id, channel_id, name = resolve_channel(db, args.channel)
+    with Recommender(settings, db) as recommender:
+        model = recommender.refit(team_id, channel_id)
+    print(f"#{name}: learnt from {model.shares} shares ({model.pairs} pairs).\n{describe_ranker(model)}")
     return 0

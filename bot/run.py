@@ -57,7 +57,7 @@ def build_worker(settings: Settings, db: Database, recommender: Recommender, pac
         token = token_for(settings, db, team_id)
         return WebClient(token=token, base_url=settings.slack_api_url, retry_handlers=[])
 
-    return Worker(db, client_for, make_recommend(recommender), pacer=pacer)
+    return Worker(db, client_for, make_recommend(recommender), pacer=pacer, refit=recommender.refit_due)
 
 
 def start_scheduler(worker: Worker, seconds: float) -> BackgroundScheduler:

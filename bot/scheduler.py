@@ -121,6 +121,7 @@ class Worker:
     stopping: threading.Event = field(default_factory=threading.Event)
     worker_id: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}")
     renew_every: float | None = None  # seconds between lease renewals (default: a third of the lease)
+    refit: Callable[[datetime], int] | None = None  # relearns the channels' rankings that are due
 
     def tick(self, max_posts: int = 100) -> int:
         """Serve due channels until none is left, ``max_posts`` are served, or the process is stopping."""
@@ -128,6 +129,8 @@ class Worker:
         try:
             while served < max_posts and not self.stopping.is_set() and self.serve_one():
                 served += 1
+            if self.refit is not None and not self.stopping.is_set():
+                self.refit(self.clock())
             self._prune()
         except PaperPingError as exc:  # the database is away: the next tick retries
             log.warning("tick stopped: %s", exc)

@@ -1,36 +1,62 @@
-"""Offline evaluation: replay a channel's history and ask how well each ranking predicts what was shared next.
+"""Offline evaluation: replay a channel's history week by week and ask how well each ranking foresaw what the
+channel shared in the following week.
 
-At each share (after a few to learn from), the candidates are the catalog papers published before that
-moment plus the paper really shared, minus everything the channel had already; each method ranks them
-using only the past. Reported: recall@5, recall@10 and MRR of the full scorer against a random ranking,
-popularity alone, and similarity without engagement (every past paper weighted alike).
+At each weekly step (after ``warmup`` shares to learn from) the candidates are the papers with a vector
+published in the ``window_days`` before that moment, plus the ones really shared that week, minus what the
+channel already had. Each method ranks them using only the past; the calibrated ranker is refitted on the
+pairs from before the moment (every ``refit_every`` steps). Reported per method: precision@5, recall@10,
+MRR (of the first paper shared that week) and how many distinct topics the top 10 spans (topics are
+k-means clusters of the papers' embeddings).
 """
 
 from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime
 
 import numpy as np
 import psycopg
 
-from socialrag.rank import ScoringConfig, channel_weights, score_popularity, score_similarity_many
+from socialrag.calibrate import FEATURES, RankerModel, default_model, diversify, features, fit
+from socialrag.history import DAY, ChannelHistory, build_history, pool_rows, training_set
+from socialrag.rank import ScoringConfig
+from socialrag.ranker_store import load_universe
 from socialrag.social import load_channel_context
 
-METHODS = ("PaperPing (engagement-weighted)", "similarity without engagement", "popularity only", "random")
+CALIBRATED = "calibrated (this channel)"
+CALIBRATED_DIVERSE = "calibrated + diversity"
+BLEND = "default blend (before)"
+SINGLE = {f"{name} alone": name for name in FEATURES if name != "member_author"}
+METHODS: tuple[str, ...] = (CALIBRATED, CALIBRATED_DIVERSE, BLEND, *SINGLE, "random")
 
 
 @dataclass
 class MethodResult:
-    ranks: list[int] = field(default_factory=list)
+    precision5: list[float] = field(default_factory=list)
+    recall10: list[float] = field(default_factory=list)
+    reciprocal: list[float] = field(default_factory=list)
+    topics10: list[int] = field(default_factory=list)
 
-    def recall(self, k: int) -> float:
-        return sum(1 for r in self.ranks if r <= k) / len(self.ranks) if self.ranks else 0.0
+    @staticmethod
+    def _mean(values: list[float] | list[int]) -> float:
+        return float(np.mean(values)) if values else 0.0
+
+    @property
+    def p5(self) -> float:
+        return self._mean(self.precision5)
+
+    @property
+    def r10(self) -> float:
+        return self._mean(self.recall10)
 
     @property
     def mrr(self) -> float:
-        return sum(1.0 / r for r in self.ranks) / len(self.ranks) if self.ranks else 0.0
+        return self._mean(self.reciprocal)
+
+    @property
+    def topics(self) -> float:
+        return self._mean(self.topics10)
 
 
 @dataclass
@@ -38,62 +64,110 @@ class EvalReport:
     steps: int
     candidates: int
     results: dict[str, MethodResult]
+    shares: int = 0
+    fit: RankerModel | None = None
 
     def table(self) -> str:
-        lines = [f"{'method':<34}{'recall@5':>10}{'recall@10':>11}{'MRR':>8}", "-" * 63]
+        lines = [f"{'method':<28}{'P@5':>7}{'R@10':>7}{'MRR':>7}{'topics@10':>11}", "-" * 60]
         for name, r in self.results.items():
-            lines.append(f"{name:<34}{r.recall(5):>10.3f}{r.recall(10):>11.3f}{r.mrr:>8.3f}")
-        lines.append(f"{self.steps} steps, about {self.candidates} candidates each")
+            lines.append(f"{name:<28}{r.p5:>7.3f}{r.r10:>7.3f}{r.mrr:>7.3f}{r.topics:>11.1f}")
+        lines.append(f"{self.steps} weekly steps, {self.shares} shares, median {self.candidates} candidates per step")
         return "\n".join(lines)
 
 
-@dataclass(frozen=True)
-class Catalog:
-    ids: np.ndarray
-    vectors: np.ndarray
-    published: np.ndarray  # epoch seconds; papers without a date count as published long ago
-    popularity: np.ndarray
+def topic_labels(vectors: np.ndarray, k: int = 20, seed: int = 0) -> np.ndarray:
+    """A topic per paper: k-means clusters of the embeddings."""
+    from sklearn.cluster import KMeans
+
+    k = max(1, min(k, len(vectors) // 10))
+    if len(vectors) < 2 or k < 2:
+        return np.zeros(len(vectors), dtype=np.int64)
+    return np.asarray(KMeans(n_clusters=k, n_init=3, random_state=seed).fit_predict(vectors), dtype=np.int64)
 
 
-def load_catalog(conn: psycopg.Connection, model: str) -> Catalog:
-    rows = conn.execute(
-        """
-        SELECT p.id, e.embedding,
-               extract(epoch FROM COALESCE(p.publication_date, make_date(COALESCE(p.year, 1970), 1, 1))),
-               COALESCE(p.popularity, p.citation_count, 0)
-          FROM papers p JOIN paper_embeddings e ON e.paper_id = p.id AND e.model = %(m)s
-        """,
-        {"m": model},
-    ).fetchall()
-    from socialrag.embed import as_array
+def replay(
+    history: ChannelHistory,
+    *,
+    warmup: int = 8,
+    window_days: float = 365.0,
+    step_days: float = 7.0,
+    refit_every: int = 4,
+    popularity_weight: float = 0.05,
+    seed: int = 13,
+    max_steps: int = 200,
+    topics: np.ndarray | None = None,
+) -> EvalReport:
+    """The replay itself, on arrays (``paperping eval`` and ``bench/replay_eval.py`` load them)."""
+    u = history.universe
+    topics = topic_labels(u.vectors) if topics is None else topics
+    member_first = history.member_first
+    shared = np.flatnonzero(~np.isnan(member_first) & (member_first <= history.first_at))
+    times = np.sort(member_first[shared])
+    results = {m: MethodResult() for m in METHODS}
+    if len(times) <= warmup:
+        return EvalReport(0, 0, results, len(shared))
+    pairs = training_set(history, window_days=window_days)
+    blend = default_model(popularity_weight)
+    rng = random.Random(seed)
+    model = blend
+    sizes: list[int] = []
+    t = float(times[warmup])
+    steps = 0
+    while t <= times[-1] and steps < max_steps:
+        week = shared[(member_first[shared] >= t) & (member_first[shared] < t + step_days * DAY)]
+        if len(week):
+            if steps % refit_every == 0:
+                pos, neg, n = pairs.arrays(before=t)
+                model = fit(pos, neg, n, popularity_weight, now=datetime.fromtimestamp(t, UTC))
+            _score_step(history, t, week, window_days, model, blend, topics, rng, results, sizes)
+            steps += 1
+        t += step_days * DAY
+    report = EvalReport(steps, int(np.median(sizes)) if sizes else 0, results, len(shared), model)
+    return report
 
-    if not rows:
-        return Catalog(np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32), np.zeros(0), np.zeros(0))
-    return Catalog(
-        np.array([r[0] for r in rows]),
-        np.stack([as_array(r[1]) for r in rows]),
-        np.array([float(r[2]) for r in rows]),
-        np.array([float(r[3]) for r in rows]),
-    )
+
+def _score_step(
+    history: ChannelHistory,
+    t: float,
+    week: np.ndarray,
+    window_days: float,
+    model: RankerModel,
+    blend: RankerModel,
+    topics: np.ndarray,
+    rng: random.Random,
+    results: dict[str, MethodResult],
+    sizes: list[int],
+) -> None:
+    u = history.universe
+    state, known = history.state_at(t)
+    truth_rows = history.rows[week]
+    rows = np.union1d(pool_rows(u, t, window_days, history.rows[known]), truth_rows)
+    sizes.append(len(rows))
+    x = features(state, u.candidates(rows, t), t)
+    relevant = np.isin(rows, truth_rows)
+    orders: dict[str, np.ndarray] = {
+        CALIBRATED: _order(model.score(x), rng),
+        CALIBRATED_DIVERSE: diversify(model.score(x), u.vectors[rows], 10),
+        BLEND: _order(blend.score(x), rng),
+        "random": np.array(rng.sample(range(len(rows)), len(rows)), dtype=np.int64),
+    }
+    for name, feature in SINGLE.items():
+        column = x[:, FEATURES.index(feature)]
+        orders[name] = _order(-column if feature == "disliked" else column, rng)
+    for name, order in orders.items():
+        hits = relevant[order]
+        r = results[name]
+        r.precision5.append(float(hits[:5].sum()) / 5.0)
+        r.recall10.append(float(hits[:10].sum()) / float(relevant.sum()))
+        first = np.flatnonzero(hits)
+        r.reciprocal.append(1.0 / (first[0] + 1) if len(first) else 0.0)
+        r.topics10.append(len(set(topics[rows[order[:10]]].tolist())))
 
 
-def load_share_events(conn: psycopg.Connection, team: str, channel: str) -> list[tuple[datetime, int]]:
-    """(first share time, paper id) of every paper the channel shared, in time order."""
-    rows = conn.execute(
-        """
-        SELECT min(m.posted_at), mp.paper_id FROM message_papers mp JOIN messages m ON m.id = mp.message_id
-         WHERE mp.team_id = %(t)s AND mp.channel_id = %(c)s GROUP BY mp.paper_id ORDER BY 1, 2
-        """,
-        {"t": team, "c": channel},
-    ).fetchall()
-    return [(r[0], r[1]) for r in rows]
-
-
-def _rank_of(scores: np.ndarray, truth_index: int) -> int:
-    """1-based rank of the truth; ties count half, so a method that cannot tell papers apart gains nothing."""
-    greater = int((scores > scores[truth_index]).sum())
-    equal = int((scores == scores[truth_index]).sum()) - 1
-    return greater + 1 + equal // 2
+def _order(scores: np.ndarray, rng: random.Random) -> np.ndarray:
+    """Best first; ties in random order, so a method that cannot tell papers apart gains nothing by it."""
+    jitter = np.array([rng.random() for _ in range(len(scores))])
+    return np.lexsort((jitter, -scores))
 
 
 def evaluate_channel(
@@ -102,48 +176,21 @@ def evaluate_channel(
     channel: str,
     model: str,
     *,
-    warmup: int = 5,
+    warmup: int = 8,
     config: ScoringConfig | None = None,
-    seed: int = 13,
+    window_days: int = 365,
     max_steps: int = 200,
-    window_days: int | None = None,
 ) -> EvalReport:
-    """Replay the channel and rank, at each share, the catalog plus the paper shared next (with
-    ``window_days``, only catalog papers published in those days before the share, as live posting would)."""
+    """Replay the channel against every paper with a vector in the knowledge base."""
     config = config or ScoringConfig()
-    catalog = load_catalog(conn, model)
-    index = {int(pid): i for i, pid in enumerate(catalog.ids)}
-    events = [(at, pid) for at, pid in load_share_events(conn, team, channel) if pid in index]
-    results = {m: MethodResult() for m in METHODS}
-    rng = random.Random(seed)
-    sizes = []
-    for at, truth in events[warmup : warmup + max_steps]:
-        ctx = load_channel_context(conn, team, channel, at, model)
-        if len(ctx.papers) < warmup:
-            continue
-        seen = {index[p] for p in ctx.papers if p in index}
-        mask = catalog.published < at.timestamp()
-        if window_days:
-            mask &= catalog.published >= (at - timedelta(days=window_days)).timestamp()
-        if window_days:
-            mask &= catalog.published >= (at - timedelta(days=window_days)).timestamp()
-        mask[list(seen)] = False
-        mask[index[truth]] = True
-        cand = np.flatnonzero(mask)
-        t_pos = int(np.flatnonzero(cand == index[truth])[0])
-        sizes.append(len(cand))
-        vectors = catalog.vectors[cand]
-        engaged = channel_weights(ctx.papers, at, config, ctx.emoji_overrides)
-        flat = dict.fromkeys(ctx.papers, 1.0)
-        max_pop = float(catalog.popularity[cand].max()) if len(cand) else 0.0
-        pop = np.array([score_popularity(p, max_pop) for p in catalog.popularity[cand]])
-        scores = {
-            METHODS[0]: score_similarity_many(vectors, ctx.vectors, engaged) + config.popularity_weight * pop,
-            METHODS[1]: score_similarity_many(vectors, ctx.vectors, flat),
-            METHODS[2]: pop,
-            METHODS[3]: np.array([rng.random() for _ in cand]),
-        }
-        for name, values in scores.items():
-            results[name].ranks.append(_rank_of(values, t_pos))
-    steps = len(results[METHODS[0]].ranks)
-    return EvalReport(steps, int(np.median(sizes)) if sizes else 0, results)
+    ctx = load_channel_context(conn, team, channel, datetime.now(UTC), model)
+    ids = [r[0] for r in conn.execute("SELECT paper_id FROM paper_embeddings WHERE model = %s", (model,)).fetchall()]
+    universe = load_universe(conn, model, [*ctx.papers, *ids])
+    history = build_history(ctx, universe, config.half_life_days)
+    return replay(
+        history,
+        warmup=warmup,
+        window_days=window_days,
+        popularity_weight=config.popularity_weight,
+        max_steps=max_steps,
+    )

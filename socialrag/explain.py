@@ -7,7 +7,7 @@ who turned mentions off or was mentioned in the last days, as their plain name.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 
 from socialrag.models import (
@@ -26,6 +26,7 @@ from socialrag.summary import summarize
 from socialrag.text import as_data
 
 MEMBER_TOKEN = re.compile(r"\{@([A-Z0-9]+)\}")
+MAX_BOLD = 3  # bold key phrases in one message, at most (the LLM style is held to the same)
 SAFE_TEXT = "Recommended for its closeness to what this channel has been reading."
 
 
@@ -37,11 +38,13 @@ def _plural(n: int, one: str, many: str | None = None) -> str:
     return f"{n} {one if n == 1 else (many or one + 's')}"
 
 
-def render_signal(signal: SocialSignal, companions: Sequence[SocialSignal] = ()) -> str:
-    """One signal as one sentence (h9 is folded into its h8 sentence by ``render_signals``)."""
+def render_signal(signal: SocialSignal, companions: Sequence[SocialSignal] = (), *, bold: bool = False) -> str:
+    """One signal as one sentence (h9 is folded into its h8 sentence by ``render_signals``). With ``bold``,
+    the phrase that says how the paper connects to the group is bold (never a title or a member)."""
     f = signal.fact
+    b = _bold if bold else _plain
     if isinstance(f, MemberIsAuthor):
-        return f"{member_token(f.member)} is one of its authors."
+        return f"{member_token(f.member)} is {b('one of its authors')}."
     if isinstance(f, AuthorDiscussedHere):
         return f"{as_data(f.author)} also wrote {_plural(f.count, 'paper')} discussed here in the last three months."
     if isinstance(f, SharedAffiliation):
@@ -49,20 +52,28 @@ def render_signal(signal: SocialSignal, companions: Sequence[SocialSignal] = ())
     if isinstance(f, VenueEngagedWith):
         return f"The group engaged with {_plural(f.count, 'other ' + as_data(f.venue) + ' paper')} recently."
     if isinstance(f, RelatedToEarlierPaper):
-        return _render_h5(f)
+        return _render_h5(f, b)
     if isinstance(f, EarlierReception):
         return _render_h6(f)
     if isinstance(f, EarlierPaperByMember):
-        return f"{as_data(f.paper_title)} was written by {member_token(f.member)}."
+        return f"{as_data(f.paper_title)} was {b('written by')} {member_token(f.member)}."
     if isinstance(f, MemberMayCare):
         why = next(
             (c.fact for c in companions if isinstance(c.fact, WhyMemberMayCare) and c.members == signal.members), None
         )
-        return f"Possibly of interest to {member_token(f.member)}{_render_h9(why) if why else ''}."
+        return f"{b('Possibly of interest')} to {member_token(f.member)}{_render_h9(why) if why else ''}."
     return ""
 
 
-def _render_h5(f: RelatedToEarlierPaper) -> str:
+def _bold(phrase: str) -> str:
+    return f"*{phrase}*"
+
+
+def _plain(phrase: str) -> str:
+    return phrase
+
+
+def _render_h5(f: RelatedToEarlierPaper, b: Callable[[str], str] = _plain) -> str:
     title = as_data(f.paper_title)
     who = f", shared by {member_token(f.sharer)}" if f.sharer else ""
     if f.posted_by_paperping:
@@ -71,15 +82,15 @@ def _render_h5(f: RelatedToEarlierPaper) -> str:
         if f.context:
             quote = _clip(as_data(f.context), 140)
             end = "" if quote[-1] in ".!?…" else "."
-            return f'It cites {title}{who}: "{quote}"{end}'
-        return f"It cites {title}{who}."
+            return f'It {b("cites")} {title}{who}: "{quote}"{end}'
+        return f"It {b('cites')} {title}{who}."
     if f.relation == "cited_by":
-        return f"{title}{who}, cites this paper."
+        return f"{title}{who}, {b('cites this paper')}."
     if f.relation == "shared_authors":
         names = [as_data(a) for a in f.shared_authors]
         shown = ", ".join(names[:2]) + (" and others" if len(names) > 2 else "")
-        return f"{shown} also wrote {title}{who}."
-    return f"It is close in topic to {title}{who}."
+        return f"{shown} {b('also wrote')} {title}{who}."
+    return f"It is {b('close in topic')} to {title}{who}."
 
 
 def _render_h6(f: EarlierReception) -> str:
@@ -104,12 +115,11 @@ def _render_h9(f: WhyMemberMayCare) -> str:
 
 
 def render_signals(signals: Sequence[SocialSignal]) -> str:
-    """The chosen signals as sentences, each h6 right after the h5 or h7 it describes (h9 is inside h8's)."""
+    """The chosen signals as sentences, each h6 right after the h5 or h7 it describes (h9 is inside h8's); the
+    key phrase of each of the first ``MAX_BOLD`` is bold, so the message can be skimmed."""
     sentences = []
-    for s in signals:
-        if s.kind in ("h6", "h9"):
-            continue
-        sentences.append(render_signal(s, signals))
+    for i, s in enumerate(s for s in signals if s.kind not in ("h6", "h9")):
+        sentences.append(render_signal(s, signals, bold=i < MAX_BOLD))
         if s.kind in ("h5", "h7"):
             sentences += [
                 render_signal(c) for c in signals if c.kind == "h6" and c.related_paper_id == s.related_paper_id

@@ -105,6 +105,8 @@ class Paper:
     references: tuple[PaperRef, ...] = ()
     reference_contexts: dict[str, tuple[str, ...]] = field(default_factory=dict)
     arxiv_categories: tuple[str, ...] = ()
+    # earlier readings of ``popularity`` (date, value), so a replay can use what was known at the time
+    popularity_history: tuple[tuple[date, float], ...] = ()
 
 
 SignalKind = Literal["h1", "h2", "h3", "h4", "h5", "h6", "h7", "h8", "h9"]

@@ -119,7 +119,24 @@ def record_papers(conn: psycopg.Connection, papers: Sequence[Paper], *, in_catal
     _update_paper_rows(conn, pids, firsts, in_catalog)
     _replace_authors(conn, [(pid, p) for pid, p in unique.items() if p.authors])
     _add_references(conn, [(pid, p) for pid, p in unique.items() if p.references])
+    _add_popularity_history(conn, [(pid, p) for pid, p in unique.items() if p.popularity_history])
     return ids
+
+
+def _add_popularity_history(conn: psycopg.Connection, items: Sequence[tuple[int, Paper]]) -> None:
+    """Earlier popularity readings a source gave (a reading on a date counts from that day's start, UTC)."""
+    rows = [(pid, day, value) for pid, p in items for day, value in p.popularity_history]
+    if not rows:
+        return
+    conn.execute(
+        """
+        INSERT INTO paper_popularity (paper_id, observed_at, value)
+        SELECT p, d::timestamp AT TIME ZONE 'UTC', v
+          FROM unnest(%(p)s::bigint[], %(d)s::date[], %(v)s::float8[]) AS t(p, d, v)
+        ON CONFLICT (paper_id, observed_at) DO UPDATE SET value = EXCLUDED.value
+        """,
+        {"p": [r[0] for r in rows], "d": [r[1] for r in rows], "v": [r[2] for r in rows]},
+    )
 
 
 def _resolve_paper_rows(conn: psycopg.Connection, papers: Sequence[Paper]) -> list[int]:

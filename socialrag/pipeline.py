@@ -16,20 +16,16 @@ import numpy as np
 import psycopg
 
 from socialrag import paper_store
+from socialrag.calibrate import FEATURES, RankerModel, diversify, features
 from socialrag.candidates import CandidateQuery, CandidateSource
 from socialrag.errors import PaperPingError
 from socialrag.generate import GenerateConfig, build_draft
+from socialrag.history import build_history, build_universe
 from socialrag.llm import LLMClient
 from socialrag.models import Candidate, Draft, SocialSignal, Style
 from socialrag.names import fold_text
-from socialrag.rank import (
-    ScoringConfig,
-    channel_weights,
-    diversity_penalty,
-    score_popularity,
-    score_similarity_many,
-    select_signals,
-)
+from socialrag.rank import ScoringConfig, channel_weights, select_signals
+from socialrag.ranker_store import load_fit
 from socialrag.signals import Relations, SignalInput, compute_signals
 from socialrag.social import ChannelContext, PaperInfo, load_channel_context, load_paper_infos, load_vectors
 
@@ -84,36 +80,40 @@ def score_candidates(
     infos: dict[int, PaperInfo],
     vectors: dict[int, np.ndarray],
     sources: dict[int, str],
-    weights: dict[int, float],
     recent: list[np.ndarray],
     config: ScoringConfig,
+    ranker: RankerModel,
+    focus: np.ndarray | None = None,
 ) -> list[Candidate]:
-    """Every candidate with its score and the parts of it, best first. Pure."""
+    """Every candidate with its score and the parts of it, best first (after re-ranking against the last
+    posts, so successive posts differ). Pure."""
     seen_titles = {fold_text(p.info.title) for p in ctx.papers.values() if p.info.title}
-    max_pop = max((i.popularity or 0.0 for i in infos.values()), default=0.0)
     kept = [
         pid for pid, info in infos.items() if pid in vectors and info.title and fold_text(info.title) not in seen_titles
     ]
     if not kept:
         return []
-    sims = score_similarity_many(np.stack([vectors[pid] for pid in kept]), ctx.vectors, weights)
+    universe = build_universe(
+        {**{pid: p.info for pid, p in ctx.papers.items()}, **{pid: infos[pid] for pid in kept}},
+        {**ctx.vectors, **{pid: vectors[pid] for pid in kept}},
+    )
+    history = build_history(ctx, universe, config.half_life_days)
+    at = ctx.as_of.timestamp()
+    state, _ = history.state_at(at, focus)
+    index = universe.index
+    rows = np.array([index[pid] for pid in kept], dtype=np.int64)
+    x = features(state, universe.candidates(rows, at), at)
+    scores = ranker.score(x)
+    recent_matrix = np.stack(recent) if recent else None
+    order = diversify(scores, universe.vectors[rows], 10, recent_matrix, config.diversity_weight)
     out = []
-    for pid, sim_value in zip(kept, sims, strict=True):
-        info = infos[pid]
-        sim = float(sim_value)
-        pop = score_popularity(info.popularity, max_pop)
-        penalty = diversity_penalty(vectors[pid], recent, config)
-        score = sim + config.popularity_weight * pop - penalty
+    for i in order:
+        contributions = ((name, round(float(ranker.weights[k] * x[i, k]), 4)) for k, name in enumerate(FEATURES))
+        parts = {name: value for name, value in contributions if value}
         out.append(
-            Candidate(
-                pid,
-                info.title or "",
-                score,
-                sources.get(pid, "?"),
-                parts={"similarity": round(sim, 4), "popularity": round(pop, 4), "diversity": -penalty},
-            )
+            Candidate(kept[i], infos[kept[i]].title or "", float(scores[i]), sources.get(kept[i], "?"), parts=parts)
         )
-    return sorted(out, key=lambda c: (c.score, -c.paper_id), reverse=True)
+    return out
 
 
 def load_relations(conn: psycopg.Connection, ctx: ChannelContext, candidate_id: int) -> Relations:
@@ -183,12 +183,13 @@ def recommend(
         weights[FOCUS_ID] = 2.0 * max([1.0, *weights.values()])
     query = CandidateQuery(ctx, weights, config.model, config.window_days)
     found = gather_candidates(conn, sources, query)
-    infos = load_paper_infos(conn, list(found))
+    infos = load_paper_infos(conn, list(found), as_of)
     vectors = load_vectors(conn, config.model, list(found))
     recent_ids = sorted(ctx.recommended, key=lambda p: ctx.recommended[p], reverse=True)
     recent_ids = recent_ids[: config.scoring.recent_for_diversity]
     recent = list(load_vectors(conn, config.model, recent_ids).values())
-    ranked = score_candidates(ctx, infos, vectors, found, weights, recent, config.scoring)
+    ranker = load_fit(conn, team_id, channel_id, config.scoring.popularity_weight, as_of)
+    ranked = score_candidates(ctx, infos, vectors, found, recent, config.scoring, ranker, config.focus)
     identities = paper_store.load_identities(conn, [c.paper_id for c in ranked[: config.top]])
     ranked = [
         Candidate(c.paper_id, c.title, c.score, c.source, identities.get(c.paper_id, {}), c.parts)

@@ -1,27 +1,19 @@
-"""Step 3a: score candidates for a channel and choose the few social signals worth saying. Pure.
+"""Step 3a: how the channel engaged with its papers, and the few social signals worth saying. Pure.
 
-How a candidate is scored
--------------------------
 Each paper the channel shared gets an engagement weight: a share counts +1 (each re-share +0.5), a reply
 +0.7, a positive reaction +1 and a negative one -1, a neutral one +0.1; a reaction counts in proportion to
 how selective the emoji is in this channel (one the group puts on nearly everything says little). Every
 event decays with its age (half-life ``half_life_days``), so the channel can move on to new topics.
-A candidate's similarity score is the engagement-weighted mean of its cosine similarity to those papers,
-cubed so that closeness to a few papers outweighs closeness to the average (negative weights pull it
-down). A popularity figure can be blended in with ``popularity_weight``, and a candidate too close
-(cosine >= ``diversity_threshold``) to one of the last few recommendations is penalised so successive
-posts stay diverse.
+The candidates are scored from these weights by the channel's calibrated ranker (``socialrag.calibrate``),
+and re-ranked against the last ``recent_for_diversity`` posts so that successive posts differ.
 """
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-
-import numpy as np
 
 from socialrag.emoji import normalize_emoji, read_sentiment
 from socialrag.models import EarlierPaperByMember, MemberIsAuthor, Sentiment, SocialSignal
@@ -35,8 +27,7 @@ REACTION = {"positive": 1.0, "negative": -1.0, "neutral": 0.1}
 class ScoringConfig:
     half_life_days: float = 60.0
     popularity_weight: float = 0.05
-    diversity_threshold: float = 0.9
-    diversity_penalty: float = 0.5
+    diversity_weight: float = 2.0  # see socialrag.calibrate.diversify
     recent_for_diversity: int = 5
     use_engagement: bool = True
 
@@ -57,6 +48,23 @@ def emoji_selectivity(papers: Iterable[SharedPaper]) -> dict[str, float]:
     return {e: max(0.1, 1.0 - (c - 1) / n) if n > 2 else 1.0 for e, c in on_paper.items()}
 
 
+def engagement_events(
+    paper: SharedPaper,
+    selectivity: Mapping[str, float],
+    overrides: Mapping[str, Sentiment],
+    bots: frozenset[str] = frozenset(),
+) -> list[tuple[datetime, float]]:
+    """(when, signed value) of each way the channel engaged with one of its papers. PaperPing's own post of
+    a paper is no engagement; the reactions and replies it draws are."""
+    shares = sorted((s for s in paper.shares if s.user_id not in bots), key=lambda s: s.at)
+    events = [(s.at, SHARE if i == 0 else RESHARE) for i, s in enumerate(shares)]
+    events += [(r.at, REPLY) for r in paper.replies]
+    for r in paper.reactions:
+        base = normalize_emoji(r.emoji)
+        events.append((r.at, REACTION[read_sentiment(base, overrides)] * selectivity.get(base, 1.0)))
+    return events
+
+
 def engagement_weight(
     paper: SharedPaper,
     now: datetime,
@@ -65,16 +73,9 @@ def engagement_weight(
     overrides: Mapping[str, Sentiment],
     bots: frozenset[str] = frozenset(),
 ) -> float:
-    """The signed, decayed weight of how the channel engaged with one of its papers. PaperPing's own post
-    of a paper is no engagement; the reactions and replies it draws are."""
+    """The signed, decayed weight of how the channel engaged with one of its papers."""
     h = config.half_life_days
-    shares = sorted((s for s in paper.shares if s.user_id not in bots), key=lambda s: s.at)
-    weight = sum((SHARE if i == 0 else RESHARE) * decay(s.at, now, h) for i, s in enumerate(shares))
-    weight += sum(REPLY * decay(r.at, now, h) for r in paper.replies)
-    for r in paper.reactions:
-        base = normalize_emoji(r.emoji)
-        weight += REACTION[read_sentiment(base, overrides)] * selectivity.get(base, 1.0) * decay(r.at, now, h)
-    return weight
+    return sum(v * decay(at, now, h) for at, v in engagement_events(paper, selectivity, overrides, bots))
 
 
 def channel_weights(
@@ -88,35 +89,6 @@ def channel_weights(
         return dict.fromkeys(papers, 1.0)
     selectivity = emoji_selectivity(papers.values())
     return {pid: engagement_weight(p, now, config, selectivity, overrides, bots) for pid, p in papers.items()}
-
-
-def score_similarity_many(
-    candidates: np.ndarray, vectors: Mapping[int, np.ndarray], weights: Mapping[int, float], sharpness: float = 3.0
-) -> np.ndarray:
-    """Engagement-weighted mean of each candidate's cosine similarity to the channel's papers, raised to
-    ``sharpness`` so that being close to a few engaged papers counts more than being near the average of a
-    channel that reads several topics. Positive engagement rewards closeness; negative engagement penalises it.
-    """
-    ids = [pid for pid in vectors if pid in weights and weights[pid] != 0.0]
-    if not ids or len(candidates) == 0:
-        return np.zeros(len(candidates), dtype=np.float32)
-    matrix = np.stack([vectors[pid] for pid in ids])
-    w = np.array([weights[pid] for pid in ids], dtype=np.float32)
-    sims = np.maximum(candidates @ matrix.T, 0.0) ** sharpness
-    return np.asarray((sims * w).sum(axis=1) / (np.abs(w).sum() + 1e-9))
-
-
-def score_popularity(popularity: float | None, max_popularity: float) -> float:
-    if not popularity or max_popularity <= 0:
-        return 0.0
-    return math.log1p(popularity) / math.log1p(max_popularity)
-
-
-def diversity_penalty(candidate: np.ndarray, recent: Sequence[np.ndarray], config: ScoringConfig) -> float:
-    if not recent:
-        return 0.0
-    closest = max(float(v @ candidate) for v in recent)
-    return config.diversity_penalty if closest >= config.diversity_threshold else 0.0
 
 
 # ----- choosing the signals to say -----------------------------------------------------------------

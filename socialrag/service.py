@@ -18,10 +18,12 @@ import numpy as np
 import psycopg
 
 from socialrag import store
+from socialrag.calibrate import RankerModel
 from socialrag.candidates import ArxivNew, CandidateSource, CatalogSource, SemanticScholarRecommendations
 from socialrag.config import Settings
 from socialrag.db import Database
 from socialrag.embed import Embedder, embed_papers
+from socialrag.errors import PaperPingError
 from socialrag.evaluate import EvalReport, evaluate_channel
 from socialrag.generate import GenerateConfig
 from socialrag.llm import LLMCall, LLMClient
@@ -30,6 +32,7 @@ from socialrag.papers.arxiv import ArxivApi
 from socialrag.papers.semanticscholar import SemanticScholar
 from socialrag.pipeline import Recommendation, RecommendConfig, recommend
 from socialrag.rank import ScoringConfig
+from socialrag.ranker_store import channels_to_refit, load_fit, refit_channel
 
 log = logging.getLogger(__name__)
 
@@ -142,6 +145,38 @@ class Recommender:
             return evaluate_channel(
                 conn, team_id, channel_id, self.embedder.model_name, warmup=warmup, config=self.scoring()
             )
+
+    def refit(self, team_id: str, channel_id: str, *, now: datetime | None = None) -> RankerModel:
+        """Learn the channel's ranking from all of its history now, and keep it with today's date."""
+        scoring = self.scoring()
+        with self.db.connection() as conn:
+            return refit_channel(
+                conn,
+                team_id,
+                channel_id,
+                self.embedder.model_name,
+                half_life_days=scoring.half_life_days,
+                popularity_weight=scoring.popularity_weight,
+                now=now,
+            )
+
+    def refit_due(self, now: datetime, limit: int = 20) -> int:
+        """Refit the channels whose fit is a week old or older than their latest feedback; how many were."""
+        with self.db.connection() as conn:
+            due = channels_to_refit(conn, now, limit)
+        done = 0
+        for team_id, channel_id in due:
+            try:
+                self.refit(team_id, channel_id, now=now)
+                done += 1
+            except PaperPingError as exc:  # one channel's failure leaves the others to be refitted
+                log.warning("refitting %s/%s failed; it keeps its last fit: %s", team_id, channel_id, exc)
+        return done
+
+    def ranker(self, team_id: str, channel_id: str) -> RankerModel:
+        """The channel's ranking in force: its latest fit, or the default blend."""
+        with self.db.connection() as conn:
+            return load_fit(conn, team_id, channel_id, self.scoring().popularity_weight)
 
     def _focus(self, chosen: dict[str, Any], now: datetime) -> np.ndarray | None:
         text, until = chosen["focus_text"], chosen["focus_expires_at"]

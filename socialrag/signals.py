@@ -33,6 +33,8 @@ from socialrag.social import ChannelContext, PaperInfo, SharedPaper
 
 SIMILAR = 0.5  # cosine at which two papers count as "similar"
 MEMBER_INTEREST = 0.35  # cosine at which a member's interests count as close to a paper
+RECENT_THREAD_PENALTY = 0.25  # what pointing at an earlier paper a recent post pointed at costs (h5)
+RECENT_MEMBER_PENALTY = 0.1  # what naming a member a recent post named costs (h8)
 
 
 @dataclass(frozen=True)
@@ -189,6 +191,8 @@ def signal_h5(inp: SignalInput) -> list[SocialSignal]:
         rel = _relation(inp, p)
         if rel and not by_people:
             rel = (rel[0] - 0.3, rel[1])  # a thread members started says more than one PaperPing started
+        if rel and p.info.paper_id in inp.ctx.recent_threads:
+            rel = (rel[0] - RECENT_THREAD_PENALTY, rel[1])  # a recent post already pointed there
         if rel and (best is None or rel[0] > best[0]):
             best = (rel[0], p, rel[1])
     if best is None:
@@ -280,7 +284,7 @@ def signal_h8(inp: SignalInput, exclude: frozenset[str] = frozenset()) -> list[S
     already named as the one who shared the related paper)."""
     if inp.vector is None:
         return []
-    best: tuple[float, str, int] | None = None
+    best: tuple[float, str, int, float] | None = None
     for uid, papers in member_profiles(inp).items():
         if uid in exclude:
             continue
@@ -290,11 +294,13 @@ def signal_h8(inp: SignalInput, exclude: frozenset[str] = frozenset()) -> list[S
         profile = np.mean(vecs, axis=0)
         norm = float(np.linalg.norm(profile)) or 1.0
         sim = float(profile @ inp.vector) / norm
-        if sim >= MEMBER_INTEREST and (best is None or sim > best[0]):
-            best = (sim, uid, len(vecs))
+        # a member a recent post already named comes after the others who may care as much
+        rank = sim - (RECENT_MEMBER_PENALTY if uid in inp.ctx.recent_interested else 0.0)
+        if sim >= MEMBER_INTEREST and (best is None or rank > best[0]):
+            best = (rank, uid, len(vecs), sim)
     if best is None:
         return []
-    return [SocialSignal(MemberMayCare(best[1], round(best[0], 3)), best[0], members=(best[1],))]
+    return [SocialSignal(MemberMayCare(best[1], round(best[3], 3)), best[3], members=(best[1],))]
 
 
 def signal_h9(inp: SignalInput, member: str) -> list[SocialSignal]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime, timedelta
 
 import numpy as np
 import psycopg
@@ -17,6 +17,8 @@ import psycopg
 from socialrag.embed import as_array
 from socialrag.models import Sentiment
 from socialrag.store import load_emoji_overrides
+
+RECENT_DAYS = 14  # how far back PaperPing's own posts count for spreading threads and names
 
 
 @dataclass(frozen=True)
@@ -40,7 +42,7 @@ class PaperInfo:
     abstract: str | None = None
     tldr: str | None = None
     url: str | None = None
-    publication_date: datetime | None = None
+    publication_date: date | None = None
 
 
 @dataclass(frozen=True)
@@ -112,6 +114,10 @@ class ChannelContext:
     recommended: dict[int, datetime]
     last_mentioned: dict[str, datetime]
     vectors: dict[int, np.ndarray] = field(default_factory=dict)
+    # what PaperPing's recent posts leaned on, so the next one leans elsewhere: earlier papers (h5) and the
+    # members it named as possibly interested (h8), with when
+    recent_threads: dict[int, datetime] = field(default_factory=dict)
+    recent_interested: dict[str, datetime] = field(default_factory=dict)
     model: str = "all-MiniLM-L6-v2"
 
     def display(self, user_id: str) -> str:
@@ -123,16 +129,23 @@ class ChannelContext:
         return set(self.papers) | set(self.recommended)
 
 
-def load_paper_infos(conn: psycopg.Connection, paper_ids: list[int]) -> dict[int, PaperInfo]:
-    """Metadata and authors of papers (public data, no channel scope needed)."""
+def load_paper_infos(
+    conn: psycopg.Connection, paper_ids: list[int], as_of: datetime | None = None
+) -> dict[int, PaperInfo]:
+    """Metadata and authors of papers (public data, no channel scope needed). With ``as_of``, the popularity
+    is the last reading before that moment (none if there was none then), never a later count."""
     if not paper_ids:
         return {}
     rows = conn.execute(
         """
-        SELECT p.id, p.title, p.venue_id, v.name, p.year, p.popularity, p.abstract, p.tldr, p.url, p.publication_date
+        SELECT p.id, p.title, p.venue_id, v.name, p.year,
+               CASE WHEN %(as_of)s::timestamptz IS NULL THEN p.popularity
+                    ELSE (SELECT pp.value FROM paper_popularity pp WHERE pp.paper_id = p.id
+                             AND pp.observed_at <= %(as_of)s::timestamptz ORDER BY pp.observed_at DESC LIMIT 1) END,
+               p.abstract, p.tldr, p.url, p.publication_date
           FROM papers p LEFT JOIN venues v ON v.id = p.venue_id WHERE p.id = ANY(%(ids)s::bigint[])
         """,
-        {"ids": paper_ids},
+        {"ids": paper_ids, "as_of": as_of},
     ).fetchall()
     authors: dict[int, list[AuthorRef]] = defaultdict(list)
     for pid, aid, name, norm, affs, s2 in conn.execute(
@@ -279,12 +292,38 @@ def _load_last_mentions(conn: psycopg.Connection, team: str, channel: str, as_of
     return {r[0]: r[1] for r in rows}
 
 
+def _load_recent_posts(
+    conn: psycopg.Connection, team: str, channel: str, as_of: datetime, since: datetime
+) -> tuple[dict[int, datetime], dict[str, datetime]]:
+    threads: dict[int, datetime] = {}
+    interested: dict[str, datetime] = {}
+    for draft, at in conn.execute(
+        """
+        SELECT draft, coalesce(posted_at, created_at) FROM recommendations
+         WHERE team_id = %(t)s AND channel_id = %(c)s AND status = 'posted'
+           AND created_at < %(as_of)s AND created_at >= %(since)s
+        """,
+        {"t": team, "c": channel, "as_of": as_of, "since": since},
+    ).fetchall():
+        for signal in (draft or {}).get("signals") or ():
+            if not isinstance(signal, dict):
+                continue
+            related = signal.get("related_paper_id")
+            if signal.get("kind") == "h5" and isinstance(related, int):
+                threads[related] = max(at, threads.get(related, at))
+            if signal.get("kind") == "h8":
+                for uid in signal.get("members") or ():
+                    if isinstance(uid, str):
+                        interested[uid] = max(at, interested.get(uid, at))
+    return threads, interested
+
+
 def load_channel_context(
     conn: psycopg.Connection, team_id: str, channel_id: str, as_of: datetime, model: str
 ) -> ChannelContext:
     """Everything the recommender may use about one channel, as it was before ``as_of``."""
     shares = _load_shares(conn, team_id, channel_id, as_of)
-    infos = load_paper_infos(conn, list(shares))
+    infos = load_paper_infos(conn, list(shares), as_of)
     roots = {s.ts: s.message_id for ss in shares.values() for s in ss}
     papers = {pid: SharedPaper(infos[pid], shares[pid]) for pid in shares if pid in infos}
     by_message: dict[int, list[SharedPaper]] = defaultdict(list)
@@ -297,7 +336,10 @@ def load_channel_context(
     for reply in _load_replies(conn, team_id, channel_id, roots, as_of):
         for paper in by_message[reply.root_message_id]:
             paper.replies.append(reply)
+    threads, interested = _load_recent_posts(conn, team_id, channel_id, as_of, as_of - timedelta(days=RECENT_DAYS))
     return ChannelContext(
+        recent_threads=threads,
+        recent_interested=interested,
         team_id=team_id,
         channel_id=channel_id,
         as_of=as_of,

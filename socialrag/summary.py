@@ -66,7 +66,7 @@ def summarize(abstract: str | None, tldr: str | None = None, *, limit: int = 300
 
 
 # "we <verb>" at the start of an abstract sentence, said of the paper instead
-_PAPER_VERBS = {
+PAPER_VERBS = {
     "present": "presents", "propose": "proposes", "introduce": "introduces", "describe": "describes",
     "develop": "develops", "study": "studies", "investigate": "investigates", "explore": "explores",
     "address": "addresses", "release": "releases", "design": "designs", "build": "builds",
@@ -90,8 +90,8 @@ def speak_of_the_paper(sentence: str) -> str:
     if m:
         verb = m.group(1).lower()
         rest = sentence[m.end() :]
-        if verb in _PAPER_VERBS:
-            return f"It {_PAPER_VERBS[verb]}{rest}"
+        if verb in PAPER_VERBS:
+            return f"It {PAPER_VERBS[verb]}{rest}"
         if verb in _AUTHOR_VERBS:
             return f"The authors {verb}{rest}"
         return sentence

@@ -2,7 +2,8 @@
 
 One object per line with at least one of ``arxiv_id``, ``doi``, ``acl_id``, ``s2_id`` and any of ``title``,
 ``abstract``, ``authors`` (names), ``venue``, ``year``, ``publication_date`` (ISO), ``url``, ``popularity``,
-``references`` (identifiers of cited papers). Unknown fields are ignored. Read as a stream, in batches.
+``popularity_history`` (``[[date, value], ...]``, earlier readings of the popularity), ``references``
+(identifiers of cited papers). Unknown fields are ignored. Read as a stream, in batches.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import json
 import typing
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 from typing import IO, Any
 
@@ -96,6 +98,7 @@ def paper_from_catalog(raw: Mapping[str, Any]) -> Paper:
     popularity = raw.get("popularity")
     if isinstance(popularity, int | float) and not 0 <= popularity < 1e15:
         raise ValueError(f"popularity {popularity} is out of range")
+    history = _popularity_history(raw.get("popularity_history"))
     listed = raw.get("references")
     refs = [parse_reference(r) for r in listed if isinstance(r, str)] if isinstance(listed, list) else []
     return Paper(
@@ -110,7 +113,28 @@ def paper_from_catalog(raw: Mapping[str, Any]) -> Paper:
         url=clean_text(raw.get("url")),
         popularity=float(popularity) if isinstance(popularity, int | float) else None,
         references=tuple(r for r in refs if r is not None),
+        popularity_history=history,
     )
+
+
+MAX_READINGS = 400
+
+
+def _popularity_history(raw: object) -> tuple[tuple[date, float], ...]:
+    """``[["2020-01-01", 12], ...]``: earlier readings of the popularity; at most ``MAX_READINGS`` are kept."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise ValueError("popularity_history must be a list of [date, value] pairs")
+    readings: dict[date, float] = {}
+    for item in raw[:MAX_READINGS]:
+        if not (isinstance(item, list) and len(item) == 2 and isinstance(item[1], int | float)):
+            raise ValueError("popularity_history must be a list of [date, value] pairs")
+        day = parse_date(item[0])
+        if day is None or not 0 <= item[1] < 1e15 or isinstance(item[1], bool):
+            raise ValueError(f"popularity_history has a bad reading: {str(item)[:60]}")
+        readings[day] = float(item[1])
+    return tuple(sorted(readings.items()))
 
 
 def _open(path: Path) -> IO[bytes]:

@@ -56,7 +56,9 @@ def test_eval_replay(lab_env: dict[str, Any], db: Database, capsys: pytest.Captu
     assert report.steps >= 2 and report.candidates > 50
     for name in METHODS:
         r = report.results[name]
-        assert len(r.ranks) == report.steps and 0.0 <= r.mrr <= 1.0
-    assert "recall@5" in report.table() and METHODS[0] in report.table()
+        assert len(r.reciprocal) == len(r.precision5) == report.steps and 0.0 <= r.mrr <= 1.0
+        assert 0.0 <= r.p5 <= 1.0 and 0.0 <= r.r10 <= 1.0 and 1 <= r.topics <= 10
+    table = report.table()
+    assert "P@5" in table and "R@10" in table and "topics@10" in table and METHODS[0] in table
     assert main(["eval", "nlp-lab", "--warmup", "2"]) == 0
     assert "Replay of #nlp-lab" in capsys.readouterr().out

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from socialrag.explain import build_template_text, describe_fact, render_signal, render_signals
@@ -98,22 +100,22 @@ def test_the_relations_of_h5(fact: RelatedToEarlierPaper, ending: str) -> None:
 )
 def test_h9_is_folded_into_the_h8_sentence(why: WhyMemberMayCare, ending: str) -> None:
     text = render_signals([H8, SocialSignal(why, 1.0, members=("U3",))])
-    assert text.startswith("Possibly of interest to {@U3}, ") and text.endswith(ending)
+    assert text.startswith("*Possibly of interest* to {@U3}, ") and text.endswith(ending)
 
 
 def test_h6_follows_the_h5_it_describes() -> None:
     text = render_signals([H6, H5, H8, H9])
-    assert text.index("It cites") < text.index("That post drew") < text.index("Possibly of interest")
+    assert text.index("It *cites*") < text.index("That post drew") < text.index("*Possibly of interest*")
 
 
 def test_template_styles() -> None:
     abstract = "We present a method for poisoning weights. It works on many tasks."
     social = build_template_text([H5], abstract, None, with_summary=False, with_signals=True)
-    assert social.startswith("It cites Weight Poisoning")
+    assert social.startswith("It *cites* Weight Poisoning")
     both = build_template_text([H5], abstract, "A short tldr.", with_summary=True, with_signals=True, limit=400)
-    assert "A short tldr." in both and "It cites" in both and len(both) <= 400
+    assert "A short tldr." in both and "It *cites*" in both and len(both) <= 400
     tldr_only = build_template_text([H5], abstract, "A short tldr.", with_summary=True, with_signals=False)
-    assert "It cites" not in tldr_only
+    assert "cites" not in tldr_only
 
 
 def test_a_stored_signal_reads_back_the_same() -> None:
@@ -172,3 +174,54 @@ def test_the_verifier_rejects_what_the_signals_do_not_give(text: str, problem: s
 def test_the_verifier_keeps_required_strings() -> None:
     problems = check_text("Possibly of interest to someone.", allowed(), required=["{@U3}"])  # type: ignore[arg-type]
     assert problems == ["lost a required string: {@U3}"]
+
+
+# ----- every sentence of a template message keeps a source -------------------------------------------
+
+ABSTRACTS = [
+    (
+        "We present a method for poisoning pre-trained weights. In this paper, we show that fine-tuning does not "
+        "remove the backdoor. Our results hold on sentiment and spam tasks.",
+        None,
+    ),
+    ("This work studies multilingual parsing. We find that shared encoders help low-resource languages.", None),
+    ("Long abstract. " * 40, "A one-line tldr from Semantic Scholar."),
+    (None, None),
+]
+SIGNAL_SETS = [
+    [H5, H6, H8, H9],
+    [SocialSignal(MemberIsAuthor("U1", "Graham Neubig"), 10.0, members=("U1",)), H5, H8],
+    [SocialSignal(AuthorDiscussedHere("Graham Neubig", 2), 1.0), SocialSignal(VenueEngagedWith("ACL", 3), 1.0)],
+    [],
+]
+
+
+def _words(text: str) -> set[str]:
+    return {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z\-]+", text)}
+
+
+@pytest.mark.parametrize("abstract,tldr", ABSTRACTS)
+@pytest.mark.parametrize("signals", SIGNAL_SETS)
+@pytest.mark.parametrize("style", [(True, True), (True, False), (False, True)])
+def test_every_sentence_keeps_a_source(
+    abstract: str | None, tldr: str | None, signals: list[SocialSignal], style: tuple[bool, bool]
+) -> None:
+    """Each sentence is one a chosen signal renders, or a sentence of the paper's own tldr or abstract (said
+    of the paper: 'It presents', 'The authors show'), or the fixed safe sentence; bold stays within three."""
+    from socialrag.explain import MAX_BOLD, SAFE_TEXT
+    from socialrag.summary import PAPER_VERBS
+
+    with_summary, with_signals = style
+    text = build_template_text(signals, abstract, tldr, with_summary=with_summary, with_signals=with_signals)
+    from_signals = render_signals(signals)
+    source_words = (
+        _words(f"{abstract or ''} {tldr or ''}") | {"it", "the", "authors", "results"} | set(PAPER_VERBS.values())
+    )
+    for sentence in re.split(r"(?<=[.!?…])\s+", text):
+        if sentence in from_signals or sentence == SAFE_TEXT:
+            continue
+        plain = sentence.rstrip("…")
+        rewritten = _words(plain) - source_words
+        assert not rewritten, f"{sentence!r} has words from nowhere: {rewritten}"
+        assert plain.split()[0] in {"It", "The"} or plain[:20] in f"{abstract} {tldr}", sentence
+    assert text.count("*") // 2 <= MAX_BOLD

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-import numpy as np
-
 from socialrag.models import (
     AuthorDiscussedHere,
     EarlierPaperByMember,
@@ -22,10 +20,8 @@ from socialrag.models import (
 from socialrag.rank import (
     ScoringConfig,
     decay,
-    diversity_penalty,
     emoji_selectivity,
     engagement_weight,
-    score_similarity_many,
     select_signals,
 )
 from socialrag.social import PaperInfo, ReactionEvent, Reply, Share, SharedPaper
@@ -61,21 +57,6 @@ def test_an_emoji_on_everything_counts_less() -> None:
     papers = [paper(i, [("U2", "+1", 0)] + ([("U3", "fire", 0)] if i == 0 else [])) for i in range(10)]
     sel = emoji_selectivity(papers)
     assert sel["fire"] == 1.0 and sel["+1"] < 0.2
-
-
-def test_similarity_weighted_by_engagement() -> None:
-    a, b = np.array([1.0, 0.0]), np.array([0.0, 1.0])
-    vectors = {1: a, 2: b}
-    liked_a, liked_b = score_similarity_many(np.stack([a, b]), vectors, {1: 2.0, 2: 1.0})
-    assert liked_a > liked_b
-    assert score_similarity_many(a[None, :], vectors, {1: -1.0, 2: 1.0})[0] < 0
-
-
-def test_diversity_penalty_for_near_duplicates_of_recent_posts() -> None:
-    cfg = ScoringConfig()
-    v = np.array([1.0, 0.0])
-    assert diversity_penalty(v, [np.array([0.99, 0.141])], cfg) == cfg.diversity_penalty
-    assert diversity_penalty(v, [np.array([0.0, 1.0])], cfg) == 0.0
 
 
 def fact_of(kind: str, member: str) -> SignalFact:

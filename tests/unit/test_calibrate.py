@@ -1,0 +1,169 @@
+"""The calibrated ranker on hand-made data: features, the fit and its prior, what it says, diversity."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+import pytest
+
+from socialrag.calibrate import (
+    FEATURES,
+    MIN_SHARES,
+    CandidateSet,
+    ChannelState,
+    RankerModel,
+    default_model,
+    describe,
+    diversify,
+    features,
+    fit,
+    prior_weights,
+)
+from socialrag.history import build_history, build_universe, training_set
+from socialrag.social import AuthorRef, ChannelContext, MemberInfo, PaperInfo, ReactionEvent, Share, SharedPaper
+
+T = datetime(2024, 6, 1, tzinfo=UTC).timestamp()
+POP, SIM = FEATURES.index("popularity"), FEATURES.index("similarity")
+
+
+def unit(*v: float) -> np.ndarray:
+    a = np.array(v, dtype=np.float32)
+    return a / np.linalg.norm(a)
+
+
+def state(vectors: list[np.ndarray], weights: list[float], disliked: list[bool] | None = None) -> ChannelState:
+    return ChannelState(
+        np.stack(vectors),
+        np.array(weights),
+        np.array(disliked or [False] * len(weights)),
+        np.array([2.0, 0.0]),
+        np.array([1.0]),
+        np.array([False, True]),
+    )
+
+
+def cands(vectors: list[np.ndarray], popularity: list[float], authors: list[list[int]]) -> CandidateSet:
+    flat = [a for row in authors for a in row]
+    owner = [i for i, row in enumerate(authors) for _ in row]
+    return CandidateSet(
+        np.stack(vectors),
+        np.array([T - 10 * 86400.0] * len(vectors)),
+        np.array(popularity),
+        np.array(flat, dtype=np.int64),
+        np.array(owner, dtype=np.int64),
+        np.array([0] + [-1] * (len(vectors) - 1)),
+    )
+
+
+def test_features_read_what_the_channel_had() -> None:
+    liked, disliked = unit(1, 0, 0), unit(0, 1, 0)
+    s = state([liked, disliked], [2.0, -1.0], [False, True])
+    c = cands([unit(1, 0.1, 0), unit(0.1, 1, 0), unit(0, 0, 1)], [1000, 3, 0], [[0], [1], []])
+    x = features(s, c, T)
+    f = dict(zip(FEATURES, x.T, strict=True))
+    assert f["similarity"][0] > 0 > f["similarity"][1]  # close to a liked paper; close to a disliked one
+    assert f["nearest"][0] > 0.9 and f["disliked"][1] > 0.9 and f["disliked"][0] < 0.2
+    assert f["popularity"][0] == 1.0 and 0 < f["popularity"][1] < 0.3 and f["popularity"][2] == 0
+    assert f["authors"][0] > 0 and f["authors"][1] == 0  # author 0 is one the channel engaged with
+    assert f["member_author"].tolist() == [0, 1, 0]  # author 1 is a member
+    assert f["venue"][0] > 0 and f["venue"][1] == 0
+    assert np.allclose(f["recency"], 0.5 ** (10 / 180))
+
+
+def pairs(rng: np.random.Generator, n: int, driver: str) -> tuple[np.ndarray, np.ndarray]:
+    """Pairs where what was shared beat what was not on ``driver`` alone; other features are noise."""
+    pos = rng.random((n, len(FEATURES))) * 0.2
+    neg = rng.random((n, len(FEATURES))) * 0.2
+    k = FEATURES.index(driver)
+    pos[:, k] = rng.random(n) * 0.5 + 0.5
+    neg[:, k] = rng.random(n) * 0.6
+    return pos, neg
+
+
+def test_fit_learns_what_drives_a_channel_and_says_it() -> None:
+    rng = np.random.default_rng(1)
+    pos, neg = pairs(rng, 4000, "popularity")
+    model = fit(pos, neg, 400)
+    assert model.learnt and model.weights[POP] > model.weights[SIM]
+    assert "widely read papers" in describe(model)
+    stored = RankerModel.from_json(model.to_json(), model.shares, model.pairs, model.fitted_at, 0.05)
+    assert np.allclose(stored.weights, model.weights)
+
+
+def test_little_history_keeps_the_prior() -> None:
+    rng = np.random.default_rng(2)
+    pos, neg = pairs(rng, 40, "popularity")
+    few = fit(pos, neg, MIN_SHARES - 1)
+    assert np.array_equal(few.weights, prior_weights()) and not few.learnt
+    assert "default blend" in describe(few)
+    # with more shares the data moves the weights, the more the more shares there are
+    some = fit(pos, neg, 20)
+    many = fit(pos, neg, 2000)
+    ratio = [m.weights[POP] / max(m.weights[SIM], 1e-9) for m in (some, many)]
+    assert ratio[0] < ratio[1] and some.prior_share > many.prior_share
+
+
+def test_an_unknown_stored_feature_falls_back_to_the_prior() -> None:
+    model = RankerModel.from_json({"features": ["similarity"], "weights": [2.0], "scales": [1.0]}, 50, 900, None, 0.05)
+    assert model.weights[SIM] == 2.0 and model.weights[POP] == 0.05
+    garbage = RankerModel.from_json({"features": "x", "weights": None}, 0, 0, None, 0.05)
+    assert np.array_equal(garbage.weights, default_model().weights)
+
+
+def test_diversify_spreads_the_top_and_respects_recent_posts() -> None:
+    a, a2, b = unit(1, 0), unit(0.99, 0.05), unit(0, 1)
+    scores = np.array([3.0, 2.9, 2.0, 0.0, 0.1])
+    vectors = np.stack([a, a2, b, b, a])
+    order = diversify(scores, vectors, 2)
+    assert order[:2].tolist() == [0, 2]  # the near-duplicate of the best waits
+    after_a = diversify(scores, vectors, 1, recent=np.stack([a]))
+    assert after_a[0] == 2  # the last post was about a
+    assert sorted(order.tolist()) == list(range(5))
+    assert diversify(scores, vectors, 2, weight=0).tolist() == np.argsort(-scores).tolist()
+
+
+def history_context(n: int, popular_wins: bool) -> tuple[ChannelContext, dict[int, PaperInfo], dict[int, np.ndarray]]:
+    """A channel that shares ``n`` papers a week apart; a pool of others. The shared ones are the popular (or
+    the unpopular) ones, with random topics."""
+    rng = np.random.default_rng(3)
+    start = datetime(2023, 1, 1, tzinfo=UTC)
+    infos: dict[int, PaperInfo] = {}
+    vectors: dict[int, np.ndarray] = {}
+    papers: dict[int, SharedPaper] = {}
+    for pid in range(1, 400):
+        published = start + timedelta(days=int(rng.integers(-200, 7 * n)))
+        shared = pid <= n
+        pop = 500.0 if shared == popular_wins else 2.0
+        infos[pid] = PaperInfo(
+            pid, f"P{pid}", None, None, 2023, (AuthorRef(pid, f"A{pid}", f"a{pid}"),), pop, publication_date=published
+        )
+        vectors[pid] = unit(*rng.normal(size=8))
+        if shared:
+            at = start + timedelta(days=7 * pid)
+            infos[pid] = PaperInfo(
+                pid, f"P{pid}", None, None, 2023, infos[pid].authors, pop, publication_date=at - timedelta(days=20)
+            )
+            papers[pid] = SharedPaper(
+                infos[pid],
+                [Share(pid, str(pid), "U1", at, None, None)],
+                [ReactionEvent(pid, "U2", "+1", at + timedelta(hours=1))],
+            )
+    ctx = ChannelContext(
+        "T", "C", start + timedelta(days=7 * n + 7), papers, {"U1": MemberInfo("U1", "ana")}, {}, {}, {}, vectors
+    )
+    return ctx, infos, vectors
+
+
+@pytest.mark.parametrize("popular_wins", [True, False])
+def test_training_pairs_from_history_teach_the_sign_of_popularity(popular_wins: bool) -> None:
+    ctx, infos, vectors = history_context(60, popular_wins)
+    universe = build_universe(infos, vectors)
+    history = build_history(ctx, universe, 60.0)
+    training = training_set(history)
+    pos, neg, shares = training.arrays()
+    assert shares >= 50 and len(pos) == len(neg) > 500
+    # nothing from after a moment is seen at it: the first pairs know only the earliest shares
+    assert min(training.times) > history.first_at[0]
+    model = fit(pos, neg, shares)
+    assert (model.weights[POP] > 0.05) if popular_wins else (model.weights[POP] < 0.05)
