@@ -7,6 +7,7 @@ from typing import Any
 
 from socialrag.explain import MEMBER_TOKEN
 from socialrag.models import Draft
+from socialrag.text import as_data
 
 
 def escape(text: str) -> str:
@@ -67,3 +68,9 @@ def build_fallback_text(draft: Draft) -> str:
     """The notification and screen-reader text: the explanation and the paper's link."""
     text = render_mentions(draft.explanation, draft).replace("*", "")
     return f"{text} {_link(draft.paper.url, draft.paper.title)}"
+
+
+def quote(text: str, limit: int) -> str:
+    """Text a member or a paper's metadata supplied, shown in a message: its markup dropped, then escaped, so
+    that it can neither notify nor link."""
+    return escape(as_data(text)[:limit])

@@ -11,7 +11,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from bot.indexing import embed_all, run_indexing
-from socialrag import store
+from socialrag import ranker_store, store
+from socialrag.calibrate import describe as describe_ranker
 from socialrag.config import Settings, clear_empty_settings
 from socialrag.db import Database, open_database
 from socialrag.errors import PaperPingError
@@ -231,6 +232,7 @@ def cmd_status(args: argparse.Namespace, db: Database) -> int:
             print(f"paperping: no stored channel named {args.channel}; `paperping status` lists them", file=sys.stderr)
             return 2
         rows = [{"id": cid, "name": name, **store.load_channel_counts(conn, team, cid)} for team, cid, name in channels]
+        rankers = [describe_ranker(ranker_store.load_fit(conn, team, cid)) for team, cid, _ in channels]
     if args.json:
         print(json.dumps({"channels": rows}, indent=2))
         return 0
@@ -246,6 +248,9 @@ def cmd_status(args: argparse.Namespace, db: Database) -> int:
                 cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths, strict=True))
             )
         )
+    print()
+    for r, ranking in zip(rows, rankers, strict=True):
+        print(f"#{r['name']}: {ranking}")
     return 0
 
 

@@ -95,18 +95,18 @@ def features(state: ChannelState, cands: CandidateSet, at: float, sims: np.ndarr
         return x
     if sims is None:
         sims = cands.vectors @ state.vectors.T if len(state.weights) else np.zeros((n, 0))
-    sims = np.maximum(np.asarray(sims, dtype=np.float64), 0.0)
+    sims = np.maximum(sims, 0.0)
     w = state.weights
     if len(w) and np.abs(w).sum() > 0:
-        x[:, 0] = (sims**3 * w).sum(axis=1) / (np.abs(w).sum() + 1e-9)
+        x[:, 0] = (sims * sims * sims) @ w / (np.abs(w).sum() + 1e-9)
         liked = w > 0
         if liked.any():
             x[:, 1] = sims[:, liked].max(axis=1)
     if state.disliked.any():
         x[:, 2] = sims[:, state.disliked].max(axis=1)
     x[:, 3] = np.minimum(1.0, np.log1p(np.maximum(cands.popularity, 0.0)) / math.log1p(POPULARITY_REFERENCE))
-    age_days = np.maximum(0.0, (at - cands.published) / 86400.0)
-    age = np.nan_to_num(age_days, nan=np.inf)  # an unknown date counts as old
+    age = np.maximum(0.0, (at - cands.published) / 86400.0)
+    age[np.isnan(age)] = np.inf  # an unknown date counts as old
     x[:, 4] = 0.5 ** (age / RECENCY_HALF_LIFE_DAYS)
     x[:, 5] = 0.5 ** (age / FRESH_HALF_LIFE_DAYS)
     flat, row = cands.author_flat, cands.author_row
@@ -306,7 +306,7 @@ class TrainingSet:
 
 # ----- diversity across posts -----------------------------------------------------------------------
 
-DIVERSITY_WEIGHT = 2.0  # standard deviations of score lost per unit of cosine above DIVERSITY_FLOOR
+DIVERSITY_WEIGHT = 4.0  # standard deviations of score lost per unit of cosine above DIVERSITY_FLOOR
 DIVERSITY_FLOOR = 0.4  # papers less alike than this do not compete
 
 

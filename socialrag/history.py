@@ -12,6 +12,7 @@ import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
+from functools import cached_property
 
 import numpy as np
 
@@ -147,6 +148,14 @@ class ChannelHistory:
     member_authors: np.ndarray  # (n_authors,) bool: the author is a member of the channel
     half_life_days: float
 
+    @cached_property
+    def _authors(self) -> tuple[np.ndarray, np.ndarray]:
+        """(author index, position of the channel paper) of every author entry of the channel's papers."""
+        u = self.universe
+        starts, ends = u.author_start[self.rows], u.author_start[self.rows + 1]
+        flat = np.concatenate([u.author_flat[s:e] for s, e in zip(starts, ends, strict=True)] or [np.zeros(0)])
+        return flat.astype(np.int64), np.repeat(np.arange(len(self.rows)), ends - starts)
+
     def state_at(self, t: float, focus: np.ndarray | None = None) -> tuple[ChannelState, np.ndarray]:
         """What the ranker sees at ``t``, and the positions (into ``rows``) of the papers it includes."""
         known = np.flatnonzero(self.first_at < t)
@@ -160,13 +169,11 @@ class ChannelHistory:
         disliked = (w < 0) | ignored
         u = self.universe
         vectors = u.vectors[self.rows[known]]
-        positive = np.maximum(w, 0.0)
-        a_start, a_end = u.author_start[self.rows[known]], u.author_start[self.rows[known] + 1]
-        entries = np.concatenate([u.author_flat[s:e] for s, e in zip(a_start, a_end, strict=True)] or [np.zeros(0)])
-        entry_w = np.repeat(positive, a_end - a_start)
-        author_w = np.bincount(entries.astype(np.int64), weights=entry_w, minlength=u.n_authors)
-        v = u.venues[self.rows[known]]
-        venue_w = np.bincount(v[v >= 0], weights=positive[v >= 0], minlength=u.n_venues)
+        positive_all = np.where(self.first_at < t, np.maximum(w_all, 0.0), 0.0)
+        authors, owners = self._authors
+        author_w = np.bincount(authors, weights=positive_all[owners], minlength=u.n_authors)
+        v = u.venues[self.rows]
+        venue_w = np.bincount(v[v >= 0], weights=positive_all[v >= 0], minlength=u.n_venues)
         if focus is not None:
             # the focus counts as a paper the group engaged with twice as strongly as with any other
             vectors = np.vstack([vectors, focus[None, :].astype(vectors.dtype)])
@@ -272,7 +279,8 @@ def training_set(
         neg_rows = [int(r) for r in chosen] + [int(channel_rows[j]) for j in pending_ignored]
         pending_ignored = []
         rows = np.array([int(channel_rows[k]), *neg_rows], dtype=np.int64)
-        x = features(state, u.candidates(rows, t), t, sims_all[rows][:, known])
+        # the channel's papers are in order of first share, so what was known at t is a prefix of them
+        x = features(state, u.candidates(rows, t), t, sims_all[rows, : len(known)])
         for j in range(1, len(rows)):
             out.positives.append(x[0])
             out.negatives.append(x[j])

@@ -15,8 +15,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from socialrag.calibrate import DIVERSITY_WEIGHT
 from socialrag.emoji import normalize_emoji, read_sentiment
-from socialrag.models import EarlierPaperByMember, MemberIsAuthor, Sentiment, SocialSignal
+from socialrag.models import (
+    AuthorDiscussedHere,
+    EarlierPaperByMember,
+    MemberIsAuthor,
+    RelatedToEarlierPaper,
+    Sentiment,
+    SocialSignal,
+)
 from socialrag.social import SharedPaper
 
 SHARE, RESHARE, REPLY = 1.0, 0.5, 0.7
@@ -27,7 +35,7 @@ REACTION = {"positive": 1.0, "negative": -1.0, "neutral": 0.1}
 class ScoringConfig:
     half_life_days: float = 60.0
     popularity_weight: float = 0.05
-    diversity_weight: float = 2.0  # see socialrag.calibrate.diversify
+    diversity_weight: float = DIVERSITY_WEIGHT  # see socialrag.calibrate.diversify
     recent_for_diversity: int = 5
     use_engagement: bool = True
 
@@ -126,6 +134,9 @@ def select_signals(signals: Sequence[SocialSignal], limit: int = MAX_SIGNALS) ->
     ranked = rank_signals(signals)
     authors = {s.fact.member for s in ranked if isinstance(s.fact, MemberIsAuthor)}
     usable = [s for s in ranked if not (isinstance(s.fact, EarlierPaperByMember) and s.fact.member in authors)]
+    # an h2 about an author the h5 already names as shared with the earlier paper says the same thing twice
+    said = {a for s in usable if isinstance(s.fact, RelatedToEarlierPaper) for a in s.fact.shared_authors}
+    usable = [s for s in usable if not (isinstance(s.fact, AuthorDiscussedHere) and s.fact.author in said)]
     chosen: list[SocialSignal] = []
     for category in ("II", "III", "I"):
         best = next((s for s in usable if s.category == category and s.kind not in ("h6", "h9")), None)

@@ -92,7 +92,8 @@ def speak_of_the_paper(sentence: str) -> str:
         rest = sentence[m.end() :]
         if verb in PAPER_VERBS:
             return f"It {PAPER_VERBS[verb]}{rest}"
-        if verb in _AUTHOR_VERBS:
+        if verb in _AUTHOR_VERBS or verb.isalpha():
+            # any other "we <verb>" reads as well of the authors ("We adapt ..." -> "The authors adapt ...")
             return f"The authors {verb}{rest}"
         return sentence
     m = _THIS_PAPER.match(sentence)

@@ -26,6 +26,7 @@ import numpy as np
 from bot.blocks import build_blocks, build_fallback_text
 from bot.export import import_export
 from socialrag import paper_store, post_store, store
+from socialrag.calibrate import describe as describe_ranker
 from socialrag.config import Settings
 from socialrag.db import Database, open_database
 from socialrag.embed import Embedder, embed_pending
@@ -303,6 +304,8 @@ def run_demo(settings: Settings, home: Path | None, out: Path, say: Say = print)
     def next_post(at: datetime) -> Recommendation:
         return recommender.recommend(TEAM, CHANNEL, at=at)
 
+    ranker = recommender.refit(TEAM, CHANNEL, now=FIRST_POST)
+    say(f"· learning the channel's ranking from its history: {describe_ranker(ranker)}")
     say("· recommending (three schedule days, every other day)")
     posts.append(post_draft(db, next_post(FIRST_POST), FIRST_POST, 1))
     show_post(posts[0], 1, names, say, tty)

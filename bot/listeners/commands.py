@@ -12,15 +12,15 @@ from typing import Any
 from slack_bolt import Ack, App
 from slack_sdk import WebClient
 
-from bot.blocks import escape
+from bot.blocks import quote
 from bot.context import AppContext
-from socialrag import post_store, store
+from socialrag import post_store, ranker_store, store
+from socialrag.calibrate import describe as describe_ranker
 from socialrag.emoji import normalize_emoji, parse_sentiment
 from socialrag.explain import describe_fact
 from socialrag.models import STYLES, signal_from_json
 from socialrag.schedule import FREQUENCIES
 from socialrag.service import describe_style
-from socialrag.text import as_data
 
 log = logging.getLogger(__name__)
 
@@ -137,12 +137,6 @@ def parse_author_link(value: str) -> dict[str, str]:
         "That is not an author id I can use: give a Semantic Scholar author id (digits), its "
         "profile URL, or an ORCID such as 0000-0002-1825-0097."
     )
-
-
-def quote(text: str, limit: int) -> str:
-    """Text a member or a paper's metadata supplied, shown in a message: its markup dropped, then escaped, so
-    that it can neither notify nor link."""
-    return escape(as_data(text)[:limit])
 
 
 def announce(ctx: AppContext, client: WebClient, channel: str, user: str, line: str) -> None:
@@ -306,6 +300,7 @@ def cmd_status(
         s = store.load_channel_settings(conn, team, channel)
         counts = store.load_channel_counts(conn, team, channel)
         posts = post_store.load_post_engagement(conn, team, channel, limit=5)
+        ranker = ranker_store.load_fit(conn, team, channel, ctx.settings.popularity_weight)
     state = "paused" if s["paused"] else "active" if s["active"] else "not in this channel yet"
     if s["stopped_reason"] and not s["active"]:
         state = "stopped"
@@ -316,6 +311,7 @@ def cmd_status(
         f"Knows {counts['messages']} messages sharing {counts['papers']} papers, {counts['reactions']} reactions, "
         f"{counts['replies']} replies, {counts['members']} members.",
     ]
+    lines.append(describe_ranker(ranker))
     if s["stopped_reason"]:
         reason = quote(s["stopped_reason"], 200)
         lines.append(f"Stopped posting because of: {reason}. `/paperping resume` tries again.")
@@ -334,9 +330,11 @@ def cmd_status(
 def cmd_why(ctx: AppContext, client: WebClient, c: Command, team: str, channel: str, user: str, now: datetime) -> str:
     with ctx.db.connection() as conn:
         draft = post_store.load_last_posted_draft(conn, team, channel)
+        ranker = ranker_store.load_fit(conn, team, channel, ctx.settings.popularity_weight)
     if not draft or not draft.get("signals"):
         return "I haven't posted here yet, so there's nothing to explain."
-    lines = [f"*Why I posted {draft['paper']['title']}* (style {draft['style']}, score {draft['score']:.3f}):"]
+    title = quote(str(draft["paper"]["title"] or "a paper"), 200)
+    lines = [f"*Why I posted {title}* (style {draft['style']}, score {draft['score']:.3f}):", describe_ranker(ranker)]
     for raw in draft["signals"]:
         signal = signal_from_json(raw)
         sources = ", ".join(signal.permalinks)

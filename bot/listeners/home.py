@@ -8,9 +8,10 @@ from typing import Any
 from slack_bolt import Ack, App
 from slack_sdk import WebClient
 
-from bot.blocks import escape
+from bot.blocks import escape, quote
 from bot.context import AppContext
-from socialrag import post_store, store
+from socialrag import post_store, ranker_store, store
+from socialrag.calibrate import describe as describe_ranker
 from socialrag.service import describe_style
 
 
@@ -38,11 +39,12 @@ def build_home(ctx: AppContext, team: str, user: str) -> dict[str, Any]:
             posts = post_store.load_post_engagement(conn, team, channel_id, limit=3)
             style = describe_style(s["style"], ctx.settings.llm_configured)
             state = "paused" if s["paused"] else f"posts {s['frequency'].replace('-', ' ')}"
-            lines = [f"*<#{channel_id}|{escape(name)}>* — {state}, style {style}"]
+            ranker = ranker_store.load_fit(conn, team, channel_id, ctx.settings.popularity_weight)
+            lines = [f"*<#{channel_id}|{escape(name)}>* — {state}, style {style}", describe_ranker(ranker)]
             for p in posts:
                 received = p["emoji"] or "no reactions yet"
                 replies = f", {p['replies']} replies" if p["replies"] else ""
-                lines.append(f"• {p['posted_at']:%d %b}: {escape(p['title'] or 'a paper')} — {received}{replies}")
+                lines.append(f"• {p['posted_at']:%d %b}: {quote(p['title'] or 'a paper', 200)} — {received}{replies}")
             blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": "\n".join(lines)}})
         member = store.load_member_setting(conn, team, user)
     mentions = member["mentions_enabled"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -62,3 +63,39 @@ def test_eval_replay(lab_env: dict[str, Any], db: Database, capsys: pytest.Captu
     assert "P@5" in table and "R@10" in table and "topics@10" in table and METHODS[0] in table
     assert main(["eval", "nlp-lab", "--warmup", "2"]) == 0
     assert "Replay of #nlp-lab" in capsys.readouterr().out
+
+
+def test_refit_learns_the_channel_and_status_says_so(
+    lab_env: dict[str, Any], db: Database, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from socialrag.ranker_store import channels_to_refit, fit_history, load_fit
+
+    now = datetime.now(UTC)
+    with db.connection() as conn:
+        assert ("T0LAB", "C1") in channels_to_refit(conn, now)  # never fitted
+    assert main(["refit", "nlp-lab"]) == 0
+    out = capsys.readouterr().out
+    assert "#nlp-lab: learnt from" in out and "Ranking:" in out
+    with db.connection() as conn:
+        model = load_fit(conn, "T0LAB", "C1")
+        assert model.fitted_at is not None and model.shares > 0 and model.pairs >= model.shares
+        assert ("T0LAB", "C1") not in channels_to_refit(conn, now)  # fresh, and no feedback since
+        assert ("T0LAB", "C1") in channels_to_refit(conn, now + timedelta(days=8))  # a week on
+    assert main(["refit", "nlp-lab"]) == 0
+    with db.connection() as conn:
+        assert len(fit_history(conn, "T0LAB", "C1")) >= 2  # every fit is kept with its date
+    capsys.readouterr()
+    assert main(["status", "--channel", "nlp-lab"]) == 0
+    assert "#nlp-lab: Ranking:" in capsys.readouterr().out
+
+
+def test_the_scheduler_refits_channels_when_due(lab_env: dict[str, Any], db: Database) -> None:
+    from socialrag.config import Settings
+    from socialrag.service import Recommender
+
+    now = datetime.now(UTC)
+    with Recommender(Settings(home=Path("."), offline=True), db, embedder=CachedEmbedder()) as recommender:
+        assert recommender.refit_due(now) >= 1
+        assert recommender.refit_due(now) == 0  # nothing new since
+        assert recommender.ranker("T0LAB", "C1").fitted_at == now
+        assert recommender.refit_due(now + timedelta(days=8)) >= 1

@@ -225,3 +225,18 @@ def test_every_sentence_keeps_a_source(
         assert not rewritten, f"{sentence!r} has words from nowhere: {rewritten}"
         assert plain.split()[0] in {"It", "The"} or plain[:20] in f"{abstract} {tldr}", sentence
     assert text.count("*") // 2 <= MAX_BOLD
+
+
+def test_a_venue_named_inside_an_allowed_one_is_not_a_new_venue() -> None:
+    allowed = allowed_from(
+        [SocialSignal(VenueEngagedWith("Findings of ACL", 1), 1.0, venues=("Findings of ACL",), counts=(1,))],
+        paper_texts=[],
+        paper_authors=[],
+        paper_venue="Findings of ACL",
+        known_authors=[],
+        known_venues=["ACL", "Findings of ACL", "EMNLP"],
+        titles=[],
+        member_names=[],
+    )
+    assert check_text("The group engaged with 1 other Findings of ACL paper recently.", allowed) == []
+    assert check_text("Like the ACL papers here.", allowed) == ["names a venue the signals do not give: ACL"]

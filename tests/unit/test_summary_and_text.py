@@ -42,7 +42,8 @@ def test_abstract_sentences_speak_of_the_paper() -> None:
     assert speak_of_the_paper("We show that pruning helps.") == "The authors show that pruning helps."
     assert speak_of_the_paper("This paper presents a corpus.") == "It presents a corpus."
     assert speak_of_the_paper("Our results show large gains.") == "The results show large gains."
-    assert speak_of_the_paper("We were surprised by this.") == "We were surprised by this.", "no rule, no change"
+    assert speak_of_the_paper("We adapt three baselines.") == "The authors adapt three baselines."
+    assert speak_of_the_paper("Summaries are hard to judge.") == "Summaries are hard to judge.", "no rule, no change"
     abstract = "Summaries are hard to judge. We present a metric based on question answering over 3 datasets."
     assert (
         summarize(abstract)
