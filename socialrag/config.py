@@ -51,7 +51,10 @@ SETTINGS_HELP: dict[str, tuple[str, str]] = {
     "PAPERPING_MENTION_QUIET_DAYS": ("7", "a member @-mentioned this recently is named without a mention"),
     "PAPERPING_HALF_LIFE_DAYS": ("60", "half-life of engagement when scoring (older reactions count less)"),
     "PAPERPING_SIGNAL_WINDOW_DAYS": ("90", "look-back window of the social signals"),
-    "PAPERPING_POPULARITY_WEIGHT": ("0.05", "weight of a paper's popularity (citations, upvotes) in its score"),
+    "PAPERPING_POPULARITY_WEIGHT": (
+        "0.05",
+        "weight of popularity (citations, upvotes) in the default ranking a channel starts from",
+    ),
 }
 
 _TRUE = {"1", "true", "yes", "on"}

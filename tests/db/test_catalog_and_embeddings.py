@@ -72,6 +72,41 @@ def test_catalog_import_is_idempotent_and_joins_authors_and_venues(db: Database,
     assert refs == [("acl", "2016.gwc-1.1"), ("arxiv", "1706.03762"), ("doi", "10.1145/1.2")]
 
 
+def test_popularity_is_read_as_it_was_known_then(db: Database, tmp_path: Path) -> None:
+    """A replay sees the last popularity reading before its moment, never a later count."""
+    from datetime import UTC, datetime
+
+    from socialrag.social import load_paper_infos
+
+    lines = [
+        json.dumps(
+            {
+                "arxiv_id": "2001.00001",
+                "title": "Growing",
+                "popularity": 90,
+                "popularity_history": [["2020-03-01", 5], ["2020-01-01", 1], ["2020-06-01", 40]],
+            }
+        ),
+        json.dumps({"arxiv_id": "2001.00002", "title": "Bad", "popularity_history": [["soon", 3]]}),
+        json.dumps({"arxiv_id": "2001.00003", "title": "Bad too", "popularity_history": {"2020-01-01": 3}}),
+    ]
+    path = tmp_path / "pop.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    report = import_catalog(db, path)
+    assert report.papers == 1 and len(report.problems) == 2
+    assert "line 2" in report.problems[0] and "popularity_history" in report.problems[0]
+    with db.connection() as conn:
+        (pid,) = conn.execute("SELECT paper_id FROM paper_ids WHERE value = '2001.00001'").fetchone()
+        at = {
+            d: load_paper_infos(conn, [pid], datetime(2020, m, d2, tzinfo=UTC))[pid].popularity
+            for d, (m, d2) in {"first day": (1, 1), "february": (2, 15), "april": (4, 2), "july": (7, 1)}.items()
+        }
+        now = load_paper_infos(conn, [pid], datetime.now(UTC))[pid].popularity
+        plain = load_paper_infos(conn, [pid])[pid].popularity
+    assert at == {"first day": 1.0, "february": 1.0, "april": 5.0, "july": 40.0}
+    assert now == plain == 90.0  # today's count was recorded when the paper was stored
+
+
 def test_shared_link_and_catalog_entry_are_one_paper(db: Database, tmp_path: Path) -> None:
     export = write_export(
         tmp_path / "e.zip",

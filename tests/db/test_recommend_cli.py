@@ -33,7 +33,8 @@ def test_recommend_json(lab_env: dict[str, Any], capsys: pytest.CaptureFixture[s
     assert len(data["candidates"]) == 3
     first = data["candidates"][0]
     assert set(first) >= {"acl_id", "title", "score"}
-    assert data["candidates"] == sorted(data["candidates"], key=lambda c: c["score"], reverse=True)
+    # the best first; those after it are re-ranked for variety (see test_recommend.py)
+    assert data["candidates"][0]["score"] == max(c["score"] for c in data["candidates"])
     draft = data["draft"]
     assert draft["style"] == "template+tldr" and draft["paper"]["title"] == first["title"]
     assert all({"kind", "fact", "members", "permalinks", "category"} <= set(s) for s in draft["signals"])
