@@ -197,6 +197,7 @@ def test_slash_commands(harness: Harness, db: Database) -> None:
     assert "positive, negative or neutral" in harness.command("emoji eyes great")
     status = harness.command("status")
     assert "posts weekly" in status and "style `tldr`" in status and "Focus: retrieval for group chats" in status
+    assert "Ranking: the default blend" in status  # nothing learnt yet
     assert "haven't posted here yet" in harness.command("why")
     assert harness.command("hours 10-16 America/New_York") == (
         "Done: I'll post between 10:00 and 16:00 (America/New_York) on weekdays."
@@ -236,6 +237,7 @@ def test_app_home(harness: Harness, db: Database) -> None:
     view = harness.standin.views["U1"]
     text = json.dumps(view)
     assert view["type"] == "home" and "nlp-lab" in text and "Turn mentions off" in text and "Forget me" in text
+    assert "Ranking: the default blend" in text, "App Home says what drives the channel's ranking"
 
 
 @pytest.mark.slow
@@ -274,7 +276,8 @@ def test_scheduled_post_mentions_thread_and_the_loop(harness: Harness, db: Datab
         weights = channel_weights(ctx.papers, later, ScoringConfig(), ctx.emoji_overrides)
         positive, _ = seed_papers(CandidateQuery(ctx, weights, "all-MiniLM-L6-v2"))
     assert rec[2] in positive
-    assert "Why I posted" in harness.command("why")
+    why = harness.command("why")
+    assert "Why I posted" in why and "Ranking:" in why
 
 
 @pytest.mark.slow
