@@ -73,6 +73,13 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("channel", help="channel name or id (TEAM_ID/CHANNEL_ID when several workspaces have it)")
     ev.add_argument("--warmup", type=int, default=5, help="shared papers to learn from before the first step")
 
+    rep = sub.add_parser("report", help="write a channel's report: one HTML page with charts, and each chart as PNG")
+    rep.add_argument("channel", help="channel name or id (TEAM_ID/CHANNEL_ID when several workspaces have it)")
+    rep.add_argument("--out", type=Path, help="the folder to write (default: paperping-report-CHANNEL)")
+    rep.add_argument("--since", help="from this ISO date")
+    rep.add_argument("--until", help="up to this ISO date (default: now)")
+    rep.add_argument("--anonymous", action="store_true", help="pseudonyms instead of members' names")
+
     fit = sub.add_parser("refit", help="learn a channel's ranking from its history now (the scheduler does it weekly)")
     fit.add_argument("channel", help="channel name or id (TEAM_ID/CHANNEL_ID when several workspaces have it)")
 
@@ -146,6 +153,10 @@ def _dispatch(args: argparse.Namespace, settings: Settings, db: Database) -> int
         from bot.recommend_cmd import cmd_eval
 
         return cmd_eval(args, settings, db)
+    if command == "report":
+        from bot.report_cmd import cmd_report
+
+        return cmd_report(args, settings, db)
     if command == "refit":
         from bot.recommend_cmd import cmd_refit
 

@@ -21,12 +21,12 @@ from socialrag.service import Recommender
 ID_KEYS = {"arxiv": "arxiv_id", "doi": "doi", "acl": "acl_id", "s2": "s2_id"}
 
 
-def parse_time(text: str) -> datetime:
+def parse_time(text: str, option: str = "--as-of") -> datetime:
     """An ISO date or date-time; naive times are UTC."""
     try:
         when = datetime.fromisoformat(text)
     except ValueError:
-        raise InputError(f"--as-of takes an ISO date such as 2021-03-01 or 2021-03-01T09:00, not {text!r}") from None
+        raise InputError(f"{option} takes an ISO date such as 2021-03-01 or 2021-03-01T09:00, not {text!r}") from None
     return when if when.tzinfo else when.replace(tzinfo=UTC)
 
 
