@@ -32,6 +32,7 @@ BOT_SCOPES = [
     "channels:read",
     "groups:read",
     "chat:write",
+    "files:write",
     "commands",
     "reactions:read",
     "users:read",

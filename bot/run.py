@@ -21,6 +21,7 @@ from slack_sdk import WebClient
 from bot.app import build_app, token_for
 from bot.context import AppContext
 from bot.pacing import SlackPacer
+from bot.reports import post_due_reports
 from bot.scheduler import Recommend, Worker
 from socialrag.config import Settings
 from socialrag.db import Database
@@ -57,7 +58,12 @@ def build_worker(settings: Settings, db: Database, recommender: Recommender, pac
         token = token_for(settings, db, team_id)
         return WebClient(token=token, base_url=settings.slack_api_url, retry_handlers=[])
 
-    return Worker(db, client_for, make_recommend(recommender), pacer=pacer, refit=recommender.refit_due)
+    def reports(now: datetime) -> int:
+        return post_due_reports(db, pacer, client_for, now)
+
+    return Worker(
+        db, client_for, make_recommend(recommender), pacer=pacer, refit=recommender.refit_due, reports=reports
+    )
 
 
 def start_scheduler(worker: Worker, seconds: float) -> BackgroundScheduler:

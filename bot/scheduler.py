@@ -122,6 +122,7 @@ class Worker:
     worker_id: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}")
     renew_every: float | None = None  # seconds between lease renewals (default: a third of the lease)
     refit: Callable[[datetime], int] | None = None  # relearns the channels' rankings that are due
+    reports: Callable[[datetime], int] | None = None  # posts the monthly reports that are due
 
     def tick(self, max_posts: int = 100) -> int:
         """Serve due channels until none is left, ``max_posts`` are served, or the process is stopping."""
@@ -131,6 +132,8 @@ class Worker:
                 served += 1
             if self.refit is not None and not self.stopping.is_set():
                 self.refit(self.clock())
+            if self.reports is not None and not self.stopping.is_set():
+                self.reports(self.clock())
             self._prune()
         except PaperPingError as exc:  # the database is away: the next tick retries
             log.warning("tick stopped: %s", exc)

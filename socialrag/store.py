@@ -358,6 +358,8 @@ _CHANNEL_DEFAULTS: dict[str, Any] = {
     "slot_at": None,
     "failures": 0,
     "stopped_reason": None,
+    "report_monthly": False,
+    "report_last_at": None,
 }
 
 
@@ -396,6 +398,8 @@ _SETTINGS = {
             "step_down_reason",
             "failures",
             "stopped_reason",
+            "report_monthly",
+            "report_last_at",
         },
     ),
     "member_settings": ("user_id", {"mentions_enabled", "s2_author_id", "orcid", "confirmed_names"}),
@@ -705,3 +709,15 @@ def remove_channel_member(conn: psycopg.Connection, team_id: str, channel_id: st
         "DELETE FROM channel_members WHERE team_id = %(t)s AND channel_id = %(c)s AND user_id = %(u)s",
         {"t": team_id, "c": channel_id, "u": user_id},
     )
+
+
+def load_monthly_reports_due(conn: psycopg.Connection, month_start: datetime) -> list[tuple[str, str]]:
+    """Channels that asked for a monthly report and have not had this month's."""
+    rows = conn.execute(
+        """
+        SELECT team_id, channel_id FROM channel_settings
+         WHERE report_monthly AND active AND (report_last_at IS NULL OR report_last_at < %(m)s)
+        """,
+        {"m": month_start},
+    ).fetchall()
+    return [(r[0], r[1]) for r in rows]

@@ -59,6 +59,9 @@ class SlackStandIn:
         self.hold_seconds = 30.0
         self.posts: list[dict[str, Any]] = []
         self.views: dict[str, Any] = {}
+        # files.getUploadURLExternal -> the upload (raw bytes POSTed to upload_url) -> files.completeUploadExternal
+        self.pending_files: dict[str, dict[str, Any]] = {}
+        self.files: list[dict[str, Any]] = []
         self.responses: list[dict[str, str]] = []
         self.clock = 0
         self.socket_url: str | None = None
@@ -163,6 +166,57 @@ class SlackStandIn:
             "permalink": f"https://{self.state.domain}.slack.com/archives/{params.get('channel')}/p{ts}",
         }
 
+    def api_files_getUploadURLExternal(self, params: dict[str, str]) -> dict[str, Any]:
+        """As Slack documents it: ``filename`` and ``length`` (bytes) are required; answers ``upload_url`` and
+        ``file_id``. The file exists only once ``files.completeUploadExternal`` names it."""
+        if not params.get("filename") or not str(params.get("length", "")).isdigit():
+            return {"ok": False, "error": "invalid_arguments"}
+        with self.lock:
+            file_id = f"F{len(self.pending_files) + len(self.files) + 1:08d}"
+            self.pending_files[file_id] = {
+                "id": file_id,
+                "name": params["filename"],
+                "length": int(params["length"]),
+                "alt_txt": params.get("alt_txt"),
+                "data": None,
+            }
+        port = self._server.server_address[1]
+        return {"ok": True, "upload_url": f"http://127.0.0.1:{port}/upload/{file_id}", "file_id": file_id}
+
+    def receive_upload(self, file_id: str, data: bytes) -> int:
+        with self.lock:
+            pending = self.pending_files.get(file_id)
+            if pending is None:
+                return 404
+            pending["data"] = data
+        return 200
+
+    def api_files_completeUploadExternal(self, params: dict[str, str]) -> dict[str, Any]:
+        try:
+            listed = json.loads(params.get("files") or "[]")
+        except json.JSONDecodeError:
+            return {"ok": False, "error": "invalid_arguments"}
+        done = []
+        with self.lock:
+            for item in listed:
+                pending = self.pending_files.get(str(item.get("id")))
+                if pending is None or pending["data"] is None:
+                    return {"ok": False, "error": "file_not_found"}
+                if len(pending["data"]) != pending["length"]:
+                    return {"ok": False, "error": "file_upload_size_mismatch"}
+            for item in listed:
+                pending = self.pending_files.pop(str(item["id"]))
+                channel = params.get("channel_id") or ""
+                file = {
+                    **pending,
+                    "title": item.get("title") or pending["name"],
+                    "channels": [channel] if channel else [],
+                    "initial_comment": params.get("initial_comment"),
+                }
+                self.files.append(file)
+                done.append({k: v for k, v in file.items() if k != "data"})
+        return {"ok": True, "files": done}
+
     def api_views_publish(self, params: dict[str, str]) -> dict[str, Any]:
         view = params.get("view")
         with self.lock:
@@ -251,7 +305,17 @@ class SlackStandIn:
                 return params
 
             def _serve(self) -> None:
-                method = urlsplit(self.path).path.rsplit("/", 1)[-1]
+                path = urlsplit(self.path).path
+                if path.startswith("/upload/"):  # the upload URL files.getUploadURLExternal handed out
+                    length = int(self.headers.get("Content-Length") or 0)
+                    status = standin.receive_upload(path.rsplit("/", 1)[-1], self.rfile.read(length))
+                    reply = b"OK" if status == 200 else b"not found"
+                    self.send_response(status)
+                    self.send_header("Content-Length", str(len(reply)))
+                    self.end_headers()
+                    self.wfile.write(reply)
+                    return
+                method = path.rsplit("/", 1)[-1]
                 status, body, headers = standin.answer(method, self._params())
                 data = json.dumps(body).encode()
                 self.send_response(status)

@@ -37,6 +37,8 @@ from socialrag.models import Draft, Message, Paper, PaperRef, Reaction, draft_js
 from socialrag.names import normalize_person_name
 from socialrag.papers.catalog import import_catalog
 from socialrag.pipeline import Recommendation
+from socialrag.report import write_report
+from socialrag.report_data import load_report_data
 from socialrag.service import Recommender
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -322,6 +324,10 @@ def run_demo(settings: Settings, home: Path | None, out: Path, say: Say = print)
     recommender.close()
     write_outputs(posts, names, out)
     say(f"\nWrote {out / 'blocks.json'} (Block Kit) and {out / 'index.html'} (the posts as Slack shows them).")
+    with db.connection() as conn:
+        data = load_report_data(conn, TEAM, CHANNEL, until=third_at + timedelta(days=1))
+    report = write_report(data, out / "report")
+    say(f"Wrote {report.path}, the lab's report: {len(report.charts)} charts, in {report.seconds:.1f}s.")
     say(
         f"Done in {time.perf_counter() - started:.1f}s. Keep the data with --home DIR; see the README to install "
         "PaperPing in Slack."

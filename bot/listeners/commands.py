@@ -14,6 +14,7 @@ from slack_sdk import WebClient
 
 from bot.blocks import quote
 from bot.context import AppContext
+from bot.reports import post_month_report
 from socialrag import post_store, ranker_store, store
 from socialrag.calibrate import describe as describe_ranker
 from socialrag.emoji import normalize_emoji, parse_sentiment
@@ -38,7 +39,8 @@ USAGE = """*PaperPing* — `/paperping` followed by:
 • `link-author ID` — your Semantic Scholar author id, ORCID or profile URL
 • `focus TEXT-OR-LINKS` — lean the next recommendations toward a topic for two weeks (`focus off` to stop)
 • `emoji NAME positive|negative|neutral` — how this channel reads an emoji
-• `hours 9-17 [TIMEZONE] [every-day]` — when I may post here (weekdays only unless `every-day`)"""
+• `hours 9-17 [TIMEZONE] [every-day]` — when I may post here (weekdays only unless `every-day`)
+• `report` — post this month's chart of the channel's activity here; `report monthly|off` — on the 1st of each month"""
 
 FOCUS_DAYS = 14
 _ORCID = re.compile(r"(\d{4}-\d{4}-\d{4}-\d{3}[\dX])")
@@ -97,6 +99,10 @@ def parse_command(text: str) -> Command:
             raise UsageError(f"{exc}. Try `/paperping emoji eyes positive`.") from None
     if name == "hours":
         return parse_hours(args)
+    if name == "report":
+        if len(args) > 1 or (args and args[0].lower() not in ("monthly", "off")):
+            raise UsageError("Try `/paperping report`, `/paperping report monthly` or `/paperping report off`.")
+        return Command(name, (args[0].lower(),) if args else ())
     raise UsageError(f"I don't know `{words[0]}`.")
 
 
@@ -342,6 +348,19 @@ def cmd_why(ctx: AppContext, client: WebClient, c: Command, team: str, channel: 
     return "\n".join(lines)
 
 
+def cmd_report(
+    ctx: AppContext, client: WebClient, c: Command, team: str, channel: str, user: str, now: datetime
+) -> str:
+    if c.args:
+        monthly = c.args[0] == "monthly"
+        _set(ctx, team, channel, report_monthly=monthly)
+        what = "post the channel's monthly report here on the 1st" if monthly else "stop the monthly report"
+        announce(ctx, client, channel, user, f"asked PaperPing to {what}.")
+        return f"Done: I'll {what}."
+    post_month_report(ctx.db, ctx.pacer, client, team, channel, now)
+    return "Posted this month's report here."
+
+
 HANDLERS = {
     "help": cmd_help,
     "frequency": cmd_frequency,
@@ -358,6 +377,7 @@ HANDLERS = {
     "status": cmd_status,
     "why": cmd_why,
     "hours": cmd_hours,
+    "report": cmd_report,
 }
 
 

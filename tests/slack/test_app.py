@@ -608,3 +608,36 @@ def test_socket_mode(db: Database, tmp_path: Path) -> None:
         handler.close()
         sockets.stop()
         standin.stop()
+
+
+def test_report_uploads_the_month_through_files_upload_v2(harness: Harness, db: Database, tmp_path: Path) -> None:
+    """`/paperping report` uploads a PNG the way Slack documents (getUploadURLExternal, the bytes to the upload
+    URL, completeUploadExternal) with two lines about the channel as a whole; `report monthly` makes the
+    scheduler post it once a month."""
+    build_lab(db, tmp_path, CachedEmbedder())
+    client = WebClient(token="xoxb-test", base_url=harness.standin.url)
+    harness.ctx.ensure_channel(client, T, "C1")
+    harness.ctx.activate_channel(T, "C1")
+    assert "Posted this month's report" in harness.command("report")
+    (upload,) = harness.standin.files
+    assert upload["channels"] == ["C1"] and upload["data"][:8] == b"\x89PNG\r\n\x1a\n"
+    assert len(upload["data"]) == upload["length"] > 10_000
+    comment = upload["initial_comment"]
+    assert "papers shared" in comment and "PaperPing posted" in comment and comment.count("\n") == 1
+    with db.connection() as conn:
+        names = store.load_member_names(conn, T)
+    assert not any(name in comment for name in names.values() if len(name) > 2), "no member is named"
+    methods = [c.method for c in harness.standin.calls]
+    assert methods.index("files.getUploadURLExternal") < methods.index("files.completeUploadExternal")
+    assert "Try `/paperping report`" in harness.command("report weekly")
+
+    assert "monthly report here on the 1st" in harness.command("report monthly")
+    from bot.reports import post_due_reports
+
+    first = datetime(2031, 3, 1, 8, tzinfo=UTC)
+    assert post_due_reports(db, harness.ctx.pacer, lambda team: client, first) == 1
+    assert post_due_reports(db, harness.ctx.pacer, lambda team: client, first + timedelta(days=3)) == 0
+    assert post_due_reports(db, harness.ctx.pacer, lambda team: client, datetime(2031, 4, 1, 8, tzinfo=UTC)) == 1
+    assert len(harness.standin.files) == 3
+    assert "stop the monthly report" in harness.command("report off")
+    assert post_due_reports(db, harness.ctx.pacer, lambda team: client, datetime(2031, 5, 1, 8, tzinfo=UTC)) == 0
