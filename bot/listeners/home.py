@@ -3,6 +3,7 @@ member's own controls (mentions, linked author id, forget-me)."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from slack_bolt import Ack, App
@@ -12,6 +13,7 @@ from bot.blocks import escape, quote
 from bot.context import AppContext
 from socialrag import post_store, ranker_store, store
 from socialrag.calibrate import describe as describe_ranker
+from socialrag.report_data import load_headline
 from socialrag.service import describe_style
 
 
@@ -40,7 +42,13 @@ def build_home(ctx: AppContext, team: str, user: str) -> dict[str, Any]:
             style = describe_style(s["style"], ctx.settings.llm_configured)
             state = "paused" if s["paused"] else f"posts {s['frequency'].replace('-', ' ')}"
             ranker = ranker_store.load_fit(conn, team, channel_id, ctx.settings.popularity_weight)
-            lines = [f"*<#{channel_id}|{escape(name)}>* — {state}, style {style}", describe_ranker(ranker)]
+            month = load_headline(conn, team, channel_id, datetime.now(UTC))
+            lines = [
+                f"*<#{channel_id}|{escape(name)}>* — {state}, style {style}",
+                f"This month: {month.shared} papers shared; {month.posts} posts by PaperPing, "
+                f"{month.answered} drew a reaction or a reply.",
+                describe_ranker(ranker),
+            ]
             for p in posts:
                 received = p["emoji"] or "no reactions yet"
                 replies = f", {p['replies']} replies" if p["replies"] else ""

@@ -37,6 +37,18 @@ def test_demo_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
     assert len(titles) == 3, "three different papers"
     page = (out / "index.html").read_text()
     assert page.startswith("<!doctype html>") and page.count('class="msg"') == 3 and "nlp-reading" in page
+    # the lab's report, with the loop: the reactions on the first post
+    report = (out / "report" / "index.html").read_text()
+    assert report.count("<svg") == 6 and ":+1: ×2, :fire: ×1; 1 reply" in report
+    assert sorted(p.name for p in (out / "report").glob("*.png")) == [
+        "activity.png",
+        "emoji.png",
+        "paperping.png",
+        "papers.png",
+        "people.png",
+        "topics.png",
+    ]
+    assert "learning the channel's ranking from its history: Ranking:" in printed
     # a second run on the same home (warm) tells the same story
     assert main(["demo", "--home", str(tmp_path / "home"), "--out", str(out)]) == 0
     again = capsys.readouterr().out
