@@ -103,6 +103,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
     )
+    logging.getLogger("paperping.progress").setLevel(logging.INFO)  # long work says how far it is
     try:
         clear_empty_settings()
         settings = Settings.from_env()

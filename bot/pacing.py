@@ -10,6 +10,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import Any
 
 from slack_sdk.errors import SlackApiError
@@ -17,6 +18,7 @@ from slack_sdk.errors import SlackApiError
 from socialrag.errors import PermanentError, SourceError
 
 log = logging.getLogger(__name__)
+progress_log = logging.getLogger("paperping.progress")
 
 # Slack errors that no retry will change: the channel is gone or closed to PaperPing, or its token is dead
 PERMANENT_SLACK_ERRORS = frozenset(
@@ -121,6 +123,10 @@ class HistoryPacer:
 
     def _wait(self, seconds: float) -> None:
         self.waited.append(seconds)
+        if seconds >= 5:
+            until = datetime.now().astimezone() + timedelta(seconds=seconds)
+            reason = "Slack allows this app one history request a minute" if self.limited else "Slack asked to wait"
+            progress_log.info("backfill waiting until %s: %s", until.strftime("%H:%M:%S"), reason)
         self.sleep(seconds)
 
     def call(self, fn: Callable[..., Any], **kwargs: Any) -> Any:

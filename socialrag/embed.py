@@ -18,6 +18,7 @@ import psycopg
 
 from socialrag.config import DEFAULT_EMBED_MODEL
 from socialrag.db import Database
+from socialrag.progress import Progress
 
 log = logging.getLogger(__name__)
 
@@ -183,16 +184,21 @@ def embed_pending(db: Database, embedder: Embedder, *, batch_size: int = 64, chu
         return result
     with db.connection() as conn:
         ensure_vector_index(conn, model, embedder.dimension)
-    for start in range(0, len(pending), chunk):
-        part = pending[start : start + chunk]
-        with db.connection() as conn:
-            cached = load_cached_vectors(conn, model, [p[2] for p in part])
-        todo = {h: text for _, text, h, _ in part if h not in cached}
-        if todo:
-            vectors = embedder.encode(list(todo.values()), batch_size=batch_size)
-            cached.update(zip(todo, vectors, strict=True))
-        with db.connection() as conn:
-            upsert_embeddings(conn, model, [(pid, h, cached[h]) for pid, _, h, _ in part])
-        result.embedded += len(todo)
-        result.reused += len(part) - len(todo)
+    with Progress(len(pending), "embedding", "paper") as progress:
+        for start in range(0, len(pending), chunk):
+            part = pending[start : start + chunk]
+            with db.connection() as conn:
+                cached = load_cached_vectors(conn, model, [p[2] for p in part])
+            todo = {h: text for _, text, h, _ in part if h not in cached}
+            progress.update(len(part) - len(todo))
+            hashes, texts = list(todo), list(todo.values())
+            step = max(batch_size, 256)  # small enough steps for the progress to move every few seconds
+            for i in range(0, len(texts), step):
+                vectors = embedder.encode(texts[i : i + step], batch_size=batch_size)
+                cached.update(zip(hashes[i : i + step], vectors, strict=True))
+                progress.update(len(vectors))
+            with db.connection() as conn:
+                upsert_embeddings(conn, model, [(pid, h, cached[h]) for pid, _, h, _ in part])
+            result.embedded += len(todo)
+            result.reused += len(part) - len(todo)
     return result

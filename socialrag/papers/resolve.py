@@ -22,6 +22,7 @@ from socialrag.papers.arxiv import ArxivApi
 from socialrag.papers.base import MetadataSource
 from socialrag.papers.crossref import Crossref
 from socialrag.papers.semanticscholar import SemanticScholar
+from socialrag.progress import Progress
 
 log = logging.getLogger(__name__)
 
@@ -69,19 +70,21 @@ def refresh_metadata(
         return result
     max_age = timedelta(days=settings.metadata_max_age_days)
     retry_at = now + timedelta(hours=settings.metadata_retry_hours)
-    for _ in range(max_pages):
-        with db.connection() as conn:
-            todo = paper_store.load_papers_to_fetch(conn, now, max_age, limit=page)
-        if not todo:
-            break
-        found = _ask_sources(sources, [ids for _, ids in todo], result)
-        with db.connection() as conn:
-            papers = [replace(p, ids={**ids, **p.ids}) for (_, ids), p in zip(todo, found, strict=True) if p]
-            paper_store.record_papers(conn, papers)
-            missing = [pid for (pid, _), p in zip(todo, found, strict=True) if p is None]
-            paper_store.record_fetch_failure(conn, missing, retry_at)
-        result.found += len(papers)
-        result.missing += len(missing)
+    with Progress(None, "metadata lookups", "paper") as progress:
+        for _ in range(max_pages):
+            with db.connection() as conn:
+                todo = paper_store.load_papers_to_fetch(conn, now, max_age, limit=page)
+            if not todo:
+                break
+            found = _ask_sources(sources, [ids for _, ids in todo], result)
+            with db.connection() as conn:
+                papers = [replace(p, ids={**ids, **p.ids}) for (_, ids), p in zip(todo, found, strict=True) if p]
+                paper_store.record_papers(conn, papers)
+                missing = [pid for (pid, _), p in zip(todo, found, strict=True) if p is None]
+                paper_store.record_fetch_failure(conn, missing, retry_at)
+            result.found += len(papers)
+            result.missing += len(missing)
+            progress.update(len(todo))
     _fill_reference_contexts(db, sources, result)
     _fill_citations(db, sources, now - max_age, result)
     return result
