@@ -61,4 +61,6 @@ def post_due_reports(db: Database, pacer: SlackPacer, client_for: Callable[[str]
             done += 1
         except (PaperPingError, SlackApiError, OSError) as exc:  # tried again at the next tick
             log.warning("#%s: the monthly report failed, retrying later: %s", channel, exc)
+        except Exception:  # one channel's report never stops the others' (logged in full)
+            log.exception("#%s: the monthly report failed unexpectedly, retrying later", channel)
     return done

@@ -171,6 +171,8 @@ class Recommender:
                 done += 1
             except PaperPingError as exc:  # one channel's failure leaves the others to be refitted
                 log.warning("refitting %s/%s failed; it keeps its last fit: %s", team_id, channel_id, exc)
+            except Exception:  # and so does one nobody foresaw (logged in full); the channel keeps its last fit
+                log.exception("refitting %s/%s failed unexpectedly; it keeps its last fit", team_id, channel_id)
         return done
 
     def ranker(self, team_id: str, channel_id: str) -> RankerModel:

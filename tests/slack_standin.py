@@ -62,6 +62,7 @@ class SlackStandIn:
         # files.getUploadURLExternal -> the upload (raw bytes POSTed to upload_url) -> files.completeUploadExternal
         self.pending_files: dict[str, dict[str, Any]] = {}
         self.files: list[dict[str, Any]] = []
+        self.missing_scopes: set[str] = set()  # methods to answer with missing_scope
         self.responses: list[dict[str, str]] = []
         self.clock = 0
         self.socket_url: str | None = None
@@ -102,6 +103,8 @@ class SlackStandIn:
                 return 429, {"ok": False, "error": "ratelimited"}, {"Retry-After": str(self.retry_after)}
         if self.hold and self.hold(call):
             time.sleep(self.hold_seconds)
+        if method in self.missing_scopes:
+            return 200, {"ok": False, "error": "missing_scope", "needed": "files:write"}, {}
         handler = getattr(self, "api_" + method.replace(".", "_"), None)
         if handler is None:
             return 200, {"ok": False, "error": "unknown_method"}, {}

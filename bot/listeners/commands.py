@@ -18,6 +18,7 @@ from bot.reports import post_month_report
 from socialrag import post_store, ranker_store, store
 from socialrag.calibrate import describe as describe_ranker
 from socialrag.emoji import normalize_emoji, parse_sentiment
+from socialrag.errors import SourceError
 from socialrag.explain import describe_fact
 from socialrag.models import STYLES, signal_from_json
 from socialrag.schedule import FREQUENCIES
@@ -357,7 +358,12 @@ def cmd_report(
         what = "post the channel's monthly report here on the 1st" if monthly else "stop the monthly report"
         announce(ctx, client, channel, user, f"asked PaperPing to {what}.")
         return f"Done: I'll {what}."
-    post_month_report(ctx.db, ctx.pacer, client, team, channel, now)
+    try:
+        post_month_report(ctx.db, ctx.pacer, client, team, channel, now)
+    except SourceError as exc:  # Slack's refusal, as the pacer reports it
+        if "missing_scope" in str(exc):
+            return "I can't upload files yet: an admin needs to reinstall PaperPing so it gets `files:write`."
+        return f"The upload failed ({quote(str(exc), 200)}); nothing was posted."
     return "Posted this month's report here."
 
 

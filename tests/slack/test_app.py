@@ -631,6 +631,9 @@ def test_report_uploads_the_month_through_files_upload_v2(harness: Harness, db: 
     methods = [c.method for c in harness.standin.calls]
     assert methods.index("files.getUploadURLExternal") < methods.index("files.completeUploadExternal")
     assert "Try `/paperping report`" in harness.command("report weekly")
+    harness.standin.missing_scopes.add("files.getUploadURLExternal")  # installed before files:write was asked for
+    assert "reinstall PaperPing so it gets `files:write`" in harness.command("report")
+    harness.standin.missing_scopes.clear()
 
     assert "monthly report here on the 1st" in harness.command("report monthly")
     from bot.reports import post_due_reports
