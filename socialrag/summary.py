@@ -49,20 +49,25 @@ def summarize(abstract: str | None, tldr: str | None = None, *, limit: int = 300
         return _clip(tldr, limit)
     if not abstract:
         return None
-    sentences = split_sentences(abstract)
-    if not sentences:
+    original = split_sentences(abstract)
+    if not original:
         return None
-    ranked = sorted(range(len(sentences)), key=lambda i: _score(sentences[i], i), reverse=True)
+    sentences = [speak_of_the_paper(x) for x in original]  # as they will read (said of the paper)
+    ranked = sorted(range(len(original)), key=lambda i: _score(original[i], i), reverse=True)
     best = ranked[0]
     if len(sentences[best]) > limit:
-        # the most informative sentence, shortened, beats a weaker one that happens to fit
-        return _clip(speak_of_the_paper(sentences[best]), limit)
+        # a sentence that fits whole and says nearly as much reads better than the best one cut short
+        fits = [i for i in ranked if len(sentences[i]) <= limit]
+        if fits and _score(original[fits[0]], fits[0]) >= _score(original[best], best) - 1.5:
+            best = fits[0]
+        else:
+            return _clip_at_clause(sentences[best], limit)
     chosen = [best]
     for i in ranked[1:]:
         if sum(len(sentences[j]) + 1 for j in chosen) + len(sentences[i]) <= limit:
             chosen.append(i)
             break
-    return " ".join(speak_of_the_paper(sentences[i]) for i in sorted(chosen))
+    return " ".join(sentences[i] for i in sorted(chosen))
 
 
 # "we <verb>" at the start of an abstract sentence, said of the paper instead
@@ -102,6 +107,16 @@ def speak_of_the_paper(sentence: str) -> str:
     if sentence.lower().startswith("our results "):
         return "The results " + sentence[len("our results ") :]
     return sentence
+
+
+def _clip_at_clause(text: str, limit: int) -> str:
+    """Cut a long sentence at its last clause boundary (a comma, a semicolon, a colon) that keeps most of the
+    room, else at a word."""
+    head = text[: limit - 1]
+    cut = max(head.rfind(", "), head.rfind("; "), head.rfind(": "))
+    if cut >= 0.6 * limit:
+        return head[:cut].rstrip() + "…"
+    return _clip(text, limit)
 
 
 def _clip(text: str, limit: int) -> str:
