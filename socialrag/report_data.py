@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
 import numpy as np
 import psycopg
@@ -67,60 +68,51 @@ class ReportData:
         return [s for s in self.shares if not s.by_paperping]
 
 
-def load_report_data(
-    conn: psycopg.Connection,
-    team_id: str,
-    channel_id: str,
-    *,
-    since: datetime | None = None,
-    until: datetime | None = None,
-    model: str = "all-MiniLM-L6-v2",
-) -> ReportData:
-    until = until or datetime.now(UTC)
-    window = {"t": team_id, "c": channel_id, "since": since, "until": until}
-    in_window = "(%(since)s::timestamptz IS NULL OR {col} >= %(since)s) AND {col} < %(until)s"
-    name_row = conn.execute("SELECT name FROM channels WHERE team_id = %(t)s AND channel_id = %(c)s", window).fetchone()
-    bots = {
-        r[0] for r in conn.execute("SELECT user_id FROM members WHERE team_id = %(t)s AND is_bot", window).fetchall()
-    }
-    share_rows = conn.execute(
+_IN_WINDOW = "(%(since)s::timestamptz IS NULL OR {col} >= %(since)s) AND {col} < %(until)s"
+
+
+def _load_shares(conn: psycopg.Connection, window: dict[str, Any], bots: set[str]) -> list[ShareRow]:
+    rows = conn.execute(
         f"""
         SELECT DISTINCT ON (m.id, mp.paper_id) m.posted_at, m.user_id, mp.paper_id, m.id
           FROM message_papers mp JOIN messages m ON m.id = mp.message_id
          WHERE mp.team_id = %(t)s AND mp.channel_id = %(c)s AND NOT m.is_reply
-           AND {in_window.format(col="m.posted_at")}
+           AND {_IN_WINDOW.format(col="m.posted_at")}
         """,
         window,
     ).fetchall()
-    shares = sorted(
-        (ShareRow(r[0], r[1], r[2], r[3], r[1] in bots) for r in share_rows), key=lambda s: (s.at, s.message_id)
-    )
-    replies = [
-        EventRow(r[0], r[1], r[2])
-        for r in conn.execute(
-            f"""
-            SELECT m.posted_at, m.user_id, COALESCE(root.id, -1) FROM messages m
-              LEFT JOIN messages root
-                     ON (root.team_id, root.channel_id, root.ts) = (m.team_id, m.channel_id, m.thread_ts)
-             WHERE m.team_id = %(t)s AND m.channel_id = %(c)s AND m.is_reply AND {in_window.format(col="m.posted_at")}
-             ORDER BY m.posted_at
-            """,
-            window,
-        ).fetchall()
-    ]
-    reactions = [
-        EventRow(r[0], r[1], r[2], r[3])
-        for r in conn.execute(
-            f"""
-            SELECT reacted_at, user_id, message_id, emoji FROM reactions
-             WHERE team_id = %(t)s AND channel_id = %(c)s AND {in_window.format(col="reacted_at")}
-             ORDER BY reacted_at
-            """,
-            window,
-        ).fetchall()
-    ]
-    posts = []
-    for posted_at, paper_id, title, style, emoji, replies_n in conn.execute(
+    shares = (ShareRow(r[0], r[1], r[2], r[3], r[1] in bots) for r in rows)
+    return sorted(shares, key=lambda s: (s.at, s.message_id))
+
+
+def _load_replies(conn: psycopg.Connection, window: dict[str, Any]) -> list[EventRow]:
+    rows = conn.execute(
+        f"""
+        SELECT m.posted_at, m.user_id, COALESCE(root.id, -1) FROM messages m
+          LEFT JOIN messages root
+                 ON (root.team_id, root.channel_id, root.ts) = (m.team_id, m.channel_id, m.thread_ts)
+         WHERE m.team_id = %(t)s AND m.channel_id = %(c)s AND m.is_reply AND {_IN_WINDOW.format(col="m.posted_at")}
+         ORDER BY m.posted_at
+        """,
+        window,
+    ).fetchall()
+    return [EventRow(r[0], r[1], r[2]) for r in rows]
+
+
+def _load_reactions(conn: psycopg.Connection, window: dict[str, Any]) -> list[EventRow]:
+    rows = conn.execute(
+        f"""
+        SELECT reacted_at, user_id, message_id, emoji FROM reactions
+         WHERE team_id = %(t)s AND channel_id = %(c)s AND {_IN_WINDOW.format(col="reacted_at")}
+         ORDER BY reacted_at
+        """,
+        window,
+    ).fetchall()
+    return [EventRow(r[0], r[1], r[2], r[3]) for r in rows]
+
+
+def _load_posts(conn: psycopg.Connection, window: dict[str, Any]) -> list[PostRow]:
+    rows = conn.execute(
         f"""
         SELECT r.posted_at, r.paper_id, p.title, r.style,
                (SELECT jsonb_object_agg(x.emoji, x.n) FROM (
@@ -131,33 +123,64 @@ def load_report_data(
                    AND m.thread_ts = r.message_ts AND m.is_reply)
           FROM recommendations r LEFT JOIN papers p ON p.id = r.paper_id
          WHERE r.team_id = %(t)s AND r.channel_id = %(c)s AND r.status = 'posted'
-           AND {in_window.format(col="r.posted_at")}
+           AND {_IN_WINDOW.format(col="r.posted_at")}
          ORDER BY r.posted_at
         """,
         window,
-    ).fetchall():
-        posts.append(PostRow(posted_at, paper_id, title, style, dict(emoji or {}), int(replies_n)))
-    settings = conn.execute(
-        "SELECT frequency, step_down_reason FROM channel_settings WHERE team_id = %(t)s AND channel_id = %(c)s",
+    ).fetchall()
+    return [PostRow(r[0], r[1], r[2], r[3], dict(r[4] or {}), int(r[5])) for r in rows]
+
+
+def _load_channel_facts(
+    conn: psycopg.Connection, window: dict[str, Any]
+) -> tuple[str | None, str, str | None, set[str]]:
+    """The channel's name, frequency and step-down reason, and the workspace's bots."""
+    row = conn.execute(
+        """
+        SELECT c.name, s.frequency, s.step_down_reason FROM channels c
+          LEFT JOIN channel_settings s ON (s.team_id, s.channel_id) = (c.team_id, c.channel_id)
+         WHERE c.team_id = %(t)s AND c.channel_id = %(c)s
+        """,
         window,
     ).fetchone()
+    bots = {
+        r[0] for r in conn.execute("SELECT user_id FROM members WHERE team_id = %(t)s AND is_bot", window).fetchall()
+    }
+    name, frequency, reason = row if row else (None, None, None)
+    return name, frequency or "every-other-day", reason, bots
+
+
+def load_report_data(
+    conn: psycopg.Connection,
+    team_id: str,
+    channel_id: str,
+    *,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    model: str = "all-MiniLM-L6-v2",
+) -> ReportData:
+    """Everything the report shows about one channel in ``[since, until)`` (nothing of another channel)."""
+    until = until or datetime.now(UTC)
+    window = {"t": team_id, "c": channel_id, "since": since, "until": until}
+    name, frequency, reason, bots = _load_channel_facts(conn, window)
+    shares = _load_shares(conn, window, bots)
     paper_ids = sorted({s.paper_id for s in shares})
     return ReportData(
         team_id=team_id,
         channel_id=channel_id,
-        channel_name=name_row[0] if name_row and name_row[0] else channel_id,
+        channel_name=name or channel_id,
         since=since,
         until=until,
         shares=shares,
-        replies=replies,
-        reactions=reactions,
-        posts=posts,
+        replies=_load_replies(conn, window),
+        reactions=_load_reactions(conn, window),
+        posts=_load_posts(conn, window),
         papers=load_paper_infos(conn, paper_ids),
         vectors=load_vectors(conn, model, paper_ids),
         names=load_member_names(conn, team_id),
         overrides=load_emoji_overrides(conn, team_id, channel_id),
-        frequency=settings[0] if settings else "every-other-day",
-        step_down_reason=settings[1] if settings else None,
+        frequency=frequency,
+        step_down_reason=reason,
         bots=bots,
     )
 
