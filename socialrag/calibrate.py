@@ -303,6 +303,63 @@ class TrainingSet:
         pos, neg = np.array(self.positives)[keep], np.array(self.negatives)[keep]
         return pos, neg, len(set(t[keep].tolist()))
 
+    def fit(
+        self, popularity_weight: float = 0.05, *, before: float | None = None, now: datetime | None = None
+    ) -> RankerModel:
+        """The channel's model from the pairs before ``before``: see ``fit_validated``."""
+        t = np.array(self.times)
+        keep = np.ones(len(t), dtype=bool) if before is None else t < before
+        if not keep.any():
+            return fit(np.zeros((0, len(FEATURES))), np.zeros((0, len(FEATURES))), 0, popularity_weight, now=now)
+        return fit_validated(
+            np.array(self.positives)[keep], np.array(self.negatives)[keep], t[keep], popularity_weight, now=now
+        )
+
+
+STRENGTHS = (1.0, 3.0, 10.0, 30.0, 100.0)
+MIN_VALIDATION_MOMENTS = 12
+
+
+def _held_out_mrr(model: RankerModel, pos: np.ndarray, neg: np.ndarray, times: np.ndarray) -> float:
+    """Mean reciprocal rank of what was shared among the papers passed over at the same moment."""
+    margin = model.score(pos) - model.score(neg)
+    ranks: dict[float, int] = {}
+    for t, m in zip(times.tolist(), margin.tolist(), strict=True):
+        ranks[t] = ranks.get(t, 1) + (1 if m <= 0 else 0)
+    return float(np.mean([1.0 / r for r in ranks.values()])) if ranks else 0.0
+
+
+def fit_validated(
+    positives: np.ndarray,
+    negatives: np.ndarray,
+    times: np.ndarray,
+    popularity_weight: float = 0.05,
+    *,
+    now: datetime | None = None,
+) -> RankerModel:
+    """``fit`` with the pull toward the default blend chosen on the channel's own latest quarter: each
+    strength in ``STRENGTHS`` (and the default blend itself) is fitted on the earlier moments and scored by
+    how well it ranks the later shares among the papers passed over then; the best is refitted on all of
+    it. A channel whose history cannot beat the default blend keeps it."""
+    moments = np.unique(times)
+    shares = len(moments)
+    if shares < MIN_SHARES or shares < 4 * MIN_VALIDATION_MOMENTS // 3:
+        return fit(positives, negatives, shares, popularity_weight, now=now)
+    split = moments[int(len(moments) * 0.75)]
+    early, late = times < split, times >= split
+    n_early = len(np.unique(times[early]))
+    scores: dict[float | None, float] = {
+        None: _held_out_mrr(default_model(popularity_weight), positives[late], negatives[late], times[late])
+    }
+    for strength in STRENGTHS:
+        model = fit(positives[early], negatives[early], n_early, popularity_weight, strength=strength)
+        scores[strength] = _held_out_mrr(model, positives[late], negatives[late], times[late])
+    best = max(scores, key=lambda k: (scores[k], -1 if k is None else k))  # ties go to the stronger pull
+    if best is None:
+        prior = default_model(popularity_weight)
+        return RankerModel(prior.weights, prior.scales, prior.prior, shares, len(positives), now, 1.0)
+    return fit(positives, negatives, shares, popularity_weight, strength=best, now=now)
+
 
 # ----- diversity across posts -----------------------------------------------------------------------
 

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 import numpy as np
 import psycopg
 
-from socialrag.calibrate import FEATURES, RankerModel, default_model, diversify, features, fit
+from socialrag.calibrate import FEATURES, RankerModel, default_model, diversify, features
 from socialrag.history import DAY, ChannelHistory, build_history, pool_rows, training_set
 from socialrag.rank import ScoringConfig
 from socialrag.ranker_store import load_universe
@@ -117,10 +117,9 @@ def replay(
         week = shared[(member_first[shared] >= t) & (member_first[shared] < t + step_days * DAY)]
         if len(week):
             if steps % refit_every == 0:
-                pos, neg, n = pairs.arrays(before=t)
-                model = fit(pos, neg, n, popularity_weight, now=datetime.fromtimestamp(t, UTC))
-            _score_step(history, t, week, window_days, model, blend, topics, rng, results, sizes)
-            steps += 1
+                model = pairs.fit(popularity_weight, before=t, now=datetime.fromtimestamp(t, UTC))
+            if _score_step(history, t, week, window_days, model, blend, topics, rng, results, sizes):
+                steps += 1
         t += step_days * DAY
     report = EvalReport(steps, int(np.median(sizes)) if sizes else 0, results, len(shared), model)
     return report
@@ -137,10 +136,15 @@ def _score_step(
     rng: random.Random,
     results: dict[str, MethodResult],
     sizes: list[int],
-) -> None:
+) -> bool:
+    """Score every method at one step; False when nothing shared that week was a candidate then."""
     u = history.universe
     state, known = history.state_at(t)
+    # a paper shared before its listed publication date (a preprint of a later venue) was no candidate then
     truth_rows = history.rows[week]
+    truth_rows = truth_rows[~(u.published[truth_rows] >= t)]
+    if len(truth_rows) == 0:
+        return False
     rows = np.union1d(pool_rows(u, t, window_days, history.rows[known]), truth_rows)
     sizes.append(len(rows))
     x = features(state, u.candidates(rows, t), t)
@@ -162,6 +166,7 @@ def _score_step(
         first = np.flatnonzero(hits)
         r.reciprocal.append(1.0 / (first[0] + 1) if len(first) else 0.0)
         r.topics10.append(len(set(topics[rows[order[:10]]].tolist())))
+    return True
 
 
 def _order(scores: np.ndarray, rng: random.Random) -> np.ndarray:

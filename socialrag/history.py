@@ -269,6 +269,8 @@ def training_set(
         if not positive:
             pending_ignored.append(k)
             continue
+        if u.published[channel_rows[k]] >= t:
+            continue  # shared before its listed publication date: it was no candidate then
         state, known = history.state_at(t)
         if len(known) < warmup:
             continue

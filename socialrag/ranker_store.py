@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 import psycopg
 from psycopg.types.json import Jsonb
 
-from socialrag.calibrate import RankerModel, default_model, fit
+from socialrag.calibrate import RankerModel, default_model
 from socialrag.history import Universe, build_history, build_universe, training_set
 from socialrag.social import load_channel_context, load_paper_infos, load_vectors
 
@@ -74,9 +74,7 @@ def refit_channel(
             pool = sample_pool(conn, model, first - timedelta(days=window_days))
         universe = load_universe(conn, model, [*ctx.papers, *pool])
         history = build_history(ctx, universe, half_life_days)
-        pairs = training_set(history, window_days=window_days)
-        positives, negatives, shares = pairs.arrays()
-        fitted = fit(positives, negatives, shares, popularity_weight, now=now)
+        fitted = training_set(history, window_days=window_days).fit(popularity_weight, now=now)
     save_fit(conn, team_id, channel_id, fitted)
     return fitted
 
