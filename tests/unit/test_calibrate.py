@@ -167,3 +167,40 @@ def test_training_pairs_from_history_teach_the_sign_of_popularity(popular_wins: 
     assert min(training.times) > history.first_at[0]
     model = fit(pos, neg, shares)
     assert (model.weights[POP] > 0.05) if popular_wins else (model.weights[POP] < 0.05)
+
+
+def test_a_channel_whose_history_says_nothing_keeps_the_default_blend() -> None:
+    """With the pull chosen on the latest quarter, pairs that carry no preference cannot beat the blend."""
+    from socialrag.calibrate import fit_validated
+
+    rng = np.random.default_rng(0)
+    n_moments, per = 80, 20
+    pos = rng.random((n_moments * per, len(FEATURES)))
+    neg = rng.random((n_moments * per, len(FEATURES)))
+    pos[:, SIM] = neg[:, SIM] = 0.0  # nothing the default blend could use either
+    times = np.repeat(np.arange(n_moments, dtype=float), per)
+    model = fit_validated(pos, neg, times)
+    assert model.shares == n_moments and np.allclose(model.weights, prior_weights()) and model.prior_share == 1.0
+    assert "agrees with the default blend" in describe(model)
+    learnt = fit_validated(*pairs(rng, n_moments * per, "popularity"), times)
+    assert learnt.weights[POP] > learnt.weights[SIM]  # where there is a preference, it is learnt
+    assert "widely read papers" in describe(learnt)
+
+
+def test_a_share_made_before_the_listed_publication_date_teaches_nothing() -> None:
+    ctx, infos, vectors = history_context(30, True)
+    early = next(iter(ctx.papers))
+    share_at = ctx.papers[early].first_share.at
+    infos[early] = PaperInfo(
+        early,
+        "P",
+        None,
+        None,
+        2023,
+        infos[early].authors,
+        500.0,
+        publication_date=(share_at + timedelta(days=30)).date(),
+    )
+    history = build_history(ctx, build_universe(infos, vectors), 60.0)
+    times = set(training_set(history).times)
+    assert share_at.timestamp() not in times
