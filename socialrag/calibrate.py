@@ -291,29 +291,26 @@ class TrainingSet:
     positives: list[np.ndarray] = field(default_factory=list)
     negatives: list[np.ndarray] = field(default_factory=list)
     times: list[float] = field(default_factory=list)  # the moment of each pair
-    shares: int = 0
+
+    def _before(self, before: float | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(positives, negatives, moments) of the pairs from moments before ``before`` (all with None)."""
+        if not self.positives:
+            empty = np.zeros((0, len(FEATURES)))
+            return empty, empty, np.zeros(0)
+        t = np.array(self.times)
+        keep = np.ones(len(t), dtype=bool) if before is None else t < before
+        return np.array(self.positives)[keep], np.array(self.negatives)[keep], t[keep]
 
     def arrays(self, before: float | None = None) -> tuple[np.ndarray, np.ndarray, int]:
         """Pairs (and the number of shares they came from) from moments before ``before``."""
-        if not self.positives:
-            empty = np.zeros((0, len(FEATURES)))
-            return empty, empty, 0
-        t = np.array(self.times)
-        keep = np.ones(len(t), dtype=bool) if before is None else t < before
-        pos, neg = np.array(self.positives)[keep], np.array(self.negatives)[keep]
-        return pos, neg, len(set(t[keep].tolist()))
+        pos, neg, t = self._before(before)
+        return pos, neg, len(np.unique(t))
 
     def fit(
         self, popularity_weight: float = 0.05, *, before: float | None = None, now: datetime | None = None
     ) -> RankerModel:
         """The channel's model from the pairs before ``before``: see ``fit_validated``."""
-        t = np.array(self.times)
-        keep = np.ones(len(t), dtype=bool) if before is None else t < before
-        if not keep.any():
-            return fit(np.zeros((0, len(FEATURES))), np.zeros((0, len(FEATURES))), 0, popularity_weight, now=now)
-        return fit_validated(
-            np.array(self.positives)[keep], np.array(self.negatives)[keep], t[keep], popularity_weight, now=now
-        )
+        return fit_validated(*self._before(before), popularity_weight, now=now)
 
 
 STRENGTHS = (1.0, 3.0, 10.0, 30.0, 100.0)

@@ -64,17 +64,16 @@ class Universe:
                     out[k] = self.reading_v[lo + j - 1]
         return out
 
-    def candidates(self, rows: np.ndarray, t: float) -> CandidateSet:
+    def authors_of(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(author index, position in ``rows``) of every author entry of these papers."""
         starts, ends = self.author_start[rows], self.author_start[rows + 1]
         flat = np.concatenate([self.author_flat[s:e] for s, e in zip(starts, ends, strict=True)] or [np.zeros(0)])
-        owner = np.repeat(np.arange(len(rows)), ends - starts)
+        return flat.astype(np.int64), np.repeat(np.arange(len(rows)), ends - starts).astype(np.int64)
+
+    def candidates(self, rows: np.ndarray, t: float) -> CandidateSet:
+        flat, owner = self.authors_of(rows)
         return CandidateSet(
-            self.vectors[rows],
-            self.published[rows],
-            self.popularity_at(rows, t),
-            flat.astype(np.int64),
-            owner.astype(np.int64),
-            self.venues[rows],
+            self.vectors[rows], self.published[rows], self.popularity_at(rows, t), flat, owner, self.venues[rows]
         )
 
 
@@ -151,10 +150,7 @@ class ChannelHistory:
     @cached_property
     def _authors(self) -> tuple[np.ndarray, np.ndarray]:
         """(author index, position of the channel paper) of every author entry of the channel's papers."""
-        u = self.universe
-        starts, ends = u.author_start[self.rows], u.author_start[self.rows + 1]
-        flat = np.concatenate([u.author_flat[s:e] for s, e in zip(starts, ends, strict=True)] or [np.zeros(0)])
-        return flat.astype(np.int64), np.repeat(np.arange(len(self.rows)), ends - starts)
+        return self.universe.authors_of(self.rows)
 
     def state_at(self, t: float, focus: np.ndarray | None = None) -> tuple[ChannelState, np.ndarray]:
         """What the ranker sees at ``t``, and the positions (into ``rows``) of the papers it includes."""
@@ -253,8 +249,6 @@ def training_set(
     rng = random.Random(seed)
     out = TrainingSet()
     channel_rows = history.rows
-    all_ch = np.zeros(len(u.ids), dtype=bool)
-    all_ch[channel_rows] = True
     sims_all = u.vectors @ u.vectors[channel_rows].T  # every paper against the channel's, once
     moments: list[tuple[float, int, bool]] = []  # (time, position, is a positive moment)
     for k in range(len(channel_rows)):
@@ -274,7 +268,7 @@ def training_set(
         state, known = history.state_at(t)
         if len(known) < warmup:
             continue
-        pool = np.flatnonzero(~all_ch & (u.published < t) & (u.published >= t - window_days * DAY))
+        pool = pool_rows(u, t, window_days, channel_rows)
         if len(pool) == 0:
             continue
         chosen = [pool[i] for i in rng.sample(range(len(pool)), min(negatives, len(pool)))]
@@ -287,5 +281,4 @@ def training_set(
             out.positives.append(x[0])
             out.negatives.append(x[j])
             out.times.append(t)
-    out.shares = len({t for t in out.times})
     return out
