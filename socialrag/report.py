@@ -25,6 +25,8 @@ from socialrag.report_charts import (
     chart_people,
     chart_topics,
     clip_text,
+    count_answered,
+    count_papers,
     headline_figures,
     period_end,
     plt,
@@ -159,12 +161,10 @@ def month_summary(data: ReportData, out: Path) -> tuple[Path, str]:
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, dpi=110, bbox_inches="tight")
     plt.close(fig)
-    figures = dict(headline_figures(data))
     text = (
-        f"*{_month_words(data).capitalize()}:* {figures['papers shared']} papers shared, "
-        f"{figures['thread replies']} thread replies, {figures['reactions']} reactions.\n"
-        f"PaperPing posted {figures['PaperPing' + chr(39) + 's posts']}; "
-        f"{figures['answered with a positive reaction or a reply'].split(' ')[0]} drew a positive reaction or a reply."
+        f"*{_month_words(data).capitalize()}:* {count_papers(data)} papers shared, "
+        f"{len(data.replies)} thread replies, {len(data.reactions)} reactions.\n"
+        f"PaperPing posted {len(data.posts)}; {count_answered(data)} drew a positive reaction or a reply."
     )
     return out, text
 

@@ -354,12 +354,21 @@ def save_chart(fig: Figure, chart: Chart, out: Path) -> None:
     plt.close(fig)
 
 
+def count_answered(data: ReportData) -> int:
+    """PaperPing's posts that drew a positive reaction or a reply."""
+    return sum(1 for p in data.posts if answered(data, p.reactions, p.replies))
+
+
+def count_papers(data: ReportData) -> int:
+    """Distinct papers members shared."""
+    return len({s.paper_id for s in data.member_shares})
+
+
 def headline_figures(data: ReportData) -> list[tuple[str, str]]:
-    answered_posts = sum(1 for p in data.posts if answered(data, p.reactions, p.replies))
-    papers = {s.paper_id for s in data.member_shares}
+    answered_posts = count_answered(data)
     share = f" ({100 * answered_posts // len(data.posts)}%)" if data.posts else ""
     return [
-        ("papers shared", f"{len(papers)}"),
+        ("papers shared", f"{count_papers(data)}"),
         ("shares", f"{len(data.member_shares)}"),
         ("thread replies", f"{len(data.replies)}"),
         ("reactions", f"{len(data.reactions)}"),
