@@ -29,7 +29,7 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=ACL)
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
-    from socialrag.db import Database, _with_dbname, ensure_database, start_embedded
+    from socialrag.db import migrated_database, start_embedded
     from socialrag.embed import Embedder, embed_pending, load_pending
     from socialrag.papers.catalog import import_catalog
 
@@ -44,9 +44,7 @@ def main() -> None:
     try:
         for run in range(args.runs):
             name = f"bench_embed_{run}"
-            ensure_database(uri, name)
-            db = Database(_with_dbname(uri, name))
-            db.migrate()
+            db = migrated_database(uri, name)
             import_catalog(db, subset)
             with db.connection() as conn:
                 texts = [t for _, t, _, _ in load_pending(conn, embedder.model_name)]

@@ -178,14 +178,12 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=7)
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
-    from socialrag.db import Database, _with_dbname, ensure_database, start_embedded
+    from socialrag.db import migrated_database, start_embedded
 
     home = Path(tempfile.mkdtemp(prefix="paperping-refit-"))
     uri, server = start_embedded(home / "pgdata")
     try:
-        ensure_database(uri, "refit")
-        db = Database(_with_dbname(uri, "refit"))
-        db.migrate()
+        db = migrated_database(uri, "refit")
         t = time.perf_counter()
         build(db, args.shares, args.papers)
         print(f"built {args.papers} papers and {args.shares} shares in {time.perf_counter() - t:.0f} s\n")

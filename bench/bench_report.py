@@ -24,7 +24,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
-    from socialrag.db import Database, _with_dbname, ensure_database, start_embedded
+    from socialrag.db import migrated_database, start_embedded
     from socialrag.report import write_report
     from socialrag.report_data import load_report_data
     from tests.db.test_report import generated_channel
@@ -32,9 +32,7 @@ def main() -> None:
     home = Path(tempfile.mkdtemp(prefix="paperping-report-"))
     uri, server = start_embedded(home / "pgdata")
     try:
-        ensure_database(uri, "report")
-        db = Database(_with_dbname(uri, "report"))
-        db.migrate()
+        db = migrated_database(uri, "report")
         generated_channel(db, args.shares)
         totals, loads = [], []
         report = None

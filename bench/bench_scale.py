@@ -247,7 +247,7 @@ def main() -> None:
     parser.add_argument("--home", type=Path, help="keep the base here; a second run measures it again")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
-    from socialrag.db import Database, _with_dbname, ensure_database, start_embedded
+    from socialrag.db import migrated_database, start_embedded
 
     home = args.home or Path(tempfile.mkdtemp(prefix="paperping-scale-"))
     home.mkdir(parents=True, exist_ok=True)
@@ -256,9 +256,7 @@ def main() -> None:
         name = f"scale_{args.channels}_{args.messages}_{args.papers}"
         with __import__("psycopg").connect(uri, autocommit=True) as conn:
             fresh = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone() is None
-        ensure_database(uri, name)
-        db = Database(_with_dbname(uri, name))
-        db.migrate()
+        db = migrated_database(uri, name)
         if fresh:
             build(db, args.channels, args.messages, args.papers)
         measure(db, args.samples, args.channels)

@@ -25,7 +25,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4])
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
-    from socialrag.db import Database, _with_dbname, ensure_database, start_embedded
+    from socialrag.db import migrated_database, start_embedded
     from tests.labbase import CachedEmbedder, build_lab
     from tests.multiworker import add_due_channels, run_workers
     from tests.openai_standin import OpenAIStandIn, chain_answer
@@ -37,9 +37,7 @@ def main() -> None:
     try:
         for n in args.workers:
             name = f"workers_{n}"
-            ensure_database(uri, name)
-            db = Database(_with_dbname(uri, name))
-            db.migrate()
+            db = migrated_database(uri, name)
             (home / name).mkdir()
             build_lab(db, home / name, embedder)
             channels = add_due_channels(db, args.channels, datetime.now(UTC))

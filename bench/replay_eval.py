@@ -249,7 +249,7 @@ def main() -> None:
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
     from bot.export import import_export
-    from socialrag.db import Database, _with_dbname, ensure_database, start_embedded
+    from socialrag.db import migrated_database, start_embedded
     from socialrag.embed import Embedder, embed_pending
     from socialrag.evaluate import evaluate_channel
     from socialrag.papers.catalog import import_catalog
@@ -264,9 +264,7 @@ def main() -> None:
     }
     uri, server = start_embedded(home / "pgdata")
     try:
-        ensure_database(uri, "replay")
-        db = Database(_with_dbname(uri, "replay"))
-        db.migrate()
+        db = migrated_database(uri, "replay")
         if not reuse:
             catalog = home / "catalog.jsonl"
             catalog.write_text("\n".join(json.dumps({k: v for k, v in p.items() if k != "_topics"}) for p in papers))

@@ -217,7 +217,7 @@ def run(args: argparse.Namespace) -> None:
     from bot.run import QuietHandler, ThreadingWSGIServer, wsgi_app
     from socialrag import store
     from socialrag.config import Settings
-    from socialrag.db import Database, _with_dbname, ensure_database, start_embedded
+    from socialrag.db import migrated_database, start_embedded
     from socialrag.embed import embed_pending
     from socialrag.papers.catalog import import_catalog
     from tests.multiworker import add_due_channels
@@ -227,9 +227,7 @@ def run(args: argparse.Namespace) -> None:
     rng = random.Random(args.seed)
     home = Path(tempfile.mkdtemp(prefix="paperping-soak-"))
     uri, server = start_embedded(home / "pgdata")
-    ensure_database(uri, "soak")
-    db = Database(_with_dbname(uri, "soak"))
-    db.migrate()
+    db = migrated_database(uri, "soak")
     import_catalog(db, DATA / "catalog.jsonl.gz")
     embed_pending(db, PrecomputedEmbedder())
     now = datetime.now(UTC)

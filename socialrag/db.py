@@ -141,8 +141,15 @@ def open_database(settings: Settings) -> Database:
         db = Database(settings.database_url)
     else:
         uri, server = start_embedded(settings.home / "pgdata")
-        ensure_database(uri, DB_NAME)
-        db = Database(_with_dbname(uri, DB_NAME), server)
+        return migrated_database(uri, DB_NAME, server)
+    db.migrate()
+    return db
+
+
+def migrated_database(server_uri: str, name: str, server: Any = None) -> Database:
+    """Database ``name`` on this server, created if it does not exist yet, with migrations applied."""
+    ensure_database(server_uri, name)
+    db = Database(_with_dbname(server_uri, name), server)
     db.migrate()
     return db
 
