@@ -25,7 +25,7 @@ from bot.reports import post_due_reports
 from bot.scheduler import Recommend, Worker
 from socialrag.config import Settings
 from socialrag.db import Database
-from socialrag.models import Draft, Style
+from socialrag.models import Draft, NoPost, Style
 from socialrag.service import Recommender
 
 log = logging.getLogger(__name__)
@@ -45,8 +45,9 @@ class QuietHandler(WSGIRequestHandler):
 def make_recommend(recommender: Recommender) -> Recommend:
     """The scheduler's view of the process's recommender: the draft for one channel's slot."""
 
-    def recommend(team_id: str, channel_id: str, now: datetime, style: Style | None) -> Draft | None:
-        return recommender.recommend(team_id, channel_id, at=now, style=style).draft
+    def recommend(team_id: str, channel_id: str, now: datetime, style: Style | None) -> Draft | NoPost:
+        found = recommender.recommend(team_id, channel_id, at=now, style=style)
+        return found.draft or NoPost(found.empty_reason or "no candidate was found")
 
     return recommend
 

@@ -19,23 +19,24 @@ from typing import Any
 
 from slack_sdk import WebClient
 
+from bot.backfill import SOURCE as BACKFILL_SOURCE
 from bot.blocks import build_blocks, build_fallback_text
 from bot.pacing import SlackPacer
 from bot.slack_io import message_from_slack
-from socialrag import install_store, post_store, store
+from socialrag import install_store, post_store, queue_store, store
 from socialrag.db import Database
 from socialrag.errors import ConfigError, PaperPingError, PermanentError
 from socialrag.index import index_messages
-from socialrag.models import Draft, PaperRef, Style, draft_json
+from socialrag.models import Draft, NoPost, PaperRef, Style, draft_json
 from socialrag.paper_store import best_identity
-from socialrag.schedule import next_slot, quiet_until, should_step_down, step_down
+from socialrag.schedule import empty_retry_wait, index_wait, next_slot, quiet_until, should_step_down, step_down
 
 log = logging.getLogger(__name__)
 
 EVENT_TYPE = "paperping_recommendation"
 MAX_HISTORY_PAGES = 20  # a busy channel's messages since the slot opened, 200 a page
-# (team id, channel id, slot time, the channel's chosen style or None) -> the draft to post, or None
-Recommend = Callable[[str, str, datetime, Style | None], Draft | None]
+# (team id, channel id, slot time, the channel's chosen style or None) -> the draft to post, or why there is none
+Recommend = Callable[[str, str, datetime, Style | None], Draft | NoPost | None]
 ClientFor = Callable[[str], WebClient]
 
 
@@ -146,6 +147,8 @@ class Worker:
             if due is None:
                 return False
             wait = quiet_until(now, due.slot_at, due.last_activity_at)
+            if wait is None:  # the first post of a joined channel waits for its history to be read and indexed
+                wait = index_wait(now, due.slot_at, self._indexing(conn, due))
             if wait is not None:
                 post_store.schedule_next(conn, due.team_id, due.channel_id, wait, keep_slot=True)
                 return True
@@ -163,6 +166,12 @@ class Worker:
         finally:
             keeper.stop()
         return True
+
+    def _indexing(self, conn: Any, due: post_store.DueChannel) -> bool:
+        """The channel's history is still being read, or some of its papers wait to be looked up and embedded."""
+        checkpoint = store.load_checkpoint(conn, due.team_id, due.channel_id, BACKFILL_SOURCE)
+        reading = checkpoint is not None and checkpoint["completed_at"] is None
+        return reading or queue_store.load_channel_waiting(conn, due.team_id, due.channel_id) > 0
 
     def _renew(self, due: post_store.DueChannel, rec_id: int) -> bool:
         with self.db.connection() as conn:
@@ -218,9 +227,8 @@ class Worker:
             ts = find_posted(client, due.channel_id, slot_key, rec.created_at, self.pacer)
         if ts is None:
             draft = self.recommend(due.team_id, due.channel_id, now, due.style)
-            if draft is None:
-                log.info("#%s: nothing to recommend for slot %s", due.channel_id, slot_key)
-                self._finish(due, now, posted=False)
+            if not isinstance(draft, Draft):
+                self._empty(due, now, draft.reason if draft else "no candidate was found")
                 return
             with self.db.connection() as conn:
                 drafted = not keeper.lost and post_store.record_draft(
@@ -258,6 +266,22 @@ class Worker:
         message = replace(message, papers=(ref,))
         with self.db.connection() as conn:
             index_messages(conn, [message])
+
+    def _empty(self, due: post_store.DueChannel, now: datetime, reason: str) -> None:
+        """Nothing to post: keep why, and try the same slot again within hours (backing off, capped)."""
+        with self.db.connection() as conn:
+            tries = post_store.record_empty_slot(conn, due.team_id, due.channel_id, reason, now)
+            again = next_slot(
+                now + empty_retry_wait(tries),
+                None,
+                due.frequency,
+                due.timezone,
+                due.start_hour,
+                due.end_hour,
+                due.weekdays_only,
+            )
+            post_store.schedule_next(conn, due.team_id, due.channel_id, again, keep_slot=True)
+        log.warning("#%s: nothing to post (%s); trying again at %s", due.channel_id, reason, f"{again:%a %H:%M} UTC")
 
     def _finish(self, due: post_store.DueChannel, now: datetime, *, posted: bool) -> None:
         frequency = due.frequency

@@ -2,7 +2,10 @@
 
 - ``catalog``: the local catalog, nearest neighbours in pgvector of the channel's most engaged papers.
 - ``semanticscholar``: Semantic Scholar recommendations from the channel's positive and negative seeds.
-- ``arxiv``: new arXiv submissions in the categories the channel shares.
+- ``arxiv``: new arXiv submissions in the categories members set (`/paperping sources arxiv cs.CL`), else in
+  the categories of the arXiv papers the channel shares.
+- ``focus``: while a channel has a focus, Semantic Scholar's paper search and arXiv's search for its words
+  (only on the services among the channel's sources); the catalog search leans on the focus as well.
 
 A source returns paper ids (recording any new paper's metadata first); the recommender excludes what the
 channel already shared or was already recommended, under any of a paper's identities.
@@ -11,6 +14,7 @@ channel already shared or was already recommended, under any of a paper's identi
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -36,6 +40,9 @@ class CandidateQuery:
     model: str
     window_days: int | None = None
     limit: int = 200
+    categories: tuple[str, ...] = ()  # arXiv categories members set for the channel
+    focus_words: str | None = None  # the words of a focus, links taken out
+    exclude: frozenset[int] = frozenset()  # papers a focus links to: what the focus is about, not news
 
     @property
     def published_after(self) -> datetime | None:
@@ -177,7 +184,7 @@ class ArxivNew:
         self.max_results = max_results
 
     def fetch_candidates(self, conn: psycopg.Connection, query: CandidateQuery) -> list[int]:
-        categories = load_channel_categories(conn, list(query.ctx.papers))
+        categories = list(query.categories) or load_channel_categories(conn, list(query.ctx.papers))
         if not categories:
             return []
         search = " OR ".join(f"cat:{c}" for c in categories[:5])
@@ -196,6 +203,83 @@ class ArxivNew:
             log.warning("arXiv new submissions: %s", exc)
             return []
         return _record(conn, list(papers_from_atom(response.text).values()), self.embed)
+
+
+class FocusSearch:
+    """Searches for the words of a channel's focus: Semantic Scholar's relevance search and arXiv's search,
+    each only when given (the channel's sources decide which)."""
+
+    name = "focus"
+
+    def __init__(
+        self,
+        s2: SemanticScholar | None,
+        arxiv: ArxivApi | None,
+        *,
+        limit: int = 40,
+        embed: Embed | None = None,
+    ) -> None:
+        self.s2, self.arxiv, self.limit, self.embed = s2, arxiv, limit, embed
+
+    def fetch_candidates(self, conn: psycopg.Connection, query: CandidateQuery) -> list[int]:
+        words = search_words(query.focus_words or "")
+        if not words:
+            return []
+        papers: list[Paper] = []
+        if self.s2 is not None:
+            try:
+                body = self.s2.http.request_json(
+                    "GET",
+                    "graph/v1/paper/search",
+                    params={"query": " ".join(words), "fields": PAPER_FIELDS_RECS, "limit": self.limit},
+                )
+                found = body.get("data") if isinstance(body, dict) else None
+                raw = found if isinstance(found, list) else []
+                papers += [paper_from_s2(r) for r in raw if isinstance(r, dict) and r.get("paperId") and r.get("title")]
+            except SourceError as exc:
+                log.warning("Semantic Scholar search: %s", exc)
+        if self.arxiv is not None:
+            search = " AND ".join(f"all:{w}" for w in words[:6])
+            try:
+                response = self.arxiv.http.request(
+                    "GET",
+                    "query",
+                    params={"search_query": search, "sortBy": "relevance", "max_results": self.limit},
+                )
+                papers += list(papers_from_atom(response.text).values())
+            except SourceError as exc:
+                log.warning("arXiv search: %s", exc)
+        return _record(conn, papers, self.embed)
+
+
+def search_words(text: str, most: int = 12) -> list[str]:
+    """The words of a focus as search terms: letters, digits and inner hyphens only, links and markup out."""
+    text = re.sub(r"<[^>]*>|https?://\S+", " ", text)
+    words = re.findall(r"[^\W_](?:[\w\-]*[^\W_])?", text)
+    return [w for w in words if len(w) > 1][:most]
+
+
+# fmt: off
+ARXIV_ARCHIVES = frozenset((
+    "cs", "math", "stat", "eess", "econ", "q-bio", "q-fin", "physics", "astro-ph", "cond-mat", "gr-qc",
+    "hep-ex", "hep-lat", "hep-ph", "hep-th", "math-ph", "nlin", "nucl-ex", "nucl-th", "quant-ph",
+))
+# fmt: on
+_SUBJECT = re.compile(r"^[A-Za-z][A-Za-z\-]{1,10}$")
+
+
+def normalize_arxiv_category(word: str) -> str | None:
+    """``cs.CL``, ``stat.ML``, ``hep-th``, ``q-bio.NC``, ``physics.comp-ph`` (any case) as arXiv writes it,
+    or None for a word that is not an arXiv category."""
+    archive, _, subject = word.strip().partition(".")
+    archive = archive.lower()
+    if archive not in ARXIV_ARCHIVES:
+        return None
+    if not subject:
+        return archive
+    if not _SUBJECT.match(subject):
+        return None
+    return f"{archive}.{subject.lower() if archive in ('physics', 'cond-mat') else subject.upper()}"
 
 
 def load_channel_categories(conn: psycopg.Connection, paper_ids: Sequence[int]) -> list[str]:

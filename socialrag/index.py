@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 
 import psycopg
 
-from socialrag import store
+from socialrag import queue_store, store
 from socialrag.models import Message
 from socialrag.paper_store import ensure_papers
 
@@ -74,6 +74,8 @@ def index_messages(conn: psycopg.Connection, messages: Sequence[Message]) -> Ind
         for r in {(r.user_id, r.emoji): r for r in m.reactions}.values():
             reactions.append((mid, m.team_id, m.channel_id, r.user_id, r.emoji, r.reacted_at or m.posted_at))
     store.replace_message_papers(conn, message_ids, links)
+    # every paper a share links to is looked up and embedded in the background (``socialrag.indexer``)
+    queue_store.enqueue_papers(conn, sorted({link[1] for link in links}))
     known = {mid for m, mid in zip(messages, message_ids, strict=True) if m.reactions_known}
     store.replace_reactions(conn, [mid for mid in message_ids if mid in known], [r for r in reactions if r[0] in known])
     return IndexStats(

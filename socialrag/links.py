@@ -99,7 +99,8 @@ def parse_paper_url(url: str, label: str | None = None) -> PaperRef | None:
             ref = handler(path, query, url, label)
             if ref is not None:
                 return ref
-    return None
+    # any publisher: a DOI in the query string (PLOS ``article?id=10.1371/...``) or after ``/doi/`` in the path
+    return _doi_in_query(query, url, label) or _doi_in_path(path, url, label)
 
 
 def normalize_arxiv_id(raw: str) -> str | None:
@@ -208,6 +209,8 @@ def _semantic_scholar(path: str, query: dict[str, list[str]], url: str, label: s
         m = re.fullmatch(r"corpusid:(\d+)", seg, re.IGNORECASE)
         if m:
             return _ref("corpus", m.group(1), url, label)
+    if len(segs) == 2 and re.fullmatch(r"[0-9a-f]{4}", segs[0]) and re.fullmatch(r"[0-9a-f]{36}\.pdf", segs[1]):
+        return _ref("s2", segs[0] + segs[1][:36], url, label)  # pdfs.semanticscholar.org/<4>/<36>.pdf
     if len(segs) >= 2 and segs[0] in {"paper", "reader"}:
         last = segs[-1].lower()
         if _S2_HEX.match(last):
@@ -305,6 +308,58 @@ def _nature(path: str, query: dict[str, list[str]], url: str, label: str | None)
     return None
 
 
+def _acm_delivery(path: str, query: dict[str, list[str]], url: str, label: str | None) -> PaperRef | None:
+    """``delivery.acm.org/10.1145/<bucket>/<article id>/<file>.pdf``: the ACM DL's old PDF links."""
+    m = re.match(r"^/10\.\d{4,9}/\d+/(\d+)/[^/]+\.pdf$", path, re.IGNORECASE)
+    return _ref("acm", m.group(1), url, label) if m else None
+
+
+def _ijcai(path: str, query: dict[str, list[str]], url: str, label: str | None) -> PaperRef | None:
+    """IJCAI proceedings: ``/proceedings/2019/0123[.pdf]`` (a DOI from 2017 on), ``/Proceedings/16/Papers/123.pdf``."""
+    m = re.match(r"^/proceedings/(\d{2}|\d{4})/(?:papers/)?0*(\d{1,4})(?:\.pdf)?/?$", path, re.IGNORECASE)
+    if not m:
+        return None
+    year = int(m.group(1))
+    year += 0 if year >= 1000 else 2000 if year < 50 else 1900
+    if year >= 2017:
+        return _doi_ref(f"10.24963/ijcai.{year}/{int(m.group(2))}", label, url)
+    return _ref("ijcai", f"{year}/{int(m.group(2))}", url, label)
+
+
+def _ojs(scheme: str) -> _Handler:
+    """Open Journal Systems pages of one journal (TACL, AAAI): ``.../article/view/<id>[/<file>]``."""
+
+    def handler(path: str, query: dict[str, list[str]], url: str, label: str | None) -> PaperRef | None:
+        m = re.search(r"/article/(?:view|download)/(\d+)(?:/\d+)?(?:\.pdf)?/?$", path)
+        return _ref(scheme, m.group(1), url, label) if m else None
+
+    return handler
+
+
+def _mit_press(path: str, query: dict[str, list[str]], url: str, label: str | None) -> PaperRef | None:
+    """MIT Press journals (TACL, Computational Linguistics): ``/tacl/article/doi/10.1162/tacl_a_00313/43538/``."""
+    m = re.search(r"/(10\.1162/[A-Za-z0-9_.\-]+)", path)
+    return _doi_ref(m.group(1), label, url) if m else None
+
+
+_QUERY_DOI = re.compile(r"^(?:doi:)?(10\.\d{4,9}/[^\s&#]+)$", re.IGNORECASE)
+_PATH_DOI = re.compile(r"/doi/(?:abs/|full/|pdf/|epdf/|pdfdirect/|fullHtml/|reader/|book/)?(10\.\d{4,9}/[^?#]+?)/?$")
+
+
+def _doi_in_query(query: dict[str, list[str]], url: str, label: str | None) -> PaperRef | None:
+    for key in ("id", "doi", "DOI", "articleid"):
+        for value in query.get(key, ()):
+            m = _QUERY_DOI.match(value.strip())
+            if m:
+                return _doi_ref(m.group(1), label, url)
+    return None
+
+
+def _doi_in_path(path: str, url: str, label: str | None) -> PaperRef | None:
+    m = _PATH_DOI.search(path)
+    return _doi_ref(m.group(1).removesuffix(".pdf"), label, url) if m else None
+
+
 _Handler = Callable[[str, dict[str, list[str]], str, "str | None"], "PaperRef | None"]
 _HOSTS: tuple[tuple[str, _Handler], ...] = (
     ("arxiv.org", _arxiv),
@@ -331,4 +386,11 @@ _HOSTS: tuple[tuple[str, _Handler], ...] = (
     ("ieeexplore.ieee.org", _ieee),
     ("link.springer.com", _springer),
     ("nature.com", _nature),
+    ("delivery.acm.org", _acm_delivery),
+    ("ijcai.org", _ijcai),
+    ("transacl.org", _ojs("tacl")),
+    ("ojs.aaai.org", _ojs("aaai")),
+    ("aaai.org", _ojs("aaai")),
+    ("direct.mit.edu", _mit_press),
+    ("mitpressjournals.org", _mit_press),
 )

@@ -283,6 +283,13 @@ class PaperMeta:
 
 
 @dataclass(frozen=True)
+class NoPost:
+    """A slot with nothing to post, and why in a sentence members can act on (status shows it)."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
 class Draft:
     """Everything a post needs, kept apart: the explanation, the metadata, the thread link, the mentions."""
 

@@ -370,6 +370,21 @@ def record_fetch_failure(conn: psycopg.Connection, paper_ids: Sequence[int], ret
     )
 
 
+def load_existing(conn: psycopg.Connection, paper_ids: Sequence[int]) -> list[int]:
+    """Which of these paper ids still exist (a merge may have folded some into another row)."""
+    rows = conn.execute("SELECT id FROM papers WHERE id = ANY(%(ids)s::bigint[]) ORDER BY id", {"ids": list(paper_ids)})
+    return [r[0] for r in rows]
+
+
+def mark_fetched(conn: psycopg.Connection, paper_ids: Sequence[int], at: datetime) -> None:
+    """A source answered for these papers just now (even with what was stored already): fresh until
+    ``PAPERPING_METADATA_MAX_AGE_DAYS`` have passed."""
+    conn.execute(
+        "UPDATE papers SET fetched_at = %(at)s, next_fetch_at = NULL WHERE id = ANY(%(ids)s::bigint[])",
+        {"ids": list(paper_ids), "at": at},
+    )
+
+
 def best_identity(ids: dict[str, str]) -> tuple[str, str] | None:
     for scheme in ID_PREFERENCE:
         if scheme in ids:

@@ -41,6 +41,9 @@ class RecommendConfig:
     signal_window_days: int = 90
     top: int = 5
     focus: np.ndarray | None = None  # a topic members asked to lean toward (`/paperping focus`)
+    focus_words: str | None = None  # its words, for the focus search
+    focus_papers: frozenset[int] = frozenset()  # the papers its links point to (never candidates)
+    categories: tuple[str, ...] = ()  # arXiv categories members set
     scoring: ScoringConfig = field(default_factory=ScoringConfig)
     generate: GenerateConfig = field(default_factory=GenerateConfig)
 
@@ -51,6 +54,7 @@ class Recommendation:
     draft: Draft | None
     all_signals: list[SocialSignal] = field(default_factory=list)
     context: ChannelContext | None = None
+    empty_reason: str | None = None  # when there is no draft: why, in a sentence members can act on
 
 
 def gather_candidates(
@@ -71,7 +75,7 @@ def gather_candidates(
             continue
         for pid in fetched:
             found.setdefault(pid, source.name)
-    excluded = query.ctx.excluded_paper_ids
+    excluded = query.ctx.excluded_paper_ids | query.exclude
     return {pid: src for pid, src in found.items() if pid not in excluded}
 
 
@@ -163,6 +167,20 @@ def load_relations(conn: psycopg.Connection, ctx: ChannelContext, candidate_id: 
     )
 
 
+def explain_empty(ctx: ChannelContext, sources: Sequence[str], found: int, focused: bool) -> str:
+    """Why a recommendation found nothing to post, and what members can do about it. Pure."""
+    steer = "set a focus or a source (`/paperping focus ...`, `/paperping sources ...`)"
+    if not sources:
+        return f"no candidate source can be reached from here: {steer}"
+    if found:
+        return f"the {found} papers the sources found were all shared here before or lack a title"
+    if not focused and not any(pid in ctx.vectors for pid in ctx.papers):
+        if not ctx.papers:
+            return f"no candidate yet: nothing has been shared here; {steer}"
+        return f"no candidate yet: the papers shared here are not indexed yet; {steer}"
+    return f"no candidate: {', '.join(sources)} found no new paper for this channel; {steer}"
+
+
 def recommend(
     conn: psycopg.Connection,
     team_id: str,
@@ -181,7 +199,15 @@ def recommend(
         # the focus counts as a paper the group engaged with twice as strongly as with any other
         ctx.vectors[FOCUS_ID] = config.focus
         weights[FOCUS_ID] = 2.0 * max([1.0, *weights.values()])
-    query = CandidateQuery(ctx, weights, config.model, config.window_days)
+    query = CandidateQuery(
+        ctx,
+        weights,
+        config.model,
+        config.window_days,
+        categories=config.categories,
+        focus_words=config.focus_words,
+        exclude=config.focus_papers,
+    )
     found = gather_candidates(conn, sources, query)
     infos = load_paper_infos(conn, list(found), as_of)
     vectors = load_vectors(conn, config.model, list(found))
@@ -198,7 +224,8 @@ def recommend(
         for i, c in enumerate(ranked)
     ]
     if not ranked:
-        return Recommendation([], None, context=ctx)
+        reason = explain_empty(ctx, [s.name for s in sources], len(found), config.focus is not None)
+        return Recommendation([], None, context=ctx, empty_reason=reason)
     best = ranked[0]
     signal_input = SignalInput(
         ctx,

@@ -148,11 +148,26 @@ def schedule_next(
            SET next_post_at = %(next)s,
                slot_at = CASE WHEN %(keep)s THEN slot_at ELSE NULL END,
                last_post_at = COALESCE(%(posted)s, last_post_at),
-               failures = CASE WHEN %(posted)s::timestamptz IS NULL THEN failures ELSE 0 END
+               failures = CASE WHEN %(posted)s::timestamptz IS NULL THEN failures ELSE 0 END,
+               empty_slots = CASE WHEN %(posted)s::timestamptz IS NULL THEN empty_slots ELSE 0 END,
+               empty_reason = CASE WHEN %(posted)s::timestamptz IS NULL THEN empty_reason END
          WHERE team_id = %(t)s AND channel_id = %(c)s
         """,
         {"next": next_at, "keep": keep_slot, "posted": posted_at, "t": team_id, "c": channel_id},
     )
+
+
+def record_empty_slot(conn: psycopg.Connection, team_id: str, channel_id: str, reason: str, at: datetime) -> int:
+    """A slot found nothing to post: keep why (status shows it) and count the empty tries in a row."""
+    row = conn.execute(
+        """
+        UPDATE channel_settings SET empty_reason = left(%(r)s, 500), empty_at = %(at)s, empty_slots = empty_slots + 1
+         WHERE team_id = %(t)s AND channel_id = %(c)s
+        RETURNING empty_slots
+        """,
+        {"r": reason, "at": at, "t": team_id, "c": channel_id},
+    ).fetchone()
+    return int(row[0]) if row else 1
 
 
 def load_post_engagement(

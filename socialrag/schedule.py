@@ -78,3 +78,23 @@ def should_step_down(engagement_of_recent_posts: Sequence[int]) -> bool:
     """True when the last five posts (newest first) drew no reaction or reply at all."""
     recent = list(engagement_of_recent_posts)[:UNANSWERED_TO_STEP_DOWN]
     return len(recent) == UNANSWERED_TO_STEP_DOWN and all(n == 0 for n in recent)
+
+
+EMPTY_FIRST_WAIT = timedelta(minutes=30)
+EMPTY_MAX_WAIT = timedelta(hours=6)
+INDEX_WAIT_LIMIT = timedelta(minutes=30)
+INDEX_RECHECK = timedelta(minutes=1)
+
+
+def empty_retry_wait(empty_slots: int) -> timedelta:
+    """How long after a slot that found nothing to post to try again: 30 minutes, doubling with each empty
+    try in a row, never more than six hours (a channel waiting on a focus or its index is not left for days)."""
+    return min(EMPTY_MAX_WAIT, EMPTY_FIRST_WAIT * 2 ** max(0, empty_slots - 1))
+
+
+def index_wait(now: datetime, slot_at: datetime, indexing: bool) -> datetime | None:
+    """While the channel's history is still being read or its papers looked up and embedded, when to look
+    again (at most 30 minutes past the slot, so a slow source never holds a post for long); None to post now."""
+    if not indexing or now >= slot_at + INDEX_WAIT_LIMIT:
+        return None
+    return min(now + INDEX_RECHECK, slot_at + INDEX_WAIT_LIMIT)

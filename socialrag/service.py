@@ -19,20 +19,29 @@ import psycopg
 
 from socialrag import store
 from socialrag.calibrate import RankerModel
-from socialrag.candidates import ArxivNew, CandidateSource, CatalogSource, SemanticScholarRecommendations
+from socialrag.candidates import (
+    ArxivNew,
+    CandidateSource,
+    CatalogSource,
+    FocusSearch,
+    SemanticScholarRecommendations,
+    search_words,
+)
 from socialrag.config import Settings
 from socialrag.db import Database
-from socialrag.embed import Embedder, embed_papers
+from socialrag.embed import Embedder, as_array, embed_papers
 from socialrag.errors import PaperPingError
 from socialrag.evaluate import EvalReport, evaluate_channel
 from socialrag.generate import GenerateConfig
 from socialrag.llm import LLMCall, LLMClient
 from socialrag.models import Style
+from socialrag.pace import DatabasePace
 from socialrag.papers.arxiv import ArxivApi
 from socialrag.papers.semanticscholar import SemanticScholar
 from socialrag.pipeline import Recommendation, RecommendConfig, recommend
 from socialrag.rank import ScoringConfig
 from socialrag.ranker_store import channels_to_refit, load_fit, refit_channel
+from socialrag.social import load_vectors
 
 log = logging.getLogger(__name__)
 
@@ -78,8 +87,10 @@ class Recommender:
         self._arxiv: ArxivApi | None = None
         if not settings.offline:
             timeout = settings.http_timeout
-            self._s2 = SemanticScholar(settings.s2_api_url, api_key=settings.s2_api_key, timeout=timeout)
-            self._arxiv = ArxivApi(settings.arxiv_api_url, timeout=timeout)
+            shared = DatabasePace(db)  # every process together keeps each service's pace
+            s2_key = settings.s2_api_key
+            self._s2 = SemanticScholar(settings.s2_api_url, api_key=s2_key, timeout=timeout, shared=shared)
+            self._arxiv = ArxivApi(settings.arxiv_api_url, timeout=timeout, shared=shared)
 
     @property
     def llm_configured(self) -> bool:
@@ -89,8 +100,9 @@ class Recommender:
         s = self.settings
         return ScoringConfig(half_life_days=s.half_life_days, popularity_weight=s.popularity_weight)
 
-    def candidate_sources(self, names: Sequence[str]) -> list[CandidateSource]:
-        """The channel's chosen sources that this process can reach (offline: only the local catalog)."""
+    def candidate_sources(self, names: Sequence[str], *, focused: bool = False) -> list[CandidateSource]:
+        """The channel's chosen sources that this process can reach (offline: only the local catalog), and
+        while it has a focus, the search of its words on the online ones among them."""
 
         def embed(conn: psycopg.Connection, ids: list[int]) -> int:
             return embed_papers(conn, self.embedder, ids)
@@ -103,6 +115,10 @@ class Recommender:
                 sources.append(SemanticScholarRecommendations(self._s2, embed=embed))
             elif name == "arxiv" and self._arxiv is not None:
                 sources.append(ArxivNew(self._arxiv, embed=embed))
+        s2 = self._s2 if "semanticscholar" in names else None
+        arxiv = self._arxiv if "arxiv" in names else None
+        if focused and (s2 is not None or arxiv is not None):
+            sources.insert(0, FocusSearch(s2, arxiv, embed=embed))
         return sources
 
     def recommend(
@@ -122,18 +138,24 @@ class Recommender:
         now = at or datetime.now(UTC)
         with self.db.connection() as conn:
             chosen = store.load_channel_settings(conn, team_id, channel_id)
+        focused = (
+            bool(chosen["focus_text"]) and chosen["focus_expires_at"] is not None and chosen["focus_expires_at"] > now
+        )
         config = RecommendConfig(
             model=self.embedder.model_name,
             style=resolve_style(style or chosen["style"], self.llm_configured),
             window_days=window_days,
             signal_window_days=self.settings.signal_window_days,
             top=top,
-            focus=self._focus(chosen, now),
+            focus=self._focus(chosen) if focused else None,
+            focus_words=" ".join(search_words(chosen["focus_text"])) if focused else None,
+            focus_papers=frozenset(chosen["focus_paper_ids"]) if focused else frozenset(),
+            categories=tuple(chosen["arxiv_categories"]),
             scoring=self.scoring(),
             generate=GenerateConfig(limit=self.settings.explanation_limit, quiet_days=self.settings.mention_quiet_days),
         )
         llm = self._llm_for(team_id, channel_id) if config.style == "llm" else None
-        sources = self.candidate_sources(chosen["sources"])
+        sources = self.candidate_sources(chosen["sources"], focused=focused)
         # autocommit: candidate sources and the LLM wait on the network, and no transaction may stay open
         # (holding locks) meanwhile; each source writes what it found in a short transaction of its own
         with self.db.connection(autocommit=True) as conn:
@@ -180,11 +202,20 @@ class Recommender:
         with self.db.connection() as conn:
             return load_fit(conn, team_id, channel_id, self.scoring().popularity_weight)
 
-    def _focus(self, chosen: dict[str, Any], now: datetime) -> np.ndarray | None:
-        text, until = chosen["focus_text"], chosen["focus_expires_at"]
-        if not text or until is None or until <= now:
+    def _focus(self, chosen: dict[str, Any]) -> np.ndarray | None:
+        """The focus as one vector: the mean of its words' and of its linked papers' (those embedded yet)."""
+        vectors = []
+        words = search_words(chosen["focus_text"] or "")
+        if words:
+            vectors.append(self.embedder.encode([" ".join(words)])[0])
+        if chosen["focus_paper_ids"]:
+            with self.db.connection() as conn:
+                stored = load_vectors(conn, self.embedder.model_name, list(chosen["focus_paper_ids"]))
+            vectors += [as_array(v) for v in stored.values()]
+        if not vectors:
             return None
-        return self.embedder.encode([text])[0]
+        mean = np.mean(np.stack(vectors), axis=0)
+        return np.asarray(mean / (np.linalg.norm(mean) or 1.0), dtype=np.float32)
 
     def _llm_for(self, team_id: str, channel_id: str) -> LLMClient | None:
         """The shared LLM client, recording each call under this channel."""

@@ -360,6 +360,11 @@ _CHANNEL_DEFAULTS: dict[str, Any] = {
     "stopped_reason": None,
     "report_monthly": False,
     "report_last_at": None,
+    "arxiv_categories": [],
+    "focus_paper_ids": [],
+    "empty_reason": None,
+    "empty_at": None,
+    "activated_at": None,
 }
 
 
@@ -374,7 +379,8 @@ def load_channel_settings(conn: psycopg.Connection, team_id: str, channel_id: st
     if row is None:
         return dict(_CHANNEL_DEFAULTS)
     out = dict(zip(columns, row, strict=True))
-    out["sources"] = list(out["sources"])
+    for key in ("sources", "arxiv_categories", "focus_paper_ids"):
+        out[key] = list(out[key])
     return out
 
 
@@ -400,6 +406,10 @@ _SETTINGS = {
             "stopped_reason",
             "report_monthly",
             "report_last_at",
+            "arxiv_categories",
+            "focus_paper_ids",
+            "empty_reason",
+            "activated_at",
         },
     ),
     "member_settings": ("user_id", {"mentions_enabled", "s2_author_id", "orcid", "confirmed_names"}),

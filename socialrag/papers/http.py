@@ -9,7 +9,7 @@ import logging
 import time
 from collections.abc import Callable
 from email.utils import parsedate_to_datetime
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 
@@ -33,8 +33,18 @@ def parse_retry_after(value: str | None, default: float) -> float:
     return max(0.0, when.timestamp() - time.time())
 
 
+class SharedPace(Protocol):
+    """A pace kept for all processes at once (``socialrag.pace.DatabasePace``): turns at least ``interval``
+    seconds apart, and a hold when the service asks everyone to wait."""
+
+    def reserve(self, source: str, interval: float) -> float: ...
+
+    def hold_off(self, source: str, seconds: float) -> None: ...
+
+
 class PoliteClient:
-    """Wraps an ``httpx.Client`` with the service's published pace and retries."""
+    """Wraps an ``httpx.Client`` with the service's published pace and retries. With ``shared``, the pace is
+    kept across every process that uses the same database, and a ``Retry-After`` holds them all."""
 
     def __init__(
         self,
@@ -46,6 +56,7 @@ class PoliteClient:
         max_wait: float = 120.0,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
+        shared: SharedPace | None = None,
     ) -> None:
         self.name = name
         self.client = client
@@ -55,8 +66,14 @@ class PoliteClient:
         self._sleep = sleep
         self._clock = clock
         self._last = -1e9
+        self.shared = shared
 
     def _pace(self) -> None:
+        if self.shared is not None:
+            wait = self.shared.reserve(self.name, self.min_interval)
+            if wait > 0:
+                self._sleep(wait)
+            return
         wait = self._last + self.min_interval - self._clock()
         if wait > 0:
             self._sleep(wait)
@@ -80,6 +97,8 @@ class PoliteClient:
             if response.status_code == 429 or response.status_code >= 500:
                 wait = parse_retry_after(response.headers.get("Retry-After"), backoff)
                 log.info("%s answered %s; waiting %.1fs", self.name, response.status_code, wait)
+                if self.shared is not None and response.status_code == 429:
+                    self.shared.hold_off(self.name, min(wait, self.max_wait))
                 if attempt == self.max_tries or wait > self.max_wait:
                     error = RateLimited if response.status_code == 429 else SourceError
                     raise error(self.name, f"HTTP {response.status_code} after {attempt} tries", retry_after=wait)

@@ -21,6 +21,7 @@ from socialrag.models import Paper
 from socialrag.papers.arxiv import ArxivApi
 from socialrag.papers.base import MetadataSource
 from socialrag.papers.crossref import Crossref
+from socialrag.papers.http import SharedPace
 from socialrag.papers.semanticscholar import SemanticScholar
 from socialrag.progress import Progress
 
@@ -36,17 +37,23 @@ class RefreshResult:
     errors: list[str] | None = None
 
 
-@contextmanager
-def build_sources(settings: Settings) -> Iterator[list[MetadataSource]]:
-    """The metadata sources for these settings (none when offline), closed afterwards."""
+def open_sources(settings: Settings, shared: SharedPace | None = None) -> list[MetadataSource]:
+    """The metadata sources for these settings (none when offline); ``shared`` keeps their pace across
+    processes. The caller closes them."""
     if settings.offline:
-        yield []
-        return
-    sources: list[MetadataSource] = [
-        SemanticScholar(settings.s2_api_url, api_key=settings.s2_api_key, timeout=settings.http_timeout),
-        ArxivApi(settings.arxiv_api_url, timeout=settings.http_timeout),
-        Crossref(settings.crossref_api_url, mailto=settings.crossref_mailto, timeout=settings.http_timeout),
+        return []
+    timeout = settings.http_timeout
+    return [
+        SemanticScholar(settings.s2_api_url, api_key=settings.s2_api_key, timeout=timeout, shared=shared),
+        ArxivApi(settings.arxiv_api_url, timeout=timeout, shared=shared),
+        Crossref(settings.crossref_api_url, mailto=settings.crossref_mailto, timeout=timeout, shared=shared),
     ]
+
+
+@contextmanager
+def build_sources(settings: Settings, shared: SharedPace | None = None) -> Iterator[list[MetadataSource]]:
+    """The metadata sources for these settings (none when offline), closed afterwards."""
+    sources = open_sources(settings, shared)
     try:
         yield sources
     finally:
@@ -76,23 +83,24 @@ def refresh_metadata(
                 todo = paper_store.load_papers_to_fetch(conn, now, max_age, limit=page)
             if not todo:
                 break
-            found = _ask_sources(sources, [ids for _, ids in todo], result)
+            found = ask_sources(sources, [ids for _, ids in todo], result)
             with db.connection() as conn:
                 papers = [replace(p, ids={**ids, **p.ids}) for (_, ids), p in zip(todo, found, strict=True) if p]
-                paper_store.record_papers(conn, papers)
+                paper_store.mark_fetched(conn, paper_store.record_papers(conn, papers), now)
                 missing = [pid for (pid, _), p in zip(todo, found, strict=True) if p is None]
                 paper_store.record_fetch_failure(conn, missing, retry_at)
             result.found += len(papers)
             result.missing += len(missing)
             progress.update(len(todo))
-    _fill_reference_contexts(db, sources, result)
-    _fill_citations(db, sources, now - max_age, result)
+    fill_reference_contexts(db, sources, result)
+    fill_citations(db, sources, now - max_age, result)
     return result
 
 
-def _ask_sources(
+def ask_sources(
     sources: Sequence[MetadataSource], requests: list[dict[str, str]], result: RefreshResult
 ) -> list[Paper | None]:
+    """Each source in turn for the papers still missing; a source that fails is noted in ``result.errors``."""
     found: list[Paper | None] = [None] * len(requests)
     for source in sources:
         pending = [i for i, p in enumerate(found) if p is None and source.can_fetch(requests[i])]
@@ -115,7 +123,7 @@ def _semantic_scholar(sources: Sequence[MetadataSource]) -> SemanticScholar | No
     return next((s for s in sources if isinstance(s, SemanticScholar)), None)
 
 
-def _fill_reference_contexts(db: Database, sources: Sequence[MetadataSource], result: RefreshResult) -> None:
+def fill_reference_contexts(db: Database, sources: Sequence[MetadataSource], result: RefreshResult) -> None:
     """Citing sentences for shared papers that cite another paper shared in the same channel."""
     s2 = _semantic_scholar(sources)
     if s2 is None:
@@ -132,7 +140,7 @@ def _fill_reference_contexts(db: Database, sources: Sequence[MetadataSource], re
             result.contexts += paper_store.record_reference_contexts(conn, citing_id, contexts)
 
 
-def _fill_citations(
+def fill_citations(
     db: Database, sources: Sequence[MetadataSource], stale_before: datetime, result: RefreshResult
 ) -> None:
     """Papers citing what channels shared (new work building on what a group engaged with)."""

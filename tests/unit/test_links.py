@@ -133,6 +133,38 @@ PAPER_URLS: list[tuple[str, str]] = [
     ("https://www.nature.com/articles/s41586-021-03819-2", "doi:10.1038/s41586-021-03819-2"),
     ("https://www.nature.com/articles/nature14539", "doi:10.1038/nature14539"),
     ("https://www.nature.com/articles/s41586-021-03819-2.pdf", "doi:10.1038/s41586-021-03819-2"),
+    # a DOI in the query string or after /doi/ on any publisher
+    (
+        "https://journals.plos.org/plosone/article?id=10.1371/journal.pone.0185993",
+        "doi:10.1371/journal.pone.0185993",
+    ),
+    (
+        "https://journals.plos.org/ploscompbiol/article/file?id=10.1371/journal.pcbi.1005510&type=printable",
+        "doi:10.1371/journal.pcbi.1005510",
+    ),
+    ("https://onlinelibrary.wiley.com/doi/full/10.1111/cogs.12481", "doi:10.1111/cogs.12481"),
+    ("https://www.tandfonline.com/doi/abs/10.1080/01621459.2017.1285773", "doi:10.1080/01621459.2017.1285773"),
+    ("https://www.science.org/doi/10.1126/science.aaa8415", "doi:10.1126/science.aaa8415"),
+    ("https://www.pnas.org/doi/pdf/10.1073/pnas.1907367117", "doi:10.1073/pnas.1907367117"),
+    ("https://example.org/lookup?doi=10.5555/12345678", "doi:10.5555/12345678"),
+    # Semantic Scholar's PDF mirror: the two path parts are the paper's 40-hex id
+    (
+        "https://pdfs.semanticscholar.org/0b44/fcbeea9415d400c5f5789d6b892b6f98daff.pdf",
+        "s2:0b44fcbeea9415d400c5f5789d6b892b6f98daff",
+    ),
+    # the ACM DL's old PDF delivery links carry the article id
+    ("http://delivery.acm.org/10.1145/2950000/2939785/p785-chen.pdf?ip=1.2.3.4&id=2939785&acc=OPEN", "acm:2939785"),
+    # IJCAI proceedings: a DOI from 2017 on, the proceedings number before
+    ("https://www.ijcai.org/proceedings/2019/0123.pdf", "doi:10.24963/ijcai.2019/123"),
+    ("https://www.ijcai.org/Proceedings/2019/123", "doi:10.24963/ijcai.2019/123"),
+    ("https://www.ijcai.org/Proceedings/16/Papers/403.pdf", "ijcai:2016/403"),
+    ("http://ijcai.org/Proceedings/09/Papers/123.pdf", "ijcai:2009/123"),
+    # TACL's journal pages and the MIT Press
+    ("https://transacl.org/ojs/index.php/tacl/article/view/1853", "tacl:1853"),
+    ("https://transacl.org/index.php/tacl/article/download/1853/472", "tacl:1853"),
+    ("https://direct.mit.edu/tacl/article/doi/10.1162/tacl_a_00313/43538/A-Primer", "doi:10.1162/tacl_a_00313"),
+    ("https://www.mitpressjournals.org/doi/full/10.1162/tacl_a_00051", "doi:10.1162/tacl_a_00051"),
+    ("https://ojs.aaai.org/index.php/AAAI/article/view/6251", "aaai:6251"),
 ]
 
 NOT_PAPERS: list[str] = [
@@ -160,6 +192,13 @@ NOT_PAPERS: list[str] = [
     "https://pubmed.ncbi.nlm.nih.gov/?term=transformers",
     "https://dl.acm.org/conference/chi",
     "https://www.biorxiv.org/collection/bioinformatics",
+    "https://journals.plos.org/plosone/",
+    "https://journals.plos.org/plosone/search?q=transformers",
+    "https://www.ijcai.org/proceedings/2019/",
+    "https://transacl.org/ojs/index.php/tacl/issue/archive",
+    "https://pdfs.semanticscholar.org/",
+    "https://example.org/page?id=42",
+    "https://onlinelibrary.wiley.com/journal/15516709",
     "not a url at all",
 ]
 
