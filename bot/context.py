@@ -24,6 +24,22 @@ from socialrag.schedule import next_slot
 log = logging.getLogger(__name__)
 
 
+FEW_SHARES = 5  # below this, a channel is asked for a focus to start from
+
+
+def history_note(papers: int, first_share_at: datetime | None) -> str:
+    """What PaperPing tells a channel once its history is read (Slack's free plan shows apps 90 days of it)."""
+    since = f" since {first_share_at:%d %b %Y}" if first_share_at else ""
+    found = f"I read this channel's history: {papers} paper{'s' if papers != 1 else ''} shared here{since}."
+    if papers >= FEW_SHARES:
+        return f"{found} I'm looking them up now; `/paperping status` shows how far I am and when I post next."
+    return (
+        f"{found} That is little to go on (on Slack's free plan, apps can read only the last 90 days). Tell me "
+        "what to look for: `/paperping focus` with topic words or a few paper links, or "
+        "`/paperping sources arxiv cs.CL` for new arXiv papers in those categories."
+    )
+
+
 @dataclass
 class AppContext:
     settings: Settings
@@ -34,6 +50,8 @@ class AppContext:
     _known_channels: set[tuple[str, str]] = field(default_factory=set)
     # set by `paperping run`: wakes this process's scheduler so that `/paperping now` posts at once
     wake_scheduler: Callable[[], None] | None = None
+    # set by `paperping run`: wakes this process's indexer so that focus links are looked up at once
+    wake_indexer: Callable[[], None] | None = None
 
     def bot_user_id(self, client: WebClient, team_id: str) -> str | None:
         if team_id not in self._bot_users:
@@ -70,12 +88,29 @@ class AppContext:
                 store.upsert_channel(conn, channel)
         self._known_channels.add((team_id, channel_id))
 
+    def is_member(self, client: WebClient, channel_id: str) -> bool:
+        """Whether PaperPing is in the channel (``conversations.info``'s ``is_member``). A private channel it is
+        not in answers ``channel_not_found``; when Slack cannot say, it is taken to be in."""
+        try:
+            info = client.conversations_info(channel=channel_id)["channel"]
+        except SlackApiError as exc:
+            return exc.response.get("error") not in ("channel_not_found", "not_in_channel")
+        return bool(info.get("is_member", True))
+
     def activate_channel(self, team_id: str, channel_id: str, now: datetime | None = None) -> None:
         """PaperPing is in the channel: schedule its first post (settings keep their defaults)."""
         now = now or datetime.now(UTC)
         with self.db.connection() as conn:
-            store.upsert_channel_setting(conn, team_id, channel_id, active=True, stopped_reason=None, failures=0)
             current = store.load_channel_settings(conn, team_id, channel_id)
+            store.upsert_channel_setting(
+                conn,
+                team_id,
+                channel_id,
+                active=True,
+                stopped_reason=None,
+                failures=0,
+                activated_at=current["activated_at"] if current["active"] else now,
+            )
             first = next_slot(now, None, current["frequency"], current.get("timezone"))
             store.schedule_first_post(conn, team_id, channel_id, first)
 
@@ -97,10 +132,18 @@ class AppContext:
         try:
             report = backfill_channel(self.db, client, channel_id)
             log.info("backfilled #%s: %s", report.channel.name, report.stats)
+            self.say_what_was_read(client, team_id, channel_id)
         except (PaperPingError, SlackApiError, OSError) as exc:
             log.warning("backfill of %s failed: %s", channel_id, exc)
         except Exception:
             log.exception("backfill of %s failed", channel_id)
+
+    def say_what_was_read(self, client: WebClient, team_id: str, channel_id: str) -> None:
+        """After the history is read: how much, and with little history, how to give PaperPing a start."""
+        with self.db.connection() as conn:
+            counts = store.load_channel_counts(conn, team_id, channel_id)
+            first = store.load_first_share_at(conn, team_id, channel_id)
+        self.pacer.post(client.chat_postMessage, channel=channel_id, text=history_note(counts["papers"], first))
 
     def resume_backfills(self, client_for: Callable[[str], WebClient]) -> list[threading.Thread]:
         """Finish, in the background, the backfills a stopped process left unfinished."""
@@ -129,6 +172,11 @@ class AppContext:
         if event_id:
             with self.db.connection() as conn:
                 store.record_event(conn, str(event_id), body.get("team_id"))
+
+    def index_soon(self) -> None:
+        """Ask the indexer to look now (a member is waiting on it); without one, its next run does it."""
+        if self.wake_indexer is not None:
+            self.wake_indexer()
 
     def post_soon(self, team_id: str, channel_id: str) -> None:
         """Ask the scheduler to look now (the channel was made due); without one, the next tick posts."""

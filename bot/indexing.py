@@ -24,7 +24,14 @@ def run_indexing(args: argparse.Namespace, settings: Settings, db: Database) -> 
 
 
 def embed_all(settings: Settings, db: Database) -> None:
+    """Embed what lacks a vector now; what is done leaves the queue that `paperping run` works from."""
+    from datetime import UTC, datetime
+
+    from socialrag import queue_store
     from socialrag.embed import Embedder, embed_pending
 
-    done = embed_pending(db, Embedder(settings.embed_model), batch_size=settings.embed_batch)
+    embedder = Embedder(settings.embed_model)
+    done = embed_pending(db, embedder, batch_size=settings.embed_batch)
+    with db.connection() as conn:
+        queue_store.drop_indexed(conn, embedder.model_name, datetime.now(UTC))
     print(f"embeddings: {done.embedded} papers embedded, {done.reused} reused, {done.unchanged} unchanged")

@@ -25,7 +25,11 @@ from bot.reports import post_due_reports
 from bot.scheduler import Recommend, Worker
 from socialrag.config import Settings
 from socialrag.db import Database
+from socialrag.errors import ConfigError
+from socialrag.indexer import Indexer
 from socialrag.models import Draft, NoPost, Style
+from socialrag.pace import DatabasePace
+from socialrag.papers.resolve import open_sources
 from socialrag.service import Recommender
 
 log = logging.getLogger(__name__)
@@ -63,21 +67,34 @@ def build_worker(settings: Settings, db: Database, recommender: Recommender, pac
         return post_due_reports(db, pacer, client_for, now)
 
     return Worker(
-        db, client_for, make_recommend(recommender), pacer=pacer, refit=recommender.refit_due, reports=reports
+        db,
+        client_for,
+        make_recommend(recommender),
+        pacer=pacer,
+        refit=recommender.refit_due,
+        reports=reports,
+        wait_for_index=True,
     )
 
 
-def start_scheduler(worker: Worker, seconds: float) -> BackgroundScheduler:
+INDEX_SECONDS = 5.0  # how often a process looks for papers to index (a new share is indexed within seconds)
+CITATIONS_HOURS = 1.0  # how often it fills citing sentences and citing papers (slow: a request a paper)
+
+
+def build_indexer(settings: Settings, db: Database, recommender: Recommender) -> Indexer:
+    """This process's share of the indexing, with the recommender's model and a pace shared through Postgres."""
+    return Indexer(db, recommender.embedder, open_sources(settings, DatabasePace(db)))
+
+
+def start_scheduler(worker: Worker, seconds: float, indexer: Indexer | None = None) -> BackgroundScheduler:
+    """The tick that posts, and the indexing jobs: the queue every few seconds, citations hourly."""
     scheduler = BackgroundScheduler(timezone=UTC)
-    scheduler.add_job(
-        worker.tick,
-        "interval",
-        seconds=seconds,
-        id="tick",
-        max_instances=1,
-        coalesce=True,
-        next_run_time=datetime.now(UTC),
-    )
+    now = datetime.now(UTC)
+    every = {"max_instances": 1, "coalesce": True, "next_run_time": now}
+    scheduler.add_job(worker.tick, "interval", seconds=seconds, id="tick", **every)
+    if indexer is not None:
+        scheduler.add_job(indexer.run, "interval", seconds=INDEX_SECONDS, id="index", **every)
+        scheduler.add_job(indexer.fill_citations, "interval", hours=CITATIONS_HOURS, id="citations", **every)
     scheduler.start()
     return scheduler
 
@@ -98,14 +115,22 @@ def wsgi_app(app: Any) -> Any:
 
 
 def cmd_run(args: argparse.Namespace, settings: Settings, db: Database) -> int:
-    socket_mode = bool(settings.slack_app_token) and not args.http
+    if not args.http and not settings.slack_app_token:
+        raise ConfigError(
+            "Socket Mode (what `paperping run` starts without --http) needs SLACK_APP_TOKEN: an app-level token "
+            "(xapp-...) with the connections:write scope, from your Slack app's Basic Information page. To receive "
+            "Slack's requests over HTTP instead, run `paperping run --http` with SLACK_SIGNING_SECRET set."
+        )
+    socket_mode = not args.http
     ctx = AppContext(settings, db)
     app = build_app(settings, db, ctx, socket_mode=socket_mode)
     recommender = Recommender(settings, db)
     worker = build_worker(settings, db, recommender, ctx.pacer)
+    indexer = build_indexer(settings, db, recommender)
     ctx.resume_backfills(worker.client_for)
-    scheduler = start_scheduler(worker, settings.tick_seconds)
+    scheduler = start_scheduler(worker, settings.tick_seconds, indexer)
     ctx.wake_scheduler = lambda: scheduler.modify_job("tick", next_run_time=datetime.now(UTC))
+    ctx.wake_indexer = lambda: scheduler.modify_job("index", next_run_time=datetime.now(UTC))
     stop = threading.Event()
     server = None
 
@@ -113,6 +138,7 @@ def cmd_run(args: argparse.Namespace, settings: Settings, db: Database) -> int:
         log.warning("signal %s: finishing the current work and stopping", signum)
         stop.set()
         worker.stopping.set()  # the tick stops between channels
+        indexer.stopping.set()  # and the indexing between batches
         if server is not None:
             threading.Thread(target=server.shutdown, daemon=True).start()
 
@@ -137,6 +163,7 @@ def cmd_run(args: argparse.Namespace, settings: Settings, db: Database) -> int:
             server.serve_forever()
     finally:
         scheduler.shutdown(wait=True)
+        indexer.close()
         recommender.close()
     print("PaperPing stopped", flush=True)
     return 0

@@ -124,6 +124,8 @@ class Worker:
     renew_every: float | None = None  # seconds between lease renewals (default: a third of the lease)
     refit: Callable[[datetime], int] | None = None  # relearns the channels' rankings that are due
     reports: Callable[[datetime], int] | None = None  # posts the monthly reports that are due
+    # `paperping run` indexes in the background: a slot waits (bounded) while the channel is being indexed
+    wait_for_index: bool = False
 
     def tick(self, max_posts: int = 100) -> int:
         """Serve due channels until none is left, ``max_posts`` are served, or the process is stopping."""
@@ -147,7 +149,7 @@ class Worker:
             if due is None:
                 return False
             wait = quiet_until(now, due.slot_at, due.last_activity_at)
-            if wait is None:  # the first post of a joined channel waits for its history to be read and indexed
+            if wait is None and self.wait_for_index:  # a joined channel's first post waits for its history
                 wait = index_wait(now, due.slot_at, self._indexing(conn, due))
             if wait is not None:
                 post_store.schedule_next(conn, due.team_id, due.channel_id, wait, keep_slot=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -37,8 +38,13 @@ class Embedder:
         self.model_name = model
         self.device = device
         self._model: Any = None
+        self._lock = threading.Lock()  # the indexer and the recommender share one model in `paperping run`
 
     def _load(self) -> Any:
+        with self._lock:
+            return self._load_locked()
+
+    def _load_locked(self) -> Any:
         if self._model is None:
             from sentence_transformers import SentenceTransformer
 

@@ -16,6 +16,8 @@ from socialrag import queue_store, store
 from socialrag.models import Message
 from socialrag.paper_store import ensure_papers
 
+MAX_PAPERS_PER_MESSAGE = 20  # a message linking more (a reading list, a pasted bibliography) keeps its first 20
+
 
 @dataclass
 class ThreadTracker:
@@ -59,6 +61,10 @@ def index_messages(conn: psycopg.Connection, messages: Sequence[Message]) -> Ind
         ]
     if not messages:
         return IndexStats()
+    messages = [
+        replace(m, papers=m.papers[:MAX_PAPERS_PER_MESSAGE]) if len(m.papers) > MAX_PAPERS_PER_MESSAGE else m
+        for m in messages
+    ]
     ids = store.upsert_messages(conn, messages)
     paper_ids = ensure_papers(conn, [(r.scheme, r.value) for m in messages for r in m.papers])
     message_ids = [ids[(m.team_id, m.channel_id, m.ts)] for m in messages]

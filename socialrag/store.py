@@ -331,6 +331,19 @@ def load_channel_counts(conn: psycopg.Connection, team_id: str, channel_id: str)
     return dict(zip(keys, (int(v) for v in row), strict=True))
 
 
+def load_first_share_at(conn: psycopg.Connection, team_id: str, channel_id: str) -> datetime | None:
+    """When the channel's earliest stored share was posted."""
+    row = conn.execute(
+        """
+        SELECT min(m.posted_at) FROM messages m
+         WHERE m.team_id = %(t)s AND m.channel_id = %(c)s
+           AND EXISTS (SELECT 1 FROM message_papers mp WHERE mp.message_id = m.id)
+        """,
+        {"t": team_id, "c": channel_id},
+    ).fetchone()
+    return row[0] if row else None
+
+
 def delete_messages(conn: psycopg.Connection, team_id: str, channel_id: str, ts_list: Iterable[str]) -> int:
     """Delete messages (their paper links and reactions go with them); returns how many."""
     cur = conn.execute(

@@ -124,7 +124,12 @@ class SlackStandIn:
         channel = self.state.channels.get(params.get("channel", ""))
         if channel is None:
             return {"ok": False, "error": "channel_not_found"}
-        return {"ok": True, "channel": channel}
+        return {"ok": True, "channel": {**channel, "is_member": self.bot_is_member(channel)}}
+
+    @staticmethod
+    def bot_is_member(channel: dict[str, Any]) -> bool:
+        """A channel listing its members has PaperPing (UBOT) in it only when it lists it."""
+        return "UBOT" in channel.get("members", ["UBOT"])
 
     def api_conversations_members(self, params: dict[str, str]) -> dict[str, Any]:
         channel = self.state.channels.get(params.get("channel", ""))
@@ -141,6 +146,8 @@ class SlackStandIn:
         channel = params.get("channel", "")
         if channel not in self.state.channels:
             return {"ok": False, "error": "channel_not_found"}
+        if not self.bot_is_member(self.state.channels[channel]):
+            return {"ok": False, "error": "not_in_channel"}
         with self.lock:
             self.clock += 1
             ts = f"{int(time.time())}.{self.clock:06d}"

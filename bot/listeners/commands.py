@@ -5,22 +5,28 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from slack_bolt import Ack, App
 from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
 
 from bot.blocks import quote
 from bot.context import AppContext
 from bot.reports import post_month_report
-from socialrag import post_store, ranker_store, store
+from socialrag import post_store, queue_store, ranker_store, store
 from socialrag.calibrate import describe as describe_ranker
+from socialrag.candidates import normalize_arxiv_category
 from socialrag.emoji import normalize_emoji, parse_sentiment
-from socialrag.errors import SourceError
+from socialrag.errors import PaperPingError, SourceError
 from socialrag.explain import describe_fact
+from socialrag.links import find_paper_refs
 from socialrag.models import STYLES, signal_from_json
+from socialrag.paper_store import ensure_papers
+from socialrag.readiness import Readiness, assess, describe_empty, describe_index
 from socialrag.schedule import FREQUENCIES
 from socialrag.service import describe_style
 
@@ -39,11 +45,24 @@ USAGE = """*PaperPing* — `/paperping` followed by:
 • `remember-me` — lift `forget-me`: what you share from now on counts again
 • `link-author ID` — your Semantic Scholar author id, ORCID or profile URL
 • `focus TEXT-OR-LINKS` — lean the next recommendations toward a topic for two weeks (`focus off` to stop)
+• `sources` — where candidates come from; `sources semanticscholar arxiv catalog` or `sources arxiv cs.CL cs.LG` sets it
 • `emoji NAME positive|negative|neutral` — how this channel reads an emoji
 • `hours 9-17 [TIMEZONE] [every-day]` — when I may post here (weekdays only unless `every-day`)
 • `report` — post this month's chart of the channel's activity here; `report monthly|off` — on the 1st of each month"""
 
 FOCUS_DAYS = 14
+FOCUS_MAX_LINKS = 10  # papers a focus may link to
+SOURCE_NAMES = {
+    "semanticscholar": "semanticscholar",
+    "semantic-scholar": "semanticscholar",
+    "s2": "semanticscholar",
+    "arxiv": "arxiv",
+    "catalog": "catalog",
+    "local": "catalog",
+}
+ALL_SOURCES = ("catalog", "semanticscholar", "arxiv")
+# commands about the member, not the channel: they work wherever they are typed
+MEMBER_COMMANDS = frozenset({"help", "mentions", "forget-me", "remember-me", "link-author"})
 _ORCID = re.compile(r"(\d{4}-\d{4}-\d{4}-\d{3}[\dX])")
 
 
@@ -100,6 +119,8 @@ def parse_command(text: str) -> Command:
             raise UsageError(f"{exc}. Try `/paperping emoji eyes positive`.") from None
     if name == "hours":
         return parse_hours(args)
+    if name == "sources":
+        return parse_sources(args)
     if name == "report":
         if len(args) > 1 or (args and args[0].lower() not in ("monthly", "off")):
             raise UsageError("Try `/paperping report`, `/paperping report monthly` or `/paperping report off`.")
@@ -129,6 +150,34 @@ def parse_hours(args: tuple[str, ...]) -> Command:
     return Command("hours", (m.group(1), m.group(2), rest[0] if rest else "", "every-day" if every_day else ""))
 
 
+_SOURCES_HINT = (
+    "Try `/paperping sources semanticscholar arxiv catalog`, `/paperping sources arxiv cs.CL cs.LG` or `all`."
+)
+
+
+def parse_sources(args: tuple[str, ...]) -> Command:
+    """``sources`` (show), ``sources all``, ``sources NAME... [CATEGORY...]``: arXiv categories imply arXiv.
+    Returns the chosen source names, then ``--`` and the categories."""
+    if not args:
+        return Command("sources")
+    names: list[str] = []
+    categories: list[str] = []
+    for word in args:
+        lowered = word.lower().strip(",")
+        if lowered == "all":
+            names += ALL_SOURCES
+        elif lowered in SOURCE_NAMES:
+            names.append(SOURCE_NAMES[lowered])
+        elif (category := normalize_arxiv_category(word.strip(","))) is not None:
+            categories.append(category)
+        else:
+            raise UsageError(f"`{quote(word, 40)}` is neither a source nor an arXiv category. {_SOURCES_HINT}")
+    if categories and "arxiv" not in names:
+        names.append("arxiv")
+    chosen = tuple(n for n in ALL_SOURCES if n in names)
+    return Command("sources", (*chosen, "--", *dict.fromkeys(categories)))
+
+
 def parse_author_link(value: str) -> dict[str, str]:
     """A Semantic Scholar author id or profile URL, or an ORCID (bare or URL), as member settings."""
     value = value.strip("<>").split("|")[0]
@@ -147,8 +196,12 @@ def parse_author_link(value: str) -> dict[str, str]:
 
 
 def announce(ctx: AppContext, client: WebClient, channel: str, user: str, line: str) -> None:
-    """Tell the channel about a settings change (the paper's DG4: the group sees what steers the bot)."""
-    ctx.pacer.post(client.chat_postMessage, channel=channel, text=f"<@{user}> {line}")
+    """Tell the channel about a settings change (the paper's DG4: the group sees what steers the bot). A
+    failed announcement is logged; the member still gets the answer."""
+    try:
+        ctx.pacer.post(client.chat_postMessage, channel=channel, text=f"<@{user}> {line}")
+    except (SlackApiError, PaperPingError) as exc:
+        log.warning("could not announce a settings change in %s: %s", channel, exc)
 
 
 def run_command(ctx: AppContext, client: WebClient, body: dict[str, Any], now: datetime | None = None) -> str:
@@ -159,6 +212,14 @@ def run_command(ctx: AppContext, client: WebClient, body: dict[str, Any], now: d
         command = parse_command(str(body.get("text") or ""))
     except UsageError as exc:
         return f"{exc}\n\n{USAGE}"
+    if command.name not in MEMBER_COMMANDS:
+        if channel.startswith("D"):
+            return "Settings are per channel: type `/paperping` in a channel PaperPing is in."
+        if not ctx.is_member(client, channel):
+            return (
+                "I'm not in this channel yet, so nothing was changed. Invite me first (`/invite @PaperPing`), "
+                "then try again."
+            )
     ctx.ensure_channel(client, team, channel)
     handler = HANDLERS.get(command.name)
     if handler is None:
@@ -209,10 +270,48 @@ def cmd_now(ctx: AppContext, client: WebClient, c: Command, team: str, channel: 
         and s["next_post_at"] <= now + NOW_COOLDOWN
     ):
         return "A recommendation is already on its way here."
+    ready = channel_readiness(ctx, team, channel, now)
+    if ready.kind == "none":
+        return ready.sentence  # nothing to start a search from: no post is promised
     ctx.activate_channel(team, channel, now)
     _set(ctx, team, channel, next_post_at=now, slot_at=now, paused=False)
     ctx.post_soon(team, channel)
-    return "On it: a recommendation will appear here in a moment."
+    if ready.kind == "indexing" or ctx.wake_scheduler is None:
+        return ready.sentence
+    return wait_for_slot(ctx, team, channel, now)
+
+
+NOW_WAIT_SECONDS = 90.0
+
+
+def channel_readiness(ctx: AppContext, team: str, channel: str, now: datetime) -> Readiness:
+    """Whether a post can come now, from the channel's index, its history being read, its focus and sources."""
+    from bot.backfill import SOURCE
+
+    with ctx.db.connection() as conn:
+        s = store.load_channel_settings(conn, team, channel)
+        progress = queue_store.load_index_progress(conn, team, channel, ctx.settings.embed_model)
+        checkpoint = store.load_checkpoint(conn, team, channel, SOURCE)
+    reading = checkpoint is not None and checkpoint["completed_at"] is None
+    focused = bool(s["focus_text"]) and s["focus_expires_at"] is not None and s["focus_expires_at"] > now
+    arxiv = bool(s["arxiv_categories"]) and "arxiv" in s["sources"] and not ctx.settings.offline
+    return assess(progress, reading, focused, arxiv)
+
+
+def wait_for_slot(ctx: AppContext, team: str, channel: str, asked_at: datetime) -> str:
+    """Wait (a little) for the slot `now` opened, and say what came of it: posted, or why not."""
+    deadline = time.monotonic() + NOW_WAIT_SECONDS
+    while time.monotonic() < deadline:
+        time.sleep(1.0)
+        with ctx.db.connection() as conn:
+            s = store.load_channel_settings(conn, team, channel)
+        if s["last_post_at"] is not None and s["last_post_at"] >= asked_at:
+            return "Posted: the recommendation is in the channel."
+        if s["empty_at"] is not None and s["empty_at"] >= asked_at:
+            nxt = s["next_post_at"]
+            again = f" I'll try again {nxt:%a %H:%M} UTC." if nxt else ""
+            return f"Nothing to post yet: {s['empty_reason']}.{again}"
+    return "On it: this one is taking longer than usual; the post will appear here when it is ready."
 
 
 def cmd_style(ctx: AppContext, client: WebClient, c: Command, team: str, channel: str, user: str, now: datetime) -> str:
@@ -274,10 +373,56 @@ def cmd_focus(ctx: AppContext, client: WebClient, c: Command, team: str, channel
         _set(ctx, team, channel, focus_text=None, focus_expires_at=None)
         announce(ctx, client, channel, user, "cleared PaperPing's focus.")
         return "Done: no focus."
-    _set(ctx, team, channel, focus_text=c.text[:500], focus_expires_at=now + timedelta(days=FOCUS_DAYS))
+    refs = find_paper_refs(c.text)[:FOCUS_MAX_LINKS]
+    with ctx.db.connection() as conn:
+        ids = ensure_papers(conn, [(r.scheme, r.value) for r in refs])
+        paper_ids = list(dict.fromkeys(ids.values()))
+        queue_store.enqueue_papers(conn, paper_ids, queue_store.PRIORITY_NOW)
+    ctx.index_soon()  # linked papers are looked up and embedded at once
+    until = now + timedelta(days=FOCUS_DAYS)
+    _set(ctx, team, channel, focus_text=c.text[:500], focus_expires_at=until, focus_paper_ids=paper_ids)
     topic = quote(c.text, 120)
     announce(ctx, client, channel, user, f"asked PaperPing to lean toward: {topic} (for {FOCUS_DAYS} days).")
-    return f"Done: the next recommendations lean toward that for {FOCUS_DAYS} days."
+    looking = f" I'm looking up the {len(paper_ids)} linked papers now." if paper_ids else ""
+    return f"Done: the next recommendations lean toward that for {FOCUS_DAYS} days.{looking}"
+
+
+def cmd_sources(
+    ctx: AppContext, client: WebClient, c: Command, team: str, channel: str, user: str, now: datetime
+) -> str:
+    if c.args:
+        cut = c.args.index("--")
+        names, categories = list(c.args[:cut]), list(c.args[cut + 1 :])
+        values: dict[str, Any] = {"sources": names}
+        if categories or "arxiv" not in names:
+            values["arxiv_categories"] = categories
+        _set(ctx, team, channel, **values)
+        announce(
+            ctx,
+            client,
+            channel,
+            user,
+            f"set where PaperPing looks for papers: {describe_sources(ctx, names, categories)}.",
+        )
+    with ctx.db.connection() as conn:
+        s = store.load_channel_settings(conn, team, channel)
+    shown = describe_sources(ctx, s["sources"], s["arxiv_categories"])
+    return f"Candidates here come from: {shown}." + ("" if c.args else f"\n{_SOURCES_HINT}")
+
+
+def describe_sources(ctx: AppContext, names: list[str], categories: list[str]) -> str:
+    parts = []
+    for name in names:
+        if name == "semanticscholar":
+            parts.append("Semantic Scholar recommendations")
+        elif name == "arxiv":
+            cats = ", ".join(categories) if categories else "the categories of the arXiv papers shared here"
+            parts.append(f"new arXiv papers in {cats}")
+        elif name == "catalog":
+            parts.append("the local catalog")
+    if ctx.settings.offline:
+        parts.append("(offline: only the local catalog is searched)")
+    return ", ".join(parts) or "nowhere (`/paperping sources all` turns them all on)"
 
 
 def cmd_emoji(ctx: AppContext, client: WebClient, c: Command, team: str, channel: str, user: str, now: datetime) -> str:
@@ -308,6 +453,7 @@ def cmd_status(
         counts = store.load_channel_counts(conn, team, channel)
         posts = post_store.load_post_engagement(conn, team, channel, limit=5)
         ranker = ranker_store.load_fit(conn, team, channel, ctx.settings.popularity_weight)
+        progress = queue_store.load_index_progress(conn, team, channel, ctx.settings.embed_model)
     state = "paused" if s["paused"] else "active" if s["active"] else "not in this channel yet"
     if s["stopped_reason"] and not s["active"]:
         state = "stopped"
@@ -319,6 +465,10 @@ def cmd_status(
         f"{counts['replies']} replies, {counts['members']} members.",
     ]
     lines.append(describe_ranker(ranker))
+    lines.append(describe_index(progress))
+    empty = describe_empty(s["empty_reason"], s["empty_at"], s["next_post_at"])
+    if empty:
+        lines.append(quote(empty, 400))
     if s["stopped_reason"]:
         reason = quote(s["stopped_reason"], 200)
         lines.append(f"Stopped posting because of: {reason}. `/paperping resume` tries again.")
@@ -384,6 +534,7 @@ HANDLERS = {
     "why": cmd_why,
     "hours": cmd_hours,
     "report": cmd_report,
+    "sources": cmd_sources,
 }
 
 
@@ -396,6 +547,12 @@ def register(app: App, ctx: AppContext) -> None:
             answer = run_command(ctx, client, body)
         except UsageError as exc:
             answer = f"{exc}\n\n{USAGE}"
+        except PaperPingError as exc:  # the database or a service away: the member hears of it
+            log.warning("/paperping %s failed: %s", quote(str(body.get("text") or ""), 60), exc)
+            answer = "I couldn't do that just now (a service I depend on is not answering). Try again in a minute."
+        except Exception:  # no command ends without an answer to the member who typed it
+            log.exception("/paperping failed unexpectedly")
+            answer = "Something went wrong on my side while doing that; it is logged for your admin. Try again later."
         respond(text=answer, response_type="ephemeral")
 
     app.command("/paperping")(ack=ack_fast, lazy=[respond_later])

@@ -27,9 +27,9 @@ log = logging.getLogger(__name__)
 
 INTRO = (
     "Hi, I'm PaperPing. Every few days I'll share one new paper that fits what this channel reads, with a "
-    "short note on why: the earlier thread it relates to and who might like it. I learn from the links you "
-    "share here and from your reactions and replies, to my posts too. `/paperping help` lists the settings "
-    "(frequency, style, pause, mentions, forget-me)."
+    "short note on why: the earlier thread it relates to and who might like it. I'm reading the paper links "
+    "shared here now, and I learn from your reactions and replies, to my posts too. `/paperping help` lists "
+    "the settings (frequency, sources, focus, pause, mentions, forget-me)."
 )
 
 

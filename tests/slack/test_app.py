@@ -464,6 +464,11 @@ def test_now_makes_the_channel_due_and_an_outage_keeps_the_slot(harness: Harness
     from socialrag.errors import SourceError
 
     client = WebClient(token="xoxb-test", base_url=harness.standin.url)
+    nothing = harness.command("now")
+    assert nothing.startswith("No candidate yet") and "/paperping focus" in nothing, "no post is promised"
+    with db.connection() as conn:
+        assert store.load_channel_settings(conn, T, "C1")["next_post_at"] is None
+    harness.command("focus retrieval-augmented generation")
     assert "a recommendation will appear here" in harness.command("now")
     with db.connection() as conn:
         due = store.load_channel_settings(conn, T, "C1")["next_post_at"]
