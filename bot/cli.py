@@ -9,13 +9,16 @@ import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from bot.indexing import embed_all, run_indexing
-from socialrag import ranker_store, store
+from socialrag import queue_store, ranker_store, store
 from socialrag.calibrate import describe as describe_ranker
 from socialrag.config import Settings, clear_empty_settings
 from socialrag.db import Database, open_database
 from socialrag.errors import PaperPingError
+from socialrag.queue_store import IndexProgress
+from socialrag.readiness import describe_index
 
 log = logging.getLogger("paperping")
 
@@ -163,7 +166,7 @@ def _dispatch(args: argparse.Namespace, settings: Settings, db: Database) -> int
 
         return cmd_refit(args, settings, db)
     if command == "status":
-        return cmd_status(args, db)
+        return cmd_status(args, db, settings.embed_model)
     if command == "purge":
         return cmd_purge(args, db)
     raise AssertionError(command)
@@ -237,13 +240,21 @@ def cmd_purge(args: argparse.Namespace, db: Database) -> int:
     return 0
 
 
-def cmd_status(args: argparse.Namespace, db: Database) -> int:
+def cmd_status(args: argparse.Namespace, db: Database, model: str) -> int:
     with db.connection() as conn:
         channels = store.find_channels(conn, args.channel)
         if args.channel and not channels:
             print(f"paperping: no stored channel named {args.channel}; `paperping status` lists them", file=sys.stderr)
             return 2
-        rows = [{"id": cid, "name": name, **store.load_channel_counts(conn, team, cid)} for team, cid, name in channels]
+        rows = [
+            {
+                "id": cid,
+                "name": name,
+                **store.load_channel_counts(conn, team, cid),
+                **index_state(conn, team, cid, model),
+            }
+            for team, cid, name in channels
+        ]
         rankers = [describe_ranker(ranker_store.load_fit(conn, team, cid)) for team, cid, _ in channels]
     if args.json:
         print(json.dumps({"channels": rows}, indent=2))
@@ -263,7 +274,26 @@ def cmd_status(args: argparse.Namespace, db: Database) -> int:
     print()
     for r, ranking in zip(rows, rankers, strict=True):
         print(f"#{r['name']}: {ranking}")
+        print(f"#{r['name']}: {describe_index(IndexProgress(*(r[k] for k in INDEX_KEYS)))}")
+        if r["empty_reason"]:
+            print(f"#{r['name']}: the last slot posted nothing: {r['empty_reason']}")
     return 0
+
+
+INDEX_KEYS = ("papers", "looked_up", "embedded", "waiting", "given_up")
+
+
+def index_state(conn: Any, team: str, channel: str, model: str) -> dict[str, Any]:
+    """A channel's index and why its last slot posted nothing, for `status`."""
+    progress = queue_store.load_index_progress(conn, team, channel, model)
+    empty = store.load_channel_settings(conn, team, channel)["empty_reason"]
+    return {
+        "looked_up": progress.looked_up,
+        "embedded": progress.embedded,
+        "waiting": progress.waiting,
+        "given_up": progress.given_up,
+        "empty_reason": empty,
+    }
 
 
 if __name__ == "__main__":

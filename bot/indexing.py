@@ -30,7 +30,7 @@ def embed_all(settings: Settings, db: Database) -> None:
     from socialrag import queue_store
     from socialrag.embed import Embedder, embed_pending
 
-    embedder = Embedder(settings.embed_model)
+    embedder = Embedder(settings.embed_model, device=settings.embed_device)
     done = embed_pending(db, embedder, batch_size=settings.embed_batch)
     with db.connection() as conn:
         queue_store.drop_indexed(conn, embedder.model_name, datetime.now(UTC))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -42,6 +43,10 @@ SETTINGS_HELP: dict[str, tuple[str, str]] = {
     "OPENAI_API_KEY": ("(unset)", "key for that server"),
     "PAPERPING_EMBED_MODEL": (DEFAULT_EMBED_MODEL, "sentence-transformers model name or local path"),
     "PAPERPING_EMBED_BATCH": ("64", "texts per embedding batch"),
+    "PAPERPING_EMBED_DEVICE": (
+        "auto",
+        "where embeddings are computed: auto (an NVIDIA GPU when torch sees one, else the CPU), cpu, cuda, cuda:N",
+    ),
     "PAPERPING_METADATA_MAX_AGE_DAYS": ("30", "paper metadata older than this is fetched again"),
     "PAPERPING_METADATA_RETRY_HOURS": ("24", "a paper whose metadata could not be had is retried after this"),
     "PAPERPING_HTTP_TIMEOUT": ("20", "seconds before an outside HTTP call is given up"),
@@ -98,6 +103,7 @@ class Settings:
     openai_api_key: str | None = None
     embed_model: str = DEFAULT_EMBED_MODEL
     embed_batch: int = 64
+    embed_device: str = "auto"
     metadata_max_age_days: float = 30.0
     metadata_retry_hours: float = 24.0
     http_timeout: float = 20.0
@@ -140,6 +146,7 @@ class Settings:
             openai_api_key=opt("OPENAI_API_KEY"),
             embed_model=opt("PAPERPING_EMBED_MODEL") or DEFAULT_EMBED_MODEL,
             embed_batch=_number(e, "PAPERPING_EMBED_BATCH", 64, int),
+            embed_device=_device(opt("PAPERPING_EMBED_DEVICE") or "auto"),
             metadata_max_age_days=_number(e, "PAPERPING_METADATA_MAX_AGE_DAYS", 30.0, float),
             metadata_retry_hours=_number(e, "PAPERPING_METADATA_RETRY_HOURS", 24.0, float),
             http_timeout=_number(e, "PAPERPING_HTTP_TIMEOUT", 20.0, float),
@@ -160,6 +167,13 @@ class Settings:
     def with_changes(self, **changes: object) -> Settings:
         """A copy with some fields replaced (command-line flags use this)."""
         return replace(self, **changes)  # type: ignore[arg-type]
+
+
+def _device(value: str) -> str:
+    device = value.lower()
+    if device in ("auto", "cpu", "cuda", "mps") or re.fullmatch(r"cuda:\d+", device):
+        return device
+    raise ConfigError(f"PAPERPING_EMBED_DEVICE must be auto, cpu, cuda, cuda:N or mps, got {value!r}")
 
 
 def _with_slash(url: str) -> str:

@@ -81,7 +81,7 @@ class Recommender:
     def __init__(self, settings: Settings, db: Database, *, embedder: Embedder | None = None) -> None:
         self.settings = settings
         self.db = db
-        self.embedder = embedder or Embedder(settings.embed_model)
+        self.embedder = embedder or Embedder(settings.embed_model, device=settings.embed_device)
         self.llm = build_llm(settings)
         self._s2: SemanticScholar | None = None
         self._arxiv: ArxivApi | None = None

@@ -11,8 +11,9 @@ from slack_sdk import WebClient
 
 from bot.blocks import escape, quote
 from bot.context import AppContext
-from socialrag import post_store, ranker_store, store
+from socialrag import post_store, queue_store, ranker_store, store
 from socialrag.calibrate import describe as describe_ranker
+from socialrag.readiness import describe_empty, describe_index
 from socialrag.report_data import load_headline
 from socialrag.service import describe_style
 
@@ -48,7 +49,11 @@ def build_home(ctx: AppContext, team: str, user: str) -> dict[str, Any]:
                 f"This month: {month.shared} papers shared; {month.posts} posts by PaperPing, "
                 f"{month.answered} drew a reaction or a reply.",
                 describe_ranker(ranker),
+                describe_index(queue_store.load_index_progress(conn, team, channel_id, ctx.settings.embed_model)),
             ]
+            empty = describe_empty(s["empty_reason"], s["empty_at"], s["next_post_at"])
+            if empty:
+                lines.append(quote(empty, 400))
             for p in posts:
                 received = p["emoji"] or "no reactions yet"
                 replies = f", {p['replies']} replies" if p["replies"] else ""

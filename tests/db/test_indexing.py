@@ -1,0 +1,180 @@
+"""The index queue and the indexer of ``paperping run``: what a share queues, leases, retries with backoff,
+giving up visibly, the pace shared through Postgres, and two processes sharing the work."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from socialrag import queue_store, store
+from socialrag.config import Settings
+from socialrag.db import Database
+from socialrag.index import MAX_PAPERS_PER_MESSAGE, index_messages
+from socialrag.indexer import Indexer, IndexerConfig
+from socialrag.links import find_paper_refs
+from socialrag.models import Channel, Message
+from socialrag.pace import DatabasePace
+from socialrag.papers.resolve import open_sources
+from tests.labbase import CachedEmbedder
+from tests.scholar_standin import ScholarStandIn, load_acl_rows
+
+T, C = "T0LAB", "C1"
+NOW = datetime(2026, 11, 2, 10, tzinfo=UTC)
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def share(ts: str, text: str, user: str = "U2") -> Message:
+    return Message(
+        team_id=T,
+        channel_id=C,
+        ts=ts,
+        user_id=user,
+        text=text,
+        posted_at=NOW - timedelta(days=3),
+        papers=find_paper_refs(text),
+    )
+
+
+def setup_channel(db: Database) -> None:
+    with db.connection() as conn:
+        store.upsert_team(conn, T, domain="lab")
+        store.upsert_channel(conn, Channel(T, C, "nlp-lab"))
+
+
+def acl_ids(n: int, skip: int = 0) -> list[str]:
+    return [r["acl_id"] for r in load_acl_rows()[skip : skip + n]]
+
+
+def test_a_share_queues_its_papers_and_a_message_keeps_at_most_twenty(db: Database) -> None:
+    setup_channel(db)
+    links = " ".join(f"https://aclanthology.org/{a}" for a in acl_ids(30))
+    with db.connection() as conn:
+        index_messages(conn, [share("1.0", "two papers https://aclanthology.org/2020.acl-main.1 arxiv:2401.01234")])
+        index_messages(conn, [share("2.0", f"a whole reading list {links}")])
+        counts = queue_store.load_queue_counts(conn)
+        progress = queue_store.load_index_progress(conn, T, C, "m")
+    assert counts["waiting"] == 2 + MAX_PAPERS_PER_MESSAGE
+    assert progress.stored == progress.waiting == 2 + MAX_PAPERS_PER_MESSAGE
+    assert progress.looked_up == progress.embedded == progress.given_up == 0
+
+
+def test_claims_are_disjoint_leases_expire_and_failures_back_off_then_give_up(db: Database) -> None:
+    setup_channel(db)
+    NOW = datetime.now(UTC) + timedelta(seconds=1)  # noqa: N806 - papers are queued at the database's now
+    with db.connection() as conn:
+        index_messages(conn, [share(f"{i}.0", f"https://aclanthology.org/{a}") for i, a in enumerate(acl_ids(6))])
+        first = queue_store.claim_index_work(conn, "w1", NOW, NOW + timedelta(minutes=10), 4)
+        second = queue_store.claim_index_work(conn, "w2", NOW, NOW + timedelta(minutes=30), 4)
+        assert len(first) == 4 and len(second) == 2 and not set(first) & set(second)
+        assert queue_store.claim_index_work(conn, "w3", NOW, NOW + timedelta(minutes=10), 4) == []
+        # w1 died: its lease runs out and another worker takes its papers
+        later = NOW + timedelta(minutes=11)
+        assert sorted(queue_store.claim_index_work(conn, "w3", later, later + timedelta(minutes=10), 10)) == first
+        assert queue_store.finish_index_work(conn, first, "w1") == 0, "a lease taken over is not w1's to finish"
+        assert queue_store.finish_index_work(conn, first, "w3") == 4
+        # w2's lookups fail: each wait three times the one before, given up after the last try
+        wait = timedelta(minutes=15)
+        waits = []
+        at = NOW
+        for attempt in range(1, 4):
+            given_up = queue_store.record_index_failure(
+                conn, second, "w2", at, "no source knows this paper", first_wait=wait, max_attempts=3
+            )
+            row = conn.execute("SELECT min(not_before) FROM index_queue WHERE paper_id = %s", (second[0],)).fetchone()
+            waits.append(row[0] - at)
+            if attempt < 3:
+                assert given_up == 0
+                at = row[0]
+                assert sorted(queue_store.claim_index_work(conn, "w2", at, at + timedelta(minutes=10), 10)) == second
+        assert given_up == 2
+        assert waits[:2] == [wait, 3 * wait]
+        progress = queue_store.load_index_progress(conn, T, C, "m")
+    assert progress.given_up == 2 and progress.waiting == 0 and progress.stored == 6
+
+
+def test_the_pace_is_shared_by_every_caller(db: Database) -> None:
+    pace = DatabasePace(db)
+    waits = [pace.reserve("arxiv", 3.0) for _ in range(3)]
+    assert waits[0] == pytest.approx(0.0, abs=0.05)
+    assert waits[1] == pytest.approx(3.0, abs=0.2) and waits[2] == pytest.approx(6.0, abs=0.3)
+    other = DatabasePace(db)  # another process: it queues behind the first one's turns
+    assert other.reserve("arxiv", 3.0) == pytest.approx(9.0, abs=0.4)
+    assert other.reserve("crossref", 0.1) == pytest.approx(0.0, abs=0.05), "each service has its own pace"
+    pace.hold_off("crossref", 30)
+    assert other.reserve("crossref", 0.1) == pytest.approx(30.0, abs=0.5), "a Retry-After holds every process"
+
+
+@pytest.mark.slow
+def test_the_indexer_looks_papers_up_embeds_them_and_gives_up_visibly(db: Database, tmp_path: Path) -> None:
+    scholar = ScholarStandIn().start()
+    try:
+        setup_channel(db)
+        known = acl_ids(5)
+        unknown = "https://aclanthology.org/2099.nowhere-1.7 A paper no service knows"
+        with db.connection() as conn:
+            index_messages(conn, [share(f"{i}.0", f"https://aclanthology.org/{a}") for i, a in enumerate(known)])
+            index_messages(conn, [share("9.0", unknown)])
+        settings = Settings(home=tmp_path, s2_api_url=scholar.url, arxiv_api_url=scholar.url + "api/")
+        settings = settings.with_changes(crossref_api_url=scholar.url + "crossref/")
+        config = IndexerConfig(max_attempts=2, first_wait=timedelta(seconds=2))
+        indexer = Indexer(db, CachedEmbedder(), open_sources(settings, DatabasePace(db)), config)
+        done = indexer.run()
+        assert done.claimed == 6 and done.looked_up == 5 and done.not_found == 1 and done.given_up == 0
+        with db.connection() as conn:
+            progress = queue_store.load_index_progress(conn, T, C, CachedEmbedder().model_name)
+            titles = conn.execute("SELECT count(*) FROM papers WHERE title IS NOT NULL").fetchone()[0]
+        assert titles == 5
+        assert (progress.stored, progress.looked_up, progress.embedded, progress.waiting) == (6, 5, 6, 1), (
+            "the unknown paper is embedded from its message's text and waits for its next try"
+        )
+        time.sleep(2.1)
+        again = indexer.run()
+        assert again.claimed == 1 and again.given_up == 1
+        with db.connection() as conn:
+            progress = queue_store.load_index_progress(conn, T, C, CachedEmbedder().model_name)
+            error = conn.execute("SELECT last_error FROM index_queue WHERE given_up_at IS NOT NULL").fetchone()[0]
+        assert progress.given_up == 1 and progress.waiting == 0 and progress.embedded == 6
+        assert "no source knows" in error
+        assert indexer.run().claimed == 0, "a given-up paper is not tried again by the queue"
+        asked = scholar.asked
+        assert len(asked) == len(set(asked)) + 1, "only the unknown paper was asked twice (its retry)"
+        indexer.close()
+    finally:
+        scholar.stop()
+
+
+@pytest.mark.slow
+def test_two_processes_share_the_indexing_without_doing_any_paper_twice(db: Database, tmp_path: Path) -> None:
+    scholar = ScholarStandIn().start()
+    try:
+        setup_channel(db)
+        ids = acl_ids(120, skip=20)
+        with db.connection() as conn:
+            index_messages(conn, [share(f"{i}.0", f"https://aclanthology.org/{a}") for i, a in enumerate(ids)])
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-m", "tests.index_worker", db.conninfo, scholar.url, "10"],
+                cwd=ROOT,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for _ in range(2)
+        ]
+        outputs = [p.communicate(timeout=300) for p in procs]
+        for p, (_out, err) in zip(procs, outputs, strict=True):
+            assert p.returncode == 0, err[-2000:]
+        claimed = [int(out.split()[-1]) for out, _ in outputs]
+        assert sum(claimed) == 120 and all(c > 0 for c in claimed), f"both processes took work: {claimed}"
+        assert len(scholar.asked) == 120 and len(set(scholar.asked)) == 120, "no paper was looked up twice"
+        assert scholar.rate_limited == 0, "together they kept the service's pace"
+        with db.connection() as conn:
+            progress = queue_store.load_index_progress(conn, T, C, CachedEmbedder().model_name)
+        assert progress.looked_up == progress.embedded == 120 and progress.waiting == 0
+    finally:
+        scholar.stop()

@@ -1,0 +1,46 @@
+"""One indexing process for the test of several processes sharing the queue.
+
+``python -m tests.index_worker DATABASE_URL S2_URL BATCH`` runs the indexer of ``paperping run`` (real model,
+sources pointed at the stand-in, pace shared through Postgres) until the queue is empty, then prints how many
+papers it claimed.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from socialrag.config import Settings
+from socialrag.db import Database
+from socialrag.embed import Embedder
+from socialrag.indexer import Indexer, IndexerConfig
+from socialrag.pace import DatabasePace
+from socialrag.papers.resolve import open_sources
+
+
+def main() -> None:
+    url, scholar, batch = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    settings = Settings(
+        home=Path("/nonexistent"),
+        database_url=url,
+        s2_api_url=scholar,
+        arxiv_api_url=scholar + "api/",
+        crossref_api_url=scholar + "crossref/",
+    )
+    db = Database(url)
+    embedder = Embedder()
+    embedder.encode(["load the model before taking work"])
+    indexer = Indexer(db, embedder, open_sources(settings, DatabasePace(db)), IndexerConfig(batch=batch))
+    indexer.sweep()  # the sweep of the first run, so the run below only takes work
+    claimed = 0
+    while True:
+        done = indexer.run()
+        claimed += done.claimed
+        if not done.claimed:
+            break
+    indexer.close()
+    print(f"claimed {claimed}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
