@@ -36,7 +36,6 @@ BOT_SCOPES = [
     "commands",
     "reactions:read",
     "users:read",
-    "team:read",
 ]
 
 
@@ -214,6 +213,13 @@ def build_app(settings: Settings, db: Database, ctx: AppContext, *, socket_mode:
     commands.register(app, ctx)
     home.register(app, ctx)
 
+    register_installs(app, db, ctx)
+    return app
+
+
+def register_installs(app: App, db: Database, ctx: AppContext) -> None:
+    """Uninstalling PaperPing, or revoking its token: its token goes and its channels stop being scheduled."""
+
     def uninstalled(body: dict[str, Any]) -> None:
         """The workspace removed PaperPing: its token goes and its channels stop being scheduled. Its data
         stays until an admin runs `paperping purge --team T` (or reinstalls)."""
@@ -230,4 +236,3 @@ def build_app(settings: Settings, db: Database, ctx: AppContext, *, socket_mode:
 
     app.event("app_uninstalled")(uninstalled)
     app.event("tokens_revoked")(revoked)
-    return app

@@ -271,11 +271,11 @@ _SUBJECT = re.compile(r"^[A-Za-z][A-Za-z\-]{1,10}$")
 def normalize_arxiv_category(word: str) -> str | None:
     """``cs.CL``, ``stat.ML``, ``hep-th``, ``q-bio.NC``, ``physics.comp-ph`` (any case) as arXiv writes it,
     or None for a word that is not an arXiv category."""
-    archive, _, subject = word.strip().partition(".")
+    archive, dot, subject = word.strip().partition(".")
     archive = archive.lower()
     if archive not in ARXIV_ARCHIVES:
         return None
-    if not subject:
+    if not dot:
         return archive
     if not _SUBJECT.match(subject):
         return None

@@ -65,7 +65,7 @@ def test_a_share_queues_its_papers_and_a_message_keeps_at_most_twenty(db: Databa
 
 def test_claims_are_disjoint_leases_expire_and_failures_back_off_then_give_up(db: Database) -> None:
     setup_channel(db)
-    NOW = datetime.now(UTC) + timedelta(seconds=1)  # noqa: N806 - papers are queued at the database's now
+    NOW = datetime.now(UTC) + timedelta(seconds=1)
     with db.connection() as conn:
         index_messages(conn, [share(f"{i}.0", f"https://aclanthology.org/{a}") for i, a in enumerate(acl_ids(6))])
         first = queue_store.claim_index_work(conn, "w1", NOW, NOW + timedelta(minutes=10), 4)

@@ -1,0 +1,101 @@
+"""The Slack app manifest matches the code: every event a listener handles is subscribed (and nothing else),
+and the bot scopes are exactly those that the events and the Web API methods the app calls need."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from bot.app import BOT_SCOPES, register_installs
+from bot.listeners import commands, events, home
+
+ROOT = Path(__file__).resolve().parents[2]
+MANIFEST = yaml.safe_load((ROOT / "manifest.yml").read_text())
+
+# Slack's documented scopes of each Web API method the app calls (none: any bot token may call it)
+METHOD_SCOPES: dict[str, tuple[str, ...]] = {
+    "auth_test": (),
+    "chat_postMessage": ("chat:write",),
+    "conversations_history": ("channels:history", "groups:history"),
+    "conversations_replies": ("channels:history", "groups:history"),
+    "conversations_info": ("channels:read", "groups:read"),
+    "conversations_members": ("channels:read", "groups:read"),
+    "users_info": ("users:read",),
+    "views_publish": (),
+    "files_upload_v2": ("files:write",),
+}
+# the bot events each handled event type arrives as, and the scopes that subscribing to them needs
+EVENT_SUBSCRIPTIONS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "message": (("message.channels", "message.groups"), ("channels:history", "groups:history")),
+    "reaction_added": (("reaction_added",), ("reactions:read",)),
+    "reaction_removed": (("reaction_removed",), ("reactions:read",)),
+    "member_joined_channel": (("member_joined_channel",), ("channels:read", "groups:read")),
+    "member_left_channel": (("member_left_channel",), ("channels:read", "groups:read")),
+    "channel_left": (("channel_left",), ("channels:read",)),
+    "group_left": (("group_left",), ("groups:read",)),
+    "app_home_opened": (("app_home_opened",), ()),
+    "app_uninstalled": (("app_uninstalled",), ()),
+    "tokens_revoked": (("tokens_revoked",), ()),
+}
+
+
+class RecordingApp:
+    """Takes the listeners PaperPing registers and remembers what they listen to."""
+
+    def __init__(self) -> None:
+        self.events: set[str] = set()
+        self.commands: set[str] = set()
+
+    def event(self, kind: str) -> Callable[[Any], Any]:
+        self.events.add(kind)
+        return lambda f: f
+
+    def command(self, name: str) -> Callable[..., Any]:
+        self.commands.add(name)
+        return lambda *a, **k: None
+
+    def action(self, action_id: str) -> Callable[[Any], Any]:
+        return lambda f: f
+
+
+def registered() -> RecordingApp:
+    app = RecordingApp()
+    for register in (events.register, commands.register, home.register):
+        register(app, None)  # type: ignore[arg-type]
+    register_installs(app, None, None)  # type: ignore[arg-type]
+    return app
+
+
+def test_every_handled_event_is_subscribed_and_nothing_else() -> None:
+    app = registered()
+    unknown = app.events - set(EVENT_SUBSCRIPTIONS)
+    assert not unknown, f"add these events to EVENT_SUBSCRIPTIONS and the manifest: {unknown}"
+    wanted = {sub for kind in app.events for sub in EVENT_SUBSCRIPTIONS[kind][0]}
+    subscribed = set(MANIFEST["settings"]["event_subscriptions"]["bot_events"])
+    assert subscribed == wanted
+    assert {c["command"] for c in MANIFEST["features"]["slash_commands"]} == app.commands == {"/paperping"}
+
+
+def called_methods() -> set[str]:
+    found: set[str] = set()
+    for path in (ROOT / "bot").rglob("*.py"):
+        found.update(re.findall(r"\bclient\.([A-Za-z_0-9]+)", path.read_text()))
+    return found
+
+
+def test_the_scopes_are_the_ones_the_code_needs() -> None:
+    methods = called_methods()
+    assert "chat_postMessage" in methods and "conversations_history" in methods, "the scan finds the calls"
+    unknown = methods - set(METHOD_SCOPES)
+    assert not unknown, f"say which scopes these Web API methods need in METHOD_SCOPES: {unknown}"
+    app = registered()
+    needed = {s for m in methods for s in METHOD_SCOPES[m]}
+    needed |= {s for kind in app.events for s in EVENT_SUBSCRIPTIONS[kind][1]}
+    needed.add("commands")  # the slash command
+    requested = set(MANIFEST["oauth_config"]["scopes"]["bot"])
+    assert requested == needed, f"missing: {needed - requested}; not needed: {requested - needed}"
+    assert set(BOT_SCOPES) == requested, "OAuth installs ask for what the manifest lists"

@@ -1,0 +1,113 @@
+"""What members are told about a channel's index, and the rules of waiting and retrying around it."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from bot.context import history_note
+from bot.listeners.commands import UsageError, parse_command
+from socialrag.candidates import normalize_arxiv_category, search_words
+from socialrag.config import Settings
+from socialrag.errors import ConfigError
+from socialrag.queue_store import IndexProgress
+from socialrag.readiness import assess, describe_empty, describe_index
+from socialrag.schedule import INDEX_WAIT_LIMIT, empty_retry_wait, index_wait
+
+NOW = datetime(2026, 11, 23, 10, tzinfo=UTC)
+
+
+def progress(stored: int = 120, looked_up: int = 80, embedded: int = 86, waiting: int = 34, given_up: int = 0):  # type: ignore[no-untyped-def]
+    return IndexProgress(stored, looked_up, embedded, waiting, given_up)
+
+
+def test_now_says_what_will_happen() -> None:
+    indexing = assess(progress(), reading_history=False, focused=False, arxiv_categories=False)
+    assert indexing.kind == "indexing"
+    assert indexing.sentence == "Indexing 86 of 120 papers shared here; the post follows when it is done."
+    reading = assess(progress(), reading_history=True, focused=False, arxiv_categories=False)
+    assert reading.kind == "indexing" and "still reading" in reading.sentence
+    empty = IndexProgress(0, 0, 0, 0, 0)
+    none = assess(empty, reading_history=False, focused=False, arxiv_categories=False)
+    assert none.kind == "none"
+    assert "`/paperping focus ...`" in none.sentence and "`/paperping sources ...`" in none.sentence
+    assert assess(empty, reading_history=False, focused=True, arxiv_categories=False).kind == "ready"
+    assert assess(empty, reading_history=False, focused=False, arxiv_categories=True).kind == "ready"
+    done = IndexProgress(120, 118, 120, 0, 2)
+    assert assess(done, reading_history=False, focused=False, arxiv_categories=False).kind == "ready"
+
+
+def test_the_index_and_an_empty_slot_are_described() -> None:
+    line = describe_index(IndexProgress(120, 118, 120, 0, 2))
+    assert line.startswith("Index: 120 papers shared here; 118 looked up, 120 embedded, 2 given up")
+    assert "waiting" not in line
+    assert "34 waiting" in describe_index(progress())
+    assert describe_index(IndexProgress(0, 0, 0, 0, 0)) == "Index: no paper shared here yet."
+    assert describe_empty(None, NOW, NOW) is None
+    said = describe_empty("no candidate yet", NOW, NOW + timedelta(hours=1))
+    assert said == "The last slot at Mon 23 Nov 10:00 UTC posted nothing: no candidate yet; trying again Mon 11:00 UTC."
+
+
+def test_empty_slots_are_retried_within_hours_and_waits_are_bounded() -> None:
+    waits = [empty_retry_wait(n) for n in range(1, 8)]
+    assert waits[:4] == [timedelta(minutes=m) for m in (30, 60, 120, 240)]
+    assert max(waits) == timedelta(hours=6), "never days"
+    slot = NOW
+    assert index_wait(NOW, slot, indexing=False) is None
+    again = index_wait(NOW, slot, indexing=True)
+    assert again is not None and NOW < again <= NOW + timedelta(minutes=1)
+    assert index_wait(slot + INDEX_WAIT_LIMIT, slot, indexing=True) is None, "a slow source never holds a post long"
+
+
+def test_sources_are_parsed_with_categories() -> None:
+    assert parse_command("sources").args == ()
+    assert parse_command("sources arxiv cs.cl CS.LG").args == ("arxiv", "--", "cs.CL", "cs.LG")
+    assert parse_command("sources s2 catalog").args == ("catalog", "semanticscholar", "--")
+    assert parse_command("sources semanticscholar hep-th").args == ("semanticscholar", "arxiv", "--", "hep-th")
+    assert parse_command("sources all").args == ("catalog", "semanticscholar", "arxiv", "--")
+    for bad in ("sources google", "sources arxiv cs.<!channel>", "sources <@U123>"):
+        with pytest.raises(UsageError, match="neither a source nor an arXiv category"):
+            parse_command(bad)
+
+
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [
+        ("cs.CL", "cs.CL"),
+        ("cs.cl", "cs.CL"),
+        ("stat.ML", "stat.ML"),
+        ("q-bio.NC", "q-bio.NC"),
+        ("hep-th", "hep-th"),
+        ("physics.comp-ph", "physics.comp-ph"),
+        ("cond-mat.stat-mech", "cond-mat.stat-mech"),
+        ("retrieval-augmented", None),
+        ("cs.", None),
+        ("nlp", None),
+        ("cs.<script>", None),
+    ],
+)
+def test_arxiv_categories(word: str, expected: str | None) -> None:
+    assert normalize_arxiv_category(word) == expected
+
+
+def test_focus_words_drop_links_and_markup() -> None:
+    text = "retrieval-augmented generation <https://arxiv.org/abs/2005.11401|RAG> <!channel> <@U1> for QA!"
+    assert search_words(text) == ["retrieval-augmented", "generation", "for", "QA"]
+    assert len(search_words("word " * 1000)) == 12
+
+
+def test_the_note_after_reading_history_asks_for_a_focus_when_there_is_little() -> None:
+    little = history_note(2, datetime(2026, 9, 1, tzinfo=UTC))
+    assert "2 papers shared here since 01 Sep 2026" in little
+    assert "90 days" in little and "`/paperping focus`" in little and "`/paperping sources arxiv cs.CL`" in little
+    plenty = history_note(40, datetime(2025, 3, 1, tzinfo=UTC))
+    assert "40 papers" in plenty and "focus" not in plenty
+    assert "1 paper shared here." in history_note(1, None)
+
+
+def test_embed_device_setting() -> None:
+    assert Settings.from_env({}).embed_device == "auto"
+    assert Settings.from_env({"PAPERPING_EMBED_DEVICE": "CUDA:1"}).embed_device == "cuda:1"
+    with pytest.raises(ConfigError, match="PAPERPING_EMBED_DEVICE"):
+        Settings.from_env({"PAPERPING_EMBED_DEVICE": "tpu"})
