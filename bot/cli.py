@@ -107,6 +107,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
     )
     logging.getLogger("paperping.progress").setLevel(logging.INFO)  # long work says how far it is
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # a line per request
+    # a line per job run, and a warning each time a job still running is not started again (expected: the
+    # indexer works through its queue for longer than its interval)
+    logging.getLogger("apscheduler").setLevel(logging.ERROR)
+    if args.command == "run":  # the service says what it indexes and posts
+        for ours in ("bot", "socialrag"):
+            logging.getLogger(ours).setLevel(logging.INFO)
     try:
         clear_empty_settings()
         settings = Settings.from_env()

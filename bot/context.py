@@ -111,7 +111,15 @@ class AppContext:
                 failures=0,
                 activated_at=current["activated_at"] if current["active"] else now,
             )
-            first = next_slot(now, None, current["frequency"], current.get("timezone"))
+            first = next_slot(
+                now,
+                None,
+                current["frequency"],
+                current["timezone"],
+                current["post_start_hour"],
+                current["post_end_hour"],
+                current["weekdays_only"],
+            )
             store.schedule_first_post(conn, team_id, channel_id, first)
 
     def queue_backfill(self, team_id: str, channel_id: str) -> None:

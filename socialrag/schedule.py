@@ -83,7 +83,7 @@ def should_step_down(engagement_of_recent_posts: Sequence[int]) -> bool:
 EMPTY_FIRST_WAIT = timedelta(minutes=30)
 EMPTY_MAX_WAIT = timedelta(hours=6)
 INDEX_WAIT_LIMIT = timedelta(minutes=30)
-INDEX_RECHECK = timedelta(minutes=1)
+INDEX_RECHECK = timedelta(seconds=15)
 
 
 def empty_retry_wait(empty_slots: int) -> timedelta:

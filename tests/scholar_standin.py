@@ -14,6 +14,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import math
 import re
 import threading
 import time
@@ -89,6 +90,8 @@ class ScholarStandIn:
             self.by_key["ACL:" + p["externalIds"]["ACL"]] = p
             self.by_key[f"CorpusId:{p['corpusId']}"] = p
         self.words = {p["paperId"]: Counter(self._words(p)) for p in self.papers}
+        df = Counter(w for counts in self.words.values() for w in counts)
+        self.idf = {w: math.log(len(self.papers) / n) for w, n in df.items()}
         self.min_interval = min_interval
         self.asked: list[str] = []  # every id asked of the batch endpoint, in order
         self.requests: list[tuple[str, str]] = []
@@ -128,7 +131,7 @@ class ScholarStandIn:
                 wanted.update(self.words[paper["paperId"]])
         taken = {self.by_key[s]["paperId"] for s in seeds if s in self.by_key} | set(exclude)
         scored = [
-            (sum(min(c, wanted[w]) for w, c in self.words[p["paperId"]].items()), p["paperId"])
+            (sum(self.idf[w] * min(c, wanted[w]) for w, c in self.words[p["paperId"]].items()), p["paperId"])
             for p in self.papers
             if p["paperId"] not in taken
         ]
@@ -137,7 +140,10 @@ class ScholarStandIn:
 
     def search(self, query: str, limit: int) -> list[dict[str, Any]]:
         terms = [w for w in _WORD.findall(query.lower()) if w not in _STOP]
-        scored = [(sum(self.words[p["paperId"]][t] for t in terms), i) for i, p in enumerate(self.papers)]
+        scored = [
+            (sum(self.idf.get(t, 0.0) * self.words[p["paperId"]][t] for t in terms), i)
+            for i, p in enumerate(self.papers)
+        ]
         scored.sort(key=lambda x: (-x[0], x[1]))
         return [self.papers[i] for score, i in scored[:limit] if score > 0]
 

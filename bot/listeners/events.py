@@ -121,9 +121,9 @@ def handle_joined(ctx: AppContext, client: WebClient, body: dict[str, Any], even
             store.add_channel_member(conn, team, channel, str(event.get("user") or ""))
         return
     ctx.ensure_channel(client, team, channel)
+    ctx.queue_backfill(team, channel)  # before the first slot opens, so that the slot waits for the history
     ctx.activate_channel(team, channel)
     ctx.pacer.post(client.chat_postMessage, channel=channel, text=INTRO)
-    ctx.queue_backfill(team, channel)
     threading.Thread(target=ctx.backfill, args=(client, team, channel), daemon=True, name=f"backfill-{channel}").start()
 
 
