@@ -79,7 +79,7 @@ def worker_main(stop_file: Path) -> None:
     """One worker process: tick until the stop file appears."""
     sys.path.insert(0, str(ROOT))
     from bot.pacing import SlackPacer
-    from bot.run import build_worker
+    from bot.run import build_indexer, build_worker
     from socialrag.config import Settings
     from socialrag.db import Database
     from socialrag.service import Recommender
@@ -88,12 +88,14 @@ def worker_main(stop_file: Path) -> None:
     db = Database(str(settings.database_url))
     recommender = Recommender(settings, db)
     worker = build_worker(settings, db, recommender, SlackPacer())
+    indexer = build_indexer(settings, db, recommender)  # as in `paperping run`: posting and indexing
     worker.lease = timedelta(seconds=6)
     worker.retry_after = timedelta(seconds=2)
     worker.max_backoff = timedelta(seconds=8)
     while not stop_file.exists():
         try:
             worker.tick()
+            indexer.run(budget_seconds=2.0)
         except Exception as exc:  # the database restarting between ticks: try again
             print(f"tick failed: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
         time.sleep(0.3)

@@ -34,14 +34,18 @@ class IndexProgress:
 
 
 def enqueue_papers(conn: psycopg.Connection, paper_ids: Sequence[int], priority: int = PRIORITY_SHARED) -> int:
-    """Put papers in the queue (a paper already waiting keeps its place, or moves up to ``priority``; a paper
-    given up stays given up). Returns how many were added."""
+    """Put the papers that need work in the queue: not looked up yet, never embedded, or a catalog paper never
+    asked of the online sources (a paper already waiting keeps its place, or moves up to ``priority``; a paper
+    given up stays given up; stale metadata and a new model are the hourly sweep's). Returns how many."""
     if not paper_ids:
         return 0
     cur = conn.execute(
         """
         INSERT INTO index_queue (paper_id, priority)
-        SELECT DISTINCT unnest(%(ids)s::bigint[]), %(p)s
+        SELECT p.id, %(p)s FROM papers p
+         WHERE p.id = ANY(%(ids)s::bigint[])
+           AND (p.fetched_at IS NULL OR (p.metadata_source = 'catalog' AND p.fetch_attempts = 0)
+                OR NOT EXISTS (SELECT 1 FROM paper_embeddings e WHERE e.paper_id = p.id))
         ON CONFLICT (paper_id) DO UPDATE
            SET priority = EXCLUDED.priority, not_before = LEAST(index_queue.not_before, now())
          WHERE index_queue.priority > EXCLUDED.priority AND index_queue.given_up_at IS NULL

@@ -54,6 +54,10 @@ class SlackStandIn:
         self.calls: list[Call] = []
         self.page_cap = 1000
         self.rate_limits: dict[str, int] = {}
+        # method -> least seconds between calls (Slack's tiers: Tier 3 is about 50 a minute); a faster call is
+        # answered 429 with Retry-After, as Slack does
+        self.paced: dict[str, float] = {}
+        self._last_call: dict[str, float] = {}
         self.retry_after = 1
         self.hold: Callable[[Call], bool] | None = None  # when true for a call, the answer waits
         self.hold_seconds = 30.0
@@ -97,6 +101,12 @@ class SlackStandIn:
         call = Call(method, params, time.time())
         with self.lock:
             self.calls.append(call)
+            pace = self.paced.get(method)
+            if pace is not None:
+                since = call.at - self._last_call.get(method, 0.0)
+                if since < pace:
+                    return 429, {"ok": False, "error": "ratelimited"}, {"Retry-After": str(max(1, round(pace - since)))}
+                self._last_call[method] = call.at
             left = self.rate_limits.get(method, 0)
             if left > 0:
                 self.rate_limits[method] = left - 1

@@ -263,16 +263,18 @@ def cmd_now(ctx: AppContext, client: WebClient, c: Command, team: str, channel: 
     if last is not None and now - last < NOW_COOLDOWN:
         again = last + NOW_COOLDOWN
         return f"I posted here at {last:%H:%M} UTC; `/paperping now` works again from {again:%H:%M} UTC."
+    ready = channel_readiness(ctx, team, channel, now)
+    if ready.kind == "none":
+        return ready.sentence  # nothing to start a search from: no post is promised
     if (
         s["active"]
         and s["slot_at"] is not None
         and s["next_post_at"] is not None
         and s["next_post_at"] <= now + NOW_COOLDOWN
     ):
-        return "A recommendation is already on its way here."
-    ready = channel_readiness(ctx, team, channel, now)
-    if ready.kind == "none":
-        return ready.sentence  # nothing to start a search from: no post is promised
+        return "A recommendation is already on its way here." + (
+            f" {ready.sentence}" if ready.kind == "indexing" else ""
+        )
     ctx.activate_channel(team, channel, now)
     _set(ctx, team, channel, next_post_at=now, slot_at=now, paused=False)
     ctx.post_soon(team, channel)

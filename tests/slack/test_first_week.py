@@ -9,30 +9,19 @@ PaperPing has not joined gets an answer.
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
-import os
-import signal
-import socket
-import subprocess
-import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
 
-import httpx
 import pytest
 
 from socialrag.db import Database
 from tests.scholar_standin import ScholarStandIn
+from tests.service_lab import Lab, T, wait_for
 from tests.slack_standin import SlackStandIn, SlackState
 
-ROOT = Path(__file__).resolve().parents[2]
-SECRET = "first-week-secret"
-T = "T0LAB"
 # machine translation papers of the ACL Anthology sample: the lab's history
 HISTORY = [
     "2020.acl-main.34",
@@ -85,109 +74,11 @@ def lab_slack(now: float) -> SlackState:
     return state
 
 
-class Lab:
-    """``paperping run --http`` in a subprocess, and a member's side of Slack: signed events and commands."""
-
-    def __init__(self, db: Database, tmp_path: Path, slack: SlackStandIn, scholar: ScholarStandIn) -> None:
-        self.slack, self.scholar = slack, scholar
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
-        env = {
-            **os.environ,
-            "DATABASE_URL": db.conninfo,
-            "PAPERPING_HOME": str(tmp_path),
-            "SLACK_BOT_TOKEN": "xoxb-lab",
-            "SLACK_SIGNING_SECRET": SECRET,
-            "SLACK_API_URL": slack.url,
-            "S2_API_URL": scholar.url,
-            "ARXIV_API_URL": scholar.url + "api/",
-            "CROSSREF_API_URL": scholar.url + "crossref/",
-            "PAPERPING_TICK_SECONDS": "1",
-        }
-        for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "PAPERPING_OFFLINE"):
-            env.pop(name, None)
-        self.log = (tmp_path / "run.log").open("w+")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "bot.cli", "-v", "run", "--http", "--port", str(self.port)],
-            cwd=ROOT,
-            env=env,
-            stdout=self.log,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
-        self.url = f"http://127.0.0.1:{self.port}/slack/events"
-        wait_for(lambda: self._healthy(), 60, "paperping run to serve /healthz")
-        self.sent = 0
-
-    def _healthy(self) -> bool:
-        try:
-            return httpx.get(self.url.replace("/slack/events", "/healthz"), timeout=1).text == "ok"
-        except httpx.HTTPError:
-            return False
-
-    def signed(self, body: str, content_type: str) -> httpx.Response:
-        ts = str(int(time.time()))
-        sig = "v0=" + hmac.new(SECRET.encode(), f"v0:{ts}:{body}".encode(), hashlib.sha256).hexdigest()
-        headers = {"Content-Type": content_type, "X-Slack-Request-Timestamp": ts, "X-Slack-Signature": sig}
-        return httpx.post(self.url, content=body, headers=headers, timeout=10)
-
-    def event(self, event: dict[str, Any]) -> None:
-        self.sent += 1
-        body = {
-            "type": "event_callback",
-            "team_id": T,
-            "api_app_id": "A1",
-            "event": event,
-            "event_id": f"Ev{self.sent}",
-        }
-        assert self.signed(json.dumps(body), "application/json").status_code == 200
-
-    def command(self, channel: str, text: str, user: str = "U1", timeout: float = 120) -> str:
-        before = len(self.slack.responses)
-        fields = {
-            "team_id": T,
-            "channel_id": channel,
-            "user_id": user,
-            "command": "/paperping",
-            "text": text,
-            "response_url": self.slack.response_url,
-            "trigger_id": "1",
-        }
-        started = time.time()
-        assert self.signed(urlencode(fields), "application/x-www-form-urlencoded").status_code == 200
-        assert time.time() - started < 3, "acknowledged within Slack's 3 seconds"
-        wait_for(lambda: len(self.slack.responses) > before, timeout, f"an answer to /paperping {text}")
-        return str(self.slack.responses[before]["text"])
-
-    def posts(self, channel: str, *, blocks: bool) -> list[dict[str, Any]]:
-        return [p for p in self.slack.posts if p["channel"] == channel and bool(p.get("blocks")) == blocks]
-
-    def stop(self) -> str:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-        self.log.seek(0)
-        return self.log.read()
-
-
-def wait_for(check: Callable[[], bool], seconds: float, what: str) -> None:
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        if check():
-            return
-        time.sleep(0.5)
-    raise AssertionError(f"waited {seconds:.0f}s for {what}")
-
-
 @pytest.fixture
 def lab(db: Database, tmp_path: Path) -> Iterator[Lab]:
     slack = SlackStandIn(lab_slack(time.time())).start()
     scholar = ScholarStandIn().start()
-    running = Lab(db, tmp_path, slack, scholar)
+    running = Lab(db.conninfo, tmp_path, slack, scholar)
     try:
         yield running
     finally:

@@ -1,0 +1,125 @@
+"""``paperping run`` in a subprocess against local stand-ins, and a member's side of Slack (signed events and
+slash commands), for the end-to-end test of a lab's first hour and for ``bench/bench_first_post.py``."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import httpx
+
+from tests.scholar_standin import ScholarStandIn
+from tests.slack_standin import SlackStandIn
+
+ROOT = Path(__file__).resolve().parents[1]
+SECRET = "lab-signing-secret"
+T = "T0LAB"
+
+
+class Lab:
+    """``paperping run --http`` in a subprocess, and a member's side of Slack: signed events and commands."""
+
+    def __init__(self, database_url: str, home: Path, slack: SlackStandIn, scholar: ScholarStandIn) -> None:
+        self.slack, self.scholar = slack, scholar
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        env = {
+            **os.environ,
+            "DATABASE_URL": database_url,
+            "PAPERPING_HOME": str(home),
+            "SLACK_BOT_TOKEN": "xoxb-lab",
+            "SLACK_SIGNING_SECRET": SECRET,
+            "SLACK_API_URL": slack.url,
+            "S2_API_URL": scholar.url,
+            "ARXIV_API_URL": scholar.url + "api/",
+            "CROSSREF_API_URL": scholar.url + "crossref/",
+            "PAPERPING_TICK_SECONDS": "1",
+        }
+        for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "PAPERPING_OFFLINE"):
+            env.pop(name, None)
+        self.log = (home / "run.log").open("w+")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "bot.cli", "-v", "run", "--http", "--port", str(self.port)],
+            cwd=ROOT,
+            env=env,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        self.url = f"http://127.0.0.1:{self.port}/slack/events"
+        wait_for(lambda: self._healthy(), 60, "paperping run to serve /healthz")
+        self.sent = 0
+
+    def _healthy(self) -> bool:
+        try:
+            return httpx.get(self.url.replace("/slack/events", "/healthz"), timeout=1).text == "ok"
+        except httpx.HTTPError:
+            return False
+
+    def signed(self, body: str, content_type: str) -> httpx.Response:
+        ts = str(int(time.time()))
+        sig = "v0=" + hmac.new(SECRET.encode(), f"v0:{ts}:{body}".encode(), hashlib.sha256).hexdigest()
+        headers = {"Content-Type": content_type, "X-Slack-Request-Timestamp": ts, "X-Slack-Signature": sig}
+        return httpx.post(self.url, content=body, headers=headers, timeout=10)
+
+    def event(self, event: dict[str, Any]) -> None:
+        self.sent += 1
+        body = {
+            "type": "event_callback",
+            "team_id": T,
+            "api_app_id": "A1",
+            "event": event,
+            "event_id": f"Ev{self.sent}",
+        }
+        assert self.signed(json.dumps(body), "application/json").status_code == 200
+
+    def command(self, channel: str, text: str, user: str = "U1", timeout: float = 120) -> str:
+        before = len(self.slack.responses)
+        fields = {
+            "team_id": T,
+            "channel_id": channel,
+            "user_id": user,
+            "command": "/paperping",
+            "text": text,
+            "response_url": self.slack.response_url,
+            "trigger_id": "1",
+        }
+        started = time.time()
+        assert self.signed(urlencode(fields), "application/x-www-form-urlencoded").status_code == 200
+        assert time.time() - started < 3, "acknowledged within Slack's 3 seconds"
+        wait_for(lambda: len(self.slack.responses) > before, timeout, f"an answer to /paperping {text}")
+        return str(self.slack.responses[before]["text"])
+
+    def posts(self, channel: str, *, blocks: bool) -> list[dict[str, Any]]:
+        return [p for p in self.slack.posts if p["channel"] == channel and bool(p.get("blocks")) == blocks]
+
+    def stop(self) -> str:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+        self.log.seek(0)
+        return self.log.read()
+
+
+def wait_for(check: Callable[[], bool], seconds: float, what: str) -> None:
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        if check():
+            return
+        time.sleep(0.5)
+    raise AssertionError(f"waited {seconds:.0f}s for {what}")
