@@ -272,9 +272,11 @@ def cmd_now(ctx: AppContext, client: WebClient, c: Command, team: str, channel: 
         and s["next_post_at"] is not None
         and s["next_post_at"] <= now + NOW_COOLDOWN
     ):
-        return "A recommendation is already on its way here." + (
-            f" {ready.sentence}" if ready.kind == "indexing" else ""
-        )
+        if ready.kind == "indexing" or ctx.wake_scheduler is None:
+            waiting = f" {ready.sentence}" if ready.kind == "indexing" else ""
+            return "A recommendation is already on its way here." + waiting
+        ctx.post_soon(team, channel)
+        return wait_for_slot(ctx, team, channel, now)  # the slot under way: say what came of it
     ctx.activate_channel(team, channel, now)
     _set(ctx, team, channel, next_post_at=now, slot_at=now, paused=False)
     ctx.post_soon(team, channel)
@@ -303,12 +305,21 @@ def channel_readiness(ctx: AppContext, team: str, channel: str, now: datetime) -
 def wait_for_slot(ctx: AppContext, team: str, channel: str, asked_at: datetime) -> str:
     """Wait (a little) for the slot `now` opened, and say what came of it: posted, or why not."""
     deadline = time.monotonic() + NOW_WAIT_SECONDS
+    retried = False
     while time.monotonic() < deadline:
         time.sleep(1.0)
         with ctx.db.connection() as conn:
             s = store.load_channel_settings(conn, team, channel)
         if s["last_post_at"] is not None and s["last_post_at"] >= asked_at:
             return "Posted: the recommendation is in the channel."
+        if s["empty_at"] is not None and s["empty_at"] >= asked_at and not retried:
+            # a slot already under way when the member asked may have started before a focus or source they
+            # just set: try once more now, with what the channel has now
+            retried = True
+            asked_at = datetime.now(UTC)
+            _set(ctx, team, channel, next_post_at=asked_at)
+            ctx.post_soon(team, channel)
+            continue
         if s["empty_at"] is not None and s["empty_at"] >= asked_at:
             nxt = s["next_post_at"]
             again = f" I'll try again {nxt:%a %H:%M} UTC." if nxt else ""
