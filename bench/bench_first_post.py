@@ -83,13 +83,14 @@ def one_run(uri: str, run: int, papers: int, rows: list[dict[str, Any]]) -> dict
         times["indexed"] = time.time() - started
         wait_for(lambda: bool(lab.posts("C1", blocks=True)), 1800, "the first recommendation")
         times["first post"] = time.time() - started
-        calls = len(slack.calls_to("conversations.replies")) + len(slack.calls_to("conversations.history"))
-        limited = sum(1 for c in slack.calls if c.method.startswith("conversations."))
+        history = len(slack.calls_to("conversations.history"))
+        replies = len(slack.calls_to("conversations.replies"))
         print(
             f"run {run + 1}: "
             + ", ".join(f"{k} {v:.1f}s" for k, v in times.items())
-            + f"; Slack history calls {calls} (of {limited} with 429s), Semantic Scholar requests "
-            f"{len(scholar.requests)} ({scholar.rate_limited} answered 429)",
+            + f"; Slack: {history} conversations.history and {replies} conversations.replies calls (429s and "
+            f"their retries included); Semantic Scholar: {len(scholar.requests)} requests "
+            f"({scholar.rate_limited} answered 429)",
             flush=True,
         )
     finally:
