@@ -133,7 +133,9 @@ def load_lookups_needed(
 
 def enqueue_due(conn: psycopg.Connection, now: datetime, model: str, max_age: timedelta, limit: int = 5000) -> int:
     """The sweep: shared papers without a vector of ``model`` or with stale metadata, and catalog papers
-    without a vector of ``model`` (after a change of model), into the queue. Returns how many were added."""
+    without a vector of ``model`` (after a change of model), into the queue; a paper given up ``max_age`` ago
+    gets another chance (a preprint no source knew may be known by now). Returns how many were added."""
+    conn.execute("DELETE FROM index_queue WHERE given_up_at < %(before)s", {"before": now - max_age})
     added = 0
     for priority, sql in (
         (PRIORITY_SHARED, _SHARED_UNEMBEDDED),

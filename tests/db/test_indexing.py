@@ -95,6 +95,13 @@ def test_claims_are_disjoint_leases_expire_and_failures_back_off_then_give_up(db
         assert waits[:2] == [wait, 3 * wait]
         progress = queue_store.load_index_progress(conn, T, C, "m")
     assert progress.given_up == 2 and progress.waiting == 0 and progress.stored == 6
+    with db.connection() as conn:
+        assert queue_store.enqueue_due(conn, at, "m", timedelta(days=30)) == 4, "the 4 unembedded shares"
+        assert queue_store.load_index_progress(conn, T, C, "m").given_up == 2, "given up stays given up"
+        month = at + timedelta(days=31)
+        queue_store.enqueue_due(conn, month, "m", timedelta(days=30))
+        again = queue_store.load_index_progress(conn, T, C, "m")
+    assert again.given_up == 0 and again.waiting == 6, "a month later, a given-up paper gets another chance"
 
 
 def test_the_pace_is_shared_by_every_caller(db: Database) -> None:
