@@ -383,7 +383,7 @@ def cmd_link_author(
 
 def cmd_focus(ctx: AppContext, client: WebClient, c: Command, team: str, channel: str, user: str, now: datetime) -> str:
     if c.text.lower() == "off":
-        _set(ctx, team, channel, focus_text=None, focus_expires_at=None)
+        _set(ctx, team, channel, focus_text=None, focus_expires_at=None, focus_paper_ids=[])
         announce(ctx, client, channel, user, "cleared PaperPing's focus.")
         return "Done: no focus."
     refs = find_paper_refs(c.text)[:FOCUS_MAX_LINKS]

@@ -111,3 +111,20 @@ def test_embed_device_setting() -> None:
     assert Settings.from_env({"PAPERPING_EMBED_DEVICE": "CUDA:1"}).embed_device == "cuda:1"
     with pytest.raises(ConfigError, match="PAPERPING_EMBED_DEVICE"):
         Settings.from_env({"PAPERPING_EMBED_DEVICE": "tpu"})
+
+
+def test_an_empty_recommendation_says_why() -> None:
+    from datetime import UTC, datetime
+
+    import numpy as np
+
+    from socialrag.pipeline import explain_empty
+    from socialrag.social import ChannelContext
+
+    ctx = ChannelContext("T", "C", datetime(2026, 11, 23, tzinfo=UTC), {}, {}, {}, {}, {}, model="m")
+    assert explain_empty(ctx, [], 0, False).startswith("no candidate source can be reached")
+    assert explain_empty(ctx, ["catalog"], 0, False).startswith("no candidate yet: nothing has been shared here")
+    assert "were all shared here before" in explain_empty(ctx, ["catalog"], 12, False)
+    ctx.vectors[-1] = np.ones(3, dtype=np.float32)
+    said = explain_empty(ctx, ["catalog", "semanticscholar"], 0, True)
+    assert said.startswith("no candidate: catalog, semanticscholar found no new paper")
