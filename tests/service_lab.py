@@ -81,7 +81,7 @@ class Lab:
             "team_id": T,
             "api_app_id": "A1",
             "event": event,
-            "event_id": f"Ev{self.sent}",
+            "event_id": f"Ev{self.port}-{self.sent}",  # unique across the processes of a test
         }
         assert self.signed(json.dumps(body), "application/json").status_code == 200
 

@@ -10,6 +10,7 @@ PaperPing has not joined gets an answer.
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -169,3 +170,56 @@ def test_a_labs_first_hour_with_only_paperping_run(lab: Lab, db: Database) -> No
         in str(scalar(db, "SELECT title || coalesce(abstract, '') FROM papers WHERE id = %s", paper)).lower()
     )
     assert not lab.posts("C3", blocks=True) and not lab.posts("C3", blocks=False)
+
+
+def two_channel_slack(now: float, per_channel: int) -> SlackState:
+    """Two channels, each with its own ``per_channel`` shares of different ACL papers."""
+    state = lab_slack(now)
+    rows = [r for r in load_acl_rows() if r["acl_id"] not in HISTORY]
+    state.channels = {
+        cid: {"id": cid, "name": name, "is_channel": True, "members": [*MEMBERS, "UBOT"]}
+        for cid, name in (("C1", "reading-a"), ("C2", "reading-b"))
+    }
+    state.messages = {}
+    for k, cid in enumerate(("C1", "C2")):
+        chosen = rows[k * per_channel : (k + 1) * per_channel]
+        state.messages[cid] = [
+            {
+                "type": "message",
+                "user": MEMBERS[i % 4],
+                "ts": f"{now - (per_channel - i) * 3600:.6f}",
+                "text": f"<https://aclanthology.org/{row['acl_id']}/>",
+            }
+            for i, row in enumerate(chosen)
+        ]
+    return state
+
+
+@pytest.mark.slow
+def test_two_paperping_run_processes_share_the_indexing(db: Database, tmp_path: Path) -> None:
+    slack = SlackStandIn(two_channel_slack(time.time(), 60)).start()
+    scholar = ScholarStandIn(min_interval=1.0).start()  # and together they keep its pace
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    labs = [Lab(db.conninfo, tmp_path / "a", slack, scholar), Lab(db.conninfo, tmp_path / "b", slack, scholar)]
+    try:
+        for lab, channel in zip(labs, ("C1", "C2"), strict=True):  # each process receives one invitation
+            lab.command(channel, "pause")
+            lab.event({"type": "member_joined_channel", "user": "UBOT", "channel": channel, "team": T})
+
+        def done() -> bool:
+            looked = scalar(db, "SELECT count(*) FROM papers WHERE title IS NOT NULL")
+            return looked == 120 and scalar(db, "SELECT count(*) FROM index_queue") == 0
+
+        wait_for(done, 180, "both channels' papers to be looked up")
+        assert scalar(db, "SELECT count(*) FROM paper_embeddings") == 120
+    finally:
+        logs = [lab.stop() for lab in labs]
+        slack.stop()
+        scholar.stop()
+    asked = scholar.asked
+    assert len(asked) == len(set(asked)) == 120, "no paper was looked up twice"
+    assert scholar.rate_limited == 0, "the two processes kept Semantic Scholar's pace together"
+    counts = [sum(int(n) for n in re.findall(r"indexed (\d+) papers", log)) for log in logs]
+    print(f"papers indexed by each process: {counts}")
+    assert sum(counts) == 120 and "Traceback" not in "".join(logs)
