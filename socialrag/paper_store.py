@@ -336,19 +336,23 @@ def _add_references(conn: psycopg.Connection, items: Sequence[tuple[int, Paper]]
     )
 
 
+# A paper (row ``p``) whose metadata is to be asked of the online sources: none yet, older than ``%(stale)s``
+# (catalog papers excepted), or a catalog paper a channel shared, asked once for what catalogs lack (tldr,
+# references). ``load_papers_to_fetch`` and the index queue (``queue_store``) share this rule.
+NEEDS_LOOKUP = """(p.fetched_at IS NULL
+     OR (p.fetched_at < %(stale)s AND NOT p.in_catalog)
+     OR (p.metadata_source = 'catalog' AND p.fetch_attempts = 0
+         AND EXISTS (SELECT 1 FROM message_papers mp WHERE mp.paper_id = p.id)))"""
+
+
 def load_papers_to_fetch(
     conn: psycopg.Connection, now: datetime, max_age: timedelta, limit: int = 500
 ) -> list[tuple[int, dict[str, str]]]:
     """Papers that lack metadata and are due a try, or whose metadata is older than ``max_age``."""
     rows = conn.execute(
-        """
+        f"""
         SELECT p.id FROM papers p
-         WHERE (p.fetched_at IS NULL AND (p.next_fetch_at IS NULL OR p.next_fetch_at <= %(now)s))
-            OR (p.fetched_at < %(stale)s AND NOT p.in_catalog
-                AND (p.next_fetch_at IS NULL OR p.next_fetch_at <= %(now)s))
-            -- a catalog paper a channel shared is looked up once for what catalogs lack (tldr, references)
-            OR (p.metadata_source = 'catalog' AND p.fetch_attempts = 0
-                AND EXISTS (SELECT 1 FROM message_papers mp WHERE mp.paper_id = p.id))
+         WHERE {NEEDS_LOOKUP} AND (p.next_fetch_at IS NULL OR p.next_fetch_at <= %(now)s)
          ORDER BY p.fetched_at NULLS FIRST, p.id
          LIMIT %(limit)s
         """,

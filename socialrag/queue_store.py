@@ -11,6 +11,8 @@ from datetime import datetime, timedelta
 
 import psycopg
 
+from socialrag.paper_store import NEEDS_LOOKUP
+
 # priorities: lower is sooner
 PRIORITY_NOW = 0  # a paper a member just linked in a focus
 PRIORITY_SHARED = 1  # a paper a channel shared
@@ -117,15 +119,7 @@ def load_lookups_needed(
     """Which of these papers need their metadata looked up: none yet, grown stale, or a catalog paper a
     channel shared that was never asked of the online sources (for its tldr and references)."""
     rows = conn.execute(
-        """
-        SELECT p.id FROM papers p
-         WHERE p.id = ANY(%(ids)s::bigint[])
-           AND (p.fetched_at IS NULL
-                OR (p.fetched_at < %(stale)s AND NOT p.in_catalog)
-                OR (p.metadata_source = 'catalog' AND p.fetch_attempts = 0
-                    AND EXISTS (SELECT 1 FROM message_papers mp WHERE mp.paper_id = p.id)))
-         ORDER BY p.id
-        """,
+        f"SELECT p.id FROM papers p WHERE p.id = ANY(%(ids)s::bigint[]) AND {NEEDS_LOOKUP} ORDER BY p.id",
         {"ids": list(paper_ids), "stale": now - max_age},
     ).fetchall()
     return [r[0] for r in rows]
