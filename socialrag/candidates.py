@@ -159,7 +159,7 @@ class SemanticScholarRecommendations:
             raw += _recommended(body)
         except SourceError as exc:
             log.warning("Semantic Scholar recommendations: %s", exc)
-        papers = [paper_from_s2(r) for r in raw if isinstance(r, dict) and r.get("paperId") and r.get("title")]
+        papers = papers_from_s2(raw)
         return _record(conn, papers, self.embed)
 
 
@@ -188,21 +188,9 @@ class ArxivNew:
         if not categories:
             return []
         search = " OR ".join(f"cat:{c}" for c in categories[:5])
-        try:
-            response = self.client.http.request(
-                "GET",
-                "query",
-                params={
-                    "search_query": search,
-                    "sortBy": "submittedDate",
-                    "sortOrder": "descending",
-                    "max_results": self.max_results,
-                },
-            )
-        except SourceError as exc:
-            log.warning("arXiv new submissions: %s", exc)
-            return []
-        return _record(conn, list(papers_from_atom(response.text).values()), self.embed)
+        params = {"search_query": search, "sortBy": "submittedDate", "sortOrder": "descending"}
+        papers = search_arxiv(self.client, {**params, "max_results": self.max_results}, "new submissions")
+        return _record(conn, papers, self.embed)
 
 
 class FocusSearch:
@@ -234,22 +222,29 @@ class FocusSearch:
                     params={"query": " ".join(words), "fields": PAPER_FIELDS_RECS, "limit": self.limit},
                 )
                 found = body.get("data") if isinstance(body, dict) else None
-                raw = found if isinstance(found, list) else []
-                papers += [paper_from_s2(r) for r in raw if isinstance(r, dict) and r.get("paperId") and r.get("title")]
+                papers += papers_from_s2(found if isinstance(found, list) else [])
             except SourceError as exc:
                 log.warning("Semantic Scholar search: %s", exc)
         if self.arxiv is not None:
             search = " AND ".join(f"all:{w}" for w in words[:6])
-            try:
-                response = self.arxiv.http.request(
-                    "GET",
-                    "query",
-                    params={"search_query": search, "sortBy": "relevance", "max_results": self.limit},
-                )
-                papers += list(papers_from_atom(response.text).values())
-            except SourceError as exc:
-                log.warning("arXiv search: %s", exc)
+            params = {"search_query": search, "sortBy": "relevance", "max_results": self.limit}
+            papers += search_arxiv(self.arxiv, params, "search")
         return _record(conn, papers, self.embed)
+
+
+def papers_from_s2(raw: list[Any]) -> list[Paper]:
+    """The paper objects of a Semantic Scholar answer that have an id and a title."""
+    return [paper_from_s2(r) for r in raw if isinstance(r, dict) and r.get("paperId") and r.get("title")]
+
+
+def search_arxiv(client: ArxivApi, params: dict[str, Any], what: str) -> list[Paper]:
+    """The entries of one arXiv API query; a failed request or an unreadable answer costs its papers only."""
+    try:
+        response = client.http.request("GET", "query", params=params)
+        return list(papers_from_atom(response.text).values())
+    except SourceError as exc:
+        log.warning("arXiv %s: %s", what, exc)
+        return []
 
 
 def search_words(text: str, most: int = 12) -> list[str]:
