@@ -32,6 +32,12 @@ log = logging.getLogger(__name__)
 SOURCE = "webapi"
 
 
+def history_being_read(conn: Any, team_id: str, channel_id: str) -> bool:
+    """The channel's history is still being read through the Web API (a backfill queued or under way)."""
+    checkpoint = store.load_checkpoint(conn, team_id, channel_id, SOURCE)
+    return checkpoint is not None and checkpoint["completed_at"] is None
+
+
 @dataclass
 class BackfillReport:
     channel: Channel

@@ -19,7 +19,7 @@ from typing import Any
 
 from slack_sdk import WebClient
 
-from bot.backfill import SOURCE as BACKFILL_SOURCE
+from bot.backfill import history_being_read
 from bot.blocks import build_blocks, build_fallback_text
 from bot.pacing import SlackPacer
 from bot.slack_io import message_from_slack
@@ -171,8 +171,7 @@ class Worker:
 
     def _indexing(self, conn: Any, due: post_store.DueChannel) -> bool:
         """The channel's history is still being read, or some of its papers wait to be looked up and embedded."""
-        checkpoint = store.load_checkpoint(conn, due.team_id, due.channel_id, BACKFILL_SOURCE)
-        reading = checkpoint is not None and checkpoint["completed_at"] is None
+        reading = history_being_read(conn, due.team_id, due.channel_id)
         return reading or queue_store.load_channel_waiting(conn, due.team_id, due.channel_id) > 0
 
     def _renew(self, due: post_store.DueChannel, rec_id: int) -> bool:

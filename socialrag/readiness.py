@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from socialrag.queue_store import IndexProgress
 
@@ -17,6 +19,12 @@ class Readiness:
 
     kind: str  # "ready", "indexing" (the post follows when done) or "none" (no candidate can be found yet)
     sentence: str
+
+
+def focus_active(channel: Mapping[str, Any], now: datetime) -> bool:
+    """Whether the channel's settings row has a focus that has not run out (`/paperping focus`)."""
+    until = channel["focus_expires_at"]
+    return bool(channel["focus_text"]) and until is not None and until > now
 
 
 def assess(progress: IndexProgress, reading_history: bool, focused: bool, arxiv_categories: bool) -> Readiness:

@@ -41,6 +41,7 @@ from socialrag.papers.semanticscholar import SemanticScholar
 from socialrag.pipeline import Recommendation, RecommendConfig, recommend
 from socialrag.rank import ScoringConfig
 from socialrag.ranker_store import channels_to_refit, load_fit, refit_channel
+from socialrag.readiness import focus_active
 from socialrag.social import load_vectors
 
 log = logging.getLogger(__name__)
@@ -138,9 +139,7 @@ class Recommender:
         now = at or datetime.now(UTC)
         with self.db.connection() as conn:
             chosen = store.load_channel_settings(conn, team_id, channel_id)
-        focused = (
-            bool(chosen["focus_text"]) and chosen["focus_expires_at"] is not None and chosen["focus_expires_at"] > now
-        )
+        focused = focus_active(chosen, now)
         config = RecommendConfig(
             model=self.embedder.model_name,
             style=resolve_style(style or chosen["style"], self.llm_configured),

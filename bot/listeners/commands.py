@@ -26,7 +26,7 @@ from socialrag.explain import describe_fact
 from socialrag.links import find_paper_refs
 from socialrag.models import STYLES, signal_from_json
 from socialrag.paper_store import ensure_papers
-from socialrag.readiness import Readiness, assess, describe_empty, describe_index
+from socialrag.readiness import Readiness, assess, describe_empty, describe_index, focus_active
 from socialrag.schedule import FREQUENCIES
 from socialrag.service import describe_style
 
@@ -290,16 +290,14 @@ NOW_WAIT_SECONDS = 90.0
 
 def channel_readiness(ctx: AppContext, team: str, channel: str, now: datetime) -> Readiness:
     """Whether a post can come now, from the channel's index, its history being read, its focus and sources."""
-    from bot.backfill import SOURCE
+    from bot.backfill import history_being_read
 
     with ctx.db.connection() as conn:
         s = store.load_channel_settings(conn, team, channel)
         progress = queue_store.load_index_progress(conn, team, channel, ctx.settings.embed_model)
-        checkpoint = store.load_checkpoint(conn, team, channel, SOURCE)
-    reading = checkpoint is not None and checkpoint["completed_at"] is None
-    focused = bool(s["focus_text"]) and s["focus_expires_at"] is not None and s["focus_expires_at"] > now
+        reading = history_being_read(conn, team, channel)
     arxiv = bool(s["arxiv_categories"]) and "arxiv" in s["sources"] and not ctx.settings.offline
-    return assess(progress, reading, focused, arxiv)
+    return assess(progress, reading, focus_active(s, now), arxiv)
 
 
 def wait_for_slot(ctx: AppContext, team: str, channel: str, asked_at: datetime) -> str:
@@ -487,7 +485,7 @@ def cmd_status(
         lines.append(f"Stopped posting because of: {reason}. `/paperping resume` tries again.")
     if s["step_down_reason"]:
         lines.append(f"Posting less often because {s['step_down_reason']}; `/paperping frequency` sets it back.")
-    if s["focus_text"] and s["focus_expires_at"] and s["focus_expires_at"] > now:
+    if focus_active(s, now):
         lines.append(f"Focus: {quote(s['focus_text'], 120)} (until {s['focus_expires_at']:%d %b}).")
     for p in posts:
         received = ", ".join(x for x in (p["emoji"], f"{p['replies']} replies" if p["replies"] else "") if x)

@@ -3,8 +3,6 @@ with signed requests: events, the slash command, the App Home, and posting on sc
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 import threading
 import time
@@ -31,6 +29,7 @@ from socialrag.service import Recommender
 from socialrag.social import load_channel_context
 from tests.labbase import AS_OF, CachedEmbedder, build_lab
 from tests.openai_standin import OpenAIStandIn, chain_answer
+from tests.service_lab import signed_post
 from tests.slack_standin import SlackStandIn, SlackState
 
 SECRET = "s3cret-signing"
@@ -66,10 +65,7 @@ class Harness:
         self.events = 0
 
     def signed(self, body: str, content_type: str, secret: str = SECRET) -> httpx.Response:
-        ts = str(int(time.time()))
-        sig = "v0=" + hmac.new(secret.encode(), f"v0:{ts}:{body}".encode(), hashlib.sha256).hexdigest()
-        headers = {"Content-Type": content_type, "X-Slack-Request-Timestamp": ts, "X-Slack-Signature": sig}
-        return httpx.post(self.url, content=body, headers=headers, timeout=10)
+        return signed_post(self.url, body, content_type, secret)
 
     def event(self, event: dict[str, Any], event_id: str | None = None) -> httpx.Response:
         self.events += 1
