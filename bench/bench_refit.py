@@ -131,11 +131,12 @@ def build(db: object, shares: int, papers: int, seed: int = 5) -> None:
 
 
 def measure(db: object, runs: int) -> None:
-    from socialrag.calibrate import describe
     from socialrag.db import Database
-    from socialrag.history import build_history, training_set
-    from socialrag.ranker_store import load_universe, refit_channel, sample_pool
-    from socialrag.social import load_channel_context
+    from socialrag.recommender.calibrate import describe
+    from socialrag.recommender.context import load_channel_context
+    from socialrag.recommender.history import build_history, training_set
+    from socialrag.recommender.refit import load_universe, refit_channel
+    from socialrag.storage.rankers import sample_pool
 
     assert isinstance(db, Database)
     model = "all-MiniLM-L6-v2"

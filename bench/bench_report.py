@@ -25,8 +25,8 @@ def main() -> None:
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
     from socialrag.db import migrated_database, start_embedded
-    from socialrag.report import write_report
-    from socialrag.report_data import load_report_data
+    from socialrag.report.data import load_report_data
+    from socialrag.report.page import write_report
     from tests.db.test_report import generated_channel
 
     home = Path(tempfile.mkdtemp(prefix="paperping-report-"))

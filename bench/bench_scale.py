@@ -148,13 +148,13 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def measure(db: object, samples: int, channels: int) -> None:
-    from socialrag.candidates import CandidateQuery, CatalogSource
     from socialrag.db import Database
-    from socialrag.pipeline import RecommendConfig, load_relations, recommend
-    from socialrag.rank import ScoringConfig, channel_weights
-    from socialrag.ranker_store import refit_channel
-    from socialrag.signals import SignalInput, compute_signals
-    from socialrag.social import load_paper_infos, load_vectors
+    from socialrag.recommender.candidates import CandidateQuery, CatalogSource
+    from socialrag.recommender.context import load_paper_infos, load_vectors
+    from socialrag.recommender.pipeline import RecommendConfig, load_relations, recommend
+    from socialrag.recommender.rank import ScoringConfig, channel_weights
+    from socialrag.recommender.refit import refit_channel
+    from socialrag.recommender.signals import SignalInput, compute_signals
 
     assert isinstance(db, Database)
     rng = np.random.default_rng(11)

@@ -212,7 +212,7 @@ def simulate(kind: str, papers: list[dict[str, Any]], months: int, seed: int) ->
 
 
 def summary(reports: dict[str, Any]) -> str:
-    from socialrag.evaluate import BLEND, CALIBRATED, CALIBRATED_DIVERSE, SINGLE
+    from socialrag.recommender.evaluate import BLEND, CALIBRATED, CALIBRATED_DIVERSE, SINGLE
 
     lines = [
         f"{'kind':<11}{'metric':<8}{'calibrated':>11}{'+diversity':>11}{'blend':>8}{'best single':>13}  feature",
@@ -250,9 +250,9 @@ def main() -> None:
     sys.path.insert(0, str(ROOT))
     from bot.export import import_export
     from socialrag.db import migrated_database, start_embedded
-    from socialrag.embed import Embedder, embed_pending
-    from socialrag.evaluate import evaluate_channel
-    from socialrag.papers.catalog import import_catalog
+    from socialrag.knowledge.embed import Embedder, embed_pending
+    from socialrag.knowledge.papers.catalog import import_catalog
+    from socialrag.recommender.evaluate import evaluate_channel
     from tests.exports import user, write_export
 
     home = args.home or Path(tempfile.mkdtemp(prefix="paperping-replay-"))
@@ -283,7 +283,7 @@ def main() -> None:
             print(f"## {kind} ({shares} shares; replayed in {time.perf_counter() - started:.1f} s)")
             print(report.table())
             if report.fit is not None:
-                from socialrag.calibrate import describe
+                from socialrag.recommender.calibrate import describe
 
                 print(describe(report.fit))
             print()

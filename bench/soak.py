@@ -82,7 +82,7 @@ def worker_main(stop_file: Path) -> None:
     from bot.run import build_indexer, build_worker
     from socialrag.config import Settings
     from socialrag.db import Database
-    from socialrag.service import Recommender
+    from socialrag.recommender.service import Recommender
 
     settings = Settings.from_env()
     db = Database(str(settings.database_url))
@@ -217,11 +217,11 @@ def run(args: argparse.Namespace) -> None:
     from bot.context import AppContext
     from bot.demo.run import DATA, PrecomputedEmbedder
     from bot.run import QuietHandler, ThreadingWSGIServer, wsgi_app
-    from socialrag import store
+    from socialrag import storage
     from socialrag.config import Settings
     from socialrag.db import migrated_database, start_embedded
-    from socialrag.embed import embed_pending
-    from socialrag.papers.catalog import import_catalog
+    from socialrag.knowledge.embed import embed_pending
+    from socialrag.knowledge.papers.catalog import import_catalog
     from tests.multiworker import add_due_channels
     from tests.openai_standin import OpenAIStandIn, chain_answer
     from tests.slack_standin import SlackStandIn, SlackState
@@ -235,7 +235,7 @@ def run(args: argparse.Namespace) -> None:
     now = datetime.now(UTC)
     channels = add_due_channels(db, args.channels, now)
     with db.connection() as conn:
-        store.upsert_team(conn, TEAM, domain="soak")
+        storage.store.upsert_team(conn, TEAM, domain="soak")
         # the shared papers get Semantic Scholar ids, so that the flaky recommendations source is asked
         conn.execute(
             "INSERT INTO paper_ids (paper_id, scheme, value) SELECT paper_id, 's2', 'S2-' || paper_id"

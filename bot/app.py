@@ -18,11 +18,11 @@ from slack_sdk.oauth.state_store import OAuthStateStore
 
 from bot.context import AppContext
 from bot.listeners import commands, events, home
-from socialrag import install_store, store
+from socialrag import storage
 from socialrag.config import Settings
 from socialrag.db import Database
 from socialrag.errors import ConfigError, PaperPingError
-from socialrag.token_cipher import TokenCipher
+from socialrag.storage.token_cipher import TokenCipher
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +54,7 @@ class Deduplicate(Middleware):
         event_id = req.body.get("event_id") if isinstance(req.body, dict) else None
         if event_id:
             with self.db.connection() as conn:
-                seen = store.event_seen(conn, str(event_id))
+                seen = storage.store.event_seen(conn, str(event_id))
             if seen:
                 log.info("event %s seen before; ignored", event_id)
                 return BoltResponse(status=200, body="")
@@ -83,13 +83,13 @@ class PostgresInstallationStore(InstallationStore):
             "scopes": ",".join(installation.bot_scopes or []),
         }
         with self.db.connection() as conn:
-            install_store.upsert_installation(conn, values)
+            storage.installs.upsert_installation(conn, values)
 
     def find_bot(
         self, *, enterprise_id: str | None, team_id: str | None, is_enterprise_install: bool | None = False
     ) -> Bot | None:
         with self.db.connection() as conn:
-            row = install_store.load_installation(conn, team_id)
+            row = storage.installs.load_installation(conn, team_id)
         if row is None:
             return None
         return Bot(
@@ -126,7 +126,7 @@ class PostgresInstallationStore(InstallationStore):
         self, *, enterprise_id: str | None, team_id: str | None, user_id: str | None = None
     ) -> None:
         with self.db.connection() as conn:
-            install_store.delete_installation(conn, team_id)
+            storage.installs.delete_installation(conn, team_id)
 
     def delete_bot(self, *, enterprise_id: str | None, team_id: str | None) -> None:
         self.delete_installation(enterprise_id=enterprise_id, team_id=team_id)
@@ -145,12 +145,12 @@ class PostgresStateStore(OAuthStateStore):
     def issue(self, *args: Any, **kwargs: Any) -> str:
         state = secrets.token_urlsafe(24)
         with self.db.connection() as conn:
-            install_store.record_oauth_state(conn, state, datetime.now(UTC) + timedelta(minutes=10))
+            storage.installs.record_oauth_state(conn, state, datetime.now(UTC) + timedelta(minutes=10))
         return state
 
     def consume(self, state: str) -> bool:
         with self.db.connection() as conn:
-            return install_store.consume_oauth_state(conn, state)
+            return storage.installs.consume_oauth_state(conn, state)
 
 
 def token_cipher(settings: Settings) -> TokenCipher:
@@ -225,8 +225,8 @@ def register_installs(app: App, db: Database, ctx: AppContext) -> None:
         stays until an admin runs `paperping purge --team T` (or reinstalls)."""
         team = str(body.get("team_id") or "")
         with db.connection() as conn:
-            install_store.delete_installation(conn, team)
-            stopped = store.deactivate_channels(conn, team)
+            storage.installs.delete_installation(conn, team)
+            stopped = storage.store.deactivate_channels(conn, team)
         ctx.mark_handled(body)
         log.warning("workspace %s removed PaperPing: token deleted, %d channels stopped", team, stopped)
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from socialrag.explain import MEMBER_TOKEN
 from socialrag.models import Draft
+from socialrag.recommender import MEMBER_TOKEN
 from socialrag.text import as_data
 
 

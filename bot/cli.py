@@ -12,13 +12,13 @@ from pathlib import Path
 from typing import Any
 
 from bot.indexing import embed_all, run_indexing
-from socialrag import queue_store, ranker_store, store
-from socialrag.calibrate import describe as describe_ranker
+from socialrag import storage
 from socialrag.config import Settings, clear_empty_settings
 from socialrag.db import Database, open_database
 from socialrag.errors import PaperPingError
-from socialrag.queue_store import IndexProgress
-from socialrag.readiness import describe_index
+from socialrag.knowledge import describe_index
+from socialrag.recommender import describe_ranker, load_fit
+from socialrag.storage.queue import IndexProgress
 
 log = logging.getLogger("paperping")
 
@@ -118,7 +118,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         clear_empty_settings()
         settings = Settings.from_env()
         if args.command == "keygen":
-            from socialrag.token_cipher import generate_key
+            from socialrag.storage.token_cipher import generate_key
 
             print(generate_key())
             return 0
@@ -173,7 +173,7 @@ def _dispatch(args: argparse.Namespace, settings: Settings, db: Database) -> int
 
         return cmd_refit(args, settings, db)
     if command == "status":
-        return cmd_status(args, db, settings.embed_model)
+        return cmd_status(args, db, settings)
     if command == "purge":
         return cmd_purge(args, db)
     raise AssertionError(command)
@@ -208,7 +208,7 @@ def cmd_import_export(args: argparse.Namespace, settings: Settings, db: Database
 
 
 def cmd_catalog_import(args: argparse.Namespace, settings: Settings, db: Database) -> int:
-    from socialrag.papers.catalog import import_catalog
+    from socialrag.knowledge import import_catalog
 
     report = import_catalog(db, args.file, progress=sys.stderr.isatty())
     print(f"catalog: {report.papers} papers imported from {args.file}")
@@ -230,7 +230,7 @@ def cmd_purge(args: argparse.Namespace, db: Database) -> int:
     """``paperping purge --team T --yes``: a workspace's channels, messages, reactions, members, settings,
     posts, LLM logs, checkpoints and installation. Public paper metadata stays."""
     with db.connection() as conn:
-        channels = [c for c in store.find_channels(conn) if c[0] == args.team]
+        channels = [c for c in storage.store.find_channels(conn) if c[0] == args.team]
     if not args.yes:
         print(
             f"paperping: this deletes everything stored about workspace {args.team} ({len(channels)} channels); "
@@ -239,7 +239,7 @@ def cmd_purge(args: argparse.Namespace, db: Database) -> int:
         )
         return 2
     with db.connection() as conn:
-        counts = store.purge_team(conn, args.team)
+        counts = storage.store.purge_team(conn, args.team)
     print(
         f"workspace {args.team}: deleted {counts['channels']} channels, {counts['messages']} messages and "
         f"replies (with their reactions), {counts['members']} members"
@@ -247,9 +247,10 @@ def cmd_purge(args: argparse.Namespace, db: Database) -> int:
     return 0
 
 
-def cmd_status(args: argparse.Namespace, db: Database, model: str) -> int:
+def cmd_status(args: argparse.Namespace, db: Database, settings: Settings) -> int:
+    model = settings.embed_model
     with db.connection() as conn:
-        channels = store.find_channels(conn, args.channel)
+        channels = storage.store.find_channels(conn, args.channel)
         if args.channel and not channels:
             print(f"paperping: no stored channel named {args.channel}; `paperping status` lists them", file=sys.stderr)
             return 2
@@ -257,12 +258,12 @@ def cmd_status(args: argparse.Namespace, db: Database, model: str) -> int:
             {
                 "id": cid,
                 "name": name,
-                **store.load_channel_counts(conn, team, cid),
+                **storage.store.load_channel_counts(conn, team, cid),
                 **index_state(conn, team, cid, model),
             }
             for team, cid, name in channels
         ]
-        rankers = [describe_ranker(ranker_store.load_fit(conn, team, cid)) for team, cid, _ in channels]
+        rankers = [describe_ranker(load_fit(conn, team, cid, settings.popularity_weight)) for team, cid, _ in channels]
     if args.json:
         print(json.dumps({"channels": rows}, indent=2))
         return 0
@@ -292,8 +293,8 @@ INDEX_KEYS = ("papers", "looked_up", "embedded", "waiting", "given_up")
 
 def index_state(conn: Any, team: str, channel: str, model: str) -> dict[str, Any]:
     """A channel's index and why its last slot posted nothing, for `status`."""
-    progress = queue_store.load_index_progress(conn, team, channel, model)
-    empty = store.load_channel_settings(conn, team, channel)["empty_reason"]
+    progress = storage.queue.load_index_progress(conn, team, channel, model)
+    empty = storage.store.load_channel_settings(conn, team, channel)["empty_reason"]
     return {
         "looked_up": progress.looked_up,
         "embedded": progress.embedded,

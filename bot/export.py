@@ -17,10 +17,10 @@ from typing import IO, Any
 from tqdm import tqdm
 
 from bot.slack_io import channel_from_slack, may_share_paper, member_from_slack, message_from_slack
-from socialrag import store
+from socialrag import storage
 from socialrag.db import Database
 from socialrag.errors import BadRecord, InputError
-from socialrag.index import IndexStats, ThreadTracker, index_messages
+from socialrag.knowledge import IndexStats, ThreadTracker, index_messages
 from socialrag.models import Channel, Member, Message
 
 BATCH = 2000
@@ -182,8 +182,8 @@ def import_export(
         members = {m.user_id: m for m in (member_from_slack(u, team) for u in users) if m is not None}
         report = ImportReport(team_id=team, problems=problems)
         with db.connection() as conn:
-            store.upsert_team(conn, team, domain=domain)
-            domain = domain or store.load_team_domain(conn, team)
+            storage.store.upsert_team(conn, team, domain=domain)
+            domain = domain or storage.store.load_team_domain(conn, team)
         total = sum(len(reader.day_files.get(c.name, [])) for c in selected)
         with tqdm(total=total, unit="file", desc="import", disable=not progress, leave=False) as bar:
             for channel in selected:
@@ -205,8 +205,8 @@ def _import_channel(
     out = ChannelReport(channel.channel_id, channel.name)
     seen_users: set[str] = set(channel.member_ids)
     with db.connection() as conn:
-        store.upsert_channel(conn, channel)
-        tracker = ThreadTracker(store.load_thread_roots(conn, channel.team_id, channel.channel_id))
+        storage.store.upsert_channel(conn, channel)
+        tracker = ThreadTracker(storage.store.load_thread_roots(conn, channel.team_id, channel.channel_id))
     batch: list[Message] = []
     for rel, raw_messages in reader.iter_days(channel.name, problems):
         out.files += 1
@@ -233,8 +233,8 @@ def _import_channel(
             batch = []
     out.stats.add(_flush(db, batch, problems))
     with db.connection() as conn:
-        store.upsert_members(conn, [members[u] for u in sorted(seen_users) if u in members])
-        store.update_team_timezone(conn, channel.team_id)
+        storage.store.upsert_members(conn, [members[u] for u in sorted(seen_users) if u in members])
+        storage.store.update_team_timezone(conn, channel.team_id)
     return out
 
 

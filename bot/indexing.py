@@ -14,7 +14,7 @@ def run_indexing(args: argparse.Namespace, settings: Settings, db: Database) -> 
         if settings.offline:
             print("offline: paper metadata will be looked up on a later run")
         else:
-            from socialrag.papers.resolve import build_sources, refresh_metadata
+            from socialrag.knowledge import build_sources, refresh_metadata
 
             with build_sources(settings) as sources:
                 result = refresh_metadata(db, sources, settings)
@@ -27,11 +27,11 @@ def embed_all(settings: Settings, db: Database) -> None:
     """Embed what lacks a vector now; what is done leaves the queue that `paperping run` works from."""
     from datetime import UTC, datetime
 
-    from socialrag import queue_store
-    from socialrag.embed import Embedder, embed_pending
+    from socialrag import storage
+    from socialrag.knowledge import Embedder, embed_pending
 
     embedder = Embedder(settings.embed_model, device=settings.embed_device)
     done = embed_pending(db, embedder, batch_size=settings.embed_batch)
     with db.connection() as conn:
-        queue_store.drop_indexed(conn, embedder.model_name, datetime.now(UTC))
+        storage.queue.drop_indexed(conn, embedder.model_name, datetime.now(UTC))
     print(f"embeddings: {done.embedded} papers embedded, {done.reused} reused, {done.unchanged} unchanged")

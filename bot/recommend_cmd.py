@@ -8,15 +8,12 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from socialrag import store
-from socialrag.calibrate import describe as describe_ranker
+from socialrag import storage
 from socialrag.config import Settings
 from socialrag.db import Database
 from socialrag.errors import InputError
-from socialrag.explain import describe_fact, render_plain
 from socialrag.models import STYLES, Draft, Style, draft_json
-from socialrag.pipeline import Recommendation
-from socialrag.service import Recommender
+from socialrag.recommender import Recommendation, Recommender, describe_fact, describe_ranker, render_plain
 
 ID_KEYS = {"arxiv": "arxiv_id", "doi": "doi", "acl": "acl_id", "s2": "s2_id"}
 
@@ -35,7 +32,7 @@ def resolve_channel(db: Database, name_or_id: str) -> tuple[str, str, str]:
     several workspaces have one of that name or id, ``TEAM_ID/CHANNEL_ID``."""
     team, _, wanted = name_or_id.rpartition("/")
     with db.connection() as conn:
-        found = [c for c in store.find_channels(conn, wanted) if not team or c[0] == team]
+        found = [c for c in storage.store.find_channels(conn, wanted) if not team or c[0] == team]
     if not found:
         raise InputError(f"no stored channel named {name_or_id}; `paperping status` lists them")
     if len(found) > 1:

@@ -9,8 +9,7 @@ from bot.recommend_cmd import parse_time, resolve_channel
 from socialrag.config import Settings
 from socialrag.db import Database
 from socialrag.errors import InputError
-from socialrag.report import safe_filename, write_report
-from socialrag.report_data import load_report_data
+from socialrag.report import load_report_data, safe_filename, write_report
 
 
 def cmd_report(args: argparse.Namespace, settings: Settings, db: Database) -> int:

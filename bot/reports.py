@@ -12,11 +12,10 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from bot.pacing import SlackPacer
-from socialrag import store
+from socialrag import storage
 from socialrag.db import Database
 from socialrag.errors import PaperPingError
-from socialrag.report import month_summary
-from socialrag.report_data import load_report_data
+from socialrag.report import load_report_data, month_summary
 
 log = logging.getLogger(__name__)
 
@@ -47,13 +46,13 @@ def post_month_report(
             initial_comment=text,
         )
     with db.connection() as conn:
-        store.upsert_channel_setting(conn, team, channel, report_last_at=now)
+        storage.store.upsert_channel_setting(conn, team, channel, report_last_at=now)
 
 
 def post_due_reports(db: Database, pacer: SlackPacer, client_for: Callable[[str], WebClient], now: datetime) -> int:
     """The monthly reports due (channels that asked, not yet posted this month); how many were posted."""
     with db.connection() as conn:
-        due = store.load_monthly_reports_due(conn, month_start(now))
+        due = storage.store.load_monthly_reports_due(conn, month_start(now))
     done = 0
     for team, channel in due:
         try:

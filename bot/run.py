@@ -26,11 +26,9 @@ from bot.scheduler import Recommend, Worker
 from socialrag.config import Settings
 from socialrag.db import Database
 from socialrag.errors import ConfigError
-from socialrag.indexer import Indexer
+from socialrag.knowledge import DatabasePace, Indexer, open_sources
 from socialrag.models import Draft, NoPost, Style
-from socialrag.pace import DatabasePace
-from socialrag.papers.resolve import open_sources
-from socialrag.service import Recommender
+from socialrag.recommender import Recommender
 
 log = logging.getLogger(__name__)
 

@@ -23,13 +23,13 @@ from bot.backfill import history_being_read
 from bot.blocks import build_blocks, build_fallback_text
 from bot.pacing import SlackPacer
 from bot.slack_io import message_from_slack
-from socialrag import install_store, post_store, queue_store, store
+from socialrag import storage
 from socialrag.db import Database
 from socialrag.errors import ConfigError, PaperPingError, PermanentError
-from socialrag.index import index_messages
+from socialrag.knowledge import index_messages
 from socialrag.models import Draft, NoPost, PaperRef, Style, draft_json
-from socialrag.paper_store import best_identity
-from socialrag.schedule import empty_retry_wait, index_wait, next_slot, quiet_until, should_step_down, step_down
+from socialrag.recommender import empty_retry_wait, index_wait, next_slot, quiet_until, should_step_down, step_down
+from socialrag.storage.papers import best_identity
 
 log = logging.getLogger(__name__)
 
@@ -145,18 +145,18 @@ class Worker:
     def serve_one(self) -> bool:
         now = self.clock()
         with self.db.connection() as conn:
-            due = post_store.claim_due_channel(conn, now, now + self.lease)
+            due = storage.posts.claim_due_channel(conn, now, now + self.lease)
             if due is None:
                 return False
             wait = quiet_until(now, due.slot_at, due.last_activity_at)
             if wait is None and self.wait_for_index:  # a joined channel's first post waits for its history
                 wait = index_wait(now, due.slot_at, self._indexing(conn, due))
             if wait is not None:
-                post_store.schedule_next(conn, due.team_id, due.channel_id, wait, keep_slot=True)
+                storage.posts.schedule_next(conn, due.team_id, due.channel_id, wait, keep_slot=True)
                 return True
             slot_key = due.slot_at.astimezone(UTC).isoformat()
-            rec = post_store.open_slot(conn, due.team_id, due.channel_id, slot_key, due.style)
-            held = post_store.take_slot(conn, rec.id, self.worker_id, now, now + self.lease)
+            rec = storage.posts.open_slot(conn, due.team_id, due.channel_id, slot_key, due.style)
+            held = storage.posts.take_slot(conn, rec.id, self.worker_id, now, now + self.lease)
         if not held:
             log.info("#%s: slot %s is being served by another worker", due.channel_id, slot_key)
             return True
@@ -169,17 +169,17 @@ class Worker:
             keeper.stop()
         return True
 
-    def _indexing(self, conn: Any, due: post_store.DueChannel) -> bool:
+    def _indexing(self, conn: Any, due: storage.posts.DueChannel) -> bool:
         """The channel's history is still being read, or some of its papers wait to be looked up and embedded."""
         reading = history_being_read(conn, due.team_id, due.channel_id)
-        return reading or queue_store.load_channel_waiting(conn, due.team_id, due.channel_id) > 0
+        return reading or storage.queue.load_channel_waiting(conn, due.team_id, due.channel_id) > 0
 
-    def _renew(self, due: post_store.DueChannel, rec_id: int) -> bool:
+    def _renew(self, due: storage.posts.DueChannel, rec_id: int) -> bool:
         with self.db.connection() as conn:
             until = self.clock() + self.lease
-            return post_store.renew_lease(conn, rec_id, due.team_id, due.channel_id, self.worker_id, until)
+            return storage.posts.renew_lease(conn, rec_id, due.team_id, due.channel_id, self.worker_id, until)
 
-    def _failed(self, due: post_store.DueChannel, rec: post_store.SlotRow, now: datetime, exc: Exception) -> None:
+    def _failed(self, due: storage.posts.DueChannel, rec: storage.posts.SlotRow, now: datetime, exc: Exception) -> None:
         permanent = isinstance(exc, PermanentError | ConfigError)
         try:
             self._record_failure(due, rec, now, exc, permanent)
@@ -189,19 +189,19 @@ class Worker:
             )
 
     def _record_failure(
-        self, due: post_store.DueChannel, rec: post_store.SlotRow, now: datetime, exc: Exception, permanent: bool
+        self, due: storage.posts.DueChannel, rec: storage.posts.SlotRow, now: datetime, exc: Exception, permanent: bool
     ) -> None:
         slot_key = due.slot_at.astimezone(UTC).isoformat()
         with self.db.connection() as conn:
-            post_store.record_failed(conn, rec.id)
-            failures = post_store.record_channel_failure(
+            storage.posts.record_failed(conn, rec.id)
+            failures = storage.posts.record_channel_failure(
                 conn, due.team_id, due.channel_id, permanent=permanent, reason=str(exc)
             )
             if permanent:
                 log.warning("#%s: posting stopped, it cannot succeed: %s", due.channel_id, exc)
                 return
             wait = min(self.max_backoff, self.retry_after * 2 ** max(0, failures - 1))
-            post_store.schedule_next(conn, due.team_id, due.channel_id, now + wait, keep_slot=True)
+            storage.posts.schedule_next(conn, due.team_id, due.channel_id, now + wait, keep_slot=True)
         if isinstance(exc, PaperPingError | OSError):
             log.warning("#%s: post of slot %s failed, retrying in %s: %s", due.channel_id, slot_key, wait, exc)
         else:
@@ -210,14 +210,14 @@ class Worker:
     def _prune(self) -> None:
         """Forget Slack event ids old enough that Slack no longer retries them, and expired OAuth states."""
         with self.db.connection() as conn:
-            store.prune_processed_events(conn, self.clock() - timedelta(days=1))
-            install_store.prune_oauth_states(conn, datetime.now(UTC))
+            storage.store.prune_processed_events(conn, self.clock() - timedelta(days=1))
+            storage.installs.prune_oauth_states(conn, datetime.now(UTC))
 
     def _serve(
         self,
-        due: post_store.DueChannel,
+        due: storage.posts.DueChannel,
         slot_key: str,
-        rec: post_store.SlotRow,
+        rec: storage.posts.SlotRow,
         now: datetime,
         keeper: LeaseKeeper,
     ) -> None:
@@ -232,7 +232,7 @@ class Worker:
                 self._empty(due, now, draft.reason if draft else "no candidate was found")
                 return
             with self.db.connection() as conn:
-                drafted = not keeper.lost and post_store.record_draft(
+                drafted = not keeper.lost and storage.posts.record_draft(
                     conn,
                     rec.id,
                     draft.paper.paper_id,
@@ -241,7 +241,9 @@ class Worker:
                     draft_json(draft),
                     worker=self.worker_id,
                 )
-                sending = drafted and post_store.start_sending(conn, rec.id, self.worker_id, self.clock() + self.lease)
+                sending = drafted and storage.posts.start_sending(
+                    conn, rec.id, self.worker_id, self.clock() + self.lease
+                )
             if not sending:
                 log.warning("#%s: slot %s was taken over by another worker; not posting", due.channel_id, slot_key)
                 return
@@ -249,7 +251,7 @@ class Worker:
             ts = str(response["ts"])
             self._index_post(draft, response)
         with self.db.connection() as conn:
-            post_store.record_posted(conn, rec.id, ts, now)
+            storage.posts.record_posted(conn, rec.id, ts, now)
         self._finish(due, now, posted=True)
 
     def _index_post(self, draft: Draft, response: dict[str, Any]) -> None:
@@ -268,10 +270,10 @@ class Worker:
         with self.db.connection() as conn:
             index_messages(conn, [message])
 
-    def _empty(self, due: post_store.DueChannel, now: datetime, reason: str) -> None:
+    def _empty(self, due: storage.posts.DueChannel, now: datetime, reason: str) -> None:
         """Nothing to post: keep why, and try the same slot again within hours (backing off, capped)."""
         with self.db.connection() as conn:
-            tries = post_store.record_empty_slot(conn, due.team_id, due.channel_id, reason, now)
+            tries = storage.posts.record_empty_slot(conn, due.team_id, due.channel_id, reason, now)
             again = next_slot(
                 now + empty_retry_wait(tries),
                 None,
@@ -281,18 +283,18 @@ class Worker:
                 due.end_hour,
                 due.weekdays_only,
             )
-            post_store.schedule_next(conn, due.team_id, due.channel_id, again, keep_slot=True)
+            storage.posts.schedule_next(conn, due.team_id, due.channel_id, again, keep_slot=True)
         log.warning("#%s: nothing to post (%s); trying again at %s", due.channel_id, reason, f"{again:%a %H:%M} UTC")
 
-    def _finish(self, due: post_store.DueChannel, now: datetime, *, posted: bool) -> None:
+    def _finish(self, due: storage.posts.DueChannel, now: datetime, *, posted: bool) -> None:
         frequency = due.frequency
         with self.db.connection() as conn:
             if posted:
                 # the post just made has had no time to draw anything; judge the five before it
-                counts = post_store.load_post_engagement(conn, due.team_id, due.channel_id, limit=6)[1:]
+                counts = storage.posts.load_post_engagement(conn, due.team_id, due.channel_id, limit=6)[1:]
                 if should_step_down([c["reactions"] + c["replies"] for c in counts]) and frequency != "weekly":
                     frequency = step_down(frequency)
-                    post_store.record_step_down(
+                    storage.posts.record_step_down(
                         conn, due.team_id, due.channel_id, frequency, "the last five posts drew no reaction or reply"
                     )
             last = now if posted else due.last_post_at
@@ -305,4 +307,4 @@ class Worker:
                 due.end_hour,
                 due.weekdays_only,
             )
-            post_store.schedule_next(conn, due.team_id, due.channel_id, nxt, posted_at=now if posted else None)
+            storage.posts.schedule_next(conn, due.team_id, due.channel_id, nxt, posted_at=now if posted else None)

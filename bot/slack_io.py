@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from socialrag.errors import BadRecord
-from socialrag.links import find_paper_refs
+from socialrag.knowledge import find_paper_refs
 from socialrag.models import Channel, Member, Message, Reaction
 
 # Subtypes that can carry a paper link a person or a bot shared; joins, topics and the like cannot.

@@ -15,6 +15,9 @@ DEFAULT_EMBED_MODEL = "all-MiniLM-L6-v2"
 _Num = TypeVar("_Num", int, float)
 
 # name -> (default, meaning); the README's settings table is checked against this in a unit test.
+# Weight of popularity in the default blend a channel's ranking starts from (PAPERPING_POPULARITY_WEIGHT).
+DEFAULT_POPULARITY_WEIGHT = 0.05
+
 SETTINGS_HELP: dict[str, tuple[str, str]] = {
     "PAPERPING_HOME": ("~/.paperping", "where the embedded Postgres and other local state live"),
     "PAPERPING_OFFLINE": ("0", "1 makes no network call at all (no metadata lookups, no Slack, no LLM)"),
@@ -57,7 +60,7 @@ SETTINGS_HELP: dict[str, tuple[str, str]] = {
     "PAPERPING_HALF_LIFE_DAYS": ("60", "half-life of engagement when scoring (older reactions count less)"),
     "PAPERPING_SIGNAL_WINDOW_DAYS": ("90", "look-back window of the social signals"),
     "PAPERPING_POPULARITY_WEIGHT": (
-        "0.05",
+        str(DEFAULT_POPULARITY_WEIGHT),
         "weight of popularity (citations, upvotes) in the default ranking a channel starts from",
     ),
 }
@@ -113,7 +116,7 @@ class Settings:
     mention_quiet_days: float = 7.0
     half_life_days: float = 60.0
     signal_window_days: int = 90
-    popularity_weight: float = 0.05
+    popularity_weight: float = DEFAULT_POPULARITY_WEIGHT
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -156,7 +159,7 @@ class Settings:
             mention_quiet_days=_number(e, "PAPERPING_MENTION_QUIET_DAYS", 7.0, float),
             half_life_days=_number(e, "PAPERPING_HALF_LIFE_DAYS", 60.0, float),
             signal_window_days=_number(e, "PAPERPING_SIGNAL_WINDOW_DAYS", 90, int),
-            popularity_weight=_number(e, "PAPERPING_POPULARITY_WEIGHT", 0.05, float),
+            popularity_weight=_number(e, "PAPERPING_POPULARITY_WEIGHT", DEFAULT_POPULARITY_WEIGHT, float),
         )
 
     @property

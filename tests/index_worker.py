@@ -12,10 +12,10 @@ from pathlib import Path
 
 from socialrag.config import Settings
 from socialrag.db import Database
-from socialrag.embed import Embedder
-from socialrag.indexer import Indexer, IndexerConfig
-from socialrag.pace import DatabasePace
-from socialrag.papers.resolve import open_sources
+from socialrag.knowledge.embed import Embedder
+from socialrag.knowledge.indexer import Indexer, IndexerConfig
+from socialrag.knowledge.pace import DatabasePace
+from socialrag.knowledge.papers.resolve import open_sources
 
 
 def main() -> None:

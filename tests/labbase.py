@@ -12,10 +12,10 @@ from typing import Any, ClassVar
 import numpy as np
 
 from bot.export import import_export
-from socialrag import paper_store, store
+from socialrag import storage
 from socialrag.db import Database
-from socialrag.embed import Embedder, embed_pending
-from socialrag.papers.catalog import import_catalog
+from socialrag.knowledge.embed import Embedder, embed_pending
+from socialrag.knowledge.papers.catalog import import_catalog
 from tests.exports import msg, user, write_export
 from tests.fixtures import ACL_DATA
 
@@ -125,8 +125,8 @@ def build_lab(db: Database, tmp_path: Path, embedder: Embedder) -> dict[str, Any
             "SELECT paper_id FROM paper_ids WHERE scheme = 'acl' AND value = %s", (CITING,)
         ).fetchone()
         # the sentence Semantic Scholar's references endpoint would give for this citation
-        paper_store.record_reference_contexts(conn, citing[0], {f"acl:{SHARED['weight']}": (CITING_SENTENCE,)})
-        store.upsert_member_setting(conn, "T0LAB", "U1", confirmed_names=["graham neubig"])
-        store.upsert_member_setting(conn, "T0LAB", "U4", mentions_enabled=False)
+        storage.papers.record_reference_contexts(conn, citing[0], {f"acl:{SHARED['weight']}": (CITING_SENTENCE,)})
+        storage.store.upsert_member_setting(conn, "T0LAB", "U1", confirmed_names=["graham neubig"])
+        storage.store.upsert_member_setting(conn, "T0LAB", "U4", mentions_enabled=False)
         ids = dict(conn.execute("SELECT value, paper_id FROM paper_ids WHERE scheme = 'acl'").fetchall())
     return {"ids": ids, "others": others, "lines": lines}

@@ -10,7 +10,7 @@ import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from socialrag import store
+from socialrag import storage
 from socialrag.db import Database
 
 T = "T0LAB"
@@ -21,7 +21,7 @@ def add_due_channels(db: Database, n: int, now: datetime, papers_per_channel: in
     channels = [f"CW{i:04d}" for i in range(n)]
     with db.connection() as conn:
         papers = [r[0] for r in conn.execute("SELECT id FROM papers WHERE in_catalog ORDER BY id").fetchall()]
-        store.upsert_team(conn, T, domain="lab")
+        storage.store.upsert_team(conn, T, domain="lab")
         for i, cid in enumerate(channels):
             conn.execute("INSERT INTO channels (team_id, channel_id, name) VALUES (%s, %s, %s)", (T, cid, f"w-{i}"))
             for k in range(papers_per_channel):
@@ -41,7 +41,7 @@ def add_due_channels(db: Database, n: int, now: datetime, papers_per_channel: in
                     " VALUES (%s, %s, %s, 'U3', '+1', %s)",
                     (mid, T, cid, now - timedelta(days=9 - k)),
                 )
-            store.upsert_channel_setting(
+            storage.store.upsert_channel_setting(
                 conn,
                 T,
                 cid,
@@ -81,7 +81,7 @@ def main() -> None:
     from bot.run import make_recommend
     from bot.scheduler import Worker
     from socialrag.config import Settings
-    from socialrag.service import Recommender
+    from socialrag.recommender.service import Recommender
 
     url, slack, openai_url = sys.argv[1:4]
     settings = Settings(

@@ -25,21 +25,15 @@ import numpy as np
 
 from bot.blocks import build_blocks, build_fallback_text
 from bot.export import import_export
-from socialrag import paper_store, post_store, store
-from socialrag.calibrate import describe as describe_ranker
+from socialrag import storage
 from socialrag.config import Settings
 from socialrag.db import Database, open_database
-from socialrag.embed import Embedder, embed_pending
 from socialrag.errors import InputError
-from socialrag.explain import describe_fact
-from socialrag.index import index_messages
+from socialrag.knowledge import Embedder, embed_pending, import_catalog, index_messages
 from socialrag.models import Draft, Message, Paper, PaperRef, Reaction, draft_json
 from socialrag.names import normalize_person_name
-from socialrag.papers.catalog import import_catalog
-from socialrag.pipeline import Recommendation
-from socialrag.report import write_report
-from socialrag.report_data import load_report_data
-from socialrag.service import Recommender
+from socialrag.recommender import Recommendation, Recommender, describe_fact, describe_ranker
+from socialrag.report import load_report_data, write_report
 
 DATA = Path(__file__).resolve().parent / "data"
 TEAM, CHANNEL, CHANNEL_NAME = "T0DEMO", "C0DEMO", "nlp-reading"
@@ -79,7 +73,7 @@ class PrecomputedEmbedder(Embedder):
 def prepare(db: Database, *, embed: bool = True, say: Say = print) -> None:
     """Import and index the demo data (each step is skipped or changes nothing when already done)."""
     with db.connection() as conn:
-        in_catalog = paper_store.load_catalog_size(conn)
+        in_catalog = storage.papers.load_catalog_size(conn)
     if in_catalog < 3000:
         say("· importing the catalog (3,000+ ACL Anthology papers)")
         import_catalog(db, DATA / "catalog.jsonl.gz")
@@ -89,7 +83,7 @@ def prepare(db: Database, *, embed: bool = True, say: Say = print) -> None:
     with db.connection() as conn:
         for ref in references:
             cited = ref["citedPaper"]["externalIds"]["ACL"]
-            paper_store.record_papers(
+            storage.papers.record_papers(
                 conn,
                 [
                     Paper(
@@ -100,10 +94,10 @@ def prepare(db: Database, *, embed: bool = True, say: Say = print) -> None:
                     )
                 ],
             )
-        store.upsert_member_setting(
+        storage.store.upsert_member_setting(
             conn, TEAM, AUTHOR_MEMBER[0], confirmed_names=[normalize_person_name(AUTHOR_MEMBER[1])]
         )
-        store.upsert_members(conn, [store_member()])
+        storage.store.upsert_members(conn, [store_member()])
     if embed:
         say("· indexing: embeddings from the shipped cache")
         embed_pending(db, PrecomputedEmbedder())
@@ -118,9 +112,9 @@ def store_member() -> Any:
 def reset_posts(db: Database) -> None:
     """Forget the posts of an earlier demo run in the same home, so that every run tells the same story."""
     with db.connection() as conn:
-        for ts in store.load_message_ts_by_user(conn, TEAM, CHANNEL, BOT):
-            store.delete_thread(conn, TEAM, CHANNEL, ts)
-        post_store.delete_posts(conn, TEAM, CHANNEL)
+        for ts in storage.store.load_message_ts_by_user(conn, TEAM, CHANNEL, BOT):
+            storage.store.delete_thread(conn, TEAM, CHANNEL, ts)
+        storage.posts.delete_posts(conn, TEAM, CHANNEL)
 
 
 @dataclass
@@ -137,10 +131,10 @@ def post_draft(db: Database, rec: Recommendation, at: datetime, slot: int) -> Po
     draft = rec.draft
     ts = f"{at.timestamp():.6f}"
     with db.connection() as conn:
-        row = post_store.open_slot(conn, TEAM, CHANNEL, f"demo-{slot}", draft.style, at=at)
-        post_store.record_draft(conn, row.id, draft.paper.paper_id, draft.style, draft.score, draft_json(draft))
-        post_store.record_posted(conn, row.id, ts, at)
-        ident = paper_store.best_identity(draft.paper.ids) or ("acl", "")
+        row = storage.posts.open_slot(conn, TEAM, CHANNEL, f"demo-{slot}", draft.style, at=at)
+        storage.posts.record_draft(conn, row.id, draft.paper.paper_id, draft.style, draft.score, draft_json(draft))
+        storage.posts.record_posted(conn, row.id, ts, at)
+        ident = storage.papers.best_identity(draft.paper.ids) or ("acl", "")
         index_messages(
             conn,
             [
@@ -171,9 +165,9 @@ def react(db: Database, post: Post, at: datetime) -> None:
         thread_ts=post.ts,
     )
     with db.connection() as conn:
-        base = store.load_message(conn, TEAM, CHANNEL, post.ts)
+        base = storage.store.load_message(conn, TEAM, CHANNEL, post.ts)
         assert base is not None, "the post was recorded"
-        ident = paper_store.best_identity(post.draft.paper.ids) or ("acl", "")
+        ident = storage.papers.best_identity(post.draft.paper.ids) or ("acl", "")
         message = Message(
             TEAM,
             CHANNEL,
@@ -291,15 +285,15 @@ def run_demo(settings: Settings, home: Path | None, out: Path, say: Say = print)
     prepare(db, say=say)
     reset_posts(db)
     with db.connection() as conn:
-        counts = store.load_channel_counts(conn, TEAM, CHANNEL)
-        names = store.load_member_names(conn, TEAM)
+        counts = storage.store.load_channel_counts(conn, TEAM, CHANNEL)
+        names = storage.store.load_member_names(conn, TEAM)
     say(
         f"· #{CHANNEL_NAME}: {counts['papers']} papers in {counts['messages'] - counts['replies']} shares, "
         f"{counts['replies']} thread replies, {counts['reactions']} reactions, {counts['members']} members"
     )
     # the demo's lab reads from the local catalog only: nothing leaves the machine
     with db.connection() as conn:
-        store.upsert_channel_setting(conn, TEAM, CHANNEL, sources=["catalog"])
+        storage.store.upsert_channel_setting(conn, TEAM, CHANNEL, sources=["catalog"])
     recommender = Recommender(settings, db, embedder=PrecomputedEmbedder())
     posts: list[Post] = []
 

@@ -17,18 +17,28 @@ from slack_sdk.errors import SlackApiError
 from bot.blocks import quote
 from bot.context import AppContext
 from bot.reports import post_month_report
-from socialrag import post_store, queue_store, ranker_store, store
-from socialrag.calibrate import describe as describe_ranker
-from socialrag.candidates import normalize_arxiv_category
-from socialrag.emoji import normalize_emoji, parse_sentiment
+from socialrag import storage
 from socialrag.errors import PaperPingError, SourceError
-from socialrag.explain import describe_fact
-from socialrag.links import find_paper_refs
+from socialrag.knowledge import (
+    Readiness,
+    assess,
+    describe_empty,
+    describe_index,
+    find_paper_refs,
+    focus_active,
+    normalize_emoji,
+    parse_sentiment,
+)
 from socialrag.models import STYLES, signal_from_json
-from socialrag.paper_store import ensure_papers
-from socialrag.readiness import Readiness, assess, describe_empty, describe_index, focus_active
-from socialrag.schedule import FREQUENCIES
-from socialrag.service import describe_style
+from socialrag.recommender import (
+    FREQUENCIES,
+    describe_fact,
+    describe_ranker,
+    describe_style,
+    load_fit,
+    normalize_arxiv_category,
+)
+from socialrag.storage.papers import ensure_papers
 
 log = logging.getLogger(__name__)
 
@@ -229,7 +239,7 @@ def run_command(ctx: AppContext, client: WebClient, body: dict[str, Any], now: d
 
 def _set(ctx: AppContext, team: str, channel: str, **values: Any) -> None:
     with ctx.db.connection() as conn:
-        store.upsert_channel_setting(conn, team, channel, **values)
+        storage.store.upsert_channel_setting(conn, team, channel, **values)
 
 
 def cmd_help(ctx: AppContext, client: WebClient, c: Command, team: str, channel: str, user: str, now: datetime) -> str:
@@ -258,7 +268,7 @@ NOW_COOLDOWN = timedelta(minutes=10)
 
 def cmd_now(ctx: AppContext, client: WebClient, c: Command, team: str, channel: str, user: str, now: datetime) -> str:
     with ctx.db.connection() as conn:
-        s = store.load_channel_settings(conn, team, channel)
+        s = storage.store.load_channel_settings(conn, team, channel)
     last = s["last_post_at"]
     if last is not None and now - last < NOW_COOLDOWN:
         again = last + NOW_COOLDOWN
@@ -293,8 +303,8 @@ def channel_readiness(ctx: AppContext, team: str, channel: str, now: datetime) -
     from bot.backfill import history_being_read
 
     with ctx.db.connection() as conn:
-        s = store.load_channel_settings(conn, team, channel)
-        progress = queue_store.load_index_progress(conn, team, channel, ctx.settings.embed_model)
+        s = storage.store.load_channel_settings(conn, team, channel)
+        progress = storage.queue.load_index_progress(conn, team, channel, ctx.settings.embed_model)
         reading = history_being_read(conn, team, channel)
     arxiv = bool(s["arxiv_categories"]) and "arxiv" in s["sources"] and not ctx.settings.offline
     return assess(progress, reading, focus_active(s, now), arxiv)
@@ -307,7 +317,7 @@ def wait_for_slot(ctx: AppContext, team: str, channel: str, asked_at: datetime) 
     while time.monotonic() < deadline:
         time.sleep(1.0)
         with ctx.db.connection() as conn:
-            s = store.load_channel_settings(conn, team, channel)
+            s = storage.store.load_channel_settings(conn, team, channel)
         if s["last_post_at"] is not None and s["last_post_at"] >= asked_at:
             return "Posted: the recommendation is in the channel."
         if s["empty_at"] is not None and s["empty_at"] >= asked_at and not retried:
@@ -335,7 +345,7 @@ def cmd_mentions(
     ctx: AppContext, client: WebClient, c: Command, team: str, channel: str, user: str, now: datetime
 ) -> str:
     with ctx.db.connection() as conn:
-        store.upsert_member_setting(conn, team, user, mentions_enabled=c.args[0] == "on")
+        storage.store.upsert_member_setting(conn, team, user, mentions_enabled=c.args[0] == "on")
     if c.args[0] == "off":
         return "Done: I won't @-mention you; I may still name you when a paper relates to you."
     return "Done: I may @-mention you when a paper fits your interests."
@@ -350,7 +360,7 @@ def cmd_forget(
             "and your profile and settings. To go ahead, type `/paperping forget-me confirm`."
         )
     with ctx.db.connection() as conn:
-        counts = store.forget_member(conn, team, user)
+        counts = storage.store.forget_member(conn, team, user)
     return (
         f"Done: I deleted {counts['messages']} stored messages and replies and {counts['reactions']} reactions "
         "of yours, your profile, and your name and id in my past drafts and logs. I will store nothing of yours "
@@ -362,7 +372,7 @@ def cmd_remember(
     ctx: AppContext, client: WebClient, c: Command, team: str, channel: str, user: str, now: datetime
 ) -> str:
     with ctx.db.connection() as conn:
-        lifted = store.remember_member(conn, team, user)
+        lifted = storage.store.remember_member(conn, team, user)
     if not lifted:
         return "You have not asked me to forget you, so there is nothing to lift."
     return "Done: what you share and react to from now on counts again. What I deleted stays deleted."
@@ -373,7 +383,7 @@ def cmd_link_author(
 ) -> str:
     values = parse_author_link(c.args[0])
     with ctx.db.connection() as conn:
-        store.upsert_member_setting(conn, team, user, **values)
+        storage.store.upsert_member_setting(conn, team, user, **values)
     kind, value = next(iter(values.items()))
     label = "ORCID" if kind == "orcid" else "Semantic Scholar author id"
     return f"Done: your {label} is {value}. I'll use it to notice papers you wrote and people you work with."
@@ -388,7 +398,7 @@ def cmd_focus(ctx: AppContext, client: WebClient, c: Command, team: str, channel
     with ctx.db.connection() as conn:
         ids = ensure_papers(conn, [(r.scheme, r.value) for r in refs])
         paper_ids = list(dict.fromkeys(ids.values()))
-        queue_store.enqueue_papers(conn, paper_ids, queue_store.PRIORITY_NOW)
+        storage.queue.enqueue_papers(conn, paper_ids, storage.queue.PRIORITY_NOW)
     ctx.index_soon()  # linked papers are looked up and embedded at once
     until = now + timedelta(days=FOCUS_DAYS)
     _set(ctx, team, channel, focus_text=c.text[:500], focus_expires_at=until, focus_paper_ids=paper_ids)
@@ -416,7 +426,7 @@ def cmd_sources(
             f"set where PaperPing looks for papers: {describe_sources(ctx, names, categories)}.",
         )
     with ctx.db.connection() as conn:
-        s = store.load_channel_settings(conn, team, channel)
+        s = storage.store.load_channel_settings(conn, team, channel)
     shown = describe_sources(ctx, s["sources"], s["arxiv_categories"])
     return f"Candidates here come from: {shown}." + ("" if c.args else f"\n{_SOURCES_HINT}")
 
@@ -439,7 +449,7 @@ def describe_sources(ctx: AppContext, names: list[str], categories: list[str]) -
 def cmd_emoji(ctx: AppContext, client: WebClient, c: Command, team: str, channel: str, user: str, now: datetime) -> str:
     emoji, sentiment = c.args
     with ctx.db.connection() as conn:
-        store.upsert_emoji_override(conn, team, channel, emoji, sentiment)  # type: ignore[arg-type]
+        storage.store.upsert_emoji_override(conn, team, channel, emoji, sentiment)  # type: ignore[arg-type]
     announce(ctx, client, channel, user, f"told PaperPing that :{emoji}: reads as {sentiment} here.")
     return f"Done: :{emoji}: counts as {sentiment} in this channel."
 
@@ -460,11 +470,11 @@ def cmd_status(
     ctx: AppContext, client: WebClient, c: Command, team: str, channel: str, user: str, now: datetime
 ) -> str:
     with ctx.db.connection() as conn:
-        s = store.load_channel_settings(conn, team, channel)
-        counts = store.load_channel_counts(conn, team, channel)
-        posts = post_store.load_post_engagement(conn, team, channel, limit=5)
-        ranker = ranker_store.load_fit(conn, team, channel, ctx.settings.popularity_weight)
-        progress = queue_store.load_index_progress(conn, team, channel, ctx.settings.embed_model)
+        s = storage.store.load_channel_settings(conn, team, channel)
+        counts = storage.store.load_channel_counts(conn, team, channel)
+        posts = storage.posts.load_post_engagement(conn, team, channel, limit=5)
+        ranker = load_fit(conn, team, channel, ctx.settings.popularity_weight)
+        progress = storage.queue.load_index_progress(conn, team, channel, ctx.settings.embed_model)
     state = "paused" if s["paused"] else "active" if s["active"] else "not in this channel yet"
     if s["stopped_reason"] and not s["active"]:
         state = "stopped"
@@ -497,8 +507,8 @@ def cmd_status(
 
 def cmd_why(ctx: AppContext, client: WebClient, c: Command, team: str, channel: str, user: str, now: datetime) -> str:
     with ctx.db.connection() as conn:
-        draft = post_store.load_last_posted_draft(conn, team, channel)
-        ranker = ranker_store.load_fit(conn, team, channel, ctx.settings.popularity_weight)
+        draft = storage.posts.load_last_posted_draft(conn, team, channel)
+        ranker = load_fit(conn, team, channel, ctx.settings.popularity_weight)
     if not draft or not draft.get("signals"):
         return "I haven't posted here yet, so there's nothing to explain."
     title = quote(str(draft["paper"]["title"] or "a paper"), 200)

@@ -1,6 +1,6 @@
 """Event listeners: paper links, thread replies, reactions, edits, deletions, and joining a channel.
 
-Each is indexed the way history is (``socialrag.index``); everything else a channel says is not stored,
+Each is indexed the way history is (``socialrag.knowledge.index``); everything else a channel says is not stored,
 except the time of the last message (for the quiet period before a scheduled post).
 """
 
@@ -18,9 +18,9 @@ from slack_sdk import WebClient
 
 from bot.context import AppContext
 from bot.slack_io import message_from_slack, ts_to_datetime
-from socialrag import post_store, store
+from socialrag import storage
 from socialrag.errors import BadRecord
-from socialrag.index import index_messages
+from socialrag.knowledge import index_messages
 from socialrag.models import Message
 
 log = logging.getLogger(__name__)
@@ -42,7 +42,7 @@ def handle_message(ctx: AppContext, client: WebClient, body: dict[str, Any], eve
     subtype = event.get("subtype")
     if subtype == "message_deleted":
         with ctx.db.connection() as conn:
-            store.delete_thread(conn, team, channel, str(event.get("deleted_ts") or ""))
+            storage.store.delete_thread(conn, team, channel, str(event.get("deleted_ts") or ""))
         return
     if subtype == "message_changed":
         inner = event.get("message")
@@ -54,7 +54,7 @@ def handle_message(ctx: AppContext, client: WebClient, body: dict[str, Any], eve
         return
     with ctx.db.connection() as conn:
         if event.get("user") and not event.get("bot_id"):
-            post_store.record_activity(conn, team, channel, message.posted_at)
+            storage.posts.record_activity(conn, team, channel, message.posted_at)
         if message.papers or _follows(conn, message):
             index_messages(conn, [message])
 
@@ -72,7 +72,9 @@ def _parse(ctx: AppContext, client: WebClient, team: str, channel: str, raw: dic
 def _follows(conn: psycopg.Connection, message: Message) -> bool:
     """A reply in a thread PaperPing keeps (its root is stored)."""
     root = message.thread_ts or ""
-    return message.is_reply and store.load_message_id(conn, message.team_id, message.channel_id, root) is not None
+    return (
+        message.is_reply and storage.store.load_message_id(conn, message.team_id, message.channel_id, root) is not None
+    )
 
 
 def handle_edit(ctx: AppContext, client: WebClient, team: str, channel: str, inner: dict[str, Any]) -> None:
@@ -82,7 +84,7 @@ def handle_edit(ctx: AppContext, client: WebClient, team: str, channel: str, inn
     ts = str(inner.get("ts") or "")
     if inner.get("subtype") == "tombstone":
         with ctx.db.connection() as conn:
-            store.delete_thread(conn, team, channel, ts)
+            storage.store.delete_thread(conn, team, channel, ts)
         return
     message = _parse(ctx, client, team, channel, inner)
     if message is None:
@@ -92,9 +94,9 @@ def handle_edit(ctx: AppContext, client: WebClient, team: str, channel: str, inn
         if message.papers or _follows(conn, message):
             index_messages(conn, [message])
         elif message.is_reply:
-            store.delete_messages(conn, team, channel, [message.ts])
+            storage.store.delete_messages(conn, team, channel, [message.ts])
         else:
-            store.delete_thread(conn, team, channel, message.ts)
+            storage.store.delete_thread(conn, team, channel, message.ts)
 
 
 def handle_reaction(ctx: AppContext, body: dict[str, Any], event: dict[str, Any], added: bool) -> None:
@@ -103,14 +105,14 @@ def handle_reaction(ctx: AppContext, body: dict[str, Any], event: dict[str, Any]
         return
     team, channel = _team(body, event), str(item.get("channel"))
     with ctx.db.connection() as conn:
-        message_id = store.load_message_id(conn, team, channel, str(item.get("ts")))
+        message_id = storage.store.load_message_id(conn, team, channel, str(item.get("ts")))
         if message_id is None:
             return
         if added:
             at = ts_to_datetime(str(event.get("event_ts") or item.get("ts")))
-            store.add_reaction(conn, message_id, team, channel, str(event["user"]), str(event["reaction"]), at)
+            storage.store.add_reaction(conn, message_id, team, channel, str(event["user"]), str(event["reaction"]), at)
         else:
-            store.remove_reaction(conn, message_id, str(event["user"]), str(event["reaction"]))
+            storage.store.remove_reaction(conn, message_id, str(event["user"]), str(event["reaction"]))
 
 
 def handle_joined(ctx: AppContext, client: WebClient, body: dict[str, Any], event: dict[str, Any]) -> None:
@@ -118,7 +120,7 @@ def handle_joined(ctx: AppContext, client: WebClient, body: dict[str, Any], even
     if event.get("user") != ctx.bot_user_id(client, team):
         ctx.ensure_channel(client, team, channel)
         with ctx.db.connection() as conn:
-            store.add_channel_member(conn, team, channel, str(event.get("user") or ""))
+            storage.store.add_channel_member(conn, team, channel, str(event.get("user") or ""))
         return
     ctx.ensure_channel(client, team, channel)
     ctx.queue_backfill(team, channel)  # before the first slot opens, so that the slot waits for the history
@@ -133,10 +135,10 @@ def handle_left(ctx: AppContext, client: WebClient, body: dict[str, Any], event:
     team, channel = _team(body, event), str(event.get("channel") or "")
     if event.get("type") == "member_left_channel" and event.get("user") != ctx.bot_user_id(client, team):
         with ctx.db.connection() as conn:  # a member who left is named, no longer notified
-            store.remove_channel_member(conn, team, channel, str(event.get("user") or ""))
+            storage.store.remove_channel_member(conn, team, channel, str(event.get("user") or ""))
         return
     with ctx.db.connection() as conn:
-        store.deactivate_channels(conn, team, channel)
+        storage.store.deactivate_channels(conn, team, channel)
     log.info("removed from %s: its posts stop", channel)
 
 

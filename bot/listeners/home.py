@@ -11,18 +11,17 @@ from slack_sdk import WebClient
 
 from bot.blocks import escape, quote
 from bot.context import AppContext
-from socialrag import post_store, queue_store, ranker_store, store
-from socialrag.calibrate import describe as describe_ranker
-from socialrag.readiness import describe_empty, describe_index
-from socialrag.report_data import load_headline
-from socialrag.service import describe_style
+from socialrag import storage
+from socialrag.knowledge import describe_empty, describe_index
+from socialrag.recommender import describe_ranker, describe_style, load_fit
+from socialrag.report import load_headline
 
 
 def build_home(ctx: AppContext, team: str, user: str) -> dict[str, Any]:
     """The Home view (a Block Kit ``home`` view) for one member."""
     blocks: list[dict[str, Any]] = [{"type": "header", "text": {"type": "plain_text", "text": "PaperPing"}}]
     with ctx.db.connection() as conn:
-        channels = store.load_member_channels(conn, team, user)
+        channels = storage.store.load_member_channels(conn, team, user)
     if not channels:
         blocks.append(
             {
@@ -38,18 +37,18 @@ def build_home(ctx: AppContext, team: str, user: str) -> dict[str, Any]:
         )
     with ctx.db.connection() as conn:
         for channel_id, name in channels:
-            s = store.load_channel_settings(conn, team, channel_id)
-            posts = post_store.load_post_engagement(conn, team, channel_id, limit=3)
+            s = storage.store.load_channel_settings(conn, team, channel_id)
+            posts = storage.posts.load_post_engagement(conn, team, channel_id, limit=3)
             style = describe_style(s["style"], ctx.settings.llm_configured)
             state = "paused" if s["paused"] else f"posts {s['frequency'].replace('-', ' ')}"
-            ranker = ranker_store.load_fit(conn, team, channel_id, ctx.settings.popularity_weight)
+            ranker = load_fit(conn, team, channel_id, ctx.settings.popularity_weight)
             month = load_headline(conn, team, channel_id, datetime.now(UTC))
             lines = [
                 f"*<#{channel_id}|{escape(name)}>* — {state}, style {style}",
                 f"This month: {month.shared} papers shared; {month.posts} posts by PaperPing, "
                 f"{month.answered} drew a reaction or a reply.",
                 describe_ranker(ranker),
-                describe_index(queue_store.load_index_progress(conn, team, channel_id, ctx.settings.embed_model)),
+                describe_index(storage.queue.load_index_progress(conn, team, channel_id, ctx.settings.embed_model)),
             ]
             empty = describe_empty(s["empty_reason"], s["empty_at"], s["next_post_at"])
             if empty:
@@ -59,7 +58,7 @@ def build_home(ctx: AppContext, team: str, user: str) -> dict[str, Any]:
                 replies = f", {p['replies']} replies" if p["replies"] else ""
                 lines.append(f"• {p['posted_at']:%d %b}: {quote(p['title'] or 'a paper', 200)} — {received}{replies}")
             blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": "\n".join(lines)}})
-        member = store.load_member_setting(conn, team, user)
+        member = storage.store.load_member_setting(conn, team, user)
     mentions = member["mentions_enabled"]
     linked = member["s2_author_id"] or member["orcid"]
     blocks += [
@@ -117,14 +116,14 @@ def register(app: App, ctx: AppContext) -> None:
         ack()
         team, user = str(body["team"]["id"]), str(body["user"]["id"])
         with ctx.db.connection() as conn:
-            store.upsert_member_setting(conn, team, user, mentions_enabled=body["actions"][0]["value"] == "on")
+            storage.store.upsert_member_setting(conn, team, user, mentions_enabled=body["actions"][0]["value"] == "on")
         publish(client, team, user)
 
     def forget(ack: Ack, client: WebClient, body: dict[str, Any]) -> None:
         ack()
         team, user = str(body["team"]["id"]), str(body["user"]["id"])
         with ctx.db.connection() as conn:
-            store.forget_member(conn, team, user)
+            storage.store.forget_member(conn, team, user)
         publish(client, team, user)
 
     app.event("app_home_opened")(opened)

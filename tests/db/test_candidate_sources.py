@@ -11,15 +11,15 @@ import httpx
 import numpy as np
 import pytest
 
-from socialrag import paper_store
-from socialrag.candidates import ArxivNew, CandidateQuery, SemanticScholarRecommendations
+from socialrag import storage
 from socialrag.db import Database
+from socialrag.knowledge.papers.arxiv import ArxivApi
+from socialrag.knowledge.papers.semanticscholar import SemanticScholar
 from socialrag.models import Paper
-from socialrag.papers.arxiv import ArxivApi
-from socialrag.papers.semanticscholar import SemanticScholar
-from socialrag.pipeline import RecommendConfig, recommend
-from socialrag.rank import ScoringConfig, channel_weights
-from socialrag.social import load_channel_context
+from socialrag.recommender.candidates import ArxivNew, CandidateQuery, SemanticScholarRecommendations
+from socialrag.recommender.context import load_channel_context
+from socialrag.recommender.pipeline import RecommendConfig, recommend
+from socialrag.recommender.rank import ScoringConfig, channel_weights
 from tests.labbase import AS_OF, SHARED, CachedEmbedder, build_lab
 
 pytestmark = pytest.mark.slow
@@ -61,7 +61,7 @@ ATOM = """<?xml version="1.0" encoding="UTF-8"?>
 def lab(db: Database, tmp_path: Path) -> dict[str, Any]:
     lab = build_lab(db, tmp_path, CachedEmbedder())
     with db.connection() as conn:  # the shared papers' Semantic Scholar ids and arXiv categories
-        paper_store.record_papers(
+        storage.papers.record_papers(
             conn,
             [
                 Paper(
@@ -127,7 +127,7 @@ def test_arxiv_new_submissions_in_the_channel_categories(db: Database, lab: dict
 
 
 def _embed(conn: Any, embedder: CachedEmbedder, ids: list[int]) -> int:
-    from socialrag.embed import embed_papers
+    from socialrag.knowledge.embed import embed_papers
 
     done = embed_papers(conn, embedder, ids)
     assert isinstance(embedder.encode(["x"]), np.ndarray)

@@ -12,8 +12,8 @@ import pytest
 
 from bot.export import import_export
 from socialrag.db import Database
-from socialrag.embed import Embedder, embed_pending
-from socialrag.papers.catalog import import_catalog, iter_catalog, parse_reference
+from socialrag.knowledge.embed import Embedder, embed_pending
+from socialrag.knowledge.papers.catalog import import_catalog, iter_catalog, parse_reference
 from tests.exports import msg, user, write_export
 from tests.fixtures import ACL_DATA, ACL_PAPERS
 
@@ -76,7 +76,7 @@ def test_popularity_is_read_as_it_was_known_then(db: Database, tmp_path: Path) -
     """A replay sees the last popularity reading before its moment, never a later count."""
     from datetime import UTC, datetime
 
-    from socialrag.social import load_paper_infos
+    from socialrag.recommender.context import load_paper_infos
 
     lines = [
         json.dumps(

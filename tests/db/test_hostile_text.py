@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 
 from bot.blocks import build_blocks, build_fallback_text
-from socialrag import store
+from socialrag import storage
 from socialrag.config import Settings
 from socialrag.db import Database
 from socialrag.models import STYLES, Style
-from socialrag.service import Recommender
+from socialrag.recommender.service import Recommender
 from tests.labbase import AS_OF, CachedEmbedder, build_lab
 from tests.openai_standin import OpenAIStandIn
 
@@ -62,7 +62,7 @@ def poisoned(db: Database, tmp_path: Path) -> Iterator[dict[str, Any]]:
     lab = build_lab(db, tmp_path, CachedEmbedder())
     poison(db)
     with db.connection() as conn:
-        store.upsert_channel_setting(conn, "T0LAB", "C1", sources=["catalog"])
+        storage.store.upsert_channel_setting(conn, "T0LAB", "C1", sources=["catalog"])
     model = OpenAIStandIn(hostile_model)
     yield {"lab": lab, "model": model}
     model.stop()

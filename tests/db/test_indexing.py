@@ -11,15 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from socialrag import queue_store, store
+from socialrag import storage
 from socialrag.config import Settings
 from socialrag.db import Database
-from socialrag.index import MAX_PAPERS_PER_MESSAGE, index_messages
-from socialrag.indexer import Indexer, IndexerConfig
-from socialrag.links import find_paper_refs
+from socialrag.knowledge.index import MAX_PAPERS_PER_MESSAGE, index_messages
+from socialrag.knowledge.indexer import Indexer, IndexerConfig
+from socialrag.knowledge.links import find_paper_refs
+from socialrag.knowledge.pace import DatabasePace
+from socialrag.knowledge.papers.resolve import open_sources
 from socialrag.models import Channel, Message
-from socialrag.pace import DatabasePace
-from socialrag.papers.resolve import open_sources
 from tests.labbase import CachedEmbedder
 from tests.scholar_standin import ScholarStandIn, load_acl_rows
 
@@ -42,8 +42,8 @@ def share(ts: str, text: str, user: str = "U2") -> Message:
 
 def setup_channel(db: Database) -> None:
     with db.connection() as conn:
-        store.upsert_team(conn, T, domain="lab")
-        store.upsert_channel(conn, Channel(T, C, "nlp-lab"))
+        storage.store.upsert_team(conn, T, domain="lab")
+        storage.store.upsert_channel(conn, Channel(T, C, "nlp-lab"))
 
 
 def acl_ids(n: int, skip: int = 0) -> list[str]:
@@ -56,8 +56,8 @@ def test_a_share_queues_its_papers_and_a_message_keeps_at_most_twenty(db: Databa
     with db.connection() as conn:
         index_messages(conn, [share("1.0", "two papers https://aclanthology.org/2020.acl-main.1 arxiv:2401.01234")])
         index_messages(conn, [share("2.0", f"a whole reading list {links}")])
-        counts = queue_store.load_queue_counts(conn)
-        progress = queue_store.load_index_progress(conn, T, C, "m")
+        counts = storage.queue.load_queue_counts(conn)
+        progress = storage.queue.load_index_progress(conn, T, C, "m")
     assert counts["waiting"] == 2 + MAX_PAPERS_PER_MESSAGE
     assert progress.stored == progress.waiting == 2 + MAX_PAPERS_PER_MESSAGE
     assert progress.looked_up == progress.embedded == progress.given_up == 0
@@ -68,21 +68,21 @@ def test_claims_are_disjoint_leases_expire_and_failures_back_off_then_give_up(db
     NOW = datetime.now(UTC) + timedelta(seconds=1)
     with db.connection() as conn:
         index_messages(conn, [share(f"{i}.0", f"https://aclanthology.org/{a}") for i, a in enumerate(acl_ids(6))])
-        first = queue_store.claim_index_work(conn, "w1", NOW, NOW + timedelta(minutes=10), 4)
-        second = queue_store.claim_index_work(conn, "w2", NOW, NOW + timedelta(minutes=30), 4)
+        first = storage.queue.claim_index_work(conn, "w1", NOW, NOW + timedelta(minutes=10), 4)
+        second = storage.queue.claim_index_work(conn, "w2", NOW, NOW + timedelta(minutes=30), 4)
         assert len(first) == 4 and len(second) == 2 and not set(first) & set(second)
-        assert queue_store.claim_index_work(conn, "w3", NOW, NOW + timedelta(minutes=10), 4) == []
+        assert storage.queue.claim_index_work(conn, "w3", NOW, NOW + timedelta(minutes=10), 4) == []
         # w1 died: its lease runs out and another worker takes its papers
         later = NOW + timedelta(minutes=11)
-        assert sorted(queue_store.claim_index_work(conn, "w3", later, later + timedelta(minutes=10), 10)) == first
-        assert queue_store.finish_index_work(conn, first, "w1") == 0, "a lease taken over is not w1's to finish"
-        assert queue_store.finish_index_work(conn, first, "w3") == 4
+        assert sorted(storage.queue.claim_index_work(conn, "w3", later, later + timedelta(minutes=10), 10)) == first
+        assert storage.queue.finish_index_work(conn, first, "w1") == 0, "a lease taken over is not w1's to finish"
+        assert storage.queue.finish_index_work(conn, first, "w3") == 4
         # w2's lookups fail: each wait three times the one before, given up after the last try
         wait = timedelta(minutes=15)
         waits = []
         at = NOW
         for attempt in range(1, 4):
-            given_up = queue_store.record_index_failure(
+            given_up = storage.queue.record_index_failure(
                 conn, second, "w2", at, "no source knows this paper", first_wait=wait, max_attempts=3
             )
             row = conn.execute("SELECT min(not_before) FROM index_queue WHERE paper_id = %s", (second[0],)).fetchone()
@@ -90,17 +90,17 @@ def test_claims_are_disjoint_leases_expire_and_failures_back_off_then_give_up(db
             if attempt < 3:
                 assert given_up == 0
                 at = row[0]
-                assert sorted(queue_store.claim_index_work(conn, "w2", at, at + timedelta(minutes=10), 10)) == second
+                assert sorted(storage.queue.claim_index_work(conn, "w2", at, at + timedelta(minutes=10), 10)) == second
         assert given_up == 2
         assert waits[:2] == [wait, 3 * wait]
-        progress = queue_store.load_index_progress(conn, T, C, "m")
+        progress = storage.queue.load_index_progress(conn, T, C, "m")
     assert progress.given_up == 2 and progress.waiting == 0 and progress.stored == 6
     with db.connection() as conn:
-        assert queue_store.enqueue_due(conn, at, "m", timedelta(days=30)) == 4, "the 4 unembedded shares"
-        assert queue_store.load_index_progress(conn, T, C, "m").given_up == 2, "given up stays given up"
+        assert storage.queue.enqueue_due(conn, at, "m", timedelta(days=30)) == 4, "the 4 unembedded shares"
+        assert storage.queue.load_index_progress(conn, T, C, "m").given_up == 2, "given up stays given up"
         month = at + timedelta(days=31)
-        queue_store.enqueue_due(conn, month, "m", timedelta(days=30))
-        again = queue_store.load_index_progress(conn, T, C, "m")
+        storage.queue.enqueue_due(conn, month, "m", timedelta(days=30))
+        again = storage.queue.load_index_progress(conn, T, C, "m")
     assert again.given_up == 0 and again.waiting == 6, "a month later, a given-up paper gets another chance"
 
 
@@ -133,7 +133,7 @@ def test_the_indexer_looks_papers_up_embeds_them_and_gives_up_visibly(db: Databa
         done = indexer.run()
         assert done.claimed == 6 and done.looked_up == 5 and done.not_found == 1 and done.given_up == 0
         with db.connection() as conn:
-            progress = queue_store.load_index_progress(conn, T, C, CachedEmbedder().model_name)
+            progress = storage.queue.load_index_progress(conn, T, C, CachedEmbedder().model_name)
             titles = conn.execute("SELECT count(*) FROM papers WHERE title IS NOT NULL").fetchone()[0]
         assert titles == 5
         assert (progress.stored, progress.looked_up, progress.embedded, progress.waiting) == (6, 5, 6, 1), (
@@ -143,7 +143,7 @@ def test_the_indexer_looks_papers_up_embeds_them_and_gives_up_visibly(db: Databa
         again = indexer.run()
         assert again.claimed == 1 and again.given_up == 1
         with db.connection() as conn:
-            progress = queue_store.load_index_progress(conn, T, C, CachedEmbedder().model_name)
+            progress = storage.queue.load_index_progress(conn, T, C, CachedEmbedder().model_name)
             error = conn.execute("SELECT last_error FROM index_queue WHERE given_up_at IS NOT NULL").fetchone()[0]
         assert progress.given_up == 1 and progress.waiting == 0 and progress.embedded == 6
         assert "no source knows" in error
@@ -181,7 +181,7 @@ def test_two_processes_share_the_indexing_without_doing_any_paper_twice(db: Data
         assert len(scholar.asked) == 120 and len(set(scholar.asked)) == 120, "no paper was looked up twice"
         assert scholar.rate_limited == 0, "together they kept the service's pace"
         with db.connection() as conn:
-            progress = queue_store.load_index_progress(conn, T, C, CachedEmbedder().model_name)
+            progress = storage.queue.load_index_progress(conn, T, C, CachedEmbedder().model_name)
         assert progress.looked_up == progress.embedded == 120 and progress.waiting == 0
     finally:
         scholar.stop()

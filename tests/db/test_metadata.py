@@ -13,10 +13,10 @@ import pytest
 from bot.export import import_export
 from socialrag.config import Settings
 from socialrag.db import Database
-from socialrag.papers.arxiv import ArxivApi
-from socialrag.papers.crossref import Crossref
-from socialrag.papers.resolve import build_sources, refresh_metadata
-from socialrag.papers.semanticscholar import SemanticScholar
+from socialrag.knowledge.papers.arxiv import ArxivApi
+from socialrag.knowledge.papers.crossref import Crossref
+from socialrag.knowledge.papers.resolve import build_sources, refresh_metadata
+from socialrag.knowledge.papers.semanticscholar import SemanticScholar
 from tests.exports import msg, user, write_export
 from tests.fixtures import s2_json
 
@@ -292,7 +292,7 @@ def test_offline_fetches_nothing_and_papers_keep_their_best_text(db: Database, t
         assert offline_sources == []
         result = refresh_metadata(db, offline_sources, settings(), now=NOW)
     assert result.found == 0
-    from socialrag.embed import load_pending
+    from socialrag.knowledge.embed import load_pending
 
     with db.connection() as conn:
         texts = {t for _, t, _, _ in load_pending(conn, "all-MiniLM-L6-v2")}
@@ -303,8 +303,8 @@ def test_offline_fetches_nothing_and_papers_keep_their_best_text(db: Database, t
 
 def test_s2_fixture_paper_round_trip(db: Database) -> None:
     """The full real Paper.json goes into the database and its references become joinable rows."""
-    from socialrag.paper_store import record_papers
-    from socialrag.papers.semanticscholar import paper_from_s2
+    from socialrag.knowledge.papers.semanticscholar import paper_from_s2
+    from socialrag.storage.papers import record_papers
 
     paper = paper_from_s2(s2_json("Paper.json"))
     with db.connection() as conn:
@@ -317,6 +317,6 @@ def test_s2_fixture_paper_round_trip(db: Database) -> None:
 
 @pytest.mark.parametrize("retry_after", ["3", "Wed, 21 Oct 2015 07:28:00 GMT", None])
 def test_retry_after_forms(retry_after: str | None) -> None:
-    from socialrag.papers.http import parse_retry_after
+    from socialrag.knowledge.papers.http import parse_retry_after
 
     assert parse_retry_after(retry_after, 2.0) >= 0.0

@@ -11,12 +11,8 @@ from typing import Any
 
 import pytest
 
-from socialrag import paper_store, store
-from socialrag.candidates import CandidateQuery, CatalogSource
+from socialrag import storage
 from socialrag.db import Database
-from socialrag.explain import member_token
-from socialrag.generate import GenerateConfig, build_allowed, build_draft
-from socialrag.llm import LLMClient
 from socialrag.models import (
     Author,
     AuthorDiscussedHere,
@@ -29,11 +25,15 @@ from socialrag.models import (
     VenueEngagedWith,
     WhyMemberMayCare,
 )
-from socialrag.pipeline import RecommendConfig, load_relations, recommend
-from socialrag.rank import ScoringConfig, channel_weights, select_signals
-from socialrag.signals import SignalInput, compute_signals
-from socialrag.social import load_channel_context, load_paper_infos, load_vectors
-from socialrag.verify import check_text
+from socialrag.recommender.candidates import CandidateQuery, CatalogSource
+from socialrag.recommender.context import load_channel_context, load_paper_infos, load_vectors
+from socialrag.recommender.explain import member_token
+from socialrag.recommender.generate import GenerateConfig, build_allowed, build_draft
+from socialrag.recommender.llm import LLMClient
+from socialrag.recommender.pipeline import RecommendConfig, load_relations, recommend
+from socialrag.recommender.rank import ScoringConfig, channel_weights, select_signals
+from socialrag.recommender.signals import SignalInput, compute_signals
+from socialrag.recommender.verify import check_text
 from tests.labbase import AS_OF, CITING, CITING_SENTENCE, SHARED, CachedEmbedder, build_lab
 from tests.openai_standin import OpenAIStandIn, chain_answer
 
@@ -99,7 +99,7 @@ def test_signals_h1_h2_h4_h5_h6_h7_h8_h9(db: Database, lab: dict[str, Any]) -> N
 def test_h3_shared_affiliation(db: Database, lab: dict[str, Any]) -> None:
     with db.connection() as conn:
         # Graham (U1) has a paper with an affiliation; a candidate author shares it.
-        paper_store.record_papers(
+        storage.papers.record_papers(
             conn,
             [
                 Paper(
@@ -110,7 +110,7 @@ def test_h3_shared_affiliation(db: Database, lab: dict[str, Any]) -> None:
                 )
             ],
         )
-        paper_store.record_papers(
+        storage.papers.record_papers(
             conn,
             [
                 Paper(
@@ -137,7 +137,7 @@ def test_signal_selection_rule(db: Database, lab: dict[str, Any]) -> None:
 def test_recommend_excludes_shared_papers_under_other_identities(db: Database, lab: dict[str, Any]) -> None:
     with db.connection() as conn:
         # The channel shared TaBERT by its ACL id; Semantic Scholar says it is also this arXiv paper.
-        paper_store.record_papers(
+        storage.papers.record_papers(
             conn,
             [Paper(ids={"acl": SHARED["tabert"], "arxiv": "2005.08314"}, source="semanticscholar", title="TaBERT")],
         )
@@ -250,7 +250,7 @@ def llm_server() -> Iterator[OpenAIStandIn]:
 def llm_client(db: Database, server: OpenAIStandIn, timeout: float = 5.0) -> LLMClient:
     def record(call: Any) -> None:
         with db.connection() as conn:
-            store.record_llm_call(conn, "T0LAB", "C1", call)
+            storage.store.record_llm_call(conn, "T0LAB", "C1", call)
 
     return LLMClient(model="test-model", base_url=server.base_url, api_key="k", timeout=timeout, recorder=record)
 
@@ -295,7 +295,7 @@ def test_no_llm_configured_means_template_tldr(db: Database, lab: dict[str, Any]
 
 
 def test_candidate_query_seeds(db: Database, lab: dict[str, Any]) -> None:
-    from socialrag.candidates import seed_papers
+    from socialrag.recommender.candidates import seed_papers
 
     with db.connection() as conn:
         ctx = load_channel_context(conn, "T0LAB", "C1", AS_OF, MODEL)
@@ -311,6 +311,6 @@ def test_a_member_who_left_the_channel_is_named_not_mentioned(db: Database, lab:
     assert draft.mentions, "the lab's post mentions someone"
     gone = draft.mentions[0]
     with db.connection() as conn:
-        store.remove_channel_member(conn, "T0LAB", "C1", gone)
+        storage.store.remove_channel_member(conn, "T0LAB", "C1", gone)
     again = render_for(db, lab, "template").draft
     assert gone not in again.mentions and gone in again.named, "still named, no longer notified"

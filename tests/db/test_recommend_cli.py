@@ -11,8 +11,8 @@ import pytest
 
 from bot.cli import main
 from socialrag.db import Database
-from socialrag.evaluate import METHODS, evaluate_channel
 from socialrag.models import signal_from_json
+from socialrag.recommender.evaluate import METHODS, evaluate_channel
 from tests.labbase import AS_OF, CachedEmbedder, build_lab
 
 pytestmark = pytest.mark.slow
@@ -69,7 +69,8 @@ def test_eval_replay(lab_env: dict[str, Any], db: Database, capsys: pytest.Captu
 def test_refit_learns_the_channel_and_status_says_so(
     lab_env: dict[str, Any], db: Database, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from socialrag.ranker_store import channels_to_refit, fit_history, load_fit
+    from socialrag.recommender.refit import fit_history, load_fit
+    from socialrag.storage.rankers import channels_to_refit
 
     now = datetime.now(UTC)
     with db.connection() as conn:
@@ -92,7 +93,7 @@ def test_refit_learns_the_channel_and_status_says_so(
 
 def test_the_scheduler_refits_channels_when_due(lab_env: dict[str, Any], db: Database) -> None:
     from socialrag.config import Settings
-    from socialrag.service import Recommender
+    from socialrag.recommender.service import Recommender
 
     now = datetime.now(UTC)
     with Recommender(Settings(home=Path("."), offline=True), db, embedder=CachedEmbedder()) as recommender:

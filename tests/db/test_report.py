@@ -15,8 +15,8 @@ import pytest
 
 from bot.cli import main
 from socialrag.db import Database
-from socialrag.report import write_report
-from socialrag.report_data import load_headline, load_report_data
+from socialrag.report.data import load_headline, load_report_data
+from socialrag.report.page import write_report
 from tests.labbase import CachedEmbedder, build_lab
 
 T = "T0LAB"
@@ -137,7 +137,7 @@ def test_report_of_ten_thousand_shares(db: Database, tmp_path: Path) -> None:
     no_network(page)
     # markup in names and titles is dropped before anything is drawn or written: nothing runs, loads or notifies
     assert "<script" not in page and "evil.example" not in page and "<@U1>" not in page and "<img" not in page
-    from socialrag.report_charts import People
+    from socialrag.report.charts import People
 
     assert People(data, anonymous=False)("U1") == "alert(1) $x^2$"
     assert report.path.stat().st_size < 6_000_000
@@ -177,6 +177,6 @@ def test_timedelta_of_period_is_bounded_by_activity(db: Database, tmp_path: Path
     generated_channel(db, 50)
     with db.connection() as conn:
         data = load_report_data(conn, "TGEN", "CGEN")
-    from socialrag.report_charts import period_end
+    from socialrag.report.charts import period_end
 
     assert period_end(data) - max(s.at for s in data.shares) <= timedelta(days=1)

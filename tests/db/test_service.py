@@ -9,11 +9,11 @@ import pytest
 
 from bot.export import import_export
 from bot.recommend_cmd import resolve_channel
-from socialrag import store
+from socialrag import storage
 from socialrag.config import Settings
 from socialrag.db import Database
 from socialrag.errors import InputError
-from socialrag.service import Recommender, describe_style, resolve_style
+from socialrag.recommender.service import Recommender, describe_style, resolve_style
 from tests.exports import msg, user, write_export
 from tests.labbase import AS_OF, CachedEmbedder, build_lab, t
 
@@ -85,10 +85,10 @@ def test_one_style_rule() -> None:
 def test_a_channel_that_never_chose_stores_no_style(db: Database) -> None:
     """The settings row a command creates keeps "not chosen", and the store's defaults are the schema's."""
     with db.connection() as conn:
-        store.upsert_team(conn, "T1")
+        storage.store.upsert_team(conn, "T1")
         conn.execute("INSERT INTO channels (team_id, channel_id, name) VALUES ('T1', 'C9', 'x')")
-        store.upsert_channel_setting(conn, "T1", "C9", frequency="weekly")
-        stored = store.load_channel_settings(conn, "T1", "C9")
+        storage.store.upsert_channel_setting(conn, "T1", "C9", frequency="weekly")
+        stored = storage.store.load_channel_settings(conn, "T1", "C9")
         defaults = dict(
             conn.execute(
                 """SELECT column_name, column_default FROM information_schema.columns
@@ -99,7 +99,7 @@ def test_a_channel_that_never_chose_stores_no_style(db: Database) -> None:
     assert defaults["style"] is None
     assert defaults["frequency"] == "'every-other-day'::text"
     assert defaults["post_start_hour"] == "9" and defaults["post_end_hour"] == "17"
-    fresh = store.load_channel_settings
+    fresh = storage.store.load_channel_settings
     with db.connection() as conn:
         none_yet = fresh(conn, "T1", "C-none")
     assert none_yet["style"] is None and none_yet["frequency"] == "every-other-day"

@@ -16,13 +16,13 @@ from slack_sdk import WebClient
 
 from bot.run import make_recommend
 from bot.scheduler import Recommend, Worker
-from socialrag import post_store, store
-from socialrag.candidates import CandidateQuery
+from socialrag import storage
 from socialrag.config import Settings
 from socialrag.db import Database
 from socialrag.models import Draft, Style
-from socialrag.pipeline import gather_candidates
-from socialrag.service import Recommender
+from socialrag.recommender.candidates import CandidateQuery
+from socialrag.recommender.pipeline import gather_candidates
+from socialrag.recommender.service import Recommender
 from tests.labbase import CachedEmbedder, build_lab
 from tests.multiworker import T, add_due_channels
 from tests.slack_standin import SlackStandIn, SlackState
@@ -57,7 +57,7 @@ def worker(db: Database, slack: SlackStandIn, recommend: Recommend, **kw: Any) -
 
 def only_first_channel(db: Database, channels: list[str]) -> None:
     with db.connection() as conn:
-        store.upsert_channel_setting(conn, T, channels[1], next_post_at=datetime.now(UTC) + timedelta(days=1))
+        storage.store.upsert_channel_setting(conn, T, channels[1], next_post_at=datetime.now(UTC) + timedelta(days=1))
 
 
 @pytest.mark.parametrize("renewed", [True, False], ids=["lease-renewed", "lease-lapsed"])
@@ -101,15 +101,15 @@ def test_one_failing_channel_does_not_stop_the_others(db: Database, setup: dict[
     assert w.tick() == 2
     assert [p["channel"] for p in slack.posts] == [channels[1]]
     with db.connection() as conn:
-        first = store.load_channel_settings(conn, T, channels[0])
+        first = storage.store.load_channel_settings(conn, T, channels[0])
     assert first["active"] and first["failures"] == 1 and first["stopped_reason"] is None
     retry_in = first["next_post_at"] - datetime.now(UTC)
     assert timedelta(minutes=4) < retry_in <= timedelta(minutes=5), "a transient failure retries after 5 minutes"
     with db.connection() as conn:  # the second failure in a row waits twice as long
-        store.upsert_channel_setting(conn, T, channels[0], next_post_at=datetime.now(UTC))
+        storage.store.upsert_channel_setting(conn, T, channels[0], next_post_at=datetime.now(UTC))
     w.tick()
     with db.connection() as conn:
-        again = store.load_channel_settings(conn, T, channels[0])
+        again = storage.store.load_channel_settings(conn, T, channels[0])
     assert again["failures"] == 2 and again["next_post_at"] - datetime.now(UTC) > timedelta(minutes=9)
 
 
@@ -120,7 +120,7 @@ def test_a_permanent_failure_stops_the_channel_and_says_why(db: Database, setup:
     w = worker(db, slack, setup["recommend"])
     assert w.tick() == 1
     with db.connection() as conn:
-        s = store.load_channel_settings(conn, T, channels[0])
+        s = storage.store.load_channel_settings(conn, T, channels[0])
     assert not s["active"] and s["stopped_reason"] == "slack: channel_not_found"
     assert w.tick() == 0, "no retry of what cannot succeed"
 
@@ -139,7 +139,7 @@ def test_a_source_answering_nonsense_costs_only_its_candidates(db: Database, set
             return [12345]
 
     with db.connection() as conn:
-        from socialrag.social import load_channel_context
+        from socialrag.recommender.context import load_channel_context
 
         ctx = load_channel_context(conn, T, setup["channels"][0], datetime.now(UTC), "all-MiniLM-L6-v2")
         found = gather_candidates(conn, [Broken(), One()], CandidateQuery(ctx, {}, "all-MiniLM-L6-v2", None))
@@ -157,7 +157,7 @@ def test_now_has_a_cooldown(db: Database, setup: dict[str, Any]) -> None:
     assert run_command(ctx, client, body).startswith("On it")
     assert run_command(ctx, client, body) == "A recommendation is already on its way here."
     with db.connection() as conn:
-        post_store.schedule_next(
+        storage.posts.schedule_next(
             conn, T, channels[1], datetime.now(UTC) + timedelta(days=1), posted_at=datetime.now(UTC)
         )
     assert "works again from" in run_command(ctx, client, body)

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
-from socialrag.calibrate import (
+from socialrag.recommender.calibrate import (
     FEATURES,
     MIN_SHARES,
     CandidateSet,
@@ -20,8 +20,16 @@ from socialrag.calibrate import (
     fit,
     prior_weights,
 )
-from socialrag.history import build_history, build_universe, training_set
-from socialrag.social import AuthorRef, ChannelContext, MemberInfo, PaperInfo, ReactionEvent, Share, SharedPaper
+from socialrag.recommender.context import (
+    AuthorRef,
+    ChannelContext,
+    MemberInfo,
+    PaperInfo,
+    ReactionEvent,
+    Share,
+    SharedPaper,
+)
+from socialrag.recommender.history import build_history, build_universe, training_set
 
 T = datetime(2024, 6, 1, tzinfo=UTC).timestamp()
 POP, SIM = FEATURES.index("popularity"), FEATURES.index("similarity")
@@ -171,7 +179,7 @@ def test_training_pairs_from_history_teach_the_sign_of_popularity(popular_wins: 
 
 def test_a_channel_whose_history_says_nothing_keeps_the_default_blend() -> None:
     """With the pull chosen on the latest quarter, pairs that carry no preference cannot beat the blend."""
-    from socialrag.calibrate import fit_validated
+    from socialrag.recommender.calibrate import fit_validated
 
     rng = np.random.default_rng(0)
     n_moments, per = 80, 20

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from socialrag.emoji import normalize_emoji, parse_sentiment, read_sentiment
+from socialrag.knowledge.emoji import normalize_emoji, parse_sentiment, read_sentiment
 
 
 @pytest.mark.parametrize(

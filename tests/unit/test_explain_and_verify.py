@@ -6,7 +6,6 @@ import re
 
 import pytest
 
-from socialrag.explain import build_template_text, describe_fact, render_signal, render_signals
 from socialrag.models import (
     AuthorDiscussedHere,
     EarlierPaperByMember,
@@ -20,7 +19,8 @@ from socialrag.models import (
     WhyMemberMayCare,
     signal_from_json,
 )
-from socialrag.verify import allowed_from, check_text
+from socialrag.recommender.explain import build_template_text, describe_fact, render_signal, render_signals
+from socialrag.recommender.verify import allowed_from, check_text
 
 LINK = "https://lab.slack.com/archives/C1/p1604311200000000"
 H5 = SocialSignal(
@@ -208,8 +208,8 @@ def test_every_sentence_keeps_a_source(
 ) -> None:
     """Each sentence is one a chosen signal renders, or a sentence of the paper's own tldr or abstract (said
     of the paper: 'It presents', 'The authors show'), or the fixed safe sentence; bold stays within three."""
-    from socialrag.explain import MAX_BOLD, SAFE_TEXT
-    from socialrag.summary import PAPER_VERBS
+    from socialrag.recommender.explain import MAX_BOLD, SAFE_TEXT
+    from socialrag.recommender.summary import PAPER_VERBS
 
     with_summary, with_signals = style
     text = build_template_text(signals, abstract, tldr, with_summary=with_summary, with_signals=with_signals)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from socialrag.links import find_paper_refs, parse_paper_url
+from socialrag.knowledge.links import find_paper_refs, parse_paper_url
 
 PAPER_URLS: list[tuple[str, str]] = [
     # arXiv

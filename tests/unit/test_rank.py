@@ -17,14 +17,14 @@ from socialrag.models import (
     VenueEngagedWith,
     WhyMemberMayCare,
 )
-from socialrag.rank import (
+from socialrag.recommender.context import PaperInfo, ReactionEvent, Reply, Share, SharedPaper
+from socialrag.recommender.rank import (
     ScoringConfig,
     decay,
     emoji_selectivity,
     engagement_weight,
     select_signals,
 )
-from socialrag.social import PaperInfo, ReactionEvent, Reply, Share, SharedPaper
 
 NOW = datetime(2024, 6, 1, tzinfo=UTC)
 

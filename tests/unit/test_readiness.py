@@ -8,12 +8,12 @@ import pytest
 
 from bot.context import history_note
 from bot.listeners.commands import UsageError, parse_command
-from socialrag.candidates import normalize_arxiv_category, search_words
 from socialrag.config import Settings
 from socialrag.errors import ConfigError
-from socialrag.queue_store import IndexProgress
-from socialrag.readiness import assess, describe_empty, describe_index
-from socialrag.schedule import INDEX_WAIT_LIMIT, empty_retry_wait, index_wait
+from socialrag.knowledge.readiness import assess, describe_empty, describe_index
+from socialrag.recommender.candidates import normalize_arxiv_category, search_words
+from socialrag.recommender.schedule import INDEX_WAIT_LIMIT, empty_retry_wait, index_wait
+from socialrag.storage.queue import IndexProgress
 
 NOW = datetime(2026, 11, 23, 10, tzinfo=UTC)
 
@@ -118,8 +118,8 @@ def test_an_empty_recommendation_says_why() -> None:
 
     import numpy as np
 
-    from socialrag.pipeline import explain_empty
-    from socialrag.social import ChannelContext
+    from socialrag.recommender.context import ChannelContext
+    from socialrag.recommender.pipeline import explain_empty
 
     ctx = ChannelContext("T", "C", datetime(2026, 11, 23, tzinfo=UTC), {}, {}, {}, {}, {}, model="m")
     assert explain_empty(ctx, [], 0, False).startswith("no candidate source can be reached")

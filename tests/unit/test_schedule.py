@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from socialrag.schedule import next_slot, quiet_until, should_step_down, step_down
+from socialrag.recommender.schedule import next_slot, quiet_until, should_step_down, step_down
 
 BERLIN = "Europe/Berlin"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from socialrag.papers.semanticscholar import identities_from_external, paper_from_s2, s2_lookup_id
+from socialrag.knowledge.papers.semanticscholar import identities_from_external, paper_from_s2, s2_lookup_id
 from tests.fixtures import s2_cassette, s2_json
 
 

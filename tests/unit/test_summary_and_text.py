@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from socialrag.explain import plan_mentions, render_plain
-from socialrag.summary import summarize
+from socialrag.recommender.explain import plan_mentions, render_plain
+from socialrag.recommender.summary import summarize
 
 ABSTRACT = (
     "Large language models are widely used. In this paper, we propose a retrieval method for group chats. "
@@ -34,7 +34,7 @@ def test_render_plain_names_members() -> None:
 
 
 def test_abstract_sentences_speak_of_the_paper() -> None:
-    from socialrag.summary import speak_of_the_paper, summarize
+    from socialrag.recommender.summary import speak_of_the_paper, summarize
 
     assert speak_of_the_paper("We present a metric for this task.") == "It presents a metric for this task."
     assert speak_of_the_paper("In this paper, we propose a model.") == "It proposes a model."

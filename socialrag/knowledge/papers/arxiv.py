@@ -1,0 +1,92 @@
+"""arXiv API (Atom feed) as a fallback for arXiv papers Semantic Scholar does not know yet."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+from typing import Any
+
+import httpx
+
+from socialrag.errors import SourceError
+from socialrag.knowledge.links import normalize_arxiv_id
+from socialrag.knowledge.papers.base import clean_text, parse_date
+from socialrag.knowledge.papers.http import PoliteClient
+from socialrag.models import Author, Paper
+
+_NS = {"a": "http://www.w3.org/2005/Atom", "arxiv": "http://arxiv.org/schemas/atom"}
+ID_LIST_LIMIT = 100
+
+
+def papers_from_atom(xml_text: str) -> dict[str, Paper]:
+    """The entries of an arXiv API answer, keyed by arXiv id (without version)."""
+    try:
+        root = ET.fromstring(xml_text)
+    except ET.ParseError as exc:
+        raise SourceError("arxiv", f"answer is not valid XML: {exc}") from exc
+    found: dict[str, Paper] = {}
+    for entry in root.findall("a:entry", _NS):
+        raw_id = (entry.findtext("a:id", default="", namespaces=_NS) or "").rsplit("/abs/", 1)[-1]
+        ident = normalize_arxiv_id(raw_id)
+        title = clean_text(entry.findtext("a:title", default="", namespaces=_NS))
+        if not ident or not title or title == "Error":
+            continue
+        authors = tuple(
+            Author(
+                name=clean_text(a.findtext("a:name", default="", namespaces=_NS)) or "",
+                affiliations=tuple(x.text.strip() for x in a.findall("arxiv:affiliation", _NS) if x.text),
+            )
+            for a in entry.findall("a:author", _NS)
+        )
+        doi = entry.findtext("arxiv:doi", default=None, namespaces=_NS)
+        ids = {"arxiv": ident}
+        if doi:
+            ids["doi"] = doi.strip().lower()
+        published = parse_date(entry.findtext("a:published", default="", namespaces=_NS))
+        found[ident] = Paper(
+            ids=ids,
+            source="arxiv",
+            title=title,
+            abstract=clean_text(entry.findtext("a:summary", default="", namespaces=_NS)),
+            authors=tuple(a for a in authors if a.name),
+            venue=clean_text(entry.findtext("arxiv:journal_ref", default=None, namespaces=_NS)) or "arXiv",
+            year=published.year if published else None,
+            publication_date=published,
+            url=f"https://arxiv.org/abs/{ident}",
+            arxiv_categories=tuple(c.get("term", "") for c in entry.findall("a:category", _NS) if c.get("term")),
+        )
+    return found
+
+
+class ArxivApi:
+    """Client of ``ARXIV_API_URL``; arXiv asks for no more than one request every three seconds."""
+
+    name = "arxiv"
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        timeout: float = 20.0,
+        transport: httpx.BaseTransport | None = None,
+        min_interval: float = 3.0,
+        **polite: Any,
+    ) -> None:
+        client = httpx.Client(base_url=base_url, timeout=timeout, transport=transport)
+        self.http = PoliteClient(self.name, client, min_interval=min_interval, **polite)
+
+    def can_fetch(self, ids: dict[str, str]) -> bool:
+        return "arxiv" in ids
+
+    def fetch_papers(self, requests: Sequence[dict[str, str]]) -> list[Paper | None]:
+        wanted = [ids.get("arxiv") for ids in requests]
+        asked = [w for w in wanted if w]
+        found: dict[str, Paper] = {}
+        for start in range(0, len(asked), ID_LIST_LIMIT):
+            chunk = asked[start : start + ID_LIST_LIMIT]
+            response = self.http.request("GET", "query", params={"id_list": ",".join(chunk), "max_results": len(chunk)})
+            found.update(papers_from_atom(response.text))
+        return [found.get(w) if w else None for w in wanted]
+
+    def close(self) -> None:
+        self.http.close()

@@ -1,0 +1,111 @@
+"""Crossref REST API as a fallback for DOIs (journals, ACM, Springer, Nature, bioRxiv)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from datetime import date
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from socialrag.errors import NotFound
+from socialrag.knowledge.papers.base import clean_text
+from socialrag.knowledge.papers.http import PoliteClient
+from socialrag.models import Author, Paper
+
+_TAGS = re.compile(r"<[^>]+>")
+
+
+def _first(value: Any) -> str | None:
+    if isinstance(value, list) and value:
+        return clean_text(value[0])
+    return clean_text(value)
+
+
+def _issued(raw: Mapping[str, Any]) -> date | None:
+    for key in ("published-print", "published-online", "issued", "created"):
+        parts = ((raw.get(key) or {}).get("date-parts") or [[None]])[0]
+        if parts and isinstance(parts[0], int):
+            year, month, day = [*parts, 1, 1][:3]
+            try:
+                return date(year, month or 1, day or 1)
+            except ValueError:
+                return date(year, 1, 1)
+    return None
+
+
+def paper_from_crossref(raw: Mapping[str, Any]) -> Paper | None:
+    """A Crossref ``message`` object as a ``Paper``."""
+    doi = clean_text(raw.get("DOI"))
+    title = _first(raw.get("title"))
+    if not doi or not title:
+        return None
+    abstract = raw.get("abstract")
+    authors = tuple(
+        Author(
+            name=" ".join(x for x in (a.get("given"), a.get("family")) if x) or str(a.get("name") or ""),
+            affiliations=tuple(str(f.get("name")) for f in a.get("affiliation") or () if f.get("name")),
+            orcid=(str(a["ORCID"]).rsplit("/", 1)[-1] if a.get("ORCID") else None),
+        )
+        for a in raw.get("author") or ()
+        if isinstance(a, Mapping)
+    )
+    issued = _issued(raw)
+    count = raw.get("is-referenced-by-count")
+    return Paper(
+        ids={"doi": doi.lower()},
+        source="crossref",
+        title=title,
+        abstract=clean_text(_TAGS.sub(" ", abstract)) if isinstance(abstract, str) else None,
+        authors=tuple(a for a in authors if a.name),
+        venue=_first(raw.get("container-title")) or clean_text(raw.get("publisher")),
+        year=issued.year if issued else None,
+        publication_date=issued,
+        url=clean_text(raw.get("URL")) or f"https://doi.org/{doi}",
+        citation_count=count if isinstance(count, int) else None,
+        popularity=float(count) if isinstance(count, int) else None,
+    )
+
+
+class Crossref:
+    """Client of ``CROSSREF_API_URL``; with ``CROSSREF_MAILTO`` it joins Crossref's polite pool."""
+
+    name = "crossref"
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        mailto: str | None = None,
+        timeout: float = 20.0,
+        transport: httpx.BaseTransport | None = None,
+        min_interval: float = 0.1,
+        **polite: Any,
+    ) -> None:
+        agent = "PaperPing/0.1" + (f" (mailto:{mailto})" if mailto else "")
+        client = httpx.Client(base_url=base_url, timeout=timeout, transport=transport, headers={"User-Agent": agent})
+        self.http = PoliteClient(self.name, client, min_interval=min_interval, **polite)
+
+    def can_fetch(self, ids: dict[str, str]) -> bool:
+        return "doi" in ids
+
+    def fetch_papers(self, requests: Sequence[dict[str, str]]) -> list[Paper | None]:
+        out: list[Paper | None] = []
+        for ids in requests:
+            doi = ids.get("doi")
+            if not doi:
+                out.append(None)
+                continue
+            try:
+                body = self.http.request_json("GET", f"works/{quote(doi, safe='/')}")
+            except NotFound:
+                out.append(None)
+                continue
+            message = body.get("message") if isinstance(body, dict) else None
+            out.append(paper_from_crossref(message) if isinstance(message, Mapping) else None)
+        return out
+
+    def close(self) -> None:
+        self.http.close()

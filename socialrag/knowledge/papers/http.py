@@ -1,0 +1,123 @@
+"""A polite HTTP client for metadata services: a minimum interval between calls, and backoff on 429/5xx.
+
+Transport failures and exhausted retries become ``SourceError``; the caller decides what to keep.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from email.utils import parsedate_to_datetime
+from typing import Any, Protocol
+
+import httpx
+
+from socialrag.errors import NotFound, RateLimited, SourceError
+
+log = logging.getLogger(__name__)
+
+
+def parse_retry_after(value: str | None, default: float) -> float:
+    """Seconds to wait from a ``Retry-After`` header (a number of seconds or an HTTP date)."""
+    if not value:
+        return default
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return default
+    return max(0.0, when.timestamp() - time.time())
+
+
+class SharedPace(Protocol):
+    """A pace kept for all processes at once (``socialrag.knowledge.pace.DatabasePace``): turns at least ``interval``
+    seconds apart, and a hold when the service asks everyone to wait."""
+
+    def reserve(self, source: str, interval: float) -> float: ...
+
+    def hold_off(self, source: str, seconds: float) -> None: ...
+
+
+class PoliteClient:
+    """Wraps an ``httpx.Client`` with the service's published pace and retries. With ``shared``, the pace is
+    kept across every process that uses the same database, and a ``Retry-After`` holds them all."""
+
+    def __init__(
+        self,
+        name: str,
+        client: httpx.Client,
+        *,
+        min_interval: float,
+        max_tries: int = 4,
+        max_wait: float = 120.0,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+        shared: SharedPace | None = None,
+    ) -> None:
+        self.name = name
+        self.client = client
+        self.min_interval = min_interval
+        self.max_tries = max_tries
+        self.max_wait = max_wait
+        self._sleep = sleep
+        self._clock = clock
+        self._last = -1e9
+        self.shared = shared
+
+    def _pace(self) -> None:
+        if self.shared is not None:
+            wait = self.shared.reserve(self.name, self.min_interval)
+            if wait > 0:
+                self._sleep(wait)
+            return
+        wait = self._last + self.min_interval - self._clock()
+        if wait > 0:
+            self._sleep(wait)
+        self._last = self._clock()
+
+    def request(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
+        """Send one request, waiting and retrying as the service asks; 404 raises ``NotFound``."""
+        backoff = max(self.min_interval, 1.0)
+        for attempt in range(1, self.max_tries + 1):
+            self._pace()
+            try:
+                response = self.client.request(method, url, **kwargs)
+            except httpx.HTTPError as exc:
+                if attempt == self.max_tries:
+                    raise SourceError(self.name, f"request failed: {exc}") from exc
+                self._sleep(backoff)
+                backoff *= 2
+                continue
+            if response.status_code == 404:
+                raise NotFound(self.name, f"not found: {url}")
+            if response.status_code == 429 or response.status_code >= 500:
+                wait = parse_retry_after(response.headers.get("Retry-After"), backoff)
+                log.info("%s answered %s; waiting %.1fs", self.name, response.status_code, wait)
+                if self.shared is not None and response.status_code == 429:
+                    self.shared.hold_off(self.name, min(wait, self.max_wait))
+                if attempt == self.max_tries or wait > self.max_wait:
+                    error = RateLimited if response.status_code == 429 else SourceError
+                    raise error(self.name, f"HTTP {response.status_code} after {attempt} tries", retry_after=wait)
+                self._sleep(wait)
+                backoff *= 2
+                continue
+            if response.status_code >= 400:
+                raise SourceError(self.name, f"HTTP {response.status_code}: {response.text[:200]}")
+            return response
+        raise SourceError(self.name, "no response")  # pragma: no cover - the loop always returns or raises
+
+    def request_json(self, method: str, url: str, **kwargs: Any) -> Any:
+        """``request`` and its JSON body; a body that is not JSON (an HTML error page) raises ``SourceError``."""
+        response = self.request(method, url, **kwargs)
+        try:
+            return response.json()
+        except ValueError:
+            kind = response.headers.get("Content-Type", "no content type")
+            raise SourceError(self.name, f"answered something that is not JSON ({kind})") from None
+
+    def close(self) -> None:
+        self.client.close()

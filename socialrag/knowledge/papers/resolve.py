@@ -1,0 +1,166 @@
+"""Keep paper metadata fresh: ask each source in turn for the papers still missing, cache the answers.
+
+Semantic Scholar first (it has tldrs, affiliations and references), then arXiv, then Crossref. A paper no
+source knows keeps its identifier and the sharing message's label and text as its best text, and is tried
+again after ``PAPERPING_METADATA_RETRY_HOURS``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
+
+from socialrag import storage
+from socialrag.config import Settings
+from socialrag.db import Database
+from socialrag.errors import SourceError
+from socialrag.knowledge.papers.arxiv import ArxivApi
+from socialrag.knowledge.papers.base import MetadataSource
+from socialrag.knowledge.papers.crossref import Crossref
+from socialrag.knowledge.papers.http import SharedPace
+from socialrag.knowledge.papers.semanticscholar import SemanticScholar
+from socialrag.models import Paper
+from socialrag.progress import Progress
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class RefreshResult:
+    found: int = 0
+    missing: int = 0
+    contexts: int = 0
+    citations: int = 0
+    errors: list[str] | None = None
+
+
+def open_sources(settings: Settings, shared: SharedPace | None = None) -> list[MetadataSource]:
+    """The metadata sources for these settings (none when offline); ``shared`` keeps their pace across
+    processes. The caller closes them."""
+    if settings.offline:
+        return []
+    timeout = settings.http_timeout
+    return [
+        SemanticScholar(settings.s2_api_url, api_key=settings.s2_api_key, timeout=timeout, shared=shared),
+        ArxivApi(settings.arxiv_api_url, timeout=timeout, shared=shared),
+        Crossref(settings.crossref_api_url, mailto=settings.crossref_mailto, timeout=timeout, shared=shared),
+    ]
+
+
+@contextmanager
+def build_sources(settings: Settings, shared: SharedPace | None = None) -> Iterator[list[MetadataSource]]:
+    """The metadata sources for these settings (none when offline), closed afterwards."""
+    sources = open_sources(settings, shared)
+    try:
+        yield sources
+    finally:
+        for source in sources:
+            source.close()
+
+
+def refresh_metadata(
+    db: Database,
+    sources: Sequence[MetadataSource],
+    settings: Settings,
+    *,
+    now: datetime | None = None,
+    page: int = 500,
+    max_pages: int = 100,
+) -> RefreshResult:
+    """Fetch metadata for papers that lack it or whose copy is stale; record what could not be had."""
+    now = now or datetime.now(UTC)
+    result = RefreshResult(errors=[])
+    if not sources:
+        return result
+    max_age = timedelta(days=settings.metadata_max_age_days)
+    retry_at = now + timedelta(hours=settings.metadata_retry_hours)
+    with Progress(None, "metadata lookups", "paper") as progress:
+        for _ in range(max_pages):
+            with db.connection() as conn:
+                todo = storage.papers.load_papers_to_fetch(conn, now, max_age, limit=page)
+            if not todo:
+                break
+            found = ask_sources(sources, [ids for _, ids in todo], result)
+            with db.connection() as conn:
+                papers = [replace(p, ids={**ids, **p.ids}) for (_, ids), p in zip(todo, found, strict=True) if p]
+                storage.papers.mark_fetched(conn, storage.papers.record_papers(conn, papers), now)
+                missing = [pid for (pid, _), p in zip(todo, found, strict=True) if p is None]
+                storage.papers.record_fetch_failure(conn, missing, retry_at)
+            result.found += len(papers)
+            result.missing += len(missing)
+            progress.update(len(todo))
+    fill_reference_contexts(db, sources, result)
+    fill_citations(db, sources, now - max_age, result)
+    return result
+
+
+def ask_sources(
+    sources: Sequence[MetadataSource], requests: list[dict[str, str]], result: RefreshResult
+) -> list[Paper | None]:
+    """Each source in turn for the papers still missing; a source that fails is noted in ``result.errors``."""
+    found: list[Paper | None] = [None] * len(requests)
+    for source in sources:
+        pending = [i for i, p in enumerate(found) if p is None and source.can_fetch(requests[i])]
+        if not pending:
+            continue
+        try:
+            answers = source.fetch_papers([requests[i] for i in pending])
+        except SourceError as exc:
+            log.warning("metadata: %s", exc)
+            assert result.errors is not None
+            result.errors.append(str(exc))
+            continue
+        for i, paper in zip(pending, answers, strict=True):
+            if paper is not None and paper.title:
+                found[i] = paper
+    return found
+
+
+def _semantic_scholar(sources: Sequence[MetadataSource]) -> SemanticScholar | None:
+    return next((s for s in sources if isinstance(s, SemanticScholar)), None)
+
+
+def fill_reference_contexts(db: Database, sources: Sequence[MetadataSource], result: RefreshResult) -> None:
+    """Citing sentences for shared papers that cite another paper shared in the same channel."""
+    s2 = _semantic_scholar(sources)
+    if s2 is None:
+        return
+    with db.connection() as conn:
+        todo = storage.papers.load_citations_lacking_contexts(conn)
+    for citing_id, s2_id in todo:
+        try:
+            contexts = s2.fetch_reference_contexts(s2_id)
+        except SourceError as exc:
+            log.warning("reference contexts: %s", exc)
+            continue
+        with db.connection() as conn:
+            result.contexts += storage.papers.record_reference_contexts(conn, citing_id, contexts)
+
+
+def fill_citations(
+    db: Database, sources: Sequence[MetadataSource], stale_before: datetime, result: RefreshResult
+) -> None:
+    """Papers citing what channels shared (new work building on what a group engaged with)."""
+    s2 = _semantic_scholar(sources)
+    if s2 is None:
+        return
+    with db.connection() as conn:
+        todo = storage.papers.load_papers_lacking_citations(conn, stale_before)
+    for paper_id, s2_id in todo:
+        try:
+            citing = s2.fetch_citations(s2_id)
+        except SourceError as exc:
+            log.warning("citations: %s", exc)
+            continue
+        rows = [
+            (scheme, value, c.title, c.year, c.contexts)
+            for c in citing
+            for scheme, value in c.ids.items()
+            if scheme != "corpus"
+        ]
+        with db.connection() as conn:
+            storage.papers.record_citations(conn, paper_id, rows)
+        result.citations += len(citing)

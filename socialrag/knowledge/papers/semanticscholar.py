@@ -1,0 +1,249 @@
+"""Semantic Scholar Graph API: paper batch lookups and reference contexts. Parses the API's real shapes."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from socialrag.errors import NotFound
+from socialrag.knowledge.links import doi_identity, normalize_arxiv_id
+from socialrag.knowledge.papers.base import clean_text, parse_date
+from socialrag.knowledge.papers.http import PoliteClient
+from socialrag.models import Author, Paper, PaperRef
+
+BATCH_LIMIT = 500
+PAPER_FIELDS = ",".join(
+    [
+        "paperId",
+        "externalIds",
+        "corpusId",
+        "url",
+        "title",
+        "abstract",
+        "tldr",
+        "venue",
+        "publicationVenue",
+        "year",
+        "publicationDate",
+        "citationCount",
+        "authors.name",
+        "authors.affiliations",
+        "authors.externalIds",
+        "references.paperId",
+        "references.externalIds",
+    ]
+)
+_S2_PREFIX = {"arxiv": "ARXIV:", "doi": "DOI:", "acl": "ACL:", "corpus": "CorpusId:", "pmid": "PMID:"}
+
+
+@dataclass(frozen=True)
+class Citation:
+    """A paper citing a stored one: its identities, title, year and the citing sentences."""
+
+    ids: dict[str, str]
+    title: str | None
+    year: int | None
+    contexts: tuple[str, ...]
+
+
+def s2_lookup_id(ids: Mapping[str, str]) -> str | None:
+    """The identifier to ask Semantic Scholar for, from the identities PaperPing knows."""
+    if "s2" in ids:
+        return ids["s2"]
+    for scheme, prefix in _S2_PREFIX.items():
+        if scheme in ids:
+            return prefix + ids[scheme]
+    if "pmcid" in ids:
+        return "PMCID:" + ids["pmcid"].upper().removeprefix("PMC")
+    return None
+
+
+def identities_from_external(external: Mapping[str, Any] | None, paper_id: str | None) -> dict[str, str]:
+    """Semantic Scholar's ``externalIds`` as PaperPing identities (the same keys ``links`` produces)."""
+    ids: dict[str, str] = {}
+    if paper_id:
+        ids["s2"] = paper_id
+    ext = external or {}
+    if ext.get("ArXiv"):
+        arxiv = normalize_arxiv_id(str(ext["ArXiv"]))
+        if arxiv:
+            ids["arxiv"] = arxiv
+    if ext.get("ACL"):
+        ids["acl"] = str(ext["ACL"])
+    if ext.get("DOI"):
+        mapped = doi_identity(str(ext["DOI"]))
+        if mapped:
+            ids.setdefault(*mapped)
+    if ext.get("CorpusId") is not None:
+        ids["corpus"] = str(ext["CorpusId"])
+    if ext.get("PubMed"):
+        ids["pmid"] = str(ext["PubMed"])
+    if ext.get("PubMedCentral"):
+        ids["pmcid"] = "PMC" + str(ext["PubMedCentral"]).upper().removeprefix("PMC")
+    return ids
+
+
+def _reference_refs(raw: Any) -> tuple[PaperRef, ...]:
+    refs: list[PaperRef] = []
+    for entry in raw or ():
+        if not isinstance(entry, Mapping) or not entry.get("paperId"):
+            continue
+        for scheme, value in identities_from_external(entry.get("externalIds"), entry["paperId"]).items():
+            if scheme != "corpus":
+                refs.append(PaperRef(scheme, value, url=f"https://www.semanticscholar.org/paper/{entry['paperId']}"))
+    return tuple(refs)
+
+
+def _authors(raw: Any) -> tuple[Author, ...]:
+    out = []
+    for a in raw or ():
+        if not isinstance(a, Mapping) or not a.get("name"):
+            continue
+        ext = a.get("externalIds") or {}
+        orcid = ext.get("ORCID") if isinstance(ext, Mapping) else None
+        affiliations = tuple(str(x) for x in a.get("affiliations") or () if x)
+        out.append(
+            Author(
+                name=str(a["name"]),
+                s2_author_id=a.get("authorId"),
+                affiliations=affiliations,
+                orcid=str(orcid) if orcid else None,
+            )
+        )
+    return tuple(out)
+
+
+def paper_from_s2(raw: Mapping[str, Any]) -> Paper:
+    """One Semantic Scholar paper object as a ``Paper``."""
+    venue_obj = raw.get("publicationVenue")
+    venue = clean_text(raw.get("venue")) or (
+        clean_text(venue_obj.get("name")) if isinstance(venue_obj, Mapping) else None
+    )
+    tldr = raw.get("tldr")
+    return Paper(
+        ids=identities_from_external(raw.get("externalIds"), raw.get("paperId")),
+        source="semanticscholar",
+        title=clean_text(raw.get("title")),
+        abstract=clean_text(raw.get("abstract")),
+        tldr=clean_text(tldr.get("text")) if isinstance(tldr, Mapping) else None,
+        authors=_authors(raw.get("authors")),
+        venue=venue,
+        year=raw.get("year") if isinstance(raw.get("year"), int) else None,
+        publication_date=parse_date(raw.get("publicationDate")),
+        url=raw.get("url")
+        or (f"https://www.semanticscholar.org/paper/{raw['paperId']}" if raw.get("paperId") else None),
+        popularity=float(raw["citationCount"]) if isinstance(raw.get("citationCount"), int) else None,
+        citation_count=raw.get("citationCount") if isinstance(raw.get("citationCount"), int) else None,
+        references=_reference_refs(raw.get("references")),
+    )
+
+
+class SemanticScholar:
+    """Client of the Graph API (``S2_API_URL``). One request a second, as the API asks of everyone."""
+
+    name = "semanticscholar"
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        api_key: str | None = None,
+        timeout: float = 20.0,
+        transport: httpx.BaseTransport | None = None,
+        min_interval: float = 1.0,
+        **polite: Any,
+    ) -> None:
+        headers = {"x-api-key": api_key} if api_key else {}
+        client = httpx.Client(base_url=base_url, headers=headers, timeout=timeout, transport=transport)
+        self.http = PoliteClient(self.name, client, min_interval=min_interval, **polite)
+
+    def can_fetch(self, ids: dict[str, str]) -> bool:
+        return s2_lookup_id(ids) is not None
+
+    def fetch_papers(self, requests: Sequence[dict[str, str]]) -> list[Paper | None]:
+        """Batch lookups, up to 500 ids a call; a paper Semantic Scholar does not know comes back None."""
+        out: list[Paper | None] = []
+        for start in range(0, len(requests), BATCH_LIMIT):
+            chunk = requests[start : start + BATCH_LIMIT]
+            lookup = [s2_lookup_id(ids) for ids in chunk]
+            asked = [x for x in lookup if x]
+            answers: list[Any] = []
+            if asked:
+                body = self.http.request_json(
+                    "POST", "graph/v1/paper/batch", params={"fields": PAPER_FIELDS}, json={"ids": asked}
+                )
+                answers = body if isinstance(body, list) else []
+            by_pos = iter(answers)
+            for x in lookup:
+                raw = next(by_pos, None) if x else None
+                out.append(paper_from_s2(raw) if isinstance(raw, Mapping) and raw.get("paperId") else None)
+        return out
+
+    def fetch_reference_contexts(
+        self, s2_id: str, *, page: int = 100, max_pages: int = 20
+    ) -> dict[str, tuple[str, ...]]:
+        """The sentences in which paper ``s2_id`` cites each of its references, keyed by ``scheme:value``."""
+        contexts: dict[str, tuple[str, ...]] = {}
+        offset = 0
+        for _ in range(max_pages):
+            try:
+                body = self.http.request_json(
+                    "GET",
+                    f"graph/v1/paper/{s2_id}/references",
+                    params={"fields": "contexts,paperId,externalIds", "offset": offset, "limit": page},
+                )
+            except NotFound:
+                return contexts
+            body = body if isinstance(body, dict) else {}
+            for entry in body.get("data") or ():
+                cited = entry.get("citedPaper") or {}
+                sentences = tuple(clean_text(c) or "" for c in entry.get("contexts") or () if c)
+                if not sentences or not cited.get("paperId"):
+                    continue
+                for scheme, value in identities_from_external(cited.get("externalIds"), cited["paperId"]).items():
+                    contexts[f"{scheme}:{value}"] = sentences
+            if body.get("next") is None:
+                break
+            offset = int(body["next"])
+        return contexts
+
+    def fetch_citations(self, s2_id: str, *, page: int = 1000, max_items: int = 1000) -> list[Citation]:
+        """Papers citing ``s2_id`` (at most ``max_items``), with the sentences they cite it in."""
+        found: list[Citation] = []
+        offset = 0
+        while len(found) < max_items:
+            try:
+                body = self.http.request_json(
+                    "GET",
+                    f"graph/v1/paper/{s2_id}/citations",
+                    params={
+                        "fields": "contexts,paperId,externalIds,title,year",
+                        "offset": offset,
+                        "limit": min(page, max_items - len(found)),
+                    },
+                )
+            except NotFound:
+                break
+            body = body if isinstance(body, dict) else {}
+            for entry in body.get("data") or ():
+                citing = entry.get("citingPaper") or {}
+                if not citing.get("paperId"):
+                    continue
+                found.append(
+                    Citation(
+                        ids=identities_from_external(citing.get("externalIds"), citing["paperId"]),
+                        title=clean_text(citing.get("title")),
+                        year=citing.get("year") if isinstance(citing.get("year"), int) else None,
+                        contexts=tuple(clean_text(c) or "" for c in entry.get("contexts") or () if c),
+                    )
+                )
+            if body.get("next") is None:
+                break
+            offset = int(body["next"])
+        return found
+
+    def close(self) -> None:
+        self.http.close()

@@ -1,0 +1,63 @@
+"""What members are told about a channel's index and whether a post can come: the sentences of
+``/paperping now``, ``/paperping status``, ``paperping status`` and App Home. Pure: facts in, sentences out."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from socialrag.storage.queue import IndexProgress
+
+STEER = "set a focus or a source (`/paperping focus ...`, `/paperping sources ...`)"
+
+
+@dataclass(frozen=True)
+class Readiness:
+    """What a post in the channel now would wait for, and the sentence that says so."""
+
+    kind: str  # "ready", "indexing" (the post follows when done) or "none" (no candidate can be found yet)
+    sentence: str
+
+
+def focus_active(channel: Mapping[str, Any], now: datetime) -> bool:
+    """Whether the channel's settings row has a focus that has not run out (`/paperping focus`)."""
+    until = channel["focus_expires_at"]
+    return bool(channel["focus_text"]) and until is not None and until > now
+
+
+def assess(progress: IndexProgress, reading_history: bool, focused: bool, arxiv_categories: bool) -> Readiness:
+    """Whether a post can be made now. A channel with nothing indexed, no focus and no arXiv categories has
+    nothing to start a search from: no post is promised."""
+    if reading_history:
+        return Readiness("indexing", "I'm still reading this channel's history; the post follows when it is read.")
+    if progress.waiting:
+        done = progress.stored - progress.waiting
+        return Readiness(
+            "indexing", f"Indexing {done} of {progress.stored} papers shared here; the post follows when it is done."
+        )
+    if not progress.embedded and not focused and not arxiv_categories:
+        return Readiness("none", f"No candidate yet: nothing shared here is indexed; {STEER}.")
+    return Readiness("ready", "On it: a recommendation will appear here in a moment.")
+
+
+def describe_index(progress: IndexProgress) -> str:
+    """One line on the channel's index."""
+    if not progress.stored:
+        return "Index: no paper shared here yet."
+    parts = [f"{progress.looked_up} looked up", f"{progress.embedded} embedded"]
+    if progress.waiting:
+        parts.append(f"{progress.waiting} waiting")
+    if progress.given_up:
+        parts.append(f"{progress.given_up} given up (no source knows them; they still count as shared)")
+    return f"Index: {progress.stored} papers shared here; " + ", ".join(parts) + "."
+
+
+def describe_empty(reason: str | None, at: datetime | None, next_at: datetime | None) -> str | None:
+    """Why the last slot posted nothing, and when PaperPing tries again; None after a post."""
+    if not reason:
+        return None
+    when = f" at {at:%a %d %b %H:%M} UTC" if at else ""
+    again = f"; trying again {next_at:%a %H:%M} UTC" if next_at else ""
+    return f"The last slot{when} posted nothing: {reason}{again}."

@@ -1,0 +1,57 @@
+"""Steps 2 and 3 of Social-RAG, the recommender: one channel's context (``context``) -> candidate papers
+(``candidates``) -> their social signals h1..h9 (``signals``) -> scores and the few signals worth saying
+(``rank``, learnt per channel by ``calibrate``, ``history`` and ``refit``) -> the explanation (``explain``,
+``summary``, ``generate`` with ``llm`` and ``prompts``) checked before it leaves (``verify``). ``pipeline``
+runs the steps for one channel; ``service`` is the one object per process every caller asks; ``evaluate``
+replays a channel's history; ``schedule`` says when the next post is due.
+
+The Slack side and the CLI use the names below; the modules behind them are free to change.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from socialrag.packages import entry_points
+
+if TYPE_CHECKING:
+    from socialrag.recommender.calibrate import RankerModel
+    from socialrag.recommender.calibrate import describe as describe_ranker
+    from socialrag.recommender.candidates import normalize_arxiv_category
+    from socialrag.recommender.explain import MEMBER_TOKEN, describe_fact, render_plain
+    from socialrag.recommender.pipeline import Recommendation
+    from socialrag.recommender.refit import load_fit, refit_channel
+    from socialrag.recommender.schedule import (
+        FREQUENCIES,
+        empty_retry_wait,
+        index_wait,
+        next_slot,
+        quiet_until,
+        should_step_down,
+        step_down,
+    )
+    from socialrag.recommender.service import Recommender, describe_style, resolve_style
+
+ENTRY_POINTS = {
+    "RankerModel": "calibrate",
+    "describe_ranker": "calibrate:describe",
+    "normalize_arxiv_category": "candidates",
+    "MEMBER_TOKEN": "explain",
+    "describe_fact": "explain",
+    "render_plain": "explain",
+    "Recommendation": "pipeline",
+    "load_fit": "refit",
+    "refit_channel": "refit",
+    "FREQUENCIES": "schedule",
+    "empty_retry_wait": "schedule",
+    "index_wait": "schedule",
+    "next_slot": "schedule",
+    "quiet_until": "schedule",
+    "should_step_down": "schedule",
+    "step_down": "schedule",
+    "Recommender": "service",
+    "describe_style": "service",
+    "resolve_style": "service",
+}
+__all__ = sorted(ENTRY_POINTS)
+__getattr__ = entry_points(__name__, ENTRY_POINTS)

@@ -1,0 +1,399 @@
+"""Step 3a, calibrated: each channel's ranking learnt from its own history. Pure (numpy only).
+
+A candidate is described by a few features, all computed from what the channel had *before* the moment
+ranked (``ChannelState``) and from the candidate itself (``CandidateSet``):
+
+=============  ============================================================================================
+similarity     engagement-weighted, cubed mean cosine to the channel's papers (today's score; the focus
+               counts as a paper the group engaged with strongly, as before)
+nearest        cosine to the single closest paper the channel received well (the strength of h5)
+disliked       cosine to the closest paper the channel received badly, or a PaperPing post it ignored
+popularity     log popularity as known at that moment, 1 from 1,000 citations or upvotes up
+recency        0.5 ** (days since publication / 180)
+fresh          0.5 ** (days since publication / 21): with recency, lets a channel that only takes this
+               month's papers say so
+authors        affinity to authors the channel engaged with (the strength of h2)
+venue          affinity to venues the channel engaged with (the strength of h4)
+member_author  a member of the channel is an author (h1)
+=============  ============================================================================================
+
+The score is a weighted sum of the features. Before a channel has history the weights are today's fixed
+blend (``PRIOR``: similarity plus 0.05 popularity). ``fit`` learns a channel's weights from pairs
+(what the channel shared at a moment, a paper it could have shared then and did not), by pairwise logistic
+regression whose L2 penalty pulls the weights toward the prior's direction: with a handful of shares the
+prior decides, with hundreds the channel's own history does. h3 and h6 to h9 say who may care and how the
+group received a related paper; they explain a pick and choose whom to name, so they are not ranking
+features.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+import numpy as np
+
+from socialrag.config import DEFAULT_POPULARITY_WEIGHT
+
+FEATURES: tuple[str, ...] = (
+    "similarity",
+    "nearest",
+    "disliked",
+    "popularity",
+    "recency",
+    "fresh",
+    "authors",
+    "venue",
+    "member_author",
+)
+RECENCY_HALF_LIFE_DAYS = 180.0
+FRESH_HALF_LIFE_DAYS = 21.0
+POPULARITY_REFERENCE = 1000.0  # a popularity (citations, upvotes) of this or more counts as 1
+PRIOR_STRENGTH = 3.0  # the pull toward the prior, divided by the number of shares learnt from
+MIN_SHARES = 8  # below this many past shares the channel keeps the prior
+NEGATIVES_PER_SHARE = 20
+IGNORED_AFTER_DAYS = 3.0  # a PaperPing post with no reaction or reply by then was ignored
+
+
+def prior_weights(popularity_weight: float = DEFAULT_POPULARITY_WEIGHT) -> np.ndarray:
+    """Today's fixed blend as feature weights."""
+    w = np.zeros(len(FEATURES))
+    w[FEATURES.index("similarity")] = 1.0
+    w[FEATURES.index("popularity")] = popularity_weight
+    return w
+
+
+@dataclass(frozen=True)
+class ChannelState:
+    """What a channel had at one moment: its papers' vectors and engagement weights, and the affinities.
+    Authors and venues are small integer indices (see ``socialrag.recommender.history.Universe``)."""
+
+    vectors: np.ndarray  # (m, d), the channel's papers (and the focus, if any)
+    weights: np.ndarray  # (m,), signed engagement weight
+    disliked: np.ndarray  # (m,) bool: received badly, or a PaperPing post nobody answered
+    author_weight: np.ndarray  # (authors,) positive engagement of the papers each author is on
+    venue_weight: np.ndarray  # (venues,)
+    member_authors: np.ndarray  # (authors,) bool: a member of the channel
+
+
+@dataclass(frozen=True)
+class CandidateSet:
+    vectors: np.ndarray  # (n, d)
+    published: np.ndarray  # (n,) epoch seconds, NaN when unknown
+    popularity: np.ndarray  # (n,) as known at the moment ranked; 0 when unknown
+    author_flat: np.ndarray  # author index of each (candidate, author) entry
+    author_row: np.ndarray  # the candidate of each entry
+    venues: np.ndarray  # (n,) venue index or -1
+
+
+def features(state: ChannelState, cands: CandidateSet, at: float, sims: np.ndarray | None = None) -> np.ndarray:
+    """(n, len(FEATURES)) feature matrix; ``sims`` (n, m), the candidates' cosines to the channel's papers,
+    may be passed when already known."""
+    n = len(cands.popularity)
+    x = np.zeros((n, len(FEATURES)), dtype=np.float64)
+    if n == 0:
+        return x
+    if sims is None:
+        sims = cands.vectors @ state.vectors.T if len(state.weights) else np.zeros((n, 0))
+    sims = np.maximum(sims, 0.0)
+    w = state.weights
+    if len(w) and np.abs(w).sum() > 0:
+        x[:, 0] = (sims * sims * sims) @ w / (np.abs(w).sum() + 1e-9)
+        liked = w > 0
+        if liked.any():
+            x[:, 1] = sims[:, liked].max(axis=1)
+    if state.disliked.any():
+        x[:, 2] = sims[:, state.disliked].max(axis=1)
+    x[:, 3] = np.minimum(1.0, np.log1p(np.maximum(cands.popularity, 0.0)) / math.log1p(POPULARITY_REFERENCE))
+    age = np.maximum(0.0, (at - cands.published) / 86400.0)
+    age[np.isnan(age)] = np.inf  # an unknown date counts as old
+    x[:, 4] = 0.5 ** (age / RECENCY_HALF_LIFE_DAYS)
+    x[:, 5] = 0.5 ** (age / FRESH_HALF_LIFE_DAYS)
+    flat, row = cands.author_flat, cands.author_row
+    if len(flat) and len(state.author_weight):
+        x[:, 6] = 1.0 - np.exp(-np.bincount(row, weights=state.author_weight[flat], minlength=n))
+        x[:, 8] = np.bincount(row, weights=state.member_authors[flat].astype(np.float64), minlength=n) > 0
+    known_venue = cands.venues >= 0
+    if known_venue.any() and len(state.venue_weight):
+        x[known_venue, 7] = 1.0 - np.exp(-state.venue_weight[cands.venues[known_venue]])
+    return x
+
+
+# ----- the model ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RankerModel:
+    """A channel's weights (score = weights · features), with what they were learnt from."""
+
+    weights: np.ndarray
+    scales: np.ndarray  # each feature's spread in the training data (for comparing weights)
+    prior: np.ndarray
+    shares: int = 0
+    pairs: int = 0
+    fitted_at: datetime | None = None
+    prior_share: float = 1.0  # how much of the fit is still the prior (1 = all of it)
+
+    @property
+    def learnt(self) -> bool:
+        return self.shares >= MIN_SHARES and self.pairs > 0
+
+    def score(self, x: np.ndarray) -> np.ndarray:
+        return np.asarray(x @ self.weights)
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "features": list(FEATURES),
+            "weights": [float(v) for v in self.weights],
+            "scales": [float(v) for v in self.scales],
+            "prior": [float(v) for v in self.prior],
+            "prior_share": self.prior_share,
+        }
+
+    @staticmethod
+    def from_json(
+        data: Mapping[str, object], shares: int, pairs: int, fitted_at: datetime | None, popularity_weight: float
+    ) -> RankerModel:
+        """A stored fit; features it does not know get the prior's weight (a fit from an older release)."""
+        prior = prior_weights(popularity_weight)
+        names = [str(f) for f in _list(data.get("features"))]
+        stored = {
+            n: (w, s) for n, w, s in zip(names, _list(data.get("weights")), _list(data.get("scales")), strict=False)
+        }
+        weights = np.array([float(stored[f][0]) if f in stored else prior[i] for i, f in enumerate(FEATURES)])
+        scales = np.array([float(stored[f][1]) if f in stored else 1.0 for f in FEATURES])
+        share = data.get("prior_share")
+        return RankerModel(
+            weights, scales, prior, shares, pairs, fitted_at, float(share) if isinstance(share, int | float) else 1.0
+        )
+
+
+def _list(value: object) -> list[float | str]:
+    return [v for v in value if isinstance(v, int | float | str)] if isinstance(value, list) else []
+
+
+def default_model(popularity_weight: float = DEFAULT_POPULARITY_WEIGHT) -> RankerModel:
+    prior = prior_weights(popularity_weight)
+    return RankerModel(prior.copy(), np.ones(len(FEATURES)), prior)
+
+
+def fit(
+    positives: np.ndarray,
+    negatives: np.ndarray,
+    shares: int,
+    popularity_weight: float = DEFAULT_POPULARITY_WEIGHT,
+    *,
+    strength: float | None = None,
+    now: datetime | None = None,
+) -> RankerModel:
+    """Pairwise logistic regression over ``positives[i] - negatives[i]`` (one row per pair), with an L2 pull
+    of ``strength / shares`` toward the prior's direction, fitted by Newton's method in units of each
+    feature's spread. Few shares: the prior. Many: the channel's own preference."""
+    prior = prior_weights(popularity_weight)
+    now = now or datetime.now(UTC)
+    if shares < MIN_SHARES or len(positives) == 0:
+        return RankerModel(prior.copy(), np.ones(len(FEATURES)), prior, shares, len(positives), now, 1.0)
+    both = np.vstack([positives, negatives])
+    scales = both.std(axis=0)
+    scales = np.where(scales > 1e-9, scales, 1.0)
+    z = (positives - negatives) / scales
+    direction = prior * scales
+    # how far along the prior's direction the data wants to go: the prior's own scale
+    c = _newton_1d(z @ direction)
+    target = c * direction
+    lam = (PRIOR_STRENGTH if strength is None else strength) / shares
+    w = target.copy()
+    for _ in range(25):
+        margin = z @ w
+        p = _sigmoid(-margin)  # the probability each pair is ranked the wrong way
+        grad = -(z * p[:, None]).mean(axis=0) + 2 * lam * (w - target)
+        hess = (z * (p * (1 - p))[:, None]).T @ z / len(z) + 2 * lam * np.eye(len(w))
+        step = np.linalg.solve(hess, grad)
+        w -= step
+        if float(np.abs(step).max()) < 1e-7:
+            break
+    raw = w / scales
+    return RankerModel(raw, scales, prior, shares, len(z), now, lam / (lam + 1.0))
+
+
+def _sigmoid(v: np.ndarray) -> np.ndarray:
+    return np.asarray(0.5 * (1.0 + np.tanh(0.5 * v)))
+
+
+def _newton_1d(m: np.ndarray) -> float:
+    """argmin over c >= 0 of mean softplus(-c·m) (+ a little ridge so it stays finite when all agree)."""
+    c = 0.0
+    for _ in range(30):
+        p = _sigmoid(-c * m)
+        grad = -float((m * p).mean()) + 0.01 * c
+        hess = float((m * m * p * (1 - p)).mean()) + 0.01
+        c_new = max(0.0, c - grad / hess)
+        if abs(c_new - c) < 1e-8:
+            return c_new
+        c = c_new
+    return c
+
+
+# ----- what the weights say -------------------------------------------------------------------------
+
+_DRIVERS = {
+    "similarity": "papers close to what it engaged with",
+    "nearest": "papers close to one paper it liked",
+    "popularity": "widely read papers",
+    "recency": "recent papers",
+    "fresh": "the newest papers",
+    "authors": "authors it has discussed",
+    "venue": "venues it reads",
+    "member_author": "its members' own papers",
+}
+
+
+def drivers(model: RankerModel, limit: int = 2) -> tuple[list[str], list[str]]:
+    """What this channel's ranking leans on more than the default blend does, and what it leans away from:
+    features whose weight, in units of their spread, differs most from the prior's (scaled alike)."""
+    if not model.learnt:
+        return [], []
+    mine = model.weights * model.scales
+    base = model.prior * model.scales
+    norm_mine = np.abs(mine).sum() or 1.0
+    norm_base = np.abs(base).sum() or 1.0
+    diff = mine / norm_mine - base / norm_base
+    more = [
+        _DRIVERS[FEATURES[i]] for i in np.argsort(-diff) if diff[i] > 0.08 and mine[i] > 0 and FEATURES[i] in _DRIVERS
+    ][:limit]
+    away = []
+    d = FEATURES.index("disliked")
+    if mine[d] < 0 and abs(mine[d]) / norm_mine > 0.08:
+        away.append("topics it received badly")
+    return more, away
+
+
+def describe(model: RankerModel) -> str:
+    """One sentence on what drives the channel's ranking, for `status`, App Home and `/paperping why`."""
+    if not model.learnt:
+        return (
+            f"Ranking: the default blend (similarity to what the channel engaged with, a little popularity); "
+            f"it adapts once the channel has {MIN_SHARES} shares to learn from."
+        )
+    more, away = drivers(model)
+    when = f" (learnt {model.fitted_at:%Y-%m-%d} from {model.shares} shares)" if model.fitted_at else ""
+    if not more and not away:
+        return f"Ranking: this channel's history agrees with the default blend{when}."
+    said = " and ".join(more)
+    sentence = f"this channel follows {said} more than most" if said else "this channel ranks much as most do"
+    if away:
+        sentence += f", and steers away from {away[0]}"
+    return f"Ranking: {sentence}{when}."
+
+
+@dataclass
+class TrainingSet:
+    positives: list[np.ndarray] = field(default_factory=list)
+    negatives: list[np.ndarray] = field(default_factory=list)
+    times: list[float] = field(default_factory=list)  # the moment of each pair
+
+    def _before(self, before: float | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(positives, negatives, moments) of the pairs from moments before ``before`` (all with None)."""
+        if not self.positives:
+            empty = np.zeros((0, len(FEATURES)))
+            return empty, empty, np.zeros(0)
+        t = np.array(self.times)
+        keep = np.ones(len(t), dtype=bool) if before is None else t < before
+        return np.array(self.positives)[keep], np.array(self.negatives)[keep], t[keep]
+
+    def arrays(self, before: float | None = None) -> tuple[np.ndarray, np.ndarray, int]:
+        """Pairs (and the number of shares they came from) from moments before ``before``."""
+        pos, neg, t = self._before(before)
+        return pos, neg, len(np.unique(t))
+
+    def fit(
+        self,
+        popularity_weight: float = DEFAULT_POPULARITY_WEIGHT,
+        *,
+        before: float | None = None,
+        now: datetime | None = None,
+    ) -> RankerModel:
+        """The channel's model from the pairs before ``before``: see ``fit_validated``."""
+        return fit_validated(*self._before(before), popularity_weight, now=now)
+
+
+STRENGTHS = (1.0, 3.0, 10.0, 30.0, 100.0)
+MIN_VALIDATION_MOMENTS = 12
+
+
+def _held_out_mrr(model: RankerModel, pos: np.ndarray, neg: np.ndarray, times: np.ndarray) -> float:
+    """Mean reciprocal rank of what was shared among the papers passed over at the same moment."""
+    margin = model.score(pos) - model.score(neg)
+    ranks: dict[float, int] = {}
+    for t, m in zip(times.tolist(), margin.tolist(), strict=True):
+        ranks[t] = ranks.get(t, 1) + (1 if m <= 0 else 0)
+    return float(np.mean([1.0 / r for r in ranks.values()])) if ranks else 0.0
+
+
+def fit_validated(
+    positives: np.ndarray,
+    negatives: np.ndarray,
+    times: np.ndarray,
+    popularity_weight: float = DEFAULT_POPULARITY_WEIGHT,
+    *,
+    now: datetime | None = None,
+) -> RankerModel:
+    """``fit`` with the pull toward the default blend chosen on the channel's own latest quarter: each
+    strength in ``STRENGTHS`` (and the default blend itself) is fitted on the earlier moments and scored by
+    how well it ranks the later shares among the papers passed over then; the best is refitted on all of
+    it. A channel whose history cannot beat the default blend keeps it."""
+    moments = np.unique(times)
+    shares = len(moments)
+    if shares < MIN_SHARES or shares < 4 * MIN_VALIDATION_MOMENTS // 3:
+        return fit(positives, negatives, shares, popularity_weight, now=now)
+    split = moments[int(len(moments) * 0.75)]
+    early, late = times < split, times >= split
+    n_early = len(np.unique(times[early]))
+    scores: dict[float | None, float] = {
+        None: _held_out_mrr(default_model(popularity_weight), positives[late], negatives[late], times[late])
+    }
+    for strength in STRENGTHS:
+        model = fit(positives[early], negatives[early], n_early, popularity_weight, strength=strength)
+        scores[strength] = _held_out_mrr(model, positives[late], negatives[late], times[late])
+    best = max(scores, key=lambda k: (scores[k], -1 if k is None else k))  # ties go to the stronger pull
+    if best is None:
+        prior = default_model(popularity_weight)
+        return RankerModel(prior.weights, prior.scales, prior.prior, shares, len(positives), now, 1.0)
+    return fit(positives, negatives, shares, popularity_weight, strength=best, now=now)
+
+
+# ----- diversity across posts -----------------------------------------------------------------------
+
+DIVERSITY_WEIGHT = 4.0  # standard deviations of score lost per unit of cosine above DIVERSITY_FLOOR
+DIVERSITY_FLOOR = 0.4  # papers less alike than this do not compete
+
+
+def diversify(
+    scores: np.ndarray, vectors: np.ndarray, k: int, recent: np.ndarray | None = None, weight: float = DIVERSITY_WEIGHT
+) -> np.ndarray:
+    """Maximal marginal relevance: the order of the first ``k`` candidates, each chosen for its score (in
+    standard deviations over all candidates) less ``weight`` times its closeness to the last posts
+    (``recent``) and to the ones chosen before it; the rest follow by score."""
+    n = len(scores)
+    order = np.argsort(-scores, kind="stable")
+    if n == 0 or weight <= 0:
+        return order
+    spread = float(scores.std()) or 1.0
+    z = (scores - scores.mean()) / spread
+    shortlist = order[: min(n, max(50, 5 * k))]  # the best few carry every pick; no need to look further
+    close = np.zeros(len(shortlist))
+    if recent is not None and len(recent):
+        close = np.maximum(close, (vectors[shortlist] @ recent.T).max(axis=1))
+    picked: list[int] = []
+    free = np.ones(len(shortlist), dtype=bool)
+    for _ in range(min(k, len(shortlist))):
+        value = z[shortlist] - weight * np.maximum(0.0, close - DIVERSITY_FLOOR)
+        value[~free] = -np.inf
+        best = int(np.argmax(value))
+        picked.append(int(shortlist[best]))
+        free[best] = False
+        close = np.maximum(close, vectors[shortlist] @ vectors[shortlist[best]])
+    chosen = set(picked)
+    return np.array(picked + [int(i) for i in order if int(i) not in chosen], dtype=np.int64)

@@ -1,0 +1,202 @@
+"""Offline evaluation: replay a channel's history week by week and ask how well each ranking foresaw what the
+channel shared in the following week.
+
+At each weekly step (after ``warmup`` shares to learn from) the candidates are the papers with a vector
+published in the ``window_days`` before that moment, plus the ones really shared that week, minus what the
+channel already had. Each method ranks them using only the past; the calibrated ranker is refitted on the
+pairs from before the moment (every ``refit_every`` steps). Reported per method: precision@5, recall@10,
+MRR (of the first paper shared that week) and how many distinct topics the top 10 spans (topics are
+k-means clusters of the papers' embeddings).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+import numpy as np
+import psycopg
+
+from socialrag.config import DEFAULT_POPULARITY_WEIGHT
+from socialrag.recommender.calibrate import FEATURES, RankerModel, default_model, diversify, features
+from socialrag.recommender.context import load_channel_context
+from socialrag.recommender.history import DAY, ChannelHistory, build_history, pool_rows, training_set
+from socialrag.recommender.rank import ScoringConfig
+from socialrag.recommender.refit import load_universe
+
+CALIBRATED = "calibrated (this channel)"
+CALIBRATED_DIVERSE = "calibrated + diversity"
+BLEND = "default blend (before)"
+SINGLE = {f"{name} alone": name for name in FEATURES if name != "member_author"}
+METHODS: tuple[str, ...] = (CALIBRATED, CALIBRATED_DIVERSE, BLEND, *SINGLE, "random")
+
+
+@dataclass
+class MethodResult:
+    precision5: list[float] = field(default_factory=list)
+    recall10: list[float] = field(default_factory=list)
+    reciprocal: list[float] = field(default_factory=list)
+    topics10: list[int] = field(default_factory=list)
+
+    @staticmethod
+    def _mean(values: list[float] | list[int]) -> float:
+        return float(np.mean(values)) if values else 0.0
+
+    @property
+    def p5(self) -> float:
+        return self._mean(self.precision5)
+
+    @property
+    def r10(self) -> float:
+        return self._mean(self.recall10)
+
+    @property
+    def mrr(self) -> float:
+        return self._mean(self.reciprocal)
+
+    @property
+    def topics(self) -> float:
+        return self._mean(self.topics10)
+
+
+@dataclass
+class EvalReport:
+    steps: int
+    candidates: int
+    results: dict[str, MethodResult]
+    shares: int = 0
+    fit: RankerModel | None = None
+
+    def table(self) -> str:
+        lines = [f"{'method':<28}{'P@5':>7}{'R@10':>7}{'MRR':>7}{'topics@10':>11}", "-" * 60]
+        for name, r in self.results.items():
+            lines.append(f"{name:<28}{r.p5:>7.3f}{r.r10:>7.3f}{r.mrr:>7.3f}{r.topics:>11.1f}")
+        lines.append(f"{self.steps} weekly steps, {self.shares} shares, median {self.candidates} candidates per step")
+        return "\n".join(lines)
+
+
+def topic_labels(vectors: np.ndarray, k: int = 20, seed: int = 0) -> np.ndarray:
+    """A topic per paper: k-means clusters of the embeddings."""
+    from sklearn.cluster import KMeans
+
+    k = max(1, min(k, len(vectors) // 10))
+    if len(vectors) < 2 or k < 2:
+        return np.zeros(len(vectors), dtype=np.int64)
+    return np.asarray(KMeans(n_clusters=k, n_init=3, random_state=seed).fit_predict(vectors), dtype=np.int64)
+
+
+def replay(
+    history: ChannelHistory,
+    *,
+    warmup: int = 8,
+    window_days: float = 365.0,
+    step_days: float = 7.0,
+    refit_every: int = 4,
+    popularity_weight: float = DEFAULT_POPULARITY_WEIGHT,
+    seed: int = 13,
+    max_steps: int = 200,
+    topics: np.ndarray | None = None,
+) -> EvalReport:
+    """The replay itself, on arrays (``paperping eval`` and ``bench/replay_eval.py`` load them)."""
+    u = history.universe
+    topics = topic_labels(u.vectors) if topics is None else topics
+    member_first = history.member_first
+    shared = np.flatnonzero(~np.isnan(member_first) & (member_first <= history.first_at))
+    times = np.sort(member_first[shared])
+    results = {m: MethodResult() for m in METHODS}
+    if len(times) <= warmup:
+        return EvalReport(0, 0, results, len(shared))
+    pairs = training_set(history, window_days=window_days)
+    blend = default_model(popularity_weight)
+    rng = random.Random(seed)
+    model = blend
+    sizes: list[int] = []
+    t = float(times[warmup])
+    steps = 0
+    while t <= times[-1] and steps < max_steps:
+        week = shared[(member_first[shared] >= t) & (member_first[shared] < t + step_days * DAY)]
+        if len(week):
+            if steps % refit_every == 0:
+                model = pairs.fit(popularity_weight, before=t, now=datetime.fromtimestamp(t, UTC))
+            if _score_step(history, t, week, window_days, model, blend, topics, rng, results, sizes):
+                steps += 1
+        t += step_days * DAY
+    report = EvalReport(steps, int(np.median(sizes)) if sizes else 0, results, len(shared), model)
+    return report
+
+
+def _score_step(
+    history: ChannelHistory,
+    t: float,
+    week: np.ndarray,
+    window_days: float,
+    model: RankerModel,
+    blend: RankerModel,
+    topics: np.ndarray,
+    rng: random.Random,
+    results: dict[str, MethodResult],
+    sizes: list[int],
+) -> bool:
+    """Score every method at one step; False when nothing shared that week was a candidate then."""
+    u = history.universe
+    state, known = history.state_at(t)
+    # a paper shared before its listed publication date (a preprint of a later venue) was no candidate then
+    truth_rows = history.rows[week]
+    truth_rows = truth_rows[~(u.published[truth_rows] >= t)]
+    if len(truth_rows) == 0:
+        return False
+    rows = np.union1d(pool_rows(u, t, window_days, history.rows[known]), truth_rows)
+    sizes.append(len(rows))
+    x = features(state, u.candidates(rows, t), t)
+    relevant = np.isin(rows, truth_rows)
+    orders: dict[str, np.ndarray] = {
+        CALIBRATED: _order(model.score(x), rng),
+        CALIBRATED_DIVERSE: diversify(model.score(x), u.vectors[rows], 10),
+        BLEND: _order(blend.score(x), rng),
+        "random": np.array(rng.sample(range(len(rows)), len(rows)), dtype=np.int64),
+    }
+    for name, feature in SINGLE.items():
+        column = x[:, FEATURES.index(feature)]
+        orders[name] = _order(-column if feature == "disliked" else column, rng)
+    for name, order in orders.items():
+        hits = relevant[order]
+        r = results[name]
+        r.precision5.append(float(hits[:5].sum()) / 5.0)
+        r.recall10.append(float(hits[:10].sum()) / float(relevant.sum()))
+        first = np.flatnonzero(hits)
+        r.reciprocal.append(1.0 / (first[0] + 1) if len(first) else 0.0)
+        r.topics10.append(len(set(topics[rows[order[:10]]].tolist())))
+    return True
+
+
+def _order(scores: np.ndarray, rng: random.Random) -> np.ndarray:
+    """Best first; ties in random order, so a method that cannot tell papers apart gains nothing by it."""
+    jitter = np.array([rng.random() for _ in range(len(scores))])
+    return np.lexsort((jitter, -scores))
+
+
+def evaluate_channel(
+    conn: psycopg.Connection,
+    team: str,
+    channel: str,
+    model: str,
+    *,
+    warmup: int = 8,
+    config: ScoringConfig | None = None,
+    window_days: int = 365,
+    max_steps: int = 200,
+) -> EvalReport:
+    """Replay the channel against every paper with a vector in the knowledge base."""
+    config = config or ScoringConfig()
+    ctx = load_channel_context(conn, team, channel, datetime.now(UTC), model)
+    ids = [r[0] for r in conn.execute("SELECT paper_id FROM paper_embeddings WHERE model = %s", (model,)).fetchall()]
+    universe = load_universe(conn, model, [*ctx.papers, *ids])
+    history = build_history(ctx, universe, config.half_life_days)
+    return replay(
+        history,
+        warmup=warmup,
+        window_days=window_days,
+        popularity_weight=config.popularity_weight,
+        max_steps=max_steps,
+    )

@@ -1,0 +1,284 @@
+"""A channel's history as arrays, so it can be seen at any past moment: to rank now, to learn from every past
+share (``training_set``) and to replay (``socialrag.recommender.evaluate``). Pure (numpy only).
+
+``Universe`` holds the papers in play (the channel's and the candidates'), with vectors, publication
+times, popularity readings, authors and venues. ``ChannelHistory`` holds the channel's engagement events.
+``state_at(t)`` gives the ``ChannelState`` the ranker sees at ``t``: only what happened before ``t``.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from functools import cached_property
+
+import numpy as np
+
+from socialrag.models import Sentiment
+from socialrag.recommender.calibrate import (
+    IGNORED_AFTER_DAYS,
+    NEGATIVES_PER_SHARE,
+    CandidateSet,
+    ChannelState,
+    TrainingSet,
+    features,
+)
+from socialrag.recommender.context import ChannelContext, PaperInfo
+from socialrag.recommender.rank import emoji_selectivity, engagement_events
+
+DAY = 86400.0
+
+
+@dataclass(frozen=True)
+class Universe:
+    ids: np.ndarray  # (n,) paper ids
+    vectors: np.ndarray  # (n, d)
+    published: np.ndarray  # (n,) epoch seconds, NaN when unknown
+    reading_start: np.ndarray  # (n+1,) offsets into reading_t / reading_v, per paper
+    reading_t: np.ndarray  # popularity readings, by paper, in time order
+    reading_v: np.ndarray
+    author_flat: np.ndarray  # author index of each (paper, author) entry
+    author_start: np.ndarray  # (n+1,) offsets into author_flat
+    venues: np.ndarray  # (n,) venue index or -1
+    author_ids: np.ndarray  # author index -> author id
+    n_venues: int
+
+    @property
+    def n_authors(self) -> int:
+        return len(self.author_ids)
+
+    @property
+    def index(self) -> dict[int, int]:
+        return {int(pid): i for i, pid in enumerate(self.ids)}
+
+    def popularity_at(self, rows: np.ndarray, t: float) -> np.ndarray:
+        """Each row's last popularity reading at or before ``t`` (0 when none)."""
+        out = np.zeros(len(rows))
+        for k, r in enumerate(rows):
+            lo, hi = self.reading_start[r], self.reading_start[r + 1]
+            if hi > lo:
+                j = int(np.searchsorted(self.reading_t[lo:hi], t, side="right"))
+                if j:
+                    out[k] = self.reading_v[lo + j - 1]
+        return out
+
+    def authors_of(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(author index, position in ``rows``) of every author entry of these papers."""
+        starts, ends = self.author_start[rows], self.author_start[rows + 1]
+        flat = np.concatenate([self.author_flat[s:e] for s, e in zip(starts, ends, strict=True)] or [np.zeros(0)])
+        return flat.astype(np.int64), np.repeat(np.arange(len(rows)), ends - starts).astype(np.int64)
+
+    def candidates(self, rows: np.ndarray, t: float) -> CandidateSet:
+        flat, owner = self.authors_of(rows)
+        return CandidateSet(
+            self.vectors[rows], self.published[rows], self.popularity_at(rows, t), flat, owner, self.venues[rows]
+        )
+
+
+def build_universe(
+    infos: Mapping[int, PaperInfo],
+    vectors: Mapping[int, np.ndarray],
+    readings: Mapping[int, Sequence[tuple[float, float]]] | None = None,
+) -> Universe:
+    """Papers with a vector; ``readings`` (epoch seconds, value) default to each info's popularity, known
+    from always (right for a ranking at the moment the infos were loaded)."""
+    ids = [pid for pid in infos if pid in vectors]
+    author_index: dict[int, int] = {}
+    venue_index: dict[int, int] = {}
+    flat: list[int] = []
+    a_start = [0]
+    r_start = [0]
+    r_t: list[float] = []
+    r_v: list[float] = []
+    published = []
+    venues = []
+    for pid in ids:
+        info = infos[pid]
+        for a in info.authors:
+            flat.append(author_index.setdefault(a.author_id, len(author_index)))
+        a_start.append(len(flat))
+        own = readings.get(pid, ()) if readings is not None else ()
+        if readings is None and info.popularity is not None:
+            own = [(-np.inf, info.popularity)]
+        for t, v in sorted(own):
+            r_t.append(t)
+            r_v.append(v)
+        r_start.append(len(r_t))
+        published.append(_epoch(info.publication_date))
+        venues.append(venue_index.setdefault(info.venue_id, len(venue_index)) if info.venue_id is not None else -1)
+    dim = next(iter(vectors.values())).shape[0] if vectors else 0
+    return Universe(
+        np.array(ids, dtype=np.int64),
+        np.stack([vectors[p] for p in ids]).astype(np.float32) if ids else np.zeros((0, dim), dtype=np.float32),
+        np.array(published, dtype=np.float64),
+        np.array(r_start, dtype=np.int64),
+        np.array(r_t, dtype=np.float64),
+        np.array(r_v, dtype=np.float64),
+        np.array(flat, dtype=np.int64),
+        np.array(a_start, dtype=np.int64),
+        np.array(venues, dtype=np.int64),
+        np.array(list(author_index), dtype=np.int64),
+        len(venue_index),
+    )
+
+
+def _epoch(day: date | datetime | None) -> float:
+    """Seconds since the epoch of a publication date (a date counts from its start, UTC), NaN if unknown."""
+    if day is None:
+        return float("nan")
+    if not isinstance(day, datetime):
+        day = datetime(day.year, day.month, day.day, tzinfo=UTC)
+    return day.timestamp()
+
+
+@dataclass(frozen=True)
+class ChannelHistory:
+    universe: Universe
+    rows: np.ndarray  # (m,) universe rows of the channel's papers, by first appearance
+    first_at: np.ndarray  # (m,) first share by anyone, PaperPing included
+    member_first: np.ndarray  # (m,) first share by a member (NaN for a paper only PaperPing posted)
+    post_at: np.ndarray  # (m,) PaperPing's post (NaN if none)
+    answered_at: np.ndarray  # (m,) first reply or positive reaction after PaperPing's post (NaN if none)
+    ev_paper: np.ndarray  # engagement events: channel paper position, time, signed value
+    ev_t: np.ndarray
+    ev_v: np.ndarray
+    member_authors: np.ndarray  # (n_authors,) bool: the author is a member of the channel
+    half_life_days: float
+
+    @cached_property
+    def _authors(self) -> tuple[np.ndarray, np.ndarray]:
+        """(author index, position of the channel paper) of every author entry of the channel's papers."""
+        return self.universe.authors_of(self.rows)
+
+    def state_at(self, t: float, focus: np.ndarray | None = None) -> tuple[ChannelState, np.ndarray]:
+        """What the ranker sees at ``t``, and the positions (into ``rows``) of the papers it includes."""
+        known = np.flatnonzero(self.first_at < t)
+        mask = self.ev_t < t
+        decayed = self.ev_v[mask] * 0.5 ** (np.maximum(0.0, t - self.ev_t[mask]) / (self.half_life_days * DAY))
+        w_all = np.bincount(self.ev_paper[mask], weights=decayed, minlength=len(self.rows))
+        w = w_all[known]
+        posted = self.post_at[known]
+        answered = self.answered_at[known]
+        ignored = (posted + IGNORED_AFTER_DAYS * DAY < t) & ~(answered < t) & np.isnan(self.member_first[known])
+        disliked = (w < 0) | ignored
+        u = self.universe
+        vectors = u.vectors[self.rows[known]]
+        positive_all = np.where(self.first_at < t, np.maximum(w_all, 0.0), 0.0)
+        authors, owners = self._authors
+        author_w = np.bincount(authors, weights=positive_all[owners], minlength=u.n_authors)
+        v = u.venues[self.rows]
+        venue_w = np.bincount(v[v >= 0], weights=positive_all[v >= 0], minlength=u.n_venues)
+        if focus is not None:
+            # the focus counts as a paper the group engaged with twice as strongly as with any other
+            vectors = np.vstack([vectors, focus[None, :].astype(vectors.dtype)])
+            w = np.append(w, 2.0 * max(1.0, float(w.max()) if len(w) else 1.0))
+            disliked = np.append(disliked, False)
+        return ChannelState(vectors, w, disliked, author_w, venue_w, self.member_authors), known
+
+
+def build_history(
+    ctx: ChannelContext,
+    universe: Universe,
+    half_life_days: float,
+    overrides: Mapping[str, Sentiment] | None = None,
+) -> ChannelHistory:
+    """The channel's papers that are in ``universe``, with their engagement events (as ``rank`` counts them)."""
+    index = universe.index
+    bots = frozenset(uid for uid, m in ctx.members.items() if m.is_bot)
+    papers = [(pid, p) for pid, p in ctx.papers.items() if pid in index]
+    papers.sort(key=lambda item: (min(s.at for s in item[1].shares), item[0]))
+    selectivity = emoji_selectivity(p for _, p in papers)
+    ev_p: list[int] = []
+    ev_t: list[float] = []
+    ev_v: list[float] = []
+    first, member_first, post_at, answered = [], [], [], []
+    for k, (_, paper) in enumerate(papers):
+        first.append(min(s.at for s in paper.shares).timestamp())
+        by_members = [s.at.timestamp() for s in paper.shares if s.user_id not in bots]
+        member_first.append(min(by_members) if by_members else np.nan)
+        bot_shares = [s.at.timestamp() for s in paper.shares if s.user_id in bots]  # PaperPing's own posts
+        post = min(bot_shares) if bot_shares else np.nan
+        post_at.append(post)
+        events = engagement_events(paper, selectivity, overrides or ctx.emoji_overrides, bots)
+        answers = [at.timestamp() for at, v in events if v > 0 and not np.isnan(post) and at.timestamp() > post]
+        answered.append(min(answers) if answers else np.nan)
+        for at, v in events:
+            ev_p.append(k)
+            ev_t.append(at.timestamp())
+            ev_v.append(v)
+    members_wrote = {aid for m in ctx.members.values() if m.in_channel and not m.is_bot for aid in m.author_ids}
+    member_authors = (
+        np.isin(universe.author_ids, list(members_wrote)) if members_wrote else np.zeros(universe.n_authors, dtype=bool)
+    )
+    return ChannelHistory(
+        universe,
+        np.array([index[pid] for pid, _ in papers], dtype=np.int64),
+        np.array(first, dtype=np.float64),
+        np.array(member_first, dtype=np.float64),
+        np.array(post_at, dtype=np.float64),
+        np.array(answered, dtype=np.float64),
+        np.array(ev_p, dtype=np.int64),
+        np.array(ev_t, dtype=np.float64),
+        np.array(ev_v, dtype=np.float64),
+        member_authors,
+        half_life_days,
+    )
+
+
+def pool_rows(universe: Universe, t: float, window_days: float, exclude: np.ndarray) -> np.ndarray:
+    """Universe rows a ranking at ``t`` could have offered: published in the window before ``t``."""
+    ok = (universe.published < t) & (universe.published >= t - window_days * DAY)
+    ok[exclude] = False
+    return np.flatnonzero(ok)
+
+
+def training_set(
+    history: ChannelHistory,
+    *,
+    window_days: float = 365.0,
+    negatives: int = NEGATIVES_PER_SHARE,
+    warmup: int = 3,
+    seed: int = 7,
+) -> TrainingSet:
+    """Pairs to learn from: at each share by a member (and each PaperPing post the channel answered), what was
+    shared against papers it could have had then and did not; a PaperPing post nobody answered is one more
+    paper passed over at the next share."""
+    u = history.universe
+    rng = random.Random(seed)
+    out = TrainingSet()
+    channel_rows = history.rows
+    sims_all = u.vectors @ u.vectors[channel_rows].T  # every paper against the channel's, once
+    moments: list[tuple[float, int, bool]] = []  # (time, position, is a positive moment)
+    for k in range(len(channel_rows)):
+        if not np.isnan(history.member_first[k]) and history.member_first[k] <= history.first_at[k]:
+            moments.append((history.member_first[k], k, True))
+        elif not np.isnan(history.post_at[k]):
+            answered = history.answered_at[k] <= history.post_at[k] + IGNORED_AFTER_DAYS * DAY
+            moments.append((history.post_at[k], k, bool(answered)))
+    moments.sort()
+    pending_ignored: list[int] = []
+    for t, k, positive in moments:
+        if not positive:
+            pending_ignored.append(k)
+            continue
+        if u.published[channel_rows[k]] >= t:
+            continue  # shared before its listed publication date: it was no candidate then
+        state, known = history.state_at(t)
+        if len(known) < warmup:
+            continue
+        pool = pool_rows(u, t, window_days, channel_rows)
+        if len(pool) == 0:
+            continue
+        chosen = [pool[i] for i in rng.sample(range(len(pool)), min(negatives, len(pool)))]
+        neg_rows = [int(r) for r in chosen] + [int(channel_rows[j]) for j in pending_ignored]
+        pending_ignored = []
+        rows = np.array([int(channel_rows[k]), *neg_rows], dtype=np.int64)
+        # the channel's papers are in order of first share, so what was known at t is a prefix of them
+        x = features(state, u.candidates(rows, t), t, sims_all[rows, : len(known)])
+        for j in range(1, len(rows)):
+            out.positives.append(x[0])
+            out.negatives.append(x[j])
+            out.times.append(t)
+    return out

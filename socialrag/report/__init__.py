@@ -1,0 +1,26 @@
+"""The channel report: what a channel shared, who engaged and how PaperPing's posts fared over a period, loaded
+for one channel (``data``, its queries in ``socialrag.storage.reports``), drawn (``charts``) and written as one
+self-contained page with its PNGs (``page``).
+
+The Slack side and the CLI use the names below; the modules behind them are free to change.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from socialrag.packages import entry_points
+
+if TYPE_CHECKING:
+    from socialrag.report.data import load_headline, load_report_data
+    from socialrag.report.page import month_summary, safe_filename, write_report
+
+ENTRY_POINTS = {
+    "load_headline": "data",
+    "load_report_data": "data",
+    "month_summary": "page",
+    "safe_filename": "page",
+    "write_report": "page",
+}
+__all__ = sorted(ENTRY_POINTS)
+__getattr__ = entry_points(__name__, ENTRY_POINTS)

@@ -1,0 +1,10 @@
+"""Storage: every SQL query of PaperPing, one module per family of tables, each function one query (or one
+short transaction) on a connection the caller passes in. Nothing outside this package, ``socialrag.db`` and
+``socialrag.migrate`` writes SQL; the architecture tests check that.
+
+Callers import the package and name the family: ``storage.messages.upsert_messages(conn, ...)``.
+"""
+
+from socialrag.storage import installs, papers, posts, queue, rankers, store, token_cipher
+
+__all__ = ["installs", "papers", "posts", "queue", "rankers", "store", "token_cipher"]

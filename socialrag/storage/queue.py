@@ -1,0 +1,248 @@
+"""Queries of the index queue (papers waiting to be looked up and embedded) and of the shared pace of the
+outside services. Every process of ``paperping run`` works from these rows, so they share the work and the
+services' rate limits through Postgres alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+import psycopg
+
+from socialrag.storage.papers import NEEDS_LOOKUP
+
+# priorities: lower is sooner
+PRIORITY_NOW = 0  # a paper a member just linked in a focus
+PRIORITY_SHARED = 1  # a paper a channel shared
+PRIORITY_REFRESH = 2  # metadata grown stale
+PRIORITY_CATALOG = 3  # a catalog paper without a vector of the current model
+
+
+@dataclass(frozen=True)
+class IndexProgress:
+    """How far one channel's papers are indexed."""
+
+    stored: int
+    looked_up: int
+    embedded: int
+    waiting: int
+    given_up: int
+
+    @property
+    def busy(self) -> bool:
+        return self.waiting > 0
+
+
+def enqueue_papers(conn: psycopg.Connection, paper_ids: Sequence[int], priority: int = PRIORITY_SHARED) -> int:
+    """Put the papers that need work in the queue: not looked up yet, never embedded, or a catalog paper never
+    asked of the online sources (a paper already waiting keeps its place, or moves up to ``priority``; a paper
+    given up stays given up; stale metadata and a new model are the hourly sweep's). Returns how many."""
+    if not paper_ids:
+        return 0
+    cur = conn.execute(
+        """
+        INSERT INTO index_queue (paper_id, priority)
+        SELECT p.id, %(p)s FROM papers p
+         WHERE p.id = ANY(%(ids)s::bigint[])
+           AND (p.fetched_at IS NULL OR (p.metadata_source = 'catalog' AND p.fetch_attempts = 0)
+                OR NOT EXISTS (SELECT 1 FROM paper_embeddings e WHERE e.paper_id = p.id))
+        ON CONFLICT (paper_id) DO UPDATE
+           SET priority = EXCLUDED.priority, not_before = LEAST(index_queue.not_before, now())
+         WHERE index_queue.priority > EXCLUDED.priority AND index_queue.given_up_at IS NULL
+        """,
+        {"ids": list(paper_ids), "p": priority},
+    )
+    return cur.rowcount
+
+
+def claim_index_work(
+    conn: psycopg.Connection, worker: str, now: datetime, lease_until: datetime, limit: int
+) -> list[int]:
+    """Lease up to ``limit`` ready papers to ``worker``, most urgent first; other processes skip them."""
+    rows = conn.execute(
+        """
+        UPDATE index_queue q SET leased_by = %(w)s, lease_until = %(until)s
+          FROM (SELECT paper_id FROM index_queue
+                 WHERE given_up_at IS NULL AND not_before <= %(now)s
+                   AND (lease_until IS NULL OR lease_until < %(now)s)
+                 ORDER BY priority, not_before, paper_id
+                 LIMIT %(n)s
+                   FOR UPDATE SKIP LOCKED) ready
+         WHERE q.paper_id = ready.paper_id
+        RETURNING q.paper_id
+        """,
+        {"w": worker, "until": lease_until, "now": now, "n": limit},
+    ).fetchall()
+    return sorted(r[0] for r in rows)
+
+
+def finish_index_work(conn: psycopg.Connection, paper_ids: Sequence[int], worker: str) -> int:
+    """These papers are indexed: they leave the queue (unless another worker has taken them over)."""
+    cur = conn.execute(
+        "DELETE FROM index_queue WHERE paper_id = ANY(%(ids)s::bigint[]) AND leased_by = %(w)s",
+        {"ids": list(paper_ids), "w": worker},
+    )
+    return cur.rowcount
+
+
+def record_index_failure(
+    conn: psycopg.Connection,
+    paper_ids: Sequence[int],
+    worker: str,
+    now: datetime,
+    error: str,
+    *,
+    first_wait: timedelta,
+    max_attempts: int,
+) -> int:
+    """A try failed: wait longer each time (``first_wait`` × 3^(tries-1)), and give up after ``max_attempts``.
+    Returns how many papers were given up."""
+    rows = conn.execute(
+        """
+        UPDATE index_queue SET attempts = attempts + 1, leased_by = NULL, lease_until = NULL,
+               last_error = left(%(e)s, 500),
+               not_before = %(now)s + %(wait)s * power(3, LEAST(attempts, 8)),
+               given_up_at = CASE WHEN attempts + 1 >= %(max)s THEN %(now)s END
+         WHERE paper_id = ANY(%(ids)s::bigint[]) AND leased_by = %(w)s
+        RETURNING given_up_at IS NOT NULL
+        """,
+        {"ids": list(paper_ids), "w": worker, "now": now, "e": error, "wait": first_wait, "max": max_attempts},
+    ).fetchall()
+    return sum(1 for r in rows if r[0])
+
+
+def load_lookups_needed(
+    conn: psycopg.Connection, paper_ids: Sequence[int], now: datetime, max_age: timedelta
+) -> list[int]:
+    """Which of these papers need their metadata looked up: none yet, grown stale, or a catalog paper a
+    channel shared that was never asked of the online sources (for its tldr and references)."""
+    rows = conn.execute(
+        f"SELECT p.id FROM papers p WHERE p.id = ANY(%(ids)s::bigint[]) AND {NEEDS_LOOKUP} ORDER BY p.id",
+        {"ids": list(paper_ids), "stale": now - max_age},
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
+def enqueue_due(conn: psycopg.Connection, now: datetime, model: str, max_age: timedelta, limit: int = 5000) -> int:
+    """The sweep: shared papers without a vector of ``model`` or with stale metadata, and catalog papers
+    without a vector of ``model`` (after a change of model), into the queue; a paper given up ``max_age`` ago
+    gets another chance (a preprint no source knew may be known by now). Returns how many were added."""
+    conn.execute("DELETE FROM index_queue WHERE given_up_at < %(before)s", {"before": now - max_age})
+    added = 0
+    for priority, sql in (
+        (PRIORITY_SHARED, _SHARED_UNEMBEDDED),
+        (PRIORITY_REFRESH, _STALE),
+        (PRIORITY_CATALOG, _CATALOG_UNEMBEDDED),
+    ):
+        ids = [r[0] for r in conn.execute(sql, {"m": model, "stale": now - max_age, "now": now, "n": limit})]
+        added += enqueue_papers(conn, ids, priority)
+    return added
+
+
+_NOT_QUEUED = "NOT EXISTS (SELECT 1 FROM index_queue q WHERE q.paper_id = p.id)"
+_NO_VECTOR = "NOT EXISTS (SELECT 1 FROM paper_embeddings e WHERE e.paper_id = p.id AND e.model = %(m)s)"
+_SHARED_UNEMBEDDED = f"""
+SELECT p.id FROM papers p
+ WHERE EXISTS (SELECT 1 FROM message_papers mp WHERE mp.paper_id = p.id) AND {_NO_VECTOR} AND {_NOT_QUEUED}
+ ORDER BY p.id LIMIT %(n)s
+"""
+_STALE = f"""
+SELECT p.id FROM papers p
+ WHERE EXISTS (SELECT 1 FROM message_papers mp WHERE mp.paper_id = p.id) AND {_NOT_QUEUED}
+   AND ((p.fetched_at IS NULL AND p.next_fetch_at <= %(now)s) OR (p.fetched_at < %(stale)s AND NOT p.in_catalog))
+ ORDER BY p.fetched_at NULLS FIRST, p.id LIMIT %(n)s
+"""
+_CATALOG_UNEMBEDDED = f"""
+SELECT p.id FROM papers p WHERE p.in_catalog AND p.title IS NOT NULL AND {_NO_VECTOR} AND {_NOT_QUEUED}
+ ORDER BY p.id LIMIT %(n)s
+"""
+
+
+def load_index_progress(conn: psycopg.Connection, team_id: str, channel_id: str, model: str) -> IndexProgress:
+    """One channel's shared papers: how many are stored, looked up, embedded, waiting and given up."""
+    row = conn.execute(
+        """
+        WITH shared AS (SELECT DISTINCT paper_id FROM message_papers WHERE team_id = %(t)s AND channel_id = %(c)s)
+        SELECT count(*),
+               count(*) FILTER (WHERE p.title IS NOT NULL),
+               count(*) FILTER (WHERE EXISTS (SELECT 1 FROM paper_embeddings e
+                                               WHERE e.paper_id = s.paper_id AND e.model = %(m)s)),
+               count(*) FILTER (WHERE q.paper_id IS NOT NULL AND q.given_up_at IS NULL),
+               count(*) FILTER (WHERE q.given_up_at IS NOT NULL)
+          FROM shared s JOIN papers p ON p.id = s.paper_id
+          LEFT JOIN index_queue q ON q.paper_id = s.paper_id
+        """,
+        {"t": team_id, "c": channel_id, "m": model},
+    ).fetchone()
+    assert row is not None
+    return IndexProgress(*(int(v) for v in row))
+
+
+def load_channel_waiting(conn: psycopg.Connection, team_id: str, channel_id: str) -> int:
+    """How many of the channel's shared papers still wait in the queue (given up ones do not)."""
+    row = conn.execute(
+        """
+        SELECT count(DISTINCT q.paper_id) FROM message_papers mp JOIN index_queue q ON q.paper_id = mp.paper_id
+         WHERE mp.team_id = %(t)s AND mp.channel_id = %(c)s AND q.given_up_at IS NULL
+        """,
+        {"t": team_id, "c": channel_id},
+    ).fetchone()
+    return int(row[0]) if row else 0
+
+
+def drop_indexed(conn: psycopg.Connection, model: str, now: datetime) -> int:
+    """Take out of the queue what a foreground run (``paperping index``, an import) already indexed: papers
+    with a vector of ``model`` whose lookup succeeded or failed recently. Leased rows are left alone."""
+    cur = conn.execute(
+        """
+        DELETE FROM index_queue q USING papers p
+         WHERE p.id = q.paper_id AND q.given_up_at IS NULL AND (q.lease_until IS NULL OR q.lease_until < %(now)s)
+           AND (p.fetched_at IS NOT NULL OR p.next_fetch_at > %(now)s)
+           AND EXISTS (SELECT 1 FROM paper_embeddings e WHERE e.paper_id = p.id AND e.model = %(m)s)
+        """,
+        {"m": model, "now": now},
+    )
+    return cur.rowcount
+
+
+def load_queue_counts(conn: psycopg.Connection) -> dict[str, int]:
+    """The whole queue: papers waiting (ready now or later), leased right now, given up."""
+    row = conn.execute(
+        """
+        SELECT count(*) FILTER (WHERE given_up_at IS NULL),
+               count(*) FILTER (WHERE given_up_at IS NULL AND lease_until > now()),
+               count(*) FILTER (WHERE given_up_at IS NOT NULL)
+          FROM index_queue
+        """
+    ).fetchone()
+    assert row is not None
+    return {"waiting": int(row[0]), "working": int(row[1]), "given_up": int(row[2])}
+
+
+def reserve_turn(conn: psycopg.Connection, source: str, interval: float) -> float:
+    """Take the next turn to call ``source`` (turns are ``interval`` seconds apart across all processes);
+    returns the seconds to wait for it."""
+    row = conn.execute(
+        """
+        INSERT INTO source_pace AS s (source, next_at) VALUES (%(s)s, clock_timestamp() + make_interval(secs => %(i)s))
+        ON CONFLICT (source) DO UPDATE
+           SET next_at = GREATEST(s.next_at, clock_timestamp()) + make_interval(secs => %(i)s)
+        RETURNING extract(epoch FROM s.next_at - make_interval(secs => %(i)s) - clock_timestamp())
+        """,
+        {"s": source, "i": interval},
+    ).fetchone()
+    return max(0.0, float(row[0])) if row else 0.0
+
+
+def hold_off(conn: psycopg.Connection, source: str, seconds: float) -> None:
+    """The service asked every caller to wait (a 429 with ``Retry-After``): no process calls it before then."""
+    conn.execute(
+        """
+        INSERT INTO source_pace AS s (source, next_at) VALUES (%(s)s, clock_timestamp() + make_interval(secs => %(w)s))
+        ON CONFLICT (source) DO UPDATE
+           SET next_at = GREATEST(s.next_at, clock_timestamp() + make_interval(secs => %(w)s))
+        """,
+        {"s": source, "w": seconds},
+    )

@@ -1,0 +1,104 @@
+"""Rows of ``channel_rankers`` (every fit of each channel's calibrated ranker, with its date) and the popularity
+readings and paper pool a refit reads. Fitting itself is ``socialrag.recommender.refit``."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from typing import Any, NamedTuple
+
+import psycopg
+from psycopg.types.json import Jsonb
+
+POOL_SIZE = 4000  # catalog papers a refit samples its passed-over papers from
+REFIT_AFTER = timedelta(days=7)
+
+
+class StoredFit(NamedTuple):
+    """One stored fit as it is kept: the model's JSON, how many shares and pairs it learnt from, and when."""
+
+    model: dict[str, Any]
+    shares: int
+    pairs: int
+    fitted_at: datetime
+
+
+def load_readings(conn: psycopg.Connection, paper_ids: Sequence[int]) -> dict[int, list[tuple[float, float]]]:
+    """Every popularity reading of these papers, as (epoch seconds, value)."""
+    out: dict[int, list[tuple[float, float]]] = defaultdict(list)
+    for pid, at, value in conn.execute(
+        "SELECT paper_id, observed_at, value FROM paper_popularity WHERE paper_id = ANY(%(ids)s::bigint[])",
+        {"ids": list(paper_ids)},
+    ).fetchall():
+        out[pid].append((at.timestamp(), value))
+    return out
+
+
+def sample_pool(conn: psycopg.Connection, model: str, since: datetime, limit: int = POOL_SIZE) -> list[int]:
+    """Up to ``limit`` papers with a vector published since ``since``, at random (the papers a channel could
+    have been offered and was not)."""
+    rows = conn.execute(
+        """
+        SELECT p.id FROM papers p JOIN paper_embeddings e ON e.paper_id = p.id AND e.model = %(m)s
+         WHERE p.publication_date >= %(since)s ORDER BY random() LIMIT %(n)s
+        """,
+        {"m": model, "since": since.date(), "n": limit},
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
+def save_fit(
+    conn: psycopg.Connection,
+    team_id: str,
+    channel_id: str,
+    fitted_at: datetime,
+    model: dict[str, Any],
+    shares: int,
+    pairs: int,
+) -> None:
+    conn.execute(
+        """
+        INSERT INTO channel_rankers (team_id, channel_id, fitted_at, model, shares, pairs)
+        VALUES (%(t)s, %(c)s, %(at)s, %(m)s, %(s)s, %(p)s)
+        """,
+        {"t": team_id, "c": channel_id, "at": fitted_at, "m": Jsonb(model), "s": shares, "p": pairs},
+    )
+
+
+def load_fits(
+    conn: psycopg.Connection, team_id: str, channel_id: str, *, as_of: datetime | None = None, limit: int = 1
+) -> list[StoredFit]:
+    """The channel's latest fits (made at or before ``as_of`` when given), newest first."""
+    rows = conn.execute(
+        """
+        SELECT model, shares, pairs, fitted_at FROM channel_rankers
+         WHERE team_id = %(t)s AND channel_id = %(c)s AND (%(as_of)s::timestamptz IS NULL OR fitted_at <= %(as_of)s)
+         ORDER BY fitted_at DESC, id DESC LIMIT %(n)s
+        """,
+        {"t": team_id, "c": channel_id, "as_of": as_of, "n": limit},
+    ).fetchall()
+    return [StoredFit(*r) for r in rows]
+
+
+def channels_to_refit(conn: psycopg.Connection, now: datetime, limit: int = 20) -> list[tuple[str, str]]:
+    """Channels whose fit is older than a week, or older than feedback they got since (a new share, a
+    reaction or a reply), oldest first. A channel never fitted comes first."""
+    rows = conn.execute(
+        """
+        WITH latest AS (
+            SELECT DISTINCT ON (team_id, channel_id) team_id, channel_id, fitted_at FROM channel_rankers
+             ORDER BY team_id, channel_id, fitted_at DESC)
+        SELECT c.team_id, c.channel_id, l.fitted_at FROM channels c
+          LEFT JOIN latest l ON (l.team_id, l.channel_id) = (c.team_id, c.channel_id)
+         WHERE EXISTS (SELECT 1 FROM message_papers mp WHERE (mp.team_id, mp.channel_id) = (c.team_id, c.channel_id))
+           AND (l.fitted_at IS NULL OR l.fitted_at < %(stale)s
+                OR EXISTS (SELECT 1 FROM messages m WHERE (m.team_id, m.channel_id) = (c.team_id, c.channel_id)
+                              AND m.posted_at > l.fitted_at + interval '1 hour')
+                OR EXISTS (SELECT 1 FROM reactions r WHERE (r.team_id, r.channel_id) = (c.team_id, c.channel_id)
+                              AND r.reacted_at > l.fitted_at + interval '1 hour'))
+         ORDER BY l.fitted_at NULLS FIRST LIMIT %(n)s
+        """,
+        {"stale": now - REFIT_AFTER, "n": limit},
+    ).fetchall()
+    return [(r[0], r[1]) for r in rows]
