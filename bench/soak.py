@@ -235,7 +235,7 @@ def run(args: argparse.Namespace) -> None:
     now = datetime.now(UTC)
     channels = add_due_channels(db, args.channels, now)
     with db.connection() as conn:
-        storage.store.upsert_team(conn, TEAM, domain="soak")
+        storage.workspaces.upsert_team(conn, TEAM, domain="soak")
         # the shared papers get Semantic Scholar ids, so that the flaky recommendations source is asked
         conn.execute(
             "INSERT INTO paper_ids (paper_id, scheme, value) SELECT paper_id, 's2', 'S2-' || paper_id"

@@ -54,7 +54,7 @@ class Deduplicate(Middleware):
         event_id = req.body.get("event_id") if isinstance(req.body, dict) else None
         if event_id:
             with self.db.connection() as conn:
-                seen = storage.store.event_seen(conn, str(event_id))
+                seen = storage.slack_events.event_seen(conn, str(event_id))
             if seen:
                 log.info("event %s seen before; ignored", event_id)
                 return BoltResponse(status=200, body="")
@@ -226,7 +226,7 @@ def register_installs(app: App, db: Database, ctx: AppContext) -> None:
         team = str(body.get("team_id") or "")
         with db.connection() as conn:
             storage.installs.delete_installation(conn, team)
-            stopped = storage.store.deactivate_channels(conn, team)
+            stopped = storage.workspaces.deactivate_channels(conn, team)
         ctx.mark_handled(body)
         log.warning("workspace %s removed PaperPing: token deleted, %d channels stopped", team, stopped)
 

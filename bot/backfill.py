@@ -34,7 +34,7 @@ SOURCE = "webapi"
 
 def history_being_read(conn: Any, team_id: str, channel_id: str) -> bool:
     """The channel's history is still being read through the Web API (a backfill queued or under way)."""
-    checkpoint = storage.store.load_checkpoint(conn, team_id, channel_id, SOURCE)
+    checkpoint = storage.checkpoints.load_checkpoint(conn, team_id, channel_id, SOURCE)
     return checkpoint is not None and checkpoint["completed_at"] is None
 
 
@@ -83,10 +83,10 @@ def backfill_channel(
         raise InputError(f"Slack did not describe channel {channel_id}")
     channel = replace(channel, member_ids=_channel_members(client, channel_id, pacer) or channel.member_ids)
     with db.connection() as conn:
-        storage.store.upsert_team(conn, team_id, name=auth.get("team"), domain=domain)
-        storage.store.upsert_channel(conn, channel)
-        saved = None if restart else storage.store.load_checkpoint(conn, team_id, channel.channel_id, SOURCE)
-        tracker = ThreadTracker(storage.store.load_thread_roots(conn, team_id, channel.channel_id))
+        storage.workspaces.upsert_team(conn, team_id, name=auth.get("team"), domain=domain)
+        storage.workspaces.upsert_channel(conn, channel)
+        saved = None if restart else storage.checkpoints.load_checkpoint(conn, team_id, channel.channel_id, SOURCE)
+        tracker = ThreadTracker(storage.messages.load_thread_roots(conn, team_id, channel.channel_id))
     report = BackfillReport(channel)
     state: dict[str, Any] = {"phase": "history", "threads": [], "users": []}
     cursor: str | None = None
@@ -99,7 +99,7 @@ def backfill_channel(
     _threads(run)
     _members(db, client, team_id, pacer, state)
     with db.connection() as conn:
-        storage.store.record_checkpoint(conn, team_id, channel.channel_id, SOURCE, None, state, completed=True)
+        storage.checkpoints.record_checkpoint(conn, team_id, channel.channel_id, SOURCE, None, state, completed=True)
     return report
 
 
@@ -129,7 +129,7 @@ class _Run:
         self.state["users"] = sorted({*self.state["users"], *_users(kept)})
         with self.db.connection() as conn:
             self.report.stats.add(index_messages(conn, kept))
-            storage.store.record_checkpoint(
+            storage.checkpoints.record_checkpoint(
                 conn, self.channel.team_id, self.channel.channel_id, SOURCE, cursor, self.state
             )
 
@@ -188,7 +188,7 @@ def _users(messages: list[Message]) -> set[str]:
 
 def _members(db: Database, client: WebClient, team_id: str, pacer: HistoryPacer, state: dict[str, Any]) -> None:
     with db.connection() as conn:
-        known = storage.store.load_member_ids(conn, team_id)
+        known = storage.workspaces.load_member_ids(conn, team_id)
     members = []
     for user_id in state["users"]:
         if user_id in known:
@@ -202,8 +202,8 @@ def _members(db: Database, client: WebClient, team_id: str, pacer: HistoryPacer,
         if member:
             members.append(member)
     with db.connection() as conn:
-        storage.store.upsert_members(conn, members)
-        storage.store.update_team_timezone(conn, team_id)
+        storage.workspaces.upsert_members(conn, members)
+        storage.workspaces.update_team_timezone(conn, team_id)
 
 
 def cmd_backfill(args: argparse.Namespace, settings: Settings, db: Database) -> int:
@@ -215,7 +215,7 @@ def cmd_backfill(args: argparse.Namespace, settings: Settings, db: Database) -> 
     channel_id = args.channel.lstrip("#")
     if not channel_id.startswith(("C", "G")) or not channel_id.isupper():
         with db.connection() as conn:
-            found = storage.store.find_channels(conn, channel_id)
+            found = storage.workspaces.find_channels(conn, channel_id)
         if not found:
             raise InputError(f"give the channel id (C...) for {args.channel}: it is not stored under that name yet")
         channel_id = found[0][1]

@@ -230,7 +230,7 @@ def cmd_purge(args: argparse.Namespace, db: Database) -> int:
     """``paperping purge --team T --yes``: a workspace's channels, messages, reactions, members, settings,
     posts, LLM logs, checkpoints and installation. Public paper metadata stays."""
     with db.connection() as conn:
-        channels = [c for c in storage.store.find_channels(conn) if c[0] == args.team]
+        channels = [c for c in storage.workspaces.find_channels(conn) if c[0] == args.team]
     if not args.yes:
         print(
             f"paperping: this deletes everything stored about workspace {args.team} ({len(channels)} channels); "
@@ -239,7 +239,7 @@ def cmd_purge(args: argparse.Namespace, db: Database) -> int:
         )
         return 2
     with db.connection() as conn:
-        counts = storage.store.purge_team(conn, args.team)
+        counts = storage.workspaces.purge_team(conn, args.team)
     print(
         f"workspace {args.team}: deleted {counts['channels']} channels, {counts['messages']} messages and "
         f"replies (with their reactions), {counts['members']} members"
@@ -250,7 +250,7 @@ def cmd_purge(args: argparse.Namespace, db: Database) -> int:
 def cmd_status(args: argparse.Namespace, db: Database, settings: Settings) -> int:
     model = settings.embed_model
     with db.connection() as conn:
-        channels = storage.store.find_channels(conn, args.channel)
+        channels = storage.workspaces.find_channels(conn, args.channel)
         if args.channel and not channels:
             print(f"paperping: no stored channel named {args.channel}; `paperping status` lists them", file=sys.stderr)
             return 2
@@ -258,7 +258,7 @@ def cmd_status(args: argparse.Namespace, db: Database, settings: Settings) -> in
             {
                 "id": cid,
                 "name": name,
-                **storage.store.load_channel_counts(conn, team, cid),
+                **storage.messages.load_channel_counts(conn, team, cid),
                 **index_state(conn, team, cid, model),
             }
             for team, cid, name in channels
@@ -294,7 +294,7 @@ INDEX_KEYS = ("papers", "looked_up", "embedded", "waiting", "given_up")
 def index_state(conn: Any, team: str, channel: str, model: str) -> dict[str, Any]:
     """A channel's index and why its last slot posted nothing, for `status`."""
     progress = storage.queue.load_index_progress(conn, team, channel, model)
-    empty = storage.store.load_channel_settings(conn, team, channel)["empty_reason"]
+    empty = storage.settings.load_channel_settings(conn, team, channel).empty_reason
     return {
         "looked_up": progress.looked_up,
         "embedded": progress.embedded,

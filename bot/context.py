@@ -60,13 +60,13 @@ class AppContext:
             domain = str(auth.get("url") or "").removeprefix("https://").split(".slack.com")[0] or None
             self._domains[team_id] = domain
             with self.db.connection() as conn:
-                storage.store.upsert_team(conn, team_id, name=auth.get("team"), domain=domain)
+                storage.workspaces.upsert_team(conn, team_id, name=auth.get("team"), domain=domain)
         return self._bot_users[team_id] or None
 
     def domain(self, team_id: str) -> str | None:
         if team_id not in self._domains:
             with self.db.connection() as conn:
-                self._domains[team_id] = storage.store.load_team_domain(conn, team_id)
+                self._domains[team_id] = storage.workspaces.load_team_domain(conn, team_id)
         return self._domains[team_id]
 
     def ensure_channel(self, client: WebClient, team_id: str, channel_id: str) -> None:
@@ -74,7 +74,7 @@ class AppContext:
         if (team_id, channel_id) in self._known_channels:
             return
         with self.db.connection() as conn:
-            known = any(c[:2] == (team_id, channel_id) for c in storage.store.find_channels(conn, channel_id))
+            known = any(c[:2] == (team_id, channel_id) for c in storage.workspaces.find_channels(conn, channel_id))
         if not known:
             self.bot_user_id(client, team_id)
             try:
@@ -84,8 +84,8 @@ class AppContext:
                 log.warning("conversations.info %s: %s", channel_id, exc.response.get("error"))
                 channel = Channel(team_id, channel_id, channel_id)
             with self.db.connection() as conn:
-                storage.store.upsert_team(conn, team_id)
-                storage.store.upsert_channel(conn, channel)
+                storage.workspaces.upsert_team(conn, team_id)
+                storage.workspaces.upsert_channel(conn, channel)
         self._known_channels.add((team_id, channel_id))
 
     def is_member(self, client: WebClient, channel_id: str) -> bool:
@@ -101,26 +101,26 @@ class AppContext:
         """PaperPing is in the channel: schedule its first post (settings keep their defaults)."""
         now = now or datetime.now(UTC)
         with self.db.connection() as conn:
-            current = storage.store.load_channel_settings(conn, team_id, channel_id)
-            storage.store.upsert_channel_setting(
+            current = storage.settings.load_channel_settings(conn, team_id, channel_id)
+            storage.settings.upsert_channel_setting(
                 conn,
                 team_id,
                 channel_id,
                 active=True,
                 stopped_reason=None,
                 failures=0,
-                activated_at=current["activated_at"] if current["active"] else now,
+                activated_at=current.activated_at if current.active else now,
             )
             first = next_slot(
                 now,
                 None,
-                current["frequency"],
-                current["timezone"],
-                current["post_start_hour"],
-                current["post_end_hour"],
-                current["weekdays_only"],
+                current.frequency,
+                current.timezone,
+                current.post_start_hour,
+                current.post_end_hour,
+                current.weekdays_only,
             )
-            storage.store.schedule_first_post(conn, team_id, channel_id, first)
+            storage.settings.schedule_first_post(conn, team_id, channel_id, first)
 
     def queue_backfill(self, team_id: str, channel_id: str) -> None:
         """Note that the channel's history is to be read, before reading starts, so that a restarted process
@@ -128,10 +128,10 @@ class AppContext:
         from bot.backfill import SOURCE
 
         with self.db.connection() as conn:
-            saved = storage.store.load_checkpoint(conn, team_id, channel_id, SOURCE)
+            saved = storage.checkpoints.load_checkpoint(conn, team_id, channel_id, SOURCE)
             if saved is None or saved["completed_at"] is not None:
                 state = {"phase": "history", "threads": [], "users": []}
-                storage.store.record_checkpoint(conn, team_id, channel_id, SOURCE, None, state)
+                storage.checkpoints.record_checkpoint(conn, team_id, channel_id, SOURCE, None, state)
 
     def backfill(self, client: WebClient, team_id: str, channel_id: str) -> None:
         """The channel's history, in the background after joining; failures are logged, not raised."""
@@ -149,8 +149,8 @@ class AppContext:
     def say_what_was_read(self, client: WebClient, team_id: str, channel_id: str) -> None:
         """After the history is read: how much, and with little history, how to give PaperPing a start."""
         with self.db.connection() as conn:
-            counts = storage.store.load_channel_counts(conn, team_id, channel_id)
-            first = storage.store.load_first_share_at(conn, team_id, channel_id)
+            counts = storage.messages.load_channel_counts(conn, team_id, channel_id)
+            first = storage.messages.load_first_share_at(conn, team_id, channel_id)
         self.pacer.post(client.chat_postMessage, channel=channel_id, text=history_note(counts["papers"], first))
 
     def resume_backfills(self, client_for: Callable[[str], WebClient]) -> list[threading.Thread]:
@@ -158,7 +158,7 @@ class AppContext:
         from bot.backfill import SOURCE
 
         with self.db.connection() as conn:
-            pending = storage.store.load_unfinished_imports(conn, SOURCE)
+            pending = storage.checkpoints.load_unfinished_imports(conn, SOURCE)
         threads = []
         for team_id, channel_id in pending:
             try:
@@ -179,7 +179,7 @@ class AppContext:
         event_id = body.get("event_id")
         if event_id:
             with self.db.connection() as conn:
-                storage.store.record_event(conn, str(event_id), body.get("team_id"))
+                storage.slack_events.record_event(conn, str(event_id), body.get("team_id"))
 
     def index_soon(self) -> None:
         """Ask the indexer to look now (a member is waiting on it); without one, its next run does it."""

@@ -182,8 +182,8 @@ def import_export(
         members = {m.user_id: m for m in (member_from_slack(u, team) for u in users) if m is not None}
         report = ImportReport(team_id=team, problems=problems)
         with db.connection() as conn:
-            storage.store.upsert_team(conn, team, domain=domain)
-            domain = domain or storage.store.load_team_domain(conn, team)
+            storage.workspaces.upsert_team(conn, team, domain=domain)
+            domain = domain or storage.workspaces.load_team_domain(conn, team)
         total = sum(len(reader.day_files.get(c.name, [])) for c in selected)
         with tqdm(total=total, unit="file", desc="import", disable=not progress, leave=False) as bar:
             for channel in selected:
@@ -205,8 +205,8 @@ def _import_channel(
     out = ChannelReport(channel.channel_id, channel.name)
     seen_users: set[str] = set(channel.member_ids)
     with db.connection() as conn:
-        storage.store.upsert_channel(conn, channel)
-        tracker = ThreadTracker(storage.store.load_thread_roots(conn, channel.team_id, channel.channel_id))
+        storage.workspaces.upsert_channel(conn, channel)
+        tracker = ThreadTracker(storage.messages.load_thread_roots(conn, channel.team_id, channel.channel_id))
     batch: list[Message] = []
     for rel, raw_messages in reader.iter_days(channel.name, problems):
         out.files += 1
@@ -233,8 +233,8 @@ def _import_channel(
             batch = []
     out.stats.add(_flush(db, batch, problems))
     with db.connection() as conn:
-        storage.store.upsert_members(conn, [members[u] for u in sorted(seen_users) if u in members])
-        storage.store.update_team_timezone(conn, channel.team_id)
+        storage.workspaces.upsert_members(conn, [members[u] for u in sorted(seen_users) if u in members])
+        storage.workspaces.update_team_timezone(conn, channel.team_id)
     return out
 
 

@@ -32,7 +32,7 @@ def resolve_channel(db: Database, name_or_id: str) -> tuple[str, str, str]:
     several workspaces have one of that name or id, ``TEAM_ID/CHANNEL_ID``."""
     team, _, wanted = name_or_id.rpartition("/")
     with db.connection() as conn:
-        found = [c for c in storage.store.find_channels(conn, wanted) if not team or c[0] == team]
+        found = [c for c in storage.workspaces.find_channels(conn, wanted) if not team or c[0] == team]
     if not found:
         raise InputError(f"no stored channel named {name_or_id}; `paperping status` lists them")
     if len(found) > 1:

@@ -46,13 +46,13 @@ def post_month_report(
             initial_comment=text,
         )
     with db.connection() as conn:
-        storage.store.upsert_channel_setting(conn, team, channel, report_last_at=now)
+        storage.settings.upsert_channel_setting(conn, team, channel, report_last_at=now)
 
 
 def post_due_reports(db: Database, pacer: SlackPacer, client_for: Callable[[str], WebClient], now: datetime) -> int:
     """The monthly reports due (channels that asked, not yet posted this month); how many were posted."""
     with db.connection() as conn:
-        due = storage.store.load_monthly_reports_due(conn, month_start(now))
+        due = storage.reports.load_monthly_reports_due(conn, month_start(now))
     done = 0
     for team, channel in due:
         try:

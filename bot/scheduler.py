@@ -210,7 +210,7 @@ class Worker:
     def _prune(self) -> None:
         """Forget Slack event ids old enough that Slack no longer retries them, and expired OAuth states."""
         with self.db.connection() as conn:
-            storage.store.prune_processed_events(conn, self.clock() - timedelta(days=1))
+            storage.slack_events.prune_processed_events(conn, self.clock() - timedelta(days=1))
             storage.installs.prune_oauth_states(conn, datetime.now(UTC))
 
     def _serve(

@@ -21,7 +21,7 @@ def add_due_channels(db: Database, n: int, now: datetime, papers_per_channel: in
     channels = [f"CW{i:04d}" for i in range(n)]
     with db.connection() as conn:
         papers = [r[0] for r in conn.execute("SELECT id FROM papers WHERE in_catalog ORDER BY id").fetchall()]
-        storage.store.upsert_team(conn, T, domain="lab")
+        storage.workspaces.upsert_team(conn, T, domain="lab")
         for i, cid in enumerate(channels):
             conn.execute("INSERT INTO channels (team_id, channel_id, name) VALUES (%s, %s, %s)", (T, cid, f"w-{i}"))
             for k in range(papers_per_channel):
@@ -41,7 +41,7 @@ def add_due_channels(db: Database, n: int, now: datetime, papers_per_channel: in
                     " VALUES (%s, %s, %s, 'U3', '+1', %s)",
                     (mid, T, cid, now - timedelta(days=9 - k)),
                 )
-            storage.store.upsert_channel_setting(
+            storage.settings.upsert_channel_setting(
                 conn,
                 T,
                 cid,

@@ -94,10 +94,10 @@ def prepare(db: Database, *, embed: bool = True, say: Say = print) -> None:
                     )
                 ],
             )
-        storage.store.upsert_member_setting(
+        storage.settings.upsert_member_setting(
             conn, TEAM, AUTHOR_MEMBER[0], confirmed_names=[normalize_person_name(AUTHOR_MEMBER[1])]
         )
-        storage.store.upsert_members(conn, [store_member()])
+        storage.workspaces.upsert_members(conn, [store_member()])
     if embed:
         say("· indexing: embeddings from the shipped cache")
         embed_pending(db, PrecomputedEmbedder())
@@ -112,8 +112,8 @@ def store_member() -> Any:
 def reset_posts(db: Database) -> None:
     """Forget the posts of an earlier demo run in the same home, so that every run tells the same story."""
     with db.connection() as conn:
-        for ts in storage.store.load_message_ts_by_user(conn, TEAM, CHANNEL, BOT):
-            storage.store.delete_thread(conn, TEAM, CHANNEL, ts)
+        for ts in storage.messages.load_message_ts_by_user(conn, TEAM, CHANNEL, BOT):
+            storage.messages.delete_thread(conn, TEAM, CHANNEL, ts)
         storage.posts.delete_posts(conn, TEAM, CHANNEL)
 
 
@@ -165,7 +165,7 @@ def react(db: Database, post: Post, at: datetime) -> None:
         thread_ts=post.ts,
     )
     with db.connection() as conn:
-        base = storage.store.load_message(conn, TEAM, CHANNEL, post.ts)
+        base = storage.messages.load_message(conn, TEAM, CHANNEL, post.ts)
         assert base is not None, "the post was recorded"
         ident = storage.papers.best_identity(post.draft.paper.ids) or ("acl", "")
         message = Message(
@@ -285,15 +285,15 @@ def run_demo(settings: Settings, home: Path | None, out: Path, say: Say = print)
     prepare(db, say=say)
     reset_posts(db)
     with db.connection() as conn:
-        counts = storage.store.load_channel_counts(conn, TEAM, CHANNEL)
-        names = storage.store.load_member_names(conn, TEAM)
+        counts = storage.messages.load_channel_counts(conn, TEAM, CHANNEL)
+        names = storage.workspaces.load_member_names(conn, TEAM)
     say(
         f"· #{CHANNEL_NAME}: {counts['papers']} papers in {counts['messages'] - counts['replies']} shares, "
         f"{counts['replies']} thread replies, {counts['reactions']} reactions, {counts['members']} members"
     )
     # the demo's lab reads from the local catalog only: nothing leaves the machine
     with db.connection() as conn:
-        storage.store.upsert_channel_setting(conn, TEAM, CHANNEL, sources=["catalog"])
+        storage.settings.upsert_channel_setting(conn, TEAM, CHANNEL, sources=["catalog"])
     recommender = Recommender(settings, db, embedder=PrecomputedEmbedder())
     posts: list[Post] = []
 

@@ -239,7 +239,7 @@ def run_command(ctx: AppContext, client: WebClient, body: dict[str, Any], now: d
 
 def _set(ctx: AppContext, team: str, channel: str, **values: Any) -> None:
     with ctx.db.connection() as conn:
-        storage.store.upsert_channel_setting(conn, team, channel, **values)
+        storage.settings.upsert_channel_setting(conn, team, channel, **values)
 
 
 def cmd_help(ctx: AppContext, client: WebClient, c: Command, team: str, channel: str, user: str, now: datetime) -> str:
@@ -268,20 +268,15 @@ NOW_COOLDOWN = timedelta(minutes=10)
 
 def cmd_now(ctx: AppContext, client: WebClient, c: Command, team: str, channel: str, user: str, now: datetime) -> str:
     with ctx.db.connection() as conn:
-        s = storage.store.load_channel_settings(conn, team, channel)
-    last = s["last_post_at"]
+        s = storage.settings.load_channel_settings(conn, team, channel)
+    last = s.last_post_at
     if last is not None and now - last < NOW_COOLDOWN:
         again = last + NOW_COOLDOWN
         return f"I posted here at {last:%H:%M} UTC; `/paperping now` works again from {again:%H:%M} UTC."
     ready = channel_readiness(ctx, team, channel, now)
     if ready.kind == "none":
         return ready.sentence  # nothing to start a search from: no post is promised
-    if (
-        s["active"]
-        and s["slot_at"] is not None
-        and s["next_post_at"] is not None
-        and s["next_post_at"] <= now + NOW_COOLDOWN
-    ):
+    if s.active and s.slot_at is not None and s.next_post_at is not None and s.next_post_at <= now + NOW_COOLDOWN:
         if ready.kind == "indexing" or ctx.wake_scheduler is None:
             waiting = f" {ready.sentence}" if ready.kind == "indexing" else ""
             return "A recommendation is already on its way here." + waiting
@@ -303,10 +298,10 @@ def channel_readiness(ctx: AppContext, team: str, channel: str, now: datetime) -
     from bot.backfill import history_being_read
 
     with ctx.db.connection() as conn:
-        s = storage.store.load_channel_settings(conn, team, channel)
+        s = storage.settings.load_channel_settings(conn, team, channel)
         progress = storage.queue.load_index_progress(conn, team, channel, ctx.settings.embed_model)
         reading = history_being_read(conn, team, channel)
-    arxiv = bool(s["arxiv_categories"]) and "arxiv" in s["sources"] and not ctx.settings.offline
+    arxiv = bool(s.arxiv_categories) and "arxiv" in s.sources and not ctx.settings.offline
     return assess(progress, reading, focus_active(s, now), arxiv)
 
 
@@ -317,10 +312,10 @@ def wait_for_slot(ctx: AppContext, team: str, channel: str, asked_at: datetime) 
     while time.monotonic() < deadline:
         time.sleep(1.0)
         with ctx.db.connection() as conn:
-            s = storage.store.load_channel_settings(conn, team, channel)
-        if s["last_post_at"] is not None and s["last_post_at"] >= asked_at:
+            s = storage.settings.load_channel_settings(conn, team, channel)
+        if s.last_post_at is not None and s.last_post_at >= asked_at:
             return "Posted: the recommendation is in the channel."
-        if s["empty_at"] is not None and s["empty_at"] >= asked_at and not retried:
+        if s.empty_at is not None and s.empty_at >= asked_at and not retried:
             # a slot already under way when the member asked may have started before a focus or source they
             # just set: try once more now, with what the channel has now
             retried = True
@@ -328,10 +323,10 @@ def wait_for_slot(ctx: AppContext, team: str, channel: str, asked_at: datetime) 
             _set(ctx, team, channel, next_post_at=asked_at)
             ctx.post_soon(team, channel)
             continue
-        if s["empty_at"] is not None and s["empty_at"] >= asked_at:
-            nxt = s["next_post_at"]
+        if s.empty_at is not None and s.empty_at >= asked_at:
+            nxt = s.next_post_at
             again = f" I'll try again {nxt:%a %H:%M} UTC." if nxt else ""
-            return f"Nothing to post yet: {s['empty_reason']}.{again}"
+            return f"Nothing to post yet: {s.empty_reason}.{again}"
     return "On it: this one is taking longer than usual; the post will appear here when it is ready."
 
 
@@ -345,7 +340,7 @@ def cmd_mentions(
     ctx: AppContext, client: WebClient, c: Command, team: str, channel: str, user: str, now: datetime
 ) -> str:
     with ctx.db.connection() as conn:
-        storage.store.upsert_member_setting(conn, team, user, mentions_enabled=c.args[0] == "on")
+        storage.settings.upsert_member_setting(conn, team, user, mentions_enabled=c.args[0] == "on")
     if c.args[0] == "off":
         return "Done: I won't @-mention you; I may still name you when a paper relates to you."
     return "Done: I may @-mention you when a paper fits your interests."
@@ -360,7 +355,7 @@ def cmd_forget(
             "and your profile and settings. To go ahead, type `/paperping forget-me confirm`."
         )
     with ctx.db.connection() as conn:
-        counts = storage.store.forget_member(conn, team, user)
+        counts = storage.privacy.forget_member(conn, team, user)
     return (
         f"Done: I deleted {counts['messages']} stored messages and replies and {counts['reactions']} reactions "
         "of yours, your profile, and your name and id in my past drafts and logs. I will store nothing of yours "
@@ -372,7 +367,7 @@ def cmd_remember(
     ctx: AppContext, client: WebClient, c: Command, team: str, channel: str, user: str, now: datetime
 ) -> str:
     with ctx.db.connection() as conn:
-        lifted = storage.store.remember_member(conn, team, user)
+        lifted = storage.privacy.remember_member(conn, team, user)
     if not lifted:
         return "You have not asked me to forget you, so there is nothing to lift."
     return "Done: what you share and react to from now on counts again. What I deleted stays deleted."
@@ -383,7 +378,7 @@ def cmd_link_author(
 ) -> str:
     values = parse_author_link(c.args[0])
     with ctx.db.connection() as conn:
-        storage.store.upsert_member_setting(conn, team, user, **values)
+        storage.settings.upsert_member_setting(conn, team, user, **values)
     kind, value = next(iter(values.items()))
     label = "ORCID" if kind == "orcid" else "Semantic Scholar author id"
     return f"Done: your {label} is {value}. I'll use it to notice papers you wrote and people you work with."
@@ -426,8 +421,8 @@ def cmd_sources(
             f"set where PaperPing looks for papers: {describe_sources(ctx, names, categories)}.",
         )
     with ctx.db.connection() as conn:
-        s = storage.store.load_channel_settings(conn, team, channel)
-    shown = describe_sources(ctx, s["sources"], s["arxiv_categories"])
+        s = storage.settings.load_channel_settings(conn, team, channel)
+    shown = describe_sources(ctx, s.sources, s.arxiv_categories)
     return f"Candidates here come from: {shown}." + ("" if c.args else f"\n{_SOURCES_HINT}")
 
 
@@ -449,7 +444,7 @@ def describe_sources(ctx: AppContext, names: list[str], categories: list[str]) -
 def cmd_emoji(ctx: AppContext, client: WebClient, c: Command, team: str, channel: str, user: str, now: datetime) -> str:
     emoji, sentiment = c.args
     with ctx.db.connection() as conn:
-        storage.store.upsert_emoji_override(conn, team, channel, emoji, sentiment)  # type: ignore[arg-type]
+        storage.settings.upsert_emoji_override(conn, team, channel, emoji, sentiment)  # type: ignore[arg-type]
     announce(ctx, client, channel, user, f"told PaperPing that :{emoji}: reads as {sentiment} here.")
     return f"Done: :{emoji}: counts as {sentiment} in this channel."
 
@@ -470,33 +465,33 @@ def cmd_status(
     ctx: AppContext, client: WebClient, c: Command, team: str, channel: str, user: str, now: datetime
 ) -> str:
     with ctx.db.connection() as conn:
-        s = storage.store.load_channel_settings(conn, team, channel)
-        counts = storage.store.load_channel_counts(conn, team, channel)
+        s = storage.settings.load_channel_settings(conn, team, channel)
+        counts = storage.messages.load_channel_counts(conn, team, channel)
         posts = storage.posts.load_post_engagement(conn, team, channel, limit=5)
         ranker = load_fit(conn, team, channel, ctx.settings.popularity_weight)
         progress = storage.queue.load_index_progress(conn, team, channel, ctx.settings.embed_model)
-    state = "paused" if s["paused"] else "active" if s["active"] else "not in this channel yet"
-    if s["stopped_reason"] and not s["active"]:
+    state = "paused" if s.paused else "active" if s.active else "not in this channel yet"
+    if s.stopped_reason and not s.active:
         state = "stopped"
-    nxt = s["next_post_at"].strftime("%a %d %b %H:%M UTC") if s["next_post_at"] and not s["paused"] else "—"
+    nxt = s.next_post_at.strftime("%a %d %b %H:%M UTC") if s.next_post_at and not s.paused else "—"
     lines = [
-        f"*PaperPing here:* {state}; posts {s['frequency'].replace('-', ' ')}; style "
-        f"{describe_style(s['style'], ctx.settings.llm_configured)}; next post {nxt}.",
+        f"*PaperPing here:* {state}; posts {s.frequency.replace('-', ' ')}; style "
+        f"{describe_style(s.style, ctx.settings.llm_configured)}; next post {nxt}.",
         f"Knows {counts['messages']} messages sharing {counts['papers']} papers, {counts['reactions']} reactions, "
         f"{counts['replies']} replies, {counts['members']} members.",
     ]
     lines.append(describe_ranker(ranker))
     lines.append(describe_index(progress))
-    empty = describe_empty(s["empty_reason"], s["empty_at"], s["next_post_at"])
+    empty = describe_empty(s.empty_reason, s.empty_at, s.next_post_at)
     if empty:
         lines.append(quote(empty, 400))
-    if s["stopped_reason"]:
-        reason = quote(s["stopped_reason"], 200)
+    if s.stopped_reason:
+        reason = quote(s.stopped_reason, 200)
         lines.append(f"Stopped posting because of: {reason}. `/paperping resume` tries again.")
-    if s["step_down_reason"]:
-        lines.append(f"Posting less often because {s['step_down_reason']}; `/paperping frequency` sets it back.")
+    if s.step_down_reason:
+        lines.append(f"Posting less often because {s.step_down_reason}; `/paperping frequency` sets it back.")
     if focus_active(s, now):
-        lines.append(f"Focus: {quote(s['focus_text'], 120)} (until {s['focus_expires_at']:%d %b}).")
+        lines.append(f"Focus: {quote(s.focus_text or '', 120)} (until {s.focus_expires_at:%d %b}).")
     for p in posts:
         received = ", ".join(x for x in (p["emoji"], f"{p['replies']} replies" if p["replies"] else "") if x)
         lines.append(

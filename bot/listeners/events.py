@@ -42,7 +42,7 @@ def handle_message(ctx: AppContext, client: WebClient, body: dict[str, Any], eve
     subtype = event.get("subtype")
     if subtype == "message_deleted":
         with ctx.db.connection() as conn:
-            storage.store.delete_thread(conn, team, channel, str(event.get("deleted_ts") or ""))
+            storage.messages.delete_thread(conn, team, channel, str(event.get("deleted_ts") or ""))
         return
     if subtype == "message_changed":
         inner = event.get("message")
@@ -73,7 +73,8 @@ def _follows(conn: psycopg.Connection, message: Message) -> bool:
     """A reply in a thread PaperPing keeps (its root is stored)."""
     root = message.thread_ts or ""
     return (
-        message.is_reply and storage.store.load_message_id(conn, message.team_id, message.channel_id, root) is not None
+        message.is_reply
+        and storage.messages.load_message_id(conn, message.team_id, message.channel_id, root) is not None
     )
 
 
@@ -84,7 +85,7 @@ def handle_edit(ctx: AppContext, client: WebClient, team: str, channel: str, inn
     ts = str(inner.get("ts") or "")
     if inner.get("subtype") == "tombstone":
         with ctx.db.connection() as conn:
-            storage.store.delete_thread(conn, team, channel, ts)
+            storage.messages.delete_thread(conn, team, channel, ts)
         return
     message = _parse(ctx, client, team, channel, inner)
     if message is None:
@@ -94,9 +95,9 @@ def handle_edit(ctx: AppContext, client: WebClient, team: str, channel: str, inn
         if message.papers or _follows(conn, message):
             index_messages(conn, [message])
         elif message.is_reply:
-            storage.store.delete_messages(conn, team, channel, [message.ts])
+            storage.messages.delete_messages(conn, team, channel, [message.ts])
         else:
-            storage.store.delete_thread(conn, team, channel, message.ts)
+            storage.messages.delete_thread(conn, team, channel, message.ts)
 
 
 def handle_reaction(ctx: AppContext, body: dict[str, Any], event: dict[str, Any], added: bool) -> None:
@@ -105,14 +106,16 @@ def handle_reaction(ctx: AppContext, body: dict[str, Any], event: dict[str, Any]
         return
     team, channel = _team(body, event), str(item.get("channel"))
     with ctx.db.connection() as conn:
-        message_id = storage.store.load_message_id(conn, team, channel, str(item.get("ts")))
+        message_id = storage.messages.load_message_id(conn, team, channel, str(item.get("ts")))
         if message_id is None:
             return
         if added:
             at = ts_to_datetime(str(event.get("event_ts") or item.get("ts")))
-            storage.store.add_reaction(conn, message_id, team, channel, str(event["user"]), str(event["reaction"]), at)
+            storage.messages.add_reaction(
+                conn, message_id, team, channel, str(event["user"]), str(event["reaction"]), at
+            )
         else:
-            storage.store.remove_reaction(conn, message_id, str(event["user"]), str(event["reaction"]))
+            storage.messages.remove_reaction(conn, message_id, str(event["user"]), str(event["reaction"]))
 
 
 def handle_joined(ctx: AppContext, client: WebClient, body: dict[str, Any], event: dict[str, Any]) -> None:
@@ -120,7 +123,7 @@ def handle_joined(ctx: AppContext, client: WebClient, body: dict[str, Any], even
     if event.get("user") != ctx.bot_user_id(client, team):
         ctx.ensure_channel(client, team, channel)
         with ctx.db.connection() as conn:
-            storage.store.add_channel_member(conn, team, channel, str(event.get("user") or ""))
+            storage.workspaces.add_channel_member(conn, team, channel, str(event.get("user") or ""))
         return
     ctx.ensure_channel(client, team, channel)
     ctx.queue_backfill(team, channel)  # before the first slot opens, so that the slot waits for the history
@@ -135,10 +138,10 @@ def handle_left(ctx: AppContext, client: WebClient, body: dict[str, Any], event:
     team, channel = _team(body, event), str(event.get("channel") or "")
     if event.get("type") == "member_left_channel" and event.get("user") != ctx.bot_user_id(client, team):
         with ctx.db.connection() as conn:  # a member who left is named, no longer notified
-            storage.store.remove_channel_member(conn, team, channel, str(event.get("user") or ""))
+            storage.workspaces.remove_channel_member(conn, team, channel, str(event.get("user") or ""))
         return
     with ctx.db.connection() as conn:
-        storage.store.deactivate_channels(conn, team, channel)
+        storage.workspaces.deactivate_channels(conn, team, channel)
     log.info("removed from %s: its posts stop", channel)
 
 

@@ -21,7 +21,7 @@ def build_home(ctx: AppContext, team: str, user: str) -> dict[str, Any]:
     """The Home view (a Block Kit ``home`` view) for one member."""
     blocks: list[dict[str, Any]] = [{"type": "header", "text": {"type": "plain_text", "text": "PaperPing"}}]
     with ctx.db.connection() as conn:
-        channels = storage.store.load_member_channels(conn, team, user)
+        channels = storage.workspaces.load_member_channels(conn, team, user)
     if not channels:
         blocks.append(
             {
@@ -37,10 +37,10 @@ def build_home(ctx: AppContext, team: str, user: str) -> dict[str, Any]:
         )
     with ctx.db.connection() as conn:
         for channel_id, name in channels:
-            s = storage.store.load_channel_settings(conn, team, channel_id)
+            s = storage.settings.load_channel_settings(conn, team, channel_id)
             posts = storage.posts.load_post_engagement(conn, team, channel_id, limit=3)
-            style = describe_style(s["style"], ctx.settings.llm_configured)
-            state = "paused" if s["paused"] else f"posts {s['frequency'].replace('-', ' ')}"
+            style = describe_style(s.style, ctx.settings.llm_configured)
+            state = "paused" if s.paused else f"posts {s.frequency.replace('-', ' ')}"
             ranker = load_fit(conn, team, channel_id, ctx.settings.popularity_weight)
             month = load_headline(conn, team, channel_id, datetime.now(UTC))
             lines = [
@@ -50,7 +50,7 @@ def build_home(ctx: AppContext, team: str, user: str) -> dict[str, Any]:
                 describe_ranker(ranker),
                 describe_index(storage.queue.load_index_progress(conn, team, channel_id, ctx.settings.embed_model)),
             ]
-            empty = describe_empty(s["empty_reason"], s["empty_at"], s["next_post_at"])
+            empty = describe_empty(s.empty_reason, s.empty_at, s.next_post_at)
             if empty:
                 lines.append(quote(empty, 400))
             for p in posts:
@@ -58,9 +58,9 @@ def build_home(ctx: AppContext, team: str, user: str) -> dict[str, Any]:
                 replies = f", {p['replies']} replies" if p["replies"] else ""
                 lines.append(f"• {p['posted_at']:%d %b}: {quote(p['title'] or 'a paper', 200)} — {received}{replies}")
             blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": "\n".join(lines)}})
-        member = storage.store.load_member_setting(conn, team, user)
-    mentions = member["mentions_enabled"]
-    linked = member["s2_author_id"] or member["orcid"]
+        member = storage.settings.load_member_setting(conn, team, user)
+    mentions = member.mentions_enabled
+    linked = member.s2_author_id or member.orcid
     blocks += [
         {"type": "divider"},
         {
@@ -116,14 +116,16 @@ def register(app: App, ctx: AppContext) -> None:
         ack()
         team, user = str(body["team"]["id"]), str(body["user"]["id"])
         with ctx.db.connection() as conn:
-            storage.store.upsert_member_setting(conn, team, user, mentions_enabled=body["actions"][0]["value"] == "on")
+            storage.settings.upsert_member_setting(
+                conn, team, user, mentions_enabled=body["actions"][0]["value"] == "on"
+            )
         publish(client, team, user)
 
     def forget(ack: Ack, client: WebClient, body: dict[str, Any]) -> None:
         ack()
         team, user = str(body["team"]["id"]), str(body["user"]["id"])
         with ctx.db.connection() as conn:
-            storage.store.forget_member(conn, team, user)
+            storage.privacy.forget_member(conn, team, user)
         publish(client, team, user)
 
     app.event("app_home_opened")(opened)

@@ -52,7 +52,7 @@ def index_messages(conn: psycopg.Connection, messages: Sequence[Message]) -> Ind
     """Write kept messages with their paper links and reactions; repeated calls change nothing."""
     if not messages:
         return IndexStats()
-    forgotten = storage.store.load_forgotten(conn, sorted({m.team_id for m in messages}))
+    forgotten = storage.privacy.load_forgotten(conn, sorted({m.team_id for m in messages}))
     if forgotten:  # members who asked to be forgotten: nothing of theirs is stored again
         messages = [
             replace(m, reactions=tuple(r for r in m.reactions if (m.team_id, r.user_id) not in forgotten))
@@ -65,7 +65,7 @@ def index_messages(conn: psycopg.Connection, messages: Sequence[Message]) -> Ind
         replace(m, papers=m.papers[:MAX_PAPERS_PER_MESSAGE]) if len(m.papers) > MAX_PAPERS_PER_MESSAGE else m
         for m in messages
     ]
-    ids = storage.store.upsert_messages(conn, messages)
+    ids = storage.messages.upsert_messages(conn, messages)
     paper_ids = ensure_papers(conn, [(r.scheme, r.value) for m in messages for r in m.papers])
     message_ids = [ids[(m.team_id, m.channel_id, m.ts)] for m in messages]
     links = []
@@ -79,11 +79,11 @@ def index_messages(conn: psycopg.Connection, messages: Sequence[Message]) -> Ind
                 links.append((mid, pid, m.team_id, m.channel_id, ref.url, ref.label))
         for r in {(r.user_id, r.emoji): r for r in m.reactions}.values():
             reactions.append((mid, m.team_id, m.channel_id, r.user_id, r.emoji, r.reacted_at or m.posted_at))
-    storage.store.replace_message_papers(conn, message_ids, links)
+    storage.messages.replace_message_papers(conn, message_ids, links)
     # every paper a share links to is looked up and embedded in the background (``socialrag.knowledge.indexer``)
     storage.queue.enqueue_papers(conn, sorted({link[1] for link in links}))
     known = {mid for m, mid in zip(messages, message_ids, strict=True) if m.reactions_known}
-    storage.store.replace_reactions(
+    storage.messages.replace_reactions(
         conn, [mid for mid in message_ids if mid in known], [r for r in reactions if r[0] in known]
     )
     return IndexStats(

@@ -3,12 +3,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from socialrag.storage.queue import IndexProgress
+from socialrag.storage.settings import ChannelSettings
 
 STEER = "set a focus or a source (`/paperping focus ...`, `/paperping sources ...`)"
 
@@ -21,10 +20,10 @@ class Readiness:
     sentence: str
 
 
-def focus_active(channel: Mapping[str, Any], now: datetime) -> bool:
-    """Whether the channel's settings row has a focus that has not run out (`/paperping focus`)."""
-    until = channel["focus_expires_at"]
-    return bool(channel["focus_text"]) and until is not None and until > now
+def focus_active(channel: ChannelSettings, now: datetime) -> bool:
+    """Whether the channel's settings have a focus that has not run out (`/paperping focus`)."""
+    until = channel.focus_expires_at
+    return bool(channel.focus_text) and until is not None and until > now
 
 
 def assess(progress: IndexProgress, reading_history: bool, focused: bool, arxiv_categories: bool) -> Readiness:

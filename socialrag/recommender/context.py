@@ -16,7 +16,7 @@ import psycopg
 
 from socialrag.knowledge.embed import as_array
 from socialrag.models import Sentiment
-from socialrag.storage.store import load_emoji_overrides
+from socialrag.storage.settings import load_emoji_overrides
 
 RECENT_DAYS = 14  # how far back PaperPing's own posts count for spreading threads and names
 

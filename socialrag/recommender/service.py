@@ -12,7 +12,6 @@ import logging
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from types import TracebackType
-from typing import Any
 
 import numpy as np
 import psycopg
@@ -44,6 +43,7 @@ from socialrag.recommender.pipeline import Recommendation, RecommendConfig, reco
 from socialrag.recommender.rank import ScoringConfig
 from socialrag.recommender.refit import load_fit, refit_channel
 from socialrag.storage.rankers import channels_to_refit
+from socialrag.storage.settings import ChannelSettings
 
 log = logging.getLogger(__name__)
 
@@ -139,23 +139,23 @@ class Recommender:
         """
         now = at or datetime.now(UTC)
         with self.db.connection() as conn:
-            chosen = storage.store.load_channel_settings(conn, team_id, channel_id)
+            chosen = storage.settings.load_channel_settings(conn, team_id, channel_id)
         focused = focus_active(chosen, now)
         config = RecommendConfig(
             model=self.embedder.model_name,
-            style=resolve_style(style or chosen["style"], self.llm_configured),
+            style=resolve_style(style or chosen.style, self.llm_configured),
             window_days=window_days,
             signal_window_days=self.settings.signal_window_days,
             top=top,
             focus=self._focus(chosen) if focused else None,
-            focus_words=" ".join(search_words(chosen["focus_text"])) if focused else None,
-            focus_papers=frozenset(chosen["focus_paper_ids"]) if focused else frozenset(),
-            categories=tuple(chosen["arxiv_categories"]),
+            focus_words=" ".join(search_words(chosen.focus_text or "")) if focused else None,
+            focus_papers=frozenset(chosen.focus_paper_ids) if focused else frozenset(),
+            categories=tuple(chosen.arxiv_categories),
             scoring=self.scoring(),
             generate=GenerateConfig(limit=self.settings.explanation_limit, quiet_days=self.settings.mention_quiet_days),
         )
         llm = self._llm_for(team_id, channel_id) if config.style == "llm" else None
-        sources = self.candidate_sources(chosen["sources"], focused=focused)
+        sources = self.candidate_sources(chosen.sources, focused=focused)
         # autocommit: candidate sources and the LLM wait on the network, and no transaction may stay open
         # (holding locks) meanwhile; each source writes what it found in a short transaction of its own
         with self.db.connection(autocommit=True) as conn:
@@ -202,15 +202,15 @@ class Recommender:
         with self.db.connection() as conn:
             return load_fit(conn, team_id, channel_id, self.scoring().popularity_weight)
 
-    def _focus(self, chosen: dict[str, Any]) -> np.ndarray | None:
+    def _focus(self, chosen: ChannelSettings) -> np.ndarray | None:
         """The focus as one vector: the mean of its words' and of its linked papers' (those embedded yet)."""
         vectors = []
-        words = search_words(chosen["focus_text"] or "")
+        words = search_words(chosen.focus_text or "")
         if words:
             vectors.append(self.embedder.encode([" ".join(words)])[0])
-        if chosen["focus_paper_ids"]:
+        if chosen.focus_paper_ids:
             with self.db.connection() as conn:
-                stored = load_vectors(conn, self.embedder.model_name, list(chosen["focus_paper_ids"]))
+                stored = load_vectors(conn, self.embedder.model_name, list(chosen.focus_paper_ids))
             vectors += [as_array(v) for v in stored.values()]
         if not vectors:
             return None
@@ -224,7 +224,7 @@ class Recommender:
 
         def record(call: LLMCall) -> None:
             with self.db.connection() as conn:
-                storage.store.record_llm_call(conn, team_id, channel_id, call)
+                storage.llm_log.record_llm_call(conn, team_id, channel_id, call)
 
         return self.llm.with_recorder(record)
 

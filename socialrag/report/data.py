@@ -12,7 +12,8 @@ import psycopg
 
 from socialrag.models import Sentiment
 from socialrag.recommender.context import PaperInfo, load_paper_infos, load_vectors
-from socialrag.storage.store import load_emoji_overrides, load_member_names
+from socialrag.storage.settings import load_emoji_overrides
+from socialrag.storage.workspaces import load_member_names
 
 
 @dataclass(frozen=True)

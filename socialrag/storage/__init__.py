@@ -5,6 +5,36 @@ short transaction) on a connection the caller passes in. Nothing outside this pa
 Callers import the package and name the family: ``storage.messages.upsert_messages(conn, ...)``.
 """
 
-from socialrag.storage import installs, papers, posts, queue, rankers, store, token_cipher
+from socialrag.storage import (
+    checkpoints,
+    installs,
+    llm_log,
+    messages,
+    papers,
+    posts,
+    privacy,
+    queue,
+    rankers,
+    reports,
+    settings,
+    slack_events,
+    token_cipher,
+    workspaces,
+)
 
-__all__ = ["installs", "papers", "posts", "queue", "rankers", "store", "token_cipher"]
+__all__ = [
+    "checkpoints",
+    "installs",
+    "llm_log",
+    "messages",
+    "papers",
+    "posts",
+    "privacy",
+    "queue",
+    "rankers",
+    "reports",
+    "settings",
+    "slack_events",
+    "token_cipher",
+    "workspaces",
+]

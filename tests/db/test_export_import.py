@@ -101,7 +101,7 @@ def test_import_keeps_only_papers_threads_and_reactions(db: Database, tmp_path: 
     assert report.team_id == TEAM
     assert not report.problems
     with db.connection() as conn:
-        counts = storage.store.load_channel_counts(conn, TEAM, "C1")
+        counts = storage.messages.load_channel_counts(conn, TEAM, "C1")
         texts = [r[0] for r in conn.execute("SELECT text FROM messages WHERE channel_id = 'C1' ORDER BY ts")]
         papers = conn.execute(
             """SELECT i.scheme || ':' || i.value FROM message_papers mp
@@ -167,13 +167,13 @@ def test_malformed_day_file_is_reported_and_the_rest_goes_on(db: Database, tmp_p
     assert report.problems[0].startswith("general/2023-12-30.json: could not be read")
     assert report.problems[1].startswith("general/2023-12-31.json: expected a list")
     with db.connection() as conn:
-        assert storage.store.load_channel_counts(conn, TEAM, "C1")["messages"] == 6
+        assert storage.messages.load_channel_counts(conn, TEAM, "C1")["messages"] == 6
 
 
 def test_channel_filter(db: Database, tmp_path: Path) -> None:
     import_export(db, lab_export(tmp_path), channels=["#random"], progress=False)
     with db.connection() as conn:
-        assert [c[2] for c in storage.store.find_channels(conn)] == ["random"]
+        assert [c[2] for c in storage.workspaces.find_channels(conn)] == ["random"]
     with pytest.raises(InputError, match="no channel named nope"):
         import_export(db, lab_export(tmp_path), channels=["nope"], progress=False)
 

@@ -62,7 +62,7 @@ def poisoned(db: Database, tmp_path: Path) -> Iterator[dict[str, Any]]:
     lab = build_lab(db, tmp_path, CachedEmbedder())
     poison(db)
     with db.connection() as conn:
-        storage.store.upsert_channel_setting(conn, "T0LAB", "C1", sources=["catalog"])
+        storage.settings.upsert_channel_setting(conn, "T0LAB", "C1", sources=["catalog"])
     model = OpenAIStandIn(hostile_model)
     yield {"lab": lab, "model": model}
     model.stop()

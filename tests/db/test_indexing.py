@@ -42,8 +42,8 @@ def share(ts: str, text: str, user: str = "U2") -> Message:
 
 def setup_channel(db: Database) -> None:
     with db.connection() as conn:
-        storage.store.upsert_team(conn, T, domain="lab")
-        storage.store.upsert_channel(conn, Channel(T, C, "nlp-lab"))
+        storage.workspaces.upsert_team(conn, T, domain="lab")
+        storage.workspaces.upsert_channel(conn, Channel(T, C, "nlp-lab"))
 
 
 def acl_ids(n: int, skip: int = 0) -> list[str]:

@@ -250,7 +250,7 @@ def llm_server() -> Iterator[OpenAIStandIn]:
 def llm_client(db: Database, server: OpenAIStandIn, timeout: float = 5.0) -> LLMClient:
     def record(call: Any) -> None:
         with db.connection() as conn:
-            storage.store.record_llm_call(conn, "T0LAB", "C1", call)
+            storage.llm_log.record_llm_call(conn, "T0LAB", "C1", call)
 
     return LLMClient(model="test-model", base_url=server.base_url, api_key="k", timeout=timeout, recorder=record)
 
@@ -311,6 +311,6 @@ def test_a_member_who_left_the_channel_is_named_not_mentioned(db: Database, lab:
     assert draft.mentions, "the lab's post mentions someone"
     gone = draft.mentions[0]
     with db.connection() as conn:
-        storage.store.remove_channel_member(conn, "T0LAB", "C1", gone)
+        storage.workspaces.remove_channel_member(conn, "T0LAB", "C1", gone)
     again = render_for(db, lab, "template").draft
     assert gone not in again.mentions and gone in again.named, "still named, no longer notified"

@@ -85,22 +85,22 @@ def test_one_style_rule() -> None:
 def test_a_channel_that_never_chose_stores_no_style(db: Database) -> None:
     """The settings row a command creates keeps "not chosen", and the store's defaults are the schema's."""
     with db.connection() as conn:
-        storage.store.upsert_team(conn, "T1")
+        storage.workspaces.upsert_team(conn, "T1")
         conn.execute("INSERT INTO channels (team_id, channel_id, name) VALUES ('T1', 'C9', 'x')")
-        storage.store.upsert_channel_setting(conn, "T1", "C9", frequency="weekly")
-        stored = storage.store.load_channel_settings(conn, "T1", "C9")
+        storage.settings.upsert_channel_setting(conn, "T1", "C9", frequency="weekly")
+        stored = storage.settings.load_channel_settings(conn, "T1", "C9")
         defaults = dict(
             conn.execute(
                 """SELECT column_name, column_default FROM information_schema.columns
                     WHERE table_name = 'channel_settings'"""
             ).fetchall()
         )
-    assert stored["style"] is None and stored["frequency"] == "weekly"
+    assert stored.style is None and stored.frequency == "weekly"
     assert defaults["style"] is None
     assert defaults["frequency"] == "'every-other-day'::text"
     assert defaults["post_start_hour"] == "9" and defaults["post_end_hour"] == "17"
-    fresh = storage.store.load_channel_settings
+    fresh = storage.settings.load_channel_settings
     with db.connection() as conn:
         none_yet = fresh(conn, "T1", "C-none")
-    assert none_yet["style"] is None and none_yet["frequency"] == "every-other-day"
-    assert none_yet["sources"] == ["catalog", "semanticscholar", "arxiv"]
+    assert none_yet.style is None and none_yet.frequency == "every-other-day"
+    assert none_yet.sources == ["catalog", "semanticscholar", "arxiv"]

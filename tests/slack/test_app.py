@@ -201,11 +201,11 @@ def test_slash_commands(harness: Harness, db: Database) -> None:
     assert "not a timezone I know" in harness.command("hours 10-16 Mars/Olympus")
     assert "Try `/paperping hours 9-17`" in harness.command("hours 18-9")
     with db.connection() as conn:
-        settings = storage.store.load_channel_settings(conn, T, "C1")
+        settings = storage.settings.load_channel_settings(conn, T, "C1")
         member = conn.execute("SELECT mentions_enabled, orcid FROM member_settings WHERE user_id = 'U2'").fetchone()
-        override = storage.store.load_emoji_overrides(conn, T, "C1")
-    assert settings["frequency"] == "weekly" and settings["style"] == "tldr" and not settings["paused"]
-    assert (settings["post_start_hour"], settings["post_end_hour"], settings["timezone"]) == (
+        override = storage.settings.load_emoji_overrides(conn, T, "C1")
+    assert settings.frequency == "weekly" and settings.style == "tldr" and not settings.paused
+    assert (settings.post_start_hour, settings.post_end_hour, settings.timezone) == (
         10,
         16,
         "America/New_York",
@@ -243,7 +243,7 @@ def test_scheduled_post_mentions_thread_and_the_loop(harness: Harness, db: Datab
     client = WebClient(token="xoxb-test", base_url=harness.standin.url)
     harness.ctx.activate_channel(T, "C1", AS_OF)
     with db.connection() as conn:
-        storage.store.upsert_channel_setting(conn, T, "C1", next_post_at=AS_OF, style="template")
+        storage.settings.upsert_channel_setting(conn, T, "C1", next_post_at=AS_OF, style="template")
     from bot.run import make_recommend
 
     worker = Worker(db, lambda team: client, make_recommend(Recommender(harness.settings, db)), clock=lambda: AS_OF)
@@ -284,7 +284,7 @@ def test_crash_after_posting_does_not_post_twice(harness: Harness, db: Database,
     harness.ctx.activate_channel(T, "C1", AS_OF)
     slot = AS_OF.astimezone(UTC)
     with db.connection() as conn:
-        storage.store.upsert_channel_setting(conn, T, "C1", next_post_at=slot)
+        storage.settings.upsert_channel_setting(conn, T, "C1", next_post_at=slot)
         # a process claimed the slot, posted, and died before recording the post
         storage.posts.open_slot(conn, T, "C1", slot.isoformat(), "template+tldr")
         conn.execute("UPDATE recommendations SET created_at = %s", (slot - timedelta(minutes=1),))
@@ -312,7 +312,7 @@ def test_quiet_period_and_step_down(harness: Harness, db: Database) -> None:
     now = datetime(2024, 3, 5, 10, 0, tzinfo=UTC)
     harness.ctx.activate_channel(T, "C1", now)
     with db.connection() as conn:
-        storage.store.upsert_channel_setting(conn, T, "C1", next_post_at=now, frequency="daily")
+        storage.settings.upsert_channel_setting(conn, T, "C1", next_post_at=now, frequency="daily")
         storage.posts.record_activity(conn, T, "C1", now - timedelta(minutes=5))
     calls: list[str] = []
 
@@ -323,7 +323,7 @@ def test_quiet_period_and_step_down(harness: Harness, db: Database) -> None:
     worker = Worker(db, lambda team: client, recommend, clock=lambda: now)
     worker.tick()
     with db.connection() as conn:
-        waiting = storage.store.load_channel_settings(conn, T, "C1")["next_post_at"]
+        waiting = storage.settings.load_channel_settings(conn, T, "C1").next_post_at
     assert calls == [] and waiting == now + timedelta(minutes=10), "waits for the conversation to pause"
     # five unanswered posts: the channel steps down to every other day, and status says why
     with db.connection() as conn:
@@ -339,12 +339,12 @@ def test_quiet_period_and_step_down(harness: Harness, db: Database) -> None:
         worker, storage.posts.DueChannel(T, "C1", now, "daily", "tldr", None, 9, 17, True, None, None), now, posted=True
     )
     with db.connection() as conn:
-        s = storage.store.load_channel_settings(conn, T, "C1")
-    assert s["frequency"] == "every-other-day" and "no reaction or reply" in s["step_down_reason"]
+        s = storage.settings.load_channel_settings(conn, T, "C1")
+    assert s.frequency == "every-other-day" and "no reaction or reply" in s.step_down_reason
     assert "Posting less often because the last five posts drew no reaction or reply" in harness.command("status")
     assert harness.command("frequency daily") == "Done: I'll post daily here."
     with db.connection() as conn:
-        assert storage.store.load_channel_settings(conn, T, "C1")["step_down_reason"] is None
+        assert storage.settings.load_channel_settings(conn, T, "C1").step_down_reason is None
 
 
 def test_joining_a_channel_introduces_itself_and_backfills(harness: Harness, db: Database) -> None:
@@ -367,8 +367,8 @@ def test_joining_a_channel_introduces_itself_and_backfills(harness: Harness, db:
         time.sleep(0.1)
     assert count(db, "SELECT count(*) FROM messages") == 1 and count(db, "SELECT count(*) FROM reactions") == 1
     with db.connection() as conn:
-        s = storage.store.load_channel_settings(conn, T, "C1")
-    assert s["active"] and s["next_post_at"] is not None
+        s = storage.settings.load_channel_settings(conn, T, "C1")
+    assert s.active and s.next_post_at is not None
 
 
 @pytest.mark.slow
@@ -386,8 +386,8 @@ def test_a_joined_channel_explains_with_the_llm_when_one_is_configured(
     try:
         harness.event({"type": "member_joined_channel", "user": "UBOT", "channel": "C1", "team": T, "event_ts": "1.0"})
         with db.connection() as conn:
-            assert storage.store.load_channel_settings(conn, T, "C1")["style"] is None, "nobody chose a style"
-            storage.store.upsert_channel_setting(conn, T, "C1", next_post_at=AS_OF)
+            assert storage.settings.load_channel_settings(conn, T, "C1").style is None, "nobody chose a style"
+            storage.settings.upsert_channel_setting(conn, T, "C1", next_post_at=AS_OF)
         client = WebClient(token="xoxb-test", base_url=standin.url)
         from bot.run import make_recommend
 
@@ -463,11 +463,11 @@ def test_now_makes_the_channel_due_and_an_outage_keeps_the_slot(harness: Harness
     nothing = harness.command("now")
     assert nothing.startswith("No candidate yet") and "/paperping focus" in nothing, "no post is promised"
     with db.connection() as conn:
-        assert storage.store.load_channel_settings(conn, T, "C1")["next_post_at"] is None
+        assert storage.settings.load_channel_settings(conn, T, "C1").next_post_at is None
     harness.command("focus retrieval-augmented generation")
     assert "a recommendation will appear here" in harness.command("now")
     with db.connection() as conn:
-        due = storage.store.load_channel_settings(conn, T, "C1")["next_post_at"]
+        due = storage.settings.load_channel_settings(conn, T, "C1").next_post_at
     now = datetime.now(UTC)
     assert due is not None and due <= now
     attempts: list[datetime] = []
@@ -480,7 +480,7 @@ def test_now_makes_the_channel_due_and_an_outage_keeps_the_slot(harness: Harness
     assert worker.tick() == 1
     with db.connection() as conn:
         rec = conn.execute("SELECT slot_key, status FROM recommendations").fetchone()
-        again = storage.store.load_channel_settings(conn, T, "C1")["next_post_at"]
+        again = storage.settings.load_channel_settings(conn, T, "C1").next_post_at
     assert rec[1] == "failed" and again == now + timedelta(minutes=5), "the post is delayed, not lost"
     worker.clock = lambda: now + timedelta(minutes=6)
     worker.tick()
@@ -627,7 +627,7 @@ def test_report_uploads_the_month_through_files_upload_v2(harness: Harness, db: 
     comment = upload["initial_comment"]
     assert "papers shared" in comment and "PaperPing posted" in comment and comment.count("\n") == 1
     with db.connection() as conn:
-        names = storage.store.load_member_names(conn, T)
+        names = storage.workspaces.load_member_names(conn, T)
     assert not any(name in comment for name in names.values() if len(name) > 2), "no member is named"
     methods = [c.method for c in harness.standin.calls]
     assert methods.index("files.getUploadURLExternal") < methods.index("files.completeUploadExternal")

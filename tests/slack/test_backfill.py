@@ -83,10 +83,10 @@ def test_backfill_pages_waits_out_429_and_slows_to_the_limited_tier(db: Database
     client = WebClient(token="xoxb-test", base_url=standin.url)
     report = backfill_channel(db, client, "C1", pacer=pacer)
     with db.connection() as conn:
-        counts = storage.store.load_channel_counts(conn, "T0LAB", "C1")
+        counts = storage.messages.load_channel_counts(conn, "T0LAB", "C1")
         names = dict(conn.execute("SELECT user_id, display_name FROM members").fetchall())
         permalink = conn.execute("SELECT permalink FROM messages ORDER BY ts LIMIT 1").fetchone()
-        checkpoint = storage.store.load_checkpoint(conn, "T0LAB", "C1", SOURCE)
+        checkpoint = storage.checkpoints.load_checkpoint(conn, "T0LAB", "C1", SOURCE)
     # 20 shares and their 20 thread replies; the 40 chatter messages are never stored
     assert counts == {"messages": 40, "papers": 20, "reactions": 20, "replies": 20, "members": 3}
     assert 3.0 in sleeps, "the Retry-After of the 429 was honoured"
@@ -140,8 +140,8 @@ def test_killed_backfill_resumes_where_it_stopped(db: Database, standin: SlackSt
     proc.send_signal(signal.SIGKILL)
     proc.wait(10)
     with db.connection() as conn:
-        checkpoint = storage.store.load_checkpoint(conn, "T0LAB", "C1", SOURCE)
-        partial = storage.store.load_channel_counts(conn, "T0LAB", "C1")["messages"]
+        checkpoint = storage.checkpoints.load_checkpoint(conn, "T0LAB", "C1", SOURCE)
+        partial = storage.messages.load_channel_counts(conn, "T0LAB", "C1")["messages"]
     assert checkpoint is not None and checkpoint["completed_at"] is None
     held_cursor = standin.calls_to("conversations.history")[2].params["cursor"]
     assert checkpoint["cursor"] == held_cursor
@@ -153,5 +153,5 @@ def test_killed_backfill_resumes_where_it_stopped(db: Database, standin: SlackSt
     assert report.resumed
     assert standin.calls_to("conversations.history")[3].params["cursor"] == held_cursor
     with db.connection() as conn:
-        counts = storage.store.load_channel_counts(conn, "T0LAB", "C1")
+        counts = storage.messages.load_channel_counts(conn, "T0LAB", "C1")
     assert counts["messages"] == 40 and counts["replies"] == 20 and counts["reactions"] == 20

@@ -216,9 +216,9 @@ def test_uninstalling_stops_the_workspace_and_keeps_its_data_until_purged(
         )
     harness.event({"type": "tokens_revoked", "tokens": {"oauth": [], "bot": ["UBOT"]}})
     with db.connection() as conn:
-        settings = storage.store.load_channel_settings(conn, "T0LAB", "C1")
+        settings = storage.settings.load_channel_settings(conn, "T0LAB", "C1")
         assert storage.installs.load_installation(conn, "T0LAB") is None, "the token is deleted"
-    assert not settings["active"] and settings["next_post_at"] is None, "no longer scheduled"
+    assert not settings.active and settings.next_post_at is None, "no longer scheduled"
     assert count(db, "SELECT count(*) FROM messages") == 2, "kept until purged"
     assert main(["purge", "--team", "T0LAB"]) == 2, "asks for --yes first"
     assert count(db, "SELECT count(*) FROM messages") == 2
@@ -232,14 +232,14 @@ def test_being_removed_from_a_channel_stops_it(harness: Harness, db: Database) -
     harness.ctx.activate_channel("T0LAB", "C1")
     harness.event({"type": "member_left_channel", "user": "U3", "channel": "C1", "channel_type": "C", "team": "T0LAB"})
     with db.connection() as conn:
-        assert storage.store.load_channel_settings(conn, "T0LAB", "C1")["active"], (
+        assert storage.settings.load_channel_settings(conn, "T0LAB", "C1").active, (
             "another member leaving does not stop it"
         )
     assert count(db, "SELECT count(*) FROM channel_members WHERE user_id = 'U3'") == 0, "U3 is named, not notified"
     assert count(db, "SELECT count(*) FROM channel_members WHERE user_id = 'U2'") == 1
     harness.event({"type": "channel_left", "channel": "C1", "actor_id": "U1", "event_ts": "1.0"})
     with db.connection() as conn:
-        assert not storage.store.load_channel_settings(conn, "T0LAB", "C1")["active"]
+        assert not storage.settings.load_channel_settings(conn, "T0LAB", "C1").active
 
 
 def test_a_backfill_cut_short_by_a_restart_is_finished(harness: Harness, db: Database) -> None:
@@ -258,7 +258,7 @@ def test_a_backfill_cut_short_by_a_restart_is_finished(harness: Harness, db: Dat
     threads[0].join(timeout=30)
     assert count(db, "SELECT count(*) FROM message_papers") == 1
     with db.connection() as conn:
-        assert storage.store.load_checkpoint(conn, "T0LAB", "C1", SOURCE)["completed_at"] is not None  # type: ignore[index]
+        assert storage.checkpoints.load_checkpoint(conn, "T0LAB", "C1", SOURCE)["completed_at"] is not None  # type: ignore[index]
     assert harness.ctx.resume_backfills(lambda team: client) == [], "nothing left to finish"
 
 
@@ -283,14 +283,14 @@ def test_forget_me_is_durable_until_lifted(harness: Harness, db: Database, tmp_p
             "INSERT INTO llm_calls (team_id, channel_id, prompt_name, prompt_version, prompt_hash, model,"
             " latency_ms, outcome, output) VALUES ('T0LAB', 'C1', 'member', 2, 'h', 'm', 1, 'ok', 'For {@U2}.')"
         )
-        storage.store.record_checkpoint(
+        storage.checkpoints.record_checkpoint(
             conn, "T0LAB", "C1", SOURCE, None, {"phase": "threads", "threads": [], "users": ["U1", "U2"]}
         )
     assert "deleted 1 stored messages" in harness.command("forget-me confirm", user="U2")
     with db.connection() as conn:
         draft = conn.execute("SELECT draft::text FROM recommendations").fetchone()[0]
         output = conn.execute("SELECT output FROM llm_calls").fetchone()[0]
-        state = storage.store.load_checkpoint(conn, "T0LAB", "C1", SOURCE)["state"]  # type: ignore[index]
+        state = storage.checkpoints.load_checkpoint(conn, "T0LAB", "C1", SOURCE)["state"]  # type: ignore[index]
     assert "U2" not in draft and "ben" not in draft and "U2" not in output and state["users"] == ["U1"]
 
     harness.event(message_event("1700000010.000100", f"again {ARXIV}", user="U2"))  # live

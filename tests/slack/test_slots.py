@@ -57,7 +57,9 @@ def worker(db: Database, slack: SlackStandIn, recommend: Recommend, **kw: Any) -
 
 def only_first_channel(db: Database, channels: list[str]) -> None:
     with db.connection() as conn:
-        storage.store.upsert_channel_setting(conn, T, channels[1], next_post_at=datetime.now(UTC) + timedelta(days=1))
+        storage.settings.upsert_channel_setting(
+            conn, T, channels[1], next_post_at=datetime.now(UTC) + timedelta(days=1)
+        )
 
 
 @pytest.mark.parametrize("renewed", [True, False], ids=["lease-renewed", "lease-lapsed"])
@@ -101,16 +103,16 @@ def test_one_failing_channel_does_not_stop_the_others(db: Database, setup: dict[
     assert w.tick() == 2
     assert [p["channel"] for p in slack.posts] == [channels[1]]
     with db.connection() as conn:
-        first = storage.store.load_channel_settings(conn, T, channels[0])
-    assert first["active"] and first["failures"] == 1 and first["stopped_reason"] is None
-    retry_in = first["next_post_at"] - datetime.now(UTC)
+        first = storage.settings.load_channel_settings(conn, T, channels[0])
+    assert first.active and first.failures == 1 and first.stopped_reason is None
+    retry_in = first.next_post_at - datetime.now(UTC)
     assert timedelta(minutes=4) < retry_in <= timedelta(minutes=5), "a transient failure retries after 5 minutes"
     with db.connection() as conn:  # the second failure in a row waits twice as long
-        storage.store.upsert_channel_setting(conn, T, channels[0], next_post_at=datetime.now(UTC))
+        storage.settings.upsert_channel_setting(conn, T, channels[0], next_post_at=datetime.now(UTC))
     w.tick()
     with db.connection() as conn:
-        again = storage.store.load_channel_settings(conn, T, channels[0])
-    assert again["failures"] == 2 and again["next_post_at"] - datetime.now(UTC) > timedelta(minutes=9)
+        again = storage.settings.load_channel_settings(conn, T, channels[0])
+    assert again.failures == 2 and again.next_post_at - datetime.now(UTC) > timedelta(minutes=9)
 
 
 def test_a_permanent_failure_stops_the_channel_and_says_why(db: Database, setup: dict[str, Any]) -> None:
@@ -120,8 +122,8 @@ def test_a_permanent_failure_stops_the_channel_and_says_why(db: Database, setup:
     w = worker(db, slack, setup["recommend"])
     assert w.tick() == 1
     with db.connection() as conn:
-        s = storage.store.load_channel_settings(conn, T, channels[0])
-    assert not s["active"] and s["stopped_reason"] == "slack: channel_not_found"
+        s = storage.settings.load_channel_settings(conn, T, channels[0])
+    assert not s.active and s.stopped_reason == "slack: channel_not_found"
     assert w.tick() == 0, "no retry of what cannot succeed"
 
 

@@ -1,0 +1,57 @@
+"""Where each import or history read stopped, so that a restart goes on from there."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+from psycopg.types.json import Jsonb
+
+
+def load_checkpoint(conn: psycopg.Connection, team_id: str, channel_id: str, source: str) -> dict[str, Any] | None:
+    row = conn.execute(
+        """
+        SELECT cursor, state, completed_at FROM import_checkpoints
+         WHERE team_id = %(t)s AND channel_id = %(c)s AND source = %(s)s
+        """,
+        {"t": team_id, "c": channel_id, "s": source},
+    ).fetchone()
+    if row is None:
+        return None
+    return {"cursor": row[0], "state": row[1], "completed_at": row[2]}
+
+
+def record_checkpoint(
+    conn: psycopg.Connection,
+    team_id: str,
+    channel_id: str,
+    source: str,
+    cursor: str | None,
+    state: dict[str, Any],
+    *,
+    completed: bool = False,
+) -> None:
+    conn.execute(
+        """
+        INSERT INTO import_checkpoints (team_id, channel_id, source, cursor, state, completed_at)
+        VALUES (%(t)s, %(c)s, %(s)s, %(cursor)s, %(state)s, CASE WHEN %(done)s THEN now() END)
+        ON CONFLICT (team_id, channel_id, source) DO UPDATE
+           SET cursor = EXCLUDED.cursor, state = EXCLUDED.state, updated_at = now(),
+               completed_at = EXCLUDED.completed_at
+        """,
+        {"t": team_id, "c": channel_id, "s": source, "cursor": cursor, "state": Jsonb(state), "done": completed},
+    )
+
+
+def load_unfinished_imports(conn: psycopg.Connection, source: str) -> list[tuple[str, str]]:
+    """(team, channel) of active channels whose import from ``source`` started and has not finished."""
+    rows = conn.execute(
+        """
+        SELECT k.team_id, k.channel_id FROM import_checkpoints k
+          JOIN channel_settings s USING (team_id, channel_id)
+         WHERE k.source = %(s)s AND k.completed_at IS NULL AND s.active
+         ORDER BY k.started_at
+        """,
+        {"s": source},
+    ).fetchall()
+    return [(r[0], r[1]) for r in rows]

@@ -1,0 +1,250 @@
+"""Messages that share papers, their threads and their reactions.
+
+Bulk writes go through ``unnest`` so that a batch is one round trip, and upserts only touch a row whose
+content changed, so importing the same history twice changes nothing."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+
+import psycopg
+
+from socialrag.models import Message
+
+
+def upsert_messages(conn: psycopg.Connection, messages: Sequence[Message]) -> dict[tuple[str, str, str], int]:
+    """Insert or update messages; returns (team, channel, ts) -> message id for all of them."""
+    if not messages:
+        return {}
+    conn.execute(
+        """
+        INSERT INTO messages (team_id, channel_id, ts, thread_ts, user_id, text, subtype, permalink,
+                              posted_at, edited_at, reply_count)
+        SELECT * FROM unnest(%(team)s::text[], %(channel)s::text[], %(ts)s::text[], %(thread)s::text[],
+                             %(user)s::text[], %(text)s::text[], %(subtype)s::text[], %(permalink)s::text[],
+                             %(posted)s::timestamptz[], %(edited)s::timestamptz[], %(replies)s::int[])
+        ON CONFLICT (team_id, channel_id, ts) DO UPDATE
+           SET thread_ts = EXCLUDED.thread_ts, user_id = EXCLUDED.user_id, text = EXCLUDED.text,
+               subtype = EXCLUDED.subtype, permalink = COALESCE(EXCLUDED.permalink, messages.permalink),
+               edited_at = EXCLUDED.edited_at, reply_count = GREATEST(EXCLUDED.reply_count, messages.reply_count)
+         WHERE (messages.thread_ts, messages.user_id, messages.text, messages.subtype, messages.edited_at)
+               IS DISTINCT FROM
+               (EXCLUDED.thread_ts, EXCLUDED.user_id, EXCLUDED.text, EXCLUDED.subtype, EXCLUDED.edited_at)
+            OR EXCLUDED.reply_count > messages.reply_count
+            OR (messages.permalink IS NULL AND EXCLUDED.permalink IS NOT NULL)
+        """,
+        {
+            "team": [m.team_id for m in messages],
+            "channel": [m.channel_id for m in messages],
+            "ts": [m.ts for m in messages],
+            "thread": [m.thread_ts for m in messages],
+            "user": [m.user_id for m in messages],
+            "text": [m.text for m in messages],
+            "subtype": [m.subtype for m in messages],
+            "permalink": [m.permalink for m in messages],
+            "posted": [m.posted_at for m in messages],
+            "edited": [m.edited_at for m in messages],
+            "replies": [m.reply_count for m in messages],
+        },
+    )
+    rows = conn.execute(
+        """
+        SELECT m.id, m.team_id, m.channel_id, m.ts
+          FROM unnest(%(team)s::text[], %(channel)s::text[], %(ts)s::text[]) AS k(team_id, channel_id, ts)
+          JOIN messages m USING (team_id, channel_id, ts)
+        """,
+        {
+            "team": [m.team_id for m in messages],
+            "channel": [m.channel_id for m in messages],
+            "ts": [m.ts for m in messages],
+        },
+    ).fetchall()
+    return {(r[1], r[2], r[3]): r[0] for r in rows}
+
+
+def replace_message_papers(
+    conn: psycopg.Connection, message_ids: Sequence[int], rows: Sequence[tuple[int, int, str, str, str, str | None]]
+) -> None:
+    """Make the papers of ``message_ids`` exactly ``rows`` (message_id, paper_id, team, channel, url, label)."""
+    conn.execute(
+        """
+        DELETE FROM message_papers mp
+         WHERE mp.message_id = ANY(%(ids)s::bigint[])
+           AND NOT EXISTS (SELECT 1 FROM unnest(%(mid)s::bigint[], %(pid)s::bigint[]) AS n(mid, pid)
+                            WHERE n.mid = mp.message_id AND n.pid = mp.paper_id)
+        """,
+        {"ids": list(message_ids), "mid": [r[0] for r in rows], "pid": [r[1] for r in rows]},
+    )
+    if not rows:
+        return
+    conn.execute(
+        """
+        INSERT INTO message_papers (message_id, paper_id, team_id, channel_id, url, label)
+        SELECT * FROM unnest(%(mid)s::bigint[], %(pid)s::bigint[], %(team)s::text[], %(channel)s::text[],
+                             %(url)s::text[], %(label)s::text[])
+        ON CONFLICT (message_id, paper_id) DO UPDATE SET url = EXCLUDED.url, label = EXCLUDED.label
+         WHERE (message_papers.url, message_papers.label) IS DISTINCT FROM (EXCLUDED.url, EXCLUDED.label)
+        """,
+        {
+            "mid": [r[0] for r in rows],
+            "pid": [r[1] for r in rows],
+            "team": [r[2] for r in rows],
+            "channel": [r[3] for r in rows],
+            "url": [r[4] for r in rows],
+            "label": [r[5] for r in rows],
+        },
+    )
+
+
+def replace_reactions(
+    conn: psycopg.Connection, message_ids: Sequence[int], rows: Sequence[tuple[int, str, str, str, str, datetime]]
+) -> None:
+    """Make the reactions on ``message_ids`` exactly ``rows`` (message_id, team, channel, user, emoji, at)."""
+    conn.execute(
+        """
+        DELETE FROM reactions r
+         WHERE r.message_id = ANY(%(ids)s::bigint[])
+           AND NOT EXISTS (SELECT 1 FROM unnest(%(mid)s::bigint[], %(user)s::text[], %(emoji)s::text[])
+                                   AS n(mid, user_id, emoji)
+                            WHERE (n.mid, n.user_id, n.emoji) = (r.message_id, r.user_id, r.emoji))
+        """,
+        {
+            "ids": list(message_ids),
+            "mid": [r[0] for r in rows],
+            "user": [r[3] for r in rows],
+            "emoji": [r[4] for r in rows],
+        },
+    )
+    if not rows:
+        return
+    conn.execute(
+        """
+        INSERT INTO reactions (message_id, team_id, channel_id, user_id, emoji, reacted_at)
+        SELECT * FROM unnest(%(mid)s::bigint[], %(team)s::text[], %(channel)s::text[], %(user)s::text[],
+                             %(emoji)s::text[], %(at)s::timestamptz[])
+        ON CONFLICT DO NOTHING
+        """,
+        {
+            "mid": [r[0] for r in rows],
+            "team": [r[1] for r in rows],
+            "channel": [r[2] for r in rows],
+            "user": [r[3] for r in rows],
+            "emoji": [r[4] for r in rows],
+            "at": [r[5] for r in rows],
+        },
+    )
+
+
+def load_thread_roots(conn: psycopg.Connection, team_id: str, channel_id: str) -> set[str]:
+    """The ts of stored messages whose threads PaperPing keeps (top-level messages that share papers)."""
+    rows = conn.execute(
+        """
+        SELECT m.ts FROM messages m
+         WHERE m.team_id = %(t)s AND m.channel_id = %(c)s AND NOT m.is_reply
+           AND EXISTS (SELECT 1 FROM message_papers mp WHERE mp.message_id = m.id)
+        """,
+        {"t": team_id, "c": channel_id},
+    ).fetchall()
+    return {r[0] for r in rows}
+
+
+def load_channel_counts(conn: psycopg.Connection, team_id: str, channel_id: str) -> dict[str, int]:
+    """The size of one channel's base: messages, distinct papers, reactions, thread replies, members."""
+    row = conn.execute(
+        """
+        SELECT
+          (SELECT count(*) FROM messages WHERE team_id = %(t)s AND channel_id = %(c)s),
+          (SELECT count(DISTINCT paper_id) FROM message_papers WHERE team_id = %(t)s AND channel_id = %(c)s),
+          (SELECT count(*) FROM reactions WHERE team_id = %(t)s AND channel_id = %(c)s),
+          (SELECT count(*) FROM messages WHERE team_id = %(t)s AND channel_id = %(c)s AND is_reply),
+          (SELECT count(*) FROM (
+              SELECT user_id FROM channel_members WHERE team_id = %(t)s AND channel_id = %(c)s
+              UNION SELECT user_id FROM messages WHERE team_id = %(t)s AND channel_id = %(c)s
+                                                   AND user_id IS NOT NULL
+              UNION SELECT user_id FROM reactions WHERE team_id = %(t)s AND channel_id = %(c)s) AS u)
+        """,
+        {"t": team_id, "c": channel_id},
+    ).fetchone()
+    assert row is not None
+    keys = ("messages", "papers", "reactions", "replies", "members")
+    return dict(zip(keys, (int(v) for v in row), strict=True))
+
+
+def load_first_share_at(conn: psycopg.Connection, team_id: str, channel_id: str) -> datetime | None:
+    """When the channel's earliest stored share was posted."""
+    row = conn.execute(
+        """
+        SELECT min(m.posted_at) FROM messages m
+         WHERE m.team_id = %(t)s AND m.channel_id = %(c)s
+           AND EXISTS (SELECT 1 FROM message_papers mp WHERE mp.message_id = m.id)
+        """,
+        {"t": team_id, "c": channel_id},
+    ).fetchone()
+    return row[0] if row else None
+
+
+def delete_messages(conn: psycopg.Connection, team_id: str, channel_id: str, ts_list: Iterable[str]) -> int:
+    """Delete messages (their paper links and reactions go with them); returns how many."""
+    cur = conn.execute(
+        "DELETE FROM messages WHERE team_id = %(t)s AND channel_id = %(c)s AND ts = ANY(%(ts)s::text[])",
+        {"t": team_id, "c": channel_id, "ts": list(ts_list)},
+    )
+    return cur.rowcount
+
+
+def load_message_id(conn: psycopg.Connection, team_id: str, channel_id: str, ts: str) -> int | None:
+    row = conn.execute(
+        "SELECT id FROM messages WHERE team_id = %(t)s AND channel_id = %(c)s AND ts = %(ts)s",
+        {"t": team_id, "c": channel_id, "ts": ts},
+    ).fetchone()
+    return int(row[0]) if row else None
+
+
+def add_reaction(
+    conn: psycopg.Connection, message_id: int, team_id: str, channel_id: str, user_id: str, emoji: str, at: datetime
+) -> None:
+    conn.execute(
+        """
+        INSERT INTO reactions (message_id, team_id, channel_id, user_id, emoji, reacted_at)
+        SELECT %(m)s, %(t)s, %(c)s, %(u)s, %(e)s, %(at)s
+         WHERE NOT EXISTS (SELECT 1 FROM forgotten_members WHERE team_id = %(t)s AND user_id = %(u)s)
+        ON CONFLICT DO NOTHING
+        """,
+        {"m": message_id, "t": team_id, "c": channel_id, "u": user_id, "e": emoji, "at": at},
+    )
+
+
+def remove_reaction(conn: psycopg.Connection, message_id: int, user_id: str, emoji: str) -> None:
+    conn.execute(
+        "DELETE FROM reactions WHERE message_id = %(m)s AND user_id = %(u)s AND emoji = %(e)s",
+        {"m": message_id, "u": user_id, "e": emoji},
+    )
+
+
+def delete_thread(conn: psycopg.Connection, team_id: str, channel_id: str, root_ts: str) -> int:
+    """Delete a message and the replies in its thread (with their links and reactions)."""
+    cur = conn.execute(
+        """
+        DELETE FROM messages WHERE team_id = %(t)s AND channel_id = %(c)s AND (ts = %(ts)s OR thread_ts = %(ts)s)
+        """,
+        {"t": team_id, "c": channel_id, "ts": root_ts},
+    )
+    return cur.rowcount
+
+
+def load_message_ts_by_user(conn: psycopg.Connection, team_id: str, channel_id: str, user_id: str) -> list[str]:
+    rows = conn.execute(
+        "SELECT ts FROM messages WHERE team_id = %(t)s AND channel_id = %(c)s AND user_id = %(u)s",
+        {"t": team_id, "c": channel_id, "u": user_id},
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
+def load_message(conn: psycopg.Connection, team_id: str, channel_id: str, ts: str) -> tuple[str, datetime] | None:
+    """A stored message's text and time."""
+    row = conn.execute(
+        "SELECT text, posted_at FROM messages WHERE team_id = %(t)s AND channel_id = %(c)s AND ts = %(ts)s",
+        {"t": team_id, "c": channel_id, "ts": ts},
+    ).fetchone()
+    return (row[0], row[1]) if row else None

@@ -1,0 +1,81 @@
+"""Members who asked to be forgotten: their rows scrubbed, and their id kept so that no later import
+brings them back."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import psycopg
+
+
+def load_forgotten(conn: psycopg.Connection, team_ids: Sequence[str]) -> set[tuple[str, str]]:
+    """(team, user) of the members of these workspaces who asked PaperPing to forget them."""
+    rows = conn.execute(
+        "SELECT team_id, user_id FROM forgotten_members WHERE team_id = ANY(%(t)s::text[])", {"t": list(team_ids)}
+    ).fetchall()
+    return {(r[0], r[1]) for r in rows}
+
+
+def remember_member(conn: psycopg.Connection, team_id: str, user_id: str) -> bool:
+    """Lift a member's forget-me: what they post from now on is stored again. False if they were not listed."""
+    return (
+        conn.execute(
+            "DELETE FROM forgotten_members WHERE team_id = %(t)s AND user_id = %(u)s", {"t": team_id, "u": user_id}
+        ).rowcount
+        > 0
+    )
+
+
+def _scrub_member(conn: psycopg.Connection, team_id: str, user_id: str, name: str | None) -> None:
+    """The member's id and name out of stored drafts and LLM logs, and their id out of import checkpoints."""
+    params = {"t": team_id, "u": user_id, "n": f'"{name}"' if name else f'"{user_id}"', "like": f"%{user_id}%"}
+    conn.execute(
+        """
+        UPDATE recommendations
+           SET draft = replace(replace((draft #- ARRAY['named', %(u)s])::text, %(u)s, 'a-former-member'),
+                               %(n)s, '"a former member"')::jsonb
+         WHERE team_id = %(t)s AND draft::text LIKE %(like)s
+        """,
+        params,
+    )
+    conn.execute(
+        """
+        UPDATE llm_calls SET output = replace(output, %(u)s, 'a-former-member'), error = replace(error, %(u)s, '')
+         WHERE team_id = %(t)s AND (output LIKE %(like)s OR error LIKE %(like)s)
+        """,
+        params,
+    )
+    conn.execute(
+        """
+        UPDATE import_checkpoints SET state = jsonb_set(state, '{users}', (state -> 'users') - %(u)s)
+         WHERE team_id = %(t)s AND state -> 'users' ? %(u)s
+        """,
+        params,
+    )
+
+
+def forget_member(conn: psycopg.Connection, team_id: str, user_id: str) -> dict[str, int]:
+    """Everything PaperPing holds of one member in a workspace: messages, replies, reactions, profile, their
+    id and name in stored drafts, LLM logs and checkpoints; and a note that keeps it so (``remember_member``
+    lifts it)."""
+    row = conn.execute(
+        "SELECT display_name FROM members WHERE team_id = %(t)s AND user_id = %(u)s", {"t": team_id, "u": user_id}
+    ).fetchone()
+    conn.execute(
+        "INSERT INTO forgotten_members (team_id, user_id) VALUES (%(t)s, %(u)s) ON CONFLICT DO NOTHING",
+        {"t": team_id, "u": user_id},
+    )
+    _scrub_member(conn, team_id, user_id, row[0] if row else None)
+    counts = {}
+    counts["reactions"] = conn.execute(
+        "DELETE FROM reactions WHERE team_id = %(t)s AND user_id = %(u)s", {"t": team_id, "u": user_id}
+    ).rowcount
+    counts["messages"] = conn.execute(
+        "DELETE FROM messages WHERE team_id = %(t)s AND user_id = %(u)s", {"t": team_id, "u": user_id}
+    ).rowcount
+    for table in ("channel_members", "member_settings", "members"):
+        conn.execute(
+            f"DELETE FROM {table} WHERE team_id = %(t)s AND user_id = %(u)s",  # the table names are fixed above
+            {"t": team_id, "u": user_id},
+        )
+    return counts

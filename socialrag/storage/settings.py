@@ -1,0 +1,150 @@
+"""Channel and member settings as typed rows, and each channel's reading of emoji.
+
+Each settings table has one list of fields, the dataclass below: its defaults are what a channel or member
+without a row gets, and its field names are the only columns a caller may set.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from datetime import datetime
+from typing import Any
+
+import psycopg
+
+from socialrag.models import Sentiment, Style
+
+DEFAULT_SOURCES = ("catalog", "semanticscholar", "arxiv")
+
+
+@dataclass(frozen=True)
+class ChannelSettings:
+    """One channel's settings (``channel_settings``); a channel without a row has these defaults."""
+
+    style: Style | None = None
+    sources: list[str] = field(default_factory=lambda: list(DEFAULT_SOURCES))
+    frequency: str = "every-other-day"
+    paused: bool = False
+    timezone: str | None = None
+    post_start_hour: int = 9
+    post_end_hour: int = 17
+    weekdays_only: bool = True
+    active: bool = False
+    next_post_at: datetime | None = None
+    last_post_at: datetime | None = None
+    step_down_reason: str | None = None
+    focus_text: str | None = None
+    focus_expires_at: datetime | None = None
+    slot_at: datetime | None = None
+    failures: int = 0
+    stopped_reason: str | None = None
+    report_monthly: bool = False
+    report_last_at: datetime | None = None
+    arxiv_categories: list[str] = field(default_factory=list)
+    focus_paper_ids: list[int] = field(default_factory=list)
+    empty_reason: str | None = None
+    empty_at: datetime | None = None
+    activated_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class MemberSettings:
+    """One member's own controls (``member_settings``): mentions on or off, the linked Semantic Scholar author
+    id or ORCID, and the author names they confirmed as their own."""
+
+    mentions_enabled: bool = True
+    s2_author_id: str | None = None
+    orcid: str | None = None
+    confirmed_names: list[str] = field(default_factory=list)
+
+
+_TABLES: dict[type, tuple[str, str]] = {
+    ChannelSettings: ("channel_settings", "channel_id"),
+    MemberSettings: ("member_settings", "user_id"),
+}
+
+
+def _columns(kind: type) -> list[str]:
+    return [f.name for f in fields(kind)]
+
+
+def _load_settings(conn: psycopg.Connection, kind: type, team_id: str, key: str) -> Any:
+    table, key_column = _TABLES[kind]
+    columns = _columns(kind)
+    row = conn.execute(
+        # table and column names come from the dataclass and _TABLES, never from input
+        f"SELECT {', '.join(columns)} FROM {table} WHERE team_id = %(t)s AND {key_column} = %(k)s",
+        {"t": team_id, "k": key},
+    ).fetchone()
+    if row is None:
+        return kind()
+    values = dict(zip(columns, row, strict=True))
+    return kind(**{k: list(v) if isinstance(v, list | tuple) else v for k, v in values.items()})
+
+
+def _upsert_settings(conn: psycopg.Connection, kind: type, team_id: str, key: str, values: dict[str, Any]) -> None:
+    table, key_column = _TABLES[kind]
+    unknown = set(values) - set(_columns(kind))
+    if unknown:
+        raise ValueError(f"unknown {table.replace('_', ' ')}: {', '.join(sorted(unknown))}")
+    columns = list(values)
+    updates = [f"{c} = EXCLUDED.{c}" for c in columns] + ["updated_at = now()"]
+    conn.execute(
+        # one statement; the table and column names are the dataclass's fields (checked above), never input
+        f"INSERT INTO {table} (team_id, {key_column}{''.join(', ' + c for c in columns)})"
+        f" VALUES (%(_t)s, %(_k)s{''.join(f', %({c})s' for c in columns)})"
+        f" ON CONFLICT (team_id, {key_column}) DO " + ("UPDATE SET " + ", ".join(updates) if columns else "NOTHING"),
+        {"_t": team_id, "_k": key, **values},
+    )
+
+
+def load_channel_settings(conn: psycopg.Connection, team_id: str, channel_id: str) -> ChannelSettings:
+    """The channel's settings (defaults when it has none yet)."""
+    found: ChannelSettings = _load_settings(conn, ChannelSettings, team_id, channel_id)
+    return found
+
+
+def load_member_setting(conn: psycopg.Connection, team_id: str, user_id: str) -> MemberSettings:
+    """A member's own controls (defaults when they set none)."""
+    found: MemberSettings = _load_settings(conn, MemberSettings, team_id, user_id)
+    return found
+
+
+def upsert_channel_setting(conn: psycopg.Connection, team_id: str, channel_id: str, **values: Any) -> None:
+    """Set some of a channel's settings (any field of ``ChannelSettings``)."""
+    _upsert_settings(conn, ChannelSettings, team_id, channel_id, values)
+
+
+def upsert_member_setting(conn: psycopg.Connection, team_id: str, user_id: str, **values: Any) -> None:
+    """Set some of a member's own settings (any field of ``MemberSettings``)."""
+    _upsert_settings(conn, MemberSettings, team_id, user_id, values)
+
+
+def load_emoji_overrides(conn: psycopg.Connection, team_id: str, channel_id: str) -> dict[str, Sentiment]:
+    rows = conn.execute(
+        "SELECT emoji, sentiment FROM emoji_sentiments WHERE team_id = %(t)s AND channel_id = %(c)s",
+        {"t": team_id, "c": channel_id},
+    ).fetchall()
+    return {r[0]: r[1] for r in rows}
+
+
+def upsert_emoji_override(
+    conn: psycopg.Connection, team_id: str, channel_id: str, emoji: str, sentiment: Sentiment
+) -> None:
+    conn.execute(
+        """
+        INSERT INTO emoji_sentiments (team_id, channel_id, emoji, sentiment)
+        VALUES (%(t)s, %(c)s, %(e)s, %(s)s)
+        ON CONFLICT (team_id, channel_id, emoji) DO UPDATE SET sentiment = EXCLUDED.sentiment, updated_at = now()
+        """,
+        {"t": team_id, "c": channel_id, "e": emoji, "s": sentiment},
+    )
+
+
+def schedule_first_post(conn: psycopg.Connection, team_id: str, channel_id: str, at: datetime) -> None:
+    """A channel PaperPing just joined: its first slot, unless one is already set."""
+    conn.execute(
+        "UPDATE channel_settings SET next_post_at = COALESCE(next_post_at, %(at)s)"
+        " WHERE team_id = %(t)s AND channel_id = %(c)s",
+        {"at": at, "t": team_id, "c": channel_id},
+    )

@@ -1,0 +1,177 @@
+"""Workspaces, channels and members: who and where, with the members of each channel."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import psycopg
+
+from socialrag.models import Channel, Member
+
+
+def upsert_team(conn: psycopg.Connection, team_id: str, name: str | None = None, domain: str | None = None) -> None:
+    conn.execute(
+        """
+        INSERT INTO teams (team_id, name, domain) VALUES (%(team_id)s, %(name)s, %(domain)s)
+        ON CONFLICT (team_id) DO UPDATE
+           SET name = COALESCE(EXCLUDED.name, teams.name), domain = COALESCE(EXCLUDED.domain, teams.domain)
+         WHERE (teams.name, teams.domain) IS DISTINCT FROM
+               (COALESCE(EXCLUDED.name, teams.name), COALESCE(EXCLUDED.domain, teams.domain))
+        """,
+        {"team_id": team_id, "name": name, "domain": domain},
+    )
+
+
+def load_team_domain(conn: psycopg.Connection, team_id: str) -> str | None:
+    row = conn.execute("SELECT domain FROM teams WHERE team_id = %(t)s", {"t": team_id}).fetchone()
+    return row[0] if row else None
+
+
+def update_team_timezone(conn: psycopg.Connection, team_id: str) -> None:
+    """The workspace's timezone, taken as the one most of its known members use (Slack gives no other)."""
+    conn.execute(
+        """
+        UPDATE teams SET timezone = (SELECT mode() WITHIN GROUP (ORDER BY timezone) FROM members
+                                      WHERE team_id = %(t)s AND timezone IS NOT NULL AND NOT is_bot)
+         WHERE team_id = %(t)s
+        """,
+        {"t": team_id},
+    )
+
+
+def upsert_channel(conn: psycopg.Connection, channel: Channel) -> None:
+    conn.execute(
+        """
+        INSERT INTO channels (team_id, channel_id, name) VALUES (%(team_id)s, %(channel_id)s, %(name)s)
+        ON CONFLICT (team_id, channel_id) DO UPDATE SET name = EXCLUDED.name
+         WHERE channels.name IS DISTINCT FROM EXCLUDED.name
+        """,
+        {"team_id": channel.team_id, "channel_id": channel.channel_id, "name": channel.name},
+    )
+    if channel.member_ids:
+        conn.execute(
+            """
+            INSERT INTO channel_members (team_id, channel_id, user_id)
+            SELECT %(team_id)s, %(channel_id)s, u FROM unnest(%(users)s::text[]) AS u
+             WHERE NOT EXISTS (SELECT 1 FROM forgotten_members f WHERE f.team_id = %(team_id)s AND f.user_id = u)
+            ON CONFLICT DO NOTHING
+            """,
+            {"team_id": channel.team_id, "channel_id": channel.channel_id, "users": list(channel.member_ids)},
+        )
+
+
+def find_channels(conn: psycopg.Connection, name_or_id: str | None = None) -> list[tuple[str, str, str]]:
+    """(team_id, channel_id, name) of stored channels, all or those matching a name or id."""
+    if name_or_id is None:
+        rows = conn.execute("SELECT team_id, channel_id, name FROM channels ORDER BY name, team_id").fetchall()
+    else:
+        wanted = name_or_id.lstrip("#")
+        rows = conn.execute(
+            """
+            SELECT team_id, channel_id, name FROM channels
+             WHERE channel_id = %(w)s OR name = %(w)s ORDER BY name, team_id
+            """,
+            {"w": wanted},
+        ).fetchall()
+    return [(r[0], r[1], r[2]) for r in rows]
+
+
+def deactivate_channels(conn: psycopg.Connection, team_id: str, channel_id: str | None = None) -> int:
+    """Stop scheduling posts in one channel, or in every channel of a workspace; returns how many stopped."""
+    return conn.execute(
+        """
+        UPDATE channel_settings SET active = false, next_post_at = NULL, slot_at = NULL
+         WHERE team_id = %(t)s AND (%(c)s::text IS NULL OR channel_id = %(c)s) AND active
+        """,
+        {"t": team_id, "c": channel_id},
+    ).rowcount
+
+
+def upsert_members(conn: psycopg.Connection, members: Sequence[Member]) -> None:
+    if not members:
+        return
+    conn.execute(
+        """
+        INSERT INTO members (team_id, user_id, display_name, real_name, is_bot, deleted, timezone)
+        SELECT * FROM unnest(%(team)s::text[], %(user)s::text[], %(display)s::text[], %(real)s::text[],
+                             %(bot)s::boolean[], %(deleted)s::boolean[], %(tz)s::text[]) AS u(t, uid, d, r, b, x, z)
+         WHERE NOT EXISTS (SELECT 1 FROM forgotten_members f WHERE f.team_id = u.t AND f.user_id = u.uid)
+        ON CONFLICT (team_id, user_id) DO UPDATE
+           SET display_name = EXCLUDED.display_name, real_name = EXCLUDED.real_name, is_bot = EXCLUDED.is_bot,
+               deleted = EXCLUDED.deleted, timezone = EXCLUDED.timezone, updated_at = now()
+         WHERE (members.display_name, members.real_name, members.is_bot, members.deleted, members.timezone)
+               IS DISTINCT FROM
+               (EXCLUDED.display_name, EXCLUDED.real_name, EXCLUDED.is_bot, EXCLUDED.deleted, EXCLUDED.timezone)
+        """,
+        {
+            "team": [m.team_id for m in members],
+            "user": [m.user_id for m in members],
+            "display": [m.display_name for m in members],
+            "real": [m.real_name for m in members],
+            "bot": [m.is_bot for m in members],
+            "deleted": [m.deleted for m in members],
+            "tz": [m.timezone for m in members],
+        },
+    )
+
+
+def load_member_ids(conn: psycopg.Connection, team_id: str) -> set[str]:
+    rows = conn.execute("SELECT user_id FROM members WHERE team_id = %(t)s", {"t": team_id}).fetchall()
+    return {r[0] for r in rows}
+
+
+def load_member_names(conn: psycopg.Connection, team_id: str) -> dict[str, str]:
+    """Member id -> display name, for one workspace."""
+    rows = conn.execute("SELECT user_id, display_name FROM members WHERE team_id = %(t)s", {"t": team_id}).fetchall()
+    return {r[0]: r[1] for r in rows}
+
+
+def load_member_channels(conn: psycopg.Connection, team_id: str, user_id: str) -> list[tuple[str, str]]:
+    """The active channels PaperPing shares with a member: (channel id, name), by name."""
+    rows = conn.execute(
+        """
+        SELECT c.channel_id, c.name FROM channels c
+          JOIN channel_settings s USING (team_id, channel_id)
+          JOIN channel_members m USING (team_id, channel_id)
+         WHERE c.team_id = %(t)s AND m.user_id = %(u)s AND s.active ORDER BY c.name
+        """,
+        {"t": team_id, "u": user_id},
+    ).fetchall()
+    return [(r[0], r[1]) for r in rows]
+
+
+def add_channel_member(conn: psycopg.Connection, team_id: str, channel_id: str, user_id: str) -> None:
+    conn.execute(
+        """
+        INSERT INTO channel_members (team_id, channel_id, user_id)
+        SELECT %(t)s, %(c)s, %(u)s
+         WHERE EXISTS (SELECT 1 FROM channels WHERE team_id = %(t)s AND channel_id = %(c)s)
+           AND NOT EXISTS (SELECT 1 FROM forgotten_members WHERE team_id = %(t)s AND user_id = %(u)s)
+        ON CONFLICT DO NOTHING
+        """,
+        {"t": team_id, "c": channel_id, "u": user_id},
+    )
+
+
+def remove_channel_member(conn: psycopg.Connection, team_id: str, channel_id: str, user_id: str) -> None:
+    conn.execute(
+        "DELETE FROM channel_members WHERE team_id = %(t)s AND channel_id = %(c)s AND user_id = %(u)s",
+        {"t": team_id, "c": channel_id, "u": user_id},
+    )
+
+
+def purge_team(conn: psycopg.Connection, team_id: str) -> dict[str, int]:
+    """Everything PaperPing holds of a workspace: its channels with their messages, reactions, settings and
+    posts, its members and their settings, checkpoints, LLM logs, events seen and its installation.
+    Public paper metadata, shared by every workspace, stays."""
+    params = {"t": team_id}
+    counts = {
+        "messages": conn.execute("DELETE FROM messages WHERE team_id = %(t)s", params).rowcount,
+        "members": conn.execute("DELETE FROM members WHERE team_id = %(t)s", params).rowcount,
+    }
+    for table in ("member_settings", "import_checkpoints", "llm_calls", "processed_events", "installations"):
+        # the table names are fixed here, never from input
+        conn.execute(f"DELETE FROM {table} WHERE team_id = %(t)s", params)
+    counts["channels"] = conn.execute("DELETE FROM channels WHERE team_id = %(t)s", params).rowcount
+    conn.execute("DELETE FROM teams WHERE team_id = %(t)s", params)
+    return counts
