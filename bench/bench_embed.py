@@ -31,8 +31,9 @@ def main() -> None:
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
     from socialrag.db import migrated_database, start_embedded
-    from socialrag.knowledge.embed import Embedder, embed_pending, load_pending
+    from socialrag.knowledge.embed import Embedder, embed_pending
     from socialrag.knowledge.papers.catalog import import_catalog
+    from socialrag.storage.embeddings import load_pending
 
     home = Path(tempfile.mkdtemp(prefix="paperping-bench-"))
     subset = home / "catalog.jsonl.gz"

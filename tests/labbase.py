@@ -125,7 +125,7 @@ def build_lab(db: Database, tmp_path: Path, embedder: Embedder) -> dict[str, Any
             "SELECT paper_id FROM paper_ids WHERE scheme = 'acl' AND value = %s", (CITING,)
         ).fetchone()
         # the sentence Semantic Scholar's references endpoint would give for this citation
-        storage.papers.record_reference_contexts(conn, citing[0], {f"acl:{SHARED['weight']}": (CITING_SENTENCE,)})
+        storage.citations.record_reference_contexts(conn, citing[0], {f"acl:{SHARED['weight']}": (CITING_SENTENCE,)})
         storage.settings.upsert_member_setting(conn, "T0LAB", "U1", confirmed_names=["graham neubig"])
         storage.settings.upsert_member_setting(conn, "T0LAB", "U4", mentions_enabled=False)
         ids = dict(conn.execute("SELECT value, paper_id FROM paper_ids WHERE scheme = 'acl'").fetchall())

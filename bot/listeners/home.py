@@ -14,7 +14,6 @@ from bot.context import AppContext
 from socialrag import storage
 from socialrag.knowledge import describe_empty, describe_index
 from socialrag.recommender import describe_ranker, describe_style, load_fit
-from socialrag.report import load_headline
 
 
 def build_home(ctx: AppContext, team: str, user: str) -> dict[str, Any]:
@@ -42,7 +41,7 @@ def build_home(ctx: AppContext, team: str, user: str) -> dict[str, Any]:
             style = describe_style(s.style, ctx.settings.llm_configured)
             state = "paused" if s.paused else f"posts {s.frequency.replace('-', ' ')}"
             ranker = load_fit(conn, team, channel_id, ctx.settings.popularity_weight)
-            month = load_headline(conn, team, channel_id, datetime.now(UTC))
+            month = storage.reports.load_headline(conn, team, channel_id, datetime.now(UTC))
             lines = [
                 f"*<#{channel_id}|{escape(name)}>* — {state}, style {style}",
                 f"This month: {month.shared} papers shared; {month.posts} posts by PaperPing, "

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from socialrag.packages import entry_points
 
 if TYPE_CHECKING:
-    from socialrag.knowledge.embed import Embedder, embed_papers, embed_pending, load_pending
+    from socialrag.knowledge.embed import Embedder, embed_papers, embed_pending
     from socialrag.knowledge.emoji import normalize_emoji, parse_sentiment
     from socialrag.knowledge.index import IndexStats, ThreadTracker, index_messages
     from socialrag.knowledge.indexer import Indexer, IndexerConfig
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from socialrag.knowledge.papers.catalog import import_catalog
     from socialrag.knowledge.papers.resolve import build_sources, open_sources, refresh_metadata
     from socialrag.knowledge.readiness import Readiness, assess, describe_empty, describe_index, focus_active
+    from socialrag.storage.embeddings import load_pending
 
 ENTRY_POINTS = {
     "Embedder": "embed",

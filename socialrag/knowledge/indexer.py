@@ -133,7 +133,7 @@ class Indexer:
         try:
             missing, error = self._look_up(ids, now, done)
             with self.db.connection() as conn:
-                alive = storage.papers.load_existing(conn, ids)
+                alive = storage.lookups.load_existing(conn, ids)
                 done.embedded = embed_papers(conn, self.embedder, alive)
                 storage.queue.finish_index_work(conn, [pid for pid in ids if pid not in missing], self.worker_id)
                 if missing:
@@ -176,10 +176,10 @@ class Indexer:
         found = ask_sources(self.sources, requests, result)
         with self.db.connection() as conn:
             papers = [replace(p, ids={**requests[i], **p.ids}) for i, p in enumerate(found) if p is not None]
-            storage.papers.mark_fetched(conn, storage.papers.record_papers(conn, papers), now)
+            storage.lookups.mark_fetched(conn, storage.papers.record_papers(conn, papers), now)
             missing = [pid for pid, p in zip(need, found, strict=True) if p is None]
             retry_at = now + self.config.first_wait
-            storage.papers.record_fetch_failure(conn, missing, retry_at)
+            storage.lookups.record_fetch_failure(conn, missing, retry_at)
         done.looked_up += len(papers)
         done.not_found += len(missing)
         done.errors += result.errors or []
@@ -193,8 +193,7 @@ class Indexer:
         now = self.clock()
         self._swept_at = now
         with self.db.connection() as conn:
-            got = conn.execute("SELECT pg_try_advisory_xact_lock(%(k)s)", {"k": SWEEP_LOCK}).fetchone()
-            if not got or not got[0]:
+            if not storage.locks.try_transaction_lock(conn, SWEEP_LOCK):
                 return 0
             added = storage.queue.enqueue_due(conn, now, self.embedder.model_name, self.config.max_age)
         if added:
@@ -208,14 +207,13 @@ class Indexer:
         if not self.sources:
             return result
         with self.db.connection(autocommit=True) as lock:  # held while the work goes on, by this process only
-            got = lock.execute("SELECT pg_try_advisory_lock(%(k)s)", {"k": SWEEP_LOCK + 1}).fetchone()
-            if not got or not got[0]:
+            if not storage.locks.try_session_lock(lock, SWEEP_LOCK + 1):
                 return result
             try:
                 fill_reference_contexts(self.db, self.sources, result)
                 fill_citations(self.db, self.sources, self.clock() - self.config.max_age, result)
             finally:
-                lock.execute("SELECT pg_advisory_unlock(%(k)s)", {"k": SWEEP_LOCK + 1})
+                storage.locks.release_session_lock(lock, SWEEP_LOCK + 1)
         return result
 
     def close(self) -> None:

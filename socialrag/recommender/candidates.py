@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Protocol
@@ -94,31 +94,15 @@ class CatalogSource:
         vectors = self.query_vectors(query)
         if not vectors:
             return []
-        dim = len(vectors[0])
-        conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-        conn.execute("SET LOCAL hnsw.ef_search = 100")
-        found: dict[int, None] = {}
-        for vec in vectors:
-            rows = conn.execute(
-                f"""
-                SELECT e.paper_id FROM paper_embeddings e JOIN papers p ON p.id = e.paper_id
-                 WHERE e.model = %(model)s AND p.in_catalog
-                   AND COALESCE(p.publication_date, make_date(p.year, 1, 1)) < %(as_of)s
-                   AND (%(after)s::timestamptz IS NULL
-                        OR COALESCE(p.publication_date, make_date(p.year, 1, 1)) >= %(after)s)
-                 ORDER BY e.embedding::vector({dim}) <=> %(q)s::vector({dim})
-                 LIMIT %(k)s
-                """,
-                {
-                    "model": query.model,
-                    "as_of": query.ctx.as_of,
-                    "after": query.published_after,
-                    "q": vec,
-                    "k": self.per_query + len(query.ctx.excluded_paper_ids),
-                },
-            ).fetchall()
-            found.update(dict.fromkeys(r[0] for r in rows))
-        return list(found)[: query.limit]
+        found = storage.embeddings.load_catalog_neighbours(
+            conn,
+            query.model,
+            vectors,
+            before=query.ctx.as_of,
+            after=query.published_after,
+            k=self.per_query + len(query.ctx.excluded_paper_ids),
+        )
+        return found[: query.limit]
 
 
 class SemanticScholarRecommendations:
@@ -184,7 +168,7 @@ class ArxivNew:
         self.max_results = max_results
 
     def fetch_candidates(self, conn: psycopg.Connection, query: CandidateQuery) -> list[int]:
-        categories = list(query.categories) or load_channel_categories(conn, list(query.ctx.papers))
+        categories = list(query.categories) or storage.papers.load_channel_categories(conn, list(query.ctx.papers))
         if not categories:
             return []
         search = " OR ".join(f"cat:{c}" for c in categories[:5])
@@ -275,17 +259,6 @@ def normalize_arxiv_category(word: str) -> str | None:
     if not _SUBJECT.match(subject):
         return None
     return f"{archive}.{subject.lower() if archive in ('physics', 'cond-mat') else subject.upper()}"
-
-
-def load_channel_categories(conn: psycopg.Connection, paper_ids: Sequence[int]) -> list[str]:
-    rows = conn.execute(
-        """
-        SELECT c, count(*) FROM papers, unnest(arxiv_categories) AS c
-         WHERE id = ANY(%(ids)s::bigint[]) GROUP BY c ORDER BY count(*) DESC, c
-        """,
-        {"ids": list(paper_ids)},
-    ).fetchall()
-    return [r[0] for r in rows]
 
 
 Embed = Callable[[psycopg.Connection, list[int]], object]

@@ -24,6 +24,7 @@ from socialrag.recommender.context import load_channel_context
 from socialrag.recommender.history import DAY, ChannelHistory, build_history, pool_rows, training_set
 from socialrag.recommender.rank import ScoringConfig
 from socialrag.recommender.refit import load_universe
+from socialrag.storage.embeddings import load_embedded_ids
 
 CALIBRATED = "calibrated (this channel)"
 CALIBRATED_DIVERSE = "calibrated + diversity"
@@ -190,7 +191,7 @@ def evaluate_channel(
     """Replay the channel against every paper with a vector in the knowledge base."""
     config = config or ScoringConfig()
     ctx = load_channel_context(conn, team, channel, datetime.now(UTC), model)
-    ids = [r[0] for r in conn.execute("SELECT paper_id FROM paper_embeddings WHERE model = %s", (model,)).fetchall()]
+    ids = load_embedded_ids(conn, model)
     universe = load_universe(conn, model, [*ctx.papers, *ids])
     history = build_history(ctx, universe, config.half_life_days)
     return replay(

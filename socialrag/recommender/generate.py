@@ -19,12 +19,13 @@ from socialrag.models import (
     EarlierPaperByMember,
     MemberIsAuthor,
     MemberMayCare,
+    PaperInfo,
     PaperMeta,
     RelatedToEarlierPaper,
     SocialSignal,
     Style,
 )
-from socialrag.recommender.context import ChannelContext, PaperInfo
+from socialrag.recommender.context import ChannelContext
 from socialrag.recommender.explain import (
     SAFE_TEXT,
     build_template_text,

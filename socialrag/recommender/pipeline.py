@@ -17,23 +17,19 @@ import psycopg
 
 from socialrag import storage
 from socialrag.errors import PaperPingError
-from socialrag.models import Candidate, Draft, SocialSignal, Style
+from socialrag.models import Candidate, Draft, PaperInfo, SocialSignal, Style
 from socialrag.names import fold_text
 from socialrag.recommender.calibrate import FEATURES, RankerModel, diversify, features
 from socialrag.recommender.candidates import CandidateQuery, CandidateSource
-from socialrag.recommender.context import (
-    ChannelContext,
-    PaperInfo,
-    load_channel_context,
-    load_paper_infos,
-    load_vectors,
-)
+from socialrag.recommender.context import ChannelContext, load_channel_context
 from socialrag.recommender.generate import GenerateConfig, build_draft
 from socialrag.recommender.history import build_history, build_universe
 from socialrag.recommender.llm import LLMClient
 from socialrag.recommender.rank import ScoringConfig, channel_weights, select_signals
 from socialrag.recommender.refit import load_fit
 from socialrag.recommender.signals import Relations, SignalInput, compute_signals
+from socialrag.storage.context import load_paper_infos
+from socialrag.storage.embeddings import load_vectors
 
 log = logging.getLogger(__name__)
 FOCUS_ID = -1  # the pseudo paper standing for a channel's focus
@@ -131,19 +127,7 @@ def load_relations(conn: psycopg.Connection, ctx: ChannelContext, candidate_id: 
     channel_ids = list(ctx.papers)
     cites: dict[int, tuple[str, ...]] = {}
     cited_by: dict[int, tuple[str, ...]] = {}
-    for citing, cited, contexts in conn.execute(
-        """
-        SELECT r.citing_paper_id, i.paper_id, r.contexts FROM paper_references r
-          JOIN paper_ids i ON (i.scheme, i.value) = (r.cited_scheme, r.cited_value)
-         WHERE (r.citing_paper_id = %(c)s AND i.paper_id = ANY(%(ch)s::bigint[]))
-            OR (r.citing_paper_id = ANY(%(ch)s::bigint[]) AND i.paper_id = %(c)s)
-        UNION ALL
-        SELECT i.paper_id, pc.cited_paper_id, pc.contexts FROM paper_citations pc
-          JOIN paper_ids i ON (i.scheme, i.value) = (pc.citing_scheme, pc.citing_value)
-         WHERE i.paper_id = %(c)s AND pc.cited_paper_id = ANY(%(ch)s::bigint[])
-        """,
-        {"c": candidate_id, "ch": channel_ids},
-    ).fetchall():
+    for citing, cited, contexts in storage.citations.load_citation_links(conn, candidate_id, channel_ids):
         if citing == candidate_id:
             cites[cited] = tuple(contexts or ()) or cites.get(cited, ())
         else:
@@ -155,10 +139,7 @@ def load_relations(conn: psycopg.Connection, ctx: ChannelContext, candidate_id: 
     affiliations: dict[str, set[str]] = defaultdict(set)
     publications: dict[str, list[int]] = defaultdict(list)
     if author_members:
-        for aid, pid, affs in conn.execute(
-            "SELECT author_id, paper_id, affiliations FROM paper_authors WHERE author_id = ANY(%(a)s::bigint[])",
-            {"a": list(author_members)},
-        ).fetchall():
+        for aid, pid, affs in storage.citations.load_authored_papers(conn, list(author_members)):
             for uid in author_members[aid]:
                 affiliations[uid].update(fold_text(a) for a in affs or ())
                 publications[uid].append(pid)

@@ -10,8 +10,10 @@ import psycopg
 
 from socialrag.config import DEFAULT_POPULARITY_WEIGHT
 from socialrag.recommender.calibrate import RankerModel, default_model
-from socialrag.recommender.context import load_channel_context, load_paper_infos, load_vectors
+from socialrag.recommender.context import load_channel_context
 from socialrag.recommender.history import Universe, build_history, build_universe, training_set
+from socialrag.storage.context import load_paper_infos
+from socialrag.storage.embeddings import load_vectors
 from socialrag.storage.rankers import load_fits, load_readings, sample_pool, save_fit
 
 

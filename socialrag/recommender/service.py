@@ -20,7 +20,7 @@ from socialrag import storage
 from socialrag.config import Settings
 from socialrag.db import Database
 from socialrag.errors import PaperPingError
-from socialrag.knowledge.embed import Embedder, as_array, embed_papers
+from socialrag.knowledge.embed import Embedder, embed_papers
 from socialrag.knowledge.pace import DatabasePace
 from socialrag.knowledge.papers.arxiv import ArxivApi
 from socialrag.knowledge.papers.semanticscholar import SemanticScholar
@@ -35,13 +35,13 @@ from socialrag.recommender.candidates import (
     SemanticScholarRecommendations,
     search_words,
 )
-from socialrag.recommender.context import load_vectors
 from socialrag.recommender.evaluate import EvalReport, evaluate_channel
 from socialrag.recommender.generate import GenerateConfig
 from socialrag.recommender.llm import LLMCall, LLMClient
 from socialrag.recommender.pipeline import Recommendation, RecommendConfig, recommend
 from socialrag.recommender.rank import ScoringConfig
 from socialrag.recommender.refit import load_fit, refit_channel
+from socialrag.storage.embeddings import as_array, load_vectors
 from socialrag.storage.rankers import channels_to_refit
 from socialrag.storage.settings import ChannelSettings
 

@@ -21,6 +21,7 @@ from socialrag.models import (
     EarlierReception,
     MemberIsAuthor,
     MemberMayCare,
+    PaperInfo,
     RelatedToEarlierPaper,
     Relation,
     SharedAffiliation,
@@ -29,7 +30,7 @@ from socialrag.models import (
     WhyMemberMayCare,
 )
 from socialrag.names import fold_text
-from socialrag.recommender.context import ChannelContext, PaperInfo, SharedPaper
+from socialrag.recommender.context import ChannelContext, SharedPaper
 
 SIMILAR = 0.5  # cosine at which two papers count as "similar"
 MEMBER_INTEREST = 0.35  # cosine at which a member's interests count as close to a paper

@@ -12,11 +12,10 @@ from typing import TYPE_CHECKING
 from socialrag.packages import entry_points
 
 if TYPE_CHECKING:
-    from socialrag.report.data import load_headline, load_report_data
+    from socialrag.report.data import load_report_data
     from socialrag.report.page import month_summary, safe_filename, write_report
 
 ENTRY_POINTS = {
-    "load_headline": "data",
     "load_report_data": "data",
     "month_summary": "page",
     "safe_filename": "page",

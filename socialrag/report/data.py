@@ -5,44 +5,25 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
 
 import numpy as np
 import psycopg
 
-from socialrag.models import Sentiment
-from socialrag.recommender.context import PaperInfo, load_paper_infos, load_vectors
+from socialrag.models import PaperInfo, Sentiment
+from socialrag.storage.context import load_paper_infos
+from socialrag.storage.embeddings import load_vectors
+from socialrag.storage.reports import (
+    EventRow,
+    PostRow,
+    ShareRow,
+    load_report_channel_facts,
+    load_report_posts,
+    load_report_reactions,
+    load_report_replies,
+    load_report_shares,
+)
 from socialrag.storage.settings import load_emoji_overrides
 from socialrag.storage.workspaces import load_member_names
-
-
-@dataclass(frozen=True)
-class ShareRow:
-    at: datetime
-    user_id: str | None
-    paper_id: int
-    message_id: int
-    by_paperping: bool
-
-
-@dataclass(frozen=True)
-class EventRow:
-    at: datetime
-    user_id: str | None
-    message_id: int  # the message reacted to, or the thread's first message (-1 if it is not stored)
-    emoji: str | None = None  # reactions only
-
-
-@dataclass(frozen=True)
-class PostRow:
-    """One of PaperPing's posts with what it drew."""
-
-    posted_at: datetime
-    paper_id: int | None
-    title: str | None
-    style: str
-    reactions: dict[str, int]
-    replies: int
 
 
 @dataclass
@@ -69,88 +50,6 @@ class ReportData:
         return [s for s in self.shares if not s.by_paperping]
 
 
-_IN_WINDOW = "(%(since)s::timestamptz IS NULL OR {col} >= %(since)s) AND {col} < %(until)s"
-
-
-def _load_shares(conn: psycopg.Connection, window: dict[str, Any], bots: set[str]) -> list[ShareRow]:
-    rows = conn.execute(
-        f"""
-        SELECT DISTINCT ON (m.id, mp.paper_id) m.posted_at, m.user_id, mp.paper_id, m.id
-          FROM message_papers mp JOIN messages m ON m.id = mp.message_id
-         WHERE mp.team_id = %(t)s AND mp.channel_id = %(c)s AND NOT m.is_reply
-           AND {_IN_WINDOW.format(col="m.posted_at")}
-        """,
-        window,
-    ).fetchall()
-    shares = (ShareRow(r[0], r[1], r[2], r[3], r[1] in bots) for r in rows)
-    return sorted(shares, key=lambda s: (s.at, s.message_id))
-
-
-def _load_replies(conn: psycopg.Connection, window: dict[str, Any]) -> list[EventRow]:
-    rows = conn.execute(
-        f"""
-        SELECT m.posted_at, m.user_id, COALESCE(root.id, -1) FROM messages m
-          LEFT JOIN messages root
-                 ON (root.team_id, root.channel_id, root.ts) = (m.team_id, m.channel_id, m.thread_ts)
-         WHERE m.team_id = %(t)s AND m.channel_id = %(c)s AND m.is_reply AND {_IN_WINDOW.format(col="m.posted_at")}
-         ORDER BY m.posted_at
-        """,
-        window,
-    ).fetchall()
-    return [EventRow(r[0], r[1], r[2]) for r in rows]
-
-
-def _load_reactions(conn: psycopg.Connection, window: dict[str, Any]) -> list[EventRow]:
-    rows = conn.execute(
-        f"""
-        SELECT reacted_at, user_id, message_id, emoji FROM reactions
-         WHERE team_id = %(t)s AND channel_id = %(c)s AND {_IN_WINDOW.format(col="reacted_at")}
-         ORDER BY reacted_at
-        """,
-        window,
-    ).fetchall()
-    return [EventRow(r[0], r[1], r[2], r[3]) for r in rows]
-
-
-def _load_posts(conn: psycopg.Connection, window: dict[str, Any]) -> list[PostRow]:
-    rows = conn.execute(
-        f"""
-        SELECT r.posted_at, r.paper_id, p.title, r.style,
-               (SELECT jsonb_object_agg(x.emoji, x.n) FROM (
-                    SELECT x.emoji, count(*) AS n FROM messages m JOIN reactions x ON x.message_id = m.id
-                     WHERE m.team_id = r.team_id AND m.channel_id = r.channel_id AND m.ts = r.message_ts
-                     GROUP BY x.emoji) x),
-               (SELECT count(*) FROM messages m WHERE m.team_id = r.team_id AND m.channel_id = r.channel_id
-                   AND m.thread_ts = r.message_ts AND m.is_reply)
-          FROM recommendations r LEFT JOIN papers p ON p.id = r.paper_id
-         WHERE r.team_id = %(t)s AND r.channel_id = %(c)s AND r.status = 'posted'
-           AND {_IN_WINDOW.format(col="r.posted_at")}
-         ORDER BY r.posted_at
-        """,
-        window,
-    ).fetchall()
-    return [PostRow(r[0], r[1], r[2], r[3], dict(r[4] or {}), int(r[5])) for r in rows]
-
-
-def _load_channel_facts(
-    conn: psycopg.Connection, window: dict[str, Any]
-) -> tuple[str | None, str, str | None, set[str]]:
-    """The channel's name, frequency and step-down reason, and the workspace's bots."""
-    row = conn.execute(
-        """
-        SELECT c.name, s.frequency, s.step_down_reason FROM channels c
-          LEFT JOIN channel_settings s ON (s.team_id, s.channel_id) = (c.team_id, c.channel_id)
-         WHERE c.team_id = %(t)s AND c.channel_id = %(c)s
-        """,
-        window,
-    ).fetchone()
-    bots = {
-        r[0] for r in conn.execute("SELECT user_id FROM members WHERE team_id = %(t)s AND is_bot", window).fetchall()
-    }
-    name, frequency, reason = row if row else (None, None, None)
-    return name, frequency or "every-other-day", reason, bots
-
-
 def load_report_data(
     conn: psycopg.Connection,
     team_id: str,
@@ -163,8 +62,8 @@ def load_report_data(
     """Everything the report shows about one channel in ``[since, until)`` (nothing of another channel)."""
     until = until or datetime.now(UTC)
     window = {"t": team_id, "c": channel_id, "since": since, "until": until}
-    name, frequency, reason, bots = _load_channel_facts(conn, window)
-    shares = _load_shares(conn, window, bots)
+    name, frequency, reason, bots = load_report_channel_facts(conn, window)
+    shares = load_report_shares(conn, window, bots)
     paper_ids = sorted({s.paper_id for s in shares})
     return ReportData(
         team_id=team_id,
@@ -173,9 +72,9 @@ def load_report_data(
         since=since,
         until=until,
         shares=shares,
-        replies=_load_replies(conn, window),
-        reactions=_load_reactions(conn, window),
-        posts=_load_posts(conn, window),
+        replies=load_report_replies(conn, window),
+        reactions=load_report_reactions(conn, window),
+        posts=load_report_posts(conn, window),
         papers=load_paper_infos(conn, paper_ids),
         vectors=load_vectors(conn, model, paper_ids),
         names=load_member_names(conn, team_id),
@@ -184,36 +83,3 @@ def load_report_data(
         step_down_reason=reason,
         bots=bots,
     )
-
-
-@dataclass(frozen=True)
-class Headline:
-    """The month so far, for App Home: papers members shared, PaperPing's posts and how many drew an answer."""
-
-    shared: int
-    posts: int
-    answered: int
-
-
-def load_headline(conn: psycopg.Connection, team_id: str, channel_id: str, now: datetime) -> Headline:
-    start = now.astimezone(UTC).replace(day=1, hour=0, minute=0, second=0, microsecond=0)
-    row = conn.execute(
-        """
-        SELECT
-          (SELECT count(DISTINCT mp.paper_id) FROM message_papers mp JOIN messages m ON m.id = mp.message_id
-             LEFT JOIN members u ON u.team_id = m.team_id AND u.user_id = m.user_id
-            WHERE mp.team_id = %(t)s AND mp.channel_id = %(c)s AND m.posted_at >= %(s)s AND m.posted_at < %(n)s
-              AND NOT m.is_reply AND NOT COALESCE(u.is_bot, false)),
-          (SELECT count(*) FROM recommendations r WHERE r.team_id = %(t)s AND r.channel_id = %(c)s
-              AND r.status = 'posted' AND r.posted_at >= %(s)s AND r.posted_at < %(n)s),
-          (SELECT count(*) FROM recommendations r WHERE r.team_id = %(t)s AND r.channel_id = %(c)s
-              AND r.status = 'posted' AND r.posted_at >= %(s)s AND r.posted_at < %(n)s
-              AND EXISTS (SELECT 1 FROM messages m WHERE m.team_id = r.team_id AND m.channel_id = r.channel_id
-                             AND (m.thread_ts = r.message_ts AND m.is_reply
-                                  OR m.ts = r.message_ts AND EXISTS (SELECT 1 FROM reactions x
-                                                                      WHERE x.message_id = m.id))))
-        """,
-        {"t": team_id, "c": channel_id, "s": start, "n": now},
-    ).fetchone()
-    assert row is not None
-    return Headline(int(row[0]), int(row[1]), int(row[2]))

@@ -7,8 +7,13 @@ Callers import the package and name the family: ``storage.messages.upsert_messag
 
 from socialrag.storage import (
     checkpoints,
+    citations,
+    context,
+    embeddings,
     installs,
     llm_log,
+    locks,
+    lookups,
     messages,
     papers,
     posts,
@@ -24,8 +29,13 @@ from socialrag.storage import (
 
 __all__ = [
     "checkpoints",
+    "citations",
+    "context",
+    "embeddings",
     "installs",
     "llm_log",
+    "locks",
+    "lookups",
     "messages",
     "papers",
     "posts",

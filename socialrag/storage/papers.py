@@ -7,7 +7,6 @@ that two rows are the same paper (an arXiv id and a DOI, say), the rows are merg
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime, timedelta
 
 import psycopg
 
@@ -336,59 +335,6 @@ def _add_references(conn: psycopg.Connection, items: Sequence[tuple[int, Paper]]
     )
 
 
-# A paper (row ``p``) whose metadata is to be asked of the online sources: none yet, older than ``%(stale)s``
-# (catalog papers excepted), or a catalog paper a channel shared, asked once for what catalogs lack (tldr,
-# references). ``load_papers_to_fetch`` and the index queue (``queue_store``) share this rule.
-NEEDS_LOOKUP = """(p.fetched_at IS NULL
-     OR (p.fetched_at < %(stale)s AND NOT p.in_catalog)
-     OR (p.metadata_source = 'catalog' AND p.fetch_attempts = 0
-         AND EXISTS (SELECT 1 FROM message_papers mp WHERE mp.paper_id = p.id)))"""
-
-
-def load_papers_to_fetch(
-    conn: psycopg.Connection, now: datetime, max_age: timedelta, limit: int = 500
-) -> list[tuple[int, dict[str, str]]]:
-    """Papers that lack metadata and are due a try, or whose metadata is older than ``max_age``."""
-    rows = conn.execute(
-        f"""
-        SELECT p.id FROM papers p
-         WHERE {NEEDS_LOOKUP} AND (p.next_fetch_at IS NULL OR p.next_fetch_at <= %(now)s)
-         ORDER BY p.fetched_at NULLS FIRST, p.id
-         LIMIT %(limit)s
-        """,
-        {"now": now, "stale": now - max_age, "limit": limit},
-    ).fetchall()
-    ids = [r[0] for r in rows]
-    identities = load_identities(conn, ids)
-    return [(pid, identities.get(pid, {})) for pid in ids]
-
-
-def record_fetch_failure(conn: psycopg.Connection, paper_ids: Sequence[int], retry_at: datetime) -> None:
-    """Metadata could not be had for these papers: count the try and schedule the next one."""
-    conn.execute(
-        """
-        UPDATE papers SET fetch_attempts = fetch_attempts + 1, next_fetch_at = %(retry)s
-         WHERE id = ANY(%(ids)s::bigint[])
-        """,
-        {"ids": list(paper_ids), "retry": retry_at},
-    )
-
-
-def load_existing(conn: psycopg.Connection, paper_ids: Sequence[int]) -> list[int]:
-    """Which of these paper ids still exist (a merge may have folded some into another row)."""
-    rows = conn.execute("SELECT id FROM papers WHERE id = ANY(%(ids)s::bigint[]) ORDER BY id", {"ids": list(paper_ids)})
-    return [r[0] for r in rows]
-
-
-def mark_fetched(conn: psycopg.Connection, paper_ids: Sequence[int], at: datetime) -> None:
-    """A source answered for these papers just now (even with what was stored already): fresh until
-    ``PAPERPING_METADATA_MAX_AGE_DAYS`` have passed."""
-    conn.execute(
-        "UPDATE papers SET fetched_at = %(at)s, next_fetch_at = NULL WHERE id = ANY(%(ids)s::bigint[])",
-        {"ids": list(paper_ids), "at": at},
-    )
-
-
 def best_identity(ids: dict[str, str]) -> tuple[str, str] | None:
     for scheme in ID_PREFERENCE:
         if scheme in ids:
@@ -396,85 +342,18 @@ def best_identity(ids: dict[str, str]) -> tuple[str, str] | None:
     return next(iter(ids.items()), None)
 
 
-def load_citations_lacking_contexts(conn: psycopg.Connection, limit: int = 200) -> list[tuple[int, str]]:
-    """(citing paper id, its Semantic Scholar id) for shared papers citing a paper shared in the same
-    channel, whose citing sentences have not been asked for yet."""
-    rows = conn.execute(
-        """
-        SELECT DISTINCT r.citing_paper_id, s2.value
-          FROM paper_references r
-          JOIN message_papers a ON a.paper_id = r.citing_paper_id
-          JOIN paper_ids i ON (i.scheme, i.value) = (r.cited_scheme, r.cited_value)
-          JOIN message_papers b ON b.paper_id = i.paper_id AND (b.team_id, b.channel_id) = (a.team_id, a.channel_id)
-          JOIN paper_ids s2 ON s2.paper_id = r.citing_paper_id AND s2.scheme = 's2'
-         WHERE r.contexts IS NULL AND i.paper_id <> r.citing_paper_id
-         LIMIT %(limit)s
-        """,
-        {"limit": limit},
-    ).fetchall()
-    return [(r[0], r[1]) for r in rows]
-
-
-def record_reference_contexts(conn: psycopg.Connection, citing_id: int, contexts: dict[str, tuple[str, ...]]) -> int:
-    """Store citing sentences; references asked for but without sentences get an empty list (asked)."""
-    keys = list(contexts)
-    cur = conn.execute(
-        """
-        UPDATE paper_references r
-           SET contexts = COALESCE(
-                 (SELECT string_to_array(c.joined, E'\\x1f') FROM unnest(%(k)s::text[], %(c)s::text[]) AS c(key, joined)
-                   WHERE c.key = r.cited_scheme || ':' || r.cited_value), '{}'::text[])
-         WHERE r.citing_paper_id = %(id)s AND r.contexts IS NULL
-        """,
-        {"id": citing_id, "k": keys, "c": ["\x1f".join(contexts[k]) for k in keys]},
-    )
-    return cur.rowcount
-
-
-def load_papers_lacking_citations(
-    conn: psycopg.Connection, stale_before: datetime, limit: int = 100
-) -> list[tuple[int, str]]:
-    """(paper id, Semantic Scholar id) of papers channels shared whose citing papers are unknown or stale."""
-    rows = conn.execute(
-        """
-        SELECT p.id, s2.value FROM papers p
-          JOIN paper_ids s2 ON s2.paper_id = p.id AND s2.scheme = 's2'
-         WHERE (p.citations_fetched_at IS NULL OR p.citations_fetched_at < %(stale)s)
-           AND EXISTS (SELECT 1 FROM message_papers mp WHERE mp.paper_id = p.id)
-         ORDER BY p.citations_fetched_at NULLS FIRST, p.id
-         LIMIT %(limit)s
-        """,
-        {"stale": stale_before, "limit": limit},
-    ).fetchall()
-    return [(r[0], r[1]) for r in rows]
-
-
-def record_citations(
-    conn: psycopg.Connection, paper_id: int, citations: Sequence[tuple[str, str, str | None, int | None, Sequence[str]]]
-) -> None:
-    """Replace the citing papers of ``paper_id``: (scheme, value, title, year, contexts) per identity."""
-    conn.execute("DELETE FROM paper_citations WHERE cited_paper_id = %(id)s", {"id": paper_id})
-    if citations:
-        conn.execute(
-            """
-            INSERT INTO paper_citations
-                   (cited_paper_id, citing_scheme, citing_value, citing_title, citing_year, contexts)
-            SELECT %(id)s, s, v, t, y, CASE WHEN c = '' THEN NULL ELSE string_to_array(c, E'\\x1f') END
-              FROM unnest(%(s)s::text[], %(v)s::text[], %(t)s::text[], %(y)s::int[], %(c)s::text[]) AS x(s, v, t, y, c)
-            ON CONFLICT DO NOTHING
-            """,
-            {
-                "id": paper_id,
-                "s": [c[0] for c in citations],
-                "v": [c[1] for c in citations],
-                "t": [c[2] for c in citations],
-                "y": [c[3] for c in citations],
-                "c": ["\x1f".join(c[4]) for c in citations],
-            },
-        )
-    conn.execute("UPDATE papers SET citations_fetched_at = now() WHERE id = %(id)s", {"id": paper_id})
-
-
 def load_catalog_size(conn: psycopg.Connection) -> int:
     row = conn.execute("SELECT count(*) FROM papers WHERE in_catalog").fetchone()
     return int(row[0]) if row else 0
+
+
+def load_channel_categories(conn: psycopg.Connection, paper_ids: Sequence[int]) -> list[str]:
+    """The arXiv categories of these papers, the most frequent first."""
+    rows = conn.execute(
+        """
+        SELECT c, count(*) FROM papers, unnest(arxiv_categories) AS c
+         WHERE id = ANY(%(ids)s::bigint[]) GROUP BY c ORDER BY count(*) DESC, c
+        """,
+        {"ids": list(paper_ids)},
+    ).fetchall()
+    return [r[0] for r in rows]

@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 
 import psycopg
 
-from socialrag.storage.papers import NEEDS_LOOKUP
+from socialrag.storage.lookups import NEEDS_LOOKUP
 
 # priorities: lower is sooner
 PRIORITY_NOW = 0  # a paper a member just linked in a focus

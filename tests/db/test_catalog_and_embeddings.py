@@ -76,7 +76,7 @@ def test_popularity_is_read_as_it_was_known_then(db: Database, tmp_path: Path) -
     """A replay sees the last popularity reading before its moment, never a later count."""
     from datetime import UTC, datetime
 
-    from socialrag.recommender.context import load_paper_infos
+    from socialrag.storage.context import load_paper_infos
 
     lines = [
         json.dumps(

@@ -292,7 +292,7 @@ def test_offline_fetches_nothing_and_papers_keep_their_best_text(db: Database, t
         assert offline_sources == []
         result = refresh_metadata(db, offline_sources, settings(), now=NOW)
     assert result.found == 0
-    from socialrag.knowledge.embed import load_pending
+    from socialrag.storage.embeddings import load_pending
 
     with db.connection() as conn:
         texts = {t for _, t, _, _ in load_pending(conn, "all-MiniLM-L6-v2")}

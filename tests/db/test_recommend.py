@@ -26,7 +26,7 @@ from socialrag.models import (
     WhyMemberMayCare,
 )
 from socialrag.recommender.candidates import CandidateQuery, CatalogSource
-from socialrag.recommender.context import load_channel_context, load_paper_infos, load_vectors
+from socialrag.recommender.context import load_channel_context
 from socialrag.recommender.explain import member_token
 from socialrag.recommender.generate import GenerateConfig, build_allowed, build_draft
 from socialrag.recommender.llm import LLMClient
@@ -34,6 +34,8 @@ from socialrag.recommender.pipeline import RecommendConfig, load_relations, reco
 from socialrag.recommender.rank import ScoringConfig, channel_weights, select_signals
 from socialrag.recommender.signals import SignalInput, compute_signals
 from socialrag.recommender.verify import check_text
+from socialrag.storage.context import load_paper_infos
+from socialrag.storage.embeddings import load_vectors
 from tests.labbase import AS_OF, CITING, CITING_SENTENCE, SHARED, CachedEmbedder, build_lab
 from tests.openai_standin import OpenAIStandIn, chain_answer
 

@@ -15,8 +15,9 @@ import pytest
 
 from bot.cli import main
 from socialrag.db import Database
-from socialrag.report.data import load_headline, load_report_data
+from socialrag.report.data import load_report_data
 from socialrag.report.page import write_report
+from socialrag.storage.reports import load_headline
 from tests.labbase import CachedEmbedder, build_lab
 
 T = "T0LAB"

@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
+from socialrag.models import AuthorRef, MemberInfo, PaperInfo, ReactionEvent, Share
 from socialrag.recommender.calibrate import (
     FEATURES,
     MIN_SHARES,
@@ -20,15 +21,7 @@ from socialrag.recommender.calibrate import (
     fit,
     prior_weights,
 )
-from socialrag.recommender.context import (
-    AuthorRef,
-    ChannelContext,
-    MemberInfo,
-    PaperInfo,
-    ReactionEvent,
-    Share,
-    SharedPaper,
-)
+from socialrag.recommender.context import ChannelContext, SharedPaper
 from socialrag.recommender.history import build_history, build_universe, training_set
 
 T = datetime(2024, 6, 1, tzinfo=UTC).timestamp()

@@ -10,14 +10,18 @@ from socialrag.models import (
     EarlierReception,
     MemberIsAuthor,
     MemberMayCare,
+    PaperInfo,
+    ReactionEvent,
     RelatedToEarlierPaper,
+    Reply,
+    Share,
     SharedAffiliation,
     SignalFact,
     SocialSignal,
     VenueEngagedWith,
     WhyMemberMayCare,
 )
-from socialrag.recommender.context import PaperInfo, ReactionEvent, Reply, Share, SharedPaper
+from socialrag.recommender.context import SharedPaper
 from socialrag.recommender.rank import (
     ScoringConfig,
     decay,

@@ -80,15 +80,15 @@ def refresh_metadata(
     with Progress(None, "metadata lookups", "paper") as progress:
         for _ in range(max_pages):
             with db.connection() as conn:
-                todo = storage.papers.load_papers_to_fetch(conn, now, max_age, limit=page)
+                todo = storage.lookups.load_papers_to_fetch(conn, now, max_age, limit=page)
             if not todo:
                 break
             found = ask_sources(sources, [ids for _, ids in todo], result)
             with db.connection() as conn:
                 papers = [replace(p, ids={**ids, **p.ids}) for (_, ids), p in zip(todo, found, strict=True) if p]
-                storage.papers.mark_fetched(conn, storage.papers.record_papers(conn, papers), now)
+                storage.lookups.mark_fetched(conn, storage.papers.record_papers(conn, papers), now)
                 missing = [pid for (pid, _), p in zip(todo, found, strict=True) if p is None]
-                storage.papers.record_fetch_failure(conn, missing, retry_at)
+                storage.lookups.record_fetch_failure(conn, missing, retry_at)
             result.found += len(papers)
             result.missing += len(missing)
             progress.update(len(todo))
@@ -129,7 +129,7 @@ def fill_reference_contexts(db: Database, sources: Sequence[MetadataSource], res
     if s2 is None:
         return
     with db.connection() as conn:
-        todo = storage.papers.load_citations_lacking_contexts(conn)
+        todo = storage.citations.load_citations_lacking_contexts(conn)
     for citing_id, s2_id in todo:
         try:
             contexts = s2.fetch_reference_contexts(s2_id)
@@ -137,7 +137,7 @@ def fill_reference_contexts(db: Database, sources: Sequence[MetadataSource], res
             log.warning("reference contexts: %s", exc)
             continue
         with db.connection() as conn:
-            result.contexts += storage.papers.record_reference_contexts(conn, citing_id, contexts)
+            result.contexts += storage.citations.record_reference_contexts(conn, citing_id, contexts)
 
 
 def fill_citations(
@@ -148,7 +148,7 @@ def fill_citations(
     if s2 is None:
         return
     with db.connection() as conn:
-        todo = storage.papers.load_papers_lacking_citations(conn, stale_before)
+        todo = storage.citations.load_papers_lacking_citations(conn, stale_before)
     for paper_id, s2_id in todo:
         try:
             citing = s2.fetch_citations(s2_id)
@@ -162,5 +162,5 @@ def fill_citations(
             if scheme != "corpus"
         ]
         with db.connection() as conn:
-            storage.papers.record_citations(conn, paper_id, rows)
+            storage.citations.record_citations(conn, paper_id, rows)
         result.citations += len(citing)
