@@ -8,15 +8,14 @@ import secrets
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from slack_bolt import App, BoltResponse
-from slack_bolt.middleware import Middleware
+from slack_bolt import App
 from slack_bolt.oauth.oauth_settings import OAuthSettings
-from slack_bolt.request import BoltRequest
 from slack_sdk import WebClient
 from slack_sdk.oauth.installation_store import Bot, Installation, InstallationStore
 from slack_sdk.oauth.state_store import OAuthStateStore
 
 from bot.context import AppContext
+from bot.dedupe import Deduplicate, mark_handled
 from bot.listeners import commands, events, home
 from socialrag import storage
 from socialrag.config import Settings
@@ -37,28 +36,6 @@ BOT_SCOPES = [
     "reactions:read",
     "users:read",
 ]
-
-
-class Deduplicate(Middleware):
-    """Slack resends an event it thinks was missed; a copy of one already handled is acknowledged and dropped.
-
-    Events are handled before Slack gets its answer (``process_before_response``), and each listener records
-    its event as handled only when it is done (``AppContext.mark_handled``): an event whose handling failed
-    (the database restarting, say) is answered with an error and sent again by Slack instead of being lost.
-    Handling an event twice changes nothing, so two copies arriving together need no lock."""
-
-    def __init__(self, db: Database) -> None:
-        self.db = db
-
-    def process(self, *, req: BoltRequest, resp: BoltResponse, next: Any) -> BoltResponse | None:
-        event_id = req.body.get("event_id") if isinstance(req.body, dict) else None
-        if event_id:
-            with self.db.connection() as conn:
-                seen = storage.slack_events.event_seen(conn, str(event_id))
-            if seen:
-                log.info("event %s seen before; ignored", event_id)
-                return BoltResponse(status=200, body="")
-        return next()
 
 
 class PostgresInstallationStore(InstallationStore):
@@ -227,7 +204,7 @@ def register_installs(app: App, db: Database, ctx: AppContext) -> None:
         with db.connection() as conn:
             storage.installs.delete_installation(conn, team)
             stopped = storage.workspaces.deactivate_channels(conn, team)
-        ctx.mark_handled(body)
+            mark_handled(conn, body)
         log.warning("workspace %s removed PaperPing: token deleted, %d channels stopped", team, stopped)
 
     def revoked(body: dict[str, Any], event: dict[str, Any]) -> None:

@@ -125,10 +125,10 @@ def cmd_run(args: argparse.Namespace, settings: Settings, db: Database) -> int:
     recommender = Recommender(settings, db)
     worker = build_worker(settings, db, recommender, ctx.pacer)
     indexer = build_indexer(settings, db, recommender)
-    ctx.resume_backfills(worker.client_for)
+    ctx.channels.resume_backfills(worker.client_for)
     scheduler = start_scheduler(worker, settings.tick_seconds, indexer)
-    ctx.wake_scheduler = lambda: scheduler.modify_job("tick", next_run_time=datetime.now(UTC))
-    ctx.wake_indexer = lambda: scheduler.modify_job("index", next_run_time=datetime.now(UTC))
+    ctx.wake.scheduler = lambda: scheduler.modify_job("tick", next_run_time=datetime.now(UTC))
+    ctx.wake.indexer = lambda: scheduler.modify_job("index", next_run_time=datetime.now(UTC))
     stop = threading.Event()
     server = None
 

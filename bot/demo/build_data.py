@@ -308,7 +308,8 @@ def compute_embeddings() -> None:
     """Index the demo exactly as ``paperping demo`` does and save the vector of every text it embeds."""
     from bot.demo.run import prepare
     from socialrag.db import Database, _with_dbname, ensure_database, start_embedded
-    from socialrag.knowledge import Embedder, load_pending
+    from socialrag.knowledge import Embedder
+    from socialrag.storage.embeddings import load_pending
 
     home = Path(tempfile.mkdtemp())
     uri, server = start_embedded(home / "pgdata")

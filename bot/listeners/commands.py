@@ -225,12 +225,12 @@ def run_command(ctx: AppContext, client: WebClient, body: dict[str, Any], now: d
     if command.name not in MEMBER_COMMANDS:
         if channel.startswith("D"):
             return "Settings are per channel: type `/paperping` in a channel PaperPing is in."
-        if not ctx.is_member(client, channel):
+        if not ctx.slack.is_member(client, channel):
             return (
                 "I'm not in this channel yet, so nothing was changed. Invite me first (`/invite @PaperPing`), "
                 "then try again."
             )
-    ctx.ensure_channel(client, team, channel)
+    ctx.slack.ensure_channel(client, team, channel)
     handler = HANDLERS.get(command.name)
     if handler is None:
         return USAGE
@@ -257,7 +257,7 @@ def cmd_frequency(
 def cmd_pause(ctx: AppContext, client: WebClient, c: Command, team: str, channel: str, user: str, now: datetime) -> str:
     _set(ctx, team, channel, paused=c.name == "pause")
     if c.name == "resume":
-        ctx.activate_channel(team, channel, now)
+        ctx.channels.activate(team, channel, now)
     verb = "paused" if c.name == "pause" else "resumed"
     announce(ctx, client, channel, user, f"{verb} PaperPing's posts in this channel.")
     return f"Done: posts are {verb}."
@@ -277,15 +277,15 @@ def cmd_now(ctx: AppContext, client: WebClient, c: Command, team: str, channel: 
     if ready.kind == "none":
         return ready.sentence  # nothing to start a search from: no post is promised
     if s.active and s.slot_at is not None and s.next_post_at is not None and s.next_post_at <= now + NOW_COOLDOWN:
-        if ready.kind == "indexing" or ctx.wake_scheduler is None:
+        if ready.kind == "indexing" or ctx.wake.scheduler is None:
             waiting = f" {ready.sentence}" if ready.kind == "indexing" else ""
             return "A recommendation is already on its way here." + waiting
-        ctx.post_soon(team, channel)
+        ctx.wake.post_soon()
         return wait_for_slot(ctx, team, channel, now)  # the slot under way: say what came of it
-    ctx.activate_channel(team, channel, now)
+    ctx.channels.activate(team, channel, now)
     _set(ctx, team, channel, next_post_at=now, slot_at=now, paused=False)
-    ctx.post_soon(team, channel)
-    if ready.kind == "indexing" or ctx.wake_scheduler is None:
+    ctx.wake.post_soon()
+    if ready.kind == "indexing" or ctx.wake.scheduler is None:
         return ready.sentence
     return wait_for_slot(ctx, team, channel, now)
 
@@ -321,7 +321,7 @@ def wait_for_slot(ctx: AppContext, team: str, channel: str, asked_at: datetime) 
             retried = True
             asked_at = datetime.now(UTC)
             _set(ctx, team, channel, next_post_at=asked_at)
-            ctx.post_soon(team, channel)
+            ctx.wake.post_soon()
             continue
         if s.empty_at is not None and s.empty_at >= asked_at:
             nxt = s.next_post_at
@@ -394,7 +394,7 @@ def cmd_focus(ctx: AppContext, client: WebClient, c: Command, team: str, channel
         ids = ensure_papers(conn, [(r.scheme, r.value) for r in refs])
         paper_ids = list(dict.fromkeys(ids.values()))
         storage.queue.enqueue_papers(conn, paper_ids, storage.queue.PRIORITY_NOW)
-    ctx.index_soon()  # linked papers are looked up and embedded at once
+    ctx.wake.index_soon()  # linked papers are looked up and embedded at once
     until = now + timedelta(days=FOCUS_DAYS)
     _set(ctx, team, channel, focus_text=c.text[:500], focus_expires_at=until, focus_paper_ids=paper_ids)
     topic = quote(c.text, 120)

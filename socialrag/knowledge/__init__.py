@@ -1,8 +1,8 @@
 """Step 1 of Social-RAG, the social knowledge base: paper links found in messages (``links``), emoji read as
-feedback (``emoji``), what is kept of a channel (``index``: shares, their threads and reactions, live and
-imported), papers looked up in the outside sources (``papers/``) and embedded (``embed``) by the index queue's
-worker (``indexer``, at a pace shared by every process: ``pace``), and what members are told of it
-(``readiness``).
+feedback (``emoji``), what is kept of a channel (``index``: shares, their threads and reactions; ``live``:
+the same rule for each new message, edit, deletion and reaction), papers looked up in the outside sources
+(``papers/``) and embedded (``embed``) by the index queue's worker (``indexer``, at a pace shared by every
+process: ``pace``), and what members are told of it (``readiness``).
 
 The Slack side and the CLI use the names below; the modules behind them are free to change.
 """
@@ -19,17 +19,16 @@ if TYPE_CHECKING:
     from socialrag.knowledge.index import IndexStats, ThreadTracker, index_messages
     from socialrag.knowledge.indexer import Indexer, IndexerConfig
     from socialrag.knowledge.links import find_paper_refs
+    from socialrag.knowledge.live import record_deletion, record_edit, record_message, record_reaction
     from socialrag.knowledge.pace import DatabasePace
     from socialrag.knowledge.papers.catalog import import_catalog
     from socialrag.knowledge.papers.resolve import build_sources, open_sources, refresh_metadata
     from socialrag.knowledge.readiness import Readiness, assess, describe_empty, describe_index, focus_active
-    from socialrag.storage.embeddings import load_pending
 
 ENTRY_POINTS = {
     "Embedder": "embed",
     "embed_papers": "embed",
     "embed_pending": "embed",
-    "load_pending": "embed",
     "normalize_emoji": "emoji",
     "parse_sentiment": "emoji",
     "IndexStats": "index",
@@ -38,6 +37,10 @@ ENTRY_POINTS = {
     "Indexer": "indexer",
     "IndexerConfig": "indexer",
     "find_paper_refs": "links",
+    "record_deletion": "live",
+    "record_edit": "live",
+    "record_message": "live",
+    "record_reaction": "live",
     "DatabasePace": "pace",
     "import_catalog": "papers.catalog",
     "build_sources": "papers.resolve",

@@ -27,11 +27,15 @@ class ThreadTracker:
 
     def keep(self, message: Message) -> bool:
         """Whether ``message`` belongs in the knowledge base; remembers the threads it opens."""
-        if message.papers:
-            if not message.is_reply:
-                self.roots.add(message.ts)
-            return True
-        return message.is_reply and message.thread_ts in self.roots
+        if message.papers and not message.is_reply:
+            self.roots.add(message.ts)
+        return is_kept(message, root_kept=message.thread_ts in self.roots)
+
+
+def is_kept(message: Message, *, root_kept: bool) -> bool:
+    """The rule of what the knowledge base keeps, for history and live events alike: a message that shares a
+    paper, or a reply in the thread of one (``root_kept``: that thread's first message is kept)."""
+    return bool(message.papers) or (message.is_reply and root_kept)
 
 
 @dataclass

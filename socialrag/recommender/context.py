@@ -14,7 +14,8 @@ from datetime import datetime, timedelta
 import numpy as np
 import psycopg
 
-from socialrag.models import MemberInfo, PaperInfo, ReactionEvent, Reply, Sentiment, Share
+from socialrag.models import Sentiment
+from socialrag.rows import MemberInfo, PaperInfo, ReactionEvent, Reply, Share
 from socialrag.storage.context import (
     load_last_mentions,
     load_members,

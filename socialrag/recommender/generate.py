@@ -19,7 +19,6 @@ from socialrag.models import (
     EarlierPaperByMember,
     MemberIsAuthor,
     MemberMayCare,
-    PaperInfo,
     PaperMeta,
     RelatedToEarlierPaper,
     SocialSignal,
@@ -38,6 +37,7 @@ from socialrag.recommender.llm import LLMClient
 from socialrag.recommender.prompts import load_prompt
 from socialrag.recommender.summary import summarize
 from socialrag.recommender.verify import Allowed, allowed_from, check_text
+from socialrag.rows import PaperInfo
 from socialrag.text import as_data
 
 log = logging.getLogger(__name__)

@@ -16,7 +16,7 @@ from functools import cached_property
 
 import numpy as np
 
-from socialrag.models import PaperInfo, Sentiment
+from socialrag.models import Sentiment
 from socialrag.recommender.calibrate import (
     IGNORED_AFTER_DAYS,
     NEGATIVES_PER_SHARE,
@@ -27,6 +27,7 @@ from socialrag.recommender.calibrate import (
 )
 from socialrag.recommender.context import ChannelContext
 from socialrag.recommender.rank import emoji_selectivity, engagement_events
+from socialrag.rows import PaperInfo
 
 DAY = 86400.0
 

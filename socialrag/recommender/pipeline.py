@@ -17,7 +17,7 @@ import psycopg
 
 from socialrag import storage
 from socialrag.errors import PaperPingError
-from socialrag.models import Candidate, Draft, PaperInfo, SocialSignal, Style
+from socialrag.models import Candidate, Draft, SocialSignal, Style
 from socialrag.names import fold_text
 from socialrag.recommender.calibrate import FEATURES, RankerModel, diversify, features
 from socialrag.recommender.candidates import CandidateQuery, CandidateSource
@@ -28,6 +28,7 @@ from socialrag.recommender.llm import LLMClient
 from socialrag.recommender.rank import ScoringConfig, channel_weights, select_signals
 from socialrag.recommender.refit import load_fit
 from socialrag.recommender.signals import Relations, SignalInput, compute_signals
+from socialrag.rows import PaperInfo
 from socialrag.storage.context import load_paper_infos
 from socialrag.storage.embeddings import load_vectors
 

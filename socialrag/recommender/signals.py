@@ -21,7 +21,6 @@ from socialrag.models import (
     EarlierReception,
     MemberIsAuthor,
     MemberMayCare,
-    PaperInfo,
     RelatedToEarlierPaper,
     Relation,
     SharedAffiliation,
@@ -31,6 +30,7 @@ from socialrag.models import (
 )
 from socialrag.names import fold_text
 from socialrag.recommender.context import ChannelContext, SharedPaper
+from socialrag.rows import PaperInfo
 
 SIMILAR = 0.5  # cosine at which two papers count as "similar"
 MEMBER_INTEREST = 0.35  # cosine at which a member's interests count as close to a paper

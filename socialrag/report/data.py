@@ -9,7 +9,8 @@ from datetime import UTC, datetime
 import numpy as np
 import psycopg
 
-from socialrag.models import PaperInfo, Sentiment
+from socialrag.models import Sentiment
+from socialrag.rows import PaperInfo
 from socialrag.storage.context import load_paper_infos
 from socialrag.storage.embeddings import load_vectors
 from socialrag.storage.reports import (

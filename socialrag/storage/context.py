@@ -10,7 +10,7 @@ from datetime import datetime
 
 import psycopg
 
-from socialrag.models import AuthorRef, MemberInfo, PaperInfo, ReactionEvent, Reply, Share
+from socialrag.rows import AuthorRef, MemberInfo, PaperInfo, ReactionEvent, Reply, Share
 
 
 def load_paper_infos(

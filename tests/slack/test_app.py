@@ -227,8 +227,8 @@ def test_forget_me_asks_then_deletes(harness: Harness, db: Database) -> None:
 
 
 def test_app_home(harness: Harness, db: Database) -> None:
-    harness.ctx.ensure_channel(WebClient(token="x", base_url=harness.standin.url), T, "C1")
-    harness.ctx.activate_channel(T, "C1")
+    harness.ctx.slack.ensure_channel(WebClient(token="x", base_url=harness.standin.url), T, "C1")
+    harness.ctx.channels.activate(T, "C1")
     harness.event({"type": "app_home_opened", "user": "U1", "channel": "D1", "tab": "home", "event_ts": "1.0"})
     view = harness.standin.views["U1"]
     text = json.dumps(view)
@@ -241,7 +241,7 @@ def test_app_home(harness: Harness, db: Database) -> None:
 def test_scheduled_post_mentions_thread_and_the_loop(harness: Harness, db: Database, tmp_path: Path) -> None:
     build_lab(db, tmp_path, CachedEmbedder())
     client = WebClient(token="xoxb-test", base_url=harness.standin.url)
-    harness.ctx.activate_channel(T, "C1", AS_OF)
+    harness.ctx.channels.activate(T, "C1", AS_OF)
     with db.connection() as conn:
         storage.settings.upsert_channel_setting(conn, T, "C1", next_post_at=AS_OF, style="template")
     from bot.run import make_recommend
@@ -281,7 +281,7 @@ def test_scheduled_post_mentions_thread_and_the_loop(harness: Harness, db: Datab
 def test_crash_after_posting_does_not_post_twice(harness: Harness, db: Database, tmp_path: Path) -> None:
     build_lab(db, tmp_path, CachedEmbedder())
     client = WebClient(token="xoxb-test", base_url=harness.standin.url)
-    harness.ctx.activate_channel(T, "C1", AS_OF)
+    harness.ctx.channels.activate(T, "C1", AS_OF)
     slot = AS_OF.astimezone(UTC)
     with db.connection() as conn:
         storage.settings.upsert_channel_setting(conn, T, "C1", next_post_at=slot)
@@ -308,9 +308,9 @@ def test_crash_after_posting_does_not_post_twice(harness: Harness, db: Database,
 
 def test_quiet_period_and_step_down(harness: Harness, db: Database) -> None:
     client = WebClient(token="xoxb-test", base_url=harness.standin.url)
-    harness.ctx.ensure_channel(client, T, "C1")
+    harness.ctx.slack.ensure_channel(client, T, "C1")
     now = datetime(2024, 3, 5, 10, 0, tzinfo=UTC)
-    harness.ctx.activate_channel(T, "C1", now)
+    harness.ctx.channels.activate(T, "C1", now)
     with db.connection() as conn:
         storage.settings.upsert_channel_setting(conn, T, "C1", next_post_at=now, frequency="daily")
         storage.posts.record_activity(conn, T, "C1", now - timedelta(minutes=5))
@@ -618,8 +618,8 @@ def test_report_uploads_the_month_through_files_upload_v2(harness: Harness, db: 
     scheduler post it once a month."""
     build_lab(db, tmp_path, CachedEmbedder())
     client = WebClient(token="xoxb-test", base_url=harness.standin.url)
-    harness.ctx.ensure_channel(client, T, "C1")
-    harness.ctx.activate_channel(T, "C1")
+    harness.ctx.slack.ensure_channel(client, T, "C1")
+    harness.ctx.channels.activate(T, "C1")
     assert "Posted this month's report" in harness.command("report")
     (upload,) = harness.standin.files
     assert upload["channels"] == ["C1"] and upload["data"][:8] == b"\x89PNG\r\n\x1a\n"

@@ -200,7 +200,7 @@ def test_uninstalling_stops_the_workspace_and_keeps_its_data_until_purged(
     monkeypatch.setenv("PAPERPING_OFFLINE", "1")
     monkeypatch.setenv("PAPERPING_HOME", str(tmp_path / "home"))
     share_with_reply(harness)
-    harness.ctx.activate_channel("T0LAB", "C1")
+    harness.ctx.channels.activate("T0LAB", "C1")
     with db.connection() as conn:
         storage.installs.upsert_installation(
             conn,
@@ -229,7 +229,7 @@ def test_uninstalling_stops_the_workspace_and_keeps_its_data_until_purged(
 
 def test_being_removed_from_a_channel_stops_it(harness: Harness, db: Database) -> None:
     harness.event(message_event(ROOT, "hello"))  # PaperPing sees the channel
-    harness.ctx.activate_channel("T0LAB", "C1")
+    harness.ctx.channels.activate("T0LAB", "C1")
     harness.event({"type": "member_left_channel", "user": "U3", "channel": "C1", "channel_type": "C", "team": "T0LAB"})
     with db.connection() as conn:
         assert storage.settings.load_channel_settings(conn, "T0LAB", "C1").active, (
@@ -250,16 +250,16 @@ def test_a_backfill_cut_short_by_a_restart_is_finished(harness: Harness, db: Dat
 
     harness.standin.state.messages["C1"] = [{"type": "message", "user": "U1", "ts": "1700000100.000000", "text": ARXIV}]
     harness.event(message_event(ROOT, "hello"))  # PaperPing sees the channel
-    harness.ctx.activate_channel("T0LAB", "C1")
-    harness.ctx.queue_backfill("T0LAB", "C1")  # what joining does before reading; then the process is killed
+    harness.ctx.channels.activate("T0LAB", "C1")
+    harness.ctx.channels.queue_backfill("T0LAB", "C1")  # what joining does before reading; then the process is killed
     client = WebClient(token="xoxb-test", base_url=harness.standin.url)
-    threads = harness.ctx.resume_backfills(lambda team: client)  # the next process
+    threads = harness.ctx.channels.resume_backfills(lambda team: client)  # the next process
     assert len(threads) == 1
     threads[0].join(timeout=30)
     assert count(db, "SELECT count(*) FROM message_papers") == 1
     with db.connection() as conn:
         assert storage.checkpoints.load_checkpoint(conn, "T0LAB", "C1", SOURCE)["completed_at"] is not None  # type: ignore[index]
-    assert harness.ctx.resume_backfills(lambda team: client) == [], "nothing left to finish"
+    assert harness.ctx.channels.resume_backfills(lambda team: client) == [], "nothing left to finish"
 
 
 def test_forget_me_is_durable_until_lifted(harness: Harness, db: Database, tmp_path: Path) -> None:

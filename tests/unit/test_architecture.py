@@ -102,15 +102,110 @@ def test_the_cycle_finder_finds_one() -> None:
     assert _find_cycle({"a": {"b"}, "b": set()}) is None
 
 
-SQL_STARTS = ("SELECT ", "INSERT INTO", "UPDATE ", "DELETE FROM", "WITH ", "CREATE ", "ALTER ")
+SQL_STARTS = ("SELECT ", "INSERT INTO", "UPDATE ", "DELETE FROM", "WITH ", "CREATE ", "ALTER ", "SET LOCAL")
+SQL_HOMES = ("socialrag/storage/", "socialrag/db.py", "socialrag/migrate.py")
+MAX_LINES = 400
+ENTRY_PACKAGES = ("knowledge", "recommender", "report")
 
 
-def test_no_sql_in_the_slack_side() -> None:
-    """Queries live in the store modules of ``socialrag`` (or ``sql/``), none in ``bot/``."""
+def _sql_strings(path: Path) -> list[int]:
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        text = node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else ""
+        if text.lstrip().startswith(SQL_STARTS):
+            found.append(getattr(node, "lineno", 0))
+    return found
+
+
+def _code_files() -> list[Path]:
+    return sorted(p for folder in ("bot", "socialrag") for p in (ROOT / folder).rglob("*.py"))
+
+
+def test_sql_lives_in_the_storage_package_only() -> None:
+    """Queries live in ``socialrag/storage/`` (and the connection and migration modules), nowhere else."""
+    offenders = []
+    for path in _code_files():
+        rel = path.relative_to(ROOT).as_posix()
+        if rel.startswith(SQL_HOMES):
+            continue
+        offenders += [f"{rel}:{line}" for line in _sql_strings(path)]
+    assert offenders == []
+
+
+def test_the_sql_finder_finds_sql(tmp_path: Path) -> None:
+    sample = tmp_path / "x.py"
+    sample.write_text('Q = "SELECT 1"\ndef f():\n    return f"""\n  UPDATE t SET {1}"""\n', encoding="utf-8")
+    assert _sql_strings(sample) == [1, 3]
+
+
+def test_no_module_is_over_400_lines() -> None:
+    long = []
+    for path in _code_files():
+        lines = len(path.read_text(encoding="utf-8").splitlines())
+        if lines > MAX_LINES:
+            long.append(f"{path.relative_to(ROOT)}: {lines}")
+    assert long == []
+
+
+def test_the_slack_side_uses_the_packages_entry_points() -> None:
+    """``bot`` imports ``socialrag.knowledge``, ``.recommender`` and ``.report`` by their ``__init__`` only,
+    so the modules behind them can change without touching the Slack side."""
     offenders = []
     for path in sorted((ROOT / "bot").rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            text = node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else ""
-            if text.lstrip().startswith(SQL_STARTS):
-                offenders.append(f"{path.relative_to(ROOT)}:{getattr(node, 'lineno', 0)}")
+        for name in _imports(path):
+            parts = name.split(".")
+            if parts[0] == "socialrag" and len(parts) > 2 and parts[1] in ENTRY_PACKAGES:
+                offenders.append(f"{path.relative_to(ROOT)} imports {name}")
     assert offenders == []
+
+
+def test_each_entry_point_exists_and_is_typed() -> None:
+    """Every public name of a package resolves, and its ``TYPE_CHECKING`` imports name the same set."""
+    import importlib
+
+    for short in ENTRY_PACKAGES:
+        package = importlib.import_module(f"socialrag.{short}")
+        table = package.ENTRY_POINTS
+        assert sorted(table) == package.__all__
+        for name in table:
+            assert getattr(package, name) is not None, f"socialrag.{short}.{name}"
+        init = ast.parse((ROOT / "socialrag" / short / "__init__.py").read_text(encoding="utf-8"))
+        typed = {
+            alias.asname or alias.name
+            for node in ast.walk(init)
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith(f"socialrag.{short}.")
+            for alias in node.names
+        }
+        assert typed == set(table), short
+
+
+def test_storage_names_its_modules() -> None:
+    import socialrag.storage as storage
+
+    on_disk = sorted(p.stem for p in (ROOT / "socialrag" / "storage").glob("*.py") if p.stem != "__init__")
+    assert storage.__all__ == on_disk
+    assert all(getattr(storage, name).__name__ == f"socialrag.storage.{name}" for name in on_disk)
+
+
+def test_storage_never_imports_the_steps_above_it() -> None:
+    offenders = []
+    for path in sorted((ROOT / "socialrag" / "storage").rglob("*.py")):
+        for name in _imports(path):
+            parts = name.split(".")
+            if parts[0] == "socialrag" and len(parts) > 1 and parts[1] in (*ENTRY_PACKAGES, "packages"):
+                offenders.append(f"{path.relative_to(ROOT)} imports {name}")
+    assert offenders == []
+
+
+def test_unit_tests_need_no_database_driver() -> None:
+    """The database-free tests collect with psycopg and pgvector missing."""
+    import subprocess
+    import sys
+
+    blocker = (
+        "import sys; sys.modules.update(dict.fromkeys(['psycopg', 'psycopg_pool', 'pgvector', 'pgvector.psycopg'])); "
+        "import pytest; sys.exit(pytest.main(['--collect-only', '-q', '-p', 'no:cacheprovider', 'tests/unit', "
+        "'--ignore', 'tests/unit/test_architecture.py']))"
+    )
+    done = subprocess.run([sys.executable, "-c", blocker], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]

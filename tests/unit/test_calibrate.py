@@ -7,7 +7,6 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
-from socialrag.models import AuthorRef, MemberInfo, PaperInfo, ReactionEvent, Share
 from socialrag.recommender.calibrate import (
     FEATURES,
     MIN_SHARES,
@@ -23,6 +22,7 @@ from socialrag.recommender.calibrate import (
 )
 from socialrag.recommender.context import ChannelContext, SharedPaper
 from socialrag.recommender.history import build_history, build_universe, training_set
+from socialrag.rows import AuthorRef, MemberInfo, PaperInfo, ReactionEvent, Share
 
 T = datetime(2024, 6, 1, tzinfo=UTC).timestamp()
 POP, SIM = FEATURES.index("popularity"), FEATURES.index("similarity")

@@ -10,11 +10,7 @@ from socialrag.models import (
     EarlierReception,
     MemberIsAuthor,
     MemberMayCare,
-    PaperInfo,
-    ReactionEvent,
     RelatedToEarlierPaper,
-    Reply,
-    Share,
     SharedAffiliation,
     SignalFact,
     SocialSignal,
@@ -29,6 +25,7 @@ from socialrag.recommender.rank import (
     engagement_weight,
     select_signals,
 )
+from socialrag.rows import PaperInfo, ReactionEvent, Reply, Share
 
 NOW = datetime(2024, 6, 1, tzinfo=UTC)
 

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot.context import history_note
+from bot.joining import history_note
 from bot.listeners.commands import UsageError, parse_command
 from socialrag.config import Settings
 from socialrag.errors import ConfigError

@@ -1,0 +1,69 @@
+"""What PaperPing knows of each workspace from Slack itself: its own user id, the workspace's domain (for
+permalinks), the channels it has seen and whether it is in one. Looked up once, then cached per process."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
+
+from bot.slack_io import channel_from_slack
+from socialrag import storage
+from socialrag.db import Database
+from socialrag.models import Channel
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class SlackDirectory:
+    db: Database
+    _bot_users: dict[str, str] = field(default_factory=dict)
+    _domains: dict[str, str | None] = field(default_factory=dict)
+    _known_channels: set[tuple[str, str]] = field(default_factory=set)
+
+    def bot_user_id(self, client: WebClient, team_id: str) -> str | None:
+        if team_id not in self._bot_users:
+            auth = client.auth_test()
+            self._bot_users[team_id] = str(auth.get("user_id") or "")
+            domain = str(auth.get("url") or "").removeprefix("https://").split(".slack.com")[0] or None
+            self._domains[team_id] = domain
+            with self.db.connection() as conn:
+                storage.workspaces.upsert_team(conn, team_id, name=auth.get("team"), domain=domain)
+        return self._bot_users[team_id] or None
+
+    def domain(self, team_id: str) -> str | None:
+        if team_id not in self._domains:
+            with self.db.connection() as conn:
+                self._domains[team_id] = storage.workspaces.load_team_domain(conn, team_id)
+        return self._domains[team_id]
+
+    def ensure_channel(self, client: WebClient, team_id: str, channel_id: str) -> None:
+        """The workspace and channel rows, created on first sight (their name from ``conversations.info``)."""
+        if (team_id, channel_id) in self._known_channels:
+            return
+        with self.db.connection() as conn:
+            known = any(c[:2] == (team_id, channel_id) for c in storage.workspaces.find_channels(conn, channel_id))
+        if not known:
+            self.bot_user_id(client, team_id)
+            try:
+                info = client.conversations_info(channel=channel_id)["channel"]
+                channel = channel_from_slack(info, team_id) or Channel(team_id, channel_id, channel_id)
+            except SlackApiError as exc:
+                log.warning("conversations.info %s: %s", channel_id, exc.response.get("error"))
+                channel = Channel(team_id, channel_id, channel_id)
+            with self.db.connection() as conn:
+                storage.workspaces.upsert_team(conn, team_id)
+                storage.workspaces.upsert_channel(conn, channel)
+        self._known_channels.add((team_id, channel_id))
+
+    def is_member(self, client: WebClient, channel_id: str) -> bool:
+        """Whether PaperPing is in the channel (``conversations.info``'s ``is_member``). A private channel it is
+        not in answers ``channel_not_found``; when Slack cannot say, it is taken to be in."""
+        try:
+            info = client.conversations_info(channel=channel_id)["channel"]
+        except SlackApiError as exc:
+            return exc.response.get("error") not in ("channel_not_found", "not_in_channel")
+        return bool(info.get("is_member", True))

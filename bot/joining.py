@@ -1,0 +1,120 @@
+"""What PaperPing does when it is in a channel: schedule the first post, read the history (in the background,
+resumed after a restart) and tell the channel what it found."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
+
+from bot.pacing import SlackPacer
+from socialrag import storage
+from socialrag.db import Database
+from socialrag.errors import PaperPingError
+from socialrag.recommender import next_slot
+
+log = logging.getLogger(__name__)
+
+
+FEW_SHARES = 5  # below this, a channel is asked for a focus to start from
+
+
+def history_note(papers: int, first_share_at: datetime | None) -> str:
+    """What PaperPing tells a channel once its history is read (Slack's free plan shows apps 90 days of it)."""
+    since = f" since {first_share_at:%d %b %Y}" if first_share_at else ""
+    found = f"I read this channel's history: {papers} paper{'s' if papers != 1 else ''} shared here{since}."
+    if papers >= FEW_SHARES:
+        return f"{found} I'm looking them up now; `/paperping status` shows how far I am and when I post next."
+    return (
+        f"{found} That is little to go on (on Slack's free plan, apps can read only the last 90 days). Tell me "
+        "what to look for: `/paperping focus` with topic words or a few paper links, or "
+        "`/paperping sources arxiv cs.CL` for new arXiv papers in those categories."
+    )
+
+
+@dataclass
+class ChannelStarts:
+    db: Database
+    pacer: SlackPacer
+
+    def activate(self, team_id: str, channel_id: str, now: datetime | None = None) -> None:
+        """PaperPing is in the channel: schedule its first post (settings keep their defaults)."""
+        now = now or datetime.now(UTC)
+        with self.db.connection() as conn:
+            current = storage.settings.load_channel_settings(conn, team_id, channel_id)
+            storage.settings.upsert_channel_setting(
+                conn,
+                team_id,
+                channel_id,
+                active=True,
+                stopped_reason=None,
+                failures=0,
+                activated_at=current.activated_at if current.active else now,
+            )
+            first = next_slot(
+                now,
+                None,
+                current.frequency,
+                current.timezone,
+                current.post_start_hour,
+                current.post_end_hour,
+                current.weekdays_only,
+            )
+            storage.settings.schedule_first_post(conn, team_id, channel_id, first)
+
+    def queue_backfill(self, team_id: str, channel_id: str) -> None:
+        """Note that the channel's history is to be read, before reading starts, so that a restarted process
+        finishes it (``resume_backfills``)."""
+        from bot.backfill import SOURCE
+
+        with self.db.connection() as conn:
+            saved = storage.checkpoints.load_checkpoint(conn, team_id, channel_id, SOURCE)
+            if saved is None or saved["completed_at"] is not None:
+                state = {"phase": "history", "threads": [], "users": []}
+                storage.checkpoints.record_checkpoint(conn, team_id, channel_id, SOURCE, None, state)
+
+    def backfill(self, client: WebClient, team_id: str, channel_id: str) -> None:
+        """The channel's history, in the background after joining; failures are logged, not raised."""
+        from bot.backfill import backfill_channel
+
+        try:
+            report = backfill_channel(self.db, client, channel_id)
+            log.info("backfilled #%s: %s", report.channel.name, report.stats)
+            self.say_what_was_read(client, team_id, channel_id)
+        except (PaperPingError, SlackApiError, OSError) as exc:
+            log.warning("backfill of %s failed: %s", channel_id, exc)
+        except Exception:
+            log.exception("backfill of %s failed", channel_id)
+
+    def say_what_was_read(self, client: WebClient, team_id: str, channel_id: str) -> None:
+        """After the history is read: how much, and with little history, how to give PaperPing a start."""
+        with self.db.connection() as conn:
+            counts = storage.messages.load_channel_counts(conn, team_id, channel_id)
+            first = storage.messages.load_first_share_at(conn, team_id, channel_id)
+        self.pacer.post(client.chat_postMessage, channel=channel_id, text=history_note(counts["papers"], first))
+
+    def resume_backfills(self, client_for: Callable[[str], WebClient]) -> list[threading.Thread]:
+        """Finish, in the background, the backfills a stopped process left unfinished."""
+        from bot.backfill import SOURCE
+
+        with self.db.connection() as conn:
+            pending = storage.checkpoints.load_unfinished_imports(conn, SOURCE)
+        threads = []
+        for team_id, channel_id in pending:
+            try:
+                client = client_for(team_id)
+            except PaperPingError as exc:
+                log.warning("cannot resume the backfill of %s: %s", channel_id, exc)
+                continue
+            log.info("resuming the backfill of %s", channel_id)
+            thread = threading.Thread(
+                target=self.backfill, args=(client, team_id, channel_id), daemon=True, name=f"backfill-{channel_id}"
+            )
+            thread.start()
+            threads.append(thread)
+        return threads

@@ -1,0 +1,71 @@
+"""Step 1 as it happens: a new message, an edit, a deletion or a reaction in a channel, each taken into the
+social knowledge base by the same rule as history (``index.is_kept``). The Slack side only turns a payload
+into these calls, on the connection (and so in the transaction) in which it records the event as handled.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime
+
+import psycopg
+
+from socialrag import storage
+from socialrag.knowledge.index import index_messages, is_kept
+from socialrag.models import Message
+
+
+def _root_kept(conn: psycopg.Connection, message: Message) -> bool:
+    root = message.thread_ts or ""
+    return storage.messages.load_message_id(conn, message.team_id, message.channel_id, root) is not None
+
+
+def record_message(conn: psycopg.Connection, message: Message, *, by_member: bool) -> bool:
+    """A new message: kept when it shares a paper or answers in a kept thread; any member's message also
+    marks the channel active (only its time is kept, for the quiet period before a post). True if kept."""
+    if by_member:
+        storage.posts.record_activity(conn, message.team_id, message.channel_id, message.posted_at)
+    if not is_kept(message, root_kept=message.is_reply and _root_kept(conn, message)):
+        return False
+    index_messages(conn, [message])
+    return True
+
+
+def record_edit(conn: psycopg.Connection, message: Message) -> None:
+    """An edited message. An edit carries no reactions, so the stored ones stay; losing its paper link takes
+    a share and its thread out of the base, gaining one makes a message a share."""
+    message = replace(message, reactions_known=False)
+    if is_kept(message, root_kept=message.is_reply and _root_kept(conn, message)):
+        index_messages(conn, [message])
+    elif message.is_reply:
+        storage.messages.delete_messages(conn, message.team_id, message.channel_id, [message.ts])
+    else:
+        storage.messages.delete_thread(conn, message.team_id, message.channel_id, message.ts)
+
+
+def record_deletion(conn: psycopg.Connection, team_id: str, channel_id: str, ts: str) -> int:
+    """A deleted message (or the tombstone left of a thread's first message): it and its thread leave the
+    base. Returns how many messages were removed."""
+    return storage.messages.delete_thread(conn, team_id, channel_id, ts)
+
+
+def record_reaction(
+    conn: psycopg.Connection,
+    team_id: str,
+    channel_id: str,
+    ts: str,
+    user_id: str,
+    emoji: str,
+    *,
+    added: bool,
+    at: datetime,
+) -> bool:
+    """A reaction added or removed on a message; only reactions on kept messages count. True if recorded."""
+    message_id = storage.messages.load_message_id(conn, team_id, channel_id, ts)
+    if message_id is None:
+        return False
+    if added:
+        storage.messages.add_reaction(conn, message_id, team_id, channel_id, user_id, emoji, at)
+    else:
+        storage.messages.remove_reaction(conn, message_id, user_id, emoji)
+    return True

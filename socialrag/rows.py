@@ -1,0 +1,73 @@
+"""One channel's knowledge as the steps read it back from storage: papers with their authors, the messages
+that shared them, their reactions and replies, and the channel's members with their own settings. Frozen
+data, no I/O."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime
+
+
+@dataclass(frozen=True)
+class AuthorRef:
+    author_id: int
+    name: str
+    normalized: str
+    affiliations: tuple[str, ...] = ()
+    s2_author_id: str | None = None
+
+
+@dataclass(frozen=True)
+class PaperInfo:
+    paper_id: int
+    title: str | None
+    venue_id: int | None
+    venue: str | None
+    year: int | None
+    authors: tuple[AuthorRef, ...]
+    popularity: float | None = None
+    abstract: str | None = None
+    tldr: str | None = None
+    url: str | None = None
+    publication_date: date | None = None
+
+
+@dataclass(frozen=True)
+class Share:
+    message_id: int
+    ts: str
+    user_id: str | None
+    at: datetime
+    permalink: str | None
+    label: str | None
+
+
+@dataclass(frozen=True)
+class ReactionEvent:
+    message_id: int
+    user_id: str
+    emoji: str
+    at: datetime
+
+
+@dataclass(frozen=True)
+class Reply:
+    message_id: int
+    root_message_id: int
+    user_id: str | None
+    at: datetime
+    text: str
+    permalink: str | None
+
+
+@dataclass(frozen=True)
+class MemberInfo:
+    user_id: str
+    display_name: str
+    is_bot: bool = False
+    mentions_enabled: bool = True
+    s2_author_id: str | None = None
+    orcid: str | None = None
+    confirmed_names: tuple[str, ...] = ()
+    author_ids: frozenset[int] = frozenset()
+    in_channel: bool = True  # False for someone seen in the channel's rows who is no longer a member
