@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from socialrag.db import migrated_database, start_embedded
-from tests.scholar_standin import ScholarStandIn, load_acl_rows
-from tests.service_lab import Lab, T, wait_for
-from tests.slack_standin import SlackStandIn, SlackState
+from tests.support.scholar_standin import ScholarStandIn, load_acl_rows
+from tests.support.service_lab import Lab, T, wait_for
+from tests.support.slack_standin import SlackStandIn, SlackState
 
 ROOT = Path(__file__).resolve().parents[1]
 CATALOG = ROOT / "bot" / "demo" / "data" / "catalog.jsonl.gz"

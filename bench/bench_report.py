@@ -27,7 +27,7 @@ def main() -> None:
     from socialrag.db import migrated_database, start_embedded
     from socialrag.report.data import load_report_data
     from socialrag.report.page import write_report
-    from tests.db.test_report import generated_channel
+    from tests.support.reports import generated_channel
 
     home = Path(tempfile.mkdtemp(prefix="paperping-report-"))
     uri, server = start_embedded(home / "pgdata")

@@ -26,10 +26,10 @@ def main() -> None:
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
     from socialrag.db import migrated_database, start_embedded
-    from tests.labbase import CachedEmbedder, build_lab
-    from tests.multiworker import add_due_channels, run_workers
-    from tests.openai_standin import OpenAIStandIn, chain_answer
-    from tests.slack_standin import SlackStandIn, SlackState
+    from tests.support.labbase import CachedEmbedder, build_lab
+    from tests.support.multiworker import add_due_channels, run_workers
+    from tests.support.openai_standin import OpenAIStandIn, chain_answer
+    from tests.support.slack_standin import SlackStandIn, SlackState
 
     home = Path(tempfile.mkdtemp(prefix="paperping-workers-"))
     uri, server = start_embedded(home / "pgdata")

@@ -253,7 +253,7 @@ def main() -> None:
     from socialrag.knowledge.embed import Embedder, embed_pending
     from socialrag.knowledge.papers.catalog import import_catalog
     from socialrag.recommender.evaluate import evaluate_channel
-    from tests.exports import user, write_export
+    from tests.support.exports import user, write_export
 
     home = args.home or Path(tempfile.mkdtemp(prefix="paperping-replay-"))
     home.mkdir(parents=True, exist_ok=True)

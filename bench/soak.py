@@ -222,9 +222,9 @@ def run(args: argparse.Namespace) -> None:
     from socialrag.db import migrated_database, start_embedded
     from socialrag.knowledge.embed import embed_pending
     from socialrag.knowledge.papers.catalog import import_catalog
-    from tests.multiworker import add_due_channels
-    from tests.openai_standin import OpenAIStandIn, chain_answer
-    from tests.slack_standin import SlackStandIn, SlackState
+    from tests.support.multiworker import add_due_channels
+    from tests.support.openai_standin import OpenAIStandIn, chain_answer
+    from tests.support.slack_standin import SlackStandIn, SlackState
 
     rng = random.Random(args.seed)
     home = Path(tempfile.mkdtemp(prefix="paperping-soak-"))

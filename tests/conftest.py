@@ -1,4 +1,7 @@
-"""Shared fixtures: one embedded Postgres with pgvector per test session, a fresh database per test."""
+"""Shared fixtures: one embedded Postgres with pgvector per test session, a fresh database per test.
+
+Nothing here imports the database driver until a test asks for a database, so the database-free tests of
+``tests/unit`` collect and run without it."""
 
 from __future__ import annotations
 
@@ -7,11 +10,12 @@ import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import psycopg
 import pytest
 
-from socialrag.db import Database, _with_dbname, ensure_database, start_embedded
+if TYPE_CHECKING:
+    from socialrag.db import Database
 
 TEMPLATE = "paperping_template"
 _counter = itertools.count()
@@ -20,6 +24,8 @@ _counter = itertools.count()
 @pytest.fixture(scope="session")
 def pg_server_uri() -> Iterator[str]:
     """A real Postgres with pgvector: the embedded server PaperPing itself uses, in a temporary folder."""
+    from socialrag.db import Database, _with_dbname, ensure_database, start_embedded
+
     home = Path(tempfile.mkdtemp(prefix="paperping-test-"))
     uri, server = start_embedded(home / "pgdata")
     ensure_database(uri, TEMPLATE)
@@ -31,6 +37,10 @@ def pg_server_uri() -> Iterator[str]:
 @pytest.fixture
 def db(pg_server_uri: str) -> Iterator[Database]:
     """A freshly migrated database of its own for one test (copied from a migrated template)."""
+    import psycopg
+
+    from socialrag.db import Database, _with_dbname
+
     name = f"pp_test_{os.getpid()}_{next(_counter)}"
     with psycopg.connect(pg_server_uri, autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{TEMPLATE}"')

@@ -10,24 +10,15 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 import numpy as np
-import psycopg
 
 from socialrag.models import Sentiment
 from socialrag.rows import MemberInfo, PaperInfo, ReactionEvent, Reply, Share
-from socialrag.storage.context import (
-    load_last_mentions,
-    load_members,
-    load_paper_infos,
-    load_reactions,
-    load_recent_posts,
-    load_recommended,
-    load_replies,
-    load_shares,
-)
-from socialrag.storage.embeddings import load_vectors
-from socialrag.storage.settings import load_emoji_overrides
+
+if TYPE_CHECKING:
+    import psycopg
 
 RECENT_DAYS = 14  # how far back PaperPing's own posts count for spreading threads and names
 
@@ -79,6 +70,20 @@ def load_channel_context(
     conn: psycopg.Connection, team_id: str, channel_id: str, as_of: datetime, model: str
 ) -> ChannelContext:
     """Everything the recommender may use about one channel, as it was before ``as_of``."""
+    # storage is imported here, not above: the context's types stay usable without the database driver
+    from socialrag.storage.context import (
+        load_last_mentions,
+        load_members,
+        load_paper_infos,
+        load_reactions,
+        load_recent_posts,
+        load_recommended,
+        load_replies,
+        load_shares,
+    )
+    from socialrag.storage.embeddings import load_vectors
+    from socialrag.storage.settings import load_emoji_overrides
+
     shares = load_shares(conn, team_id, channel_id, as_of)
     infos = load_paper_infos(conn, list(shares), as_of)
     roots = {s.ts: s.message_id for ss in shares.values() for s in ss}

@@ -14,8 +14,8 @@ from bot.export import import_export
 from socialrag.db import Database
 from socialrag.errors import InputError
 from socialrag.knowledge.papers.catalog import import_catalog
-from tests.exports import msg, user, write_export
-from tests.slack.test_app import count
+from tests.support.exports import msg, user, write_export
+from tests.support.harness import count
 
 ARXIV = "<https://arxiv.org/abs/1706.03762|Attention>"
 T0 = 1_700_000_000

@@ -20,7 +20,7 @@ from socialrag.recommender.candidates import ArxivNew, CandidateQuery, SemanticS
 from socialrag.recommender.context import load_channel_context
 from socialrag.recommender.pipeline import RecommendConfig, recommend
 from socialrag.recommender.rank import ScoringConfig, channel_weights
-from tests.labbase import AS_OF, SHARED, CachedEmbedder, build_lab
+from tests.support.labbase import AS_OF, SHARED, CachedEmbedder, build_lab
 
 pytestmark = pytest.mark.slow
 MODEL = "all-MiniLM-L6-v2"

@@ -14,8 +14,8 @@ from bot.export import import_export
 from socialrag.db import Database
 from socialrag.knowledge.embed import Embedder, embed_pending
 from socialrag.knowledge.papers.catalog import import_catalog, iter_catalog, parse_reference
-from tests.exports import msg, user, write_export
-from tests.fixtures import ACL_DATA, ACL_PAPERS
+from tests.support.exports import msg, user, write_export
+from tests.support.fixtures import ACL_DATA, ACL_PAPERS
 
 T0 = 1_700_000_000.0
 

@@ -9,7 +9,7 @@ import pytest
 
 from bot.cli import main
 from socialrag.db import Database
-from tests.db.test_export_import import lab_export
+from tests.support.exports import lab_export
 
 
 @pytest.fixture

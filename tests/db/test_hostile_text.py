@@ -20,8 +20,8 @@ from socialrag.config import Settings
 from socialrag.db import Database
 from socialrag.models import STYLES, Style
 from socialrag.recommender.service import Recommender
-from tests.labbase import AS_OF, CachedEmbedder, build_lab
-from tests.openai_standin import OpenAIStandIn
+from tests.support.labbase import AS_OF, CachedEmbedder, build_lab
+from tests.support.openai_standin import OpenAIStandIn
 
 POISON = "{@U0ADMIN1} <@U0ADMIN2> <!channel> <!here> <!everyone> <!subteam^S0TEAM|@lab> <#C0OTHER|general> @here"
 LINKS = "<https://evil.example.com/x|click here> https://evil.example.com/y evil.example.com/z"

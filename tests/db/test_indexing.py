@@ -20,8 +20,8 @@ from socialrag.knowledge.links import find_paper_refs
 from socialrag.knowledge.pace import DatabasePace
 from socialrag.knowledge.papers.resolve import open_sources
 from socialrag.models import Channel, Message
-from tests.labbase import CachedEmbedder
-from tests.scholar_standin import ScholarStandIn, load_acl_rows
+from tests.support.labbase import CachedEmbedder
+from tests.support.scholar_standin import ScholarStandIn, load_acl_rows
 
 T, C = "T0LAB", "C1"
 NOW = datetime(2026, 11, 2, 10, tzinfo=UTC)
@@ -165,7 +165,7 @@ def test_two_processes_share_the_indexing_without_doing_any_paper_twice(db: Data
             index_messages(conn, [share(f"{i}.0", f"https://aclanthology.org/{a}") for i, a in enumerate(ids)])
         procs = [
             subprocess.Popen(
-                [sys.executable, "-m", "tests.index_worker", db.conninfo, scholar.url, "10"],
+                [sys.executable, "-m", "tests.support.index_worker", db.conninfo, scholar.url, "10"],
                 cwd=ROOT,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,

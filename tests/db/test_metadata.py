@@ -17,8 +17,8 @@ from socialrag.knowledge.papers.arxiv import ArxivApi
 from socialrag.knowledge.papers.crossref import Crossref
 from socialrag.knowledge.papers.resolve import build_sources, refresh_metadata
 from socialrag.knowledge.papers.semanticscholar import SemanticScholar
-from tests.exports import msg, user, write_export
-from tests.fixtures import s2_json
+from tests.support.exports import msg, user, write_export
+from tests.support.fixtures import s2_json
 
 T0 = 1_700_000_000.0
 NOW = datetime(2024, 1, 1, tzinfo=UTC)

@@ -36,8 +36,8 @@ from socialrag.recommender.signals import SignalInput, compute_signals
 from socialrag.recommender.verify import check_text
 from socialrag.storage.context import load_paper_infos
 from socialrag.storage.embeddings import load_vectors
-from tests.labbase import AS_OF, CITING, CITING_SENTENCE, SHARED, CachedEmbedder, build_lab
-from tests.openai_standin import OpenAIStandIn, chain_answer
+from tests.support.labbase import AS_OF, CITING, CITING_SENTENCE, SHARED, CachedEmbedder, build_lab
+from tests.support.openai_standin import OpenAIStandIn, chain_answer
 
 pytestmark = pytest.mark.slow
 MODEL = "all-MiniLM-L6-v2"

@@ -13,7 +13,7 @@ from bot.cli import main
 from socialrag.db import Database
 from socialrag.models import signal_from_json
 from socialrag.recommender.evaluate import METHODS, evaluate_channel
-from tests.labbase import AS_OF, CachedEmbedder, build_lab
+from tests.support.labbase import AS_OF, CachedEmbedder, build_lab
 
 pytestmark = pytest.mark.slow
 

@@ -14,8 +14,8 @@ from socialrag.config import Settings
 from socialrag.db import Database
 from socialrag.errors import InputError
 from socialrag.recommender.service import Recommender, describe_style, resolve_style
-from tests.exports import msg, user, write_export
-from tests.labbase import AS_OF, CachedEmbedder, build_lab, t
+from tests.support.exports import msg, user, write_export
+from tests.support.labbase import AS_OF, CachedEmbedder, build_lab, t
 
 OTHER = "T0OTHER"
 

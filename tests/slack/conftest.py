@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from socialrag.db import Database
-from tests.slack.test_app import Harness, lab_state
-from tests.slack_standin import SlackStandIn
+from tests.support.harness import Harness, lab_state
+from tests.support.slack_standin import SlackStandIn
 
 
 @pytest.fixture

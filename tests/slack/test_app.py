@@ -8,8 +8,6 @@ import threading
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
-from urllib.parse import urlencode
 from wsgiref.simple_server import make_server
 
 import httpx
@@ -27,95 +25,10 @@ from socialrag.recommender.candidates import CandidateQuery, seed_papers
 from socialrag.recommender.context import load_channel_context
 from socialrag.recommender.rank import ScoringConfig, channel_weights
 from socialrag.recommender.service import Recommender
-from tests.labbase import AS_OF, CachedEmbedder, build_lab
-from tests.openai_standin import OpenAIStandIn, chain_answer
-from tests.service_lab import signed_post
-from tests.slack_standin import SlackStandIn, SlackState
-
-SECRET = "s3cret-signing"
-T = "T0LAB"
-
-
-def lab_state() -> SlackState:
-    state = SlackState()
-    state.users = {
-        u: {"id": u, "team_id": T, "name": n, "profile": {"display_name": n}}
-        for u, n in (("U1", "graham"), ("U2", "ben"), ("U3", "chen"), ("U4", "dee"))
-    }
-    state.channels = {"C1": {"id": "C1", "name": "nlp-lab", "members": ["U1", "U2", "U3", "U4", "UBOT"]}}
-    state.messages = {"C1": []}
-    return state
-
-
-class Harness:
-    def __init__(self, db: Database, standin: SlackStandIn, tmp_path: Path, **changes: Any) -> None:
-        self.db, self.standin = db, standin
-        self.settings = Settings(
-            home=tmp_path,
-            offline=True,
-            slack_bot_token="xoxb-test",
-            slack_signing_secret=SECRET,
-            slack_api_url=standin.url,
-        ).with_changes(**changes)
-        self.ctx = AppContext(self.settings, db)
-        self.app = build_app(self.settings, db, self.ctx)
-        self.server = make_server("127.0.0.1", 0, wsgi_app(self.app), server_class=ThreadingWSGIServer)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/slack/events"
-        self.events = 0
-
-    def signed(self, body: str, content_type: str, secret: str = SECRET) -> httpx.Response:
-        return signed_post(self.url, body, content_type, secret)
-
-    def event(self, event: dict[str, Any], event_id: str | None = None) -> httpx.Response:
-        self.events += 1
-        body = {
-            "type": "event_callback",
-            "team_id": T,
-            "api_app_id": "A1",
-            "event": event,
-            "event_id": event_id or f"Ev{self.events:05d}",
-            "event_time": int(time.time()),
-        }
-        response = self.signed(json.dumps(body), "application/json")
-        time.sleep(0.3)  # listeners run after the acknowledgement
-        return response
-
-    def command(self, text: str, user: str = "U2") -> str:
-        before = len(self.standin.responses)
-        body = urlencode(
-            {
-                "token": "x",
-                "team_id": T,
-                "channel_id": "C1",
-                "user_id": user,
-                "command": "/paperping",
-                "text": text,
-                "response_url": self.standin.response_url,
-                "trigger_id": "1",
-            }
-        )
-        started = time.time()
-        response = self.signed(body, "application/x-www-form-urlencoded")
-        assert response.status_code == 200 and time.time() - started < 3, "acknowledged within Slack's 3 seconds"
-        for _ in range(100):
-            if len(self.standin.responses) > before:
-                return str(self.standin.responses[-1]["text"])
-            time.sleep(0.05)
-        raise AssertionError("no answer to the command")
-
-    def stop(self) -> None:
-        self.server.shutdown()
-
-
-def message_event(ts: str, text: str, user: str = "U2", **extra: Any) -> dict[str, Any]:
-    return {"type": "message", "channel": "C1", "user": user, "text": text, "ts": ts, "event_ts": ts, **extra}
-
-
-def count(db: Database, sql: str, *params: Any) -> int:
-    with db.connection() as conn:
-        row = conn.execute(sql, params).fetchone()
-    return int(row[0]) if row else 0
+from tests.support.harness import SECRET, Harness, T, count, lab_state, message_event
+from tests.support.labbase import AS_OF, CachedEmbedder, build_lab
+from tests.support.openai_standin import OpenAIStandIn, chain_answer
+from tests.support.slack_standin import SlackStandIn
 
 
 def test_unsigned_or_wrongly_signed_requests_are_refused(harness: Harness) -> None:
@@ -579,7 +492,7 @@ def test_oauth_installation_flow(db: Database, tmp_path: Path) -> None:
 def test_socket_mode(db: Database, tmp_path: Path) -> None:
     from slack_bolt.adapter.socket_mode import SocketModeHandler
 
-    from tests.socket_standin import SocketModeStandIn
+    from tests.support.socket_standin import SocketModeStandIn
 
     standin = SlackStandIn(lab_state()).start()
     sockets = SocketModeStandIn()

@@ -18,7 +18,7 @@ from bot.backfill import SOURCE, backfill_channel
 from bot.pacing import HistoryPacer
 from socialrag import storage
 from socialrag.db import Database
-from tests.slack_standin import SlackStandIn, SlackState
+from tests.support.slack_standin import SlackStandIn, SlackState
 
 T0 = 1_700_000_000.0
 ROOT = Path(__file__).resolve().parents[2]

@@ -11,7 +11,7 @@ import pytest
 
 from socialrag import storage
 from socialrag.db import Database
-from tests.slack.test_app import Harness, count, message_event
+from tests.support.harness import Harness, count, message_event
 
 ARXIV = "<https://arxiv.org/abs/1706.03762|Attention>"
 ROOT, REPLY = "1700000002.000100", "1700000003.000100"
@@ -270,7 +270,7 @@ def test_forget_me_is_durable_until_lifted(harness: Harness, db: Database, tmp_p
     from bot.backfill import SOURCE, backfill_channel
     from bot.export import import_export
     from bot.pacing import HistoryPacer
-    from tests.exports import msg, user, write_export
+    from tests.support.exports import msg, user, write_export
 
     harness.event(message_event(ROOT, f"mine {ARXIV}", user="U2"))
     with db.connection() as conn:

@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 
 from socialrag.db import Database
-from tests.scholar_standin import ScholarStandIn, load_acl_rows
-from tests.service_lab import Lab, T, wait_for
-from tests.slack_standin import SlackStandIn, SlackState
+from tests.support.scholar_standin import ScholarStandIn, load_acl_rows
+from tests.support.service_lab import Lab, T, wait_for
+from tests.support.slack_standin import SlackStandIn, SlackState
 
 # machine translation papers of the ACL Anthology sample: the lab's history
 HISTORY = [

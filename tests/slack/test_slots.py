@@ -23,9 +23,9 @@ from socialrag.models import Draft, Style
 from socialrag.recommender.candidates import CandidateQuery
 from socialrag.recommender.pipeline import gather_candidates
 from socialrag.recommender.service import Recommender
-from tests.labbase import CachedEmbedder, build_lab
-from tests.multiworker import T, add_due_channels
-from tests.slack_standin import SlackStandIn, SlackState
+from tests.support.labbase import CachedEmbedder, build_lab
+from tests.support.multiworker import T, add_due_channels
+from tests.support.slack_standin import SlackStandIn, SlackState
 
 pytestmark = pytest.mark.slow
 
@@ -149,8 +149,8 @@ def test_a_source_answering_nonsense_costs_only_its_candidates(db: Database, set
 
 
 def test_now_has_a_cooldown(db: Database, setup: dict[str, Any]) -> None:
+    from bot.commands import run_command
     from bot.context import AppContext
-    from bot.listeners.commands import run_command
 
     slack, channels = setup["slack"], setup["channels"]
     ctx = AppContext(Settings(home=Path("."), offline=True), db)

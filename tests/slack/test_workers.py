@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from socialrag.db import Database
-from tests.labbase import CachedEmbedder, build_lab
-from tests.multiworker import add_due_channels, run_workers
-from tests.openai_standin import OpenAIStandIn, chain_answer
-from tests.slack_standin import SlackStandIn, SlackState
+from tests.support.labbase import CachedEmbedder, build_lab
+from tests.support.multiworker import add_due_channels, run_workers
+from tests.support.openai_standin import OpenAIStandIn, chain_answer
+from tests.support.slack_standin import SlackStandIn, SlackState
 
 pytestmark = pytest.mark.slow
 

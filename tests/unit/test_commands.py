@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.listeners.commands import Command, UsageError, parse_author_link, parse_command
+from bot.commands import Command, UsageError, parse_author_link, parse_command
 
 
 @pytest.mark.parametrize(

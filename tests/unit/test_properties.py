@@ -12,7 +12,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.listeners.commands import UsageError, parse_command
+from bot.commands import UsageError, parse_command
 from bot.slack_io import message_from_slack, reactions_from_slack
 from socialrag.errors import BadRecord
 from socialrag.knowledge.links import find_paper_refs

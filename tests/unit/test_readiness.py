@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from bot.commands import UsageError, parse_command
 from bot.joining import history_note
-from bot.listeners.commands import UsageError, parse_command
 from socialrag.config import Settings
 from socialrag.errors import ConfigError
 from socialrag.knowledge.readiness import assess, describe_empty, describe_index

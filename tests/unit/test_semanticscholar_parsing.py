@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from socialrag.knowledge.papers.semanticscholar import identities_from_external, paper_from_s2, s2_lookup_id
-from tests.fixtures import s2_cassette, s2_json
+from tests.support.fixtures import s2_cassette, s2_json
 
 
 def test_full_paper_object() -> None:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from tests.fixtures import ACL_DATA
+from tests.support.fixtures import ACL_DATA
 
 _WORD = re.compile(r"[a-z]{4,}")
 _STOP = frozenset(

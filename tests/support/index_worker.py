@@ -1,6 +1,6 @@
 """One indexing process for the test of several processes sharing the queue.
 
-``python -m tests.index_worker DATABASE_URL S2_URL BATCH`` runs the indexer of ``paperping run`` (real model,
+``python -m tests.support.index_worker DATABASE_URL S2_URL BATCH`` runs the indexer of ``paperping run`` (real model,
 sources pointed at the stand-in, pace shared through Postgres) until the queue is empty, then prints how many
 papers it claimed.
 """

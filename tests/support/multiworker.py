@@ -1,6 +1,6 @@
 """Many due channels and separate worker processes sharing one Postgres (for the scale test and benchmark).
 
-``python -m tests.multiworker DATABASE_URL SLACK_API_URL OPENAI_BASE_URL`` runs one worker process: it ticks
+``python -m tests.support.multiworker DATABASE_URL SLACK_API_URL OPENAI_BASE_URL`` runs one worker process: it ticks
 until no channel is due and exits.
 """
 
@@ -60,10 +60,10 @@ def run_workers(n: int, db_url: str, slack_url: str, llm_url: str, timeout: floa
     """Start ``n`` worker processes, wait for all, and return each one's (exit code, stdout, stderr)."""
     import subprocess
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     procs = [
         subprocess.Popen(
-            [sys.executable, "-m", "tests.multiworker", db_url, slack_url, llm_url],
+            [sys.executable, "-m", "tests.support.multiworker", db_url, slack_url, llm_url],
             cwd=root,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

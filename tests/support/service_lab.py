@@ -19,10 +19,10 @@ from urllib.parse import urlencode
 
 import httpx
 
-from tests.scholar_standin import ScholarStandIn
-from tests.slack_standin import SlackStandIn
+from tests.support.scholar_standin import ScholarStandIn
+from tests.support.slack_standin import SlackStandIn
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SECRET = "lab-signing-secret"
 T = "T0LAB"
 

@@ -3,7 +3,7 @@
 A small HTTP server on a free loopback port that keeps channels, users and messages (with replies and
 reactions), paginates like Slack (``cursor``/``next_cursor``), can cap page sizes (the 15-message tier of
 non-Marketplace apps), can answer ``429`` with ``Retry-After``, and records every call. Point
-``SLACK_API_URL`` at ``standin.url``. Run ``python -m tests.slack_standin`` to serve an empty one.
+``SLACK_API_URL`` at ``standin.url``. Run ``python -m tests.support.slack_standin`` to serve an empty one.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-DATA = Path(__file__).resolve().parent / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 S2_FIXTURES = DATA / "semanticscholar"
 ACL_DATA = DATA / "acl-anthology-sample.jsonl.gz"
 ACL_PAPERS = 415  # lines in ACL_DATA

@@ -16,8 +16,8 @@ from socialrag import storage
 from socialrag.db import Database
 from socialrag.knowledge.embed import Embedder, embed_pending
 from socialrag.knowledge.papers.catalog import import_catalog
-from tests.exports import msg, user, write_export
-from tests.fixtures import ACL_DATA
+from tests.support.exports import msg, user, write_export
+from tests.support.fixtures import ACL_DATA
 
 AS_OF = datetime(2021, 1, 15, tzinfo=UTC)
 NEUBIG = "Graham Neubig"

@@ -1,0 +1,24 @@
+"""The ``/paperping`` slash command: each command declared once (``base.command``), with its usage line, parser
+and handler, in the module of its kind. Answers are ephemeral; a wrong word gets the usage back.
+
+The modules are imported in the order of `/paperping help`: about, channel, member, steering.
+"""
+
+from bot.commands import about, channel, member, steering
+from bot.commands.base import COMMANDS, Command, Invocation, UsageError, parse_command, run_command, usage_text
+from bot.commands.member import parse_author_link
+
+__all__ = [
+    "COMMANDS",
+    "Command",
+    "Invocation",
+    "UsageError",
+    "about",
+    "channel",
+    "member",
+    "parse_author_link",
+    "parse_command",
+    "run_command",
+    "steering",
+    "usage_text",
+]

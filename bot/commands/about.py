@@ -1,0 +1,140 @@
+"""Commands about PaperPing in a channel: `help`, `now` (and what came of it), `status` and `why`."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime, timedelta
+
+from bot.blocks import quote
+from bot.commands.base import Invocation, command, usage_text
+from bot.context import AppContext
+from socialrag import storage
+from socialrag.knowledge import Readiness, assess, describe_empty, describe_index, focus_active
+from socialrag.models import signal_from_json
+from socialrag.recommender import describe_fact, describe_ranker, describe_style, load_fit
+
+
+@command("help", "`help` — this list", about_member=True)
+def cmd_help(inv: Invocation) -> str:
+    return usage_text()
+
+
+NOW_COOLDOWN = timedelta(minutes=10)
+NOW_WAIT_SECONDS = 90.0
+
+
+@command("now", "`now` — post a recommendation now")
+def cmd_now(inv: Invocation) -> str:
+    with inv.ctx.db.connection() as conn:
+        s = storage.settings.load_channel_settings(conn, inv.team, inv.channel)
+    last = s.last_post_at
+    if last is not None and inv.now - last < NOW_COOLDOWN:
+        again = last + NOW_COOLDOWN
+        return f"I posted here at {last:%H:%M} UTC; `/paperping now` works again from {again:%H:%M} UTC."
+    ready = channel_readiness(inv.ctx, inv.team, inv.channel, inv.now)
+    if ready.kind == "none":
+        return ready.sentence  # nothing to start a search from: no post is promised
+    if s.active and s.slot_at is not None and s.next_post_at is not None and s.next_post_at <= inv.now + NOW_COOLDOWN:
+        if ready.kind == "indexing" or inv.ctx.wake.scheduler is None:
+            waiting = f" {ready.sentence}" if ready.kind == "indexing" else ""
+            return "A recommendation is already on its way here." + waiting
+        inv.ctx.wake.post_soon()
+        return wait_for_slot(inv.ctx, inv.team, inv.channel, inv.now)  # the slot under way: say what came of it
+    inv.ctx.channels.activate(inv.team, inv.channel, inv.now)
+    inv.set(next_post_at=inv.now, slot_at=inv.now, paused=False)
+    inv.ctx.wake.post_soon()
+    if ready.kind == "indexing" or inv.ctx.wake.scheduler is None:
+        return ready.sentence
+    return wait_for_slot(inv.ctx, inv.team, inv.channel, inv.now)
+
+
+def channel_readiness(ctx: AppContext, team: str, channel: str, now: datetime) -> Readiness:
+    """Whether a post can come now, from the channel's index, its history being read, its focus and sources."""
+    from bot.backfill import history_being_read
+
+    with ctx.db.connection() as conn:
+        s = storage.settings.load_channel_settings(conn, team, channel)
+        progress = storage.queue.load_index_progress(conn, team, channel, ctx.settings.embed_model)
+        reading = history_being_read(conn, team, channel)
+    arxiv = bool(s.arxiv_categories) and "arxiv" in s.sources and not ctx.settings.offline
+    return assess(progress, reading, focus_active(s, now), arxiv)
+
+
+def wait_for_slot(ctx: AppContext, team: str, channel: str, asked_at: datetime) -> str:
+    """Wait (a little) for the slot `now` opened, and say what came of it: posted, or why not."""
+    deadline = time.monotonic() + NOW_WAIT_SECONDS
+    retried = False
+    while time.monotonic() < deadline:
+        time.sleep(1.0)
+        with ctx.db.connection() as conn:
+            s = storage.settings.load_channel_settings(conn, team, channel)
+        if s.last_post_at is not None and s.last_post_at >= asked_at:
+            return "Posted: the recommendation is in the channel."
+        if s.empty_at is not None and s.empty_at >= asked_at and not retried:
+            # a slot already under way when the member asked may have started before a focus or source they
+            # just set: try once more now, with what the channel has now
+            retried = True
+            asked_at = datetime.now(UTC)
+            with ctx.db.connection() as conn:
+                storage.settings.upsert_channel_setting(conn, team, channel, next_post_at=asked_at)
+            ctx.wake.post_soon()
+            continue
+        if s.empty_at is not None and s.empty_at >= asked_at:
+            nxt = s.next_post_at
+            again = f" I'll try again {nxt:%a %H:%M} UTC." if nxt else ""
+            return f"Nothing to post yet: {s.empty_reason}.{again}"
+    return "On it: this one is taking longer than usual; the post will appear here when it is ready."
+
+
+@command("status", "`status` — settings, what I know of this channel, the next post, how the last posts were received")
+def cmd_status(inv: Invocation) -> str:
+    with inv.ctx.db.connection() as conn:
+        s = storage.settings.load_channel_settings(conn, inv.team, inv.channel)
+        counts = storage.messages.load_channel_counts(conn, inv.team, inv.channel)
+        posts = storage.posts.load_post_engagement(conn, inv.team, inv.channel, limit=5)
+        ranker = load_fit(conn, inv.team, inv.channel, inv.ctx.settings.popularity_weight)
+        progress = storage.queue.load_index_progress(conn, inv.team, inv.channel, inv.ctx.settings.embed_model)
+    state = "paused" if s.paused else "active" if s.active else "not in this channel yet"
+    if s.stopped_reason and not s.active:
+        state = "stopped"
+    nxt = s.next_post_at.strftime("%a %d %b %H:%M UTC") if s.next_post_at and not s.paused else "—"
+    lines = [
+        f"*PaperPing here:* {state}; posts {s.frequency.replace('-', ' ')}; style "
+        f"{describe_style(s.style, inv.ctx.settings.llm_configured)}; next post {nxt}.",
+        f"Knows {counts['messages']} messages sharing {counts['papers']} papers, {counts['reactions']} reactions, "
+        f"{counts['replies']} replies, {counts['members']} members.",
+    ]
+    lines.append(describe_ranker(ranker))
+    lines.append(describe_index(progress))
+    empty = describe_empty(s.empty_reason, s.empty_at, s.next_post_at)
+    if empty:
+        lines.append(quote(empty, 400))
+    if s.stopped_reason:
+        reason = quote(s.stopped_reason, 200)
+        lines.append(f"Stopped posting because of: {reason}. `/paperping resume` tries again.")
+    if s.step_down_reason:
+        lines.append(f"Posting less often because {s.step_down_reason}; `/paperping frequency` sets it back.")
+    if focus_active(s, inv.now):
+        lines.append(f"Focus: {quote(s.focus_text or '', 120)} (until {s.focus_expires_at:%d %b}).")
+    for p in posts:
+        received = ", ".join(x for x in (p["emoji"], f"{p['replies']} replies" if p["replies"] else "") if x)
+        lines.append(
+            f"• {p['posted_at']:%d %b}: {quote(p['title'] or 'a paper', 200)} — {received or 'no reactions yet'}"
+        )
+    return "\n".join(lines)
+
+
+@command("why", "`why` — the signals behind my last post")
+def cmd_why(inv: Invocation) -> str:
+    with inv.ctx.db.connection() as conn:
+        draft = storage.posts.load_last_posted_draft(conn, inv.team, inv.channel)
+        ranker = load_fit(conn, inv.team, inv.channel, inv.ctx.settings.popularity_weight)
+    if not draft or not draft.get("signals"):
+        return "I haven't posted here yet, so there's nothing to explain."
+    title = quote(str(draft["paper"]["title"] or "a paper"), 200)
+    lines = [f"*Why I posted {title}* (style {draft['style']}, score {draft['score']:.3f}):", describe_ranker(ranker)]
+    for raw in draft["signals"]:
+        signal = signal_from_json(raw)
+        sources = ", ".join(signal.permalinks)
+        lines.append(f"• {signal.kind}: {describe_fact(signal)}" + (f" — from {sources}" if sources else ""))
+    return "\n".join(lines)

@@ -1,0 +1,153 @@
+"""How a ``/paperping`` command is declared: once, with its usage line, its parser and its handler
+(``@command``), and carried out with one ``Invocation`` (who typed it, where, when, with what)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
+
+from bot.context import AppContext
+from socialrag import storage
+from socialrag.errors import PaperPingError
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    args: tuple[str, ...] = ()
+    text: str = ""
+
+
+class UsageError(ValueError):
+    """What the member typed is not a command; the message says what to type instead."""
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """One command being carried out: the process's context, Slack's client, the parsed command, and the
+    workspace, channel and member it came from, at ``now``."""
+
+    ctx: AppContext
+    client: WebClient
+    command: Command
+    team: str
+    channel: str
+    user: str
+    now: datetime
+
+    @property
+    def name(self) -> str:
+        return self.command.name
+
+    @property
+    def args(self) -> tuple[str, ...]:
+        return self.command.args
+
+    @property
+    def text(self) -> str:
+        return self.command.text
+
+    def set(self, **values: Any) -> None:
+        """Change some of this channel's settings."""
+        with self.ctx.db.connection() as conn:
+            storage.settings.upsert_channel_setting(conn, self.team, self.channel, **values)
+
+    def announce(self, line: str) -> None:
+        """Tell the channel about a settings change (the paper's DG4: the group sees what steers the bot). A
+        failed announcement is logged; the member still gets the answer."""
+        try:
+            self.ctx.pacer.post(self.client.chat_postMessage, channel=self.channel, text=f"<@{self.user}> {line}")
+        except (SlackApiError, PaperPingError) as exc:
+            log.warning("could not announce a settings change in %s: %s", self.channel, exc)
+
+
+Parser = Callable[[str, tuple[str, ...], str], Command]  # (name, words after it, the text after it) -> Command
+Handler = Callable[[Invocation], str]
+
+
+@dataclass(frozen=True)
+class CommandSpec:
+    name: str
+    usage: str  # the line of `/paperping help`
+    parse: Parser
+    handle: Handler
+    about_member: bool = False  # about the member, not the channel: works wherever it is typed
+
+
+COMMANDS: dict[str, CommandSpec] = {}  # every name a member may type (aliases included), in declaration order
+
+
+def no_arguments(name: str, args: tuple[str, ...], rest: str) -> Command:
+    return Command(name)
+
+
+def one_of(values: tuple[str, ...] | frozenset[str] | dict[str, Any], hint: str) -> Parser:
+    """A parser for a command that takes exactly one of ``values`` (any case)."""
+
+    def parse(name: str, args: tuple[str, ...], rest: str) -> Command:
+        if len(args) != 1 or args[0].lower() not in values:
+            raise UsageError(hint)
+        return Command(name, (args[0].lower(),))
+
+    return parse
+
+
+def command(
+    name: str, usage: str, *, parse: Parser = no_arguments, aliases: tuple[str, ...] = (), about_member: bool = False
+) -> Callable[[Handler], Handler]:
+    """Declare a command: its name (and aliases), its usage line, its parser and (decorated) its handler."""
+
+    def declare(handle: Handler) -> Handler:
+        spec = CommandSpec(name, usage, parse, handle, about_member)
+        for word in (name, *aliases):
+            if word in COMMANDS:
+                raise ValueError(f"/paperping {word} is declared twice")
+            COMMANDS[word] = spec
+        return handle
+
+    return declare
+
+
+def usage_text() -> str:
+    lines = dict.fromkeys(spec.usage for spec in COMMANDS.values())
+    return "*PaperPing* — `/paperping` followed by:\n" + "\n".join(f"• {line}" for line in lines)
+
+
+def parse_command(text: str) -> Command:
+    """``/paperping`` text as a ``Command``; raises ``UsageError`` with a sentence on what to type."""
+    words = text.strip().split()
+    if not words:
+        return Command("help")
+    spec = COMMANDS.get(words[0].lower())
+    if spec is None:
+        raise UsageError(f"I don't know `{words[0]}`.")
+    return spec.parse(words[0].lower(), tuple(words[1:]), text.strip()[len(words[0]) :].strip())
+
+
+def run_command(ctx: AppContext, client: WebClient, body: dict[str, Any], now: datetime | None = None) -> str:
+    """Carry out one command and return the ephemeral answer."""
+    now = now or datetime.now(UTC)
+    team, channel, user = str(body["team_id"]), str(body["channel_id"]), str(body["user_id"])
+    try:
+        parsed = parse_command(str(body.get("text") or ""))
+    except UsageError as exc:
+        return f"{exc}\n\n{usage_text()}"
+    spec = COMMANDS[parsed.name]
+    if not spec.about_member:
+        if channel.startswith("D"):
+            return "Settings are per channel: type `/paperping` in a channel PaperPing is in."
+        if not ctx.slack.is_member(client, channel):
+            return (
+                "I'm not in this channel yet, so nothing was changed. Invite me first (`/invite @PaperPing`), "
+                "then try again."
+            )
+    ctx.slack.ensure_channel(client, team, channel)
+    return spec.handle(Invocation(ctx, client, parsed, team, channel, user, now))

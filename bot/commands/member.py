@@ -1,0 +1,99 @@
+"""Commands about the member who types them, not the channel, so they work wherever they are typed:
+`mentions`, `forget-me`, `remember-me` and `link-author`."""
+
+from __future__ import annotations
+
+import re
+
+from bot.commands.base import Command, Invocation, UsageError, command, one_of
+from socialrag import storage
+
+_ORCID = re.compile(r"(\d{4}-\d{4}-\d{4}-\d{3}[\dX])")
+
+
+@command(
+    "mentions",
+    "`mentions off|on` — whether I @-mention you",
+    parse=one_of(("on", "off"), "Try `/paperping mentions off` or `/paperping mentions on`."),
+    about_member=True,
+)
+def cmd_mentions(inv: Invocation) -> str:
+    with inv.ctx.db.connection() as conn:
+        storage.settings.upsert_member_setting(conn, inv.team, inv.user, mentions_enabled=inv.args[0] == "on")
+    if inv.args[0] == "off":
+        return "Done: I won't @-mention you; I may still name you when a paper relates to you."
+    return "Done: I may @-mention you when a paper fits your interests."
+
+
+def parse_forget(name: str, args: tuple[str, ...], rest: str) -> Command:
+    return Command(name, tuple(a.lower() for a in args[:1]))
+
+
+@command(
+    "forget-me",
+    "`forget-me` — delete what I stored about you in this workspace and store nothing more (asks to confirm)",
+    parse=parse_forget,
+    about_member=True,
+)
+def cmd_forget(inv: Invocation) -> str:
+    if inv.args[:1] != ("confirm",):
+        return (
+            "This deletes every message, reply and reaction of yours that PaperPing stored in this workspace, "
+            "and your profile and settings. To go ahead, type `/paperping forget-me confirm`."
+        )
+    with inv.ctx.db.connection() as conn:
+        counts = storage.privacy.forget_member(conn, inv.team, inv.user)
+    return (
+        f"Done: I deleted {counts['messages']} stored messages and replies and {counts['reactions']} reactions "
+        "of yours, your profile, and your name and id in my past drafts and logs. I will store nothing of yours "
+        "in this workspace again, from live messages, imports or history, until you type `/paperping remember-me`."
+    )
+
+
+@command("remember-me", "`remember-me` — lift `forget-me`: what you share from now on counts again", about_member=True)
+def cmd_remember(inv: Invocation) -> str:
+    with inv.ctx.db.connection() as conn:
+        lifted = storage.privacy.remember_member(conn, inv.team, inv.user)
+    if not lifted:
+        return "You have not asked me to forget you, so there is nothing to lift."
+    return "Done: what you share and react to from now on counts again. What I deleted stays deleted."
+
+
+def parse_link_author(name: str, args: tuple[str, ...], rest: str) -> Command:
+    if len(args) != 1:
+        raise UsageError(
+            "Try `/paperping link-author 1741101` (a Semantic Scholar author id), an ORCID, or your profile URL."
+        )
+    return Command(name, args)
+
+
+def parse_author_link(value: str) -> dict[str, str]:
+    """A Semantic Scholar author id or profile URL, or an ORCID (bare or URL), as member settings."""
+    value = value.strip("<>").split("|")[0]
+    orcid = _ORCID.search(value)
+    if orcid:
+        return {"orcid": orcid.group(1)}
+    m = re.search(r"semanticscholar\.org/author/(?:[^/]+/)?(\d+)", value)
+    if m:
+        return {"s2_author_id": m.group(1)}
+    if value.isdigit():
+        return {"s2_author_id": value}
+    raise UsageError(
+        "That is not an author id I can use: give a Semantic Scholar author id (digits), its "
+        "profile URL, or an ORCID such as 0000-0002-1825-0097."
+    )
+
+
+@command(
+    "link-author",
+    "`link-author ID` — your Semantic Scholar author id, ORCID or profile URL",
+    parse=parse_link_author,
+    about_member=True,
+)
+def cmd_link_author(inv: Invocation) -> str:
+    values = parse_author_link(inv.args[0])
+    with inv.ctx.db.connection() as conn:
+        storage.settings.upsert_member_setting(conn, inv.team, inv.user, **values)
+    kind, value = next(iter(values.items()))
+    label = "ORCID" if kind == "orcid" else "Semantic Scholar author id"
+    return f"Done: your {label} is {value}. I'll use it to notice papers you wrote and people you work with."

@@ -1,0 +1,109 @@
+"""The Slack app's test harness: the real bolt app on a local port, signed requests, a Web API stand-in
+with the lab's workspace, and a few helpers the Slack tests share."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+from wsgiref.simple_server import make_server
+
+import httpx
+
+from bot.app import build_app
+from bot.context import AppContext
+from bot.run import ThreadingWSGIServer, wsgi_app
+from socialrag.config import Settings
+from socialrag.db import Database
+from tests.service_lab import signed_post
+from tests.slack_standin import SlackStandIn, SlackState
+
+SECRET = "s3cret-signing"
+
+
+T = "T0LAB"
+
+
+def lab_state() -> SlackState:
+    state = SlackState()
+    state.users = {
+        u: {"id": u, "team_id": T, "name": n, "profile": {"display_name": n}}
+        for u, n in (("U1", "graham"), ("U2", "ben"), ("U3", "chen"), ("U4", "dee"))
+    }
+    state.channels = {"C1": {"id": "C1", "name": "nlp-lab", "members": ["U1", "U2", "U3", "U4", "UBOT"]}}
+    state.messages = {"C1": []}
+    return state
+
+
+class Harness:
+    def __init__(self, db: Database, standin: SlackStandIn, tmp_path: Path, **changes: Any) -> None:
+        self.db, self.standin = db, standin
+        self.settings = Settings(
+            home=tmp_path,
+            offline=True,
+            slack_bot_token="xoxb-test",
+            slack_signing_secret=SECRET,
+            slack_api_url=standin.url,
+        ).with_changes(**changes)
+        self.ctx = AppContext(self.settings, db)
+        self.app = build_app(self.settings, db, self.ctx)
+        self.server = make_server("127.0.0.1", 0, wsgi_app(self.app), server_class=ThreadingWSGIServer)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/slack/events"
+        self.events = 0
+
+    def signed(self, body: str, content_type: str, secret: str = SECRET) -> httpx.Response:
+        return signed_post(self.url, body, content_type, secret)
+
+    def event(self, event: dict[str, Any], event_id: str | None = None) -> httpx.Response:
+        self.events += 1
+        body = {
+            "type": "event_callback",
+            "team_id": T,
+            "api_app_id": "A1",
+            "event": event,
+            "event_id": event_id or f"Ev{self.events:05d}",
+            "event_time": int(time.time()),
+        }
+        response = self.signed(json.dumps(body), "application/json")
+        time.sleep(0.3)  # listeners run after the acknowledgement
+        return response
+
+    def command(self, text: str, user: str = "U2") -> str:
+        before = len(self.standin.responses)
+        body = urlencode(
+            {
+                "token": "x",
+                "team_id": T,
+                "channel_id": "C1",
+                "user_id": user,
+                "command": "/paperping",
+                "text": text,
+                "response_url": self.standin.response_url,
+                "trigger_id": "1",
+            }
+        )
+        started = time.time()
+        response = self.signed(body, "application/x-www-form-urlencoded")
+        assert response.status_code == 200 and time.time() - started < 3, "acknowledged within Slack's 3 seconds"
+        for _ in range(100):
+            if len(self.standin.responses) > before:
+                return str(self.standin.responses[-1]["text"])
+            time.sleep(0.05)
+        raise AssertionError("no answer to the command")
+
+    def stop(self) -> None:
+        self.server.shutdown()
+
+
+def message_event(ts: str, text: str, user: str = "U2", **extra: Any) -> dict[str, Any]:
+    return {"type": "message", "channel": "C1", "user": user, "text": text, "ts": ts, "event_ts": ts, **extra}
+
+
+def count(db: Database, sql: str, *params: Any) -> int:
+    with db.connection() as conn:
+        row = conn.execute(sql, params).fetchone()
+    return int(row[0]) if row else 0
