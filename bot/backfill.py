@@ -17,10 +17,10 @@ from typing import Any
 
 from slack_sdk import WebClient
 
-from bot.indexing import run_indexing
 from bot.pacing import HistoryPacer
 from bot.slack_io import channel_from_slack, member_from_slack, message_from_slack
 from socialrag import storage
+from socialrag.cli.base import run_indexing
 from socialrag.config import Settings
 from socialrag.db import Database
 from socialrag.errors import BadRecord, ConfigError, InputError, SourceError

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from bot.export import import_export
-from bot.recommend_cmd import resolve_channel
 from socialrag import storage
+from socialrag.cli.base import resolve_channel
 from socialrag.config import Settings
 from socialrag.db import Database
 from socialrag.errors import InputError

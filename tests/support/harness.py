@@ -18,8 +18,8 @@ from bot.context import AppContext
 from bot.run import ThreadingWSGIServer, wsgi_app
 from socialrag.config import Settings
 from socialrag.db import Database
-from tests.service_lab import signed_post
-from tests.slack_standin import SlackStandIn, SlackState
+from tests.support.service_lab import signed_post
+from tests.support.slack_standin import SlackStandIn, SlackState
 
 SECRET = "s3cret-signing"
 

@@ -5,40 +5,16 @@ from __future__ import annotations
 
 import argparse
 import json
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
-from socialrag import storage
+from socialrag.cli.base import CHANNEL_HELP, OpenDatabase, Subcommand, parse_time, resolve_channel
 from socialrag.config import Settings
-from socialrag.db import Database
 from socialrag.errors import InputError
 from socialrag.models import STYLES, Draft, Style, draft_json
 from socialrag.recommender import Recommendation, Recommender, describe_fact, describe_ranker, render_plain
 
 ID_KEYS = {"arxiv": "arxiv_id", "doi": "doi", "acl": "acl_id", "s2": "s2_id"}
-
-
-def parse_time(text: str, option: str = "--as-of") -> datetime:
-    """An ISO date or date-time; naive times are UTC."""
-    try:
-        when = datetime.fromisoformat(text)
-    except ValueError:
-        raise InputError(f"{option} takes an ISO date such as 2021-03-01 or 2021-03-01T09:00, not {text!r}") from None
-    return when if when.tzinfo else when.replace(tzinfo=UTC)
-
-
-def resolve_channel(db: Database, name_or_id: str) -> tuple[str, str, str]:
-    """(team id, channel id, name) of the channel a command line names: ``NAME``, ``CHANNEL_ID`` or, where
-    several workspaces have one of that name or id, ``TEAM_ID/CHANNEL_ID``."""
-    team, _, wanted = name_or_id.rpartition("/")
-    with db.connection() as conn:
-        found = [c for c in storage.workspaces.find_channels(conn, wanted) if not team or c[0] == team]
-    if not found:
-        raise InputError(f"no stored channel named {name_or_id}; `paperping status` lists them")
-    if len(found) > 1:
-        choices = ", ".join(f"{t}/{c}" for t, c, _ in found)
-        raise InputError(f"{name_or_id} names {len(found)} channels in different workspaces; give one of {choices}")
-    return found[0]
 
 
 def run_recommend(
@@ -76,7 +52,8 @@ def render_draft_text(draft: Draft) -> str:
     return "\n".join(lines)
 
 
-def cmd_recommend(args: argparse.Namespace, settings: Settings, db: Database) -> int:
+def recommend(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase) -> int:
+    db = open_db()
     if args.style and args.style not in STYLES:
         raise InputError(f"--style takes one of {', '.join(STYLES)}")
     with Recommender(settings, db) as recommender:
@@ -110,7 +87,8 @@ def cmd_recommend(args: argparse.Namespace, settings: Settings, db: Database) ->
     return 0
 
 
-def cmd_eval(args: argparse.Namespace, settings: Settings, db: Database) -> int:
+def evaluate(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase) -> int:
+    db = open_db()
     team_id, channel_id, name = resolve_channel(db, args.channel)
     with Recommender(settings, db) as recommender:
         report = recommender.evaluate(team_id, channel_id, warmup=args.warmup)
@@ -128,9 +106,39 @@ def cmd_eval(args: argparse.Namespace, settings: Settings, db: Database) -> int:
     return 0
 
 
-def cmd_refit(args: argparse.Namespace, settings: Settings, db: Database) -> int:
+def refit(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase) -> int:
+    db = open_db()
     team_id, channel_id, name = resolve_channel(db, args.channel)
     with Recommender(settings, db) as recommender:
         model = recommender.refit(team_id, channel_id)
     print(f"#{name}: learnt from {model.shares} shares ({model.pairs} pairs).\n{describe_ranker(model)}")
     return 0
+
+
+def recommend_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("channel", help=CHANNEL_HELP)
+    parser.add_argument("--top", type=int, default=5, help="how many ranked candidates to show")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.add_argument("--as-of", help="replay: use only history before this ISO time")
+    parser.add_argument("--window-days", type=int, help="only candidates published in the N days before --as-of")
+    parser.add_argument("--style", help="tldr, template, template+tldr or llm (default: the channel's)")
+
+
+def eval_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("channel", help=CHANNEL_HELP)
+    parser.add_argument("--warmup", type=int, default=5, help="shared papers to learn from before the first step")
+
+
+def refit_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("channel", help=CHANNEL_HELP)
+
+
+RECOMMEND = Subcommand(
+    "recommend", "show what would be posted in a channel, without posting", recommend_arguments, recommend
+)
+EVAL = Subcommand(
+    "eval", "replay a channel's history and measure the ranking against baselines", eval_arguments, evaluate
+)
+REFIT = Subcommand(
+    "refit", "learn a channel's ranking from its history now (the scheduler does it weekly)", refit_arguments, refit
+)

@@ -5,14 +5,22 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from bot.recommend_cmd import parse_time, resolve_channel
+from socialrag.cli.base import CHANNEL_HELP, OpenDatabase, Subcommand, parse_time, resolve_channel
 from socialrag.config import Settings
-from socialrag.db import Database
 from socialrag.errors import InputError
 from socialrag.report import load_report_data, safe_filename, write_report
 
 
-def cmd_report(args: argparse.Namespace, settings: Settings, db: Database) -> int:
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("channel", help=CHANNEL_HELP)
+    parser.add_argument("--out", type=Path, help="the folder to write (default: paperping-report-CHANNEL)")
+    parser.add_argument("--since", help="from this ISO date")
+    parser.add_argument("--until", help="up to this ISO date (default: now)")
+    parser.add_argument("--anonymous", action="store_true", help="pseudonyms instead of members' names")
+
+
+def run(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase) -> int:
+    db = open_db()
     team_id, channel_id, name = resolve_channel(db, args.channel)
     since = parse_time(args.since, "--since") if args.since else None
     until = parse_time(args.until, "--until") if args.until else None
@@ -27,3 +35,8 @@ def cmd_report(args: argparse.Namespace, settings: Settings, db: Database) -> in
         print(f"  {chart.name}: {chart.png} ({chart.png.stat().st_size // 1024 if chart.png else 0} KB)")
     print(f"Wrote {report.path} ({report.path.stat().st_size // 1024} KB) in {report.seconds:.1f} s.")
     return 0
+
+
+COMMAND = Subcommand(
+    "report", "write a channel's report: one HTML page with charts, and each chart as PNG", add_arguments, run
+)

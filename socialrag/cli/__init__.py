@@ -1,0 +1,22 @@
+"""PaperPing's command line, the part that is not Slack: each subcommand a ``Subcommand`` (``base``) with its
+options and its work, in the module of its kind. ``bot.cli`` adds the Slack ones (``run``, ``backfill``,
+``import-export``, ``demo``) and is the ``paperping`` program.
+"""
+
+from socialrag.cli import catalog, maintenance, recommend, report, status
+from socialrag.cli.base import Subcommand
+
+CORE_COMMANDS: tuple[Subcommand, ...] = (
+    catalog.COMMAND,
+    maintenance.INDEX,
+    recommend.RECOMMEND,
+    recommend.EVAL,
+    report.COMMAND,
+    recommend.REFIT,
+    maintenance.PURGE,
+    status.COMMAND,
+    maintenance.MIGRATE,
+    maintenance.KEYGEN,
+)
+
+__all__ = ["CORE_COMMANDS", "Subcommand"]

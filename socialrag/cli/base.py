@@ -1,0 +1,86 @@
+"""How a ``paperping`` subcommand is made: a ``Subcommand`` with its name, help line, options
+(``add_arguments``) and what it does (``run``), given the settings and a way to open the database (only
+the subcommands that need it open it). Helpers several subcommands share are here too."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from socialrag import storage
+from socialrag.config import Settings
+from socialrag.db import Database
+from socialrag.errors import InputError
+
+OpenDatabase = Callable[[], Database]
+
+
+@dataclass(frozen=True)
+class Subcommand:
+    name: str
+    help: str
+    add_arguments: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace, Settings, OpenDatabase], int]
+
+
+def no_arguments(parser: argparse.ArgumentParser) -> None:
+    """A subcommand without options."""
+
+
+CHANNEL_HELP = "channel name or id (TEAM_ID/CHANNEL_ID when several workspaces have it)"
+
+
+def parse_time(text: str, option: str = "--as-of") -> datetime:
+    """An ISO date or date-time; naive times are UTC."""
+    try:
+        when = datetime.fromisoformat(text)
+    except ValueError:
+        raise InputError(f"{option} takes an ISO date such as 2021-03-01 or 2021-03-01T09:00, not {text!r}") from None
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
+
+
+def resolve_channel(db: Database, name_or_id: str) -> tuple[str, str, str]:
+    """(team id, channel id, name) of the channel a command line names: ``NAME``, ``CHANNEL_ID`` or, where
+    several workspaces have one of that name or id, ``TEAM_ID/CHANNEL_ID``."""
+    team, _, wanted = name_or_id.rpartition("/")
+    with db.connection() as conn:
+        found = [c for c in storage.workspaces.find_channels(conn, wanted) if not team or c[0] == team]
+    if not found:
+        raise InputError(f"no stored channel named {name_or_id}; `paperping status` lists them")
+    if len(found) > 1:
+        choices = ", ".join(f"{t}/{c}" for t, c, _ in found)
+        raise InputError(f"{name_or_id} names {len(found)} channels in different workspaces; give one of {choices}")
+    return found[0]
+
+
+def add_index_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--no-metadata", action="store_true", help="do not look paper metadata up now")
+    parser.add_argument("--no-embed", action="store_true", help="do not compute embeddings now")
+
+
+def run_indexing(args: argparse.Namespace, settings: Settings, db: Database) -> None:
+    """After new history: paper metadata (unless offline or told not to), then embeddings."""
+    if not getattr(args, "no_metadata", False):
+        if settings.offline:
+            print("offline: paper metadata will be looked up on a later run")
+        else:
+            from socialrag.knowledge import build_sources, refresh_metadata
+
+            with build_sources(settings) as sources:
+                result = refresh_metadata(db, sources, settings)
+            print(f"metadata: {result.found} papers found, {result.missing} not found yet (retried later)")
+    if not getattr(args, "no_embed", False):
+        embed_all(settings, db)
+
+
+def embed_all(settings: Settings, db: Database) -> None:
+    """Embed what lacks a vector now; what is done leaves the queue that `paperping run` works from."""
+    from socialrag.knowledge import Embedder, embed_pending
+
+    embedder = Embedder(settings.embed_model, device=settings.embed_device)
+    done = embed_pending(db, embedder, batch_size=settings.embed_batch)
+    with db.connection() as conn:
+        storage.queue.drop_indexed(conn, embedder.model_name, datetime.now(UTC))
+    print(f"embeddings: {done.embedded} papers embedded, {done.reused} reused, {done.unchanged} unchanged")

@@ -1,0 +1,81 @@
+"""``paperping status``: what the knowledge base holds, per channel, with its ranking and index."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from socialrag import storage
+from socialrag.cli.base import OpenDatabase, Subcommand
+from socialrag.config import Settings
+from socialrag.knowledge import describe_index
+from socialrag.recommender import describe_ranker, load_fit
+from socialrag.storage.queue import IndexProgress
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--channel", help="one channel, by name or id")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+
+
+def run(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase) -> int:
+    db = open_db()
+    model = settings.embed_model
+    with db.connection() as conn:
+        channels = storage.workspaces.find_channels(conn, args.channel)
+        if args.channel and not channels:
+            print(f"paperping: no stored channel named {args.channel}; `paperping status` lists them", file=sys.stderr)
+            return 2
+        rows = [
+            {
+                "id": cid,
+                "name": name,
+                **storage.messages.load_channel_counts(conn, team, cid),
+                **index_state(conn, team, cid, model),
+            }
+            for team, cid, name in channels
+        ]
+        rankers = [describe_ranker(load_fit(conn, team, cid, settings.popularity_weight)) for team, cid, _ in channels]
+    if args.json:
+        print(json.dumps({"channels": rows}, indent=2))
+        return 0
+    if not rows:
+        print("no channels yet: import an export (paperping import-export) or backfill a channel")
+        return 0
+    header = ("channel", "messages", "papers", "reactions", "replies", "members")
+    table = [header] + [(f"#{r['name']} ({r['id']})", *(str(r[k]) for k in header[1:])) for r in rows]
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    for row in table:
+        print(
+            "  ".join(
+                cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths, strict=True))
+            )
+        )
+    print()
+    for r, ranking in zip(rows, rankers, strict=True):
+        print(f"#{r['name']}: {ranking}")
+        print(f"#{r['name']}: {describe_index(IndexProgress(*(r[k] for k in INDEX_KEYS)))}")
+        if r["empty_reason"]:
+            print(f"#{r['name']}: the last slot posted nothing: {r['empty_reason']}")
+    return 0
+
+
+INDEX_KEYS = ("papers", "looked_up", "embedded", "waiting", "given_up")
+
+
+def index_state(conn: Any, team: str, channel: str, model: str) -> dict[str, Any]:
+    """A channel's index and why its last slot posted nothing, for `status`."""
+    progress = storage.queue.load_index_progress(conn, team, channel, model)
+    empty = storage.settings.load_channel_settings(conn, team, channel).empty_reason
+    return {
+        "looked_up": progress.looked_up,
+        "embedded": progress.embedded,
+        "waiting": progress.waiting,
+        "given_up": progress.given_up,
+        "empty_reason": empty,
+    }
+
+
+COMMAND = Subcommand("status", "what the knowledge base holds, per channel", add_arguments, run)
