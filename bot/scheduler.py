@@ -13,7 +13,7 @@ import socket
 import threading
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -26,10 +26,9 @@ from bot.slack_io import message_from_slack
 from socialrag import storage
 from socialrag.db import Database
 from socialrag.errors import ConfigError, PaperPingError, PermanentError
-from socialrag.knowledge import index_messages
-from socialrag.models import Draft, NoPost, PaperRef, Style, draft_json
+from socialrag.knowledge import record_own_post
+from socialrag.models import Draft, NoPost, Style, draft_json
 from socialrag.recommender import empty_retry_wait, index_wait, next_slot, quiet_until, should_step_down, step_down
-from socialrag.storage.papers import best_identity
 
 log = logging.getLogger(__name__)
 
@@ -262,13 +261,8 @@ class Worker:
         message = message_from_slack(raw, draft.team_id, draft.channel_id)
         if message is None:
             return
-        identity = best_identity(draft.paper.ids)
-        if identity is None:
-            return
-        ref = PaperRef(identity[0], identity[1], draft.paper.url, draft.paper.title)
-        message = replace(message, papers=(ref,))
         with self.db.connection() as conn:
-            index_messages(conn, [message])
+            record_own_post(conn, message, draft.paper)
 
     def _empty(self, due: storage.posts.DueChannel, now: datetime, reason: str) -> None:
         """Nothing to post: keep why, and try the same slot again within hours (backing off, capped)."""

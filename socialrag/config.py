@@ -1,73 +1,219 @@
-"""Settings from the environment. This module is the only reader of ``os.environ``."""
+"""Settings from the environment. This module is the only reader of ``os.environ``.
+
+Every setting is one row of ``SETTINGS``: its variable, the ``Settings`` field it fills, how it is read, its
+default and what it means. The dataclass's defaults, ``from_env`` and the README's table (checked by a unit
+test) all come from that one list.
+"""
 
 from __future__ import annotations
 
 import os
 import re
 from collections.abc import Mapping, MutableMapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, Literal
 
 from socialrag.errors import ConfigError
 
 DEFAULT_EMBED_MODEL = "all-MiniLM-L6-v2"
-_Num = TypeVar("_Num", int, float)
-
-# name -> (default, meaning); the README's settings table is checked against this in a unit test.
 # Weight of popularity in the default blend a channel's ranking starts from (PAPERPING_POPULARITY_WEIGHT).
 DEFAULT_POPULARITY_WEIGHT = 0.05
 
-SETTINGS_HELP: dict[str, tuple[str, str]] = {
-    "PAPERPING_HOME": ("~/.paperping", "where the embedded Postgres and other local state live"),
-    "PAPERPING_OFFLINE": ("0", "1 makes no network call at all (no metadata lookups, no Slack, no LLM)"),
-    "DATABASE_URL": ("(unset)", "a Postgres with pgvector to use instead of the embedded one"),
-    "SLACK_API_URL": ("https://slack.com/api/", "base of the Slack Web API"),
-    "SLACK_BOT_TOKEN": ("(unset)", "bot token (xoxb-...) for a single workspace"),
-    "SLACK_SIGNING_SECRET": ("(unset)", "signing secret; every HTTP request from Slack is checked against it"),
-    "SLACK_APP_TOKEN": ("(unset)", "app-level token (xapp-...); set it to run in Socket Mode"),
-    "SLACK_CLIENT_ID": ("(unset)", "with SLACK_CLIENT_SECRET: OAuth installation for many workspaces"),
-    "SLACK_CLIENT_SECRET": ("(unset)", "OAuth client secret"),
-    "PAPERPING_TOKEN_KEY": (
-        "(unset)",
+Kind = Literal["path", "flag", "text", "url", "int", "float", "device"]
+_TRUE = {"1", "true", "yes", "on"}
+
+
+@dataclass(frozen=True)
+class Setting:
+    variable: str
+    field: str
+    kind: Kind
+    default: str | None  # as it would be written in the environment; None: unset
+    meaning: str
+    shown: str | None = None  # the default as the README shows it, where the raw one says too little
+
+    def read(self, env: Mapping[str, str]) -> Any:
+        """This setting's value in ``env`` (its default when unset or empty); a bad value is a ``ConfigError``."""
+        raw = env.get(self.variable, "").strip() or self.default
+        if self.kind == "text":
+            return raw
+        if raw is None:
+            raise AssertionError(f"{self.variable} has no default")
+        if self.kind == "path":
+            return Path(raw).expanduser()
+        if self.kind == "flag":
+            return raw.lower() in _TRUE
+        if self.kind == "url":
+            return raw if raw.endswith("/") else raw + "/"
+        if self.kind == "device":
+            return _device(raw)
+        return _number(self.variable, raw, int if self.kind == "int" else float)
+
+    @property
+    def documented_default(self) -> str:
+        return self.shown or self.default or "(unset)"
+
+
+def _device(value: str) -> str:
+    device = value.lower()
+    if device in ("auto", "cpu", "cuda", "mps") or re.fullmatch(r"cuda:\d+", device):
+        return device
+    raise ConfigError(f"PAPERPING_EMBED_DEVICE must be auto, cpu, cuda, cuda:N or mps, got {value!r}")
+
+
+def _number(name: str, raw: str, kind: type[int] | type[float]) -> int | float:
+    try:
+        value = kind(raw)
+    except ValueError:
+        raise ConfigError(f"{name} must be a number, got {raw!r}") from None
+    if value <= 0:
+        raise ConfigError(f"{name} must be positive, got {raw!r}")
+    return value
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("PAPERPING_HOME", "home", "path", "~/.paperping", "where the embedded Postgres and other local state live"),
+    Setting(
+        "PAPERPING_OFFLINE",
+        "offline",
+        "flag",
+        "0",
+        "1 makes no network call at all (no metadata lookups, no Slack, no LLM)",
+    ),
+    Setting(
+        "DATABASE_URL", "database_url", "text", None, "a Postgres with pgvector to use instead of the embedded one"
+    ),
+    Setting("SLACK_API_URL", "slack_api_url", "url", "https://slack.com/api/", "base of the Slack Web API"),
+    Setting("SLACK_BOT_TOKEN", "slack_bot_token", "text", None, "bot token (xoxb-...) for a single workspace"),
+    Setting(
+        "SLACK_SIGNING_SECRET",
+        "slack_signing_secret",
+        "text",
+        None,
+        "signing secret; every HTTP request from Slack is checked against it",
+    ),
+    Setting(
+        "SLACK_APP_TOKEN", "slack_app_token", "text", None, "app-level token (xapp-...); set it to run in Socket Mode"
+    ),
+    Setting(
+        "SLACK_CLIENT_ID",
+        "slack_client_id",
+        "text",
+        None,
+        "with SLACK_CLIENT_SECRET: OAuth installation for many workspaces",
+    ),
+    Setting("SLACK_CLIENT_SECRET", "slack_client_secret", "text", None, "OAuth client secret"),
+    Setting(
+        "PAPERPING_TOKEN_KEY",
+        "token_key",
+        "text",
+        None,
         "key that encrypts bot tokens stored in Postgres; required with OAuth (`paperping keygen` makes one)",
     ),
-    "PAPERPING_TICK_SECONDS": ("60", "how often each process looks for channels due a post"),
-    "SLACK_TEAM_DOMAIN": (
-        "(unset)",
+    Setting(
+        "PAPERPING_TICK_SECONDS", "tick_seconds", "float", "60", "how often each process looks for channels due a post"
+    ),
+    Setting(
+        "SLACK_TEAM_DOMAIN",
+        "slack_team_domain",
+        "text",
+        None,
         "workspace domain (the NAME in NAME.slack.com) for permalinks of imported messages",
     ),
-    "S2_API_URL": ("https://api.semanticscholar.org/", "base of the Semantic Scholar API"),
-    "S2_API_KEY": ("(unset)", "optional Semantic Scholar API key"),
-    "ARXIV_API_URL": ("https://export.arxiv.org/api/", "base of the arXiv API"),
-    "CROSSREF_API_URL": ("https://api.crossref.org/", "base of the Crossref REST API"),
-    "CROSSREF_MAILTO": ("(unset)", "contact address sent to Crossref (its polite pool)"),
-    "OPENAI_BASE_URL": ("(unset: OpenAI)", "an OpenAI-compatible server for the llm style"),
-    "OPENAI_API_KEY": ("(unset)", "key for that server"),
-    "PAPERPING_EMBED_MODEL": (DEFAULT_EMBED_MODEL, "sentence-transformers model name or local path"),
-    "PAPERPING_EMBED_BATCH": ("64", "texts per embedding batch"),
-    "PAPERPING_EMBED_DEVICE": (
+    Setting("S2_API_URL", "s2_api_url", "url", "https://api.semanticscholar.org/", "base of the Semantic Scholar API"),
+    Setting("S2_API_KEY", "s2_api_key", "text", None, "optional Semantic Scholar API key"),
+    Setting("ARXIV_API_URL", "arxiv_api_url", "url", "https://export.arxiv.org/api/", "base of the arXiv API"),
+    Setting(
+        "CROSSREF_API_URL", "crossref_api_url", "url", "https://api.crossref.org/", "base of the Crossref REST API"
+    ),
+    Setting("CROSSREF_MAILTO", "crossref_mailto", "text", None, "contact address sent to Crossref (its polite pool)"),
+    Setting(
+        "OPENAI_BASE_URL",
+        "openai_base_url",
+        "text",
+        None,
+        "an OpenAI-compatible server for the llm style",
+        shown="(unset: OpenAI)",
+    ),
+    Setting("OPENAI_API_KEY", "openai_api_key", "text", None, "key for that server"),
+    Setting(
+        "PAPERPING_EMBED_MODEL",
+        "embed_model",
+        "text",
+        DEFAULT_EMBED_MODEL,
+        "sentence-transformers model name or local path",
+    ),
+    Setting("PAPERPING_EMBED_BATCH", "embed_batch", "int", "64", "texts per embedding batch"),
+    Setting(
+        "PAPERPING_EMBED_DEVICE",
+        "embed_device",
+        "device",
         "auto",
         "where embeddings are computed: auto (an NVIDIA GPU when torch sees one, else the CPU), cpu, cuda, cuda:N",
     ),
-    "PAPERPING_METADATA_MAX_AGE_DAYS": ("30", "paper metadata older than this is fetched again"),
-    "PAPERPING_METADATA_RETRY_HOURS": ("24", "a paper whose metadata could not be had is retried after this"),
-    "PAPERPING_HTTP_TIMEOUT": ("20", "seconds before an outside HTTP call is given up"),
-    "PAPERPING_LLM_MODEL": ("gpt-4o-mini", "model name asked of the OpenAI-compatible server"),
-    "PAPERPING_LLM_TIMEOUT": ("30", "seconds before an LLM call is given up (the post then falls back)"),
-    "PAPERPING_EXPLANATION_LIMIT": ("400", "most characters of a post's explanation"),
-    "PAPERPING_MENTION_QUIET_DAYS": ("7", "a member @-mentioned this recently is named without a mention"),
-    "PAPERPING_HALF_LIFE_DAYS": ("60", "half-life of engagement when scoring (older reactions count less)"),
-    "PAPERPING_SIGNAL_WINDOW_DAYS": ("90", "look-back window of the social signals"),
-    "PAPERPING_POPULARITY_WEIGHT": (
+    Setting(
+        "PAPERPING_METADATA_MAX_AGE_DAYS",
+        "metadata_max_age_days",
+        "float",
+        "30",
+        "paper metadata older than this is fetched again",
+    ),
+    Setting(
+        "PAPERPING_METADATA_RETRY_HOURS",
+        "metadata_retry_hours",
+        "float",
+        "24",
+        "a paper whose metadata could not be had is retried after this",
+    ),
+    Setting("PAPERPING_HTTP_TIMEOUT", "http_timeout", "float", "20", "seconds before an outside HTTP call is given up"),
+    Setting(
+        "PAPERPING_LLM_MODEL", "llm_model", "text", "gpt-4o-mini", "model name asked of the OpenAI-compatible server"
+    ),
+    Setting(
+        "PAPERPING_LLM_TIMEOUT",
+        "llm_timeout",
+        "float",
+        "30",
+        "seconds before an LLM call is given up (the post then falls back)",
+    ),
+    Setting(
+        "PAPERPING_EXPLANATION_LIMIT", "explanation_limit", "int", "400", "most characters of a post's explanation"
+    ),
+    Setting(
+        "PAPERPING_MENTION_QUIET_DAYS",
+        "mention_quiet_days",
+        "float",
+        "7",
+        "a member @-mentioned this recently is named without a mention",
+    ),
+    Setting(
+        "PAPERPING_HALF_LIFE_DAYS",
+        "half_life_days",
+        "float",
+        "60",
+        "half-life of engagement when scoring (older reactions count less)",
+    ),
+    Setting(
+        "PAPERPING_SIGNAL_WINDOW_DAYS", "signal_window_days", "int", "90", "look-back window of the social signals"
+    ),
+    Setting(
+        "PAPERPING_POPULARITY_WEIGHT",
+        "popularity_weight",
+        "float",
         str(DEFAULT_POPULARITY_WEIGHT),
         "weight of popularity (citations, upvotes) in the default ranking a channel starts from",
     ),
-}
-
-_TRUE = {"1", "true", "yes", "on"}
+)
+# name -> (default, meaning); the README's settings table is checked against this in a unit test.
+SETTINGS_HELP: dict[str, tuple[str, str]] = {s.variable: (s.documented_default, s.meaning) for s in SETTINGS}
+_BY_FIELD = {s.field: s for s in SETTINGS}
 # Variables that libraries PaperPing uses read by themselves (the openai package reads OPENAI_*).
 LIBRARY_VARIABLES = ("OPENAI_BASE_URL", "OPENAI_API_KEY", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID")
+
+
+def _default(field: str) -> Any:
+    return _BY_FIELD[field].read({})
 
 
 def clear_empty_settings(env: MutableMapping[str, str] | None = None) -> list[str]:
@@ -83,84 +229,46 @@ def clear_empty_settings(env: MutableMapping[str, str] | None = None) -> list[st
 
 @dataclass(frozen=True)
 class Settings:
-    """Everything PaperPing reads from its environment, with defaults."""
+    """Everything PaperPing reads from its environment, with the defaults of ``SETTINGS``."""
 
     home: Path
-    offline: bool = False
-    database_url: str | None = None
-    slack_api_url: str = "https://slack.com/api/"
-    slack_bot_token: str | None = None
-    slack_team_domain: str | None = None
-    slack_signing_secret: str | None = None
-    slack_app_token: str | None = None
-    slack_client_id: str | None = None
-    slack_client_secret: str | None = None
-    token_key: str | None = None
-    tick_seconds: float = 60.0
-    s2_api_url: str = "https://api.semanticscholar.org/"
-    s2_api_key: str | None = None
-    arxiv_api_url: str = "https://export.arxiv.org/api/"
-    crossref_api_url: str = "https://api.crossref.org/"
-    crossref_mailto: str | None = None
-    openai_base_url: str | None = None
-    openai_api_key: str | None = None
-    embed_model: str = DEFAULT_EMBED_MODEL
-    embed_batch: int = 64
-    embed_device: str = "auto"
-    metadata_max_age_days: float = 30.0
-    metadata_retry_hours: float = 24.0
-    http_timeout: float = 20.0
-    llm_model: str = "gpt-4o-mini"
-    llm_timeout: float = 30.0
-    explanation_limit: int = 400
-    mention_quiet_days: float = 7.0
-    half_life_days: float = 60.0
-    signal_window_days: int = 90
-    popularity_weight: float = DEFAULT_POPULARITY_WEIGHT
+    offline: bool = _default("offline")
+    database_url: str | None = _default("database_url")
+    slack_api_url: str = _default("slack_api_url")
+    slack_bot_token: str | None = _default("slack_bot_token")
+    slack_signing_secret: str | None = _default("slack_signing_secret")
+    slack_app_token: str | None = _default("slack_app_token")
+    slack_client_id: str | None = _default("slack_client_id")
+    slack_client_secret: str | None = _default("slack_client_secret")
+    token_key: str | None = _default("token_key")
+    tick_seconds: float = _default("tick_seconds")
+    slack_team_domain: str | None = _default("slack_team_domain")
+    s2_api_url: str = _default("s2_api_url")
+    s2_api_key: str | None = _default("s2_api_key")
+    arxiv_api_url: str = _default("arxiv_api_url")
+    crossref_api_url: str = _default("crossref_api_url")
+    crossref_mailto: str | None = _default("crossref_mailto")
+    openai_base_url: str | None = _default("openai_base_url")
+    openai_api_key: str | None = _default("openai_api_key")
+    embed_model: str = _default("embed_model")
+    embed_batch: int = _default("embed_batch")
+    embed_device: str = _default("embed_device")
+    metadata_max_age_days: float = _default("metadata_max_age_days")
+    metadata_retry_hours: float = _default("metadata_retry_hours")
+    http_timeout: float = _default("http_timeout")
+    llm_model: str = _default("llm_model")
+    llm_timeout: float = _default("llm_timeout")
+    explanation_limit: int = _default("explanation_limit")
+    mention_quiet_days: float = _default("mention_quiet_days")
+    half_life_days: float = _default("half_life_days")
+    signal_window_days: int = _default("signal_window_days")
+    popularity_weight: float = _default("popularity_weight")
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
         """Read settings from ``env`` (default: the process environment)."""
         e = os.environ if env is None else env
-
-        def opt(name: str) -> str | None:
-            value = e.get(name, "").strip()
-            return value or None
-
-        return cls(
-            home=Path(opt("PAPERPING_HOME") or "~/.paperping").expanduser(),
-            offline=(opt("PAPERPING_OFFLINE") or "0").lower() in _TRUE,
-            database_url=opt("DATABASE_URL"),
-            slack_api_url=_with_slash(opt("SLACK_API_URL") or cls.slack_api_url),
-            slack_bot_token=opt("SLACK_BOT_TOKEN"),
-            slack_team_domain=opt("SLACK_TEAM_DOMAIN"),
-            slack_signing_secret=opt("SLACK_SIGNING_SECRET"),
-            slack_app_token=opt("SLACK_APP_TOKEN"),
-            slack_client_id=opt("SLACK_CLIENT_ID"),
-            slack_client_secret=opt("SLACK_CLIENT_SECRET"),
-            token_key=opt("PAPERPING_TOKEN_KEY"),
-            tick_seconds=_number(e, "PAPERPING_TICK_SECONDS", 60.0, float),
-            s2_api_url=_with_slash(opt("S2_API_URL") or cls.s2_api_url),
-            s2_api_key=opt("S2_API_KEY"),
-            arxiv_api_url=_with_slash(opt("ARXIV_API_URL") or cls.arxiv_api_url),
-            crossref_api_url=_with_slash(opt("CROSSREF_API_URL") or cls.crossref_api_url),
-            crossref_mailto=opt("CROSSREF_MAILTO"),
-            openai_base_url=opt("OPENAI_BASE_URL"),
-            openai_api_key=opt("OPENAI_API_KEY"),
-            embed_model=opt("PAPERPING_EMBED_MODEL") or DEFAULT_EMBED_MODEL,
-            embed_batch=_number(e, "PAPERPING_EMBED_BATCH", 64, int),
-            embed_device=_device(opt("PAPERPING_EMBED_DEVICE") or "auto"),
-            metadata_max_age_days=_number(e, "PAPERPING_METADATA_MAX_AGE_DAYS", 30.0, float),
-            metadata_retry_hours=_number(e, "PAPERPING_METADATA_RETRY_HOURS", 24.0, float),
-            http_timeout=_number(e, "PAPERPING_HTTP_TIMEOUT", 20.0, float),
-            llm_model=opt("PAPERPING_LLM_MODEL") or "gpt-4o-mini",
-            llm_timeout=_number(e, "PAPERPING_LLM_TIMEOUT", 30.0, float),
-            explanation_limit=_number(e, "PAPERPING_EXPLANATION_LIMIT", 400, int),
-            mention_quiet_days=_number(e, "PAPERPING_MENTION_QUIET_DAYS", 7.0, float),
-            half_life_days=_number(e, "PAPERPING_HALF_LIFE_DAYS", 60.0, float),
-            signal_window_days=_number(e, "PAPERPING_SIGNAL_WINDOW_DAYS", 90, int),
-            popularity_weight=_number(e, "PAPERPING_POPULARITY_WEIGHT", DEFAULT_POPULARITY_WEIGHT, float),
-        )
+        return cls(**{f.name: _BY_FIELD[f.name].read(e) for f in fields(cls)})
 
     @property
     def llm_configured(self) -> bool:
@@ -170,27 +278,3 @@ class Settings:
     def with_changes(self, **changes: object) -> Settings:
         """A copy with some fields replaced (command-line flags use this)."""
         return replace(self, **changes)  # type: ignore[arg-type]
-
-
-def _device(value: str) -> str:
-    device = value.lower()
-    if device in ("auto", "cpu", "cuda", "mps") or re.fullmatch(r"cuda:\d+", device):
-        return device
-    raise ConfigError(f"PAPERPING_EMBED_DEVICE must be auto, cpu, cuda, cuda:N or mps, got {value!r}")
-
-
-def _with_slash(url: str) -> str:
-    return url if url.endswith("/") else url + "/"
-
-
-def _number(env: Mapping[str, str], name: str, default: _Num, kind: type[_Num]) -> _Num:
-    raw = env.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        value = kind(raw)
-    except ValueError:
-        raise ConfigError(f"{name} must be a number, got {raw!r}") from None
-    if value <= 0:
-        raise ConfigError(f"{name} must be positive, got {raw!r}")
-    return value

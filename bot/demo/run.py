@@ -29,7 +29,7 @@ from socialrag import storage
 from socialrag.config import Settings
 from socialrag.db import Database, open_database
 from socialrag.errors import InputError
-from socialrag.knowledge import Embedder, embed_pending, import_catalog, index_messages
+from socialrag.knowledge import Embedder, embed_pending, import_catalog, index_messages, record_own_post
 from socialrag.models import Draft, Message, Paper, PaperRef, Reaction, draft_json
 from socialrag.names import normalize_person_name
 from socialrag.recommender import Recommendation, Recommender, describe_fact, describe_ranker
@@ -134,21 +134,7 @@ def post_draft(db: Database, rec: Recommendation, at: datetime, slot: int) -> Po
         row = storage.posts.open_slot(conn, TEAM, CHANNEL, f"demo-{slot}", draft.style, at=at)
         storage.posts.record_draft(conn, row.id, draft.paper.paper_id, draft.style, draft.score, draft_json(draft))
         storage.posts.record_posted(conn, row.id, ts, at)
-        ident = storage.papers.best_identity(draft.paper.ids) or ("acl", "")
-        index_messages(
-            conn,
-            [
-                Message(
-                    TEAM,
-                    CHANNEL,
-                    ts,
-                    BOT,
-                    build_fallback_text(draft),
-                    at,
-                    papers=(PaperRef(ident[0], ident[1], draft.paper.url, draft.paper.title),),
-                )
-            ],
-        )
+        record_own_post(conn, Message(TEAM, CHANNEL, ts, BOT, build_fallback_text(draft), at), draft.paper)
     return Post(draft, at, ts, rec)
 
 

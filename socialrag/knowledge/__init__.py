@@ -19,7 +19,13 @@ if TYPE_CHECKING:
     from socialrag.knowledge.index import IndexStats, ThreadTracker, index_messages
     from socialrag.knowledge.indexer import Indexer, IndexerConfig
     from socialrag.knowledge.links import find_paper_refs
-    from socialrag.knowledge.live import record_deletion, record_edit, record_message, record_reaction
+    from socialrag.knowledge.live import (
+        record_deletion,
+        record_edit,
+        record_message,
+        record_own_post,
+        record_reaction,
+    )
     from socialrag.knowledge.pace import DatabasePace
     from socialrag.knowledge.papers.catalog import import_catalog
     from socialrag.knowledge.papers.resolve import build_sources, open_sources, refresh_metadata
@@ -40,6 +46,7 @@ ENTRY_POINTS = {
     "record_deletion": "live",
     "record_edit": "live",
     "record_message": "live",
+    "record_own_post": "live",
     "record_reaction": "live",
     "DatabasePace": "pace",
     "import_catalog": "papers.catalog",

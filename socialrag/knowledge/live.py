@@ -12,7 +12,7 @@ import psycopg
 
 from socialrag import storage
 from socialrag.knowledge.index import index_messages, is_kept
-from socialrag.models import Message
+from socialrag.models import Message, PaperMeta, PaperRef
 
 
 def _root_kept(conn: psycopg.Connection, message: Message) -> bool:
@@ -68,4 +68,15 @@ def record_reaction(
         storage.messages.add_reaction(conn, message_id, team_id, channel_id, user_id, emoji, at)
     else:
         storage.messages.remove_reaction(conn, message_id, user_id, emoji)
+    return True
+
+
+def record_own_post(conn: psycopg.Connection, message: Message, paper: PaperMeta) -> bool:
+    """PaperPing's own post, kept as a share of the paper it recommends, so that reactions and replies to it
+    feed back (step 4). False when the paper has no identifier to link it by."""
+    identity = storage.papers.best_identity(paper.ids)
+    if identity is None:
+        return False
+    ref = PaperRef(identity[0], identity[1], paper.url, paper.title)
+    index_messages(conn, [replace(message, papers=(ref,))])
     return True

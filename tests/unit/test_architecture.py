@@ -222,3 +222,34 @@ def test_unit_tests_of_the_core_need_no_database_driver() -> None:
     done = subprocess.run([sys.executable, "-c", blocker], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "tests collected" in done.stdout
+
+
+# Social-RAG's layers, lowest first: a module imports its own layer or the ones below, never one above.
+# The root modules (types, settings, errors, the database) are below them all.
+LAYERS = ("root", "storage", "knowledge", "recommender", "report", "cli")
+
+
+def _layer(module: str) -> int:
+    parts = module.split(".")
+    return LAYERS.index(parts[1]) if len(parts) > 2 and parts[1] in LAYERS else 0
+
+
+def test_no_step_back_up_a_layer() -> None:
+    """``storage`` < ``knowledge`` < ``recommender`` < ``report`` < ``cli``: the one direction of the core."""
+    offenders = []
+    for path in sorted((ROOT / "socialrag").rglob("*.py")):
+        here = _module_name(path)
+        mine = _layer(here + (".x" if path.name == "__init__.py" else ""))
+        for name in _imports(path) | _packages_imported_from_root(path):
+            if name.startswith("socialrag.") and _layer(name + ".x") > mine:
+                offenders.append(f"{here} imports {name}")
+    assert offenders == []
+
+
+def _packages_imported_from_root(path: Path) -> set[str]:
+    """``from socialrag import storage, knowledge`` names packages too."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module == "socialrag":
+            found.update(f"socialrag.{alias.name}" for alias in node.names)
+    return found
