@@ -12,7 +12,6 @@ import argparse
 import gzip
 import itertools
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -29,7 +28,6 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=ACL)
     parser.add_argument("--device", default="auto", help="as PAPERPING_EMBED_DEVICE (auto: a CUDA GPU when present)")
     args = parser.parse_args()
-    sys.path.insert(0, str(ROOT))
     from socialrag.db import migrated_database, start_embedded
     from socialrag.knowledge.embed import Embedder, embed_pending
     from socialrag.knowledge.papers.catalog import import_catalog

@@ -47,7 +47,6 @@ def main() -> None:
     parser.add_argument("--messages", type=int, default=200_000)
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from bench.gen_export import write_export
     from socialrag.db import _with_dbname, ensure_database, start_embedded
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import tempfile
 import time
 from datetime import UTC, datetime, timedelta
@@ -178,7 +177,6 @@ def main() -> None:
     parser.add_argument("--papers", type=int, default=20_000)
     parser.add_argument("--runs", type=int, default=7)
     args = parser.parse_args()
-    sys.path.insert(0, str(ROOT))
     from socialrag.db import migrated_database, start_embedded
 
     home = Path(tempfile.mkdtemp(prefix="paperping-refit-"))

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import tempfile
 import time
 from datetime import UTC, datetime
@@ -23,7 +22,6 @@ def main() -> None:
     parser.add_argument("--shares", type=int, default=10_000)
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
-    sys.path.insert(0, str(ROOT))
     from socialrag.db import migrated_database, start_embedded
     from socialrag.report.data import load_report_data
     from socialrag.report.page import write_report

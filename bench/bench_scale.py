@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import tempfile
 import time
 from datetime import UTC, datetime
@@ -247,7 +246,6 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=60)
     parser.add_argument("--home", type=Path, help="keep the base here; a second run measures it again")
     args = parser.parse_args()
-    sys.path.insert(0, str(ROOT))
     from socialrag.db import migrated_database, start_embedded
 
     home = args.home or Path(tempfile.mkdtemp(prefix="paperping-scale-"))

@@ -8,7 +8,6 @@ stand-ins (each model answer takes ``--llm-delay`` seconds, four answers a post)
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 import time
 from collections import Counter
@@ -24,7 +23,6 @@ def main() -> None:
     parser.add_argument("--llm-delay", type=float, default=0.1)
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4])
     args = parser.parse_args()
-    sys.path.insert(0, str(ROOT))
     from socialrag.db import migrated_database, start_embedded
     from tests.support.labbase import CachedEmbedder, build_lab
     from tests.support.multiworker import add_due_channels, run_workers

@@ -24,7 +24,6 @@ import gzip
 import json
 import math
 import random
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -247,7 +246,6 @@ def main() -> None:
     parser.add_argument("--home", type=Path, help="keep the database here (a second run reuses it)")
     parser.add_argument("--data", type=Path, default=ACL, help="ACL Anthology JSON lines (default: the demo's)")
     args = parser.parse_args()
-    sys.path.insert(0, str(ROOT))
     from bot.export import import_export
     from socialrag.db import migrated_database, start_embedded
     from socialrag.knowledge.embed import Embedder, embed_pending

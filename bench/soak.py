@@ -11,8 +11,6 @@ events lost, duplicate posts, missed slots and unhandled exceptions: all four mu
 from __future__ import annotations
 
 import argparse
-import hashlib
-import hmac
 import json
 import os
 import random
@@ -28,6 +26,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+
+from tests.support.service_lab import slack_headers
 
 ROOT = Path(__file__).resolve().parents[1]
 SECRET = "soak-signing-secret"
@@ -77,7 +77,6 @@ class FlakyScholar:
 
 def worker_main(stop_file: Path) -> None:
     """One worker process: tick until the stop file appears."""
-    sys.path.insert(0, str(ROOT))
     from bot.pacing import SlackPacer
     from bot.run import build_indexer, build_worker
     from socialrag.config import Settings
@@ -103,9 +102,8 @@ def worker_main(stop_file: Path) -> None:
 
 
 def signed_post(client: httpx.Client, url: str, body: str) -> int:
-    ts = str(int(time.time()))
-    sig = "v0=" + hmac.new(SECRET.encode(), f"v0:{ts}:{body}".encode(), hashlib.sha256).hexdigest()
-    headers = {"Content-Type": "application/json", "X-Slack-Request-Timestamp": ts, "X-Slack-Signature": sig}
+    """One signed event on a kept connection; 0 when the request itself failed."""
+    headers = slack_headers(body, "application/json", SECRET)
     try:
         return client.post(url, content=body, headers=headers, timeout=15).status_code
     except httpx.HTTPError:
@@ -210,7 +208,6 @@ def main() -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    sys.path.insert(0, str(ROOT))
     from wsgiref.simple_server import make_server
 
     from bot.app import build_app

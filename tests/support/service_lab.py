@@ -113,12 +113,16 @@ class Lab:
         return self.log.read()
 
 
-def signed_post(url: str, body: str, content_type: str, secret: str) -> httpx.Response:
-    """A request as Slack sends it: timestamped and signed with the app's signing secret."""
+def slack_headers(body: str, content_type: str, secret: str) -> dict[str, str]:
+    """The headers of a request as Slack sends it: timestamped and signed with the app's signing secret."""
     ts = str(int(time.time()))
     sig = "v0=" + hmac.new(secret.encode(), f"v0:{ts}:{body}".encode(), hashlib.sha256).hexdigest()
-    headers = {"Content-Type": content_type, "X-Slack-Request-Timestamp": ts, "X-Slack-Signature": sig}
-    return httpx.post(url, content=body, headers=headers, timeout=10)
+    return {"Content-Type": content_type, "X-Slack-Request-Timestamp": ts, "X-Slack-Signature": sig}
+
+
+def signed_post(url: str, body: str, content_type: str, secret: str) -> httpx.Response:
+    """A request as Slack sends it."""
+    return httpx.post(url, content=body, headers=slack_headers(body, content_type, secret), timeout=10)
 
 
 def wait_for(check: Callable[[], bool], seconds: float, what: str) -> None:

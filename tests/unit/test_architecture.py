@@ -253,3 +253,9 @@ def _packages_imported_from_root(path: Path) -> set[str]:
         if isinstance(node, ast.ImportFrom) and node.module == "socialrag":
             found.update(f"socialrag.{alias.name}" for alias in node.names)
     return found
+
+
+def test_benchmarks_do_not_edit_the_import_path() -> None:
+    """``python -m bench.NAME`` from the repository root finds every package; no script edits ``sys.path``."""
+    offenders = [p.name for p in sorted((ROOT / "bench").glob("*.py")) if "sys.path" in p.read_text(encoding="utf-8")]
+    assert offenders == []
