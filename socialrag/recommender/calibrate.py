@@ -18,7 +18,7 @@ member_author  a member of the channel is an author (h1)
 =============  ============================================================================================
 
 The score is a weighted sum of the features. Before a channel has history the weights are today's fixed
-blend (``PRIOR``: similarity plus 0.05 popularity). ``fit`` learns a channel's weights from pairs
+blend (``PRIOR``: similarity plus ``DEFAULT_POPULARITY_WEIGHT`` of popularity). ``fit`` learns them from pairs
 (what the channel shared at a moment, a paper it could have shared then and did not), by pairwise logistic
 regression whose L2 penalty pulls the weights toward the prior's direction: with a handful of shares the
 prior decides, with hundreds the channel's own history does. h3 and h6 to h9 say who may care and how the
