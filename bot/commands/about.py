@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from datetime import UTC, datetime, timedelta
 
@@ -20,6 +21,7 @@ def cmd_help(inv: Invocation) -> str:
 
 
 NOW_COOLDOWN = timedelta(minutes=10)
+SLACK_PERMALINK = re.compile(r"https://([a-z0-9-]+\.)?slack\.com/archives/[A-Z0-9]+/p\d+(\?[\w=&.]*)?\Z")
 NOW_WAIT_SECONDS = 90.0
 
 
@@ -135,6 +137,10 @@ def cmd_why(inv: Invocation) -> str:
     lines = [f"*Why I posted {title}* (style {draft['style']}, score {draft['score']:.3f}):", describe_ranker(ranker)]
     for raw in draft["signals"]:
         signal = signal_from_json(raw)
-        sources = ", ".join(signal.permalinks)
-        lines.append(f"• {signal.kind}: {describe_fact(signal)}" + (f" — from {sources}" if sources else ""))
+        # titles, names and citing sentences are others' text: quoted, so that they can neither link nor notify;
+        # the only links are Slack's own permalinks of the channel's messages
+        sources = ", ".join(link for link in signal.permalinks if SLACK_PERMALINK.match(link))
+        lines.append(
+            f"• {signal.kind}: {quote(describe_fact(signal), 600)}" + (f" — from {sources}" if sources else "")
+        )
     return "\n".join(lines)

@@ -9,7 +9,7 @@ from bot.blocks import quote
 from bot.commands.base import Command, Invocation, UsageError, command
 from bot.context import AppContext
 from socialrag import storage
-from socialrag.knowledge import find_paper_refs, normalize_emoji, parse_sentiment
+from socialrag.knowledge import find_paper_refs, is_emoji_name, normalize_emoji, parse_sentiment
 from socialrag.recommender import normalize_arxiv_category
 
 FOCUS_DAYS = 14
@@ -124,8 +124,11 @@ def describe_sources(ctx: AppContext, names: list[str], categories: list[str]) -
 def parse_emoji(name: str, args: tuple[str, ...], rest: str) -> Command:
     if len(args) != 2:
         raise UsageError("Try `/paperping emoji eyes positive` (positive, negative or neutral).")
+    emoji = normalize_emoji(args[0])
+    if not is_emoji_name(emoji):
+        raise UsageError(f"`{quote(args[0], 40)}` is not an emoji name. Try `/paperping emoji eyes positive`.")
     try:
-        return Command(name, (normalize_emoji(args[0]), parse_sentiment(args[1])))
+        return Command(name, (emoji, parse_sentiment(args[1])))
     except ValueError as exc:
         raise UsageError(f"{exc}. Try `/paperping emoji eyes positive`.") from None
 

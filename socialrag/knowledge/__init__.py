@@ -15,7 +15,7 @@ from socialrag.packages import entry_points
 
 if TYPE_CHECKING:
     from socialrag.knowledge.embed import Embedder, embed_papers, embed_pending
-    from socialrag.knowledge.emoji import normalize_emoji, parse_sentiment
+    from socialrag.knowledge.emoji import is_emoji_name, normalize_emoji, parse_sentiment
     from socialrag.knowledge.index import IndexStats, ThreadTracker, index_messages
     from socialrag.knowledge.indexer import Indexer, IndexerConfig
     from socialrag.knowledge.links import find_paper_refs
@@ -35,6 +35,7 @@ ENTRY_POINTS = {
     "Embedder": "embed",
     "embed_papers": "embed",
     "embed_pending": "embed",
+    "is_emoji_name": "emoji",
     "normalize_emoji": "emoji",
     "parse_sentiment": "emoji",
     "IndexStats": "index",

@@ -6,6 +6,7 @@ The default table covers the reactions research channels use most; a channel can
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 from socialrag.models import Sentiment
@@ -120,6 +121,17 @@ NEGATIVE: frozenset[str] = frozenset(
         "hand",
     }
 )
+
+
+# Slack's emoji names: lower-case letters, digits, `_`, `-`, `+` and `'` (``+1``, ``-1``, ``woman's_hat``), no
+# longer than Slack allows a custom emoji's name to be.
+_EMOJI_NAME = re.compile(r"[a-z0-9_+'-]{1,100}")
+
+
+def is_emoji_name(name: str) -> bool:
+    """Whether ``name`` (as ``normalize_emoji`` leaves it) is an emoji name Slack could have, and nothing else:
+    no markup, no spaces, no mention or link can hide in it."""
+    return _EMOJI_NAME.fullmatch(name) is not None
 
 
 def normalize_emoji(name: str) -> str:

@@ -12,6 +12,7 @@ from wsgiref.simple_server import make_server
 
 import httpx
 import pytest
+from psycopg.types.json import Jsonb
 from slack_sdk import WebClient
 
 from bot.app import build_app, token_for
@@ -21,6 +22,7 @@ from bot.scheduler import Worker
 from socialrag import storage
 from socialrag.config import Settings
 from socialrag.db import Database
+from socialrag.models import Channel
 from socialrag.recommender.candidates import CandidateQuery, seed_papers
 from socialrag.recommender.context import load_channel_context
 from socialrag.recommender.rank import ScoringConfig, channel_weights
@@ -559,3 +561,33 @@ def test_report_uploads_the_month_through_files_upload_v2(harness: Harness, db: 
     assert len(harness.standin.files) == 3
     assert "stop the monthly report" in harness.command("report off")
     assert post_due_reports(db, harness.ctx.pacer, lambda team: client, datetime(2031, 5, 1, 8, tzinfo=UTC)) == 0
+
+
+def test_why_quotes_what_others_wrote(harness: Harness, db: Database) -> None:
+    """`/paperping why` shows titles, names and citing sentences as text: no link, no mention, and only Slack's
+    own permalinks as sources."""
+    hostile = {
+        "kind": "h5",
+        "strength": 0.9,
+        "fact": {
+            "paper_title": "Attention <https://evil.example/login|click here> <!channel>",
+            "relation": "cites",
+            "similarity": 0.8,
+            "context": "as shown by <@U0BOSS> in <!here>",
+            "shared_authors": ["Ann <https://evil.example|Lee>"],
+        },
+        "permalinks": ["https://lab.slack.com/archives/C1/p1700000010000000", "https://evil.example/phish"],
+    }
+    draft = {"paper": {"title": "A <!everyone> paper"}, "style": "template", "score": 0.5, "signals": [hostile]}
+    with db.connection() as conn:
+        storage.workspaces.upsert_team(conn, T)
+        storage.workspaces.upsert_channel(conn, Channel(T, "C1", "lab"))
+        conn.execute(
+            "INSERT INTO recommendations (team_id, channel_id, slot_key, status, style, draft, posted_at)"
+            " VALUES (%s, 'C1', 'why-test', 'posted', 'template', %s, now())",
+            (T, Jsonb(draft)),
+        )
+    why = harness.command("why")
+    assert "Why I posted" in why and "click here" in why
+    assert "<!" not in why and "<@" not in why and "<https://evil" not in why and "evil.example" not in why
+    assert "https://lab.slack.com/archives/C1/p1700000010000000" in why

@@ -74,3 +74,25 @@ def test_author_links(value: str, expected: dict[str, str]) -> None:
 def test_an_author_link_that_is_none() -> None:
     with pytest.raises(UsageError, match="Semantic Scholar author id"):
         parse_author_link("graham")
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "<!channel>",
+        ":<!channel>:",
+        ":<https://evil.example/login|click-here>:",
+        "<@U123>",
+        "a|b",
+        "x" * 101,
+    ],
+)
+def test_emoji_names_carry_no_markup(name: str) -> None:
+    """An emoji name is Slack's emoji syntax and nothing else, so the channel's announcement cannot notify or link."""
+    with pytest.raises(UsageError, match="not an emoji name"):
+        parse_command(f"emoji {name} negative")
+
+
+def test_real_emoji_names_pass() -> None:
+    for name in ("+1", "-1", ":thumbsup::skin-tone-3:", "woman's_hat", "white_check_mark", "e-mail"):
+        assert parse_command(f"emoji {name} positive").name == "emoji"
