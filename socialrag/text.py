@@ -23,6 +23,8 @@ BARE_DOMAIN = re.compile(
     re.IGNORECASE,
 )
 _BROADCAST = re.compile(r"@+(?=(?:here|channel|everyone|all)\b)", re.IGNORECASE)
+# the fence the prompts put around data (``<<<DATA`` ... ``DATA>>>``): data must not be able to close it
+_FENCE = re.compile(r"<{3,}|>{3,}")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
 
 
@@ -35,8 +37,9 @@ def _angle(m: re.Match[str]) -> str:
 
 
 def as_data(text: str | None) -> str:
-    """``text`` with mentions, broadcasts, channel links, link markup, addresses and member tokens removed
-    (a link keeps its label), invisible control characters dropped, and spaces folded."""
+    """``text`` with mentions, broadcasts, channel links, link markup, addresses, member tokens and the prompts'
+    data fence (``<<<``, ``>>>``) removed (a link keeps its label), invisible control characters dropped, and
+    spaces folded."""
     if not text:
         return ""
     out = _CONTROL.sub("", text)
@@ -47,6 +50,7 @@ def as_data(text: str | None) -> str:
         out = _URL.sub("", out)
         out = BARE_DOMAIN.sub("", out)
         out = _BROADCAST.sub("", out)
+        out = _FENCE.sub("", out)
         out = " ".join(out.replace("{@", "{ @").split())
         if out == before:
             break
