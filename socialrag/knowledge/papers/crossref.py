@@ -18,6 +18,14 @@ from socialrag.models import Author, Paper
 _TAGS = re.compile(r"<[^>]+>")
 
 
+_DOI = re.compile(r"10\.\d{4,9}/[^\s?#]+")
+
+
+def is_doi(value: str) -> bool:
+    """A DOI that can go into a request path: ``10.NNNN/suffix``, no query, no ``.`` or ``..`` segment."""
+    return _DOI.fullmatch(value) is not None and not any(s in (".", "..") for s in value.split("/"))
+
+
 def _first(value: Any) -> str | None:
     if isinstance(value, list) and value:
         return clean_text(value[0])
@@ -95,7 +103,7 @@ class Crossref:
         out: list[Paper | None] = []
         for ids in requests:
             doi = ids.get("doi")
-            if not doi:
+            if not doi or not is_doi(doi):
                 out.append(None)
                 continue
             try:

@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable
 from email.utils import parsedate_to_datetime
 from typing import Any, Protocol
+from urllib.parse import unquote
 
 import httpx
 
@@ -31,6 +32,20 @@ def parse_retry_after(value: str | None, default: float) -> float:
     except (TypeError, ValueError):
         return default
     return max(0.0, when.timestamp() - time.time())
+
+
+# The largest answer PaperPing reads from an outside service (a batch of 500 papers with their references is
+# a few MB); anything larger is refused rather than held in memory.
+MAX_RESPONSE_BYTES = 32_000_000
+
+
+def check_path(service: str, url: str) -> None:
+    """Refuse a request path with a ``.`` or ``..`` segment (plain or percent-encoded): an identifier written by
+    others must not move the request elsewhere on the service (``doi:10.1234/../../members/311``)."""
+    path = url.split("?", 1)[0].split("#", 1)[0]
+    for segment in path.split("/"):
+        if unquote(segment).strip() in (".", ".."):
+            raise SourceError(service, f"refused a request path that climbs out of the API: {path[:120]!r}")
 
 
 class SharedPace(Protocol):
@@ -57,8 +72,10 @@ class PoliteClient:
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
         shared: SharedPace | None = None,
+        max_bytes: int = MAX_RESPONSE_BYTES,
     ) -> None:
         self.name = name
+        self.max_bytes = max_bytes
         self.client = client
         self.min_interval = min_interval
         self.max_tries = max_tries
@@ -80,12 +97,15 @@ class PoliteClient:
         self._last = self._clock()
 
     def request(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
-        """Send one request, waiting and retrying as the service asks; 404 raises ``NotFound``."""
+        """Send one request, waiting and retrying as the service asks; 404 raises ``NotFound``. A path that
+        climbs out of the API (``..``) is refused before it is sent, and a body over ``max_bytes`` is not read
+        further (``SourceError``)."""
+        check_path(self.name, url)
         backoff = max(self.min_interval, 1.0)
         for attempt in range(1, self.max_tries + 1):
             self._pace()
             try:
-                response = self.client.request(method, url, **kwargs)
+                response = self._send(method, url, **kwargs)
             except httpx.HTTPError as exc:
                 if attempt == self.max_tries:
                     raise SourceError(self.name, f"request failed: {exc}") from exc
@@ -109,6 +129,25 @@ class PoliteClient:
                 raise SourceError(self.name, f"HTTP {response.status_code}: {response.text[:200]}")
             return response
         raise SourceError(self.name, "no response")  # pragma: no cover - the loop always returns or raises
+
+    def _send(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
+        """The response with its body read, up to ``max_bytes``."""
+        with self.client.stream(method, url, **kwargs) as streamed:
+            declared = streamed.headers.get("Content-Length", "")
+            if declared.isdigit() and int(declared) > self.max_bytes:
+                raise SourceError(self.name, f"answered {int(declared) // 1_000_000} MB; at most {self._cap} is read")
+            body = bytearray()
+            for chunk in streamed.iter_bytes():
+                body += chunk
+                if len(body) > self.max_bytes:
+                    raise SourceError(self.name, f"answered more than {self._cap}; the rest was not read")
+            return httpx.Response(
+                streamed.status_code, headers=streamed.headers, content=bytes(body), request=streamed.request
+            )
+
+    @property
+    def _cap(self) -> str:
+        return f"{self.max_bytes / 1_000_000:g} MB"
 
     def request_json(self, method: str, url: str, **kwargs: Any) -> Any:
         """``request`` and its JSON body; a body that is not JSON (an HTML error page) raises ``SourceError``."""
