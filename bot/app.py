@@ -140,6 +140,32 @@ def token_cipher(settings: Settings) -> TokenCipher:
     return TokenCipher(settings.token_key)
 
 
+def check_token_keys(db: Database, cipher: TokenCipher) -> list[str]:
+    """At start: try the keys on every stored bot token. When encrypted tokens are stored and the keys open
+    none of them, refuse to start (a wrong key would otherwise make every workspace fail at its first post).
+    Tokens that open but are not under the first key (an older key, or stored before encryption) are written
+    again under it. Returns the workspaces whose token the keys do not open, each logged."""
+    with db.connection() as conn:
+        stored = storage.installs.load_stored_tokens(conn)
+        opened = [(team, token) for team, token in stored if cipher.opens(token)]
+        closed = [team for team, token in stored if not cipher.opens(token)]
+        if closed and not opened:
+            raise ConfigError(
+                f"PAPERPING_TOKEN_KEY opens none of the {len(closed)} stored bot tokens: set the key they were "
+                "saved with (to rotate, give the new key first and the old one after it, comma-separated)"
+            )
+        renewed = 0
+        for team, token in opened:
+            if not cipher.is_current(token):
+                storage.installs.update_bot_token(conn, team, cipher.encrypt(cipher.decrypt(token)))
+                renewed += 1
+    if renewed:
+        log.warning("re-encrypted %d stored bot tokens with the first key of PAPERPING_TOKEN_KEY", renewed)
+    for team in closed:
+        log.warning("PAPERPING_TOKEN_KEY does not open the stored bot token of workspace %s; its posts wait", team)
+    return closed
+
+
 def token_for(settings: Settings, db: Database, team_id: str) -> str:
     """The bot token of a workspace: the single-workspace token, or its OAuth installation's."""
     if settings.slack_bot_token:

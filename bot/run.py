@@ -18,7 +18,7 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 from apscheduler.schedulers.background import BackgroundScheduler
 from slack_sdk import WebClient
 
-from bot.app import build_app, token_for
+from bot.app import build_app, check_token_keys, token_cipher, token_for
 from bot.context import AppContext
 from bot.pacing import SlackPacer
 from bot.reports import post_due_reports
@@ -120,6 +120,8 @@ def cmd_run(args: argparse.Namespace, settings: Settings, db: Database) -> int:
             "Slack's requests over HTTP instead, run `paperping run --http` with SLACK_SIGNING_SECRET set."
         )
     socket_mode = not args.http
+    if settings.slack_client_id and settings.slack_client_secret:
+        check_token_keys(db, token_cipher(settings))  # a wrong key stops here, not at every channel's post
     ctx = AppContext(settings, db)
     app = build_app(settings, db, ctx, socket_mode=socket_mode)
     recommender = Recommender(settings, db)

@@ -109,7 +109,8 @@ SETTINGS: tuple[Setting, ...] = (
         "token_key",
         "text",
         None,
-        "key that encrypts bot tokens stored in Postgres; required with OAuth (`paperping keygen` makes one)",
+        "key that encrypts bot tokens stored in Postgres; required with OAuth (`paperping keygen` makes one); "
+        "several keys, comma-separated and the newest first, while rotating",
     ),
     Setting(
         "PAPERPING_TICK_SECONDS", "tick_seconds", "float", "60", "how often each process looks for channels due a post"

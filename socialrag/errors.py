@@ -44,3 +44,8 @@ class RateLimited(SourceError):
 
 class NotFound(SourceError):
     """The service does not know the thing we asked for."""
+
+
+class KeyMismatch(PaperPingError):
+    """The token key does not open a stored bot token (a wrong or rotated ``PAPERPING_TOKEN_KEY``). Not a
+    reason to stop a channel: the right key brings everything back."""

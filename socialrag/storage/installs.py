@@ -51,3 +51,13 @@ def consume_oauth_state(conn: psycopg.Connection, state: str) -> bool:
 
 def prune_oauth_states(conn: psycopg.Connection, now: datetime) -> int:
     return conn.execute("DELETE FROM oauth_states WHERE expires_at < %(n)s", {"n": now}).rowcount
+
+
+def load_stored_tokens(conn: psycopg.Connection) -> list[tuple[str, str]]:
+    """(team id, bot token as stored) of every installation."""
+    rows = conn.execute("SELECT team_id, bot_token FROM installations ORDER BY team_id").fetchall()
+    return [(r[0], r[1]) for r in rows]
+
+
+def update_bot_token(conn: psycopg.Connection, team_id: str, stored: str) -> None:
+    conn.execute("UPDATE installations SET bot_token = %(b)s WHERE team_id = %(t)s", {"b": stored, "t": team_id})

@@ -1,12 +1,17 @@
-"""Bot tokens at rest: encrypted with a key from the environment (``PAPERPING_TOKEN_KEY``), Fernet from the
-``cryptography`` package (AES-128-CBC with an HMAC-SHA256 over it). A token stored before encryption was
-turned on is read as it is and encrypted the next time it is saved."""
+"""Bot tokens at rest: encrypted with keys from the environment (``PAPERPING_TOKEN_KEY``), Fernet from the
+``cryptography`` package (AES-128-CBC with an HMAC-SHA256 over it).
+
+``PAPERPING_TOKEN_KEY`` may hold several keys, comma-separated, the newest first (``cryptography``'s
+MultiFernet): a token opens with any of them and is written with the first. ``paperping run`` checks the keys
+against the stored tokens when it starts (``bot.app.check_token_keys``) and re-encrypts with
+the first key every token written with an older one, or stored before encryption was turned on.
+"""
 
 from __future__ import annotations
 
-from cryptography.fernet import Fernet, InvalidToken
+from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 
-from socialrag.errors import ConfigError
+from socialrag.errors import ConfigError, KeyMismatch
 
 PREFIX = "enc1:"
 
@@ -17,24 +22,48 @@ def generate_key() -> str:
 
 
 class TokenCipher:
-    def __init__(self, key: str) -> None:
+    def __init__(self, keys: str) -> None:
+        parts = [k.strip() for k in keys.split(",") if k.strip()]
         try:
-            self._fernet = Fernet(key.encode())
+            fernets = [Fernet(k.encode()) for k in parts]
         except (ValueError, TypeError):
             raise ConfigError(
-                "PAPERPING_TOKEN_KEY is not a valid key: it is 44 characters of URL-safe base64; "
-                "`paperping keygen` prints a new one"
+                "PAPERPING_TOKEN_KEY is not a valid key: each key is 44 characters of URL-safe base64 (several "
+                "keys are separated by commas, the newest first); `paperping keygen` prints a new one"
             ) from None
+        if not fernets:
+            raise ConfigError("PAPERPING_TOKEN_KEY holds no key; `paperping keygen` prints one")
+        self._newest = fernets[0]
+        self._fernet = MultiFernet(fernets)
 
     def encrypt(self, token: str) -> str:
-        return PREFIX + self._fernet.encrypt(token.encode()).decode()
+        return PREFIX + self._newest.encrypt(token.encode()).decode()
 
     def decrypt(self, stored: str) -> str:
         if not stored.startswith(PREFIX):
-            return stored  # saved before tokens were encrypted
+            return stored  # saved before tokens were encrypted (``check_token_keys`` encrypts it at start)
         try:
             return self._fernet.decrypt(stored[len(PREFIX) :].encode()).decode()
         except InvalidToken:
-            raise ConfigError(
-                "PAPERPING_TOKEN_KEY does not open the stored bot tokens: set the key they were saved with"
+            raise KeyMismatch(
+                "PAPERPING_TOKEN_KEY does not open this workspace's stored bot token: set the key it was saved "
+                "with (several keys may be given, comma-separated, the newest first)"
             ) from None
+
+    def opens(self, stored: str) -> bool:
+        """Whether the keys open ``stored`` (a token stored before encryption always opens)."""
+        try:
+            self.decrypt(stored)
+        except KeyMismatch:
+            return False
+        return True
+
+    def is_current(self, stored: str) -> bool:
+        """Whether ``stored`` is encrypted with the first key already."""
+        if not stored.startswith(PREFIX):
+            return False
+        try:
+            self._newest.decrypt(stored[len(PREFIX) :].encode())
+        except InvalidToken:
+            return False
+        return True

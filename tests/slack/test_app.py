@@ -408,7 +408,7 @@ def test_installations_are_kept_and_removed_on_uninstall(harness: Harness, db: D
     from slack_sdk.oauth.installation_store import Installation
 
     from bot.app import PostgresInstallationStore, PostgresStateStore, token_for
-    from socialrag.errors import ConfigError
+    from socialrag.errors import ConfigError, KeyMismatch
     from socialrag.storage.token_cipher import TokenCipher, generate_key
 
     key = generate_key()
@@ -430,7 +430,7 @@ def test_installations_are_kept_and_removed_on_uninstall(harness: Harness, db: D
     oauth_only = Settings(home=Path("/nonexistent"), slack_client_id="1.2", slack_client_secret="s")
     with pytest.raises(ConfigError, match="PAPERPING_TOKEN_KEY is not set"):
         token_for(oauth_only, db, "T0OTHER")
-    with pytest.raises(ConfigError, match="does not open the stored bot tokens"):
+    with pytest.raises(KeyMismatch, match="does not open this workspace's stored bot token"):
         token_for(oauth_only.with_changes(token_key=generate_key()), db, "T0OTHER")
     assert token_for(oauth_only.with_changes(token_key=key), db, "T0OTHER") == "xoxb-other"
     states = PostgresStateStore(db)

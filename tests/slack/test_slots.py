@@ -163,3 +163,26 @@ def test_now_has_a_cooldown(db: Database, setup: dict[str, Any]) -> None:
             conn, T, channels[1], datetime.now(UTC) + timedelta(days=1), posted_at=datetime.now(UTC)
         )
     assert "works again from" in run_command(ctx, client, body)
+
+
+def test_a_key_that_cannot_open_the_token_never_stops_a_channel(db: Database, setup: dict[str, Any]) -> None:
+    """A wrong or rotated PAPERPING_TOKEN_KEY is not the channel's fault: the post is retried later and the
+    channel stays active, so setting the right key brings it back with no `/paperping resume`."""
+    from slack_sdk.oauth.installation_store import Installation
+
+    from bot.app import PostgresInstallationStore, token_for
+    from socialrag.storage.token_cipher import TokenCipher, generate_key
+
+    channels = setup["channels"]
+    only_first_channel(db, channels)
+    saved_with = generate_key()
+    PostgresInstallationStore(db, TokenCipher(saved_with)).save(
+        Installation(team_id=T, bot_token="xoxb-lab", bot_user_id="UB", user_id="U1", bot_scopes=["chat:write"])
+    )
+    wrong = Settings(home=Path("."), slack_client_id="1.2", slack_client_secret="s", token_key=generate_key())
+    w = Worker(db, lambda team: WebClient(token=token_for(wrong, db, team)), setup["recommend"])
+    w.tick()  # the slot is taken and its post fails
+    with db.connection() as conn:
+        s = storage.settings.load_channel_settings(conn, T, channels[0])
+    assert s.active and s.stopped_reason is None and s.failures == 1
+    assert s.next_post_at is not None and s.next_post_at > datetime.now(UTC), "retried later, not given up"
