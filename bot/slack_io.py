@@ -146,7 +146,9 @@ def reactions_from_slack(raw: Any) -> tuple[Reaction, ...]:
 
 
 def member_from_slack(raw: Mapping[str, Any], team_id: str | None = None) -> Member | None:
-    """A ``users.json`` entry or a ``users.info`` user as a ``Member``."""
+    """A ``users.json`` entry or a ``users.info`` user as a ``Member`` of the workspace ``team_id`` (the tenant
+    whose channels they appear in). A member of another organisation in a Slack Connect channel carries their
+    own ``team_id``; they are still a member of this workspace's knowledge base, scoped like everyone else."""
     user_id = raw.get("id")
     if not isinstance(user_id, str):
         return None
@@ -158,7 +160,7 @@ def member_from_slack(raw: Mapping[str, Any], team_id: str | None = None) -> Mem
     real = raw.get("real_name") or profile.get("real_name")
     tz = raw.get("tz")
     return Member(
-        team_id=_text(raw.get("team_id")) or team_id or "",
+        team_id=team_id or _text(raw.get("team_id")) or "",
         user_id=_text(user_id),
         display_name=_text(display) or _text(user_id),
         real_name=_text(real) or None,

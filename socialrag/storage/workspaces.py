@@ -90,6 +90,10 @@ def deactivate_channels(conn: psycopg.Connection, team_id: str, channel_id: str 
 def upsert_members(conn: psycopg.Connection, members: Sequence[Member]) -> None:
     if not members:
         return
+    conn.execute(  # a member's workspace row first (one the base has not seen yet must not break the batch)
+        "INSERT INTO teams (team_id) SELECT DISTINCT unnest(%(t)s::text[]) ON CONFLICT DO NOTHING",
+        {"t": sorted({m.team_id for m in members})},
+    )
     conn.execute(
         """
         INSERT INTO members (team_id, user_id, display_name, real_name, is_bot, deleted, timezone)

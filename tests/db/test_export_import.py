@@ -12,7 +12,7 @@ from bot.export import import_export
 from socialrag import storage
 from socialrag.db import Database
 from socialrag.errors import InputError
-from tests.support.exports import T0, TEAM, lab_export, msg, user
+from tests.support.exports import DAY, T0, TEAM, lab_export, msg, user, write_export
 
 
 def test_import_keeps_only_papers_threads_and_reactions(db: Database, tmp_path: Path) -> None:
@@ -124,3 +124,25 @@ def test_export_inside_a_folder_and_edits(db: Database, tmp_path: Path) -> None:
     with db.connection() as conn:
         edited = conn.execute("SELECT edited_at IS NOT NULL FROM messages").fetchone()
     assert edited == (True,)
+
+
+def test_a_member_of_another_organisation_is_imported_with_everyone_else(db: Database, tmp_path: Path) -> None:
+    """Slack Connect: a user whose `team_id` is their own organisation's shares and reacts in a shared channel.
+    The import finishes every channel, and the partner is one of this workspace's members (its tenant)."""
+    partner = {**user("UP1", "pat"), "team_id": "T0PARTNER"}
+    shared = [
+        msg(T0, "U1", "<https://arxiv.org/abs/1706.03762|Attention>", reactions=[{"name": "+1", "users": ["UP1"]}]),
+        msg(T0 + 60, "UP1", "ours: <https://aclanthology.org/N19-1423/>"),
+    ]
+    later = [msg(T0 + DAY, "U2", "<https://arxiv.org/abs/2005.14165>")]
+    path = write_export(
+        tmp_path / "connect.zip",
+        {"shared-reading": ("C10", ["U1", "UP1"], shared), "zz-later": ("C11", ["U2"], later)},
+        [user("U1", "ana"), user("U2", "ben"), partner],
+    )
+    report = import_export(db, path, progress=False)
+    assert [c.name for c in report.channels] == ["shared-reading", "zz-later"] and not report.problems
+    with db.connection() as conn:
+        members = conn.execute("SELECT team_id, user_id FROM members ORDER BY user_id").fetchall()
+        counts = storage.messages.load_channel_counts(conn, TEAM, "C11")
+    assert ("T0LAB", "UP1") in members and counts["messages"] == 1

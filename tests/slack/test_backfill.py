@@ -155,3 +155,20 @@ def test_killed_backfill_resumes_where_it_stopped(db: Database, standin: SlackSt
     with db.connection() as conn:
         counts = storage.messages.load_channel_counts(conn, "T0LAB", "C1")
     assert counts["messages"] == 40 and counts["replies"] == 20 and counts["reactions"] == 20
+
+
+def test_a_backfill_with_a_member_of_another_organisation_completes(db: Database) -> None:
+    """Slack Connect: the member who reacts is from a partner organisation (their own `team_id`). The backfill's
+    last step stores the members, and its checkpoint completes, so a restart does not read the history again."""
+    state = lab_state(12)
+    state.users["U2"] = {**state.users["U2"], "team_id": "T0PARTNER"}
+    server = SlackStandIn(state).start()
+    try:
+        client = WebClient(token="xoxb-test", base_url=server.url)
+        backfill_channel(db, client, "C1", pacer=HistoryPacer(sleep=lambda s: None))
+    finally:
+        server.stop()
+    with db.connection() as conn:
+        done = conn.execute("SELECT completed_at IS NOT NULL FROM import_checkpoints").fetchall()
+        partner = conn.execute("SELECT team_id FROM members WHERE user_id = 'U2'").fetchall()
+    assert done == [(True,)] and partner == [("T0LAB",)]
