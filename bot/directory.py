@@ -40,6 +40,14 @@ class SlackDirectory:
                 self._domains[team_id] = storage.workspaces.load_team_domain(conn, team_id)
         return self._domains[team_id]
 
+    def channel_team(self, team_id: str, channel_id: str) -> str:
+        """The workspace a channel belongs to in PaperPing's base. In a Slack Connect channel a command from a
+        member of the partner organisation carries their own ``team_id``; the channel (and what the base holds
+        of it) stays the workspace's that PaperPing is in."""
+        with self.db.connection() as conn:
+            owners = {t for t, c, _ in storage.workspaces.find_channels(conn, channel_id) if c == channel_id}
+        return next(iter(owners)) if len(owners) == 1 and team_id not in owners else team_id
+
     def ensure_channel(self, client: WebClient, team_id: str, channel_id: str) -> None:
         """The workspace and channel rows, created on first sight (their name from ``conversations.info``)."""
         if (team_id, channel_id) in self._known_channels:

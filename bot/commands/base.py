@@ -32,8 +32,9 @@ class UsageError(ValueError):
 
 @dataclass(frozen=True)
 class Invocation:
-    """One command being carried out: the process's context, Slack's client, the parsed command, and the
-    workspace, channel and member it came from, at ``now``."""
+    """One command being carried out: the process's context, Slack's client, the parsed command, the workspace
+    the channel belongs to (``team``), the channel, the member and their own workspace (``home_team``: another
+    organisation's in a Slack Connect channel), at ``now``."""
 
     ctx: AppContext
     client: WebClient
@@ -42,6 +43,12 @@ class Invocation:
     channel: str
     user: str
     now: datetime
+    home_team: str = ""
+
+    @property
+    def from_elsewhere(self) -> bool:
+        """The member belongs to another organisation than the channel's workspace (Slack Connect)."""
+        return bool(self.home_team) and self.home_team != self.team
 
     @property
     def name(self) -> str:
@@ -149,5 +156,8 @@ def run_command(ctx: AppContext, client: WebClient, body: dict[str, Any], now: d
                 "I'm not in this channel yet, so nothing was changed. Invite me first (`/invite @PaperPing`), "
                 "then try again."
             )
+    # one rule for shared channels: a command acts on the workspace the channel belongs to, whichever
+    # organisation the member who typed it is from
+    home_team, team = team, ctx.slack.channel_team(team, channel)
     ctx.slack.ensure_channel(client, team, channel)
-    return spec.handle(Invocation(ctx, client, parsed, team, channel, user, now))
+    return spec.handle(Invocation(ctx, client, parsed, team, channel, user, now, home_team))

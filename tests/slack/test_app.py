@@ -141,6 +141,18 @@ def test_forget_me_asks_then_deletes(harness: Harness, db: Database) -> None:
     assert count(db, "SELECT count(*) FROM members WHERE user_id = 'U2'") == 0
 
 
+def test_a_partner_organisations_member_forgets_in_a_shared_channel(harness: Harness, db: Database) -> None:
+    """Slack Connect: the member's own workspace is another organisation's, and their command says so
+    (`team_id`). Commands act on the workspace the channel belongs to: what they shared there goes, and nothing
+    of theirs is stored there again."""
+    harness.event(message_event("1700000002.000100", "<https://arxiv.org/abs/1706.03762>", user="UP1"))
+    assert count(db, "SELECT count(*) FROM messages WHERE user_id = 'UP1'") == 1
+    assert "deleted 1 stored messages" in harness.command("forget-me confirm", user="UP1", team="T0PARTNER")
+    assert count(db, "SELECT count(*) FROM messages WHERE user_id = 'UP1'") == 0
+    harness.event(message_event("1700000003.000100", "<https://arxiv.org/abs/2005.14165>", user="UP1"))
+    assert count(db, "SELECT count(*) FROM messages WHERE user_id = 'UP1'") == 0, "forgotten in the channel's workspace"
+
+
 def test_app_home(harness: Harness, db: Database) -> None:
     harness.ctx.slack.ensure_channel(WebClient(token="x", base_url=harness.standin.url), T, "C1")
     harness.ctx.channels.activate(T, "C1")

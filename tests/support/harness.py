@@ -72,12 +72,12 @@ class Harness:
         time.sleep(0.3)  # listeners run after the acknowledgement
         return response
 
-    def command(self, text: str, user: str = "U2") -> str:
+    def command(self, text: str, user: str = "U2", team: str = T) -> str:
         before = len(self.standin.responses)
         body = urlencode(
             {
                 "token": "x",
-                "team_id": T,
+                "team_id": team,
                 "channel_id": "C1",
                 "user_id": user,
                 "command": "/paperping",
