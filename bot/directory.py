@@ -4,6 +4,7 @@ permalinks), the channels it has seen and whether it is in one. Looked up once, 
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass, field
 
 from slack_sdk import WebClient
@@ -17,9 +18,23 @@ from socialrag.models import Channel
 log = logging.getLogger(__name__)
 
 
+STANDING_SECONDS = 600.0  # how long a member's standing (guest, admin) is trusted before it is asked again
+
+
+@dataclass(frozen=True)
+class Standing:
+    """What Slack says of a member that decides what they may change: a guest (single- or multi-channel) or a
+    workspace admin or owner. ``known`` is False when Slack could not be asked."""
+
+    guest: bool = False
+    admin: bool = False
+    known: bool = True
+
+
 @dataclass
 class SlackDirectory:
     db: Database
+    _standing: dict[tuple[str, str], tuple[float, Standing]] = field(default_factory=dict)
     _bot_users: dict[str, str] = field(default_factory=dict)
     _domains: dict[str, str | None] = field(default_factory=dict)
     _known_channels: set[tuple[str, str]] = field(default_factory=set)
@@ -39,6 +54,23 @@ class SlackDirectory:
             with self.db.connection() as conn:
                 self._domains[team_id] = storage.workspaces.load_team_domain(conn, team_id)
         return self._domains[team_id]
+
+    def standing(self, client: WebClient, team_id: str, user_id: str) -> Standing:
+        """The member's standing from ``users.info``, kept a few minutes."""
+        cached = self._standing.get((team_id, user_id))
+        if cached and time.monotonic() - cached[0] < STANDING_SECONDS:
+            return cached[1]
+        try:
+            user = client.users_info(user=user_id)["user"]
+        except SlackApiError as exc:
+            log.warning("users.info %s: %s", user_id, exc.response.get("error"))
+            return Standing(known=False)
+        found = Standing(
+            guest=bool(user.get("is_restricted") or user.get("is_ultra_restricted")),
+            admin=bool(user.get("is_admin") or user.get("is_owner") or user.get("is_primary_owner")),
+        )
+        self._standing[(team_id, user_id)] = (time.monotonic(), found)
+        return found
 
     def channel_team(self, team_id: str, channel_id: str) -> str:
         """The workspace a channel belongs to in PaperPing's base. In a Slack Connect channel a command from a

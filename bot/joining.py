@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from slack_sdk import WebClient
@@ -41,9 +41,12 @@ def history_note(papers: int, first_share_at: datetime | None) -> str:
 class ChannelStarts:
     db: Database
     pacer: SlackPacer
+    _reading: set[tuple[str, str]] = field(default_factory=set)  # channels whose history this process reads now
+    _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def activate(self, team_id: str, channel_id: str, now: datetime | None = None) -> None:
-        """PaperPing is in the channel: schedule its first post (settings keep their defaults)."""
+    def activate(self, team_id: str, channel_id: str, now: datetime | None = None) -> bool:
+        """PaperPing is in the channel: schedule its first post (settings keep their defaults). Returns whether
+        the channel was inactive until now (a first invitation, or one after PaperPing was removed)."""
         now = now or datetime.now(UTC)
         with self.db.connection() as conn:
             current = storage.settings.load_channel_settings(conn, team_id, channel_id)
@@ -66,6 +69,7 @@ class ChannelStarts:
                 current.weekdays_only,
             )
             storage.settings.schedule_first_post(conn, team_id, channel_id, first)
+        return not current.active
 
     def queue_backfill(self, team_id: str, channel_id: str) -> None:
         """Note that the channel's history is to be read, before reading starts, so that a restarted process
@@ -78,10 +82,24 @@ class ChannelStarts:
                 state = {"phase": "history", "threads": [], "users": []}
                 storage.checkpoints.record_checkpoint(conn, team_id, channel_id, SOURCE, None, state)
 
+    def start_backfill(self, client: WebClient, team_id: str, channel_id: str) -> threading.Thread | None:
+        """Read the channel's history in a background thread, unless this process is reading it already."""
+        with self._lock:
+            if (team_id, channel_id) in self._reading:
+                return None
+            self._reading.add((team_id, channel_id))
+        thread = threading.Thread(
+            target=self.backfill, args=(client, team_id, channel_id), daemon=True, name=f"backfill-{channel_id}"
+        )
+        thread.start()
+        return thread
+
     def backfill(self, client: WebClient, team_id: str, channel_id: str) -> None:
         """The channel's history, in the background after joining; failures are logged, not raised."""
         from bot.backfill import backfill_channel
 
+        with self._lock:
+            self._reading.add((team_id, channel_id))
         try:
             report = backfill_channel(self.db, client, channel_id)
             log.info("backfilled #%s: %s", report.channel.name, report.stats)
@@ -90,6 +108,9 @@ class ChannelStarts:
             log.warning("backfill of %s failed: %s", channel_id, exc)
         except Exception:
             log.exception("backfill of %s failed", channel_id)
+        finally:
+            with self._lock:
+                self._reading.discard((team_id, channel_id))
 
     def say_what_was_read(self, client: WebClient, team_id: str, channel_id: str) -> None:
         """After the history is read: how much, and with little history, how to give PaperPing a start."""
@@ -112,9 +133,7 @@ class ChannelStarts:
                 log.warning("cannot resume the backfill of %s: %s", channel_id, exc)
                 continue
             log.info("resuming the backfill of %s", channel_id)
-            thread = threading.Thread(
-                target=self.backfill, args=(client, team_id, channel_id), daemon=True, name=f"backfill-{channel_id}"
-            )
-            thread.start()
-            threads.append(thread)
+            thread = self.start_backfill(client, team_id, channel_id)
+            if thread is not None:
+                threads.append(thread)
         return threads

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -80,6 +81,14 @@ Parser = Callable[[str, tuple[str, ...], str], Command]  # (name, words after it
 Handler = Callable[[Invocation], str]
 
 
+def always(command: Command) -> bool:
+    return True
+
+
+def never(command: Command) -> bool:
+    return False
+
+
 @dataclass(frozen=True)
 class CommandSpec:
     name: str
@@ -87,6 +96,7 @@ class CommandSpec:
     parse: Parser
     handle: Handler
     about_member: bool = False  # about the member, not the channel: works wherever it is typed
+    steers: Callable[[Command], bool] = never  # changes what the whole channel gets
 
 
 COMMANDS: dict[str, CommandSpec] = {}  # every name a member may type (aliases included), in declaration order
@@ -108,12 +118,20 @@ def one_of(values: tuple[str, ...] | frozenset[str] | dict[str, Any], hint: str)
 
 
 def command(
-    name: str, usage: str, *, parse: Parser = no_arguments, aliases: tuple[str, ...] = (), about_member: bool = False
+    name: str,
+    usage: str,
+    *,
+    parse: Parser = no_arguments,
+    aliases: tuple[str, ...] = (),
+    about_member: bool = False,
+    steers: bool | Callable[[Command], bool] = False,
 ) -> Callable[[Handler], Handler]:
-    """Declare a command: its name (and aliases), its usage line, its parser and (decorated) its handler."""
+    """Declare a command: its name (and aliases), its usage line, its parser, whether it changes what the whole
+    channel gets (``steers``: always, or for some of its forms) and (decorated) its handler."""
+    changes = steers if callable(steers) else (always if steers else never)
 
     def declare(handle: Handler) -> Handler:
-        spec = CommandSpec(name, usage, parse, handle, about_member)
+        spec = CommandSpec(name, usage, parse, handle, about_member, changes)
         for word in (name, *aliases):
             if word in COMMANDS:
                 raise ValueError(f"/paperping {word} is declared twice")
@@ -160,4 +178,32 @@ def run_command(ctx: AppContext, client: WebClient, body: dict[str, Any], now: d
     # organisation the member who typed it is from
     home_team, team = team, ctx.slack.channel_team(team, channel)
     ctx.slack.ensure_channel(client, team, channel)
-    return spec.handle(Invocation(ctx, client, parsed, team, channel, user, now, home_team))
+    invocation = Invocation(ctx, client, parsed, team, channel, user, now, home_team)
+    if spec.steers(parsed):
+        refusal = may_steer(invocation)
+        if refusal:
+            return refusal
+    return spec.handle(invocation)
+
+
+def may_steer(inv: Invocation, *, locking: bool = False) -> str | None:
+    """Why this member may not change what the whole channel gets, or None when they may. Guests and members of
+    other organisations never do; in a locked channel (and to lock or unlock one) only the member who invited
+    PaperPing and the workspace's admins do. A member's own settings are always theirs."""
+    if inv.from_elsewhere:
+        return (
+            "This channel's PaperPing settings belong to the workspace it lives in, so members of other "
+            "organisations can't change them; `/paperping status` shows them."
+        )
+    standing = inv.ctx.slack.standing(inv.client, inv.team, inv.user)
+    if standing.guest:
+        return "Guests can't change what PaperPing does in a channel; ask a member of the workspace."
+    with inv.ctx.db.connection() as conn:
+        s = storage.settings.load_channel_settings(conn, inv.team, inv.channel)
+    if not (s.locked or locking) or standing.admin or (s.invited_by and s.invited_by == inv.user):
+        return None
+    inviter = s.invited_by if s.invited_by and re.fullmatch(r"[UW][A-Z0-9]{1,20}", s.invited_by) else None
+    who = f"<@{inviter}>" if inviter else "the member who invited me"
+    if locking:
+        return f"Only {who} and the workspace's admins can lock or unlock PaperPing's settings here."
+    return f"PaperPing's settings here are locked: {who} or a workspace admin can change them (or `/paperping unlock`)."

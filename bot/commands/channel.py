@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from bot.blocks import quote
-from bot.commands.base import Command, Invocation, UsageError, command, one_of
+from bot.commands.base import Command, Invocation, UsageError, command, may_steer, one_of
 from bot.reports import post_month_report
 from socialrag.errors import SourceError
 from socialrag.models import STYLES
@@ -18,6 +18,7 @@ from socialrag.recommender import FREQUENCIES
     "frequency",
     "`frequency daily|every-other-day|weekly` — how often I post here",
     parse=one_of(FREQUENCIES, "Try `/paperping frequency daily`, `every-other-day` or `weekly`."),
+    steers=True,
 )
 def cmd_frequency(inv: Invocation) -> str:
     inv.set(frequency=inv.args[0], step_down_reason=None)
@@ -25,7 +26,7 @@ def cmd_frequency(inv: Invocation) -> str:
     return f"Done: I'll post {inv.args[0].replace('-', ' ')} here."
 
 
-@command("pause", "`pause` / `resume` — stop and restart posting here", aliases=("resume",))
+@command("pause", "`pause` / `resume` — stop and restart posting here", aliases=("resume",), steers=True)
 def cmd_pause(inv: Invocation) -> str:
     inv.set(paused=inv.name == "pause")
     if inv.name == "resume":
@@ -39,6 +40,7 @@ def cmd_pause(inv: Invocation) -> str:
     "style",
     "`style tldr|template|template+tldr|llm` — how I explain a paper",
     parse=one_of(STYLES, "Try `/paperping style tldr`, `template`, `template+tldr` or `llm`."),
+    steers=True,
 )
 def cmd_style(inv: Invocation) -> str:
     inv.set(style=inv.args[0])
@@ -72,6 +74,7 @@ def parse_hours(name: str, args: tuple[str, ...], rest: str) -> Command:
     "hours",
     "`hours 9-17 [TIMEZONE] [every-day]` — when I may post here (weekdays only unless `every-day`)",
     parse=parse_hours,
+    steers=True,
 )
 def cmd_hours(inv: Invocation) -> str:
     start, end, tz, every_day = inv.args
@@ -96,6 +99,7 @@ def parse_report(name: str, args: tuple[str, ...], rest: str) -> Command:
     "`report` — post this month's chart of the channel's activity here; `report monthly|off` — on the 1st of "
     "each month",
     parse=parse_report,
+    steers=True,
 )
 def cmd_report(inv: Invocation) -> str:
     if inv.args:
@@ -111,3 +115,21 @@ def cmd_report(inv: Invocation) -> str:
             return "I can't upload files yet: an admin needs to reinstall PaperPing so it gets `files:write`."
         return f"The upload failed ({quote(str(exc), 200)}); nothing was posted."
     return "Posted this month's report here."
+
+
+@command(
+    "lock",
+    "`lock` / `unlock` — only the member who invited me and admins may change my settings here",
+    aliases=("unlock",),
+)
+def cmd_lock(inv: Invocation) -> str:
+    refusal = may_steer(inv, locking=True)
+    if refusal:
+        return refusal
+    locked = inv.name == "lock"
+    inv.set(locked=locked)
+    if locked:
+        inv.announce("locked PaperPing's settings in this channel to the member who invited it and the admins.")
+        return "Done: only the member who invited me and the workspace's admins can change my settings here."
+    inv.announce("unlocked PaperPing's settings in this channel.")
+    return "Done: members of this workspace can change my settings here again (guests can't)."

@@ -35,6 +35,7 @@ def parse_focus(name: str, args: tuple[str, ...], rest: str) -> Command:
     "focus",
     "`focus TEXT-OR-LINKS` — lean the next recommendations toward a topic for two weeks (`focus off` to stop)",
     parse=parse_focus,
+    steers=True,
 )
 def cmd_focus(inv: Invocation) -> str:
     if inv.text.lower() == "off":
@@ -88,6 +89,7 @@ def parse_sources(name: str, args: tuple[str, ...], rest: str) -> Command:
     "`sources` — where candidates come from; `sources semanticscholar arxiv catalog` or "
     "`sources arxiv cs.CL cs.LG` sets it",
     parse=parse_sources,
+    steers=lambda c: bool(c.args),
 )
 def cmd_sources(inv: Invocation) -> str:
     if inv.args:
@@ -133,7 +135,9 @@ def parse_emoji(name: str, args: tuple[str, ...], rest: str) -> Command:
         raise UsageError(f"{exc}. Try `/paperping emoji eyes positive`.") from None
 
 
-@command("emoji", "`emoji NAME positive|negative|neutral` — how this channel reads an emoji", parse=parse_emoji)
+@command(
+    "emoji", "`emoji NAME positive|negative|neutral` — how this channel reads an emoji", parse=parse_emoji, steers=True
+)
 def cmd_emoji(inv: Invocation) -> str:
     emoji, sentiment = inv.args
     with inv.ctx.db.connection() as conn:

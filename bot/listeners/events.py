@@ -8,7 +8,6 @@ one connection with the event's de-duplication record: both commit together or n
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -103,11 +102,13 @@ def handle_joined(
         storage.workspaces.add_channel_member(conn, team, channel, str(event.get("user") or ""))
         return
     ctx.channels.queue_backfill(team, channel)  # before the first slot opens, so that the slot waits for the history
-    ctx.channels.activate(team, channel)
-    ctx.pacer.post(client.chat_postMessage, channel=channel, text=INTRO)
-    threading.Thread(
-        target=ctx.channels.backfill, args=(client, team, channel), daemon=True, name=f"backfill-{channel}"
-    ).start()
+    arrived = ctx.channels.activate(team, channel)
+    inviter = event.get("inviter")
+    if isinstance(inviter, str) and inviter:
+        storage.settings.upsert_channel_setting(conn, team, channel, invited_by=inviter)
+    if arrived:  # a second invitation while PaperPing is in the channel says nothing again
+        ctx.pacer.post(client.chat_postMessage, channel=channel, text=INTRO)
+    ctx.channels.start_backfill(client, team, channel)  # one reading of a channel's history at a time
 
 
 def handle_left(

@@ -45,6 +45,8 @@ class ChannelSettings:
     empty_reason: str | None = None
     empty_at: datetime | None = None
     activated_at: datetime | None = None
+    invited_by: str | None = None  # the member who invited PaperPing into the channel
+    locked: bool = False  # settings changed only by that member and the workspace's admins
 
 
 @dataclass(frozen=True)

@@ -153,6 +153,45 @@ def test_a_partner_organisations_member_forgets_in_a_shared_channel(harness: Har
     assert count(db, "SELECT count(*) FROM messages WHERE user_id = 'UP1'") == 0, "forgotten in the channel's workspace"
 
 
+def test_guests_and_other_organisations_do_not_steer_the_channel(harness: Harness, db: Database) -> None:
+    """A guest or a Slack Connect partner's member gets a sentence, and the channel keeps its settings; their
+    own settings stay theirs, and what they may read they still can."""
+    for text in ("frequency daily", "pause", "emoji +1 negative", "focus retrieval", "sources arxiv", "now"):
+        assert "Guests can't" in harness.command(text, user="UG1"), text
+        assert "other organisations" in harness.command(text, user="UP1", team="T0PARTNER"), text
+    with db.connection() as conn:
+        s = storage.settings.load_channel_settings(conn, T, "C1")
+        overrides = storage.settings.load_emoji_overrides(conn, T, "C1")
+    assert s.frequency == "every-other-day" and not s.paused and s.focus_text is None and overrides == {}
+    assert "won't @-mention you" in harness.command("mentions off", user="UG1")
+    assert "Candidates here come from" in harness.command("sources", user="UG1")
+    assert "PaperPing here" in harness.command("status", user="UP1", team="T0PARTNER")
+    assert not [p for p in harness.standin.posts if "UG1" in p["text"] or "UP1" in p["text"]], "nothing announced"
+
+
+def test_a_locked_channel_is_steered_by_its_inviter_and_the_admins(harness: Harness, db: Database) -> None:
+    harness.event(
+        {"type": "member_joined_channel", "user": "UBOT", "channel": "C1", "team": T, "inviter": "U1", "event_ts": "1"}
+    )
+    assert "Only <@U1> and the workspace's admins" in harness.command("lock", user="U3")
+    assert "Done: only the member who invited me" in harness.command("lock", user="U1")
+    assert "settings here are locked" in harness.command("frequency daily", user="U3")
+    assert "won't @-mention you" in harness.command("mentions off", user="U3"), "a member's own settings stay theirs"
+    assert harness.command("frequency weekly", user="U4") == "Done: I'll post weekly here.", "an admin may"
+    assert harness.command("style tldr", user="U1") == "Done: style is now tldr.", "the inviter may"
+    assert "Only <@U1>" in harness.command("unlock", user="U2")
+    assert "members of this workspace can change" in harness.command("unlock", user="U4")
+    assert harness.command("frequency daily", user="U3") == "Done: I'll post daily here."
+
+
+def test_a_second_invitation_says_hello_once_and_reads_once(harness: Harness, db: Database) -> None:
+    joined = {"type": "member_joined_channel", "user": "UBOT", "channel": "C1", "team": T, "inviter": "U1"}
+    harness.event({**joined, "event_ts": "1.0"})
+    harness.event({**joined, "event_ts": "2.0"})
+    intros = [p for p in harness.standin.posts if p["text"].startswith("Hi, I'm PaperPing")]
+    assert len(intros) == 1
+
+
 def test_app_home(harness: Harness, db: Database) -> None:
     harness.ctx.slack.ensure_channel(WebClient(token="x", base_url=harness.standin.url), T, "C1")
     harness.ctx.channels.activate(T, "C1")
