@@ -114,6 +114,9 @@ def cmd_status(inv: Invocation) -> str:
     if s.stopped_reason:
         reason = quote(s.stopped_reason, 200)
         lines.append(f"Stopped posting because of: {reason}. `/paperping resume` tries again.")
+    if s.report_monthly and s.report_stopped_reason:
+        reason = quote(s.report_stopped_reason, 200)
+        lines.append(f"Monthly report stopped because of: {reason}. `/paperping report monthly` tries again.")
     if s.step_down_reason:
         lines.append(f"Posting less often because {s.step_down_reason}; `/paperping frequency` sets it back.")
     if focus_active(s, inv.now):

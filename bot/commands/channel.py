@@ -4,11 +4,13 @@
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 from typing import Any
 
 from bot.blocks import quote
 from bot.commands.base import Command, Invocation, UsageError, command, may_steer, one_of
 from bot.reports import post_month_report
+from socialrag import storage
 from socialrag.errors import SourceError
 from socialrag.models import STYLES
 from socialrag.recommender import FREQUENCIES
@@ -88,6 +90,9 @@ def cmd_hours(inv: Invocation) -> str:
     return f"Done: I'll post between {start}:00 and {end}:00{where} {days}."
 
 
+REPORT_COOLDOWN = timedelta(minutes=10)  # between two on-demand reports in a channel
+
+
 def parse_report(name: str, args: tuple[str, ...], rest: str) -> Command:
     if len(args) > 1 or (args and args[0].lower() not in ("monthly", "off")):
         raise UsageError("Try `/paperping report`, `/paperping report monthly` or `/paperping report off`.")
@@ -104,13 +109,20 @@ def parse_report(name: str, args: tuple[str, ...], rest: str) -> Command:
 def cmd_report(inv: Invocation) -> str:
     if inv.args:
         monthly = inv.args[0] == "monthly"
-        inv.set(report_monthly=monthly)
+        inv.set(report_monthly=monthly, report_stopped_reason=None, report_failures=0, report_retry_at=None)
         what = "post the channel's monthly report here on the 1st" if monthly else "stop the monthly report"
         inv.announce(f"asked PaperPing to {what}.")
         return f"Done: I'll {what}."
+    with inv.ctx.db.connection() as conn:
+        asked = storage.settings.load_channel_settings(conn, inv.team, inv.channel).report_asked_at
+    if asked is not None and inv.now - asked < REPORT_COOLDOWN:
+        again = asked + REPORT_COOLDOWN
+        return f"I posted a report here at {asked:%H:%M} UTC; `/paperping report` works again from {again:%H:%M} UTC."
+    inv.set(report_asked_at=inv.now)
     try:
         post_month_report(inv.ctx.db, inv.ctx.pacer, inv.client, inv.team, inv.channel, inv.now)
     except SourceError as exc:  # Slack's refusal, as the pacer reports it
+        inv.set(report_asked_at=asked)  # nothing was posted: the member may try again at once
         if "missing_scope" in str(exc):
             return "I can't upload files yet: an admin needs to reinstall PaperPing so it gets `files:write`."
         return f"The upload failed ({quote(str(exc), 200)}); nothing was posted."

@@ -4,22 +4,60 @@ of App Home's month so far, and of the monthly reports due. ``socialrag.report``
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import psycopg
 
 
-def load_monthly_reports_due(conn: psycopg.Connection, month_start: datetime) -> list[tuple[str, str]]:
-    """Channels that asked for a monthly report and have not had this month's."""
+def claim_monthly_reports_due(
+    conn: psycopg.Connection, month_start: datetime, now: datetime, lease: timedelta, limit: int = 20
+) -> list[tuple[str, str]]:
+    """Claim the monthly reports due (channels that asked, not yet posted this month, not stopped, not waiting
+    to retry, not claimed by another worker whose claim still holds) until ``now + lease``."""
     rows = conn.execute(
         """
-        SELECT team_id, channel_id FROM channel_settings
-         WHERE report_monthly AND active AND (report_last_at IS NULL OR report_last_at < %(m)s)
+        UPDATE channel_settings s SET report_claimed_until = %(until)s
+          FROM (SELECT team_id, channel_id FROM channel_settings
+                 WHERE report_monthly AND active AND report_stopped_reason IS NULL
+                   AND (report_last_at IS NULL OR report_last_at < %(m)s)
+                   AND (report_retry_at IS NULL OR report_retry_at <= %(now)s)
+                   AND (report_claimed_until IS NULL OR report_claimed_until < %(now)s)
+                 ORDER BY team_id, channel_id LIMIT %(n)s FOR UPDATE SKIP LOCKED) due
+         WHERE (s.team_id, s.channel_id) = (due.team_id, due.channel_id)
+        RETURNING s.team_id, s.channel_id
         """,
-        {"m": month_start},
+        {"m": month_start, "now": now, "until": now + lease, "n": limit},
     ).fetchall()
     return [(r[0], r[1]) for r in rows]
+
+
+def record_report_posted(conn: psycopg.Connection, team_id: str, channel_id: str, at: datetime) -> None:
+    conn.execute(
+        """
+        UPDATE channel_settings SET report_last_at = %(at)s, report_claimed_until = NULL, report_retry_at = NULL,
+               report_failures = 0 WHERE team_id = %(t)s AND channel_id = %(c)s
+        """,
+        {"at": at, "t": team_id, "c": channel_id},
+    )
+
+
+def record_report_failure(
+    conn: psycopg.Connection, team_id: str, channel_id: str, reason: str, *, permanent: bool, retry_at: datetime
+) -> int:
+    """A failed monthly report: stopped with its reason when it cannot heal, else retried at ``retry_at``.
+    Returns how many times in a row it failed."""
+    row = conn.execute(
+        """
+        UPDATE channel_settings
+           SET report_failures = report_failures + 1, report_claimed_until = NULL,
+               report_retry_at = CASE WHEN %(p)s THEN NULL ELSE %(retry)s END,
+               report_stopped_reason = CASE WHEN %(p)s THEN %(r)s ELSE report_stopped_reason END
+         WHERE team_id = %(t)s AND channel_id = %(c)s RETURNING report_failures
+        """,
+        {"t": team_id, "c": channel_id, "p": permanent, "r": reason[:300], "retry": retry_at},
+    ).fetchone()
+    return int(row[0]) if row else 0
 
 
 @dataclass(frozen=True)

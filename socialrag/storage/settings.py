@@ -47,6 +47,11 @@ class ChannelSettings:
     activated_at: datetime | None = None
     invited_by: str | None = None  # the member who invited PaperPing into the channel
     locked: bool = False  # settings changed only by that member and the workspace's admins
+    report_claimed_until: datetime | None = None
+    report_retry_at: datetime | None = None
+    report_failures: int = 0
+    report_stopped_reason: str | None = None
+    report_asked_at: datetime | None = None  # the last on-demand report
 
 
 @dataclass(frozen=True)

@@ -598,6 +598,12 @@ def test_report_uploads_the_month_through_files_upload_v2(harness: Harness, db: 
     methods = [c.method for c in harness.standin.calls]
     assert methods.index("files.getUploadURLExternal") < methods.index("files.completeUploadExternal")
     assert "Try `/paperping report`" in harness.command("report weekly")
+    assert "works again from" in harness.command("report"), "one on-demand report every ten minutes"
+    assert len(harness.standin.files) == 1
+    with db.connection() as conn:
+        storage.settings.upsert_channel_setting(
+            conn, T, "C1", report_asked_at=datetime.now(UTC) - timedelta(minutes=11)
+        )
     harness.standin.missing_scopes.add("files.getUploadURLExternal")  # installed before files:write was asked for
     assert "reinstall PaperPing so it gets `files:write`" in harness.command("report")
     harness.standin.missing_scopes.clear()
@@ -612,6 +618,43 @@ def test_report_uploads_the_month_through_files_upload_v2(harness: Harness, db: 
     assert len(harness.standin.files) == 3
     assert "stop the monthly report" in harness.command("report off")
     assert post_due_reports(db, harness.ctx.pacer, lambda team: client, datetime(2031, 5, 1, 8, tzinfo=UTC)) == 0
+
+
+def test_a_monthly_report_that_cannot_be_uploaded_stops_and_says_why(
+    harness: Harness, db: Database, tmp_path: Path
+) -> None:
+    """`missing_scope` cannot heal by retrying: the monthly report is tried once, not at every tick, and status
+    says why; a passing failure is retried an hour later; two workers never both post it."""
+    from bot.reports import post_due_reports
+
+    build_lab(db, tmp_path, CachedEmbedder())
+    client = WebClient(token="xoxb-test", base_url=harness.standin.url)
+    harness.ctx.slack.ensure_channel(client, T, "C1")
+    harness.ctx.channels.activate(T, "C1")
+    assert "monthly report here on the 1st" in harness.command("report monthly")
+    first = datetime(2031, 3, 1, 8, tzinfo=UTC)
+    with db.connection() as conn:
+        claimed = storage.reports.claim_monthly_reports_due(conn, first, first, timedelta(minutes=10))
+        again = storage.reports.claim_monthly_reports_due(conn, first, first, timedelta(minutes=10))
+    assert claimed == [(T, "C1")] and again == [], "a claimed report is one worker's"
+    with db.connection() as conn:  # that worker stopped; its claim runs out
+        storage.settings.upsert_channel_setting(conn, T, "C1", report_claimed_until=None)
+
+    harness.standin.fail_next["files.getUploadURLExternal"] = 1  # a passing failure (an HTTP 500)
+    assert post_due_reports(db, harness.ctx.pacer, lambda team: client, first) == 0
+    assert post_due_reports(db, harness.ctx.pacer, lambda team: client, first + timedelta(minutes=1)) == 0
+    assert post_due_reports(db, harness.ctx.pacer, lambda team: client, first + timedelta(hours=1, minutes=1)) == 1
+
+    harness.standin.missing_scopes.add("files.getUploadURLExternal")
+    april = datetime(2031, 4, 1, 8, tzinfo=UTC)
+    tries = [c.method for c in harness.standin.calls].count("files.getUploadURLExternal")
+    for minutes in range(0, 300, 60):  # five ticks an hour apart
+        assert post_due_reports(db, harness.ctx.pacer, lambda team: client, april + timedelta(minutes=minutes)) == 0
+    assert [c.method for c in harness.standin.calls].count("files.getUploadURLExternal") == tries + 1
+    assert "Monthly report stopped because of" in harness.command("status")
+    harness.standin.missing_scopes.clear()
+    harness.command("report monthly")
+    assert post_due_reports(db, harness.ctx.pacer, lambda team: client, april + timedelta(hours=6)) == 1
 
 
 def test_why_quotes_what_others_wrote(harness: Harness, db: Database) -> None:

@@ -67,6 +67,7 @@ class SlackStandIn:
         self.pending_files: dict[str, dict[str, Any]] = {}
         self.files: list[dict[str, Any]] = []
         self.missing_scopes: set[str] = set()  # methods to answer with missing_scope
+        self.fail_next: dict[str, int] = {}  # method -> how many of its next calls fail with internal_error
         self.responses: list[dict[str, str]] = []
         self.clock = 0
         self.socket_url: str | None = None
@@ -115,6 +116,12 @@ class SlackStandIn:
             time.sleep(self.hold_seconds)
         if method in self.missing_scopes:
             return 200, {"ok": False, "error": "missing_scope", "needed": "files:write"}, {}
+        with self.lock:
+            failing = self.fail_next.get(method, 0)
+            if failing:
+                self.fail_next[method] = failing - 1
+        if failing:
+            return 200, {"ok": False, "error": "internal_error"}, {}
         handler = getattr(self, "api_" + method.replace(".", "_"), None)
         if handler is None:
             return 200, {"ok": False, "error": "unknown_method"}, {}
