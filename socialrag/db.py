@@ -155,11 +155,23 @@ def migrated_database(server_uri: str, name: str, server: Any = None) -> Databas
 
 
 def ensure_database(server_uri: str, name: str) -> None:
-    """Create database ``name`` on the server if it does not exist yet."""
+    """Create database ``name`` on the server if it does not exist yet. Several processes starting together
+    (three ``paperping migrate`` on a fresh home) take turns on an advisory lock, and one that loses a race
+    anyway finds the database there."""
     with psycopg.connect(server_uri, autocommit=True) as conn:
-        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
-        if not exists:
-            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+        conn.execute("SELECT pg_advisory_lock(%s)", (CREATE_LOCK,))
+        try:
+            exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
+            if not exists:
+                try:
+                    conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+                except (psycopg.errors.DuplicateDatabase, psycopg.errors.UniqueViolation):
+                    pass  # another process created it between our look and our CREATE
+        finally:
+            conn.execute("SELECT pg_advisory_unlock(%s)", (CREATE_LOCK,))
+
+
+CREATE_LOCK = 0x50505F44  # advisory lock: one process at a time creates PaperPing's database
 
 
 def _with_dbname(uri: str, name: str) -> str:

@@ -62,3 +62,22 @@ def test_catalog_import_command(env: Database, tmp_path: Path, capsys: pytest.Ca
     captured = capsys.readouterr()
     assert "catalog: 1 papers imported" in captured.out
     assert "c.jsonl line 2" in captured.err
+
+
+def test_three_migrates_on_a_fresh_home_all_succeed(tmp_path: Path) -> None:
+    """Concurrent first starts (three `paperping migrate` at once on a new home) take turns creating the
+    database; none fails on a unique violation."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
+    env["PAPERPING_HOME"] = str(tmp_path / "home")
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "bot.cli", "migrate"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        for _ in range(3)
+    ]
+    results = [(p.wait(timeout=240), p.stderr.read().decode() if p.stderr else "") for p in procs]
+    assert [rc for rc, _ in results] == [0, 0, 0], [err[-500:] for _, err in results]
