@@ -163,10 +163,9 @@ def ensure_database(server_uri: str, name: str) -> None:
         try:
             exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
             if not exists:
-                try:
+                # another process may have created it between our look and our CREATE
+                with suppress(psycopg.errors.DuplicateDatabase, psycopg.errors.UniqueViolation):
                     conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-                except (psycopg.errors.DuplicateDatabase, psycopg.errors.UniqueViolation):
-                    pass  # another process created it between our look and our CREATE
         finally:
             conn.execute("SELECT pg_advisory_unlock(%s)", (CREATE_LOCK,))
 
