@@ -208,12 +208,10 @@ def main() -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from wsgiref.simple_server import make_server
-
     from bot.app import build_app
     from bot.context import AppContext
     from bot.demo.run import DATA, PrecomputedEmbedder
-    from bot.run import QuietHandler, ThreadingWSGIServer, wsgi_app
+    from bot.http_front import HttpFront
     from socialrag import storage
     from socialrag.config import Settings
     from socialrag.db import migrated_database, start_embedded
@@ -263,9 +261,8 @@ def run(args: argparse.Namespace) -> None:
     }
     settings = Settings.from_env(env)
     app = build_app(settings, db, AppContext(settings, db))
-    web = make_server("127.0.0.1", 0, wsgi_app(app), server_class=ThreadingWSGIServer, handler_class=QuietHandler)
-    threading.Thread(target=web.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{web.server_address[1]}/slack/events"
+    web = HttpFront(app, "127.0.0.1", 0).start()  # the production front of `paperping run --http`
+    url = f"http://127.0.0.1:{web.port}/slack/events"
 
     stop_file = home / "stop"
     logs: list[Path] = []
@@ -311,7 +308,7 @@ def run(args: argparse.Namespace) -> None:
     stop_file.touch()
     for w in workers:
         w.wait(timeout=60)
-    web.shutdown()
+    web.stop()
 
     with db.connection() as conn:
         stored = {(r[0], r[1]) for r in conn.execute("SELECT channel_id, ts FROM messages").fetchall()}

@@ -50,6 +50,9 @@ class ChannelStarts:
         now = now or datetime.now(UTC)
         with self.db.connection() as conn:
             current = storage.settings.load_channel_settings(conn, team_id, channel_id)
+            # a settings row a command made before PaperPing arrived is active by the schema's default but was
+            # never activated
+            was_in = current.active and current.activated_at is not None
             storage.settings.upsert_channel_setting(
                 conn,
                 team_id,
@@ -57,7 +60,7 @@ class ChannelStarts:
                 active=True,
                 stopped_reason=None,
                 failures=0,
-                activated_at=current.activated_at if current.active else now,
+                activated_at=current.activated_at if was_in else now,
             )
             first = next_slot(
                 now,
@@ -69,7 +72,7 @@ class ChannelStarts:
                 current.weekdays_only,
             )
             storage.settings.schedule_first_post(conn, team_id, channel_id, first)
-        return not current.active
+        return not was_in
 
     def queue_backfill(self, team_id: str, channel_id: str) -> None:
         """Note that the channel's history is to be read, before reading starts, so that a restarted process

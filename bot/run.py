@@ -11,15 +11,14 @@ import logging
 import signal
 import threading
 from datetime import UTC, datetime
-from socketserver import ThreadingMixIn
 from typing import Any
-from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 from apscheduler.schedulers.background import BackgroundScheduler
 from slack_sdk import WebClient
 
 from bot.app import build_app, check_token_keys, token_cipher, token_for
 from bot.context import AppContext
+from bot.http_front import HttpFront
 from bot.pacing import SlackPacer
 from bot.reports import post_due_reports
 from bot.scheduler import Recommend, Worker
@@ -31,17 +30,6 @@ from socialrag.models import Draft, NoPost, Style
 from socialrag.recommender import Recommender
 
 log = logging.getLogger(__name__)
-
-
-class ThreadingWSGIServer(ThreadingMixIn, WSGIServer):
-    daemon_threads = True
-
-
-class QuietHandler(WSGIRequestHandler):
-    """Requests go to the debug log, not one line each on stderr."""
-
-    def log_message(self, format: str, *args: Any) -> None:
-        log.debug("http: " + format, *args)
 
 
 def make_recommend(recommender: Recommender) -> Recommend:
@@ -97,21 +85,6 @@ def start_scheduler(worker: Worker, seconds: float, indexer: Indexer | None = No
     return scheduler
 
 
-def wsgi_app(app: Any) -> Any:
-    """``/slack/events`` (events, interactivity, the command), OAuth pages, and ``/healthz``."""
-    from slack_bolt.adapter.wsgi import SlackRequestHandler
-
-    handler = SlackRequestHandler(app)
-
-    def serve(environ: dict[str, Any], start_response: Any) -> Any:
-        if environ.get("PATH_INFO") == "/healthz":
-            start_response("200 OK", [("Content-Type", "text/plain")])
-            return [b"ok"]
-        return handler(environ, start_response)
-
-    return serve
-
-
 def cmd_run(args: argparse.Namespace, settings: Settings, db: Database) -> int:
     if not args.http and not settings.slack_app_token:
         raise ConfigError(
@@ -132,15 +105,13 @@ def cmd_run(args: argparse.Namespace, settings: Settings, db: Database) -> int:
     ctx.wake.scheduler = lambda: scheduler.modify_job("tick", next_run_time=datetime.now(UTC))
     ctx.wake.indexer = lambda: scheduler.modify_job("index", next_run_time=datetime.now(UTC))
     stop = threading.Event()
-    server = None
+    server: HttpFront | None = None
 
     def shutdown(signum: int, frame: Any) -> None:
         log.warning("signal %s: finishing the current work and stopping", signum)
         stop.set()
         worker.stopping.set()  # the tick stops between channels
         indexer.stopping.set()  # and the indexing between batches
-        if server is not None:
-            threading.Thread(target=server.shutdown, daemon=True).start()
 
     signal.signal(signal.SIGTERM, shutdown)
     signal.signal(signal.SIGINT, shutdown)
@@ -156,11 +127,10 @@ def cmd_run(args: argparse.Namespace, settings: Settings, db: Database) -> int:
             stop.wait()
             handler.close()
         else:
-            server = make_server(
-                "0.0.0.0", args.port, wsgi_app(app), server_class=ThreadingWSGIServer, handler_class=QuietHandler
-            )
+            server = HttpFront(app, "0.0.0.0", args.port).start()
             print(f"PaperPing is running on http://0.0.0.0:{args.port}/slack/events", flush=True)
-            server.serve_forever()
+            stop.wait()
+            server.stop()
     finally:
         scheduler.shutdown(wait=True)
         indexer.close()

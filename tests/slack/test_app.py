@@ -4,11 +4,9 @@ with signed requests: events, the slash command, the App Home, and posting on sc
 from __future__ import annotations
 
 import json
-import threading
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from wsgiref.simple_server import make_server
 
 import httpx
 import pytest
@@ -17,7 +15,7 @@ from slack_sdk import WebClient
 
 from bot.app import build_app, token_for
 from bot.context import AppContext
-from bot.run import ThreadingWSGIServer, wsgi_app
+from bot.http_front import HttpFront
 from bot.scheduler import Worker
 from socialrag import storage
 from socialrag.config import Settings
@@ -514,9 +512,8 @@ def test_oauth_installation_flow(db: Database, tmp_path: Path) -> None:
         token_key="sPzJ8m0TtTYUCLUWcaE6JhS2CYk1dNBhUYQHdGa_VXE=",
     )
     app = build_app(settings, db, AppContext(settings, db))
-    server = make_server("127.0.0.1", 0, wsgi_app(app), server_class=ThreadingWSGIServer)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{server.server_address[1]}"
+    server = HttpFront(app, "127.0.0.1", 0).start()
+    base = f"http://127.0.0.1:{server.port}"
     try:
         with httpx.Client(base_url=base, timeout=10) as browser:
             page = browser.get("/slack/install")
@@ -534,7 +531,7 @@ def test_oauth_installation_flow(db: Database, tmp_path: Path) -> None:
             )
             assert refused.status_code != 200 or "invalid" in refused.text.lower(), "a state is usable once"
     finally:
-        server.shutdown()
+        server.stop()
         standin.stop()
     with db.connection() as conn:
         row = conn.execute("SELECT team_name, bot_token FROM installations WHERE team_id = 'T0NEW'").fetchone()

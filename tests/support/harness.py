@@ -4,18 +4,16 @@ with the lab's workspace, and a few helpers the Slack tests share."""
 from __future__ import annotations
 
 import json
-import threading
 import time
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
-from wsgiref.simple_server import make_server
 
 import httpx
 
 from bot.app import build_app
 from bot.context import AppContext
-from bot.run import ThreadingWSGIServer, wsgi_app
+from bot.http_front import HttpFront
 from socialrag.config import Settings
 from socialrag.db import Database
 from tests.support.service_lab import signed_post
@@ -52,9 +50,8 @@ class Harness:
         ).with_changes(**changes)
         self.ctx = AppContext(self.settings, db)
         self.app = build_app(self.settings, db, self.ctx)
-        self.server = make_server("127.0.0.1", 0, wsgi_app(self.app), server_class=ThreadingWSGIServer)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/slack/events"
+        self.server = HttpFront(self.app, "127.0.0.1", 0).start()  # the front `paperping run --http` serves
+        self.url = f"http://127.0.0.1:{self.server.port}/slack/events"
         self.events = 0
 
     def signed(self, body: str, content_type: str, secret: str = SECRET) -> httpx.Response:
@@ -98,7 +95,7 @@ class Harness:
         raise AssertionError("no answer to the command")
 
     def stop(self) -> None:
-        self.server.shutdown()
+        self.server.stop()
 
 
 def message_event(ts: str, text: str, user: str = "U2", **extra: Any) -> dict[str, Any]:

@@ -1,0 +1,68 @@
+"""The HTTP front of ``paperping run --http``: waitress, a production WSGI server, in front of bolt.
+
+Slack's requests are small (an event, a command, a button: a few KB), so the front refuses a body over
+``MAX_BODY_BYTES`` from its declared length before reading it (413), and stops reading a chunked one at the
+cap. Requests are read by waitress's event loop, not by the worker threads, so a client that sends slowly holds
+a socket, not a thread; one that sends nothing for ``READ_TIMEOUT`` seconds is dropped. At most ``THREADS``
+requests are handled at once and at most ``CONNECTIONS`` connections are open. Every request that reaches bolt
+has its signature checked there (wrong secret, stale timestamp and unsigned requests get 401).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+from waitress.server import create_server
+
+log = logging.getLogger(__name__)
+
+MAX_BODY_BYTES = 1_000_000
+READ_TIMEOUT = 15  # seconds a connection may stay silent
+THREADS = 8  # requests handled at once
+CONNECTIONS = 500  # open connections (slow ones included); more wait to be accepted
+
+
+def wsgi_app(app: Any) -> Any:
+    """``/slack/events`` (events, interactivity, the command), OAuth pages, and ``/healthz``."""
+    from slack_bolt.adapter.wsgi import SlackRequestHandler
+
+    handler = SlackRequestHandler(app)
+
+    def serve(environ: dict[str, Any], start_response: Any) -> Any:
+        if environ.get("PATH_INFO") == "/healthz":
+            start_response("200 OK", [("Content-Type", "text/plain")])
+            return [b"ok"]
+        return handler(environ, start_response)
+
+    return serve
+
+
+class HttpFront:
+    """The server, run in a thread of its own; ``port`` is the one it listens on (0 picks a free one)."""
+
+    def __init__(self, app: Any, host: str = "0.0.0.0", port: int = 3000, *, read_timeout: int = READ_TIMEOUT) -> None:
+        self.server = create_server(
+            wsgi_app(app),
+            host=host,
+            port=port,
+            threads=THREADS,
+            connection_limit=CONNECTIONS,
+            channel_timeout=read_timeout,
+            cleanup_interval=max(1, min(5, read_timeout // 3)),
+            max_request_body_size=MAX_BODY_BYTES,
+            max_request_header_size=64_000,
+            ident="PaperPing",
+            expose_tracebacks=False,
+        )
+        self.port = int(self.server.effective_port)
+        self._thread = threading.Thread(target=self.server.run, daemon=True, name="http-front")
+
+    def start(self) -> HttpFront:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.server.close()
+        self.server.task_dispatcher.shutdown(timeout=5)
