@@ -7,6 +7,8 @@ from collections.abc import Sequence
 
 import psycopg
 
+from socialrag.storage.workspaces import forget_text_vectors, requeue_shared
+
 
 def load_forgotten(conn: psycopg.Connection, team_ids: Sequence[str]) -> set[tuple[str, str]]:
     """(team, user) of the members of these workspaces who asked PaperPing to forget them."""
@@ -66,6 +68,8 @@ def forget_member(conn: psycopg.Connection, team_id: str, user_id: str) -> dict[
         {"t": team_id, "u": user_id},
     )
     _scrub_member(conn, team_id, user_id, row[0] if row else None)
+    # vectors made from the words of the messages about to go, so that nothing of theirs stays in one
+    made_from = forget_text_vectors(conn, "m.team_id = %(t)s AND m.user_id = %(u)s", {"t": team_id, "u": user_id})
     counts = {}
     counts["reactions"] = conn.execute(
         "DELETE FROM reactions WHERE team_id = %(t)s AND user_id = %(u)s", {"t": team_id, "u": user_id}
@@ -78,4 +82,9 @@ def forget_member(conn: psycopg.Connection, team_id: str, user_id: str) -> dict[
             f"DELETE FROM {table} WHERE team_id = %(t)s AND user_id = %(u)s",  # the table names are fixed above
             {"t": team_id, "u": user_id},
         )
+    conn.execute(
+        "UPDATE installations SET installer_id = NULL WHERE team_id = %(t)s AND installer_id = %(u)s",
+        {"t": team_id, "u": user_id},
+    )
+    requeue_shared(conn, made_from)  # embedded again from the messages that remain
     return counts

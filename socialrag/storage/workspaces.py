@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import psycopg
 
@@ -96,22 +96,21 @@ def upsert_members(conn: psycopg.Connection, members: Sequence[Member]) -> None:
     )
     conn.execute(
         """
-        INSERT INTO members (team_id, user_id, display_name, real_name, is_bot, deleted, timezone)
-        SELECT * FROM unnest(%(team)s::text[], %(user)s::text[], %(display)s::text[], %(real)s::text[],
-                             %(bot)s::boolean[], %(deleted)s::boolean[], %(tz)s::text[]) AS u(t, uid, d, r, b, x, z)
+        INSERT INTO members (team_id, user_id, display_name, is_bot, deleted, timezone)
+        SELECT * FROM unnest(%(team)s::text[], %(user)s::text[], %(display)s::text[],
+                             %(bot)s::boolean[], %(deleted)s::boolean[], %(tz)s::text[]) AS u(t, uid, d, b, x, z)
          WHERE NOT EXISTS (SELECT 1 FROM forgotten_members f WHERE f.team_id = u.t AND f.user_id = u.uid)
         ON CONFLICT (team_id, user_id) DO UPDATE
-           SET display_name = EXCLUDED.display_name, real_name = EXCLUDED.real_name, is_bot = EXCLUDED.is_bot,
+           SET display_name = EXCLUDED.display_name, is_bot = EXCLUDED.is_bot,
                deleted = EXCLUDED.deleted, timezone = EXCLUDED.timezone, updated_at = now()
-         WHERE (members.display_name, members.real_name, members.is_bot, members.deleted, members.timezone)
+         WHERE (members.display_name, members.is_bot, members.deleted, members.timezone)
                IS DISTINCT FROM
-               (EXCLUDED.display_name, EXCLUDED.real_name, EXCLUDED.is_bot, EXCLUDED.deleted, EXCLUDED.timezone)
+               (EXCLUDED.display_name, EXCLUDED.is_bot, EXCLUDED.deleted, EXCLUDED.timezone)
         """,
         {
             "team": [m.team_id for m in members],
             "user": [m.user_id for m in members],
             "display": [m.display_name for m in members],
-            "real": [m.real_name for m in members],
             "bot": [m.is_bot for m in members],
             "deleted": [m.deleted for m in members],
             "tz": [m.timezone for m in members],
@@ -169,13 +168,67 @@ def purge_team(conn: psycopg.Connection, team_id: str) -> dict[str, int]:
     posts, its members and their settings, checkpoints, LLM logs, events seen and its installation.
     Public paper metadata, shared by every workspace, stays."""
     params = {"t": team_id}
+    made_here = forget_text_vectors(conn, "m.team_id = %(t)s", params)
     counts = {
         "messages": conn.execute("DELETE FROM messages WHERE team_id = %(t)s", params).rowcount,
         "members": conn.execute("DELETE FROM members WHERE team_id = %(t)s", params).rowcount,
     }
-    for table in ("member_settings", "import_checkpoints", "llm_calls", "processed_events", "installations"):
+    for table in (
+        "member_settings",
+        "import_checkpoints",
+        "llm_calls",
+        "processed_events",
+        "installations",
+        "forgotten_members",
+    ):
         # the table names are fixed here, never from input
         conn.execute(f"DELETE FROM {table} WHERE team_id = %(t)s", params)
     counts["channels"] = conn.execute("DELETE FROM channels WHERE team_id = %(t)s", params).rowcount
     conn.execute("DELETE FROM teams WHERE team_id = %(t)s", params)
+    # papers only this workspace's links brought in (not the catalog's, not shared elsewhere, never recommended
+    # elsewhere) go with it; shared papers that lost their text-made vector are embedded again
+    counts["papers"] = conn.execute(
+        """
+        DELETE FROM papers p WHERE p.id = ANY(%(ids)s::bigint[]) AND NOT p.in_catalog
+           AND NOT EXISTS (SELECT 1 FROM message_papers mp WHERE mp.paper_id = p.id)
+           AND NOT EXISTS (SELECT 1 FROM recommendations r WHERE r.paper_id = p.id)
+        """,
+        {"ids": made_here},
+    ).rowcount
+    requeue_shared(conn, made_here)
     return counts
+
+
+def forget_text_vectors(conn: psycopg.Connection, where: str, params: Mapping[str, object]) -> list[int]:
+    """Papers linked by the messages ``where`` selects (a fixed condition on ``messages``, never input),
+    with the vectors made from message text (papers without a title) deleted. Returns those papers."""
+    ids = [
+        r[0]
+        for r in conn.execute(
+            f"SELECT DISTINCT mp.paper_id FROM message_papers mp JOIN messages m ON m.id = mp.message_id WHERE {where}",
+            params,
+        ).fetchall()
+    ]
+    conn.execute(
+        """
+        DELETE FROM paper_embeddings e USING papers p
+         WHERE e.paper_id = p.id AND p.id = ANY(%(ids)s::bigint[]) AND p.title IS NULL
+        """,
+        {"ids": ids},
+    )
+    return ids
+
+
+def requeue_shared(conn: psycopg.Connection, paper_ids: Sequence[int]) -> None:
+    """Queue again those of these papers that are still shared and have no vector, to be embedded anew."""
+    conn.execute(
+        """
+        INSERT INTO index_queue (paper_id, priority)
+        SELECT p.id, 1 FROM papers p
+         WHERE p.id = ANY(%(ids)s::bigint[])
+           AND EXISTS (SELECT 1 FROM message_papers mp WHERE mp.paper_id = p.id)
+           AND NOT EXISTS (SELECT 1 FROM paper_embeddings e WHERE e.paper_id = p.id)
+        ON CONFLICT (paper_id) DO NOTHING
+        """,
+        {"ids": list(paper_ids)},
+    )

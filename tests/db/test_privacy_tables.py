@@ -1,0 +1,175 @@
+"""Forget-me and purge reach every table. Each table of the schema has its rule here, so a table added later
+fails this test until someone says what forgetting a member and purging a workspace do to it."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import numpy as np
+from psycopg.types.json import Jsonb
+
+from socialrag import storage
+from socialrag.db import Database
+from socialrag.knowledge.index import index_messages
+from socialrag.models import Channel, Member, Message, PaperRef, Reaction
+
+T, OTHER = "T0LAB", "T0ELSE"
+AT = datetime(2025, 3, 3, 10, tzinfo=UTC)
+
+# tables that hold nothing of any member or workspace: public paper metadata and the program's own state
+PUBLIC = {
+    "venues",
+    "papers",
+    "paper_ids",
+    "authors",
+    "paper_authors",
+    "paper_references",
+    "paper_citations",
+    "paper_popularity",
+    "paper_embeddings",
+    "index_queue",
+    "source_pace",
+    "oauth_states",
+    "schema_migrations",
+}
+# tables keyed by the workspace (team_id): purge leaves none of its rows
+BY_TEAM = {
+    "teams",
+    "channels",
+    "members",
+    "channel_members",
+    "messages",
+    "reactions",
+    "emoji_sentiments",
+    "message_papers",
+    "import_checkpoints",
+    "channel_settings",
+    "member_settings",
+    "recommendations",
+    "llm_calls",
+    "processed_events",
+    "installations",
+    "forgotten_members",
+    "channel_rankers",
+}
+# tables with a member's id: forget-me leaves none of their rows (forgotten_members keeps the note that it did)
+BY_MEMBER = {"members", "channel_members", "messages", "reactions", "member_settings"}
+# tables where a member's id can sit inside text or JSON: forget-me scrubs it
+MENTIONING = {"recommendations": "draft::text", "llm_calls": "output", "import_checkpoints": "state::text"}
+
+
+def _vector(seed: int) -> np.ndarray:
+    v = np.random.default_rng(seed).normal(size=384).astype(np.float32)
+    return v / np.linalg.norm(v)
+
+
+def _lab(db: Database) -> dict[str, int]:
+    """Two members share in T: U2 a paper no source knows (its vector made from U2's words), U1 a known one;
+    the same unknown paper is also shared in another workspace."""
+    with db.connection() as conn:
+        for team in (T, OTHER):
+            storage.workspaces.upsert_team(conn, team)
+            storage.workspaces.upsert_channel(conn, Channel(team, "C1", "papers"))
+        storage.workspaces.upsert_members(conn, [Member(T, "U1", "ana"), Member(T, "U2", "ben")])
+        storage.workspaces.add_channel_member(conn, T, "C1", "U2")
+        known = PaperRef("arxiv", "1706.03762", "https://arxiv.org/abs/1706.03762")
+        unknown = PaperRef("arxiv", "2999.00001", "https://arxiv.org/abs/2999.00001", "our lab's secret draft")
+        only_here = PaperRef("doi", "10.9999/only-here", "https://doi.org/10.9999/only-here", "ben's preprint")
+        index_messages(
+            conn,
+            [
+                Message(
+                    T,
+                    "C1",
+                    "1.000001",
+                    "U1",
+                    "<https://arxiv.org/abs/1706.03762>",
+                    AT,
+                    papers=(known,),
+                    reactions=(Reaction("U2", "+1", AT),),
+                ),
+                Message(T, "C1", "2.000001", "U2", "our secret draft", AT, papers=(unknown, only_here)),
+                Message(OTHER, "C1", "3.000001", "UX", "elsewhere", AT, papers=(unknown,)),
+            ],
+        )
+        ids = dict(conn.execute("SELECT value, paper_id FROM paper_ids").fetchall())
+        conn.execute("UPDATE papers SET title = 'Attention Is All You Need' WHERE id = %s", (ids["1706.03762"],))
+        storage.embeddings.upsert_embeddings(
+            conn, "all-MiniLM-L6-v2", [(pid, f"h{pid}", _vector(pid)) for pid in ids.values()]
+        )
+        storage.settings.upsert_member_setting(conn, T, "U2", mentions_enabled=False)
+        storage.settings.upsert_emoji_override(conn, T, "C1", "eyes", "positive")
+        storage.checkpoints.record_checkpoint(conn, T, "C1", "backfill", None, {"users": ["U2"], "threads": []})
+        conn.execute(
+            "INSERT INTO recommendations (team_id, channel_id, slot_key, status, style, draft) "
+            "VALUES (%s, 'C1', 's1', 'posted', 'template', %s)",
+            (T, Jsonb({"mentions": ["U2"], "named": {"U2": "ben"}})),
+        )
+        conn.execute(
+            "INSERT INTO llm_calls (team_id, channel_id, prompt_name, prompt_version, prompt_hash, model, output,"
+            " latency_ms, outcome) VALUES (%s, 'C1', 'final', 2, 'x', 'm', 'for <@U2>', 5, 'ok')",
+            (T,),
+        )
+        storage.installs.upsert_installation(
+            conn,
+            {
+                "team_id": T,
+                "team_name": "Lab",
+                "bot_token": "enc1:x",
+                "bot_user_id": "UB",
+                "bot_id": "B",
+                "installer_id": "U2",
+                "scopes": "chat:write",
+            },
+        )
+        storage.slack_events.record_event(conn, "Ev1", T)
+    return {"known": ids["1706.03762"], "unknown": ids["2999.00001"], "only_here": ids["10.9999/only-here"]}
+
+
+def _tables(db: Database) -> set[str]:
+    with db.connection() as conn:
+        rows = conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'").fetchall()
+    return {r[0] for r in rows}
+
+
+def test_every_table_has_a_rule(db: Database) -> None:
+    assert _tables(db) == PUBLIC | BY_TEAM, "a new table needs its forget-me and purge rule here"
+
+
+def _count(db: Database, sql: str, *params: object) -> int:
+    with db.connection() as conn:
+        row = conn.execute(sql, params).fetchone()
+    return int(row[0]) if row else 0
+
+
+def test_forget_me_reaches_every_table(db: Database) -> None:
+    papers = _lab(db)
+    with db.connection() as conn:
+        storage.privacy.forget_member(conn, T, "U2")
+    for table in BY_MEMBER:
+        assert _count(db, f"SELECT count(*) FROM {table} WHERE team_id = %s AND user_id = 'U2'", T) == 0, table
+    for table, column in MENTIONING.items():
+        assert _count(db, f"SELECT count(*) FROM {table} WHERE {column} LIKE '%%U2%%'") == 0, table
+    assert _count(db, "SELECT count(*) FROM installations WHERE installer_id = 'U2'") == 0
+    assert _count(db, "SELECT count(*) FROM forgotten_members WHERE user_id = 'U2'") == 1
+    # the vector made from U2's words is gone; the paper, still shared elsewhere, is queued to be embedded again
+    assert _count(db, "SELECT count(*) FROM paper_embeddings WHERE paper_id = %s", papers["unknown"]) == 0
+    assert _count(db, "SELECT count(*) FROM index_queue WHERE paper_id = %s", papers["unknown"]) == 1
+    assert _count(db, "SELECT count(*) FROM paper_embeddings WHERE paper_id = %s", papers["known"]) == 1, (
+        "a vector of public metadata stays"
+    )
+
+
+def test_purge_reaches_every_table(db: Database) -> None:
+    papers = _lab(db)
+    with db.connection() as conn:
+        storage.privacy.forget_member(conn, T, "U1")
+        storage.workspaces.purge_team(conn, T)
+    for table in BY_TEAM:
+        assert _count(db, f"SELECT count(*) FROM {table} WHERE team_id = %s", T) == 0, table
+    assert _count(db, "SELECT count(*) FROM papers WHERE id = %s", papers["only_here"]) == 0, (
+        "a paper only this workspace's links brought in goes with it"
+    )
+    assert _count(db, "SELECT count(*) FROM paper_embeddings WHERE paper_id = %s", papers["unknown"]) == 0
+    assert _count(db, "SELECT count(*) FROM papers WHERE id = %s", papers["unknown"]) == 1, "shared elsewhere"
+    assert _count(db, "SELECT count(*) FROM messages WHERE team_id = %s", OTHER) == 1, "another workspace's stay"
