@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import stat
+import threading
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
@@ -18,6 +19,7 @@ from urllib.parse import parse_qs, urlsplit
 import psycopg
 from pgvector.psycopg import register_vector
 from psycopg import sql
+from psycopg_pool import ConnectionPool, PoolTimeout
 
 from socialrag.config import Settings
 from socialrag.errors import DatabaseError
@@ -30,12 +32,47 @@ _Item = TypeVar("_Item")
 _Result = TypeVar("_Result")
 
 
-class Database:
-    """Knows how to open connections to PaperPing's database. Holds no connection itself."""
+POOL_SIZE = 10  # connections one process keeps open at most (listeners, the scheduler, the indexer)
 
-    def __init__(self, conninfo: str, server: Any = None) -> None:
+
+class Database:
+    """PaperPing's database: one pool of connections per process (psycopg's), opened on first use, so that an
+    event does not open connections of its own. ``connect`` still opens a connection apart, for work that
+    holds one for long (an advisory lock) or outside a transaction."""
+
+    def __init__(self, conninfo: str, server: Any = None, *, pool_size: int = POOL_SIZE) -> None:
         self.conninfo = conninfo
         self._server = server
+        self._pool_size = pool_size
+        self._pool: ConnectionPool | None = None
+        self._pool_lock = threading.Lock()
+
+    def _configure(self, conn: psycopg.Connection) -> None:
+        with suppress(psycopg.ProgrammingError):  # the vector extension does not exist before the first migration
+            register_vector(conn)
+        conn.commit()
+
+    def pool(self) -> ConnectionPool:
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = ConnectionPool(
+                    self.conninfo,
+                    min_size=1,
+                    max_size=self._pool_size,
+                    configure=self._configure,
+                    check=ConnectionPool.check_connection,  # a connection the server dropped is replaced
+                    timeout=30.0,
+                    open=True,
+                    name="paperping",
+                )
+            return self._pool
+
+    def close(self) -> None:
+        """Close this process's pool (a later connection opens a new one)."""
+        with self._pool_lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.close()
 
     def connect(self, *, autocommit: bool = False) -> psycopg.Connection:
         """A new connection with pgvector's types registered."""
@@ -53,19 +90,20 @@ class Database:
         """A connection whose work is one transaction, committed at the end; with ``autocommit`` each
         statement commits by itself (for work that waits on the network between statements). A connection
         lost on the way (the server restarting) raises ``DatabaseError``, like one that cannot be opened."""
-        conn = self.connect(autocommit=autocommit)
+        if autocommit:
+            conn = self.connect(autocommit=True)
+            try:
+                yield conn
+            except psycopg.OperationalError as exc:
+                raise DatabaseError(f"the database connection failed: {exc}") from exc
+            finally:
+                conn.close()
+            return
         try:
-            yield conn
-            conn.commit()
-        except psycopg.OperationalError as exc:
-            with suppress(psycopg.Error):
-                conn.rollback()
+            with self.pool().connection() as pooled:
+                yield pooled  # committed when the block ends, rolled back when it raises
+        except (psycopg.OperationalError, PoolTimeout) as exc:
             raise DatabaseError(f"the database connection failed: {exc}") from exc
-        except BaseException:
-            conn.rollback()
-            raise
-        finally:
-            conn.close()
 
     def write_batch(
         self,

@@ -46,5 +46,6 @@ def db(pg_server_uri: str) -> Iterator[Database]:
         conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{TEMPLATE}"')
     database = Database(_with_dbname(pg_server_uri, name))
     yield database
+    database.close()
     with psycopg.connect(pg_server_uri, autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

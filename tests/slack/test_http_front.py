@@ -105,3 +105,22 @@ def test_a_silent_connection_is_dropped(db: Database, harness: Harness) -> None:
 def test_unsigned_requests_are_still_refused(harness: Harness) -> None:
     body = json.dumps({"type": "event_callback", "event": {"type": "message"}})
     assert signed_post(harness.url, body, "application/json", "wrong-secret").status_code == 401
+
+
+def test_events_share_the_process_pool_of_connections(harness: Harness, db: Database) -> None:
+    """Each event used to open three connections of its own; now the process keeps one pool, so 30 events open
+    at most a pool's worth of sessions (Postgres counts every session opened: ``pg_stat_database.sessions``)."""
+    from socialrag.db import POOL_SIZE
+    from tests.support.harness import message_event
+
+    def opened() -> int:
+        with db.connect(autocommit=True) as conn:
+            conn.execute("SELECT pg_stat_clear_snapshot()")
+            row = conn.execute("SELECT sessions FROM pg_stat_database WHERE datname = current_database()").fetchone()
+        return int(row[0]) if row else 0
+
+    harness.event(message_event("1700000000.000100", "<https://arxiv.org/abs/2401.10000>"))  # the pool opens
+    before = opened()
+    for i in range(1, 31):
+        harness.event(message_event(f"17000000{i:02d}.000100", f"<https://arxiv.org/abs/2401.{10000 + i}>"))
+    assert opened() - before <= POOL_SIZE + 1  # + the one that counts
