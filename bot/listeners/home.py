@@ -103,6 +103,14 @@ def build_home(ctx: AppContext, team: str, user: str) -> dict[str, Any]:
     return {"type": "home", "blocks": blocks}
 
 
+def home_team(body: dict[str, Any]) -> str:
+    """The workspace a Home action acts on: the one the Home view belongs to (where PaperPing is installed), as
+    for events and commands; a member of a Slack Connect partner organisation carries their own team in
+    ``team.id``."""
+    view = body.get("view") or {}
+    return str(view.get("team_id") or (body.get("team") or {}).get("id") or "")
+
+
 def register(app: App, ctx: AppContext) -> None:
     def publish(client: WebClient, team: str, user: str) -> None:
         client.views_publish(user_id=user, view=build_home(ctx, team, user))
@@ -113,7 +121,7 @@ def register(app: App, ctx: AppContext) -> None:
 
     def mentions(ack: Ack, client: WebClient, body: dict[str, Any]) -> None:
         ack()
-        team, user = str(body["team"]["id"]), str(body["user"]["id"])
+        team, user = home_team(body), str(body["user"]["id"])
         with ctx.db.connection() as conn:
             storage.settings.upsert_member_setting(
                 conn, team, user, mentions_enabled=body["actions"][0]["value"] == "on"
@@ -122,9 +130,11 @@ def register(app: App, ctx: AppContext) -> None:
 
     def forget(ack: Ack, client: WebClient, body: dict[str, Any]) -> None:
         ack()
-        team, user = str(body["team"]["id"]), str(body["user"]["id"])
+        team, user = home_team(body), str(body["user"]["id"])
+        own = str((body.get("team") or {}).get("id") or team)
         with ctx.db.connection() as conn:
-            storage.privacy.forget_member(conn, team, user)
+            for workspace in dict.fromkeys((team, own)):  # and the member's own, a Slack Connect partner's
+                storage.privacy.forget_member(conn, workspace, user)
         publish(client, team, user)
 
     app.event("app_home_opened")(opened)

@@ -682,3 +682,25 @@ def test_why_quotes_what_others_wrote(harness: Harness, db: Database) -> None:
     assert "Why I posted" in why and "click here" in why
     assert "<!" not in why and "<@" not in why and "<https://evil" not in why and "evil.example" not in why
     assert "https://lab.slack.com/archives/C1/p1700000010000000" in why
+
+
+def test_a_partner_organisations_member_forgets_from_app_home(harness: Harness, db: Database) -> None:
+    """The Home view belongs to the workspace PaperPing is installed in; its buttons act there, whichever
+    organisation the member who clicks is from."""
+    from urllib.parse import urlencode
+
+    harness.event(message_event("1700000002.000100", "<https://arxiv.org/abs/1706.03762>", user="UP1"))
+    assert count(db, "SELECT count(*) FROM messages WHERE user_id = 'UP1'") == 1
+    payload = {
+        "type": "block_actions",
+        "team": {"id": "T0PARTNER"},
+        "user": {"id": "UP1", "team_id": "T0PARTNER"},
+        "view": {"type": "home", "team_id": T, "id": "V1"},
+        "actions": [{"action_id": "home_forget", "type": "button", "value": "x", "action_ts": "1.0"}],
+        "trigger_id": "1",
+        "token": "x",
+    }
+    response = harness.signed(urlencode({"payload": json.dumps(payload)}), "application/x-www-form-urlencoded")
+    assert response.status_code == 200
+    assert count(db, "SELECT count(*) FROM messages WHERE user_id = 'UP1'") == 0
+    assert count(db, "SELECT count(*) FROM forgotten_members WHERE team_id = %s AND user_id = 'UP1'", T) == 1
