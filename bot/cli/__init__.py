@@ -60,7 +60,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 opened.append(open_database(settings))
             return opened[0]
 
-        return command.run(args, settings, open_db)
+        try:
+            return command.run(args, settings, open_db)
+        finally:
+            for db in opened:  # the pool's connections end with the command
+                db.close()
     except PaperPingError as exc:
         print(f"paperping: {exc}", file=sys.stderr)
         return 2
