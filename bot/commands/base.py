@@ -206,4 +206,4 @@ def may_steer(inv: Invocation, *, locking: bool = False) -> str | None:
     who = f"<@{inviter}>" if inviter else "the member who invited me"
     if locking:
         return f"Only {who} and the workspace's admins can lock or unlock PaperPing's settings here."
-    return f"PaperPing's settings here are locked: {who} or a workspace admin can change them (or `/paperping unlock`)."
+    return f"PaperPing's settings here are locked: only {who} or a workspace admin can change them."
