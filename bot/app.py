@@ -20,7 +20,7 @@ from bot.listeners import commands, events, home
 from socialrag import storage
 from socialrag.config import Settings
 from socialrag.db import Database
-from socialrag.errors import ConfigError, PaperPingError
+from socialrag.errors import ConfigError, KeyMismatch, PaperPingError
 from socialrag.storage.token_cipher import TokenCipher
 
 log = logging.getLogger(__name__)
@@ -145,20 +145,24 @@ def check_token_keys(db: Database, cipher: TokenCipher) -> list[str]:
     none of them, refuse to start (a wrong key would otherwise make every workspace fail at its first post).
     Tokens that open but are not under the first key (an older key, or stored before encryption) are written
     again under it. Returns the workspaces whose token the keys do not open, each logged."""
-    with db.connection() as conn:
+    closed: list[str] = []
+    renewed = 0
+    with db.connection() as conn:  # one transaction: a key that opens nothing rewrites nothing
         stored = storage.installs.load_stored_tokens(conn)
-        opened = [(team, token) for team, token in stored if cipher.opens(token)]
-        closed = [team for team, token in stored if not cipher.opens(token)]
-        if closed and not opened:
+        for team, token in stored:
+            try:
+                again = cipher.rotate(token)
+            except KeyMismatch:
+                closed.append(team)
+                continue
+            if again is not None:
+                storage.installs.update_bot_token(conn, team, again)
+                renewed += 1
+        if closed and len(closed) == len(stored):
             raise ConfigError(
                 f"PAPERPING_TOKEN_KEY opens none of the {len(closed)} stored bot tokens: set the key they were "
                 "saved with (to rotate, give the new key first and the old one after it, comma-separated)"
             )
-        renewed = 0
-        for team, token in opened:
-            if not cipher.is_current(token):
-                storage.installs.update_bot_token(conn, team, cipher.encrypt(cipher.decrypt(token)))
-                renewed += 1
     if renewed:
         log.warning("re-encrypted %d stored bot tokens with the first key of PAPERPING_TOKEN_KEY", renewed)
     for team in closed:

@@ -50,20 +50,13 @@ class TokenCipher:
                 "with (several keys may be given, comma-separated, the newest first)"
             ) from None
 
-    def opens(self, stored: str) -> bool:
-        """Whether the keys open ``stored`` (a token stored before encryption always opens)."""
-        try:
-            self.decrypt(stored)
-        except KeyMismatch:
-            return False
-        return True
-
-    def is_current(self, stored: str) -> bool:
-        """Whether ``stored`` is encrypted with the first key already."""
-        if not stored.startswith(PREFIX):
-            return False
-        try:
-            self._newest.decrypt(stored[len(PREFIX) :].encode())
-        except InvalidToken:
-            return False
-        return True
+    def rotate(self, stored: str) -> str | None:
+        """``stored`` written again under the first key, or None when it is under that key already. Raises
+        ``KeyMismatch`` when no key opens it; a token stored before encryption is encrypted."""
+        if stored.startswith(PREFIX):
+            try:
+                self._newest.decrypt(stored[len(PREFIX) :].encode())
+                return None
+            except InvalidToken:
+                pass
+        return self.encrypt(self.decrypt(stored))
