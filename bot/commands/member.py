@@ -41,12 +41,9 @@ def cmd_forget(inv: Invocation) -> str:
             "This deletes every message, reply and reaction of yours that PaperPing stored in this workspace, "
             "and your profile and settings. To go ahead, type `/paperping forget-me confirm`."
         )
-    counts = {"messages": 0, "reactions": 0}
     with inv.ctx.db.connection() as conn:
         # the channel's workspace, and the member's own when it is another (a Slack Connect partner's)
-        for team in dict.fromkeys((inv.team, inv.home_team or inv.team)):
-            for key, n in storage.privacy.forget_member(conn, team, inv.user).items():
-                counts[key] = counts.get(key, 0) + n
+        counts = storage.privacy.forget_member_in(conn, (inv.team, inv.home_team), inv.user)
     return (
         f"Done: I deleted {counts['messages']} stored messages and replies and {counts['reactions']} reactions "
         "of yours, your profile, and your name and id in my past drafts and logs. I will store nothing of yours "

@@ -132,9 +132,8 @@ def register(app: App, ctx: AppContext) -> None:
         ack()
         team, user = home_team(body), str(body["user"]["id"])
         own = str((body.get("team") or {}).get("id") or team)
-        with ctx.db.connection() as conn:
-            for workspace in dict.fromkeys((team, own)):  # and the member's own, a Slack Connect partner's
-                storage.privacy.forget_member(conn, workspace, user)
+        with ctx.db.connection() as conn:  # and in the member's own workspace, a Slack Connect partner's
+            storage.privacy.forget_member_in(conn, (team, own), user)
         publish(client, team, user)
 
     app.event("app_home_opened")(opened)

@@ -88,3 +88,13 @@ def forget_member(conn: psycopg.Connection, team_id: str, user_id: str) -> dict[
     )
     requeue_shared(conn, made_from)  # embedded again from the messages that remain
     return counts
+
+
+def forget_member_in(conn: psycopg.Connection, team_ids: Sequence[str], user_id: str) -> dict[str, int]:
+    """``forget_member`` in each of these workspaces (the one a channel belongs to, and a Slack Connect
+    partner's own), with the counts added up."""
+    counts = {"messages": 0, "reactions": 0}
+    for team_id in dict.fromkeys(t for t in team_ids if t):
+        for key, n in forget_member(conn, team_id, user_id).items():
+            counts[key] = counts.get(key, 0) + n
+    return counts
