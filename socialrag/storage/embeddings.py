@@ -4,7 +4,7 @@ vectors read back for ranking. One HNSW index per embedding model keeps the near
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -150,3 +150,23 @@ def load_catalog_neighbours(
         ).fetchall()
         found.update(dict.fromkeys(r[0] for r in rows))
     return list(found)
+
+
+def forget_text_vectors(conn: psycopg.Connection, where: str, params: Mapping[str, object]) -> list[int]:
+    """Papers linked by the messages ``where`` selects (a fixed condition on ``messages``, never input),
+    with the vectors made from message text (papers without a title) deleted. Returns those papers."""
+    ids = [
+        r[0]
+        for r in conn.execute(
+            f"SELECT DISTINCT mp.paper_id FROM message_papers mp JOIN messages m ON m.id = mp.message_id WHERE {where}",
+            params,
+        ).fetchall()
+    ]
+    conn.execute(
+        """
+        DELETE FROM paper_embeddings e USING papers p
+         WHERE e.paper_id = p.id AND p.id = ANY(%(ids)s::bigint[]) AND p.title IS NULL
+        """,
+        {"ids": ids},
+    )
+    return ids

@@ -7,7 +7,8 @@ from collections.abc import Sequence
 
 import psycopg
 
-from socialrag.storage.workspaces import forget_text_vectors, requeue_shared
+from socialrag.storage.embeddings import forget_text_vectors
+from socialrag.storage.queue import requeue_shared
 
 
 def load_forgotten(conn: psycopg.Connection, team_ids: Sequence[str]) -> set[tuple[str, str]]:

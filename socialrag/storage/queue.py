@@ -246,3 +246,13 @@ def hold_off(conn: psycopg.Connection, source: str, seconds: float) -> None:
         """,
         {"s": source, "w": seconds},
     )
+
+
+def requeue_shared(conn: psycopg.Connection, paper_ids: Sequence[int]) -> None:
+    """Queue again those of these papers that are still shared (their vector made from words that are gone
+    was deleted), to be embedded anew from the messages that remain."""
+    rows = conn.execute(
+        "SELECT DISTINCT paper_id FROM message_papers WHERE paper_id = ANY(%(ids)s::bigint[])",
+        {"ids": list(paper_ids)},
+    ).fetchall()
+    enqueue_papers(conn, [r[0] for r in rows])

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 import psycopg
 
 from socialrag.models import Channel, Member
+from socialrag.storage.embeddings import forget_text_vectors
+from socialrag.storage.queue import requeue_shared
 
 
 def upsert_team(conn: psycopg.Connection, team_id: str, name: str | None = None, domain: str | None = None) -> None:
@@ -197,38 +199,3 @@ def purge_team(conn: psycopg.Connection, team_id: str) -> dict[str, int]:
     ).rowcount
     requeue_shared(conn, made_here)
     return counts
-
-
-def forget_text_vectors(conn: psycopg.Connection, where: str, params: Mapping[str, object]) -> list[int]:
-    """Papers linked by the messages ``where`` selects (a fixed condition on ``messages``, never input),
-    with the vectors made from message text (papers without a title) deleted. Returns those papers."""
-    ids = [
-        r[0]
-        for r in conn.execute(
-            f"SELECT DISTINCT mp.paper_id FROM message_papers mp JOIN messages m ON m.id = mp.message_id WHERE {where}",
-            params,
-        ).fetchall()
-    ]
-    conn.execute(
-        """
-        DELETE FROM paper_embeddings e USING papers p
-         WHERE e.paper_id = p.id AND p.id = ANY(%(ids)s::bigint[]) AND p.title IS NULL
-        """,
-        {"ids": ids},
-    )
-    return ids
-
-
-def requeue_shared(conn: psycopg.Connection, paper_ids: Sequence[int]) -> None:
-    """Queue again those of these papers that are still shared and have no vector, to be embedded anew."""
-    conn.execute(
-        """
-        INSERT INTO index_queue (paper_id, priority)
-        SELECT p.id, 1 FROM papers p
-         WHERE p.id = ANY(%(ids)s::bigint[])
-           AND EXISTS (SELECT 1 FROM message_papers mp WHERE mp.paper_id = p.id)
-           AND NOT EXISTS (SELECT 1 FROM paper_embeddings e WHERE e.paper_id = p.id)
-        ON CONFLICT (paper_id) DO NOTHING
-        """,
-        {"ids": list(paper_ids)},
-    )
