@@ -24,11 +24,10 @@ STANDING_SECONDS = 600.0  # how long a member's standing (guest, admin) is trust
 @dataclass(frozen=True)
 class Standing:
     """What Slack says of a member that decides what they may change: a guest (single- or multi-channel) or a
-    workspace admin or owner. ``known`` is False when Slack could not be asked."""
+    workspace admin or owner. When Slack cannot be asked, a member is neither (and that answer is not kept)."""
 
     guest: bool = False
     admin: bool = False
-    known: bool = True
 
 
 @dataclass
@@ -64,7 +63,7 @@ class SlackDirectory:
             user = client.users_info(user=user_id)["user"]
         except SlackApiError as exc:
             log.warning("users.info %s: %s", user_id, exc.response.get("error"))
-            return Standing(known=False)
+            return Standing()
         found = Standing(
             guest=bool(user.get("is_restricted") or user.get("is_ultra_restricted")),
             admin=bool(user.get("is_admin") or user.get("is_owner") or user.get("is_primary_owner")),

@@ -98,11 +98,9 @@ class ChannelStarts:
         return thread
 
     def backfill(self, client: WebClient, team_id: str, channel_id: str) -> None:
-        """The channel's history, in the background after joining; failures are logged, not raised."""
+        """The channel's history (the thread ``start_backfill`` starts); failures are logged, not raised."""
         from bot.backfill import backfill_channel
 
-        with self._lock:
-            self._reading.add((team_id, channel_id))
         try:
             report = backfill_channel(self.db, client, channel_id)
             log.info("backfilled #%s: %s", report.channel.name, report.stats)
