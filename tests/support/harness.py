@@ -16,7 +16,7 @@ from bot.context import AppContext
 from bot.http_front import HttpFront
 from socialrag.config import Settings
 from socialrag.db import Database
-from tests.support.service_lab import signed_post
+from tests.support.service_lab import event_callback, signed_post
 from tests.support.slack_standin import SlackStandIn, SlackState
 
 SECRET = "s3cret-signing"
@@ -59,14 +59,7 @@ class Harness:
 
     def event(self, event: dict[str, Any], event_id: str | None = None) -> httpx.Response:
         self.events += 1
-        body = {
-            "type": "event_callback",
-            "team_id": T,
-            "api_app_id": "A1",
-            "event": event,
-            "event_id": event_id or f"Ev{self.events:05d}",
-            "event_time": int(time.time()),
-        }
+        body = event_callback(event, event_id or f"Ev{self.events:05d}")
         response = self.signed(json.dumps(body), "application/json")
         time.sleep(0.3)  # listeners run after the acknowledgement
         return response

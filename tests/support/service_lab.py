@@ -73,13 +73,7 @@ class Lab:
 
     def event(self, event: dict[str, Any]) -> None:
         self.sent += 1
-        body = {
-            "type": "event_callback",
-            "team_id": T,
-            "api_app_id": "A1",
-            "event": event,
-            "event_id": f"Ev{self.port}-{self.sent}",  # unique across the processes of a test
-        }
+        body = event_callback(event, f"Ev{self.port}-{self.sent}")  # ids unique across the processes of a test
         assert self.signed(json.dumps(body), "application/json").status_code == 200
 
     def command(self, channel: str, text: str, user: str = "U1", timeout: float = 120) -> str:
@@ -111,6 +105,18 @@ class Lab:
                 self.proc.kill()
         self.log.seek(0)
         return self.log.read()
+
+
+def event_callback(event: dict[str, Any], event_id: str) -> dict[str, Any]:
+    """An Events API delivery of ``event`` to the lab's workspace, as Slack sends it."""
+    return {
+        "type": "event_callback",
+        "team_id": T,
+        "api_app_id": "A1",
+        "event": event,
+        "event_id": event_id,
+        "event_time": int(time.time()),
+    }
 
 
 def slack_headers(body: str, content_type: str, secret: str) -> dict[str, str]:
