@@ -151,7 +151,7 @@ def measure(db: object, runs: int) -> None:
             ctx = load_channel_context(conn, TEAM, CHANNEL, NOW, model)
             first = min(s.at for p in ctx.papers.values() for s in p.shares)
             pool = sample_pool(conn, model, first - timedelta(days=365))
-            universe = load_universe(conn, model, [*ctx.papers, *pool])
+            universe = load_universe(conn, model, [*ctx.papers, *pool], (TEAM, CHANNEL))
             history = build_history(ctx, universe, 60.0)
             loads.append(time.perf_counter() - t)
             t = time.perf_counter()

@@ -3,6 +3,8 @@ kept in Postgres; every event takes effect once (Slack retries are de-duplicated
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import logging
 import secrets
 from datetime import UTC, datetime, timedelta
@@ -109,25 +111,43 @@ class PostgresInstallationStore(InstallationStore):
         self.delete_installation(enterprise_id=enterprise_id, team_id=team_id)
 
 
-class PostgresStateStore(OAuthStateStore):
-    """OAuth ``state`` values, valid for ten minutes and usable once."""
+class SignedStateStore(OAuthStateStore):
+    """OAuth ``state`` values signed with the app's client secret, valid for ten minutes and usable once.
+    Issuing one (what an anonymous ``GET /slack/install`` does) touches no database; only a state that comes
+    back signed and in time is written down, so that it cannot be used twice. Bolt's cookie check binds the
+    state to the browser that asked for it."""
 
-    def __init__(self, db: Database) -> None:
+    LIFETIME = timedelta(minutes=10)
+
+    def __init__(self, db: Database, secret: str) -> None:
         self.db = db
+        self._key = hashlib.sha256(b"paperping-oauth-state:" + secret.encode()).digest()
 
     @property
     def logger(self) -> logging.Logger:
         return log
 
+    def _mac(self, payload: str) -> str:
+        return hmac.new(self._key, payload.encode(), hashlib.sha256).hexdigest()[:32]
+
     def issue(self, *args: Any, **kwargs: Any) -> str:
-        state = secrets.token_urlsafe(24)
-        with self.db.connection() as conn:
-            storage.installs.record_oauth_state(conn, state, datetime.now(UTC) + timedelta(minutes=10))
-        return state
+        payload = f"{int((datetime.now(UTC) + self.LIFETIME).timestamp())}-{secrets.token_hex(16)}"
+        return f"{payload}-{self._mac(payload)}"
 
     def consume(self, state: str) -> bool:
+        payload, _, mac = state.rpartition("-")
+        seconds = payload.partition("-")[0]
+        if (
+            len(state) > 100
+            or not seconds.isdigit()
+            or not hmac.compare_digest(mac.encode(), self._mac(payload).encode())
+        ):
+            return False
+        until = datetime.fromtimestamp(int(seconds), UTC)
+        if until <= datetime.now(UTC):
+            return False
         with self.db.connection() as conn:
-            return storage.installs.consume_oauth_state(conn, state)
+            return storage.installs.use_oauth_state(conn, state, until)
 
 
 def token_cipher(settings: Settings) -> TokenCipher:
@@ -197,7 +217,7 @@ def build_app(settings: Settings, db: Database, ctx: AppContext, *, socket_mode:
                 client_secret=settings.slack_client_secret,
                 scopes=BOT_SCOPES,
                 installation_store=PostgresInstallationStore(db, token_cipher(settings)),
-                state_store=PostgresStateStore(db),
+                state_store=SignedStateStore(db, settings.slack_client_secret),
                 authorization_url="https://slack.com/oauth/v2/authorize",
             ),
             client=WebClient(base_url=settings.slack_api_url),

@@ -309,7 +309,7 @@ def compute_embeddings() -> None:
     from bot.demo.run import prepare
     from socialrag.db import Database, _with_dbname, ensure_database, start_embedded
     from socialrag.knowledge import Embedder
-    from socialrag.storage.embeddings import load_pending
+    from socialrag.storage.embeddings import load_channel_pending, load_pending
 
     home = Path(tempfile.mkdtemp())
     uri, server = start_embedded(home / "pgdata")
@@ -319,11 +319,10 @@ def compute_embeddings() -> None:
         db.migrate()
         prepare(db, embed=False, say=print)
         with db.connection() as conn:
-            pending = load_pending(conn, "all-MiniLM-L6-v2")
-        vectors = Embedder().encode([t for _, t, _, _ in pending])
-        np.savez_compressed(
-            DATA / "embeddings.npz", hashes=np.array([h for _, _, h, _ in pending]), vectors=vectors.astype(np.float16)
-        )
+            texts = {h: t for _, t, h, _ in load_pending(conn, "all-MiniLM-L6-v2")}
+            texts.update((c.content_hash, c.text) for c in load_channel_pending(conn, "all-MiniLM-L6-v2"))
+        vectors = Embedder().encode(list(texts.values()))
+        np.savez_compressed(DATA / "embeddings.npz", hashes=np.array(list(texts)), vectors=vectors.astype(np.float16))
     finally:
         server.cleanup()
 

@@ -1,8 +1,9 @@
 """Paper embeddings with sentence-transformers, cached by model and content hash.
 
-The text of a paper is its title and abstract, or, for a paper whose metadata could not be had, the
-labels and texts of the messages that shared it (links stripped). A paper is embedded once per model and
-text: re-indexing unchanged papers encodes nothing, and two papers with the same text share one encoding.
+The text of a paper is its title and abstract. A paper whose metadata could not be had gets one vector per
+channel that shared it, from the labels and texts of that channel's messages (links stripped): members' words
+stay with their channel. A paper is embedded once per model and text: re-indexing unchanged papers encodes
+nothing, and two papers with the same public text share one encoding.
 """
 
 from __future__ import annotations
@@ -20,10 +21,14 @@ from socialrag.config import DEFAULT_EMBED_MODEL
 from socialrag.db import Database
 from socialrag.progress import Progress
 from socialrag.storage.embeddings import (
+    ChannelText,
     count_current,
     ensure_vector_index,
     load_cached_vectors,
+    load_channel_pending,
     load_pending,
+    prune_channel_vectors,
+    upsert_channel_vectors,
     upsert_embeddings,
 )
 
@@ -95,18 +100,40 @@ class EmbedResult:
     unchanged: int = 0
 
 
-def embed_papers(conn: psycopg.Connection, embedder: Embedder, paper_ids: list[int]) -> int:
-    """Embed the given papers (new candidates, say) on this connection; returns how many were encoded."""
-    pending = load_pending(conn, embedder.model_name, paper_ids)
+def embed_channel_texts(
+    conn: psycopg.Connection, embedder: Embedder, paper_ids: list[int] | None = None, *, every: bool = True
+) -> int:
+    """Each channel's own vector of the papers no source knows (all, or ``paper_ids``), and none left for a
+    paper that has a title by now or that a channel no longer shares; returns how many texts were encoded.
+    ``every=False``: only the vectors missing or marked changed by new words (a quick pass)."""
+    if every or paper_ids is not None:
+        prune_channel_vectors(conn, paper_ids)
+    pending = load_channel_pending(conn, embedder.model_name, paper_ids, every=every)
+    return _encode_channel_texts(conn, embedder, pending)
+
+
+def _encode_channel_texts(conn: psycopg.Connection, embedder: Embedder, pending: list[ChannelText]) -> int:
     if not pending:
         return 0
+    texts = {t.content_hash: t.text for t in pending}
+    vectors = dict(zip(texts, embedder.encode(list(texts.values())), strict=True))
+    upsert_channel_vectors(conn, embedder.model_name, [(t, vectors[t.content_hash]) for t in pending])
+    return len(texts)
+
+
+def embed_papers(conn: psycopg.Connection, embedder: Embedder, paper_ids: list[int]) -> int:
+    """Embed the given papers (new candidates, say) on this connection; returns how many were encoded."""
+    done = embed_channel_texts(conn, embedder, paper_ids)
+    pending = load_pending(conn, embedder.model_name, paper_ids)
+    if not pending:
+        return done
     ensure_vector_index(conn, embedder.model_name, embedder.dimension)
     cached = load_cached_vectors(conn, embedder.model_name, [p[2] for p in pending])
     todo = {h: text for _, text, h, _ in pending if h not in cached}
     if todo:
         cached.update(zip(todo, embedder.encode(list(todo.values())), strict=True))
     upsert_embeddings(conn, embedder.model_name, [(pid, h, cached[h]) for pid, _, h, _ in pending])
-    return len(todo)
+    return done + len(todo)
 
 
 def embed_pending(db: Database, embedder: Embedder, *, batch_size: int = 64, chunk: int = 2048) -> EmbedResult:
@@ -114,8 +141,12 @@ def embed_pending(db: Database, embedder: Embedder, *, batch_size: int = 64, chu
     model = embedder.model_name
     result = EmbedResult()
     with db.connection() as conn:
+        prune_channel_vectors(conn)
+        channel_pending = load_channel_pending(conn, model)
         pending = load_pending(conn, model)
-        result.unchanged = count_current(conn, model) - sum(1 for p in pending if p[3])
+        stale = sum(1 for p in pending if p[3]) + sum(1 for t in channel_pending if t.stale)
+        result.unchanged = count_current(conn, model) - stale
+        result.embedded = _encode_channel_texts(conn, embedder, channel_pending)
     if not pending:
         return result
     with db.connection() as conn:

@@ -84,6 +84,8 @@ def index_messages(conn: psycopg.Connection, messages: Sequence[Message]) -> Ind
         for r in {(r.user_id, r.emoji): r for r in m.reactions}.values():
             reactions.append((mid, m.team_id, m.channel_id, r.user_id, r.emoji, r.reacted_at or m.posted_at))
     storage.messages.replace_message_papers(conn, message_ids, links)
+    # a channel's own vector of a paper no source knows is made from its words, which these messages change
+    storage.embeddings.mark_channel_texts_changed(conn, sorted({(link[2], link[3], link[1]) for link in links}))
     # every paper a share links to is looked up and embedded in the background (``socialrag.knowledge.indexer``)
     storage.queue.enqueue_papers(conn, sorted({link[1] for link in links}))
     known = {mid for m, mid in zip(messages, message_ids, strict=True) if m.reactions_known}

@@ -24,7 +24,7 @@ from datetime import UTC, datetime, timedelta
 from socialrag import storage
 from socialrag.db import Database
 from socialrag.errors import PaperPingError
-from socialrag.knowledge.embed import Embedder, embed_papers
+from socialrag.knowledge.embed import Embedder, embed_channel_texts, embed_papers
 from socialrag.knowledge.papers.base import MetadataSource
 from socialrag.knowledge.papers.resolve import RefreshResult, ask_sources, fill_citations, fill_reference_contexts
 
@@ -100,13 +100,18 @@ class Indexer:
         total = IndexRound()
         started = time.monotonic()
         try:
-            if self._swept_at is None or self.clock() - self._swept_at >= self.config.sweep_every:
+            sweeping = self._swept_at is None or self.clock() - self._swept_at >= self.config.sweep_every
+            if sweeping:
                 total.swept = self.sweep()
             while not self.stopping.is_set() and time.monotonic() - started < budget_seconds:
                 done = self.run_batch()
                 if done is None:
                     break
                 total.add(done)
+            # each channel's own vectors of the papers no source knows follow its words at once, whatever the
+            # queue's backoff of their next lookup (the sweep compares them all)
+            with self.db.connection() as conn:
+                total.embedded += embed_channel_texts(conn, self.embedder, every=sweeping)
         except PaperPingError as exc:  # the database is away: the next run retries
             log.warning("indexing stopped: %s", exc)
         except Exception:

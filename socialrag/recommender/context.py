@@ -110,6 +110,6 @@ def load_channel_context(
         emoji_overrides=load_emoji_overrides(conn, team_id, channel_id),
         recommended=load_recommended(conn, team_id, channel_id, as_of),
         last_mentioned=load_last_mentions(conn, team_id, channel_id, as_of),
-        vectors=load_vectors(conn, model, list(papers)),
+        vectors=load_vectors(conn, model, list(papers), channel=(team_id, channel_id)),
         model=model,
     )

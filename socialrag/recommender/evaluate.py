@@ -192,7 +192,7 @@ def evaluate_channel(
     config = config or ScoringConfig()
     ctx = load_channel_context(conn, team, channel, datetime.now(UTC), model)
     ids = load_embedded_ids(conn, model)
-    universe = load_universe(conn, model, [*ctx.papers, *ids])
+    universe = load_universe(conn, model, [*ctx.papers, *ids], (team, channel))
     history = build_history(ctx, universe, config.half_life_days)
     return replay(
         history,

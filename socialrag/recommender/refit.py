@@ -17,10 +17,12 @@ from socialrag.storage.embeddings import load_vectors
 from socialrag.storage.rankers import load_fits, load_readings, sample_pool, save_fit
 
 
-def load_universe(conn: psycopg.Connection, model: str, paper_ids: Sequence[int]) -> Universe:
-    """These papers (those with a vector) with their authors, venues and popularity readings."""
+def load_universe(conn: psycopg.Connection, model: str, paper_ids: Sequence[int], channel: tuple[str, str]) -> Universe:
+    """These papers (those with a vector, as ``channel`` sees them) with their authors, venues and popularity
+    readings."""
     ids = list(dict.fromkeys(paper_ids))
-    return build_universe(load_paper_infos(conn, ids), load_vectors(conn, model, ids), load_readings(conn, ids))
+    vectors = load_vectors(conn, model, ids, channel=channel)
+    return build_universe(load_paper_infos(conn, ids), vectors, load_readings(conn, ids))
 
 
 def refit_channel(
@@ -45,7 +47,7 @@ def refit_channel(
         first = min(s.at for p in ctx.papers.values() for s in p.shares)
         if pool is None:
             pool = sample_pool(conn, model, first - timedelta(days=window_days))
-        universe = load_universe(conn, model, [*ctx.papers, *pool])
+        universe = load_universe(conn, model, [*ctx.papers, *pool], (team_id, channel_id))
         history = build_history(ctx, universe, half_life_days)
         fitted = training_set(history, window_days=window_days).fit(popularity_weight, now=now)
     save_fit(

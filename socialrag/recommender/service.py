@@ -147,7 +147,7 @@ class Recommender:
             window_days=window_days,
             signal_window_days=self.settings.signal_window_days,
             top=top,
-            focus=self._focus(chosen) if focused else None,
+            focus=self._focus(chosen, (team_id, channel_id)) if focused else None,
             focus_words=" ".join(search_words(chosen.focus_text or "")) if focused else None,
             focus_papers=frozenset(chosen.focus_paper_ids) if focused else frozenset(),
             categories=tuple(chosen.arxiv_categories),
@@ -202,7 +202,7 @@ class Recommender:
         with self.db.connection() as conn:
             return load_fit(conn, team_id, channel_id, self.scoring().popularity_weight)
 
-    def _focus(self, chosen: ChannelSettings) -> np.ndarray | None:
+    def _focus(self, chosen: ChannelSettings, channel: tuple[str, str]) -> np.ndarray | None:
         """The focus as one vector: the mean of its words' and of its linked papers' (those embedded yet)."""
         vectors = []
         words = search_words(chosen.focus_text or "")
@@ -210,7 +210,7 @@ class Recommender:
             vectors.append(self.embedder.encode([" ".join(words)])[0])
         if chosen.focus_paper_ids:
             with self.db.connection() as conn:
-                stored = load_vectors(conn, self.embedder.model_name, list(chosen.focus_paper_ids))
+                stored = load_vectors(conn, self.embedder.model_name, list(chosen.focus_paper_ids), channel=channel)
             vectors += [as_array(v) for v in stored.values()]
         if not vectors:
             return None

@@ -77,7 +77,7 @@ def load_report_data(
         reactions=load_report_reactions(conn, window),
         posts=load_report_posts(conn, window),
         papers=load_paper_infos(conn, paper_ids),
-        vectors=load_vectors(conn, model, paper_ids),
+        vectors=load_vectors(conn, model, paper_ids, channel=(team_id, channel_id)),
         names=load_member_names(conn, team_id),
         overrides=load_emoji_overrides(conn, team_id, channel_id),
         frequency=frequency,

@@ -1,10 +1,13 @@
-"""Paper vectors (``paper_embeddings``): what is waiting to be embedded, vectors reused by content hash, and
-vectors read back for ranking. One HNSW index per embedding model keeps the nearest-neighbour search fast."""
+"""Paper vectors (``paper_embeddings``, from public metadata) and channels' own vectors of papers no source
+knows (``channel_text_embeddings``, from that channel's words): what is waiting to be embedded, vectors reused
+by content hash, and vectors read back for ranking. One HNSW index per embedding model keeps the
+nearest-neighbour search fast."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -38,42 +41,141 @@ def ensure_vector_index(conn: psycopg.Connection, model: str, dimension: int) ->
     )
 
 
-# The text each paper is embedded from, its hash, and the hash already stored for this model.
+# A paper's public text (title and abstract), its hash, and whether a vector of this model is stored for it.
 _PENDING_SQL = r"""
 WITH wanted AS (
-    SELECT p.id,
-           CASE WHEN p.title IS NOT NULL THEN p.title || E'\n' || COALESCE(p.abstract, '')
-                ELSE (SELECT string_agg(
-                          COALESCE(mp.label || E'\n', '') ||
-                          regexp_replace(m.text, '<(https?://[^|>]*)\|?([^>]*)>', '\2', 'g'),
-                          E'\n' ORDER BY m.posted_at, m.id)
-                        FROM message_papers mp JOIN messages m ON m.id = mp.message_id
-                       WHERE mp.paper_id = p.id)
-           END AS text
+    SELECT p.id, p.title || E'\n' || COALESCE(p.abstract, '') AS text
       FROM papers p
-     WHERE (%(ids)s::bigint[] IS NULL AND (p.in_catalog
-            OR EXISTS (SELECT 1 FROM message_papers mp WHERE mp.paper_id = p.id)))
-        OR p.id = ANY(%(ids)s::bigint[])
+     WHERE p.title IS NOT NULL
+       AND ((%(ids)s::bigint[] IS NULL AND (p.in_catalog
+             OR EXISTS (SELECT 1 FROM message_papers mp WHERE mp.paper_id = p.id)))
+            OR p.id = ANY(%(ids)s::bigint[]))
 )
 SELECT w.id, w.text, md5(w.text) AS hash, e.paper_id IS NOT NULL AS stale
   FROM wanted w
   LEFT JOIN paper_embeddings e ON e.paper_id = w.id AND e.model = %(model)s
- WHERE w.text IS NOT NULL AND btrim(w.text) <> '' AND e.content_hash IS DISTINCT FROM md5(w.text)
+ WHERE btrim(w.text) <> '' AND e.content_hash IS DISTINCT FROM md5(w.text)
  ORDER BY w.id
 """
+
+# A paper without a title, in each channel that shared it: the labels and texts of that channel's messages
+# (links reduced to their labels), never another channel's. Unless ``every``, only the pairs with no vector yet
+# or whose words changed since (``mark_channel_texts_changed``) are read, so that the frequent call stays cheap.
+_CHANNEL_PENDING_SQL = r"""
+WITH pairs AS (
+    SELECT DISTINCT mp.team_id, mp.channel_id, mp.paper_id
+      FROM message_papers mp JOIN papers p ON p.id = mp.paper_id
+     WHERE p.title IS NULL AND (%(ids)s::bigint[] IS NULL OR mp.paper_id = ANY(%(ids)s::bigint[]))
+       AND (%(every)s OR NOT EXISTS (
+                SELECT 1 FROM channel_text_embeddings e
+                 WHERE e.team_id = mp.team_id AND e.channel_id = mp.channel_id AND e.paper_id = mp.paper_id
+                   AND e.model = %(model)s AND e.content_hash <> ''))
+), wanted AS (
+    SELECT mp.team_id, mp.channel_id, mp.paper_id,
+           string_agg(COALESCE(mp.label || E'\n', '') ||
+                      regexp_replace(m.text, '<(https?://[^|>]*)\|?([^>]*)>', '\2', 'g'),
+                      E'\n' ORDER BY m.posted_at, m.id) AS text
+      FROM pairs JOIN message_papers mp USING (team_id, channel_id, paper_id)
+      JOIN messages m ON m.id = mp.message_id
+     GROUP BY mp.team_id, mp.channel_id, mp.paper_id
+)
+SELECT w.team_id, w.channel_id, w.paper_id, w.text, md5(w.text), e.paper_id IS NOT NULL AS stale
+  FROM wanted w
+  LEFT JOIN channel_text_embeddings e
+    ON e.team_id = w.team_id AND e.channel_id = w.channel_id AND e.paper_id = w.paper_id AND e.model = %(model)s
+ WHERE btrim(w.text) <> '' AND e.content_hash IS DISTINCT FROM md5(w.text)
+ ORDER BY w.paper_id, w.team_id, w.channel_id
+"""
+
+
+@dataclass(frozen=True)
+class ChannelText:
+    """The words one channel wrote about a paper no source knows, to be embedded for that channel alone."""
+
+    team_id: str
+    channel_id: str
+    paper_id: int
+    text: str
+    content_hash: str
+    stale: bool  # a vector of older words is stored
 
 
 def load_pending(
     conn: psycopg.Connection, model: str, paper_ids: list[int] | None = None
 ) -> list[tuple[int, str, str, bool]]:
-    """(paper id, text, hash, has a stale vector) of papers whose vector for ``model`` is missing or stale:
-    the catalog's and the shared ones, or just ``paper_ids``."""
+    """(paper id, text, hash, has a stale vector) of papers with a title whose vector for ``model`` is missing
+    or stale: the catalog's and the shared ones, or just ``paper_ids``."""
     rows = conn.execute(_PENDING_SQL, {"model": model, "ids": paper_ids}).fetchall()
     return [(r[0], r[1], r[2], r[3]) for r in rows]
 
 
+def load_channel_pending(
+    conn: psycopg.Connection, model: str, paper_ids: list[int] | None = None, *, every: bool = True
+) -> list[ChannelText]:
+    """Papers without a title whose vector in a channel that shared them is missing or stale (all, or just
+    ``paper_ids``), one row per channel. ``every=False`` looks only at the vectors missing or marked changed
+    (quick); ``every=True`` compares every stored vector's text as well."""
+    rows = conn.execute(_CHANNEL_PENDING_SQL, {"model": model, "ids": paper_ids, "every": every}).fetchall()
+    return [ChannelText(*r) for r in rows]
+
+
+def mark_channel_texts_changed(conn: psycopg.Connection, links: Sequence[tuple[str, str, int]]) -> None:
+    """New or edited words about these papers in these channels (team id, channel id, paper id): their
+    channel vectors, if any, are made again at the next quick pass. The vector in force stays readable."""
+    if not links:
+        return
+    teams, channels, papers = (list(column) for column in zip(*links, strict=True))
+    conn.execute(
+        """
+        UPDATE channel_text_embeddings x SET content_hash = ''
+          FROM unnest(%(t)s::text[], %(c)s::text[], %(p)s::bigint[]) AS l(team_id, channel_id, paper_id)
+         WHERE x.team_id = l.team_id AND x.channel_id = l.channel_id AND x.paper_id = l.paper_id
+           AND x.content_hash <> ''
+        """,
+        {"t": teams, "c": channels, "p": papers},
+    )
+
+
+def upsert_channel_vectors(
+    conn: psycopg.Connection, model: str, rows: Sequence[tuple[ChannelText, np.ndarray]]
+) -> None:
+    with conn.cursor() as cur:
+        cur.executemany(
+            """
+            INSERT INTO channel_text_embeddings (team_id, channel_id, paper_id, model, content_hash, embedding)
+            VALUES (%s, %s, %s, %s, %s, %s)
+            ON CONFLICT (team_id, channel_id, paper_id, model) DO UPDATE
+               SET content_hash = EXCLUDED.content_hash, embedding = EXCLUDED.embedding, embedded_at = now()
+            """,
+            [(t.team_id, t.channel_id, t.paper_id, model, t.content_hash, vec) for t, vec in rows],
+        )
+
+
+def prune_channel_vectors(conn: psycopg.Connection, paper_ids: list[int] | None = None) -> int:
+    """Channel vectors no longer needed: the paper has a title by now, or the channel no longer shares it.
+    Returns how many went."""
+    cur = conn.execute(
+        """
+        DELETE FROM channel_text_embeddings x USING papers p
+         WHERE p.id = x.paper_id AND (%(ids)s::bigint[] IS NULL OR x.paper_id = ANY(%(ids)s::bigint[]))
+           AND (p.title IS NOT NULL
+                OR NOT EXISTS (SELECT 1 FROM message_papers mp WHERE mp.paper_id = x.paper_id
+                                  AND mp.team_id = x.team_id AND mp.channel_id = x.channel_id))
+        """,
+        {"ids": paper_ids},
+    )
+    return cur.rowcount
+
+
 def count_current(conn: psycopg.Connection, model: str) -> int:
-    row = conn.execute("SELECT count(*) FROM paper_embeddings WHERE model = %(m)s", {"m": model}).fetchone()
+    """Vectors of this model: papers' and channels' own."""
+    row = conn.execute(
+        """
+        SELECT (SELECT count(*) FROM paper_embeddings WHERE model = %(m)s)
+             + (SELECT count(*) FROM channel_text_embeddings WHERE model = %(m)s)
+        """,
+        {"m": model},
+    ).fetchone()
     return int(row[0]) if row else 0
 
 
@@ -102,15 +204,31 @@ def upsert_embeddings(conn: psycopg.Connection, model: str, rows: Sequence[tuple
         )
 
 
-def load_vectors(conn: psycopg.Connection, model: str, paper_ids: list[int]) -> dict[int, np.ndarray]:
+def load_vectors(
+    conn: psycopg.Connection, model: str, paper_ids: list[int], *, channel: tuple[str, str] | None = None
+) -> dict[int, np.ndarray]:
+    """The vectors of these papers; with ``channel`` (team id, channel id), a paper without a title has the
+    vector made from that channel's own messages, and no other channel's."""
     if not paper_ids:
         return {}
+    out: dict[int, np.ndarray] = {}
+    if channel is not None:
+        rows = conn.execute(
+            """
+            SELECT paper_id, embedding FROM channel_text_embeddings
+             WHERE model = %(m)s AND team_id = %(t)s AND channel_id = %(c)s AND paper_id = ANY(%(ids)s::bigint[])
+            """,
+            {"m": model, "t": channel[0], "c": channel[1], "ids": paper_ids},
+            binary=True,
+        ).fetchall()
+        out.update((r[0], as_array(r[1])) for r in rows)
     rows = conn.execute(
         "SELECT paper_id, embedding FROM paper_embeddings WHERE model = %(m)s AND paper_id = ANY(%(ids)s::bigint[])",
         {"m": model, "ids": paper_ids},
         binary=True,  # vectors parse much faster in binary
     ).fetchall()
-    return {r[0]: as_array(r[1]) for r in rows}
+    out.update((r[0], as_array(r[1])) for r in rows)
+    return out
 
 
 def load_embedded_ids(conn: psycopg.Connection, model: str) -> list[int]:
@@ -153,20 +271,18 @@ def load_catalog_neighbours(
 
 
 def forget_text_vectors(conn: psycopg.Connection, where: str, params: Mapping[str, object]) -> list[int]:
-    """Papers linked by the messages ``where`` selects (a fixed condition on ``messages``, never input),
-    with the vectors made from message text (papers without a title) deleted. Returns those papers."""
-    ids = [
-        r[0]
-        for r in conn.execute(
-            f"SELECT DISTINCT mp.paper_id FROM message_papers mp JOIN messages m ON m.id = mp.message_id WHERE {where}",
-            params,
-        ).fetchall()
-    ]
-    conn.execute(
-        """
-        DELETE FROM paper_embeddings e USING papers p
-         WHERE e.paper_id = p.id AND p.id = ANY(%(ids)s::bigint[]) AND p.title IS NULL
+    """Papers linked by the messages ``where`` selects (a fixed condition on ``messages``, never input), with
+    the vectors their channels made from message text deleted. Returns those papers."""
+    rows = conn.execute(
+        f"""
+        SELECT DISTINCT mp.team_id, mp.channel_id, mp.paper_id
+          FROM message_papers mp JOIN messages m ON m.id = mp.message_id WHERE {where}
         """,
-        {"ids": ids},
-    )
-    return ids
+        params,
+    ).fetchall()
+    with conn.cursor() as cur:
+        cur.executemany(
+            "DELETE FROM channel_text_embeddings WHERE team_id = %s AND channel_id = %s AND paper_id = %s",
+            rows,
+        )
+    return sorted({r[2] for r in rows})

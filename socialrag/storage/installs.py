@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import psycopg
@@ -39,14 +39,15 @@ def delete_installation(conn: psycopg.Connection, team_id: str | None) -> None:
     conn.execute("DELETE FROM installations WHERE team_id = %(t)s", {"t": team_id})
 
 
-def record_oauth_state(conn: psycopg.Connection, state: str, expires_at: datetime) -> None:
-    conn.execute("INSERT INTO oauth_states (state, expires_at) VALUES (%(s)s, %(e)s)", {"s": state, "e": expires_at})
-
-
-def consume_oauth_state(conn: psycopg.Connection, state: str) -> bool:
-    """True once for a state issued and not yet expired; the state is gone afterwards either way."""
-    row = conn.execute("DELETE FROM oauth_states WHERE state = %(s)s RETURNING expires_at", {"s": state}).fetchone()
-    return row is not None and row[0] > datetime.now(UTC)
+def use_oauth_state(conn: psycopg.Connection, state: str, expires_at: datetime) -> bool:
+    """Record a valid OAuth state as used (``oauth_states`` holds the states that came back, until they
+    expire); True the first time, False if it was used before."""
+    conn.execute("DELETE FROM oauth_states WHERE expires_at < now()")
+    row = conn.execute(
+        "INSERT INTO oauth_states (state, expires_at) VALUES (%(s)s, %(e)s) ON CONFLICT DO NOTHING RETURNING 1",
+        {"s": state, "e": expires_at},
+    ).fetchone()
+    return row is not None
 
 
 def prune_oauth_states(conn: psycopg.Connection, now: datetime) -> int:

@@ -11,6 +11,8 @@ from datetime import datetime
 import psycopg
 
 from socialrag.models import Message
+from socialrag.storage.embeddings import forget_text_vectors
+from socialrag.storage.queue import requeue_shared
 
 
 def upsert_messages(conn: psycopg.Connection, messages: Sequence[Message]) -> dict[tuple[str, str, str], int]:
@@ -185,11 +187,14 @@ def load_first_share_at(conn: psycopg.Connection, team_id: str, channel_id: str)
 
 
 def delete_messages(conn: psycopg.Connection, team_id: str, channel_id: str, ts_list: Iterable[str]) -> int:
-    """Delete messages (their paper links and reactions go with them); returns how many."""
+    """Delete messages (their paper links and reactions go with them, and the channel's vectors made from
+    their words, to be made again from what remains); returns how many."""
+    params = {"t": team_id, "c": channel_id, "ts": list(ts_list)}
+    made_from = forget_text_vectors(conn, "m.team_id = %(t)s AND m.channel_id = %(c)s AND m.ts = ANY(%(ts)s)", params)
     cur = conn.execute(
-        "DELETE FROM messages WHERE team_id = %(t)s AND channel_id = %(c)s AND ts = ANY(%(ts)s::text[])",
-        {"t": team_id, "c": channel_id, "ts": list(ts_list)},
+        "DELETE FROM messages WHERE team_id = %(t)s AND channel_id = %(c)s AND ts = ANY(%(ts)s::text[])", params
     )
+    requeue_shared(conn, made_from)
     return cur.rowcount
 
 
@@ -223,13 +228,19 @@ def remove_reaction(conn: psycopg.Connection, message_id: int, user_id: str, emo
 
 
 def delete_thread(conn: psycopg.Connection, team_id: str, channel_id: str, root_ts: str) -> int:
-    """Delete a message and the replies in its thread (with their links and reactions)."""
+    """Delete a message and the replies in its thread (with their links and reactions, and the channel's
+    vectors made from their words, to be made again from what remains)."""
+    params = {"t": team_id, "c": channel_id, "ts": root_ts}
+    made_from = forget_text_vectors(
+        conn, "m.team_id = %(t)s AND m.channel_id = %(c)s AND (m.ts = %(ts)s OR m.thread_ts = %(ts)s)", params
+    )
     cur = conn.execute(
         """
         DELETE FROM messages WHERE team_id = %(t)s AND channel_id = %(c)s AND (ts = %(ts)s OR thread_ts = %(ts)s)
         """,
-        {"t": team_id, "c": channel_id, "ts": root_ts},
+        params,
     )
+    requeue_shared(conn, made_from)
     return cur.rowcount
 
 

@@ -36,7 +36,8 @@ class IndexProgress:
 
 
 def enqueue_papers(conn: psycopg.Connection, paper_ids: Sequence[int], priority: int = PRIORITY_SHARED) -> int:
-    """Put the papers that need work in the queue: not looked up yet, never embedded, or a catalog paper never
+    """Put the papers that need work in the queue: not looked up yet, never embedded, without a title (each
+    channel that shares it embeds its own words, which may have changed), or a catalog paper never
     asked of the online sources (a paper already waiting keeps its place, or moves up to ``priority``; a paper
     given up stays given up; stale metadata and a new model are the hourly sweep's). Returns how many."""
     if not paper_ids:
@@ -46,7 +47,7 @@ def enqueue_papers(conn: psycopg.Connection, paper_ids: Sequence[int], priority:
         INSERT INTO index_queue (paper_id, priority)
         SELECT p.id, %(p)s FROM papers p
          WHERE p.id = ANY(%(ids)s::bigint[])
-           AND (p.fetched_at IS NULL OR (p.metadata_source = 'catalog' AND p.fetch_attempts = 0)
+           AND (p.fetched_at IS NULL OR p.title IS NULL OR (p.metadata_source = 'catalog' AND p.fetch_attempts = 0)
                 OR NOT EXISTS (SELECT 1 FROM paper_embeddings e WHERE e.paper_id = p.id))
         ON CONFLICT (paper_id) DO UPDATE
            SET priority = EXCLUDED.priority, not_before = LEAST(index_queue.not_before, now())
@@ -142,7 +143,14 @@ def enqueue_due(conn: psycopg.Connection, now: datetime, model: str, max_age: ti
 
 
 _NOT_QUEUED = "NOT EXISTS (SELECT 1 FROM index_queue q WHERE q.paper_id = p.id)"
-_NO_VECTOR = "NOT EXISTS (SELECT 1 FROM paper_embeddings e WHERE e.paper_id = p.id AND e.model = %(m)s)"
+# A paper has the vectors of ``model`` it needs: its own when it has a title, else one for each channel sharing it.
+_EMBEDDED = """
+(CASE WHEN p.title IS NOT NULL
+      THEN EXISTS (SELECT 1 FROM paper_embeddings e WHERE e.paper_id = p.id AND e.model = %(m)s)
+      ELSE NOT EXISTS (SELECT 1 FROM message_papers mp WHERE mp.paper_id = p.id AND NOT EXISTS (
+               SELECT 1 FROM channel_text_embeddings x WHERE x.paper_id = p.id AND x.model = %(m)s
+                  AND x.team_id = mp.team_id AND x.channel_id = mp.channel_id)) END)"""
+_NO_VECTOR = f"NOT {_EMBEDDED}"
 _SHARED_UNEMBEDDED = f"""
 SELECT p.id FROM papers p
  WHERE EXISTS (SELECT 1 FROM message_papers mp WHERE mp.paper_id = p.id) AND {_NO_VECTOR} AND {_NOT_QUEUED}
@@ -168,7 +176,10 @@ def load_index_progress(conn: psycopg.Connection, team_id: str, channel_id: str,
         SELECT count(*),
                count(*) FILTER (WHERE p.title IS NOT NULL),
                count(*) FILTER (WHERE EXISTS (SELECT 1 FROM paper_embeddings e
-                                               WHERE e.paper_id = s.paper_id AND e.model = %(m)s)),
+                                               WHERE e.paper_id = s.paper_id AND e.model = %(m)s)
+                                   OR EXISTS (SELECT 1 FROM channel_text_embeddings x
+                                               WHERE x.paper_id = s.paper_id AND x.model = %(m)s
+                                                 AND x.team_id = %(t)s AND x.channel_id = %(c)s)),
                count(*) FILTER (WHERE q.paper_id IS NOT NULL AND q.given_up_at IS NULL),
                count(*) FILTER (WHERE q.given_up_at IS NOT NULL)
           FROM shared s JOIN papers p ON p.id = s.paper_id
@@ -196,11 +207,10 @@ def drop_indexed(conn: psycopg.Connection, model: str, now: datetime) -> int:
     """Take out of the queue what a foreground run (``paperping index``, an import) already indexed: papers
     with a vector of ``model`` whose lookup succeeded or failed recently. Leased rows are left alone."""
     cur = conn.execute(
-        """
+        f"""
         DELETE FROM index_queue q USING papers p
          WHERE p.id = q.paper_id AND q.given_up_at IS NULL AND (q.lease_until IS NULL OR q.lease_until < %(now)s)
-           AND (p.fetched_at IS NOT NULL OR p.next_fetch_at > %(now)s)
-           AND EXISTS (SELECT 1 FROM paper_embeddings e WHERE e.paper_id = p.id AND e.model = %(m)s)
+           AND (p.fetched_at IS NOT NULL OR p.next_fetch_at > %(now)s) AND {_EMBEDDED}
         """,
         {"m": model, "now": now},
     )

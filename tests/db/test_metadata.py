@@ -292,10 +292,10 @@ def test_offline_fetches_nothing_and_papers_keep_their_best_text(db: Database, t
         assert offline_sources == []
         result = refresh_metadata(db, offline_sources, settings(), now=NOW)
     assert result.found == 0
-    from socialrag.storage.embeddings import load_pending
+    from socialrag.storage.embeddings import load_channel_pending
 
     with db.connection() as conn:
-        texts = {t for _, t, _, _ in load_pending(conn, "all-MiniLM-L6-v2")}
+        texts = {t.text for t in load_channel_pending(conn, "all-MiniLM-L6-v2")}
         ids = conn.execute("SELECT count(*) FROM paper_ids WHERE scheme = 'acl' AND value = 'W99-9999'").fetchone()
     assert "An unknown workshop paper\nAn unknown workshop paper about parsing" in texts
     assert ids == (1,)

@@ -51,6 +51,7 @@ BY_TEAM = {
     "installations",
     "forgotten_members",
     "channel_rankers",
+    "channel_text_embeddings",
 }
 # tables with a member's id: forget-me leaves none of their rows (forgotten_members keeps the note that it did)
 BY_MEMBER = {"members", "channel_members", "messages", "reactions", "member_settings"}
@@ -94,8 +95,17 @@ def _lab(db: Database) -> dict[str, int]:
         )
         ids = dict(conn.execute("SELECT value, paper_id FROM paper_ids").fetchall())
         conn.execute("UPDATE papers SET title = 'Attention Is All You Need' WHERE id = %s", (ids["1706.03762"],))
-        storage.embeddings.upsert_embeddings(
-            conn, "all-MiniLM-L6-v2", [(pid, f"h{pid}", _vector(pid)) for pid in ids.values()]
+        known_id = ids["1706.03762"]
+        storage.embeddings.upsert_embeddings(conn, "all-MiniLM-L6-v2", [(known_id, "h", _vector(known_id))])
+        # the papers no source knows get a vector per channel, from that channel's words
+        texts = storage.embeddings.load_channel_pending(conn, "all-MiniLM-L6-v2")
+        assert {(t.team_id, t.paper_id) for t in texts} == {
+            (T, ids["2999.00001"]),
+            (T, ids["10.9999/only-here"]),
+            (OTHER, ids["2999.00001"]),
+        }
+        storage.embeddings.upsert_channel_vectors(
+            conn, "all-MiniLM-L6-v2", [(t, _vector(i)) for i, t in enumerate(texts)]
         )
         storage.settings.upsert_member_setting(conn, T, "U2", mentions_enabled=False)
         storage.settings.upsert_emoji_override(conn, T, "C1", "eyes", "positive")
@@ -152,8 +162,10 @@ def test_forget_me_reaches_every_table(db: Database) -> None:
         assert _count(db, f"SELECT count(*) FROM {table} WHERE {column} LIKE '%%U2%%'") == 0, table
     assert _count(db, "SELECT count(*) FROM installations WHERE installer_id = 'U2'") == 0
     assert _count(db, "SELECT count(*) FROM forgotten_members WHERE user_id = 'U2'") == 1
-    # the vector made from U2's words is gone; the paper, still shared elsewhere, is queued to be embedded again
-    assert _count(db, "SELECT count(*) FROM paper_embeddings WHERE paper_id = %s", papers["unknown"]) == 0
+    # the vectors made from U2's words are gone; the paper, still shared elsewhere, is queued to be embedded again
+    made_from_u2 = "SELECT count(*) FROM channel_text_embeddings WHERE team_id = %s"
+    assert _count(db, made_from_u2, T) == 0
+    assert _count(db, made_from_u2, OTHER) == 1, "another workspace's words are its own"
     assert _count(db, "SELECT count(*) FROM index_queue WHERE paper_id = %s", papers["unknown"]) == 1
     assert _count(db, "SELECT count(*) FROM paper_embeddings WHERE paper_id = %s", papers["known"]) == 1, (
         "a vector of public metadata stays"
@@ -170,6 +182,6 @@ def test_purge_reaches_every_table(db: Database) -> None:
     assert _count(db, "SELECT count(*) FROM papers WHERE id = %s", papers["only_here"]) == 0, (
         "a paper only this workspace's links brought in goes with it"
     )
-    assert _count(db, "SELECT count(*) FROM paper_embeddings WHERE paper_id = %s", papers["unknown"]) == 0
+    assert _count(db, "SELECT count(*) FROM channel_text_embeddings WHERE team_id = %s", OTHER) == 1
     assert _count(db, "SELECT count(*) FROM papers WHERE id = %s", papers["unknown"]) == 1, "shared elsewhere"
     assert _count(db, "SELECT count(*) FROM messages WHERE team_id = %s", OTHER) == 1, "another workspace's stay"

@@ -456,7 +456,7 @@ def test_now_makes_the_channel_due_and_an_outage_keeps_the_slot(harness: Harness
 def test_installations_are_kept_and_removed_on_uninstall(harness: Harness, db: Database) -> None:
     from slack_sdk.oauth.installation_store import Installation
 
-    from bot.app import PostgresInstallationStore, PostgresStateStore, token_for
+    from bot.app import PostgresInstallationStore, SignedStateStore, token_for
     from socialrag.errors import ConfigError, KeyMismatch
     from socialrag.storage.token_cipher import TokenCipher, generate_key
 
@@ -482,9 +482,24 @@ def test_installations_are_kept_and_removed_on_uninstall(harness: Harness, db: D
     with pytest.raises(KeyMismatch, match="does not open this workspace's stored bot token"):
         token_for(oauth_only.with_changes(token_key=generate_key()), db, "T0OTHER")
     assert token_for(oauth_only.with_changes(token_key=key), db, "T0OTHER") == "xoxb-other"
-    states = PostgresStateStore(db)
-    state = states.issue()
+    states = SignedStateStore(db, "client-secret")
+    issued = [states.issue() for _ in range(50)]
+    assert count(db, "SELECT count(*) FROM oauth_states") == 0, "issuing a state writes nothing"
+    state = issued[0]
     assert states.consume(state) and not states.consume(state), "a state is usable once"
+    expiry, nonce, mac = state.split("-")
+    for forged in (
+        f"{int(expiry) + 3600}-{nonce}-{mac}",  # a later expiry under the old signature
+        f"{expiry}-{nonce}-{'0' * len(mac)}",
+        SignedStateStore(db, "another-app").issue(),
+        "",
+        "é-ü-ß",
+        "1" * 5000,
+    ):
+        assert not states.consume(forged), forged[:40]
+    states.LIFETIME = timedelta(seconds=-1)
+    assert not states.consume(states.issue()), "an expired state is refused"
+    assert count(db, "SELECT count(*) FROM oauth_states") == 1, "only the state used once is written down"
     body = {
         "type": "event_callback",
         "team_id": "T0OTHER",
@@ -518,6 +533,9 @@ def test_oauth_installation_flow(db: Database, tmp_path: Path) -> None:
         with httpx.Client(base_url=base, timeout=10) as browser:
             page = browser.get("/slack/install")
             assert page.status_code == 200
+            for _ in range(20):
+                assert browser.get("/slack/install").status_code == 200
+            assert count(db, "SELECT count(*) FROM oauth_states") == 0, "anonymous visits write nothing"
             state = _re.search(r"state=([\w\-]+)", page.text)
             assert state is not None and "client_id=111.222" in page.text
             # the state cookie is Secure; a browser on https would send it back, so the test does
