@@ -1,22 +1,6 @@
 """Step 3a, calibrated: each channel's ranking learnt from its own history. Pure (numpy only).
 
-A candidate is described by a few features, all computed from what the channel had *before* the moment
-ranked (``ChannelState``) and from the candidate itself (``CandidateSet``):
-
-=============  ============================================================================================
-similarity     engagement-weighted, cubed mean cosine to the channel's papers (today's score; the focus
-               counts as a paper the group engaged with strongly, as before)
-nearest        cosine to the single closest paper the channel received well (the strength of h5)
-disliked       cosine to the closest paper the channel received badly, or a PaperPing post it ignored
-popularity     log popularity as known at that moment, 1 from 1,000 citations or upvotes up
-recency        0.5 ** (days since publication / 180)
-fresh          0.5 ** (days since publication / 21): with recency, lets a channel that only takes this
-               month's papers say so
-authors        affinity to authors the channel engaged with (the strength of h2)
-venue          affinity to venues the channel engaged with (the strength of h4)
-member_author  a member of the channel is an author (h1)
-=============  ============================================================================================
-
+The features a candidate is described by are in ``socialrag.recommender.features``.
 The score is a weighted sum of the features. Before a channel has history the weights are today's fixed
 blend (``PRIOR``: similarity plus ``DEFAULT_POPULARITY_WEIGHT`` of popularity). ``fit`` learns them from pairs
 (what the channel shared at a moment, a paper it could have shared then and did not), by pairwise logistic
@@ -28,7 +12,6 @@ features.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -36,21 +19,8 @@ from datetime import UTC, datetime
 import numpy as np
 
 from socialrag.config import DEFAULT_POPULARITY_WEIGHT
+from socialrag.recommender.features import FEATURES, pair_differences
 
-FEATURES: tuple[str, ...] = (
-    "similarity",
-    "nearest",
-    "disliked",
-    "popularity",
-    "recency",
-    "fresh",
-    "authors",
-    "venue",
-    "member_author",
-)
-RECENCY_HALF_LIFE_DAYS = 180.0
-FRESH_HALF_LIFE_DAYS = 21.0
-POPULARITY_REFERENCE = 1000.0  # a popularity (citations, upvotes) of this or more counts as 1
 PRIOR_STRENGTH = 3.0  # the pull toward the prior, divided by the number of shares learnt from
 MIN_SHARES = 8  # below this many past shares the channel keeps the prior
 NEGATIVES_PER_SHARE = 20
@@ -63,62 +33,6 @@ def prior_weights(popularity_weight: float = DEFAULT_POPULARITY_WEIGHT) -> np.nd
     w[FEATURES.index("similarity")] = 1.0
     w[FEATURES.index("popularity")] = popularity_weight
     return w
-
-
-@dataclass(frozen=True)
-class ChannelState:
-    """What a channel had at one moment: its papers' vectors and engagement weights, and the affinities.
-    Authors and venues are small integer indices (see ``socialrag.recommender.history.Universe``)."""
-
-    vectors: np.ndarray  # (m, d), the channel's papers (and the focus, if any)
-    weights: np.ndarray  # (m,), signed engagement weight
-    disliked: np.ndarray  # (m,) bool: received badly, or a PaperPing post nobody answered
-    author_weight: np.ndarray  # (authors,) positive engagement of the papers each author is on
-    venue_weight: np.ndarray  # (venues,)
-    member_authors: np.ndarray  # (authors,) bool: a member of the channel
-
-
-@dataclass(frozen=True)
-class CandidateSet:
-    vectors: np.ndarray  # (n, d)
-    published: np.ndarray  # (n,) epoch seconds, NaN when unknown
-    popularity: np.ndarray  # (n,) as known at the moment ranked; 0 when unknown
-    author_flat: np.ndarray  # author index of each (candidate, author) entry
-    author_row: np.ndarray  # the candidate of each entry
-    venues: np.ndarray  # (n,) venue index or -1
-
-
-def features(state: ChannelState, cands: CandidateSet, at: float, sims: np.ndarray | None = None) -> np.ndarray:
-    """(n, len(FEATURES)) feature matrix; ``sims`` (n, m), the candidates' cosines to the channel's papers,
-    may be passed when already known."""
-    n = len(cands.popularity)
-    x = np.zeros((n, len(FEATURES)), dtype=np.float64)
-    if n == 0:
-        return x
-    if sims is None:
-        sims = cands.vectors @ state.vectors.T if len(state.weights) else np.zeros((n, 0))
-    sims = np.maximum(sims, 0.0)
-    w = state.weights
-    if len(w) and np.abs(w).sum() > 0:
-        x[:, 0] = (sims * sims * sims) @ w / (np.abs(w).sum() + 1e-9)
-        liked = w > 0
-        if liked.any():
-            x[:, 1] = sims[:, liked].max(axis=1)
-    if state.disliked.any():
-        x[:, 2] = sims[:, state.disliked].max(axis=1)
-    x[:, 3] = np.minimum(1.0, np.log1p(np.maximum(cands.popularity, 0.0)) / math.log1p(POPULARITY_REFERENCE))
-    age = np.maximum(0.0, (at - cands.published) / 86400.0)
-    age[np.isnan(age)] = np.inf  # an unknown date counts as old
-    x[:, 4] = 0.5 ** (age / RECENCY_HALF_LIFE_DAYS)
-    x[:, 5] = 0.5 ** (age / FRESH_HALF_LIFE_DAYS)
-    flat, row = cands.author_flat, cands.author_row
-    if len(flat) and len(state.author_weight):
-        x[:, 6] = 1.0 - np.exp(-np.bincount(row, weights=state.author_weight[flat], minlength=n))
-        x[:, 8] = np.bincount(row, weights=state.member_authors[flat].astype(np.float64), minlength=n) > 0
-    known_venue = cands.venues >= 0
-    if known_venue.any() and len(state.venue_weight):
-        x[known_venue, 7] = 1.0 - np.exp(-state.venue_weight[cands.venues[known_venue]])
-    return x
 
 
 # ----- the model ------------------------------------------------------------------------------------
@@ -188,7 +102,8 @@ def fit(
     strength: float | None = None,
     now: datetime | None = None,
 ) -> RankerModel:
-    """Pairwise logistic regression over ``positives[i] - negatives[i]`` (one row per pair), with an L2 pull
+    """Pairwise logistic regression over ``positives[i] - negatives[i]`` (one row per pair; a feature unknown
+    for either paper of a pair is left out of that pair), with an L2 pull
     of ``strength / shares`` toward the prior's direction, fitted by Newton's method in units of each
     feature's spread. Few shares: the prior. Many: the channel's own preference."""
     prior = prior_weights(popularity_weight)
@@ -196,9 +111,10 @@ def fit(
     if shares < MIN_SHARES or len(positives) == 0:
         return RankerModel(prior.copy(), np.ones(len(FEATURES)), prior, shares, len(positives), now, 1.0)
     both = np.vstack([positives, negatives])
-    scales = both.std(axis=0)
+    known = ~np.isnan(both)
+    scales = np.array([both[known[:, j], j].std() if known[:, j].any() else 0.0 for j in range(both.shape[1])])
     scales = np.where(scales > 1e-9, scales, 1.0)
-    z = (positives - negatives) / scales
+    z = pair_differences(positives, negatives) / scales
     direction = prior * scales
     # how far along the prior's direction the data wants to go: the prior's own scale
     c = _newton_1d(z @ direction)
@@ -325,7 +241,7 @@ MIN_VALIDATION_MOMENTS = 12
 
 def _held_out_mrr(model: RankerModel, pos: np.ndarray, neg: np.ndarray, times: np.ndarray) -> float:
     """Mean reciprocal rank of what was shared among the papers passed over at the same moment."""
-    margin = model.score(pos) - model.score(neg)
+    margin = pair_differences(pos, neg) @ model.weights
     ranks: dict[float, int] = {}
     for t, m in zip(times.tolist(), margin.tolist(), strict=True):
         ranks[t] = ranks.get(t, 1) + (1 if m <= 0 else 0)

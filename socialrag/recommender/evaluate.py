@@ -19,8 +19,9 @@ import numpy as np
 import psycopg
 
 from socialrag.config import DEFAULT_POPULARITY_WEIGHT
-from socialrag.recommender.calibrate import FEATURES, RankerModel, default_model, diversify, features
+from socialrag.recommender.calibrate import RankerModel, default_model, diversify
 from socialrag.recommender.context import load_channel_context
+from socialrag.recommender.features import FEATURES, features, fill_unknown
 from socialrag.recommender.history import DAY, ChannelHistory, build_history, pool_rows, training_set
 from socialrag.recommender.rank import ScoringConfig
 from socialrag.recommender.refit import load_universe
@@ -149,7 +150,7 @@ def _score_step(
         return False
     rows = np.union1d(pool_rows(u, t, window_days, history.rows[known]), truth_rows)
     sizes.append(len(rows))
-    x = features(state, u.candidates(rows, t), t)
+    x = fill_unknown(features(state, u.candidates(rows, t), t))
     relevant = np.isin(rows, truth_rows)
     orders: dict[str, np.ndarray] = {
         CALIBRATED: _order(model.score(x), rng),

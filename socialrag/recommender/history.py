@@ -17,15 +17,9 @@ from functools import cached_property
 import numpy as np
 
 from socialrag.models import Sentiment
-from socialrag.recommender.calibrate import (
-    IGNORED_AFTER_DAYS,
-    NEGATIVES_PER_SHARE,
-    CandidateSet,
-    ChannelState,
-    TrainingSet,
-    features,
-)
+from socialrag.recommender.calibrate import IGNORED_AFTER_DAYS, NEGATIVES_PER_SHARE, TrainingSet
 from socialrag.recommender.context import ChannelContext
+from socialrag.recommender.features import CandidateSet, ChannelState, features
 from socialrag.recommender.rank import emoji_selectivity, engagement_events
 from socialrag.rows import PaperInfo
 
@@ -55,8 +49,8 @@ class Universe:
         return {int(pid): i for i, pid in enumerate(self.ids)}
 
     def popularity_at(self, rows: np.ndarray, t: float) -> np.ndarray:
-        """Each row's last popularity reading at or before ``t`` (0 when none)."""
-        out = np.zeros(len(rows))
+        """Each row's last popularity reading at or before ``t`` (NaN when none: unknown, not zero)."""
+        out = np.full(len(rows), np.nan)
         for k, r in enumerate(rows):
             lo, hi = self.reading_start[r], self.reading_start[r + 1]
             if hi > lo:

@@ -19,9 +19,10 @@ from socialrag import storage
 from socialrag.errors import PaperPingError
 from socialrag.models import Candidate, Draft, SocialSignal, Style
 from socialrag.names import fold_text
-from socialrag.recommender.calibrate import FEATURES, RankerModel, diversify, features
+from socialrag.recommender.calibrate import RankerModel, diversify
 from socialrag.recommender.candidates import CandidateQuery, CandidateSource
 from socialrag.recommender.context import ChannelContext, load_channel_context
+from socialrag.recommender.features import FEATURES, features, fill_unknown
 from socialrag.recommender.generate import GenerateConfig, build_draft
 from socialrag.recommender.history import build_history, build_universe
 from socialrag.recommender.llm import LLMClient
@@ -109,7 +110,7 @@ def score_candidates(
     state, _ = history.state_at(at, focus)
     index = universe.index
     rows = np.array([index[pid] for pid in kept], dtype=np.int64)
-    x = features(state, universe.candidates(rows, at), at)
+    x = fill_unknown(features(state, universe.candidates(rows, at), at))
     scores = ranker.score(x)
     recent_matrix = np.stack(recent) if recent else None
     order = diversify(scores, universe.vectors[rows], 10, recent_matrix, config.diversity_weight)

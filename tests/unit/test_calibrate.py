@@ -2,25 +2,30 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
 
 from socialrag.recommender.calibrate import (
-    FEATURES,
     MIN_SHARES,
-    CandidateSet,
-    ChannelState,
     RankerModel,
     default_model,
     describe,
     diversify,
-    features,
     fit,
     prior_weights,
 )
 from socialrag.recommender.context import ChannelContext, SharedPaper
+from socialrag.recommender.features import (
+    FEATURES,
+    CandidateSet,
+    ChannelState,
+    features,
+    fill_unknown,
+    pair_differences,
+)
 from socialrag.recommender.history import build_history, build_universe, training_set
 from socialrag.rows import AuthorRef, MemberInfo, PaperInfo, ReactionEvent, Share
 
@@ -67,9 +72,43 @@ def test_features_read_what_the_channel_had() -> None:
     assert f["nearest"][0] > 0.9 and f["disliked"][1] > 0.9 and f["disliked"][0] < 0.2
     assert f["popularity"][0] == 1.0 and 0 < f["popularity"][1] < 0.3 and f["popularity"][2] == 0
     assert f["authors"][0] > 0 and f["authors"][1] == 0  # author 0 is one the channel engaged with
-    assert f["member_author"].tolist() == [0, 1, 0]  # author 1 is a member
-    assert f["venue"][0] > 0 and f["venue"][1] == 0
+    assert f["member_author"][:2].tolist() == [0, 1]  # author 1 is a member
+    assert f["venue"][0] > 0
     assert np.allclose(f["recency"], 0.5 ** (10 / 180))
+    # what is not known of a paper is unknown, not its lowest value: no authors, no venue
+    assert np.isnan(f["authors"][2]) and np.isnan(f["member_author"][2])
+    assert np.isnan(f["venue"][1]) and np.isnan(f["venue"][2])
+
+
+def test_unknown_features_are_ranked_at_the_average_of_the_known() -> None:
+    s = state([unit(1, 0, 0)], [1.0])
+    c = cands([unit(1, 0, 0)] * 3, [1000, float("nan"), 0], [[0], [0], [0]])
+    c = replace(c, published=np.array([T - 86400.0, np.nan, T - 400 * 86400.0]))
+    x = features(s, c, T)
+    assert np.isnan(x[1, POP]) and np.isnan(x[1, FEATURES.index("recency")]), "no reading, no date: unknown"
+    filled = fill_unknown(x)
+    assert filled[2, POP] < filled[1, POP] < filled[0, POP], "neither sunk nor lifted by what nobody knows"
+    rec = FEATURES.index("recency")
+    assert filled[2, rec] < filled[1, rec] < filled[0, rec]
+    assert not np.isnan(filled).any()
+    assert pair_differences(x[1:2], x[0:1])[0, POP] == 0.0, "a pair teaches nothing of a feature one side lacks"
+
+
+def test_shared_papers_without_popularity_do_not_teach_that_popularity_is_bad() -> None:
+    """Many real shares have no popularity reading at all; read as zero, they made a channel's fit say that
+    the papers it shares are unpopular (the weight went negative)."""
+    ctx, infos, vectors = history_context(60, popular_wins=True)
+    rng = np.random.default_rng(5)
+    for pid, info in list(infos.items()):
+        known = None if pid in ctx.papers else float(rng.integers(0, 1000))
+        infos[pid] = replace(info, popularity=known)
+        if pid in ctx.papers:
+            ctx.papers[pid] = replace(ctx.papers[pid], info=infos[pid])
+    history = build_history(ctx, build_universe(infos, vectors), 60.0)
+    pos, neg, shares = training_set(history).arrays()
+    assert np.isnan(pos[:, POP]).all() and not np.isnan(neg[:, POP]).all()
+    model = fit(pos, neg, shares)
+    assert model.weights[POP] >= 0.0, model.weights
 
 
 def pairs(rng: np.random.Generator, n: int, driver: str) -> tuple[np.ndarray, np.ndarray]:
