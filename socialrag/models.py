@@ -98,7 +98,7 @@ class Paper:
     authors: tuple[Author, ...] = ()
     venue: str | None = None
     year: int | None = None
-    publication_date: date | None = None
+    publication_date: date | None = None  # the first day of what is known of it (see ``date_precision``)
     url: str | None = None
     popularity: float | None = None
     citation_count: int | None = None
@@ -107,8 +107,11 @@ class Paper:
     arxiv_categories: tuple[str, ...] = ()
     # earlier readings of ``popularity`` (date, value), so a replay can use what was known at the time
     popularity_history: tuple[tuple[date, float], ...] = ()
+    # how far ``publication_date`` is known: "day" (the default when there is one) or "month"
+    date_precision: DatePrecision | None = None
 
 
+DatePrecision = Literal["day", "month", "year"]
 SignalKind = Literal["h1", "h2", "h3", "h4", "h5", "h6", "h7", "h8", "h9"]
 Style = Literal["tldr", "template", "template+tldr", "llm"]
 STYLES: tuple[Style, ...] = ("tldr", "template", "template+tldr", "llm")

@@ -29,7 +29,8 @@ class PaperInfo:
     abstract: str | None = None
     tldr: str | None = None
     url: str | None = None
-    publication_date: date | None = None
+    publication_date: date | None = None  # the first day of what is known of it
+    date_precision: str | None = None  # "day", "month", "year" (None: nothing known)
 
 
 @dataclass(frozen=True)

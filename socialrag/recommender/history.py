@@ -39,6 +39,19 @@ class Universe:
     venues: np.ndarray  # (n,) venue index or -1
     author_ids: np.ndarray  # author index -> author id
     n_venues: int
+    # the first and the last day a paper may have come out, as far as its date is known (a month, a year);
+    # ``published`` is the middle of that stretch
+    earliest: np.ndarray | None = None
+    available: np.ndarray | None = None
+
+    @property
+    def first_possible(self) -> np.ndarray:
+        return self.published if self.earliest is None else self.earliest
+
+    @property
+    def surely_out(self) -> np.ndarray:
+        """When each paper surely existed: the end of what is known of its date."""
+        return self.published if self.available is None else self.available
 
     @property
     def n_authors(self) -> int:
@@ -87,7 +100,9 @@ def build_universe(
     r_start = [0]
     r_t: list[float] = []
     r_v: list[float] = []
-    published = []
+    published: list[float] = []
+    earliest: list[float] = []
+    available: list[float] = []
     venues = []
     for pid in ids:
         info = infos[pid]
@@ -101,7 +116,10 @@ def build_universe(
             r_t.append(t)
             r_v.append(v)
         r_start.append(len(r_t))
-        published.append(_epoch(info.publication_date))
+        first, middle, last = known_period(info)
+        earliest.append(first)
+        published.append(middle)
+        available.append(last)
         venues.append(venue_index.setdefault(info.venue_id, len(venue_index)) if info.venue_id is not None else -1)
     dim = next(iter(vectors.values())).shape[0] if vectors else 0
     return Universe(
@@ -116,7 +134,27 @@ def build_universe(
         np.array(venues, dtype=np.int64),
         np.array(list(author_index), dtype=np.int64),
         len(venue_index),
+        np.array(earliest, dtype=np.float64),
+        np.array(available, dtype=np.float64),
     )
+
+
+def known_period(info: PaperInfo) -> tuple[float, float, float]:
+    """(first, middle, last) moment a paper may have come out, from its date and how far it is known: a day,
+    a month, or only the year. NaN three times when nothing is known."""
+    start = info.publication_date
+    if start is None:
+        if info.year is None:
+            return (float("nan"),) * 3
+        start, end = date(info.year, 1, 1), date(info.year + 1, 1, 1)
+    elif info.date_precision == "month":
+        end = date(start.year + start.month // 12, start.month % 12 + 1, 1)
+    elif info.date_precision == "year":
+        end = date(start.year + 1, 1, 1)
+    else:
+        return (_epoch(start),) * 3
+    first, after = _epoch(start), _epoch(end)
+    return first, (first + after) / 2.0, after - DAY
 
 
 def _epoch(day: date | datetime | None) -> float:
@@ -224,7 +262,8 @@ def build_history(
 
 def pool_rows(universe: Universe, t: float, window_days: float, exclude: np.ndarray) -> np.ndarray:
     """Universe rows a ranking at ``t`` could have offered: published in the window before ``t``."""
-    ok = (universe.published < t) & (universe.published >= t - window_days * DAY)
+    out = universe.surely_out
+    ok = (out < t) & (out >= t - window_days * DAY)
     ok[exclude] = False
     return np.flatnonzero(ok)
 
@@ -258,7 +297,7 @@ def training_set(
         if not positive:
             pending_ignored.append(k)
             continue
-        if u.published[channel_rows[k]] >= t:
+        if u.first_possible[channel_rows[k]] >= t:
             continue  # shared before its listed publication date: it was no candidate then
         state, known = history.state_at(t)
         if len(known) < warmup:

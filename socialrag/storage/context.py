@@ -26,7 +26,7 @@ def load_paper_infos(
                CASE WHEN %(as_of)s::timestamptz IS NULL THEN p.popularity
                     ELSE (SELECT pp.value FROM paper_popularity pp WHERE pp.paper_id = p.id
                              AND pp.observed_at <= %(as_of)s::timestamptz ORDER BY pp.observed_at DESC LIMIT 1) END,
-               p.abstract, p.tldr, p.url, p.publication_date
+               p.abstract, p.tldr, p.url, p.publication_date, p.date_precision
           FROM papers p LEFT JOIN venues v ON v.id = p.venue_id WHERE p.id = ANY(%(ids)s::bigint[])
         """,
         {"ids": paper_ids, "as_of": as_of},
@@ -42,7 +42,7 @@ def load_paper_infos(
     ).fetchall():
         authors[pid].append(AuthorRef(aid, name, norm, tuple(affs or ()), s2))
     return {
-        r[0]: PaperInfo(r[0], r[1], r[2], r[3], r[4], tuple(authors.get(r[0], ())), r[5], r[6], r[7], r[8], r[9])
+        r[0]: PaperInfo(r[0], r[1], r[2], r[3], r[4], tuple(authors.get(r[0], ())), r[5], r[6], r[7], r[8], r[9], r[10])
         for r in rows
     }
 

@@ -246,7 +246,8 @@ def load_catalog_neighbours(
     k: int,
 ) -> list[int]:
     """Catalog papers published in ``[after, before)`` nearest to each vector (HNSW, cosine), the nearest of
-    the first vector first; a paper known only by its year counts from January 1 of that year."""
+        the first vector first. A paper whose date is known only to the month or the year counts from the last day it
+    may have come out (``available_on``), so a replay never offers it before it surely existed."""
     if not vectors:
         return []
     dim = len(vectors[0])
@@ -258,9 +259,8 @@ def load_catalog_neighbours(
             f"""
             SELECT e.paper_id FROM paper_embeddings e JOIN papers p ON p.id = e.paper_id
              WHERE e.model = %(model)s AND p.in_catalog
-               AND COALESCE(p.publication_date, make_date(p.year, 1, 1)) < %(as_of)s
-               AND (%(after)s::timestamptz IS NULL
-                    OR COALESCE(p.publication_date, make_date(p.year, 1, 1)) >= %(after)s)
+               AND p.available_on < %(as_of)s
+               AND (%(after)s::timestamptz IS NULL OR p.available_on >= %(after)s)
              ORDER BY e.embedding::vector({dim}) <=> %(q)s::vector({dim})
              LIMIT %(k)s
             """,

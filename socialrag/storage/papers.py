@@ -187,6 +187,16 @@ def _venue_ids(conn: psycopg.Connection, names: Sequence[str | None]) -> list[in
     return [by_key[normalized[n][0]] if n else None for n in names]
 
 
+# a new date replaces the stored one unless it is known less precisely (a month does not undo a day)
+_FINER_DATE = """
+n.pdate IS NOT NULL AND (p.publication_date IS NULL OR array_position(ARRAY['year', 'month', 'day'],
+    COALESCE(n.prec, 'day')) >= array_position(ARRAY['year', 'month', 'day'], COALESCE(p.date_precision, 'day')))"""
+_NEW_PRECISION = """
+CASE WHEN {finer} THEN COALESCE(n.prec, 'day')
+     WHEN p.publication_date IS NULL AND COALESCE(n.year, p.year) IS NOT NULL THEN 'year'
+     ELSE p.date_precision END"""
+
+
 def _update_paper_rows(conn: psycopg.Connection, ids: Sequence[int], papers: Sequence[Paper], in_catalog: bool) -> None:
     venue_ids = _venue_ids(conn, [p.venue for p in papers])
     conn.execute(
@@ -194,7 +204,9 @@ def _update_paper_rows(conn: psycopg.Connection, ids: Sequence[int], papers: Seq
         UPDATE papers AS p SET
             title = COALESCE(n.title, p.title), abstract = COALESCE(n.abstract, p.abstract),
             tldr = COALESCE(n.tldr, p.tldr), venue_id = COALESCE(n.venue_id, p.venue_id),
-            year = COALESCE(n.year, p.year), publication_date = COALESCE(n.pdate, p.publication_date),
+            year = COALESCE(n.year, p.year),
+            publication_date = CASE WHEN {finer} THEN n.pdate ELSE p.publication_date END,
+            date_precision = {precision},
             url = COALESCE(p.url, n.url), popularity = COALESCE(n.popularity, p.popularity),
             citation_count = COALESCE(n.citations, p.citation_count),
             arxiv_categories = COALESCE(c.categories, p.arxiv_categories),
@@ -204,18 +216,20 @@ def _update_paper_rows(conn: psycopg.Connection, ids: Sequence[int], papers: Seq
             next_fetch_at = CASE WHEN n.title IS NULL THEN p.next_fetch_at ELSE NULL END
           FROM unnest(%(id)s::bigint[], %(title)s::text[], %(abstract)s::text[], %(tldr)s::text[],
                       %(venue)s::bigint[], %(year)s::int[], %(pdate)s::date[], %(url)s::text[],
-                      %(pop)s::float8[], %(cit)s::int[], %(source)s::text[], %(cats)s::text[])
-               AS n(id, title, abstract, tldr, venue_id, year, pdate, url, popularity, citations, source, cats_joined)
+                      %(pop)s::float8[], %(cit)s::int[], %(source)s::text[], %(cats)s::text[], %(prec)s::text[])
+               AS n(id, title, abstract, tldr, venue_id, year, pdate, url, popularity, citations, source, cats_joined,
+                    prec)
           CROSS JOIN LATERAL (SELECT string_to_array(n.cats_joined, ' ') AS categories) c
          WHERE p.id = n.id
            AND (p.title, p.abstract, p.tldr, p.venue_id, p.year, p.publication_date, p.popularity,
-                p.citation_count, p.in_catalog OR %(catalog)s, p.arxiv_categories)
+                p.citation_count, p.in_catalog OR %(catalog)s, p.arxiv_categories, p.date_precision)
                IS DISTINCT FROM
                (COALESCE(n.title, p.title), COALESCE(n.abstract, p.abstract), COALESCE(n.tldr, p.tldr),
                 COALESCE(n.venue_id, p.venue_id), COALESCE(n.year, p.year),
-                COALESCE(n.pdate, p.publication_date), COALESCE(n.popularity, p.popularity),
-                COALESCE(n.citations, p.citation_count), p.in_catalog, COALESCE(c.categories, p.arxiv_categories))
-        """,
+                CASE WHEN {finer} THEN n.pdate ELSE p.publication_date END, COALESCE(n.popularity, p.popularity),
+                COALESCE(n.citations, p.citation_count), p.in_catalog, COALESCE(c.categories, p.arxiv_categories),
+                {precision})
+        """.replace("{precision}", _NEW_PRECISION).replace("{finer}", _FINER_DATE),
         {
             "id": list(ids),
             "title": [p.title for p in papers],
@@ -229,6 +243,7 @@ def _update_paper_rows(conn: psycopg.Connection, ids: Sequence[int], papers: Seq
             "cit": [p.citation_count for p in papers],
             "source": [p.source for p in papers],
             "cats": [" ".join(p.arxiv_categories) or None for p in papers],
+            "prec": [p.date_precision for p in papers],
             "catalog": in_catalog,
         },
     )

@@ -41,7 +41,7 @@ def sample_pool(conn: psycopg.Connection, model: str, since: datetime, limit: in
     rows = conn.execute(
         """
         SELECT p.id FROM papers p JOIN paper_embeddings e ON e.paper_id = p.id AND e.model = %(m)s
-         WHERE p.publication_date >= %(since)s ORDER BY random() LIMIT %(n)s
+         WHERE p.available_on >= %(since)s ORDER BY random() LIMIT %(n)s
         """,
         {"m": model, "since": since.date(), "n": limit},
     ).fetchall()

@@ -176,3 +176,80 @@ def test_embedding_cache_with_the_real_model(db: Database, tmp_path: Path) -> No
     assert third.embedded == 1 and embedder.encoded == 41
     assert dims == [(384,)]
     assert nearest[0][0] == "Adverbs in Sanskrit Wordnet"
+
+
+@pytest.mark.parametrize(
+    ("month", "read"),
+    [
+        ("November", (11, None)),
+        ("Sept", (9, None)),
+        ("7", (7, None)),
+        (12, (12, None)),
+        ("05 August", (8, 5)),
+        ("27--30 January", (1, 27)),
+        ("October-November", (10, None)),
+        ("October–November", (10, None)),
+        ("13", None),
+        ("", None),
+        ("Spring", None),
+        (None, None),
+    ],
+)
+def test_month_as_the_acl_anthology_writes_it(month: object, read: tuple[int, int | None] | None) -> None:
+    from socialrag.knowledge.papers.catalog import parse_month
+
+    assert parse_month(month) == read
+
+
+def test_a_date_known_to_the_month_or_year_is_offered_only_once_it_surely_existed(db: Database, tmp_path: Path) -> None:
+    """The catalog's year and month used to become January 1 of the year: a replay of late August offered
+    November's papers. Now a paper is a candidate from the last day it may have come out."""
+    from datetime import UTC, datetime
+
+    from socialrag.recommender.history import build_universe, pool_rows
+    from socialrag.storage.context import load_paper_infos
+    from socialrag.storage.embeddings import load_catalog_neighbours, upsert_embeddings
+
+    rows = [
+        {"acl_id": "2020.emnlp-main.1", "title": "November paper", "year": 2020, "month": "November"},
+        {"acl_id": "2020.acl-main.1", "title": "July paper", "year": 2020, "month": "7"},
+        {"acl_id": "2020.lrec-1.1", "title": "A paper of 2020", "year": 2020},
+        {
+            "acl_id": "2020.coling-main.1",
+            "title": "Dated",
+            "year": 2020,
+            "month": "December",
+            "publication_date": "2020-12-08",
+        },
+    ]
+    path = tmp_path / "dates.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    import_catalog(db, path)
+    with db.connection() as conn:
+        ids = dict(conn.execute("SELECT value, paper_id FROM paper_ids WHERE scheme = 'acl'").fetchall())
+        found = {
+            r[0]: (r[1], r[2], r[3])
+            for r in conn.execute("SELECT id, publication_date::text, date_precision, available_on::text FROM papers")
+        }
+        vec = np.ones(384, dtype=np.float32) / np.sqrt(384)
+        upsert_embeddings(conn, "all-MiniLM-L6-v2", [(pid, f"h{pid}", vec) for pid in ids.values()])
+
+        def offered(day: datetime) -> set[str]:
+            got = load_catalog_neighbours(conn, "all-MiniLM-L6-v2", [vec], before=day, after=None, k=10)
+            return {acl for acl, pid in ids.items() if pid in got}
+
+        late_august = offered(datetime(2020, 8, 25, tzinfo=UTC))
+        december = offered(datetime(2020, 12, 5, tzinfo=UTC))
+        next_year = offered(datetime(2021, 1, 2, tzinfo=UTC))
+        infos = load_paper_infos(conn, list(ids.values()))
+    assert found[ids["2020.emnlp-main.1"]] == ("2020-11-01", "month", "2020-11-30")
+    assert found[ids["2020.lrec-1.1"]] == (None, "year", "2020-12-31")
+    assert found[ids["2020.coling-main.1"]] == ("2020-12-08", "day", "2020-12-08"), "a day beats a month"
+    assert late_august == {"2020.acl-main.1"}, "November's papers are not offered in August"
+    assert december == {"2020.acl-main.1", "2020.emnlp-main.1"}
+    assert next_year == set(ids), "the year-only paper surely existed by the year's end"
+    # the replay's own pool keeps the same rule
+    universe = build_universe(infos, {pid: vec for pid in ids.values()})
+    at = datetime(2020, 8, 25, tzinfo=UTC).timestamp()
+    pool = {int(universe.ids[r]) for r in pool_rows(universe, at, 365, np.zeros(0, dtype=np.int64))}
+    assert pool == {ids["2020.acl-main.1"]}

@@ -1,7 +1,9 @@
 """The local catalog: candidate papers from a JSON-lines file (``paperping catalog import``).
 
 One object per line with at least one of ``arxiv_id``, ``doi``, ``acl_id``, ``s2_id`` and any of ``title``,
-``abstract``, ``authors`` (names), ``venue``, ``year``, ``publication_date`` (ISO), ``url``, ``popularity``,
+``abstract``, ``authors`` (names), ``venue``, ``year``, ``month`` (a number or a name, as the ACL Anthology
+writes it: "November", "Sept", "7", "27--30 January", "October-November"), ``publication_date`` (ISO),
+``url``, ``popularity``,
 ``popularity_history`` (``[[date, value], ...]``, earlier readings of the popularity), ``references``
 (identifiers of cited papers). Unknown fields are ignored. Read as a stream, in batches.
 """
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import typing
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -25,7 +28,7 @@ from socialrag.db import Database
 from socialrag.errors import InputError
 from socialrag.knowledge.links import doi_identity, normalize_arxiv_id, parse_paper_url
 from socialrag.knowledge.papers.base import clean_text, parse_date
-from socialrag.models import Author, Paper, PaperRef
+from socialrag.models import Author, DatePrecision, Paper, PaperRef
 
 BATCH = 1000
 MAX_LINE = 1 << 20  # one catalog line, in bytes
@@ -95,6 +98,7 @@ def paper_from_catalog(raw: Mapping[str, Any]) -> Paper:
     year = raw.get("year")
     if isinstance(year, int) and not isinstance(year, bool) and not MIN_YEAR <= year <= MAX_YEAR:
         raise ValueError(f"year {year} is not a publication year")
+    published, precision = _publication(raw.get("publication_date"), year, raw.get("month"))
     popularity = raw.get("popularity")
     if isinstance(popularity, int | float) and not 0 <= popularity < 1e15:
         raise ValueError(f"popularity {popularity} is out of range")
@@ -109,7 +113,8 @@ def paper_from_catalog(raw: Mapping[str, Any]) -> Paper:
         authors=tuple(Author(name=name) for name in (clean_text(a) for a in authors) if name),
         venue=clean_text(raw.get("venue")),
         year=year if isinstance(year, int) and not isinstance(year, bool) else None,
-        publication_date=parse_date(raw.get("publication_date")),
+        publication_date=published,
+        date_precision=precision,
         url=clean_text(raw.get("url")),
         popularity=float(popularity) if isinstance(popularity, int | float) else None,
         references=tuple(r for r in refs if r is not None),
@@ -118,6 +123,45 @@ def paper_from_catalog(raw: Mapping[str, Any]) -> Paper:
 
 
 MAX_READINGS = 400
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+
+
+def parse_month(value: object) -> tuple[int, int | None] | None:
+    """(month, day or None) of a free-text month: "November", "Sept", "7", "05 August", "27--30 January" (the
+    first day of a range), "October-November" (the first month). None when no month can be read."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return (value, None) if 1 <= value <= 12 else None
+    if not isinstance(value, str):
+        return None
+    words = re.findall(r"[a-z]+|\d+", value.lower()[:60])
+    if len(words) == 1 and words[0].isdigit():
+        number = int(words[0])
+        return (number, None) if 1 <= number <= 12 else None
+    for i, word in enumerate(words):
+        if not word.isdigit() and len(word) >= 3 and word[:3] in _MONTHS:
+            day = int(words[0]) if i > 0 and words[0].isdigit() and 1 <= int(words[0]) <= 31 else None
+            return _MONTHS.index(word[:3]) + 1, day
+    return None
+
+
+def _publication(listed: object, year: object, month: object) -> tuple[date | None, DatePrecision | None]:
+    """The publication date and how far it is known: the ISO date when given, else the year's month (and day)
+    when the month can be read, else nothing (the year alone is kept as the year)."""
+    exact = parse_date(listed)
+    if exact is not None:
+        return exact, "day"
+    if not isinstance(year, int) or isinstance(year, bool) or not MIN_YEAR <= year <= MAX_YEAR:
+        return None, None
+    parsed = parse_month(month)
+    if parsed is None:
+        return None, None
+    number, day = parsed
+    if day is not None:
+        try:
+            return date(year, number, day), "day"
+        except ValueError:
+            pass
+    return date(year, number, 1), "month"
 
 
 def _popularity_history(raw: object) -> tuple[tuple[date, float], ...]:
