@@ -145,7 +145,7 @@ def _score_step(
     state, known = history.state_at(t)
     # a paper shared before its listed publication date (a preprint of a later venue) was no candidate then
     truth_rows = history.rows[week]
-    truth_rows = truth_rows[~(u.first_possible[truth_rows] >= t)]
+    truth_rows = truth_rows[~(u.earliest[truth_rows] >= t)]
     if len(truth_rows) == 0:
         return False
     rows = np.union1d(pool_rows(u, t, window_days, history.rows[known]), truth_rows)

@@ -39,19 +39,10 @@ class Universe:
     venues: np.ndarray  # (n,) venue index or -1
     author_ids: np.ndarray  # author index -> author id
     n_venues: int
-    # the first and the last day a paper may have come out, as far as its date is known (a month, a year);
-    # ``published`` is the middle of that stretch
-    earliest: np.ndarray | None = None
-    available: np.ndarray | None = None
-
-    @property
-    def first_possible(self) -> np.ndarray:
-        return self.published if self.earliest is None else self.earliest
-
-    @property
-    def surely_out(self) -> np.ndarray:
-        """When each paper surely existed: the end of what is known of its date."""
-        return self.published if self.available is None else self.available
+    # the first and the last day a paper may have come out, as far as its date is known (a day, a month, a
+    # year; NaN when unknown); ``published`` is the middle of that stretch
+    earliest: np.ndarray
+    available: np.ndarray
 
     @property
     def n_authors(self) -> int:
@@ -262,7 +253,7 @@ def build_history(
 
 def pool_rows(universe: Universe, t: float, window_days: float, exclude: np.ndarray) -> np.ndarray:
     """Universe rows a ranking at ``t`` could have offered: published in the window before ``t``."""
-    out = universe.surely_out
+    out = universe.available
     ok = (out < t) & (out >= t - window_days * DAY)
     ok[exclude] = False
     return np.flatnonzero(ok)
@@ -297,7 +288,7 @@ def training_set(
         if not positive:
             pending_ignored.append(k)
             continue
-        if u.first_possible[channel_rows[k]] >= t:
+        if u.earliest[channel_rows[k]] >= t:
             continue  # shared before its listed publication date: it was no candidate then
         state, known = history.state_at(t)
         if len(known) < warmup:

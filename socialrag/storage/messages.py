@@ -5,7 +5,7 @@ content changed, so importing the same history twice changes nothing."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 
 import psycopg
@@ -189,13 +189,21 @@ def load_first_share_at(conn: psycopg.Connection, team_id: str, channel_id: str)
 def delete_messages(conn: psycopg.Connection, team_id: str, channel_id: str, ts_list: Iterable[str]) -> int:
     """Delete messages (their paper links and reactions go with them, and the channel's vectors made from
     their words, to be made again from what remains); returns how many."""
-    params = {"t": team_id, "c": channel_id, "ts": list(ts_list)}
-    made_from = forget_text_vectors(conn, "m.team_id = %(t)s AND m.channel_id = %(c)s AND m.ts = ANY(%(ts)s)", params)
-    cur = conn.execute(
-        "DELETE FROM messages WHERE team_id = %(t)s AND channel_id = %(c)s AND ts = ANY(%(ts)s::text[])", params
+    return _delete_where(
+        conn,
+        "m.team_id = %(t)s AND m.channel_id = %(c)s AND m.ts = ANY(%(ts)s::text[])",
+        {"t": team_id, "c": channel_id, "ts": list(ts_list)},
     )
+
+
+def _delete_where(conn: psycopg.Connection, where: str, params: Mapping[str, object]) -> int:
+    """Delete the messages ``where`` selects (a fixed condition on ``messages m``, never input), with the
+    channel vectors made from their words; the papers still shared are queued to be embedded again from what
+    remains. Returns how many messages went."""
+    made_from = forget_text_vectors(conn, where, params)
+    deleted = conn.execute(f"DELETE FROM messages m WHERE {where}", params).rowcount
     requeue_shared(conn, made_from)
-    return cur.rowcount
+    return deleted
 
 
 def load_message_id(conn: psycopg.Connection, team_id: str, channel_id: str, ts: str) -> int | None:
@@ -230,18 +238,11 @@ def remove_reaction(conn: psycopg.Connection, message_id: int, user_id: str, emo
 def delete_thread(conn: psycopg.Connection, team_id: str, channel_id: str, root_ts: str) -> int:
     """Delete a message and the replies in its thread (with their links and reactions, and the channel's
     vectors made from their words, to be made again from what remains)."""
-    params = {"t": team_id, "c": channel_id, "ts": root_ts}
-    made_from = forget_text_vectors(
-        conn, "m.team_id = %(t)s AND m.channel_id = %(c)s AND (m.ts = %(ts)s OR m.thread_ts = %(ts)s)", params
+    return _delete_where(
+        conn,
+        "m.team_id = %(t)s AND m.channel_id = %(c)s AND (m.ts = %(ts)s OR m.thread_ts = %(ts)s)",
+        {"t": team_id, "c": channel_id, "ts": root_ts},
     )
-    cur = conn.execute(
-        """
-        DELETE FROM messages WHERE team_id = %(t)s AND channel_id = %(c)s AND (ts = %(ts)s OR thread_ts = %(ts)s)
-        """,
-        params,
-    )
-    requeue_shared(conn, made_from)
-    return cur.rowcount
 
 
 def load_message_ts_by_user(conn: psycopg.Connection, team_id: str, channel_id: str, user_id: str) -> list[str]:

@@ -191,8 +191,8 @@ def _venue_ids(conn: psycopg.Connection, names: Sequence[str | None]) -> list[in
 _FINER_DATE = """
 n.pdate IS NOT NULL AND (p.publication_date IS NULL OR array_position(ARRAY['year', 'month', 'day'],
     COALESCE(n.prec, 'day')) >= array_position(ARRAY['year', 'month', 'day'], COALESCE(p.date_precision, 'day')))"""
-_NEW_PRECISION = """
-CASE WHEN {finer} THEN COALESCE(n.prec, 'day')
+_NEW_PRECISION = f"""
+CASE WHEN {_FINER_DATE} THEN COALESCE(n.prec, 'day')
      WHEN p.publication_date IS NULL AND COALESCE(n.year, p.year) IS NOT NULL THEN 'year'
      ELSE p.date_precision END"""
 
@@ -200,13 +200,13 @@ CASE WHEN {finer} THEN COALESCE(n.prec, 'day')
 def _update_paper_rows(conn: psycopg.Connection, ids: Sequence[int], papers: Sequence[Paper], in_catalog: bool) -> None:
     venue_ids = _venue_ids(conn, [p.venue for p in papers])
     conn.execute(
-        """
+        f"""
         UPDATE papers AS p SET
             title = COALESCE(n.title, p.title), abstract = COALESCE(n.abstract, p.abstract),
             tldr = COALESCE(n.tldr, p.tldr), venue_id = COALESCE(n.venue_id, p.venue_id),
             year = COALESCE(n.year, p.year),
-            publication_date = CASE WHEN {finer} THEN n.pdate ELSE p.publication_date END,
-            date_precision = {precision},
+            publication_date = CASE WHEN {_FINER_DATE} THEN n.pdate ELSE p.publication_date END,
+            date_precision = {_NEW_PRECISION},
             url = COALESCE(p.url, n.url), popularity = COALESCE(n.popularity, p.popularity),
             citation_count = COALESCE(n.citations, p.citation_count),
             arxiv_categories = COALESCE(c.categories, p.arxiv_categories),
@@ -226,10 +226,10 @@ def _update_paper_rows(conn: psycopg.Connection, ids: Sequence[int], papers: Seq
                IS DISTINCT FROM
                (COALESCE(n.title, p.title), COALESCE(n.abstract, p.abstract), COALESCE(n.tldr, p.tldr),
                 COALESCE(n.venue_id, p.venue_id), COALESCE(n.year, p.year),
-                CASE WHEN {finer} THEN n.pdate ELSE p.publication_date END, COALESCE(n.popularity, p.popularity),
+                CASE WHEN {_FINER_DATE} THEN n.pdate ELSE p.publication_date END, COALESCE(n.popularity, p.popularity),
                 COALESCE(n.citations, p.citation_count), p.in_catalog, COALESCE(c.categories, p.arxiv_categories),
-                {precision})
-        """.replace("{precision}", _NEW_PRECISION).replace("{finer}", _FINER_DATE),
+                {_NEW_PRECISION})
+        """,
         {
             "id": list(ids),
             "title": [p.title for p in papers],

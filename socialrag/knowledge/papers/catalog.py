@@ -150,7 +150,7 @@ def _publication(listed: object, year: object, month: object) -> tuple[date | No
     exact = parse_date(listed)
     if exact is not None:
         return exact, "day"
-    if not isinstance(year, int) or isinstance(year, bool) or not MIN_YEAR <= year <= MAX_YEAR:
+    if not isinstance(year, int) or isinstance(year, bool):  # an out-of-range year was refused before
         return None, None
     parsed = parse_month(month)
     if parsed is None:
