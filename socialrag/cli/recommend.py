@@ -109,9 +109,11 @@ def evaluate(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase
 def refit(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase) -> int:
     db = open_db()
     team_id, channel_id, name = resolve_channel(db, args.channel)
+    as_of = parse_time(args.as_of) if args.as_of else None
     with Recommender(settings, db) as recommender:
-        model = recommender.refit(team_id, channel_id)
-    print(f"#{name}: learnt from {model.shares} shares ({model.pairs} pairs).\n{describe_ranker(model)}")
+        model = recommender.refit(team_id, channel_id, now=as_of)
+    when = f" before {as_of:%Y-%m-%d %H:%M} UTC (stored with that date)" if as_of else ""
+    print(f"#{name}: learnt from {model.shares} shares ({model.pairs} pairs){when}.\n{describe_ranker(model)}")
     return 0
 
 
@@ -131,6 +133,9 @@ def eval_arguments(parser: argparse.ArgumentParser) -> None:
 
 def refit_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("channel", help=CHANNEL_HELP)
+    parser.add_argument(
+        "--as-of", help="backtest: learn only from what was known before this ISO time; `recommend --as-of` uses it"
+    )
 
 
 RECOMMEND = Subcommand(

@@ -13,7 +13,7 @@ features.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import numpy as np
@@ -49,6 +49,8 @@ class RankerModel:
     pairs: int = 0
     fitted_at: datetime | None = None
     prior_share: float = 1.0  # how much of the fit is still the prior (1 = all of it)
+    trained_until: float | None = None  # the moment (epoch seconds) of the last share the weights learnt from
+    decision: str = ""  # why these weights are the ones in use (the guard's sentence, for `status`)
 
     @property
     def learnt(self) -> bool:
@@ -64,6 +66,8 @@ class RankerModel:
             "scales": [float(v) for v in self.scales],
             "prior": [float(v) for v in self.prior],
             "prior_share": self.prior_share,
+            "trained_until": self.trained_until,
+            "decision": self.decision,
         }
 
     @staticmethod
@@ -78,9 +82,17 @@ class RankerModel:
         }
         weights = np.array([float(stored[f][0]) if f in stored else prior[i] for i, f in enumerate(FEATURES)])
         scales = np.array([float(stored[f][1]) if f in stored else 1.0 for f in FEATURES])
-        share = data.get("prior_share")
+        share, until, decision = data.get("prior_share"), data.get("trained_until"), data.get("decision")
         return RankerModel(
-            weights, scales, prior, shares, pairs, fitted_at, float(share) if isinstance(share, int | float) else 1.0
+            weights,
+            scales,
+            prior,
+            shares,
+            pairs,
+            fitted_at,
+            float(share) if isinstance(share, int | float) else 1.0,
+            float(until) if isinstance(until, int | float) else None,
+            decision if isinstance(decision, str) else "",
         )
 
 
@@ -101,6 +113,7 @@ def fit(
     *,
     strength: float | None = None,
     now: datetime | None = None,
+    trained_until: float | None = None,
 ) -> RankerModel:
     """Pairwise logistic regression over ``positives[i] - negatives[i]`` (one row per pair; a feature unknown
     for either paper of a pair is left out of that pair), with an L2 pull
@@ -117,8 +130,7 @@ def fit(
     z = pair_differences(positives, negatives) / scales
     direction = prior * scales
     # how far along the prior's direction the data wants to go: the prior's own scale
-    c = _newton_1d(z @ direction)
-    target = c * direction
+    target = _newton_1d(z @ direction) * direction
     lam = (PRIOR_STRENGTH if strength is None else strength) / shares
     w = target.copy()
     for _ in range(25):
@@ -131,7 +143,7 @@ def fit(
         if float(np.abs(step).max()) < 1e-7:
             break
     raw = w / scales
-    return RankerModel(raw, scales, prior, shares, len(z), now, lam / (lam + 1.0))
+    return RankerModel(raw, scales, prior, shares, len(z), now, lam / (lam + 1.0), trained_until)
 
 
 def _sigmoid(v: np.ndarray) -> np.ndarray:
@@ -187,97 +199,28 @@ def drivers(model: RankerModel, limit: int = 2) -> tuple[list[str], list[str]]:
 
 
 def describe(model: RankerModel) -> str:
-    """One sentence on what drives the channel's ranking, for `status`, App Home and `/paperping why`."""
+    """What drives the channel's ranking and why it is the one in use, for `status`, App Home and
+    `/paperping why`."""
     if not model.learnt:
-        return (
+        sentence = (
             f"Ranking: the default blend (similarity to what the channel engaged with, a little popularity); "
             f"it adapts once the channel has {MIN_SHARES} shares to learn from."
         )
-    more, away = drivers(model)
-    when = f" (learnt {model.fitted_at:%Y-%m-%d} from {model.shares} shares)" if model.fitted_at else ""
-    if not more and not away:
-        return f"Ranking: this channel's history agrees with the default blend{when}."
-    said = " and ".join(more)
-    sentence = f"this channel follows {said} more than most" if said else "this channel ranks much as most do"
-    if away:
-        sentence += f", and steers away from {away[0]}"
-    return f"Ranking: {sentence}{when}."
-
-
-@dataclass
-class TrainingSet:
-    positives: list[np.ndarray] = field(default_factory=list)
-    negatives: list[np.ndarray] = field(default_factory=list)
-    times: list[float] = field(default_factory=list)  # the moment of each pair
-
-    def _before(self, before: float | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(positives, negatives, moments) of the pairs from moments before ``before`` (all with None)."""
-        if not self.positives:
-            empty = np.zeros((0, len(FEATURES)))
-            return empty, empty, np.zeros(0)
-        t = np.array(self.times)
-        keep = np.ones(len(t), dtype=bool) if before is None else t < before
-        return np.array(self.positives)[keep], np.array(self.negatives)[keep], t[keep]
-
-    def arrays(self, before: float | None = None) -> tuple[np.ndarray, np.ndarray, int]:
-        """Pairs (and the number of shares they came from) from moments before ``before``."""
-        pos, neg, t = self._before(before)
-        return pos, neg, len(np.unique(t))
-
-    def fit(
-        self,
-        popularity_weight: float = DEFAULT_POPULARITY_WEIGHT,
-        *,
-        before: float | None = None,
-        now: datetime | None = None,
-    ) -> RankerModel:
-        """The channel's model from the pairs before ``before``: see ``fit_validated``."""
-        return fit_validated(*self._before(before), popularity_weight, now=now)
-
-
-STRENGTHS = (1.0, 3.0, 10.0, 30.0, 100.0)
-MIN_VALIDATION_MOMENTS = 12
-
-
-def _held_out_mrr(model: RankerModel, pos: np.ndarray, neg: np.ndarray, times: np.ndarray) -> float:
-    """Mean reciprocal rank of what was shared among the papers passed over at the same moment."""
-    margin = pair_differences(pos, neg) @ model.weights
-    ranks: dict[float, int] = {}
-    for t, m in zip(times.tolist(), margin.tolist(), strict=True):
-        ranks[t] = ranks.get(t, 1) + (1 if m <= 0 else 0)
-    return float(np.mean([1.0 / r for r in ranks.values()])) if ranks else 0.0
-
-
-def fit_validated(
-    positives: np.ndarray,
-    negatives: np.ndarray,
-    times: np.ndarray,
-    popularity_weight: float = DEFAULT_POPULARITY_WEIGHT,
-    *,
-    now: datetime | None = None,
-) -> RankerModel:
-    """``fit`` with the pull toward the default blend chosen on the channel's own latest quarter: each
-    strength in ``STRENGTHS`` (and the default blend itself) is fitted on the earlier moments and scored by
-    how well it ranks the later shares among the papers passed over then; the best is refitted on all of
-    it. A channel whose history cannot beat the default blend keeps it."""
-    moments = np.unique(times)
-    shares = len(moments)
-    if shares < MIN_SHARES or shares < 4 * MIN_VALIDATION_MOMENTS // 3:
-        return fit(positives, negatives, shares, popularity_weight, now=now)
-    split = moments[int(len(moments) * 0.75)]
-    early, late = times < split, times >= split
-    n_early = len(np.unique(times[early]))
-    scores: dict[float | None, float] = {
-        None: _held_out_mrr(default_model(popularity_weight), positives[late], negatives[late], times[late])
-    }
-    for strength in STRENGTHS:
-        model = fit(positives[early], negatives[early], n_early, popularity_weight, strength=strength)
-        scores[strength] = _held_out_mrr(model, positives[late], negatives[late], times[late])
-    best = max(scores, key=lambda k: (scores[k], -1 if k is None else k))  # ties go to the stronger pull
-    if best is None:
-        prior = default_model(popularity_weight)
-        return RankerModel(prior.weights, prior.scales, prior.prior, shares, len(positives), now, 1.0)
-    return fit(positives, negatives, shares, popularity_weight, strength=best, now=now)
+    else:
+        more, away = drivers(model)
+        when = f" (learnt from {model.shares} shares)" if model.shares else ""
+        if not more and not away:
+            sentence = f"Ranking: this channel's history agrees with the default blend{when}."
+        else:
+            said = " and ".join(more)
+            sentence = f"this channel follows {said} more than most" if said else "this channel ranks much as most do"
+            if away:
+                sentence += f", and steers away from {away[0]}"
+            sentence = f"Ranking: {sentence}{when}."
+    if model.decision:
+        when = f" {model.fitted_at:%Y-%m-%d}" if model.fitted_at else ""
+        sentence += f" Last refit{when}: {model.decision}."
+    return sentence
 
 
 # ----- diversity across posts -----------------------------------------------------------------------

@@ -120,7 +120,7 @@ def replay(
         week = shared[(member_first[shared] >= t) & (member_first[shared] < t + step_days * DAY)]
         if len(week):
             if steps % refit_every == 0:
-                model = pairs.fit(popularity_weight, before=t, now=datetime.fromtimestamp(t, UTC))
+                model = pairs.fit(popularity_weight, before=t, now=datetime.fromtimestamp(t, UTC), current=model)
             if _score_step(history, t, week, window_days, model, blend, topics, rng, results, sizes):
                 steps += 1
         t += step_days * DAY

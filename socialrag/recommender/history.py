@@ -17,9 +17,10 @@ from functools import cached_property
 import numpy as np
 
 from socialrag.models import Sentiment
-from socialrag.recommender.calibrate import IGNORED_AFTER_DAYS, NEGATIVES_PER_SHARE, TrainingSet
+from socialrag.recommender.calibrate import IGNORED_AFTER_DAYS, NEGATIVES_PER_SHARE
 from socialrag.recommender.context import ChannelContext
 from socialrag.recommender.features import CandidateSet, ChannelState, features
+from socialrag.recommender.guard import TrainingSet
 from socialrag.recommender.rank import emoji_selectivity, engagement_events
 from socialrag.rows import PaperInfo
 

@@ -37,19 +37,22 @@ def refit_channel(
     now: datetime | None = None,
     pool: Sequence[int] | None = None,
 ) -> RankerModel:
-    """Learn the channel's weights from all of its history and store them with today's date."""
+    """Learn the channel's weights from its history before ``now`` (today unless replaying the past) and store
+    them dated ``now``; the fit in use at ``now`` stays in use unless the new one beats it (``fit_guarded``)."""
     now = now or datetime.now(UTC)
     ctx = load_channel_context(conn, team_id, channel_id, now, model)
+    current = load_fit(conn, team_id, channel_id, popularity_weight, as_of=now)
     if not ctx.papers:
         prior = default_model(popularity_weight)
-        fitted = RankerModel(prior.weights, prior.scales, prior.prior, 0, 0, now)
+        fitted = RankerModel(prior.weights, prior.scales, prior.prior, 0, 0, now, decision="nothing shared yet")
     else:
         first = min(s.at for p in ctx.papers.values() for s in p.shares)
         if pool is None:
             pool = sample_pool(conn, model, first - timedelta(days=window_days))
         universe = load_universe(conn, model, [*ctx.papers, *pool], (team_id, channel_id))
         history = build_history(ctx, universe, half_life_days)
-        fitted = training_set(history, window_days=window_days).fit(popularity_weight, now=now)
+        pairs = training_set(history, window_days=window_days)
+        fitted = pairs.fit(popularity_weight, before=now.timestamp(), now=now, current=current)
     save_fit(
         conn, team_id, channel_id, fitted.fitted_at or datetime.now(UTC), fitted.to_json(), fitted.shares, fitted.pairs
     )

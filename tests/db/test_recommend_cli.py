@@ -7,11 +7,13 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from bot.cli import main
 from socialrag.db import Database
 from socialrag.models import signal_from_json
+from socialrag.recommender.features import FEATURES
 from socialrag.recommender.evaluate import METHODS, evaluate_channel
 from tests.support.labbase import AS_OF, CachedEmbedder, build_lab
 
@@ -101,3 +103,32 @@ def test_the_scheduler_refits_channels_when_due(lab_env: dict[str, Any], db: Dat
         assert recommender.refit_due(now) == 0  # nothing new since
         assert recommender.ranker("T0LAB", "C1").fitted_at == now
         assert recommender.refit_due(now + timedelta(days=8)) >= 1
+
+
+def test_refit_as_of_learns_only_the_past_and_recommend_as_of_uses_it(
+    lab_env: dict[str, Any], db: Database, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A backtest through the two commands: the fit is stored with the replayed date, learns nothing from after
+    it, and is the ranking a replay at that date uses (and none before it)."""
+    from socialrag.recommender.calibrate import default_model
+    from socialrag.recommender.refit import load_fit
+
+    as_of = AS_OF
+    assert main(["refit", "nlp-lab", "--as-of", as_of.isoformat()]) == 0
+    assert f"before {as_of:%Y-%m-%d %H:%M} UTC (stored with that date)" in capsys.readouterr().out
+    with db.connection() as conn:
+        shared_before = conn.execute(
+            "SELECT count(DISTINCT mp.paper_id) FROM message_papers mp JOIN messages m ON m.id = mp.message_id"
+            " WHERE mp.team_id = 'T0LAB' AND mp.channel_id = 'C1' AND m.posted_at < %s",
+            (as_of,),
+        ).fetchone()
+        model = load_fit(conn, "T0LAB", "C1", as_of=as_of)
+        assert model.fitted_at == as_of and model.decision
+        assert shared_before is not None and 0 < model.shares <= shared_before[0]
+        assert model.trained_until is None or model.trained_until < as_of.timestamp()
+        earlier = load_fit(conn, "T0LAB", "C1", as_of=as_of - timedelta(days=1))
+        assert np.array_equal(earlier.weights, default_model().weights) and earlier.fitted_at is None
+    assert main(["recommend", "nlp-lab", "--json", "--as-of", as_of.isoformat(), "--top", "3"]) == 0
+    top = json.loads(capsys.readouterr().out)["candidates"][0]
+    assert top["score"] == pytest.approx(sum(top["parts"].values()), abs=1e-3), "scored by the stored fit's weights"
+    assert set(top["parts"]) <= {f for f, w in zip(FEATURES, model.weights, strict=True) if w}

@@ -211,7 +211,7 @@ def test_training_pairs_from_history_teach_the_sign_of_popularity(popular_wins: 
 
 def test_a_channel_whose_history_says_nothing_keeps_the_default_blend() -> None:
     """With the pull chosen on the latest quarter, pairs that carry no preference cannot beat the blend."""
-    from socialrag.recommender.calibrate import fit_validated
+    from socialrag.recommender.guard import fit_guarded
 
     rng = np.random.default_rng(0)
     n_moments, per = 80, 20
@@ -219,10 +219,10 @@ def test_a_channel_whose_history_says_nothing_keeps_the_default_blend() -> None:
     neg = rng.random((n_moments * per, len(FEATURES)))
     pos[:, SIM] = neg[:, SIM] = 0.0  # nothing the default blend could use either
     times = np.repeat(np.arange(n_moments, dtype=float), per)
-    model = fit_validated(pos, neg, times)
+    model = fit_guarded(pos, neg, times, default_model())
     assert model.shares == n_moments and np.allclose(model.weights, prior_weights()) and model.prior_share == 1.0
-    assert "agrees with the default blend" in describe(model)
-    learnt = fit_validated(*pairs(rng, n_moments * per, "popularity"), times)
+    assert "agrees with the default blend" in describe(model) and "kept the default blend" in describe(model)
+    learnt = fit_guarded(*pairs(rng, n_moments * per, "popularity"), times, default_model())
     assert learnt.weights[POP] > learnt.weights[SIM]  # where there is a preference, it is learnt
     assert "widely read papers" in describe(learnt)
 

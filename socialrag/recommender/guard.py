@@ -1,0 +1,156 @@
+"""Which fit a channel ranks with: learning from the pairs of its history (``TrainingSet``), choosing how hard
+to pull toward what is in use on the channel's own held-out shares (``fit_validated``), and the guard
+(``fit_guarded``): a new fit replaces the one in use only when it ranks the channel's latest shares, which
+the fit in use never saw, better by ``GUARD_MARGIN``, and then moves the weights in use toward the new fit as
+far as the new evidence goes (``settle``), so that a week of noise cannot swing them. Pure (numpy only).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+
+import numpy as np
+
+from socialrag.config import DEFAULT_POPULARITY_WEIGHT
+from socialrag.recommender.calibrate import MIN_SHARES, RankerModel, default_model, fit
+from socialrag.recommender.features import FEATURES, pair_differences
+
+STRENGTHS = (1.0, 3.0, 10.0, 30.0, 100.0)
+MIN_VALIDATION_MOMENTS = 12  # shares held out to compare fits on
+GUARD_MARGIN = 0.02  # in mean reciprocal rank: what a new fit must win by to replace the one in use
+MIN_STEP = 0.25  # the least way from the weights in use to a new fit that won
+
+
+@dataclass
+class TrainingSet:
+    positives: list[np.ndarray] = field(default_factory=list)
+    negatives: list[np.ndarray] = field(default_factory=list)
+    times: list[float] = field(default_factory=list)  # the moment of each pair
+
+    def before(self, before: float | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(positives, negatives, moments) of the pairs from moments before ``before`` (all with None)."""
+        if not self.positives:
+            empty = np.zeros((0, len(FEATURES)))
+            return empty, empty, np.zeros(0)
+        t = np.array(self.times)
+        keep = np.ones(len(t), dtype=bool) if before is None else t < before
+        return np.array(self.positives)[keep], np.array(self.negatives)[keep], t[keep]
+
+    def arrays(self, before: float | None = None) -> tuple[np.ndarray, np.ndarray, int]:
+        """Pairs (and the number of shares they came from) from moments before ``before``."""
+        pos, neg, t = self.before(before)
+        return pos, neg, len(np.unique(t))
+
+    def fit(
+        self,
+        popularity_weight: float = DEFAULT_POPULARITY_WEIGHT,
+        *,
+        before: float | None = None,
+        now: datetime | None = None,
+        current: RankerModel | None = None,
+    ) -> RankerModel:
+        """The channel's ranking from the pairs before ``before``: ``fit_guarded`` against ``current`` (the
+        fit in use; the default blend when None)."""
+        return fit_guarded(*self.before(before), current or default_model(popularity_weight), popularity_weight, now)
+
+
+def held_out_mrr(model: RankerModel, pos: np.ndarray, neg: np.ndarray, times: np.ndarray) -> float:
+    """Mean reciprocal rank of what was shared among the papers passed over at the same moment."""
+    margin = pair_differences(pos, neg) @ model.weights
+    ranks: dict[float, int] = {}
+    for t, m in zip(times.tolist(), margin.tolist(), strict=True):
+        ranks[t] = ranks.get(t, 1) + (1 if m <= 0 else 0)
+    return float(np.mean([1.0 / r for r in ranks.values()])) if ranks else 0.0
+
+
+def fit_validated(
+    positives: np.ndarray,
+    negatives: np.ndarray,
+    times: np.ndarray,
+    popularity_weight: float = DEFAULT_POPULARITY_WEIGHT,
+    *,
+    now: datetime | None = None,
+) -> tuple[RankerModel, float | None]:
+    """``fit`` with the pull toward the default blend chosen on the channel's own latest
+    quarter: each strength in ``STRENGTHS`` is fitted on the earlier moments and scored by how well it ranks
+    the later shares among the papers passed over then; the best is refitted on all of it. Also returns the
+    strength chosen (None: too little history to choose, the default pull)."""
+    moments = np.unique(times)
+    shares = len(moments)
+    until = float(moments[-1]) if shares else None
+    if shares < MIN_SHARES or shares < 4 * MIN_VALIDATION_MOMENTS // 3:
+        return fit(positives, negatives, shares, popularity_weight, now=now, trained_until=until), None
+    split = moments[int(len(moments) * 0.75)]
+    early, late = times < split, times >= split
+    n_early = len(np.unique(times[early]))
+    scores: dict[float, float] = {}
+    for strength in STRENGTHS:
+        model = fit(positives[early], negatives[early], n_early, popularity_weight, strength=strength)
+        scores[strength] = held_out_mrr(model, positives[late], negatives[late], times[late])
+    best = max(scores, key=lambda k: (scores[k], k))  # ties go to the stronger pull
+    model = fit(positives, negatives, shares, popularity_weight, strength=best, now=now, trained_until=until)
+    return model, best
+
+
+def fit_guarded(
+    positives: np.ndarray,
+    negatives: np.ndarray,
+    times: np.ndarray,
+    current: RankerModel,
+    popularity_weight: float = DEFAULT_POPULARITY_WEIGHT,
+    now: datetime | None = None,
+) -> RankerModel:
+    """The ranking the channel should use from now on, with the reason in ``decision``.
+
+    The shares held out are the latest half of those since the fit in use last learnt (it never saw them), or,
+    when fewer than ``MIN_VALIDATION_MOMENTS``, the latest quarter. A candidate is fitted on the moments before
+    them, settled from the weights in use, and replaces them only if it ranks the held-out shares better by
+    ``GUARD_MARGIN``; it is then refitted on everything and settled again."""
+    moments = np.unique(times)
+    if len(moments) < MIN_SHARES:
+        kept = default_model(popularity_weight)
+        reason = f"the default blend: the channel has {len(moments)} shares to learn from, fewer than {MIN_SHARES}"
+        return RankerModel(kept.weights, kept.scales, kept.prior, len(moments), len(positives), now, decision=reason)
+    unseen = moments[moments > current.trained_until] if current.trained_until is not None else moments[:0]
+    since = unseen[len(unseen) // 2 :]  # the candidate learns from the first half of what is new
+    if len(since) < MIN_VALIDATION_MOMENTS:
+        since = moments[int(len(moments) * 0.75) :]
+    if len(since) < MIN_VALIDATION_MOMENTS // 2 or len(moments) - len(since) < MIN_SHARES:
+        model, _ = fit_validated(positives, negatives, times, popularity_weight, now=now)
+        return _with(
+            settle(current, model, moments),
+            "learnt from all the channel's shares: too few yet to hold some out and compare fits",
+        )
+    early, late = times < since[0], times >= since[0]
+    fresh, strength = fit_validated(positives[early], negatives[early], times[early], popularity_weight)
+    candidate = settle(current, fresh, moments[moments < since[0]])
+    new = held_out_mrr(candidate, positives[late], negatives[late], times[late])
+    old = held_out_mrr(current, positives[late], negatives[late], times[late])
+    held = f"the latest {len(since)} shares (MRR {new:.2f} against {old:.2f})"
+    if new < old + GUARD_MARGIN:
+        what = "the default blend" if not current.learnt else f"the fit learnt up to {_day(current.trained_until)}"
+        decision = f"kept {what}: a new fit ranked {held} no better"
+        return replace(current, shares=len(moments), pairs=len(positives), fitted_at=now, decision=decision)
+    model = fit(
+        positives, negatives, len(moments), popularity_weight, strength=strength, now=now, trained_until=moments[-1]
+    )
+    return _with(settle(current, model, moments), f"a new fit: it ranked {held} better than the ranking in use")
+
+
+def settle(current: RankerModel, fresh: RankerModel, moments: np.ndarray) -> RankerModel:
+    """``fresh`` moved back toward the weights in use: it goes the share of the way that the moments the
+    weights in use never saw make of all (at least ``MIN_STEP``), so that successive fits stay close unless the
+    evidence moves. A channel on the default blend takes the fresh fit whole."""
+    if not current.learnt or current.trained_until is None or not len(moments):
+        return fresh
+    step = max(MIN_STEP, float((moments > current.trained_until).mean()))
+    return replace(fresh, weights=current.weights + step * (fresh.weights - current.weights))
+
+
+def _with(model: RankerModel, decision: str) -> RankerModel:
+    return replace(model, decision=decision)
+
+
+def _day(moment: float | None) -> str:
+    return f"{datetime.fromtimestamp(moment, UTC):%Y-%m-%d}" if moment is not None else "an earlier day"

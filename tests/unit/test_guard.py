@@ -1,0 +1,85 @@
+"""The guard over a channel's ranking: a new fit replaces the one in use only when it ranks the shares the one
+in use never saw better, and successive fits stay close unless the evidence moves."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime
+
+import numpy as np
+
+from socialrag.recommender.calibrate import RankerModel, default_model, describe, fit
+from socialrag.recommender.features import FEATURES
+from socialrag.recommender.guard import GUARD_MARGIN, MIN_STEP, fit_guarded, held_out_mrr, settle
+
+POP, REC, SIM = FEATURES.index("popularity"), FEATURES.index("recency"), FEATURES.index("similarity")
+NOW = datetime(2026, 3, 1, tzinfo=UTC)
+
+
+def moments(rng: np.random.Generator, n: int, driver: int, per: int = 20, start: float = 0.0) -> tuple[np.ndarray, ...]:
+    """``n`` shares, each against ``per`` papers passed over, in which the shared paper won on ``driver``."""
+    pos = rng.random((n * per, len(FEATURES))) * 0.2
+    neg = rng.random((n * per, len(FEATURES))) * 0.2
+    pos[:, driver] = rng.random(n * per) * 0.5 + 0.5
+    neg[:, driver] = rng.random(n * per) * 0.6
+    times = np.repeat(start + np.arange(n, dtype=float) * 86400.0 * 7, per)
+    return pos, neg, times
+
+
+def test_a_new_fit_that_ranks_the_latest_shares_no_better_leaves_the_one_in_use() -> None:
+    rng = np.random.default_rng(4)
+    pos, neg, times = moments(rng, 60, POP)
+    current = fit(pos, neg, 60, now=NOW, trained_until=float(times.max()))
+    more = moments(rng, 20, POP, start=float(times.max()) + 86400.0)
+    after = fit_guarded(
+        *(np.concatenate([a, b]) for a, b in zip((pos, neg, times), more, strict=True)), current, now=NOW
+    )
+    assert np.array_equal(after.weights, current.weights), "the same evidence keeps the weights in use"
+    assert after.trained_until == current.trained_until and after.fitted_at == NOW and after.shares == 80
+    assert (
+        after.decision.startswith("kept the fit learnt up to") and "latest 20 shares" in after.decision
+    )  # a quarter of 80
+    assert "Last refit 2026-03-01: kept" in describe(after)
+
+
+def test_a_fit_that_wins_on_the_shares_since_replaces_the_one_in_use() -> None:
+    """The channel moved from popular papers to recent ones: the shares since the fit in use say so."""
+    rng = np.random.default_rng(5)
+    old = moments(rng, 40, POP)
+    current = fit(old[0], old[1], 40, now=NOW, trained_until=float(old[2].max()))
+    new = moments(rng, 40, REC, start=float(old[2].max()) + 86400.0)
+    joined = [np.concatenate([a, b]) for a, b in zip(old, new, strict=True)]
+    late = joined[2] > current.trained_until
+    assert held_out_mrr(current, joined[0][late], joined[1][late], joined[2][late]) < 0.5
+    after = fit_guarded(*joined, current, now=NOW)
+    assert after.decision.startswith("a new fit") and after.weights[REC] > current.weights[REC]
+    assert after.trained_until == float(joined[2].max())
+
+
+def test_refits_on_one_more_week_stay_close_to_the_weights_in_use() -> None:
+    """The weekly swing a thin history gave (recency -4.7 one week, +29 a few weeks later) is what settling
+    stops: a new fit that won moves the weights in use only as far as the new evidence goes."""
+    rng = np.random.default_rng(6)
+    pos, neg, times = moments(rng, 14, POP, per=5)
+    first = fit(pos[:60], neg[:60], 12, now=NOW, trained_until=float(times[59]))
+    fresh = fit(pos, neg, 14, now=NOW)
+    settled = settle(first, fresh, np.unique(times))
+    assert np.allclose(settled.weights, first.weights + MIN_STEP * (fresh.weights - first.weights))
+    everything_new = settle(replace(first, trained_until=-1.0), fresh, np.unique(times))
+    assert np.allclose(everything_new.weights, fresh.weights)
+    assert settle(default_model(), fresh, np.unique(times)) is fresh
+
+
+def test_a_channel_with_few_shares_keeps_the_default_blend_and_says_why() -> None:
+    rng = np.random.default_rng(7)
+    pos, neg, times = moments(rng, 5, POP)
+    model = fit_guarded(pos, neg, times, default_model(), now=NOW)
+    assert not model.learnt and "fewer than 8" in model.decision
+
+
+def test_the_guard_margin_is_what_a_new_fit_must_win_by() -> None:
+    assert 0 < GUARD_MARGIN < 0.1
+    stored = RankerModel.from_json(
+        {**default_model().to_json(), "trained_until": 5.0, "decision": "kept"}, 10, 100, NOW, 0.05
+    )
+    assert stored.trained_until == 5.0 and stored.decision == "kept"
