@@ -9,7 +9,15 @@ group received what came before:
 - ``niche``: a lab on two topics;
 - ``authors``: follows a set of authors, across topics;
 - ``drifting``: moves from one topic to the next over the months;
-- ``disliking``: reads broadly, but one topic is received badly and fades.
+- ``disliking``: reads broadly, but one topic is received badly and fades;
+- ``curator``: once a week picks four or five of that week's new papers, mostly the widely read ones;
+- ``imported``: the ``popular`` group, but its history was imported today, so every popularity reading is
+  dated today: a replay knows no count at any past share, and the fit made today estimates them
+  (``estimate_back``); the bench compares those estimates with the true counts.
+
+The catalog has the gaps real data has: a quarter of the papers have no popularity at all, a quarter are
+read only from some months after publication on, the rest from three days after publication, monthly. The
+groups themselves pick by how widely read a paper really is, known or not.
 
 It writes a Slack export of the five channels and a catalog with the popularity readings, imports both,
 embeds the catalog with the bundled model (kept under ``--home`` for the next run), and prints, per kind,
@@ -45,7 +53,7 @@ TOPICS = {
     "bias": ("bias", "fairness"),
 }
 START = datetime(2019, 5, 1, tzinfo=UTC)
-KINDS = ("popular", "niche", "authors", "drifting", "disliking")
+KINDS = ("popular", "niche", "authors", "drifting", "disliking", "curator", "imported")
 MEMBERS = ["U01", "U02", "U03", "U04", "U05"]
 
 
@@ -56,7 +64,9 @@ def topics_of(d: dict[str, Any]) -> set[str]:
 
 def load_papers(data: Path, seed: int) -> list[dict[str, Any]]:
     """The catalog, each paper with a publication day spread over its month's quarter (the ACL data gives
-    months only) and a popularity that grows after publication, read monthly."""
+    months only), a popularity that grows after publication (``_true``: what the field reads) and the
+    readings a knowledge base would have of it: none for a quarter of the papers, monthly from some months
+    after publication for another quarter, monthly from three days after publication for the rest."""
     from bot.demo.build_data import pub_date
 
     with gzip.open(data, "rt") as fh:
@@ -67,21 +77,31 @@ def load_papers(data: Path, seed: int) -> list[dict[str, Any]]:
         day = pub_date(p) + timedelta(days=rng.randrange(90))
         p["publication_date"] = day.isoformat()
         final = math.exp(rng.gauss(2.0, 1.4))
-        readings = []
-        month = day + timedelta(days=30)
-        while month < end.date():
-            age = (month - day).days / 30.0
-            readings.append([month.isoformat(), round(final * (1 - math.exp(-age / 5.0)), 1)])
-            month += timedelta(days=30)
-        p["popularity_history"] = readings
-        p["popularity"] = readings[-1][1] if readings else 0.0
+        truth = []
+        reading = day + timedelta(days=3)
+        while reading < end.date():
+            age = (reading - day).days / 30.0
+            truth.append([reading.isoformat(), round(final * (1 - math.exp(-age / 5.0)), 1)])
+            reading += timedelta(days=30)
+        p["_true"] = truth
+        gap = rng.random()
+        if gap < 0.25:
+            known: list[list[Any]] = []
+        elif gap < 0.5:
+            since = (day + timedelta(days=rng.randrange(60, 300))).isoformat()
+            known = [r for r in truth if r[0] >= since]
+        else:
+            known = truth
+        p["popularity_history"] = known
+        p["popularity"] = known[-1][1] if known else None
         p["_topics"] = sorted(topics_of(p))
     return papers
 
 
 def popularity_on(p: dict[str, Any], day: date) -> float:
+    """How widely read the paper really was on ``day`` (what the groups go by, known to PaperPing or not)."""
     value = 0.0
-    for d, v in p["popularity_history"]:
+    for d, v in p["_true"]:
         if date.fromisoformat(d) > day:
             break
         value = v
@@ -126,7 +146,9 @@ class Group:
         self.topic_weight[phase] = max(self.topic_weight[phase], 1.0)
 
     def pick(self, fresh: list[dict[str, Any]], day: date) -> dict[str, Any]:
-        if self.kind == "popular":
+        if self.kind == "curator":
+            weights = [(popularity_on(p, day) + 0.5) ** 2.5 for p in fresh]
+        elif self.kind in ("popular", "imported"):
             weights = [(popularity_on(p, day) + 0.5) ** 1.6 for p in fresh]
         elif self.kind == "authors":
             weights = [sum(self.followed.get(a, 0.0) for a in p["authors"]) + 0.01 for p in fresh]
@@ -136,7 +158,7 @@ class Group:
 
     def receive(self, p: dict[str, Any], day: date) -> tuple[int, int, bool]:
         """(positive reactions, negative reactions, a reply) from the other members."""
-        if self.kind == "popular":
+        if self.kind in ("popular", "imported", "curator"):
             liking = min(0.9, 0.15 + 0.15 * math.log1p(popularity_on(p, day)))
         elif self.kind == "authors":
             liking = 0.85 if any(a in self.followed for a in p["authors"]) else 0.15
@@ -165,48 +187,57 @@ def simulate(kind: str, papers: list[dict[str, Any]], months: int, seed: int) ->
     messages: list[dict[str, Any]] = []
     day = START
     while day < end:
-        day += timedelta(days=rng.choice([1, 2, 2, 3]))
+        day += timedelta(days=7 if kind == "curator" else rng.choice([1, 2, 2, 3]))
         group.drift(day.date())
-        window = 365 if kind == "authors" else 150
+        window = {"authors": 365, "curator": 7}.get(kind, 150)
         fresh = [
             p
             for p in papers
             if p["acl_id"] not in shared
             and day.date() - timedelta(days=window) <= date.fromisoformat(p["publication_date"]) < day.date()
         ]
-        if not fresh:
-            continue
-        paper = group.pick(fresh, day.date())
-        shared.add(paper["acl_id"])
-        ts = day.replace(hour=rng.randint(9, 17)).timestamp()
-        sharer = rng.choice(MEMBERS)
-        msg: dict[str, Any] = {
-            "type": "message",
-            "user": sharer,
-            "ts": f"{ts:.6f}",
-            "text": f"<https://aclanthology.org/{paper['acl_id']}/|{paper['title']}>",
-        }
-        positive, negative, reply = group.receive(paper, day.date())
-        others = [m for m in MEMBERS if m != sharer]
-        reactions = []
-        if positive:
-            reactions.append({"name": "+1", "users": others[:positive], "count": positive})
-        if negative:
-            reactions.append({"name": "-1", "users": others[-negative:], "count": negative})
-        if reactions:
-            msg["reactions"] = reactions
-        messages.append(msg)
-        if reply:
-            msg.update(thread_ts=msg["ts"], reply_count=1)
-            messages.append(
-                {
-                    "type": "message",
-                    "user": others[0],
-                    "ts": f"{ts + 600:.6f}",
-                    "thread_ts": msg["ts"],
-                    "text": "Worth reading: the evaluation section in particular.",
-                }
-            )
+        for i in range(rng.choice([4, 5]) if kind == "curator" else 1):
+            if not fresh:
+                break
+            paper = group.pick(fresh, day.date())
+            fresh.remove(paper)
+            shared.add(paper["acl_id"])
+            messages += share(group, paper, day, i, rng)
+    return messages
+
+
+def share(group: Group, paper: dict[str, Any], day: datetime, i: int, rng: random.Random) -> list[dict[str, Any]]:
+    """The message sharing ``paper`` (the ``i``-th of the day), its reactions and maybe a reply."""
+    messages: list[dict[str, Any]] = []
+    ts = day.replace(hour=rng.randint(9, 17)).timestamp() + 120 * i
+    sharer = rng.choice(MEMBERS)
+    msg: dict[str, Any] = {
+        "type": "message",
+        "user": sharer,
+        "ts": f"{ts:.6f}",
+        "text": f"<https://aclanthology.org/{paper['acl_id']}/|{paper['title']}>",
+    }
+    positive, negative, reply = group.receive(paper, day.date())
+    others = [m for m in MEMBERS if m != sharer]
+    reactions = []
+    if positive:
+        reactions.append({"name": "+1", "users": others[:positive], "count": positive})
+    if negative:
+        reactions.append({"name": "-1", "users": others[-negative:], "count": negative})
+    if reactions:
+        msg["reactions"] = reactions
+    messages.append(msg)
+    if reply:
+        msg.update(thread_ts=msg["ts"], reply_count=1)
+        messages.append(
+            {
+                "type": "message",
+                "user": others[0],
+                "ts": f"{ts + 600:.6f}",
+                "thread_ts": msg["ts"],
+                "text": "Worth reading: the evaluation section in particular.",
+            }
+        )
     return messages
 
 
@@ -238,6 +269,77 @@ def summary(reports: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+MODEL = "all-MiniLM-L6-v2"
+
+
+def replay_imported(
+    conn: Any, cid: str, papers: list[dict[str, Any]], end: datetime, args: argparse.Namespace
+) -> tuple[Any, str]:
+    """The ``imported`` channel: every popularity reading dated at the import (``end``), as a history imported
+    today has them. Returns the replay and a check of the fit made today: its popularity weight with the
+    counts at past shares estimated from today's, without them, and with the true dated counts; and how close
+    the estimates are to the true counts."""
+    from dataclasses import replace
+
+    import numpy as np
+
+    from socialrag.recommender.context import load_channel_context
+    from socialrag.recommender.evaluate import replay
+    from socialrag.recommender.features import FEATURES
+    from socialrag.recommender.history import build_history, estimate_back, training_set
+    from socialrag.recommender.refit import load_universe
+    from socialrag.storage.embeddings import load_embedded_ids
+    from socialrag.storage.papers import load_identities
+
+    ctx = load_channel_context(conn, "T0LAB", cid, datetime.now(UTC), MODEL)
+    true = load_universe(conn, MODEL, [*ctx.papers, *load_embedded_ids(conn, MODEL)], ("T0LAB", cid))
+    by_acl = {p["acl_id"]: p for p in papers}
+    acl = load_identities(conn, [int(i) for i in true.ids])
+    rows = [by_acl.get(acl.get(int(pid), {}).get("acl", "")) for pid in true.ids]
+    at = end.timestamp()
+    today = replace(
+        true,
+        reading_start=np.arange(len(rows) + 1),
+        reading_t=np.full(len(rows), at),
+        reading_v=np.array([popularity_on(p, end.date()) if p else 0.0 for p in rows]),
+    )
+    dated = replace(
+        true,
+        reading_start=np.cumsum([0] + [len(p["_true"]) if p else 0 for p in rows]),
+        reading_t=np.array([_epoch(d) for p in rows if p for d, _ in p["_true"]]),
+        reading_v=np.array([v for p in rows if p for _, v in p["_true"]]),
+    )
+    history = build_history(ctx, today, 60.0)
+    report = replay(history, window_days=args.window_days)
+    pop = FEATURES.index("popularity")
+    weights = {}
+    for name, universe, known_by in (("estimated", today, at), ("unknown", today, None), ("true", dated, None)):
+        pairs = training_set(build_history(ctx, universe, 60.0), known_by=known_by)
+        weights[name] = pairs.fit(now=end).weights[pop]
+    errors, estimates, truths = [], [], []
+    for k, row in enumerate(history.rows):
+        t, p = history.member_first[k], rows[row]
+        if p is None or np.isnan(t):
+            continue
+        guess = estimate_back(popularity_on(p, end.date()), at, t, today.published[row])
+        real = popularity_on(p, datetime.fromtimestamp(t, UTC).date())
+        errors.append(abs(math.log((guess + 1) / (real + 1))))
+        estimates.append(guess)
+        truths.append(real)
+    rho = np.corrcoef(np.argsort(np.argsort(estimates)), np.argsort(np.argsort(truths)))[0, 1]
+    check = (
+        f"fit today, popularity weight: {weights['estimated']:.2f} with past counts estimated from today's, "
+        f"{weights['unknown']:.2f} with them unknown, {weights['true']:.2f} with the true dated counts\n"
+        f"estimates at {len(errors)} shares against the true counts then: median |log ratio| "
+        f"{float(np.median(errors)):.2f}, Spearman {rho:.2f}"
+    )
+    return report, check
+
+
+def _epoch(day: str) -> float:
+    return datetime.fromisoformat(day).replace(tzinfo=UTC).timestamp()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--months", type=int, default=22)
@@ -265,7 +367,7 @@ def main() -> None:
         db = migrated_database(uri, "replay")
         if not reuse:
             catalog = home / "catalog.jsonl"
-            catalog.write_text("\n".join(json.dumps({k: v for k, v in p.items() if k != "_topics"}) for p in papers))
+            catalog.write_text("\n".join(json.dumps({k: v for k, v in p.items() if k[0] != "_"}) for p in papers))
             import_catalog(db, catalog)
             export = write_export(home / "labs.zip", channels, [user(u, f"member{u[1:]}") for u in MEMBERS])
             import_export(db, export, progress=False)
@@ -275,7 +377,10 @@ def main() -> None:
         for kind, (cid, _, messages) in channels.items():
             started = time.perf_counter()
             with db.connection() as conn:
-                report = evaluate_channel(conn, "T0LAB", cid, "all-MiniLM-L6-v2", window_days=args.window_days)
+                if kind == "imported":
+                    report, check = replay_imported(conn, cid, papers, START + timedelta(days=30 * args.months), args)
+                else:
+                    report = evaluate_channel(conn, "T0LAB", cid, MODEL, window_days=args.window_days)
             reports[kind] = report
             shares = sum(1 for m in messages if m.get("thread_ts", m["ts"]) == m["ts"])
             print(f"## {kind} ({shares} shares; replayed in {time.perf_counter() - started:.1f} s)")
@@ -284,6 +389,8 @@ def main() -> None:
                 from socialrag.recommender.calibrate import describe
 
                 print(describe(report.fit))
+            if kind == "imported":
+                print(check)
             print()
         print(summary(reports))
     finally:

@@ -51,6 +51,8 @@ class RankerModel:
     prior_share: float = 1.0  # how much of the fit is still the prior (1 = all of it)
     trained_until: float | None = None  # the moment (epoch seconds) of the last share the weights learnt from
     decision: str = ""  # why these weights are the ones in use (the guard's sentence, for `status`)
+    window_days: float | None = None  # the publication dates the channel picks from (None: any)
+    estimated: int = 0  # past shares whose paper's popularity then was estimated from a later count
 
     @property
     def learnt(self) -> bool:
@@ -68,6 +70,8 @@ class RankerModel:
             "prior_share": self.prior_share,
             "trained_until": self.trained_until,
             "decision": self.decision,
+            "window_days": self.window_days,
+            "estimated": self.estimated,
         }
 
     @staticmethod
@@ -83,6 +87,7 @@ class RankerModel:
         weights = np.array([float(stored[f][0]) if f in stored else prior[i] for i, f in enumerate(FEATURES)])
         scales = np.array([float(stored[f][1]) if f in stored else 1.0 for f in FEATURES])
         share, until, decision = data.get("prior_share"), data.get("trained_until"), data.get("decision")
+        window, estimated = data.get("window_days"), data.get("estimated")
         return RankerModel(
             weights,
             scales,
@@ -93,6 +98,8 @@ class RankerModel:
             float(share) if isinstance(share, int | float) else 1.0,
             float(until) if isinstance(until, int | float) else None,
             decision if isinstance(decision, str) else "",
+            float(window) if isinstance(window, int | float) else None,
+            int(estimated) if isinstance(estimated, int) else 0,
         )
 
 
@@ -217,6 +224,10 @@ def describe(model: RankerModel) -> str:
             if away:
                 sentence += f", and steers away from {away[0]}"
             sentence = f"Ranking: {sentence}{when}."
+    if model.window_days is not None:
+        sentence += f" It picks among papers published in the last {model.window_days:.0f} days."
+    if model.estimated:
+        sentence += f" The popularity of {model.estimated} papers when shared is estimated from a later count."
     if model.decision:
         when = f" {model.fitted_at:%Y-%m-%d}" if model.fitted_at else ""
         sentence += f" Last refit{when}: {model.decision}."

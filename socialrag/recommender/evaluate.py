@@ -109,7 +109,7 @@ def replay(
     results = {m: MethodResult() for m in METHODS}
     if len(times) <= warmup:
         return EvalReport(0, 0, results, len(shared))
-    pairs = training_set(history, window_days=window_days)
+    pairs = training_set(history)
     blend = default_model(popularity_weight)
     rng = random.Random(seed)
     model = blend
@@ -152,9 +152,12 @@ def _score_step(
     sizes.append(len(rows))
     x = fill_unknown(features(state, u.candidates(rows, t), t))
     relevant = np.isin(rows, truth_rows)
+    scores = model.score(x)
+    if model.window_days is not None:  # serving would not have offered what is older than the channel's window
+        scores = np.where(t - u.available[rows] > model.window_days * DAY, scores.min() - 1.0, scores)
     orders: dict[str, np.ndarray] = {
-        CALIBRATED: _order(model.score(x), rng),
-        CALIBRATED_DIVERSE: diversify(model.score(x), u.vectors[rows], 10),
+        CALIBRATED: _order(scores, rng),
+        CALIBRATED_DIVERSE: diversify(scores, u.vectors[rows], 10),
         BLEND: _order(blend.score(x), rng),
         "random": np.array(rng.sample(range(len(rows)), len(rows)), dtype=np.int64),
     }

@@ -1,8 +1,8 @@
 """Which fit a channel ranks with: learning from the pairs of its history (``TrainingSet``), choosing how hard
 to pull toward what is in use on the channel's own held-out shares (``fit_validated``), and the guard
 (``fit_guarded``): a new fit replaces the one in use only when it ranks the channel's latest shares, which
-the fit in use never saw, better by ``GUARD_MARGIN``, and then moves the weights in use toward the new fit as
-far as the new evidence goes (``settle``), so that a week of noise cannot swing them. Pure (numpy only).
+the fit in use never saw, better by ``GUARD_MARGIN``; so a week of noise cannot swing the weights (with thin
+data the pull toward the default blend is stronger as well). Pure (numpy only).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from socialrag.recommender.features import FEATURES, pair_differences
 STRENGTHS = (1.0, 3.0, 10.0, 30.0, 100.0)
 MIN_VALIDATION_MOMENTS = 12  # shares held out to compare fits on
 GUARD_MARGIN = 0.02  # in mean reciprocal rank: what a new fit must win by to replace the one in use
-MIN_STEP = 0.25  # the least way from the weights in use to a new fit that won
+MIN_WINDOW_DAYS, MAX_WINDOW_DAYS = 14.0, 1095.0
 
 
 @dataclass
@@ -27,6 +27,10 @@ class TrainingSet:
     positives: list[np.ndarray] = field(default_factory=list)
     negatives: list[np.ndarray] = field(default_factory=list)
     times: list[float] = field(default_factory=list)  # the moment of each pair
+    # the window of publication dates the channel picked from, as learnt at each moment and at the end
+    windows: dict[float, float] = field(default_factory=dict)
+    final_window: float = np.inf
+    estimated: int = 0  # shares whose paper's popularity then is an estimate from a later count
 
     def before(self, before: float | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(positives, negatives, moments) of the pairs from moments before ``before`` (all with None)."""
@@ -51,8 +55,12 @@ class TrainingSet:
         current: RankerModel | None = None,
     ) -> RankerModel:
         """The channel's ranking from the pairs before ``before``: ``fit_guarded`` against ``current`` (the
-        fit in use; the default blend when None)."""
-        return fit_guarded(*self.before(before), current or default_model(popularity_weight), popularity_weight, now)
+        fit in use; the default blend when None), with the window of publication dates it picks from."""
+        model = fit_guarded(*self.before(before), current or default_model(popularity_weight), popularity_weight, now)
+        earlier = [w for t, w in self.windows.items() if before is None or t < before]
+        window = self.final_window if before is None else (earlier[-1] if earlier else np.inf)
+        window_days = None if window >= MAX_WINDOW_DAYS else float(window)
+        return replace(model, window_days=window_days, estimated=self.estimated)
 
 
 def held_out_mrr(model: RankerModel, pos: np.ndarray, neg: np.ndarray, times: np.ndarray) -> float:
@@ -119,12 +127,12 @@ def fit_guarded(
     if len(since) < MIN_VALIDATION_MOMENTS // 2 or len(moments) - len(since) < MIN_SHARES:
         model, _ = fit_validated(positives, negatives, times, popularity_weight, now=now)
         return _with(
-            settle(current, model, moments),
+            model,
             "learnt from all the channel's shares: too few yet to hold some out and compare fits",
         )
     early, late = times < since[0], times >= since[0]
     fresh, strength = fit_validated(positives[early], negatives[early], times[early], popularity_weight)
-    candidate = settle(current, fresh, moments[moments < since[0]])
+    candidate = fresh
     new = held_out_mrr(candidate, positives[late], negatives[late], times[late])
     old = held_out_mrr(current, positives[late], negatives[late], times[late])
     held = f"the latest {len(since)} shares (MRR {new:.2f} against {old:.2f})"
@@ -135,17 +143,7 @@ def fit_guarded(
     model = fit(
         positives, negatives, len(moments), popularity_weight, strength=strength, now=now, trained_until=moments[-1]
     )
-    return _with(settle(current, model, moments), f"a new fit: it ranked {held} better than the ranking in use")
-
-
-def settle(current: RankerModel, fresh: RankerModel, moments: np.ndarray) -> RankerModel:
-    """``fresh`` moved back toward the weights in use: it goes the share of the way that the moments the
-    weights in use never saw make of all (at least ``MIN_STEP``), so that successive fits stay close unless the
-    evidence moves. A channel on the default blend takes the fresh fit whole."""
-    if not current.learnt or current.trained_until is None or not len(moments):
-        return fresh
-    step = max(MIN_STEP, float((moments > current.trained_until).mean()))
-    return replace(fresh, weights=current.weights + step * (fresh.weights - current.weights))
+    return _with(model, f"a new fit: it ranked {held} better than the ranking in use")
 
 
 def _with(model: RankerModel, decision: str) -> RankerModel:

@@ -20,7 +20,7 @@ from socialrag.models import Sentiment
 from socialrag.recommender.calibrate import IGNORED_AFTER_DAYS, NEGATIVES_PER_SHARE
 from socialrag.recommender.context import ChannelContext
 from socialrag.recommender.features import CandidateSet, ChannelState, features
-from socialrag.recommender.guard import TrainingSet
+from socialrag.recommender.guard import MAX_WINDOW_DAYS, MIN_WINDOW_DAYS, TrainingSet
 from socialrag.recommender.rank import emoji_selectivity, engagement_events
 from socialrag.rows import PaperInfo
 
@@ -53,8 +53,10 @@ class Universe:
     def index(self) -> dict[int, int]:
         return {int(pid): i for i, pid in enumerate(self.ids)}
 
-    def popularity_at(self, rows: np.ndarray, t: float) -> np.ndarray:
-        """Each row's last popularity reading at or before ``t`` (NaN when none: unknown, not zero)."""
+    def popularity_at(self, rows: np.ndarray, t: float, known_by: float | None = None) -> np.ndarray:
+        """Each row's last popularity reading at or before ``t``; NaN when none (unknown, not zero), unless
+        ``known_by`` is given: then a paper first read after ``t`` but by ``known_by`` gets an estimate of its
+        count at ``t`` (``estimate_back``). ``estimated_at`` says which values are estimates."""
         out = np.full(len(rows), np.nan)
         for k, r in enumerate(rows):
             lo, hi = self.reading_start[r], self.reading_start[r + 1]
@@ -62,7 +64,15 @@ class Universe:
                 j = int(np.searchsorted(self.reading_t[lo:hi], t, side="right"))
                 if j:
                     out[k] = self.reading_v[lo + j - 1]
+                elif known_by is not None and self.reading_t[lo] <= known_by:
+                    out[k] = estimate_back(self.reading_v[lo], self.reading_t[lo], t, self.published[r])
         return out
+
+    def estimated_at(self, rows: np.ndarray, t: float, known_by: float) -> np.ndarray:
+        """Which rows' popularity at ``t`` is an estimate from a later reading (known by ``known_by``)."""
+        starts, ends = self.reading_start[rows], self.reading_start[rows + 1]
+        first = np.where(ends > starts, self.reading_t[np.minimum(starts, max(len(self.reading_t) - 1, 0))], np.inf)
+        return (ends > starts) & (first > t) & (first <= known_by) & ~np.isnan(self.published[rows])
 
     def authors_of(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(author index, position in ``rows``) of every author entry of these papers."""
@@ -70,11 +80,25 @@ class Universe:
         flat = np.concatenate([self.author_flat[s:e] for s, e in zip(starts, ends, strict=True)] or [np.zeros(0)])
         return flat.astype(np.int64), np.repeat(np.arange(len(rows)), ends - starts).astype(np.int64)
 
-    def candidates(self, rows: np.ndarray, t: float) -> CandidateSet:
+    def candidates(self, rows: np.ndarray, t: float, known_by: float | None = None) -> CandidateSet:
         flat, owner = self.authors_of(rows)
-        return CandidateSet(
-            self.vectors[rows], self.published[rows], self.popularity_at(rows, t), flat, owner, self.venues[rows]
-        )
+        popularity = self.popularity_at(rows, t, known_by)
+        return CandidateSet(self.vectors[rows], self.published[rows], popularity, flat, owner, self.venues[rows])
+
+
+GROWTH_DAYS = 365.0  # the age at which a paper has half the count it will have a long time after
+
+
+def estimate_back(count: float, read_at: float, t: float, published: float) -> float:
+    """A paper's count at ``t`` from one read later: counts grow with age ``a`` as ``a / (a + GROWTH_DAYS)``
+    (fast at first, then levelling off), so the count then is today's times the ratio of the two. NaN when the
+    paper's date is unknown; 0 before it came out."""
+    if np.isnan(published):
+        return float("nan")
+    then, later = max(0.0, (t - published) / DAY), max(0.0, (read_at - published) / DAY)
+    if later <= 0.0:
+        return float(count)
+    return float(count) * (then / (then + GROWTH_DAYS)) / (later / (later + GROWTH_DAYS))
 
 
 def build_universe(
@@ -260,19 +284,59 @@ def pool_rows(universe: Universe, t: float, window_days: float, exclude: np.ndar
     return np.flatnonzero(ok)
 
 
+def share_ranks(history: ChannelHistory) -> tuple[np.ndarray, np.ndarray]:
+    """(moment, rank) of each share by a member of a paper with a known date, in time order; the rank is the
+    share of the papers out by then (in the last ``MAX_WINDOW_DAYS``) that are newer than the one shared: near
+    0 for a group that takes this week's papers, spread over 0 to 1 for one that does not mind their age.
+    Ranks, not ages, so that a catalog that starts late does not look like a taste for new papers."""
+    u = history.universe
+    first, rows = history.member_first, history.rows
+    ok = ~np.isnan(first) & ~np.isnan(u.published[rows]) & (first >= u.earliest[rows])
+    out = np.sort(u.available[~np.isnan(u.available)])
+    moments, ranks = [], []
+    for t, row in sorted(zip(first[ok].tolist(), rows[ok].tolist(), strict=True)):
+        lo, hi = np.searchsorted(out, t - MAX_WINDOW_DAYS * DAY), np.searchsorted(out, t)
+        if hi - lo >= 20:
+            newer = hi - np.searchsorted(out, u.available[row], side="right")
+            moments.append(t)
+            ranks.append(max(0, newer) / (hi - lo))
+    return np.array(moments), np.array(ranks)
+
+
+def learn_window(universe: Universe, moments: np.ndarray, ranks: np.ndarray, t: float) -> float:
+    """The window of publication dates the channel picks from at ``t``, learnt from its shares before: the age
+    of the papers out at ``t`` that a quarter more than nine in ten of its shares' ranks reach (a group that
+    reads this week's papers gets ``MIN_WINDOW_DAYS``; one whose shares spread over all ages, any date:
+    ``inf``). Any date until it has 8 shares."""
+    seen = ranks[moments < t]
+    if len(seen) < 8:
+        return float("inf")
+    reach = 1.25 * float(np.quantile(seen, 0.9))
+    if reach >= 0.8:
+        return float("inf")
+    out = universe.available
+    ages = np.sort((t - out[(out < t) & (out >= t - MAX_WINDOW_DAYS * DAY)]) / DAY)
+    return max(MIN_WINDOW_DAYS, float(ages[min(len(ages) - 1, int(reach * len(ages)))])) if len(ages) else float("inf")
+
+
 def training_set(
     history: ChannelHistory,
     *,
-    window_days: float = 365.0,
+    window_days: float | None = None,
     negatives: int = NEGATIVES_PER_SHARE,
     warmup: int = 3,
     seed: int = 7,
+    known_by: float | None = None,
 ) -> TrainingSet:
     """Pairs to learn from: at each share by a member (and each PaperPing post the channel answered), what was
-    shared against papers it could have had then and did not; a PaperPing post nobody answered is one more
-    paper passed over at the next share."""
+    shared against papers it could have had then and did not: published in the window it picks from
+    (``learn_window`` from the shares before, unless ``window_days`` is given). A PaperPing post nobody
+    answered is one more paper passed over at the next share. With ``known_by`` (the moment of the fit), a
+    paper first read after a share but by then has its count at the share estimated (history imported
+    today has no dated readings); ``TrainingSet.estimated`` counts the shares whose paper's was."""
     u = history.universe
     rng = random.Random(seed)
+    moments_at, ranks = share_ranks(history)
     out = TrainingSet()
     channel_rows = history.rows
     sims_all = u.vectors @ u.vectors[channel_rows].T  # every paper against the channel's, once
@@ -294,7 +358,9 @@ def training_set(
         state, known = history.state_at(t)
         if len(known) < warmup:
             continue
-        pool = pool_rows(u, t, window_days, channel_rows)
+        window = window_days or learn_window(u, moments_at, ranks, t)
+        out.windows[t] = window
+        pool = pool_rows(u, t, min(window, MAX_WINDOW_DAYS), channel_rows)
         if len(pool) == 0:
             continue
         chosen = [pool[i] for i in rng.sample(range(len(pool)), min(negatives, len(pool)))]
@@ -302,9 +368,13 @@ def training_set(
         pending_ignored = []
         rows = np.array([int(channel_rows[k]), *neg_rows], dtype=np.int64)
         # the channel's papers are in order of first share, so what was known at t is a prefix of them
-        x = features(state, u.candidates(rows, t), t, sims_all[rows, : len(known)])
+        x = features(state, u.candidates(rows, t, known_by), t, sims_all[rows, : len(known)])
+        if known_by is not None and u.estimated_at(rows[:1], t, known_by)[0]:
+            out.estimated += 1
         for j in range(1, len(rows)):
             out.positives.append(x[0])
             out.negatives.append(x[j])
             out.times.append(t)
+    last = float(moments_at[-1]) + 1.0 if len(moments_at) else 0.0
+    out.final_window = window_days or learn_window(u, moments_at, ranks, last)
     return out

@@ -1,7 +1,8 @@
 """The recommender: one channel's context -> candidates -> scores -> signals -> a verified ``Draft``.
 
 Nothing here posts; the Slack side posts the ``Draft``. ``as_of`` replays the past: only history before it
-is used, and with ``window_days`` only candidates published in the days before it.
+is used. Candidates are papers published in the ``window_days`` before it, or in the window the channel's
+fit learnt it picks from (any date when neither says).
 """
 
 from __future__ import annotations
@@ -188,11 +189,13 @@ def recommend(
         # the focus counts as a paper the group engaged with twice as strongly as with any other
         ctx.vectors[FOCUS_ID] = config.focus
         weights[FOCUS_ID] = 2.0 * max([1.0, *weights.values()])
+    ranker = load_fit(conn, team_id, channel_id, config.scoring.popularity_weight, as_of)
+    window = config.window_days or (round(ranker.window_days) if ranker.window_days else None)
     query = CandidateQuery(
         ctx,
         weights,
         config.model,
-        config.window_days,
+        window,
         categories=config.categories,
         focus_words=config.focus_words,
         exclude=config.focus_papers,
@@ -203,7 +206,6 @@ def recommend(
     recent_ids = sorted(ctx.recommended, key=lambda p: ctx.recommended[p], reverse=True)
     recent_ids = recent_ids[: config.scoring.recent_for_diversity]
     recent = list(load_vectors(conn, config.model, recent_ids).values())
-    ranker = load_fit(conn, team_id, channel_id, config.scoring.popularity_weight, as_of)
     ranked = score_candidates(ctx, infos, vectors, found, recent, config.scoring, ranker, config.focus)
     identities = storage.papers.load_identities(conn, [c.paper_id for c in ranked[: config.top]])
     ranked = [

@@ -11,6 +11,7 @@ import psycopg
 from socialrag.config import DEFAULT_POPULARITY_WEIGHT
 from socialrag.recommender.calibrate import RankerModel, default_model
 from socialrag.recommender.context import load_channel_context
+from socialrag.recommender.guard import MAX_WINDOW_DAYS
 from socialrag.recommender.history import Universe, build_history, build_universe, training_set
 from socialrag.storage.context import load_paper_infos
 from socialrag.storage.embeddings import load_vectors
@@ -33,7 +34,7 @@ def refit_channel(
     *,
     half_life_days: float = 60.0,
     popularity_weight: float = DEFAULT_POPULARITY_WEIGHT,
-    window_days: float = 365.0,
+    window_days: float | None = None,
     now: datetime | None = None,
     pool: Sequence[int] | None = None,
 ) -> RankerModel:
@@ -48,10 +49,10 @@ def refit_channel(
     else:
         first = min(s.at for p in ctx.papers.values() for s in p.shares)
         if pool is None:
-            pool = sample_pool(conn, model, first - timedelta(days=window_days))
+            pool = sample_pool(conn, model, first - timedelta(days=window_days or MAX_WINDOW_DAYS))
         universe = load_universe(conn, model, [*ctx.papers, *pool], (team_id, channel_id))
         history = build_history(ctx, universe, half_life_days)
-        pairs = training_set(history, window_days=window_days)
+        pairs = training_set(history, window_days=window_days, known_by=now.timestamp())
         fitted = pairs.fit(popularity_weight, before=now.timestamp(), now=now, current=current)
     save_fit(
         conn, team_id, channel_id, fitted.fitted_at or datetime.now(UTC), fitted.to_json(), fitted.shares, fitted.pairs

@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 import psycopg
 from psycopg.types.json import Jsonb
 
-POOL_SIZE = 4000  # catalog papers a refit samples its passed-over papers from
+POOL_SIZE = 8000  # catalog papers a refit samples its passed-over papers from
 REFIT_AFTER = timedelta(days=7)
 
 

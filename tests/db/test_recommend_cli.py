@@ -13,8 +13,8 @@ import pytest
 from bot.cli import main
 from socialrag.db import Database
 from socialrag.models import signal_from_json
-from socialrag.recommender.features import FEATURES
 from socialrag.recommender.evaluate import METHODS, evaluate_channel
+from socialrag.recommender.features import FEATURES
 from tests.support.labbase import AS_OF, CachedEmbedder, build_lab
 
 pytestmark = pytest.mark.slow

@@ -1,0 +1,142 @@
+"""What a fit compares each share with: the papers the channel could have picked then (the window of
+publication dates it picks from, learnt per channel), and counts at past shares estimated from a later
+reading when a history was imported with undated ones."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+import pytest
+
+from socialrag.recommender.calibrate import describe
+from socialrag.recommender.context import ChannelContext, SharedPaper
+from socialrag.recommender.features import FEATURES
+from socialrag.recommender.guard import MIN_WINDOW_DAYS
+from socialrag.recommender.history import DAY, GROWTH_DAYS, build_history, build_universe, estimate_back, training_set
+from socialrag.rows import AuthorRef, MemberInfo, PaperInfo, ReactionEvent, Share
+
+START = datetime(2023, 1, 1, tzinfo=UTC)
+POP = FEATURES.index("popularity")
+
+
+def unit(rng: np.random.Generator) -> np.ndarray:
+    v = rng.normal(size=8)
+    return v / np.linalg.norm(v)
+
+
+def catalog(n_days: int = 720, per_day: int = 2, seed: int = 1) -> tuple[dict[int, PaperInfo], dict, dict]:
+    """Papers published every day for two years; each paper's count grows with age (read weekly): an old paper
+    has more readers than any of this week's, whatever its merit. ``merit`` is what the week's readers see."""
+    rng = np.random.default_rng(seed)
+    infos, vectors, readings = {}, {}, {}
+    for pid in range(1, n_days * per_day + 1):
+        day = START + timedelta(days=(pid - 1) // per_day)
+        merit = float(np.exp(rng.normal(1.0, 1.0)))
+        infos[pid] = PaperInfo(
+            pid,
+            f"P{pid}",
+            None,
+            None,
+            day.year,
+            (AuthorRef(pid, f"A{pid}", f"a{pid}"),),
+            None,
+            publication_date=day.date(),
+            date_precision="day",
+        )
+        vectors[pid] = unit(rng)
+        readings[pid] = [((day + timedelta(days=d)).timestamp(), merit * (1 + d / 60)) for d in range(3, 900, 7)]
+    return infos, vectors, readings
+
+
+def channel(infos: dict[int, PaperInfo], readings: dict, picks: list[tuple[int, datetime]]) -> ChannelContext:
+    papers = {
+        pid: SharedPaper(
+            infos[pid],
+            [Share(pid, str(pid), "U1", at, None, None)],
+            [ReactionEvent(pid, "U2", "+1", at + timedelta(hours=1))],
+        )
+        for pid, at in picks
+    }
+    last = max(at for _, at in picks)
+    return ChannelContext("T", "C", last + timedelta(days=1), papers, {"U1": MemberInfo("U1", "ana")}, {}, {}, {})
+
+
+def curator_picks(
+    infos: dict[int, PaperInfo], readings: dict, weeks: int, per_day: int = 2
+) -> list[tuple[int, datetime]]:
+    """Each week from the fourth month on, the two papers of the past week with the most readers by then."""
+    picks = []
+    for w in range(weeks):
+        at = START + timedelta(days=120 + 7 * w, hours=10)
+        week = [
+            pid
+            for pid, i in infos.items()
+            if at - timedelta(days=7)
+            <= datetime.combine(i.publication_date, datetime.min.time(), UTC)
+            < at - timedelta(days=3)
+        ]
+        count = {pid: max(v for t, v in readings[pid] if t <= at.timestamp()) for pid in week}
+        picks += [(pid, at + timedelta(minutes=k)) for k, pid in enumerate(sorted(week, key=count.get)[-2:])]
+    return picks
+
+
+def test_a_curator_of_this_weeks_papers_is_compared_with_this_weeks_papers() -> None:
+    """Compared with year-old papers, this week's most read look unread, and popularity would learn a wrong
+    sign; compared with the week's other papers, it is what the curator follows."""
+    infos, vectors, readings = catalog(per_day=4)
+    ctx = channel(infos, readings, curator_picks(infos, readings, 60))
+    history = build_history(ctx, build_universe(infos, vectors, readings), 60.0)
+    learnt = training_set(history)
+    model = learnt.fit(now=ctx.as_of)
+    assert model.window_days is not None and MIN_WINDOW_DAYS <= model.window_days <= 30
+    assert "papers published in the last" in describe(model)
+    t = max(learnt.times)
+    assert learnt.windows[t] <= 30  # the passed-over papers of the last share were the month's papers
+    pos, neg, _ = learnt.arrays()
+    assert np.nanmean(pos[:, POP] - neg[:, POP]) > 0
+    year = training_set(history, window_days=365.0).fit(now=ctx.as_of)
+    # against the year's papers, recency explains the picks and popularity looks a small matter
+    assert model.weights[POP] * model.scales[POP] > 3 * year.weights[POP] * year.scales[POP] > 0
+
+
+def test_a_channel_that_shares_papers_of_every_age_keeps_any_date() -> None:
+    infos, vectors, readings = catalog(seed=2)
+    rng = np.random.default_rng(3)
+    picks = []
+    for w in range(60):
+        at = START + timedelta(days=400 + 5 * w, hours=9)
+        old = [pid for pid, i in infos.items() if datetime.combine(i.publication_date, datetime.min.time(), UTC) < at]
+        picks.append((int(rng.choice(old)), at))
+    history = build_history(channel(infos, readings, picks), build_universe(infos, vectors, readings), 60.0)
+    assert training_set(history).fit().window_days is None
+
+
+def test_a_count_read_today_is_estimated_back_by_age() -> None:
+    published, today = 0.0, 730 * DAY
+    assert estimate_back(100.0, today, today, published) == pytest.approx(100.0)
+    half = estimate_back(100.0, today, GROWTH_DAYS * DAY, published)
+    assert half == pytest.approx(100.0 * 0.5 / (730 / (730 + GROWTH_DAYS)))
+    assert estimate_back(100.0, today, -DAY, published) == 0.0  # before it came out
+    assert np.isnan(estimate_back(100.0, today, DAY, float("nan")))  # no date, no estimate
+
+
+def test_imported_history_learns_popularity_from_counts_estimated_back() -> None:
+    """Every reading dated at the import: at each past share the count is unknown, so nothing is learnt about
+    popularity; estimated back from the import's counts, the channel's taste for widely read papers shows."""
+    infos, vectors, readings = catalog(per_day=4, seed=4)
+    picks = curator_picks(infos, readings, 60)
+    today = max(at for _, at in picks) + timedelta(days=2)
+    now = today.timestamp()
+    imported = {pid: [(now, max(v for t, v in r if t <= now))] for pid, r in readings.items() if r[0][0] <= now}
+    history = build_history(channel(infos, imported, picks), build_universe(infos, vectors, imported), 60.0)
+    blind = training_set(history)
+    pos, _, _ = blind.arrays()
+    assert np.isnan(pos[:, POP]).all() and blind.estimated == 0
+    estimated = training_set(history, known_by=today.timestamp())
+    model = estimated.fit(now=today)
+    assert estimated.estimated >= 100 and model.estimated == estimated.estimated
+    assert model.weights[POP] > 0.05 and "estimated from a later count" in describe(model)
+    # a replay at a past moment never sees a count read after it
+    rows = history.rows[:3]
+    assert np.isnan(history.universe.popularity_at(rows, history.member_first[0])).all()
