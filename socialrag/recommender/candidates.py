@@ -1,6 +1,8 @@
 """Where candidate papers come from, behind one interface; each usable alone or together, per channel.
 
-- ``catalog``: the local catalog, nearest neighbours in pgvector of the channel's most engaged papers.
+- ``catalog``: the local catalog: the whole window when it holds at most ``WHOLE_WINDOW`` papers (the ranking
+  sees everything the channel could pick), else the nearest neighbours in pgvector of each of the channel's
+  20 most engaged papers, of their mean and of the focus.
 - ``semanticscholar``: Semantic Scholar recommendations from the channel's positive and negative seeds.
 - ``arxiv``: new arXiv submissions in the categories members set (`/paperping sources arxiv cs.CL`), else in
   the categories of the arXiv papers the channel shares.
@@ -68,16 +70,22 @@ def seed_papers(query: CandidateQuery, *, recent_days: int = 90, top: int = 20) 
     return [p.info.paper_id for p in positive[:top]], negative[:top]
 
 
+WHOLE_WINDOW = 5000  # a catalog window this small is ranked whole
+
+
 class CatalogSource:
-    """Nearest catalog papers (HNSW, cosine) to each of the channel's most engaged papers and to their mean."""
+    """The catalog's whole window when it is small; else the nearest catalog papers (HNSW, cosine) to each of
+    the channel's most engaged papers, to their mean and to the focus."""
 
     name = "catalog"
 
-    def __init__(self, per_query: int = 60) -> None:
+    def __init__(self, per_query: int = 60, seeds: int = 20, whole: int = WHOLE_WINDOW) -> None:
         self.per_query = per_query
+        self.seeds = seeds
+        self.whole = whole
 
     def query_vectors(self, query: CandidateQuery) -> list[np.ndarray]:
-        positive, _ = seed_papers(query, recent_days=3650, top=5)
+        positive, _ = seed_papers(query, recent_days=3650, top=self.seeds)
         if -1 in query.ctx.vectors:  # a focus members asked for leads the search
             positive = [-1, *positive]
         vecs = [query.ctx.vectors[pid] for pid in positive if pid in query.ctx.vectors]
@@ -94,6 +102,11 @@ class CatalogSource:
         vectors = self.query_vectors(query)
         if not vectors:
             return []
+        window = storage.embeddings.load_catalog_window(
+            conn, query.model, before=query.ctx.as_of, after=query.published_after, most=self.whole
+        )
+        if window is not None:
+            return window
         found = storage.embeddings.load_catalog_neighbours(
             conn,
             query.model,
@@ -102,7 +115,7 @@ class CatalogSource:
             after=query.published_after,
             k=self.per_query + len(query.ctx.excluded_paper_ids),
         )
-        return found[: query.limit]
+        return found[: max(query.limit, self.per_query * len(vectors))]
 
 
 class SemanticScholarRecommendations:

@@ -20,6 +20,7 @@ import psycopg
 
 from socialrag.config import DEFAULT_POPULARITY_WEIGHT
 from socialrag.recommender.calibrate import RankerModel, default_model, diversify
+from socialrag.recommender.candidates import WHOLE_WINDOW, CatalogSource
 from socialrag.recommender.context import load_channel_context
 from socialrag.recommender.features import FEATURES, features, fill_unknown
 from socialrag.recommender.history import DAY, ChannelHistory, build_history, pool_rows, training_set
@@ -69,12 +70,21 @@ class EvalReport:
     results: dict[str, MethodResult]
     shares: int = 0
     fit: RankerModel | None = None
+    recall: list[float] = field(default_factory=list)  # of the catalog source, at each step
+
+    @property
+    def candidate_recall(self) -> float:
+        """The share of what the channel shared that the candidate stage would have found (before ranking)."""
+        return float(np.mean(self.recall)) if self.recall else 0.0
 
     def table(self) -> str:
         lines = [f"{'method':<28}{'P@5':>7}{'R@10':>7}{'MRR':>7}{'topics@10':>11}", "-" * 60]
         for name, r in self.results.items():
             lines.append(f"{name:<28}{r.p5:>7.3f}{r.r10:>7.3f}{r.mrr:>7.3f}{r.topics:>11.1f}")
         lines.append(f"{self.steps} weekly steps, {self.shares} shares, median {self.candidates} candidates per step")
+        lines.append(
+            f"candidate recall (of what was shared, what the catalog source would find): {self.candidate_recall:.3f}"
+        )
         return "\n".join(lines)
 
 
@@ -114,6 +124,7 @@ def replay(
     rng = random.Random(seed)
     model = blend
     sizes: list[int] = []
+    recall: list[float] = []
     t = float(times[warmup])
     steps = 0
     while t <= times[-1] and steps < max_steps:
@@ -123,8 +134,9 @@ def replay(
                 model = pairs.fit(popularity_weight, before=t, now=datetime.fromtimestamp(t, UTC), current=model)
             if _score_step(history, t, week, window_days, model, blend, topics, rng, results, sizes):
                 steps += 1
+                recall.append(_retrieval_recall(history, t, week, window_days))
         t += step_days * DAY
-    report = EvalReport(steps, int(np.median(sizes)) if sizes else 0, results, len(shared), model)
+    report = EvalReport(steps, int(np.median(sizes)) if sizes else 0, results, len(shared), model, recall)
     return report
 
 
@@ -173,6 +185,28 @@ def _score_step(
         r.reciprocal.append(1.0 / (first[0] + 1) if len(first) else 0.0)
         r.topics10.append(len(set(topics[rows[order[:10]]].tolist())))
     return True
+
+
+def _retrieval_recall(history: ChannelHistory, t: float, week: np.ndarray, window_days: float) -> float:
+    """What the catalog source (``socialrag.recommender.candidates.CatalogSource``) would have found at ``t`` of
+    what was shared that week: the whole window when small, else each engaged paper's nearest neighbours."""
+    u = history.universe
+    state, known = history.state_at(t)
+    truth = history.rows[week]
+    truth = truth[~(u.earliest[truth] >= t)]
+    pool = np.union1d(pool_rows(u, t, window_days, history.rows[known]), truth)
+    if len(pool) <= WHOLE_WINDOW or not len(truth):
+        return 1.0
+    liked = np.argsort(-state.weights)[: CatalogSource().seeds]
+    seeds = state.vectors[liked[state.weights[liked] > 0]]
+    if not len(seeds):
+        return 0.0
+    mean = seeds.mean(axis=0)
+    queries = np.vstack([seeds, mean / (np.linalg.norm(mean) or 1.0)])
+    sims = u.vectors[pool] @ queries.T
+    k = CatalogSource().per_query
+    found = np.unique(np.argsort(-sims, axis=0)[:k].ravel())
+    return float(np.isin(truth, pool[found]).mean())
 
 
 def _order(scores: np.ndarray, rng: random.Random) -> np.ndarray:

@@ -270,6 +270,23 @@ def load_catalog_neighbours(
     return list(found)
 
 
+def load_catalog_window(
+    conn: psycopg.Connection, model: str, *, before: datetime, after: datetime | None, most: int
+) -> list[int] | None:
+    """Every catalog paper with a vector that surely came out in ``[after, before)``, newest first, or None
+    when there are more than ``most`` (then the window is searched, not taken whole)."""
+    rows = conn.execute(
+        """
+        SELECT e.paper_id FROM paper_embeddings e JOIN papers p ON p.id = e.paper_id
+         WHERE e.model = %(model)s AND p.in_catalog AND p.available_on < %(as_of)s
+           AND (%(after)s::timestamptz IS NULL OR p.available_on >= %(after)s)
+         ORDER BY p.available_on DESC, p.id LIMIT %(n)s
+        """,
+        {"model": model, "as_of": before, "after": after, "n": most + 1},
+    ).fetchall()
+    return None if len(rows) > most else [r[0] for r in rows]
+
+
 def forget_text_vectors(conn: psycopg.Connection, where: str, params: Mapping[str, object]) -> list[int]:
     """Papers linked by the messages ``where`` selects (a fixed condition on ``messages``, never input), with
     the vectors their channels made from message text deleted. Returns those papers."""

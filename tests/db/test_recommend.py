@@ -316,3 +316,22 @@ def test_a_member_who_left_the_channel_is_named_not_mentioned(db: Database, lab:
         storage.workspaces.remove_channel_member(conn, "T0LAB", "C1", gone)
     again = render_for(db, lab, "template").draft
     assert gone not in again.mentions and gone in again.named, "still named, no longer notified"
+
+
+def test_a_small_catalog_window_is_ranked_whole_and_a_large_one_searched(db: Database, lab: dict[str, Any]) -> None:
+    """Retrieval loses nothing a small catalog holds: every paper of the window reaches the ranking; past
+    ``whole`` papers the window is searched from each engaged paper, so what reaches the ranking is fewer."""
+    from socialrag.recommender.candidates import CandidateQuery
+
+    with db.connection() as conn:
+        ctx = load_channel_context(conn, "T0LAB", "C1", AS_OF, MODEL)
+        query = CandidateQuery(ctx, {pid: 1.0 for pid in ctx.papers}, MODEL, 365)
+        in_window = conn.execute(
+            "SELECT count(*) FROM papers p JOIN paper_embeddings e ON e.paper_id = p.id AND e.model = %s"
+            " WHERE p.in_catalog AND p.available_on < %s AND p.available_on >= %s",
+            (MODEL, AS_OF, AS_OF - timedelta(days=365)),
+        ).fetchone()
+        whole = CatalogSource().fetch_candidates(conn, query)
+        searched = CatalogSource(per_query=5, whole=10).fetch_candidates(conn, query)
+    assert in_window is not None and len(whole) == in_window[0] > 10
+    assert 0 < len(searched) < len(whole) and set(searched) <= set(whole)
