@@ -140,3 +140,11 @@ def test_imported_history_learns_popularity_from_counts_estimated_back() -> None
     # a replay at a past moment never sees a count read after it
     rows = history.rows[:3]
     assert np.isnan(history.universe.popularity_at(rows, history.member_first[0])).all()
+
+
+def test_a_universe_without_any_reading_estimates_nothing() -> None:
+    infos, vectors, _ = catalog(n_days=30, seed=5)
+    universe = build_universe(infos, vectors, {})
+    rows = np.arange(5)
+    assert not universe.estimated_at(rows, START.timestamp(), (START + timedelta(days=60)).timestamp()).any()
+    assert np.isnan(universe.popularity_at(rows, START.timestamp(), known_by=START.timestamp())).all()
