@@ -1,6 +1,6 @@
 """Replay evaluation on simulated lab channels built from real ACL Anthology papers.
 
-``python -m bench.replay_eval [--months 22] [--home DIR]`` builds five simulated channels over the demo's
+``python -m bench.replay_eval [--months 22] [--home DIR]`` builds seven simulated channels over the demo's
 catalog of 3,002 ACL papers, each a different kind of group, in which what is shared next depends on how the
 group received what came before:
 
@@ -19,7 +19,7 @@ The catalog has the gaps real data has: a quarter of the papers have no populari
 read only from some months after publication on, the rest from three days after publication, monthly. The
 groups themselves pick by how widely read a paper really is, known or not.
 
-It writes a Slack export of the five channels and a catalog with the popularity readings, imports both,
+It writes a Slack export of the seven channels and a catalog with the popularity readings, imports both,
 embeds the catalog with the bundled model (kept under ``--home`` for the next run), and prints, per kind,
 ``paperping eval``'s table (precision@5, recall@10, MRR, topics in the top 10), then a summary of the
 calibrated ranker against the best single feature and the default blend.
