@@ -22,8 +22,8 @@ from socialrag.config import DEFAULT_POPULARITY_WEIGHT
 from socialrag.recommender.calibrate import RankerModel, default_model, diversify
 from socialrag.recommender.candidates import WHOLE_WINDOW, CatalogSource
 from socialrag.recommender.context import load_channel_context
-from socialrag.recommender.features import FEATURES, features, fill_unknown
-from socialrag.recommender.history import DAY, ChannelHistory, build_history, pool_rows, training_set
+from socialrag.recommender.features import FEATURES, ChannelState, features, fill_unknown
+from socialrag.recommender.history import DAY, ChannelHistory, Universe, build_history, pool_rows, training_set
 from socialrag.recommender.rank import ScoringConfig
 from socialrag.recommender.refit import load_universe
 from socialrag.storage.embeddings import load_embedded_ids
@@ -32,6 +32,7 @@ CALIBRATED = "calibrated (this channel)"
 CALIBRATED_DIVERSE = "calibrated + diversity"
 BLEND = "default blend (before)"
 SINGLE = {f"{name} alone": name for name in FEATURES if name != "member_author"}
+CATALOG = CatalogSource()  # the retrieval whose recall a replay measures, with its defaults
 METHODS: tuple[str, ...] = (CALIBRATED, CALIBRATED_DIVERSE, BLEND, *SINGLE, "random")
 
 
@@ -132,9 +133,8 @@ def replay(
         if len(week):
             if steps % refit_every == 0:
                 model = pairs.fit(popularity_weight, before=t, now=datetime.fromtimestamp(t, UTC), current=model)
-            if _score_step(history, t, week, window_days, model, blend, topics, rng, results, sizes):
+            if _score_step(history, t, week, window_days, model, blend, topics, rng, results, sizes, recall):
                 steps += 1
-                recall.append(_retrieval_recall(history, t, week, window_days))
         t += step_days * DAY
     report = EvalReport(steps, int(np.median(sizes)) if sizes else 0, results, len(shared), model, recall)
     return report
@@ -151,8 +151,10 @@ def _score_step(
     rng: random.Random,
     results: dict[str, MethodResult],
     sizes: list[int],
+    recall: list[float],
 ) -> bool:
-    """Score every method at one step; False when nothing shared that week was a candidate then."""
+    """Score every method at one step, and the candidate stage's recall; False when nothing shared that week
+    was a candidate then."""
     u = history.universe
     state, known = history.state_at(t)
     # a paper shared before its listed publication date (a preprint of a later venue) was no candidate then
@@ -162,6 +164,7 @@ def _score_step(
         return False
     rows = np.union1d(pool_rows(u, t, window_days, history.rows[known]), truth_rows)
     sizes.append(len(rows))
+    recall.append(_retrieval_recall(u, state, rows, truth_rows))
     x = fill_unknown(features(state, u.candidates(rows, t), t))
     relevant = np.isin(rows, truth_rows)
     scores = model.score(x)
@@ -187,25 +190,19 @@ def _score_step(
     return True
 
 
-def _retrieval_recall(history: ChannelHistory, t: float, week: np.ndarray, window_days: float) -> float:
-    """What the catalog source (``socialrag.recommender.candidates.CatalogSource``) would have found at ``t`` of
-    what was shared that week: the whole window when small, else each engaged paper's nearest neighbours."""
-    u = history.universe
-    state, known = history.state_at(t)
-    truth = history.rows[week]
-    truth = truth[~(u.earliest[truth] >= t)]
-    pool = np.union1d(pool_rows(u, t, window_days, history.rows[known]), truth)
-    if len(pool) <= WHOLE_WINDOW or not len(truth):
+def _retrieval_recall(u: Universe, state: ChannelState, pool: np.ndarray, truth: np.ndarray) -> float:
+    """What the catalog source (``socialrag.recommender.candidates.CatalogSource``) would have found in ``pool``
+    of what was shared (``truth``): the whole window when small, else each engaged paper's nearest neighbours."""
+    if len(pool) <= WHOLE_WINDOW:
         return 1.0
-    liked = np.argsort(-state.weights)[: CatalogSource().seeds]
+    liked = np.argsort(-state.weights)[: CATALOG.seeds]
     seeds = state.vectors[liked[state.weights[liked] > 0]]
     if not len(seeds):
         return 0.0
     mean = seeds.mean(axis=0)
     queries = np.vstack([seeds, mean / (np.linalg.norm(mean) or 1.0)])
     sims = u.vectors[pool] @ queries.T
-    k = CatalogSource().per_query
-    found = np.unique(np.argsort(-sims, axis=0)[:k].ravel())
+    found = np.unique(np.argsort(-sims, axis=0)[: CATALOG.per_query].ravel())
     return float(np.isin(truth, pool[found]).mean())
 
 

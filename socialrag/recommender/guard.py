@@ -113,8 +113,8 @@ def fit_guarded(
 
     The shares held out are the latest half of those since the fit in use last learnt (it never saw them), or,
     when fewer than ``MIN_VALIDATION_MOMENTS``, the latest quarter. A candidate is fitted on the moments before
-    them, settled from the weights in use, and replaces them only if it ranks the held-out shares better by
-    ``GUARD_MARGIN``; it is then refitted on everything and settled again."""
+    them and replaces the weights in use only if it ranks the held-out shares better by ``GUARD_MARGIN``; it
+    is then refitted on everything."""
     moments = np.unique(times)
     if len(moments) < MIN_SHARES:
         kept = default_model(popularity_weight)
@@ -126,13 +126,10 @@ def fit_guarded(
         since = moments[int(len(moments) * 0.75) :]
     if len(since) < MIN_VALIDATION_MOMENTS // 2 or len(moments) - len(since) < MIN_SHARES:
         model, _ = fit_validated(positives, negatives, times, popularity_weight, now=now)
-        return _with(
-            model,
-            "learnt from all the channel's shares: too few yet to hold some out and compare fits",
-        )
+        thin = "learnt from all the channel's shares: too few yet to hold some out and compare fits"
+        return replace(model, decision=thin)
     early, late = times < since[0], times >= since[0]
-    fresh, strength = fit_validated(positives[early], negatives[early], times[early], popularity_weight)
-    candidate = fresh
+    candidate, strength = fit_validated(positives[early], negatives[early], times[early], popularity_weight)
     new = held_out_mrr(candidate, positives[late], negatives[late], times[late])
     old = held_out_mrr(current, positives[late], negatives[late], times[late])
     held = f"the latest {len(since)} shares (MRR {new:.2f} against {old:.2f})"
@@ -143,11 +140,7 @@ def fit_guarded(
     model = fit(
         positives, negatives, len(moments), popularity_weight, strength=strength, now=now, trained_until=moments[-1]
     )
-    return _with(model, f"a new fit: it ranked {held} better than the ranking in use")
-
-
-def _with(model: RankerModel, decision: str) -> RankerModel:
-    return replace(model, decision=decision)
+    return replace(model, decision=f"a new fit: it ranked {held} better than the ranking in use")
 
 
 def _day(moment: float | None) -> str:

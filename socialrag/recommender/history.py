@@ -70,11 +70,7 @@ class Universe:
 
     def estimated_at(self, rows: np.ndarray, t: float, known_by: float) -> np.ndarray:
         """Which rows' popularity at ``t`` is an estimate from a later reading (known by ``known_by``)."""
-        starts, ends = self.reading_start[rows], self.reading_start[rows + 1]
-        if not len(self.reading_t):
-            return np.zeros(len(rows), dtype=bool)
-        first = np.where(ends > starts, self.reading_t[np.minimum(starts, len(self.reading_t) - 1)], np.inf)
-        return (ends > starts) & (first > t) & (first <= known_by) & ~np.isnan(self.published[rows])
+        return np.isnan(self.popularity_at(rows, t)) & ~np.isnan(self.popularity_at(rows, t, known_by))
 
     def authors_of(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(author index, position in ``rows``) of every author entry of these papers."""
