@@ -41,9 +41,21 @@ def mrkdwn(text: str) -> dict[str, Any]:
     return {"type": "mrkdwn", "text": text, "verbatim": True}
 
 
+HEADLINE_LIMIT = 200  # characters of a title shown as the headline; a longer one is cut at a word
+
+
+def headline(draft: Draft) -> str:
+    """The paper's title, bold and linked: the first thing a member reads in the post."""
+    title = " ".join(draft.paper.title.split()) or draft.paper.url or "Untitled paper"
+    if len(title) > HEADLINE_LIMIT:
+        title = title[: HEADLINE_LIMIT - 1].rsplit(" ", 1)[0] + "…"
+    return f"*{_link(draft.paper.url, title)}*"
+
+
 def metadata_line(draft: Draft) -> str:
+    """Authors, venue and year under the headline (empty when none is known)."""
     p = draft.paper
-    parts = [_link(p.url, p.title)]
+    parts = []
     if p.authors:
         parts.append(escape(", ".join(p.authors)))
     venue = " ".join(x for x in (p.venue or "", str(p.year or "")) if x)
@@ -53,11 +65,13 @@ def metadata_line(draft: Draft) -> str:
 
 
 def build_blocks(draft: Draft) -> list[dict[str, Any]]:
-    """The post: the explanation, then the paper's metadata and the earlier thread in context blocks."""
-    blocks: list[dict[str, Any]] = [
-        {"type": "section", "text": mrkdwn(render_mentions(draft.explanation, draft))},
-        {"type": "context", "elements": [mrkdwn(metadata_line(draft))]},
-    ]
+    """The post: the paper's title as the headline, its authors and venue, the explanation, then the earlier
+    thread."""
+    blocks: list[dict[str, Any]] = [{"type": "section", "text": mrkdwn(headline(draft))}]
+    meta = metadata_line(draft)
+    if meta:
+        blocks.append({"type": "context", "elements": [mrkdwn(meta)]})
+    blocks.append({"type": "section", "text": mrkdwn(render_mentions(draft.explanation, draft))})
     if draft.thread_link:
         label = f"Earlier thread: {draft.thread_title}" if draft.thread_title else "Earlier thread"
         blocks.append({"type": "context", "elements": [mrkdwn(_link(draft.thread_link, label))]})
@@ -65,9 +79,9 @@ def build_blocks(draft: Draft) -> list[dict[str, Any]]:
 
 
 def build_fallback_text(draft: Draft) -> str:
-    """The notification and screen-reader text: the explanation and the paper's link."""
+    """The notification and screen-reader text: the title with its link, then the explanation."""
     text = render_mentions(draft.explanation, draft).replace("*", "")
-    return f"{text} {_link(draft.paper.url, draft.paper.title)}"
+    return f"{_link(draft.paper.url, draft.paper.title)}: {text}"
 
 
 def quote(text: str, limit: int) -> str:

@@ -181,10 +181,12 @@ class EarlierReception:
 
 @dataclass(frozen=True)
 class EarlierPaperByMember:
-    """h7: that earlier paper was written by a member."""
+    """h7: that earlier paper was written by a member; ``relation`` is how the candidate relates to it (h5)."""
 
     member: str
     paper_title: str
+    relation: Relation = "similar"
+    shared_authors: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

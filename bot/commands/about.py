@@ -12,7 +12,7 @@ from bot.context import AppContext
 from socialrag import storage
 from socialrag.knowledge import Readiness, assess, describe_empty, describe_index, focus_active
 from socialrag.models import signal_from_json
-from socialrag.recommender import describe_fact, describe_ranker, describe_style, load_fit
+from socialrag.recommender import describe_fact, describe_ranker, describe_style, load_emoji_readings, load_fit
 
 
 @command("help", "`help` — this list", about_member=True)
@@ -96,6 +96,7 @@ def cmd_status(inv: Invocation) -> str:
         posts = storage.posts.load_post_engagement(conn, inv.team, inv.channel, limit=5)
         ranker = load_fit(conn, inv.team, inv.channel, inv.ctx.settings.popularity_weight)
         progress = storage.queue.load_index_progress(conn, inv.team, inv.channel, inv.ctx.settings.embed_model)
+        emoji = load_emoji_readings(conn, inv.team, inv.channel, inv.ctx.settings.embed_model)
     state = "paused" if s.paused else "active" if s.active else "not in this channel yet"
     if s.stopped_reason and not s.active:
         state = "stopped"
@@ -107,6 +108,7 @@ def cmd_status(inv: Invocation) -> str:
         f"{counts['replies']} replies, {counts['members']} members.",
     ]
     lines.append(describe_ranker(ranker))
+    lines += [r.describe() + "." for r in emoji]
     lines.append(describe_index(progress))
     empty = describe_empty(s.empty_reason, s.empty_at, s.next_post_at)
     if empty:

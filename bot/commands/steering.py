@@ -125,10 +125,12 @@ def describe_sources(ctx: AppContext, names: list[str], categories: list[str]) -
 
 def parse_emoji(name: str, args: tuple[str, ...], rest: str) -> Command:
     if len(args) != 2:
-        raise UsageError("Try `/paperping emoji eyes positive` (positive, negative or neutral).")
+        raise UsageError("Try `/paperping emoji eyes positive` (positive, negative, neutral, or auto).")
     emoji = normalize_emoji(args[0])
     if not is_emoji_name(emoji):
         raise UsageError(f"`{quote(args[0], 40)}` is not an emoji name. Try `/paperping emoji eyes positive`.")
+    if args[1].strip().lower() == "auto":
+        return Command(name, (emoji, "auto"))
     try:
         return Command(name, (emoji, parse_sentiment(args[1])))
     except ValueError as exc:
@@ -136,10 +138,18 @@ def parse_emoji(name: str, args: tuple[str, ...], rest: str) -> Command:
 
 
 @command(
-    "emoji", "`emoji NAME positive|negative|neutral` — how this channel reads an emoji", parse=parse_emoji, steers=True
+    "emoji",
+    "`emoji NAME positive|negative|neutral|auto` — how this channel reads an emoji (auto: as learnt from the channel)",
+    parse=parse_emoji,
+    steers=True,
 )
 def cmd_emoji(inv: Invocation) -> str:
     emoji, sentiment = inv.args
+    if sentiment == "auto":
+        with inv.ctx.db.connection() as conn:
+            storage.settings.delete_emoji_override(conn, inv.team, inv.channel, emoji)
+        inv.announce(f"let PaperPing read :{emoji}: the way this channel uses it.")
+        return f"Done: :{emoji}: is read as PaperPing learns it from this channel (`/paperping status` shows it)."
     with inv.ctx.db.connection() as conn:
         storage.settings.upsert_emoji_override(conn, inv.team, inv.channel, emoji, sentiment)  # type: ignore[arg-type]
     inv.announce(f"told PaperPing that :{emoji}: reads as {sentiment} here.")

@@ -30,7 +30,7 @@ from socialrag.config import Settings
 from socialrag.db import Database, open_database
 from socialrag.errors import InputError
 from socialrag.knowledge import Embedder, embed_pending, import_catalog, index_messages, record_own_post
-from socialrag.models import Draft, Message, Paper, PaperRef, Reaction, draft_json
+from socialrag.models import Candidate, Draft, Message, Paper, PaperRef, Reaction, draft_json
 from socialrag.names import normalize_person_name
 from socialrag.recommender import Recommendation, Recommender, describe_fact, describe_ranker
 from socialrag.report import load_report_data, write_report
@@ -198,9 +198,28 @@ def show_post(post: Post, n: int, names: dict[str, str], say: Say, tty: bool) ->
             + (f" | members: {who}" if who else "")
             + (f" | from {s.permalinks[0]}" if s.permalinks else "")
         )
-    say("  Passed over:")
-    for c in post.rec.candidates[1:5]:
-        say(f"    {c.score:.3f}  {c.title}")
+    for line in passed_over(post.rec.candidates):
+        say(line)
+
+
+def passed_over(candidates: list[Candidate], shown: int = 4) -> list[str]:
+    """The pick's score and the best-scored papers passed over, highest first, each one that scored above the
+    pick marked: variety (distance from the last posts) put the pick ahead of it."""
+    if not candidates:
+        return []
+    pick, rest = candidates[0], sorted(candidates[1:], key=lambda c: c.score, reverse=True)[:shown]
+    above = sum(1 for c in candidates[1:] if c.score > pick.score)
+    lines = [f"  Picked at score {pick.score:.3f}"]
+    if above:
+        lines[0] += (
+            f"; variety put it ahead of {above} {'paper that' if above == 1 else 'papers that'} scored higher but "
+            f"{'is' if above == 1 else 'are'} close to a recent post or to a paper ranked above"
+        )
+    lines.append("  Passed over (highest score first):")
+    lines += [
+        f"    {c.score:.3f}  {c.title}" + ("  [moved down for variety]" if c.score > pick.score else "") for c in rest
+    ]
+    return lines
 
 
 def html_page(posts: list[Post], names: dict[str, str]) -> str:
@@ -330,6 +349,9 @@ def show_loop(before: Recommendation, after: Recommendation, names: dict[str, st
             if was
             else f"    #{i} {c.score:.3f}  {c.title}  [{change}]"
         )
+    top = [c.score for c in after.candidates[:5]]
+    if top != sorted(top, reverse=True):
+        say("    (the order is the posting order: variety moves a paper close to a recent post down)")
     dropped = [c.title for c in before.candidates[:5] if c.paper_id not in {a.paper_id for a in after.candidates[:5]}]
     if dropped:
         say("    dropped out: " + "; ".join(dropped))

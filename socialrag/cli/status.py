@@ -11,7 +11,7 @@ from socialrag import storage
 from socialrag.cli.base import OpenDatabase, Subcommand
 from socialrag.config import Settings
 from socialrag.knowledge import describe_index
-from socialrag.recommender import describe_ranker, load_fit
+from socialrag.recommender import describe_ranker, load_emoji_readings, load_fit
 from socialrag.storage.queue import IndexProgress
 
 
@@ -38,6 +38,11 @@ def run(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase) -> 
             for team, cid, name in channels
         ]
         rankers = [describe_ranker(load_fit(conn, team, cid, settings.popularity_weight)) for team, cid, _ in channels]
+        emoji = [load_emoji_readings(conn, team, cid, model) for team, cid, _ in channels]
+        for r, readings in zip(rows, emoji, strict=True):
+            r["emoji_learnt"] = [
+                {"emoji": x.emoji, "default": x.default, "reads_as": x.learnt, "why": x.describe()} for x in readings
+            ]
     if args.json:
         print(json.dumps({"channels": rows}, indent=2))
         return 0
@@ -56,6 +61,8 @@ def run(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase) -> 
     print()
     for r, ranking in zip(rows, rankers, strict=True):
         print(f"#{r['name']}: {ranking}")
+        for x in r["emoji_learnt"]:
+            print(f"#{r['name']}: {x['why']}")
         print(f"#{r['name']}: {describe_index(IndexProgress(*(r[k] for k in INDEX_KEYS)))}")
         if r["empty_reason"]:
             print(f"#{r['name']}: the last slot posted nothing: {r['empty_reason']}")

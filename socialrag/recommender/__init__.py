@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from socialrag.recommender.calibrate import RankerModel
     from socialrag.recommender.calibrate import describe as describe_ranker
     from socialrag.recommender.candidates import normalize_arxiv_category
+    from socialrag.recommender.context import load_emoji_readings
     from socialrag.recommender.explain import MEMBER_TOKEN, describe_fact, render_plain
     from socialrag.recommender.pipeline import Recommendation
     from socialrag.recommender.refit import load_fit, refit_channel
@@ -36,6 +37,7 @@ ENTRY_POINTS = {
     "RankerModel": "calibrate",
     "describe_ranker": "calibrate:describe",
     "normalize_arxiv_category": "candidates",
+    "load_emoji_readings": "context",
     "MEMBER_TOKEN": "explain",
     "describe_fact": "explain",
     "render_plain": "explain",

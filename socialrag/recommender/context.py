@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from socialrag.models import Sentiment
+from socialrag.recommender.emoji_readings import EmojiReading, channel_readings, learn_emoji_readings
 from socialrag.rows import MemberInfo, PaperInfo, ReactionEvent, Reply, Share
 
 if TYPE_CHECKING:
@@ -56,6 +57,9 @@ class ChannelContext:
     recent_threads: dict[int, datetime] = field(default_factory=dict)
     recent_interested: dict[str, datetime] = field(default_factory=dict)
     model: str = "all-MiniLM-L6-v2"
+    # the emoji this channel uses its own way: learnt from what follows a reaction (``emoji_overrides`` holds
+    # these and the ones members set by hand, which win)
+    emoji_learnt: list[EmojiReading] = field(default_factory=list)
 
     def display(self, user_id: str) -> str:
         member = self.members.get(user_id)
@@ -64,6 +68,13 @@ class ChannelContext:
     @property
     def excluded_paper_ids(self) -> set[int]:
         return set(self.papers) | set(self.recommended)
+
+
+def load_emoji_readings(conn: psycopg.Connection, team_id: str, channel_id: str, model: str) -> list[EmojiReading]:
+    """The emoji this channel reads its own way as of now, learnt from its history (for `status`)."""
+    from datetime import UTC
+
+    return load_channel_context(conn, team_id, channel_id, datetime.now(UTC), model).emoji_learnt
 
 
 def load_channel_context(
@@ -99,7 +110,7 @@ def load_channel_context(
         for paper in by_message[reply.root_message_id]:
             paper.replies.append(reply)
     threads, interested = load_recent_posts(conn, team_id, channel_id, as_of, as_of - timedelta(days=RECENT_DAYS))
-    return ChannelContext(
+    ctx = ChannelContext(
         recent_threads=threads,
         recent_interested=interested,
         team_id=team_id,
@@ -113,3 +124,7 @@ def load_channel_context(
         vectors=load_vectors(conn, model, list(papers), channel=(team_id, channel_id)),
         model=model,
     )
+    bots = frozenset(uid for uid, m in ctx.members.items() if m.is_bot)
+    ctx.emoji_learnt = learn_emoji_readings(ctx.papers, ctx.vectors, ctx.emoji_overrides, bots)
+    ctx.emoji_overrides = channel_readings(ctx.emoji_learnt, ctx.emoji_overrides)
+    return ctx

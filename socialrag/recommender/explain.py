@@ -56,7 +56,11 @@ def render_signal(signal: SocialSignal, companions: Sequence[SocialSignal] = (),
     if isinstance(f, EarlierReception):
         return _render_h6(f)
     if isinstance(f, EarlierPaperByMember):
-        return f"{as_data(f.paper_title)} was {b('written by')} {member_token(f.member)}."
+        said = any(
+            isinstance(c.fact, RelatedToEarlierPaper) and c.related_paper_id == signal.related_paper_id
+            for c in companions
+        )
+        return _render_h7(f, b, relation_said=said)
     if isinstance(f, MemberMayCare):
         why = next(
             (c.fact for c in companions if isinstance(c.fact, WhyMemberMayCare) and c.members == signal.members), None
@@ -93,6 +97,22 @@ def _render_h5(f: RelatedToEarlierPaper, b: Callable[[str], str] = _plain) -> st
     return f"It is {b('close in topic')} to {title}{who}."
 
 
+def _render_h7(f: EarlierPaperByMember, b: Callable[[str], str], *, relation_said: bool) -> str:
+    """The member's earlier paper and how the new one relates to it (unless the h5 beside it says so)."""
+    title, member = as_data(f.paper_title), member_token(f.member)
+    if relation_said:
+        return f"{title} was {b('written by')} {member}."
+    if f.relation == "cites":
+        return f"It {b('cites')} {title}, written by {member}."
+    if f.relation == "cited_by":
+        return f"{title}, written by {member}, {b('cites this paper')}."
+    if f.relation == "shared_authors" and f.shared_authors:
+        names = [as_data(a) for a in f.shared_authors]
+        shown = ", ".join(names[:2]) + (" and others" if len(names) > 2 else "")
+        return f"{member} wrote {title}, which {b('shares authors')} with it ({shown})."
+    return f"It is {b('close in topic')} to {title}, written by {member}."
+
+
 def _render_h6(f: EarlierReception) -> str:
     parts = []
     if f.reactions:
@@ -115,14 +135,23 @@ def _render_h9(f: WhyMemberMayCare) -> str:
 
 
 def render_signals(signals: Sequence[SocialSignal]) -> str:
-    """The chosen signals as sentences, each h6 right after the h5 or h7 it describes (h9 is inside h8's); the
-    key phrase of each of the first ``MAX_BOLD`` is bold, so the message can be skimmed."""
+    """The chosen signals as sentences, each h6 right after the h5 or h7 it describes, an h7 right after the h5
+    on the same paper (h9 is inside h8's); the key phrase of each of the first ``MAX_BOLD`` is bold, so the
+    message can be skimmed."""
+    h5_papers = {s.related_paper_id for s in signals if s.kind == "h5"}
+
+    def after(s: SocialSignal) -> bool:  # said right after another signal's sentence, not in its own place
+        return s.kind in ("h6", "h9") or (s.kind == "h7" and s.related_paper_id in h5_papers)
+
     sentences = []
-    for i, s in enumerate(s for s in signals if s.kind not in ("h6", "h9")):
+    for i, s in enumerate(s for s in signals if not after(s)):
         sentences.append(render_signal(s, signals, bold=i < MAX_BOLD))
         if s.kind in ("h5", "h7"):
             sentences += [
-                render_signal(c) for c in signals if c.kind == "h6" and c.related_paper_id == s.related_paper_id
+                render_signal(c, signals)
+                for kind in ("h7", "h6")
+                for c in signals
+                if c.kind == kind and c is not s and c.related_paper_id == s.related_paper_id
             ]
     return " ".join(x for x in dict.fromkeys(sentences) if x)
 

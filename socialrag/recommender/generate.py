@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from socialrag.errors import SourceError
 from socialrag.models import (
@@ -217,10 +217,17 @@ def run_chain(llm: LLMClient, ctx: ChannelContext, info: PaperInfo, signals: Seq
     by_kind: dict[str, SocialSignal] = {s.kind: s for s in signals}
     parts = [_paper_part(llm, info, signals, limit)]
     h5 = next((s for s in signals if isinstance(s.fact, RelatedToEarlierPaper)), None)
+    h7 = next((s for s in signals if isinstance(s.fact, EarlierPaperByMember)), None)
+    if h5 is None and h7 is not None and isinstance(h7.fact, EarlierPaperByMember):
+        # the member's earlier paper is the one the relation is told of
+        link = RelatedToEarlierPaper(h7.fact.paper_title, h7.fact.relation, 0.0, shared_authors=h7.fact.shared_authors)
+        h5 = replace(h7, fact=link)
     if h5 is not None:
         related = _relation_part(llm, ctx, info, h5, by_kind.get("h6"), limit)
         if related:
             parts.append(related)
+    if h7 is not None:
+        parts.append(render_signal(h7, [h7, h5] if h5 is not None else [h7]))
     h8 = next((s for s in signals if isinstance(s.fact, MemberMayCare)), None)
     if h8 is not None:
         prompt = load_prompt("member")

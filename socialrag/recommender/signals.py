@@ -250,8 +250,8 @@ def signal_h6(inp: SignalInput, related: SharedPaper) -> list[SocialSignal]:
     ]
 
 
-def signal_h7(inp: SignalInput, related: SharedPaper) -> list[SocialSignal]:
-    """That earlier paper was written by a member."""
+def signal_h7(inp: SignalInput, related: SharedPaper, h5: RelatedToEarlierPaper | None = None) -> list[SocialSignal]:
+    """That earlier paper was written by a member, with how the candidate relates to it (its ``h5``)."""
     ids = {a.author_id for a in related.info.authors}
     for member in inp.ctx.members.values():
         if member.is_bot:
@@ -261,7 +261,12 @@ def signal_h7(inp: SignalInput, related: SharedPaper) -> list[SocialSignal]:
             link = related.first_share.permalink
             return [
                 SocialSignal(
-                    EarlierPaperByMember(member.user_id, related.info.title or ""),
+                    EarlierPaperByMember(
+                        member.user_id,
+                        related.info.title or "",
+                        relation=h5.relation if h5 else "similar",
+                        shared_authors=h5.shared_authors if h5 else (),
+                    ),
                     1.0,
                     members=(member.user_id,),
                     permalinks=(link,) if link else (),
@@ -368,7 +373,8 @@ def compute_signals(inp: SignalInput, weights: Mapping[int, float]) -> list[Soci
     signals += h5
     if h5 and h5[0].related_paper_id in inp.ctx.papers:
         related = inp.ctx.papers[h5[0].related_paper_id]
-        signals += signal_h6(inp, related) + signal_h7(inp, related)
+        link = h5[0].fact if isinstance(h5[0].fact, RelatedToEarlierPaper) else None
+        signals += signal_h6(inp, related) + signal_h7(inp, related, link)
     named = frozenset(m for s in signals if s.kind in ("h5", "h7") for m in s.members)
     h8 = signal_h8(inp, exclude=named)
     signals += h8

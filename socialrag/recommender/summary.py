@@ -36,14 +36,83 @@ def _score(sentence: str, position: int) -> float:
     score -= 0.3 * position
     if len(sentence) < 40:
         score -= 2.0
-    if lowered.startswith(("however", "but ", "yet ", "moreover", "thus", "therefore", "furthermore", "in addition")):
-        score -= 2.5  # a sentence that leans on the one before reads badly alone
     return score
 
 
+LEANING_PENALTY = 4.0  # a sentence that points at what the post does not say loses to most that do not
+_CONNECTIVES = re.compile(
+    r"^(?:however|but|yet|moreover|thus|therefore|furthermore|in addition|in contrast|instead|also|finally|then|"
+    r"additionally|consequently|hence|similarly|specifically|second(?:ly)?|third(?:ly)?|lastly|besides|still|"
+    r"nevertheless|nonetheless|accordingly|as a result|to do so|to that end|in turn)\b",
+    re.IGNORECASE,
+)
+_SELF = r"(?:paper|work|study|article|letter|thesis|dissertation|abstract)"
+_POINTER = re.compile(rf"\b(?:this|these|those|such|said)\s+(?!{_SELF}\b|as\b|that\b)[a-z][a-z-]*", re.IGNORECASE)
+_PRONOUN_START = re.compile(
+    r"^(?:it|its|they|their|them|this|these|those|such|both|the former|the latter|"
+    r"the (?:task|problem|approach|method|model|framework|setting|system|technique|dataset|corpus|same|latter))\b",
+    re.IGNORECASE,
+)
+_FIRST_PERSON = re.compile(r"\b(?:we|our|ours|us)\b", re.IGNORECASE)
+# "... for this task," / "... in this area." : a closing phrase that only points back can go
+_TRAILING_POINTER = re.compile(
+    rf"\s+(?:for|in|to|on|across|within|from)\s+(?:this|these|those|such)\s+(?!{_SELF}\b)[a-z][a-z-]*(?=[,.;:]|$)",
+    re.IGNORECASE,
+)
+# "To take a step toward closing this gap, we introduce ..." : the opening clause that points back can go
+_LEADING_POINTER = re.compile(
+    r"^[^,]{0,100}\b(?:this|these|those|such)\b[^,]{0,60},\s+(we\s+[a-z]+\b.*)$", re.IGNORECASE
+)
+
+
+# "We address this problem by proposing X" says "We propose X"
+_ADDRESS_BY = re.compile(
+    r"^(we|it)\s+(?:address|addresses|tackle|tackles|solve|solves|overcome|overcomes)\s+(?:this|these|those|such)\s+"
+    r"[a-z-]+(?:\s+[a-z-]+)?\s+by\s+([a-z]+)ing\b",
+    re.IGNORECASE,
+)
+
+
+def _said_plainly(m: re.Match[str]) -> str:
+    stem = m.group(2).lower()
+    base = next((b for b in (stem, stem + "e", stem[:-1]) if b in PAPER_VERBS), None)
+    if base is None:
+        return m.group(0)
+    return f"We {base}" if m.group(1).lower() == "we" else f"It {PAPER_VERBS[base]}"
+
+
+def resolve(sentence: str) -> str:
+    """An abstract sentence with what only points back at the sentences before it taken out where that can be
+    done safely (an opening clause before "we ...", a closing "for this task"); the rest left as it is."""
+    m = _LEADING_POINTER.match(sentence)
+    if m:
+        sentence = "W" + m.group(1)[1:]
+    sentence = _TRAILING_POINTER.sub("", sentence)
+    sentence = _ADDRESS_BY.sub(_said_plainly, sentence)
+    if _OPENING.match(sentence):
+        head, sentence = sentence[:2], sentence[2:]  # the opening "We" is for speak_of_the_paper
+    else:
+        head = ""
+    sentence = re.sub(r"^Our\b", "The", sentence)
+    sentence = re.sub(r"\bour\b", "the", sentence)  # "our method" is the paper's method
+    return head + re.sub(r"(?<=[a-z,;] )we\b(?= [a-z])", "the authors", sentence)  # "..., we present ..."
+
+
+def stands_alone(original: str, said: str) -> bool:
+    """Whether a sentence (as ``said`` in the post, from the abstract's ``original``) reads whole without the
+    sentences around it: no connective at its start, no "this task", "these", "such", no pronoun opening it,
+    no "we" or "our" left."""
+    if _CONNECTIVES.match(original) or _CONNECTIVES.match(said):
+        return False
+    if said == original and _PRONOUN_START.match(original):
+        return False
+    return not (_POINTER.search(said) or _FIRST_PERSON.search(said))
+
+
 def summarize(abstract: str | None, tldr: str | None = None, *, limit: int = 300) -> str | None:
-    """The tldr when there is one; otherwise the most informative abstract sentences within ``limit``.
-    Both are text written by others: their markup, links and member tokens are dropped first."""
+    """The tldr when there is one; otherwise the most informative abstract sentences within ``limit``, each one
+    that reads whole on its own (or right after the sentence it leans on). Both are text written by others:
+    their markup, links and member tokens are dropped first."""
     tldr, abstract = as_data(tldr), as_data(abstract)
     if tldr:
         return _clip(tldr, limit)
@@ -52,19 +121,32 @@ def summarize(abstract: str | None, tldr: str | None = None, *, limit: int = 300
     original = split_sentences(abstract)
     if not original:
         return None
-    sentences = [speak_of_the_paper(x) for x in original]  # as they will read (said of the paper)
-    ranked = sorted(range(len(original)), key=lambda i: _score(original[i], i), reverse=True)
+    sentences = [speak_of_the_paper(resolve(x)) for x in original]  # as they will read (said of the paper)
+    alone = [stands_alone(o, s) for o, s in zip(original, sentences, strict=True)]
+
+    def score(i: int) -> float:
+        return _score(original[i], i) - (0.0 if alone[i] else LEANING_PENALTY)
+
+    def size(chosen: list[int]) -> int:
+        return sum(len(sentences[j]) + 1 for j in chosen) - 1
+
+    ranked = sorted(range(len(original)), key=score, reverse=True)
     best = ranked[0]
     if len(sentences[best]) > limit:
         # a sentence that fits whole and says nearly as much reads better than the best one cut short
         fits = [i for i in ranked if len(sentences[i]) <= limit]
-        if fits and _score(original[fits[0]], fits[0]) >= _score(original[best], best) - 1.5:
+        if fits and score(fits[0]) >= score(best) - 1.5:
             best = fits[0]
         else:
             return _clip_at_clause(sentences[best], limit)
     chosen = [best]
-    for i in ranked[1:]:
-        if sum(len(sentences[j]) + 1 for j in chosen) + len(sentences[i]) <= limit:
+    if not alone[best] and best > 0 and alone[best - 1] and size([best - 1, best]) <= limit:
+        chosen = [best - 1, best]  # the sentence it leans on comes first
+    follows = max(chosen) + 1  # a sentence that leans on the last one chosen reads well right after it
+    for i in sorted(ranked, key=lambda i: _score(original[i], i) if i == follows else score(i), reverse=True):
+        if i in chosen or not (alone[i] or i == follows):
+            continue
+        if size([*chosen, i]) <= limit:
             chosen.append(i)
             break
     return " ".join(sentences[i] for i in sorted(chosen))

@@ -327,11 +327,13 @@ def chart_emoji(data: ReportData) -> Figure:
     bars = ax.bar(range(len(top)), [n for _, n in top], color=[SENTIMENT_COLOURS[r] for r in readings])
     for bar, (e, _) in zip(bars, top, strict=True):
         if e in data.overrides:
-            bar.set_hatch("//")
+            bar.set_hatch(".." if e in data.learnt else "//")
     ax.set_xticks(range(len(top)), [f":{clip_text(e, 20)}:" for e, _ in top], rotation=40, ha="right", fontsize=8)
     handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in SENTIMENT_COLOURS.values()]
     handles.append(plt.Rectangle((0, 0), 1, 1, facecolor="white", edgecolor="black", hatch="//"))
-    ax.legend(handles, [*SENTIMENT_COLOURS, "set by the channel"], frameon=False, fontsize=7, ncol=4)
+    handles.append(plt.Rectangle((0, 0), 1, 1, facecolor="white", edgecolor="black", hatch=".."))
+    labels = [*SENTIMENT_COLOURS, "set by the channel", "learnt from the channel"]
+    ax.legend(handles, labels, frameon=False, fontsize=7, ncol=5)
     ax.spines[["top", "right"]].set_visible(False)
     return fig
 

@@ -10,6 +10,8 @@ import numpy as np
 import psycopg
 
 from socialrag.models import Sentiment
+from socialrag.recommender.context import load_emoji_readings
+from socialrag.recommender.emoji_readings import channel_readings
 from socialrag.rows import PaperInfo
 from socialrag.storage.context import load_paper_infos
 from socialrag.storage.embeddings import load_vectors
@@ -41,10 +43,11 @@ class ReportData:
     papers: dict[int, PaperInfo]
     vectors: dict[int, np.ndarray]
     names: dict[str, str]
-    overrides: dict[str, Sentiment]
+    overrides: dict[str, Sentiment]  # the channel's own readings: set by hand, or learnt (``learnt``)
     frequency: str = "every-other-day"
     step_down_reason: str | None = None
     bots: set[str] = field(default_factory=set)
+    learnt: set[str] = field(default_factory=set)  # the emoji in ``overrides`` learnt, not set by hand
 
     @property
     def member_shares(self) -> list[ShareRow]:
@@ -66,6 +69,8 @@ def load_report_data(
     name, frequency, reason, bots = load_report_channel_facts(conn, window)
     shares = load_report_shares(conn, window, bots)
     paper_ids = sorted({s.paper_id for s in shares})
+    manual = load_emoji_overrides(conn, team_id, channel_id)
+    learnt = load_emoji_readings(conn, team_id, channel_id, model)
     return ReportData(
         team_id=team_id,
         channel_id=channel_id,
@@ -79,7 +84,8 @@ def load_report_data(
         papers=load_paper_infos(conn, paper_ids),
         vectors=load_vectors(conn, model, paper_ids, channel=(team_id, channel_id)),
         names=load_member_names(conn, team_id),
-        overrides=load_emoji_overrides(conn, team_id, channel_id),
+        overrides=channel_readings(learnt, manual),
+        learnt={r.emoji for r in learnt},
         frequency=frequency,
         step_down_reason=reason,
         bots=bots,

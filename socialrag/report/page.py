@@ -136,7 +136,7 @@ def write_report(data: ReportData, out: Path, *, anonymous: bool = False) -> Rep
                "of posts that drew a positive reaction or a reply, by style; days between posts."),
          lambda: chart_paperping(data)),
         (Chart("emoji", "Emoji", "The emoji the channel uses and how PaperPing reads each (hatched: set by the channel "
-               "with `/paperping emoji`)."),
+               "with `/paperping emoji`; dotted: learnt from what the channel does after that reaction)."),
          lambda: chart_emoji(data)),
     ]  # fmt: skip
     report = Report(out / "index.html")

@@ -148,6 +148,14 @@ def upsert_emoji_override(
     )
 
 
+def delete_emoji_override(conn: psycopg.Connection, team_id: str, channel_id: str, emoji: str) -> None:
+    """Forget the reading a member set by hand: the learnt one, or the default, applies again."""
+    conn.execute(
+        "DELETE FROM emoji_sentiments WHERE team_id = %(t)s AND channel_id = %(c)s AND emoji = %(e)s",
+        {"t": team_id, "c": channel_id, "e": emoji},
+    )
+
+
 def schedule_first_post(conn: psycopg.Connection, team_id: str, channel_id: str, at: datetime) -> None:
     """A channel PaperPing just joined: its first slot, unless one is already set."""
     conn.execute(

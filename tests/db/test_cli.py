@@ -28,7 +28,7 @@ def test_import_then_status(env: Database, tmp_path: Path, capsys: pytest.Captur
     assert main(["status", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     # offline and --no-embed: the papers wait in the queue for `paperping run` to look them up and embed them
-    waiting = {"looked_up": 0, "embedded": 0, "given_up": 0, "empty_reason": None}
+    waiting = {"looked_up": 0, "embedded": 0, "given_up": 0, "empty_reason": None, "emoji_learnt": []}
     assert data == {
         "channels": [
             {"id": "C1", "name": "general", "messages": 6, "papers": 4, "reactions": 5, "replies": 3, "members": 3}

@@ -23,17 +23,21 @@ def test_demo_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
     assert printed.count("── Recommendation ") == 3
     assert "The loop:" in printed and "the next ranking moves:" in printed
     assert "new in the top five" in printed or "was #" in printed
-    assert printed.count("Signals behind it:") == 3 and printed.count("Passed over:") == 3
+    assert printed.count("Signals behind it:") == 3 and printed.count("Passed over (highest score first):") == 3
+    assert printed.count("  Picked at score ") == 3
     assert "{@" not in printed and "<@" not in printed, "mentions are shown as names"
     assert re.search(r"h[1-9]: .*\| from https://nlp-lab-demo\.slack\.com/archives/C0DEMO/p\d+", printed)
     posts = json.loads((out / "blocks.json").read_text())
     assert len(posts) == 3
     titles = set()
     for post in posts:
-        assert post["blocks"][0]["type"] == "section" and post["blocks"][1]["type"] == "context"
-        assert 0 < len(post["blocks"][0]["text"]["text"]) <= 500
-        assert post["blocks"][0]["text"]["text"].count("*") <= 6, "at most three bold phrases"
-        titles.add(post["blocks"][1]["elements"][0]["text"])
+        kinds = [b["type"] for b in post["blocks"]]
+        assert kinds[:3] == ["section", "context", "section"], "headline, authors and venue, explanation"
+        head, explanation = post["blocks"][0]["text"]["text"], post["blocks"][2]["text"]["text"]
+        assert re.fullmatch(r"\*<https://aclanthology\.org/[^|>]+\|[^>*]+>\*", head), "the title is the headline"
+        assert 0 < len(explanation) <= 500
+        assert explanation.count("*") <= 6, "at most three bold phrases"
+        titles.add(head)
     assert len(titles) == 3, "three different papers"
     page = (out / "index.html").read_text()
     assert page.startswith("<!doctype html>") and page.count('class="msg"') == 3 and "nlp-reading" in page

@@ -88,8 +88,10 @@ def test_signals_h1_h2_h4_h5_h6_h7_h8_h9(db: Database, lab: dict[str, Any]) -> N
     h6 = got["h6"].fact
     assert isinstance(h6, EarlierReception) and h6.reactions == 3 and h6.positive_reactions == 2
     assert h6.replies == 2 and h6.repliers == ("U3", "U1")
-    # h7: that earlier paper was written by a member
-    assert got["h7"].fact == EarlierPaperByMember(member="U1", paper_title=got["h7"].fact.paper_title)
+    # h7: that earlier paper was written by a member, with how the new one relates to it (the h5's relation)
+    assert got["h7"].fact == EarlierPaperByMember(
+        member="U1", paper_title=h5.fact.paper_title, relation=h5.fact.relation, shared_authors=h5.fact.shared_authors
+    )
     # h8/h9: the member closest to the paper, and why
     assert got["h8"].members[0] in {"U1", "U2", "U3", "U4"}
     h9 = got["h9"].fact

@@ -722,3 +722,49 @@ def test_a_partner_organisations_member_forgets_from_app_home(harness: Harness, 
     assert response.status_code == 200
     assert count(db, "SELECT count(*) FROM messages WHERE user_id = 'UP1'") == 0
     assert count(db, "SELECT count(*) FROM forgotten_members WHERE team_id = %s AND user_id = 'UP1'", T) == 1
+
+
+def test_an_emoji_read_the_way_the_channel_uses_it(harness: Harness, db: Database) -> None:
+    """A lab that puts :+1: on what it has seen: papers with it are followed up no more often than papers nobody
+    reacted to, while :fire: papers are. PaperPing reads :+1: as neutral there, says so in `status`, ranks with
+    it, and a member's own setting wins until `auto` hands it back."""
+    from socialrag.knowledge import index_messages
+    from socialrag.models import Message, PaperRef, Reaction
+
+    start = datetime(2024, 1, 1, tzinfo=UTC)
+    messages = []
+    plan = [("+1", 20, 4), (None, 20, 4), ("fire", 10, 8)]
+    n = 0
+    for emoji, papers, followed in plan:
+        for k in range(papers):
+            n += 1
+            at = start + timedelta(days=n)
+            ts = f"{at.timestamp():.6f}"
+            ref = PaperRef("arxiv", f"2401.{n:05d}", f"https://arxiv.org/abs/2401.{n:05d}", f"Paper {n}")
+            reactions = (Reaction("U3", emoji, at + timedelta(hours=1)),) if emoji else ()
+            messages.append(Message(T, "C1", ts, "U2", f"<{ref.url}>", at, papers=(ref,), reactions=reactions))
+            if k < followed:
+                reply_at = at + timedelta(hours=2)
+                messages.append(Message(T, "C1", f"{reply_at.timestamp():.6f}", "U4", "Let's read it", reply_at, ts))
+    with db.connection() as conn:
+        storage.workspaces.upsert_team(conn, T)
+        storage.workspaces.upsert_channel(conn, Channel(T, "C1", "nlp-lab"))
+        index_messages(conn, messages)
+    status = harness.command("status")
+    assert ":+1: reads as neutral here, not positive: 4 of 20 papers with it were followed up" in status
+    later = start + timedelta(days=60)
+    with db.connection() as conn:
+        ctx = load_channel_context(conn, T, "C1", later, "all-MiniLM-L6-v2")
+    assert ctx.emoji_overrides == {"+1": "neutral"}
+    thumbs = [pid for pid, p in ctx.papers.items() if any(r.emoji == "+1" for r in p.reactions)]
+    fire = [pid for pid, p in ctx.papers.items() if any(r.emoji == "fire" for r in p.reactions)]
+    weights = channel_weights(ctx.papers, later, ScoringConfig(), ctx.emoji_overrides)
+    assert max(weights.get(p, 0.0) for p in thumbs) < min(weights[p] for p in fire)
+    # a member sets it by hand: that wins, and status no longer says it was learnt
+    assert ":+1: counts as positive" in harness.command("emoji +1 positive")
+    assert "reads as neutral here" not in harness.command("status")
+    with db.connection() as conn:
+        assert load_channel_context(conn, T, "C1", later, "all-MiniLM-L6-v2").emoji_overrides == {"+1": "positive"}
+    # `auto` hands the reading back to what the channel's history says
+    assert "learns it from this channel" in harness.command("emoji +1 auto")
+    assert ":+1: reads as neutral here" in harness.command("status")

@@ -25,24 +25,45 @@ def draft(**kw: object) -> Draft:
     return Draft(**base)  # type: ignore[arg-type]
 
 
-def test_blocks_mention_only_who_may_be_notified() -> None:
+def test_the_title_is_the_headline_and_mentions_go_only_to_who_may_be_notified() -> None:
     blocks = build_blocks(draft())
-    text = blocks[0]["text"]["text"]
-    assert text == "For <@U1> and ben: *key idea* &amp; more."
-    assert blocks[1]["type"] == "context"
-    assert (
-        blocks[1]["elements"][0]["text"]
-        == "<https://arxiv.org/abs/1706.03762|Attention &lt;Is&gt; All> · A. V, N. S, et al. · NeurIPS 2017"
-    )
-    assert blocks[2]["elements"][0]["text"] == "<https://lab.slack.com/archives/C/p1|Earlier thread: Earlier paper>"
+    assert [b["type"] for b in blocks] == ["section", "context", "section", "context"]
+    assert blocks[0]["text"]["text"] == "*<https://arxiv.org/abs/1706.03762|Attention &lt;Is&gt; All>*"
+    assert blocks[1]["elements"][0]["text"] == "A. V, N. S, et al. · NeurIPS 2017"
+    assert blocks[2]["text"]["text"] == "For <@U1> and ben: *key idea* &amp; more."
+    assert blocks[3]["elements"][0]["text"] == "<https://lab.slack.com/archives/C/p1|Earlier thread: Earlier paper>"
+    assert all(b.get("text", {}).get("verbatim", True) for b in blocks)
 
 
-def test_fallback_text_is_plain() -> None:
+def test_fallback_text_starts_with_the_title() -> None:
     assert (
         build_fallback_text(draft())
-        == "For <@U1> and ben: key idea &amp; more. <https://arxiv.org/abs/1706.03762|Attention &lt;Is&gt; All>"
+        == "<https://arxiv.org/abs/1706.03762|Attention &lt;Is&gt; All>: For <@U1> and ben: key idea &amp; more."
     )
 
 
-def test_no_thread_no_thread_block() -> None:
-    assert len(build_blocks(draft(thread_link=None))) == 2
+def test_no_thread_no_authors_no_venue_fewer_blocks() -> None:
+    bare = PaperMeta(7, "A title", "https://arxiv.org/abs/1706.03762", (), None, None, None)
+    assert [b["type"] for b in build_blocks(draft(thread_link=None, paper=bare))] == ["section", "section"]
+
+
+def test_a_long_title_is_cut_at_a_word() -> None:
+    long = PaperMeta(7, "word " * 80, "https://arxiv.org/abs/1", (), None, None, None)
+    head = build_blocks(draft(paper=long))[0]["text"]["text"]
+    assert len(head) < 260 and head.endswith("…>*")
+
+
+def test_the_demo_lists_the_passed_over_papers_by_score_and_says_when_variety_reordered() -> None:
+    from bot.demo.run import passed_over
+    from socialrag.models import Candidate
+
+    ranked = [Candidate(1, "Pick", 0.30, "catalog"), Candidate(2, "Close to last post", 0.35, "catalog")]
+    ranked += [Candidate(3, "Lower", 0.10, "catalog"), Candidate(4, "Middle", 0.20, "catalog")]
+    lines = passed_over(ranked)
+    assert lines[0] == (
+        "  Picked at score 0.300; variety put it ahead of 1 paper that scored higher but is close to a recent post "
+        "or to a paper ranked above"
+    )
+    assert [line.split()[1] for line in lines[2:]] == ["Close", "Middle", "Lower"]
+    assert lines[2].endswith("[moved down for variety]") and not lines[3].endswith("]")
+    assert passed_over(ranked[:1]) == ["  Picked at score 0.300", "  Passed over (highest score first):"]

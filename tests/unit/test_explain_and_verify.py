@@ -20,6 +20,7 @@ from socialrag.models import (
     signal_from_json,
 )
 from socialrag.recommender.explain import build_template_text, describe_fact, render_signal, render_signals
+from socialrag.recommender.rank import select_signals
 from socialrag.recommender.verify import allowed_from, check_text
 
 LINK = "https://lab.slack.com/archives/C1/p1604311200000000"
@@ -62,7 +63,7 @@ H9 = SocialSignal(WhyMemberMayCare("U3", "author", 2, author="Graham Neubig"), 4
         (H6, "That post drew 3 reactions (:+1:) and 2 replies."),
         (
             SocialSignal(EarlierPaperByMember("U1", "TaBERT"), 1.0, members=("U1",)),
-            "TaBERT was written by {@U1}.",
+            "It is close in topic to TaBERT, written by {@U1}.",
         ),
         (H8, "Possibly of interest to {@U3}."),
     ],
@@ -87,6 +88,27 @@ def test_each_signal_kind_as_a_sentence(signal: SocialSignal, sentence: str) -> 
 )
 def test_the_relations_of_h5(fact: RelatedToEarlierPaper, ending: str) -> None:
     assert render_signal(SocialSignal(fact, 1.0)).endswith(ending)
+
+
+@pytest.mark.parametrize(
+    ("fact", "sentence"),
+    [
+        (EarlierPaperByMember("U1", "TaBERT", "cites"), "It cites TaBERT, written by {@U1}."),
+        (EarlierPaperByMember("U1", "TaBERT", "cited_by"), "TaBERT, written by {@U1}, cites this paper."),
+        (
+            EarlierPaperByMember("U1", "TaBERT", "shared_authors", ("Pengcheng Yin", "Graham Neubig")),
+            "{@U1} wrote TaBERT, which shares authors with it (Pengcheng Yin, Graham Neubig).",
+        ),
+        (EarlierPaperByMember("U1", "TaBERT", "similar"), "It is close in topic to TaBERT, written by {@U1}."),
+    ],
+)
+def test_a_members_earlier_paper_says_how_the_new_one_relates(fact: EarlierPaperByMember, sentence: str) -> None:
+    h7 = SocialSignal(fact, 1.0, members=("U1",), related_paper_id=4)
+    assert render_signal(h7, [h7]) == sentence
+    # beside the h5 on the same paper, which says the relation, it only adds who wrote it
+    h5 = SocialSignal(RelatedToEarlierPaper("TaBERT", "cites", 0.5, sharer="U2"), 1.0, related_paper_id=4)
+    text = render_signals(select_signals([h7, h5]))
+    assert text == "It *cites* TaBERT, shared by {@U2}. TaBERT was written by {@U1}."
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,105 @@
+"""Each channel's reading of its emoji, learnt from what the group does after a reaction."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+
+from socialrag.recommender.context import SharedPaper
+from socialrag.recommender.emoji_readings import channel_readings, learn_emoji_readings
+from socialrag.rows import PaperInfo, ReactionEvent, Reply, Share
+
+START = datetime(2024, 1, 1, tzinfo=UTC)
+MEMBERS = ("U1", "U2", "U3", "U4")
+
+
+def paper(pid: int, emoji: tuple[str, ...], followed: bool, *, saved: bool = False) -> SharedPaper:
+    """A paper shared by U1 on day ``pid``; others react with ``emoji``; a follow-up is a reply by U3."""
+    at = START + timedelta(days=pid)
+    mid = pid * 10
+    p = SharedPaper(PaperInfo(pid, f"Paper {pid}", None, None, None, ()), [Share(mid, str(mid), "U1", at, None, None)])
+    p.reactions = [ReactionEvent(mid, MEMBERS[1 + i % 3], e, at + timedelta(hours=1)) for i, e in enumerate(emoji)]
+    if saved:
+        p.reactions.append(ReactionEvent(mid, "U4", "bookmark", at + timedelta(hours=2)))
+    if followed:
+        p.replies = [Reply(mid + 1, mid, "U3", at + timedelta(hours=3), "Reading this for Thursday", None)]
+    return p
+
+
+def channel(groups: list[tuple[tuple[str, ...], int, int]]) -> dict[int, SharedPaper]:
+    """Papers in groups of (emoji, how many, how many of them followed up)."""
+    papers: dict[int, SharedPaper] = {}
+    for emoji, n, followed in groups:
+        for k in range(n):
+            pid = len(papers) + 1
+            papers[pid] = paper(pid, emoji, k < followed)
+    return papers
+
+
+def test_a_thumbs_up_used_as_seen_reads_as_neutral() -> None:
+    # :+1: papers are followed up like the papers nobody reacted to; :fire: papers much more often
+    papers = channel([(("+1",), 20, 4), ((), 20, 4), (("fire",), 10, 8)])
+    (reading,) = learn_emoji_readings(papers, {})
+    assert (reading.emoji, reading.default, reading.learnt) == ("+1", "positive", "neutral")
+    assert (reading.followed, reading.papers, reading.unreacted, reading.liked) == (4, 20, (4, 20), (8, 10))
+    assert "reads as neutral here, not positive: 4 of 20 papers" in reading.describe()
+    assert "`/paperping emoji +1 positive`" in reading.describe()
+    assert channel_readings([reading], {}) == {"+1": "neutral"}
+
+
+def test_a_neutral_emoji_the_group_follows_up_reads_as_positive() -> None:
+    papers = channel([(("eyes",), 10, 8), ((), 20, 3), (("fire",), 10, 8)])
+    (reading,) = learn_emoji_readings(papers, {})
+    assert (reading.emoji, reading.default, reading.learnt) == ("eyes", "neutral", "positive")
+
+
+def test_nothing_is_learnt_without_evidence_that_tells_papers_apart() -> None:
+    # every paper is followed up alike: liked and unreacted papers cannot be told apart
+    assert learn_emoji_readings(channel([(("+1",), 20, 15), ((), 20, 15), (("fire",), 10, 8)]), {}) == []
+    # too few papers with the emoji
+    assert learn_emoji_readings(channel([(("+1",), 4, 0), ((), 20, 4), (("fire",), 10, 8)]), {}) == []
+    # no other positive emoji to compare with
+    assert learn_emoji_readings(channel([(("+1",), 20, 4), ((), 20, 4)]), {}) == []
+    # a :+1: used as a like keeps its default reading
+    assert learn_emoji_readings(channel([(("+1",), 20, 15), ((), 20, 4), (("fire",), 10, 8)]), {}) == []
+
+
+def test_a_reading_set_by_hand_wins_and_negative_emoji_are_never_reread() -> None:
+    papers = channel([(("+1",), 20, 4), ((), 20, 4), (("fire",), 10, 8), (("-1",), 10, 9)])
+    assert learn_emoji_readings(papers, {}, {"+1": "positive"}) == []
+    assert channel_readings([], {"+1": "positive"}) == {"+1": "positive"}
+    learnt = learn_emoji_readings(papers, {})
+    assert [r.emoji for r in learnt] == ["+1"], "the :-1: papers drew replies, which is no reason to read it as a like"
+
+
+def test_follow_ups_are_replies_by_others_saves_reshares_and_shares_on_the_topic() -> None:
+    base = channel([(("+1",), 20, 0), ((), 20, 4), (("fire",), 10, 8)])
+    assert [r.learnt for r in learn_emoji_readings(base, {})] == ["neutral"]
+    # the same :+1: papers, each saved by a member: the group keeps them, so :+1: is a like here
+    saved = {pid: paper(pid, ("+1",), False, saved=True) if pid <= 20 else p for pid, p in base.items()}
+    assert learn_emoji_readings(saved, {}) == []
+    # each :+1: paper followed within days by another member's share of a paper on the same topic
+    vectors: dict[int, np.ndarray] = {}
+    topical = dict(base)
+    for pid in range(1, 21):
+        v = np.zeros(64)
+        v[pid] = 1.0
+        vectors[pid] = v
+        follow = SharedPaper(
+            PaperInfo(1000 + pid, f"Follow-up {pid}", None, None, None, ()),
+            [Share(10_000 + pid, "x", "U2", START + timedelta(days=pid, hours=12), None, None)],
+        )
+        topical[1000 + pid] = follow
+        vectors[1000 + pid] = v
+    assert learn_emoji_readings(topical, vectors) == []
+    # or shared again by another member
+    again = dict(base)
+    for pid in range(1, 21):
+        again[pid].shares.append(Share(pid * 10 + 5, "y", "U4", START + timedelta(days=pid + 2), None, None))
+    assert learn_emoji_readings(again, {}) == []
+    # a reply by the sharer is no follow-up
+    own = channel([(("+1",), 20, 0), ((), 20, 4), (("fire",), 10, 8)])
+    for pid in range(1, 21):
+        own[pid].replies = [Reply(pid * 10 + 1, pid * 10, "U1", START + timedelta(days=pid, hours=1), "Also see", None)]
+    assert [r.learnt for r in learn_emoji_readings(own, {})] == ["neutral"]
