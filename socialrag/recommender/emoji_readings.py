@@ -36,6 +36,7 @@ class SharedPaper(Protocol):
     @property
     def first_share(self) -> Share: ...
 
+
 SAVE_EMOJI = frozenset({"bookmark", "bookmark_tabs", "pushpin", "round_pushpin"})
 FOLLOW_UP_DAYS = 21  # a reply, save, re-share or share on the topic this soon after the paper counts
 TOPIC_SIMILARITY = 0.7  # a later paper at least this close (cosine) is "on the topic"
