@@ -262,3 +262,30 @@ def test_a_venue_named_inside_an_allowed_one_is_not_a_new_venue() -> None:
     )
     assert check_text("The group engaged with 1 other Findings of ACL paper recently.", allowed) == []
     assert check_text("Like the ACL papers here.", allowed) == ["names a venue the signals do not give: ACL"]
+
+
+def test_the_llm_chain_tells_how_the_new_paper_relates_to_a_members_earlier_paper() -> None:
+    """An h7 chosen without its h5 still gets the relation prompt (with the h7's relation), and the draft the
+    final prompt edits names the member's earlier paper."""
+    from datetime import UTC, datetime
+
+    from socialrag.recommender.context import ChannelContext
+    from socialrag.recommender.generate import run_chain
+    from socialrag.recommender.llm import LLMClient
+    from socialrag.rows import PaperInfo
+    from tests.support.openai_standin import OpenAIStandIn, chain_answer
+
+    standin = OpenAIStandIn(chain_answer)
+    try:
+        llm = LLMClient(model="m", base_url=standin.base_url, api_key="k")
+        ctx = ChannelContext("T", "C", datetime(2024, 1, 1, tzinfo=UTC), {}, {}, {}, {}, {})
+        info = PaperInfo(9, "Table Pretraining Revisited", None, None, 2024, (), abstract="We revisit tables.")
+        h7 = SocialSignal(EarlierPaperByMember("U1", "TaBERT", "cites"), 1.0, members=("U1",), related_paper_id=4)
+        text = run_chain(llm, ctx, info, [h7], 400)
+    finally:
+        standin.stop()
+    relation = next(p for p in standin.prompts if "Begin with exactly" in p)
+    assert "TaBERT" in relation and "this paper cites it" in relation
+    final = standin.prompts[-1]
+    assert "TaBERT was written by {@U1}." in final
+    assert "This paper relates to TaBERT because" in text
