@@ -216,7 +216,8 @@ class Indexer:
                 return result
             try:
                 fill_reference_contexts(self.db, self.sources, result)
-                fill_citations(self.db, self.sources, self.clock() - self.config.max_age, result)
+                now = self.clock()
+                fill_citations(self.db, self.sources, now - self.config.max_age, result, today=now.date())
             finally:
                 storage.locks.release_session_lock(lock, SWEEP_LOCK + 1)
         return result

@@ -47,11 +47,14 @@ def record_reference_contexts(conn: psycopg.Connection, citing_id: int, contexts
 
 def load_papers_lacking_citations(
     conn: psycopg.Connection, stale_before: datetime, limit: int = 100
-) -> list[tuple[int, str]]:
-    """(paper id, Semantic Scholar id) of papers channels shared whose citing papers are unknown or stale."""
+) -> list[tuple[int, str, int | None]]:
+    """(paper id, Semantic Scholar id, citation count when it is the paper's popularity) of papers channels
+    shared whose citing papers are unknown or stale."""
     rows = conn.execute(
         """
-        SELECT p.id, s2.value FROM papers p
+        SELECT p.id, s2.value,
+               CASE WHEN p.popularity IS NULL OR p.popularity = p.citation_count THEN p.citation_count END
+          FROM papers p
           JOIN paper_ids s2 ON s2.paper_id = p.id AND s2.scheme = 's2'
          WHERE (p.citations_fetched_at IS NULL OR p.citations_fetched_at < %(stale)s)
            AND EXISTS (SELECT 1 FROM message_papers mp WHERE mp.paper_id = p.id)
@@ -60,7 +63,7 @@ def load_papers_lacking_citations(
         """,
         {"stale": stale_before, "limit": limit},
     ).fetchall()
-    return [(r[0], r[1]) for r in rows]
+    return [(r[0], r[1], r[2]) for r in rows]
 
 
 def record_citations(

@@ -7,6 +7,7 @@ that two rows are the same paper (an arXiv id and a DOI, say), the rows are merg
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import date
 
 import psycopg
 
@@ -124,7 +125,15 @@ def record_papers(conn: psycopg.Connection, papers: Sequence[Paper], *, in_catal
 
 def _add_popularity_history(conn: psycopg.Connection, items: Sequence[tuple[int, Paper]]) -> None:
     """Earlier popularity readings a source gave (a reading on a date counts from that day's start, UTC)."""
-    rows = [(pid, day, value) for pid, p in items for day, value in p.popularity_history]
+    _add_readings(conn, [(pid, day, value) for pid, p in items for day, value in p.popularity_history])
+
+
+def add_popularity_readings(conn: psycopg.Connection, paper_id: int, readings: Sequence[tuple[date, float]]) -> None:
+    """Readings of one paper's popularity on earlier days (say, its citation count as it was)."""
+    _add_readings(conn, [(paper_id, day, value) for day, value in readings])
+
+
+def _add_readings(conn: psycopg.Connection, rows: Sequence[tuple[int, date, float]]) -> None:
     if not rows:
         return
     conn.execute(

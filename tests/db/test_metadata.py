@@ -320,3 +320,26 @@ def test_retry_after_forms(retry_after: str | None) -> None:
     from socialrag.knowledge.papers.http import parse_retry_after
 
     assert parse_retry_after(retry_after, 2.0) >= 0.0
+
+
+def test_a_shared_papers_citation_count_is_kept_as_it_was_on_earlier_days(db: Database, tmp_path: Path) -> None:
+    """Semantic Scholar's citing papers carry their dates: the count each month back is stored as a dated
+    reading, so a refit or a replay reads the count a share had when it was made, not today's."""
+    import_export(db, shared_export(tmp_path), progress=False)
+    fake, sleeps = FakeServices(), []
+    fake.s2_papers["ARXIV:1409.0473"] = {**BAHDANAU, "citationCount": 2}  # the two citing papers the stand-in lists
+    result = refresh_metadata(db, sources(fake, sleeps), settings(), now=datetime(2025, 6, 1, tzinfo=UTC))
+    assert result.dated_counts == 2
+    with db.connection() as conn:
+        readings = conn.execute(
+            """SELECT observed_at::date, p.value FROM paper_popularity p JOIN paper_ids i ON i.paper_id = p.paper_id
+                WHERE i.scheme = 'arxiv' AND i.value = '1409.0473' ORDER BY observed_at"""
+        ).fetchall()
+        known = conn.execute(
+            """SELECT count(*) FROM paper_popularity p JOIN paper_ids i ON i.paper_id = p.paper_id
+                WHERE i.scheme = 'arxiv' AND i.value = '1706.03762'"""
+        ).fetchone()
+    # the 2017 and 2024 citing papers are known only by year: each counts from that year's end
+    assert [(str(d), v) for d, v in readings[:2]] == [("2017-12-31", 1.0), ("2024-12-31", 2.0)]
+    assert readings[-1][1] == 2.0, "then today's count"
+    assert known == (1,), "a paper with 100,000 citations and two listed keeps only its current reading"

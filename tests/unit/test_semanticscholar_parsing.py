@@ -51,3 +51,26 @@ def test_lookup_ids_use_the_api_prefixes() -> None:
     assert s2_lookup_id({"pmcid": "PMC7092803"}) == "PMCID:7092803"
     assert s2_lookup_id({"s2": "abc", "arxiv": "1"}) == "abc"
     assert s2_lookup_id({"ieee": "7780459"}) is None
+
+
+def test_a_citation_count_as_it_was_from_the_citing_papers_dates() -> None:
+    from datetime import date
+
+    from socialrag.knowledge.papers.semanticscholar import Citation, citation_history
+
+    def cite(published: date | None = None, year: int | None = None) -> Citation:
+        return Citation({}, None, year, (), published)
+
+    today = date(2024, 3, 10)
+    cites = [cite(date(2023, 1, 5)), cite(date(2023, 1, 20)), cite(date(2023, 4, 1)), cite(year=2023), cite()]
+    cites += [cite(date(2024, 3, 2))]
+    # five of six dated: enough for a count of five (90 % of it); a year-only citation counts from the year's
+    # last day; the month not over yet is left to the current reading
+    assert citation_history(cites, 5, today) == (
+        (date(2023, 1, 31), 2.0),
+        (date(2023, 4, 30), 3.0),
+        (date(2023, 12, 31), 4.0),
+    )
+    assert citation_history(cites, 6, today) == (), "a list short of the count says nothing of its past"
+    assert citation_history([], 0, today) == ()
+    assert citation_history([cite()], 1, today) == ()

@@ -11,7 +11,7 @@ import logging
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 
 from socialrag import storage
 from socialrag.config import Settings
@@ -21,7 +21,7 @@ from socialrag.knowledge.papers.arxiv import ArxivApi
 from socialrag.knowledge.papers.base import MetadataSource
 from socialrag.knowledge.papers.crossref import Crossref
 from socialrag.knowledge.papers.http import SharedPace
-from socialrag.knowledge.papers.semanticscholar import SemanticScholar
+from socialrag.knowledge.papers.semanticscholar import SemanticScholar, citation_history
 from socialrag.models import Paper
 from socialrag.progress import Progress
 
@@ -34,6 +34,7 @@ class RefreshResult:
     missing: int = 0
     contexts: int = 0
     citations: int = 0
+    dated_counts: int = 0  # readings of a paper's citation count on earlier days, from its citing papers' dates
     errors: list[str] | None = None
 
 
@@ -93,7 +94,7 @@ def refresh_metadata(
             result.missing += len(missing)
             progress.update(len(todo))
     fill_reference_contexts(db, sources, result)
-    fill_citations(db, sources, now - max_age, result)
+    fill_citations(db, sources, now - max_age, result, today=now.date())
     return result
 
 
@@ -141,7 +142,11 @@ def fill_reference_contexts(db: Database, sources: Sequence[MetadataSource], res
 
 
 def fill_citations(
-    db: Database, sources: Sequence[MetadataSource], stale_before: datetime, result: RefreshResult
+    db: Database,
+    sources: Sequence[MetadataSource],
+    stale_before: datetime,
+    result: RefreshResult,
+    today: date | None = None,
 ) -> None:
     """Papers citing what channels shared (new work building on what a group engaged with)."""
     s2 = _semantic_scholar(sources)
@@ -149,7 +154,8 @@ def fill_citations(
         return
     with db.connection() as conn:
         todo = storage.citations.load_papers_lacking_citations(conn, stale_before)
-    for paper_id, s2_id in todo:
+    today = today or datetime.now(UTC).date()
+    for paper_id, s2_id, count in todo:
         try:
             citing = s2.fetch_citations(s2_id)
         except SourceError as exc:
@@ -161,6 +167,10 @@ def fill_citations(
             for scheme, value in c.ids.items()
             if scheme != "corpus"
         ]
+        # the count as it was on earlier days, from the citing papers' dates (when it is the paper's popularity)
+        history = citation_history(citing, count, today) if count is not None else ()
         with db.connection() as conn:
             storage.citations.record_citations(conn, paper_id, rows)
+            storage.papers.add_popularity_readings(conn, paper_id, history)
         result.citations += len(citing)
+        result.dated_counts += len(history)

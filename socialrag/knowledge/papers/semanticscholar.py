@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import date, timedelta
 from typing import Any
 
 import httpx
@@ -41,12 +42,39 @@ _S2_PREFIX = {"arxiv": "ARXIV:", "doi": "DOI:", "acl": "ACL:", "corpus": "Corpus
 
 @dataclass(frozen=True)
 class Citation:
-    """A paper citing a stored one: its identities, title, year and the citing sentences."""
+    """A paper citing a stored one: its identities, title, year, publication date and the citing sentences."""
 
     ids: dict[str, str]
     title: str | None
     year: int | None
     contexts: tuple[str, ...]
+    published: date | None = None
+
+
+COMPLETE_ENOUGH = 0.9  # dated citations must cover this share of the paper's count to give its history
+
+
+def citation_history(citations: Sequence[Citation], total: int | None, today: date) -> tuple[tuple[date, float], ...]:
+    """A paper's citation count as it was, from the dates of the papers citing it: at the end of each month in
+    which it grew, the number of citing papers out by then. A citation known only to its year counts from that
+    year's last day (known only that far). Empty when the dated citations are too few of ``total`` to say what
+    the count was (a list cut short, or too many undated)."""
+    days = []
+    for c in citations:
+        day = c.published or (date(c.year, 12, 31) if c.year else None)
+        if day is not None:
+            days.append(min(day, today))
+    if not days or (total is not None and len(days) < COMPLETE_ENOUGH * total):
+        return ()
+    by_month: dict[date, int] = {}
+    for n, day in enumerate(sorted(days), 1):
+        by_month[_month_end(day)] = n
+    return tuple((day, float(n)) for day, n in sorted(by_month.items()) if day < today)
+
+
+def _month_end(day: date) -> date:
+    nxt = date(day.year + day.month // 12, day.month % 12 + 1, 1)
+    return nxt - timedelta(days=1)
 
 
 def s2_lookup_id(ids: Mapping[str, str]) -> str | None:
@@ -220,7 +248,7 @@ class SemanticScholar:
                     "GET",
                     f"graph/v1/paper/{s2_id}/citations",
                     params={
-                        "fields": "contexts,paperId,externalIds,title,year",
+                        "fields": "contexts,paperId,externalIds,title,year,publicationDate",
                         "offset": offset,
                         "limit": min(page, max_items - len(found)),
                     },
@@ -238,6 +266,7 @@ class SemanticScholar:
                         title=clean_text(citing.get("title")),
                         year=citing.get("year") if isinstance(citing.get("year"), int) else None,
                         contexts=tuple(clean_text(c) or "" for c in entry.get("contexts") or () if c),
+                        published=parse_date(citing.get("publicationDate")),
                     )
                 )
             if body.get("next") is None:
