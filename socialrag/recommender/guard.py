@@ -82,8 +82,9 @@ def fit_validated(
 ) -> tuple[RankerModel, float | None]:
     """``fit`` with the pull toward the default blend chosen on the channel's own latest
     quarter: each strength in ``STRENGTHS`` is fitted on the earlier moments and scored by how well it ranks
-    the later shares among the papers passed over then; the best is refitted on all of it. Also returns the
-    strength chosen (None: too little history to choose, the default pull)."""
+    the later shares among the papers passed over then; the best is refitted on all of it, unless one feature
+    alone (``SINGLES``) ranks those shares better by ``SINGLE_MARGIN``: then that feature alone. Also returns
+    the strength chosen (None: too little history to choose, the default pull)."""
     moments = np.unique(times)
     shares = len(moments)
     until = float(moments[-1]) if shares else None
@@ -98,7 +99,25 @@ def fit_validated(
         scores[strength] = held_out_mrr(model, positives[late], negatives[late], times[late])
     best = max(scores, key=lambda k: (scores[k], k))  # ties go to the stronger pull
     model = fit(positives, negatives, shares, popularity_weight, strength=best, now=now, trained_until=until)
+    # a channel that goes by one thing alone (this week's newest, its authors) is ranked by it alone when that
+    # ranks the held-out shares clearly better than any blend learnt
+    singles = {f: held_out_mrr(single_model(f, model), positives[late], negatives[late], times[late]) for f in SINGLES}
+    top = max(singles, key=lambda f: singles[f])
+    if singles[top] >= scores[best] + SINGLE_MARGIN:
+        return single_model(top, model), best
     return model, best
+
+
+SINGLES = ("similarity", "nearest", "popularity", "recency", "fresh", "authors", "venue")
+SINGLE_MARGIN = 0.02  # in mean reciprocal rank: what one feature alone must win by over the blend learnt
+
+
+def single_model(feature: str, fitted: RankerModel) -> RankerModel:
+    """``fitted`` (its scales, shares and dates) with all the weight on one feature, in units of its spread."""
+    weights = np.zeros(len(FEATURES))
+    k = FEATURES.index(feature)
+    weights[k] = 1.0 / fitted.scales[k]
+    return replace(fitted, weights=weights, prior_share=0.0)
 
 
 def fit_guarded(

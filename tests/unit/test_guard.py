@@ -68,3 +68,29 @@ def test_the_guard_margin_is_what_a_new_fit_must_win_by() -> None:
         {**default_model().to_json(), "trained_until": 5.0, "decision": "kept"}, 10, 100, NOW, 0.05
     )
     assert stored.trained_until == 5.0 and stored.decision == "kept"
+
+
+def test_a_channel_that_goes_by_one_feature_alone_is_ranked_by_it_alone() -> None:
+    """A curator of this week's newest papers: nothing else tells its picks apart, so recency alone ranks its
+    latest shares better than any blend (which picks up noise from the other features), and is used."""
+    from socialrag.recommender.calibrate import drivers
+    from socialrag.recommender.guard import SINGLE_MARGIN, fit_validated, single_model
+
+    rng = np.random.default_rng(11)
+    per, n = 20, 40
+    pos = rng.random((n * per, len(FEATURES)))
+    neg = rng.random((n * per, len(FEATURES)))
+    pos[:, REC] = 0.9 + rng.random(n * per) * 0.1  # the shared paper is always among the newest
+    neg[:, REC] = rng.random(n * per) * 0.95
+    times = np.repeat(np.arange(n, dtype=float) * 86400.0 * 7, per)
+    model, _ = fit_validated(pos, neg, times, now=NOW)
+    assert np.count_nonzero(model.weights) == 1 and model.weights[REC] > 0
+    assert model.trained_until == float(times.max()) and model.shares == n
+    assert drivers(model)[0] == ["recent papers"]
+    late = times >= np.unique(times)[int(n * 0.75)]
+    alone = held_out_mrr(single_model("recency", model), pos[late], neg[late], times[late])
+    assert alone >= held_out_mrr(fit(pos, neg, n), pos[late], neg[late], times[late]) + SINGLE_MARGIN
+    # where the blend does as well, the blend is kept
+    pos2, neg2, times2 = moments(rng, 40, POP)
+    blend, _ = fit_validated(pos2, neg2, times2, now=NOW)
+    assert np.count_nonzero(blend.weights) > 1
