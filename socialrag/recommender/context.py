@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -72,8 +72,6 @@ class ChannelContext:
 
 def load_emoji_readings(conn: psycopg.Connection, team_id: str, channel_id: str, model: str) -> list[EmojiReading]:
     """The emoji this channel reads its own way as of now, learnt from its history (for `status`)."""
-    from datetime import UTC
-
     return load_channel_context(conn, team_id, channel_id, datetime.now(UTC), model).emoji_learnt
 
 

@@ -20,7 +20,7 @@ from typing import Protocol
 
 import numpy as np
 
-from socialrag.knowledge.emoji import normalize_emoji, read_sentiment
+from socialrag.knowledge.emoji import is_emoji_name, normalize_emoji, read_sentiment
 from socialrag.models import Sentiment
 from socialrag.rows import PaperInfo, ReactionEvent, Reply, Share
 
@@ -129,6 +129,8 @@ def learn_emoji_readings(
     for emoji, ids in sorted(used.items()):
         default = read_sentiment(emoji)
         if emoji in manual or default == "negative" or emoji in SAVE_EMOJI or len(ids) < MIN_PAPERS:
+            continue
+        if not is_emoji_name(emoji):  # a name from an export file that no Slack emoji could have: not shown
             continue
         liked = set().union(*(used[e] for e in used if e != emoji and reads(e) == "positive")) - ids
         if len(unreacted) < MIN_PAPERS or len(liked) < MIN_PAPERS:

@@ -71,6 +71,12 @@ def test_a_reading_set_by_hand_wins_and_negative_emoji_are_never_reread() -> Non
     assert channel_readings([], {"+1": "positive"}) == {"+1": "positive"}
     learnt = learn_emoji_readings(papers, {})
     assert [r.emoji for r in learnt] == ["+1"], "the :-1: papers drew replies, which is no reason to read it as a like"
+    # a name out of a hostile export file, on papers the group follows up, is never learnt (status would show it)
+    assert [
+        r.emoji for r in learn_emoji_readings(channel([(("eyes",), 10, 8), ((), 20, 3), (("fire",), 10, 8)]), {})
+    ] == ["eyes"]
+    hostile = channel([(("<!channel> |x",), 10, 8), ((), 20, 3), (("fire",), 10, 8)])
+    assert learn_emoji_readings(hostile, {}) == []
 
 
 def test_follow_ups_are_replies_by_others_saves_reshares_and_shares_on_the_topic() -> None:
