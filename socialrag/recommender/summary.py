@@ -89,10 +89,9 @@ def resolve(sentence: str) -> str:
         sentence = "W" + m.group(1)[1:]
     sentence = _TRAILING_POINTER.sub("", sentence)
     sentence = _ADDRESS_BY.sub(_said_plainly, sentence)
-    if _OPENING.match(sentence):
-        head, sentence = sentence[:2], sentence[2:]  # the opening "We" is for speak_of_the_paper
-    else:
-        head = ""
+    opening = _OPENING.match(sentence)  # "In this work we study", "Here, we present": speak_of_the_paper's
+    end = opening.end() if opening else 0
+    head, sentence = sentence[:end], sentence[end:]
     sentence = re.sub(r"^Our\b", "The", sentence)
     sentence = re.sub(r"\bour\b", "the", sentence)  # "our method" is the paper's method
     return head + re.sub(r"(?<=[a-z,;] )we\b(?= [a-z])", "the authors", sentence)  # "..., we present ..."

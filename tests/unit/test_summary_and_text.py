@@ -90,6 +90,11 @@ def test_a_sentence_from_an_abstract_stands_on_its_own() -> None:
     summary = summarize(leaning, limit=300)
     assert summary is not None and "this problem" not in summary and not summary.startswith("However")
     assert summarize("We address this problem by proposing a new parser.") == "It proposes a new parser."
+    # an opening "we" is said of the paper; a later one, of the authors
+    assert summarize("In this work we study bias in NLI that we measure.") == (
+        "It studies bias in NLI that the authors measure."
+    )
+    assert summarize("Here, we present a corpus.") == "It presents a corpus."
     assert (
         summarize("Our results show that our model wins on 5 tasks.")
         == "The results show that the model wins on 5 tasks."
