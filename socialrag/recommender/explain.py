@@ -91,10 +91,14 @@ def _render_h5(f: RelatedToEarlierPaper, b: Callable[[str], str] = _plain) -> st
     if f.relation == "cited_by":
         return f"{title}{who}, {b('cites this paper')}."
     if f.relation == "shared_authors":
-        names = [as_data(a) for a in f.shared_authors]
-        shown = ", ".join(names[:2]) + (" and others" if len(names) > 2 else "")
-        return f"{shown} {b('also wrote')} {title}{who}."
+        return f"{_some_names(f.shared_authors)} {b('also wrote')} {title}{who}."
     return f"It is {b('close in topic')} to {title}{who}."
+
+
+def _some_names(authors: Sequence[str]) -> str:
+    """The first two of some authors' names, and "and others" when there are more."""
+    names = [as_data(a) for a in authors]
+    return ", ".join(names[:2]) + (" and others" if len(names) > 2 else "")
 
 
 def _render_h7(f: EarlierPaperByMember, b: Callable[[str], str], *, relation_said: bool) -> str:
@@ -107,9 +111,7 @@ def _render_h7(f: EarlierPaperByMember, b: Callable[[str], str], *, relation_sai
     if f.relation == "cited_by":
         return f"{title}, written by {member}, {b('cites this paper')}."
     if f.relation == "shared_authors" and f.shared_authors:
-        names = [as_data(a) for a in f.shared_authors]
-        shown = ", ".join(names[:2]) + (" and others" if len(names) > 2 else "")
-        return f"{member} wrote {title}, which {b('shares authors')} with it ({shown})."
+        return f"{member} wrote {title}, which {b('shares authors')} with it ({_some_names(f.shared_authors)})."
     return f"It is {b('close in topic')} to {title}, written by {member}."
 
 

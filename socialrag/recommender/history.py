@@ -16,6 +16,7 @@ from functools import cached_property
 
 import numpy as np
 
+from socialrag.knowledge.papers.base import next_month
 from socialrag.models import Sentiment
 from socialrag.recommender.calibrate import IGNORED_AFTER_DAYS, NEGATIVES_PER_SHARE
 from socialrag.recommender.context import ChannelContext
@@ -162,7 +163,7 @@ def known_period(info: PaperInfo) -> tuple[float, float, float]:
             return (float("nan"),) * 3
         start, end = date(info.year, 1, 1), date(info.year + 1, 1, 1)
     elif info.date_precision == "month":
-        end = date(start.year + start.month // 12, start.month % 12 + 1, 1)
+        end = next_month(start)
     elif info.date_precision == "year":
         end = date(start.year + 1, 1, 1)
     else:

@@ -50,7 +50,7 @@ _SELF = r"(?:paper|work|study|article|letter|thesis|dissertation|abstract)"
 _POINTER = re.compile(rf"\b(?:this|these|those|such|said)\s+(?!{_SELF}\b|as\b|that\b)[a-z][a-z-]*", re.IGNORECASE)
 _PRONOUN_START = re.compile(
     r"^(?:it|its|they|their|them|this|these|those|such|both|the former|the latter|"
-    r"the (?:task|problem|approach|method|model|framework|setting|system|technique|dataset|corpus|same|latter))\b",
+    r"the (?:task|problem|approach|method|model|framework|setting|system|technique|dataset|corpus|same))\b",
     re.IGNORECASE,
 )
 _FIRST_PERSON = re.compile(r"\b(?:we|our|ours|us)\b", re.IGNORECASE)

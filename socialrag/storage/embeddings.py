@@ -246,8 +246,8 @@ def load_catalog_neighbours(
     k: int,
 ) -> list[int]:
     """Catalog papers published in ``[after, before)`` nearest to each vector (HNSW, cosine), the nearest of
-        the first vector first. A paper whose date is known only to the month or the year counts from the last day it
-    may have come out (``available_on``), so a replay never offers it before it surely existed."""
+    the first vector first. A paper whose date is known only to the month or the year counts from the last day
+    it may have come out (``available_on``), so a replay never offers it before it surely existed."""
     if not vectors:
         return []
     dim = len(vectors[0])

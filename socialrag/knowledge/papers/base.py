@@ -31,6 +31,11 @@ def parse_date(value: object) -> date | None:
         return None
 
 
+def next_month(day: date) -> date:
+    """The first day of the month after ``day``'s."""
+    return date(day.year + day.month // 12, day.month % 12 + 1, 1)
+
+
 def clean_text(value: object) -> str | None:
     """A string field from outside, with NUL bytes (which Postgres refuses) dropped and spaces folded."""
     if not isinstance(value, str):

@@ -11,7 +11,7 @@ import httpx
 
 from socialrag.errors import NotFound
 from socialrag.knowledge.links import doi_identity, normalize_arxiv_id
-from socialrag.knowledge.papers.base import clean_text, parse_date
+from socialrag.knowledge.papers.base import clean_text, next_month, parse_date
 from socialrag.knowledge.papers.http import PoliteClient
 from socialrag.models import Author, Paper, PaperRef
 
@@ -68,13 +68,8 @@ def citation_history(citations: Sequence[Citation], total: int | None, today: da
         return ()
     by_month: dict[date, int] = {}
     for n, day in enumerate(sorted(days), 1):
-        by_month[_month_end(day)] = n
+        by_month[next_month(day) - timedelta(days=1)] = n  # the month's last day
     return tuple((day, float(n)) for day, n in sorted(by_month.items()) if day < today)
-
-
-def _month_end(day: date) -> date:
-    nxt = date(day.year + day.month // 12, day.month % 12 + 1, 1)
-    return nxt - timedelta(days=1)
 
 
 def s2_lookup_id(ids: Mapping[str, str]) -> str | None:
