@@ -10,8 +10,7 @@ import numpy as np
 import psycopg
 
 from socialrag.models import Sentiment
-from socialrag.recommender.context import load_emoji_readings
-from socialrag.recommender.emoji_readings import channel_readings
+from socialrag.recommender.context import load_channel_context
 from socialrag.rows import PaperInfo
 from socialrag.storage.context import load_paper_infos
 from socialrag.storage.embeddings import load_vectors
@@ -25,7 +24,6 @@ from socialrag.storage.reports import (
     load_report_replies,
     load_report_shares,
 )
-from socialrag.storage.settings import load_emoji_overrides
 from socialrag.storage.workspaces import load_member_names
 
 
@@ -69,8 +67,8 @@ def load_report_data(
     name, frequency, reason, bots = load_report_channel_facts(conn, window)
     shares = load_report_shares(conn, window, bots)
     paper_ids = sorted({s.paper_id for s in shares})
-    manual = load_emoji_overrides(conn, team_id, channel_id)
-    learnt = load_emoji_readings(conn, team_id, channel_id, model)
+    # the readings in force now: set by hand, or learnt from the channel (which the context already merges)
+    now = load_channel_context(conn, team_id, channel_id, datetime.now(UTC), model)
     return ReportData(
         team_id=team_id,
         channel_id=channel_id,
@@ -84,8 +82,8 @@ def load_report_data(
         papers=load_paper_infos(conn, paper_ids),
         vectors=load_vectors(conn, model, paper_ids, channel=(team_id, channel_id)),
         names=load_member_names(conn, team_id),
-        overrides=channel_readings(learnt, manual),
-        learnt={r.emoji for r in learnt},
+        overrides=now.emoji_overrides,
+        learnt={r.emoji for r in now.emoji_learnt},
         frequency=frequency,
         step_down_reason=reason,
         bots=bots,
