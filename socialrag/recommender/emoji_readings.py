@@ -13,7 +13,7 @@ never re-read (a reply under a :-1: is a disagreement, not a like), nor are the 
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Protocol
@@ -87,11 +87,8 @@ def _follow_ups(shared: list[SharedPaper], vectors: Mapping[int, np.ndarray]) ->
                 if other is not None and float(other @ vector) >= TOPIC_SIMILARITY:
                     done = True
                     break
-        saves = frozenset(
-            normalize_emoji(r.emoji)
-            for r in p.reactions
-            if normalize_emoji(r.emoji) in SAVE_EMOJI and r.user_id != sharer and r.at <= until
-        )
+        named = ((normalize_emoji(r.emoji), r) for r in p.reactions)
+        saves = frozenset(e for e, r in named if e in SAVE_EMOJI and r.user_id != sharer and r.at <= until)
         out[p.info.paper_id] = (done, saves)
     return out
 
@@ -118,12 +115,8 @@ def learn_emoji_readings(
     reacted = set().union(*used.values())
     unreacted = [p.info.paper_id for p in shared if p.info.paper_id not in reacted]
 
-    def rate(ids: Iterable[int], without: str) -> tuple[int, int]:
-        ids = list(ids)
+    def rate(ids: Collection[int], without: str) -> tuple[int, int]:
         return sum(follow[i][0] or bool(follow[i][1] - {without}) for i in ids), len(ids)
-
-    def reads(emoji: str) -> Sentiment:
-        return manual.get(emoji) or read_sentiment(emoji)
 
     out = []
     for emoji, ids in sorted(used.items()):
@@ -132,10 +125,10 @@ def learn_emoji_readings(
             continue
         if not is_emoji_name(emoji):  # a name from an export file that no Slack emoji could have: not shown
             continue
-        liked = set().union(*(used[e] for e in used if e != emoji and reads(e) == "positive")) - ids
+        liked = set().union(*(used[e] for e in used if e != emoji and read_sentiment(e, manual) == "positive")) - ids
         if len(unreacted) < MIN_PAPERS or len(liked) < MIN_PAPERS:
             continue
-        base, top, mine = rate(unreacted, emoji), rate(sorted(liked), emoji), rate(sorted(ids), emoji)
+        base, top, mine = rate(unreacted, emoji), rate(liked, emoji), rate(ids, emoji)
         r0, r1 = base[0] / base[1], top[0] / top[1]
         if r1 - r0 < MIN_SEPARATION:
             continue  # the channel's follow-ups do not tell liked papers from the others
