@@ -347,6 +347,7 @@ def main() -> None:
     parser.add_argument("--window-days", type=int, default=365, help="candidates published in the year before")
     parser.add_argument("--home", type=Path, help="keep the database here (a second run reuses it)")
     parser.add_argument("--data", type=Path, default=ACL, help="ACL Anthology JSON lines (default: the demo's)")
+    parser.add_argument("--kinds", nargs="+", choices=KINDS, default=list(KINDS), help="replay only these kinds")
     args = parser.parse_args()
     from bot.export import import_export
     from socialrag.db import migrated_database, start_embedded
@@ -375,6 +376,8 @@ def main() -> None:
         print(f"catalog: {len(papers)} ACL Anthology papers; {args.months} months; {len(MEMBERS)} members a channel\n")
         reports = {}
         for kind, (cid, _, messages) in channels.items():
+            if kind not in args.kinds:
+                continue
             started = time.perf_counter()
             with db.connection() as conn:
                 if kind == "imported":

@@ -337,8 +337,10 @@ def run_demo(settings: Settings, home: Path | None, out: Path, say: Say = print)
 def show_loop(before: Recommendation, after: Recommendation, names: dict[str, str], say: Say) -> None:
     reacted = ", ".join(f"@{names.get(u, u)} :{e}:" for u, e in REACTORS)
     say(f"\n── The loop: {reacted} on the first post, and @{names.get('U01AMARA')} replied " + "─" * 6)
-    say("  The first post's paper now counts as something the group liked; the next ranking moves:")
     old = {c.paper_id: (i, c.score) for i, c in enumerate(before.candidates[:5], 1)}
+    moved = any(old.get(c.paper_id, (0, 0.0))[0] != i for i, c in enumerate(after.candidates[:5], 1))
+    how = "the next ranking moves:" if moved else "the next top five keep their places, with these scores:"
+    say(f"  The first post's paper now counts as something the group liked; {how}")
     for i, c in enumerate(after.candidates[:5], 1):
         was = old.get(c.paper_id)
         change = f"was #{was[0]}" if was else "new in the top five"

@@ -24,6 +24,8 @@ from socialrag.recommender.features import FEATURES, pair_differences
 PRIOR_STRENGTH = 3.0  # the pull toward the prior, divided by the number of shares learnt from
 MIN_SHARES = 8  # below this many past shares the channel keeps the prior
 NEGATIVES_PER_SHARE = 20
+CHECK_NEGATIVES = 80  # more papers passed over at each share, only to compare fits on (``guard``)
+CHECK_WINDOW_DAYS = 365.0  # ... drawn from the papers published in this many days before the share
 IGNORED_AFTER_DAYS = 3.0  # a PaperPing post with no reaction or reply by then was ignored
 
 

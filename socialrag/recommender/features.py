@@ -106,18 +106,38 @@ def features(state: ChannelState, cands: CandidateSet, at: float, sims: np.ndarr
     return x
 
 
+AGE_PEERS = 20  # an unknown popularity is read as that of this many candidates of about its age on each side
+
+
 def fill_unknown(x: np.ndarray) -> np.ndarray:
     """The features to rank by: each unknown value replaced by the mean of the candidates that have the
-    feature (0 when none has it, which then ranks nobody differently)."""
+    feature (0 when none has it, which then ranks nobody differently). An unknown popularity of a paper of
+    known age is the mean of the ``AGE_PEERS`` known ones on either side of its age: a count grows with age,
+    so this week's paper with no reading yet is read like this week's papers, not like last year's."""
     out = np.array(x, dtype=np.float64)
     missing = np.isnan(out)
     if not missing.any():
         return out
+    _popularity_by_age(out)
+    missing = np.isnan(out)
     counts = (~missing).sum(axis=0)
     sums = np.where(missing, 0.0, out).sum(axis=0)
     means = np.divide(sums, counts, out=np.zeros(out.shape[1]), where=counts > 0)
     out[missing] = np.take(means, np.nonzero(missing)[1])
     return out
+
+
+def _popularity_by_age(x: np.ndarray) -> None:
+    pop, rec = x[:, FEATURES.index("popularity")], x[:, FEATURES.index("recency")]
+    known, wanted = ~np.isnan(pop) & ~np.isnan(rec), np.isnan(pop) & ~np.isnan(rec)
+    if not known.any() or not wanted.any():
+        return
+    order = np.argsort(rec[known], kind="stable")
+    ages, values = rec[known][order], pop[known][order]
+    sums = np.concatenate([[0.0], np.cumsum(values)])
+    at = np.searchsorted(ages, rec[wanted])
+    lo, hi = np.maximum(0, at - AGE_PEERS), np.minimum(len(ages), at + AGE_PEERS)
+    x[np.flatnonzero(wanted), FEATURES.index("popularity")] = (sums[hi] - sums[lo]) / (hi - lo)
 
 
 def pair_differences(positives: np.ndarray, negatives: np.ndarray) -> np.ndarray:

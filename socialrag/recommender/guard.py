@@ -14,7 +14,7 @@ import numpy as np
 
 from socialrag.config import DEFAULT_POPULARITY_WEIGHT
 from socialrag.recommender.calibrate import MIN_SHARES, RankerModel, default_model, fit
-from socialrag.recommender.features import FEATURES, pair_differences
+from socialrag.recommender.features import FEATURES, RECENCY_HALF_LIFE_DAYS, pair_differences
 
 STRENGTHS = (1.0, 3.0, 10.0, 30.0, 100.0)
 MIN_VALIDATION_MOMENTS = 12  # shares held out to compare fits on
@@ -31,6 +31,9 @@ class TrainingSet:
     windows: dict[float, float] = field(default_factory=dict)
     final_window: float = np.inf
     estimated: int = 0  # shares whose paper's popularity then is an estimate from a later count
+    # pairs kept only to compare fits on (``CHECK_NEGATIVES`` more papers passed over at each moment): a held-out
+    # share ranked among a hundred tells fits apart that twenty cannot
+    checks: list[bool] = field(default_factory=list)
 
     def before(self, before: float | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(positives, negatives, moments) of the pairs from moments before ``before`` (all with None)."""
@@ -41,10 +44,16 @@ class TrainingSet:
         keep = np.ones(len(t), dtype=bool) if before is None else t < before
         return np.array(self.positives)[keep], np.array(self.negatives)[keep], t[keep]
 
+    def check_mask(self, before: float | None = None) -> np.ndarray:
+        """Which of ``before(before)``'s pairs are kept only to compare fits on."""
+        checks = np.array(self.checks if len(self.checks) == len(self.times) else [False] * len(self.times), bool)
+        return checks if before is None else checks[np.array(self.times) < before]
+
     def arrays(self, before: float | None = None) -> tuple[np.ndarray, np.ndarray, int]:
-        """Pairs (and the number of shares they came from) from moments before ``before``."""
+        """The pairs to fit on (and the number of shares they came from) from moments before ``before``."""
         pos, neg, t = self.before(before)
-        return pos, neg, len(np.unique(t))
+        fitting = ~self.check_mask(before) if len(t) else np.ones(0, bool)
+        return pos[fitting], neg[fitting], len(np.unique(t))
 
     def fit(
         self,
@@ -56,16 +65,26 @@ class TrainingSet:
     ) -> RankerModel:
         """The channel's ranking from the pairs before ``before``: ``fit_guarded`` against ``current`` (the
         fit in use; the default blend when None), with the window of publication dates it picks from."""
-        model = fit_guarded(*self.before(before), current or default_model(popularity_weight), popularity_weight, now)
         earlier = [w for t, w in self.windows.items() if before is None or t < before]
         window = self.final_window if before is None else (earlier[-1] if earlier else np.inf)
+        pos, neg, t = self.before(before)
+        current = current or default_model(popularity_weight)
         window_days = None if window >= MAX_WINDOW_DAYS else float(window)
-        return replace(model, window_days=window_days, estimated=self.estimated)
+        checks = self.check_mask(before)
+        model = fit_guarded(pos, neg, t, current, popularity_weight, now, checks=checks, window_days=window_days)
+        return replace(model, estimated=self.estimated)
 
 
 def held_out_mrr(model: RankerModel, pos: np.ndarray, neg: np.ndarray, times: np.ndarray) -> float:
-    """Mean reciprocal rank of what was shared among the papers passed over at the same moment."""
+    """Mean reciprocal rank of what was shared among the papers passed over at the same moment, as serving
+    would have ranked them: a paper older than the model's window was not offered at all (its age is read
+    back from the recency feature; an unknown date is offered)."""
     margin = pair_differences(pos, neg) @ model.weights
+    if model.window_days is not None:
+        recency = FEATURES.index("recency")
+        oldest = 0.5 ** (model.window_days / RECENCY_HALF_LIFE_DAYS)
+        pos_in, neg_in = ~(pos[:, recency] < oldest), ~(neg[:, recency] < oldest)
+        margin = np.where(pos_in & ~neg_in, 1.0, np.where(~pos_in & neg_in, -1.0, margin))
     ranks: dict[float, int] = {}
     for t, m in zip(times.tolist(), margin.tolist(), strict=True):
         ranks[t] = ranks.get(t, 1) + (1 if m <= 0 else 0)
@@ -79,26 +98,34 @@ def fit_validated(
     popularity_weight: float = DEFAULT_POPULARITY_WEIGHT,
     *,
     now: datetime | None = None,
+    checks: np.ndarray | None = None,
+    window_days: float | None = None,
 ) -> tuple[RankerModel, float | None]:
     """``fit`` with the pull toward the default blend chosen on the channel's own latest
     quarter: each strength in ``STRENGTHS`` is fitted on the earlier moments and scored by how well it ranks
     the later shares among the papers passed over then; the best is refitted on all of it, unless one feature
     alone (``SINGLES``) ranks those shares better by ``SINGLE_MARGIN``: then that feature alone. Also returns
-    the strength chosen (None: too little history to choose, the default pull)."""
+    the strength chosen (None: too little history to choose, the default pull). Pairs marked in ``checks``
+    only score the fits; none is fitted on them. Every fit picks among ``window_days`` (None: any date)."""
     moments = np.unique(times)
     shares = len(moments)
     until = float(moments[-1]) if shares else None
+    fitting = np.ones(len(times), bool) if checks is None else ~checks
+    pos, neg = positives[fitting], negatives[fitting]
     if shares < MIN_SHARES or shares < 4 * MIN_VALIDATION_MOMENTS // 3:
-        return fit(positives, negatives, shares, popularity_weight, now=now, trained_until=until), None
+        model = fit(pos, neg, shares, popularity_weight, now=now, trained_until=until)
+        return replace(model, window_days=window_days), None
     split = moments[int(len(moments) * 0.75)]
-    early, late = times < split, times >= split
+    early, late = (times < split) & fitting, times >= split
     n_early = len(np.unique(times[early]))
     scores: dict[float, float] = {}
     for strength in STRENGTHS:
         model = fit(positives[early], negatives[early], n_early, popularity_weight, strength=strength)
+        model = replace(model, window_days=window_days)
         scores[strength] = held_out_mrr(model, positives[late], negatives[late], times[late])
     best = max(scores, key=lambda k: (scores[k], k))  # ties go to the stronger pull
-    model = fit(positives, negatives, shares, popularity_weight, strength=best, now=now, trained_until=until)
+    model = fit(pos, neg, shares, popularity_weight, strength=best, now=now, trained_until=until)
+    model = replace(model, window_days=window_days)
     # a channel that goes by one thing alone (this week's newest, its authors) is ranked by it alone when that
     # ranks the held-out shares clearly better than any blend learnt
     singles = {f: held_out_mrr(single_model(f, model), positives[late], negatives[late], times[late]) for f in SINGLES}
@@ -127,39 +154,63 @@ def fit_guarded(
     current: RankerModel,
     popularity_weight: float = DEFAULT_POPULARITY_WEIGHT,
     now: datetime | None = None,
+    *,
+    checks: np.ndarray | None = None,
+    window_days: float | None = None,
 ) -> RankerModel:
     """The ranking the channel should use from now on, with the reason in ``decision``.
 
     The shares held out are the latest half of those since the fit in use last learnt (it never saw them), or,
     when fewer than ``MIN_VALIDATION_MOMENTS``, the latest quarter. A candidate is fitted on the moments before
     them and replaces the weights in use only if it ranks the held-out shares better by ``GUARD_MARGIN``; it
-    is then refitted on everything."""
+    is then refitted on everything. Pairs marked in ``checks`` only score the fits. A new fit picks among
+    ``window_days`` (None: any date); the fit in use keeps its own window."""
     moments = np.unique(times)
+    fitting = np.ones(len(times), bool) if checks is None else ~checks
     if len(moments) < MIN_SHARES:
         kept = default_model(popularity_weight)
         reason = f"the default blend: the channel has {len(moments)} shares to learn from, fewer than {MIN_SHARES}"
-        return RankerModel(kept.weights, kept.scales, kept.prior, len(moments), len(positives), now, decision=reason)
+        return RankerModel(
+            kept.weights, kept.scales, kept.prior, len(moments), int(fitting.sum()), now, decision=reason
+        )
     unseen = moments[moments > current.trained_until] if current.trained_until is not None else moments[:0]
     since = unseen[len(unseen) // 2 :]  # the candidate learns from the first half of what is new
     if len(since) < MIN_VALIDATION_MOMENTS:
         since = moments[int(len(moments) * 0.75) :]
     if len(since) < MIN_VALIDATION_MOMENTS // 2 or len(moments) - len(since) < MIN_SHARES:
-        model, _ = fit_validated(positives, negatives, times, popularity_weight, now=now)
+        model, _ = fit_validated(
+            positives, negatives, times, popularity_weight, now=now, checks=checks, window_days=window_days
+        )
         thin = "learnt from all the channel's shares: too few yet to hold some out and compare fits"
         return replace(model, decision=thin)
     early, late = times < since[0], times >= since[0]
-    candidate, strength = fit_validated(positives[early], negatives[early], times[early], popularity_weight)
+    candidate, strength = fit_validated(
+        positives[early],
+        negatives[early],
+        times[early],
+        popularity_weight,
+        checks=None if checks is None else checks[early],
+        window_days=window_days,
+    )
     new = held_out_mrr(candidate, positives[late], negatives[late], times[late])
     old = held_out_mrr(current, positives[late], negatives[late], times[late])
     held = f"the latest {len(since)} shares (MRR {new:.2f} against {old:.2f})"
     if new < old + GUARD_MARGIN:
         what = "the default blend" if not current.learnt else f"the fit learnt up to {_day(current.trained_until)}"
         decision = f"kept {what}: a new fit ranked {held} no better"
-        return replace(current, shares=len(moments), pairs=len(positives), fitted_at=now, decision=decision)
+        return replace(current, shares=len(moments), pairs=int(fitting.sum()), fitted_at=now, decision=decision)
     model = fit(
-        positives, negatives, len(moments), popularity_weight, strength=strength, now=now, trained_until=moments[-1]
+        positives[fitting],
+        negatives[fitting],
+        len(moments),
+        popularity_weight,
+        strength=strength,
+        now=now,
+        trained_until=moments[-1],
     )
-    return replace(model, decision=f"a new fit: it ranked {held} better than the ranking in use")
+    return replace(
+        model, window_days=window_days, decision=f"a new fit: it ranked {held} better than the ranking in use"
+    )
 
 
 def _day(moment: float | None) -> str:

@@ -18,7 +18,7 @@ import numpy as np
 
 from socialrag.knowledge.papers.base import next_month
 from socialrag.models import Sentiment
-from socialrag.recommender.calibrate import IGNORED_AFTER_DAYS, NEGATIVES_PER_SHARE
+from socialrag.recommender.calibrate import CHECK_NEGATIVES, CHECK_WINDOW_DAYS, IGNORED_AFTER_DAYS, NEGATIVES_PER_SHARE
 from socialrag.recommender.context import ChannelContext
 from socialrag.recommender.features import CandidateSet, ChannelState, features
 from socialrag.recommender.guard import MAX_WINDOW_DAYS, MIN_WINDOW_DAYS, TrainingSet
@@ -283,39 +283,39 @@ def pool_rows(universe: Universe, t: float, window_days: float, exclude: np.ndar
     return np.flatnonzero(ok)
 
 
-def share_ranks(history: ChannelHistory) -> tuple[np.ndarray, np.ndarray]:
-    """(moment, rank) of each share by a member of a paper with a known date, in time order; the rank is the
-    share of the papers out by then (in the last ``MAX_WINDOW_DAYS``) that are newer than the one shared: near
-    0 for a group that takes this week's papers, spread over 0 to 1 for one that does not mind their age.
-    Ranks, not ages, so that a catalog that starts late does not look like a taste for new papers."""
+def share_ranks(history: ChannelHistory) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(moment, rank, age in days) of each share by a member of a paper with a known date, in time order; the
+    rank is the share of the papers out by then (in the last ``MAX_WINDOW_DAYS``) that are newer than the one
+    shared: near 0 for a group that takes this week's papers, spread over 0 to 1 for one that does not mind
+    their age."""
     u = history.universe
     first, rows = history.member_first, history.rows
     ok = ~np.isnan(first) & ~np.isnan(u.published[rows]) & (first >= u.earliest[rows])
     out = np.sort(u.available[~np.isnan(u.available)])
-    moments, ranks = [], []
+    moments, ranks, ages = [], [], []
     for t, row in sorted(zip(first[ok].tolist(), rows[ok].tolist(), strict=True)):
         lo, hi = np.searchsorted(out, t - MAX_WINDOW_DAYS * DAY), np.searchsorted(out, t)
         if hi - lo >= 20:
             newer = hi - np.searchsorted(out, u.available[row], side="right")
             moments.append(t)
             ranks.append(max(0, newer) / (hi - lo))
-    return np.array(moments), np.array(ranks)
+            ages.append(max(0.0, (t - float(u.available[row])) / DAY))
+    return np.array(moments), np.array(ranks), np.array(ages)
 
 
-def learn_window(universe: Universe, moments: np.ndarray, ranks: np.ndarray, t: float) -> float:
-    """The window of publication dates the channel picks from at ``t``, learnt from its shares before: the age
-    of the papers out at ``t`` that a quarter more than nine in ten of its shares' ranks reach (a group that
-    reads this week's papers gets ``MIN_WINDOW_DAYS``; one whose shares spread over all ages, any date:
-    ``inf``). Any date until it has 8 shares."""
-    seen = ranks[moments < t]
-    if len(seen) < 8:
+def learn_window(moments: np.ndarray, ranks: np.ndarray, ages: np.ndarray, t: float) -> float:
+    """The window of publication dates the channel picks from at ``t``, in days, learnt from its shares before:
+    a quarter more than the age nine in ten of them had (at least ``MIN_WINDOW_DAYS``). Any date (``inf``)
+    until it has 8 shares, and for a channel whose shares' ranks spread over the papers out (a quarter more
+    than nine in ten reach 0.8 of them): ranks, not ages, decide that, so that a catalog that starts late does
+    not look like a taste for new papers. The days themselves come from ages, not ranks: papers come out in
+    bursts (a conference's hundreds in a week), and a rank reaches back months in a quiet season."""
+    before = moments < t
+    if before.sum() < 8:
         return float("inf")
-    reach = 1.25 * float(np.quantile(seen, 0.9))
-    if reach >= 0.8:
+    if 1.25 * float(np.quantile(ranks[before], 0.9)) >= 0.8:
         return float("inf")
-    out = universe.available
-    ages = np.sort((t - out[(out < t) & (out >= t - MAX_WINDOW_DAYS * DAY)]) / DAY)
-    return max(MIN_WINDOW_DAYS, float(ages[min(len(ages) - 1, int(reach * len(ages)))])) if len(ages) else float("inf")
+    return max(MIN_WINDOW_DAYS, 1.25 * float(np.quantile(ages[before], 0.9)))
 
 
 def training_set(
@@ -323,6 +323,7 @@ def training_set(
     *,
     window_days: float | None = None,
     negatives: int = NEGATIVES_PER_SHARE,
+    check_negatives: int = CHECK_NEGATIVES,
     warmup: int = 3,
     seed: int = 7,
     known_by: float | None = None,
@@ -335,7 +336,7 @@ def training_set(
     today has no dated readings); ``TrainingSet.estimated`` counts the shares whose paper's was."""
     u = history.universe
     rng = random.Random(seed)
-    moments_at, ranks = share_ranks(history)
+    moments_at, ranks, ages = share_ranks(history)
     out = TrainingSet()
     channel_rows = history.rows
     sims_all = u.vectors @ u.vectors[channel_rows].T  # every paper against the channel's, once
@@ -357,13 +358,18 @@ def training_set(
         state, known = history.state_at(t)
         if len(known) < warmup:
             continue
-        window = window_days or learn_window(u, moments_at, ranks, t)
+        window = window_days or learn_window(moments_at, ranks, ages, t)
         out.windows[t] = window
         pool = pool_rows(u, t, min(window, MAX_WINDOW_DAYS), channel_rows)
         if len(pool) == 0:
             continue
-        chosen = [pool[i] for i in rng.sample(range(len(pool)), min(negatives, len(pool)))]
-        neg_rows = [int(r) for r in chosen] + [int(channel_rows[j]) for j in pending_ignored]
+        drawn = [int(pool[i]) for i in rng.sample(range(len(pool)), min(negatives, len(pool)))]
+        # the papers to compare fits on come from all serving could offer, whatever window a fit picks from
+        wide = pool_rows(u, t, CHECK_WINDOW_DAYS, channel_rows)
+        checked = [int(wide[i]) for i in rng.sample(range(len(wide)), min(check_negatives, len(wide)))]
+        neg_rows = drawn + [int(channel_rows[j]) for j in pending_ignored]
+        fitted = len(neg_rows)
+        neg_rows += checked
         pending_ignored = []
         rows = np.array([int(channel_rows[k]), *neg_rows], dtype=np.int64)
         # the channel's papers are in order of first share, so what was known at t is a prefix of them
@@ -374,6 +380,7 @@ def training_set(
             out.positives.append(x[0])
             out.negatives.append(x[j])
             out.times.append(t)
+            out.checks.append(j > fitted)
     last = float(moments_at[-1]) + 1.0 if len(moments_at) else 0.0
-    out.final_window = window_days or learn_window(u, moments_at, ranks, last)
+    out.final_window = window_days or learn_window(moments_at, ranks, ages, last)
     return out

@@ -21,8 +21,10 @@ def test_demo_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
     assert main(["demo", "--home", str(tmp_path / "home"), "--out", str(out)]) == 0
     printed = capsys.readouterr().out
     assert printed.count("── Recommendation ") == 3
-    assert "The loop:" in printed and "the next ranking moves:" in printed
-    assert "new in the top five" in printed or "was #" in printed
+    assert "The loop:" in printed
+    # the group's reactions move the next ranking: a paper changes place, or the scores change
+    rescored = [float(new) != float(old) for new, old in re.findall(r"#\d (\d\.\d+) \(was (\d\.\d+)\)", printed)]
+    assert "new in the top five" in printed or "was #" in printed or any(rescored)
     assert printed.count("Signals behind it:") == 3 and printed.count("Passed over (highest score first):") == 3
     assert printed.count("  Picked at score ") == 3
     assert "{@" not in printed and "<@" not in printed, "mentions are shown as names"

@@ -94,6 +94,21 @@ def test_unknown_features_are_ranked_at_the_average_of_the_known() -> None:
     assert pair_differences(x[1:2], x[0:1])[0, POP] == 0.0, "a pair teaches nothing of a feature one side lacks"
 
 
+def test_an_unknown_popularity_is_read_like_that_of_papers_of_its_age() -> None:
+    """A count grows with age: this week's paper with no reading yet is read like this week's papers (a few
+    readers), not like the average of the year's, which last year's widely read papers lift."""
+    rng = np.random.default_rng(2)
+    n = 200
+    ages = np.concatenate([rng.uniform(0, 7, n // 2), rng.uniform(200, 365, n // 2)])
+    counts = np.where(ages < 7, 2.0, 300.0)
+    counts[[0, 1, n // 2]] = np.nan  # two new papers and one old one not read yet
+    c = cands([unit(1, 0, 0)] * n, counts.tolist(), [[0]] * n)
+    x = fill_unknown(features(state([unit(1, 0, 0)], [1.0]), replace(c, published=T - ages * 86400.0), T))
+    few, many = features(state([unit(1, 0, 0)], [1.0]), cands([unit(1, 0, 0)] * 2, [2.0, 300.0], [[0]] * 2), T)[:, POP]
+    assert x[0, POP] == pytest.approx(few) and x[1, POP] == pytest.approx(few)
+    assert x[n // 2, POP] == pytest.approx(many)
+
+
 def test_shared_papers_without_popularity_do_not_teach_that_popularity_is_bad() -> None:
     """Many real shares have no popularity reading at all; read as zero, they made a channel's fit say that
     the papers it shares are unpopular (the weight went negative)."""

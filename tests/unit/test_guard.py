@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import numpy as np
+import pytest
 
 from socialrag.recommender.calibrate import RankerModel, default_model, describe, fit
 from socialrag.recommender.features import FEATURES
@@ -94,3 +95,30 @@ def test_a_channel_that_goes_by_one_feature_alone_is_ranked_by_it_alone() -> Non
     pos2, neg2, times2 = moments(rng, 40, POP)
     blend, _ = fit_validated(pos2, neg2, times2, now=NOW)
     assert np.count_nonzero(blend.weights) > 1
+
+
+def test_a_fit_is_judged_as_serving_would_use_it_with_its_window() -> None:
+    """A fit that picks from the last fortnight does not offer older papers: they cannot outrank a share, and a
+    share older than the window is ranked below every paper that was offered."""
+    from dataclasses import replace
+
+    from socialrag.recommender.features import RECENCY_HALF_LIFE_DAYS
+
+    def recency(days: float) -> float:
+        return 0.5 ** (days / RECENCY_HALF_LIFE_DAYS)
+
+    pos = np.zeros((10, len(FEATURES)))
+    neg = np.zeros((10, len(FEATURES)))
+    pos[:, REC] = recency(5)
+    neg[:5, REC], neg[5:, REC] = recency(3), recency(200)  # five of the week's papers, five of last year's
+    pos[:, POP], neg[:, POP] = 0.3, 0.5  # each passed-over paper was more widely read than the share
+    times = np.zeros(10)
+    anywhen = replace(default_model(), weights=np.eye(len(FEATURES))[POP])
+    assert held_out_mrr(anywhen, pos, neg, times) == pytest.approx(1 / 11)
+    fortnight = replace(anywhen, window_days=14.0)
+    assert held_out_mrr(fortnight, pos, neg, times) == pytest.approx(1 / 6), "last year's papers were not offered"
+    pos[:, REC], pos[:, POP] = recency(30), 0.9
+    assert held_out_mrr(anywhen, pos, neg, times) == 1.0
+    assert held_out_mrr(fortnight, pos, neg, times) == pytest.approx(1 / 6), "below the week's five, not offered"
+    neg[:, REC] = recency(200)
+    assert held_out_mrr(fortnight, pos, neg, times) == 1.0, "among papers none was offered, the scores decide"

@@ -148,3 +148,57 @@ def test_a_universe_without_any_reading_estimates_nothing() -> None:
     rows = np.arange(5)
     assert not universe.estimated_at(rows, START.timestamp(), (START + timedelta(days=60)).timestamp()).any()
     assert np.isnan(universe.popularity_at(rows, START.timestamp(), known_by=START.timestamp())).all()
+
+
+def test_a_curator_in_a_catalog_that_comes_in_bursts_still_picks_from_days_not_months() -> None:
+    """A conference's hundreds of papers land in one week, then a quiet season: a week-old pick is then newer
+    than a tenth of what is out, and a window read from ranks would reach back months. Read from ages, it is
+    the days the curator actually picks from."""
+    rng = np.random.default_rng(8)
+    infos, vectors, readings = {}, {}, {}
+    pid = 0
+    for d in range(600):
+        day = START + timedelta(days=d)
+        for _ in range(150 if d % 90 == 0 else 1):
+            pid += 1
+            infos[pid] = PaperInfo(
+                pid, f"P{pid}", None, None, day.year, (), None, publication_date=day.date(), date_precision="day"
+            )
+            vectors[pid] = unit(rng)
+            readings[pid] = []
+    picks = []
+    for w in range(50):
+        at = START + timedelta(days=200 + 7 * w, hours=10)
+        week = [
+            p
+            for p, i in infos.items()
+            if at - timedelta(days=7) <= datetime.combine(i.publication_date, datetime.min.time(), UTC) < at
+        ]
+        picks += [(p, at + timedelta(minutes=k)) for k, p in enumerate(week[:2])]
+    learnt = training_set(
+        build_history(channel(infos, readings, picks), build_universe(infos, vectors, readings), 60.0)
+    )
+    assert learnt.final_window == MIN_WINDOW_DAYS
+    learnt_since = sorted(learnt.windows)[8:]  # any date until 8 shares
+    assert learnt_since and all(learnt.windows[t] == MIN_WINDOW_DAYS for t in learnt_since)
+
+
+def test_fits_are_compared_on_all_serving_could_offer_and_learn_only_from_the_window() -> None:
+    """Each share is also ranked among ``CHECK_NEGATIVES`` papers of the whole year (only to compare fits on):
+    a fit that picks from the last fortnight is judged as serving would use it, with older papers not offered."""
+    from socialrag.recommender.calibrate import CHECK_NEGATIVES, NEGATIVES_PER_SHARE
+
+    infos, vectors, readings = catalog(per_day=4)
+    ctx = channel(infos, readings, curator_picks(infos, readings, 40))
+    learnt = training_set(build_history(ctx, build_universe(infos, vectors, readings), 60.0))
+    checks = learnt.check_mask()
+    times = np.array(learnt.times)
+    t = times[-1]
+    assert (times == t).sum() == NEGATIVES_PER_SHARE + CHECK_NEGATIVES and checks[times == t].sum() == CHECK_NEGATIVES
+    pos, _, _ = learnt.arrays()
+    assert len(pos) == len(times) - checks.sum(), "no fit learns from the pairs kept to compare fits on"
+    rec = FEATURES.index("recency")
+    _, all_neg, _ = learnt.before(None)
+    age = -180.0 * np.log2(all_neg[times == t, rec])
+    last = checks[times == t]
+    assert age[~last].max() <= learnt.windows[t] + 1 < age[last].max()  # the year, not the fortnight
