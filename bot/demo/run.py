@@ -338,19 +338,22 @@ def show_loop(before: Recommendation, after: Recommendation, names: dict[str, st
     reacted = ", ".join(f"@{names.get(u, u)} :{e}:" for u, e in REACTORS)
     say(f"\n── The loop: {reacted} on the first post, and @{names.get('U01AMARA')} replied " + "─" * 6)
     old = {c.paper_id: (i, c.score) for i, c in enumerate(before.candidates[:5], 1)}
-    moved = any(old.get(c.paper_id, (0, 0.0))[0] != i for i, c in enumerate(after.candidates[:5], 1))
-    how = "the next ranking moves:" if moved else "the next top five keep their places, with these scores:"
-    say(f"  The first post's paper now counts as something the group liked; {how}")
+    lines, moved = [], False
     for i, c in enumerate(after.candidates[:5], 1):
         was = old.get(c.paper_id)
         change = f"was #{was[0]}" if was else "new in the top five"
         if was and was[0] == i:
             change = "same place"
-        say(
+        moved |= change != "same place"
+        lines.append(
             f"    #{i} {c.score:.3f} (was {was[1]:.3f})  {c.title}  [{change}]"
             if was
             else f"    #{i} {c.score:.3f}  {c.title}  [{change}]"
         )
+    how = "the next ranking moves:" if moved else "the next top five keep their places, with these scores:"
+    say(f"  The first post's paper now counts as something the group liked; {how}")
+    for line in lines:
+        say(line)
     top = [c.score for c in after.candidates[:5]]
     if top != sorted(top, reverse=True):
         say("    (the order is the posting order: variety moves a paper close to a recent post down)")

@@ -123,15 +123,19 @@ def fit(
     strength: float | None = None,
     now: datetime | None = None,
     trained_until: float | None = None,
+    window_days: float | None = None,
 ) -> RankerModel:
     """Pairwise logistic regression over ``positives[i] - negatives[i]`` (one row per pair; a feature unknown
     for either paper of a pair is left out of that pair), with an L2 pull
     of ``strength / shares`` toward the prior's direction, fitted by Newton's method in units of each
-    feature's spread. Few shares: the prior. Many: the channel's own preference."""
+    feature's spread. Few shares: the prior. Many: the channel's own preference. The model picks among
+    ``window_days`` (None: any date)."""
     prior = prior_weights(popularity_weight)
     now = now or datetime.now(UTC)
     if shares < MIN_SHARES or len(positives) == 0:
-        return RankerModel(prior.copy(), np.ones(len(FEATURES)), prior, shares, len(positives), now, 1.0)
+        return RankerModel(
+            prior.copy(), np.ones(len(FEATURES)), prior, shares, len(positives), now, 1.0, window_days=window_days
+        )
     both = np.vstack([positives, negatives])
     known = ~np.isnan(both)
     scales = np.array([both[known[:, j], j].std() if known[:, j].any() else 0.0 for j in range(both.shape[1])])
@@ -152,7 +156,9 @@ def fit(
         if float(np.abs(step).max()) < 1e-7:
             break
     raw = w / scales
-    return RankerModel(raw, scales, prior, shares, len(z), now, lam / (lam + 1.0), trained_until)
+    return RankerModel(
+        raw, scales, prior, shares, len(z), now, lam / (lam + 1.0), trained_until, window_days=window_days
+    )
 
 
 def _sigmoid(v: np.ndarray) -> np.ndarray:

@@ -35,24 +35,26 @@ class TrainingSet:
     # share ranked among a hundred tells fits apart that twenty cannot
     checks: list[bool] = field(default_factory=list)
 
+    def _kept(self, before: float | None) -> np.ndarray:
+        t = np.array(self.times)
+        return np.ones(len(t), dtype=bool) if before is None else t < before
+
     def before(self, before: float | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(positives, negatives, moments) of the pairs from moments before ``before`` (all with None)."""
         if not self.positives:
             empty = np.zeros((0, len(FEATURES)))
             return empty, empty, np.zeros(0)
-        t = np.array(self.times)
-        keep = np.ones(len(t), dtype=bool) if before is None else t < before
-        return np.array(self.positives)[keep], np.array(self.negatives)[keep], t[keep]
+        keep = self._kept(before)
+        return np.array(self.positives)[keep], np.array(self.negatives)[keep], np.array(self.times)[keep]
 
     def check_mask(self, before: float | None = None) -> np.ndarray:
         """Which of ``before(before)``'s pairs are kept only to compare fits on."""
-        checks = np.array(self.checks if len(self.checks) == len(self.times) else [False] * len(self.times), bool)
-        return checks if before is None else checks[np.array(self.times) < before]
+        return np.array(self.checks, dtype=bool)[self._kept(before)]
 
     def arrays(self, before: float | None = None) -> tuple[np.ndarray, np.ndarray, int]:
         """The pairs to fit on (and the number of shares they came from) from moments before ``before``."""
         pos, neg, t = self.before(before)
-        fitting = ~self.check_mask(before) if len(t) else np.ones(0, bool)
+        fitting = ~self.check_mask(before)
         return pos[fitting], neg[fitting], len(np.unique(t))
 
     def fit(
@@ -113,19 +115,20 @@ def fit_validated(
     fitting = np.ones(len(times), bool) if checks is None else ~checks
     pos, neg = positives[fitting], negatives[fitting]
     if shares < MIN_SHARES or shares < 4 * MIN_VALIDATION_MOMENTS // 3:
-        model = fit(pos, neg, shares, popularity_weight, now=now, trained_until=until)
-        return replace(model, window_days=window_days), None
+        return fit(pos, neg, shares, popularity_weight, now=now, trained_until=until, window_days=window_days), None
     split = moments[int(len(moments) * 0.75)]
     early, late = (times < split) & fitting, times >= split
     n_early = len(np.unique(times[early]))
     scores: dict[float, float] = {}
     for strength in STRENGTHS:
-        model = fit(positives[early], negatives[early], n_early, popularity_weight, strength=strength)
-        model = replace(model, window_days=window_days)
+        model = fit(
+            positives[early], negatives[early], n_early, popularity_weight, strength=strength, window_days=window_days
+        )
         scores[strength] = held_out_mrr(model, positives[late], negatives[late], times[late])
     best = max(scores, key=lambda k: (scores[k], k))  # ties go to the stronger pull
-    model = fit(pos, neg, shares, popularity_weight, strength=best, now=now, trained_until=until)
-    model = replace(model, window_days=window_days)
+    model = fit(
+        pos, neg, shares, popularity_weight, strength=best, now=now, trained_until=until, window_days=window_days
+    )
     # a channel that goes by one thing alone (this week's newest, its authors) is ranked by it alone when that
     # ranks the held-out shares clearly better than any blend learnt
     singles = {f: held_out_mrr(single_model(f, model), positives[late], negatives[late], times[late]) for f in SINGLES}
@@ -207,10 +210,9 @@ def fit_guarded(
         strength=strength,
         now=now,
         trained_until=moments[-1],
+        window_days=window_days,
     )
-    return replace(
-        model, window_days=window_days, decision=f"a new fit: it ranked {held} better than the ranking in use"
-    )
+    return replace(model, decision=f"a new fit: it ranked {held} better than the ranking in use")
 
 
 def _day(moment: float | None) -> str:

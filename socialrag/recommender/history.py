@@ -350,7 +350,8 @@ def training_set(
     moments.sort()
     pending_ignored: list[int] = []
     # fits are compared on the later shares only (``guard``): the earlier half needs no papers kept to compare on
-    compared_from = sorted(t for t, _, positive in moments if positive)[sum(p for _, _, p in moments) // 2 :][:1]
+    shared_at = [t for t, _, positive in moments if positive]
+    compared_from = shared_at[len(shared_at) // 2] if shared_at else np.inf
     for t, k, positive in moments:
         if not positive:
             pending_ignored.append(k)
@@ -367,8 +368,7 @@ def training_set(
             continue
         drawn = [int(pool[i]) for i in rng.sample(range(len(pool)), min(negatives, len(pool)))]
         # the papers to compare fits on come from all serving could offer, whatever window a fit picks from
-        compared = bool(compared_from) and t >= compared_from[0]
-        wide = pool_rows(u, t, CHECK_WINDOW_DAYS, channel_rows) if compared else np.zeros(0, np.int64)
+        wide = pool_rows(u, t, CHECK_WINDOW_DAYS, channel_rows) if t >= compared_from else np.zeros(0, np.int64)
         checked = [int(wide[i]) for i in rng.sample(range(len(wide)), min(check_negatives, len(wide)))]
         neg_rows = drawn + [int(channel_rows[j]) for j in pending_ignored]
         fitted = len(neg_rows)
