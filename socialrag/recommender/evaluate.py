@@ -1,9 +1,11 @@
 """Offline evaluation: replay a channel's history week by week and ask how well each ranking foresaw what the
 channel shared in the following week.
 
-At each weekly step (after ``warmup`` shares to learn from) the candidates are the papers with a vector
-published in the ``window_days`` before that moment, plus the ones really shared that week, minus what the
-channel already had. Each method ranks them using only the past; the calibrated ranker is refitted on the
+Each weekly step (after ``warmup`` shares to learn from) starts just before a share and covers what was shared
+in the week from there (less half a day, so that a group picking on the same weekday a few hours earlier starts
+the next step); the next step starts at the next share. The candidates are the papers with a vector published
+in the ``window_days`` before the step's moment, plus the ones really shared that week, minus what the channel
+already had. Each method ranks them using only the past; the calibrated ranker is refitted on the
 pairs from before the moment (every ``refit_every`` steps). Reported per method: precision@5, recall@10,
 MRR (of the first paper shared that week) and how many distinct topics the top 10 spans (topics are
 k-means clusters of the papers' embeddings).
@@ -126,16 +128,20 @@ def replay(
     model = blend
     sizes: list[int] = []
     recall: list[float] = []
-    t = float(times[warmup])
+    # each step ranks as of the moment just before its first share and scores what was shared in the
+    # ``step_days`` from there, less half a day: a group that picks once a week is judged when it picks, not days
+    # before, even when it picks at another hour of the same weekday
+    span = (step_days - 0.5) * DAY
+    start = warmup
     steps = 0
-    while t <= times[-1] and steps < max_steps:
-        week = shared[(member_first[shared] >= t) & (member_first[shared] < t + step_days * DAY)]
-        if len(week):
-            if steps % refit_every == 0:
-                model = pairs.fit(popularity_weight, before=t, now=datetime.fromtimestamp(t, UTC), current=model)
-            if _score_step(history, t, week, window_days, model, blend, topics, rng, results, sizes, recall):
-                steps += 1
-        t += step_days * DAY
+    while start < len(times) and steps < max_steps:
+        t = float(times[start]) - 1.0
+        week = shared[(member_first[shared] >= t) & (member_first[shared] < t + span)]
+        if steps % refit_every == 0:
+            model = pairs.fit(popularity_weight, before=t, now=datetime.fromtimestamp(t, UTC), current=model)
+        if _score_step(history, t, week, window_days, model, blend, topics, rng, results, sizes, recall):
+            steps += 1
+        start = int(np.searchsorted(times, t + span))
     report = EvalReport(steps, int(np.median(sizes)) if sizes else 0, results, len(shared), model, recall)
     return report
 

@@ -19,7 +19,7 @@ from socialrag.recommender.features import FEATURES, RECENCY_HALF_LIFE_DAYS, pai
 STRENGTHS = (1.0, 3.0, 10.0, 30.0, 100.0)
 MIN_VALIDATION_MOMENTS = 12  # shares held out to compare fits on
 GUARD_MARGIN = 0.02  # in mean reciprocal rank: what a new fit must win by to replace the one in use
-MIN_WINDOW_DAYS, MAX_WINDOW_DAYS = 14.0, 1095.0
+MIN_WINDOW_DAYS, MAX_WINDOW_DAYS = 7.0, 1095.0
 
 
 @dataclass
