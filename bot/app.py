@@ -18,7 +18,7 @@ from slack_sdk.oauth.state_store import OAuthStateStore
 
 from bot.context import AppContext
 from bot.dedupe import Deduplicate, mark_handled
-from bot.listeners import commands, events, home
+from bot.listeners import actions, commands, events, home
 from socialrag import storage
 from socialrag.config import Settings
 from socialrag.db import Database
@@ -239,6 +239,7 @@ def build_app(settings: Settings, db: Database, ctx: AppContext, *, socket_mode:
     events.register(app, ctx)
     commands.register(app, ctx)
     home.register(app, ctx)
+    actions.register(app, ctx)
 
     register_installs(app, db, ctx)
     return app

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
+from socialrag.knowledge import display_reaction, is_click, is_emoji_name, normalize_emoji
 from socialrag.models import Draft
 from socialrag.recommender import MEMBER_TOKEN
 from socialrag.text import as_data
@@ -64,9 +66,31 @@ def metadata_line(draft: Draft) -> str:
     return " · ".join(parts)
 
 
-def build_blocks(draft: Draft) -> list[dict[str, Any]]:
-    """The post: the paper's title as the headline, its authors and venue, the explanation, then the earlier
-    thread."""
+FEEDBACK_BLOCK = "paperping_feedback"
+# the buttons under each post: (kind, action id, label); a click is stored like a reaction (``CLICKS``)
+BUTTONS: tuple[tuple[str, str, str], ...] = (
+    ("relevant", "feedback_relevant", "Relevant"),
+    ("not_for_us", "feedback_not_for_us", "Not for us"),
+    ("save", "feedback_save", "Save"),
+)
+
+
+def feedback_actions(counts: Mapping[str, int] | None = None) -> dict[str, Any]:
+    """The row of three buttons under a post, each with how many members clicked it so far."""
+    counts = counts or {}
+    elements = []
+    for kind, action_id, label in BUTTONS:
+        n = int(counts.get(kind, 0))
+        text = f"{label} · {n}" if n > 0 else label
+        elements.append(
+            {"type": "button", "action_id": action_id, "value": kind, "text": {"type": "plain_text", "text": text}}
+        )
+    return {"type": "actions", "block_id": FEEDBACK_BLOCK, "elements": elements}
+
+
+def build_blocks(draft: Draft, counts: Mapping[str, int] | None = None) -> list[dict[str, Any]]:
+    """The post: the paper's title as the headline, its authors and venue, the explanation, the earlier thread,
+    then the feedback buttons with their counts."""
     blocks: list[dict[str, Any]] = [{"type": "section", "text": mrkdwn(headline(draft))}]
     meta = metadata_line(draft)
     if meta:
@@ -75,6 +99,7 @@ def build_blocks(draft: Draft) -> list[dict[str, Any]]:
     if draft.thread_link:
         label = f"Earlier thread: {draft.thread_title}" if draft.thread_title else "Earlier thread"
         blocks.append({"type": "context", "elements": [mrkdwn(_link(draft.thread_link, label))]})
+    blocks.append(feedback_actions(counts))
     return blocks
 
 
@@ -88,3 +113,17 @@ def quote(text: str, limit: int) -> str:
     """Text a member or a paper's metadata supplied, shown in a message: its markup dropped, then escaped, so
     that it can neither notify nor link."""
     return escape(as_data(text)[:limit])
+
+
+def describe_received(emoji: Mapping[str, int], replies: int) -> str:
+    """How a post was received, as members read it: ``:+1: 2, relevant 1, 3 replies`` (names no Slack emoji
+    could have, from an export file, are left out)."""
+    shown = [
+        (display_reaction(name), n)
+        for name, n in emoji.items()
+        if is_click(name) or is_emoji_name(normalize_emoji(name))
+    ]
+    parts = [f"{label} {n}" for label, n in sorted(shown, key=lambda x: (-x[1], x[0]))]
+    if replies:
+        parts.append(f"{replies} {'reply' if replies == 1 else 'replies'}")
+    return ", ".join(parts) or "no reactions yet"

@@ -16,11 +16,26 @@ from socialrag.db import Database
 log = logging.getLogger(__name__)
 
 
+def handled_id(body: dict[str, Any]) -> str | None:
+    """What makes a request one of its kind: an event's id, or for a click on a button the member, the message,
+    the button and the moment of the click (a click delivered twice must not undo itself)."""
+    if body.get("event_id"):
+        return str(body["event_id"])
+    if body.get("type") == "block_actions" and body.get("actions"):
+        action = body["actions"][0] if isinstance(body["actions"][0], dict) else {}
+        user = (body.get("user") or {}).get("id")
+        where = (body.get("container") or {}).get("message_ts") or (body.get("view") or {}).get("id")
+        if user and action.get("action_ts"):
+            return f"action:{user}:{where}:{action.get('action_id')}:{action['action_ts']}"[:200]
+    return None
+
+
 def mark_handled(conn: psycopg.Connection, body: dict[str, Any]) -> None:
-    """Record that the event of ``body`` was handled, on ``conn``: it commits with what the event stored."""
-    event_id = body.get("event_id")
-    if event_id:
-        storage.slack_events.record_event(conn, str(event_id), body.get("team_id"))
+    """Record that the event (or click) of ``body`` was handled, on ``conn``: it commits with what it stored."""
+    key = handled_id(body)
+    if key:
+        team = body.get("team_id") or (body.get("team") or {}).get("id")
+        storage.slack_events.record_event(conn, key, team)
 
 
 class Deduplicate(Middleware):
@@ -36,7 +51,7 @@ class Deduplicate(Middleware):
         self.db = db
 
     def process(self, *, req: BoltRequest, resp: BoltResponse, next: Any) -> BoltResponse | None:
-        event_id = req.body.get("event_id") if isinstance(req.body, dict) else None
+        event_id = handled_id(req.body) if isinstance(req.body, dict) else None
         if event_id:
             with self.db.connection() as conn:
                 seen = storage.slack_events.event_seen(conn, str(event_id))

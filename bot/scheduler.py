@@ -28,7 +28,16 @@ from socialrag.db import Database
 from socialrag.errors import ConfigError, PaperPingError, PermanentError
 from socialrag.knowledge import record_own_post
 from socialrag.models import Draft, NoPost, Style, draft_json
-from socialrag.recommender import empty_retry_wait, index_wait, next_slot, quiet_until, should_step_down, step_down
+from socialrag.recommender import (
+    SILENT_TO_STEP_DOWN,
+    empty_retry_wait,
+    index_wait,
+    next_slot,
+    quiet_until,
+    read_reception,
+    should_step_down,
+    step_down,
+)
 
 log = logging.getLogger(__name__)
 
@@ -284,13 +293,13 @@ class Worker:
         frequency = due.frequency
         with self.db.connection() as conn:
             if posted:
-                # the post just made has had no time to draw anything; judge the five before it
-                counts = storage.posts.load_post_engagement(conn, due.team_id, due.channel_id, limit=6)[1:]
-                if should_step_down([c["reactions"] + c["replies"] for c in counts]) and frequency != "weekly":
+                # the post just made has had no time to draw anything; judge the ones before it
+                readings = storage.settings.load_emoji_overrides(conn, due.team_id, due.channel_id)
+                rows = storage.posts.load_post_engagement(conn, due.team_id, due.channel_id, SILENT_TO_STEP_DOWN + 1)
+                why = should_step_down([read_reception(r["emoji"], r["replies"], readings) for r in rows[1:]])
+                if why and frequency != "weekly":
                     frequency = step_down(frequency)
-                    storage.posts.record_step_down(
-                        conn, due.team_id, due.channel_id, frequency, "the last five posts drew no reaction or reply"
-                    )
+                    storage.posts.record_step_down(conn, due.team_id, due.channel_id, frequency, why)
             last = now if posted else due.last_post_at
             nxt = next_slot(
                 now + timedelta(minutes=1),

@@ -319,6 +319,28 @@ def draft_json(draft: Draft) -> dict[str, Any]:
     return data
 
 
+def draft_from_json(data: dict[str, Any]) -> Draft:
+    """A stored draft (``draft_json``) back as a ``Draft``, to render its post again (counts on its buttons)."""
+    paper = dict(data["paper"])
+    names = {f.name for f in fields(PaperMeta)}
+    values: dict[str, Any] = {k: tuple(v) if k == "authors" else v for k, v in paper.items() if k in names}
+    meta = PaperMeta(**values)
+    return Draft(
+        str(data["team_id"]),
+        str(data["channel_id"]),
+        meta,
+        data["style"],
+        str(data.get("explanation") or ""),
+        tuple(signal_from_json(s) for s in data.get("signals") or ()),
+        data.get("thread_link"),
+        data.get("thread_title"),
+        tuple(data.get("mentions") or ()),
+        dict(data.get("named") or {}),
+        float(data.get("score") or 0.0),
+        data.get("fallback_reason"),
+    )
+
+
 _FACT_TYPES: dict[str, type] = {kind: cls for cls, kind in FACT_KINDS.items()}
 
 

@@ -6,13 +6,22 @@ import re
 import time
 from datetime import UTC, datetime, timedelta
 
-from bot.blocks import quote
+from bot.blocks import describe_received, quote
 from bot.commands.base import Invocation, command, usage_text
 from bot.context import AppContext
 from socialrag import storage
 from socialrag.knowledge import Readiness, assess, describe_empty, describe_index, focus_active
 from socialrag.models import signal_from_json
-from socialrag.recommender import describe_fact, describe_ranker, describe_style, load_emoji_readings, load_fit
+from socialrag.recommender import (
+    SILENT_TO_STEP_DOWN,
+    describe_fact,
+    describe_ranker,
+    describe_style,
+    load_emoji_readings,
+    load_fit,
+    read_reception,
+    silent_streak,
+)
 
 
 @command("help", "`help` — this list", about_member=True)
@@ -93,7 +102,8 @@ def cmd_status(inv: Invocation) -> str:
     with inv.ctx.db.connection() as conn:
         s = storage.settings.load_channel_settings(conn, inv.team, inv.channel)
         counts = storage.messages.load_channel_counts(conn, inv.team, inv.channel)
-        posts = storage.posts.load_post_engagement(conn, inv.team, inv.channel, limit=5)
+        posts = storage.posts.load_post_engagement(conn, inv.team, inv.channel, limit=SILENT_TO_STEP_DOWN)
+        readings = storage.settings.load_emoji_overrides(conn, inv.team, inv.channel)
         ranker = load_fit(conn, inv.team, inv.channel, inv.ctx.settings.popularity_weight)
         progress = storage.queue.load_index_progress(conn, inv.team, inv.channel, inv.ctx.settings.embed_model)
         emoji = load_emoji_readings(conn, inv.team, inv.channel, inv.ctx.settings.embed_model)
@@ -123,11 +133,15 @@ def cmd_status(inv: Invocation) -> str:
         lines.append(f"Posting less often because {s.step_down_reason}; `/paperping frequency` sets it back.")
     if focus_active(s, inv.now):
         lines.append(f"Focus: {quote(s.focus_text or '', 120)} (until {s.focus_expires_at:%d %b}).")
-    for p in posts:
-        received = ", ".join(x for x in (p["emoji"], f"{p['replies']} replies" if p["replies"] else "") if x)
+    silent = silent_streak([read_reception(p["emoji"], p["replies"], readings) for p in posts])
+    if silent:
         lines.append(
-            f"• {p['posted_at']:%d %b}: {quote(p['title'] or 'a paper', 200)} — {received or 'no reactions yet'}"
+            f"The last {silent} of my posts drew no reaction, click or reply. Silence alone slows my posts only after "
+            f"{SILENT_TO_STEP_DOWN} in a row; *Not for us* (or a negative emoji) on three of five does sooner."
         )
+    for p in posts[:5]:
+        received = describe_received(p["emoji"], p["replies"])
+        lines.append(f"• {p['posted_at']:%d %b}: {quote(p['title'] or 'a paper', 200)} — {received}")
     return "\n".join(lines)
 
 

@@ -9,7 +9,7 @@ from typing import Any
 from slack_bolt import Ack, App
 from slack_sdk import WebClient
 
-from bot.blocks import escape, quote
+from bot.blocks import describe_received, escape, quote
 from bot.context import AppContext
 from socialrag import storage
 from socialrag.knowledge import describe_empty, describe_index
@@ -53,9 +53,8 @@ def build_home(ctx: AppContext, team: str, user: str) -> dict[str, Any]:
             if empty:
                 lines.append(quote(empty, 400))
             for p in posts:
-                received = p["emoji"] or "no reactions yet"
-                replies = f", {p['replies']} replies" if p["replies"] else ""
-                lines.append(f"• {p['posted_at']:%d %b}: {quote(p['title'] or 'a paper', 200)} — {received}{replies}")
+                received = describe_received(p["emoji"], p["replies"])
+                lines.append(f"• {p['posted_at']:%d %b}: {quote(p['title'] or 'a paper', 200)} — {received}")
             blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": "\n".join(lines)}})
         member = storage.settings.load_member_setting(conn, team, user)
     mentions = member.mentions_enabled

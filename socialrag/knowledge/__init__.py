@@ -15,11 +15,20 @@ from socialrag.packages import entry_points
 
 if TYPE_CHECKING:
     from socialrag.knowledge.embed import Embedder, embed_papers, embed_pending
-    from socialrag.knowledge.emoji import is_emoji_name, normalize_emoji, parse_sentiment
+    from socialrag.knowledge.emoji import (
+        CLICKS,
+        READING_LIST_EMOJI,
+        display_reaction,
+        is_click,
+        is_emoji_name,
+        normalize_emoji,
+        parse_sentiment,
+    )
     from socialrag.knowledge.index import IndexStats, ThreadTracker, index_messages
     from socialrag.knowledge.indexer import Indexer, IndexerConfig
     from socialrag.knowledge.links import find_paper_refs
     from socialrag.knowledge.live import (
+        record_click,
         record_deletion,
         record_edit,
         record_message,
@@ -35,6 +44,10 @@ ENTRY_POINTS = {
     "Embedder": "embed",
     "embed_papers": "embed",
     "embed_pending": "embed",
+    "CLICKS": "emoji",
+    "READING_LIST_EMOJI": "emoji",
+    "display_reaction": "emoji",
+    "is_click": "emoji",
     "is_emoji_name": "emoji",
     "normalize_emoji": "emoji",
     "parse_sentiment": "emoji",
@@ -44,6 +57,7 @@ ENTRY_POINTS = {
     "Indexer": "indexer",
     "IndexerConfig": "indexer",
     "find_paper_refs": "links",
+    "record_click": "live",
     "record_deletion": "live",
     "record_edit": "live",
     "record_message": "live",

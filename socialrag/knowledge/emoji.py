@@ -141,8 +141,40 @@ def normalize_emoji(name: str) -> str:
     return base.strip(":")
 
 
+# The buttons on PaperPing's posts, stored as reactions under names no Slack emoji can have (a colon inside), so
+# that every reader of reactions (ranking, refit, report, forget-me, deletions) counts a click like one. Their
+# reading is fixed: no channel override or learnt reading applies to them.
+CLICKS: dict[str, str] = {"relevant": "button:relevant", "not_for_us": "button:not-for-us", "save": "button:save"}
+CLICK_SENTIMENT: dict[str, Sentiment] = {
+    CLICKS["relevant"]: "positive",
+    CLICKS["not_for_us"]: "negative",
+    CLICKS["save"]: "positive",
+}
+CLICK_LABELS: dict[str, str] = {
+    CLICKS["relevant"]: "relevant",
+    CLICKS["not_for_us"]: "not for us",
+    CLICKS["save"]: "saved",
+}
+# a reaction that keeps a paper for later (the channel's reading list takes the first two and the button)
+SAVE_EMOJI: frozenset[str] = frozenset({"bookmark", "bookmark_tabs", "pushpin", "round_pushpin", CLICKS["save"]})
+READING_LIST_EMOJI: frozenset[str] = frozenset({"bookmark", "bookmark_tabs", CLICKS["save"]})
+
+
+def is_click(name: str) -> bool:
+    """Whether a stored reaction is a click on one of PaperPing's buttons."""
+    return name in CLICK_SENTIMENT
+
+
+def display_reaction(name: str) -> str:
+    """How a stored reaction is shown to members: ``:+1:`` for an emoji, the button's word for a click."""
+    return CLICK_LABELS.get(name) or f":{normalize_emoji(name)}:"
+
+
 def read_sentiment(name: str, overrides: Mapping[str, Sentiment] | None = None) -> Sentiment:
-    """The sentiment of one emoji for a channel: its own reading first, then the default table."""
+    """The sentiment of one emoji for a channel: its own reading first, then the default table. A click on a
+    button reads as the button says."""
+    if name in CLICK_SENTIMENT:
+        return CLICK_SENTIMENT[name]
     base = normalize_emoji(name)
     if overrides and base in overrides:
         return overrides[base]

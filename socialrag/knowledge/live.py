@@ -11,6 +11,7 @@ from datetime import datetime
 import psycopg
 
 from socialrag import storage
+from socialrag.knowledge.emoji import CLICKS
 from socialrag.knowledge.index import index_messages, is_kept
 from socialrag.models import Message, PaperMeta, PaperRef
 
@@ -69,6 +70,20 @@ def record_reaction(
     else:
         storage.messages.remove_reaction(conn, message_id, user_id, emoji)
     return True
+
+
+def record_click(
+    conn: psycopg.Connection, team_id: str, channel_id: str, ts: str, user_id: str, kind: str, at: datetime
+) -> tuple[bool, dict[str, int]] | None:
+    """A member clicked one of the buttons (``CLICKS``) on a kept message: a second click of the same member
+    undoes the first. Returns whether the member's click is on afterwards and the message's click counts by
+    kind, None when the message is not kept (deleted, or never stored)."""
+    message_id = storage.messages.load_message_id(conn, team_id, channel_id, ts)
+    if message_id is None:
+        return None
+    on = storage.messages.toggle_reaction(conn, message_id, team_id, channel_id, user_id, CLICKS[kind], at)
+    counts = storage.messages.load_reaction_counts(conn, message_id)
+    return on, {k: counts.get(name, 0) for k, name in CLICKS.items()}
 
 
 def record_own_post(conn: psycopg.Connection, message: Message, paper: PaperMeta) -> bool:

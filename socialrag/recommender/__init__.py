@@ -24,11 +24,15 @@ if TYPE_CHECKING:
     from socialrag.recommender.refit import load_fit, refit_channel
     from socialrag.recommender.schedule import (
         FREQUENCIES,
+        SILENT_TO_STEP_DOWN,
+        Reception,
         empty_retry_wait,
         index_wait,
         next_slot,
         quiet_until,
+        read_reception,
         should_step_down,
+        silent_streak,
         step_down,
     )
     from socialrag.recommender.service import Recommender, describe_style, resolve_style
@@ -50,6 +54,10 @@ ENTRY_POINTS = {
     "next_slot": "schedule",
     "quiet_until": "schedule",
     "should_step_down": "schedule",
+    "read_reception": "schedule",
+    "silent_streak": "schedule",
+    "Reception": "schedule",
+    "SILENT_TO_STEP_DOWN": "schedule",
     "step_down": "schedule",
     "Recommender": "service",
     "describe_style": "service",

@@ -26,7 +26,8 @@ MIN_SHARES = 8  # below this many past shares the channel keeps the prior
 NEGATIVES_PER_SHARE = 20
 CHECK_NEGATIVES = 80  # more papers passed over at each share, only to compare fits on (``guard``)
 CHECK_WINDOW_DAYS = 365.0  # ... drawn from the papers published in this many days before the share
-IGNORED_AFTER_DAYS = 3.0  # a PaperPing post with no reaction or reply by then was ignored
+IGNORED_AFTER_DAYS = 7.0  # a PaperPing post with no reaction, click or reply by then was ignored...
+SILENCE_COUNTS_FROM = 0.5  # ...which counts against its topic only where at least this share of posts is answered
 
 
 def prior_weights(popularity_weight: float = DEFAULT_POPULARITY_WEIGHT) -> np.ndarray:

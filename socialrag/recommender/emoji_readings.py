@@ -20,7 +20,7 @@ from typing import Protocol
 
 import numpy as np
 
-from socialrag.knowledge.emoji import is_emoji_name, normalize_emoji, read_sentiment
+from socialrag.knowledge.emoji import SAVE_EMOJI, is_click, is_emoji_name, normalize_emoji, read_sentiment
 from socialrag.models import Sentiment
 from socialrag.rows import PaperInfo, ReactionEvent, Reply, Share
 
@@ -37,7 +37,6 @@ class SharedPaper(Protocol):
     def first_share(self) -> Share: ...
 
 
-SAVE_EMOJI = frozenset({"bookmark", "bookmark_tabs", "pushpin", "round_pushpin"})
 FOLLOW_UP_DAYS = 21  # a reply, save, re-share or share on the topic this soon after the paper counts
 TOPIC_SIMILARITY = 0.7  # a later paper at least this close (cosine) is "on the topic"
 MIN_PAPERS = 6  # papers with the emoji, without any reaction, and with other positive emoji, each at least
@@ -121,7 +120,7 @@ def learn_emoji_readings(
     out = []
     for emoji, ids in sorted(used.items()):
         default = read_sentiment(emoji)
-        if emoji in manual or default == "negative" or emoji in SAVE_EMOJI or len(ids) < MIN_PAPERS:
+        if emoji in manual or default == "negative" or emoji in SAVE_EMOJI or is_click(emoji) or len(ids) < MIN_PAPERS:
             continue
         if not is_emoji_name(emoji):  # a name from an export file that no Slack emoji could have: not shown
             continue

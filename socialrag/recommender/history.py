@@ -18,14 +18,19 @@ import numpy as np
 
 from socialrag.knowledge.papers.base import next_month
 from socialrag.models import Sentiment
-from socialrag.recommender.calibrate import CHECK_NEGATIVES, CHECK_WINDOW_DAYS, IGNORED_AFTER_DAYS, NEGATIVES_PER_SHARE
+from socialrag.recommender.calibrate import (
+    CHECK_NEGATIVES,
+    CHECK_WINDOW_DAYS,
+    IGNORED_AFTER_DAYS,
+    NEGATIVES_PER_SHARE,
+    SILENCE_COUNTS_FROM,
+)
 from socialrag.recommender.context import ChannelContext
 from socialrag.recommender.features import CandidateSet, ChannelState, features
-from socialrag.recommender.guard import MAX_WINDOW_DAYS, MIN_WINDOW_DAYS, TrainingSet
+from socialrag.recommender.guard import MAX_WINDOW_DAYS, TrainingSet
 from socialrag.recommender.rank import emoji_selectivity, engagement_events
+from socialrag.recommender.window import DAY, learn_window, share_ranks
 from socialrag.rows import PaperInfo
-
-DAY = 86400.0
 
 
 @dataclass(frozen=True)
@@ -189,6 +194,7 @@ class ChannelHistory:
     member_first: np.ndarray  # (m,) first share by a member (NaN for a paper only PaperPing posted)
     post_at: np.ndarray  # (m,) PaperPing's post (NaN if none)
     answered_at: np.ndarray  # (m,) first reply or positive reaction after PaperPing's post (NaN if none)
+    heard_at: np.ndarray  # (m,) first answer of any kind after PaperPing's post, a not-for-us included (NaN if none)
     ev_paper: np.ndarray  # engagement events: channel paper position, time, signed value
     ev_t: np.ndarray
     ev_v: np.ndarray
@@ -200,6 +206,16 @@ class ChannelHistory:
         """(author index, position of the channel paper) of every author entry of the channel's papers."""
         return self.universe.authors_of(self.rows)
 
+    def silence_counts(self, t: float) -> bool:
+        """Whether a PaperPing post nobody answered means anything at ``t``: only in a channel that answered (in
+        any way) at least ``SILENCE_COUNTS_FROM`` of its posts old enough to judge. A lab that reads without
+        reacting is not read as disliking everything it was sent."""
+        judged = self.post_at + IGNORED_AFTER_DAYS * DAY < t
+        if not judged.any():
+            return False
+        heard = self.heard_at[judged] <= self.post_at[judged] + IGNORED_AFTER_DAYS * DAY
+        return float(heard.mean()) >= SILENCE_COUNTS_FROM
+
     def state_at(self, t: float, focus: np.ndarray | None = None) -> tuple[ChannelState, np.ndarray]:
         """What the ranker sees at ``t``, and the positions (into ``rows``) of the papers it includes."""
         known = np.flatnonzero(self.first_at < t)
@@ -210,6 +226,7 @@ class ChannelHistory:
         posted = self.post_at[known]
         answered = self.answered_at[known]
         ignored = (posted + IGNORED_AFTER_DAYS * DAY < t) & ~(answered < t) & np.isnan(self.member_first[known])
+        ignored &= self.silence_counts(t)
         disliked = (w < 0) | ignored
         u = self.universe
         vectors = u.vectors[self.rows[known]]
@@ -241,7 +258,7 @@ def build_history(
     ev_p: list[int] = []
     ev_t: list[float] = []
     ev_v: list[float] = []
-    first, member_first, post_at, answered = [], [], [], []
+    first, member_first, post_at, answered, any_answer = [], [], [], [], []
     for k, (_, paper) in enumerate(papers):
         first.append(min(s.at for s in paper.shares).timestamp())
         by_members = [s.at.timestamp() for s in paper.shares if s.user_id not in bots]
@@ -252,6 +269,8 @@ def build_history(
         events = engagement_events(paper, selectivity, overrides or ctx.emoji_overrides, bots)
         answers = [at.timestamp() for at, v in events if v > 0 and not np.isnan(post) and at.timestamp() > post]
         answered.append(min(answers) if answers else np.nan)
+        heard = [at.timestamp() for at, v in events if v != 0 and not np.isnan(post) and at.timestamp() > post]
+        any_answer.append(min(heard) if heard else np.nan)
         for at, v in events:
             ev_p.append(k)
             ev_t.append(at.timestamp())
@@ -267,6 +286,7 @@ def build_history(
         np.array(member_first, dtype=np.float64),
         np.array(post_at, dtype=np.float64),
         np.array(answered, dtype=np.float64),
+        np.array(any_answer, dtype=np.float64),
         np.array(ev_p, dtype=np.int64),
         np.array(ev_t, dtype=np.float64),
         np.array(ev_v, dtype=np.float64),
@@ -281,41 +301,6 @@ def pool_rows(universe: Universe, t: float, window_days: float, exclude: np.ndar
     ok = (out < t) & (out >= t - window_days * DAY)
     ok[exclude] = False
     return np.flatnonzero(ok)
-
-
-def share_ranks(history: ChannelHistory) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(moment, rank, age in days) of each share by a member of a paper with a known date, in time order; the
-    rank is the share of the papers out by then (in the last ``MAX_WINDOW_DAYS``) that are newer than the one
-    shared: near 0 for a group that takes this week's papers, spread over 0 to 1 for one that does not mind
-    their age."""
-    u = history.universe
-    first, rows = history.member_first, history.rows
-    ok = ~np.isnan(first) & ~np.isnan(u.published[rows]) & (first >= u.earliest[rows])
-    out = np.sort(u.available[~np.isnan(u.available)])
-    moments, ranks, ages = [], [], []
-    for t, row in sorted(zip(first[ok].tolist(), rows[ok].tolist(), strict=True)):
-        lo, hi = np.searchsorted(out, t - MAX_WINDOW_DAYS * DAY), np.searchsorted(out, t)
-        if hi - lo >= 20:
-            newer = hi - np.searchsorted(out, u.available[row], side="right")
-            moments.append(t)
-            ranks.append(max(0, newer) / (hi - lo))
-            ages.append(max(0.0, (t - float(u.available[row])) / DAY))
-    return np.array(moments), np.array(ranks), np.array(ages)
-
-
-def learn_window(moments: np.ndarray, ranks: np.ndarray, ages: np.ndarray, t: float) -> float:
-    """The window of publication dates the channel picks from at ``t``, in days, learnt from its shares before:
-    a quarter more than the age nine in ten of them had (at least ``MIN_WINDOW_DAYS``). Any date (``inf``)
-    until it has 8 shares, and for a channel whose shares' ranks spread over the papers out (a quarter more
-    than nine in ten reach 0.8 of them): ranks, not ages, decide that, so that a catalog that starts late does
-    not look like a taste for new papers. The days themselves come from ages, not ranks: papers come out in
-    bursts (a conference's hundreds in a week), and a rank reaches back months in a quiet season."""
-    before = moments < t
-    if before.sum() < 8:
-        return float("inf")
-    if 1.25 * float(np.quantile(ranks[before], 0.9)) >= 0.8:
-        return float("inf")
-    return max(MIN_WINDOW_DAYS, 1.25 * float(np.quantile(ages[before], 0.9)))
 
 
 def training_set(
@@ -354,7 +339,8 @@ def training_set(
     compared_from = shared_at[len(shared_at) // 2] if shared_at else np.inf
     for t, k, positive in moments:
         if not positive:
-            pending_ignored.append(k)
+            if history.silence_counts(t + IGNORED_AFTER_DAYS * DAY + 1.0):
+                pending_ignored.append(k)
             continue
         if u.earliest[channel_rows[k]] >= t:
             continue  # shared before its listed publication date: it was no candidate then

@@ -1,17 +1,24 @@
 """When a channel's next post is due: frequency, the channel's timezone and posting hours, the quiet
-period, and stepping down when posts go unanswered. Pure: times in, times out."""
+period, and stepping down when posts are received badly (or, over a long stretch, not at all). Pure: times
+in, times out."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime, time, timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from socialrag.knowledge.emoji import read_sentiment
+from socialrag.models import Sentiment
 
 FREQUENCIES = ("daily", "every-other-day", "weekly")
 INTERVAL_DAYS = {"daily": 1, "every-other-day": 2, "weekly": 7}
 QUIET_MINUTES = 15
 MAX_QUIET_WAIT = timedelta(hours=2)
-UNANSWERED_TO_STEP_DOWN = 5
+UNANSWERED_TO_STEP_DOWN = 5  # the latest posts judged for explicit negatives
+BADLY_TO_STEP_DOWN = 3  # of them received badly: post less often
+SILENT_TO_STEP_DOWN = 15  # posts in a row with no answer at all: post less often
 
 
 def zone(name: str | None) -> ZoneInfo:
@@ -74,10 +81,58 @@ def step_down(frequency: str) -> str:
     return FREQUENCIES[min(i + 1, len(FREQUENCIES) - 1)]
 
 
-def should_step_down(engagement_of_recent_posts: Sequence[int]) -> bool:
-    """True when the last five posts (newest first) drew no reaction or reply at all."""
-    recent = list(engagement_of_recent_posts)[:UNANSWERED_TO_STEP_DOWN]
-    return len(recent) == UNANSWERED_TO_STEP_DOWN and all(n == 0 for n in recent)
+@dataclass(frozen=True)
+class Reception:
+    """How one of PaperPing's posts was received: positive and negative reactions and clicks (read with the
+    channel's own readings), and replies in its thread."""
+
+    positive: int = 0
+    negative: int = 0
+    neutral: int = 0
+    replies: int = 0
+
+    @property
+    def silent(self) -> bool:
+        return not (self.positive or self.negative or self.neutral or self.replies)
+
+    @property
+    def received_badly(self) -> bool:
+        """An explicit negative (a not-for-us click, a negative emoji) outweighing any positive, and no reply."""
+        return self.negative > self.positive and not self.replies
+
+
+def read_reception(
+    emoji: Mapping[str, int], replies: int, overrides: Mapping[str, Sentiment] | None = None
+) -> Reception:
+    """A post's ``Reception`` from how many members left each reaction or click on it, read with the channel's
+    own readings of its emoji."""
+    counts = {"positive": 0, "negative": 0, "neutral": 0}
+    for name, n in emoji.items():
+        counts[read_sentiment(name, overrides)] += n
+    return Reception(counts["positive"], counts["negative"], counts["neutral"], replies)
+
+
+def should_step_down(recent: Sequence[Reception]) -> str | None:
+    """Why to post less often, from the channel's latest posts (newest first), or None. Explicit negatives come
+    first: three of the last five posts received badly. Silence is weak evidence (a lab may read without
+    reacting): only ``SILENT_TO_STEP_DOWN`` posts in a row with no answer at all count."""
+    last = list(recent)[:UNANSWERED_TO_STEP_DOWN]
+    if len(last) == UNANSWERED_TO_STEP_DOWN and sum(r.received_badly for r in last) >= BADLY_TO_STEP_DOWN:
+        return f"{BADLY_TO_STEP_DOWN} of the last five posts were marked not for us or drew negative reactions"
+    stretch = list(recent)[:SILENT_TO_STEP_DOWN]
+    if len(stretch) == SILENT_TO_STEP_DOWN and all(r.silent for r in stretch):
+        return f"the last {SILENT_TO_STEP_DOWN} posts drew no reaction, click or reply"
+    return None
+
+
+def silent_streak(recent: Sequence[Reception]) -> int:
+    """How many of the latest posts in a row drew no answer at all (what `status` shows)."""
+    n = 0
+    for r in recent:
+        if not r.silent:
+            break
+        n += 1
+    return n
 
 
 EMPTY_FIRST_WAIT = timedelta(minutes=30)

@@ -14,7 +14,7 @@ from datetime import timedelta
 
 import numpy as np
 
-from socialrag.knowledge.emoji import normalize_emoji, read_sentiment
+from socialrag.knowledge.emoji import is_click, normalize_emoji, read_sentiment
 from socialrag.models import (
     AuthorDiscussedHere,
     EarlierPaperByMember,
@@ -219,7 +219,7 @@ def signal_h6(inp: SignalInput, related: SharedPaper) -> list[SocialSignal]:
     """How members reacted and replied to that earlier paper."""
     if not related.reactions and not related.replies:
         return []
-    emoji = Counter(normalize_emoji(r.emoji) for r in related.reactions)
+    emoji = Counter(normalize_emoji(r.emoji) for r in related.reactions if not is_click(r.emoji))
     positive = sum(1 for r in related.reactions if read_sentiment(r.emoji, inp.ctx.emoji_overrides) == "positive")
     repliers = tuple(dict.fromkeys(r.user_id for r in sorted(related.replies, key=lambda r: r.at) if r.user_id))
     first = min(related.replies, key=lambda r: r.at) if related.replies else None

@@ -228,6 +228,28 @@ def add_reaction(
     )
 
 
+def toggle_reaction(
+    conn: psycopg.Connection, message_id: int, team_id: str, channel_id: str, user_id: str, emoji: str, at: datetime
+) -> bool:
+    """A click on a button: the member's reaction of that name removed if they had it, else added (unless they
+    asked to be forgotten). True when it is on after the click."""
+    if conn.execute(
+        "DELETE FROM reactions WHERE message_id = %(m)s AND user_id = %(u)s AND emoji = %(e)s",
+        {"m": message_id, "u": user_id, "e": emoji},
+    ).rowcount:
+        return False
+    add_reaction(conn, message_id, team_id, channel_id, user_id, emoji, at)
+    return True
+
+
+def load_reaction_counts(conn: psycopg.Connection, message_id: int) -> dict[str, int]:
+    """How many members left each reaction (or click) on a message."""
+    rows = conn.execute(
+        "SELECT emoji, count(*) FROM reactions WHERE message_id = %(m)s GROUP BY emoji", {"m": message_id}
+    ).fetchall()
+    return {r[0]: int(r[1]) for r in rows}
+
+
 def remove_reaction(conn: psycopg.Connection, message_id: int, user_id: str, emoji: str) -> None:
     conn.execute(
         "DELETE FROM reactions WHERE message_id = %(m)s AND user_id = %(u)s AND emoji = %(e)s",

@@ -173,7 +173,8 @@ def record_empty_slot(conn: psycopg.Connection, team_id: str, channel_id: str, r
 def load_post_engagement(
     conn: psycopg.Connection, team_id: str, channel_id: str, limit: int = 5
 ) -> list[dict[str, Any]]:
-    """The last posts (newest first, since the last step-down) with the reactions and replies each drew."""
+    """The last posts (newest first, since the last step-down) with the reactions (and clicks) and replies each
+    drew; ``emoji`` counts each reaction's name."""
     rows = conn.execute(
         """
         SELECT r.id, r.posted_at, r.message_ts, p.title,
@@ -182,7 +183,7 @@ def load_post_engagement(
                (SELECT count(*) FROM messages m
                  WHERE m.team_id = r.team_id AND m.channel_id = r.channel_id AND m.thread_ts = r.message_ts
                    AND m.is_reply),
-               (SELECT string_agg(x.emoji || ' ' || x.n, ', ' ORDER BY x.n DESC, x.emoji) FROM (
+               (SELECT jsonb_object_agg(x.emoji, x.n) FROM (
                    SELECT x.emoji, count(*) AS n FROM messages m JOIN reactions x ON x.message_id = m.id
                     WHERE m.team_id = r.team_id AND m.channel_id = r.channel_id AND m.ts = r.message_ts
                     GROUP BY x.emoji) x)
@@ -202,7 +203,7 @@ def load_post_engagement(
             "title": r[3],
             "reactions": int(r[4]),
             "replies": int(r[5]),
-            "emoji": r[6] or "",
+            "emoji": {str(k): int(v) for k, v in (r[6] or {}).items()},
         }
         for r in rows
     ]
@@ -314,3 +315,17 @@ def record_channel_failure(
         {"t": team_id, "c": channel_id, "p": permanent, "r": reason[:300]},
     ).fetchone()
     return int(row[0]) if row else 0
+
+
+def load_posted_draft(
+    conn: psycopg.Connection, team_id: str, channel_id: str, message_ts: str
+) -> dict[str, Any] | None:
+    """The stored draft of PaperPing's post with this ts in the channel, None when it is not one."""
+    row = conn.execute(
+        """
+        SELECT draft FROM recommendations
+         WHERE team_id = %(t)s AND channel_id = %(c)s AND message_ts = %(ts)s AND status = 'posted'
+        """,
+        {"t": team_id, "c": channel_id, "ts": message_ts},
+    ).fetchone()
+    return dict(row[0]) if row and row[0] else None

@@ -52,6 +52,8 @@ class ChannelSettings:
     report_failures: int = 0
     report_stopped_reason: str | None = None
     report_asked_at: datetime | None = None  # the last on-demand report
+    zotero_group_id: str | None = None  # the Zotero group library saved papers go to (`/paperping zotero`)
+    zotero_collection: str | None = None  # and the collection in it (None: the library's top level)
 
 
 @dataclass(frozen=True)

@@ -289,23 +289,39 @@ def test_quiet_period_and_step_down(harness: Harness, db: Database) -> None:
     with db.connection() as conn:
         waiting = storage.settings.load_channel_settings(conn, T, "C1").next_post_at
     assert calls == [] and waiting == now + timedelta(minutes=10), "waits for the conversation to pause"
-    # five unanswered posts: the channel steps down to every other day, and status says why
+    # six posts, none answered: a lab may read without reacting, so the pace stays (silence alone counts only
+    # over a long stretch), and status says so
+    from bot.scheduler import Worker as W
+    from socialrag.knowledge import index_messages
+    from socialrag.models import Message, PaperRef
+
+    due = storage.posts.DueChannel(T, "C1", now, "daily", "tldr", None, 9, 17, True, None, None)
     with db.connection() as conn:
         for i in range(6):
+            at, ts = now - timedelta(days=6 - i), f"17000000{i}.000000"
+            ref = PaperRef("arxiv", f"2401.0000{i}", f"https://arxiv.org/abs/2401.0000{i}", f"Paper {i}")
+            index_messages(conn, [Message(T, "C1", ts, "UBOT", f"<{ref.url}>", at, papers=(ref,))])
             conn.execute(
                 """INSERT INTO recommendations (team_id, channel_id, slot_key, style, status, posted_at, message_ts)
                             VALUES (%s, 'C1', %s, 'tldr', 'posted', %s, %s)""",
-                (T, f"s{i}", now - timedelta(days=6 - i), f"17000000{i}.000000"),
+                (T, f"s{i}", at, ts),
             )
-    from bot.scheduler import Worker as W
-
-    W._finish(
-        worker, storage.posts.DueChannel(T, "C1", now, "daily", "tldr", None, 9, 17, True, None, None), now, posted=True
-    )
+    W._finish(worker, due, now, posted=True)
+    with db.connection() as conn:
+        assert storage.settings.load_channel_settings(conn, T, "C1").frequency == "daily"
+    assert "The last 6 of my posts drew no reaction, click or reply" in harness.command("status")
+    # three of the five posts before the newest marked not for us: the channel steps down, and status says why
+    with db.connection() as conn:
+        for i in (1, 3, 4):
+            mid = storage.messages.load_message_id(conn, T, "C1", f"17000000{i}.000000")
+            assert mid is not None
+            storage.messages.add_reaction(conn, mid, T, "C1", "U3", "button:not-for-us", now)
+    W._finish(worker, due, now, posted=True)
     with db.connection() as conn:
         s = storage.settings.load_channel_settings(conn, T, "C1")
-    assert s.frequency == "every-other-day" and "no reaction or reply" in s.step_down_reason
-    assert "Posting less often because the last five posts drew no reaction or reply" in harness.command("status")
+    assert s.frequency == "every-other-day" and "marked not for us" in (s.step_down_reason or "")
+    status = harness.command("status")
+    assert "Posting less often because 3 of the last five posts were marked not for us" in status
     assert harness.command("frequency daily") == "Done: I'll post daily here."
     with db.connection() as conn:
         assert storage.settings.load_channel_settings(conn, T, "C1").step_down_reason is None

@@ -62,6 +62,8 @@ class SlackStandIn:
         self.hold: Callable[[Call], bool] | None = None  # when true for a call, the answer waits
         self.hold_seconds = 30.0
         self.posts: list[dict[str, Any]] = []
+        self.updates: list[dict[str, Any]] = []  # chat.update calls, with the message as it became
+        self.ephemeral: list[dict[str, str]] = []  # chat.postEphemeral calls
         self.views: dict[str, Any] = {}
         # files.getUploadURLExternal -> the upload (raw bytes POSTed to upload_url) -> files.completeUploadExternal
         self.pending_files: dict[str, dict[str, Any]] = {}
@@ -185,6 +187,33 @@ class SlackStandIn:
             self.state.messages.setdefault(channel, []).append(message)
             self.posts.append({"channel": channel, **message})
         return {"ok": True, "channel": channel, "ts": ts, "message": message}
+
+    def api_chat_update(self, params: dict[str, str]) -> dict[str, Any]:
+        """As Slack documents it: ``channel`` and ``ts`` name the message; only the app's own messages can be
+        updated (``cant_update_message``); ``text`` and ``blocks`` replace what it showed."""
+        channel, ts = params.get("channel", ""), params.get("ts", "")
+        with self.lock:
+            found = next((m for m in self.state.messages.get(channel, []) if m["ts"] == ts), None)
+            if found is None:
+                return {"ok": False, "error": "message_not_found"}
+            if found.get("user") != "UBOT":
+                return {"ok": False, "error": "cant_update_message"}
+            if "text" in params:
+                found["text"] = params["text"]
+            if params.get("blocks"):
+                value = params["blocks"]
+                found["blocks"] = json.loads(value) if isinstance(value, str) else value
+            found["edited"] = {"user": "UBOT", "ts": f"{time.time():.6f}"}
+            self.updates.append({"channel": channel, **found})
+        return {"ok": True, "channel": channel, "ts": ts, "text": found["text"]}
+
+    def api_chat_postEphemeral(self, params: dict[str, str]) -> dict[str, Any]:
+        """A message only ``user`` sees, in ``channel``; it is not kept in the channel's history."""
+        if params.get("channel", "") not in self.state.channels or not params.get("user"):
+            return {"ok": False, "error": "channel_not_found"}
+        with self.lock:
+            self.ephemeral.append(params)
+        return {"ok": True, "message_ts": f"{time.time():.6f}"}
 
     def api_chat_getPermalink(self, params: dict[str, str]) -> dict[str, Any]:
         ts = params.get("message_ts", "").replace(".", "")

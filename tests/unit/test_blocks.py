@@ -27,7 +27,7 @@ def draft(**kw: object) -> Draft:
 
 def test_the_title_is_the_headline_and_mentions_go_only_to_who_may_be_notified() -> None:
     blocks = build_blocks(draft())
-    assert [b["type"] for b in blocks] == ["section", "context", "section", "context"]
+    assert [b["type"] for b in blocks] == ["section", "context", "section", "context", "actions"]
     assert blocks[0]["text"]["text"] == "*<https://arxiv.org/abs/1706.03762|Attention &lt;Is&gt; All>*"
     assert blocks[1]["elements"][0]["text"] == "A. V, N. S, et al. · NeurIPS 2017"
     assert blocks[2]["text"]["text"] == "For <@U1> and ben: *key idea* &amp; more."
@@ -44,7 +44,7 @@ def test_fallback_text_starts_with_the_title() -> None:
 
 def test_no_thread_no_authors_no_venue_fewer_blocks() -> None:
     bare = PaperMeta(7, "A title", "https://arxiv.org/abs/1706.03762", (), None, None, None)
-    assert [b["type"] for b in build_blocks(draft(thread_link=None, paper=bare))] == ["section", "section"]
+    assert [b["type"] for b in build_blocks(draft(thread_link=None, paper=bare))] == ["section", "section", "actions"]
 
 
 def test_a_long_title_is_cut_at_a_word() -> None:
@@ -67,3 +67,25 @@ def test_the_demo_lists_the_passed_over_papers_by_score_and_says_when_variety_re
     assert [line.split()[1] for line in lines[2:]] == ["Close", "Middle", "Lower"]
     assert lines[2].endswith("[moved down for variety]") and not lines[3].endswith("]")
     assert passed_over(ranked[:1]) == ["  Picked at score 0.300", "  Passed over (highest score first):"]
+
+
+def test_each_post_carries_three_feedback_buttons_with_their_counts() -> None:
+    from bot.blocks import FEEDBACK_BLOCK
+
+    buttons = build_blocks(draft(), {"relevant": 2, "save": 1})[-1]
+    assert buttons["block_id"] == FEEDBACK_BLOCK
+    labels = [e["text"]["text"] for e in buttons["elements"]]
+    assert labels == ["Relevant · 2", "Not for us", "Save · 1"]
+    assert [e["action_id"] for e in buttons["elements"]] == [
+        "feedback_relevant",
+        "feedback_not_for_us",
+        "feedback_save",
+    ]
+
+
+def test_how_a_post_was_received_reads_clicks_as_words_and_drops_names_no_emoji_has() -> None:
+    from bot.blocks import describe_received
+
+    shown = describe_received({"button:not-for-us": 1, "+1": 2, "<!here>": 5, "button:save": 1}, 1)
+    assert shown == ":+1: 2, not for us 1, saved 1, 1 reply"
+    assert describe_received({}, 0) == "no reactions yet"

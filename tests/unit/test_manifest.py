@@ -20,6 +20,8 @@ MANIFEST = yaml.safe_load((ROOT / "manifest.yml").read_text())
 METHOD_SCOPES: dict[str, tuple[str, ...]] = {
     "auth_test": (),
     "chat_postMessage": ("chat:write",),
+    "chat_update": ("chat:write",),
+    "chat_postEphemeral": ("chat:write",),
     "conversations_history": ("channels:history", "groups:history"),
     "conversations_replies": ("channels:history", "groups:history"),
     "conversations_info": ("channels:read", "groups:read"),

@@ -2,7 +2,16 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from socialrag.recommender.schedule import next_slot, quiet_until, should_step_down, step_down
+from socialrag.recommender.schedule import (
+    SILENT_TO_STEP_DOWN,
+    Reception,
+    next_slot,
+    quiet_until,
+    read_reception,
+    should_step_down,
+    silent_streak,
+    step_down,
+)
 
 BERLIN = "Europe/Berlin"
 
@@ -40,5 +49,20 @@ def test_quiet_period_waits_up_to_two_hours() -> None:
 
 def test_step_down() -> None:
     assert step_down("daily") == "every-other-day" and step_down("weekly") == "weekly"
-    assert should_step_down([0, 0, 0, 0, 0, 3])
-    assert not should_step_down([0, 0, 1, 0, 0]) and not should_step_down([0, 0, 0])
+
+    silent, liked = Reception(), read_reception({"button:relevant": 1}, 0)
+    not_for_us, thumbs_down = read_reception({"button:not-for-us": 2}, 0), read_reception({"-1": 1}, 0)
+    # a lab that reads without reacting keeps its pace: silence alone counts only over a long stretch
+    assert should_step_down([silent] * 5 + [liked]) is None
+    assert should_step_down([silent] * (SILENT_TO_STEP_DOWN - 1)) is None
+    assert "no reaction, click or reply" in (should_step_down([silent] * SILENT_TO_STEP_DOWN) or "")
+    # explicit negatives come first: three of the last five posts marked not for us (or a negative emoji)
+    assert "not for us" in (should_step_down([not_for_us, silent, thumbs_down, liked, not_for_us]) or "")
+    assert should_step_down([not_for_us, silent, thumbs_down, liked, liked]) is None
+    # a reply or as many positive reactions keeps a post from counting as received badly
+    assert not read_reception({"button:not-for-us": 1}, 1).received_badly
+    assert not read_reception({"button:not-for-us": 1, "+1": 1}, 0).received_badly
+    # the channel's own reading of an emoji applies, a button's never changes
+    assert read_reception({"eyes": 2}, 0, {"eyes": "negative"}).received_badly
+    assert read_reception({"button:relevant": 1}, 0, {"button:relevant": "negative"}).positive == 1
+    assert silent_streak([silent, silent, liked, silent]) == 2

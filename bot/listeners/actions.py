@@ -1,0 +1,96 @@
+"""The buttons on PaperPing's posts: relevant, not for us, save. A click is stored like a reaction of that
+member on that post (a second click undoes it; ``knowledge.record_click``), the post is updated to show the
+counts (``chat.update``), and a save is confirmed privately to the member who clicked."""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime
+from typing import Any
+
+from slack_bolt import Ack, App
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
+
+from bot.blocks import BUTTONS, FEEDBACK_BLOCK, build_blocks, build_fallback_text, feedback_actions
+from bot.context import AppContext
+from bot.dedupe import handled_id
+from bot.slack_io import ts_to_datetime
+from socialrag import knowledge, storage
+from socialrag.errors import PaperPingError
+from socialrag.models import draft_from_json
+
+log = logging.getLogger(__name__)
+
+KINDS = {action_id: kind for kind, action_id, _ in BUTTONS}
+
+
+def click_place(body: dict[str, Any]) -> tuple[str, str, str] | None:
+    """(channel, message ts, member) of a click on a message's button, None for anything else."""
+    container = body.get("container") or {}
+    channel = (body.get("channel") or {}).get("id") or container.get("channel_id")
+    ts = container.get("message_ts") or (body.get("message") or {}).get("ts")
+    user = (body.get("user") or {}).get("id")
+    if not (channel and ts and user):
+        return None
+    return str(channel), str(ts), str(user)
+
+
+def updated_blocks(
+    stored: dict[str, Any] | None, shown: list[dict[str, Any]], counts: dict[str, int]
+) -> list[dict[str, Any]]:
+    """The post's blocks with the new counts: rendered again from its stored draft, or (a post whose draft is
+    not stored) the blocks Slack showed with the row of buttons replaced."""
+    if stored is not None:
+        return build_blocks(draft_from_json(stored), counts)
+    return [feedback_actions(counts) if b.get("block_id") == FEEDBACK_BLOCK else b for b in shown]
+
+
+def handle_click(ctx: AppContext, client: WebClient, body: dict[str, Any], respond: Any) -> None:
+    action = (body.get("actions") or [{}])[0]
+    kind = KINDS.get(str(action.get("action_id")))
+    place = click_place(body)
+    key = handled_id(body)
+    if kind is None or place is None or key is None:
+        return
+    channel, ts, user = place
+    team = ctx.slack.channel_team(str((body.get("team") or {}).get("id") or ""), channel)
+    with ctx.db.connection() as conn:
+        if not storage.slack_events.record_event(conn, key, team):
+            return  # the same click delivered again
+        clicked = knowledge.record_click(conn, team, channel, ts, user, kind, click_time(action.get("action_ts")))
+        stored = storage.posts.load_posted_draft(conn, team, channel, ts) if clicked is not None else None
+    if clicked is None:
+        respond(text="That post is no longer kept by PaperPing, so the click was not counted.", **PRIVATE)
+        return
+    on, counts = clicked
+    message = body.get("message") or {}
+    blocks = updated_blocks(stored, list(message.get("blocks") or []), counts)
+    text = build_fallback_text(draft_from_json(stored)) if stored else str(message.get("text") or "")
+    try:
+        ctx.pacer.call(client.chat_update, channel=channel, ts=ts, blocks=blocks, text=text)
+    except (SlackApiError, PaperPingError) as exc:  # the click is kept; the counts show at the next update
+        log.warning("could not update the counts on a post in %s: %s", channel, exc)
+    if kind == "save":
+        saved = "Saved to this channel's reading list (`/paperping list` shows it)."
+        respond(text=saved if on else "Your save is undone; others' saves keep the paper on the list.", **PRIVATE)
+
+
+PRIVATE: dict[str, Any] = {"response_type": "ephemeral", "replace_original": False}
+
+
+def click_time(action_ts: Any) -> datetime:
+    """When the member clicked (Slack's ``action_ts``), now when it is missing or malformed."""
+    try:
+        return ts_to_datetime(str(action_ts))
+    except (TypeError, ValueError, OverflowError, OSError):
+        return datetime.now(UTC)
+
+
+def register(app: App, ctx: AppContext) -> None:
+    def clicked(ack: Ack, client: WebClient, body: dict[str, Any], respond: Any) -> None:
+        ack()
+        handle_click(ctx, client, body, respond)
+
+    for _, action_id, _ in BUTTONS:
+        app.action(action_id)(clicked)

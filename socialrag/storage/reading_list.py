@@ -1,0 +1,104 @@
+"""The channel's reading list: papers saved with the post's button or a :bookmark: reaction (read from the
+reactions, so they leave the list with the reaction, its message or the member's forget-me), or with
+`/paperping save LINK` (``saved_papers``); `/paperping unsave LINK` takes a paper off for every save made
+before it (``reading_list_removals``). And what of the list went to the channel's Zotero library."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+from datetime import datetime
+
+import psycopg
+
+
+@dataclass(frozen=True)
+class SavedPaper:
+    paper_id: int
+    title: str | None
+    url: str | None  # the link it was shared or saved with, when there is one
+    savers: tuple[str, ...]  # who saved it, first saver first
+    saved_at: datetime  # the latest save
+
+
+_SAVES = """
+    WITH saves AS (
+        SELECT mp.paper_id, x.user_id, x.reacted_at AS saved_at, mp.url
+          FROM reactions x JOIN message_papers mp ON mp.message_id = x.message_id
+         WHERE x.team_id = %(t)s AND x.channel_id = %(c)s AND x.emoji = ANY(%(e)s::text[])
+        UNION ALL
+        SELECT paper_id, user_id, saved_at, NULL FROM saved_papers WHERE team_id = %(t)s AND channel_id = %(c)s
+    ), kept AS (
+        SELECT s.* FROM saves s
+          LEFT JOIN reading_list_removals r
+            ON r.team_id = %(t)s AND r.channel_id = %(c)s AND r.paper_id = s.paper_id
+         WHERE r.removed_at IS NULL OR s.saved_at > r.removed_at
+    )
+"""
+
+
+def load_reading_list(
+    conn: psycopg.Connection, team_id: str, channel_id: str, emoji: Collection[str], *, limit: int, offset: int = 0
+) -> tuple[list[SavedPaper], int]:
+    """A page of the channel's list, newest save first, and how many papers the whole list holds."""
+    params = {"t": team_id, "c": channel_id, "e": list(emoji), "n": limit, "o": offset}
+    rows = conn.execute(
+        _SAVES
+        + """
+        SELECT k.paper_id, p.title, (array_agg(k.url ORDER BY k.url IS NULL, k.saved_at))[1],
+               array_agg(k.user_id ORDER BY k.saved_at), max(k.saved_at), count(*) OVER ()
+          FROM kept k JOIN papers p ON p.id = k.paper_id
+         GROUP BY k.paper_id, p.title
+         ORDER BY max(k.saved_at) DESC, k.paper_id
+         LIMIT %(n)s OFFSET %(o)s
+        """,
+        params,
+    ).fetchall()
+    papers = [SavedPaper(r[0], r[1], r[2], tuple(dict.fromkeys(r[3])), r[4]) for r in rows]
+    if rows:
+        return papers, int(rows[0][5])
+    total = conn.execute(_SAVES + "SELECT count(DISTINCT paper_id) FROM kept", params).fetchone()
+    return papers, int(total[0]) if total else 0
+
+
+def load_saved_ids(conn: psycopg.Connection, team_id: str, channel_id: str, emoji: Collection[str]) -> list[int]:
+    """Every paper on the channel's list, oldest save first (for an export or a Zotero library)."""
+    rows = conn.execute(
+        _SAVES + "SELECT paper_id FROM kept GROUP BY paper_id ORDER BY min(saved_at), paper_id",
+        {"t": team_id, "c": channel_id, "e": list(emoji)},
+    ).fetchall()
+    return [int(r[0]) for r in rows]
+
+
+def save_paper(
+    conn: psycopg.Connection, team_id: str, channel_id: str, paper_id: int, user_id: str, at: datetime
+) -> bool:
+    """`/paperping save`: the member saves a paper on the channel's list. False if they had saved it already."""
+    return (
+        conn.execute(
+            """
+            INSERT INTO saved_papers (team_id, channel_id, paper_id, user_id, saved_at)
+            SELECT %(t)s, %(c)s, %(p)s, %(u)s, %(at)s
+             WHERE NOT EXISTS (SELECT 1 FROM forgotten_members WHERE team_id = %(t)s AND user_id = %(u)s)
+            ON CONFLICT (team_id, channel_id, paper_id, user_id) DO UPDATE SET saved_at = EXCLUDED.saved_at
+            """,
+            {"t": team_id, "c": channel_id, "p": paper_id, "u": user_id, "at": at},
+        ).rowcount
+        > 0
+    )
+
+
+def remove_paper(conn: psycopg.Connection, team_id: str, channel_id: str, paper_id: int, at: datetime) -> None:
+    """`/paperping unsave`: off the list for every save made up to ``at`` (a later save puts it back)."""
+    conn.execute(
+        """
+        INSERT INTO reading_list_removals (team_id, channel_id, paper_id, removed_at)
+        VALUES (%(t)s, %(c)s, %(p)s, %(at)s)
+        ON CONFLICT (team_id, channel_id, paper_id) DO UPDATE SET removed_at = EXCLUDED.removed_at
+        """,
+        {"t": team_id, "c": channel_id, "p": paper_id, "at": at},
+    )
+    conn.execute(
+        "DELETE FROM saved_papers WHERE team_id = %(t)s AND channel_id = %(c)s AND paper_id = %(p)s",
+        {"t": team_id, "c": channel_id, "p": paper_id},
+    )
