@@ -1,0 +1,193 @@
+"""The buttons on PaperPing's posts, through the real bolt app (over HTTP and over Socket Mode) and slack_sdk
+against the Slack stand-in: a click is stored like a reaction of that member on that post, a second click
+undoes it, a resent click changes nothing, the counts on the post follow (chat.update), and the ranking and
+the refit read the clicks."""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+from slack_sdk import WebClient
+
+from bot.scheduler import Worker
+from socialrag import storage
+from socialrag.db import Database
+from socialrag.knowledge import READING_LIST_EMOJI
+from socialrag.models import Draft, PaperMeta
+from socialrag.recommender.context import load_channel_context
+from socialrag.recommender.rank import ScoringConfig, channel_weights
+from tests.support.harness import Harness, T, count
+
+NOW = datetime.now(UTC).replace(microsecond=0)
+
+
+def post_one(harness: Harness, db: Database) -> dict[str, Any]:
+    """PaperPing posts one paper in #nlp-lab the way the scheduler does; returns the message as Slack shows it."""
+    client = WebClient(token="xoxb-test", base_url=harness.standin.url)
+    harness.ctx.slack.ensure_channel(client, T, "C1")
+    harness.ctx.channels.activate(T, "C1", NOW)
+    with db.connection() as conn:
+        pid = storage.papers.ensure_papers(conn, [("arxiv", "1706.03762")])[("arxiv", "1706.03762")]
+        storage.settings.upsert_channel_setting(conn, T, "C1", next_post_at=NOW)
+    paper = PaperMeta(
+        pid,
+        "Attention Is All You Need",
+        "https://arxiv.org/abs/1706.03762",
+        ("A. Vaswani",),
+        "NeurIPS",
+        2017,
+        None,
+        {"arxiv": "1706.03762"},
+    )
+    draft = Draft(T, "C1", paper, "template", "It proposes the Transformer.", ())
+    worker = Worker(db, lambda team: client, lambda *a: draft, clock=lambda: NOW)
+    assert worker.tick() == 1
+    (post,) = harness.standin.posts
+    return post
+
+
+def click(harness: Harness, post: dict[str, Any], user: str, button: str, at: float) -> dict[str, Any]:
+    """The block_actions payload Slack sends for a click on a message's button."""
+    payload = {
+        "type": "block_actions",
+        "team": {"id": T, "domain": "lab"},
+        "user": {"id": user, "team_id": T},
+        "api_app_id": "A1",
+        "token": "x",
+        "container": {"type": "message", "message_ts": post["ts"], "channel_id": "C1", "is_ephemeral": False},
+        "trigger_id": "1.2.3",
+        "channel": {"id": "C1", "name": "nlp-lab"},
+        "message": {k: post[k] for k in ("type", "user", "ts", "text", "blocks")},
+        "response_url": harness.standin.response_url,
+        "actions": [
+            {
+                "action_id": f"feedback_{button}",
+                "block_id": "paperping_feedback",
+                "value": button,
+                "type": "button",
+                "action_ts": f"{at:.6f}",
+                "text": {"type": "plain_text", "text": button},
+            }
+        ],
+    }
+    return payload
+
+
+def send(harness: Harness, payload: dict[str, Any]) -> None:
+    response = harness.signed(urlencode({"payload": json.dumps(payload)}), "application/x-www-form-urlencoded")
+    assert response.status_code == 200
+
+
+def labels(harness: Harness) -> list[str]:
+    shown = harness.standin.state.messages["C1"][-1]["blocks"][-1]
+    return [e["text"]["text"] for e in shown["elements"]]
+
+
+def test_each_button_click_is_stored_counted_on_the_post_and_undone_by_a_second_click(
+    harness: Harness, db: Database
+) -> None:
+    post = post_one(harness, db)
+    assert [e["action_id"] for e in post["blocks"][-1]["elements"]] == [
+        "feedback_relevant",
+        "feedback_not_for_us",
+        "feedback_save",
+    ]
+    t0 = NOW.timestamp() + 60
+    first = click(harness, post, "U2", "relevant", t0)
+    send(harness, first)
+    assert count(db, "SELECT count(*) FROM reactions WHERE emoji = 'button:relevant' AND user_id = 'U2'") == 1
+    assert labels(harness) == ["Relevant · 1", "Not for us", "Save"]
+    assert harness.standin.updates[-1]["ts"] == post["ts"]
+    # Slack delivers the same click twice: nothing changes
+    send(harness, first)
+    assert count(db, "SELECT count(*) FROM reactions WHERE emoji = 'button:relevant'") == 1
+    assert len(harness.standin.updates) == 1
+    # the ranking reads the click like a positive reaction
+    with db.connection() as conn:
+        ctx = load_channel_context(conn, T, "C1", NOW + timedelta(days=1), "all-MiniLM-L6-v2")
+    pid = post["metadata"]["event_payload"]["paper_id"]
+    assert channel_weights(ctx.papers, NOW + timedelta(days=1), ScoringConfig(), ctx.emoji_overrides)[pid] > 0
+    # a second click of the same member undoes the first
+    send(harness, click(harness, post, "U2", "relevant", t0 + 5))
+    assert count(db, "SELECT count(*) FROM reactions WHERE emoji = 'button:relevant'") == 0
+    assert labels(harness) == ["Relevant", "Not for us", "Save"]
+    # the channel's ranking was refitted after that; two hours later two members find the post not for us:
+    # the post shows it, the ranking reads it as received badly, and the channel is due for a refit again
+    later = NOW + timedelta(hours=2)
+    with db.connection() as conn:
+        conn.execute(
+            "INSERT INTO channel_rankers (team_id, channel_id, fitted_at, model, shares, pairs)"
+            " VALUES (%s, 'C1', %s, '{}', 1, 1)",
+            (T, NOW + timedelta(minutes=10)),
+        )
+        assert (T, "C1") not in storage.rankers.channels_to_refit(conn, later - timedelta(minutes=1))
+    send(harness, click(harness, post, "U3", "not_for_us", later.timestamp()))
+    send(harness, click(harness, post, "U4", "not_for_us", later.timestamp() + 1))
+    assert labels(harness) == ["Relevant", "Not for us · 2", "Save"]
+    with db.connection() as conn:
+        ctx = load_channel_context(conn, T, "C1", NOW + timedelta(days=1), "all-MiniLM-L6-v2")
+        assert (T, "C1") in storage.rankers.channels_to_refit(conn, later + timedelta(minutes=1))
+    assert channel_weights(ctx.papers, NOW + timedelta(days=1), ScoringConfig(), ctx.emoji_overrides)[pid] < 0
+    # save: on the channel's reading list, confirmed privately to the member who clicked
+    send(harness, click(harness, post, "U3", "save", later.timestamp() + 20))
+    assert labels(harness) == ["Relevant", "Not for us · 2", "Save · 1"]
+    assert "Saved to this channel's reading list" in harness.standin.responses[-1]["text"]
+    assert harness.standin.responses[-1].get("response_type") == "ephemeral"
+    with db.connection() as conn:
+        saved, total = storage.reading_list.load_reading_list(conn, T, "C1", READING_LIST_EMOJI, limit=10)
+    assert total == 1 and saved[0].paper_id == pid and saved[0].savers == ("U3",)
+    # the post's own text is rendered again from its stored draft, not from what the click carried
+    assert "Attention Is All You Need" in json.dumps(harness.standin.state.messages["C1"][-1]["blocks"])
+
+
+def test_a_click_on_a_deleted_post_is_not_counted_and_the_member_is_told(harness: Harness, db: Database) -> None:
+    post = post_one(harness, db)
+    harness.event(
+        {"type": "message", "subtype": "message_deleted", "channel": "C1", "deleted_ts": post["ts"], "ts": "1.0"}
+    )
+    send(harness, click(harness, post, "U2", "relevant", NOW.timestamp() + 60))
+    assert count(db, "SELECT count(*) FROM reactions") == 0
+    assert "no longer kept" in harness.standin.responses[-1]["text"]
+
+
+def test_a_click_over_socket_mode(db: Database, tmp_path: Path) -> None:
+    from slack_bolt.adapter.socket_mode import SocketModeHandler
+
+    from bot.app import build_app
+    from bot.context import AppContext
+    from socialrag.config import Settings
+    from tests.support.harness import lab_state
+    from tests.support.slack_standin import SlackStandIn
+    from tests.support.socket_standin import SocketModeStandIn
+
+    standin = SlackStandIn(lab_state()).start()
+    sockets = SocketModeStandIn()
+    standin.socket_url = sockets.url
+    settings = Settings(
+        home=tmp_path, offline=True, slack_bot_token="xoxb-test", slack_app_token="xapp-test", slack_api_url=standin.url
+    )
+    harness = Harness(db, standin, tmp_path)  # only to post the paper; the click goes over the socket
+    app = build_app(settings, db, AppContext(settings, db), socket_mode=True)
+    handler = SocketModeHandler(app, "xapp-test", web_client=WebClient(base_url=standin.url))
+    try:
+        post = post_one(harness, db)
+        handler.connect()
+        sockets.wait_connected()
+        envelope = sockets.send_event(click(harness, post, "U2", "save", NOW.timestamp() + 60), kind="interactive")
+        for _ in range(100):
+            if standin.updates:
+                break
+            time.sleep(0.05)
+        assert count(db, "SELECT count(*) FROM reactions WHERE emoji = 'button:save'") == 1
+        assert labels(harness) == ["Relevant", "Not for us", "Save · 1"]
+        assert any(a.get("envelope_id") == envelope for a in sockets.acks)
+    finally:
+        handler.close()
+        sockets.stop()
+        harness.stop()
+        standin.stop()
