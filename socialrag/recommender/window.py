@@ -14,9 +14,14 @@ from socialrag.recommender.guard import MAX_WINDOW_DAYS, MIN_WINDOW_DAYS
 class SharesInTime(Protocol):
     """What ``share_ranks`` reads of a channel's history (``history.ChannelHistory`` is one)."""
 
-    universe: Any  # ``history.Universe``: its papers' earliest, available and middle publication moments
-    rows: np.ndarray
-    member_first: np.ndarray
+    @property
+    def universe(self) -> Any: ...  # ``history.Universe``: its papers' earliest, available and middle moments
+
+    @property
+    def rows(self) -> np.ndarray: ...
+
+    @property
+    def member_first(self) -> np.ndarray: ...
 
 
 DAY = 86400.0
