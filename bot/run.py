@@ -27,6 +27,7 @@ from socialrag.db import Database
 from socialrag.errors import ConfigError
 from socialrag.knowledge import DatabasePace, Indexer, open_sources
 from socialrag.models import Draft, NoPost, Style
+from socialrag.reading.zotero import push_due
 from socialrag.recommender import Recommender
 
 log = logging.getLogger(__name__)
@@ -59,6 +60,7 @@ def build_worker(settings: Settings, db: Database, recommender: Recommender, pac
         pacer=pacer,
         refit=recommender.refit_due,
         reports=reports,
+        library=lambda now: push_due(db, settings, now),
         wait_for_index=True,
     )
 

@@ -132,6 +132,7 @@ class Worker:
     renew_every: float | None = None  # seconds between lease renewals (default: a third of the lease)
     refit: Callable[[datetime], int] | None = None  # relearns the channels' rankings that are due
     reports: Callable[[datetime], int] | None = None  # posts the monthly reports that are due
+    library: Callable[[datetime], int] | None = None  # sends saved papers to the channels' Zotero libraries
     # `paperping run` indexes in the background: a slot waits (bounded) while the channel is being indexed
     wait_for_index: bool = False
 
@@ -145,6 +146,8 @@ class Worker:
                 self.refit(self.clock())
             if self.reports is not None and not self.stopping.is_set():
                 self.reports(self.clock())
+            if self.library is not None and not self.stopping.is_set():
+                self.library(self.clock())
             self._prune()
         except PaperPingError as exc:  # the database is away: the next tick retries
             log.warning("tick stopped: %s", exc)

@@ -129,6 +129,15 @@ SETTINGS: tuple[Setting, ...] = (
         "CROSSREF_API_URL", "crossref_api_url", "url", "https://api.crossref.org/", "base of the Crossref REST API"
     ),
     Setting("CROSSREF_MAILTO", "crossref_mailto", "text", None, "contact address sent to Crossref (its polite pool)"),
+    Setting("ZOTERO_API_URL", "zotero_api_url", "url", "https://api.zotero.org/", "base of Zotero's Web API"),
+    Setting(
+        "ZOTERO_API_KEY",
+        "zotero_api_key",
+        "text",
+        None,
+        "Zotero API key with write access to the group libraries channels send their reading lists to "
+        "(`/paperping zotero GROUP_ID`); without it the Zotero push is off",
+    ),
     Setting(
         "OPENAI_BASE_URL",
         "openai_base_url",
@@ -249,6 +258,8 @@ class Settings:
     arxiv_api_url: str = _default("arxiv_api_url")
     crossref_api_url: str = _default("crossref_api_url")
     crossref_mailto: str | None = _default("crossref_mailto")
+    zotero_api_url: str = _default("zotero_api_url")
+    zotero_api_key: str | None = _default("zotero_api_key")
     openai_base_url: str | None = _default("openai_base_url")
     openai_api_key: str | None = _default("openai_api_key")
     embed_model: str = _default("embed_model")

@@ -3,7 +3,7 @@ options and its work, in the module of its kind. ``bot.cli`` adds the Slack ones
 ``import-export``, ``demo``) and is the ``paperping`` program.
 """
 
-from socialrag.cli import catalog, maintenance, recommend, report, status
+from socialrag.cli import catalog, export, maintenance, recommend, report, status
 from socialrag.cli.base import Subcommand
 
 CORE_COMMANDS: tuple[Subcommand, ...] = (
@@ -12,6 +12,7 @@ CORE_COMMANDS: tuple[Subcommand, ...] = (
     recommend.RECOMMEND,
     recommend.EVAL,
     report.COMMAND,
+    export.COMMAND,
     recommend.REFIT,
     maintenance.PURGE,
     status.COMMAND,

@@ -102,3 +102,85 @@ def remove_paper(conn: psycopg.Connection, team_id: str, channel_id: str, paper_
         "DELETE FROM saved_papers WHERE team_id = %(t)s AND channel_id = %(c)s AND paper_id = %(p)s",
         {"t": team_id, "c": channel_id, "p": paper_id},
     )
+
+
+def load_zotero_channels(conn: psycopg.Connection) -> list[tuple[str, str, str, str | None]]:
+    """(team, channel, group id, collection key) of every channel that sends its list to a Zotero library."""
+    rows = conn.execute(
+        "SELECT team_id, channel_id, zotero_group_id, zotero_collection FROM channel_settings"
+        " WHERE zotero_group_id IS NOT NULL ORDER BY team_id, channel_id"
+    ).fetchall()
+    return [(r[0], r[1], r[2], r[3]) for r in rows]
+
+
+def load_zotero_done(conn: psycopg.Connection, team_id: str, channel_id: str, group_id: str, now: datetime) -> set[int]:
+    """Papers of the channel not to send to this library now: sent already, or waiting to retry."""
+    rows = conn.execute(
+        """
+        SELECT paper_id FROM zotero_items
+         WHERE team_id = %(t)s AND channel_id = %(c)s AND group_id = %(g)s
+           AND (pushed_at IS NOT NULL OR retry_at > %(now)s)
+        """,
+        {"t": team_id, "c": channel_id, "g": group_id, "now": now},
+    ).fetchall()
+    return {int(r[0]) for r in rows}
+
+
+def record_zotero_result(
+    conn: psycopg.Connection,
+    team_id: str,
+    channel_id: str,
+    group_id: str,
+    paper_id: int,
+    *,
+    item_key: str | None,
+    error: str | None,
+    now: datetime,
+    retry_at: datetime | None,
+) -> None:
+    """One paper sent to the library (its item key), or why not and when to try again."""
+    conn.execute(
+        """
+        INSERT INTO zotero_items (team_id, channel_id, paper_id, group_id, item_key, pushed_at, failures, retry_at,
+                                  last_error)
+        VALUES (%(t)s, %(c)s, %(p)s, %(g)s, %(k)s, CASE WHEN %(k)s::text IS NULL THEN NULL ELSE %(now)s END,
+                CASE WHEN %(k)s::text IS NULL THEN 1 ELSE 0 END, %(retry)s, %(e)s)
+        ON CONFLICT (team_id, channel_id, paper_id, group_id) DO UPDATE
+           SET item_key = EXCLUDED.item_key, pushed_at = EXCLUDED.pushed_at, retry_at = EXCLUDED.retry_at,
+               last_error = EXCLUDED.last_error,
+               failures = CASE WHEN EXCLUDED.item_key IS NULL THEN zotero_items.failures + 1 ELSE 0 END
+        """,
+        {
+            "t": team_id,
+            "c": channel_id,
+            "p": paper_id,
+            "g": group_id,
+            "k": item_key,
+            "e": error,
+            "now": now,
+            "retry": retry_at,
+        },
+    )
+
+
+def load_zotero_state(conn: psycopg.Connection, team_id: str, channel_id: str, group_id: str) -> tuple[int, str | None]:
+    """(papers sent to this library, the latest error) for `status`."""
+    row = conn.execute(
+        """
+        SELECT count(*) FILTER (WHERE pushed_at IS NOT NULL),
+               (SELECT last_error FROM zotero_items WHERE team_id = %(t)s AND channel_id = %(c)s AND group_id = %(g)s
+                   AND pushed_at IS NULL AND last_error IS NOT NULL ORDER BY retry_at DESC NULLS LAST LIMIT 1)
+          FROM zotero_items WHERE team_id = %(t)s AND channel_id = %(c)s AND group_id = %(g)s
+        """,
+        {"t": team_id, "c": channel_id, "g": group_id},
+    ).fetchone()
+    return (int(row[0]), row[1]) if row else (0, None)
+
+
+def load_zotero_failures(conn: psycopg.Connection, team_id: str, channel_id: str, group_id: str) -> dict[int, int]:
+    """How many times in a row each paper failed to go to this library."""
+    rows = conn.execute(
+        "SELECT paper_id, failures FROM zotero_items WHERE team_id = %(t)s AND channel_id = %(c)s AND group_id = %(g)s",
+        {"t": team_id, "c": channel_id, "g": group_id},
+    ).fetchall()
+    return {int(r[0]): int(r[1]) for r in rows}

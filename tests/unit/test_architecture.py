@@ -226,7 +226,7 @@ def test_unit_tests_of_the_core_need_no_database_driver() -> None:
 
 # Social-RAG's layers, lowest first: a module imports its own layer or the ones below, never one above.
 # The root modules (types, settings, errors, the database) are below them all.
-LAYERS = ("root", "storage", "knowledge", "recommender", "report", "cli")
+LAYERS = ("root", "storage", "knowledge", "recommender", "reading", "report", "cli")
 
 
 def _layer(module: str) -> int:

@@ -1,0 +1,31 @@
+"""The channel's reading list read from the database as references (``citations.Reference``)."""
+
+from __future__ import annotations
+
+import psycopg
+
+from socialrag import storage
+from socialrag.knowledge.emoji import READING_LIST_EMOJI
+from socialrag.reading.citations import Reference
+from socialrag.recommender.generate import paper_url
+
+
+def load_references(conn: psycopg.Connection, team_id: str, channel_id: str) -> list[Reference]:
+    """Every paper on the channel's list, oldest save first, as the stored metadata knows it."""
+    ids = storage.reading_list.load_saved_ids(conn, team_id, channel_id, READING_LIST_EMOJI)
+    return references(conn, ids)
+
+
+def references(conn: psycopg.Connection, paper_ids: list[int]) -> list[Reference]:
+    infos = storage.context.load_paper_infos(conn, paper_ids)
+    identities = storage.papers.load_identities(conn, paper_ids)
+    out = []
+    for pid in paper_ids:
+        info = infos.get(pid)
+        ids = identities.get(pid, {})
+        if info is None:
+            continue
+        title = info.title or paper_url(ids, info.url) or f"paper {pid}"
+        authors = tuple(a.name for a in info.authors)
+        out.append(Reference(pid, title, authors, info.year, info.venue, paper_url(ids, info.url) or None, ids))
+    return out

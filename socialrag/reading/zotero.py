@@ -1,0 +1,136 @@
+"""The reading list sent to a Zotero group library through Zotero's Web API (with pyzotero, at
+``ZOTERO_API_URL``): each saved paper once, as an item in the channel's collection. A paper Zotero refused
+or could not take now is kept with why, and tried again later (an hour, doubling, up to a day); a missing
+key, a wrong group or a refused write is said in `status`, never lost."""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timedelta
+from typing import Any
+
+import httpx2
+from pyzotero import zotero, zotero_errors
+
+from socialrag import storage
+from socialrag.config import Settings
+from socialrag.db import Database
+from socialrag.reading.citations import Reference, clean, split_name
+from socialrag.reading.library import load_references
+
+log = logging.getLogger(__name__)
+
+BATCH = 50  # items Zotero takes in one write
+RETRY = timedelta(hours=1)
+RETRY_LIMIT = timedelta(days=1)
+PUSH_LOCK = 0x50505A54  # advisory lock of the Zotero push
+
+
+def zotero_item(ref: Reference, collection: str | None) -> dict[str, Any]:
+    """A reference as a Zotero item: a conference paper when its venue is known, else a preprint."""
+    kind = "conferencePaper" if ref.venue and not (ref.arxiv and "arxiv" in ref.venue.lower()) else "preprint"
+    item: dict[str, Any] = {
+        "itemType": kind,
+        "title": clean(ref.title),
+        "creators": [
+            {"creatorType": "author", "lastName": family, "firstName": given}
+            for family, given in (split_name(a) for a in ref.authors)
+        ],
+        "tags": [{"tag": "paperping"}],
+        "collections": [collection] if collection else [],
+    }
+    if ref.year:
+        item["date"] = str(ref.year)
+    if kind == "conferencePaper" and ref.venue:
+        item["proceedingsTitle"] = clean(ref.venue, 300)
+    if ref.doi:
+        item["DOI"] = ref.doi
+    if ref.link:
+        item["url"] = ref.link
+    if ref.arxiv:
+        item["extra"] = f"arXiv: {ref.arxiv}"
+    return item
+
+
+def client_for(settings: Settings, group_id: str) -> zotero.Zotero:
+    if not settings.zotero_api_key:
+        raise ValueError("ZOTERO_API_KEY is not set")
+    zot = zotero.Zotero(group_id, "group", settings.zotero_api_key, client=httpx2.Client(timeout=settings.http_timeout))
+    zot.endpoint = settings.zotero_api_url.rstrip("/")
+    return zot
+
+
+def push_due(db: Database, settings: Settings, now: datetime) -> int:
+    """Send what each channel saved since and is not in its library yet; how many papers went."""
+    if not settings.zotero_api_key or settings.offline:
+        return 0
+    sent = 0
+    with db.connection(autocommit=True) as lock:  # one process at a time, so that no paper goes twice
+        if not storage.locks.try_session_lock(lock, PUSH_LOCK):
+            return 0
+        try:
+            with db.connection() as conn:
+                channels = storage.reading_list.load_zotero_channels(conn)
+            for team, channel, group, collection in channels:
+                try:
+                    sent += push_channel(db, settings, team, channel, group, collection, now)
+                except Exception:  # one channel's library never stops the others'
+                    log.exception("#%s: sending the reading list to Zotero failed", channel)
+        finally:
+            storage.locks.release_session_lock(lock, PUSH_LOCK)
+    return sent
+
+
+def push_channel(
+    db: Database, settings: Settings, team: str, channel: str, group: str, collection: str | None, now: datetime
+) -> int:
+    with db.connection() as conn:
+        done = storage.reading_list.load_zotero_done(conn, team, channel, group, now)
+        refs = [r for r in load_references(conn, team, channel) if r.paper_id not in done]
+    sent = 0
+    for start in range(0, len(refs), BATCH):
+        batch = refs[start : start + BATCH]
+        results = _write(settings, group, [zotero_item(r, collection) for r in batch])
+        with db.connection() as conn:
+            failures = storage.reading_list.load_zotero_failures(conn, team, channel, group)
+            for i, ref in enumerate(batch):
+                key, error = results.get(i, (None, "Zotero gave no answer for this item"))
+                wait = min(RETRY * 2 ** failures.get(ref.paper_id, 0), RETRY_LIMIT)
+                storage.reading_list.record_zotero_result(
+                    conn,
+                    team,
+                    channel,
+                    group,
+                    ref.paper_id,
+                    item_key=key,
+                    error=error,
+                    now=now,
+                    retry_at=None if key else now + wait,
+                )
+                sent += key is not None
+    if sent:
+        log.info("#%s: %d saved papers sent to Zotero group %s", channel, sent, group)
+    return sent
+
+
+def _write(settings: Settings, group: str, items: list[dict[str, Any]]) -> dict[int, tuple[str | None, str | None]]:
+    """Per item of the batch: (its new key, None) or (None, why it was not taken)."""
+    try:
+        answer = client_for(settings, group).create_items(items)
+    except zotero_errors.UserNotAuthorisedError:
+        return dict.fromkeys(range(len(items)), (None, "the Zotero key may not write to this group library"))
+    except zotero_errors.ResourceNotFoundError:
+        return dict.fromkeys(range(len(items)), (None, "Zotero knows no such group library"))
+    except (zotero_errors.PyZoteroError, httpx2.HTTPError, ValueError) as exc:
+        return dict.fromkeys(range(len(items)), (None, f"Zotero did not answer as expected: {str(exc)[:200]}"))
+    if not isinstance(answer, dict) or "success" not in answer:  # a 429 with a wait: pyzotero returns its body
+        return dict.fromkeys(range(len(items)), (None, "Zotero asked to wait"))
+    out: dict[int, tuple[str | None, str | None]] = {}
+    for index, key in (answer.get("success") or {}).items():
+        out[int(index)] = (str(key), None)
+    for index, unchanged in (answer.get("unchanged") or {}).items():
+        out[int(index)] = (str(unchanged), None)
+    for index, failed in (answer.get("failed") or {}).items():
+        message = failed.get("message") if isinstance(failed, dict) else failed
+        out[int(index)] = (None, f"Zotero refused it: {str(message)[:200]}")
+    return out
