@@ -1,10 +1,10 @@
 """The ``/paperping`` slash command: each command declared once (``base.command``), with its usage line, parser
 and handler, in the module of its kind. Answers are ephemeral; a wrong word gets the usage back.
 
-The modules are imported in the order of `/paperping help`: about, channel, member, steering.
+The modules are imported in the order of `/paperping help`: about, channel, member, steering, reading.
 """
 
-from bot.commands import about, channel, member, steering
+from bot.commands import about, channel, member, reading, steering
 from bot.commands.base import COMMANDS, Command, Invocation, UsageError, parse_command, run_command, usage_text
 from bot.commands.member import parse_author_link
 
@@ -18,6 +18,7 @@ __all__ = [
     "member",
     "parse_author_link",
     "parse_command",
+    "reading",
     "run_command",
     "steering",
     "usage_text",

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from socialrag.recommender.candidates import normalize_arxiv_category
     from socialrag.recommender.context import load_emoji_readings
     from socialrag.recommender.explain import MEMBER_TOKEN, describe_fact, render_plain
+    from socialrag.recommender.generate import paper_url
     from socialrag.recommender.pipeline import Recommendation
     from socialrag.recommender.refit import load_fit, refit_channel
     from socialrag.recommender.schedule import (
@@ -54,6 +55,7 @@ ENTRY_POINTS = {
     "next_slot": "schedule",
     "quiet_until": "schedule",
     "should_step_down": "schedule",
+    "paper_url": "generate",
     "read_reception": "schedule",
     "silent_streak": "schedule",
     "Reception": "schedule",

@@ -1,0 +1,157 @@
+"""The channel's reading list: `save`, `list`, `unsave`, `export` and `zotero`. Papers saved with the button
+on a post or a :bookmark: reaction are on it too."""
+
+from __future__ import annotations
+
+import re
+
+from bot.blocks import escape, quote, safe_url
+from bot.commands.base import Command, Invocation, UsageError, command
+from socialrag import storage
+from socialrag.errors import SourceError
+from socialrag.knowledge import READING_LIST_EMOJI, find_paper_refs
+from socialrag.reading.citations import EXTENSIONS, render
+from socialrag.reading.library import load_references
+from socialrag.recommender import paper_url
+
+PAGE = 10  # papers a page of `/paperping list`
+MEMBER_ID = re.compile(r"[UW][A-Z0-9]{1,20}")
+EXPORT_FORMATS = ("bibtex", "ris")
+
+
+def parse_link(name: str, args: tuple[str, ...], rest: str) -> Command:
+    refs = find_paper_refs(rest)
+    if not refs:
+        raise UsageError(f"Paste a paper's link: `/paperping {name} https://arxiv.org/abs/1706.03762`.")
+    return Command(name, (refs[0].scheme, refs[0].value), text=refs[0].url)
+
+
+def _named(inv: Invocation) -> str:
+    """The paper the member named, as ``arxiv 1706.03762`` (no link: the answer repeats nothing it was sent)."""
+    scheme, value = inv.args
+    return f"`{quote(scheme, 20)} {quote(value, 120).replace('`', '')}`"
+
+
+def _paper_of(inv: Invocation) -> int:
+    scheme, value = inv.args
+    with inv.ctx.db.connection() as conn:
+        ids = storage.papers.ensure_papers(conn, [(scheme, value)])
+        paper_id = ids[(scheme, value)]
+        storage.queue.enqueue_papers(conn, [paper_id], storage.queue.PRIORITY_NOW)
+    inv.ctx.wake.index_soon()  # a paper new to PaperPing is looked up at once
+    return paper_id
+
+
+@command(
+    "save", "`save LINK` — put a paper on this channel's reading list (or click *Save* on a post)", parse=parse_link
+)
+def cmd_save(inv: Invocation) -> str:
+    paper_id = _paper_of(inv)
+    with inv.ctx.db.connection() as conn:
+        storage.reading_list.save_paper(conn, inv.team, inv.channel, paper_id, inv.user, inv.now)
+    return f"Saved {_named(inv)} to this channel's reading list (`/paperping list` shows it)."
+
+
+@command("unsave", "`unsave LINK` — take a paper off this channel's reading list", parse=parse_link)
+def cmd_unsave(inv: Invocation) -> str:
+    paper_id = _paper_of(inv)
+    with inv.ctx.db.connection() as conn:
+        storage.reading_list.remove_paper(conn, inv.team, inv.channel, paper_id, inv.now)
+    return f"Took {_named(inv)} off this channel's reading list."
+
+
+def parse_page(name: str, args: tuple[str, ...], rest: str) -> Command:
+    if len(args) > 1 or (args and not re.fullmatch(r"[1-9]\d{0,4}", args[0])):
+        raise UsageError("Try `/paperping list` or `/paperping list 2` for the next page.")
+    return Command(name, (args[0] if args else "1",))
+
+
+@command("list", "`list [PAGE]` — this channel's reading list, newest first", parse=parse_page)
+def cmd_list(inv: Invocation) -> str:
+    page = int(inv.args[0])
+    with inv.ctx.db.connection() as conn:
+        saved, total = storage.reading_list.load_reading_list(
+            conn, inv.team, inv.channel, READING_LIST_EMOJI, limit=PAGE, offset=(page - 1) * PAGE
+        )
+        identities = storage.papers.load_identities(conn, [p.paper_id for p in saved])
+    if total == 0:
+        return (
+            "This channel's reading list is empty: click *Save* on a post, react with :bookmark:, "
+            "or `/paperping save LINK`."
+        )
+    pages = (total + PAGE - 1) // PAGE
+    if not saved:
+        return f"The reading list has {pages} page{'s' if pages > 1 else ''}; try `/paperping list {pages}`."
+    lines = [f"*This channel's reading list* ({total} paper{'s' if total != 1 else ''}, page {page} of {pages})"]
+    for p in saved:
+        url = paper_url(identities.get(p.paper_id, {}), p.url)
+        title = escape(" ".join((p.title or url or f"paper {p.paper_id}").split())[:200])
+        shown = f"<{safe_url(url)}|{title.replace('|', '¦')}>" if url else title
+        # an answer only the member who asked sees: a mention shows the name and notifies nobody
+        who = ", ".join(f"<@{u}>" if MEMBER_ID.fullmatch(u) else "a member" for u in p.savers[:3])
+        more = f" and {len(p.savers) - 3} more" if len(p.savers) > 3 else ""
+        lines.append(f"• {shown} — saved by {who}{more}, {p.saved_at:%d %b}")
+    if page < pages:
+        lines.append(f"`/paperping list {page + 1}` shows the next page.")
+    return "\n".join(lines)
+
+
+def parse_export(name: str, args: tuple[str, ...], rest: str) -> Command:
+    if len(args) != 1 or args[0].lower() not in EXPORT_FORMATS:
+        raise UsageError("Try `/paperping export bibtex` or `/paperping export ris`.")
+    return Command(name, (args[0].lower(),))
+
+
+@command("export", "`export bibtex|ris` — upload the reading list here as a file", parse=parse_export)
+def cmd_export(inv: Invocation) -> str:
+    fmt = inv.args[0]
+    with inv.ctx.db.connection() as conn:
+        refs = load_references(conn, inv.team, inv.channel)
+    if not refs:
+        return "The reading list is empty, so there is nothing to export yet."
+    try:
+        inv.ctx.pacer.call(
+            inv.client.files_upload_v2,
+            channel=inv.channel,
+            content=render(refs, fmt),
+            filename=f"reading-list.{EXTENSIONS[fmt]}",
+            title=f"Reading list ({len(refs)} papers, {'BibTeX' if fmt == 'bibtex' else 'RIS'})",
+            initial_comment=f"<@{inv.user}> exported this channel's reading list.",
+        )
+    except SourceError as exc:
+        if "missing_scope" in str(exc):
+            return "I can't upload files yet: an admin needs to reinstall PaperPing so it gets `files:write`."
+        return f"The upload failed ({quote(str(exc), 200)}); nothing was posted."
+    return f"Uploaded the reading list ({len(refs)} papers) here."
+
+
+def parse_zotero(name: str, args: tuple[str, ...], rest: str) -> Command:
+    hint = "Try `/paperping zotero 123456` (a group library's id), `/paperping zotero 123456 ABCD2345` or `off`."
+    if len(args) == 1 and args[0].lower() == "off":
+        return Command(name, ("off",))
+    if not 1 <= len(args) <= 2 or not re.fullmatch(r"\d{1,12}", args[0]):
+        raise UsageError(hint)
+    if len(args) == 2 and not re.fullmatch(r"[A-Z0-9]{8}", args[1]):
+        raise UsageError(f"A collection key is eight letters and digits, as in its Zotero address. {hint}")
+    return Command(name, tuple(args))
+
+
+@command(
+    "zotero",
+    "`zotero GROUP_ID [COLLECTION]` — also add saved papers to a Zotero group library (`zotero off` to stop)",
+    parse=parse_zotero,
+    steers=True,
+)
+def cmd_zotero(inv: Invocation) -> str:
+    if inv.args == ("off",):
+        inv.set(zotero_group_id=None, zotero_collection=None)
+        inv.announce("stopped sending this channel's reading list to Zotero.")
+        return "Done: saved papers stay here only."
+    if not inv.ctx.settings.zotero_api_key:
+        return "Zotero is not set up for this PaperPing: an admin needs to set `ZOTERO_API_KEY` first."
+    group, collection = inv.args[0], inv.args[1] if len(inv.args) > 1 else None
+    inv.set(zotero_group_id=group, zotero_collection=collection)
+    where = f"collection {collection} of " if collection else ""
+    inv.announce(f"asked PaperPing to add this channel's saved papers to {where}Zotero group {group}.")
+    inv.ctx.wake.post_soon()  # the next tick sends what is on the list already
+    return f"Done: saved papers go to {where}Zotero group {group}; `/paperping status` says how it went."

@@ -1,0 +1,136 @@
+"""The channel's reading list through the real bolt app and slack_sdk against the Slack stand-in: saved by a
+:bookmark: reaction and by `/paperping save`, listed newest first and paged, taken off by `unsave`, exported
+as BibTeX and RIS through files.uploadV2 (the BibTeX read back by a BibTeX parser), from the CLI as CSL-JSON,
+and sent to a Zotero group library (a stand-in of its Web API)."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import bibtexparser
+import pytest
+
+from bot.cli import main
+from socialrag import storage
+from socialrag.db import Database
+from socialrag.reading.zotero import push_due
+from tests.support.harness import Harness, T, message_event
+from tests.support.zotero_standin import ZoteroStandIn
+
+
+def share(harness: Harness, ts: str, url: str, title: str, user: str = "U2") -> None:
+    harness.event(message_event(ts, f"<{url}|{title}>", user=user))
+
+
+def name_papers(db: Database) -> None:
+    """What the metadata lookup would have filled (offline here)."""
+    with db.connection() as conn:
+        conn.execute(
+            "UPDATE papers p SET title = 'Attention Is All You Need', year = 2017 FROM paper_ids i"
+            " WHERE i.paper_id = p.id AND i.value = '1706.03762'"
+        )
+        conn.execute(
+            "UPDATE papers p SET title = 'BERT: Pre-training {of} Deep Bidirectional Transformers', year = 2019"
+            " FROM paper_ids i WHERE i.paper_id = p.id AND i.value = 'N19-1423'"
+        )
+
+
+def test_save_list_unsave_and_export(
+    harness: Harness, db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert "reading list is empty" in harness.command("list")
+    share(harness, "1700000001.000100", "https://arxiv.org/abs/1706.03762", "Attention")
+    harness.event(
+        {
+            "type": "reaction_added",
+            "user": "U3",
+            "reaction": "bookmark",
+            "event_ts": "1700000100.000100",
+            "item": {"type": "message", "channel": "C1", "ts": "1700000001.000100"},
+        }
+    )
+    assert "Saved `acl N19-1423`" in harness.command("save https://aclanthology.org/N19-1423/", user="U4")
+    assert "Paste a paper's link" in harness.command("save nothing here")
+    name_papers(db)
+    listed = harness.command("list")
+    assert "reading list* (2 papers, page 1 of 1)" in listed
+    assert listed.index("BERT") < listed.index("Attention"), "newest save first"
+    assert "saved by <@U3>" in listed and "saved by <@U4>" in listed
+    assert "<https://aclanthology.org/N19-1423|BERT" in listed
+    # the BibTeX upload parses back, with clean keys
+    assert harness.command("export bibtex") == "Uploaded the reading list (2 papers) here."
+    upload = harness.standin.files[-1]
+    assert upload["channels"] == ["C1"] and upload["name"] == "reading-list.bib"
+    entries = bibtexparser.loads(upload["data"].decode()).entries
+    assert sorted(e["ID"] for e in entries) == ["p2017attention", "p2019bert"]  # no authors known offline
+    assert {e["title"] for e in entries} >= {"{Attention Is All You Need}"}
+    assert harness.command("export ris") == "Uploaded the reading list (2 papers) here."
+    assert harness.standin.files[-1]["data"].decode().count("ER  - ") == 2
+    assert "Try `/paperping export bibtex`" in harness.command("export pdf")
+    # the CLI writes the same list as CSL-JSON
+    monkeypatch.setenv("DATABASE_URL", db.conninfo)
+    monkeypatch.setenv("PAPERPING_OFFLINE", "1")
+    monkeypatch.setenv("PAPERPING_HOME", str(tmp_path / "home"))
+    out = tmp_path / "list.json"
+    assert main(["export", "C1", "--format", "csl-json", "--out", str(out)]) == 0
+    assert sorted(i["title"] for i in json.loads(out.read_text())) == [
+        "Attention Is All You Need",
+        "BERT: Pre-training {of} Deep Bidirectional Transformers",
+    ]
+    assert main(["export", "C1"]) == 0 and "@" in capsys.readouterr().out
+    # unsave takes a paper off for everyone who saved it; a later save puts it back
+    assert "Took `arxiv 1706.03762` off" in harness.command("unsave https://arxiv.org/abs/1706.03762")
+    assert "(1 paper, page 1 of 1)" in harness.command("list")
+    assert "Saved" in harness.command("save https://arxiv.org/abs/1706.03762", user="U2")
+    assert "(2 papers" in harness.command("list")
+    # after the unsave, only saves made since count: the bookmark from before it is gone from the list
+    with db.connection() as conn:
+        saved, _ = storage.reading_list.load_reading_list(conn, T, "C1", ["bookmark"], limit=10)
+    assert [p.savers for p in saved] == [("U2",), ("U4",)]
+
+
+def test_a_long_list_is_paged(harness: Harness, db: Database) -> None:
+    for i in range(23):
+        harness.command(f"save https://arxiv.org/abs/2401.{i:05d}")
+    first = harness.command("list")
+    assert "(23 papers, page 1 of 3)" in first and "`/paperping list 2` shows the next page" in first
+    assert "page 3 of 3" in harness.command("list 3")
+    assert "try `/paperping list 3`" in harness.command("list 9")
+    assert "Try `/paperping list`" in harness.command("list two")
+
+
+def test_saved_papers_go_to_the_channels_zotero_library(harness: Harness, db: Database, tmp_path: Path) -> None:
+    zotero = ZoteroStandIn("zkey", {"4242": {"ABCD2345"}}).start()
+    try:
+        assert "ZOTERO_API_KEY" in harness.command("zotero 4242")
+        settings = harness.settings.with_changes(offline=False, zotero_api_key="zkey", zotero_api_url=zotero.url)
+        harness.ctx.settings = settings
+        assert "Try `/paperping zotero 123456`" in harness.command("zotero twelve")
+        assert "Zotero group 4242" in harness.command("zotero 4242 ABCD2345")
+        harness.command("save https://arxiv.org/abs/1706.03762")
+        harness.command("save https://aclanthology.org/N19-1423/")
+        name_papers(db)
+        now = datetime.now(UTC)
+        zotero.rate_limited = 1  # Zotero asks to wait: nothing is lost, both are tried again later
+        assert push_due(db, settings, now) == 0
+        assert push_due(db, settings, now + timedelta(minutes=1)) == 0, "not before the retry time"
+        assert push_due(db, settings, now + timedelta(hours=2)) == 2
+        items = zotero.items["4242"]
+        assert sorted(i["title"] for i in items) == [
+            "Attention Is All You Need",
+            "BERT: Pre-training {of} Deep Bidirectional Transformers",
+        ]
+        assert all(i["collections"] == ["ABCD2345"] for i in items)
+        assert {i["itemType"] for i in items} == {"preprint"}
+        assert push_due(db, settings, now + timedelta(hours=3)) == 0, "each paper goes once"
+        # a wrong key: kept with why, and the list itself is untouched
+        harness.command("save https://arxiv.org/abs/2401.00001")
+        assert push_due(db, settings.with_changes(zotero_api_key="wrong"), now + timedelta(hours=4)) == 0
+        with db.connection() as conn:
+            sent, error = storage.reading_list.load_zotero_state(conn, T, "C1", "4242")
+        assert sent == 2 and error is not None and "may not write" in error
+        assert "saved papers stay here only" in harness.command("zotero off")
+    finally:
+        zotero.stop()
