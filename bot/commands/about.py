@@ -129,6 +129,11 @@ def cmd_status(inv: Invocation) -> str:
     if s.report_monthly and s.report_stopped_reason:
         reason = quote(s.report_stopped_reason, 200)
         lines.append(f"Monthly report stopped because of: {reason}. `/paperping report monthly` tries again.")
+    if s.zotero_group_id:
+        with inv.ctx.db.connection() as conn:
+            sent, error = storage.reading_list.load_zotero_state(conn, inv.team, inv.channel, s.zotero_group_id)
+        problem = f" The last try failed: {quote(error, 200)}." if error else ""
+        lines.append(f"Saved papers go to Zotero group {quote(s.zotero_group_id, 20)}: {sent} sent so far.{problem}")
     if s.step_down_reason:
         lines.append(f"Posting less often because {s.step_down_reason}; `/paperping frequency` sets it back.")
     if focus_active(s, inv.now):

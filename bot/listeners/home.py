@@ -1,5 +1,5 @@
-"""The App Home tab: for each channel the member shares with PaperPing, its settings and last posts; and the
-member's own controls (mentions, linked author id, forget-me)."""
+"""The App Home tab: for each channel the member shares with PaperPing, its settings, last posts and reading
+list; and the member's own controls (mentions, linked author id, forget-me)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,10 @@ from slack_sdk import WebClient
 from bot.blocks import describe_received, escape, quote
 from bot.context import AppContext
 from socialrag import storage
-from socialrag.knowledge import describe_empty, describe_index
+from socialrag.knowledge import READING_LIST_EMOJI, describe_empty, describe_index
 from socialrag.recommender import describe_ranker, describe_style, load_fit
+
+HOME_SAVED = 5  # papers of each channel's reading list shown on the Home tab
 
 
 def build_home(ctx: AppContext, team: str, user: str) -> dict[str, Any]:
@@ -55,6 +57,12 @@ def build_home(ctx: AppContext, team: str, user: str) -> dict[str, Any]:
             for p in posts:
                 received = describe_received(p["emoji"], p["replies"])
                 lines.append(f"• {p['posted_at']:%d %b}: {quote(p['title'] or 'a paper', 200)} — {received}")
+            saved, total = storage.reading_list.load_reading_list(
+                conn, team, channel_id, READING_LIST_EMOJI, limit=HOME_SAVED
+            )
+            if total:
+                lines.append(f"*Reading list* ({total}; `/paperping list` there shows it all):")
+                lines += [f"• {quote(p.title or 'a paper', 200)} — saved {p.saved_at:%d %b}" for p in saved]
             blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": "\n".join(lines)}})
         member = storage.settings.load_member_setting(conn, team, user)
     mentions = member.mentions_enabled

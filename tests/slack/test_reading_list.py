@@ -85,6 +85,15 @@ def test_save_list_unsave_and_export(
     assert "(1 paper, page 1 of 1)" in harness.command("list")
     assert "Saved" in harness.command("save https://arxiv.org/abs/1706.03762", user="U2")
     assert "(2 papers" in harness.command("list")
+    # App Home shows the lists of the member's channels
+    from bot.listeners.home import build_home
+
+    from slack_sdk import WebClient
+
+    harness.ctx.slack.ensure_channel(WebClient(token="x", base_url=harness.standin.url), T, "C1")
+    harness.ctx.channels.activate(T, "C1")
+    home = json.dumps(build_home(harness.ctx, T, "U2"))
+    assert "Reading list* (2;" in home and "Attention Is All You Need" in home
     # after the unsave, only saves made since count: the bookmark from before it is gone from the list
     with db.connection() as conn:
         saved, _ = storage.reading_list.load_reading_list(conn, T, "C1", ["bookmark"], limit=10)
