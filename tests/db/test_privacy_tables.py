@@ -52,9 +52,12 @@ BY_TEAM = {
     "forgotten_members",
     "channel_rankers",
     "channel_text_embeddings",
+    "saved_papers",
+    "reading_list_removals",
+    "zotero_items",
 }
 # tables with a member's id: forget-me leaves none of their rows (forgotten_members keeps the note that it did)
-BY_MEMBER = {"members", "channel_members", "messages", "reactions", "member_settings"}
+BY_MEMBER = {"members", "channel_members", "messages", "reactions", "member_settings", "saved_papers"}
 # tables where a member's id can sit inside text or JSON: forget-me scrubs it
 MENTIONING = {"recommendations": "draft::text", "llm_calls": "output", "import_checkpoints": "state::text"}
 
@@ -133,6 +136,12 @@ def _lab(db: Database) -> dict[str, int]:
             },
         )
         storage.slack_events.record_event(conn, "Ev1", T)
+        # the reading list: a paper U2 saved, one taken off, one sent to the channel's Zotero library
+        storage.reading_list.save_paper(conn, T, "C1", known_id, "U2", AT)
+        storage.reading_list.remove_paper(conn, T, "C1", ids["2999.00001"], AT)
+        storage.reading_list.record_zotero_result(
+            conn, T, "C1", "4242", known_id, item_key="ABCD2345", error=None, now=AT, retry_at=None
+        )
     return {"known": ids["1706.03762"], "unknown": ids["2999.00001"], "only_here": ids["10.9999/only-here"]}
 
 
