@@ -29,7 +29,15 @@ from socialrag import storage
 from socialrag.config import Settings
 from socialrag.db import Database, open_database
 from socialrag.errors import InputError
-from socialrag.knowledge import Embedder, embed_pending, import_catalog, index_messages, record_own_post
+from socialrag.knowledge import (
+    CLICKS,
+    READING_LIST_EMOJI,
+    Embedder,
+    embed_pending,
+    import_catalog,
+    index_messages,
+    record_own_post,
+)
 from socialrag.models import Candidate, Draft, Message, Paper, PaperRef, Reaction, draft_json
 from socialrag.names import normalize_person_name
 from socialrag.recommender import Recommendation, Recommender, describe_fact, describe_ranker
@@ -41,6 +49,7 @@ BOT = "UPAPERPING"
 AUTHOR_MEMBER = ("U11MATT", "Matt Gardner")
 FIRST_POST = datetime(2021, 1, 11, 9, 0, tzinfo=UTC)
 REACTORS = (("U01AMARA", "+1"), ("U06FARID", "fire"), ("U09INES", "+1"))
+SAVER = "U09INES"  # clicks *Save* on the first post: the paper goes on the lab's reading list
 Say = Callable[[str], None]
 
 
@@ -140,7 +149,7 @@ def post_draft(db: Database, rec: Recommendation, at: datetime, slot: int) -> Po
 
 def react(db: Database, post: Post, at: datetime) -> None:
     """The group reacts to a post: thumbs-up and fire from three members, and one reply."""
-    reactions = tuple(Reaction(u, e, at) for u, e in REACTORS)
+    reactions = (*(Reaction(u, e, at) for u, e in REACTORS), Reaction(SAVER, CLICKS["save"], at))
     reply = Message(
         TEAM,
         CHANNEL,
@@ -177,7 +186,9 @@ def terminal_text(mrkdwn: str, names: dict[str, str], tty: bool) -> str:
     return re.sub(r"\*([^*\n]+)\*", (lambda m: f"\033[1m{m.group(1)}\033[0m") if tty else r"*\1*", text)
 
 
-def show_post(post: Post, n: int, names: dict[str, str], say: Say, tty: bool) -> None:
+def show_post(
+    post: Post, n: int, names: dict[str, str], say: Say, tty: bool, counts: dict[str, int] | None = None
+) -> None:
     d = post.draft
     say(
         f"\n── Recommendation {n} · {post.at:%a %d %b %Y} · style {d.style}"
@@ -185,7 +196,10 @@ def show_post(post: Post, n: int, names: dict[str, str], say: Say, tty: bool) ->
         + " "
         + "─" * 10
     )
-    for block in build_blocks(d):
+    for block in build_blocks(d, counts):
+        if block["type"] == "actions":
+            say("  " + " ".join(f"[ {e['text']['text']} ]" for e in block["elements"]))
+            continue
         text = block["text"]["text"] if block["type"] == "section" else block["elements"][0]["text"]
         prefix = "  " if block["type"] == "section" else "  ↳ "
         say(prefix + terminal_text(text, names, tty))
@@ -222,7 +236,7 @@ def passed_over(candidates: list[Candidate], shown: int = 4) -> list[str]:
     return lines
 
 
-def html_page(posts: list[Post], names: dict[str, str]) -> str:
+def html_page(posts: list[Post], names: dict[str, str], clicks: dict[str, dict[str, int]]) -> str:
     def render(mrkdwn: str) -> str:
         text = re.sub(
             r"<@([A-Z0-9]+)>",
@@ -235,8 +249,13 @@ def html_page(posts: list[Post], names: dict[str, str]) -> str:
     items = []
     for p in posts:
         body = []
-        for block in build_blocks(p.draft):
-            if block["type"] == "section":
+        for block in build_blocks(p.draft, clicks.get(p.ts)):
+            if block["type"] == "actions":
+                labels = "".join(
+                    f'<span class="button">{html.escape(e["text"]["text"])}</span>' for e in block["elements"]
+                )
+                body.append(f'<div class="actions">{labels}</div>')
+            elif block["type"] == "section":
                 body.append(f'<div class="text">{render(block["text"]["text"])}</div>')
             else:
                 body.append(f'<div class="context">{render(block["elements"][0]["text"])}</div>')
@@ -257,6 +276,8 @@ header {{ border-bottom: 1px solid #ddd; padding: 14px 20px; font-weight: 700; f
 border-radius: 3px; }} .time {{ color: #777; font-weight: 400; font-size: 12px; }}
 .text {{ margin: 4px 0; line-height: 1.45; font-size: 15px; }}
 .context {{ color: #616061; font-size: 13px; margin: 3px 0; }}
+.actions {{ margin: 6px 0; }} .button {{ border: 1px solid #ccc; border-radius: 4px; padding: 2px 10px;
+margin-right: 6px; font-size: 13px; font-weight: 600; }}
 a {{ color: #1264a3; text-decoration: none; }} .mention {{ background: #e8f5fa; color: #1264a3; border-radius: 3px;
 padding: 0 2px; }}
 footer {{ color: #888; font-size: 12px; padding: 16px 20px; border-top: 1px solid #eee; }}
@@ -321,7 +342,16 @@ def run_demo(settings: Settings, home: Path | None, out: Path, say: Say = print)
     posts.append(post_draft(db, next_post(third_at), third_at, 3))
     show_post(posts[2], 3, names, say, tty)
     recommender.close()
-    write_outputs(posts, names, out)
+    clicks = load_clicks(db, posts)
+    write_outputs(posts, names, out, clicks)
+    with db.connection() as conn:
+        saved, _ = storage.reading_list.load_reading_list(conn, TEAM, CHANNEL, READING_LIST_EMOJI, limit=5)
+    say(
+        f"\n· The lab's reading list (`/paperping list`, newest first; @{names.get(SAVER)} clicked Save on the "
+        "first post):"
+    )
+    for p in saved:
+        say(f"    {p.title} — saved by {', '.join('@' + names.get(u, u) for u in p.savers)}")
     say(f"\nWrote {out / 'blocks.json'} (Block Kit) and {out / 'index.html'} (the posts as Slack shows them).")
     with db.connection() as conn:
         data = load_report_data(conn, TEAM, CHANNEL, until=third_at + timedelta(days=1))
@@ -362,16 +392,27 @@ def show_loop(before: Recommendation, after: Recommendation, names: dict[str, st
         say("    dropped out: " + "; ".join(dropped))
 
 
-def write_outputs(posts: list[Post], names: dict[str, str], out: Path) -> None:
+def load_clicks(db: Database, posts: list[Post]) -> dict[str, dict[str, int]]:
+    """The counts each post's buttons show, by the post's ts."""
+    out = {}
+    with db.connection() as conn:
+        for p in posts:
+            mid = storage.messages.load_message_id(conn, TEAM, CHANNEL, p.ts)
+            counts = storage.messages.load_reaction_counts(conn, mid) if mid is not None else {}
+            out[p.ts] = {kind: counts.get(name, 0) for kind, name in CLICKS.items()}
+    return out
+
+
+def write_outputs(posts: list[Post], names: dict[str, str], out: Path, clicks: dict[str, dict[str, int]]) -> None:
     out.mkdir(parents=True, exist_ok=True)
     payload = [
         {
             "channel": CHANNEL,
             "text": build_fallback_text(p.draft),
-            "blocks": build_blocks(p.draft),
+            "blocks": build_blocks(p.draft, clicks.get(p.ts)),
             "posted_at": p.at.isoformat(),
         }
         for p in posts
     ]
     (out / "blocks.json").write_text(json.dumps(payload, indent=2))
-    (out / "index.html").write_text(html_page(posts, names))
+    (out / "index.html").write_text(html_page(posts, names, clicks))

@@ -21,7 +21,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.figure import Figure
 
-from socialrag.knowledge.emoji import normalize_emoji, read_sentiment
+from socialrag.knowledge.emoji import display_reaction, is_click, normalize_emoji, read_sentiment
 from socialrag.report.data import ReportData
 from socialrag.text import as_data
 
@@ -316,7 +316,7 @@ def chart_paperping(data: ReportData) -> Figure:
 
 
 def chart_emoji(data: ReportData) -> Figure:
-    counts = Counter(normalize_emoji(r.emoji or "") for r in data.reactions if r.emoji)
+    counts = Counter(r.emoji if is_click(r.emoji) else normalize_emoji(r.emoji) for r in data.reactions if r.emoji)
     fig, ax = plt.subplots(figsize=(9, 3.0))
     top = counts.most_common(16)
     if not top:
@@ -328,7 +328,9 @@ def chart_emoji(data: ReportData) -> Figure:
     for bar, (e, _) in zip(bars, top, strict=True):
         if e in data.overrides:
             bar.set_hatch(".." if e in data.learnt else "//")
-    ax.set_xticks(range(len(top)), [f":{clip_text(e, 20)}:" for e, _ in top], rotation=40, ha="right", fontsize=8)
+    ax.set_xticks(
+        range(len(top)), [clip_text(display_reaction(e), 24) for e, _ in top], rotation=40, ha="right", fontsize=8
+    )
     handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in SENTIMENT_COLOURS.values()]
     handles.append(plt.Rectangle((0, 0), 1, 1, facecolor="white", edgecolor="black", hatch="//"))
     handles.append(plt.Rectangle((0, 0), 1, 1, facecolor="white", edgecolor="black", hatch=".."))

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from socialrag.knowledge.emoji import normalize_emoji
+from socialrag.knowledge.emoji import display_reaction
 from socialrag.report.charts import (
     Chart,
     Figure,
@@ -102,7 +102,7 @@ def _posts_table(data: ReportData) -> str:
     rows = []
     for p in reversed(data.posts[-30:]):
         drew = ", ".join(
-            f":{clip_text(normalize_emoji(k), 20)}: ×{v}" for k, v in sorted(p.reactions.items(), key=lambda kv: -kv[1])
+            f"{clip_text(display_reaction(k), 24)} ×{v}" for k, v in sorted(p.reactions.items(), key=lambda kv: -kv[1])
         )
         replies = f"{p.replies} repl{'y' if p.replies == 1 else 'ies'}" if p.replies else ""
         received = "; ".join(x for x in (drew, replies) if x) or "nothing yet"

@@ -45,7 +45,16 @@ def test_demo_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
     assert page.startswith("<!doctype html>") and page.count('class="msg"') == 3 and "nlp-reading" in page
     # the lab's report, with the loop: the reactions on the first post
     report = (out / "report" / "index.html").read_text()
-    assert report.count("<svg") == 6 and ":+1: ×2, :fire: ×1; 1 reply" in report
+    assert report.count("<svg") == 6 and ":+1: ×2, :fire: ×1, saved ×1; 1 reply" in report
+    # each post carries the buttons; the first one's Save click put its paper on the lab's reading list
+    assert printed.count("[ Relevant ] [ Not for us ] [ Save") == 3
+    first_title = re.sub(r"\*<[^|]+\|([^>]+)>\*", r"\1", posts[0]["blocks"][0]["text"]["text"])
+    assert "The lab's reading list (`/paperping list`, newest first; @" in printed
+    assert re.search(rf"\n    {re.escape(first_title)} — saved by .*@ines", printed), "the first post's paper, saved"
+    assert [b["type"] for b in posts[0]["blocks"]][-1] == "actions" and "Save · 1" in json.dumps(
+        posts[0]["blocks"], ensure_ascii=False
+    )
+    assert page.count('class="button"') == 9
     assert sorted(p.name for p in (out / "report").glob("*.png")) == [
         "activity.png",
         "emoji.png",

@@ -86,9 +86,9 @@ def test_save_list_unsave_and_export(
     assert "Saved" in harness.command("save https://arxiv.org/abs/1706.03762", user="U2")
     assert "(2 papers" in harness.command("list")
     # App Home shows the lists of the member's channels
-    from bot.listeners.home import build_home
-
     from slack_sdk import WebClient
+
+    from bot.listeners.home import build_home
 
     harness.ctx.slack.ensure_channel(WebClient(token="x", base_url=harness.standin.url), T, "C1")
     harness.ctx.channels.activate(T, "C1")
