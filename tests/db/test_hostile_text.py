@@ -83,8 +83,12 @@ def test_no_style_lets_markup_through(db: Database, poisoned: dict[str, Any], st
     assert "<@" not in posted or all(f"<@{m}>" in posted for m in draft.mentions)
     signal_members = {m for s in draft.signals for m in s.members}
     assert set(draft.mentions) <= signal_members and set(draft.named) <= signal_members
-    text_objects = [t for b in blocks for t in ([b["text"]] if "text" in b else b["elements"])]
+    text_objects = [
+        t for b in blocks if b["type"] != "actions" for t in ([b["text"]] if "text" in b else b["elements"])
+    ]
     assert text_objects and all(t["verbatim"] is True for t in text_objects)
+    buttons = [e for b in blocks if b["type"] == "actions" for e in b["elements"]]
+    assert buttons and all(e["text"]["type"] == "plain_text" for e in buttons), "a button's label is never markup"
     if style == "llm":
         assert model.prompts, "the model was asked"
         assert draft.style != "llm" and "verification" in (draft.fallback_reason or "")

@@ -179,8 +179,8 @@ def test_a_click_over_socket_mode(db: Database, tmp_path: Path) -> None:
         handler.connect()
         sockets.wait_connected()
         envelope = sockets.send_event(click(harness, post, "U2", "save", NOW.timestamp() + 60), kind="interactive")
-        for _ in range(100):
-            if standin.updates:
+        for _ in range(400):  # the listener runs after the envelope is acknowledged
+            if standin.updates and count(db, "SELECT count(*) FROM reactions WHERE emoji = 'button:save'") == 1:
                 break
             time.sleep(0.05)
         assert count(db, "SELECT count(*) FROM reactions WHERE emoji = 'button:save'") == 1
