@@ -16,6 +16,7 @@ from slack_sdk import WebClient
 from slack_sdk.oauth.installation_store import Bot, Installation, InstallationStore
 from slack_sdk.oauth.state_store import OAuthStateStore
 
+from bot import ondemand
 from bot.context import AppContext
 from bot.dedupe import Deduplicate, mark_handled
 from bot.listeners import actions, commands, events, home
@@ -240,6 +241,7 @@ def build_app(settings: Settings, db: Database, ctx: AppContext, *, socket_mode:
     commands.register(app, ctx)
     home.register(app, ctx)
     actions.register(app, ctx)
+    ondemand.register(app, ctx)
 
     register_installs(app, db, ctx)
     return app

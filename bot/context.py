@@ -12,6 +12,7 @@ from bot.joining import ChannelStarts
 from bot.pacing import SlackPacer
 from socialrag.config import Settings
 from socialrag.db import Database
+from socialrag.recommender import Recommender
 
 
 @dataclass
@@ -37,6 +38,7 @@ class AppContext:
     db: Database
     pacer: SlackPacer = field(default_factory=SlackPacer)  # the one pace of Slack calls in this process
     wake: Wakeups = field(default_factory=Wakeups)
+    recommender: Recommender | None = None  # set by `paperping run`: papers on demand ask it
 
     def __post_init__(self) -> None:
         self.slack = SlackDirectory(self.db)

@@ -100,6 +100,7 @@ def cmd_run(args: argparse.Namespace, settings: Settings, db: Database) -> int:
     ctx = AppContext(settings, db)
     app = build_app(settings, db, ctx, socket_mode=socket_mode)
     recommender = Recommender(settings, db)
+    ctx.recommender = recommender
     worker = build_worker(settings, db, recommender, ctx.pacer)
     indexer = build_indexer(settings, db, recommender)
     ctx.channels.resume_backfills(worker.client_for)

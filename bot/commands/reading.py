@@ -7,6 +7,7 @@ import re
 
 from bot.blocks import escape, quote, safe_url
 from bot.commands.base import Command, Invocation, UsageError, command
+from bot.ondemand import answer_like
 from socialrag import storage
 from socialrag.errors import SourceError
 from socialrag.knowledge import READING_LIST_EMOJI, find_paper_refs
@@ -155,3 +156,20 @@ def cmd_zotero(inv: Invocation) -> str:
     inv.announce(f"asked PaperPing to add this channel's saved papers to {where}Zotero group {group}.")
     inv.ctx.wake.post_soon()  # the next tick sends what is on the list already
     return f"Done: saved papers go to {where}Zotero group {group}; `/paperping status` says how it went."
+
+
+def parse_like(name: str, args: tuple[str, ...], rest: str) -> Command:
+    if not rest:
+        raise UsageError(
+            "Try `/paperping like https://arxiv.org/abs/1706.03762` or `/paperping like retrieval for dialogue`."
+        )
+    return Command(name, text=rest[:1000])
+
+
+@command(
+    "like",
+    "`like LINK-OR-WORDS` — five papers like it that this channel has not seen yet (only you see them)",
+    parse=parse_like,
+)
+def cmd_like(inv: Invocation) -> str:
+    return answer_like(inv.ctx, inv.team, inv.channel, inv.text)

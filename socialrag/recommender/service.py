@@ -35,9 +35,11 @@ from socialrag.recommender.candidates import (
     SemanticScholarRecommendations,
     search_words,
 )
+from socialrag.recommender.context import ChannelContext
 from socialrag.recommender.evaluate import EvalReport, evaluate_channel
-from socialrag.recommender.generate import GenerateConfig
+from socialrag.recommender.generate import GenerateConfig, paper_url
 from socialrag.recommender.llm import LLMCall, LLMClient
+from socialrag.recommender.ondemand import SHORTLIST, Like, closest
 from socialrag.recommender.pipeline import Recommendation, RecommendConfig, recommend
 from socialrag.recommender.rank import ScoringConfig
 from socialrag.recommender.refit import load_fit, refit_channel
@@ -160,6 +162,41 @@ class Recommender:
         # (holding locks) meanwhile; each source writes what it found in a short transaction of its own
         with self.db.connection(autocommit=True) as conn:
             return recommend(conn, team_id, channel_id, now, sources, config, llm=llm)
+
+    def papers_like(
+        self, team_id: str, channel_id: str, *, words: str = "", paper_ids: Sequence[int] = (), top: int = 5
+    ) -> tuple[list[Like], ChannelContext | None]:
+        """Papers on demand: the ``top`` papers closest to these words and papers (embedded ones), from the
+        channel's candidate sources and ranking, with the channel's context (for names). Nothing is stored."""
+        now = datetime.now(UTC)
+        with self.db.connection() as conn:
+            chosen = storage.settings.load_channel_settings(conn, team_id, channel_id)
+        asked = ChannelSettings(focus_text=words, focus_paper_ids=list(paper_ids))
+        target = self._focus(asked, (team_id, channel_id))
+        if target is None:
+            return [], None
+        config = RecommendConfig(
+            model=self.embedder.model_name,
+            style="template",
+            top=SHORTLIST,
+            focus=target,
+            focus_words=" ".join(search_words(words)) or None,
+            focus_papers=frozenset(paper_ids),
+            categories=tuple(chosen.arxiv_categories),
+            scoring=self.scoring(),
+        )
+        sources = self.candidate_sources(chosen.sources, focused=True)
+        with self.db.connection(autocommit=True) as conn:
+            rec = recommend(conn, team_id, channel_id, now, sources, config)
+            ids = [c.paper_id for c in rec.candidates[:SHORTLIST]]
+            vectors = load_vectors(conn, self.embedder.model_name, ids, channel=(team_id, channel_id))
+            infos = storage.context.load_paper_infos(conn, ids)
+            identities = storage.papers.load_identities(conn, ids)
+        urls = {pid: paper_url(identities.get(pid, {}), infos[pid].url if pid in infos else None) for pid in ids}
+        ctx = rec.context
+        if ctx is None:
+            return [], None
+        return closest(rec.candidates, {k: as_array(v) for k, v in vectors.items()}, target, ctx, urls, top), ctx
 
     def evaluate(self, team_id: str, channel_id: str, *, warmup: int = 5) -> EvalReport:
         """``paperping eval``: replay the channel's history with this process's scoring settings."""

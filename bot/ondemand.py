@@ -1,0 +1,78 @@
+"""Papers on demand, answered privately: `/paperping like LINK-OR-WORDS` and the "Papers like this" message
+shortcut. Linked papers PaperPing does not know yet are queued to be looked up; words are used as they are.
+Nothing of the question or the answer is stored as the channel's feedback."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from slack_bolt import Ack, App
+
+from bot.blocks import escape, safe_url
+from bot.context import AppContext
+from socialrag import storage
+from socialrag.knowledge import find_paper_refs
+from socialrag.text import as_data
+
+log = logging.getLogger(__name__)
+
+SHORTCUT = "papers_like_this"  # the message shortcut's callback id (manifest.yml)
+
+
+def _link(url: str, title: str) -> str:
+    label = escape(" ".join(title.split())[:200]).replace("|", "¦")
+    return f"<{safe_url(url)}|{label}>" if url else label
+
+
+def answer_like(ctx: AppContext, team: str, channel: str, text: str) -> str:
+    """The private answer to "papers like this": five papers with a line of why each, or what to do."""
+    if ctx.recommender is None:
+        return "Papers on demand work where PaperPing runs as a service (`paperping run`)."
+    refs = find_paper_refs(text)[:3]
+    paper_ids: list[int] = []
+    if refs:
+        with ctx.db.connection() as conn:
+            ids = storage.papers.ensure_papers(conn, [(r.scheme, r.value) for r in refs])
+            paper_ids = list(dict.fromkeys(ids.values()))
+            storage.queue.enqueue_papers(conn, paper_ids, storage.queue.PRIORITY_NOW)
+        ctx.wake.index_soon()
+    words = as_data(text)[:300]
+    found, papers = ctx.recommender.papers_like(team, channel, words=words, paper_ids=paper_ids)
+    if papers is None:
+        if refs:
+            return "I don't know that paper yet; I'm looking it up now. Ask again in a minute."
+        return "Tell me a paper link or a few words: `/paperping like retrieval for dialogue`."
+    if not found:
+        return "I found nothing like that among the papers this channel's sources offer right now."
+    lines = ["*Papers like that* that this channel has not shared and I have not posted here (only you see this):"]
+    for like in found:
+        why = ""
+        if like.related_title:
+            earlier = _link(like.related_link or "", like.related_title)
+            who = f", shared by <@{like.shared_by}>" if like.shared_by else ""
+            why = f" — closest to {earlier}{who}"
+        lines.append(f"• {_link(like.url, like.title)}{why}")
+    return "\n".join(lines)
+
+
+def register(app: App, ctx: AppContext) -> None:
+    def ack_fast(ack: Ack) -> None:
+        ack()
+
+    def shortcut(body: dict[str, Any], respond: Any) -> None:
+        message = body.get("message") or {}
+        channel = str((body.get("channel") or {}).get("id") or "")
+        team = ctx.slack.channel_team(str((body.get("team") or {}).get("id") or ""), channel)
+        text = str(message.get("text") or "")
+        if not find_paper_refs(text):
+            answer = "That message shares no paper link I can read; `/paperping like WORDS` takes words."
+        else:
+            try:
+                answer = answer_like(ctx, team, channel, text)
+            except Exception:  # the member always hears back
+                log.exception("papers like this failed")
+                answer = "Something went wrong on my side while looking; it is logged for your admin."
+        respond(text=answer, response_type="ephemeral", replace_original=False)
+
+    app.shortcut(SHORTCUT)(ack=ack_fast, lazy=[shortcut])

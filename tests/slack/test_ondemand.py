@@ -1,0 +1,82 @@
+"""Papers on demand through the real bolt app and slack_sdk against the Slack stand-in: `/paperping like` by
+link and by words, and the "Papers like this" message shortcut; answered privately, from the channel's own
+candidates and history, and nothing of it stored as the channel's feedback."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+from urllib.parse import urlencode
+
+from socialrag.db import Database
+from socialrag.recommender import Recommender
+from tests.support.harness import Harness, T, count
+from tests.support.labbase import CachedEmbedder, build_lab
+
+
+def stored(db: Database) -> tuple[int, int, int]:
+    return (
+        count(db, "SELECT count(*) FROM messages"),
+        count(db, "SELECT count(*) FROM reactions"),
+        count(db, "SELECT count(*) FROM recommendations"),
+    )
+
+
+def test_papers_like_a_link_words_or_a_message(harness: Harness, db: Database, tmp_path: Path) -> None:
+    lab = build_lab(db, tmp_path, CachedEmbedder())
+    harness.ctx.recommender = Recommender(harness.settings, db, embedder=CachedEmbedder())
+    before = stored(db)
+    with db.connection() as conn:
+        shared = {r[0] for r in conn.execute("SELECT url FROM message_papers").fetchall()}
+    answer = harness.command("like neural machine translation with attention")
+    lines = [line for line in answer.splitlines() if line.startswith("• ")]
+    assert "only you see this" in answer and len(lines) == 5
+    linked = re.findall(r"<(https://aclanthology\.org/[^|>]+)\|", "\n".join(lines))
+    assert linked and not {u.rstrip("/") for u in linked} & {u.rstrip("/") for u in shared}, "nothing already shared"
+    assert "closest to <https://lab.slack.com/archives/C1/p" in answer, "each with the earlier thread it is near"
+    assert harness.standin.responses[-1].get("response_type") == "ephemeral"
+    # by link: a paper the channel shared; what comes back is close to it, not it
+    first = lab["others"][0]
+    by_link = harness.command(f"like https://aclanthology.org/{first}/")
+    assert by_link.count("\n• ") == 5 and f"aclanthology.org/{first}|" not in by_link
+    assert "Try `/paperping like" in harness.command("like")
+    # the message shortcut on a message sharing a paper
+    payload = {
+        "type": "message_action",
+        "callback_id": "papers_like_this",
+        "team": {"id": T, "domain": "lab"},
+        "user": {"id": "U3", "team_id": T},
+        "channel": {"id": "C1", "name": "nlp-lab"},
+        "message": {
+            "type": "message",
+            "user": "U2",
+            "ts": "1700000001.000100",
+            "text": f"look <https://aclanthology.org/{first}/|this>",
+        },
+        "response_url": harness.standin.response_url,
+        "trigger_id": "1.2",
+        "token": "x",
+        "message_ts": "1700000001.000100",
+    }
+    n = len(harness.standin.responses)
+    response = harness.signed(urlencode({"payload": json.dumps(payload)}), "application/x-www-form-urlencoded")
+    assert response.status_code == 200
+    for _ in range(200):
+        if len(harness.standin.responses) > n:
+            break
+        time.sleep(0.05)
+    shortcut = harness.standin.responses[-1]
+    assert "Papers like that" in shortcut["text"] and shortcut.get("response_type") == "ephemeral"
+    # a message with no paper link: said so
+    payload["message"]["text"] = "lunch at noon?"
+    harness.signed(urlencode({"payload": json.dumps(payload)}), "application/x-www-form-urlencoded")
+    for _ in range(100):
+        if "shares no paper link" in harness.standin.responses[-1]["text"]:
+            break
+        time.sleep(0.05)
+    assert "shares no paper link" in harness.standin.responses[-1]["text"]
+    # nothing of the questions or the answers is the channel's feedback
+    assert stored(db) == before
+    assert not harness.standin.posts, "nothing was posted in the channel"
