@@ -47,7 +47,7 @@ def answer_like(ctx: AppContext, team: str, channel: str, text: str) -> str:
         return "I found nothing like that among the papers this channel's sources offer right now."
     lines = ["*Papers like that* that this channel has not shared and I have not posted here (only you see this):"]
     for like in found:
-        why = ""
+        why = " — nothing shared here is close to it"
         if like.related_title:
             earlier = _link(like.related_link or "", like.related_title)
             who = f", shared by <@{like.shared_by}>" if like.shared_by else ""

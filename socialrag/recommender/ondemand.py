@@ -14,7 +14,7 @@ from socialrag.models import Candidate
 from socialrag.recommender.context import ChannelContext
 
 SHORTLIST = 50  # the ranking's best, re-ordered by closeness to what was named
-RELATED_FROM = 0.3  # cosine from which an earlier paper of the channel is named as related
+RELATED_FROM = 0.4  # cosine from which an earlier paper of the channel is named as related
 
 
 @dataclass(frozen=True)
