@@ -32,7 +32,8 @@ def safe_url(url: str) -> str:
     return url.replace("&", "&amp;").replace("<", "%3C").replace(">", "%3E").replace("|", "%7C").replace(" ", "%20")
 
 
-def _link(url: str, label: str) -> str:
+def link(url: str, label: str) -> str:
+    """``<url|label>`` with the label escaped (and no ``|`` to split it); the bare label without a URL."""
     label = escape(label).replace("|", "¦")
     return f"<{safe_url(url)}|{label}>" if url else label
 
@@ -51,7 +52,7 @@ def headline(draft: Draft) -> str:
     title = " ".join(draft.paper.title.split()) or draft.paper.url or "Untitled paper"
     if len(title) > HEADLINE_LIMIT:
         title = title[: HEADLINE_LIMIT - 1].rsplit(" ", 1)[0] + "…"
-    return f"*{_link(draft.paper.url, title)}*"
+    return f"*{link(draft.paper.url, title)}*"
 
 
 def metadata_line(draft: Draft) -> str:
@@ -98,7 +99,7 @@ def build_blocks(draft: Draft, counts: Mapping[str, int] | None = None) -> list[
     blocks.append({"type": "section", "text": mrkdwn(render_mentions(draft.explanation, draft))})
     if draft.thread_link:
         label = f"Earlier thread: {draft.thread_title}" if draft.thread_title else "Earlier thread"
-        blocks.append({"type": "context", "elements": [mrkdwn(_link(draft.thread_link, label))]})
+        blocks.append({"type": "context", "elements": [mrkdwn(link(draft.thread_link, label))]})
     blocks.append(feedback_actions(counts))
     return blocks
 
@@ -106,7 +107,7 @@ def build_blocks(draft: Draft, counts: Mapping[str, int] | None = None) -> list[
 def build_fallback_text(draft: Draft) -> str:
     """The notification and screen-reader text: the title with its link, then the explanation."""
     text = render_mentions(draft.explanation, draft).replace("*", "")
-    return f"{_link(draft.paper.url, draft.paper.title)}: {text}"
+    return f"{link(draft.paper.url, draft.paper.title)}: {text}"
 
 
 def quote(text: str, limit: int) -> str:

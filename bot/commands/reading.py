@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from bot.blocks import escape, quote, safe_url
+from bot.blocks import link, quote
 from bot.commands.base import Command, Invocation, UsageError, command
 from bot.ondemand import answer_like
 from socialrag import storage
@@ -86,8 +86,7 @@ def cmd_list(inv: Invocation) -> str:
     lines = [f"*This channel's reading list* ({total} paper{'s' if total != 1 else ''}, page {page} of {pages})"]
     for p in saved:
         url = paper_url(identities.get(p.paper_id, {}), p.url)
-        title = escape(" ".join((p.title or url or f"paper {p.paper_id}").split())[:200])
-        shown = f"<{safe_url(url)}|{title.replace('|', '¦')}>" if url else title
+        shown = link(url, " ".join((p.title or url or f"paper {p.paper_id}").split())[:200])
         # an answer only the member who asked sees: a mention shows the name and notifies nobody
         who = ", ".join(f"<@{u}>" if MEMBER_ID.fullmatch(u) else "a member" for u in p.savers[:3])
         more = f" and {len(p.savers) - 3} more" if len(p.savers) > 3 else ""

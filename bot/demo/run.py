@@ -34,6 +34,7 @@ from socialrag.knowledge import (
     CLICKS,
     READING_LIST_EMOJI,
     Embedder,
+    click_counts,
     embed_pending,
     import_catalog,
     index_messages,
@@ -349,7 +350,7 @@ def load_clicks(db: Database, posts: list[Post]) -> dict[str, dict[str, int]]:
         for p in posts:
             mid = storage.messages.load_message_id(conn, TEAM, CHANNEL, p.ts)
             counts = storage.messages.load_reaction_counts(conn, mid) if mid is not None else {}
-            out[p.ts] = {kind: counts.get(name, 0) for kind, name in CLICKS.items()}
+            out[p.ts] = click_counts(counts)
     return out
 
 

@@ -36,14 +36,16 @@ def click_place(body: dict[str, Any]) -> tuple[str, str, str] | None:
     return str(channel), str(ts), str(user)
 
 
-def updated_blocks(
-    stored: dict[str, Any] | None, shown: list[dict[str, Any]], counts: dict[str, int]
-) -> list[dict[str, Any]]:
-    """The post's blocks with the new counts: rendered again from its stored draft, or (a post whose draft is
-    not stored) the blocks Slack showed with the row of buttons replaced."""
+def updated_post(
+    stored: dict[str, Any] | None, shown: dict[str, Any], counts: dict[str, int]
+) -> tuple[list[dict[str, Any]], str]:
+    """The post's blocks and text with the new counts: rendered again from its stored draft, or (a post whose
+    draft is not stored) what Slack showed with the row of buttons replaced."""
     if stored is not None:
-        return build_blocks(draft_from_json(stored), counts)
-    return [feedback_actions(counts) if b.get("block_id") == FEEDBACK_BLOCK else b for b in shown]
+        draft = draft_from_json(stored)
+        return build_blocks(draft, counts), build_fallback_text(draft)
+    blocks = [feedback_actions(counts) if b.get("block_id") == FEEDBACK_BLOCK else b for b in shown.get("blocks") or []]
+    return blocks, str(shown.get("text") or "")
 
 
 def handle_click(ctx: AppContext, client: WebClient, body: dict[str, Any], respond: Any) -> None:
@@ -64,9 +66,7 @@ def handle_click(ctx: AppContext, client: WebClient, body: dict[str, Any], respo
         respond(text="That post is no longer kept by PaperPing, so the click was not counted.", **PRIVATE)
         return
     on, counts = clicked
-    message = body.get("message") or {}
-    blocks = updated_blocks(stored, list(message.get("blocks") or []), counts)
-    text = build_fallback_text(draft_from_json(stored)) if stored else str(message.get("text") or "")
+    blocks, text = updated_post(stored, body.get("message") or {}, counts)
     try:
         ctx.pacer.call(client.chat_update, channel=channel, ts=ts, blocks=blocks, text=text)
     except (SlackApiError, PaperPingError) as exc:  # the click is kept; the counts show at the next update

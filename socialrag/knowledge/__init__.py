@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from socialrag.knowledge.emoji import (
         CLICKS,
         READING_LIST_EMOJI,
+        click_counts,
         display_reaction,
         is_click,
         is_emoji_name,
@@ -46,6 +47,7 @@ ENTRY_POINTS = {
     "embed_pending": "embed",
     "CLICKS": "emoji",
     "READING_LIST_EMOJI": "emoji",
+    "click_counts": "emoji",
     "display_reaction": "emoji",
     "is_click": "emoji",
     "is_emoji_name": "emoji",

@@ -160,6 +160,12 @@ SAVE_EMOJI: frozenset[str] = frozenset({"bookmark", "bookmark_tabs", "pushpin", 
 READING_LIST_EMOJI: frozenset[str] = frozenset({"bookmark", "bookmark_tabs", CLICKS["save"]})
 
 
+def click_counts(reactions: Mapping[str, int]) -> dict[str, int]:
+    """How many members clicked each button (by kind: ``relevant``, ``not_for_us``, ``save``), from a message's
+    reaction counts by name."""
+    return {kind: reactions.get(name, 0) for kind, name in CLICKS.items()}
+
+
 def is_click(name: str) -> bool:
     """Whether a stored reaction is a click on one of PaperPing's buttons."""
     return name in CLICK_SENTIMENT

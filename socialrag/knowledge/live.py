@@ -11,7 +11,7 @@ from datetime import datetime
 import psycopg
 
 from socialrag import storage
-from socialrag.knowledge.emoji import CLICKS
+from socialrag.knowledge.emoji import CLICKS, click_counts
 from socialrag.knowledge.index import index_messages, is_kept
 from socialrag.models import Message, PaperMeta, PaperRef
 
@@ -83,7 +83,7 @@ def record_click(
         return None
     on = storage.messages.toggle_reaction(conn, message_id, team_id, channel_id, user_id, CLICKS[kind], at)
     counts = storage.messages.load_reaction_counts(conn, message_id)
-    return on, {k: counts.get(name, 0) for k, name in CLICKS.items()}
+    return on, click_counts(counts)
 
 
 def record_own_post(conn: psycopg.Connection, message: Message, paper: PaperMeta) -> bool:

@@ -233,10 +233,7 @@ def toggle_reaction(
 ) -> bool:
     """A click on a button: the member's reaction of that name removed if they had it, else added (unless they
     asked to be forgotten). True when it is on after the click."""
-    if conn.execute(
-        "DELETE FROM reactions WHERE message_id = %(m)s AND user_id = %(u)s AND emoji = %(e)s",
-        {"m": message_id, "u": user_id, "e": emoji},
-    ).rowcount:
+    if remove_reaction(conn, message_id, user_id, emoji):
         return False
     add_reaction(conn, message_id, team_id, channel_id, user_id, emoji, at)
     return True
@@ -250,10 +247,14 @@ def load_reaction_counts(conn: psycopg.Connection, message_id: int) -> dict[str,
     return {r[0]: int(r[1]) for r in rows}
 
 
-def remove_reaction(conn: psycopg.Connection, message_id: int, user_id: str, emoji: str) -> None:
-    conn.execute(
-        "DELETE FROM reactions WHERE message_id = %(m)s AND user_id = %(u)s AND emoji = %(e)s",
-        {"m": message_id, "u": user_id, "e": emoji},
+def remove_reaction(conn: psycopg.Connection, message_id: int, user_id: str, emoji: str) -> bool:
+    """Take a member's reaction off a message; False when they had none of that name."""
+    return (
+        conn.execute(
+            "DELETE FROM reactions WHERE message_id = %(m)s AND user_id = %(u)s AND emoji = %(e)s",
+            {"m": message_id, "u": user_id, "e": emoji},
+        ).rowcount
+        > 0
     )
 
 

@@ -574,38 +574,26 @@ def test_oauth_installation_flow(db: Database, tmp_path: Path) -> None:
 
 
 def test_socket_mode(db: Database, tmp_path: Path) -> None:
-    from slack_bolt.adapter.socket_mode import SocketModeHandler
-
-    from tests.support.socket_standin import SocketModeStandIn
+    from tests.support.harness import socket_mode_app
 
     standin = SlackStandIn(lab_state()).start()
-    sockets = SocketModeStandIn()
-    standin.socket_url = sockets.url
-    settings = Settings(
-        home=tmp_path, offline=True, slack_bot_token="xoxb-test", slack_app_token="xapp-test", slack_api_url=standin.url
-    )
-    app = build_app(settings, db, AppContext(settings, db), socket_mode=True)
-    handler = SocketModeHandler(app, "xapp-test", web_client=WebClient(base_url=standin.url))
     try:
-        handler.connect()
-        sockets.wait_connected()
-        envelope = sockets.send_event(
-            {
-                "type": "event_callback",
-                "team_id": T,
-                "event_id": "EvS1",
-                "event": message_event("1700000009.000100", "<https://arxiv.org/abs/1706.03762>"),
-            }
-        )
-        for _ in range(100):
-            if count(db, "SELECT count(*) FROM messages") == 1:
-                break
-            time.sleep(0.05)
-        assert count(db, "SELECT count(*) FROM messages") == 1
-        assert any(a.get("envelope_id") == envelope for a in sockets.acks), "the envelope was acknowledged"
+        with socket_mode_app(db, standin, tmp_path) as sockets:
+            envelope = sockets.send_event(
+                {
+                    "type": "event_callback",
+                    "team_id": T,
+                    "event_id": "EvS1",
+                    "event": message_event("1700000009.000100", "<https://arxiv.org/abs/1706.03762>"),
+                }
+            )
+            for _ in range(100):
+                if count(db, "SELECT count(*) FROM messages") == 1:
+                    break
+                time.sleep(0.05)
+            assert count(db, "SELECT count(*) FROM messages") == 1
+            assert any(a.get("envelope_id") == envelope for a in sockets.acks), "the envelope was acknowledged"
     finally:
-        handler.close()
-        sockets.stop()
         standin.stop()
 
 

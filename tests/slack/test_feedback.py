@@ -156,38 +156,23 @@ def test_a_click_on_a_deleted_post_is_not_counted_and_the_member_is_told(harness
 
 
 def test_a_click_over_socket_mode(db: Database, tmp_path: Path) -> None:
-    from slack_bolt.adapter.socket_mode import SocketModeHandler
-
-    from bot.app import build_app
-    from bot.context import AppContext
-    from socialrag.config import Settings
-    from tests.support.harness import lab_state
+    from tests.support.harness import lab_state, socket_mode_app
     from tests.support.slack_standin import SlackStandIn
-    from tests.support.socket_standin import SocketModeStandIn
 
     standin = SlackStandIn(lab_state()).start()
-    sockets = SocketModeStandIn()
-    standin.socket_url = sockets.url
-    settings = Settings(
-        home=tmp_path, offline=True, slack_bot_token="xoxb-test", slack_app_token="xapp-test", slack_api_url=standin.url
-    )
     harness = Harness(db, standin, tmp_path)  # only to post the paper; the click goes over the socket
-    app = build_app(settings, db, AppContext(settings, db), socket_mode=True)
-    handler = SocketModeHandler(app, "xapp-test", web_client=WebClient(base_url=standin.url))
     try:
         post = post_one(harness, db)
-        handler.connect()
-        sockets.wait_connected()
-        envelope = sockets.send_event(click(harness, post, "U2", "save", NOW.timestamp() + 60), kind="interactive")
-        for _ in range(400):  # the listener runs after the envelope is acknowledged
-            if standin.updates and count(db, "SELECT count(*) FROM reactions WHERE emoji = 'button:save'") == 1:
-                break
-            time.sleep(0.05)
-        assert count(db, "SELECT count(*) FROM reactions WHERE emoji = 'button:save'") == 1
-        assert labels(harness) == ["Relevant", "Not for us", "Save · 1"]
-        assert any(a.get("envelope_id") == envelope for a in sockets.acks)
+        with socket_mode_app(db, standin, tmp_path) as sockets:
+            click_payload = click(harness, post, "U2", "save", NOW.timestamp() + 60)
+            envelope = sockets.send_event(click_payload, kind="interactive")
+            for _ in range(400):  # the listener runs after the envelope is acknowledged
+                if standin.updates and count(db, "SELECT count(*) FROM reactions WHERE emoji = 'button:save'") == 1:
+                    break
+                time.sleep(0.05)
+            assert count(db, "SELECT count(*) FROM reactions WHERE emoji = 'button:save'") == 1
+            assert labels(harness) == ["Relevant", "Not for us", "Save · 1"]
+            assert any(a.get("envelope_id") == envelope for a in sockets.acks)
     finally:
-        handler.close()
-        sockets.stop()
         harness.stop()
         standin.stop()

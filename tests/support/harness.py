@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -89,6 +91,31 @@ class Harness:
 
     def stop(self) -> None:
         self.server.stop()
+
+
+@contextmanager
+def socket_mode_app(db: Database, standin: SlackStandIn, tmp_path: Path) -> Iterator[Any]:
+    """The bolt app over Socket Mode, its Web API calls going to ``standin``, connected to a Socket Mode
+    stand-in (yielded: ``send_event`` sends an envelope, ``acks`` holds the answers)."""
+    from slack_bolt.adapter.socket_mode import SocketModeHandler
+    from slack_sdk import WebClient
+
+    from tests.support.socket_standin import SocketModeStandIn
+
+    sockets = SocketModeStandIn()
+    standin.socket_url = sockets.url
+    settings = Settings(
+        home=tmp_path, offline=True, slack_bot_token="xoxb-test", slack_app_token="xapp-test", slack_api_url=standin.url
+    )
+    app = build_app(settings, db, AppContext(settings, db), socket_mode=True)
+    handler = SocketModeHandler(app, "xapp-test", web_client=WebClient(base_url=standin.url))
+    try:
+        handler.connect()
+        sockets.wait_connected()
+        yield sockets
+    finally:
+        handler.close()
+        sockets.stop()
 
 
 def message_event(ts: str, text: str, user: str = "U2", **extra: Any) -> dict[str, Any]:
