@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from socialrag.knowledge import display_reaction, is_click, is_emoji_name, normalize_emoji
-from socialrag.models import Draft
+from socialrag.models import Digest, Draft
 from socialrag.recommender import MEMBER_TOKEN
 from socialrag.text import as_data
 
@@ -76,17 +76,54 @@ BUTTONS: tuple[tuple[str, str, str], ...] = (
 )
 
 
-def feedback_actions(counts: Mapping[str, int] | None = None) -> dict[str, Any]:
-    """The row of three buttons under a post, each with how many members clicked it so far."""
+def feedback_actions(counts: Mapping[str, int] | None = None, paper_id: int | None = None) -> dict[str, Any]:
+    """The row of three buttons under a post (or under one paper of a digest: ``paper_id``), each with how
+    many members clicked it so far."""
     counts = counts or {}
     elements = []
     for kind, action_id, label in BUTTONS:
         n = int(counts.get(kind, 0))
         text = f"{label} · {n}" if n > 0 else label
+        value = kind if paper_id is None else f"{kind}:{paper_id}"
         elements.append(
-            {"type": "button", "action_id": action_id, "value": kind, "text": {"type": "plain_text", "text": text}}
+            {"type": "button", "action_id": action_id, "value": value, "text": {"type": "plain_text", "text": text}}
         )
-    return {"type": "actions", "block_id": FEEDBACK_BLOCK, "elements": elements}
+    block_id = FEEDBACK_BLOCK if paper_id is None else f"{FEEDBACK_BLOCK}:{paper_id}"
+    return {"type": "actions", "block_id": block_id, "elements": elements}
+
+
+def digest_paper(block_id: str) -> int | None:
+    """The paper a digest's row of buttons is for (None: a single post's row)."""
+    _, _, tail = block_id.partition(":")
+    return int(tail) if block_id.startswith(FEEDBACK_BLOCK + ":") and tail.isdigit() else None
+
+
+def digest_line(draft: Draft) -> str:
+    """One paper of a digest: its linked title, venue and year, then its hook to the group."""
+    title = headline(draft)
+    venue = " ".join(x for x in (draft.paper.venue or "", str(draft.paper.year or "")) if x)
+    where = f" · {escape(venue)}" if venue else ""
+    return f"{title}{where}\n{render_mentions(draft.explanation, draft)}"
+
+
+def build_digest_blocks(digest: Digest, counts: Mapping[int, Mapping[str, int]] | None = None) -> list[dict[str, Any]]:
+    """The digest: a one-line heading, then each paper with its line and its own row of buttons."""
+    counts = counts or {}
+    n = len(digest.drafts)
+    blocks: list[dict[str, Any]] = [{"type": "section", "text": mrkdwn(f"This week's {n} papers for the channel:")}]
+    for draft in digest.drafts:
+        blocks.append({"type": "section", "text": mrkdwn(digest_line(draft))})
+        if draft.thread_link:
+            label = f"Earlier thread: {draft.thread_title}" if draft.thread_title else "Earlier thread"
+            blocks.append({"type": "context", "elements": [mrkdwn(link(draft.thread_link, label))]})
+        blocks.append(feedback_actions(counts.get(draft.paper.paper_id), draft.paper.paper_id))
+    return blocks
+
+
+def build_digest_text(digest: Digest) -> str:
+    """The digest's notification and screen-reader text: the titles with their links."""
+    titles = "; ".join(link(d.paper.url, d.paper.title) for d in digest.drafts)
+    return f"This week's {len(digest.drafts)} papers: {titles}"
 
 
 def build_blocks(draft: Draft, counts: Mapping[str, int] | None = None) -> list[dict[str, Any]]:

@@ -21,12 +21,12 @@ from bot.context import AppContext
 from bot.http_front import HttpFront
 from bot.pacing import SlackPacer
 from bot.reports import post_due_reports
-from bot.scheduler import Recommend, Worker
+from bot.scheduler import Recommend, RecommendDigest, Worker
 from socialrag.config import Settings
 from socialrag.db import Database
 from socialrag.errors import ConfigError
 from socialrag.knowledge import DatabasePace, Indexer, open_sources
-from socialrag.models import Draft, NoPost, Style
+from socialrag.models import Digest, Draft, NoPost, Style
 from socialrag.reading.zotero import push_due
 from socialrag.recommender import Recommender
 
@@ -41,6 +41,16 @@ def make_recommend(recommender: Recommender) -> Recommend:
         return found.draft or NoPost(found.empty_reason or "no candidate was found")
 
     return recommend
+
+
+def make_digest(recommender: Recommender) -> RecommendDigest:
+    """The scheduler's view of a digest channel's slot: the week's papers, or why there are none."""
+
+    def digest(team_id: str, channel_id: str, now: datetime, size: int) -> Digest | NoPost:
+        made = recommender.recommend_digest(team_id, channel_id, size, at=now)
+        return made if isinstance(made, Digest) else NoPost(made)
+
+    return digest
 
 
 def build_worker(settings: Settings, db: Database, recommender: Recommender, pacer: SlackPacer) -> Worker:
@@ -61,6 +71,7 @@ def build_worker(settings: Settings, db: Database, recommender: Recommender, pac
         refit=recommender.refit_due,
         reports=reports,
         library=lambda now: push_due(db, settings, now),
+        digest=make_digest(recommender),
         wait_for_index=True,
     )
 

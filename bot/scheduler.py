@@ -20,15 +20,17 @@ from typing import Any
 from slack_sdk import WebClient
 
 from bot.backfill import history_being_read
-from bot.blocks import build_blocks, build_fallback_text
+from bot.blocks import build_blocks, build_digest_blocks, build_digest_text, build_fallback_text
 from bot.pacing import SlackPacer
 from bot.slack_io import message_from_slack
 from socialrag import storage
 from socialrag.db import Database
 from socialrag.errors import ConfigError, PaperPingError, PermanentError
-from socialrag.knowledge import record_own_post
-from socialrag.models import Draft, NoPost, Style, draft_json
+from socialrag.knowledge import record_own_digest, record_own_post
+from socialrag.models import Digest, Draft, NoPost, Style, digest_json, draft_json
 from socialrag.recommender import (
+    DIGEST,
+    DIGEST_DEFAULT,
     SILENT_TO_STEP_DOWN,
     empty_retry_wait,
     index_wait,
@@ -45,6 +47,8 @@ EVENT_TYPE = "paperping_recommendation"
 MAX_HISTORY_PAGES = 20  # a busy channel's messages since the slot opened, 200 a page
 # (team id, channel id, slot time, the channel's chosen style or None) -> the draft to post, or why there is none
 Recommend = Callable[[str, str, datetime, Style | None], Draft | NoPost | None]
+# (team id, channel id, slot time, papers) -> the weekly digest to post, or why there is none
+RecommendDigest = Callable[[str, str, datetime, int], Digest | NoPost]
 ClientFor = Callable[[str], WebClient]
 
 
@@ -52,16 +56,20 @@ def now_utc() -> datetime:
     return datetime.now(UTC)
 
 
-def post_draft(client: WebClient, draft: Draft, slot_key: str, pacer: SlackPacer) -> dict[str, Any]:
+def post_draft(client: WebClient, draft: Draft | Digest, slot_key: str, pacer: SlackPacer) -> dict[str, Any]:
     """chat.postMessage with Block Kit, a plain-text fallback and the slot in the message metadata."""
+    if isinstance(draft, Digest):
+        first, text, blocks = draft.drafts[0], build_digest_text(draft), build_digest_blocks(draft)
+    else:
+        first, text, blocks = draft, build_fallback_text(draft), build_blocks(draft)
     response = pacer.post(
         client.chat_postMessage,
         channel=draft.channel_id,
-        text=build_fallback_text(draft),
-        blocks=build_blocks(draft),
+        text=text,
+        blocks=blocks,
         unfurl_links=False,
         unfurl_media=False,
-        metadata={"event_type": EVENT_TYPE, "event_payload": {"slot_key": slot_key, "paper_id": draft.paper.paper_id}},
+        metadata={"event_type": EVENT_TYPE, "event_payload": {"slot_key": slot_key, "paper_id": first.paper.paper_id}},
     )
     return dict(response.data) if hasattr(response, "data") else dict(response)
 
@@ -133,6 +141,8 @@ class Worker:
     refit: Callable[[datetime], int] | None = None  # relearns the channels' rankings that are due
     reports: Callable[[datetime], int] | None = None  # posts the monthly reports that are due
     library: Callable[[datetime], int] | None = None  # sends saved papers to the channels' Zotero libraries
+    digest: RecommendDigest | None = None  # the weekly digest of a channel that chose one
+    personal: Callable[[datetime], int] | None = None  # sends the members' weekly personal picks that are due
     # `paperping run` indexes in the background: a slot waits (bounded) while the channel is being indexed
     wait_for_index: bool = False
 
@@ -148,6 +158,8 @@ class Worker:
                 self.reports(self.clock())
             if self.library is not None and not self.stopping.is_set():
                 self.library(self.clock())
+            if self.personal is not None and not self.stopping.is_set():
+                self.personal(self.clock())
             self._prune()
         except PaperPingError as exc:  # the database is away: the next tick retries
             log.warning("tick stopped: %s", exc)
@@ -238,19 +250,26 @@ class Worker:
             # an earlier attempt may have posted before it died or failed: look before posting again
             ts = find_posted(client, due.channel_id, slot_key, rec.created_at, self.pacer)
         if ts is None:
-            draft = self.recommend(due.team_id, due.channel_id, now, due.style)
-            if not isinstance(draft, Draft):
+            if due.frequency == DIGEST and self.digest is not None:
+                draft: Draft | Digest | NoPost | None = self.digest(
+                    due.team_id, due.channel_id, now, due.digest_size or DIGEST_DEFAULT
+                )
+            else:
+                draft = self.recommend(due.team_id, due.channel_id, now, due.style)
+            if not isinstance(draft, Draft | Digest):
                 self._empty(due, now, draft.reason if draft else "no candidate was found")
                 return
+            first = draft.drafts[0] if isinstance(draft, Digest) else draft
             with self.db.connection() as conn:
                 drafted = not keeper.lost and storage.posts.record_draft(
                     conn,
                     rec.id,
-                    draft.paper.paper_id,
-                    draft.style,
-                    draft.score,
-                    draft_json(draft),
+                    first.paper.paper_id,
+                    first.style,
+                    first.score,
+                    digest_json(draft) if isinstance(draft, Digest) else draft_json(draft),
                     worker=self.worker_id,
+                    length=due.explanation_length,
                 )
                 sending = drafted and storage.posts.start_sending(
                     conn, rec.id, self.worker_id, self.clock() + self.lease
@@ -265,8 +284,8 @@ class Worker:
             storage.posts.record_posted(conn, rec.id, ts, now)
         self._finish(due, now, posted=True)
 
-    def _index_post(self, draft: Draft, response: dict[str, Any]) -> None:
-        """Store PaperPing's own post, linked to the paper, so reactions and replies to it feed back."""
+    def _index_post(self, draft: Draft | Digest, response: dict[str, Any]) -> None:
+        """Store PaperPing's own post, linked to its papers, so reactions and replies to it feed back."""
         raw = dict(response.get("message") or {})
         raw.setdefault("ts", response["ts"])
         raw.setdefault("type", "message")
@@ -274,7 +293,10 @@ class Worker:
         if message is None:
             return
         with self.db.connection() as conn:
-            record_own_post(conn, message, draft.paper)
+            if isinstance(draft, Digest):
+                record_own_digest(conn, message, [d.paper for d in draft.drafts])
+            else:
+                record_own_post(conn, message, draft.paper)
 
     def _empty(self, due: storage.posts.DueChannel, now: datetime, reason: str) -> None:
         """Nothing to post: keep why, and try the same slot again within hours (backing off, capped)."""
@@ -300,7 +322,7 @@ class Worker:
                 readings = storage.settings.load_emoji_overrides(conn, due.team_id, due.channel_id)
                 rows = storage.posts.load_post_engagement(conn, due.team_id, due.channel_id, SILENT_TO_STEP_DOWN + 1)
                 why = should_step_down([read_reception(r["emoji"], r["replies"], readings) for r in rows[1:]])
-                if why and frequency != "weekly":
+                if why and frequency not in ("weekly", DIGEST):
                     frequency = step_down(frequency)
                     storage.posts.record_step_down(conn, due.team_id, due.channel_id, frequency, why)
             last = now if posted else due.last_post_at

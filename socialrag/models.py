@@ -341,6 +341,28 @@ def draft_from_json(data: dict[str, Any]) -> Draft:
     )
 
 
+@dataclass(frozen=True)
+class Digest:
+    """A weekly digest: several papers in one post, each with its own one-line hook and buttons."""
+
+    team_id: str
+    channel_id: str
+    drafts: tuple[Draft, ...]
+
+
+def digest_json(digest: Digest) -> dict[str, Any]:
+    """A digest as JSON-ready data, stored with its slot like a draft."""
+    return {"digest": [draft_json(d) for d in digest.drafts]}
+
+
+def digest_from_json(data: dict[str, Any]) -> Digest | None:
+    """A stored digest back (None when the stored data is a single post's draft)."""
+    if not isinstance(data.get("digest"), list) or not data["digest"]:
+        return None
+    drafts = tuple(draft_from_json(d) for d in data["digest"])
+    return Digest(drafts[0].team_id, drafts[0].channel_id, drafts)
+
+
 _FACT_TYPES: dict[str, type] = {kind: cls for cls, kind in FACT_KINDS.items()}
 
 

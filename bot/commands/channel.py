@@ -1,5 +1,6 @@
-"""Commands that set how PaperPing posts in a channel: `frequency`, `pause` and `resume`, `style`, `hours` and
-`report`. Each change is announced in the channel in one short line, so the group sees what steers it."""
+"""Commands that set how PaperPing posts in a channel: `frequency` (or a weekly digest), `pause` and `resume`,
+`style`, `length`, `language`, `context`, `hours` and `report`. Each change is announced in the channel in one
+short line, so the group sees what steers it."""
 
 from __future__ import annotations
 
@@ -13,19 +14,97 @@ from bot.reports import post_month_report
 from socialrag import storage
 from socialrag.errors import SourceError
 from socialrag.models import STYLES
-from socialrag.recommender import FREQUENCIES
+from socialrag.recommender import DIGEST, DIGEST_DEFAULT, DIGEST_SIZES, FREQUENCIES, LANGUAGES
+
+_FREQUENCY_HINT = (
+    "Try `/paperping frequency daily`, `every-other-day`, `weekly`, or `weekly-digest 5` (3 to 7 papers in one "
+    "message a week)."
+)
+
+
+def parse_frequency(name: str, args: tuple[str, ...], rest: str) -> Command:
+    """``frequency daily|every-other-day|weekly`` or ``frequency weekly-digest [N]`` (N from 3 to 7)."""
+    chosen = args[0].lower() if args else ""
+    if chosen in FREQUENCIES and len(args) == 1:
+        return Command(name, (chosen,))
+    if chosen == DIGEST and len(args) <= 2:
+        size = args[1] if len(args) == 2 else str(DIGEST_DEFAULT)
+        if size.isdigit() and int(size) in DIGEST_SIZES:
+            return Command(name, (chosen, size))
+    raise UsageError(_FREQUENCY_HINT)
 
 
 @command(
     "frequency",
-    "`frequency daily|every-other-day|weekly` — how often I post here",
-    parse=one_of(FREQUENCIES, "Try `/paperping frequency daily`, `every-other-day` or `weekly`."),
+    "`frequency daily|every-other-day|weekly` — how often I post here; `frequency weekly-digest [N]` — N papers "
+    "(3 to 7) in one message a week instead",
+    parse=parse_frequency,
     steers=True,
 )
 def cmd_frequency(inv: Invocation) -> str:
-    inv.set(frequency=inv.args[0], step_down_reason=None)
+    if inv.args[0] == DIGEST:
+        size = int(inv.args[1])
+        inv.set(frequency=DIGEST, digest_size=size, step_down_reason=None)
+        inv.announce(f"set PaperPing to post a weekly digest of {size} papers.")
+        return f"Done: once a week I'll post a digest of {size} papers here; `/paperping now` posts one now."
+    inv.set(frequency=inv.args[0], digest_size=None, step_down_reason=None)
     inv.announce(f"set PaperPing to post {inv.args[0].replace('-', ' ')}.")
     return f"Done: I'll post {inv.args[0].replace('-', ' ')} here."
+
+
+@command(
+    "context",
+    "`context on|off` — a short reply in the thread of each paper a member shares: its gist and how it links to "
+    "this channel's earlier threads",
+    parse=one_of(("on", "off"), "Try `/paperping context on` or `/paperping context off`."),
+    steers=True,
+)
+def cmd_context(inv: Invocation) -> str:
+    on = inv.args[0] == "on"
+    inv.set(share_context=on)
+    if on:
+        inv.announce("asked PaperPing to reply with context in the thread of papers shared here.")
+        return (
+            "Done: when someone shares a paper here, I'll reply in its thread (once, within a minute) with its "
+            "gist and the earlier threads it relates to, and stay quiet when I have nothing grounded to add."
+        )
+    inv.announce("turned off PaperPing's replies on shared papers.")
+    return "Done: I won't reply to shared papers here."
+
+
+@command(
+    "length",
+    "`length short|normal` — how long my explanations are here",
+    parse=one_of(("short", "normal"), "Try `/paperping length short` or `/paperping length normal`."),
+    steers=True,
+)
+def cmd_length(inv: Invocation) -> str:
+    inv.set(explanation_length=inv.args[0])
+    inv.announce(f"set PaperPing's explanations to {inv.args[0]} length.")
+    return f"Done: explanations here are {inv.args[0]} from the next post on."
+
+
+def parse_language(name: str, args: tuple[str, ...], rest: str) -> Command:
+    code = args[0].lower() if len(args) == 1 else ""
+    if code not in LANGUAGES:
+        known = ", ".join(sorted(LANGUAGES))
+        raise UsageError(f"Try `/paperping language de` (a two-letter code: {known}).")
+    return Command(name, (code,))
+
+
+@command(
+    "language",
+    "`language CODE` — the language of `llm`-style explanations here (`en`, `de`, `fr`, ...)",
+    parse=parse_language,
+    steers=True,
+)
+def cmd_language(inv: Invocation) -> str:
+    code = inv.args[0]
+    inv.set(language=None if code == "en" else code)
+    name = LANGUAGES[code]
+    inv.announce(f"asked PaperPing to write its explanations in {name}.")
+    note = "" if code == "en" else " The template styles (without an LLM) stay in English."
+    return f"Done: `llm`-style explanations here are written in {name}.{note}"
 
 
 @command("pause", "`pause` / `resume` — stop and restart posting here", aliases=("resume",), steers=True)

@@ -12,13 +12,22 @@ from slack_bolt import Ack, App
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from bot.blocks import BUTTONS, FEEDBACK_BLOCK, build_blocks, build_fallback_text, feedback_actions
+from bot.blocks import (
+    BUTTONS,
+    FEEDBACK_BLOCK,
+    build_blocks,
+    build_digest_blocks,
+    build_digest_text,
+    build_fallback_text,
+    digest_paper,
+    feedback_actions,
+)
 from bot.context import AppContext
 from bot.dedupe import handled_id
 from bot.slack_io import ts_to_datetime
 from socialrag import knowledge, storage
 from socialrag.errors import PaperPingError
-from socialrag.models import draft_from_json
+from socialrag.models import digest_from_json, draft_from_json
 
 log = logging.getLogger(__name__)
 
@@ -37,14 +46,23 @@ def click_place(body: dict[str, Any]) -> tuple[str, str, str] | None:
 
 
 def updated_post(
-    stored: dict[str, Any] | None, shown: dict[str, Any], counts: dict[str, int]
+    stored: dict[str, Any] | None,
+    shown: dict[str, Any],
+    counts: dict[str, int],
+    paper: int | None = None,
+    all_counts: dict[int, dict[str, int]] | None = None,
 ) -> tuple[list[dict[str, Any]], str]:
-    """The post's blocks and text with the new counts: rendered again from its stored draft, or (a post whose
-    draft is not stored) what Slack showed with the row of buttons replaced."""
+    """The post's blocks and text with the new counts: rendered again from its stored draft (a digest with
+    each paper's counts, ``all_counts``), or (a post whose draft is not stored) what Slack showed with the
+    clicked row of buttons replaced."""
     if stored is not None:
+        digest = digest_from_json(stored)
+        if digest is not None:
+            return build_digest_blocks(digest, all_counts or {}), build_digest_text(digest)
         draft = draft_from_json(stored)
         return build_blocks(draft, counts), build_fallback_text(draft)
-    blocks = [feedback_actions(counts) if b.get("block_id") == FEEDBACK_BLOCK else b for b in shown.get("blocks") or []]
+    clicked = FEEDBACK_BLOCK if paper is None else f"{FEEDBACK_BLOCK}:{paper}"
+    blocks = [feedback_actions(counts, paper) if b.get("block_id") == clicked else b for b in shown.get("blocks") or []]
     return blocks, str(shown.get("text") or "")
 
 
@@ -56,17 +74,25 @@ def handle_click(ctx: AppContext, client: WebClient, body: dict[str, Any], respo
     if kind is None or place is None or key is None:
         return
     channel, ts, user = place
+    paper = digest_paper(str(action.get("block_id") or ""))
     team = ctx.slack.channel_team(str((body.get("team") or {}).get("id") or ""), channel)
+    all_counts: dict[int, dict[str, int]] = {}
     with ctx.db.connection() as conn:
         if not storage.slack_events.record_event(conn, key, team):
             return  # the same click delivered again
-        clicked = knowledge.record_click(conn, team, channel, ts, user, kind, click_time(action.get("action_ts")))
+        target = ts if paper is None else knowledge.digest_item_ts(ts, paper)  # one paper of a digest
+        clicked = knowledge.record_click(conn, team, channel, target, user, kind, click_time(action.get("action_ts")))
         stored = storage.posts.load_posted_draft(conn, team, channel, ts) if clicked is not None else None
+        digest = digest_from_json(stored) if stored is not None else None
+        for d in digest.drafts if digest is not None else ():
+            pid = d.paper.paper_id
+            mid = storage.messages.load_message_id(conn, team, channel, knowledge.digest_item_ts(ts, pid))
+            all_counts[pid] = knowledge.click_counts(storage.messages.load_reaction_counts(conn, mid)) if mid else {}
     if clicked is None:
         respond(text="That post is no longer kept by PaperPing, so the click was not counted.", **PRIVATE)
         return
     on, counts = clicked
-    blocks, text = updated_post(stored, body.get("message") or {}, counts)
+    blocks, text = updated_post(stored, body.get("message") or {}, counts, paper, all_counts)
     try:
         ctx.pacer.call(client.chat_update, channel=channel, ts=ts, blocks=blocks, text=text)
     except (SlackApiError, PaperPingError) as exc:  # the click is kept; the counts show at the next update

@@ -29,10 +29,12 @@ if TYPE_CHECKING:
     from socialrag.knowledge.indexer import Indexer, IndexerConfig
     from socialrag.knowledge.links import find_paper_refs
     from socialrag.knowledge.live import (
+        digest_item_ts,
         record_click,
         record_deletion,
         record_edit,
         record_message,
+        record_own_digest,
         record_own_post,
         record_reaction,
     )
@@ -64,6 +66,8 @@ ENTRY_POINTS = {
     "record_edit": "live",
     "record_message": "live",
     "record_own_post": "live",
+    "record_own_digest": "live",
+    "digest_item_ts": "live",
     "record_reaction": "live",
     "DatabasePace": "pace",
     "import_catalog": "papers.catalog",

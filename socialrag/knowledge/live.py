@@ -5,6 +5,7 @@ into these calls, on the connection (and so in the transaction) in which it reco
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
 
@@ -84,6 +85,31 @@ def record_click(
     on = storage.messages.toggle_reaction(conn, message_id, team_id, channel_id, user_id, CLICKS[kind], at)
     counts = storage.messages.load_reaction_counts(conn, message_id)
     return on, click_counts(counts)
+
+
+def digest_item_ts(ts: str, paper_id: int) -> str:
+    """The key under which one paper of a digest keeps its own clicks: the digest's ts and the paper's id. No
+    Slack message has such a ts, and a deleted digest takes its papers' keys with it."""
+    return f"{ts}/{paper_id}"
+
+
+def record_own_digest(conn: psycopg.Connection, message: Message, papers: Sequence[PaperMeta]) -> int:
+    """PaperPing's digest, kept as a share of each paper it lists (reactions and replies to it count for them
+    all), and each paper under its own key (``digest_item_ts``) for the clicks on its buttons. Returns how many
+    papers were kept (those with an identifier)."""
+    refs = []
+    for paper in papers:
+        identity = storage.papers.best_identity(paper.ids)
+        if identity is not None:
+            refs.append((paper, PaperRef(identity[0], identity[1], paper.url, paper.title)))
+    if not refs:
+        return 0
+    items = [
+        replace(message, ts=digest_item_ts(message.ts, paper.paper_id), thread_ts=None, reply_count=0, papers=(ref,))
+        for paper, ref in refs
+    ]
+    index_messages(conn, [replace(message, papers=tuple(ref for _, ref in refs)), *items])
+    return len(refs)
 
 
 def record_own_post(conn: psycopg.Connection, message: Message, paper: PaperMeta) -> bool:

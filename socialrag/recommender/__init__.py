@@ -20,10 +20,13 @@ if TYPE_CHECKING:
     from socialrag.recommender.candidates import normalize_arxiv_category
     from socialrag.recommender.context import load_emoji_readings
     from socialrag.recommender.explain import MEMBER_TOKEN, describe_fact, render_plain
-    from socialrag.recommender.generate import paper_url
+    from socialrag.recommender.generate import LANGUAGES, paper_url
     from socialrag.recommender.pipeline import Recommendation
     from socialrag.recommender.refit import load_fit, refit_channel
     from socialrag.recommender.schedule import (
+        DIGEST,
+        DIGEST_DEFAULT,
+        DIGEST_SIZES,
         FREQUENCIES,
         SILENT_TO_STEP_DOWN,
         Reception,
@@ -50,12 +53,16 @@ ENTRY_POINTS = {
     "load_fit": "refit",
     "refit_channel": "refit",
     "FREQUENCIES": "schedule",
+    "DIGEST": "schedule",
+    "DIGEST_DEFAULT": "schedule",
+    "DIGEST_SIZES": "schedule",
     "empty_retry_wait": "schedule",
     "index_wait": "schedule",
     "next_slot": "schedule",
     "quiet_until": "schedule",
     "should_step_down": "schedule",
     "paper_url": "generate",
+    "LANGUAGES": "generate",
     "read_reception": "schedule",
     "silent_streak": "schedule",
     "Reception": "schedule",

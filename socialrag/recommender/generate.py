@@ -43,10 +43,58 @@ from socialrag.text import as_data
 log = logging.getLogger(__name__)
 
 
+SHORT_LIMIT = 200  # characters of an explanation in a channel that asked for `short` ones
+
+LANGUAGES = {
+    "en": "English",
+    "de": "German",
+    "fr": "French",
+    "es": "Spanish",
+    "it": "Italian",
+    "pt": "Portuguese",
+    "nl": "Dutch",
+    "sv": "Swedish",
+    "da": "Danish",
+    "no": "Norwegian",
+    "fi": "Finnish",
+    "pl": "Polish",
+    "cs": "Czech",
+    "tr": "Turkish",
+    "ru": "Russian",
+    "uk": "Ukrainian",
+    "el": "Greek",
+    "he": "Hebrew",
+    "ar": "Arabic",
+    "hi": "Hindi",
+    "zh": "Chinese",
+    "ja": "Japanese",
+    "ko": "Korean",
+    "vi": "Vietnamese",
+    "id": "Indonesian",
+}
+
+
 @dataclass(frozen=True)
 class GenerateConfig:
     limit: int = 400
     quiet_days: float = 7.0
+    language: str | None = None  # a code of ``LANGUAGES`` the `llm` style writes in (None: English)
+
+
+def explanation_limit(length: str, limit: int) -> int:
+    """The most characters of an explanation: the process's limit, or ``SHORT_LIMIT`` for a `short` channel."""
+    return min(limit, SHORT_LIMIT) if length == "short" else limit
+
+
+def language_line(code: str | None) -> str:
+    """The final prompt's sentence on the language; English says nothing more."""
+    name = LANGUAGES.get(code or "en", "English")
+    if name == "English":
+        return "Write the final message in English."
+    return (
+        f"Write the final message in {name}. Keep the strings listed above exactly as written, "
+        "in their own language, and keep every name and number."
+    )
 
 
 def paper_url(ids: dict[str, str], fallback: str | None) -> str:
@@ -169,7 +217,7 @@ def build_draft(
         required = _required(signals)
         for attempt in (1, 2):
             try:
-                text = run_chain(llm, ctx, info, signals, config.limit)
+                text = run_chain(llm, ctx, info, signals, config.limit, config.language)
             except SourceError as exc:
                 reason = f"the LLM failed: {exc}"
                 log.warning("attempt %d: %s", attempt, reason)
@@ -212,7 +260,14 @@ def _required(signals: Sequence[SocialSignal]) -> list[str]:
     return list(dict.fromkeys(required))
 
 
-def run_chain(llm: LLMClient, ctx: ChannelContext, info: PaperInfo, signals: Sequence[SocialSignal], limit: int) -> str:
+def run_chain(
+    llm: LLMClient,
+    ctx: ChannelContext,
+    info: PaperInfo,
+    signals: Sequence[SocialSignal],
+    limit: int,
+    language: str | None = None,
+) -> str:
     """The four-prompt chain of the paper's Figure 4, built from the signals that are there."""
     by_kind: dict[str, SocialSignal] = {s.kind: s for s in signals}
     parts = [_paper_part(llm, info, signals, limit)]
@@ -247,6 +302,7 @@ def run_chain(llm: LLMClient, ctx: ChannelContext, info: PaperInfo, signals: Seq
             limit=limit,
             required="; ".join(_required(signals)) or "(none)",
             no_bold="; ".join(dict.fromkeys(x for x in no_bold if x)),
+            language_line=language_line(language),
         ),
     )
 

@@ -171,7 +171,20 @@ def explain_empty(ctx: ChannelContext, sources: Sequence[str], found: int, focus
     return f"no candidate: {', '.join(sources)} found no new paper for this channel; {steer}"
 
 
-def recommend(
+@dataclass
+class Ranked:
+    """One channel's candidates, ranked, with what drafting any of them needs."""
+
+    ctx: ChannelContext
+    weights: dict[int, float]
+    ranked: list[Candidate]
+    infos: dict[int, PaperInfo]
+    vectors: dict[int, np.ndarray]
+    found: int
+    sources: list[str]
+
+
+def rank_channel(
     conn: psycopg.Connection,
     team_id: str,
     channel_id: str,
@@ -179,9 +192,9 @@ def recommend(
     sources: Sequence[CandidateSource],
     config: RecommendConfig,
     *,
-    llm: LLMClient | None = None,
-) -> Recommendation:
-    """What PaperPing would post in this channel at ``as_of``: ranked candidates and the draft of the best."""
+    identified: int = 0,
+) -> Ranked:
+    """The channel's context, its candidates ranked (the first ``identified`` with their identifiers)."""
     ctx = load_channel_context(conn, team_id, channel_id, as_of, config.model)
     bots = frozenset(uid for uid, m in ctx.members.items() if m.is_bot)
     weights = channel_weights(ctx.papers, as_of, config.scoring, ctx.emoji_overrides, bots)
@@ -207,27 +220,47 @@ def recommend(
     recent_ids = recent_ids[: config.scoring.recent_for_diversity]
     recent = list(load_vectors(conn, config.model, recent_ids).values())
     ranked = score_candidates(ctx, infos, vectors, found, recent, config.scoring, ranker, config.focus)
-    identities = storage.papers.load_identities(conn, [c.paper_id for c in ranked[: config.top]])
+    identities = storage.papers.load_identities(conn, [c.paper_id for c in ranked[:identified]])
     ranked = [
         Candidate(c.paper_id, c.title, c.score, c.source, identities.get(c.paper_id, {}), c.parts)
-        if i < config.top
+        if i < identified
         else c
         for i, c in enumerate(ranked)
     ]
-    if not ranked:
-        reason = explain_empty(ctx, [s.name for s in sources], len(found), config.focus is not None)
-        return Recommendation([], None, context=ctx, empty_reason=reason)
-    best = ranked[0]
+    return Ranked(ctx, weights, ranked, infos, vectors, len(found), [s.name for s in sources])
+
+
+def paper_signals(conn: psycopg.Connection, r: Ranked, paper_id: int, window_days: int) -> list[SocialSignal]:
+    """Every social signal (h1..h9) of one ranked candidate."""
     signal_input = SignalInput(
-        ctx,
-        infos[best.paper_id],
-        vectors.get(best.paper_id),
-        load_relations(conn, ctx, best.paper_id),
-        config.signal_window_days,
+        r.ctx, r.infos[paper_id], r.vectors.get(paper_id), load_relations(conn, r.ctx, paper_id), window_days
     )
-    all_signals = compute_signals(signal_input, weights)
+    return compute_signals(signal_input, r.weights)
+
+
+def empty(r: Ranked, config: RecommendConfig) -> Recommendation:
+    reason = explain_empty(r.ctx, r.sources, r.found, config.focus is not None)
+    return Recommendation([], None, context=r.ctx, empty_reason=reason)
+
+
+def recommend(
+    conn: psycopg.Connection,
+    team_id: str,
+    channel_id: str,
+    as_of: datetime,
+    sources: Sequence[CandidateSource],
+    config: RecommendConfig,
+    *,
+    llm: LLMClient | None = None,
+) -> Recommendation:
+    """What PaperPing would post in this channel at ``as_of``: ranked candidates and the draft of the best."""
+    r = rank_channel(conn, team_id, channel_id, as_of, sources, config, identified=config.top)
+    if not r.ranked:
+        return empty(r, config)
+    best = r.ranked[0]
+    all_signals = paper_signals(conn, r, best.paper_id, config.signal_window_days)
     chosen = select_signals(all_signals)
     draft = build_draft(
-        ctx, infos[best.paper_id], best.ids, chosen, config.style, config.generate, llm=llm, score=best.score
+        r.ctx, r.infos[best.paper_id], best.ids, chosen, config.style, config.generate, llm=llm, score=best.score
     )
-    return Recommendation(ranked[: config.top], draft, all_signals, ctx)
+    return Recommendation(r.ranked[: config.top], draft, all_signals, r.ctx)

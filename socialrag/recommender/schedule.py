@@ -13,7 +13,10 @@ from socialrag.knowledge.emoji import read_sentiment
 from socialrag.models import Sentiment
 
 FREQUENCIES = ("daily", "every-other-day", "weekly")
-INTERVAL_DAYS = {"daily": 1, "every-other-day": 2, "weekly": 7}
+DIGEST = "weekly-digest"  # several papers in one message a week (the channel's ``digest_size``)
+DIGEST_SIZES = range(3, 8)
+DIGEST_DEFAULT = 5
+INTERVAL_DAYS = {"daily": 1, "every-other-day": 2, "weekly": 7, DIGEST: 7}
 QUIET_MINUTES = 15
 MAX_QUIET_WAIT = timedelta(hours=2)
 UNANSWERED_TO_STEP_DOWN = 5  # the latest posts judged for explicit negatives
@@ -76,7 +79,9 @@ def quiet_until(now: datetime, slot_at: datetime, last_activity_at: datetime | N
 
 
 def step_down(frequency: str) -> str:
-    """One step less often: daily -> every other day -> weekly."""
+    """One step less often: daily -> every other day -> weekly (a weekly digest stays one)."""
+    if frequency not in FREQUENCIES:
+        return frequency
     i = FREQUENCIES.index(frequency)
     return FREQUENCIES[min(i + 1, len(FREQUENCIES) - 1)]
 

@@ -9,7 +9,7 @@ channel_id)``: names are resolved by the callers, at their edge.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import UTC, datetime
 from types import TracebackType
 
@@ -25,7 +25,7 @@ from socialrag.knowledge.pace import DatabasePace
 from socialrag.knowledge.papers.arxiv import ArxivApi
 from socialrag.knowledge.papers.semanticscholar import SemanticScholar
 from socialrag.knowledge.readiness import focus_active
-from socialrag.models import Style
+from socialrag.models import Digest, Style
 from socialrag.recommender.calibrate import RankerModel
 from socialrag.recommender.candidates import (
     ArxivNew,
@@ -36,11 +36,13 @@ from socialrag.recommender.candidates import (
     search_words,
 )
 from socialrag.recommender.context import ChannelContext
+from socialrag.recommender.digest import recommend_digest
 from socialrag.recommender.evaluate import EvalReport, evaluate_channel
-from socialrag.recommender.generate import GenerateConfig, paper_url
+from socialrag.recommender.generate import GenerateConfig, explanation_limit, paper_url
 from socialrag.recommender.llm import LLMCall, LLMClient
 from socialrag.recommender.ondemand import SHORTLIST, Like, closest
-from socialrag.recommender.pipeline import Recommendation, RecommendConfig, recommend
+from socialrag.recommender.personal import Picks, member_profile, merge_picks
+from socialrag.recommender.pipeline import Recommendation, RecommendConfig, rank_channel, recommend
 from socialrag.recommender.rank import ScoringConfig
 from socialrag.recommender.refit import load_fit, refit_channel
 from socialrag.storage.embeddings import as_array, load_vectors
@@ -142,8 +144,38 @@ class Recommender:
         now = at or datetime.now(UTC)
         with self.db.connection() as conn:
             chosen = storage.settings.load_channel_settings(conn, team_id, channel_id)
+        config = self._config(team_id, channel_id, chosen, now, style=style, window_days=window_days, top=top)
+        llm = self._llm_for(team_id, channel_id) if config.style == "llm" else None
+        sources = self.candidate_sources(chosen.sources, focused=config.focus_words is not None)
+        # autocommit: candidate sources and the LLM wait on the network, and no transaction may stay open
+        # (holding locks) meanwhile; each source writes what it found in a short transaction of its own
+        with self.db.connection(autocommit=True) as conn:
+            return recommend(conn, team_id, channel_id, now, sources, config, llm=llm)
+
+    def recommend_digest(self, team_id: str, channel_id: str, size: int, *, at: datetime | None = None) -> Digest | str:
+        """The channel's weekly digest of ``size`` papers at ``at`` (default now), or why there is none."""
+        now = at or datetime.now(UTC)
+        with self.db.connection() as conn:
+            chosen = storage.settings.load_channel_settings(conn, team_id, channel_id)
+        config = self._config(team_id, channel_id, chosen, now, style="template", top=size)
+        sources = self.candidate_sources(chosen.sources, focused=config.focus_words is not None)
+        with self.db.connection(autocommit=True) as conn:
+            return recommend_digest(conn, team_id, channel_id, now, sources, config, size)
+
+    def _config(
+        self,
+        team_id: str,
+        channel_id: str,
+        chosen: ChannelSettings,
+        now: datetime,
+        *,
+        style: Style | None = None,
+        window_days: int | None = None,
+        top: int = 5,
+    ) -> RecommendConfig:
+        """How one of this channel's recommendations is made: its style, focus, sources' filters and tone."""
         focused = focus_active(chosen, now)
-        config = RecommendConfig(
+        return RecommendConfig(
             model=self.embedder.model_name,
             style=resolve_style(style or chosen.style, self.llm_configured),
             window_days=window_days,
@@ -154,49 +186,73 @@ class Recommender:
             focus_papers=frozenset(chosen.focus_paper_ids) if focused else frozenset(),
             categories=tuple(chosen.arxiv_categories),
             scoring=self.scoring(),
-            generate=GenerateConfig(limit=self.settings.explanation_limit, quiet_days=self.settings.mention_quiet_days),
+            generate=GenerateConfig(
+                limit=explanation_limit(chosen.explanation_length, self.settings.explanation_limit),
+                quiet_days=self.settings.mention_quiet_days,
+                language=chosen.language,
+            ),
         )
-        llm = self._llm_for(team_id, channel_id) if config.style == "llm" else None
-        sources = self.candidate_sources(chosen.sources, focused=focused)
-        # autocommit: candidate sources and the LLM wait on the network, and no transaction may stay open
-        # (holding locks) meanwhile; each source writes what it found in a short transaction of its own
-        with self.db.connection(autocommit=True) as conn:
-            return recommend(conn, team_id, channel_id, now, sources, config, llm=llm)
 
     def papers_like(
         self, team_id: str, channel_id: str, *, words: str = "", paper_ids: Sequence[int] = (), top: int = 5
     ) -> tuple[list[Like], ChannelContext | None]:
         """Papers on demand: the ``top`` papers closest to these words and papers (embedded ones), from the
         channel's candidate sources and ranking, with the channel's context (for names). Nothing is stored."""
-        now = datetime.now(UTC)
-        with self.db.connection() as conn:
-            chosen = storage.settings.load_channel_settings(conn, team_id, channel_id)
         asked = ChannelSettings(focus_text=words, focus_paper_ids=list(paper_ids))
         target = self._focus(asked, (team_id, channel_id))
         if target is None:
             return [], None
+        return self.papers_near(team_id, channel_id, target, words=words, exclude=paper_ids, top=top)
+
+    def papers_near(
+        self,
+        team_id: str,
+        channel_id: str,
+        target: np.ndarray,
+        *,
+        words: str = "",
+        exclude: Collection[int] = (),
+        top: int = 5,
+    ) -> tuple[list[Like], ChannelContext | None]:
+        """The ``top`` papers of the channel's candidate shortlist closest to ``target``, each with the earlier
+        thread of the channel it is closest to; ``exclude`` never comes back. Nothing is stored."""
+        now = datetime.now(UTC)
+        with self.db.connection() as conn:
+            chosen = storage.settings.load_channel_settings(conn, team_id, channel_id)
         config = RecommendConfig(
             model=self.embedder.model_name,
             style="template",
             top=SHORTLIST,
             focus=target,
             focus_words=" ".join(search_words(words)) or None,
-            focus_papers=frozenset(paper_ids),
+            focus_papers=frozenset(exclude),
             categories=tuple(chosen.arxiv_categories),
             scoring=self.scoring(),
         )
         sources = self.candidate_sources(chosen.sources, focused=True)
         with self.db.connection(autocommit=True) as conn:
-            rec = recommend(conn, team_id, channel_id, now, sources, config)
-            ids = [c.paper_id for c in rec.candidates[:SHORTLIST]]
+            ranked = rank_channel(conn, team_id, channel_id, now, sources, config)
+            ids = [c.paper_id for c in ranked.ranked[:SHORTLIST]]
             vectors = load_vectors(conn, self.embedder.model_name, ids, channel=(team_id, channel_id))
             infos = storage.context.load_paper_infos(conn, ids)
             identities = storage.papers.load_identities(conn, ids)
         urls = {pid: paper_url(identities.get(pid, {}), infos[pid].url if pid in infos else None) for pid in ids}
-        ctx = rec.context
-        if ctx is None:
-            return [], None
-        return closest(rec.candidates, {k: as_array(v) for k, v in vectors.items()}, target, ctx, urls, top), ctx
+        found = {k: as_array(v) for k, v in vectors.items()}
+        return closest(ranked.ranked, found, target, ranked.ctx, urls, top), ranked.ctx
+
+    def personal_picks(self, team_id: str, user_id: str, *, top: int = 5) -> Picks:
+        """A member's personal picks: the papers closest to what they shared, liked, clicked and saved in the
+        channels they are in with PaperPing, each from one of those channels with its hook there. Only those
+        channels are read; nothing of another member is kept in the answer."""
+        with self.db.connection() as conn:
+            profile = member_profile(conn, self.embedder.model_name, team_id, user_id)
+        if profile.vector is None:
+            return Picks([], profile.channels)
+        found: list[tuple[str, Like]] = []
+        for channel_id, _ in profile.channels:
+            likes, _ctx = self.papers_near(team_id, channel_id, profile.vector, exclude=profile.excluded, top=top)
+            found += [(channel_id, like) for like in likes]
+        return Picks(merge_picks(found, top), profile.channels)
 
     def evaluate(self, team_id: str, channel_id: str, *, warmup: int = 5) -> EvalReport:
         """``paperping eval``: replay the channel's history with this process's scoring settings."""

@@ -24,6 +24,7 @@ from socialrag.storage import (
     reports,
     settings,
     slack_events,
+    threads,
     token_cipher,
     workspaces,
 )
@@ -47,6 +48,7 @@ __all__ = [
     "reports",
     "settings",
     "slack_events",
+    "threads",
     "token_cipher",
     "workspaces",
 ]

@@ -260,11 +260,12 @@ def remove_reaction(conn: psycopg.Connection, message_id: int, user_id: str, emo
 
 def delete_thread(conn: psycopg.Connection, team_id: str, channel_id: str, root_ts: str) -> int:
     """Delete a message and the replies in its thread (with their links and reactions, and the channel's
-    vectors made from their words, to be made again from what remains)."""
+    vectors made from their words, to be made again from what remains), and a digest's papers' keys."""
     return _delete_where(
         conn,
-        "m.team_id = %(t)s AND m.channel_id = %(c)s AND (m.ts = %(ts)s OR m.thread_ts = %(ts)s)",
-        {"t": team_id, "c": channel_id, "ts": root_ts},
+        "m.team_id = %(t)s AND m.channel_id = %(c)s"
+        " AND (m.ts = %(ts)s OR m.thread_ts = %(ts)s OR starts_with(m.ts, %(item)s))",
+        {"t": team_id, "c": channel_id, "ts": root_ts, "item": root_ts + "/"},
     )
 
 

@@ -30,6 +30,8 @@ class DueChannel:
     weekdays_only: bool
     last_post_at: datetime | None
     last_activity_at: datetime | None
+    digest_size: int | None = None  # a weekly digest of this many papers (frequency `weekly-digest`)
+    explanation_length: str = "normal"
 
 
 @dataclass(frozen=True)
@@ -46,7 +48,7 @@ def claim_due_channel(conn: psycopg.Connection, now: datetime, lease_until: date
         """
         SELECT s.team_id, s.channel_id, COALESCE(s.slot_at, s.next_post_at), s.frequency, s.style,
                COALESCE(s.timezone, t.timezone), s.post_start_hour, s.post_end_hour, s.weekdays_only,
-               s.last_post_at, s.last_activity_at
+               s.last_post_at, s.last_activity_at, s.digest_size, s.explanation_length
           FROM channel_settings s JOIN teams t USING (team_id)
          WHERE NOT s.paused AND s.active AND s.next_post_at <= %(now)s
          ORDER BY s.next_post_at
@@ -105,18 +107,20 @@ def record_draft(
     draft: dict[str, Any],
     *,
     worker: str | None = None,
+    length: str | None = None,
 ) -> bool:
     """The draft of a slot, written by the worker that holds it (any worker when ``worker`` is None) while
-    nothing is being sent; False when the slot is no longer this worker's to draft."""
+    nothing is being sent; False when the slot is no longer this worker's to draft. ``length``: the channel's
+    explanation length it was written to."""
     row = conn.execute(
         """
         UPDATE recommendations SET paper_id = %(p)s, style = %(s)s, score = %(score)s, draft = %(d)s,
-               status = 'posting'
+               status = 'posting', explanation_length = %(len)s
          WHERE id = %(id)s AND status NOT IN ('sending', 'posted')
            AND (%(w)s::text IS NULL OR claimed_by = %(w)s)
         RETURNING 1
         """,
-        {"p": paper_id, "s": style, "score": score, "d": Jsonb(draft), "id": rec_id, "w": worker},
+        {"p": paper_id, "s": style, "score": score, "d": Jsonb(draft), "id": rec_id, "w": worker, "len": length},
     ).fetchone()
     return row is not None
 

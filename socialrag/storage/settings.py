@@ -54,6 +54,10 @@ class ChannelSettings:
     report_asked_at: datetime | None = None  # the last on-demand report
     zotero_group_id: str | None = None  # the Zotero group library saved papers go to (`/paperping zotero`)
     zotero_collection: str | None = None  # and the collection in it (None: the library's top level)
+    share_context: bool = False  # a short reply with context on each paper a member shares (`/paperping context`)
+    digest_size: int | None = None  # papers in the weekly digest (frequency `weekly-digest`); None: single posts
+    explanation_length: str = "normal"  # `short` or `normal` (`/paperping length`)
+    language: str | None = None  # the language the `llm` style writes in (`/paperping language`); None: English
 
 
 @dataclass(frozen=True)
@@ -65,6 +69,8 @@ class MemberSettings:
     s2_author_id: str | None = None
     orcid: str | None = None
     confirmed_names: list[str] = field(default_factory=list)
+    picks_enabled: bool = False  # a weekly direct message of papers for this member (`/paperping for-me`)
+    picks_next_at: datetime | None = None  # when the next one is due
 
 
 _TABLES: dict[type, tuple[str, str]] = {

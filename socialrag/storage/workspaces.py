@@ -177,6 +177,7 @@ def purge_team(conn: psycopg.Connection, team_id: str) -> dict[str, int]:
     }
     for table in (
         "member_settings",
+        "personal_picks",
         "import_checkpoints",
         "llm_calls",
         "processed_events",

@@ -55,9 +55,19 @@ BY_TEAM = {
     "saved_papers",
     "reading_list_removals",
     "zotero_items",
+    "share_replies",
+    "personal_picks",
 }
 # tables with a member's id: forget-me leaves none of their rows (forgotten_members keeps the note that it did)
-BY_MEMBER = {"members", "channel_members", "messages", "reactions", "member_settings", "saved_papers"}
+BY_MEMBER = {
+    "members",
+    "channel_members",
+    "messages",
+    "reactions",
+    "member_settings",
+    "saved_papers",
+    "personal_picks",
+}
 # tables where a member's id can sit inside text or JSON: forget-me scrubs it
 MENTIONING = {"recommendations": "draft::text", "llm_calls": "output", "import_checkpoints": "state::text"}
 
@@ -142,6 +152,9 @@ def _lab(db: Database) -> dict[str, int]:
         storage.reading_list.record_zotero_result(
             conn, T, "C1", "4242", known_id, item_key="ABCD2345", error=None, now=AT, retry_at=None
         )
+        # a context reply on U2's share, and a paper sent to U2 in their personal picks
+        storage.threads.want_share_reply(conn, T, "C1", "2.000001")
+        storage.threads.record_picks_sent(conn, T, "U2", [(known_id, "C1")], AT)
     return {"known": ids["1706.03762"], "unknown": ids["2999.00001"], "only_here": ids["10.9999/only-here"]}
 
 

@@ -188,6 +188,17 @@ class SlackStandIn:
             self.posts.append({"channel": channel, **message})
         return {"ok": True, "channel": channel, "ts": ts, "message": message}
 
+    def api_conversations_open(self, params: dict[str, str]) -> dict[str, Any]:
+        """A direct message with one member (``users``), as Slack opens it for an app with ``im:write``: the
+        same channel each time."""
+        users = [u for u in params.get("users", "").split(",") if u]
+        if len(users) != 1 or users[0] not in self.state.users:
+            return {"ok": False, "error": "user_not_found"}
+        dm = "D" + users[0]
+        with self.lock:
+            self.state.channels.setdefault(dm, {"id": dm, "is_im": True, "user": users[0], "members": [users[0], "UBOT"]})
+        return {"ok": True, "channel": {"id": dm}}
+
     def api_chat_update(self, params: dict[str, str]) -> dict[str, Any]:
         """As Slack documents it: ``channel`` and ``ts`` name the message; only the app's own messages can be
         updated (``cant_update_message``); ``text`` and ``blocks`` replace what it showed."""
