@@ -16,7 +16,7 @@ from slack_sdk import WebClient
 from slack_sdk.oauth.installation_store import Bot, Installation, InstallationStore
 from slack_sdk.oauth.state_store import OAuthStateStore
 
-from bot import ondemand
+from bot import ondemand, threads
 from bot.context import AppContext
 from bot.dedupe import Deduplicate, mark_handled
 from bot.listeners import actions, commands, events, home
@@ -29,12 +29,14 @@ from socialrag.storage.token_cipher import TokenCipher
 log = logging.getLogger(__name__)
 
 BOT_SCOPES = [
+    "app_mentions:read",
     "channels:history",
     "groups:history",
     "channels:read",
     "groups:read",
     "chat:write",
     "files:write",
+    "im:write",
     "commands",
     "reactions:read",
     "users:read",
@@ -242,6 +244,7 @@ def build_app(settings: Settings, db: Database, ctx: AppContext, *, socket_mode:
     home.register(app, ctx)
     actions.register(app, ctx)
     ondemand.register(app, ctx)
+    threads.register(app, ctx)
 
     register_installs(app, db, ctx)
     return app

@@ -10,6 +10,7 @@ import argparse
 import logging
 import signal
 import threading
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -20,8 +21,10 @@ from bot.app import build_app, check_token_keys, token_cipher, token_for
 from bot.context import AppContext
 from bot.http_front import HttpFront
 from bot.pacing import SlackPacer
+from bot.personal import send_due_picks
 from bot.reports import post_due_reports
 from bot.scheduler import Recommend, RecommendDigest, Worker
+from bot.threads import reply_to_shares
 from socialrag.config import Settings
 from socialrag.db import Database
 from socialrag.errors import ConfigError
@@ -72,6 +75,7 @@ def build_worker(settings: Settings, db: Database, recommender: Recommender, pac
         reports=reports,
         library=lambda now: push_due(db, settings, now),
         digest=make_digest(recommender),
+        personal=lambda now: send_due_picks(db, recommender, pacer, client_for, now),
         wait_for_index=True,
     )
 
@@ -85,8 +89,11 @@ def build_indexer(settings: Settings, db: Database, recommender: Recommender) ->
     return Indexer(db, recommender.embedder, open_sources(settings, DatabasePace(db)))
 
 
-def start_scheduler(worker: Worker, seconds: float, indexer: Indexer | None = None) -> BackgroundScheduler:
-    """The tick that posts, and the indexing jobs: the queue every few seconds, citations hourly."""
+def start_scheduler(
+    worker: Worker, seconds: float, indexer: Indexer | None = None, replies: Callable[[], int] | None = None
+) -> BackgroundScheduler:
+    """The tick that posts, the indexing jobs (the queue every few seconds, citations hourly) and the context
+    replies on members' shares (every few seconds)."""
     scheduler = BackgroundScheduler(timezone=UTC)
     now = datetime.now(UTC)
     every = {"max_instances": 1, "coalesce": True, "next_run_time": now}
@@ -94,6 +101,8 @@ def start_scheduler(worker: Worker, seconds: float, indexer: Indexer | None = No
     if indexer is not None:
         scheduler.add_job(indexer.run, "interval", seconds=INDEX_SECONDS, id="index", **every)
         scheduler.add_job(indexer.fill_citations, "interval", hours=CITATIONS_HOURS, id="citations", **every)
+    if replies is not None:
+        scheduler.add_job(replies, "interval", seconds=INDEX_SECONDS, id="replies", **every)
     scheduler.start()
     return scheduler
 
@@ -115,7 +124,12 @@ def cmd_run(args: argparse.Namespace, settings: Settings, db: Database) -> int:
     worker = build_worker(settings, db, recommender, ctx.pacer)
     indexer = build_indexer(settings, db, recommender)
     ctx.channels.resume_backfills(worker.client_for)
-    scheduler = start_scheduler(worker, settings.tick_seconds, indexer)
+    model = recommender.embedder.model_name
+
+    def replies() -> int:
+        return reply_to_shares(db, model, ctx.pacer, worker.client_for)
+
+    scheduler = start_scheduler(worker, settings.tick_seconds, indexer, replies)
     ctx.wake.scheduler = lambda: scheduler.modify_job("tick", next_run_time=datetime.now(UTC))
     ctx.wake.indexer = lambda: scheduler.modify_job("index", next_run_time=datetime.now(UTC))
     stop = threading.Event()

@@ -1,12 +1,17 @@
 """Commands about the member who types them, not the channel, so they work wherever they are typed:
-`mentions`, `forget-me`, `remember-me` and `link-author`."""
+`mentions`, `forget-me`, `remember-me`, `link-author` and `for-me`."""
 
 from __future__ import annotations
 
 import re
 
+from slack_sdk.errors import SlackApiError
+
+from bot.blocks import quote
 from bot.commands.base import Command, Invocation, UsageError, command, one_of
+from bot.personal import EVERY, send_picks
 from socialrag import storage
+from socialrag.errors import PaperPingError
 
 _ORCID = re.compile(r"(\d{4}-\d{4}-\d{4}-\d{3}[\dX])")
 
@@ -98,3 +103,36 @@ def cmd_link_author(inv: Invocation) -> str:
     kind, value = next(iter(values.items()))
     label = "ORCID" if kind == "orcid" else "Semantic Scholar author id"
     return f"Done: your {label} is {value}. I'll use it to notice papers you wrote and people you work with."
+
+
+@command(
+    "for-me",
+    "`for-me on|off|now` — a weekly direct message with papers picked for you from the channels you're in "
+    "(`now`: send it at once)",
+    parse=one_of(
+        ("on", "off", "now"), "Try `/paperping for-me on`, `/paperping for-me now` or `/paperping for-me off`."
+    ),
+    about_member=True,
+)
+def cmd_for_me(inv: Invocation) -> str:
+    if inv.args[0] == "off":
+        with inv.ctx.db.connection() as conn:
+            storage.settings.upsert_member_setting(conn, inv.team, inv.user, picks_enabled=False)
+        return "Done: no more personal picks."
+    if inv.args[0] == "on":
+        with inv.ctx.db.connection() as conn:
+            storage.settings.upsert_member_setting(
+                conn, inv.team, inv.user, picks_enabled=True, picks_next_at=inv.now + EVERY
+            )
+        return (
+            "Done: once a week I'll send you a direct message with papers matched to what you shared, liked and "
+            "saved in the channels you're in with me. `/paperping for-me now` sends the first one now."
+        )
+    if inv.ctx.recommender is None:
+        return "Personal picks are sent where PaperPing runs as a service (`paperping run`)."
+    try:
+        return send_picks(inv.ctx.db, inv.ctx.recommender, inv.ctx.pacer, inv.client, inv.team, inv.user, inv.now)
+    except (SlackApiError, PaperPingError) as exc:
+        if "missing_scope" in str(exc):
+            return "I can't send direct messages yet: an admin needs to reinstall PaperPing so it gets `im:write`."
+        return f"Slack refused the direct message ({quote(str(exc), 200)}); nothing was sent."

@@ -18,6 +18,7 @@ from slack_sdk import WebClient
 from bot.context import AppContext
 from bot.dedupe import mark_handled
 from bot.slack_io import message_from_slack, ts_to_datetime
+from bot.threads import note_share
 from socialrag import knowledge, storage
 from socialrag.errors import BadRecord
 from socialrag.models import Message
@@ -50,8 +51,13 @@ def handle_message(
             handle_edit(ctx, conn, client, team, channel, inner)
         return
     message = _parse(ctx, client, team, channel, event)
-    if message is not None:
-        knowledge.record_message(conn, message, by_member=bool(event.get("user")) and not event.get("bot_id"))
+    if message is None:
+        return
+    by_member = bool(event.get("user")) and not event.get("bot_id")
+    if not by_member and message.is_reply and event.get("user") == ctx.slack.bot_user_id(client, team):
+        return  # PaperPing's own answers and context replies in a thread are not the group's replies
+    if knowledge.record_message(conn, message, by_member=by_member) and note_share(conn, message, by_member=by_member):
+        ctx.wake.index_soon()  # its paper is looked up at once, and the context reply follows
 
 
 def _parse(ctx: AppContext, client: WebClient, team: str, channel: str, raw: dict[str, Any]) -> Message | None:

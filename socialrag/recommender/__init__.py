@@ -40,6 +40,7 @@ if TYPE_CHECKING:
         step_down,
     )
     from socialrag.recommender.service import Recommender, describe_style, resolve_style
+    from socialrag.recommender.threads import Answer, ShareContext, answer_question, share_context
 
 ENTRY_POINTS = {
     "RankerModel": "calibrate",
@@ -71,6 +72,10 @@ ENTRY_POINTS = {
     "Recommender": "service",
     "describe_style": "service",
     "resolve_style": "service",
+    "Answer": "threads",
+    "ShareContext": "threads",
+    "answer_question": "threads",
+    "share_context": "threads",
 }
 __all__ = sorted(ENTRY_POINTS)
 __getattr__ = entry_points(__name__, ENTRY_POINTS)

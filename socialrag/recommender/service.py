@@ -145,7 +145,7 @@ class Recommender:
         with self.db.connection() as conn:
             chosen = storage.settings.load_channel_settings(conn, team_id, channel_id)
         config = self._config(team_id, channel_id, chosen, now, style=style, window_days=window_days, top=top)
-        llm = self._llm_for(team_id, channel_id) if config.style == "llm" else None
+        llm = self.llm_for(team_id, channel_id) if config.style == "llm" else None
         sources = self.candidate_sources(chosen.sources, focused=config.focus_words is not None)
         # autocommit: candidate sources and the LLM wait on the network, and no transaction may stay open
         # (holding locks) meanwhile; each source writes what it found in a short transaction of its own
@@ -310,7 +310,7 @@ class Recommender:
         mean = np.mean(np.stack(vectors), axis=0)
         return np.asarray(mean / (np.linalg.norm(mean) or 1.0), dtype=np.float32)
 
-    def _llm_for(self, team_id: str, channel_id: str) -> LLMClient | None:
+    def llm_for(self, team_id: str, channel_id: str) -> LLMClient | None:
         """The shared LLM client, recording each call under this channel."""
         if self.llm is None:
             return None

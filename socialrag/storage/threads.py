@@ -199,3 +199,27 @@ def record_picks_sent(
             """,
             {"t": team_id, "u": user_id, "p": paper_id, "c": channel_id, "at": at},
         )
+
+
+def claim_picks(conn: psycopg.Connection, team_id: str, user_id: str, now: datetime, next_at: datetime) -> bool:
+    """Take a member's due picks (no other process sends them), the next ones due at ``next_at``."""
+    return (
+        conn.execute(
+            """
+            UPDATE member_settings SET picks_next_at = %(next)s
+             WHERE team_id = %(t)s AND user_id = %(u)s AND picks_enabled
+               AND (picks_next_at IS NULL OR picks_next_at <= %(now)s)
+            """,
+            {"t": team_id, "u": user_id, "now": now, "next": next_at},
+        ).rowcount
+        == 1
+    )
+
+
+def papers_waiting(conn: psycopg.Connection, paper_ids: Sequence[int]) -> bool:
+    """Whether any of these papers still waits to be looked up and embedded."""
+    row = conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM index_queue WHERE paper_id = ANY(%(p)s) AND given_up_at IS NULL)",
+        {"p": list(paper_ids)},
+    ).fetchone()
+    return bool(row and row[0])

@@ -11,6 +11,7 @@ from typing import Any
 import yaml
 
 from bot.app import BOT_SCOPES, register_installs
+from bot import threads
 from bot.listeners import commands, events, home
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,6 +30,7 @@ METHOD_SCOPES: dict[str, tuple[str, ...]] = {
     "users_info": ("users:read",),
     "views_publish": (),
     "files_upload_v2": ("files:write",),
+    "conversations_open": ("im:write",),  # a direct message with one member (personal picks)
 }
 # the bot events each handled event type arrives as, and the scopes that subscribing to them needs
 EVENT_SUBSCRIPTIONS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
@@ -40,6 +42,7 @@ EVENT_SUBSCRIPTIONS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "channel_left": (("channel_left",), ("channels:read",)),
     "group_left": (("group_left",), ("groups:read",)),
     "app_home_opened": (("app_home_opened",), ()),
+    "app_mention": (("app_mention",), ("app_mentions:read",)),
     "app_uninstalled": (("app_uninstalled",), ()),
     "tokens_revoked": (("tokens_revoked",), ()),
 }
@@ -52,9 +55,9 @@ class RecordingApp:
         self.events: set[str] = set()
         self.commands: set[str] = set()
 
-    def event(self, kind: str) -> Callable[[Any], Any]:
+    def event(self, kind: str) -> Callable[..., Any]:
         self.events.add(kind)
-        return lambda f: f
+        return lambda *a, **k: a[0] if a else None
 
     def command(self, name: str) -> Callable[..., Any]:
         self.commands.add(name)
@@ -66,7 +69,7 @@ class RecordingApp:
 
 def registered() -> RecordingApp:
     app = RecordingApp()
-    for register in (events.register, commands.register, home.register):
+    for register in (events.register, commands.register, home.register, threads.register):
         register(app, None)  # type: ignore[arg-type]
     register_installs(app, None, None)  # type: ignore[arg-type]
     return app

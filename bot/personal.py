@@ -1,0 +1,94 @@
+"""Personal picks in a direct message (`/paperping for-me on|off|now`): once a week, for each member who opted
+in, the papers closest to what they shared, liked, clicked and saved in the channels they are in with
+PaperPing, each with the channel it comes from and the thread there it is close to. A member's picks hold
+nothing of a channel they are not in, and nothing of another member."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import Any
+
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
+
+from bot.blocks import link, mrkdwn
+from bot.pacing import SlackPacer
+from socialrag import storage
+from socialrag.db import Database
+from socialrag.errors import PaperPingError
+from socialrag.recommender import Recommender
+
+log = logging.getLogger(__name__)
+
+EVERY = timedelta(days=7)
+RETRY = timedelta(hours=1)  # a DM Slack refused is tried again after this
+
+
+def picks_text(recommender: Recommender, team: str, user: str) -> tuple[str | None, list[tuple[int, str]], str]:
+    """The DM's text and the papers it holds (paper, channel), or None with why there is nothing to send."""
+    found = recommender.personal_picks(team, user)
+    if not found.channels:
+        return None, [], "You are in no channel with PaperPing yet, so I have nothing to pick from."
+    if not found.picks:
+        return (
+            None,
+            [],
+            (
+                "I have nothing new to pick for you yet: share, react to, click or save papers in the channels "
+                "you're in with PaperPing, and ask again."
+            ),
+        )
+    lines = ["*Papers picked for you* from the channels you are in with PaperPing (only you get this message):"]
+    for pick in found.picks:
+        like = pick.like
+        title = link(like.url, " ".join(like.title.split())[:200])
+        near = f", close to {link(like.related_link or '', like.related_title)}" if like.related_title else ""
+        lines.append(f"• {title} — from <#{pick.channel_id}>{near}")
+    lines.append("`/paperping for-me off` stops these messages.")
+    return "\n".join(lines), [(p.like.paper_id, p.channel_id) for p in found.picks], ""
+
+
+def send_picks(
+    db: Database, recommender: Recommender, pacer: SlackPacer, client: WebClient, team: str, user: str, now: datetime
+) -> str:
+    """Send the member their picks now; what happened, in a sentence for them."""
+    text, papers, why = picks_text(recommender, team, user)
+    if text is None:
+        return why
+    opened: Any = pacer.call(client.conversations_open, users=user)
+    dm = str(opened["channel"]["id"])
+    pacer.post(
+        client.chat_postMessage,
+        channel=dm,
+        text=text,
+        blocks=[{"type": "section", "text": mrkdwn(text)}],
+        unfurl_links=False,
+        unfurl_media=False,
+    )
+    with db.connection() as conn:
+        storage.threads.record_picks_sent(conn, team, user, papers, now)
+    return f"Sent you {len(papers)} papers in a direct message."
+
+
+def send_due_picks(
+    db: Database, recommender: Recommender, pacer: SlackPacer, client_for: Callable[[str], WebClient], now: datetime
+) -> int:
+    """The weekly picks that are due, each taken by one process; a refusal is retried within the hour.
+    Returns how many went."""
+    with db.connection() as conn:
+        due = storage.threads.load_picks_due(conn, now)
+    sent = 0
+    for team, user in due:
+        with db.connection() as conn:
+            if not storage.threads.claim_picks(conn, team, user, now, now + EVERY):
+                continue
+        try:
+            answer = send_picks(db, recommender, pacer, client_for(team), team, user, now)
+            sent += answer.startswith("Sent")
+        except (SlackApiError, PaperPingError) as exc:
+            log.warning("personal picks for %s/%s failed, retrying within the hour: %s", team, user, exc)
+            with db.connection() as conn:
+                storage.settings.upsert_member_setting(conn, team, user, picks_next_at=now + RETRY)
+    return sent
