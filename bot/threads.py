@@ -115,7 +115,7 @@ def answer_blocks(answer: Answer) -> str:
         head = f"I couldn't give an answer I could check against {paper}. Here is its abstract and related threads."
     parts = [head]
     parts.append(f">{quote(answer.abstract, ABSTRACT_SHOWN)}" if answer.abstract else "No abstract is known for it.")
-    if answer.related:
+    if answer.related and answer.why_not == "no LLM is configured here":  # otherwise the paper's own link only
         parts.append("Related here: " + ", ".join(link(r.link, r.title) for r in answer.related))
     return "\n".join(parts)
 

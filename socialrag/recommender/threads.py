@@ -42,8 +42,8 @@ from socialrag.text import as_data
 log = logging.getLogger(__name__)
 
 CONTEXT_FACTS = (RelatedToEarlierPaper, AuthorDiscussedHere, VenueEngagedWith, EarlierReception)
-CONTEXT_LIMIT = 360  # characters of a context reply
-GIST_LIMIT = 180
+CONTEXT_LIMIT = 480  # characters of a context reply
+GIST_LIMIT = 240
 ANSWER_LIMIT = 600
 RELATED_SHOWN = 3
 
@@ -85,11 +85,11 @@ def share_context(
         usable = [s for s in signals if isinstance(s.fact, CONTEXT_FACTS) and s.related_paper_id not in set(paper_ids)]
         if not any(not isinstance(s.fact, EarlierReception) for s in usable):
             continue
-        chosen = select_signals(usable, limit=3)
+        chosen = select_signals(usable, limit=2)
         allowed = build_allowed(ctx, info, chosen)
         social = render_signals(chosen)
         gist = summarize(info.abstract, info.tldr, limit=GIST_LIMIT)
-        for lines in ((gist, social), (social,)):
+        for lines in ((f"Gist: {gist}" if gist else None, social), (social,)):
             kept = tuple(x for x in lines if x)
             if kept and not check_text("\n".join(kept), allowed, limit=CONTEXT_LIMIT):
                 link = next((s.permalinks[0] for s in chosen if s.kind == "h5" and s.permalinks), None)

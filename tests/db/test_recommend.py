@@ -269,7 +269,9 @@ def test_llm_chain_is_verified_and_recorded(db: Database, lab: dict[str, Any], l
         ).fetchall()
     names = [c[0] for c in calls]
     assert names[0] == "paper" and names[-1] == "final"
-    assert all(c[1] == (3 if c[0] == "final" else 2) and c[2] == 16 and c[3] == "test-model" and c[4] == "ok" for c in calls)
+    assert all(
+        c[1] == (3 if c[0] == "final" else 2) and c[2] == 16 and c[3] == "test-model" and c[4] == "ok" for c in calls
+    )
 
 
 def test_llm_that_invents_a_member_falls_back(db: Database, lab: dict[str, Any], llm_server: OpenAIStandIn) -> None:

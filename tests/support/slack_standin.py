@@ -196,7 +196,9 @@ class SlackStandIn:
             return {"ok": False, "error": "user_not_found"}
         dm = "D" + users[0]
         with self.lock:
-            self.state.channels.setdefault(dm, {"id": dm, "is_im": True, "user": users[0], "members": [users[0], "UBOT"]})
+            self.state.channels.setdefault(
+                dm, {"id": dm, "is_im": True, "user": users[0], "members": [users[0], "UBOT"]}
+            )
         return {"ok": True, "channel": {"id": dm}}
 
     def api_chat_update(self, params: dict[str, str]) -> dict[str, Any]:

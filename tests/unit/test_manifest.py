@@ -10,8 +10,8 @@ from typing import Any
 
 import yaml
 
-from bot.app import BOT_SCOPES, register_installs
 from bot import threads
+from bot.app import BOT_SCOPES, register_installs
 from bot.listeners import commands, events, home
 
 ROOT = Path(__file__).resolve().parents[2]
