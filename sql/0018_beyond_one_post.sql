@@ -4,6 +4,9 @@
 ALTER TABLE channel_settings ADD COLUMN share_context boolean NOT NULL DEFAULT false;
 -- `/paperping frequency weekly-digest [N]`: N papers (3 to 7) in one message a week instead of single posts.
 ALTER TABLE channel_settings ADD COLUMN digest_size integer CHECK (digest_size BETWEEN 3 AND 7);
+ALTER TABLE channel_settings DROP CONSTRAINT channel_settings_frequency_check;
+ALTER TABLE channel_settings ADD CONSTRAINT channel_settings_frequency_check
+    CHECK (frequency IN ('daily', 'every-other-day', 'weekly', 'weekly-digest'));
 -- `/paperping length short|normal` and `/paperping language CODE` (the `llm` style writes in it).
 ALTER TABLE channel_settings ADD COLUMN explanation_length text NOT NULL DEFAULT 'normal'
     CHECK (explanation_length IN ('short', 'normal'));

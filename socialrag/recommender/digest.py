@@ -2,7 +2,8 @@
 
 The papers are the ranking's best, in order; the variety rule of single posts holds across the papers of one
 digest: no two lines hang on the same earlier thread, and a member is @-mentioned at most once (later lines
-name them). A candidate with nothing to connect it to the group is skipped while others have a hook.
+name them). A candidate with nothing to connect it to the group is skipped while others have a hook. Each
+line is one or two hooks (``HOOKS``).
 """
 
 from __future__ import annotations
@@ -13,12 +14,23 @@ from datetime import datetime
 
 import psycopg
 
-from socialrag.models import Digest, Draft
+from socialrag.models import (
+    AuthorDiscussedHere,
+    Digest,
+    Draft,
+    EarlierPaperByMember,
+    MemberIsAuthor,
+    RelatedToEarlierPaper,
+    VenueEngagedWith,
+)
 from socialrag.recommender.candidates import CandidateSource
 from socialrag.recommender.generate import build_draft
 from socialrag.recommender.pipeline import RecommendConfig, empty, paper_signals, rank_channel
 from socialrag.recommender.rank import select_signals
 
+# what a line may hang a paper on: the group's earlier thread, its authors and venues, a member who wrote it
+# (who may care, and how an earlier thread was received, are for single posts: five of them would crowd a digest)
+HOOKS = (RelatedToEarlierPaper, EarlierPaperByMember, MemberIsAuthor, AuthorDiscussedHere, VenueEngagedWith)
 LINE_LIMIT = 220  # characters of one paper's hook in a digest
 LOOK_AT = 4  # candidates looked at per paper of the digest, to find ones with a hook
 
@@ -47,7 +59,7 @@ def recommend_digest(
         signals = [
             s
             for s in paper_signals(conn, r, candidate.paper_id, config.signal_window_days)
-            if s.related_paper_id is None or s.related_paper_id not in used_threads
+            if isinstance(s.fact, HOOKS) and (s.related_paper_id is None or s.related_paper_id not in used_threads)
         ]
         chosen = select_signals(signals, limit=2)
         info = r.infos[candidate.paper_id]

@@ -363,6 +363,16 @@ def count_answered(data: ReportData) -> int:
     return sum(1 for p in data.posts if answered(data, p.reactions, p.replies))
 
 
+def answered_by_length(data: ReportData) -> str:
+    """Which explanation lengths drew answers: ``short: 2 of 4 posts answered; normal: 1 of 3`` (empty when
+    no post of the period has a recorded length)."""
+    lengths: dict[str, list[bool]] = {}
+    for p in data.posts:
+        if p.length:
+            lengths.setdefault(p.length, []).append(answered(data, p.reactions, p.replies))
+    return "; ".join(f"{k}: {sum(v)} of {len(v)} answered" for k, v in sorted(lengths.items()))
+
+
 def count_papers(data: ReportData) -> int:
     """Distinct papers members shared."""
     return len({s.paper_id for s in data.member_shares})
@@ -378,4 +388,4 @@ def headline_figures(data: ReportData) -> list[tuple[str, str]]:
         ("reactions", f"{len(data.reactions)}"),
         ("PaperPing's posts", f"{len(data.posts)}"),
         ("answered with a positive reaction or a reply", f"{answered_posts}{share}"),
-    ]
+    ] + ([("answered, by explanation length", lengths)] if (lengths := answered_by_length(data)) else [])

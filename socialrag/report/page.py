@@ -18,6 +18,7 @@ from socialrag.report.charts import (
     Chart,
     Figure,
     People,
+    answered_by_length,
     chart_activity,
     chart_emoji,
     chart_paperping,
@@ -166,6 +167,9 @@ def month_summary(data: ReportData, out: Path) -> tuple[Path, str]:
         f"{len(data.replies)} thread replies, {len(data.reactions)} reactions.\n"
         f"PaperPing posted {len(data.posts)}; {count_answered(data)} drew a positive reaction or a reply."
     )
+    lengths = answered_by_length(data)
+    if lengths:
+        text += f"\nBy explanation length: {lengths}."
     return out, text
 
 

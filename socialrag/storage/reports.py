@@ -87,6 +87,7 @@ class PostRow:
     style: str
     reactions: dict[str, int]
     replies: int
+    length: str | None = None  # the explanation length it was written to (None: before lengths were kept)
 
 
 _IN_WINDOW = "(%(since)s::timestamptz IS NULL OR {col} >= %(since)s) AND {col} < %(until)s"
@@ -141,7 +142,8 @@ def load_report_posts(conn: psycopg.Connection, window: dict[str, Any]) -> list[
                      WHERE m.team_id = r.team_id AND m.channel_id = r.channel_id AND m.ts = r.message_ts
                      GROUP BY x.emoji) x),
                (SELECT count(*) FROM messages m WHERE m.team_id = r.team_id AND m.channel_id = r.channel_id
-                   AND m.thread_ts = r.message_ts AND m.is_reply)
+                   AND m.thread_ts = r.message_ts AND m.is_reply),
+               r.explanation_length
           FROM recommendations r LEFT JOIN papers p ON p.id = r.paper_id
          WHERE r.team_id = %(t)s AND r.channel_id = %(c)s AND r.status = 'posted'
            AND {_IN_WINDOW.format(col="r.posted_at")}
@@ -149,7 +151,7 @@ def load_report_posts(conn: psycopg.Connection, window: dict[str, Any]) -> list[
         """,
         window,
     ).fetchall()
-    return [PostRow(r[0], r[1], r[2], r[3], dict(r[4] or {}), int(r[5])) for r in rows]
+    return [PostRow(r[0], r[1], r[2], r[3], dict(r[4] or {}), int(r[5]), r[6]) for r in rows]
 
 
 def load_report_channel_facts(

@@ -113,7 +113,7 @@ def test_a_context_reply_on_a_members_share(harness: Harness, db: Database, lab:
     assert not thread_posts(harness, lone)
     with db.connection() as conn:
         row = conn.execute("SELECT status, reason FROM share_replies WHERE message_ts = %s", (lone,)).fetchone()
-    assert row[0] == "silent" and "nothing grounded" in row[1]
+    assert row is not None and row[0] == "silent" and "nothing grounded" in row[1]
 
 
 def test_at_most_one_context_reply_a_minute_per_channel(harness: Harness, db: Database, lab: dict[str, Any]) -> None:

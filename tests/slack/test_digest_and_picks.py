@@ -1,0 +1,190 @@
+"""A weekly digest, personal picks and the group's tone, through the real bolt app and slack_sdk against the
+Slack stand-in (and the LLM stand-in): a digest of five papers with varied hooks and buttons per paper; a
+member's direct message that holds only what they may see; the length and language a channel chose reach
+the prompt, and the monthly report says which lengths drew answers."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from slack_sdk import WebClient
+
+from bot.personal import send_due_picks
+from bot.run import make_digest, make_recommend
+from bot.scheduler import Worker
+from socialrag import storage
+from socialrag.db import Database
+from socialrag.knowledge.index import index_messages
+from socialrag.models import Channel, Message, PaperRef
+from socialrag.recommender import Recommender
+from socialrag.report.data import load_report_data
+from socialrag.report.page import month_summary
+from tests.slack.test_feedback import send
+from tests.support.harness import Harness, T, count, lab_state
+from tests.support.labbase import AS_OF, SHARED, CachedEmbedder, build_lab
+from tests.support.openai_standin import OpenAIStandIn, chain_answer
+from tests.support.slack_standin import SlackStandIn
+
+
+def digest_click(harness: Harness, post: dict[str, Any], paper: int, button: str, user: str) -> dict[str, Any]:
+    return {
+        "type": "block_actions",
+        "team": {"id": T, "domain": "lab"},
+        "user": {"id": user, "team_id": T},
+        "api_app_id": "A1",
+        "token": "x",
+        "container": {"type": "message", "message_ts": post["ts"], "channel_id": "C1", "is_ephemeral": False},
+        "trigger_id": "1.2.3",
+        "channel": {"id": "C1", "name": "nlp-lab"},
+        "message": {k: post[k] for k in ("type", "user", "ts", "text", "blocks")},
+        "response_url": harness.standin.response_url,
+        "actions": [
+            {
+                "action_id": f"feedback_{button}",
+                "block_id": f"paperping_feedback:{paper}",
+                "value": f"{button}:{paper}",
+                "type": "button",
+                "action_ts": f"{AS_OF.timestamp() + 99:.6f}",
+                "text": {"type": "plain_text", "text": button},
+            }
+        ],
+    }
+
+
+def test_a_weekly_digest_of_five_papers(harness: Harness, db: Database, tmp_path: Path) -> None:
+    build_lab(db, tmp_path, CachedEmbedder())
+    assert "Try `/paperping frequency" in harness.command("frequency weekly-digest 9")
+    assert "digest of 5 papers" in harness.command("frequency weekly-digest 5")
+    client = WebClient(token="xoxb-test", base_url=harness.standin.url)
+    harness.ctx.channels.activate(T, "C1", AS_OF)
+    with db.connection() as conn:
+        storage.settings.upsert_channel_setting(conn, T, "C1", next_post_at=AS_OF, weekdays_only=False)
+    with Recommender(harness.settings, db, embedder=CachedEmbedder()) as rec:
+        worker = Worker(db, lambda team: client, make_recommend(rec), digest=make_digest(rec), clock=lambda: AS_OF)
+        assert worker.tick() == 1
+    (post,) = [p for p in harness.standin.posts if p.get("metadata")]
+    print(json.dumps(post["blocks"], indent=1)[:4000])
+    rows = [b for b in post["blocks"] if b["type"] == "actions"]
+    papers = [int(b["block_id"].split(":")[1]) for b in rows]
+    assert len(rows) == 5 and len(set(papers)) == 5, "one row of buttons per paper"
+    assert all([e["text"]["text"] for e in b["elements"]] == ["Relevant", "Not for us", "Save"] for b in rows)
+    threads = [b["elements"][0]["text"] for b in post["blocks"] if b["type"] == "context"]
+    assert len(threads) == len(set(threads)), "no two papers hang on the same earlier thread"
+    with db.connection() as conn:
+        stored = conn.execute("SELECT draft FROM recommendations WHERE status = 'posted'").fetchone()[0]
+        nxt = storage.settings.load_channel_settings(conn, T, "C1").next_post_at
+    related = [s["related_paper_id"] for d in stored["digest"] for s in d["signals"] if s["related_paper_id"]]
+    assert len({d["paper"]["paper_id"] for d in stored["digest"]}) == 5
+    earlier = [s["related_paper_id"] for d in stored["digest"] for s in d["signals"] if s["kind"] in ("h5", "h7")]
+    assert len(earlier) == len(set(earlier)) and related
+    assert nxt is not None and nxt - AS_OF >= timedelta(days=6), "the next digest comes a week later"
+    # a save on the third paper counts for that paper only, and puts it on the reading list
+    send(harness, digest_click(harness, post, papers[2], "save", "U3"))
+    assert count(db, "SELECT count(*) FROM reactions WHERE emoji = 'button:save'") == 1
+    shown = harness.standin.updates[-1]["blocks"]
+    labels = {b["block_id"]: [e["text"]["text"] for e in b["elements"]] for b in shown if b["type"] == "actions"}
+    assert labels[f"paperping_feedback:{papers[2]}"] == ["Relevant", "Not for us", "Save · 1"]
+    assert sum(1 for v in labels.values() if "Save · 1" in v) == 1
+    title = stored["digest"][2]["paper"]["title"]
+    assert title[:30] in harness.command("list")
+    # deleting the digest takes its papers' clicks with it
+    harness.event({"type": "message", "subtype": "message_deleted", "channel": "C1", "deleted_ts": post["ts"]})
+    assert count(db, "SELECT count(*) FROM reactions WHERE emoji = 'button:save'") == 0
+
+
+def _second_channel(db: Database) -> None:
+    """#secret-lab, which U1 is in and U3 is not: it shares a paper close to what U3 reads."""
+    with db.connection() as conn:
+        storage.workspaces.upsert_channel(conn, Channel(T, "C2", "secret-lab"))
+        storage.workspaces.add_channel_member(conn, T, "C2", "U1")
+        storage.settings.upsert_channel_setting(conn, T, "C2", active=True)
+        ref = PaperRef("acl", SHARED["deceive"], f"https://aclanthology.org/{SHARED['deceive']}/")
+        at = AS_OF - timedelta(days=3)
+        index_messages(
+            conn,
+            [
+                Message(
+                    T,
+                    "C2",
+                    "1610000000.000100",
+                    "U1",
+                    "our secret",
+                    at,
+                    permalink="https://lab.slack.com/archives/C2/p1",
+                    papers=(ref,),
+                )
+            ],
+        )
+
+
+def test_personal_picks_hold_only_what_the_member_may_see(harness: Harness, db: Database, tmp_path: Path) -> None:
+    build_lab(db, tmp_path, CachedEmbedder())
+    _second_channel(db)
+    harness.ctx.channels.activate(T, "C1", AS_OF)
+    recommender = Recommender(harness.settings, db, embedder=CachedEmbedder())
+    harness.ctx.recommender = recommender
+    assert "once a week" in harness.command("for-me on", user="U3")
+    with db.connection() as conn:
+        assert storage.threads.load_picks_due(conn, datetime.now(UTC)) == [], "the first comes in a week"
+    answer = harness.command("for-me now", user="U3")
+    assert answer.startswith("Sent you 5 papers"), answer
+    (dm,) = [p for p in harness.standin.posts if p["channel"] == "DU3"]
+    text = dm["text"]
+    print(text)
+    assert text.count("\n• ") == 5 and "from <#C1>" in text
+    assert "C2" not in text and "secret" not in text, "nothing of a channel U3 is not in"
+    assert "<@" not in text and "<!" not in text
+    for name in ("graham", "ben", "dee", "chen"):
+        assert not re.search(rf"\b{name}\b", text, re.IGNORECASE), f"no other member: {name}"
+    first = set(re.findall(r"<(https://aclanthology[^|>]+)\|", text))
+    assert len(first) == 5
+    # the weekly run a week later: sent again, none of the same papers
+    client = WebClient(token="xoxb-test", base_url=harness.standin.url)
+    later = datetime.now(UTC) + timedelta(days=8)
+    assert send_due_picks(db, recommender, harness.ctx.pacer, lambda team: client, later) == 1
+    assert send_due_picks(db, recommender, harness.ctx.pacer, lambda team: client, later) == 0, "once a week"
+    second = [p for p in harness.standin.posts if p["channel"] == "DU3"][-1]["text"]
+    assert not first & set(re.findall(r"<(https://aclanthology[^|>]+)\|", second))
+    # a member in no channel with PaperPing gets no empty message, and `off` stops the weekly ones
+    assert "no channel with PaperPing" in harness.command("for-me now", user="UG1")
+    harness.command("for-me off", user="U3")
+    assert send_due_picks(db, recommender, harness.ctx.pacer, lambda team: client, later + timedelta(days=8)) == 0
+    recommender.close()
+
+
+def test_length_and_language_reach_the_prompt_and_the_report(db: Database, tmp_path: Path) -> None:
+    build_lab(db, tmp_path, CachedEmbedder())
+    model = OpenAIStandIn(chain_answer)
+    standin = SlackStandIn(lab_state()).start()
+    nowhere = "http://127.0.0.1:9/"
+    settings = {"offline": False, "openai_base_url": model.base_url, "s2_api_url": nowhere, "arxiv_api_url": nowhere}
+    harness = Harness(db, standin, tmp_path, **settings)
+    try:
+        assert "explanations here are short" in harness.command("length short")
+        answer = harness.command("language de")
+        assert "German" in answer and "stay in English" in answer
+        assert "Try `/paperping language de`" in harness.command("language klingon")
+        client = WebClient(token="xoxb-test", base_url=standin.url)
+        harness.ctx.channels.activate(T, "C1", AS_OF)
+        with db.connection() as conn:
+            storage.settings.upsert_channel_setting(conn, T, "C1", next_post_at=AS_OF, weekdays_only=False)
+        with Recommender(harness.settings, db, embedder=CachedEmbedder()) as rec:
+            assert Worker(db, lambda team: client, make_recommend(rec), clock=lambda: AS_OF).tick() == 1
+        final = [p for p in model.prompts if p.startswith("You edit a draft")][-1]
+        assert "at most 200 characters" in final and "Write the final message in German" in final
+        with db.connection() as conn:
+            length, explanation = conn.execute(
+                "SELECT explanation_length, draft->>'explanation' FROM recommendations WHERE status = 'posted'"
+            ).fetchone()
+            report = load_report_data(conn, T, "C1", since=AS_OF - timedelta(days=1), until=AS_OF + timedelta(days=9))
+        assert length == "short" and len(explanation) <= 200
+        _, text = month_summary(report, tmp_path / "month.png")
+        assert "By explanation length: short: 0 of 1 answered" in text
+    finally:
+        harness.stop()
+        standin.stop()
+        model.stop()
