@@ -134,7 +134,12 @@ def test_a_labs_first_hour_with_only_paperping_run(lab: Lab, db: Database) -> No
     # candidate Semantic Scholar suggested)
     with db.connection() as conn:
         seen = {r[0] for r in conn.execute("SELECT value FROM paper_ids WHERE scheme = 'acl'")}
-    new_share = next(r["acl_id"] for r in load_acl_rows() if r["acl_id"] not in seen and r.get("abstract"))
+    new_share = next(
+        r["acl_id"]
+        for r in load_acl_rows()
+        if r["acl_id"] not in seen and r.get("abstract") and r["acl_id"].startswith("2020.acl-main.")
+    )
+    assert "reply in its thread" in lab.command("C1", "context on")  # members asked for context on their shares
     ts = f"{time.time():.6f}"
     text = f"new from the group <https://aclanthology.org/{new_share}/>"
     started = time.time()
@@ -153,6 +158,16 @@ def test_a_labs_first_hour_with_only_paperping_run(lab: Lab, db: Database) -> No
         "the new share to be looked up and embedded",
     )
     print(f"new share indexed in {time.time() - started:.1f}s")
+    # and, the channel having asked for it, a context reply in its thread within the minute (or, when nothing
+    # grounded links the paper to the channel, the decision to stay silent)
+    decided = "SELECT status FROM share_replies WHERE channel_id = 'C1' AND message_ts = %s"
+    wait_for(lambda: scalar(db, decided, ts) in ("replied", "silent"), 60, "the context reply on the new share")
+    in_thread = [p for p in lab.posts("C1", blocks=False) + lab.posts("C1", blocks=True) if p.get("thread_ts") == ts]
+    print(f"context on the new share: {scalar(db, decided, ts)} after {time.time() - started:.1f}s", in_thread)
+    # a paper of the venue the group has been reading: the reply says so
+    assert scalar(db, decided, ts) == "replied", scalar(db, "SELECT reason FROM share_replies WHERE message_ts = %s", ts)
+    assert len(in_thread) == 1
+    assert all("<@" not in p["text"] and "<!" not in p["text"] for p in in_thread)
 
     # a channel with no history: it is asked for a focus, posts nothing it cannot, and posts after a focus
     assert "Done" in lab.command("C2", "hours 0-24 every-day")
