@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from bot.blocks import build_blocks, build_fallback_text
+from bot.demo.extras import forget_share, show_context_reply, show_digest
 from bot.demo.page import html_page
 from bot.export import import_export
 from socialrag import storage
@@ -50,6 +51,7 @@ TEAM, CHANNEL, CHANNEL_NAME = "T0DEMO", "C0DEMO", "nlp-reading"
 BOT = "UPAPERPING"
 AUTHOR_MEMBER = ("U11MATT", "Matt Gardner")
 FIRST_POST = datetime(2021, 1, 11, 9, 0, tzinfo=UTC)
+SHARE_AT = FIRST_POST + timedelta(days=5)  # a member shares a paper, and PaperPing replies with context
 REACTORS = (("U01AMARA", "+1"), ("U06FARID", "fire"), ("U09INES", "+1"))
 SAVER = "U09INES"  # clicks *Save* on the first post: the paper goes on the lab's reading list
 Say = Callable[[str], None]
@@ -261,6 +263,7 @@ def run_demo(settings: Settings, home: Path | None, out: Path, say: Say = print)
     db = open_database(settings.with_changes(home=home, database_url=None))
     prepare(db, say=say)
     reset_posts(db)
+    forget_share(db, TEAM, CHANNEL, SHARE_AT)
     with db.connection() as conn:
         counts = storage.messages.load_channel_counts(conn, TEAM, CHANNEL)
         names = storage.workspaces.load_member_names(conn, TEAM)
@@ -292,6 +295,12 @@ def run_demo(settings: Settings, home: Path | None, out: Path, say: Say = print)
     third_at = FIRST_POST + timedelta(days=4)
     posts.append(post_draft(db, next_post(third_at), third_at, 3))
     show_post(posts[2], 3, names, say, tty)
+
+    def render(text: str) -> str:
+        return terminal_text(text, names, tty)
+
+    show_context_reply(db, recommender, posts[2].rec, TEAM, CHANNEL, SHARE_AT, say, render)
+    show_digest(recommender, TEAM, CHANNEL, FIRST_POST + timedelta(days=7), say, render)
     recommender.close()
     clicks = load_clicks(db, posts)
     write_outputs(posts, names, out, clicks)

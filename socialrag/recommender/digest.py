@@ -1,9 +1,9 @@
 """A weekly digest: the channel's best few candidates in one post, one line each with its hook to the group.
 
 The papers are the ranking's best, in order; the variety rule of single posts holds across the papers of one
-digest: no two lines hang on the same earlier thread, and a member is @-mentioned at most once (later lines
-name them). A candidate with nothing to connect it to the group is skipped while others have a hook. Each
-line is one or two hooks (``HOOKS``).
+digest: no two lines hang on the same earlier thread (nor on the same author, member or venue), and a member
+is @-mentioned at most once (later lines name them). A candidate with nothing left to connect it to the group
+is skipped while others have a hook. Each line is one or two hooks (``HOOKS``).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from socialrag.models import (
     EarlierPaperByMember,
     MemberIsAuthor,
     RelatedToEarlierPaper,
+    SocialSignal,
     VenueEngagedWith,
 )
 from socialrag.recommender.candidates import CandidateSource
@@ -33,6 +34,19 @@ from socialrag.recommender.rank import select_signals
 HOOKS = (RelatedToEarlierPaper, EarlierPaperByMember, MemberIsAuthor, AuthorDiscussedHere, VenueEngagedWith)
 LINE_LIMIT = 220  # characters of one paper's hook in a digest
 LOOK_AT = 4  # candidates looked at per paper of the digest, to find ones with a hook
+
+
+def hook_key(signal: SocialSignal) -> tuple[str, object]:
+    """What a line hangs on: an earlier thread, an author, a member who wrote it, or a venue. Two lines of one
+    digest never hang on the same."""
+    f = signal.fact
+    if isinstance(f, AuthorDiscussedHere):
+        return ("author", f.author)
+    if isinstance(f, MemberIsAuthor):
+        return ("member", f.member)
+    if isinstance(f, VenueEngagedWith):
+        return ("venue", f.venue)
+    return ("thread", signal.related_paper_id)
 
 
 def recommend_digest(
@@ -49,7 +63,7 @@ def recommend_digest(
     r = rank_channel(conn, team_id, channel_id, as_of, sources, config, identified=size * LOOK_AT)
     if not r.ranked:
         return empty(r, config).empty_reason or "no candidate was found"
-    used_threads: set[int] = set()
+    used: set[tuple[str, object]] = set()
     hooked: list[Draft] = []
     bare: list[Draft] = []
     generate = replace(config.generate, limit=min(config.generate.limit, LINE_LIMIT))
@@ -59,7 +73,7 @@ def recommend_digest(
         signals = [
             s
             for s in paper_signals(conn, r, candidate.paper_id, config.signal_window_days)
-            if isinstance(s.fact, HOOKS) and (s.related_paper_id is None or s.related_paper_id not in used_threads)
+            if isinstance(s.fact, HOOKS) and hook_key(s) not in used
         ]
         chosen = select_signals(signals, limit=2)
         info = r.infos[candidate.paper_id]
@@ -67,7 +81,7 @@ def recommend_digest(
         if not chosen:
             bare.append(draft)
             continue
-        used_threads.update(s.related_paper_id for s in chosen if s.related_paper_id is not None)
+        used.update(hook_key(s) for s in chosen)
         for uid in draft.mentions:  # notified once: later lines of this digest name them
             r.ctx.last_mentioned[uid] = as_of
         hooked.append(draft)

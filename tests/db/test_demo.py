@@ -47,7 +47,15 @@ def test_demo_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
     report = (out / "report" / "index.html").read_text()
     assert report.count("<svg") == 6 and ":+1: ×2, :fire: ×1, saved ×1; 1 reply" in report
     # each post carries the buttons; the first one's Save click put its paper on the lab's reading list
-    assert printed.count("[ Relevant ] [ Not for us ] [ Save") == 3
+    assert printed.count("[ Relevant ] [ Not for us ] [ Save") == 3 + 5, "three posts and a digest of five"
+    # a member's share gets a context reply: its gist, and the earlier thread it relates to, linked
+    reply = printed.split("── Context on a share")[1].split("\n── ")[0]
+    assert "↳ Gist: " in reply and "↳ Earlier thread: " in reply and "archives/C0DEMO/p" in reply
+    # the weekly digest: five papers, no two hung on the same earlier thread
+    digest = printed.split("── A weekly digest")[1].split("· The lab's reading list")[0]
+    assert digest.count("[ Relevant ] [ Not for us ] [ Save ]") == 5
+    threads = re.findall(r"↳ Earlier thread: .*\((https://[^)]+)\)", digest)
+    assert len(threads) == len(set(threads))
     first_title = re.sub(r"\*<[^|]+\|([^>]+)>\*", r"\1", posts[0]["blocks"][0]["text"]["text"])
     assert "The lab's reading list (`/paperping list`, newest first; @" in printed
     assert re.search(rf"\n    {re.escape(first_title)} — saved by .*@ines", printed), "the first post's paper, saved"

@@ -165,7 +165,9 @@ def test_a_labs_first_hour_with_only_paperping_run(lab: Lab, db: Database) -> No
     in_thread = [p for p in lab.posts("C1", blocks=False) + lab.posts("C1", blocks=True) if p.get("thread_ts") == ts]
     print(f"context on the new share: {scalar(db, decided, ts)} after {time.time() - started:.1f}s", in_thread)
     # a paper of the venue the group has been reading: the reply says so
-    assert scalar(db, decided, ts) == "replied", scalar(db, "SELECT reason FROM share_replies WHERE message_ts = %s", ts)
+    assert scalar(db, decided, ts) == "replied", scalar(
+        db, "SELECT reason FROM share_replies WHERE message_ts = %s", ts
+    )
     assert len(in_thread) == 1
     assert all("<@" not in p["text"] and "<!" not in p["text"] for p in in_thread)
 

@@ -1,0 +1,83 @@
+"""Two more things the demo's lab sees: the context reply on a paper a member shares (`/paperping context on`),
+and the weekly digest the lab would get with `/paperping frequency weekly-digest 5`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+
+from bot.blocks import build_digest_blocks
+from bot.threads import context_blocks
+from socialrag import storage
+from socialrag.db import Database
+from socialrag.knowledge import index_messages
+from socialrag.models import Digest, Message, PaperRef
+from socialrag.recommender import Recommendation, Recommender, share_context
+
+SHARER = "U06FARID"
+Say = Callable[[str], None]
+Render = Callable[[str], str]
+
+
+def share_at(at: datetime) -> str:
+    return f"{at.timestamp():.6f}"
+
+
+def forget_share(db: Database, team: str, channel: str, at: datetime) -> None:
+    """The member's share of an earlier demo run, so that every run tells the same story."""
+    with db.connection() as conn:
+        storage.messages.delete_thread(conn, team, channel, share_at(at))
+
+
+def show_context_reply(
+    db: Database,
+    recommender: Recommender,
+    rec: Recommendation,
+    team: str,
+    channel: str,
+    at: datetime,
+    say: Say,
+    render: Render,
+) -> bool:
+    """A member shares a paper the ranking liked but PaperPing did not post; the reply it gets in its thread.
+    Returns whether a reply was grounded (otherwise PaperPing stays silent, and the demo says so)."""
+    pick = next((c for c in rec.candidates[1:] if c.ids), None)
+    if pick is None:
+        return False
+    scheme, value = storage.papers.best_identity(pick.ids) or ("", "")
+    url = f"https://aclanthology.org/{value}/" if scheme == "acl" else ""
+    message = Message(
+        team, channel, share_at(at), SHARER, f"<{url}>", at, papers=(PaperRef(scheme, value, url, pick.title),)
+    )
+    with db.connection() as conn:
+        index_messages(conn, [message])
+        found = share_context(conn, recommender.embedder.model_name, team, channel, message.ts)
+    say(f"\n── Context on a share (`/paperping context on`) · {at:%a %d %b} " + "─" * 10)
+    say(f"  @farid shares {pick.title}; PaperPing replies in its thread:")
+    if isinstance(found, str):
+        say(f"  (nothing: {found})")
+        return False
+    text, _ = context_blocks(found)
+    for line in text.splitlines():
+        say("  ↳ " + render(line))
+    return True
+
+
+def show_digest(
+    recommender: Recommender, team: str, channel: str, at: datetime, say: Say, render: Render
+) -> Digest | None:
+    """The week's digest of five papers, as it would be posted (nothing is recorded)."""
+    digest = recommender.recommend_digest(team, channel, 5, at=at)
+    say(f"\n── A weekly digest (`/paperping frequency weekly-digest 5`) · {at:%a %d %b} " + "─" * 6)
+    if not isinstance(digest, Digest):
+        say(f"  (no digest: {digest})")
+        return None
+    for block in build_digest_blocks(digest):
+        if block["type"] == "actions":
+            say("    " + " ".join(f"[ {e['text']['text']} ]" for e in block["elements"]))
+        elif block["type"] == "section":
+            for i, line in enumerate(block["text"]["text"].splitlines()):
+                say(("  " if i == 0 else "    ") + render(line))
+        else:
+            say("    ↳ " + render(block["elements"][0]["text"]))
+    return digest
