@@ -13,8 +13,10 @@ from socialrag import storage
 from socialrag.knowledge import Readiness, assess, describe_empty, describe_index, focus_active
 from socialrag.models import signal_from_json
 from socialrag.recommender import (
+    LANGUAGES,
     SILENT_TO_STEP_DOWN,
     describe_fact,
+    describe_pace,
     describe_ranker,
     describe_style,
     load_emoji_readings,
@@ -112,8 +114,9 @@ def cmd_status(inv: Invocation) -> str:
         state = "stopped"
     nxt = s.next_post_at.strftime("%a %d %b %H:%M UTC") if s.next_post_at and not s.paused else "—"
     lines = [
-        f"*PaperPing here:* {state}; posts {s.frequency.replace('-', ' ')}; style "
+        f"*PaperPing here:* {state}; {describe_pace(s.frequency, s.digest_size)}; style "
         f"{describe_style(s.style, inv.ctx.settings.llm_configured)}; next post {nxt}.",
+        describe_tone(s),
         f"Knows {counts['messages']} messages sharing {counts['papers']} papers, {counts['reactions']} reactions, "
         f"{counts['replies']} replies, {counts['members']} members.",
     ]
@@ -148,6 +151,14 @@ def cmd_status(inv: Invocation) -> str:
         received = describe_received(p["emoji"], p["replies"])
         lines.append(f"• {p['posted_at']:%d %b}: {quote(p['title'] or 'a paper', 200)} — {received}")
     return "\n".join(lines)
+
+
+def describe_tone(s: storage.settings.ChannelSettings) -> str:
+    """The channel's explanation length and language, and whether shares get context replies."""
+    language = LANGUAGES.get(s.language or "en", "English")
+    written = f"{language} (`llm` style; the templates stay in English)" if s.language else "English"
+    context = "on: members' shares get a reply with context" if s.share_context else "off"
+    return f"Explanations: {s.explanation_length}, in {written}. Context on shares: {context}."
 
 
 @command("why", "`why` — the signals behind my last post")

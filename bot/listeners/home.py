@@ -13,7 +13,7 @@ from bot.blocks import describe_received, escape, quote
 from bot.context import AppContext
 from socialrag import storage
 from socialrag.knowledge import READING_LIST_EMOJI, describe_empty, describe_index
-from socialrag.recommender import describe_ranker, describe_style, load_fit
+from socialrag.recommender import describe_pace, describe_ranker, describe_style, load_fit
 
 HOME_SAVED = 5  # papers of each channel's reading list shown on the Home tab
 
@@ -41,7 +41,7 @@ def build_home(ctx: AppContext, team: str, user: str) -> dict[str, Any]:
             s = storage.settings.load_channel_settings(conn, team, channel_id)
             posts = storage.posts.load_post_engagement(conn, team, channel_id, limit=3)
             style = describe_style(s.style, ctx.settings.llm_configured)
-            state = "paused" if s.paused else f"posts {s.frequency.replace('-', ' ')}"
+            state = "paused" if s.paused else describe_pace(s.frequency, s.digest_size)
             ranker = load_fit(conn, team, channel_id, ctx.settings.popularity_weight)
             month = storage.reports.load_headline(conn, team, channel_id, datetime.now(UTC))
             lines = [
@@ -67,6 +67,11 @@ def build_home(ctx: AppContext, team: str, user: str) -> dict[str, Any]:
         member = storage.settings.load_member_setting(conn, team, user)
     mentions = member.mentions_enabled
     linked = member.s2_author_id or member.orcid
+    picks = (
+        f"a direct message each week, next {member.picks_next_at:%a %d %b}"
+        if member.picks_enabled and member.picks_next_at
+        else "off (`/paperping for-me on`)"
+    )
     blocks += [
         {"type": "divider"},
         {
@@ -75,7 +80,8 @@ def build_home(ctx: AppContext, team: str, user: str) -> dict[str, Any]:
                 "type": "mrkdwn",
                 "text": (
                     f"*Your settings*\nMentions: {'on' if mentions else 'off'}\n"
-                    f"Linked author: {escape(linked) if linked else 'none (`/paperping link-author ID`)'}"
+                    f"Linked author: {escape(linked) if linked else 'none (`/paperping link-author ID`)'}\n"
+                    f"Personal picks: {picks}"
                 ),
             },
         },

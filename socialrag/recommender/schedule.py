@@ -78,6 +78,14 @@ def quiet_until(now: datetime, slot_at: datetime, last_activity_at: datetime | N
     return min(last_activity_at + timedelta(minutes=QUIET_MINUTES), slot_at + MAX_QUIET_WAIT)
 
 
+def describe_pace(frequency: str, digest_size: int | None) -> str:
+    """How often a channel gets posts, as members read it: ``posts every other day``, ``a weekly digest of 5
+    papers``."""
+    if frequency == DIGEST:
+        return f"a weekly digest of {digest_size or DIGEST_DEFAULT} papers"
+    return f"posts {frequency.replace('-', ' ')}"
+
+
 def step_down(frequency: str) -> str:
     """One step less often: daily -> every other day -> weekly (a weekly digest stays one)."""
     if frequency not in FREQUENCIES:

@@ -89,3 +89,31 @@ def test_how_a_post_was_received_reads_clicks_as_words_and_drops_names_no_emoji_
     shown = describe_received({"button:not-for-us": 1, "+1": 2, "<!here>": 5, "button:save": 1}, 1)
     assert shown == ":+1: 2, not for us 1, saved 1, 1 reply"
     assert describe_received({}, 0) == "no reactions yet"
+
+
+def test_a_digest_has_a_line_and_a_row_of_buttons_per_paper() -> None:
+    from dataclasses import replace
+
+    from bot.blocks import build_digest_blocks, build_digest_text, digest_paper
+    from socialrag.models import Digest
+
+    papers = [replace(META, paper_id=i, title=f"Paper <{i}> @here") for i in (7, 8, 9)]
+    d = Digest(
+        "T",
+        "C",
+        tuple(draft(paper=p, thread_link=None if p.paper_id == 8 else f"https://x/p{p.paper_id}") for p in papers),
+    )
+    blocks = build_digest_blocks(d, {8: {"relevant": 2}})
+    rows = [b for b in blocks if b["type"] == "actions"]
+    assert [digest_paper(b["block_id"]) for b in rows] == [7, 8, 9]
+    assert [e["value"] for e in rows[1]["elements"]] == ["relevant:8", "not_for_us:8", "save:8"]
+    assert (
+        rows[1]["elements"][0]["text"]["text"] == "Relevant · 2"
+        and rows[0]["elements"][0]["text"]["text"] == "Relevant"
+    )
+    assert sum(1 for b in blocks if b["type"] == "context") == 2, "a thread link where a paper has one"
+    text = str(blocks)
+    assert "<7>" not in text and "&lt;7&gt;" in text, "titles are escaped"
+    assert all(b.get("text", {}).get("verbatim", True) for b in blocks if b["type"] == "section")
+    assert build_digest_text(d).startswith("This week's 3 papers: <https://arxiv.org/abs/1706.03762|Paper &lt;7&gt;")
+    assert digest_paper("paperping_feedback") is None and digest_paper("paperping_feedback:x") is None
