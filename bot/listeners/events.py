@@ -29,8 +29,7 @@ INTRO = (
     "Hi, I'm PaperPing. Every few days I'll share one new paper that fits what this channel reads, with a "
     "short note on why: the earlier thread it relates to and who might like it. I'm reading the paper links "
     "shared here now, and I learn from your reactions and replies, to my posts too. `/paperping help` lists "
-    "the settings (frequency or a weekly digest, sources, focus, context on shares, pause, mentions, for-me, "
-    "forget-me)."
+    "the settings (frequency, sources, focus, context, pause, mentions, for-me, forget-me)."
 )
 
 

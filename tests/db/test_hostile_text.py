@@ -97,3 +97,43 @@ def test_no_style_lets_markup_through(db: Database, poisoned: dict[str, Any], st
         # earlier answers, which this hostile model filled with markup: the verifier stops those)
         firsts = [p for p in model.prompts if not p.startswith("You edit a draft")]
         assert firsts and not any("U0ADMIN" in p or "evil.example" in p or "<!" in p for p in firsts)
+
+
+def test_context_replies_answers_and_digests_let_no_markup_through(db: Database, poisoned: dict[str, Any]) -> None:
+    from datetime import timedelta
+
+    from bot.blocks import build_digest_blocks
+    from bot.threads import answer_blocks, context_blocks
+    from socialrag.knowledge import index_messages
+    from socialrag.models import Digest, Message, PaperRef
+    from socialrag.recommender import answer_question, share_context
+    from socialrag.recommender.llm import LLMClient
+    from tests.support.labbase import NEUBIG, SHARED
+
+    lab = poisoned["lab"]
+    share = next(d["acl_id"] for d in lab["lines"] if NEUBIG in d["authors"] and d["acl_id"] not in SHARED.values())
+    ts, at = f"{AS_OF.timestamp():.6f}", AS_OF
+    ref = PaperRef("acl", share, f"https://aclanthology.org/{share}/")
+    shown: list[str] = []
+    with db.connection() as conn:
+        index_messages(conn, [Message("T0LAB", "C1", ts, "U3", f"<{ref.url}>", at, papers=(ref,))])
+        found = share_context(conn, "all-MiniLM-L6-v2", "T0LAB", "C1", ts)
+        assert not isinstance(found, str), found
+        shown.append(json.dumps(context_blocks(found)))
+        plain = answer_question(conn, "all-MiniLM-L6-v2", "T0LAB", "C1", ts, "<!channel> what?", None, at)
+        assert not isinstance(plain, str)
+        shown.append(answer_blocks(plain))
+        model = poisoned["model"]
+        llm = LLMClient(model="m", base_url=model.base_url, api_key="k", timeout=10)
+        asked = answer_question(conn, "all-MiniLM-L6-v2", "T0LAB", "C1", ts, "ping <!here>", llm, at)
+        assert not isinstance(asked, str) and asked.text is None, "the hostile answer is never posted"
+        shown.append(answer_blocks(asked))
+        llm.close()
+    settings = Settings(home=Path("."), offline=True)
+    with Recommender(settings, db, embedder=CachedEmbedder()) as recommender:
+        digest = recommender.recommend_digest("T0LAB", "C1", 5, at=AS_OF + timedelta(days=1))
+    assert isinstance(digest, Digest)
+    shown.append(json.dumps(build_digest_blocks(digest)))
+    for text in shown:
+        for bad in FORBIDDEN:
+            assert bad not in text, (bad, text)
