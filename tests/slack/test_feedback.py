@@ -51,8 +51,10 @@ def post_one(harness: Harness, db: Database) -> dict[str, Any]:
     return post
 
 
-def click(harness: Harness, post: dict[str, Any], user: str, button: str, at: float) -> dict[str, Any]:
-    """The block_actions payload Slack sends for a click on a message's button."""
+def click(
+    harness: Harness, post: dict[str, Any], user: str, button: str, at: float, paper: int | None = None
+) -> dict[str, Any]:
+    """The block_actions payload Slack sends for a click on a message's button (one paper's, in a digest)."""
     payload = {
         "type": "block_actions",
         "team": {"id": T, "domain": "lab"},
@@ -67,8 +69,8 @@ def click(harness: Harness, post: dict[str, Any], user: str, button: str, at: fl
         "actions": [
             {
                 "action_id": f"feedback_{button}",
-                "block_id": "paperping_feedback",
-                "value": button,
+                "block_id": "paperping_feedback" if paper is None else f"paperping_feedback:{paper}",
+                "value": button if paper is None else f"{button}:{paper}",
                 "type": "button",
                 "action_ts": f"{at:.6f}",
                 "text": {"type": "plain_text", "text": button},
