@@ -124,10 +124,10 @@ def cmd_run(args: argparse.Namespace, settings: Settings, db: Database) -> int:
     worker = build_worker(settings, db, recommender, ctx.pacer)
     indexer = build_indexer(settings, db, recommender)
     ctx.channels.resume_backfills(worker.client_for)
-    model = recommender.embedder.model_name
+    model, scoring, window = recommender.embedder.model_name, recommender.scoring(), settings.signal_window_days
 
     def replies() -> int:
-        return reply_to_shares(db, model, ctx.pacer, worker.client_for)
+        return reply_to_shares(db, model, ctx.pacer, worker.client_for, window_days=window, scoring=scoring)
 
     scheduler = start_scheduler(worker, settings.tick_seconds, indexer, replies)
     ctx.wake.scheduler = lambda: scheduler.modify_job("tick", next_run_time=datetime.now(UTC))

@@ -26,7 +26,7 @@ from socialrag import storage
 from socialrag.db import Database
 from socialrag.errors import PaperPingError
 from socialrag.models import Message
-from socialrag.recommender import Answer, ShareContext, answer_question, share_context
+from socialrag.recommender import Answer, ScoringConfig, ShareContext, answer_question, share_context
 
 log = logging.getLogger(__name__)
 
@@ -54,9 +54,17 @@ def context_blocks(found: ShareContext) -> tuple[str, list[dict[str, Any]]]:
 
 
 def reply_to_shares(
-    db: Database, model: str, pacer: SlackPacer, client_for: Callable[[str], WebClient], now: datetime | None = None
+    db: Database,
+    model: str,
+    pacer: SlackPacer,
+    client_for: Callable[[str], WebClient],
+    now: datetime | None = None,
+    *,
+    window_days: int = 90,
+    scoring: ScoringConfig | None = None,
 ) -> int:
-    """Reply to the noted shares whose papers are ready (one a minute per channel); how many replies went."""
+    """Reply to the noted shares whose papers are ready (one a minute per channel); how many replies went.
+    ``window_days`` and ``scoring``: the process's signal window and half-life."""
     now = now or datetime.now(UTC)
     with db.connection() as conn:
         storage.threads.give_up_stale_replies(conn, now - GIVE_UP_AFTER)
@@ -71,7 +79,9 @@ def reply_to_shares(
                 continue
         try:
             with db.connection() as conn:
-                found = share_context(conn, model, w.team_id, w.channel_id, w.message_ts)
+                found = share_context(
+                    conn, model, w.team_id, w.channel_id, w.message_ts, window_days=window_days, scoring=scoring
+                )
             if isinstance(found, str):
                 with db.connection() as conn:
                     storage.threads.finish_share_reply(

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from socialrag.recommender.explain import MEMBER_TOKEN, describe_fact, render_plain
     from socialrag.recommender.generate import LANGUAGES, paper_url
     from socialrag.recommender.pipeline import Recommendation
+    from socialrag.recommender.rank import ScoringConfig
     from socialrag.recommender.refit import load_fit, refit_channel
     from socialrag.recommender.schedule import (
         DIGEST,
@@ -52,6 +53,7 @@ ENTRY_POINTS = {
     "describe_fact": "explain",
     "render_plain": "explain",
     "Recommendation": "pipeline",
+    "ScoringConfig": "rank",
     "load_fit": "refit",
     "refit_channel": "refit",
     "FREQUENCIES": "schedule",

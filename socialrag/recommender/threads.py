@@ -61,9 +61,17 @@ def _named(text: str, ctx: ChannelContext) -> str:
 
 
 def share_context(
-    conn: psycopg.Connection, model: str, team_id: str, channel_id: str, ts: str, *, window_days: int = 90
+    conn: psycopg.Connection,
+    model: str,
+    team_id: str,
+    channel_id: str,
+    ts: str,
+    *,
+    window_days: int = 90,
+    scoring: ScoringConfig | None = None,
 ) -> ShareContext | str:
-    """What to reply to the member's share at ``ts``, or why PaperPing stays silent."""
+    """What to reply to the member's share at ``ts``, or why PaperPing stays silent (``scoring``: the process's
+    half-life of engagement; the default without it)."""
     stored = storage.messages.load_message(conn, team_id, channel_id, ts)
     if stored is None:
         return "the message is no longer kept"
@@ -75,7 +83,7 @@ def share_context(
     infos = storage.context.load_paper_infos(conn, paper_ids, at)
     vectors = load_vectors(conn, model, paper_ids, channel=(team_id, channel_id))
     bots = frozenset(uid for uid, m in ctx.members.items() if m.is_bot)
-    weights = channel_weights(ctx.papers, at, ScoringConfig(), ctx.emoji_overrides, bots)
+    weights = channel_weights(ctx.papers, at, scoring or ScoringConfig(), ctx.emoji_overrides, bots)
     for pid in paper_ids:
         info = infos.get(pid)
         if info is None or not info.title:

@@ -26,6 +26,7 @@ from tests.slack.test_feedback import click, send
 from tests.support.harness import Harness, T, count, lab_state
 from tests.support.labbase import AS_OF, SHARED, CachedEmbedder, build_lab
 from tests.support.openai_standin import OpenAIStandIn, chain_answer
+from tests.support.service_lab import wait_for
 from tests.support.slack_standin import SlackStandIn
 
 
@@ -66,9 +67,25 @@ def test_a_weekly_digest_of_five_papers(harness: Harness, db: Database, tmp_path
     assert sum(1 for v in labels.values() if "Save · 1" in v) == 1
     title = stored["digest"][2]["paper"]["title"]
     assert title[:30] in harness.command("list")
+    # a question in the digest's thread is about the paper whose title it names (no LLM here: its abstract)
+    harness.ctx.recommender = Recommender(harness.settings, db, embedder=CachedEmbedder())
+    asked = f"{AS_OF.timestamp() + 300:.6f}"
+    question = f"<@UBOT> what does {title} find?"
+    harness.event({"type": "app_mention", "channel": "C1", "user": "U2", "text": question, "ts": asked,
+                   "thread_ts": post["ts"], "event_ts": asked})  # fmt: skip
+    wait_for(lambda: any(p.get("thread_ts") == post["ts"] for p in harness.standin.posts), 10, "the answer")
+    (answer,) = [p for p in harness.standin.posts if p.get("thread_ts") == post["ts"]]
+    assert "no language model is configured" in answer["text"] and title[:30] in answer["text"]
     # deleting the digest takes its papers' clicks with it
     harness.event({"type": "message", "subtype": "message_deleted", "channel": "C1", "deleted_ts": post["ts"]})
     assert count(db, "SELECT count(*) FROM reactions WHERE emoji = 'button:save'") == 0
+    # in a digest channel, `/paperping now` posts a digest
+    assert harness.command("now")
+    with Recommender(harness.settings, db, embedder=CachedEmbedder()) as rec:
+        worker = Worker(db, lambda team: client, make_recommend(rec), digest=make_digest(rec))
+        assert worker.tick() == 1
+    again = [p for p in harness.standin.posts if p.get("metadata")][-1]
+    assert again["ts"] != post["ts"] and sum(1 for b in again["blocks"] if b["type"] == "actions") >= 3
 
 
 def _second_channel(db: Database) -> None:
