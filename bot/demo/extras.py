@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
+from typing import Any
 
 from bot.blocks import build_digest_blocks
 from bot.threads import context_blocks
@@ -38,12 +39,12 @@ def show_context_reply(
     at: datetime,
     say: Say,
     render: Render,
-) -> bool:
+) -> list[dict[str, Any]] | None:
     """A member shares a paper the ranking liked but PaperPing did not post; the reply it gets in its thread.
-    Returns whether a reply was grounded (otherwise PaperPing stays silent, and the demo says so)."""
+    Returns the reply's blocks (None: nothing grounded to say, and PaperPing stays silent, as the demo says)."""
     pick = next((c for c in rec.candidates[1:] if c.ids), None)
     if pick is None:
-        return False
+        return None
     scheme, value = storage.papers.best_identity(pick.ids) or ("", "")
     url = f"https://aclanthology.org/{value}/" if scheme == "acl" else ""
     message = Message(
@@ -56,11 +57,11 @@ def show_context_reply(
     say(f"  @farid shares {pick.title}; PaperPing replies in its thread:")
     if isinstance(found, str):
         say(f"  (nothing: {found})")
-        return False
-    text, _ = context_blocks(found)
+        return None
+    text, blocks = context_blocks(found)
     for line in text.splitlines():
         say("  ↳ " + render(line))
-    return True
+    return blocks
 
 
 def show_digest(

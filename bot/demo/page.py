@@ -6,7 +6,7 @@ import html
 import re
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Protocol
+from typing import Any, Protocol
 
 from bot.blocks import build_blocks
 from socialrag.models import Draft
@@ -26,9 +26,14 @@ class Shown(Protocol):
 
 
 def html_page(
-    posts: Sequence[Shown], names: dict[str, str], clicks: dict[str, dict[str, int]], channel_name: str
+    posts: Sequence[Shown],
+    names: dict[str, str],
+    clicks: dict[str, dict[str, int]],
+    channel_name: str,
+    more: Sequence[tuple[datetime, str, list[dict[str, Any]]]] = (),
 ) -> str:
-    """The posts as the channel shows them, with their buttons and counts."""
+    """The posts as the channel shows them, with their buttons and counts; ``more``: other messages of
+    PaperPing's (when, what it is, its blocks), such as a context reply and a digest."""
 
     def render(mrkdwn: str) -> str:
         text = re.sub(
@@ -39,10 +44,11 @@ def html_page(
         text = re.sub(r"<(https?://[^|>]+)\|([^>]+)>", r'<a href="\1">\2</a>', text)
         return re.sub(r"\*([^*\n]+)\*", r"<b>\1</b>", text)
 
+    shown = [(p.at, "", build_blocks(p.draft, clicks.get(p.ts))) for p in posts] + list(more)
     items = []
-    for p in posts:
+    for at, what, blocks in sorted(shown, key=lambda x: x[0]):
         body = []
-        for block in build_blocks(p.draft, clicks.get(p.ts)):
+        for block in blocks:
             if block["type"] == "actions":
                 labels = "".join(
                     f'<span class="button">{html.escape(e["text"]["text"])}</span>' for e in block["elements"]
@@ -54,7 +60,7 @@ def html_page(
                 body.append(f'<div class="context">{render(block["elements"][0]["text"])}</div>')
         items.append(
             f'<div class="msg"><div class="avatar">PP</div><div><div class="who">PaperPing '
-            f'<span class="app">APP</span> <span class="time">{p.at:%a %d %b, %H:%M}</span></div>'
+            f'<span class="app">APP</span> <span class="time">{at:%a %d %b, %H:%M}{html.escape(what)}</span></div>'
             f"{''.join(body)}</div></div>"
         )
     return f"""<!doctype html><html><head><meta charset="utf-8"><title>PaperPing demo · #{channel_name}</title>
@@ -67,8 +73,8 @@ header {{ border-bottom: 1px solid #ddd; padding: 14px 20px; font-weight: 700; f
           display: flex; align-items: center; justify-content: center; font-size: 13px; flex: none; }}
 .who {{ font-weight: 700; }} .app {{ background: #eee; color: #666; font-size: 10px; padding: 1px 4px;
 border-radius: 3px; }} .time {{ color: #777; font-weight: 400; font-size: 12px; }}
-.text {{ margin: 4px 0; line-height: 1.45; font-size: 15px; }}
-.context {{ color: #616061; font-size: 13px; margin: 3px 0; }}
+.text {{ margin: 4px 0; line-height: 1.45; font-size: 15px; white-space: pre-line; }}
+.context {{ color: #616061; font-size: 13px; margin: 3px 0; white-space: pre-line; }}
 .actions {{ margin: 6px 0; }} .button {{ border: 1px solid #ccc; border-radius: 4px; padding: 2px 10px;
 margin-right: 6px; font-size: 13px; font-weight: 600; }}
 a {{ color: #1264a3; text-decoration: none; }} .mention {{ background: #e8f5fa; color: #1264a3; border-radius: 3px;

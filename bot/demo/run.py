@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from bot.blocks import build_blocks, build_fallback_text
+from bot.blocks import build_blocks, build_digest_blocks, build_fallback_text
 from bot.demo.extras import forget_share, show_context_reply, show_digest
 from bot.demo.page import html_page
 from bot.export import import_export
@@ -299,11 +299,13 @@ def run_demo(settings: Settings, home: Path | None, out: Path, say: Say = print)
     def render(text: str) -> str:
         return terminal_text(text, names, tty)
 
-    show_context_reply(db, recommender, posts[2].rec, TEAM, CHANNEL, SHARE_AT, say, render)
-    show_digest(recommender, TEAM, CHANNEL, FIRST_POST + timedelta(days=7), say, render)
+    reply = show_context_reply(db, recommender, posts[2].rec, TEAM, CHANNEL, SHARE_AT, say, render)
+    digest = show_digest(recommender, TEAM, CHANNEL, digest_at := FIRST_POST + timedelta(days=7), say, render)
     recommender.close()
+    more = [(SHARE_AT + timedelta(minutes=1), " · in the thread of @farid's share", reply)] if reply else []
+    more += [(digest_at, " · the weekly digest", build_digest_blocks(digest))] if digest else []
     clicks = load_clicks(db, posts)
-    write_outputs(posts, names, out, clicks)
+    write_outputs(posts, names, out, clicks, more)
     with db.connection() as conn:
         saved, _ = storage.reading_list.load_reading_list(conn, TEAM, CHANNEL, READING_LIST_EMOJI, limit=5)
     say(
@@ -363,7 +365,13 @@ def load_clicks(db: Database, posts: list[Post]) -> dict[str, dict[str, int]]:
     return out
 
 
-def write_outputs(posts: list[Post], names: dict[str, str], out: Path, clicks: dict[str, dict[str, int]]) -> None:
+def write_outputs(
+    posts: list[Post],
+    names: dict[str, str],
+    out: Path,
+    clicks: dict[str, dict[str, int]],
+    more: list[tuple[datetime, str, list[dict[str, Any]]]],
+) -> None:
     out.mkdir(parents=True, exist_ok=True)
     payload = [
         {
@@ -375,4 +383,4 @@ def write_outputs(posts: list[Post], names: dict[str, str], out: Path, clicks: d
         for p in posts
     ]
     (out / "blocks.json").write_text(json.dumps(payload, indent=2))
-    (out / "index.html").write_text(html_page(posts, names, clicks, CHANNEL_NAME))
+    (out / "index.html").write_text(html_page(posts, names, clicks, CHANNEL_NAME, more))

@@ -42,7 +42,7 @@ def test_demo_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
         titles.add(head)
     assert len(titles) == 3, "three different papers"
     page = (out / "index.html").read_text()
-    assert page.startswith("<!doctype html>") and page.count('class="msg"') == 3 and "nlp-reading" in page
+    assert page.startswith("<!doctype html>") and page.count('class="msg"') == 5 and "nlp-reading" in page
     # the lab's report, with the loop: the reactions on the first post
     report = (out / "report" / "index.html").read_text()
     assert report.count("<svg") == 6 and ":+1: ×2, :fire: ×1, saved ×1; 1 reply" in report
@@ -62,7 +62,8 @@ def test_demo_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
     assert [b["type"] for b in posts[0]["blocks"]][-1] == "actions" and "Save · 1" in json.dumps(
         posts[0]["blocks"], ensure_ascii=False
     )
-    assert page.count('class="button"') == 9
+    assert page.count('class="button"') == 9 + 15, "three posts and a digest of five"
+    assert "the weekly digest" in page and "in the thread of @farid" in page and "Gist: " in page
     assert sorted(p.name for p in (out / "report").glob("*.png")) == [
         "activity.png",
         "emoji.png",
