@@ -29,7 +29,7 @@ from socialrag.recommender.context import ChannelContext
 from socialrag.recommender.features import CandidateSet, ChannelState, features
 from socialrag.recommender.guard import MAX_WINDOW_DAYS, TrainingSet
 from socialrag.recommender.rank import emoji_selectivity, engagement_events
-from socialrag.recommender.window import DAY, learn_window, share_ranks
+from socialrag.recommender.window import DAY, WindowLearner, learn_window, share_ranks
 from socialrag.rows import PaperInfo
 
 
@@ -59,19 +59,32 @@ class Universe:
     def index(self) -> dict[int, int]:
         return {int(pid): i for i, pid in enumerate(self.ids)}
 
+    @cached_property
+    def _reading_keys(self) -> np.ndarray:
+        """Each popularity reading as one number that sorts by paper, then time: the readings of many papers
+        at one moment are then found in one ``searchsorted``."""
+        owner = np.repeat(np.arange(len(self.ids), dtype=np.float64), np.diff(self.reading_start))
+        return owner * _ROW_SPAN + np.clip(self.reading_t, -_TIME_SPAN, _TIME_SPAN)
+
     def popularity_at(self, rows: np.ndarray, t: float, known_by: float | None = None) -> np.ndarray:
         """Each row's last popularity reading at or before ``t``; NaN when none (unknown, not zero), unless
         ``known_by`` is given: then a paper first read after ``t`` but by ``known_by`` gets an estimate of its
         count at ``t`` (``estimate_back``). ``estimated_at`` says which values are estimates."""
+        rows = np.asarray(rows, dtype=np.int64)
         out = np.full(len(rows), np.nan)
-        for k, r in enumerate(rows):
-            lo, hi = self.reading_start[r], self.reading_start[r + 1]
-            if hi > lo:
-                j = int(np.searchsorted(self.reading_t[lo:hi], t, side="right"))
-                if j:
-                    out[k] = self.reading_v[lo + j - 1]
-                elif known_by is not None and self.reading_t[lo] <= known_by:
-                    out[k] = estimate_back(self.reading_v[lo], self.reading_t[lo], t, self.published[r])
+        if not len(rows) or not len(self.reading_t):
+            return out
+        lo, hi = self.reading_start[rows], self.reading_start[rows + 1]
+        at = rows.astype(np.float64) * _ROW_SPAN + float(np.clip(t, -_TIME_SPAN, _TIME_SPAN))
+        found = np.clip(np.searchsorted(self._reading_keys, at, side="right"), lo, hi)
+        seen = found > lo
+        out[seen] = self.reading_v[found[seen] - 1]
+        if known_by is not None:
+            first = np.minimum(lo, len(self.reading_t) - 1)
+            later = ~seen & (hi > lo) & (self.reading_t[first] <= known_by)
+            if later.any():
+                k = first[later]
+                out[later] = estimates_back(self.reading_v[k], self.reading_t[k], t, self.published[rows[later]])
         return out
 
     def estimated_at(self, rows: np.ndarray, t: float, known_by: float) -> np.ndarray:
@@ -90,19 +103,27 @@ class Universe:
         return CandidateSet(self.vectors[rows], self.published[rows], popularity, flat, owner, self.venues[rows])
 
 
+_ROW_SPAN = 1e10  # seconds between two papers' readings in ``_reading_keys`` (about 317 years)
+_TIME_SPAN = 4e9  # moments are clipped to +-4e9 s (1843 to 2096) to stay inside a paper's span
 GROWTH_DAYS = 365.0  # the age at which a paper has half the count it will have a long time after
 
 
 def estimate_back(count: float, read_at: float, t: float, published: float) -> float:
-    """A paper's count at ``t`` from one read later: counts grow with age ``a`` as ``a / (a + GROWTH_DAYS)``
-    (fast at first, then levelling off), so the count then is today's times the ratio of the two. NaN when the
-    paper's date is unknown; 0 before it came out."""
-    if np.isnan(published):
-        return float("nan")
-    then, later = max(0.0, (t - published) / DAY), max(0.0, (read_at - published) / DAY)
-    if later <= 0.0:
-        return float(count)
-    return float(count) * (then / (then + GROWTH_DAYS)) / (later / (later + GROWTH_DAYS))
+    """A paper's count at ``t`` from one read later (``estimates_back``, for one paper)."""
+    return float(estimates_back(np.array([count]), np.array([read_at]), t, np.array([published]))[0])
+
+
+def estimates_back(count: np.ndarray, read_at: np.ndarray, t: float, published: np.ndarray) -> np.ndarray:
+    """Papers' counts at ``t`` from ones read later: counts grow with age ``a`` as ``a / (a + GROWTH_DAYS)``
+    (fast at first, then levelling off), so the count then is the later one times the ratio of the two. NaN
+    when a paper's date is unknown; 0 before it came out; the count itself when it was read before it came out."""
+    then = np.maximum(0.0, (t - published) / DAY)
+    later = np.maximum(0.0, (read_at - published) / DAY)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scaled = count * (then / (then + GROWTH_DAYS)) / (later / (later + GROWTH_DAYS))
+    out = np.where(later <= 0.0, count, scaled).astype(np.float64)
+    out[np.isnan(published)] = np.nan
+    return out
 
 
 def build_universe(
@@ -322,6 +343,7 @@ def training_set(
     u = history.universe
     rng = random.Random(seed)
     moments_at, ranks, ages = share_ranks(history)
+    window_at = WindowLearner(moments_at, ranks, ages)
     out = TrainingSet()
     channel_rows = history.rows
     sims_all = u.vectors @ u.vectors[channel_rows].T  # every paper against the channel's, once
@@ -347,7 +369,7 @@ def training_set(
         state, known = history.state_at(t)
         if len(known) < warmup:
             continue
-        window = window_days or learn_window(moments_at, ranks, ages, t)
+        window = window_days or window_at(t)
         out.windows[t] = window
         pool = pool_rows(u, t, min(window, MAX_WINDOW_DAYS), channel_rows)
         if len(pool) == 0:

@@ -28,10 +28,12 @@ def load_readings(conn: psycopg.Connection, paper_ids: Sequence[int]) -> dict[in
     """Every popularity reading of these papers, as (epoch seconds, value)."""
     out: dict[int, list[tuple[float, float]]] = defaultdict(list)
     for pid, at, value in conn.execute(
-        "SELECT paper_id, observed_at, value FROM paper_popularity WHERE paper_id = ANY(%(ids)s::bigint[])",
+        # epoch seconds from Postgres as float8: no datetime per reading to build and convert
+        "SELECT paper_id, extract(epoch FROM observed_at)::float8, value FROM paper_popularity"
+        " WHERE paper_id = ANY(%(ids)s::bigint[])",
         {"ids": list(paper_ids)},
     ).fetchall():
-        out[pid].append((at.timestamp(), value))
+        out[pid].append((at, value))
     return out
 
 

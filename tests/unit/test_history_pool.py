@@ -223,3 +223,38 @@ def test_a_replay_judges_a_weekly_group_when_it_picks() -> None:
     report = replay(history, warmup=8, topics=np.zeros(len(infos), dtype=np.int64))
     assert report.steps == weeks - 8
     assert report.results["recency alone"].mrr == 1.0
+
+
+def test_the_fast_paths_give_the_same_numbers() -> None:
+    """The readings of many papers found at once, and the window learnt along the shares, answer exactly what
+    the paper-by-paper and quantile-by-quantile forms do."""
+    from socialrag.recommender.window import WindowLearner, learn_window
+
+    infos, vectors, readings = catalog(n_days=200, per_day=3, seed=4)
+    universe = build_universe(infos, vectors, readings)
+    rng = np.random.default_rng(2)
+    known_by = (START + timedelta(days=400)).timestamp()
+
+    def one_by_one(rows: np.ndarray, t: float, known: float | None) -> np.ndarray:
+        out = np.full(len(rows), np.nan)
+        for k, r in enumerate(rows):
+            lo, hi = universe.reading_start[r], universe.reading_start[r + 1]
+            times = universe.reading_t[lo:hi]
+            j = int(np.searchsorted(times, t, side="right"))
+            if hi > lo and j:
+                out[k] = universe.reading_v[lo + j - 1]
+            elif hi > lo and known is not None and times[0] <= known:
+                out[k] = estimate_back(universe.reading_v[lo], times[0], t, universe.published[r])
+        return out
+
+    for _ in range(50):
+        rows = rng.integers(0, len(universe.ids), size=40)
+        t = (START + timedelta(days=float(rng.uniform(-30, 260)))).timestamp()
+        for known in (None, known_by):
+            np.testing.assert_array_equal(universe.popularity_at(rows, t, known), one_by_one(rows, t, known))
+    moments = np.sort(rng.uniform(0, 400 * DAY, size=300))
+    ranks, ages = rng.uniform(0, 0.7, size=300), rng.exponential(20, size=300)
+    learner = WindowLearner(moments, ranks, ages)
+    for t in np.sort(rng.uniform(0, 420 * DAY, size=120)):
+        assert learner(float(t)) == learn_window(moments, ranks, ages, float(t))
+    assert learner(float(moments[10])) == learn_window(moments, ranks, ages, float(moments[10])), "back in time"
