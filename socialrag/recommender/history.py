@@ -237,8 +237,12 @@ class ChannelHistory:
         heard = self.heard_at[judged] <= self.post_at[judged] + IGNORED_AFTER_DAYS * DAY
         return float(heard.mean()) >= SILENCE_COUNTS_FROM
 
-    def state_at(self, t: float, focus: np.ndarray | None = None) -> tuple[ChannelState, np.ndarray]:
-        """What the ranker sees at ``t``, and the positions (into ``rows``) of the papers it includes."""
+    def state_at(
+        self, t: float, focus: np.ndarray | None = None, *, vectors: bool = True
+    ) -> tuple[ChannelState, np.ndarray]:
+        """What the ranker sees at ``t``, and the positions (into ``rows``) of the papers it includes. Without
+        ``vectors`` the state holds none of its papers' vectors (a caller that passes ``features`` the
+        similarities, as a fit does at each share, saves copying them)."""
         known = np.flatnonzero(self.first_at < t)
         mask = self.ev_t < t
         decayed = self.ev_v[mask] * 0.5 ** (np.maximum(0.0, t - self.ev_t[mask]) / (self.half_life_days * DAY))
@@ -250,7 +254,7 @@ class ChannelHistory:
         ignored &= self.silence_counts(t)
         disliked = (w < 0) | ignored
         u = self.universe
-        vectors = u.vectors[self.rows[known]]
+        chosen = u.vectors[self.rows[known]] if vectors or focus is not None else u.vectors[:0]
         positive_all = np.where(self.first_at < t, np.maximum(w_all, 0.0), 0.0)
         authors, owners = self._authors
         author_w = np.bincount(authors, weights=positive_all[owners], minlength=u.n_authors)
@@ -258,10 +262,10 @@ class ChannelHistory:
         venue_w = np.bincount(v[v >= 0], weights=positive_all[v >= 0], minlength=u.n_venues)
         if focus is not None:
             # the focus counts as a paper the group engaged with twice as strongly as with any other
-            vectors = np.vstack([vectors, focus[None, :].astype(vectors.dtype)])
+            chosen = np.vstack([chosen, focus[None, :].astype(chosen.dtype)])
             w = np.append(w, 2.0 * max(1.0, float(w.max()) if len(w) else 1.0))
             disliked = np.append(disliked, False)
-        return ChannelState(vectors, w, disliked, author_w, venue_w, self.member_authors), known
+        return ChannelState(chosen, w, disliked, author_w, venue_w, self.member_authors), known
 
 
 def build_history(
@@ -366,7 +370,7 @@ def training_set(
             continue
         if u.earliest[channel_rows[k]] >= t:
             continue  # shared before its listed publication date: it was no candidate then
-        state, known = history.state_at(t)
+        state, known = history.state_at(t, vectors=False)  # ``features`` gets the similarities below
         if len(known) < warmup:
             continue
         window = window_days or window_at(t)
@@ -384,8 +388,10 @@ def training_set(
         pending_ignored = []
         rows = np.array([int(channel_rows[k]), *neg_rows], dtype=np.int64)
         # the channel's papers are in order of first share, so what was known at t is a prefix of them
-        x = features(state, u.candidates(rows, t, known_by), t, sims_all[rows, : len(known)])
-        if known_by is not None and u.estimated_at(rows[:1], t, known_by)[0]:
+        cands = u.candidates(rows, t, known_by)
+        x = features(state, cands, t, sims_all[rows, : len(known)])
+        # the share's paper had its count at t estimated: known by the fit, not read by t
+        if known_by is not None and not np.isnan(cands.popularity[0]) and np.isnan(u.popularity_at(rows[:1], t)[0]):
             out.estimated += 1
         for j in range(1, len(rows)):
             out.positives.append(x[0])
