@@ -82,9 +82,8 @@ class Universe:
         if known_by is not None:
             first = np.minimum(lo, len(self.reading_t) - 1)
             later = ~seen & (hi > lo) & (self.reading_t[first] <= known_by)
-            if later.any():
-                k = first[later]
-                out[later] = estimates_back(self.reading_v[k], self.reading_t[k], t, self.published[rows[later]])
+            k = first[later]
+            out[later] = estimates_back(self.reading_v[k], self.reading_t[k], t, self.published[rows[later]])
         return out
 
     def estimated_at(self, rows: np.ndarray, t: float, known_by: float) -> np.ndarray:
@@ -103,13 +102,13 @@ class Universe:
         return CandidateSet(self.vectors[rows], self.published[rows], popularity, flat, owner, self.venues[rows])
 
 
-_ROW_SPAN = 1e10  # seconds between two papers' readings in ``_reading_keys`` (about 317 years)
-_TIME_SPAN = 4e9  # moments are clipped to +-4e9 s (1843 to 2096) to stay inside a paper's span
+# ``_reading_keys``: a paper's readings 1e10 s (317 years) after the last paper's; moments clipped to 1843-2096
+_ROW_SPAN, _TIME_SPAN = 1e10, 4e9
 GROWTH_DAYS = 365.0  # the age at which a paper has half the count it will have a long time after
 
 
 def estimate_back(count: float, read_at: float, t: float, published: float) -> float:
-    """A paper's count at ``t`` from one read later (``estimates_back``, for one paper)."""
+    """``estimates_back`` of one paper."""
     return float(estimates_back(np.array([count]), np.array([read_at]), t, np.array([published]))[0])
 
 
@@ -240,9 +239,8 @@ class ChannelHistory:
     def state_at(
         self, t: float, focus: np.ndarray | None = None, *, vectors: bool = True
     ) -> tuple[ChannelState, np.ndarray]:
-        """What the ranker sees at ``t``, and the positions (into ``rows``) of the papers it includes. Without
-        ``vectors`` the state holds none of its papers' vectors (a caller that passes ``features`` the
-        similarities, as a fit does at each share, saves copying them)."""
+        """What the ranker sees at ``t``, and the positions (into ``rows``) of the papers it includes; without
+        ``vectors``, none of its papers' vectors (for a caller that gives ``features`` the similarities)."""
         known = np.flatnonzero(self.first_at < t)
         mask = self.ev_t < t
         decayed = self.ev_v[mask] * 0.5 ** (np.maximum(0.0, t - self.ev_t[mask]) / (self.half_life_days * DAY))
@@ -390,7 +388,6 @@ def training_set(
         # the channel's papers are in order of first share, so what was known at t is a prefix of them
         cands = u.candidates(rows, t, known_by)
         x = features(state, cands, t, sims_all[rows, : len(known)])
-        # the share's paper had its count at t estimated: known by the fit, not read by t
         if known_by is not None and not np.isnan(cands.popularity[0]) and np.isnan(u.popularity_at(rows[:1], t)[0]):
             out.estimated += 1
         for j in range(1, len(rows)):
