@@ -23,7 +23,7 @@ def load_universe(conn: psycopg.Connection, model: str, paper_ids: Sequence[int]
     readings."""
     ids = list(dict.fromkeys(paper_ids))
     vectors = load_vectors(conn, model, ids, channel=channel)
-    return build_universe(load_paper_infos(conn, ids), vectors, load_readings(conn, ids))
+    return build_universe(load_paper_infos(conn, ids, texts=False), vectors, load_readings(conn, ids))
 
 
 def refit_channel(

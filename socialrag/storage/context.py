@@ -14,10 +14,11 @@ from socialrag.rows import AuthorRef, MemberInfo, PaperInfo, ReactionEvent, Repl
 
 
 def load_paper_infos(
-    conn: psycopg.Connection, paper_ids: list[int], as_of: datetime | None = None
+    conn: psycopg.Connection, paper_ids: list[int], as_of: datetime | None = None, *, texts: bool = True
 ) -> dict[int, PaperInfo]:
     """Metadata and authors of papers (public data, no channel scope needed). With ``as_of``, the popularity
-    is the last reading before that moment (none if there was none then), never a later count."""
+    is the last reading before that moment (none if there was none then), never a later count. Without
+    ``texts``, no abstract, tldr or URL (a fit's thousands of papers need none of them)."""
     if not paper_ids:
         return {}
     rows = conn.execute(
@@ -26,10 +27,11 @@ def load_paper_infos(
                CASE WHEN %(as_of)s::timestamptz IS NULL THEN p.popularity
                     ELSE (SELECT pp.value FROM paper_popularity pp WHERE pp.paper_id = p.id
                              AND pp.observed_at <= %(as_of)s::timestamptz ORDER BY pp.observed_at DESC LIMIT 1) END,
-               p.abstract, p.tldr, p.url, p.publication_date, p.date_precision
+               CASE WHEN %(texts)s THEN p.abstract END, CASE WHEN %(texts)s THEN p.tldr END,
+               CASE WHEN %(texts)s THEN p.url END, p.publication_date, p.date_precision
           FROM papers p LEFT JOIN venues v ON v.id = p.venue_id WHERE p.id = ANY(%(ids)s::bigint[])
         """,
-        {"ids": paper_ids, "as_of": as_of},
+        {"ids": paper_ids, "as_of": as_of, "texts": texts},
     ).fetchall()
     authors: dict[int, list[AuthorRef]] = defaultdict(list)
     for pid, aid, name, norm, affs, s2 in conn.execute(
