@@ -105,6 +105,8 @@ def reply_to_shares(
             sent += 1
         except (SlackApiError, PaperPingError) as exc:  # kept as `sending`: given up later, never sent twice
             log.warning("context reply in %s failed: %s", w.channel_id, exc)
+        except Exception:  # one share's failure nobody foresaw (logged in full) leaves the others to be answered
+            log.exception("context reply in %s failed unexpectedly", w.channel_id)
     return sent
 
 
