@@ -64,5 +64,14 @@ class HttpFront:
         return self
 
     def stop(self) -> None:
-        self.server.close()
+        """Close every socket and stop. A running event loop closes them itself, between two waits: closed from
+        this thread while the loop waits on them, its wait would fail (a bad file descriptor)."""
+        from waitress import wasyncore
+
+        sockets = self.server._map
+        if self._thread.is_alive():
+            self.server.trigger.pull_trigger(lambda: wasyncore.close_all(sockets, ignore_all=True))
+            self._thread.join(timeout=5)
+        if self._thread.is_alive() or sockets:
+            self.server.close()
         self.server.task_dispatcher.shutdown(timeout=5)
