@@ -38,6 +38,11 @@ def link(url: str, label: str) -> str:
     return f"<{safe_url(url)}|{label}>" if url else label
 
 
+def titled_link(url: str, title: str) -> str:
+    """A paper's title on one line, at most 200 characters, linked (``link``)."""
+    return link(url, " ".join(title.split())[:200])
+
+
 def mrkdwn(text: str) -> dict[str, Any]:
     """A mrkdwn text object that Slack takes as written: ``verbatim`` stops it from turning a plain @here,
     #channel or address in the text into a notification or a link of its own."""
@@ -61,10 +66,15 @@ def metadata_line(draft: Draft) -> str:
     parts = []
     if p.authors:
         parts.append(escape(", ".join(p.authors)))
-    venue = " ".join(x for x in (p.venue or "", str(p.year or "")) if x)
+    venue = venue_year(draft)
     if venue:
-        parts.append(escape(venue))
+        parts.append(venue)
     return " · ".join(parts)
+
+
+def venue_year(draft: Draft) -> str:
+    """The paper's venue and year, escaped (empty when neither is known)."""
+    return escape(" ".join(x for x in (draft.paper.venue or "", str(draft.paper.year or "")) if x))
 
 
 FEEDBACK_BLOCK = "paperping_feedback"
@@ -101,8 +111,8 @@ def digest_paper(block_id: str) -> int | None:
 def digest_line(draft: Draft) -> str:
     """One paper of a digest: its linked title, venue and year, then its hook to the group."""
     title = headline(draft)
-    venue = " ".join(x for x in (draft.paper.venue or "", str(draft.paper.year or "")) if x)
-    where = f" · {escape(venue)}" if venue else ""
+    venue = venue_year(draft)
+    where = f" · {venue}" if venue else ""
     return f"{title}{where}\n{render_mentions(draft.explanation, draft)}"
 
 

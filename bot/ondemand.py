@@ -9,7 +9,7 @@ from typing import Any
 
 from slack_bolt import Ack, App
 
-from bot.blocks import link
+from bot.blocks import titled_link
 from bot.context import AppContext
 from socialrag import storage
 from socialrag.knowledge import find_paper_refs
@@ -18,10 +18,6 @@ from socialrag.text import as_data
 log = logging.getLogger(__name__)
 
 SHORTCUT = "papers_like_this"  # the message shortcut's callback id (manifest.yml)
-
-
-def _titled(url: str, title: str) -> str:
-    return link(url, " ".join(title.split())[:200])
 
 
 def answer_like(ctx: AppContext, team: str, channel: str, text: str) -> str:
@@ -48,10 +44,10 @@ def answer_like(ctx: AppContext, team: str, channel: str, text: str) -> str:
     for like in found:
         why = " — nothing shared here is close to it"
         if like.related_title:
-            earlier = _titled(like.related_link or "", like.related_title)
+            earlier = titled_link(like.related_link or "", like.related_title)
             who = f", shared by <@{like.shared_by}>" if like.shared_by else ""
             why = f" — closest to {earlier}{who}"
-        lines.append(f"• {_titled(like.url, like.title)}{why}")
+        lines.append(f"• {titled_link(like.url, like.title)}{why}")
     return "\n".join(lines)
 
 

@@ -13,7 +13,7 @@ from typing import Any
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from bot.blocks import link, mrkdwn
+from bot.blocks import link, mrkdwn, titled_link
 from bot.pacing import SlackPacer
 from socialrag import storage
 from socialrag.db import Database
@@ -43,7 +43,7 @@ def picks_text(recommender: Recommender, team: str, user: str) -> tuple[str | No
     lines = ["*Papers picked for you* from the channels you are in with PaperPing (only you get this message):"]
     for pick in found.picks:
         like = pick.like
-        title = link(like.url, " ".join(like.title.split())[:200])
+        title = titled_link(like.url, like.title)
         near = f", close to {link(like.related_link or '', like.related_title)}" if like.related_title else ""
         lines.append(f"• {title} — from <#{pick.channel_id}>{near}")
     lines.append("`/paperping for-me off` stops these messages.")

@@ -35,10 +35,10 @@ from socialrag.knowledge import (
     CLICKS,
     READING_LIST_EMOJI,
     Embedder,
-    click_counts,
     embed_pending,
     import_catalog,
     index_messages,
+    load_click_counts,
     record_own_post,
 )
 from socialrag.models import Candidate, Draft, Message, Paper, PaperRef, Reaction, draft_json
@@ -356,13 +356,8 @@ def show_loop(before: Recommendation, after: Recommendation, names: dict[str, st
 
 def load_clicks(db: Database, posts: list[Post]) -> dict[str, dict[str, int]]:
     """The counts each post's buttons show, by the post's ts."""
-    out = {}
     with db.connection() as conn:
-        for p in posts:
-            mid = storage.messages.load_message_id(conn, TEAM, CHANNEL, p.ts)
-            counts = storage.messages.load_reaction_counts(conn, mid) if mid is not None else {}
-            out[p.ts] = click_counts(counts)
-    return out
+        return {p.ts: load_click_counts(conn, TEAM, CHANNEL, p.ts) for p in posts}
 
 
 def write_outputs(

@@ -85,9 +85,8 @@ def handle_click(ctx: AppContext, client: WebClient, body: dict[str, Any], respo
         stored = storage.posts.load_posted_draft(conn, team, channel, ts) if clicked is not None else None
         digest = digest_from_json(stored) if stored is not None else None
         for d in digest.drafts if digest is not None else ():
-            pid = d.paper.paper_id
-            mid = storage.messages.load_message_id(conn, team, channel, knowledge.digest_item_ts(ts, pid))
-            all_counts[pid] = knowledge.click_counts(storage.messages.load_reaction_counts(conn, mid)) if mid else {}
+            item = knowledge.digest_item_ts(ts, d.paper.paper_id)
+            all_counts[d.paper.paper_id] = knowledge.load_click_counts(conn, team, channel, item)
     if clicked is None:
         respond(text="That post is no longer kept by PaperPing, so the click was not counted.", **PRIVATE)
         return

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from socialrag.knowledge.links import find_paper_refs
     from socialrag.knowledge.live import (
         digest_item_ts,
+        load_click_counts,
         record_click,
         record_deletion,
         record_edit,
@@ -68,6 +69,7 @@ ENTRY_POINTS = {
     "record_own_post": "live",
     "record_own_digest": "live",
     "digest_item_ts": "live",
+    "load_click_counts": "live",
     "record_reaction": "live",
     "DatabasePace": "pace",
     "import_catalog": "papers.catalog",

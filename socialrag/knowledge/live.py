@@ -83,8 +83,13 @@ def record_click(
     if message_id is None:
         return None
     on = storage.messages.toggle_reaction(conn, message_id, team_id, channel_id, user_id, CLICKS[kind], at)
-    counts = storage.messages.load_reaction_counts(conn, message_id)
-    return on, click_counts(counts)
+    return on, click_counts(storage.messages.load_reaction_counts(conn, message_id))
+
+
+def load_click_counts(conn: psycopg.Connection, team_id: str, channel_id: str, ts: str) -> dict[str, int]:
+    """The counts of a kept message's buttons by kind (none for a message not kept)."""
+    message_id = storage.messages.load_message_id(conn, team_id, channel_id, ts)
+    return click_counts(storage.messages.load_reaction_counts(conn, message_id)) if message_id is not None else {}
 
 
 def digest_item_ts(ts: str, paper_id: int) -> str:

@@ -126,7 +126,8 @@ def build_meta(info: PaperInfo, ids: dict[str, str], *, summary_limit: int = 300
     )
 
 
-def _thread(signals: Sequence[SocialSignal]) -> tuple[str | None, str | None]:
+def thread_of(signals: Sequence[SocialSignal]) -> tuple[str | None, str | None]:
+    """The earlier thread the signals hang on (h5 or h7 with a permalink): its link and its paper's title."""
     for s in signals:
         if isinstance(s.fact, RelatedToEarlierPaper | EarlierPaperByMember) and s.permalinks:
             return s.permalinks[0], as_data(s.fact.paper_title) or None
@@ -178,7 +179,7 @@ def finish_draft(
     # only members of the channel who allow it are notified; others are named
     enabled = {uid: m.mentions_enabled and m.in_channel for uid, m in ctx.members.items()}
     mentions = plan_mentions(in_text, enabled, ctx.last_mentioned, ctx.as_of, config.quiet_days)
-    link, title = _thread(signals)
+    link, title = thread_of(signals)
     return Draft(
         team_id=ctx.team_id,
         channel_id=ctx.channel_id,

@@ -26,7 +26,7 @@ from socialrag.errors import SourceError
 from socialrag.models import AuthorDiscussedHere, EarlierReception, RelatedToEarlierPaper, VenueEngagedWith
 from socialrag.recommender.context import ChannelContext, load_channel_context
 from socialrag.recommender.explain import MEMBER_TOKEN, render_signals
-from socialrag.recommender.generate import build_allowed, paper_url
+from socialrag.recommender.generate import build_allowed, paper_url, thread_of
 from socialrag.recommender.llm import LLMClient
 from socialrag.recommender.ondemand import RELATED_FROM
 from socialrag.recommender.pipeline import load_relations
@@ -100,10 +100,7 @@ def share_context(
         for lines in ((f"Gist: {gist}" if gist else None, social), (social,)):
             kept = tuple(x for x in lines if x)
             if kept and not check_text("\n".join(kept), allowed, limit=CONTEXT_LIMIT):
-                link = next((s.permalinks[0] for s in chosen if s.kind == "h5" and s.permalinks), None)
-                title = next(
-                    (as_data(s.fact.paper_title) for s in chosen if isinstance(s.fact, RelatedToEarlierPaper)), None
-                )
+                link, title = thread_of(chosen)
                 return ShareContext(pid, tuple(_named(x, ctx) for x in kept), link, title)
     if not any(pid in infos and infos[pid].title for pid in paper_ids):
         return "the shared paper could not be looked up"
