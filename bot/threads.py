@@ -72,8 +72,8 @@ def reply_to_shares(
     sent = 0
     for w in waiting:
         with db.connection() as conn:
-            papers = storage.threads.load_message_paper_ids(conn, w.team_id, w.channel_id, w.message_ts)
-            if papers and storage.threads.papers_waiting(conn, papers):
+            papers = storage.messages.load_message_paper_ids(conn, w.team_id, w.channel_id, w.message_ts)
+            if papers and storage.queue.papers_waiting(conn, papers):
                 continue
             if not storage.threads.claim_share_reply(conn, w.team_id, w.channel_id, w.message_ts, now):
                 continue

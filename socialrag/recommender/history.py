@@ -29,7 +29,7 @@ from socialrag.recommender.context import ChannelContext
 from socialrag.recommender.features import CandidateSet, ChannelState, features
 from socialrag.recommender.guard import MAX_WINDOW_DAYS, TrainingSet
 from socialrag.recommender.rank import emoji_selectivity, engagement_events
-from socialrag.recommender.window import DAY, WindowLearner, learn_window, share_ranks
+from socialrag.recommender.window import DAY, WindowLearner, share_ranks
 from socialrag.rows import PaperInfo
 
 
@@ -396,5 +396,5 @@ def training_set(
             out.times.append(t)
             out.checks.append(j > fitted)
     last = float(moments_at[-1]) + 1.0 if len(moments_at) else 0.0
-    out.final_window = window_days or learn_window(moments_at, ranks, ages, last)
+    out.final_window = window_days or window_at(last)
     return out

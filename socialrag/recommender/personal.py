@@ -44,12 +44,12 @@ def member_profile(conn: psycopg.Connection, model: str, team_id: str, user_id: 
     ids = [c for c, _ in channels]
     engaged = storage.threads.load_member_engagement(conn, team_id, user_id, ids) if ids else []
     liked: dict[str, set[int]] = {}
+    readings = {c: storage.settings.load_emoji_overrides(conn, team_id, c) for c in {c for c, _, _ in engaged}}
     for channel_id, paper_id, how in engaged:
-        readings = storage.settings.load_emoji_overrides(conn, team_id, channel_id)
         if (
             how in ("share", "saved")
             or normalize_emoji(how) in SAVE_EMOJI
-            or read_sentiment(how, readings) == "positive"
+            or read_sentiment(how, readings[channel_id]) == "positive"
         ):
             liked.setdefault(channel_id, set()).add(paper_id)
     vectors = []

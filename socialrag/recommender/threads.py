@@ -76,7 +76,7 @@ def share_context(
     if stored is None:
         return "the message is no longer kept"
     at = stored[1]
-    paper_ids = storage.threads.load_message_paper_ids(conn, team_id, channel_id, ts)
+    paper_ids = storage.messages.load_message_paper_ids(conn, team_id, channel_id, ts)
     ctx = load_channel_context(conn, team_id, channel_id, at, model)
     for pid in paper_ids:  # a paper shared before is linked to its own earlier thread, not to itself
         ctx.vectors.pop(pid, None)
@@ -161,7 +161,7 @@ def answer_question(
     asked_at: datetime,
 ) -> Answer | str:
     """The answer to a question asked in the thread at ``thread_ts``, or why there is none to give."""
-    paper_ids = storage.threads.load_message_paper_ids(conn, team_id, channel_id, thread_ts)
+    paper_ids = storage.messages.load_message_paper_ids(conn, team_id, channel_id, thread_ts)
     infos = storage.context.load_paper_infos(conn, paper_ids)
     info = _pick_paper(infos, question)
     if info is None:
@@ -172,7 +172,7 @@ def answer_question(
     vectors = load_vectors(conn, model, [info.paper_id], channel=(team_id, channel_id))
     vector = as_array(vectors[info.paper_id]) if info.paper_id in vectors else None
     related = related_threads(ctx, vector, paper_ids)
-    thread = [as_data(t)[:400] for t in storage.threads.load_thread_texts(conn, team_id, channel_id, thread_ts)]
+    thread = [as_data(t)[:400] for t in storage.messages.load_thread_texts(conn, team_id, channel_id, thread_ts)]
     abstract = as_data(info.abstract) or as_data(info.tldr) or None
     base = Answer(as_data(info.title), url, None, "no LLM is configured here", abstract, related)
     if llm is None:

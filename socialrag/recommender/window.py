@@ -5,6 +5,7 @@ Pure (numpy only)."""
 from __future__ import annotations
 
 from bisect import insort
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import numpy as np
@@ -56,11 +57,19 @@ def learn_window(moments: np.ndarray, ranks: np.ndarray, ages: np.ndarray, t: fl
     not look like a taste for new papers. The days themselves come from ages, not ranks: papers come out in
     bursts (a conference's hundreds in a week), and a rank reaches back months in a quiet season."""
     before = moments < t
-    if before.sum() < 8:
+    return _window(
+        int(before.sum()), lambda: float(np.quantile(ranks[before], 0.9)), lambda: float(np.quantile(ages[before], 0.9))
+    )
+
+
+def _window(shares: int, rank90: Callable[[], float], age90: Callable[[], float]) -> float:
+    """``learn_window``'s rule, from how many shares came before and the 0.9 quantiles of their ranks and ages
+    (each asked only when the rule gets to it)."""
+    if shares < 8:
         return float("inf")
-    if 1.25 * float(np.quantile(ranks[before], 0.9)) >= 0.8:
+    if 1.25 * rank90() >= 0.8:
         return float("inf")
-    return max(MIN_WINDOW_DAYS, 1.25 * float(np.quantile(ages[before], 0.9)))
+    return max(MIN_WINDOW_DAYS, 1.25 * age90())
 
 
 def _quantile(ordered: list[float], q: float) -> float:
@@ -90,8 +99,4 @@ class WindowLearner:
         for k in range(len(self._ranks), n):
             insort(self._ranks, float(self.ranks[k]))
             insort(self._ages, float(self.ages[k]))
-        if n < 8:
-            return float("inf")
-        if 1.25 * _quantile(self._ranks, 0.9) >= 0.8:
-            return float("inf")
-        return max(MIN_WINDOW_DAYS, 1.25 * _quantile(self._ages, 0.9))
+        return _window(n, lambda: _quantile(self._ranks, 0.9), lambda: _quantile(self._ages, 0.9))

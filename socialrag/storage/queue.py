@@ -266,3 +266,12 @@ def requeue_shared(conn: psycopg.Connection, paper_ids: Sequence[int]) -> None:
         {"ids": list(paper_ids)},
     ).fetchall()
     enqueue_papers(conn, [r[0] for r in rows])
+
+
+def papers_waiting(conn: psycopg.Connection, paper_ids: Sequence[int]) -> bool:
+    """Whether any of these papers still waits to be looked up and embedded."""
+    row = conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM index_queue WHERE paper_id = ANY(%(p)s) AND given_up_at IS NULL)",
+        {"p": list(paper_ids)},
+    ).fetchone()
+    return bool(row and row[0])

@@ -103,32 +103,6 @@ def load_share_reply(conn: psycopg.Connection, team_id: str, channel_id: str, ts
     return (row[0], row[1]) if row else None
 
 
-def load_message_paper_ids(conn: psycopg.Connection, team_id: str, channel_id: str, ts: str) -> list[int]:
-    """The papers a kept message links to, in the order it links them."""
-    rows = conn.execute(
-        """
-        SELECT mp.paper_id FROM messages m JOIN message_papers mp ON mp.message_id = m.id
-         WHERE m.team_id = %(t)s AND m.channel_id = %(c)s AND m.ts = %(ts)s ORDER BY mp.paper_id
-        """,
-        {"t": team_id, "c": channel_id, "ts": ts},
-    ).fetchall()
-    return [r[0] for r in rows]
-
-
-def load_thread_texts(
-    conn: psycopg.Connection, team_id: str, channel_id: str, root_ts: str, limit: int = 30
-) -> list[str]:
-    """The kept replies of a thread, oldest first (the root's own text first)."""
-    rows = conn.execute(
-        """
-        SELECT text FROM messages WHERE team_id = %(t)s AND channel_id = %(c)s
-           AND (ts = %(r)s OR thread_ts = %(r)s) ORDER BY posted_at LIMIT %(n)s
-        """,
-        {"t": team_id, "c": channel_id, "r": root_ts, "n": limit},
-    ).fetchall()
-    return [r[0] for r in rows]
-
-
 # personal picks
 
 
@@ -214,12 +188,3 @@ def claim_picks(conn: psycopg.Connection, team_id: str, user_id: str, now: datet
         ).rowcount
         == 1
     )
-
-
-def papers_waiting(conn: psycopg.Connection, paper_ids: Sequence[int]) -> bool:
-    """Whether any of these papers still waits to be looked up and embedded."""
-    row = conn.execute(
-        "SELECT EXISTS (SELECT 1 FROM index_queue WHERE paper_id = ANY(%(p)s) AND given_up_at IS NULL)",
-        {"p": list(paper_ids)},
-    ).fetchone()
-    return bool(row and row[0])
