@@ -24,8 +24,8 @@ from socialrag.recommender.features import FEATURES, pair_differences
 PRIOR_STRENGTH = 3.0  # the pull toward the prior, divided by the number of shares learnt from
 MIN_SHARES = 8  # below this many past shares the channel keeps the prior
 NEGATIVES_PER_SHARE = 20
-CHECK_NEGATIVES = 80  # more papers passed over at each share, only to compare fits on (``guard``)
-CHECK_WINDOW_DAYS = 365.0  # ... drawn from the papers published in this many days before the share
+# a held-out share of a channel that takes papers of any date is judged among the papers of this many days before
+CHECK_WINDOW_DAYS = 365.0
 IGNORED_AFTER_DAYS = 7.0  # a PaperPing post with no reaction, click or reply by then was ignored...
 SILENCE_COUNTS_FROM = 0.5  # ...which counts against its topic only where at least this share of posts is answered
 

@@ -6,7 +6,7 @@ in the week from there (less half a day, so that a group picking on the same wee
 the next step); the next step starts at the next share. The candidates are the papers with a vector published
 in the ``window_days`` before the step's moment, plus the ones really shared that week, minus what the channel
 already had. Each method ranks them using only the past; the calibrated ranker is refitted on the
-pairs from before the moment (every ``refit_every`` steps). Reported per method: precision@5, recall@10,
+pairs from before the moment (every ``refit_every`` steps). Reported per method: precision@5, recall@10 and @50,
 MRR (of the first paper shared that week) and how many distinct topics the top 10 spans (topics are
 k-means clusters of the papers' embeddings).
 """
@@ -25,23 +25,31 @@ from socialrag.recommender.calibrate import RankerModel, default_model, diversif
 from socialrag.recommender.candidates import WHOLE_WINDOW, CatalogSource
 from socialrag.recommender.context import load_channel_context
 from socialrag.recommender.features import FEATURES, ChannelState, features, fill_unknown
-from socialrag.recommender.history import DAY, ChannelHistory, Universe, build_history, pool_rows, training_set
+from socialrag.recommender.history import DAY, ChannelHistory, Universe, build_history, pool_rows
 from socialrag.recommender.rank import ScoringConfig
 from socialrag.recommender.refit import load_universe
+from socialrag.recommender.training import training_set
 from socialrag.storage.embeddings import load_embedded_ids
 
 CALIBRATED = "calibrated (this channel)"
 CALIBRATED_DIVERSE = "calibrated + diversity"
 BLEND = "default blend (before)"
+# the plain baselines a reader tries first
+NEWEST = "newest first"
+POPULAR = "popularity known by then"
+CENTROID = "content: centroid"
+NEAREST10 = "content: 10 nearest"
+BASELINES = (NEWEST, POPULAR, CENTROID, NEAREST10)
 SINGLE = {f"{name} alone": name for name in FEATURES if name != "member_author"}
 CATALOG = CatalogSource()  # the retrieval whose recall a replay measures, with its defaults
-METHODS: tuple[str, ...] = (CALIBRATED, CALIBRATED_DIVERSE, BLEND, *SINGLE, "random")
+METHODS: tuple[str, ...] = (CALIBRATED, CALIBRATED_DIVERSE, BLEND, *BASELINES, *SINGLE, "random")
 
 
 @dataclass
 class MethodResult:
     precision5: list[float] = field(default_factory=list)
     recall10: list[float] = field(default_factory=list)
+    recall50: list[float] = field(default_factory=list)
     reciprocal: list[float] = field(default_factory=list)
     topics10: list[int] = field(default_factory=list)
 
@@ -56,6 +64,10 @@ class MethodResult:
     @property
     def r10(self) -> float:
         return self._mean(self.recall10)
+
+    @property
+    def r50(self) -> float:
+        return self._mean(self.recall50)
 
     @property
     def mrr(self) -> float:
@@ -81,9 +93,9 @@ class EvalReport:
         return float(np.mean(self.recall)) if self.recall else 0.0
 
     def table(self) -> str:
-        lines = [f"{'method':<28}{'P@5':>7}{'R@10':>7}{'MRR':>7}{'topics@10':>11}", "-" * 60]
+        lines = [f"{'method':<28}{'P@5':>7}{'R@10':>7}{'R@50':>7}{'MRR':>7}{'topics@10':>11}", "-" * 67]
         for name, r in self.results.items():
-            lines.append(f"{name:<28}{r.p5:>7.3f}{r.r10:>7.3f}{r.mrr:>7.3f}{r.topics:>11.1f}")
+            lines.append(f"{name:<28}{r.p5:>7.3f}{r.r10:>7.3f}{r.r50:>7.3f}{r.mrr:>7.3f}{r.topics:>11.1f}")
         lines.append(f"{self.steps} weekly steps, {self.shares} shares, median {self.candidates} candidates per step")
         lines.append(
             f"candidate recall (of what was shared, what the catalog source would find): {self.candidate_recall:.3f}"
@@ -122,7 +134,7 @@ def replay(
     results = {m: MethodResult() for m in METHODS}
     if len(times) <= warmup:
         return EvalReport(0, 0, results, len(shared))
-    pairs = training_set(history)
+    pairs = training_set(history, judged=None)  # every step's fit is judged on the shares before it
     blend = default_model(popularity_weight)
     rng = random.Random(seed)
     model = blend
@@ -185,15 +197,43 @@ def _score_step(
     for name, feature in SINGLE.items():
         column = x[:, FEATURES.index(feature)]
         orders[name] = _order(-column if feature == "disliked" else column, rng)
+    orders.update(_baselines(history, t, rows, known, rng))
     for name, order in orders.items():
         hits = relevant[order]
         r = results[name]
         r.precision5.append(float(hits[:5].sum()) / 5.0)
         r.recall10.append(float(hits[:10].sum()) / float(relevant.sum()))
+        r.recall50.append(float(hits[:50].sum()) / float(relevant.sum()))
         first = np.flatnonzero(hits)
         r.reciprocal.append(1.0 / (first[0] + 1) if len(first) else 0.0)
         r.topics10.append(len(set(topics[rows[order[:10]]].tolist())))
     return True
+
+
+def _baselines(
+    history: ChannelHistory, t: float, rows: np.ndarray, known: np.ndarray, rng: random.Random
+) -> dict[str, np.ndarray]:
+    """The plain rankings: newest first and most read by then (an unknown date or count ranks at random among
+    the unknown, below the known), and content alone: cosine to the centroid of what the channel had, and the
+    mean cosine to its ten closest papers."""
+    u = history.universe
+    published = u.published[rows]
+    popularity = u.popularity_at(rows, t)
+    low = -np.inf
+    out = {
+        NEWEST: _order(np.where(np.isnan(published), low, published), rng),
+        POPULAR: _order(np.where(np.isnan(popularity), low, popularity), rng),
+    }
+    had = u.vectors[history.rows[known]]
+    if len(had):
+        centre = had.mean(axis=0)
+        out[CENTROID] = _order(u.vectors[rows] @ (centre / (np.linalg.norm(centre) or 1.0)), rng)
+        sims = u.vectors[rows] @ had.T
+        k = min(10, sims.shape[1])
+        out[NEAREST10] = _order(np.sort(sims, axis=1)[:, -k:].mean(axis=1), rng)
+    else:
+        out[CENTROID] = out[NEAREST10] = np.array(rng.sample(range(len(rows)), len(rows)), dtype=np.int64)
+    return out
 
 
 def _retrieval_recall(u: Universe, state: ChannelState, pool: np.ndarray, truth: np.ndarray) -> float:

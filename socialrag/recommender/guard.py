@@ -1,8 +1,15 @@
-"""Which fit a channel ranks with: learning from the pairs of its history (``TrainingSet``), choosing how hard
-to pull toward what is in use on the channel's own held-out shares (``fit_validated``), and the guard
-(``fit_guarded``): a new fit replaces the one in use only when it ranks the channel's latest shares, which
-the fit in use never saw, better by ``GUARD_MARGIN``; so a week of noise cannot swing the weights (with thin
-data the pull toward the default blend is stronger as well). Pure (numpy only).
+"""Which ranking a channel uses: learning from the pairs of its history (``TrainingSet``, ``fit_validated``),
+pulling a thin fit toward the default blend (``shrink``), and the judge (``fit_guarded``).
+
+The judge scores each contestant the way serving ranks: every held-out share is ranked among the candidates
+serving would have offered at that moment (``ServedMoment``: the same window, as many papers as serving ranks,
+the features as known before the share's burst, unknowns filled as serving fills them), and every contestant
+ranks the same papers. The contestants, simplest first: the default blend, the best single feature, the fit
+in use (when it never saw the held-out shares), a new fit held close to the blend by how little it learnt from
+(``shrink``), and the new fit itself. A more complex one is chosen only when it beats
+the one chosen so far by ``GUARD_MARGIN`` plus the noise of the comparison (one standard error of the paired
+differences of reciprocal ranks over the held-out shares); a tie goes to the simpler, and the ranking in use
+is judged again at every refit. Pure (numpy only).
 """
 
 from __future__ import annotations
@@ -14,12 +21,25 @@ import numpy as np
 
 from socialrag.config import DEFAULT_POPULARITY_WEIGHT
 from socialrag.recommender.calibrate import MIN_SHARES, RankerModel, default_model, fit
-from socialrag.recommender.features import FEATURES, RECENCY_HALF_LIFE_DAYS, pair_differences
+from socialrag.recommender.features import FEATURES, RECENCY_HALF_LIFE_DAYS, fill_unknown, pair_differences
 
 STRENGTHS = (1.0, 3.0, 10.0, 30.0, 100.0)
-MIN_VALIDATION_MOMENTS = 12  # shares held out to compare fits on
-GUARD_MARGIN = 0.02  # in mean reciprocal rank: what a new fit must win by to replace the one in use
+MIN_VALIDATION_MOMENTS = 12  # shares held out to judge rankings on
+MAX_JUDGED = 40  # the latest shares a refit judges on (each ranked among all serving offered then)
+GUARD_MARGIN = 0.02  # in mean reciprocal rank: what a more complex ranking must win by, beyond the noise
+SHRINK_SHARES = 40.0  # a fit from n shares is served as n / (n + this) of itself, the rest the default blend
 MIN_WINDOW_DAYS, MAX_WINDOW_DAYS = 7.0, 1095.0
+HELD = "a new fit held close to the default blend"
+SINGLES = ("similarity", "nearest", "popularity", "recency", "fresh", "authors", "venue")
+
+
+@dataclass(frozen=True)
+class ServedMoment:
+    """One share as serving would have ranked it: the features of the candidates serving would have offered
+    then (the shared paper first), as known before the share's burst, with unknowns filled as serving does."""
+
+    at: float
+    x: np.ndarray  # (1 + candidates, len(FEATURES))
 
 
 @dataclass
@@ -31,31 +51,21 @@ class TrainingSet:
     windows: dict[float, float] = field(default_factory=dict)
     final_window: float = np.inf
     estimated: int = 0  # shares whose paper's popularity then is an estimate from a later count
-    # pairs kept only to compare fits on (``CHECK_NEGATIVES`` more papers passed over at each moment): a held-out
-    # share ranked among a hundred tells fits apart that twenty cannot
-    checks: list[bool] = field(default_factory=list)
-
-    def _kept(self, before: float | None) -> np.ndarray:
-        t = np.array(self.times)
-        return np.ones(len(t), dtype=bool) if before is None else t < before
+    served: list[ServedMoment] = field(default_factory=list)  # the shares a refit can judge rankings on
 
     def before(self, before: float | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(positives, negatives, moments) of the pairs from moments before ``before`` (all with None)."""
         if not self.positives:
             empty = np.zeros((0, len(FEATURES)))
             return empty, empty, np.zeros(0)
-        keep = self._kept(before)
-        return np.array(self.positives)[keep], np.array(self.negatives)[keep], np.array(self.times)[keep]
-
-    def check_mask(self, before: float | None = None) -> np.ndarray:
-        """Which of ``before(before)``'s pairs are kept only to compare fits on."""
-        return np.array(self.checks, dtype=bool)[self._kept(before)]
+        t = np.array(self.times)
+        keep = np.ones(len(t), dtype=bool) if before is None else t < before
+        return np.array(self.positives)[keep], np.array(self.negatives)[keep], t[keep]
 
     def arrays(self, before: float | None = None) -> tuple[np.ndarray, np.ndarray, int]:
         """The pairs to fit on (and the number of shares they came from) from moments before ``before``."""
         pos, neg, t = self.before(before)
-        fitting = ~self.check_mask(before)
-        return pos[fitting], neg[fitting], len(np.unique(t))
+        return pos, neg, len(np.unique(t))
 
     def fit(
         self,
@@ -65,22 +75,23 @@ class TrainingSet:
         now: datetime | None = None,
         current: RankerModel | None = None,
     ) -> RankerModel:
-        """The channel's ranking from the pairs before ``before``: ``fit_guarded`` against ``current`` (the
-        fit in use; the default blend when None), with the window of publication dates it picks from."""
+        """The channel's ranking from what came before ``before``: ``fit_guarded`` with ``current`` (the fit in
+        use; the default blend when None) among the contestants, with the window of publication dates it picks
+        from."""
         earlier = [w for t, w in self.windows.items() if before is None or t < before]
         window = self.final_window if before is None else (earlier[-1] if earlier else np.inf)
         pos, neg, t = self.before(before)
+        served = [m for m in self.served if before is None or m.at < before][-MAX_JUDGED:]
         current = current or default_model(popularity_weight)
         window_days = None if window >= MAX_WINDOW_DAYS else float(window)
-        checks = self.check_mask(before)
-        model = fit_guarded(pos, neg, t, current, popularity_weight, now, checks=checks, window_days=window_days)
+        model = fit_guarded(pos, neg, t, current, popularity_weight, now, served=served, window_days=window_days)
         return replace(model, estimated=self.estimated)
 
 
 def held_out_mrr(model: RankerModel, pos: np.ndarray, neg: np.ndarray, times: np.ndarray) -> float:
-    """Mean reciprocal rank of what was shared among the papers passed over at the same moment, as serving
-    would have ranked them: a paper older than the model's window was not offered at all (its age is read
-    back from the recency feature; an unknown date is offered)."""
+    """Mean reciprocal rank of what was shared among the papers passed over at the same moment (for choosing the
+    pull among fits that share one window): a paper older than the model's window was not offered at all (its
+    age is read back from the recency feature; an unknown date is offered)."""
     margin = pair_differences(pos, neg) @ model.weights
     if model.window_days is not None:
         recency = FEATURES.index("recency")
@@ -93,6 +104,27 @@ def held_out_mrr(model: RankerModel, pos: np.ndarray, neg: np.ndarray, times: np
     return float(np.mean([1.0 / r for r in ranks.values()])) if ranks else 0.0
 
 
+def served_ranks(model: RankerModel, moments: list[ServedMoment]) -> np.ndarray:
+    """The reciprocal rank of each held-out share among the candidates serving offered then, by ``model``'s
+    scores; ties are broken at random, in expectation (a ranking that cannot tell papers apart gains nothing)."""
+    out = np.zeros(len(moments))
+    for k, m in enumerate(moments):
+        s = m.x @ model.weights
+        others = s[1:]
+        out[k] = 1.0 / (1.0 + float((others > s[0]).sum()) + 0.5 * float((others == s[0]).sum()))
+    return out
+
+
+def served_moments_from_pairs(pos: np.ndarray, neg: np.ndarray, times: np.ndarray) -> list[ServedMoment]:
+    """Held-out shares from pairs alone (a caller with no served moments): each moment's shared paper among the
+    papers it was paired with, unknowns filled as serving fills them."""
+    out = []
+    for t in np.unique(times):
+        at = times == t
+        out.append(ServedMoment(float(t), fill_unknown(np.vstack([pos[at][:1], neg[at]]))))
+    return out
+
+
 def fit_validated(
     positives: np.ndarray,
     negatives: np.ndarray,
@@ -100,24 +132,21 @@ def fit_validated(
     popularity_weight: float = DEFAULT_POPULARITY_WEIGHT,
     *,
     now: datetime | None = None,
-    checks: np.ndarray | None = None,
     window_days: float | None = None,
 ) -> tuple[RankerModel, float | None]:
-    """``fit`` with the pull toward the default blend chosen on the channel's own latest
-    quarter: each strength in ``STRENGTHS`` is fitted on the earlier moments and scored by how well it ranks
-    the later shares among the papers passed over then; the best is refitted on all of it, unless one feature
-    alone (``SINGLES``) ranks those shares better by ``SINGLE_MARGIN``: then that feature alone. Also returns
-    the strength chosen (None: too little history to choose, the default pull). Pairs marked in ``checks``
-    only score the fits; none is fitted on them. Every fit picks among ``window_days`` (None: any date)."""
+    """``fit`` with the pull toward the default blend chosen on the latest quarter of these pairs: each strength
+    in ``STRENGTHS`` is fitted on the earlier moments and scored on the later ones; the best is refitted on all
+    of it. Also returns the strength chosen (None: too little history to choose, the default pull). Every fit
+    picks among ``window_days`` (None: any date)."""
     moments = np.unique(times)
     shares = len(moments)
     until = float(moments[-1]) if shares else None
-    fitting = np.ones(len(times), bool) if checks is None else ~checks
-    pos, neg = positives[fitting], negatives[fitting]
     if shares < MIN_SHARES or shares < 4 * MIN_VALIDATION_MOMENTS // 3:
-        return fit(pos, neg, shares, popularity_weight, now=now, trained_until=until, window_days=window_days), None
+        return fit(
+            positives, negatives, shares, popularity_weight, now=now, trained_until=until, window_days=window_days
+        ), None
     split = moments[int(len(moments) * 0.75)]
-    early, late = (times < split) & fitting, times >= split
+    early, late = times < split, times >= split
     n_early = len(np.unique(times[early]))
     scores: dict[float, float] = {}
     for strength in STRENGTHS:
@@ -127,19 +156,16 @@ def fit_validated(
         scores[strength] = held_out_mrr(model, positives[late], negatives[late], times[late])
     best = max(scores, key=lambda k: (scores[k], k))  # ties go to the stronger pull
     model = fit(
-        pos, neg, shares, popularity_weight, strength=best, now=now, trained_until=until, window_days=window_days
+        positives,
+        negatives,
+        shares,
+        popularity_weight,
+        strength=best,
+        now=now,
+        trained_until=until,
+        window_days=window_days,
     )
-    # a channel that goes by one thing alone (this week's newest, its authors) is ranked by it alone when that
-    # ranks the held-out shares clearly better than any blend learnt
-    singles = {f: held_out_mrr(single_model(f, model), positives[late], negatives[late], times[late]) for f in SINGLES}
-    top = max(singles, key=lambda f: singles[f])
-    if singles[top] >= scores[best] + SINGLE_MARGIN:
-        return single_model(top, model), best
     return model, best
-
-
-SINGLES = ("similarity", "nearest", "popularity", "recency", "fresh", "authors", "venue")
-SINGLE_MARGIN = 0.02  # in mean reciprocal rank: what one feature alone must win by over the blend learnt
 
 
 def single_model(feature: str, fitted: RankerModel) -> RankerModel:
@@ -150,6 +176,34 @@ def single_model(feature: str, fitted: RankerModel) -> RankerModel:
     return replace(fitted, weights=weights, prior_share=0.0)
 
 
+def best_single(positives: np.ndarray, negatives: np.ndarray) -> str:
+    """The feature alone that orders the most of these pairs the right way (a pair with the feature unknown
+    for either paper counts half): chosen on the pairs a fit learns from, never on the shares it is judged on."""
+    diff = np.asarray(positives, dtype=np.float64) - np.asarray(negatives, dtype=np.float64)
+    right = {
+        f: float(np.mean(np.where(np.isnan(d), 0.5, (d > 0) + 0.5 * (d == 0)))) if len(d) else 0.5
+        for f, d in ((f, diff[:, FEATURES.index(f)]) for f in SINGLES)
+    }
+    return max(SINGLES, key=lambda f: right[f])
+
+
+def shrink(model: RankerModel, positives: np.ndarray, negatives: np.ndarray) -> RankerModel:
+    """``model`` pulled toward the default blend by how little it learnt from: its score is the mixture
+    ``a·fit + (1 − a)·blend`` (each in units of its spread over the pairs), ``a = n / (n + SHRINK_SHARES)``
+    for ``n`` shares. Many shares: the fit; a dozen: mostly the blend."""
+    if not model.learnt:
+        return model
+    a = model.shares / (model.shares + SHRINK_SHARES)
+    d = pair_differences(positives, negatives)
+    prior = model.prior
+    spread_fit = float((d @ model.weights).std()) or 1.0
+    spread_prior = float((d @ prior).std()) or 1.0
+    weights = a * model.weights / spread_fit + (1.0 - a) * prior / spread_prior
+    # the same scores, scaled back to the prior's units so that weights stay comparable between fits
+    weights *= spread_prior
+    return replace(model, weights=weights, prior_share=(1.0 - a) + a * model.prior_share)
+
+
 def fit_guarded(
     positives: np.ndarray,
     negatives: np.ndarray,
@@ -158,61 +212,92 @@ def fit_guarded(
     popularity_weight: float = DEFAULT_POPULARITY_WEIGHT,
     now: datetime | None = None,
     *,
-    checks: np.ndarray | None = None,
+    served: list[ServedMoment] | None = None,
     window_days: float | None = None,
 ) -> RankerModel:
     """The ranking the channel should use from now on, with the reason in ``decision``.
 
-    The shares held out are the latest half of those since the fit in use last learnt (it never saw them), or,
-    when fewer than ``MIN_VALIDATION_MOMENTS``, the latest quarter. A candidate is fitted on the moments before
-    them and replaces the weights in use only if it ranks the held-out shares better by ``GUARD_MARGIN``; it
-    is then refitted on everything. Pairs marked in ``checks`` only score the fits. A new fit picks among
-    ``window_days`` (None: any date); the fit in use keeps its own window."""
+    The held-out shares are the ``served`` moments (the latest shares, each with the candidates serving offered
+    then); without them, the latest quarter of the pairs' moments. Every contestant learns only from the moments
+    before the first held-out share; the winner (see the module's docstring) is then refitted on everything. A
+    new fit picks among ``window_days`` (None: any date)."""
     moments = np.unique(times)
-    fitting = np.ones(len(times), bool) if checks is None else ~checks
+    blend = default_model(popularity_weight)
     if len(moments) < MIN_SHARES:
-        kept = default_model(popularity_weight)
         reason = f"the default blend: the channel has {len(moments)} shares to learn from, fewer than {MIN_SHARES}"
-        return RankerModel(
-            kept.weights, kept.scales, kept.prior, len(moments), int(fitting.sum()), now, decision=reason
-        )
-    unseen = moments[moments > current.trained_until] if current.trained_until is not None else moments[:0]
-    since = unseen[len(unseen) // 2 :]  # the candidate learns from the first half of what is new
-    if len(since) < MIN_VALIDATION_MOMENTS:
-        since = moments[int(len(moments) * 0.75) :]
-    if len(since) < MIN_VALIDATION_MOMENTS // 2 or len(moments) - len(since) < MIN_SHARES:
-        model, _ = fit_validated(
-            positives, negatives, times, popularity_weight, now=now, checks=checks, window_days=window_days
-        )
-        thin = "learnt from all the channel's shares: too few yet to hold some out and compare fits"
-        return replace(model, decision=thin)
-    early, late = times < since[0], times >= since[0]
-    candidate, strength = fit_validated(
-        positives[early],
-        negatives[early],
-        times[early],
-        popularity_weight,
-        checks=None if checks is None else checks[early],
-        window_days=window_days,
+        return RankerModel(blend.weights, blend.scales, blend.prior, len(moments), len(times), now, decision=reason)
+    if not served:
+        late = moments[-max(MIN_VALIDATION_MOMENTS, len(moments) // 4) :]
+        at = times >= late[0]
+        served = served_moments_from_pairs(positives[at], negatives[at], times[at])
+    served = served[-MAX_JUDGED:]
+    split = served[0].at if served else np.inf
+    early = times < split
+    n_early = len(np.unique(times[early]))
+    if len(served) < MIN_VALIDATION_MOMENTS // 2 or n_early < MIN_SHARES:
+        model, _ = fit_validated(positives, negatives, times, popularity_weight, now=now, window_days=window_days)
+        thin = "learnt from all the channel's shares, held close to the default blend: too few yet to judge on"
+        return replace(shrink(model, positives, negatives), decision=thin)
+    new, strength = fit_validated(
+        positives[early], negatives[early], times[early], popularity_weight, window_days=window_days
     )
-    new = held_out_mrr(candidate, positives[late], negatives[late], times[late])
-    old = held_out_mrr(current, positives[late], negatives[late], times[late])
-    held = f"the latest {len(since)} shares (MRR {new:.2f} against {old:.2f})"
-    if new < old + GUARD_MARGIN:
-        what = "the default blend" if not current.learnt else f"the fit learnt up to {_day(current.trained_until)}"
-        decision = f"kept {what}: a new fit ranked {held} no better"
-        return replace(current, shares=len(moments), pairs=int(fitting.sum()), fitted_at=now, decision=decision)
-    model = fit(
-        positives[fitting],
-        negatives[fitting],
+    single = best_single(positives[early], negatives[early])
+    contestants: list[tuple[str, RankerModel]] = [
+        ("the default blend", blend),
+        (f"{single} alone", single_model(single, new)),
+    ]
+    if current.learnt and current.trained_until is not None and current.trained_until < split:
+        contestants.append((f"the fit learnt up to {_day(current.trained_until)}", current))
+    contestants.append((HELD, shrink(new, positives[early], negatives[early])))
+    contestants.append(("a new fit", new))
+    name, rr, table = _judge(contestants, served)
+    held = _held_sentence(served, name, rr, table)
+    if name == "the default blend":
+        return RankerModel(
+            blend.weights, blend.scales, blend.prior, len(moments), len(times), now, decision=f"kept {name}: {held}"
+        )
+    if name.startswith("the fit learnt"):
+        decision = f"kept {name}: {held}"
+        return replace(current, shares=len(moments), pairs=len(times), fitted_at=now, decision=decision)
+    until = float(moments[-1])
+    full = fit(
+        positives,
+        negatives,
         len(moments),
         popularity_weight,
         strength=strength,
         now=now,
-        trained_until=moments[-1],
+        trained_until=until,
         window_days=window_days,
     )
-    return replace(model, decision=f"a new fit: it ranked {held} better than the ranking in use")
+    if name == HELD:
+        return replace(shrink(full, positives, negatives), decision=f"{name}: {held}")
+    if name == "a new fit":
+        return replace(full, decision=f"{name}: {held}")
+    return replace(single_model(single, full), decision=f"{name}: {held}")
+
+
+def _judge(
+    contestants: list[tuple[str, RankerModel]], served: list[ServedMoment]
+) -> tuple[str, np.ndarray, dict[str, float]]:
+    """The simplest contestant that no more complex one beats beyond the margin and the noise."""
+    ranks = {name: served_ranks(model, served) for name, model in contestants}
+    chosen = contestants[0][0]
+    for name, _ in contestants[1:]:
+        diff = ranks[name] - ranks[chosen]
+        noise = float(diff.std(ddof=1) / np.sqrt(len(diff))) if len(diff) > 1 else 0.0
+        if float(diff.mean()) > GUARD_MARGIN + noise:
+            chosen = name
+    return chosen, ranks[chosen], {name: float(r.mean()) for name, r in ranks.items()}
+
+
+def _held_sentence(served: list[ServedMoment], chosen: str, rr: np.ndarray, table: dict[str, float]) -> str:
+    offered = int(np.median([len(m.x) for m in served]))
+    others = ", ".join(f"{name} {mrr:.2f}" for name, mrr in table.items() if name != chosen)
+    return (
+        f"on the latest {len(served)} shares, each ranked among the {offered} papers serving would have offered "
+        f"then, it had MRR {float(rr.mean()):.2f} against {others}"
+    )
 
 
 def _day(moment: float | None) -> str:

@@ -8,7 +8,6 @@ times, popularity readings, authors and venues. ``ChannelHistory`` holds the cha
 
 from __future__ import annotations
 
-import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
@@ -19,17 +18,13 @@ import numpy as np
 from socialrag.knowledge.papers.base import next_month
 from socialrag.models import Sentiment
 from socialrag.recommender.calibrate import (
-    CHECK_NEGATIVES,
-    CHECK_WINDOW_DAYS,
     IGNORED_AFTER_DAYS,
-    NEGATIVES_PER_SHARE,
     SILENCE_COUNTS_FROM,
 )
 from socialrag.recommender.context import ChannelContext
-from socialrag.recommender.features import CandidateSet, ChannelState, features
-from socialrag.recommender.guard import MAX_WINDOW_DAYS, TrainingSet
+from socialrag.recommender.features import CandidateSet, ChannelState
 from socialrag.recommender.rank import emoji_selectivity, engagement_events
-from socialrag.recommender.window import DAY, WindowLearner, share_ranks
+from socialrag.recommender.window import DAY
 from socialrag.rows import PaperInfo
 
 
@@ -324,77 +319,3 @@ def pool_rows(universe: Universe, t: float, window_days: float, exclude: np.ndar
     ok = (out < t) & (out >= t - window_days * DAY)
     ok[exclude] = False
     return np.flatnonzero(ok)
-
-
-def training_set(
-    history: ChannelHistory,
-    *,
-    window_days: float | None = None,
-    negatives: int = NEGATIVES_PER_SHARE,
-    check_negatives: int = CHECK_NEGATIVES,
-    warmup: int = 3,
-    seed: int = 7,
-    known_by: float | None = None,
-) -> TrainingSet:
-    """Pairs to learn from: at each share by a member (and each PaperPing post the channel answered), what was
-    shared against papers it could have had then and did not: published in the window it picks from
-    (``learn_window`` from the shares before, unless ``window_days`` is given). A PaperPing post nobody
-    answered is one more paper passed over at the next share. With ``known_by`` (the moment of the fit), a
-    paper first read after a share but by then has its count at the share estimated (history imported
-    today has no dated readings); ``TrainingSet.estimated`` counts the shares whose paper's was."""
-    u = history.universe
-    rng = random.Random(seed)
-    moments_at, ranks, ages = share_ranks(history)
-    window_at = WindowLearner(moments_at, ranks, ages)
-    out = TrainingSet()
-    channel_rows = history.rows
-    sims_all = u.vectors @ u.vectors[channel_rows].T  # every paper against the channel's, once
-    moments: list[tuple[float, int, bool]] = []  # (time, position, is a positive moment)
-    for k in range(len(channel_rows)):
-        if not np.isnan(history.member_first[k]) and history.member_first[k] <= history.first_at[k]:
-            moments.append((history.member_first[k], k, True))
-        elif not np.isnan(history.post_at[k]):
-            answered = history.answered_at[k] <= history.post_at[k] + IGNORED_AFTER_DAYS * DAY
-            moments.append((history.post_at[k], k, bool(answered)))
-    moments.sort()
-    pending_ignored: list[int] = []
-    # fits are compared on the later shares only (``guard``): the earlier half needs no papers kept to compare on
-    shared_at = [t for t, _, positive in moments if positive]
-    compared_from = shared_at[len(shared_at) // 2] if shared_at else np.inf
-    for t, k, positive in moments:
-        if not positive:
-            if history.silence_counts(t + IGNORED_AFTER_DAYS * DAY + 1.0):
-                pending_ignored.append(k)
-            continue
-        if u.earliest[channel_rows[k]] >= t:
-            continue  # shared before its listed publication date: it was no candidate then
-        state, known = history.state_at(t, vectors=False)  # ``features`` gets the similarities below
-        if len(known) < warmup:
-            continue
-        window = window_days or window_at(t)
-        out.windows[t] = window
-        pool = pool_rows(u, t, min(window, MAX_WINDOW_DAYS), channel_rows)
-        if len(pool) == 0:
-            continue
-        drawn = [int(pool[i]) for i in rng.sample(range(len(pool)), min(negatives, len(pool)))]
-        # the papers to compare fits on come from all serving could offer, whatever window a fit picks from
-        wide = pool_rows(u, t, CHECK_WINDOW_DAYS, channel_rows) if t >= compared_from else np.zeros(0, np.int64)
-        checked = [int(wide[i]) for i in rng.sample(range(len(wide)), min(check_negatives, len(wide)))]
-        neg_rows = drawn + [int(channel_rows[j]) for j in pending_ignored]
-        fitted = len(neg_rows)
-        neg_rows += checked
-        pending_ignored = []
-        rows = np.array([int(channel_rows[k]), *neg_rows], dtype=np.int64)
-        # the channel's papers are in order of first share, so what was known at t is a prefix of them
-        cands = u.candidates(rows, t, known_by)
-        x = features(state, cands, t, sims_all[rows, : len(known)])
-        if known_by is not None and not np.isnan(cands.popularity[0]) and np.isnan(u.popularity_at(rows[:1], t)[0]):
-            out.estimated += 1
-        for j in range(1, len(rows)):
-            out.positives.append(x[0])
-            out.negatives.append(x[j])
-            out.times.append(t)
-            out.checks.append(j > fitted)
-    last = float(moments_at[-1]) + 1.0 if len(moments_at) else 0.0
-    out.final_window = window_days or window_at(last)
-    return out

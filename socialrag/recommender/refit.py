@@ -12,7 +12,8 @@ from socialrag.config import DEFAULT_POPULARITY_WEIGHT
 from socialrag.recommender.calibrate import RankerModel, default_model
 from socialrag.recommender.context import load_channel_context
 from socialrag.recommender.guard import MAX_WINDOW_DAYS
-from socialrag.recommender.history import Universe, build_history, build_universe, training_set
+from socialrag.recommender.history import Universe, build_history, build_universe
+from socialrag.recommender.training import training_set
 from socialrag.storage.context import load_paper_infos
 from socialrag.storage.embeddings import load_vectors
 from socialrag.storage.rankers import load_fits, load_readings, sample_pool, save_fit

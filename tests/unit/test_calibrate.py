@@ -26,7 +26,8 @@ from socialrag.recommender.features import (
     fill_unknown,
     pair_differences,
 )
-from socialrag.recommender.history import build_history, build_universe, training_set
+from socialrag.recommender.history import build_history, build_universe
+from socialrag.recommender.training import training_set
 from socialrag.rows import AuthorRef, MemberInfo, PaperInfo, ReactionEvent, Share
 
 T = datetime(2024, 6, 1, tzinfo=UTC).timestamp()

@@ -13,7 +13,8 @@ from socialrag.recommender.calibrate import describe
 from socialrag.recommender.context import ChannelContext, SharedPaper
 from socialrag.recommender.features import FEATURES
 from socialrag.recommender.guard import MIN_WINDOW_DAYS
-from socialrag.recommender.history import DAY, GROWTH_DAYS, build_history, build_universe, estimate_back, training_set
+from socialrag.recommender.history import DAY, GROWTH_DAYS, build_history, build_universe, estimate_back
+from socialrag.recommender.training import training_set
 from socialrag.rows import AuthorRef, MemberInfo, PaperInfo, ReactionEvent, Share
 
 START = datetime(2023, 1, 1, tzinfo=UTC)
@@ -184,25 +185,60 @@ def test_a_curator_in_a_catalog_that_comes_in_bursts_still_picks_from_days_not_m
     assert learnt_since and all(MIN_WINDOW_DAYS <= learnt.windows[t] <= 1.25 * 7 + 1 for t in learnt_since)
 
 
-def test_fits_are_compared_on_all_serving_could_offer_and_learn_only_from_the_window() -> None:
-    """Each share is also ranked among ``CHECK_NEGATIVES`` papers of the whole year (only to compare fits on):
-    a fit that picks from the last fortnight is judged as serving would use it, with older papers not offered."""
-    from socialrag.recommender.calibrate import CHECK_NEGATIVES, NEGATIVES_PER_SHARE
+def test_a_held_out_share_is_judged_among_all_serving_offered_and_no_fit_is_credited_with_its_window() -> None:
+    """A curator posts two of the past week's papers a minute apart, at random: nothing but their age tells its
+    picks from the week's other papers. Serving ranks all the papers of its window; each held-out share is
+    judged among the same papers, for every ranking alike. The guard used to compare a fit that learnt the
+    fortnight window with its shares among the few passed-over papers inside that window (all older ones counted
+    as beaten), and the default blend among all of them: it reported MRR near 1.00 for the fit against about 0.1
+    for the blend, on picks that nothing could foresee."""
+    import re
 
     infos, vectors, readings = catalog(per_day=4)
-    ctx = channel(infos, readings, curator_picks(infos, readings, 40))
-    learnt = training_set(build_history(ctx, build_universe(infos, vectors, readings), 60.0))
-    checks = learnt.check_mask()
-    times = np.array(learnt.times)
-    t = times[-1]
-    assert (times == t).sum() == NEGATIVES_PER_SHARE + CHECK_NEGATIVES and checks[times == t].sum() == CHECK_NEGATIVES
-    pos, _, _ = learnt.arrays()
-    assert len(pos) == len(times) - checks.sum(), "no fit learns from the pairs kept to compare fits on"
-    rec = FEATURES.index("recency")
-    _, all_neg, _ = learnt.before(None)
-    age = -180.0 * np.log2(all_neg[times == t, rec])
-    last = checks[times == t]
-    assert age[~last].max() <= learnt.windows[t] + 1 < age[last].max()  # the year, not the fortnight
+    rng = np.random.default_rng(8)
+    picks = []
+    for w in range(50):
+        at = START + timedelta(days=120 + 7 * w, hours=10)
+        week = [
+            pid
+            for pid, i in infos.items()
+            if at - timedelta(days=7) <= datetime.combine(i.publication_date, datetime.min.time(), UTC) < at
+        ]
+        picks += [(int(pid), at + timedelta(minutes=k)) for k, pid in enumerate(rng.choice(week, 2, replace=False))]
+    history = build_history(channel(infos, readings, picks), build_universe(infos, vectors, readings), 60.0)
+    learnt = training_set(history)
+    last = learnt.served[-1]
+    window = learnt.windows[last.at]
+    assert MIN_WINDOW_DAYS <= window <= 1.25 * 7 + 1
+    # every paper of the window at the start of the burst, less what the channel had: about four a day
+    assert len(last.x) - 1 >= 4 * (window - 1) - 2
+    model = learnt.fit(now=picks[-1][1] + timedelta(hours=1))
+    figures = [float(v) for v in re.findall(r"(?:MRR|\w) (\d\.\d\d)", model.decision)]
+    # near what a random order scores among about thirty papers (0.13), every ranking alike, and a tie keeps the
+    # simplest: the old guard took "a new fit: MRR 0.15 against 0.04" here
+    assert figures and max(figures) < 0.25 and max(figures) - min(figures) < 0.08, model.decision
+    assert model.decision.startswith("kept the default blend"), model.decision
+
+
+def test_a_share_is_seen_as_the_slot_before_its_burst_saw_the_channel() -> None:
+    """The second of two papers posted a minute apart is compared with what the channel had before the first:
+    the slot that would have offered it knew neither. Here the second is a near twin of the first; seen a minute
+    after the first, it would look like the closest paper to one the channel liked."""
+    infos, vectors, readings = catalog(per_day=2)
+    picks = []
+    for w in range(20):
+        at = START + timedelta(days=120 + 7 * w, hours=10)
+        first, second = 2 * (120 + 7 * w) - 5, 2 * (120 + 7 * w) - 4
+        vectors[second] = vectors[first] + 0.01
+        vectors[second] /= np.linalg.norm(vectors[second])
+        picks += [(first, at), (second, at + timedelta(minutes=1))]
+    history = build_history(channel(infos, readings, picks), build_universe(infos, vectors, readings), 60.0)
+    learnt = training_set(history, judged=None)
+    nearest = FEATURES.index("nearest")
+    seconds = {at.timestamp() for pid, at in picks[1::2]}
+    second_x = [m.x[0, nearest] for m in learnt.served if m.at in seconds]
+    assert second_x and max(second_x) < 0.9
+    assert all(p[nearest] < 0.9 for p, t in zip(learnt.positives, learnt.times, strict=True) if t in seconds)
 
 
 def test_a_replay_judges_a_weekly_group_when_it_picks() -> None:
