@@ -133,8 +133,9 @@ def measure(db: object, runs: int) -> None:
     from socialrag.db import Database
     from socialrag.recommender.calibrate import describe
     from socialrag.recommender.context import load_channel_context
-    from socialrag.recommender.history import build_history, training_set
+    from socialrag.recommender.history import build_history
     from socialrag.recommender.refit import load_universe, refit_channel
+    from socialrag.recommender.training import training_set
     from socialrag.storage.rankers import sample_pool
 
     assert isinstance(db, Database)

@@ -286,8 +286,9 @@ def replay_imported(
     from socialrag.recommender.context import load_channel_context
     from socialrag.recommender.evaluate import replay
     from socialrag.recommender.features import FEATURES
-    from socialrag.recommender.history import build_history, estimate_back, training_set
+    from socialrag.recommender.history import build_history, estimate_back
     from socialrag.recommender.refit import load_universe
+    from socialrag.recommender.training import training_set
     from socialrag.storage.embeddings import load_embedded_ids
     from socialrag.storage.papers import load_identities
 

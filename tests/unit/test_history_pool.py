@@ -259,6 +259,7 @@ def test_a_replay_judges_a_weekly_group_when_it_picks() -> None:
     report = replay(history, warmup=8, topics=np.zeros(len(infos), dtype=np.int64))
     assert report.steps == weeks - 8
     assert report.results["recency alone"].mrr == 1.0
+    assert report.results["newest first"].mrr == 1.0 and report.results["newest first"].r50 == 1.0
 
 
 def test_the_fast_paths_give_the_same_numbers() -> None:

@@ -1,0 +1,158 @@
+"""Replay PaperPing's rankings on real, public, dated histories of a group choosing papers.
+
+``python -m bench.real.replay_real [--home DIR] [--only NAME]`` replays each history in
+``tests/data/real_histories/`` (built by ``bench/real/build_histories.py``; sources and licences in
+``tests/data/README.md``) against the ACL Anthology 2016-2021 catalog shipped in ``tests/data``, through the
+project's own replay (``socialrag.recommender.evaluate.replay``, the one ``paperping eval`` runs): each weekly
+step ranks, as of just before a choice, every paper published in the year before, less what the group had
+already chosen, and scores what it chose in the week from there. The catalog is embedded once with the
+bundled model and kept under ``--home`` (about two minutes on two cores the first time).
+
+It prints each history's table: newest first, popularity known by then (the catalog has no counts: unknown,
+so it ranks at random), content similarity (centroid of the earlier choices, and the mean of the ten nearest),
+the default blend, and the calibrated ranking refitted at every step, with recall at 10 and 50 and MRR.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import hashlib
+import json
+import tempfile
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "tests" / "data"
+CATALOG = DATA / "acl-anthology-2016-2021.jsonl.gz"
+HISTORIES = DATA / "real_histories"
+# what the shipped files must be (a changed file is a changed evaluation: rebuild on purpose, then update these)
+SHA256 = {
+    "acl-anthology-2016-2021.jsonl.gz": "80c79715773012e6574bf998b70d7fe42b13eb48edc222c0a93f8e7583b31b02",
+    "clulab-proposals.jsonl": "af3a13b5b136afb996964264c3e6a62d0469fe88a4ea8ccd48418766a56c978d",
+    "clulab-conference-notes.jsonl": "09a07c3133b2bb74abf02dd23e9426fc8f5d863bf8afa32e190a3159b7e3326a",
+}
+MONTHS = {
+    m: i
+    for i, m in enumerate(
+        (
+            "january",
+            "february",
+            "march",
+            "april",
+            "may",
+            "june",
+            "july",
+            "august",
+            "september",
+            "october",
+            "november",
+            "december",
+        ),
+        start=1,
+    )
+}
+
+
+def check(path: Path) -> None:
+    want = SHA256.get(path.name)
+    got = hashlib.sha256(path.read_bytes()).hexdigest()
+    if got != want:
+        raise SystemExit(f"{path} is not the file this evaluation was built on (sha256 {got}, expected {want})")
+
+
+def load_catalog() -> list[dict[str, Any]]:
+    check(CATALOG)
+    with gzip.open(CATALOG, "rt") as fh:
+        return [json.loads(line) for line in fh]
+
+
+def published(row: dict[str, Any]) -> tuple[date, str]:
+    """The first day of its month when the month is given, else of its year, with that precision."""
+    words = str(row.get("month") or "").lower().replace("-", " ").split()
+    month = next((MONTHS[w] for w in words if w in MONTHS), None)
+    return (date(int(row["year"]), month, 1), "month") if month else (date(int(row["year"]), 1, 1), "year")
+
+
+def load_vectors(rows: list[dict[str, Any]], home: Path) -> np.ndarray:
+    """The catalog's vectors (title and abstract, as PaperPing embeds a paper), kept under ``home``."""
+    cache = home / "acl-2016-2021-minilm.npy"
+    if cache.exists():
+        vectors = np.load(cache)
+        if len(vectors) == len(rows):
+            return vectors
+    from socialrag.knowledge.embed import Embedder
+
+    vectors = Embedder().encode([f"{r['title']}\n{r['abstract'] or ''}" for r in rows], batch_size=128)
+    home.mkdir(parents=True, exist_ok=True)
+    np.save(cache, vectors)
+    return vectors
+
+
+def history_of(name: str, rows: list[dict[str, Any]], vectors: np.ndarray) -> Any:
+    """A ``ChannelHistory`` of the group's choices over the whole catalog."""
+    from socialrag.recommender.context import ChannelContext, SharedPaper
+    from socialrag.recommender.history import build_history, build_universe
+    from socialrag.rows import MemberInfo, PaperInfo, Share
+
+    path = HISTORIES / f"{name}.jsonl"
+    check(path)
+    choices = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    index = {r["acl_id"]: i + 1 for i, r in enumerate(rows)}
+    infos, vecs = {}, {}
+    authors: dict[str, int] = {}
+    venues: dict[str, int] = {}
+    from socialrag.rows import AuthorRef
+
+    for pid, r in enumerate(rows, start=1):
+        day, precision = published(r)
+        refs = tuple(AuthorRef(authors.setdefault(a, len(authors) + 1), a, a.lower()) for a in r["authors"])
+        infos[pid] = PaperInfo(
+            pid,
+            r["title"],
+            None,
+            venues.setdefault(r["venue"], len(venues) + 1),
+            int(r["year"]),
+            refs,
+            None,
+            publication_date=day,
+            date_precision=precision,
+        )
+        vecs[pid] = vectors[pid - 1]
+    papers: dict[int, SharedPaper] = {}
+    for k, c in enumerate(choices):
+        pid = index[c["acl_id"]]
+        at = datetime.fromisoformat(c["at"]).astimezone(UTC)
+        papers.setdefault(pid, SharedPaper(infos[pid])).shares.append(Share(pid, f"m{k}", c["member"], at, None, None))
+    members = {m: MemberInfo(m, m) for m in {c["member"] for c in choices}}
+    last = max(s.at for p in papers.values() for s in p.shares)
+    ctx = ChannelContext("T", name, last, papers, members, {}, {}, {})
+    return build_history(ctx, build_universe(infos, vecs), 60.0), len(choices)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--home", type=Path, default=Path(tempfile.gettempdir()) / "paperping-real-replay")
+    parser.add_argument("--only", default=None, help="one history's name")
+    parser.add_argument("--warmup", type=int, default=8)
+    args = parser.parse_args()
+    from socialrag.recommender.evaluate import replay
+
+    rows = load_catalog()
+    vectors = load_vectors(rows, args.home)
+    names = sorted(p.stem for p in HISTORIES.glob("*.jsonl"))
+    for name in [n for n in names if args.only in (None, n)]:
+        history, n = history_of(name, rows, vectors)
+        report = replay(
+            history, warmup=args.warmup, window_days=365.0, refit_every=1, topics=np.zeros(len(rows), dtype=np.int64)
+        )
+        print(f"\n## {name}: {n} real choices")
+        print(report.table())
+
+
+if __name__ == "__main__":
+    main()
