@@ -92,6 +92,14 @@ class EvalReport:
         """The share of what the channel shared that the candidate stage would have found (before ranking)."""
         return float(np.mean(self.recall)) if self.recall else 0.0
 
+    def paired(self, method: str, baseline: str = BLEND) -> tuple[float, float]:
+        """``method``'s MRR less ``baseline``'s, with the standard error of that difference over the steps (the
+        paired differences of reciprocal ranks, step by step): a difference within twice it is noise."""
+        diff = np.array(self.results[method].reciprocal) - np.array(self.results[baseline].reciprocal)
+        if len(diff) < 2:
+            return float(diff.mean()) if len(diff) else 0.0, float("nan")
+        return float(diff.mean()), float(diff.std(ddof=1) / np.sqrt(len(diff)))
+
     def table(self) -> str:
         lines = [f"{'method':<28}{'P@5':>7}{'R@10':>7}{'R@50':>7}{'MRR':>7}{'topics@10':>11}", "-" * 67]
         for name, r in self.results.items():
@@ -100,6 +108,11 @@ class EvalReport:
         lines.append(
             f"candidate recall (of what was shared, what the catalog source would find): {self.candidate_recall:.3f}"
         )
+        if self.steps:
+            diff, noise = self.paired(CALIBRATED)
+            lines.append(
+                f"calibrated less the default blend, MRR: {diff:+.3f} (standard error over the steps {noise:.3f})"
+            )
         return "\n".join(lines)
 
 
@@ -175,9 +188,11 @@ def _score_step(
     was a candidate then."""
     u = history.universe
     state, known = history.state_at(t)
-    # a paper shared before its listed publication date (a preprint of a later venue) was no candidate then
+    # a paper shared before serving could offer it (before its listed date, or within the month or year its date
+    # is known to, before that stretch ended) was no candidate then: counted neither for nor against a ranking,
+    # or its peers of the same month, not yet offered, would hand it to whatever ranks the newest first
     truth_rows = history.rows[week]
-    truth_rows = truth_rows[~(u.earliest[truth_rows] >= t)]
+    truth_rows = truth_rows[~(u.available[truth_rows] >= t)]
     if len(truth_rows) == 0:
         return False
     rows = np.union1d(pool_rows(u, t, window_days, history.rows[known]), truth_rows)

@@ -219,8 +219,9 @@ def fit_guarded(
 
     The held-out shares are the ``served`` moments (the latest shares, each with the candidates serving offered
     then); without them, the latest quarter of the pairs' moments. Every contestant learns only from the moments
-    before the first held-out share; the winner (see the module's docstring) is then refitted on everything. A
-    new fit picks among ``window_days`` (None: any date)."""
+    before the first held-out share; the winner (see the module's docstring) is then refitted on everything.
+    Whichever wins, serving picks among ``window_days`` (None: any date): the window is where candidates come
+    from, learnt apart from the ranking."""
     moments = np.unique(times)
     blend = default_model(popularity_weight)
     if len(moments) < MIN_SHARES:
@@ -252,13 +253,23 @@ def fit_guarded(
     contestants.append(("a new fit", new))
     name, rr, table = _judge(contestants, served)
     held = _held_sentence(served, name, rr, table)
+    # the window is where serving draws candidates from, whichever ranking orders them: every outcome keeps it
     if name == "the default blend":
         return RankerModel(
-            blend.weights, blend.scales, blend.prior, len(moments), len(times), now, decision=f"kept {name}: {held}"
+            blend.weights,
+            blend.scales,
+            blend.prior,
+            len(moments),
+            len(times),
+            now,
+            decision=f"kept {name}: {held}",
+            window_days=window_days,
         )
     if name.startswith("the fit learnt"):
         decision = f"kept {name}: {held}"
-        return replace(current, shares=len(moments), pairs=len(times), fitted_at=now, decision=decision)
+        return replace(
+            current, shares=len(moments), pairs=len(times), fitted_at=now, decision=decision, window_days=window_days
+        )
     until = float(moments[-1])
     full = fit(
         positives,

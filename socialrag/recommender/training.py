@@ -65,9 +65,11 @@ def training_set(
             if history.silence_counts(t + IGNORED_AFTER_DAYS * DAY + 1.0):
                 pending_ignored.append(k)
             continue
-        if u.earliest[channel_rows[k]] >= t:
-            continue  # shared before its listed publication date: it was no candidate then
         b = seen_at[t]
+        if not u.available[channel_rows[k]] < b:
+            # shared before serving could offer it (before its listed date, or before the month or year its date is
+            # known to was out): no candidate then, and newer than every paper it would be compared with
+            continue
         state, known = history.state_at(b, vectors=False)  # ``features`` gets the similarities below
         if len(known) < warmup:
             continue
