@@ -77,6 +77,7 @@ def build_worker(settings: Settings, db: Database, recommender: Recommender, pac
         digest=make_digest(recommender),
         personal=lambda now: send_due_picks(db, recommender, pacer, client_for, now),
         wait_for_index=True,
+        embed_model=settings.embed_model,
     )
 
 

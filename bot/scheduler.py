@@ -24,9 +24,10 @@ from bot.blocks import build_blocks, build_digest_blocks, build_digest_text, bui
 from bot.pacing import SlackPacer
 from bot.slack_io import message_from_slack
 from socialrag import storage
+from socialrag.config import DEFAULT_EMBED_MODEL
 from socialrag.db import Database
 from socialrag.errors import ConfigError, PaperPingError, PermanentError
-from socialrag.knowledge import record_own_digest, record_own_post
+from socialrag.knowledge import enough_to_post, record_own_digest, record_own_post
 from socialrag.models import Digest, Draft, NoPost, Style, digest_json, draft_json
 from socialrag.recommender import (
     DIGEST,
@@ -145,6 +146,7 @@ class Worker:
     personal: Callable[[datetime], int] | None = None  # sends the members' weekly personal picks that are due
     # `paperping run` indexes in the background: a slot waits (bounded) while the channel is being indexed
     wait_for_index: bool = False
+    embed_model: str = DEFAULT_EMBED_MODEL  # whose vectors count as indexed
 
     def tick(self, max_posts: int = 100) -> int:
         """Serve due channels until none is left, ``max_posts`` are served, or the process is stopping."""
@@ -193,9 +195,11 @@ class Worker:
         return True
 
     def _indexing(self, conn: Any, due: storage.posts.DueChannel) -> bool:
-        """The channel's history is still being read, or some of its papers wait to be looked up and embedded."""
+        """Too little of the channel is indexed yet to post from (``enough_to_post``: all of it, or its newest
+        papers while the rest of the history is read)."""
         reading = history_being_read(conn, due.team_id, due.channel_id)
-        return reading or storage.queue.load_channel_waiting(conn, due.team_id, due.channel_id) > 0
+        progress = storage.queue.load_index_progress(conn, due.team_id, due.channel_id, self.embed_model)
+        return not enough_to_post(progress, reading)
 
     def _renew(self, due: storage.posts.DueChannel, rec_id: int) -> bool:
         with self.db.connection() as conn:

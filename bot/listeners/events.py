@@ -27,9 +27,8 @@ log = logging.getLogger(__name__)
 
 INTRO = (
     "Hi, I'm PaperPing. Every few days I'll share one new paper that fits what this channel reads, with a "
-    "short note on why: the earlier thread it relates to and who might like it. I'm reading the paper links "
-    "shared here now, and I learn from your reactions and replies, to my posts too. `/paperping help` lists "
-    "the settings (frequency, sources, focus, context, pause, mentions, for-me, forget-me)."
+    "short note on why. I'm reading the links shared here, newest first: my first pick starts from the latest "
+    "while I read the rest. I learn from your reactions and replies. `/paperping help` lists the settings."
 )
 
 

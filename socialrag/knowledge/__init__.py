@@ -42,7 +42,14 @@ if TYPE_CHECKING:
     from socialrag.knowledge.pace import DatabasePace
     from socialrag.knowledge.papers.catalog import import_catalog
     from socialrag.knowledge.papers.resolve import build_sources, open_sources, refresh_metadata
-    from socialrag.knowledge.readiness import Readiness, assess, describe_empty, describe_index, focus_active
+    from socialrag.knowledge.readiness import (
+        Readiness,
+        assess,
+        describe_empty,
+        describe_index,
+        enough_to_post,
+        focus_active,
+    )
 
 ENTRY_POINTS = {
     "Embedder": "embed",
@@ -78,6 +85,7 @@ ENTRY_POINTS = {
     "refresh_metadata": "papers.resolve",
     "Readiness": "readiness",
     "assess": "readiness",
+    "enough_to_post": "readiness",
     "describe_empty": "readiness",
     "describe_index": "readiness",
     "focus_active": "readiness",

@@ -26,9 +26,28 @@ def focus_active(channel: ChannelSettings, now: datetime) -> bool:
     return bool(channel.focus_text) and until is not None and until > now
 
 
+READY_SHARES = 20  # papers of a channel indexed (newest first) that a first post may start from
+
+
+def enough_to_post(progress: IndexProgress, reading_history: bool) -> bool:
+    """Whether what is indexed of the channel is enough to post from: all of it, or ``READY_SHARES`` of its
+    papers. History is read newest first and its papers indexed in that order, so the first post starts from
+    what the group reads now while older history and slow lookups go on in the background."""
+    done = not reading_history and not progress.waiting
+    return done or progress.embedded >= READY_SHARES
+
+
 def assess(progress: IndexProgress, reading_history: bool, focused: bool, arxiv_categories: bool) -> Readiness:
     """Whether a post can be made now. A channel with nothing indexed, no focus and no arXiv categories has
     nothing to start a search from: no post is promised."""
+    if enough_to_post(progress, reading_history) and progress.embedded:
+        if reading_history or progress.waiting:
+            return Readiness(
+                "ready",
+                f"On it: a recommendation from the newest {progress.embedded} papers shared here will appear in a "
+                "moment; I keep reading the rest of the history.",
+            )
+        return Readiness("ready", "On it: a recommendation will appear here in a moment.")
     if reading_history:
         return Readiness("indexing", "I'm still reading this channel's history; the post follows when it is read.")
     if progress.waiting:

@@ -176,15 +176,11 @@ def single_model(feature: str, fitted: RankerModel) -> RankerModel:
     return replace(fitted, weights=weights, prior_share=0.0)
 
 
-def best_single(positives: np.ndarray, negatives: np.ndarray) -> str:
-    """The feature alone that orders the most of these pairs the right way (a pair with the feature unknown
-    for either paper counts half): chosen on the pairs a fit learns from, never on the shares it is judged on."""
-    diff = np.asarray(positives, dtype=np.float64) - np.asarray(negatives, dtype=np.float64)
-    right = {
-        f: float(np.mean(np.where(np.isnan(d), 0.5, (d > 0) + 0.5 * (d == 0)))) if len(d) else 0.5
-        for f, d in ((f, diff[:, FEATURES.index(f)]) for f in SINGLES)
-    }
-    return max(SINGLES, key=lambda f: right[f])
+def best_single(positives: np.ndarray, negatives: np.ndarray, times: np.ndarray, fitted: RankerModel) -> str:
+    """The feature alone that ranks these moments' shares best, as serving would (unknowns filled): chosen on the
+    pairs a fit learns from, never on the shares it is judged on."""
+    moments = served_moments_from_pairs(positives, negatives, times)
+    return max(SINGLES, key=lambda f: float(served_ranks(single_model(f, fitted), moments).mean()))
 
 
 def shrink(model: RankerModel, positives: np.ndarray, negatives: np.ndarray) -> RankerModel:
@@ -242,7 +238,7 @@ def fit_guarded(
     new, strength = fit_validated(
         positives[early], negatives[early], times[early], popularity_weight, window_days=window_days
     )
-    single = best_single(positives[early], negatives[early])
+    single = best_single(positives[early], negatives[early], times[early], new)
     contestants: list[tuple[str, RankerModel]] = [
         ("the default blend", blend),
         (f"{single} alone", single_model(single, new)),

@@ -10,7 +10,7 @@ from bot.commands import UsageError, parse_command
 from bot.joining import history_note
 from socialrag.config import Settings
 from socialrag.errors import ConfigError
-from socialrag.knowledge.readiness import assess, describe_empty, describe_index
+from socialrag.knowledge.readiness import READY_SHARES, assess, describe_empty, describe_index, enough_to_post
 from socialrag.recommender.candidates import normalize_arxiv_category, search_words
 from socialrag.recommender.schedule import INDEX_WAIT_LIMIT, empty_retry_wait, index_wait
 from socialrag.storage.queue import IndexProgress
@@ -23,11 +23,15 @@ def progress(stored: int = 120, looked_up: int = 80, embedded: int = 86, waiting
 
 
 def test_now_says_what_will_happen() -> None:
-    indexing = assess(progress(), reading_history=False, focused=False, arxiv_categories=False)
+    few = progress(embedded=12)
+    indexing = assess(few, reading_history=False, focused=False, arxiv_categories=False)
     assert indexing.kind == "indexing"
     assert indexing.sentence == "Indexing 86 of 120 papers shared here; the post follows when it is done."
-    reading = assess(progress(), reading_history=True, focused=False, arxiv_categories=False)
+    reading = assess(few, reading_history=True, focused=False, arxiv_categories=False)
     assert reading.kind == "indexing" and "still reading" in reading.sentence
+    # the newest papers read are enough to start from: the rest of the history is read in the background
+    early = assess(progress(), reading_history=True, focused=False, arxiv_categories=False)
+    assert early.kind == "ready" and "newest 86 papers" in early.sentence and "keep reading" in early.sentence
     empty = IndexProgress(0, 0, 0, 0, 0)
     none = assess(empty, reading_history=False, focused=False, arxiv_categories=False)
     assert none.kind == "none"
@@ -36,6 +40,10 @@ def test_now_says_what_will_happen() -> None:
     assert assess(empty, reading_history=False, focused=False, arxiv_categories=True).kind == "ready"
     done = IndexProgress(120, 118, 120, 0, 2)
     assert assess(done, reading_history=False, focused=False, arxiv_categories=False).kind == "ready"
+    small = IndexProgress(6, 6, 6, 0, 0)  # a small channel, all of it indexed, is ready with six
+    assert assess(small, reading_history=False, focused=False, arxiv_categories=False).kind == "ready"
+    assert enough_to_post(progress(embedded=READY_SHARES), reading_history=True)
+    assert not enough_to_post(progress(embedded=READY_SHARES - 1), reading_history=True)
 
 
 def test_the_index_and_an_empty_slot_are_described() -> None:
