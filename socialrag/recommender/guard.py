@@ -239,34 +239,16 @@ def fit_guarded(
         positives[early], negatives[early], times[early], popularity_weight, window_days=window_days
     )
     single = best_single(positives[early], negatives[early], times[early], new)
-    contestants: list[tuple[str, RankerModel]] = [
-        ("the default blend", blend),
-        (f"{single} alone", single_model(single, new)),
-    ]
-    if current.learnt and current.trained_until is not None and current.trained_until < split:
-        contestants.append((f"the fit learnt up to {_day(current.trained_until)}", current))
-    contestants.append((HELD, shrink(new, positives[early], negatives[early])))
-    contestants.append(("a new fit", new))
+    contestants = _contestants(blend, single, current, new, split, positives[early], negatives[early])
     name, rr, table = _judge(contestants, served)
-    held = _held_sentence(served, name, rr, table)
+    decision = f"{name}: {_held_sentence(served, name, rr, table)}"
     # the window is where serving draws candidates from, whichever ranking orders them: every outcome keeps it
     if name == "the default blend":
-        return RankerModel(
-            blend.weights,
-            blend.scales,
-            blend.prior,
-            len(moments),
-            len(times),
-            now,
-            decision=f"kept {name}: {held}",
-            window_days=window_days,
-        )
+        kept = RankerModel(blend.weights, blend.scales, blend.prior, len(moments), len(times), now)
+        return replace(kept, decision=f"kept {decision}", window_days=window_days)
     if name.startswith("the fit learnt"):
-        decision = f"kept {name}: {held}"
-        return replace(
-            current, shares=len(moments), pairs=len(times), fitted_at=now, decision=decision, window_days=window_days
-        )
-    until = float(moments[-1])
+        kept = replace(current, shares=len(moments), pairs=len(times), fitted_at=now)
+        return replace(kept, decision=f"kept {decision}", window_days=window_days)
     full = fit(
         positives,
         negatives,
@@ -274,14 +256,33 @@ def fit_guarded(
         popularity_weight,
         strength=strength,
         now=now,
-        trained_until=until,
+        trained_until=float(moments[-1]),
         window_days=window_days,
     )
     if name == HELD:
-        return replace(shrink(full, positives, negatives), decision=f"{name}: {held}")
+        return replace(shrink(full, positives, negatives), decision=decision)
     if name == "a new fit":
-        return replace(full, decision=f"{name}: {held}")
-    return replace(single_model(single, full), decision=f"{name}: {held}")
+        return replace(full, decision=decision)
+    return replace(single_model(single, full), decision=decision)
+
+
+def _contestants(
+    blend: RankerModel,
+    single: str,
+    current: RankerModel,
+    new: RankerModel,
+    split: float,
+    positives: np.ndarray,
+    negatives: np.ndarray,
+) -> list[tuple[str, RankerModel]]:
+    """The rankings the judge compares, simplest first; the fit in use only when it never saw the judged shares
+    (from ``split`` on)."""
+    contestants = [("the default blend", blend), (f"{single} alone", single_model(single, new))]
+    if current.learnt and current.trained_until is not None and current.trained_until < split:
+        contestants.append((f"the fit learnt up to {_day(current.trained_until)}", current))
+    contestants.append((HELD, shrink(new, positives, negatives)))
+    contestants.append(("a new fit", new))
+    return contestants
 
 
 def _judge(

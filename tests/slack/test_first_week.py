@@ -240,3 +240,56 @@ def test_two_paperping_run_processes_share_the_indexing(db: Database, tmp_path: 
     counts = [sum(int(n) for n in re.findall(r"indexed (\d+) papers", log)) for log in logs]
     print(f"papers indexed by each process: {counts}")
     assert sum(counts) == 120 and "Traceback" not in "".join(logs)
+
+
+@pytest.mark.slow
+def test_the_first_post_starts_from_the_newest_history_while_the_rest_is_read(db: Database, tmp_path: Path) -> None:
+    """A channel of 24 shares, each with a thread, whose replies Slack gives at one call every 3 s: reading all
+    of it takes over a minute. The history pages come first (newest first), their papers are indexed, and the first
+    post follows once 20 are, before the threads are all read; the history note still comes when they are."""
+    rows = [r for r in load_acl_rows() if r["acl_id"].startswith("2020.acl-main.")][:24]
+    now = time.time()
+    state = lab_slack(now)
+    messages: list[dict[str, Any]] = []
+    for i, row in enumerate(rows):
+        ts = f"{now - (200 - i * 6) * 86400:.6f}"
+        reply = f"{float(ts) + 600:.6f}"
+        messages.append(
+            {
+                "type": "message",
+                "user": MEMBERS[i % 4],
+                "ts": ts,
+                "text": f"<https://aclanthology.org/{row['acl_id']}/>",
+                "thread_ts": ts,
+                "reply_count": 1,
+                "latest_reply": reply,
+                "reactions": [{"name": "+1", "users": [MEMBERS[(i + 1) % 4]], "count": 1}],
+            }
+        )
+        messages.append({"type": "message", "user": MEMBERS[(i + 2) % 4], "ts": reply, "thread_ts": ts, "text": "ok"})
+    state.messages = {"C1": messages, "C2": [], "C3": []}
+    slack = SlackStandIn(state).start()
+    slack.paced = {"conversations.replies": 3.0}
+    scholar = ScholarStandIn().start()
+    lab = Lab(db.conninfo, tmp_path, slack, scholar)
+    try:
+        assert "Done" in lab.command("C1", "hours 0-24 every-day")
+        started = time.time()
+        lab.event({"type": "member_joined_channel", "user": "UBOT", "channel": "C1", "team": T})
+        wait_for(lambda: bool(lab.posts("C1", blocks=True)), 100, "the first recommendation")
+        first_post = time.time() - started
+        notes = [p["text"] for p in lab.posts("C1", blocks=False)]
+        assert not any("I read this channel's history" in n for n in notes), "the post came before the history note"
+        assert len(slack.calls_to("conversations.replies")) < len(rows), "threads were still being read"
+        wait_for(
+            lambda: any("I read this channel's history" in p["text"] for p in lab.posts("C1", blocks=False)),
+            240,
+            "the note that the whole history is read",
+        )
+        print(f"first post {first_post:.1f} s after the invitation; history read {time.time() - started:.1f} s")
+    finally:
+        log = lab.stop()
+        slack.stop()
+        scholar.stop()
+        print(log[-8000:])
+    assert "Traceback" not in log
