@@ -16,6 +16,7 @@ the default blend, and the calibrated ranking refitted at every step, with recal
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gzip
 import hashlib
 import json
@@ -26,6 +27,8 @@ from typing import Any
 
 import numpy as np
 
+from socialrag.knowledge.papers.catalog import parse_month
+
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
 CATALOG = DATA / "acl-anthology-2016-2021.jsonl.gz"
@@ -35,26 +38,6 @@ SHA256 = {
     "acl-anthology-2016-2021.jsonl.gz": "80c79715773012e6574bf998b70d7fe42b13eb48edc222c0a93f8e7583b31b02",
     "clulab-proposals.jsonl": "af3a13b5b136afb996964264c3e6a62d0469fe88a4ea8ccd48418766a56c978d",
     "clulab-conference-notes.jsonl": "09a07c3133b2bb74abf02dd23e9426fc8f5d863bf8afa32e190a3159b7e3326a",
-}
-MONTHS = {
-    m: i
-    for i, m in enumerate(
-        (
-            "january",
-            "february",
-            "march",
-            "april",
-            "may",
-            "june",
-            "july",
-            "august",
-            "september",
-            "october",
-            "november",
-            "december",
-        ),
-        start=1,
-    )
 }
 
 
@@ -72,10 +55,17 @@ def load_catalog() -> list[dict[str, Any]]:
 
 
 def published(row: dict[str, Any]) -> tuple[date, str]:
-    """The first day of its month when the month is given, else of its year, with that precision."""
-    words = str(row.get("month") or "").lower().replace("-", " ").split()
-    month = next((MONTHS[w] for w in words if w in MONTHS), None)
-    return (date(int(row["year"]), month, 1), "month") if month else (date(int(row["year"]), 1, 1), "year")
+    """Its date as the catalog import reads it (``parse_month``): the day or month when the month field gives
+    them, else the year's first day with the year as its precision."""
+    year = int(row["year"])
+    parsed = parse_month(row.get("month"))
+    if parsed is None:
+        return date(year, 1, 1), "year"
+    month, day = parsed
+    if day is not None:
+        with contextlib.suppress(ValueError):
+            return date(year, month, day), "day"
+    return date(year, month, 1), "month"
 
 
 def load_vectors(rows: list[dict[str, Any]], home: Path) -> np.ndarray:
