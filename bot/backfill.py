@@ -13,10 +13,12 @@ import argparse
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from typing import Any
 
 from slack_sdk import WebClient
 
+from bot.members import read_members
 from bot.pacing import HistoryPacer
 from bot.slack_io import channel_from_slack, member_from_slack, message_from_slack
 from socialrag import storage
@@ -81,10 +83,13 @@ def backfill_channel(
     channel = channel_from_slack(info["channel"], team_id)
     if channel is None:
         raise InputError(f"Slack did not describe channel {channel_id}")
-    channel = replace(channel, member_ids=_channel_members(client, channel_id, pacer) or channel.member_ids)
+    # each (re)join reads the members and replaces the stored list: one who left meanwhile is no longer one
+    members = read_members(pacer.call, client, channel_id)
     with db.connection() as conn:
         storage.workspaces.upsert_team(conn, team_id, name=auth.get("team"), domain=domain)
-        storage.workspaces.upsert_channel(conn, channel)
+        storage.workspaces.upsert_channel(conn, channel if members is None else replace(channel, member_ids=()))
+        if members is not None:
+            storage.workspaces.replace_channel_members(conn, team_id, channel_id, members, datetime.now(UTC))
         saved = None if restart else storage.checkpoints.load_checkpoint(conn, team_id, channel.channel_id, SOURCE)
         tracker = ThreadTracker(storage.messages.load_thread_roots(conn, team_id, channel.channel_id))
     report = BackfillReport(channel)
@@ -160,25 +165,6 @@ def _threads(run: _Run) -> None:
         run.state["threads"] = run.state["threads"][1:]
         run.save(kept, None)
         run.report.threads += 1
-
-
-def _channel_members(client: WebClient, channel_id: str, pacer: HistoryPacer) -> tuple[str, ...]:
-    """The channel's current members (``conversations.members``), so that only they are @-mentioned."""
-    found: list[str] = []
-    cursor: str | None = None
-    for _ in range(100):
-        try:
-            data = pacer.call(client.conversations_members, channel=channel_id, limit=1000, cursor=cursor)
-        except SourceError as exc:
-            log.warning(
-                "conversations.members %s: %s; everyone seen in the channel counts as a member", channel_id, exc
-            )
-            return ()
-        found += [m for m in data.get("members") or () if isinstance(m, str)]
-        cursor = (data.get("response_metadata") or {}).get("next_cursor") or None
-        if cursor is None:
-            break
-    return tuple(found)
 
 
 def _users(messages: list[Message]) -> set[str]:

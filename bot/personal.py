@@ -14,6 +14,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from bot.blocks import link, mrkdwn, titled_link
+from bot.members import refresh_for_member
 from bot.pacing import SlackPacer
 from socialrag import storage
 from socialrag.db import Database
@@ -53,7 +54,9 @@ def picks_text(recommender: Recommender, team: str, user: str) -> tuple[str | No
 def send_picks(
     db: Database, recommender: Recommender, pacer: SlackPacer, client: WebClient, team: str, user: str, now: datetime
 ) -> str:
-    """Send the member their picks now; what happened, in a sentence for them."""
+    """Send the member their picks now; what happened, in a sentence for them. Their channels' member lists are
+    read again first when older than a day: the DM names only channels they are in now."""
+    refresh_for_member(db, pacer.call, client, team, user, now)
     text, papers, why = picks_text(recommender, team, user)
     if text is None:
         return why

@@ -20,6 +20,7 @@ from slack_sdk import WebClient
 from bot.app import build_app, check_token_keys, token_cipher, token_for
 from bot.context import AppContext
 from bot.http_front import HttpFront
+from bot.members import refresh_stale_lists
 from bot.pacing import SlackPacer
 from bot.personal import send_due_picks
 from bot.reports import post_due_reports
@@ -82,6 +83,7 @@ def build_worker(settings: Settings, db: Database, recommender: Recommender, pac
 
 
 INDEX_SECONDS = 5.0  # how often a process looks for papers to index (a new share is indexed within seconds)
+MEMBERS_HOURS = 1.0  # how often member lists older than a day are read again (``bot.members``)
 CITATIONS_HOURS = 1.0  # how often it fills citing sentences and citing papers (slow: a request a paper)
 
 
@@ -91,10 +93,14 @@ def build_indexer(settings: Settings, db: Database, recommender: Recommender) ->
 
 
 def start_scheduler(
-    worker: Worker, seconds: float, indexer: Indexer | None = None, replies: Callable[[], int] | None = None
+    worker: Worker,
+    seconds: float,
+    indexer: Indexer | None = None,
+    replies: Callable[[], int] | None = None,
+    members: Callable[[], int] | None = None,
 ) -> BackgroundScheduler:
-    """The tick that posts, the indexing jobs (the queue every few seconds, citations hourly) and the context
-    replies on members' shares (every few seconds)."""
+    """The tick that posts, the indexing jobs (the queue every few seconds, citations hourly), the context
+    replies on members' shares (every few seconds) and the hourly sweep of channel member lists."""
     scheduler = BackgroundScheduler(timezone=UTC)
     now = datetime.now(UTC)
     every = {"max_instances": 1, "coalesce": True, "next_run_time": now}
@@ -104,6 +110,8 @@ def start_scheduler(
         scheduler.add_job(indexer.fill_citations, "interval", hours=CITATIONS_HOURS, id="citations", **every)
     if replies is not None:
         scheduler.add_job(replies, "interval", seconds=INDEX_SECONDS, id="replies", **every)
+    if members is not None:
+        scheduler.add_job(members, "interval", hours=MEMBERS_HOURS, id="members", **every)
     scheduler.start()
     return scheduler
 
@@ -130,7 +138,10 @@ def cmd_run(args: argparse.Namespace, settings: Settings, db: Database) -> int:
     def replies() -> int:
         return reply_to_shares(db, model, ctx.pacer, worker.client_for, window_days=window, scoring=scoring)
 
-    scheduler = start_scheduler(worker, settings.tick_seconds, indexer, replies)
+    def members() -> int:
+        return refresh_stale_lists(db, ctx.pacer.call, worker.client_for, datetime.now(UTC))
+
+    scheduler = start_scheduler(worker, settings.tick_seconds, indexer, replies, members)
     ctx.wake.scheduler = lambda: scheduler.modify_job("tick", next_run_time=datetime.now(UTC))
     ctx.wake.indexer = lambda: scheduler.modify_job("index", next_run_time=datetime.now(UTC))
     stop = threading.Event()

@@ -11,6 +11,7 @@ from slack_sdk import WebClient
 
 from bot.blocks import describe_received, escape, quote
 from bot.context import AppContext
+from bot.members import refresh_for_member
 from socialrag import storage
 from socialrag.knowledge import READING_LIST_EMOJI, describe_empty, describe_index
 from socialrag.recommender import describe_pace, describe_ranker, describe_style, load_fit
@@ -22,7 +23,7 @@ def build_home(ctx: AppContext, team: str, user: str) -> dict[str, Any]:
     """The Home view (a Block Kit ``home`` view) for one member."""
     blocks: list[dict[str, Any]] = [{"type": "header", "text": {"type": "plain_text", "text": "PaperPing"}}]
     with ctx.db.connection() as conn:
-        channels = storage.workspaces.load_member_channels(conn, team, user)
+        channels = storage.workspaces.load_member_channels(conn, team, user, current=True)
     if not channels:
         blocks.append(
             {
@@ -126,6 +127,7 @@ def home_team(body: dict[str, Any]) -> str:
 
 def register(app: App, ctx: AppContext) -> None:
     def publish(client: WebClient, team: str, user: str) -> None:
+        refresh_for_member(ctx.db, ctx.pacer.call, client, team, user, datetime.now(UTC))
         client.views_publish(user_id=user, view=build_home(ctx, team, user))
 
     def opened(client: WebClient, body: dict[str, Any], event: dict[str, Any]) -> None:

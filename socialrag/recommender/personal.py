@@ -39,8 +39,9 @@ class Picks:
 
 
 def member_profile(conn: psycopg.Connection, model: str, team_id: str, user_id: str) -> Profile:
-    """What the member engaged with well, in the channels they are in with PaperPing, as one vector."""
-    channels = storage.threads.load_member_channels(conn, team_id, user_id)
+    """What the member engaged with well, in the channels they are in with PaperPing (as Slack said within a
+    day: ``load_member_channels(current=True)``), as one vector."""
+    channels = storage.workspaces.load_member_channels(conn, team_id, user_id, current=True)
     ids = [c for c, _ in channels]
     engaged = storage.threads.load_member_engagement(conn, team_id, user_id, ids) if ids else []
     liked: dict[str, set[int]] = {}

@@ -118,21 +118,6 @@ def load_picks_due(conn: psycopg.Connection, now: datetime, limit: int = 20) -> 
     return [(r[0], r[1]) for r in rows]
 
 
-def load_member_channels(conn: psycopg.Connection, team_id: str, user_id: str) -> list[tuple[str, str]]:
-    """(channel id, name) of the channels PaperPing is active in that the member is in now."""
-    rows = conn.execute(
-        """
-        SELECT c.channel_id, c.name FROM channel_members cm
-          JOIN channels c ON (c.team_id, c.channel_id) = (cm.team_id, cm.channel_id)
-          JOIN channel_settings s ON (s.team_id, s.channel_id) = (cm.team_id, cm.channel_id)
-         WHERE cm.team_id = %(t)s AND cm.user_id = %(u)s AND s.active
-         ORDER BY c.name
-        """,
-        {"t": team_id, "u": user_id},
-    ).fetchall()
-    return [(r[0], r[1]) for r in rows]
-
-
 def load_member_engagement(
     conn: psycopg.Connection, team_id: str, user_id: str, channel_ids: Sequence[str]
 ) -> list[tuple[str, int, str]]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime, timedelta
 
 import psycopg
 
@@ -60,6 +61,55 @@ def upsert_channel(conn: psycopg.Connection, channel: Channel) -> None:
             """,
             {"team_id": channel.team_id, "channel_id": channel.channel_id, "users": list(channel.member_ids)},
         )
+
+
+def replace_channel_members(
+    conn: psycopg.Connection, team_id: str, channel_id: str, user_ids: Sequence[str], now: datetime
+) -> int:
+    """The channel's members are exactly these, as Slack's ``conversations.members`` just said (forgotten members
+    stay out): a member who left while PaperPing was not there to hear it is no longer one. Returns how many
+    stored members were dropped."""
+    params = {"t": team_id, "c": channel_id, "users": list(user_ids), "now": now}
+    dropped = conn.execute(
+        """
+        DELETE FROM channel_members WHERE team_id = %(t)s AND channel_id = %(c)s AND NOT user_id = ANY(%(users)s)
+        """,
+        params,
+    ).rowcount
+    conn.execute(
+        """
+        INSERT INTO channel_members (team_id, channel_id, user_id)
+        SELECT %(t)s, %(c)s, u FROM unnest(%(users)s::text[]) AS u
+         WHERE EXISTS (SELECT 1 FROM channels WHERE team_id = %(t)s AND channel_id = %(c)s)
+           AND NOT EXISTS (SELECT 1 FROM forgotten_members f WHERE f.team_id = %(t)s AND f.user_id = u)
+        ON CONFLICT DO NOTHING
+        """,
+        params,
+    )
+    conn.execute(
+        "UPDATE channels SET members_read_at = %(now)s WHERE team_id = %(t)s AND channel_id = %(c)s", params
+    )
+    return dropped
+
+
+def load_stale_member_lists(
+    conn: psycopg.Connection, before: datetime, *, team_id: str | None = None, user_id: str | None = None
+) -> list[tuple[str, str]]:
+    """(team, channel) of active channels whose member list was last read before ``before`` (or never); with
+    ``user_id``, only the channels that member is stored in."""
+    rows = conn.execute(
+        """
+        SELECT c.team_id, c.channel_id FROM channels c JOIN channel_settings s USING (team_id, channel_id)
+         WHERE s.active AND (c.members_read_at IS NULL OR c.members_read_at < %(before)s)
+           AND (%(t)s::text IS NULL OR c.team_id = %(t)s)
+           AND (%(u)s::text IS NULL OR EXISTS (
+                SELECT 1 FROM channel_members m
+                 WHERE m.team_id = c.team_id AND m.channel_id = c.channel_id AND m.user_id = %(u)s))
+         ORDER BY c.members_read_at NULLS FIRST, c.team_id, c.channel_id
+        """,
+        {"before": before, "t": team_id, "u": user_id},
+    ).fetchall()
+    return [(r[0], r[1]) for r in rows]
 
 
 def find_channels(conn: psycopg.Connection, name_or_id: str | None = None) -> list[tuple[str, str, str]]:
@@ -131,16 +181,25 @@ def load_member_names(conn: psycopg.Connection, team_id: str) -> dict[str, str]:
     return {r[0]: r[1] for r in rows}
 
 
-def load_member_channels(conn: psycopg.Connection, team_id: str, user_id: str) -> list[tuple[str, str]]:
-    """The active channels PaperPing shares with a member: (channel id, name), by name."""
+MEMBER_LIST_FRESH = timedelta(days=1)  # a channel's member list older than this is read again before private use
+
+
+def load_member_channels(
+    conn: psycopg.Connection, team_id: str, user_id: str, *, current: bool = False
+) -> list[tuple[str, str]]:
+    """The active channels PaperPing shares with a member: (channel id, name), by name. With ``current``, only
+    channels whose member list Slack gave within ``MEMBER_LIST_FRESH``: what reaches a member in private (a DM,
+    App Home) never rests on a list that may still name someone who left."""
     rows = conn.execute(
         """
         SELECT c.channel_id, c.name FROM channels c
           JOIN channel_settings s USING (team_id, channel_id)
           JOIN channel_members m USING (team_id, channel_id)
-         WHERE c.team_id = %(t)s AND m.user_id = %(u)s AND s.active ORDER BY c.name
+         WHERE c.team_id = %(t)s AND m.user_id = %(u)s AND s.active
+           AND (NOT %(current)s OR c.members_read_at >= now() - %(fresh)s)
+         ORDER BY c.name
         """,
-        {"t": team_id, "u": user_id},
+        {"t": team_id, "u": user_id, "current": current, "fresh": MEMBER_LIST_FRESH},
     ).fetchall()
     return [(r[0], r[1]) for r in rows]
 
