@@ -8,6 +8,7 @@ import logging
 from typing import Any
 
 from slack_bolt import Ack, App
+from slack_sdk import WebClient
 
 from bot.blocks import titled_link
 from bot.context import AppContext
@@ -20,10 +21,29 @@ log = logging.getLogger(__name__)
 SHORTCUT = "papers_like_this"  # the message shortcut's callback id (manifest.yml)
 
 
-def answer_like(ctx: AppContext, team: str, channel: str, text: str) -> str:
-    """The private answer to "papers like this": five papers with a line of why each, or what to do."""
+NOT_HERE = (
+    "I'm not in this channel, so I show nothing of it and search nothing for it. Invite me "
+    "(`/invite @PaperPing`) to ask for papers like this here."
+)
+
+
+def not_here(ctx: AppContext, client: WebClient, team: str, channel: str) -> bool:
+    """Whether PaperPing is not in the channel, as stored (it has not left) and as Slack says now: a DM, a channel
+    it left or was never in. One rule for `/paperping like` and the shortcut."""
+    if not channel or channel.startswith("D"):
+        return True
+    with ctx.db.connection() as conn:
+        s = storage.settings.load_channel_settings(conn, team, channel)
+    return not s.active or not ctx.slack.is_member(client, channel)
+
+
+def answer_like(ctx: AppContext, client: WebClient, team: str, channel: str, text: str) -> str:
+    """The private answer to "papers like this": five papers with a line of why each, or what to do. Nothing of a
+    channel PaperPing is not in is shown, and nothing is searched for it."""
     if ctx.recommender is None:
         return "Papers on demand work where PaperPing runs as a service (`paperping run`)."
+    if not_here(ctx, client, team, channel):
+        return NOT_HERE
     refs = find_paper_refs(text)[:3]
     paper_ids: list[int] = []
     if refs:
@@ -55,7 +75,7 @@ def register(app: App, ctx: AppContext) -> None:
     def ack_fast(ack: Ack) -> None:
         ack()
 
-    def shortcut(body: dict[str, Any], respond: Any) -> None:
+    def shortcut(client: WebClient, body: dict[str, Any], respond: Any) -> None:
         message = body.get("message") or {}
         channel = str((body.get("channel") or {}).get("id") or "")
         team = ctx.slack.channel_team(str((body.get("team") or {}).get("id") or ""), channel)
@@ -64,7 +84,7 @@ def register(app: App, ctx: AppContext) -> None:
             answer = "That message shares no paper link I can read; `/paperping like WORDS` takes words."
         else:
             try:
-                answer = answer_like(ctx, team, channel, text)
+                answer = answer_like(ctx, client, team, channel, text)
             except Exception:  # the member always hears back
                 log.exception("papers like this failed")
                 answer = "Something went wrong on my side while looking; it is logged for your admin."

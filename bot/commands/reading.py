@@ -171,4 +171,4 @@ def parse_like(name: str, args: tuple[str, ...], rest: str) -> Command:
     parse=parse_like,
 )
 def cmd_like(inv: Invocation) -> str:
-    return answer_like(inv.ctx, inv.team, inv.channel, inv.text)
+    return answer_like(inv.ctx, inv.client, inv.team, inv.channel, inv.text)

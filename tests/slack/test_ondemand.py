@@ -26,6 +26,7 @@ def stored(db: Database) -> tuple[int, int, int]:
 
 def test_papers_like_a_link_words_or_a_message(harness: Harness, db: Database, tmp_path: Path) -> None:
     lab = build_lab(db, tmp_path, CachedEmbedder())
+    harness.ctx.channels.activate(T, "C1")  # PaperPing was invited to the lab's channel
     harness.ctx.recommender = Recommender(harness.settings, db, embedder=CachedEmbedder())
     before = stored(db)
     with db.connection() as conn:
@@ -80,3 +81,52 @@ def test_papers_like_a_link_words_or_a_message(harness: Harness, db: Database, t
     # nothing of the questions or the answers is the channel's feedback
     assert stored(db) == before
     assert not harness.standin.posts, "nothing was posted in the channel"
+
+
+def test_nothing_of_a_channel_paperping_is_not_in_is_shown_by_the_shortcut_or_like(
+    harness: Harness, db: Database, tmp_path: Path
+) -> None:
+    """The shortcut answered from the stored history of a channel PaperPing had left, and searched online for
+    DMs and channels it was never in; `/paperping like` checked, the shortcut did not. One rule now."""
+    lab = build_lab(db, tmp_path, CachedEmbedder())
+    harness.ctx.channels.activate(T, "C1")
+    harness.ctx.recommender = Recommender(harness.settings, db, embedder=CachedEmbedder())
+    first = lab["others"][0]
+
+    def shortcut(channel: str) -> str:
+        payload = {
+            "type": "message_action",
+            "callback_id": "papers_like_this",
+            "team": {"id": T, "domain": "lab"},
+            "user": {"id": "U3", "team_id": T},
+            "channel": {"id": channel, "name": channel},
+            "message": {
+                "type": "message",
+                "user": "U2",
+                "ts": "1700000001.000100",
+                "text": f"look <https://aclanthology.org/{first}/|this>",
+            },
+            "response_url": harness.standin.response_url,
+            "trigger_id": "1.2",
+            "token": "x",
+            "message_ts": "1700000001.000100",
+        }
+        n = len(harness.standin.responses)
+        harness.signed(urlencode({"payload": json.dumps(payload)}), "application/x-www-form-urlencoded")
+        for _ in range(200):
+            if len(harness.standin.responses) > n:
+                return str(harness.standin.responses[-1]["text"])
+            time.sleep(0.05)
+        raise AssertionError("no answer to the shortcut")
+
+    assert "Papers like that" in shortcut("C1"), "in a channel PaperPing is in, it answers"
+    # PaperPing is removed from the channel: its stored history is shown to nobody
+    harness.event({"type": "channel_left", "channel": "C1", "event_ts": "5.0"})
+    harness.standin.state.channels["C1"]["members"] = ["U1", "U2", "U3", "U4"]
+    left = shortcut("C1")
+    assert "I'm not in this channel" in left and "Papers like that" not in left and "aclanthology" not in left
+    assert "I'm not in this channel" in harness.command("like neural machine translation")
+    # a DM, and a channel it was never in: nothing searched
+    harness.standin.state.channels["C9"] = {"id": "C9", "name": "elsewhere", "members": ["U3"]}
+    assert "I'm not in this channel" in shortcut("D123")
+    assert "I'm not in this channel" in shortcut("C9")
