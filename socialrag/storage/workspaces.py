@@ -86,9 +86,7 @@ def replace_channel_members(
         """,
         params,
     )
-    conn.execute(
-        "UPDATE channels SET members_read_at = %(now)s WHERE team_id = %(t)s AND channel_id = %(c)s", params
-    )
+    conn.execute("UPDATE channels SET members_read_at = %(now)s WHERE team_id = %(t)s AND channel_id = %(c)s", params)
     return dropped
 
 
@@ -224,12 +222,34 @@ def remove_channel_member(conn: psycopg.Connection, team_id: str, channel_id: st
     )
 
 
+# every paper a workspace refers to anywhere, read before a purge deletes its rows
+_TEAM_PAPERS = """
+SELECT paper_id FROM message_papers WHERE team_id = %(t)s
+UNION SELECT paper_id FROM recommendations WHERE team_id = %(t)s AND paper_id IS NOT NULL
+UNION SELECT paper_id FROM saved_papers WHERE team_id = %(t)s
+UNION SELECT paper_id FROM reading_list_removals WHERE team_id = %(t)s
+UNION SELECT paper_id FROM zotero_items WHERE team_id = %(t)s
+UNION SELECT paper_id FROM personal_picks WHERE team_id = %(t)s
+UNION SELECT unnest(focus_paper_ids) FROM channel_settings WHERE team_id = %(t)s
+"""
+# a paper some row still refers to after the purge (another workspace's)
+_STILL_REFERRED = """
+EXISTS (SELECT 1 FROM message_papers mp WHERE mp.paper_id = p.id)
+OR EXISTS (SELECT 1 FROM recommendations r WHERE r.paper_id = p.id)
+OR EXISTS (SELECT 1 FROM saved_papers s WHERE s.paper_id = p.id)
+OR EXISTS (SELECT 1 FROM zotero_items z WHERE z.paper_id = p.id)
+OR EXISTS (SELECT 1 FROM personal_picks pp WHERE pp.paper_id = p.id)
+OR EXISTS (SELECT 1 FROM channel_settings cs WHERE p.id = ANY(cs.focus_paper_ids))
+"""
+
+
 def purge_team(conn: psycopg.Connection, team_id: str) -> dict[str, int]:
     """Everything PaperPing holds of a workspace: its channels with their messages, reactions, settings and
     posts, its members and their settings, checkpoints, LLM logs, events seen and its installation.
     Public paper metadata, shared by every workspace, stays."""
     params = {"t": team_id}
     made_here = forget_text_vectors(conn, "m.team_id = %(t)s", params)
+    referred = [r[0] for r in conn.execute(_TEAM_PAPERS, params).fetchall()]
     counts = {
         "messages": conn.execute("DELETE FROM messages WHERE team_id = %(t)s", params).rowcount,
         "members": conn.execute("DELETE FROM members WHERE team_id = %(t)s", params).rowcount,
@@ -248,14 +268,16 @@ def purge_team(conn: psycopg.Connection, team_id: str) -> dict[str, int]:
     counts["channels"] = conn.execute("DELETE FROM channels WHERE team_id = %(t)s", params).rowcount
     conn.execute("DELETE FROM teams WHERE team_id = %(t)s", params)
     # papers only this workspace's links brought in (not the catalog's, not shared elsewhere, never recommended
-    # elsewhere) go with it; shared papers that lost their text-made vector are embedded again
+    # elsewhere) go with it, and so do papers it brought in by a command (a focus, a saved or asked-about link)
+    # that no source knows: their identifiers were its own; shared papers that lost their text-made vector are
+    # embedded again
     counts["papers"] = conn.execute(
-        """
-        DELETE FROM papers p WHERE p.id = ANY(%(ids)s::bigint[]) AND NOT p.in_catalog
-           AND NOT EXISTS (SELECT 1 FROM message_papers mp WHERE mp.paper_id = p.id)
-           AND NOT EXISTS (SELECT 1 FROM recommendations r WHERE r.paper_id = p.id)
+        f"""
+        DELETE FROM papers p
+         WHERE (p.id = ANY(%(made)s::bigint[]) OR (p.id = ANY(%(referred)s::bigint[]) AND p.metadata_source IS NULL))
+           AND NOT p.in_catalog AND NOT ({_STILL_REFERRED})
         """,
-        {"ids": made_here},
+        {"made": made_here, "referred": referred},
     ).rowcount
     requeue_shared(conn, made_here)
     return counts

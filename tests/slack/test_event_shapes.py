@@ -337,3 +337,24 @@ def test_forget_me_is_durable_until_lifted(harness: Harness, db: Database, tmp_p
     assert "counts again" in harness.command("remember-me", user="U2")
     harness.event(message_event("1700000040.000100", f"back {ARXIV}", user="U2"))
     assert count(db, "SELECT count(*) FROM messages WHERE user_id = 'U2'") == 1
+
+
+def test_a_purge_takes_the_identifiers_of_papers_only_that_workspace_knew(
+    harness: Harness, db: Database, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A paper no source knows has no record but the workspace's own: its identifier (here a DOI of the lab's own
+    unpublished report, given as the channel's focus, never in a message) goes with a purge of that workspace.
+    Before, only papers its messages linked went; this one stayed."""
+    from bot.cli import main
+
+    monkeypatch.setenv("DATABASE_URL", db.conninfo)
+    monkeypatch.setenv("PAPERPING_OFFLINE", "1")
+    monkeypatch.setenv("PAPERPING_HOME", str(tmp_path / "home"))
+    harness.event(message_event(ROOT, "our reading " + ARXIV))
+    harness.ctx.channels.activate("T0LAB", "C1")
+    answer = harness.command("focus https://doi.org/10.5555/lab-internal.2026.7", user="U1")
+    assert answer.startswith("Done: the next recommendations lean toward that"), answer
+    assert count(db, "SELECT count(*) FROM paper_ids WHERE value = '10.5555/lab-internal.2026.7'") == 1
+    assert main(["purge", "--team", "T0LAB", "--yes"]) == 0
+    assert count(db, "SELECT count(*) FROM paper_ids WHERE value = '10.5555/lab-internal.2026.7'") == 0
+    assert count(db, "SELECT count(*) FROM papers") == 0, "nothing of the workspace's own is left"
