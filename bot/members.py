@@ -76,3 +76,11 @@ def refresh_stale_lists(db: Database, call: Call, client_for: Callable[[str], We
             continue
         done += refresh_members(db, call, client, team, channel, now)
     return done
+
+
+def refresh_team_lists(db: Database, call: Call, client: WebClient, team_id: str, now: datetime) -> int:
+    """Read again the member lists of the workspace's active channels (``SWEEP_LIMIT`` at most), whatever their
+    age: after `remember-me`, a member is in the channels Slack says again. Returns how many were read."""
+    with db.connection() as conn:
+        channels = storage.workspaces.load_stale_member_lists(conn, None, team_id=team_id)
+    return sum(refresh_members(db, call, client, team, channel, now) for team, channel in channels[:SWEEP_LIMIT])

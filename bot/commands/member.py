@@ -9,6 +9,7 @@ from slack_sdk.errors import SlackApiError
 
 from bot.blocks import quote
 from bot.commands.base import Command, Invocation, UsageError, command, one_of
+from bot.members import refresh_team_lists
 from bot.personal import EVERY, send_picks
 from socialrag import storage
 from socialrag.errors import PaperPingError
@@ -62,6 +63,9 @@ def cmd_remember(inv: Invocation) -> str:
         lifted = storage.privacy.remember_member(conn, inv.team, inv.user)
     if not lifted:
         return "You have not asked me to forget you, so there is nothing to lift."
+    # forget-me took them off every channel's member list: read the workspace's lists again, so that their
+    # picks and App Home see the channels they are in
+    refresh_team_lists(inv.ctx.db, inv.ctx.pacer.call, inv.client, inv.team, inv.now)
     return "Done: what you share and react to from now on counts again. What I deleted stays deleted."
 
 

@@ -33,6 +33,12 @@ def _named(inv: Invocation) -> str:
     return f"`{quote(scheme, 20)} {quote(value, 120).replace('`', '')}`"
 
 
+NOTHING_STORED = (
+    "Nothing was saved: you asked me to forget you, so I store nothing of yours here. "
+    "`/paperping remember-me` lifts that."
+)
+
+
 def _paper_of(inv: Invocation) -> int:
     scheme, value = inv.args
     with inv.ctx.db.connection() as conn:
@@ -47,6 +53,9 @@ def _paper_of(inv: Invocation) -> int:
     "save", "`save LINK` — put a paper on this channel's reading list (or click *Save* on a post)", parse=parse_link
 )
 def cmd_save(inv: Invocation) -> str:
+    with inv.ctx.db.connection() as conn:
+        if storage.privacy.is_forgotten(conn, (inv.team, inv.home_team), inv.user):
+            return NOTHING_STORED
     paper_id = _paper_of(inv)
     with inv.ctx.db.connection() as conn:
         storage.reading_list.save_paper(conn, inv.team, inv.channel, paper_id, inv.user, inv.now)

@@ -1,6 +1,8 @@
-"""The buttons on PaperPing's posts: relevant, not for us, save. A click is stored like a reaction of that
-member on that post (a second click undoes it; ``knowledge.record_click``), the post is updated to show the
-counts (``chat.update``), and a save is confirmed privately to the member who clicked."""
+"""The buttons on PaperPing's posts: relevant, not for us, save. Slack is answered at once; then a
+click on PaperPing's own post or digest is stored like a reaction of that member on that post (a second click
+undoes it; ``knowledge.record_click``), the post is rendered again from its stored draft with the counts
+(``chat.update``), and a save is confirmed privately to the member who clicked. A click on any other message,
+or by a member who asked to be forgotten, stores nothing and says so."""
 
 from __future__ import annotations
 
@@ -14,13 +16,11 @@ from slack_sdk.errors import SlackApiError
 
 from bot.blocks import (
     BUTTONS,
-    FEEDBACK_BLOCK,
     build_blocks,
     build_digest_blocks,
     build_digest_text,
     build_fallback_text,
     digest_paper,
-    feedback_actions,
 )
 from bot.context import AppContext
 from bot.dedupe import handled_id
@@ -46,27 +46,29 @@ def click_place(body: dict[str, Any]) -> tuple[str, str, str] | None:
 
 
 def updated_post(
-    stored: dict[str, Any] | None,
-    shown: dict[str, Any],
+    stored: dict[str, Any],
     counts: dict[str, int],
-    paper: int | None = None,
     all_counts: dict[int, dict[str, int]] | None = None,
 ) -> tuple[list[dict[str, Any]], str]:
-    """The post's blocks and text with the new counts: rendered again from its stored draft (a digest with
-    each paper's counts, ``all_counts``), or (a post whose draft is not stored) what Slack showed with the
-    clicked row of buttons replaced."""
-    if stored is not None:
-        digest = digest_from_json(stored)
-        if digest is not None:
-            return build_digest_blocks(digest, all_counts or {}), build_digest_text(digest)
-        draft = draft_from_json(stored)
-        return build_blocks(draft, counts), build_fallback_text(draft)
-    clicked = FEEDBACK_BLOCK if paper is None else f"{FEEDBACK_BLOCK}:{paper}"
-    blocks = [feedback_actions(counts, paper) if b.get("block_id") == clicked else b for b in shown.get("blocks") or []]
-    return blocks, str(shown.get("text") or "")
+    """The post's blocks and text with the new counts, rendered again from its stored draft (a digest with each
+    paper's counts, ``all_counts``); never from what the click's payload says the message showed."""
+    digest = digest_from_json(stored)
+    if digest is not None:
+        return build_digest_blocks(digest, all_counts or {}), build_digest_text(digest)
+    draft = draft_from_json(stored)
+    return build_blocks(draft, counts), build_fallback_text(draft)
+
+
+NOT_A_POST = "Only PaperPing's own posts count these buttons; this message is not one, so nothing was counted."
+FORGOTTEN = (
+    "Nothing was stored: you asked me to forget you, so I keep no click of yours here. "
+    "`/paperping remember-me` lifts that."
+)
 
 
 def handle_click(ctx: AppContext, client: WebClient, body: dict[str, Any], respond: Any) -> None:
+    """A click, after Slack has its acknowledgement: stored, then the post updated (``chat.update``), then a save
+    confirmed privately."""
     action = (body.get("actions") or [{}])[0]
     kind = KINDS.get(str(action.get("action_id")))
     place = click_place(body)
@@ -75,15 +77,22 @@ def handle_click(ctx: AppContext, client: WebClient, body: dict[str, Any], respo
         return
     channel, ts, user = place
     paper = digest_paper(str(action.get("block_id") or ""))
-    team = ctx.slack.channel_team(str((body.get("team") or {}).get("id") or ""), channel)
+    home = str((body.get("team") or {}).get("id") or "")
+    team = ctx.slack.channel_team(home, channel)
     all_counts: dict[int, dict[str, int]] = {}
     with ctx.db.connection() as conn:
         if not storage.slack_events.record_event(conn, key, team):
             return  # the same click delivered again
+        if storage.privacy.is_forgotten(conn, (team, home), user):
+            respond(text=FORGOTTEN, **PRIVATE)
+            return
+        stored = storage.posts.load_posted_draft(conn, team, channel, ts)  # only PaperPing's posts and digests
+        if stored is None:
+            respond(text=NOT_A_POST, **PRIVATE)
+            return
         target = ts if paper is None else knowledge.digest_item_ts(ts, paper)  # one paper of a digest
         clicked = knowledge.record_click(conn, team, channel, target, user, kind, click_time(action.get("action_ts")))
-        stored = storage.posts.load_posted_draft(conn, team, channel, ts) if clicked is not None else None
-        digest = digest_from_json(stored) if stored is not None else None
+        digest = digest_from_json(stored)
         for d in digest.drafts if digest is not None else ():
             item = knowledge.digest_item_ts(ts, d.paper.paper_id)
             all_counts[d.paper.paper_id] = knowledge.load_click_counts(conn, team, channel, item)
@@ -91,7 +100,7 @@ def handle_click(ctx: AppContext, client: WebClient, body: dict[str, Any], respo
         respond(text="That post is no longer kept by PaperPing, so the click was not counted.", **PRIVATE)
         return
     on, counts = clicked
-    blocks, text = updated_post(stored, body.get("message") or {}, counts, paper, all_counts)
+    blocks, text = updated_post(stored, counts, all_counts)
     try:
         ctx.pacer.call(client.chat_update, channel=channel, ts=ts, blocks=blocks, text=text)
     except (SlackApiError, PaperPingError) as exc:  # the click is kept; the counts show at the next update
@@ -113,9 +122,11 @@ def click_time(action_ts: Any) -> datetime:
 
 
 def register(app: App, ctx: AppContext) -> None:
-    def clicked(ack: Ack, client: WebClient, body: dict[str, Any], respond: Any) -> None:
-        ack()
+    def ack_at_once(ack: Ack) -> None:
+        ack()  # Slack hears back within its 3 s whatever chat.update answers later (a 429 included)
+
+    def clicked(client: WebClient, body: dict[str, Any], respond: Any) -> None:
         handle_click(ctx, client, body, respond)
 
     for _, action_id, _ in BUTTONS:
-        app.action(action_id)(clicked)
+        app.action(action_id)(ack=ack_at_once, lazy=[clicked])

@@ -19,6 +19,15 @@ def load_forgotten(conn: psycopg.Connection, team_ids: Sequence[str]) -> set[tup
     return {(r[0], r[1]) for r in rows}
 
 
+def is_forgotten(conn: psycopg.Connection, team_ids: Sequence[str], user_id: str) -> bool:
+    """Whether the member asked to be forgotten in any of these workspaces (nothing of theirs is stored there)."""
+    row = conn.execute(
+        "SELECT 1 FROM forgotten_members WHERE team_id = ANY(%(t)s::text[]) AND user_id = %(u)s LIMIT 1",
+        {"t": list(team_ids), "u": user_id},
+    ).fetchone()
+    return row is not None
+
+
 def remember_member(conn: psycopg.Connection, team_id: str, user_id: str) -> bool:
     """Lift a member's forget-me: what they post from now on is stored again. False if they were not listed."""
     return (
@@ -75,6 +84,15 @@ def forget_member(conn: psycopg.Connection, team_id: str, user_id: str) -> dict[
     counts["reactions"] = conn.execute(
         "DELETE FROM reactions WHERE team_id = %(t)s AND user_id = %(u)s", {"t": team_id, "u": user_id}
     ).rowcount
+    # the rows of context replies to their shares carry their messages' ts: they go with the messages
+    conn.execute(
+        """
+        DELETE FROM share_replies sr USING messages m
+         WHERE m.team_id = %(t)s AND m.user_id = %(u)s
+           AND (sr.team_id, sr.channel_id, sr.message_ts) = (m.team_id, m.channel_id, m.ts)
+        """,
+        {"t": team_id, "u": user_id},
+    )
     counts["messages"] = conn.execute(
         "DELETE FROM messages WHERE team_id = %(t)s AND user_id = %(u)s", {"t": team_id, "u": user_id}
     ).rowcount

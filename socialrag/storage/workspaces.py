@@ -91,14 +91,15 @@ def replace_channel_members(
 
 
 def load_stale_member_lists(
-    conn: psycopg.Connection, before: datetime, *, team_id: str | None = None, user_id: str | None = None
+    conn: psycopg.Connection, before: datetime | None, *, team_id: str | None = None, user_id: str | None = None
 ) -> list[tuple[str, str]]:
-    """(team, channel) of active channels whose member list was last read before ``before`` (or never); with
-    ``user_id``, only the channels that member is stored in."""
+    """(team, channel) of active channels whose member list was last read before ``before`` (or never; None:
+    every one); with ``team_id``, that workspace's; with ``user_id``, only the channels that member is stored in."""
     rows = conn.execute(
         """
         SELECT c.team_id, c.channel_id FROM channels c JOIN channel_settings s USING (team_id, channel_id)
-         WHERE s.active AND (c.members_read_at IS NULL OR c.members_read_at < %(before)s)
+         WHERE s.active
+           AND (%(before)s::timestamptz IS NULL OR c.members_read_at IS NULL OR c.members_read_at < %(before)s)
            AND (%(t)s::text IS NULL OR c.team_id = %(t)s)
            AND (%(u)s::text IS NULL OR EXISTS (
                 SELECT 1 FROM channel_members m

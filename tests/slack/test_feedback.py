@@ -80,9 +80,22 @@ def click(
     return payload
 
 
-def send(harness: Harness, payload: dict[str, Any]) -> None:
+def send(harness: Harness, payload: dict[str, Any], *, answered: bool = True) -> float:
+    """Send a click; Slack has its answer at once, and the click is handled after it: wait (when ``answered``)
+    until it shows, as a ``chat.update`` of the post or a private answer. Returns the seconds Slack waited."""
+    updates, answers = len(harness.standin.calls_to("chat.update")), len(harness.standin.responses)
+    started = time.monotonic()
     response = harness.signed(urlencode({"payload": json.dumps(payload)}), "application/x-www-form-urlencoded")
+    waited = time.monotonic() - started
     assert response.status_code == 200
+    for _ in range(100 if answered else 10):
+        if len(harness.standin.calls_to("chat.update")) > updates or len(harness.standin.responses) > answers:
+            break
+        time.sleep(0.05)
+    else:
+        assert not answered, "the click showed neither an update of the post nor an answer"
+    time.sleep(0.1)  # a save's private answer follows its update
+    return waited
 
 
 def labels(harness: Harness) -> list[str]:
@@ -106,7 +119,7 @@ def test_each_button_click_is_stored_counted_on_the_post_and_undone_by_a_second_
     assert labels(harness) == ["Relevant · 1", "Not for us", "Save"]
     assert harness.standin.updates[-1]["ts"] == post["ts"]
     # Slack delivers the same click twice: nothing changes
-    send(harness, first)
+    send(harness, first, answered=False)
     assert count(db, "SELECT count(*) FROM reactions WHERE emoji = 'button:relevant'") == 1
     assert len(harness.standin.updates) == 1
     # the ranking reads the click like a positive reaction
@@ -178,3 +191,70 @@ def test_a_click_over_socket_mode(db: Database, tmp_path: Path) -> None:
     finally:
         harness.stop()
         standin.stop()
+
+
+def test_a_click_is_answered_at_once_while_slack_answers_429_to_the_update(harness: Harness, db: Database) -> None:
+    """The click was acknowledged only after chat.update returned: with Slack answering 429, the member's click
+    timed out. Slack now has its answer at once; the click is stored and the post updated after the waits."""
+    post = post_one(harness, db)
+    harness.standin.rate_limits["chat.update"] = 3
+    harness.standin.retry_after = 2
+    waited = send(harness, click(harness, post, "U2", "relevant", NOW.timestamp() + 60), answered=False)
+    assert waited < 1.0, f"Slack waited {waited:.2f} s for its answer"
+    for _ in range(200):
+        if harness.standin.updates:
+            break
+        time.sleep(0.05)
+    assert harness.standin.updates and labels(harness) == ["Relevant · 1", "Not for us", "Save"]
+    assert count(db, "SELECT count(*) FROM reactions WHERE emoji = 'button:relevant'") == 1
+    print(f"click acknowledged in {waited * 1000:.0f} ms while chat.update answered 429 three times")
+
+
+def test_only_paperpings_posts_count_clicks_and_what_is_shown_comes_from_what_it_stored(
+    harness: Harness, db: Database
+) -> None:
+    """A click was counted on any stored message (a member's own share included), and a post whose draft was not
+    stored was rebuilt from the payload's blocks, which the sender of the request writes."""
+    from tests.support.harness import message_event
+
+    post = post_one(harness, db)
+    share_ts = "1700000050.000100"
+    harness.event(message_event(share_ts, "read <https://arxiv.org/abs/2005.14165|this>", user="U2"))
+    own = {**post, "ts": share_ts, "user": "U2"}
+    send(harness, click(harness, own, "U3", "relevant", NOW.timestamp() + 61))
+    assert "Only PaperPing's own posts count these buttons" in harness.standin.responses[-1]["text"]
+    assert count(db, "SELECT count(*) FROM reactions WHERE starts_with(emoji, 'button:')") == 0
+    # a payload whose message says something else: the update shows what PaperPing stored, not the payload
+    forged = {**post, "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": "<!channel> free money"}}]}
+    send(harness, click(harness, forged, "U3", "relevant", NOW.timestamp() + 62))
+    shown = json.dumps(harness.standin.updates[-1])
+    assert "free money" not in shown and "<!channel>" not in shown and "Attention Is All You Need" in shown
+
+
+def test_a_forgotten_member_is_told_that_nothing_is_stored_and_remember_me_restores_their_channels(
+    harness: Harness, db: Database
+) -> None:
+    """A forgotten member's Save click and `/paperping save` answered "Saved" though nothing was stored; the rows
+    of context replies to their shares kept their messages' ts; `remember-me` left them out of every channel, so
+    their picks and App Home showed nothing."""
+    from tests.support.harness import message_event
+
+    post = post_one(harness, db)
+    share_ts = "1700000060.000100"
+    harness.event(message_event(share_ts, "read <https://arxiv.org/abs/2005.14165|this>", user="U3"))
+    with db.connection() as conn:
+        conn.execute(
+            "INSERT INTO share_replies (team_id, channel_id, message_ts, status) VALUES (%s, 'C1', %s, 'silent')",
+            (T, share_ts),
+        )
+    assert "Done: I deleted" in harness.command("forget-me confirm", user="U3")
+    assert count(db, "SELECT count(*) FROM share_replies WHERE message_ts = %s", share_ts) == 0
+    said = harness.command("save https://arxiv.org/abs/2005.14165", user="U3")
+    assert said.startswith("Nothing was saved: you asked me to forget you"), said
+    send(harness, click(harness, post, "U3", "save", NOW.timestamp() + 70))
+    assert harness.standin.responses[-1]["text"].startswith("Nothing was stored: you asked me to forget you")
+    assert count(db, "SELECT count(*) FROM saved_papers") == 0
+    assert count(db, "SELECT count(*) FROM reactions WHERE user_id = 'U3'") == 0
+    assert count(db, "SELECT count(*) FROM channel_members WHERE user_id = 'U3'") == 0
+    assert "counts again" in harness.command("remember-me", user="U3")
+    assert count(db, "SELECT count(*) FROM channel_members WHERE user_id = 'U3' AND channel_id = 'C1'") == 1

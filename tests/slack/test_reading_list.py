@@ -89,9 +89,12 @@ def test_save_list_unsave_and_export(
     from slack_sdk import WebClient
 
     from bot.listeners.home import build_home
+    from bot.members import refresh_for_member
 
-    harness.ctx.slack.ensure_channel(WebClient(token="x", base_url=harness.standin.url), T, "C1")
+    client = WebClient(token="x", base_url=harness.standin.url)
+    harness.ctx.slack.ensure_channel(client, T, "C1")
     harness.ctx.channels.activate(T, "C1")
+    refresh_for_member(db, harness.ctx.pacer.call, client, T, "U2", datetime.now(UTC))  # as publishing does
     home = json.dumps(build_home(harness.ctx, T, "U2"))
     assert "Reading list* (2;" in home and "Attention Is All You Need" in home
     # after the unsave, only saves made since count: the bookmark from before it is gone from the list
