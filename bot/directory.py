@@ -21,13 +21,20 @@ log = logging.getLogger(__name__)
 STANDING_SECONDS = 600.0  # how long a member's standing (guest, admin) is trusted before it is asked again
 
 
+STANDING_BUDGET = 2.0  # seconds a command may spend asking users.info (Slack wants its answer within 3 s)
+
+
 @dataclass(frozen=True)
 class Standing:
-    """What Slack says of a member that decides what they may change: a guest (single- or multi-channel) or a
-    workspace admin or owner. When Slack cannot be asked, a member is neither (and that answer is not kept)."""
+    """What Slack says of a member that decides what they may change: a guest (single- or multi-channel), a
+    member of another organisation (``users.info``'s ``team_id`` or ``is_stranger``), or a workspace admin or
+    owner. ``unknown`` when Slack could not be asked within the budget: such a member may change nothing (the
+    check fails closed), and the answer is not kept."""
 
     guest: bool = False
     admin: bool = False
+    stranger: bool = False
+    unknown: bool = False
 
 
 @dataclass
@@ -55,18 +62,30 @@ class SlackDirectory:
         return self._domains[team_id]
 
     def standing(self, client: WebClient, team_id: str, user_id: str) -> Standing:
-        """The member's standing from ``users.info``, kept a few minutes."""
+        """The member's standing from ``users.info``, kept a few minutes. A 429 is waited out while the wait fits
+        in ``STANDING_BUDGET``; past it, or on any other error, the standing is ``unknown``."""
         cached = self._standing.get((team_id, user_id))
         if cached and time.monotonic() - cached[0] < STANDING_SECONDS:
             return cached[1]
-        try:
-            user = client.users_info(user=user_id)["user"]
-        except SlackApiError as exc:
-            log.warning("users.info %s: %s", user_id, exc.response.get("error"))
-            return Standing()
+        deadline = time.monotonic() + STANDING_BUDGET
+        while True:
+            try:
+                user = client.users_info(user=user_id)["user"]
+                break
+            except SlackApiError as exc:
+                wait = (
+                    float(exc.response.headers.get("Retry-After", 1) or 1) if exc.response.status_code == 429 else None
+                )
+                if wait is None or time.monotonic() + wait > deadline:
+                    log.warning(
+                        "users.info %s: %s; the member may change nothing now", user_id, exc.response.get("error")
+                    )
+                    return Standing(unknown=True)
+                time.sleep(wait)
         found = Standing(
             guest=bool(user.get("is_restricted") or user.get("is_ultra_restricted")),
             admin=bool(user.get("is_admin") or user.get("is_owner") or user.get("is_primary_owner")),
+            stranger=bool(user.get("is_stranger")) or bool(user.get("team_id") and user.get("team_id") != team_id),
         )
         self._standing[(team_id, user_id)] = (time.monotonic(), found)
         return found

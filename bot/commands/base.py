@@ -186,16 +186,23 @@ def run_command(ctx: AppContext, client: WebClient, body: dict[str, Any], now: d
     return spec.handle(invocation)
 
 
+ELSEWHERE = (
+    "This channel's PaperPing settings belong to the workspace it lives in, so members of other organisations "
+    "can't change them; `/paperping status` shows them."
+)
+
+
 def may_steer(inv: Invocation, *, locking: bool = False) -> str | None:
     """Why this member may not change what the whole channel gets, or None when they may. Guests and members of
     other organisations never do; in a locked channel (and to lock or unlock one) only the member who invited
     PaperPing and the workspace's admins do. A member's own settings are always theirs."""
     if inv.from_elsewhere:
-        return (
-            "This channel's PaperPing settings belong to the workspace it lives in, so members of other "
-            "organisations can't change them; `/paperping status` shows them."
-        )
+        return ELSEWHERE
     standing = inv.ctx.slack.standing(inv.client, inv.team, inv.user)
+    if standing.unknown:
+        return "Slack didn't tell me in time who is asking, so nothing was changed; try again in a minute."
+    if standing.stranger:
+        return ELSEWHERE
     if standing.guest:
         return "Guests can't change what PaperPing does in a channel; ask a member of the workspace."
     with inv.ctx.db.connection() as conn:

@@ -167,6 +167,25 @@ def test_guests_and_other_organisations_do_not_steer_the_channel(harness: Harnes
     assert not [p for p in harness.standin.posts if "UG1" in p["text"] or "UP1" in p["text"]], "nothing announced"
 
 
+def test_the_guest_check_fails_closed_when_slack_cannot_say_who_is_asking(harness: Harness, db: Database) -> None:
+    """When users.info answered 429 or an error, a guest counted as a full member and could change the channel's
+    settings. Now a wait that fits in the command's budget is waited out; past it nothing is changed, and the
+    member is told to try again (within Slack's 3 s: ``Harness.command`` checks that)."""
+    harness.standin.rate_limits["users.info"] = 3
+    harness.standin.retry_after = 5  # longer than a command may wait
+    refused = harness.command("frequency daily", user="UG1")
+    assert "try again in a minute" in refused and "Done" not in refused
+    harness.standin.rate_limits["users.info"] = 1
+    harness.standin.retry_after = 1  # a short wait fits: the guest is recognised
+    assert "Guests can't" in harness.command("pause", user="UG1")
+    # a member of another organisation is known from users.info, whatever team the request names
+    harness.standin.state.users["UX1"] = {"id": "UX1", "team_id": "T0OTHER", "name": "xavier", "is_stranger": True}
+    assert "other organisations" in harness.command("frequency daily", user="UX1")
+    with db.connection() as conn:
+        s = storage.settings.load_channel_settings(conn, T, "C1")
+    assert s.frequency == "every-other-day" and not s.paused
+
+
 def test_a_locked_channel_is_steered_by_its_inviter_and_the_admins(harness: Harness, db: Database) -> None:
     harness.event(
         {"type": "member_joined_channel", "user": "UBOT", "channel": "C1", "team": T, "inviter": "U1", "event_ts": "1"}
