@@ -7,7 +7,7 @@ import time
 from datetime import UTC, datetime, timedelta
 
 from bot.blocks import describe_received, quote
-from bot.commands.base import Invocation, command, usage_text
+from bot.commands.base import Invocation, command, usage_text, works_again
 from bot.context import AppContext
 from socialrag import storage
 from socialrag.knowledge import Readiness, assess, describe_empty, describe_index, focus_active
@@ -42,8 +42,8 @@ def cmd_now(inv: Invocation) -> str:
         s = storage.settings.load_channel_settings(conn, inv.team, inv.channel)
     last = s.last_post_at
     if last is not None and inv.now - last < NOW_COOLDOWN:
-        again = last + NOW_COOLDOWN
-        return f"I posted here at {last:%H:%M} UTC; `/paperping now` works again from {again:%H:%M} UTC."
+        again = works_again(last + NOW_COOLDOWN)
+        return f"I posted here at {last:%H:%M} UTC; `/paperping now` works again from {again}."
     ready = channel_readiness(inv.ctx, inv.team, inv.channel, inv.now)
     if ready.kind == "none":
         return ready.sentence  # nothing to start a search from: no post is promised

@@ -9,7 +9,7 @@ from datetime import timedelta
 from typing import Any
 
 from bot.blocks import quote
-from bot.commands.base import Command, Invocation, UsageError, command, may_steer, one_of
+from bot.commands.base import Command, Invocation, UsageError, command, may_steer, one_of, works_again
 from bot.reports import post_month_report
 from socialrag import storage
 from socialrag.errors import SourceError
@@ -195,8 +195,8 @@ def cmd_report(inv: Invocation) -> str:
     with inv.ctx.db.connection() as conn:
         asked = storage.settings.load_channel_settings(conn, inv.team, inv.channel).report_asked_at
     if asked is not None and inv.now - asked < REPORT_COOLDOWN:
-        again = asked + REPORT_COOLDOWN
-        return f"I posted a report here at {asked:%H:%M} UTC; `/paperping report` works again from {again:%H:%M} UTC."
+        again = works_again(asked + REPORT_COOLDOWN)
+        return f"I posted a report here at {asked:%H:%M} UTC; `/paperping report` works again from {again}."
     inv.set(report_asked_at=inv.now)
     try:
         post_month_report(inv.ctx.db, inv.ctx.pacer, inv.client, inv.team, inv.channel, inv.now)

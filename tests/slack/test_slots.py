@@ -34,7 +34,8 @@ pytestmark = pytest.mark.slow
 def setup(db: Database, tmp_path: Path) -> Iterator[dict[str, Any]]:
     build_lab(db, tmp_path, CachedEmbedder())
     channels = add_due_channels(db, 2, datetime.now(UTC))
-    slack = SlackStandIn(SlackState(channels={c: {"id": c, "name": c} for c in channels})).start()
+    members = {"U2": {"id": "U2", "team_id": T, "name": "ben"}}  # who types `/paperping now` below
+    slack = SlackStandIn(SlackState(channels={c: {"id": c, "name": c} for c in channels}, users=members)).start()
     recommender = Recommender(Settings(home=tmp_path, offline=True), db, embedder=CachedEmbedder())
     yield {"channels": channels, "slack": slack, "recommend": make_recommend(recommender)}
     recommender.close()
@@ -163,6 +164,14 @@ def test_now_has_a_cooldown(db: Database, setup: dict[str, Any]) -> None:
             conn, T, channels[1], datetime.now(UTC) + timedelta(days=1), posted_at=datetime.now(UTC)
         )
     assert "works again from" in run_command(ctx, client, body)
+    # the cooldown ends at 03:32:40: the answer names 03:33, the first minute at which asking works
+    from bot.commands.about import NOW_COOLDOWN
+
+    posted = datetime(2026, 11, 24, 3, 32, 40, tzinfo=UTC) - NOW_COOLDOWN
+    with db.connection() as conn:
+        storage.posts.schedule_next(conn, T, channels[1], posted + timedelta(days=1), posted_at=posted)
+    said = run_command(ctx, client, body, now=datetime(2026, 11, 24, 3, 31, tzinfo=UTC))
+    assert "works again from 03:33 UTC" in said, said
 
 
 def test_a_key_that_cannot_open_the_token_never_stops_a_channel(db: Database, setup: dict[str, Any]) -> None:
