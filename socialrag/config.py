@@ -139,6 +139,15 @@ SETTINGS: tuple[Setting, ...] = (
         "(`/paperping zotero GROUP_ID`); without it the Zotero push is off",
     ),
     Setting(
+        "PAPERPING_ZOTERO_GROUPS",
+        "zotero_groups",
+        "text",
+        None,
+        "which Zotero group libraries each workspace may send to, as `T0123=123456,234567;T0456=345678`; a group "
+        "listed is that workspace's alone. Unset: a group belongs to the first workspace that binds it "
+        "(`paperping zotero-group` moves it)",
+    ),
+    Setting(
         "OPENAI_BASE_URL",
         "openai_base_url",
         "text",
@@ -260,6 +269,7 @@ class Settings:
     crossref_mailto: str | None = _default("crossref_mailto")
     zotero_api_url: str = _default("zotero_api_url")
     zotero_api_key: str | None = _default("zotero_api_key")
+    zotero_groups: str | None = _default("zotero_groups")
     openai_base_url: str | None = _default("openai_base_url")
     openai_api_key: str | None = _default("openai_api_key")
     embed_model: str = _default("embed_model")
@@ -290,3 +300,21 @@ class Settings:
     def with_changes(self, **changes: object) -> Settings:
         """A copy with some fields replaced (command-line flags use this)."""
         return replace(self, **changes)  # type: ignore[arg-type]
+
+
+def zotero_allow_list(raw: str | None) -> dict[str, frozenset[str]]:
+    """``PAPERPING_ZOTERO_GROUPS`` as {workspace: its group ids}; empty when unset. A malformed value is a
+    ``ConfigError`` that says what to write."""
+    out: dict[str, frozenset[str]] = {}
+    for part in (raw or "").split(";"):
+        if not part.strip():
+            continue
+        team, _, groups = part.partition("=")
+        ids = frozenset(g.strip() for g in groups.split(",") if g.strip())
+        if not team.strip() or not ids or not all(g.isdigit() for g in ids):
+            raise ConfigError(
+                f"PAPERPING_ZOTERO_GROUPS: {part.strip()[:60]!r} is not WORKSPACE=GROUP[,GROUP]; write it as "
+                "`T0123=123456,234567;T0456=345678`"
+            )
+        out[team.strip()] = out.get(team.strip(), frozenset()) | ids
+    return out

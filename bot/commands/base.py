@@ -97,6 +97,8 @@ class CommandSpec:
     handle: Handler
     about_member: bool = False  # about the member, not the channel: works wherever it is typed
     steers: Callable[[Command], bool] = never  # changes what the whole channel gets
+    # forms that only stop something (`zotero off`): they work in a channel PaperPing has left
+    stops: Callable[[Command], bool] = never
 
 
 COMMANDS: dict[str, CommandSpec] = {}  # every name a member may type (aliases included), in declaration order
@@ -125,13 +127,14 @@ def command(
     aliases: tuple[str, ...] = (),
     about_member: bool = False,
     steers: bool | Callable[[Command], bool] = False,
+    stops: Callable[[Command], bool] = never,
 ) -> Callable[[Handler], Handler]:
     """Declare a command: its name (and aliases), its usage line, its parser, whether it changes what the whole
     channel gets (``steers``: always, or for some of its forms) and (decorated) its handler."""
     changes = steers if callable(steers) else (always if steers else never)
 
     def declare(handle: Handler) -> Handler:
-        spec = CommandSpec(name, usage, parse, handle, about_member, changes)
+        spec = CommandSpec(name, usage, parse, handle, about_member, changes, stops)
         for word in (name, *aliases):
             if word in COMMANDS:
                 raise ValueError(f"/paperping {word} is declared twice")
@@ -169,7 +172,7 @@ def run_command(ctx: AppContext, client: WebClient, body: dict[str, Any], now: d
     if not spec.about_member:
         if channel.startswith("D"):
             return "Settings are per channel: type `/paperping` in a channel PaperPing is in."
-        if not ctx.slack.is_member(client, channel):
+        if not spec.stops(parsed) and not ctx.slack.is_member(client, channel):
             return (
                 "I'm not in this channel yet, so nothing was changed. Invite me first (`/invite @PaperPing`), "
                 "then try again."

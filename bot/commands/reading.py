@@ -9,6 +9,7 @@ from bot.blocks import link, quote
 from bot.commands.base import Command, Invocation, UsageError, command
 from bot.ondemand import answer_like
 from socialrag import storage
+from socialrag.config import zotero_allow_list
 from socialrag.errors import SourceError
 from socialrag.knowledge import READING_LIST_EMOJI, find_paper_refs
 from socialrag.reading.citations import EXTENSIONS, render
@@ -150,20 +151,48 @@ def parse_zotero(name: str, args: tuple[str, ...], rest: str) -> Command:
     "`zotero GROUP_ID [COLLECTION]` — also add saved papers to a Zotero group library (`zotero off` to stop)",
     parse=parse_zotero,
     steers=True,
+    stops=lambda c: c.args == ("off",),
 )
 def cmd_zotero(inv: Invocation) -> str:
     if inv.args == ("off",):
         inv.set(zotero_group_id=None, zotero_collection=None)
-        inv.announce("stopped sending this channel's reading list to Zotero.")
+        if inv.ctx.slack.is_member(inv.client, inv.channel):
+            inv.announce("stopped sending this channel's reading list to Zotero.")
         return "Done: saved papers stay here only."
     if not inv.ctx.settings.zotero_api_key:
         return "Zotero is not set up for this PaperPing: an admin needs to set `ZOTERO_API_KEY` first."
     group, collection = inv.args[0], inv.args[1] if len(inv.args) > 1 else None
+    refused = zotero_refusal(inv, group)
+    if refused:
+        return refused
     inv.set(zotero_group_id=group, zotero_collection=collection)
     where = f"collection {collection} of " if collection else ""
     inv.announce(f"asked PaperPing to add this channel's saved papers to {where}Zotero group {group}.")
     inv.ctx.wake.post_soon()  # the next tick sends what is on the list already
     return f"Done: saved papers go to {where}Zotero group {group}; `/paperping status` says how it went."
+
+
+def zotero_refusal(inv: Invocation, group: str) -> str | None:
+    """Why this workspace may not send to this group library, or None after binding it to the workspace. Said
+    without asking the library anything: whether the key could write there is not this workspace's to learn."""
+    allowed = zotero_allow_list(inv.ctx.settings.zotero_groups)
+    listed_for = {team for team, groups in allowed.items() if group in groups}
+    mine = allowed.get(inv.team)
+    if (listed_for and inv.team not in listed_for) or (mine is not None and group not in mine):
+        return (
+            f"Zotero group {group} is not one this workspace may send to; your PaperPing admin lists the groups "
+            "each workspace may use (`PAPERPING_ZOTERO_GROUPS`)."
+        )
+    with inv.ctx.db.connection() as conn:
+        if inv.team in listed_for:  # the operator's list says whose it is, whoever bound it before
+            storage.reading_list.move_zotero_group(conn, group, inv.team)
+        owner = storage.reading_list.bind_zotero_group(conn, inv.team, group)
+    if owner != inv.team:
+        return (
+            f"Zotero group {group} belongs to another workspace's PaperPing, so this channel can't send to it. "
+            "If it should be this workspace's, your PaperPing admin can move it (`paperping zotero-group`)."
+        )
+    return None
 
 
 def parse_like(name: str, args: tuple[str, ...], rest: str) -> Command:

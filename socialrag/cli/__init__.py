@@ -15,6 +15,7 @@ CORE_COMMANDS: tuple[Subcommand, ...] = (
     export.COMMAND,
     recommend.REFIT,
     maintenance.PURGE,
+    maintenance.ZOTERO_GROUP,
     status.COMMAND,
     maintenance.MIGRATE,
     maintenance.KEYGEN,

@@ -55,7 +55,36 @@ def purge(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase) -
     return 0
 
 
+def zotero_group_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("group", help="the Zotero group library's id (the number in its address)")
+    parser.add_argument("--team", required=True, help="the workspace (team id) the group library belongs to now")
+
+
+def zotero_group(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase) -> int:
+    """Give a Zotero group library to a workspace: from now on only its channels send their reading lists there."""
+    if not str(args.group).isdigit():
+        print("paperping: a Zotero group id is a number, as in its address", file=sys.stderr)
+        return 2
+    db = open_db()
+    with db.connection() as conn:
+        if not storage.workspaces.team_exists(conn, args.team):
+            print(
+                f"paperping: no workspace {args.team} is stored; `paperping status` lists the channels", file=sys.stderr
+            )
+            return 2
+        before = storage.reading_list.move_zotero_group(conn, str(args.group), args.team)
+    held = f" (it was {before}'s)" if before and before != args.team else ""
+    print(f"Zotero group {args.group} now belongs to workspace {args.team}{held}.")
+    return 0
+
+
 MIGRATE = Subcommand("migrate", "bring the database schema up to date", no_arguments, migrate)
 KEYGEN = Subcommand("keygen", "print a new key for PAPERPING_TOKEN_KEY", no_arguments, keygen)
 INDEX = Subcommand("index", "fetch missing paper metadata and compute missing embeddings", add_index_flags, index)
 PURGE = Subcommand("purge", "delete everything stored about a workspace (after it uninstalled)", purge_arguments, purge)
+ZOTERO_GROUP = Subcommand(
+    "zotero-group",
+    "give a Zotero group library to one workspace (only its channels send there)",
+    zotero_group_arguments,
+    zotero_group,
+)

@@ -69,7 +69,7 @@ def run(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase) -> 
     return 0
 
 
-INDEX_KEYS = ("papers", "looked_up", "embedded", "waiting", "given_up")
+INDEX_KEYS = ("papers", "looked_up", "embedded", "waiting", "given_up", "unusable")
 
 
 def index_state(conn: Any, team: str, channel: str, model: str) -> dict[str, Any]:
@@ -81,6 +81,7 @@ def index_state(conn: Any, team: str, channel: str, model: str) -> dict[str, Any
         "embedded": progress.embedded,
         "waiting": progress.waiting,
         "given_up": progress.given_up,
+        "unusable": progress.unusable,
         "empty_reason": empty,
     }
 

@@ -33,7 +33,7 @@ def enough_to_post(progress: IndexProgress, reading_history: bool) -> bool:
     """Whether what is indexed of the channel is enough to post from: all of it, or ``READY_SHARES`` of its
     papers. History is read newest first and its papers indexed in that order, so the first post starts from
     what the group reads now while older history and slow lookups go on in the background."""
-    done = not reading_history and not progress.waiting
+    done = not reading_history and not progress.unusable  # lookups that only enrich a usable paper never hold it
     return done or progress.embedded >= READY_SHARES
 
 
@@ -41,7 +41,7 @@ def assess(progress: IndexProgress, reading_history: bool, focused: bool, arxiv_
     """Whether a post can be made now. A channel with nothing indexed, no focus and no arXiv categories has
     nothing to start a search from: no post is promised."""
     if enough_to_post(progress, reading_history) and progress.embedded:
-        if reading_history or progress.waiting:
+        if reading_history or progress.unusable:
             return Readiness(
                 "ready",
                 f"On it: a recommendation from the newest {progress.embedded} papers shared here will appear in a "
@@ -50,8 +50,8 @@ def assess(progress: IndexProgress, reading_history: bool, focused: bool, arxiv_
         return Readiness("ready", "On it: a recommendation will appear here in a moment.")
     if reading_history:
         return Readiness("indexing", "I'm still reading this channel's history; the post follows when it is read.")
-    if progress.waiting:
-        done = progress.stored - progress.waiting
+    if progress.unusable:
+        done = progress.stored - progress.unusable
         return Readiness(
             "indexing", f"Indexing {done} of {progress.stored} papers shared here; the post follows when it is done."
         )

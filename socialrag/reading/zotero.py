@@ -52,10 +52,11 @@ def zotero_item(ref: Reference, collection: str | None) -> dict[str, Any]:
     return item
 
 
-def client_for(settings: Settings, group_id: str) -> zotero.Zotero:
+def client_for(settings: Settings, group_id: str, http: httpx2.Client) -> zotero.Zotero:
+    """A Zotero client of one group library, over ``http`` (the caller closes it)."""
     if not settings.zotero_api_key:
         raise ValueError("ZOTERO_API_KEY is not set")
-    zot = zotero.Zotero(group_id, "group", settings.zotero_api_key, client=httpx2.Client(timeout=settings.http_timeout))
+    zot = zotero.Zotero(group_id, "group", settings.zotero_api_key, client=http)
     zot.endpoint = settings.zotero_api_url.rstrip("/")
     return zot
 
@@ -87,10 +88,26 @@ def push_channel(
     with db.connection() as conn:
         done = storage.reading_list.load_zotero_done(conn, team, channel, group, now)
         refs = [r for r in load_references(conn, team, channel) if r.paper_id not in done]
+    if not refs:
+        return 0
+    with httpx2.Client(timeout=settings.http_timeout) as http:  # one client for the channel's batches, then closed
+        return _push_batches(db, client_for(settings, group, http), team, channel, group, collection, refs, now)
+
+
+def _push_batches(
+    db: Database,
+    zot: zotero.Zotero,
+    team: str,
+    channel: str,
+    group: str,
+    collection: str | None,
+    refs: list[Reference],
+    now: datetime,
+) -> int:
     sent = 0
     for start in range(0, len(refs), BATCH):
         batch = refs[start : start + BATCH]
-        results = _write(settings, group, [zotero_item(r, collection) for r in batch])
+        results = _write(zot, [zotero_item(r, collection) for r in batch])
         with db.connection() as conn:
             failures = storage.reading_list.load_zotero_failures(conn, team, channel, group)
             for i, ref in enumerate(batch):
@@ -113,10 +130,10 @@ def push_channel(
     return sent
 
 
-def _write(settings: Settings, group: str, items: list[dict[str, Any]]) -> dict[int, tuple[str | None, str | None]]:
+def _write(zot: zotero.Zotero, items: list[dict[str, Any]]) -> dict[int, tuple[str | None, str | None]]:
     """Per item of the batch: (its new key, None) or (None, why it was not taken)."""
     try:
-        answer = client_for(settings, group).create_items(items)
+        answer = zot.create_items(items)
     except zotero_errors.UserNotAuthorisedError:
         return dict.fromkeys(range(len(items)), (None, "the Zotero key may not write to this group library"))
     except zotero_errors.ResourceNotFoundError:

@@ -29,10 +29,13 @@ class IndexProgress:
     embedded: int
     waiting: int
     given_up: int
+    # waiting with no vector yet: the only papers a post waits for (a lookup that would only enrich a paper the
+    # catalog or an earlier lookup made usable never holds one)
+    unusable: int
 
     @property
     def busy(self) -> bool:
-        return self.waiting > 0
+        return self.unusable > 0
 
 
 def enqueue_papers(conn: psycopg.Connection, paper_ids: Sequence[int], priority: int = PRIORITY_SHARED) -> int:
@@ -169,21 +172,26 @@ SELECT p.id FROM papers p WHERE p.in_catalog AND p.title IS NOT NULL AND {_NO_VE
 
 
 def load_index_progress(conn: psycopg.Connection, team_id: str, channel_id: str, model: str) -> IndexProgress:
-    """One channel's shared papers: how many are stored, looked up, embedded, waiting and given up."""
+    """One channel's shared papers: how many are stored, looked up, embedded, waiting, given up, and waiting with
+    no vector yet."""
     row = conn.execute(
         """
-        WITH shared AS (SELECT DISTINCT paper_id FROM message_papers WHERE team_id = %(t)s AND channel_id = %(c)s)
-        SELECT count(*),
-               count(*) FILTER (WHERE p.title IS NOT NULL),
-               count(*) FILTER (WHERE EXISTS (SELECT 1 FROM paper_embeddings e
-                                               WHERE e.paper_id = s.paper_id AND e.model = %(m)s)
-                                   OR EXISTS (SELECT 1 FROM channel_text_embeddings x
-                                               WHERE x.paper_id = s.paper_id AND x.model = %(m)s
-                                                 AND x.team_id = %(t)s AND x.channel_id = %(c)s)),
-               count(*) FILTER (WHERE q.paper_id IS NOT NULL AND q.given_up_at IS NULL),
-               count(*) FILTER (WHERE q.given_up_at IS NOT NULL)
-          FROM shared s JOIN papers p ON p.id = s.paper_id
-          LEFT JOIN index_queue q ON q.paper_id = s.paper_id
+        WITH shared AS (SELECT DISTINCT paper_id FROM message_papers WHERE team_id = %(t)s AND channel_id = %(c)s),
+        state AS (
+            SELECT p.title IS NOT NULL AS looked_up,
+                   EXISTS (SELECT 1 FROM paper_embeddings e WHERE e.paper_id = s.paper_id AND e.model = %(m)s)
+                   OR EXISTS (SELECT 1 FROM channel_text_embeddings x
+                               WHERE x.paper_id = s.paper_id AND x.model = %(m)s
+                                 AND x.team_id = %(t)s AND x.channel_id = %(c)s) AS embedded,
+                   q.paper_id IS NOT NULL AND q.given_up_at IS NULL AS waiting,
+                   q.given_up_at IS NOT NULL AS given_up
+              FROM shared s JOIN papers p ON p.id = s.paper_id
+              LEFT JOIN index_queue q ON q.paper_id = s.paper_id
+        )
+        SELECT count(*), count(*) FILTER (WHERE looked_up), count(*) FILTER (WHERE embedded),
+               count(*) FILTER (WHERE waiting), count(*) FILTER (WHERE given_up),
+               count(*) FILTER (WHERE waiting AND NOT embedded)
+          FROM state
         """,
         {"t": team_id, "c": channel_id, "m": model},
     ).fetchone()

@@ -105,12 +105,41 @@ def remove_paper(conn: psycopg.Connection, team_id: str, channel_id: str, paper_
 
 
 def load_zotero_channels(conn: psycopg.Connection) -> list[tuple[str, str, str, str | None]]:
-    """(team, channel, group id, collection key) of every channel that sends its list to a Zotero library."""
+    """(team, channel, group id, collection key) of every channel PaperPing is active in that sends its list to a
+    Zotero library its own workspace holds (``zotero_groups``): a channel it left, or a group another workspace
+    holds, gets nothing sent."""
     rows = conn.execute(
-        "SELECT team_id, channel_id, zotero_group_id, zotero_collection FROM channel_settings"
-        " WHERE zotero_group_id IS NOT NULL ORDER BY team_id, channel_id"
+        """
+        SELECT s.team_id, s.channel_id, s.zotero_group_id, s.zotero_collection FROM channel_settings s
+          JOIN zotero_groups g ON g.group_id = s.zotero_group_id AND g.team_id = s.team_id
+         WHERE s.zotero_group_id IS NOT NULL AND s.active ORDER BY s.team_id, s.channel_id
+        """
     ).fetchall()
     return [(r[0], r[1], r[2], r[3]) for r in rows]
+
+
+def bind_zotero_group(conn: psycopg.Connection, team_id: str, group_id: str) -> str:
+    """The workspace a Zotero group library belongs to: ``team_id`` when it binds it first, else the one that
+    did."""
+    conn.execute(
+        "INSERT INTO zotero_groups (group_id, team_id) VALUES (%(g)s, %(t)s) ON CONFLICT (group_id) DO NOTHING",
+        {"g": group_id, "t": team_id},
+    )
+    row = conn.execute("SELECT team_id FROM zotero_groups WHERE group_id = %(g)s", {"g": group_id}).fetchone()
+    return str(row[0]) if row else team_id
+
+
+def move_zotero_group(conn: psycopg.Connection, group_id: str, team_id: str) -> str | None:
+    """The operator gives a group library to another workspace; returns the one that held it (None: none)."""
+    row = conn.execute("SELECT team_id FROM zotero_groups WHERE group_id = %(g)s", {"g": group_id}).fetchone()
+    conn.execute(
+        """
+        INSERT INTO zotero_groups (group_id, team_id) VALUES (%(g)s, %(t)s)
+        ON CONFLICT (group_id) DO UPDATE SET team_id = EXCLUDED.team_id, bound_at = now()
+        """,
+        {"g": group_id, "t": team_id},
+    )
+    return str(row[0]) if row else None
 
 
 def load_zotero_done(conn: psycopg.Connection, team_id: str, channel_id: str, group_id: str, now: datetime) -> set[int]:

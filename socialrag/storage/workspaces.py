@@ -25,6 +25,10 @@ def upsert_team(conn: psycopg.Connection, team_id: str, name: str | None = None,
     )
 
 
+def team_exists(conn: psycopg.Connection, team_id: str) -> bool:
+    return conn.execute("SELECT 1 FROM teams WHERE team_id = %(t)s", {"t": team_id}).fetchone() is not None
+
+
 def load_team_domain(conn: psycopg.Connection, team_id: str) -> str | None:
     row = conn.execute("SELECT domain FROM teams WHERE team_id = %(t)s", {"t": team_id}).fetchone()
     return row[0] if row else None

@@ -63,6 +63,26 @@ def test_a_share_queues_its_papers_and_a_message_keeps_at_most_twenty(db: Databa
     assert progress.looked_up == progress.embedded == progress.given_up == 0
 
 
+def test_a_paper_with_a_vector_waiting_for_a_lookup_holds_no_post(db: Database) -> None:
+    """Semantic Scholar failing: the shared papers stay queued for their lookup, but the catalog already gave one
+    a vector. Only the other holds the channel's post."""
+    import numpy as np
+
+    setup_channel(db)
+    with db.connection() as conn:
+        index_messages(conn, [share("1.0", "https://aclanthology.org/2020.acl-main.1 arxiv:2401.01234")])
+        acl = conn.execute("SELECT paper_id FROM paper_ids WHERE scheme = 'acl'").fetchone()[0]
+        vec = np.ones(384, dtype=np.float32) / np.sqrt(384)
+        storage.embeddings.upsert_embeddings(conn, "m", [(acl, "h", vec)])
+        progress = storage.queue.load_index_progress(conn, T, C, "m")
+    assert progress.waiting == 2 and progress.embedded == 1 and progress.unusable == 1
+    with db.connection() as conn:
+        other = conn.execute("SELECT paper_id FROM paper_ids WHERE scheme = 'arxiv'").fetchone()[0]
+        storage.embeddings.upsert_embeddings(conn, "m", [(other, "h2", vec)])
+        progress = storage.queue.load_index_progress(conn, T, C, "m")
+    assert progress.waiting == 2 and progress.unusable == 0, "lookups that only enrich hold nothing"
+
+
 def test_claims_are_disjoint_leases_expire_and_failures_back_off_then_give_up(db: Database) -> None:
     setup_channel(db)
     NOW = datetime.now(UTC) + timedelta(seconds=1)

@@ -55,6 +55,7 @@ BY_TEAM = {
     "saved_papers",
     "reading_list_removals",
     "zotero_items",
+    "zotero_groups",
     "share_replies",
     "personal_picks",
 }
@@ -154,6 +155,7 @@ def _lab(db: Database) -> dict[str, int]:
         )
         # a context reply on U2's share, and a paper sent to U2 in their personal picks
         storage.threads.want_share_reply(conn, T, "C1", "2.000001")
+        storage.reading_list.bind_zotero_group(conn, T, "4242")
         storage.threads.record_picks_sent(conn, T, "U2", [(known_id, "C1")], AT)
     return {"known": ids["1706.03762"], "unknown": ids["2999.00001"], "only_here": ids["10.9999/only-here"]}
 

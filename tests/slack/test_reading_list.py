@@ -114,7 +114,11 @@ def test_a_long_list_is_paged(harness: Harness, db: Database) -> None:
 
 
 def test_saved_papers_go_to_the_channels_zotero_library(harness: Harness, db: Database, tmp_path: Path) -> None:
+    from slack_sdk import WebClient
+
     zotero = ZoteroStandIn("zkey", {"4242": {"ABCD2345"}}).start()
+    harness.ctx.slack.ensure_channel(WebClient(token="x", base_url=harness.standin.url), T, "C1")
+    harness.ctx.channels.activate(T, "C1")  # PaperPing was invited to the channel
     try:
         assert "ZOTERO_API_KEY" in harness.command("zotero 4242")
         settings = harness.settings.with_changes(offline=False, zotero_api_key="zkey", zotero_api_url=zotero.url)
@@ -143,6 +147,63 @@ def test_saved_papers_go_to_the_channels_zotero_library(harness: Harness, db: Da
         with db.connection() as conn:
             sent, error = storage.reading_list.load_zotero_state(conn, T, "C1", "4242")
         assert sent == 2 and error is not None and "may not write" in error
+        assert "saved papers stay here only" in harness.command("zotero off")
+    finally:
+        zotero.stop()
+
+
+def test_a_zotero_group_library_belongs_to_one_workspace(harness: Harness, db: Database, tmp_path: Path) -> None:
+    """One ZOTERO_API_KEY serves every workspace: a member of another workspace could bind the first one's group
+    library and push its own saves there. A group now belongs to the first workspace that binds it (or to the one
+    the operator's list names); another is refused without the library being asked anything. After PaperPing
+    leaves a channel, nothing more is sent, and `zotero off` still works there."""
+    from slack_sdk import WebClient
+
+    from bot.cli import main
+    from bot.commands import run_command
+
+    zotero = ZoteroStandIn("zkey", {"4242": set(), "5151": set()}).start()
+    settings = harness.settings.with_changes(offline=False, zotero_api_key="zkey", zotero_api_url=zotero.url)
+    harness.ctx.settings = settings
+    client = WebClient(token="x", base_url=harness.standin.url)
+    harness.ctx.slack.ensure_channel(client, T, "C1")
+    harness.ctx.channels.activate(T, "C1")
+    harness.standin.state.channels["C7"] = {"id": "C7", "name": "other-lab", "members": ["U9", "UBOT"]}
+    harness.standin.state.users["U9"] = {"id": "U9", "team_id": "T0B", "name": "nina"}
+    try:
+        assert "Zotero group 4242" in harness.command("zotero 4242")
+        other = {"team_id": "T0B", "channel_id": "C7", "user_id": "U9", "text": "zotero 4242"}
+        refused = run_command(harness.ctx, client, other)
+        assert "belongs to another workspace's PaperPing" in refused and "Done" not in refused
+        assert zotero.requests == [], "the library was asked nothing"
+        with db.connection() as conn:
+            assert storage.settings.load_channel_settings(conn, "T0B", "C7").zotero_group_id is None
+        # the operator gives it to the other workspace: now that one may bind it, and the first may not push there
+        monkey_env = {"DATABASE_URL": db.conninfo, "PAPERPING_OFFLINE": "1", "PAPERPING_HOME": str(tmp_path)}
+        import os
+
+        saved_env = {k: os.environ.get(k) for k in monkey_env}
+        os.environ.update(monkey_env)
+        try:
+            assert main(["zotero-group", "4242", "--team", "T0B"]) == 0
+        finally:
+            for k, v in saved_env.items():
+                os.environ.pop(k) if v is None else os.environ.__setitem__(k, v)
+        assert run_command(harness.ctx, client, other).startswith("Done: saved papers go to Zotero group 4242")
+        harness.command("save https://arxiv.org/abs/1706.03762")
+        name_papers(db)
+        assert push_due(db, settings, datetime.now(UTC)) == 0, "C1's saves do not go to T0B's library"
+        # the operator's list: a group listed for one workspace is that workspace's alone
+        harness.ctx.settings = settings.with_changes(zotero_groups="T0B=5151")
+        assert "not one this workspace may send to" in harness.command("zotero 5151")
+        # PaperPing leaves C1: nothing more is sent, and `zotero off` still works there
+        assert "belongs to another workspace's PaperPing" in harness.command("zotero 4242"), "T0B's now"
+        harness.ctx.settings = settings
+        assert "Zotero group 5151" in harness.command("zotero 5151")
+        harness.event({"type": "channel_left", "channel": "C1", "event_ts": "5.0"})
+        harness.standin.state.channels["C1"]["members"] = ["U1", "U2", "U3", "U4"]
+        assert push_due(db, settings, datetime.now(UTC) + timedelta(hours=1)) == 0
+        assert zotero.items.get("5151", []) == []
         assert "saved papers stay here only" in harness.command("zotero off")
     finally:
         zotero.stop()

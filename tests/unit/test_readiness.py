@@ -19,39 +19,39 @@ NOW = datetime(2026, 11, 23, 10, tzinfo=UTC)
 
 
 def progress(stored: int = 120, looked_up: int = 80, embedded: int = 86, waiting: int = 34, given_up: int = 0):  # type: ignore[no-untyped-def]
-    return IndexProgress(stored, looked_up, embedded, waiting, given_up)
+    return IndexProgress(stored, looked_up, embedded, waiting, given_up, max(0, stored - embedded - given_up))
 
 
 def test_now_says_what_will_happen() -> None:
     few = progress(embedded=12)
     indexing = assess(few, reading_history=False, focused=False, arxiv_categories=False)
     assert indexing.kind == "indexing"
-    assert indexing.sentence == "Indexing 86 of 120 papers shared here; the post follows when it is done."
+    assert indexing.sentence == "Indexing 12 of 120 papers shared here; the post follows when it is done."
     reading = assess(few, reading_history=True, focused=False, arxiv_categories=False)
     assert reading.kind == "indexing" and "still reading" in reading.sentence
     # the newest papers read are enough to start from: the rest of the history is read in the background
     early = assess(progress(), reading_history=True, focused=False, arxiv_categories=False)
     assert early.kind == "ready" and "newest 86 papers" in early.sentence and "keep reading" in early.sentence
-    empty = IndexProgress(0, 0, 0, 0, 0)
+    empty = IndexProgress(0, 0, 0, 0, 0, 0)
     none = assess(empty, reading_history=False, focused=False, arxiv_categories=False)
     assert none.kind == "none"
     assert "`/paperping focus ...`" in none.sentence and "`/paperping sources ...`" in none.sentence
     assert assess(empty, reading_history=False, focused=True, arxiv_categories=False).kind == "ready"
     assert assess(empty, reading_history=False, focused=False, arxiv_categories=True).kind == "ready"
-    done = IndexProgress(120, 118, 120, 0, 2)
+    done = IndexProgress(120, 118, 120, 0, 2, 0)
     assert assess(done, reading_history=False, focused=False, arxiv_categories=False).kind == "ready"
-    small = IndexProgress(6, 6, 6, 0, 0)  # a small channel, all of it indexed, is ready with six
+    small = IndexProgress(6, 6, 6, 0, 0, 0)  # a small channel, all of it indexed, is ready with six
     assert assess(small, reading_history=False, focused=False, arxiv_categories=False).kind == "ready"
     assert enough_to_post(progress(embedded=READY_SHARES), reading_history=True)
     assert not enough_to_post(progress(embedded=READY_SHARES - 1), reading_history=True)
 
 
 def test_the_index_and_an_empty_slot_are_described() -> None:
-    line = describe_index(IndexProgress(120, 118, 120, 0, 2))
+    line = describe_index(IndexProgress(120, 118, 120, 0, 2, 0))
     assert line.startswith("Index: 120 papers shared here; 118 looked up, 120 embedded, 2 given up")
     assert "waiting" not in line
     assert "34 waiting" in describe_index(progress())
-    assert describe_index(IndexProgress(0, 0, 0, 0, 0)) == "Index: no paper shared here yet."
+    assert describe_index(IndexProgress(0, 0, 0, 0, 0, 0)) == "Index: no paper shared here yet."
     assert describe_empty(None, NOW, NOW) is None
     said = describe_empty("no candidate yet", NOW, NOW + timedelta(hours=1))
     assert said == "The last slot at Mon 23 Nov 10:00 UTC posted nothing: no candidate yet; trying again Mon 11:00 UTC."
@@ -136,3 +136,16 @@ def test_an_empty_recommendation_says_why() -> None:
     ctx.vectors[-1] = np.ones(3, dtype=np.float32)
     said = explain_empty(ctx, ["catalog", "semanticscholar"], 0, True)
     assert said.startswith("no candidate: catalog, semanticscholar found no new paper")
+
+
+def test_lookups_that_only_enrich_a_usable_paper_never_hold_a_post() -> None:
+    """Semantic Scholar failing: the seventeen papers wait for a lookup, but the catalog gave each a vector. The
+    answer was "Indexing 0 of 17 papers" and the slot waited up to 30 minutes; a post now waits only for papers
+    with no vector."""
+    failing = IndexProgress(17, 0, 17, 17, 0, 0)
+    assert enough_to_post(failing, reading_history=False)
+    assert assess(failing, reading_history=False, focused=False, arxiv_categories=False).kind == "ready"
+    half = IndexProgress(17, 0, 9, 17, 0, 8)
+    assert not enough_to_post(half, reading_history=False)
+    said = assess(half, reading_history=False, focused=False, arxiv_categories=False).sentence
+    assert said == "Indexing 9 of 17 papers shared here; the post follows when it is done."
