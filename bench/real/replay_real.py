@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from socialrag.knowledge.papers.catalog import parse_month
+from socialrag.knowledge.papers.base import parse_month
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from datetime import date
 from typing import Protocol
@@ -42,3 +43,24 @@ def clean_text(value: object) -> str | None:
         return None
     text = " ".join(value.replace("\x00", "").split())
     return text or None
+
+
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+
+
+def parse_month(value: object) -> tuple[int, int | None] | None:
+    """(month, day or None) of a free-text month: "November", "Sept", "7", "05 August", "27--30 January" (the
+    first day of a range), "October-November" (the first month). None when no month can be read."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return (value, None) if 1 <= value <= 12 else None
+    if not isinstance(value, str):
+        return None
+    words = re.findall(r"[a-z]+|\d+", value.lower()[:60])
+    if len(words) == 1 and words[0].isdigit():
+        number = int(words[0])
+        return (number, None) if 1 <= number <= 12 else None
+    for i, word in enumerate(words):
+        if not word.isdigit() and len(word) >= 3 and word[:3] in _MONTHS:
+            day = int(words[0]) if i > 0 and words[0].isdigit() and 1 <= int(words[0]) <= 31 else None
+            return _MONTHS.index(word[:3]) + 1, day
+    return None

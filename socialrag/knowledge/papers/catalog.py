@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import re
 import typing
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -27,7 +26,7 @@ from socialrag import storage
 from socialrag.db import Database
 from socialrag.errors import InputError
 from socialrag.knowledge.links import doi_identity, normalize_arxiv_id, parse_paper_url
-from socialrag.knowledge.papers.base import clean_text, parse_date
+from socialrag.knowledge.papers.base import clean_text, parse_date, parse_month
 from socialrag.models import Author, DatePrecision, Paper, PaperRef
 
 BATCH = 1000
@@ -123,25 +122,6 @@ def paper_from_catalog(raw: Mapping[str, Any]) -> Paper:
 
 
 MAX_READINGS = 400
-_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
-
-
-def parse_month(value: object) -> tuple[int, int | None] | None:
-    """(month, day or None) of a free-text month: "November", "Sept", "7", "05 August", "27--30 January" (the
-    first day of a range), "October-November" (the first month). None when no month can be read."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        return (value, None) if 1 <= value <= 12 else None
-    if not isinstance(value, str):
-        return None
-    words = re.findall(r"[a-z]+|\d+", value.lower()[:60])
-    if len(words) == 1 and words[0].isdigit():
-        number = int(words[0])
-        return (number, None) if 1 <= number <= 12 else None
-    for i, word in enumerate(words):
-        if not word.isdigit() and len(word) >= 3 and word[:3] in _MONTHS:
-            day = int(words[0]) if i > 0 and words[0].isdigit() and 1 <= int(words[0]) <= 31 else None
-            return _MONTHS.index(word[:3]) + 1, day
-    return None
 
 
 def _publication(listed: object, year: object, month: object) -> tuple[date | None, DatePrecision | None]:
