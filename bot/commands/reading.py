@@ -4,9 +4,10 @@ on a post or a :bookmark: reaction are on it too."""
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 
 from bot.blocks import link, quote
-from bot.commands.base import Command, Invocation, UsageError, command
+from bot.commands.base import Command, Invocation, UsageError, command, may_steer, works_again
 from bot.ondemand import answer_like
 from socialrag import storage
 from socialrag.config import zotero_allow_list
@@ -19,6 +20,7 @@ from socialrag.recommender import paper_url
 PAGE = 10  # papers a page of `/paperping list`
 MEMBER_ID = re.compile(r"[UW][A-Z0-9]{1,20}")
 EXPORT_FORMATS = ("bibtex", "ris")
+EXPORT_COOLDOWN = timedelta(minutes=10)  # between two uploads of the list in a channel
 
 
 def parse_link(name: str, args: tuple[str, ...], rest: str) -> Command:
@@ -30,7 +32,7 @@ def parse_link(name: str, args: tuple[str, ...], rest: str) -> Command:
 
 def _named(inv: Invocation) -> str:
     """The paper the member named, as ``arxiv 1706.03762`` (no link: the answer repeats nothing it was sent)."""
-    scheme, value = inv.args
+    scheme, value = inv.args[:2]
     return f"`{quote(scheme, 20)} {quote(value, 120).replace('`', '')}`"
 
 
@@ -41,7 +43,7 @@ NOTHING_STORED = (
 
 
 def _paper_of(inv: Invocation) -> int:
-    scheme, value = inv.args
+    scheme, value = inv.args[:2]
     with inv.ctx.db.connection() as conn:
         ids = storage.papers.ensure_papers(conn, [(scheme, value)])
         paper_id = ids[(scheme, value)]
@@ -63,11 +65,34 @@ def cmd_save(inv: Invocation) -> str:
     return f"Saved {_named(inv)} to this channel's reading list (`/paperping list` shows it)."
 
 
-@command("unsave", "`unsave LINK` — take a paper off this channel's reading list", parse=parse_link)
+def parse_unsave(name: str, args: tuple[str, ...], rest: str) -> Command:
+    link = parse_link(name, args, rest)
+    everyone = bool(args) and args[-1].lower() == "all"
+    return Command(name, (*link.args, "all") if everyone else link.args, text=link.text)
+
+
+@command(
+    "unsave",
+    "`unsave LINK [all]` — take your save of a paper back (`all`: off the list for everyone; the channel's stewards)",
+    parse=parse_unsave,
+)
 def cmd_unsave(inv: Invocation) -> str:
+    if inv.args[2:] == ("all",):
+        refusal = may_steer(inv, locking=True)  # the member who invited PaperPing and the workspace's admins
+        if refusal:
+            return (
+                "Taking a paper off the list for everyone is for the member who invited me and the workspace's "
+                "admins; `/paperping unsave LINK` takes back your own save."
+            )
     paper_id = _paper_of(inv)
     with inv.ctx.db.connection() as conn:
-        storage.reading_list.remove_paper(conn, inv.team, inv.channel, paper_id, inv.now)
+        if inv.args[2:] == ("all",):
+            storage.reading_list.remove_paper(conn, inv.team, inv.channel, paper_id, inv.now)
+            return f"Took {_named(inv)} off this channel's reading list for everyone."
+        storage.reading_list.unsave_paper(conn, inv.team, inv.channel, paper_id, inv.user, inv.now)
+        others = storage.reading_list.load_savers(conn, inv.team, inv.channel, paper_id, READING_LIST_EMOJI)
+    if others:
+        return f"Took back your save of {_named(inv)}; others' saves keep it on this channel's reading list."
     return f"Took {_named(inv)} off this channel's reading list."
 
 
@@ -116,9 +141,14 @@ def parse_export(name: str, args: tuple[str, ...], rest: str) -> Command:
 def cmd_export(inv: Invocation) -> str:
     fmt = inv.args[0]
     with inv.ctx.db.connection() as conn:
+        asked = storage.settings.load_channel_settings(conn, inv.team, inv.channel).export_asked_at
         refs = load_references(conn, inv.team, inv.channel)
+    if asked is not None and inv.now - asked < EXPORT_COOLDOWN:
+        again = works_again(asked + EXPORT_COOLDOWN)
+        return f"I uploaded the reading list here at {asked:%H:%M} UTC; `/paperping export` works again from {again}."
     if not refs:
         return "The reading list is empty, so there is nothing to export yet."
+    inv.set(export_asked_at=inv.now)
     try:
         inv.ctx.pacer.call(
             inv.client.files_upload_v2,
@@ -129,6 +159,7 @@ def cmd_export(inv: Invocation) -> str:
             initial_comment=f"<@{inv.user}> exported this channel's reading list.",
         )
     except SourceError as exc:
+        inv.set(export_asked_at=asked)  # nothing was uploaded: the member may try again at once
         if "missing_scope" in str(exc):
             return "I can't upload files yet: an admin needs to reinstall PaperPing so it gets `files:write`."
         return f"The upload failed ({quote(str(exc), 200)}); nothing was posted."

@@ -96,7 +96,14 @@ def forget_member(conn: psycopg.Connection, team_id: str, user_id: str) -> dict[
     counts["messages"] = conn.execute(
         "DELETE FROM messages WHERE team_id = %(t)s AND user_id = %(u)s", {"t": team_id, "u": user_id}
     ).rowcount
-    for table in ("saved_papers", "personal_picks", "channel_members", "member_settings", "members"):
+    for table in (
+        "saved_papers",
+        "reading_list_unsaves",
+        "personal_picks",
+        "channel_members",
+        "member_settings",
+        "members",
+    ):
         conn.execute(
             f"DELETE FROM {table} WHERE team_id = %(t)s AND user_id = %(u)s",  # the table names are fixed above
             {"t": team_id, "u": user_id},

@@ -32,7 +32,10 @@ _SAVES = """
         SELECT s.* FROM saves s
           LEFT JOIN reading_list_removals r
             ON r.team_id = %(t)s AND r.channel_id = %(c)s AND r.paper_id = s.paper_id
-         WHERE r.removed_at IS NULL OR s.saved_at > r.removed_at
+          LEFT JOIN reading_list_unsaves u
+            ON u.team_id = %(t)s AND u.channel_id = %(c)s AND u.paper_id = s.paper_id AND u.user_id = s.user_id
+         WHERE (r.removed_at IS NULL OR s.saved_at > r.removed_at)
+           AND (u.removed_at IS NULL OR s.saved_at > u.removed_at)
     )
 """
 
@@ -88,8 +91,35 @@ def save_paper(
     )
 
 
+def unsave_paper(
+    conn: psycopg.Connection, team_id: str, channel_id: str, paper_id: int, user_id: str, at: datetime
+) -> None:
+    """A member's `/paperping unsave`: their own saves of the paper (their command, Save click or bookmark) up to
+    ``at`` no longer count; others' keep it on the list."""
+    conn.execute(
+        """
+        INSERT INTO reading_list_unsaves (team_id, channel_id, paper_id, user_id, removed_at)
+        VALUES (%(t)s, %(c)s, %(p)s, %(u)s, %(at)s)
+        ON CONFLICT (team_id, channel_id, paper_id, user_id) DO UPDATE SET removed_at = EXCLUDED.removed_at
+        """,
+        {"t": team_id, "c": channel_id, "p": paper_id, "u": user_id, "at": at},
+    )
+
+
+def load_savers(
+    conn: psycopg.Connection, team_id: str, channel_id: str, paper_id: int, emoji: Collection[str]
+) -> set[str]:
+    """Who has the paper on the channel's list now."""
+    rows = conn.execute(
+        _SAVES + "SELECT DISTINCT user_id FROM kept WHERE paper_id = %(p)s",
+        {"t": team_id, "c": channel_id, "e": list(emoji), "p": paper_id},
+    ).fetchall()
+    return {r[0] for r in rows}
+
+
 def remove_paper(conn: psycopg.Connection, team_id: str, channel_id: str, paper_id: int, at: datetime) -> None:
-    """`/paperping unsave`: off the list for every save made up to ``at`` (a later save puts it back)."""
+    """`/paperping unsave LINK all` (a steward's): off the list for every save made up to ``at`` (a later save puts
+    it back)."""
     conn.execute(
         """
         INSERT INTO reading_list_removals (team_id, channel_id, paper_id, removed_at)

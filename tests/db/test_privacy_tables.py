@@ -56,12 +56,14 @@ BY_TEAM = {
     "reading_list_removals",
     "zotero_items",
     "zotero_groups",
+    "reading_list_unsaves",
     "share_replies",
     "personal_picks",
 }
 # tables with a member's id: forget-me leaves none of their rows (forgotten_members keeps the note that it did)
 BY_MEMBER = {
     "members",
+    "reading_list_unsaves",
     "channel_members",
     "messages",
     "reactions",
@@ -156,6 +158,7 @@ def _lab(db: Database) -> dict[str, int]:
         # a context reply on U2's share, and a paper sent to U2 in their personal picks
         storage.threads.want_share_reply(conn, T, "C1", "2.000001")
         storage.reading_list.bind_zotero_group(conn, T, "4242")
+        storage.reading_list.unsave_paper(conn, T, "C1", known_id, "U2", AT)
         storage.threads.record_picks_sent(conn, T, "U2", [(known_id, "C1")], AT)
     return {"known": ids["1706.03762"], "unknown": ids["2999.00001"], "only_here": ids["10.9999/only-here"]}
 

@@ -66,6 +66,11 @@ def test_save_list_unsave_and_export(
     entries = bibtexparser.loads(upload["data"].decode()).entries
     assert sorted(e["ID"] for e in entries) == ["p2017attention", "p2019bert"]  # no authors known offline
     assert {e["title"] for e in entries} >= {"{Attention Is All You Need}"}
+    # one upload a channel every ten minutes, said with the first minute it works again
+    again = harness.command("export ris")
+    assert "`/paperping export` works again from" in again and len(harness.standin.files) == 1
+    with db.connection() as conn:  # ten minutes on
+        conn.execute("UPDATE channel_settings SET export_asked_at = export_asked_at - interval '11 minutes'")
     assert harness.command("export ris") == "Uploaded the reading list (2 papers) here."
     assert harness.standin.files[-1]["data"].decode().count("ER  - ") == 2
     assert "Try `/paperping export bibtex`" in harness.command("export pdf")
@@ -80,8 +85,16 @@ def test_save_list_unsave_and_export(
         "BERT: Pre-training {of} Deep Bidirectional Transformers",
     ]
     assert main(["export", "C1"]) == 0 and "@" in capsys.readouterr().out
-    # unsave takes a paper off for everyone who saved it; a later save puts it back
-    assert "Took `arxiv 1706.03762` off" in harness.command("unsave https://arxiv.org/abs/1706.03762")
+    # a member's unsave takes back their own save only (U2 saved nothing here: U3's bookmark keeps it); taking it
+    # off for everyone is for the stewards (the inviter, the workspace's admins), not a member or a guest
+    harness.command("unsave https://arxiv.org/abs/1706.03762")
+    assert "(2 papers" in harness.command("list")
+    for who in ("U2", "UG1"):
+        refused = harness.command("unsave https://arxiv.org/abs/1706.03762 all", user=who)
+        assert "is for the member who invited me and the workspace's admins" in refused, who
+    assert "(2 papers" in harness.command("list")
+    said = harness.command("unsave https://arxiv.org/abs/1706.03762 all", user="U4")  # a workspace admin
+    assert "Took `arxiv 1706.03762` off this channel's reading list for everyone" in said
     assert "(1 paper, page 1 of 1)" in harness.command("list")
     assert "Saved" in harness.command("save https://arxiv.org/abs/1706.03762", user="U2")
     assert "(2 papers" in harness.command("list")
