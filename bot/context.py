@@ -4,7 +4,10 @@ scheduler and indexer (``Wakeups``)."""
 
 from __future__ import annotations
 
+import logging
+import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from bot.directory import SlackDirectory
@@ -13,6 +16,8 @@ from bot.pacing import SlackPacer
 from socialrag.config import Settings
 from socialrag.db import Database
 from socialrag.recommender import Recommender
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -32,6 +37,35 @@ class Wakeups:
             self.indexer()
 
 
+SLOW_WORKERS = 4  # slow requests (ranking, uploads, LLM answers) run at most this many at once...
+SLOW_WAITING = 16  # ...with at most this many more waiting; past that the member is asked to try again
+
+
+class SlowWork:
+    """Where slow requests run, off bolt's listener pool (five threads): however many slow commands members
+    send, `help` and the buttons still answer at once. Bounded: ``submit`` says False when full."""
+
+    def __init__(self, workers: int = SLOW_WORKERS, waiting: int = SLOW_WAITING) -> None:
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="paperping-slow")
+        self._room = threading.BoundedSemaphore(workers + waiting)
+
+    def submit(self, work: Callable[[], None]) -> bool:
+        """Run ``work`` in the pool; False (and nothing run) when the pool and its queue are full."""
+        if not self._room.acquire(blocking=False):
+            return False
+
+        def run() -> None:
+            try:
+                work()
+            except Exception:  # the work says what went wrong to the member itself; nothing escapes the pool
+                log.exception("slow work failed")
+            finally:
+                self._room.release()
+
+        self._pool.submit(run)
+        return True
+
+
 @dataclass
 class AppContext:
     settings: Settings
@@ -39,6 +73,7 @@ class AppContext:
     pacer: SlackPacer = field(default_factory=SlackPacer)  # the one pace of Slack calls in this process
     wake: Wakeups = field(default_factory=Wakeups)
     recommender: Recommender | None = None  # set by `paperping run`: papers on demand ask it
+    slow: SlowWork = field(default_factory=SlowWork)
 
     def __post_init__(self) -> None:
         self.slack = SlackDirectory(self.db)

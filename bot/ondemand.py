@@ -18,6 +18,7 @@ from socialrag.text import as_data
 
 log = logging.getLogger(__name__)
 
+BUSY = "I'm busy with other members' requests right now; try again in a minute."
 SHORTCUT = "papers_like_this"  # the message shortcut's callback id (manifest.yml)
 
 
@@ -76,6 +77,10 @@ def register(app: App, ctx: AppContext) -> None:
         ack()
 
     def shortcut(client: WebClient, body: dict[str, Any], respond: Any) -> None:
+        if not ctx.slow.submit(lambda: answer_shortcut(client, body, respond)):  # off bolt's listener pool
+            respond(text=BUSY, response_type="ephemeral", replace_original=False)
+
+    def answer_shortcut(client: WebClient, body: dict[str, Any], respond: Any) -> None:
         message = body.get("message") or {}
         channel = str((body.get("channel") or {}).get("id") or "")
         team = ctx.slack.channel_team(str((body.get("team") or {}).get("id") or ""), channel)

@@ -172,9 +172,13 @@ def register(app: App, ctx: AppContext) -> None:
             mark_handled(conn, body)  # a resent copy is dropped: one answer per question
 
     def answer(client: WebClient, body: dict[str, Any], event: dict[str, Any]) -> None:
-        try:
-            handle_mention(ctx, client, body, event)
-        except Exception:  # the member gets no half answer; the failure is logged for the admin
-            log.exception("answering a mention failed")
+        def work() -> None:
+            try:
+                handle_mention(ctx, client, body, event)
+            except Exception:  # the member gets no half answer; the failure is logged for the admin
+                log.exception("answering a mention failed")
+
+        if not ctx.slow.submit(work):  # an answer may take an LLM's seconds: off bolt's listener pool
+            log.warning("too many slow requests; a mention in %s is not answered", event.get("channel"))
 
     app.event("app_mention")(ack=ack_and_note, lazy=[answer])

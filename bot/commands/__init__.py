@@ -5,7 +5,16 @@ The modules are imported in the order of `/paperping help`: about, channel, memb
 """
 
 from bot.commands import about, channel, member, reading, steering
-from bot.commands.base import COMMANDS, Command, Invocation, UsageError, parse_command, run_command, usage_text
+from bot.commands.base import (
+    COMMANDS,
+    Command,
+    Invocation,
+    UsageError,
+    is_slow,
+    parse_command,
+    run_command,
+    usage_text,
+)
 from bot.commands.member import parse_author_link
 
 __all__ = [
@@ -15,6 +24,7 @@ __all__ = [
     "UsageError",
     "about",
     "channel",
+    "is_slow",
     "member",
     "parse_author_link",
     "parse_command",

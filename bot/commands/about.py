@@ -36,7 +36,7 @@ SLACK_PERMALINK = re.compile(r"https://([a-z0-9-]+\.)?slack\.com/archives/[A-Z0-
 NOW_WAIT_SECONDS = 90.0
 
 
-@command("now", "`now` — post a recommendation now", steers=True)
+@command("now", "`now` — post a recommendation now", steers=True, slow=True)
 def cmd_now(inv: Invocation) -> str:
     with inv.ctx.db.connection() as conn:
         s = storage.settings.load_channel_settings(conn, inv.team, inv.channel)

@@ -99,6 +99,7 @@ class CommandSpec:
     steers: Callable[[Command], bool] = never  # changes what the whole channel gets
     # forms that only stop something (`zotero off`): they work in a channel PaperPing has left
     stops: Callable[[Command], bool] = never
+    slow: bool = False  # may take seconds (ranking, uploads, waiting for a post): run off the listener pool
 
 
 COMMANDS: dict[str, CommandSpec] = {}  # every name a member may type (aliases included), in declaration order
@@ -128,13 +129,14 @@ def command(
     about_member: bool = False,
     steers: bool | Callable[[Command], bool] = False,
     stops: Callable[[Command], bool] = never,
+    slow: bool = False,
 ) -> Callable[[Handler], Handler]:
     """Declare a command: its name (and aliases), its usage line, its parser, whether it changes what the whole
     channel gets (``steers``: always, or for some of its forms) and (decorated) its handler."""
     changes = steers if callable(steers) else (always if steers else never)
 
     def declare(handle: Handler) -> Handler:
-        spec = CommandSpec(name, usage, parse, handle, about_member, changes, stops)
+        spec = CommandSpec(name, usage, parse, handle, about_member, changes, stops, slow)
         for word in (name, *aliases):
             if word in COMMANDS:
                 raise ValueError(f"/paperping {word} is declared twice")
@@ -147,6 +149,13 @@ def command(
 def usage_text() -> str:
     lines = dict.fromkeys(spec.usage for spec in COMMANDS.values())
     return "*PaperPing* — `/paperping` followed by:\n" + "\n".join(f"• {line}" for line in lines)
+
+
+def is_slow(text: str) -> bool:
+    """Whether the ``/paperping`` text names a command that may take seconds (``CommandSpec.slow``)."""
+    words = text.strip().split()
+    spec = COMMANDS.get(words[0].lower()) if words else None
+    return bool(spec and spec.slow)
 
 
 def parse_command(text: str) -> Command:

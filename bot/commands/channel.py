@@ -184,6 +184,7 @@ def parse_report(name: str, args: tuple[str, ...], rest: str) -> Command:
     "each month",
     parse=parse_report,
     steers=True,
+    slow=True,
 )
 def cmd_report(inv: Invocation) -> str:
     if inv.args:

@@ -117,6 +117,7 @@ def cmd_link_author(inv: Invocation) -> str:
         ("on", "off", "now"), "Try `/paperping for-me on`, `/paperping for-me now` or `/paperping for-me off`."
     ),
     about_member=True,
+    slow=True,
 )
 def cmd_for_me(inv: Invocation) -> str:
     if inv.args[0] == "off":

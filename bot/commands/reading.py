@@ -137,7 +137,7 @@ def parse_export(name: str, args: tuple[str, ...], rest: str) -> Command:
     return Command(name, (args[0].lower(),))
 
 
-@command("export", "`export bibtex|ris` — upload the reading list here as a file", parse=parse_export)
+@command("export", "`export bibtex|ris` — upload the reading list here as a file", parse=parse_export, slow=True)
 def cmd_export(inv: Invocation) -> str:
     fmt = inv.args[0]
     with inv.ctx.db.connection() as conn:
@@ -238,6 +238,7 @@ def parse_like(name: str, args: tuple[str, ...], rest: str) -> Command:
     "like",
     "`like LINK-OR-WORDS` — five papers like it that this channel has not seen yet (only you see them)",
     parse=parse_like,
+    slow=True,
 )
 def cmd_like(inv: Invocation) -> str:
     return answer_like(inv.ctx, inv.client, inv.team, inv.channel, inv.text)

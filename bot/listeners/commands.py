@@ -10,8 +10,9 @@ from slack_bolt import Ack, App
 from slack_sdk import WebClient
 
 from bot.blocks import quote
-from bot.commands import UsageError, run_command, usage_text
+from bot.commands import UsageError, is_slow, run_command, usage_text
 from bot.context import AppContext
+from bot.ondemand import BUSY
 from socialrag.errors import PaperPingError
 
 log = logging.getLogger(__name__)
@@ -22,6 +23,13 @@ def register(app: App, ctx: AppContext) -> None:
         ack()
 
     def respond_later(client: WebClient, body: dict[str, Any], respond: Any) -> None:
+        if is_slow(str(body.get("text") or "")):  # off bolt's listener pool, so that quick commands never wait
+            if not ctx.slow.submit(lambda: carry_out(client, body, respond)):
+                respond(text=BUSY, response_type="ephemeral")
+            return
+        carry_out(client, body, respond)
+
+    def carry_out(client: WebClient, body: dict[str, Any], respond: Any) -> None:
         try:
             answer = run_command(ctx, client, body)
         except UsageError as exc:

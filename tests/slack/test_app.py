@@ -791,3 +791,44 @@ def test_an_emoji_read_the_way_the_channel_uses_it(harness: Harness, db: Databas
     # `auto` hands the reading back to what the channel's history says
     assert "learns it from this channel" in harness.command("emoji +1 auto")
     assert ":+1: reads as neutral here" in harness.command("status")
+
+
+def test_help_answers_at_once_while_slow_commands_run(harness: Harness, db: Database) -> None:
+    """Slow commands ran on bolt's five listener threads: five of them (each waiting on Slack here) made `help`
+    wait. They now run in a bounded pool of their own."""
+    from urllib.parse import urlencode
+
+    from socialrag.recommender import Recommender
+    from tests.support.labbase import CachedEmbedder
+
+    harness.ctx.recommender = Recommender(harness.settings, db, embedder=CachedEmbedder())
+    for k in range(2, 7):  # five other channels, whose requests Slack is slow to answer
+        harness.standin.state.channels[f"C{k}"] = {"id": f"C{k}", "name": f"lab-{k}", "members": ["U1", "UBOT"]}
+    harness.standin.hold = lambda call: call.method == "conversations.info" and call.params.get("channel") != "C1"
+    harness.standin.hold_seconds = 2.5  # each slow command asks twice: four run at once, the fifth waits its turn
+    answered = len(harness.standin.responses)
+    for k in range(2, 7):
+        body = urlencode(
+            {
+                "token": "x",
+                "team_id": T,
+                "channel_id": f"C{k}",
+                "user_id": "U1",
+                "command": "/paperping",
+                "text": "like retrieval for dialogue",
+                "response_url": harness.standin.response_url,
+                "trigger_id": "1",
+            }
+        )
+        assert harness.signed(body, "application/x-www-form-urlencoded").status_code == 200
+    started = time.monotonic()
+    answer = harness.command("help")
+    took = time.monotonic() - started
+    assert "/paperping" in answer and "like LINK-OR-WORDS" in answer and took < 3.0, f"help took {took:.1f} s"
+    print(f"help answered in {took * 1000:.0f} ms while five slow commands waited on Slack")
+    for _ in range(500):  # the slow ones are answered too, once Slack answers them
+        if len(harness.standin.responses) >= answered + 6:
+            break
+        time.sleep(0.05)
+    assert len(harness.standin.responses) >= answered + 6
+    harness.standin.hold = None
