@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from datetime import datetime, timedelta
 from typing import Any
 
 from socialrag.knowledge import display_reaction, is_click, is_emoji_name, normalize_emoji
@@ -175,3 +176,12 @@ def describe_received(emoji: Mapping[str, int], replies: int) -> str:
     if replies:
         parts.append(f"{replies} {'reply' if replies == 1 else 'replies'}")
     return ", ".join(parts) or "no reactions yet"
+
+
+def works_again(at: datetime) -> str:
+    """The first whole minute at which a cooldown ending at ``at`` is over ("from 03:33 UTC" for 03:32:40): a
+    member who asks at the minute named is never refused again."""
+    ceiled = at.replace(second=0, microsecond=0)
+    if ceiled < at:
+        ceiled += timedelta(minutes=1)
+    return f"{ceiled:%H:%M} UTC"

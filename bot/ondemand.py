@@ -5,12 +5,13 @@ Nothing of the question or the answer is stored as the channel's feedback."""
 from __future__ import annotations
 
 import logging
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from slack_bolt import Ack, App
 from slack_sdk import WebClient
 
-from bot.blocks import titled_link
+from bot.blocks import titled_link, works_again
 from bot.context import AppContext
 from socialrag import storage
 from socialrag.knowledge import find_paper_refs
@@ -20,6 +21,7 @@ log = logging.getLogger(__name__)
 
 BUSY = "I'm busy with other members' requests right now; try again in a minute."
 SHORTCUT = "papers_like_this"  # the message shortcut's callback id (manifest.yml)
+LIKE_COOLDOWN = timedelta(seconds=30)  # between two of a member's `like` or shortcut answers
 
 
 NOT_HERE = (
@@ -38,13 +40,19 @@ def not_here(ctx: AppContext, client: WebClient, team: str, channel: str) -> boo
     return not s.active or not ctx.slack.is_member(client, channel)
 
 
-def answer_like(ctx: AppContext, client: WebClient, team: str, channel: str, text: str) -> str:
+def answer_like(ctx: AppContext, client: WebClient, team: str, channel: str, user: str, text: str) -> str:
     """The private answer to "papers like this": five papers with a line of why each, or what to do. Nothing of a
-    channel PaperPing is not in is shown, and nothing is searched for it."""
+    channel PaperPing is not in is shown, and nothing is searched for it; a member asks once every
+    ``LIKE_COOLDOWN`` (each answer ranks the channel's candidates and may search online)."""
     if ctx.recommender is None:
         return "Papers on demand work where PaperPing runs as a service (`paperping run`)."
     if not_here(ctx, client, team, channel):
         return NOT_HERE
+    now = datetime.now(UTC)
+    with ctx.db.connection() as conn:
+        until = storage.usage.take_cooldown(conn, team, user, "like", now, LIKE_COOLDOWN)
+    if until is not None:
+        return f"You asked for papers like this a moment ago; ask again from {works_again(until)}."
     refs = find_paper_refs(text)[:3]
     paper_ids: list[int] = []
     if refs:
@@ -89,7 +97,8 @@ def register(app: App, ctx: AppContext) -> None:
             answer = "That message shares no paper link I can read; `/paperping like WORDS` takes words."
         else:
             try:
-                answer = answer_like(ctx, client, team, channel, text)
+                user = str((body.get("user") or {}).get("id") or "")
+                answer = answer_like(ctx, client, team, channel, user, text)
             except Exception:  # the member always hears back
                 log.exception("papers like this failed")
                 answer = "Something went wrong on my side while looking; it is logged for your admin."

@@ -26,7 +26,14 @@ from socialrag import storage
 from socialrag.db import Database
 from socialrag.errors import PaperPingError
 from socialrag.models import Message
-from socialrag.recommender import Answer, ScoringConfig, ShareContext, answer_question, share_context
+from socialrag.recommender import (
+    LIMIT_REACHED,
+    Answer,
+    ScoringConfig,
+    ShareContext,
+    answer_question,
+    share_context,
+)
 
 log = logging.getLogger(__name__)
 
@@ -121,6 +128,11 @@ def answer_blocks(answer: Answer) -> str:
             f"I can't answer questions here: no language model is configured for PaperPing. I can show the "
             f"abstract of {paper} and the related threads here."
         )
+    elif answer.why_not and answer.why_not.startswith(LIMIT_REACHED):
+        head = (
+            f"I can't answer more questions with the language model right now: "
+            f"{answer.why_not.removeprefix(LIMIT_REACHED)}. Try again next hour; here is the abstract of {paper}."
+        )
     elif answer.why_not == "the paper's abstract does not say":
         head = f"The abstract of {paper} does not answer that. Here it is, with the related threads here."
     else:
@@ -135,6 +147,26 @@ def answer_blocks(answer: Answer) -> str:
 MENTION = re.compile(r"<@[A-Z0-9]+(?:\|[^>]*)?>")
 
 
+def llm_budget(ctx: AppContext, team: str, channel: str, user: str) -> str | None:
+    """Count one LLM call for a member's question; a sentence when their hour's or the channel's cap is reached."""
+    settings = ctx.settings
+    with ctx.db.connection() as conn:
+        reached = storage.usage.take_llm_call(
+            conn,
+            team,
+            channel,
+            user,
+            datetime.now(UTC),
+            per_member=settings.llm_per_member_hour,
+            per_channel=settings.llm_per_channel_hour,
+        )
+    if reached == "member":
+        return f"you have asked {settings.llm_per_member_hour} questions' worth of answers this hour"
+    if reached == "channel":
+        return f"this channel has had {settings.llm_per_channel_hour} answers' worth of LLM calls this hour"
+    return None
+
+
 def handle_mention(ctx: AppContext, client: WebClient, body: dict[str, Any], event: dict[str, Any]) -> None:
     """A member mentioned PaperPing: in a paper's thread, a question to answer there; elsewhere, a hint."""
     team = ctx.slack.channel_team(str(body.get("team_id") or event.get("team") or ""), str(event.get("channel")))
@@ -147,6 +179,8 @@ def handle_mention(ctx: AppContext, client: WebClient, body: dict[str, Any], eve
     if thread:
         recommender = ctx.recommender
         llm = recommender.llm_for(team, channel) if recommender is not None else None
+        asker = str(event.get("user") or "")
+        llm = llm.with_budget(lambda: llm_budget(ctx, team, channel, asker)) if llm is not None else None
         model = recommender.embedder.model_name if recommender is not None else ctx.settings.embed_model
         with ctx.db.connection() as conn:
             answer = answer_question(conn, model, team, channel, thread, question, llm, datetime.now(UTC))

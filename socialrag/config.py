@@ -200,6 +200,21 @@ SETTINGS: tuple[Setting, ...] = (
         "PAPERPING_EXPLANATION_LIMIT", "explanation_limit", "int", "400", "most characters of a post's explanation"
     ),
     Setting(
+        "PAPERPING_LLM_PER_MEMBER_HOUR",
+        "llm_per_member_hour",
+        "int",
+        "10",
+        "most LLM calls PaperPing makes for one member's questions in an hour (answers in threads); past it the "
+        "member is told so and gets the abstract",
+    ),
+    Setting(
+        "PAPERPING_LLM_PER_CHANNEL_HOUR",
+        "llm_per_channel_hour",
+        "int",
+        "30",
+        "most LLM calls PaperPing makes for questions in one channel in an hour",
+    ),
+    Setting(
         "PAPERPING_MENTION_QUIET_DAYS",
         "mention_quiet_days",
         "float",
@@ -281,6 +296,8 @@ class Settings:
     llm_model: str = _default("llm_model")
     llm_timeout: float = _default("llm_timeout")
     explanation_limit: int = _default("explanation_limit")
+    llm_per_member_hour: int = _default("llm_per_member_hour")
+    llm_per_channel_hour: int = _default("llm_per_channel_hour")
     mention_quiet_days: float = _default("mention_quiet_days")
     half_life_days: float = _default("half_life_days")
     signal_window_days: int = _default("signal_window_days")

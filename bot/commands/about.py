@@ -6,8 +6,8 @@ import re
 import time
 from datetime import UTC, datetime, timedelta
 
-from bot.blocks import describe_received, quote
-from bot.commands.base import Invocation, command, usage_text, works_again
+from bot.blocks import describe_received, quote, works_again
+from bot.commands.base import Invocation, command, usage_text
 from bot.context import AppContext
 from socialrag import storage
 from socialrag.knowledge import Readiness, assess, describe_empty, describe_index, focus_active

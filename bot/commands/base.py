@@ -7,7 +7,7 @@ import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 from slack_sdk import WebClient
@@ -196,15 +196,6 @@ def run_command(ctx: AppContext, client: WebClient, body: dict[str, Any], now: d
         if refusal:
             return refusal
     return spec.handle(invocation)
-
-
-def works_again(at: datetime) -> str:
-    """The first whole minute at which a cooldown ending at ``at`` is over ("from 03:33 UTC" for 03:32:40): a
-    member who asks at the minute named is never refused again."""
-    ceiled = at.replace(second=0, microsecond=0)
-    if ceiled < at:
-        ceiled += timedelta(minutes=1)
-    return f"{ceiled:%H:%M} UTC"
 
 
 ELSEWHERE = (

@@ -8,8 +8,8 @@ import re
 from datetime import timedelta
 from typing import Any
 
-from bot.blocks import quote
-from bot.commands.base import Command, Invocation, UsageError, command, may_steer, one_of, works_again
+from bot.blocks import quote, works_again
+from bot.commands.base import Command, Invocation, UsageError, command, may_steer, one_of
 from bot.reports import post_month_report
 from socialrag import storage
 from socialrag.errors import SourceError

@@ -4,10 +4,11 @@
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 
 from slack_sdk.errors import SlackApiError
 
-from bot.blocks import quote
+from bot.blocks import quote, works_again
 from bot.commands.base import Command, Invocation, UsageError, command, one_of
 from bot.members import refresh_team_lists
 from bot.personal import EVERY, send_picks
@@ -109,6 +110,9 @@ def cmd_link_author(inv: Invocation) -> str:
     return f"Done: your {label} is {value}. I'll use it to notice papers you wrote and people you work with."
 
 
+PICKS_NOW_COOLDOWN = timedelta(minutes=10)  # between two of a member's `for-me now`
+
+
 @command(
     "for-me",
     "`for-me on|off|now` — a weekly direct message with papers picked for you from the channels you're in "
@@ -135,6 +139,10 @@ def cmd_for_me(inv: Invocation) -> str:
         )
     if inv.ctx.recommender is None:
         return "Personal picks are sent where PaperPing runs as a service (`paperping run`)."
+    with inv.ctx.db.connection() as conn:  # each one ranks every channel of the member
+        until = storage.usage.take_cooldown(conn, inv.team, inv.user, "for-me now", inv.now, PICKS_NOW_COOLDOWN)
+    if until is not None:
+        return f"I sent you picks a moment ago; `/paperping for-me now` works again from {works_again(until)}."
     try:
         return send_picks(inv.ctx.db, inv.ctx.recommender, inv.ctx.pacer, inv.client, inv.team, inv.user, inv.now)
     except (SlackApiError, PaperPingError) as exc:

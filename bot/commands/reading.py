@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from datetime import timedelta
 
-from bot.blocks import link, quote
-from bot.commands.base import Command, Invocation, UsageError, command, may_steer, works_again
+from bot.blocks import link, quote, works_again
+from bot.commands.base import Command, Invocation, UsageError, command, may_steer
 from bot.ondemand import answer_like
 from socialrag import storage
 from socialrag.config import zotero_allow_list
@@ -241,4 +241,4 @@ def parse_like(name: str, args: tuple[str, ...], rest: str) -> Command:
     slow=True,
 )
 def cmd_like(inv: Invocation) -> str:
-    return answer_like(inv.ctx, inv.client, inv.team, inv.channel, inv.text)
+    return answer_like(inv.ctx, inv.client, inv.team, inv.channel, inv.user, inv.text)

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
         step_down,
     )
     from socialrag.recommender.service import Recommender, describe_style, resolve_style
-    from socialrag.recommender.threads import Answer, ShareContext, answer_question, share_context
+    from socialrag.recommender.threads import LIMIT_REACHED, Answer, ShareContext, answer_question, share_context
 
 ENTRY_POINTS = {
     "RankerModel": "calibrate",
@@ -77,6 +77,7 @@ ENTRY_POINTS = {
     "describe_style": "service",
     "resolve_style": "service",
     "Answer": "threads",
+    "LIMIT_REACHED": "threads",
     "ShareContext": "threads",
     "answer_question": "threads",
     "share_context": "threads",

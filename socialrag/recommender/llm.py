@@ -33,6 +33,13 @@ Recorder = Callable[[LLMCall], None]
 OPENAI_DEFAULT_URL = "https://api.openai.com/v1"
 
 
+Budget = Callable[[], str | None]  # None: the call may go; else why not, in a sentence for the member
+
+
+class BudgetSpent(SourceError):
+    """A cap on LLM calls is reached (a member's or a channel's per hour): the call was not made."""
+
+
 class LLMClient:
     """Chat completions against ``OPENAI_BASE_URL`` (any OpenAI-compatible server)."""
 
@@ -52,18 +59,30 @@ class LLMClient:
             base_url=base_url or OPENAI_DEFAULT_URL, api_key=api_key or "unused", timeout=timeout, max_retries=1
         )
         self.recorder = recorder
+        self.budget: Budget | None = None
 
     def with_recorder(self, recorder: Recorder) -> LLMClient:
         """The same client (one connection pool) recording its calls with ``recorder``."""
         other = object.__new__(LLMClient)
-        other.model, other.client, other.recorder = self.model, self.client, recorder
+        other.model, other.client, other.recorder, other.budget = self.model, self.client, recorder, self.budget
+        return other
+
+    def with_budget(self, budget: Budget) -> LLMClient:
+        """The same client, asking ``budget`` before each call: a sentence from it (a cap reached) stops the call
+        with ``BudgetSpent``, and nothing is sent."""
+        other = object.__new__(LLMClient)
+        other.model, other.client, other.recorder, other.budget = self.model, self.client, self.recorder, budget
         return other
 
     def close(self) -> None:
         self.client.close()
 
     def complete(self, prompt: Prompt, text: str, *, max_tokens: int = 400) -> str:
-        """The model's answer to a filled prompt; a failure or timeout raises ``SourceError``."""
+        """The model's answer to a filled prompt; a failure or timeout raises ``SourceError``, a spent budget
+        ``BudgetSpent`` (nothing sent)."""
+        spent = self.budget() if self.budget is not None else None
+        if spent:
+            raise BudgetSpent("llm", spent)
         started = time.monotonic()
         try:
             response = self.client.chat.completions.create(

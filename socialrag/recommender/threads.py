@@ -27,7 +27,7 @@ from socialrag.models import AuthorDiscussedHere, EarlierReception, RelatedToEar
 from socialrag.recommender.context import ChannelContext, load_channel_context
 from socialrag.recommender.explain import MEMBER_TOKEN, render_signals
 from socialrag.recommender.generate import build_allowed, paper_url, thread_of
-from socialrag.recommender.llm import LLMClient
+from socialrag.recommender.llm import BudgetSpent, LLMClient
 from socialrag.recommender.ondemand import RELATED_FROM
 from socialrag.recommender.pipeline import load_relations
 from socialrag.recommender.prompts import load_prompt
@@ -113,6 +113,9 @@ class Related:
     link: str
 
 
+LIMIT_REACHED = "limit: "  # an ``Answer.why_not`` that starts so: a cap on LLM calls said no (the rest says which)
+
+
 @dataclass(frozen=True)
 class Answer:
     paper_title: str
@@ -194,6 +197,8 @@ def answer_question(
     for attempt in (1, 2):
         try:
             text = llm.complete(prompt, prompt.render(**values)).strip()
+        except BudgetSpent as exc:  # a cap on LLM calls: said to the member, and not tried again
+            return Answer(base.paper_title, url, None, f"{LIMIT_REACHED}{exc}", abstract, related)
         except SourceError as exc:
             why = f"the LLM failed: {exc}"
             log.warning("thread answer, attempt %d: %s", attempt, why)

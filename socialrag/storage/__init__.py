@@ -26,6 +26,7 @@ from socialrag.storage import (
     slack_events,
     threads,
     token_cipher,
+    usage,
     workspaces,
 )
 
@@ -50,5 +51,6 @@ __all__ = [
     "slack_events",
     "threads",
     "token_cipher",
+    "usage",
     "workspaces",
 ]

@@ -99,6 +99,8 @@ def forget_member(conn: psycopg.Connection, team_id: str, user_id: str) -> dict[
     for table in (
         "saved_papers",
         "reading_list_unsaves",
+        "member_cooldowns",
+        "llm_usage",
         "personal_picks",
         "channel_members",
         "member_settings",

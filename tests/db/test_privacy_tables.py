@@ -3,7 +3,7 @@ fails this test until someone says what forgetting a member and purging a worksp
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 from psycopg.types.json import Jsonb
@@ -57,6 +57,8 @@ BY_TEAM = {
     "zotero_items",
     "zotero_groups",
     "reading_list_unsaves",
+    "member_cooldowns",
+    "llm_usage",
     "share_replies",
     "personal_picks",
 }
@@ -64,6 +66,8 @@ BY_TEAM = {
 BY_MEMBER = {
     "members",
     "reading_list_unsaves",
+    "member_cooldowns",
+    "llm_usage",
     "channel_members",
     "messages",
     "reactions",
@@ -159,6 +163,8 @@ def _lab(db: Database) -> dict[str, int]:
         storage.threads.want_share_reply(conn, T, "C1", "2.000001")
         storage.reading_list.bind_zotero_group(conn, T, "4242")
         storage.reading_list.unsave_paper(conn, T, "C1", known_id, "U2", AT)
+        storage.usage.take_cooldown(conn, T, "U2", "like", AT, timedelta(seconds=30))
+        storage.usage.take_llm_call(conn, T, "C1", "U2", AT, per_member=10, per_channel=30)
         storage.threads.record_picks_sent(conn, T, "U2", [(known_id, "C1")], AT)
     return {"known": ids["1706.03762"], "unknown": ids["2999.00001"], "only_here": ids["10.9999/only-here"]}
 

@@ -134,6 +134,10 @@ def test_personal_picks_hold_only_what_the_member_may_see(harness: Harness, db: 
         assert not re.search(rf"\b{name}\b", text, re.IGNORECASE), f"no other member: {name}"
     first = set(re.findall(r"<(https://aclanthology[^|>]+)\|", text))
     assert len(first) == 5
+    # each one ranks every channel of the member: once every ten minutes, said with when it works again
+    again = harness.command("for-me now", user="U3")
+    assert "`/paperping for-me now` works again from" in again
+    assert len([p for p in harness.standin.posts if p["channel"] == "DU3"]) == 1
     # the weekly run a week later: sent again, none of the same papers
     client = WebClient(token="xoxb-test", base_url=harness.standin.url)
     later = datetime.now(UTC) + timedelta(days=8)

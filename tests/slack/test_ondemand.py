@@ -40,7 +40,7 @@ def test_papers_like_a_link_words_or_a_message(harness: Harness, db: Database, t
     assert harness.standin.responses[-1].get("response_type") == "ephemeral"
     # by link: a paper the channel shared; what comes back is close to it, not it
     first = lab["others"][0]
-    by_link = harness.command(f"like https://aclanthology.org/{first}/")
+    by_link = harness.command(f"like https://aclanthology.org/{first}/", user="U4")  # U2 waits 30 s to ask again
     assert by_link.count("\n• ") == 5 and f"aclanthology.org/{first}|" not in by_link
     assert "Try `/paperping like" in harness.command("like")
     # the message shortcut on a message sharing a paper
@@ -120,6 +120,11 @@ def test_nothing_of_a_channel_paperping_is_not_in_is_shown_by_the_shortcut_or_li
         raise AssertionError("no answer to the shortcut")
 
     assert "Papers like that" in shortcut("C1"), "in a channel PaperPing is in, it answers"
+    # each answer ranks the channel's candidates: a member asks once every 30 seconds, the shortcut and `like` alike
+    assert "You asked for papers like this a moment ago; ask again from" in shortcut("C1")
+    assert "ask again from" in harness.command("like neural machine translation", user="U3")
+    with db.connection() as conn:
+        conn.execute("UPDATE member_cooldowns SET until = until - interval '1 minute'")
     # PaperPing is removed from the channel: its stored history is shown to nobody
     harness.event({"type": "channel_left", "channel": "C1", "event_ts": "5.0"})
     harness.standin.state.channels["C1"]["members"] = ["U1", "U2", "U3", "U4"]

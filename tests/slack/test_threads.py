@@ -194,3 +194,29 @@ def test_a_question_answered_by_the_llm_and_a_hostile_one(db: Database, tmp_path
         harness.stop()
         standin.stop()
         model.stop()
+
+
+def test_twenty_mentions_in_a_minute_make_at_most_ten_llm_calls(db: Database, tmp_path: Path) -> None:
+    """Each @mention made up to two LLM calls with no limit per member or channel. Now a member's questions make at
+    most ``PAPERPING_LLM_PER_MEMBER_HOUR`` calls an hour (10 by default); past it they are told so and get the
+    abstract, and the channel has its own cap."""
+    build_lab(db, tmp_path, CachedEmbedder())
+    model = OpenAIStandIn(lambda prompt: "The paper shows that poisoned pre-trained weights can plant backdoors.")
+    standin = SlackStandIn(lab_state()).start()
+    nowhere = "http://127.0.0.1:9/"
+    harness = Harness(
+        db, standin, tmp_path, offline=False, openai_base_url=model.base_url, s2_api_url=nowhere, arxiv_api_url=nowhere
+    )
+    harness.ctx.recommender = Recommender(harness.settings, db, embedder=CachedEmbedder())
+    try:
+        answers = [mention(harness, f"what do they show, take {k}?", t("2021-01-10") + k)[0] for k in range(20)]
+        assert len(model.prompts) == 10, f"{len(model.prompts)} LLM calls for 20 mentions"
+        assert all(a["text"].startswith("The paper shows") for a in answers[:10])
+        limited = answers[10:]
+        assert all("I can't answer more questions with the language model right now" in a["text"] for a in limited)
+        assert all("10 questions' worth of answers this hour" in a["text"] and "\n>" in a["text"] for a in limited)
+        print(f"20 mentions in a minute: {len(model.prompts)} LLM calls")
+    finally:
+        harness.stop()
+        standin.stop()
+        model.stop()

@@ -1,0 +1,80 @@
+"""Queries of what members may ask for how often: cooldowns on costly requests, and the LLM calls made for each
+member and each channel in an hour. Kept in Postgres, so every process of ``paperping run`` counts alike."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+import psycopg
+
+
+def take_cooldown(
+    conn: psycopg.Connection, team_id: str, user_id: str, kind: str, now: datetime, length: timedelta
+) -> datetime | None:
+    """Start the member's cooldown on ``kind`` (None: taken, go ahead), or the moment the running one ends."""
+    row = conn.execute(
+        """
+        INSERT INTO member_cooldowns (team_id, user_id, kind, until) VALUES (%(t)s, %(u)s, %(k)s, %(until)s)
+        ON CONFLICT (team_id, user_id, kind) DO UPDATE SET until = EXCLUDED.until
+         WHERE member_cooldowns.until <= %(now)s
+        RETURNING until
+        """,
+        {"t": team_id, "u": user_id, "k": kind, "until": now + length, "now": now},
+    ).fetchone()
+    if row is not None:
+        return None
+    held = conn.execute(
+        "SELECT until FROM member_cooldowns WHERE team_id = %(t)s AND user_id = %(u)s AND kind = %(k)s",
+        {"t": team_id, "u": user_id, "k": kind},
+    ).fetchone()
+    return held[0] if held else None
+
+
+def take_llm_call(
+    conn: psycopg.Connection,
+    team_id: str,
+    channel_id: str,
+    user_id: str,
+    now: datetime,
+    *,
+    per_member: int,
+    per_channel: int,
+) -> str | None:
+    """Count one LLM call for the member and the channel this hour; None when both were under their caps, else
+    which cap is reached ("member" or "channel"), and nothing is counted."""
+    hour = now.replace(minute=0, second=0, microsecond=0)
+    try:
+        with conn.transaction():  # a savepoint: a cap reached undoes the count made before it
+            for scope, channel, user, cap in (
+                ("member", "", user_id, per_member),
+                ("channel", channel_id, "", per_channel),
+            ):
+                if not _count_one(conn, team_id, channel, user, hour, cap):
+                    raise _CapReached(scope)
+    except _CapReached as reached:
+        return reached.scope
+    return None
+
+
+def _count_one(conn: psycopg.Connection, team_id: str, channel_id: str, user_id: str, hour: datetime, cap: int) -> bool:
+    row = conn.execute(
+        """
+        INSERT INTO llm_usage AS u (team_id, channel_id, user_id, hour, calls)
+        SELECT %(t)s, %(c)s, %(u)s, %(h)s, 1 WHERE %(cap)s > 0
+        ON CONFLICT (team_id, channel_id, user_id, hour) DO UPDATE SET calls = u.calls + 1 WHERE u.calls < %(cap)s
+        RETURNING calls
+        """,
+        {"t": team_id, "c": channel_id, "u": user_id, "h": hour, "cap": cap},
+    ).fetchone()
+    return row is not None
+
+
+def prune_llm_usage(conn: psycopg.Connection, before: datetime) -> int:
+    """Drop the counts of hours before ``before`` (they limit nothing any more)."""
+    return conn.execute("DELETE FROM llm_usage WHERE hour < %(b)s", {"b": before}).rowcount
+
+
+class _CapReached(Exception):
+    def __init__(self, scope: str) -> None:
+        super().__init__(scope)
+        self.scope = scope
