@@ -18,13 +18,43 @@ from bot.members import refresh_for_member
 from bot.pacing import SlackPacer
 from socialrag import storage
 from socialrag.db import Database
-from socialrag.errors import PaperPingError
+from socialrag.errors import PaperPingError, PermanentError
 from socialrag.recommender import Recommender
 
 log = logging.getLogger(__name__)
 
 EVERY = timedelta(days=7)
-RETRY = timedelta(hours=1)  # a DM Slack refused is tried again after this
+RETRY = timedelta(hours=1)  # a DM Slack refused for now is tried again after this
+SECTION_LIMIT = 3000  # Slack's most characters in a section's text
+TITLE_SHOWN = 200  # characters of a title in the DM
+
+
+DM_REFUSALS = {
+    "cannot_dm_bot": "Slack does not let PaperPing write to this account",
+    "user_not_found": "Slack no longer knows this account",
+    "user_disabled": "this account is deactivated",
+    "account_inactive": "this account is deactivated",
+    "msg_too_long": "Slack refused the message as too long",
+    "invalid_blocks": "Slack refused the message's layout",
+    "restricted_action": "this workspace does not let apps send direct messages",
+}
+
+
+def _slack_error(exc: Exception) -> str:
+    if isinstance(exc, SlackApiError):
+        return str(exc.response.get("error") or "")
+    return str(exc).removeprefix("slack: ")
+
+
+def refused_for_good(exc: Exception) -> bool:
+    """Whether Slack's refusal of a DM will not change by trying again (``DM_REFUSALS``, or a permanent error)."""
+    return isinstance(exc, PermanentError) or _slack_error(exc) in DM_REFUSALS
+
+
+def refusal_reason(exc: Exception) -> str:
+    """A refusal from Slack in words for the member (status and App Home)."""
+    error = _slack_error(exc)
+    return DM_REFUSALS.get(error, f"Slack refused the direct message ({error[:80]})")
 
 
 def picks_text(recommender: Recommender, team: str, user: str) -> tuple[str | None, list[tuple[int, str]], str]:
@@ -44,11 +74,25 @@ def picks_text(recommender: Recommender, team: str, user: str) -> tuple[str | No
     lines = ["*Papers picked for you* from the channels you are in with PaperPing (only you get this message):"]
     for pick in found.picks:
         like = pick.like
-        title = titled_link(like.url, like.title)
-        near = f", close to {link(like.related_link or '', like.related_title)}" if like.related_title else ""
+        title = titled_link(like.url, like.title[:TITLE_SHOWN])
+        near_title = (like.related_title or "")[:TITLE_SHOWN]
+        near = f", close to {link(like.related_link or '', near_title)}" if like.related_title else ""
         lines.append(f"• {title} — from <#{pick.channel_id}>{near}")
     lines.append("`/paperping for-me off` stops these messages.")
     return "\n".join(lines), [(p.like.paper_id, p.channel_id) for p in found.picks], ""
+
+
+def sections(text: str, limit: int = SECTION_LIMIT) -> list[str]:
+    """The text in sections of whole lines, each within Slack's ``limit`` characters for a section (a line
+    longer than that alone is cut)."""
+    parts: list[str] = []
+    for line in text.split("\n"):
+        line = line[:limit]
+        if parts and len(parts[-1]) + 1 + len(line) <= limit:
+            parts[-1] += "\n" + line
+        else:
+            parts.append(line)
+    return parts
 
 
 def send_picks(
@@ -66,7 +110,7 @@ def send_picks(
         client.chat_postMessage,
         channel=dm,
         text=text,
-        blocks=[{"type": "section", "text": mrkdwn(text)}],
+        blocks=[{"type": "section", "text": mrkdwn(part)} for part in sections(text)],
         unfurl_links=False,
         unfurl_media=False,
     )
@@ -91,6 +135,13 @@ def send_due_picks(
             answer = send_picks(db, recommender, pacer, client_for(team), team, user, now)
             sent += answer.startswith("Sent")
         except (SlackApiError, PaperPingError) as exc:
+            if refused_for_good(exc):  # stopped, with why, until the member turns them on again
+                log.warning("personal picks for %s/%s stopped: %s", team, user, exc)
+                with db.connection() as conn:
+                    storage.settings.upsert_member_setting(
+                        conn, team, user, picks_enabled=False, picks_stopped_reason=refusal_reason(exc)
+                    )
+                continue
             log.warning("personal picks for %s/%s failed, retrying within the hour: %s", team, user, exc)
             with db.connection() as conn:
                 storage.settings.upsert_member_setting(conn, team, user, picks_next_at=now + RETRY)

@@ -139,6 +139,13 @@ def cmd_status(inv: Invocation) -> str:
         lines.append(f"Saved papers go to Zotero group {quote(s.zotero_group_id, 20)}: {sent} sent so far.{problem}")
     if s.step_down_reason:
         lines.append(f"Posting less often because {s.step_down_reason}; `/paperping frequency` sets it back.")
+    with inv.ctx.db.connection() as conn:  # the member's own: only they see this answer
+        mine = storage.settings.load_member_setting(conn, inv.team, inv.user)
+    if mine.picks_stopped_reason:
+        lines.append(
+            f"Your personal picks stopped: {quote(mine.picks_stopped_reason, 200)}. `/paperping for-me on` starts "
+            "them again."
+        )
     if focus_active(s, inv.now):
         lines.append(f"Focus: {quote(s.focus_text or '', 120)} (until {s.focus_expires_at:%d %b}).")
     silent = silent_streak([read_reception(p["emoji"], p["replies"], readings) for p in posts])

@@ -131,7 +131,7 @@ def cmd_for_me(inv: Invocation) -> str:
     if inv.args[0] == "on":
         with inv.ctx.db.connection() as conn:
             storage.settings.upsert_member_setting(
-                conn, inv.team, inv.user, picks_enabled=True, picks_next_at=inv.now + EVERY
+                conn, inv.team, inv.user, picks_enabled=True, picks_next_at=inv.now + EVERY, picks_stopped_reason=None
             )
         return (
             "Done: once a week I'll send you a direct message with papers matched to what you shared, liked and "

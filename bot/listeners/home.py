@@ -71,6 +71,8 @@ def build_home(ctx: AppContext, team: str, user: str) -> dict[str, Any]:
     picks = (
         f"a direct message each week, next {member.picks_next_at:%a %d %b}"
         if member.picks_enabled and member.picks_next_at
+        else f"stopped: {member.picks_stopped_reason} (`/paperping for-me on` starts them again)"
+        if member.picks_stopped_reason
         else "off (`/paperping for-me on`)"
     )
     blocks += [

@@ -72,6 +72,7 @@ class MemberSettings:
     confirmed_names: list[str] = field(default_factory=list)
     picks_enabled: bool = False  # a weekly direct message of papers for this member (`/paperping for-me`)
     picks_next_at: datetime | None = None  # when the next one is due
+    picks_stopped_reason: str | None = None  # why Slack's refusal stopped them (until `for-me on` again)
 
 
 _TABLES: dict[type, tuple[str, str]] = {

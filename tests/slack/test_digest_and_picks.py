@@ -184,3 +184,45 @@ def test_length_and_language_reach_the_prompt_and_the_report(db: Database, tmp_p
         harness.stop()
         standin.stop()
         model.stop()
+
+
+def test_a_dm_slack_refuses_for_good_stops_the_picks_and_says_why(
+    harness: Harness, db: Database, tmp_path: Path
+) -> None:
+    """A refused DM (`cannot_dm_bot`, `user_not_found`, too long) was retried every hour for ever, each time
+    ranking every channel of the member. A refusal for good now stops the member's picks; status and App Home
+    say why, and `for-me on` starts them again."""
+    from bot.listeners.home import build_home
+
+    build_lab(db, tmp_path, CachedEmbedder())
+    harness.ctx.channels.activate(T, "C1", AS_OF)
+    recommender = Recommender(harness.settings, db, embedder=CachedEmbedder())
+    harness.ctx.recommender = recommender
+    assert "once a week" in harness.command("for-me on", user="U3")
+    client = WebClient(token="xoxb-test", base_url=harness.standin.url)
+    gone = harness.standin.state.users.pop("U3")  # the account Slack no longer knows
+    later = datetime.now(UTC) + timedelta(days=8)
+    assert send_due_picks(db, recommender, harness.ctx.pacer, lambda team: client, later) == 0
+    opened = len(harness.standin.calls_to("conversations.open"))
+    assert send_due_picks(db, recommender, harness.ctx.pacer, lambda team: client, later + timedelta(hours=2)) == 0
+    assert len(harness.standin.calls_to("conversations.open")) == opened, "not tried again every hour"
+    with db.connection() as conn:
+        mine = storage.settings.load_member_setting(conn, T, "U3")
+    assert not mine.picks_enabled and mine.picks_stopped_reason == "Slack no longer knows this account"
+    harness.standin.state.users["U3"] = gone
+    assert "Your personal picks stopped: Slack no longer knows this account" in harness.command("status", user="U3")
+    assert "stopped: Slack no longer knows this account" in json.dumps(build_home(harness.ctx, T, "U3"))
+    assert "once a week" in harness.command("for-me on", user="U3")
+    with db.connection() as conn:
+        assert storage.settings.load_member_setting(conn, T, "U3").picks_stopped_reason is None
+    recommender.close()
+
+
+def test_a_dm_section_stays_within_slacks_3000_characters() -> None:
+    from bot.personal import SECTION_LIMIT, sections
+
+    text = "*Papers picked for you*\n" + "\n".join(f"• {'a very long title ' * 40} {k}" for k in range(8))
+    parts = sections(text)
+    assert all(len(p) <= SECTION_LIMIT for p in parts) and len(parts) > 1
+    assert "\n".join(parts) == text, "whole lines, nothing lost"
+    assert all(len(p) <= SECTION_LIMIT for p in sections("x" * 5000)), "a line longer than a section is cut"
