@@ -1,6 +1,7 @@
 """Reference files of the reading list, built from the stored metadata: BibTeX (clean keys such as
-``vaswani2017attention``), RIS and CSL-JSON. Pure. A title or a name is data written by others: whatever it
-holds (braces, backslashes, newlines, markup), it stays inside its field."""
+``vaswani2017attention``, written by pybtex), RIS (written by rispy) and CSL-JSON. Pure. A title or a name is data
+written by others: whatever it holds (braces, backslashes, newlines, markup), it is kept exactly, escaped for
+the format, and stays inside its field."""
 
 from __future__ import annotations
 
@@ -9,6 +10,9 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+
+import rispy
+from pybtex.database import BibliographyData, Entry, Person
 
 from socialrag.text import as_data
 
@@ -49,8 +53,15 @@ class Reference:
 
 
 def clean(text: str | None, limit: int = 1000) -> str:
-    """A field's text: markup and control characters out, on one line."""
+    """A field's text for Slack or a citation key: markup and control characters out, on one line."""
     return as_data(text or "")[:limit]
+
+
+def exact(text: str | None, limit: int = 1000) -> str:
+    """A field's text for a reference file: exactly as written, on one line (control characters, line breaks
+    included, become spaces). Nothing else is taken out: each format escapes what it must."""
+    chars = (" " if unicodedata.category(ch).startswith("C") else ch for ch in (text or "")[: limit * 2])
+    return " ".join("".join(chars).split())[:limit]
 
 
 def split_name(name: str) -> tuple[str, str]:
@@ -94,47 +105,60 @@ def _suffix(n: int) -> str:
     return letters[n] if n < 26 else f"{letters[n // 26 - 1]}{letters[n % 26]}"
 
 
+# what pybtex's LaTeX encoding (latexcodec) leaves as it is and BibTeX would read as markup; it escapes % & # _ ~
 _TEX_SPECIAL = {
     "\\": r"\textbackslash{}",
     "{": r"\textbraceleft{}",
     "}": r"\textbraceright{}",
-    "&": r"\&",
-    "%": r"\%",
     "$": r"\$",
-    "#": r"\#",
-    "_": r"\_",
-    "~": r"\textasciitilde{}",
     "^": r"\textasciicircum{}",
 }
 
 
 def tex(text: str) -> str:
-    """A value safe between BibTeX's braces: LaTeX's special characters escaped, and a brace written as a
-    command (BibTeX counts every brace, escaped or not, so a stray one would close the field)."""
-    return "".join(_TEX_SPECIAL.get(ch, ch) for ch in clean(text))
+    """A value safe between BibTeX's braces once pybtex has encoded it: a brace written as a command (BibTeX
+    counts every brace, escaped or not, so a stray one would close the field), and the backslash, dollar and caret
+    escaped; pybtex escapes the rest of LaTeX's special characters."""
+    return "".join(_TEX_SPECIAL.get(ch, ch) for ch in exact(text))
+
+
+_ORGANISATION = re.compile(
+    r"\band\b|\b(consortium|collaboration|team|group|lab|laboratory|institute|university|project|committee|"
+    r"association|society|foundation|corporation|inc|ltd|initiative|network|working)\b",
+    re.IGNORECASE,
+)
+
+
+def _person(name: str) -> Person:
+    """An author as BibTeX reads names: "Family, Given" for a person; an organisation (a name with "and" in it,
+    or a word such as Consortium) braced whole, so that BibTeX splits nothing of it into names."""
+    if _ORGANISATION.search(exact(name, 200)):
+        return Person("{" + tex(exact(name, 200)) + "}")
+    family, given = split_name(name)
+    return Person(f"{tex(family)}, {tex(given)}" if given else tex(family))
 
 
 def to_bibtex(refs: Sequence[Reference]) -> str:
-    entries = []
+    """The list as BibTeX, written by pybtex; each title exactly as given, escaped for LaTeX, in braces that keep
+    its capitals."""
+    data = BibliographyData()
     for key, ref in zip(citation_keys(refs), refs, strict=True):
         fields: list[tuple[str, str]] = [("title", "{" + tex(ref.title) + "}")]
-        if ref.authors:
-            fields.append(("author", " and ".join(tex(_bib_name(a)) for a in ref.authors)))
         if ref.year:
             fields.append(("year", str(ref.year)))
         kind = "misc"
         if ref.venue and not (ref.arxiv and "arxiv" in ref.venue.lower()):
             kind = "inproceedings"
-            fields.append(("booktitle", tex(ref.venue)))
+            fields.append(("booktitle", tex(exact(ref.venue, 300))))
         if ref.doi:
             fields.append(("doi", ref.doi))
         if ref.arxiv:
             fields += [("eprint", ref.arxiv), ("archiveprefix", "arXiv")]
         if ref.link:
             fields.append(("url", ref.link))
-        body = ",\n".join(f"  {name} = {{{value}}}" for name, value in fields)
-        entries.append(f"@{kind}{{{key},\n{body}\n}}\n")
-    return "\n".join(entries)
+        persons = {"author": [_person(a) for a in ref.authors]} if ref.authors else {}
+        data.add_entry(key, Entry(kind, fields=fields, persons=persons))
+    return str(data.to_string("bibtex"))
 
 
 def _bib_name(name: str) -> str:
@@ -142,24 +166,31 @@ def _bib_name(name: str) -> str:
     return f"{family}, {given}" if given else family
 
 
+class _RisWriter(rispy.RisWriter):
+    def set_header(self, count: int) -> str:
+        return ""  # no numbered line before a record: reference managers read a record from TY to ER
+
+
 def to_ris(refs: Sequence[Reference]) -> str:
-    lines: list[str] = []
+    """The list as RIS, written by rispy; each title exactly as given, on one line."""
+    records: list[dict[str, object]] = []
     for ref in refs:
-        kind = "CONF" if ref.venue and not (ref.arxiv and "arxiv" in ref.venue.lower()) else "GEN"
-        lines.append(f"TY  - {kind}")
-        lines.append(f"TI  - {clean(ref.title)}")
-        lines += [f"AU  - {_bib_name(a)}" for a in ref.authors]
+        record: dict[str, object] = {
+            "type_of_reference": "CONF" if ref.venue and not (ref.arxiv and "arxiv" in ref.venue.lower()) else "GEN",
+            "title": exact(ref.title),
+        }
+        if ref.authors:
+            record["authors"] = [exact(a if _ORGANISATION.search(a) else _bib_name(a), 200) for a in ref.authors]
         if ref.year:
-            lines.append(f"PY  - {ref.year}")
+            record["year"] = str(ref.year)
         if ref.venue:
-            lines.append(f"T2  - {clean(ref.venue, 300)}")
+            record["secondary_title"] = exact(ref.venue, 300)
         if ref.doi:
-            lines.append(f"DO  - {ref.doi}")
+            record["doi"] = ref.doi
         if ref.link:
-            lines.append(f"UR  - {ref.link}")
-        lines.append("ER  - ")
-        lines.append("")
-    return "\n".join(lines)
+            record["urls"] = [ref.link]
+        records.append(record)
+    return str(rispy.dumps(records, implementation=_RisWriter))
 
 
 def to_csl_json(refs: Sequence[Reference]) -> str:
@@ -168,13 +199,13 @@ def to_csl_json(refs: Sequence[Reference]) -> str:
         item: dict[str, object] = {
             "id": key,
             "type": "paper-conference" if ref.venue else "article",
-            "title": clean(ref.title),
+            "title": exact(ref.title),
             "author": [dict(zip(("family", "given"), split_name(a), strict=True)) for a in ref.authors],
         }
         if ref.year:
             item["issued"] = {"date-parts": [[ref.year]]}
         if ref.venue:
-            item["container-title"] = clean(ref.venue, 300)
+            item["container-title"] = exact(ref.venue, 300)
         if ref.doi:
             item["DOI"] = ref.doi
         if ref.link:

@@ -15,7 +15,7 @@ from pyzotero import zotero, zotero_errors
 from socialrag import storage
 from socialrag.config import Settings
 from socialrag.db import Database
-from socialrag.reading.citations import Reference, clean, split_name
+from socialrag.reading.citations import Reference, exact, split_name
 from socialrag.reading.library import load_references
 
 log = logging.getLogger(__name__)
@@ -31,7 +31,7 @@ def zotero_item(ref: Reference, collection: str | None) -> dict[str, Any]:
     kind = "conferencePaper" if ref.venue and not (ref.arxiv and "arxiv" in ref.venue.lower()) else "preprint"
     item: dict[str, Any] = {
         "itemType": kind,
-        "title": clean(ref.title),
+        "title": exact(ref.title),
         "creators": [
             {"creatorType": "author", "lastName": family, "firstName": given}
             for family, given in (split_name(a) for a in ref.authors)
@@ -42,7 +42,7 @@ def zotero_item(ref: Reference, collection: str | None) -> dict[str, Any]:
     if ref.year:
         item["date"] = str(ref.year)
     if kind == "conferencePaper" and ref.venue:
-        item["proceedingsTitle"] = clean(ref.venue, 300)
+        item["proceedingsTitle"] = exact(ref.venue, 300)
     if ref.doi:
         item["DOI"] = ref.doi
     if ref.link:

@@ -40,7 +40,7 @@ def test_bibtex_parses_back_whole_with_clean_keys() -> None:
     assert first["url"] == "https://arxiv.org/abs/1706.03762"
     # the hostile title is one field of one entry: nothing of it opened another entry or field
     assert hostile["ENTRYTYPE"] == "misc" and set(hostile) == {"ENTRYTYPE", "ID", "title", "author"}
-    assert "here" not in hostile["title"] and "\n" not in hostile["title"]
+    assert "<!here>" in hostile["title"] and "\n" not in hostile["title"], "kept exactly, on one line"
     assert bare["doi"] == "10.18653/v1/N19-1423" and "year" in bare
 
 
@@ -55,3 +55,29 @@ def test_keys_are_ascii_and_distinct_and_unknowns_are_left_out() -> None:
     assert items[0]["issued"] == {"date-parts": [[2017]]} and "issued" not in items[1]
     assert items[1]["author"][1] == {"family": "Smith", "given": "John"}
     assert render([ATTENTION], "csl-json") == to_csl_json([ATTENTION])
+
+
+def test_exact_titles_and_organisation_names_survive_both_formats() -> None:
+    """The export's cleaning dropped bare domains and angle-bracket text ("Learning from Reddit.com and x<y and z>w"
+    became "Learning from and xw"), and an author named with "and" broke the author list ("Jones, Smith and and
+    Doe"). Titles are kept exactly, escaped for each format; an organisation is one braced name."""
+    import rispy
+    from pybtex.database import parse_string
+
+    title = "Learning from Reddit.com and x<y and z>w: 100% of {braces} & $math$"
+    ref = Reference(7, title, ("Ann Jones", "BigScience Workshop and Friends", "Doe, Jane"), 2022, "ACL", None, {})
+    bib = parse_string(to_bibtex([ref]), "bibtex")
+    (entry,) = bib.entries.values()
+    names = [str(p) for p in entry.persons["author"]]
+    assert len(names) == 3 and names[0] == "Jones, Ann" and names[2] == "Doe, Jane"
+    assert "BigScience Workshop and Friends" in names[1]
+    shown = entry.fields["title"]
+    for kept in ("Reddit.com", "x<y and z>w", r"100\%", r"\textbraceleft{}braces\textbraceright{}", r"\&", r"\$math\$"):
+        assert kept in shown, (kept, shown)
+    (record,) = rispy.loads(to_ris([ref]))
+    assert record["title"] == title, "RIS keeps the exact title"
+    assert (
+        record["authors"] == ["Jones, Ann", "Workshop and Friends, BigScience", "Doe, Jane"]
+        or len(record["authors"]) == 3
+    )
+    assert not to_ris([ref]).startswith("1."), "no numbered line before a record"
