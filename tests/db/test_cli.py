@@ -27,16 +27,17 @@ def test_import_then_status(env: Database, tmp_path: Path, capsys: pytest.Captur
     assert "offline: paper metadata will be looked up on a later run" in out
     assert main(["status", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    # offline and --no-embed: the papers wait in the queue for `paperping run` to look them up and embed them
+    # offline and --no-embed: the papers wait in the queue for `paperping run` to look them up and embed them, and
+    # have no vector yet (``unusable``: what a post waits for)
     waiting = {"looked_up": 0, "embedded": 0, "given_up": 0, "empty_reason": None, "emoji_learnt": []}
     assert data == {
         "channels": [
             {"id": "C1", "name": "general", "messages": 6, "papers": 4, "reactions": 5, "replies": 3, "members": 3}
             | waiting
-            | {"waiting": 4},
+            | {"waiting": 4, "unusable": 4},
             {"id": "C2", "name": "random", "messages": 2, "papers": 2, "reactions": 0, "replies": 0, "members": 1}
             | waiting
-            | {"waiting": 2},
+            | {"waiting": 2, "unusable": 2},
         ]
     }
     assert main(["status", "--channel", "general"]) == 0
