@@ -141,6 +141,8 @@ def cmd_status(inv: Invocation) -> str:
         lines.append(f"Posting less often because {s.step_down_reason}; `/paperping frequency` sets it back.")
     with inv.ctx.db.connection() as conn:  # the member's own: only they see this answer
         mine = storage.settings.load_member_setting(conn, inv.team, inv.user)
+        failing = storage.queue.load_failing_sources(conn)
+    lines += [describe_failing(f, inv.now) for f in failing if f.held_until is not None and f.held_until > inv.now]
     if mine.picks_stopped_reason:
         lines.append(
             f"Your personal picks stopped: {quote(mine.picks_stopped_reason, 200)}. `/paperping for-me on` starts "
@@ -158,6 +160,21 @@ def cmd_status(inv: Invocation) -> str:
         received = describe_received(p["emoji"], p["replies"])
         lines.append(f"• {p['posted_at']:%d %b}: {quote(p['title'] or 'a paper', 200)} — {received}")
     return "\n".join(lines)
+
+
+SOURCE_NAMES = {"semanticscholar": "Semantic Scholar", "arxiv": "arXiv", "crossref": "Crossref"}
+
+
+def describe_failing(f: storage.queue.SourceHealth, now: datetime) -> str:
+    """A source held as a whole, in a sentence: since when it fails, its last error, and until when it waits."""
+    name = SOURCE_NAMES.get(f.source, f.source)
+    since = f" since {f.failing_since:%H:%M} UTC" if f.failing_since else ""
+    error = f" (last: {quote(f.last_error, 120)})" if f.last_error else ""
+    until = f"{f.held_until:%H:%M} UTC" if f.held_until else "later"
+    return (
+        f"{name} has failed {f.failures} times in a row{since}{error}: lookups from it wait until {until}. Papers "
+        "the catalog or another source already made usable don't wait for it."
+    )
 
 
 def describe_tone(s: storage.settings.ChannelSettings) -> str:

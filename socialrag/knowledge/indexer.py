@@ -136,11 +136,12 @@ class Indexer:
             return None
         done = IndexRound(claimed=len(ids))
         try:
-            missing, error = self._look_up(ids, now, done)
+            missing, waiting, error = self._look_up(ids, now, done)
             with self.db.connection() as conn:
                 alive = storage.lookups.load_existing(conn, ids)
                 done.embedded = embed_papers(conn, self.embedder, alive)
-                storage.queue.finish_index_work(conn, [pid for pid in ids if pid not in missing], self.worker_id)
+                finished = [pid for pid in ids if pid not in missing and pid not in waiting]
+                storage.queue.finish_index_work(conn, finished, self.worker_id)
                 if missing:
                     done.given_up = storage.queue.record_index_failure(
                         conn,
@@ -168,28 +169,37 @@ class Indexer:
             done.errors.append(str(exc))
         return done
 
-    def _look_up(self, ids: list[int], now: datetime, done: IndexRound) -> tuple[set[int], str]:
+    def _look_up(self, ids: list[int], now: datetime, done: IndexRound) -> tuple[set[int], set[int], str]:
         """Ask the sources for the papers of the batch that need it (outside any transaction); returns the
-        ones no source knew and why."""
+        ones no source knew, the ones left waiting for a source held as a whole (still queued, no attempt
+        spent), and why."""
         with self.db.connection() as conn:
             need = storage.queue.load_lookups_needed(conn, ids, now, self.config.max_age)
             identities = storage.papers.load_identities(conn, need)
         if not need or not self.sources:
-            return set(), ""
+            return set(), set(), ""
         result = RefreshResult(errors=[])
         requests = [identities.get(pid, {}) for pid in need]
-        found = ask_sources(self.sources, requests, result)
         with self.db.connection() as conn:
+            failing = storage.queue.load_failing_sources(conn)
+        held = {f.source: f.held_until for f in failing if f.held_until is not None and f.held_until > now}
+        found = ask_sources(self.sources, requests, result, held=held.keys())
+        with self.db.connection() as conn:
+            for source, error in result.outcomes.items():  # a source failing again and again is held as a whole
+                storage.queue.record_source_outcome(conn, source, error, now)
             papers = [replace(p, ids={**requests[i], **p.ids}) for i, p in enumerate(found) if p is not None]
             storage.lookups.mark_fetched(conn, storage.papers.record_papers(conn, papers), now)
-            missing = [pid for pid, p in zip(need, found, strict=True) if p is None]
+            waiting = {need[i] for i in result.held_back}  # they wait for their source, no attempt spent
+            if waiting:
+                storage.queue.defer_papers(conn, sorted(waiting), min(held.values()))
+            missing = [pid for pid, p in zip(need, found, strict=True) if p is None and pid not in waiting]
             retry_at = now + self.config.first_wait
             storage.lookups.record_fetch_failure(conn, missing, retry_at)
         done.looked_up += len(papers)
         done.not_found += len(missing)
         done.errors += result.errors or []
         why = "; ".join(result.errors or []) or "no source knows this paper"
-        return set(missing), why
+        return set(missing), waiting, why
 
     def sweep(self) -> int:
         """Queue what nobody queued: shared papers without a vector of the current model or with stale

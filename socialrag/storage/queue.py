@@ -283,3 +283,65 @@ def papers_waiting(conn: psycopg.Connection, paper_ids: Sequence[int]) -> bool:
         {"p": list(paper_ids)},
     ).fetchone()
     return bool(row and row[0])
+
+
+HOLD_AFTER = 3  # failures in a row after which a source is held as a whole
+
+
+@dataclass(frozen=True)
+class SourceHealth:
+    """A source failing again and again: since when, how often, the last error, and until when it is held."""
+
+    source: str
+    failures: int
+    failing_since: datetime | None
+    held_until: datetime | None
+    last_error: str | None
+
+
+def record_source_outcome(conn: psycopg.Connection, source: str, error: str | None, now: datetime) -> None:
+    """A source answered (``error`` None: its failures are forgotten) or failed: one more in a row, and from the
+    ``HOLD_AFTER``-th on it is held, two minutes doubling to an hour."""
+    if error is None:
+        conn.execute(
+            """
+            UPDATE source_pace SET failures = 0, failing_since = NULL, held_until = NULL, last_error = NULL
+             WHERE source = %(s)s AND failures > 0
+            """,
+            {"s": source},
+        )
+        return
+    conn.execute(
+        """
+        INSERT INTO source_pace AS p (source, failures, failing_since, last_error) VALUES (%(s)s, 1, %(now)s, %(e)s)
+        ON CONFLICT (source) DO UPDATE
+           SET failures = p.failures + 1, failing_since = COALESCE(p.failing_since, %(now)s), last_error = %(e)s,
+               held_until = CASE WHEN p.failures + 1 >= %(after)s
+                                 THEN %(now)s + LEAST(interval '1 hour',
+                                                      interval '2 minutes' * power(2, p.failures + 1 - %(after)s))
+                                 END
+        """,
+        {"s": source, "e": error[:300], "now": now, "after": HOLD_AFTER},
+    )
+
+
+def load_failing_sources(conn: psycopg.Connection) -> list[SourceHealth]:
+    """The sources failing now (at least one failure in a row), the longest failing first."""
+    rows = conn.execute(
+        """
+        SELECT source, failures, failing_since, held_until, last_error FROM source_pace
+         WHERE failures > 0 ORDER BY failing_since, source
+        """
+    ).fetchall()
+    return [SourceHealth(*r) for r in rows]
+
+
+def defer_papers(conn: psycopg.Connection, paper_ids: Sequence[int], until: datetime) -> None:
+    """Papers whose sources are all held wait for them, their lease given back and no attempt counted."""
+    conn.execute(
+        """
+        UPDATE index_queue SET not_before = GREATEST(not_before, %(until)s), lease_until = NULL, leased_by = NULL
+         WHERE paper_id = ANY(%(ids)s::bigint[])
+        """,
+        {"ids": list(paper_ids), "until": until},
+    )

@@ -205,3 +205,54 @@ def test_two_processes_share_the_indexing_without_doing_any_paper_twice(db: Data
         assert progress.looked_up == progress.embedded == 120 and progress.waiting == 0
     finally:
         scholar.stop()
+
+
+class FailingScholar:
+    """A Semantic Scholar that fails every request (as it answers 429 to apps without a key), counting them."""
+
+    name = "semanticscholar"
+
+    def __init__(self) -> None:
+        self.asked = 0
+
+    def can_fetch(self, ids: dict[str, str]) -> bool:
+        return "acl" in ids
+
+    def fetch_papers(self, requests: list[dict[str, str]]) -> list[object]:
+        from socialrag.errors import RateLimited
+
+        self.asked += 1
+        raise RateLimited("semanticscholar", "HTTP 429 after 3 tries", retry_after=60)
+
+
+def test_a_source_that_keeps_failing_is_held_as_a_whole_and_status_says_so(db: Database) -> None:
+    """Papers were retried paper by paper against a source that failed every time. After three failures in a row
+    the source is held (two minutes, doubling), its papers wait for it without spending their tries, and status
+    says which source and until when; an answer from it clears all that."""
+    from bot.commands.about import describe_failing
+
+    setup_channel(db)
+    with db.connection() as conn:
+        index_messages(conn, [share(f"{i}.0", f"https://aclanthology.org/{a}") for i, a in enumerate(acl_ids(3))])
+    scholar = FailingScholar()
+    start = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=1)  # the queue's times are the database's
+    clock = [start]
+    indexer = Indexer(db, CachedEmbedder(), [scholar], IndexerConfig(first_wait=timedelta(seconds=1)))
+    indexer.clock = lambda: clock[0]
+    for _ in range(3):
+        indexer.run_batch()
+        clock[0] += timedelta(seconds=5)
+    with db.connection() as conn:
+        (failing,) = storage.queue.load_failing_sources(conn)
+        tries = conn.execute("SELECT max(attempts) FROM index_queue").fetchone()[0]
+    assert failing.failures == 3 and failing.held_until == start + timedelta(seconds=10) + timedelta(minutes=2)
+    said = describe_failing(failing, clock[0])
+    assert said.startswith(f"Semantic Scholar has failed 3 times in a row since {start:%H:%M} UTC")
+    assert f"wait until {failing.held_until:%H:%M} UTC" in said and "HTTP 429" in said
+    # while it is held it is not asked, and the papers wait for it without spending a try
+    indexer.run_batch()
+    assert scholar.asked == 3
+    with db.connection() as conn:
+        assert conn.execute("SELECT max(attempts) FROM index_queue").fetchone()[0] == tries
+        storage.queue.record_source_outcome(conn, "semanticscholar", None, clock[0])  # it answers again
+        assert storage.queue.load_failing_sources(conn) == []

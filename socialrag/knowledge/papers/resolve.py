@@ -8,9 +8,9 @@ again after ``PAPERPING_METADATA_RETRY_HOURS``.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, timedelta
 
 from socialrag import storage
@@ -36,6 +36,9 @@ class RefreshResult:
     citations: int = 0
     dated_counts: int = 0  # readings of a paper's citation count on earlier days, from its citing papers' dates
     errors: list[str] | None = None
+    # each source asked: None when it answered, else its error (to back off a source failing again and again)
+    outcomes: dict[str, str | None] = field(default_factory=dict)
+    held_back: set[int] = field(default_factory=set)  # requests no source was asked about: theirs are held
 
 
 def open_sources(settings: Settings, shared: SharedPace | None = None) -> list[MetadataSource]:
@@ -99,24 +102,34 @@ def refresh_metadata(
 
 
 def ask_sources(
-    sources: Sequence[MetadataSource], requests: list[dict[str, str]], result: RefreshResult
+    sources: Sequence[MetadataSource],
+    requests: list[dict[str, str]],
+    result: RefreshResult,
+    held: Collection[str] = (),
 ) -> list[Paper | None]:
-    """Each source in turn for the papers still missing; a source that fails is noted in ``result.errors``."""
+    """Each source in turn for the papers still missing, except the ``held`` ones (backed off as a whole); a
+    source that fails is noted in ``result.errors``, each source's outcome in ``result.outcomes``, and the
+    requests only held sources could have answered in ``result.held_back``."""
     found: list[Paper | None] = [None] * len(requests)
+    asked: set[int] = set()
     for source in sources:
-        pending = [i for i, p in enumerate(found) if p is None and source.can_fetch(requests[i])]
-        if not pending:
+        capable = [i for i, p in enumerate(found) if p is None and source.can_fetch(requests[i])]
+        if not capable or source.name in held:
             continue
+        asked.update(capable)
         try:
-            answers = source.fetch_papers([requests[i] for i in pending])
+            answers = source.fetch_papers([requests[i] for i in capable])
         except SourceError as exc:
             log.warning("metadata: %s", exc)
             assert result.errors is not None
             result.errors.append(str(exc))
+            result.outcomes[source.name] = str(exc)
             continue
-        for i, paper in zip(pending, answers, strict=True):
+        result.outcomes[source.name] = None
+        for i, paper in zip(capable, answers, strict=True):
             if paper is not None and paper.title:
                 found[i] = paper
+    result.held_back = {i for i in range(len(requests)) if i not in asked and found[i] is None} if held else set()
     return found
 
 
