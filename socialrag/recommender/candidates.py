@@ -17,6 +17,9 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
+import time
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -190,9 +193,36 @@ class ArxivNew:
         return _record(conn, papers, self.embed)
 
 
+class SearchCache:
+    """The papers each online search found, kept ``ttl`` (a few hours) and shared by every member and channel
+    of the process: the same words ask Semantic Scholar and arXiv once. Public papers only (no channel's facts),
+    at most ``size`` searches, the least recently used going first."""
+
+    def __init__(self, ttl: timedelta = timedelta(hours=3), size: int = 512) -> None:
+        self.ttl, self.size = ttl, size
+        self._found: OrderedDict[str, tuple[float, list[int]]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> list[int] | None:
+        with self._lock:
+            kept = self._found.get(key)
+            if kept is None or time.monotonic() - kept[0] > self.ttl.total_seconds():
+                self._found.pop(key, None)
+                return None
+            self._found.move_to_end(key)
+            return list(kept[1])
+
+    def put(self, key: str, paper_ids: list[int]) -> None:
+        with self._lock:
+            self._found[key] = (time.monotonic(), list(paper_ids))
+            self._found.move_to_end(key)
+            while len(self._found) > self.size:
+                self._found.popitem(last=False)
+
+
 class FocusSearch:
     """Searches for the words of a channel's focus: Semantic Scholar's relevance search and arXiv's search,
-    each only when given (the channel's sources decide which)."""
+    each only when given (the channel's sources decide which), through ``cache`` when given."""
 
     name = "focus"
 
@@ -203,13 +233,24 @@ class FocusSearch:
         *,
         limit: int = 40,
         embed: Embed | None = None,
+        cache: SearchCache | None = None,
     ) -> None:
-        self.s2, self.arxiv, self.limit, self.embed = s2, arxiv, limit, embed
+        self.s2, self.arxiv, self.limit, self.embed, self.cache = s2, arxiv, limit, embed, cache
 
     def fetch_candidates(self, conn: psycopg.Connection, query: CandidateQuery) -> list[int]:
         words = search_words(query.focus_words or "")
         if not words:
             return []
+        key = f"{self.s2 is not None}|{self.arxiv is not None}|{self.limit}|{' '.join(words)}"
+        cached = self.cache.get(key) if self.cache is not None else None
+        if cached is not None:
+            return cached
+        found = self._search(conn, words)
+        if self.cache is not None:
+            self.cache.put(key, found)
+        return found
+
+    def _search(self, conn: psycopg.Connection, words: list[str]) -> list[int]:
         papers: list[Paper] = []
         if self.s2 is not None:
             try:

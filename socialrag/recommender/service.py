@@ -32,6 +32,7 @@ from socialrag.recommender.candidates import (
     CandidateSource,
     CatalogSource,
     FocusSearch,
+    SearchCache,
     SemanticScholarRecommendations,
     search_words,
 )
@@ -89,6 +90,7 @@ class Recommender:
         self.db = db
         self.embedder = embedder or Embedder(settings.embed_model, device=settings.embed_device)
         self.llm = build_llm(settings)
+        self.searches = SearchCache()  # online searches for papers on demand, shared by the process's members
         self._s2: SemanticScholar | None = None
         self._arxiv: ArxivApi | None = None
         if not settings.offline:
@@ -124,7 +126,7 @@ class Recommender:
         s2 = self._s2 if "semanticscholar" in names else None
         arxiv = self._arxiv if "arxiv" in names else None
         if focused and (s2 is not None or arxiv is not None):
-            sources.insert(0, FocusSearch(s2, arxiv, embed=embed))
+            sources.insert(0, FocusSearch(s2, arxiv, embed=embed, cache=self.searches))
         return sources
 
     def recommend(

@@ -132,3 +132,41 @@ def _embed(conn: Any, embedder: CachedEmbedder, ids: list[int]) -> int:
     done = embed_papers(conn, embedder, ids)
     assert isinstance(embedder.encode(["x"]), np.ndarray)
     return done
+
+
+def test_online_searches_for_papers_on_demand_are_cached_and_shared(db: Database, lab: dict[str, Any]) -> None:
+    """`like` and the shortcut searched Semantic Scholar every time, with no cache. The same words now ask once in a
+    few hours, whichever member or channel asks; other words ask again, and an old result is asked anew."""
+    from dataclasses import replace
+    from datetime import timedelta
+
+    from socialrag.recommender.candidates import FocusSearch, SearchCache
+
+    asked: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        asked.append(request)
+        return httpx.Response(200, json={"data": RECS["recommendedPapers"]})
+
+    client = SemanticScholar("https://s2.test/", transport=httpx.MockTransport(handler), min_interval=0.0)
+    cache = SearchCache(ttl=timedelta(hours=3))
+    search = FocusSearch(client, None, cache=cache)
+    conn, q = query(db)
+    try:
+        first = search.fetch_candidates(conn, replace(q, focus_words="backdoor defenses"))
+        again = FocusSearch(client, None, cache=cache).fetch_candidates(
+            conn, replace(q, focus_words="backdoor defenses")
+        )
+        assert first == again and len(first) == 2 and len(asked) == 1, "the same words asked once"
+        search.fetch_candidates(conn, replace(q, focus_words="table parsing"))
+        assert len(asked) == 2, "other words are their own search"
+        stale = SearchCache(ttl=timedelta(seconds=0))
+        FocusSearch(client, None, cache=stale).fetch_candidates(conn, replace(q, focus_words="backdoor defenses"))
+        FocusSearch(client, None, cache=stale).fetch_candidates(conn, replace(q, focus_words="backdoor defenses"))
+        assert len(asked) == 4, "an expired result is asked anew"
+    finally:
+        conn.close()
+    small = SearchCache(size=2)
+    for k in range(3):
+        small.put(f"k{k}", [k])
+    assert small.get("k0") is None and small.get("k2") == [2], "at most `size` searches, the oldest going first"
