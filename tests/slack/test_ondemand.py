@@ -8,6 +8,7 @@ import json
 import re
 import time
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlencode
 
 from socialrag.db import Database
@@ -22,6 +23,22 @@ def stored(db: Database) -> tuple[int, int, int]:
         count(db, "SELECT count(*) FROM reactions"),
         count(db, "SELECT count(*) FROM recommendations"),
     )
+
+
+def shortcut_payload(harness: Harness, channel: str, text: str) -> dict[str, Any]:
+    """The message_action payload Slack sends when U3 uses *Papers like this* on U2's message in ``channel``."""
+    return {
+        "type": "message_action",
+        "callback_id": "papers_like_this",
+        "team": {"id": T, "domain": "lab"},
+        "user": {"id": "U3", "team_id": T},
+        "channel": {"id": channel, "name": channel},
+        "message": {"type": "message", "user": "U2", "ts": "1700000001.000100", "text": text},
+        "response_url": harness.standin.response_url,
+        "trigger_id": "1.2",
+        "token": "x",
+        "message_ts": "1700000001.000100",
+    }
 
 
 def test_papers_like_a_link_words_or_a_message(harness: Harness, db: Database, tmp_path: Path) -> None:
@@ -44,23 +61,7 @@ def test_papers_like_a_link_words_or_a_message(harness: Harness, db: Database, t
     assert by_link.count("\n• ") == 5 and f"aclanthology.org/{first}|" not in by_link
     assert "Try `/paperping like" in harness.command("like")
     # the message shortcut on a message sharing a paper
-    payload = {
-        "type": "message_action",
-        "callback_id": "papers_like_this",
-        "team": {"id": T, "domain": "lab"},
-        "user": {"id": "U3", "team_id": T},
-        "channel": {"id": "C1", "name": "nlp-lab"},
-        "message": {
-            "type": "message",
-            "user": "U2",
-            "ts": "1700000001.000100",
-            "text": f"look <https://aclanthology.org/{first}/|this>",
-        },
-        "response_url": harness.standin.response_url,
-        "trigger_id": "1.2",
-        "token": "x",
-        "message_ts": "1700000001.000100",
-    }
+    payload = shortcut_payload(harness, "C1", f"look <https://aclanthology.org/{first}/|this>")
     n = len(harness.standin.responses)
     response = harness.signed(urlencode({"payload": json.dumps(payload)}), "application/x-www-form-urlencoded")
     assert response.status_code == 200
@@ -94,23 +95,7 @@ def test_nothing_of_a_channel_paperping_is_not_in_is_shown_by_the_shortcut_or_li
     first = lab["others"][0]
 
     def shortcut(channel: str) -> str:
-        payload = {
-            "type": "message_action",
-            "callback_id": "papers_like_this",
-            "team": {"id": T, "domain": "lab"},
-            "user": {"id": "U3", "team_id": T},
-            "channel": {"id": channel, "name": channel},
-            "message": {
-                "type": "message",
-                "user": "U2",
-                "ts": "1700000001.000100",
-                "text": f"look <https://aclanthology.org/{first}/|this>",
-            },
-            "response_url": harness.standin.response_url,
-            "trigger_id": "1.2",
-            "token": "x",
-            "message_ts": "1700000001.000100",
-        }
+        payload = shortcut_payload(harness, channel, f"look <https://aclanthology.org/{first}/|this>")
         n = len(harness.standin.responses)
         harness.signed(urlencode({"payload": json.dumps(payload)}), "application/x-www-form-urlencoded")
         for _ in range(200):

@@ -164,7 +164,8 @@ def test_a_question_in_a_papers_thread_without_an_llm(harness: Harness, db: Data
     assert "<@" not in text and "<!" not in text
 
 
-def test_a_question_answered_by_the_llm_and_a_hostile_one(db: Database, tmp_path: Path) -> None:
+def llm_lab(db: Database, tmp_path: Path) -> tuple[Harness, SlackStandIn, OpenAIStandIn]:
+    """The lab with a model that answers every question alike, and no other outside service."""
     build_lab(db, tmp_path, CachedEmbedder())
     model = OpenAIStandIn(lambda prompt: "The paper shows that poisoned pre-trained weights can plant backdoors.")
     standin = SlackStandIn(lab_state()).start()
@@ -173,6 +174,11 @@ def test_a_question_answered_by_the_llm_and_a_hostile_one(db: Database, tmp_path
         db, standin, tmp_path, offline=False, openai_base_url=model.base_url, s2_api_url=nowhere, arxiv_api_url=nowhere
     )
     harness.ctx.recommender = Recommender(harness.settings, db, embedder=CachedEmbedder())
+    return harness, standin, model
+
+
+def test_a_question_answered_by_the_llm_and_a_hostile_one(db: Database, tmp_path: Path) -> None:
+    harness, standin, model = llm_lab(db, tmp_path)
     try:
         (answer,) = mention(harness, "what do they show?", t("2021-01-10"))
         assert answer["text"].startswith("The paper shows that poisoned pre-trained weights")
@@ -200,14 +206,7 @@ def test_twenty_mentions_in_a_minute_make_at_most_ten_llm_calls(db: Database, tm
     """Each @mention made up to two LLM calls with no limit per member or channel. Now a member's questions make at
     most ``PAPERPING_LLM_PER_MEMBER_HOUR`` calls an hour (10 by default); past it they are told so and get the
     abstract, and the channel has its own cap."""
-    build_lab(db, tmp_path, CachedEmbedder())
-    model = OpenAIStandIn(lambda prompt: "The paper shows that poisoned pre-trained weights can plant backdoors.")
-    standin = SlackStandIn(lab_state()).start()
-    nowhere = "http://127.0.0.1:9/"
-    harness = Harness(
-        db, standin, tmp_path, offline=False, openai_base_url=model.base_url, s2_api_url=nowhere, arxiv_api_url=nowhere
-    )
-    harness.ctx.recommender = Recommender(harness.settings, db, embedder=CachedEmbedder())
+    harness, standin, model = llm_lab(db, tmp_path)
     try:
         answers = [mention(harness, f"what do they show, take {k}?", t("2021-01-10") + k)[0] for k in range(20)]
         assert len(model.prompts) == 10, f"{len(model.prompts)} LLM calls for 20 mentions"
