@@ -30,7 +30,7 @@ def read_members(call: Call, client: WebClient, channel_id: str) -> tuple[str, .
     for _ in range(100):
         try:
             data = call(client.conversations_members, channel=channel_id, limit=1000, cursor=cursor)
-        except PaperPingError as exc:
+        except (PaperPingError, OSError) as exc:  # Slack's refusal, or no connection to it: not known now
             log.warning("conversations.members %s: %s", channel_id, exc)
             return None
         found += [m for m in data.get("members") or () if isinstance(m, str)]
