@@ -161,9 +161,11 @@ def llm_budget(ctx: AppContext, team: str, channel: str, user: str) -> str | Non
             per_channel=settings.llm_per_channel_hour,
         )
     if reached == "member":
-        return f"you have asked {settings.llm_per_member_hour} questions' worth of answers this hour"
+        return f"I make at most {settings.llm_per_member_hour} language-model calls an hour for one member's questions"
     if reached == "channel":
-        return f"this channel has had {settings.llm_per_channel_hour} answers' worth of LLM calls this hour"
+        return (
+            f"I make at most {settings.llm_per_channel_hour} language-model calls an hour for this channel's questions"
+        )
     return None
 
 

@@ -169,7 +169,7 @@ def describe_failing(f: storage.queue.SourceHealth, now: datetime) -> str:
     """A source held as a whole, in a sentence: since when it fails, its last error, and until when it waits."""
     name = SOURCE_NAMES.get(f.source, f.source)
     since = f" since {f.failing_since:%H:%M} UTC" if f.failing_since else ""
-    error = f" (last: {quote(f.last_error, 120)})" if f.last_error else ""
+    error = f" (last: {quote(f.last_error.removeprefix(f.source + ': '), 120)})" if f.last_error else ""
     until = f"{f.held_until:%H:%M} UTC" if f.held_until else "later"
     return (
         f"{name} has failed {f.failures} times in a row{since}{error}: lookups from it wait until {until}. Papers "

@@ -213,7 +213,8 @@ def test_twenty_mentions_in_a_minute_make_at_most_ten_llm_calls(db: Database, tm
         assert all(a["text"].startswith("The paper shows") for a in answers[:10])
         limited = answers[10:]
         assert all("I can't answer more questions with the language model right now" in a["text"] for a in limited)
-        assert all("10 questions' worth of answers this hour" in a["text"] and "\n>" in a["text"] for a in limited)
+        assert all("at most 10 language-model calls an hour for one member" in a["text"] for a in limited)
+        assert all("\n>" in a["text"] for a in limited), "with the abstract"
         print(f"20 mentions in a minute: {len(model.prompts)} LLM calls")
     finally:
         harness.stop()
