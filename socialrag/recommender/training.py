@@ -75,10 +75,7 @@ def training_set(
             continue
         window = window_days or window_at(b)
         out.windows[t] = window
-        # the channel's papers are in order of first share, so what was known at b is a prefix of them
-        offered = pool_rows(u, b, min(window, MAX_WINDOW_DAYS), channel_rows[known])
-        burst = channel_rows[(history.first_at >= b) & (history.first_at <= t)]
-        offered = offered[~np.isin(offered, burst)]
+        offered = _offered(history, known, b, t, min(window, MAX_WINDOW_DAYS))
         if len(offered) == 0:
             continue
         drawn = [int(offered[i]) for i in rng.sample(range(len(offered)), min(negatives, len(offered)))]
@@ -113,6 +110,15 @@ def _moments(history: ChannelHistory) -> list[tuple[float, int, bool]]:
     return moments
 
 
+def _offered(history: ChannelHistory, known: np.ndarray, b: float, t: float, window_days: float) -> np.ndarray:
+    """Universe rows serving could have offered at ``b`` (the start of the burst of the share at ``t``): published
+    in the window, less the channel's papers known then (``known``, a prefix of them, as they are in order of
+    first share) and the burst's own papers."""
+    offered = pool_rows(history.universe, b, window_days, history.rows[known])
+    burst = history.rows[(history.first_at >= b) & (history.first_at <= t)]
+    return offered[~np.isin(offered, burst)]
+
+
 def _served(
     history: ChannelHistory,
     state: ChannelState,
@@ -130,9 +136,7 @@ def _served(
     window (a year when the channel takes any date), up to ``SERVED_CANDIDATES`` of them."""
     u = history.universe
     if window > CHECK_WINDOW_DAYS:
-        offered = pool_rows(u, b, CHECK_WINDOW_DAYS, history.rows[known])
-        burst = history.rows[(history.first_at >= b) & (history.first_at <= t)]
-        offered = offered[~np.isin(offered, burst)]
+        offered = _offered(history, known, b, t, CHECK_WINDOW_DAYS)
     if len(offered) > SERVED_CANDIDATES:
         offered = np.array(sorted(rng.sample(offered.tolist(), SERVED_CANDIDATES)), dtype=np.int64)
     rows = np.concatenate([[history.rows[k]], offered]).astype(np.int64)
