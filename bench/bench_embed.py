@@ -30,7 +30,7 @@ def main() -> None:
     args = parser.parse_args()
     from socialrag.db import migrated_database, start_embedded
     from socialrag.knowledge.embed import Embedder, embed_pending
-    from socialrag.knowledge.papers.catalog import import_catalog
+    from socialrag.knowledge.papers.local_catalog import import_catalog
     from socialrag.storage.embeddings import load_pending
 
     home = Path(tempfile.mkdtemp(prefix="paperping-bench-"))

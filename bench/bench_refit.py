@@ -4,7 +4,7 @@
 Postgres) a catalog of ``--papers`` papers with authors, venues, clustered 384-d vectors and monthly popularity
 readings, and one channel whose members shared ``--shares`` distinct papers over three years, each with two
 reactions and, for one in five, a reply. It then refits the channel ``--runs`` times as the scheduler does
-(``socialrag.recommender.refit.refit_channel``: load the history and a pool of 4,000 catalog papers, build the training
+(``recommender.rank.refit.refit_channel``: load the history and a pool of 4,000 catalog papers, build the training
 pairs, choose the pull toward the default blend on the latest quarter, fit, store) and prints the median
 and worst time, with the median of each part. Target: under 1 s.
 """
@@ -131,11 +131,11 @@ def build(db: object, shares: int, papers: int, seed: int = 5) -> None:
 
 def measure(db: object, runs: int) -> None:
     from socialrag.db import Database
-    from socialrag.recommender.calibrate import describe
-    from socialrag.recommender.context import load_channel_context
-    from socialrag.recommender.history import build_history
-    from socialrag.recommender.refit import load_universe, refit_channel
-    from socialrag.recommender.training import training_set
+    from socialrag.recommender.rank.calibrate import describe
+    from socialrag.recommender.rank.history import build_history
+    from socialrag.recommender.rank.refit import load_universe, refit_channel
+    from socialrag.recommender.rank.training import training_set
+    from socialrag.recommender.retrieve.context import load_channel_context
     from socialrag.storage.rankers import sample_pool
 
     assert isinstance(db, Database)

@@ -148,12 +148,12 @@ def percentile(values: list[float], q: float) -> float:
 
 def measure(db: object, samples: int, channels: int) -> None:
     from socialrag.db import Database
-    from socialrag.recommender.candidates import CandidateQuery, CatalogSource
-    from socialrag.recommender.pipeline import RecommendConfig, load_relations, recommend
-    from socialrag.recommender.rank import ScoringConfig, channel_weights
-    from socialrag.recommender.refit import refit_channel
-    from socialrag.recommender.signals import SignalInput, compute_signals
-    from socialrag.storage.context import load_paper_infos
+    from socialrag.recommender.rank.engagement import ScoringConfig, channel_weights
+    from socialrag.recommender.rank.refit import refit_channel
+    from socialrag.recommender.retrieve.candidates import CandidateQuery, CatalogSource
+    from socialrag.recommender.retrieve.signals import SignalInput, compute_signals
+    from socialrag.recommender.serve.pipeline import RecommendConfig, load_relations, recommend
+    from socialrag.storage.context_rows import load_paper_infos
     from socialrag.storage.embeddings import load_vectors
 
     assert isinstance(db, Database)

@@ -242,7 +242,7 @@ def share(group: Group, paper: dict[str, Any], day: datetime, i: int, rng: rando
 
 
 def summary(reports: dict[str, Any]) -> str:
-    from socialrag.recommender.evaluate import BLEND, CALIBRATED, CALIBRATED_DIVERSE, SINGLE
+    from socialrag.recommender.rank.evaluate import BLEND, CALIBRATED, CALIBRATED_DIVERSE, SINGLE
 
     lines = [
         f"{'kind':<11}{'metric':<8}{'calibrated':>11}{'+diversity':>11}{'blend':>8}{'best single':>13}  feature",
@@ -283,12 +283,12 @@ def replay_imported(
 
     import numpy as np
 
-    from socialrag.recommender.context import load_channel_context
-    from socialrag.recommender.evaluate import replay
-    from socialrag.recommender.features import FEATURES
-    from socialrag.recommender.history import build_history, estimate_back
-    from socialrag.recommender.refit import load_universe
-    from socialrag.recommender.training import training_set
+    from socialrag.recommender.rank.evaluate import replay
+    from socialrag.recommender.rank.features import FEATURES
+    from socialrag.recommender.rank.history import build_history, estimate_back
+    from socialrag.recommender.rank.refit import load_universe
+    from socialrag.recommender.rank.training import training_set
+    from socialrag.recommender.retrieve.context import load_channel_context
     from socialrag.storage.embeddings import load_embedded_ids
     from socialrag.storage.papers import load_identities
 
@@ -353,8 +353,8 @@ def main() -> None:
     from bot.export import import_export
     from socialrag.db import migrated_database, start_embedded
     from socialrag.knowledge.embed import Embedder, embed_pending
-    from socialrag.knowledge.papers.catalog import import_catalog
-    from socialrag.recommender.evaluate import evaluate_channel
+    from socialrag.knowledge.papers.local_catalog import import_catalog
+    from socialrag.recommender.rank.evaluate import evaluate_channel
     from tests.support.exports import user, write_export
 
     home = args.home or Path(tempfile.mkdtemp(prefix="paperping-replay-"))
@@ -390,7 +390,7 @@ def main() -> None:
             print(f"## {kind} ({shares} shares; replayed in {time.perf_counter() - started:.1f} s)")
             print(report.table())
             if report.fit is not None:
-                from socialrag.recommender.calibrate import describe
+                from socialrag.recommender.rank.calibrate import describe
 
                 print(describe(report.fit))
             if kind == "imported":

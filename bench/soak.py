@@ -81,7 +81,7 @@ def worker_main(stop_file: Path) -> None:
     from bot.run import build_indexer, build_worker
     from socialrag.config import Settings
     from socialrag.db import Database
-    from socialrag.recommender.service import Recommender
+    from socialrag.recommender.serve.service import Recommender
 
     settings = Settings.from_env()
     db = Database(str(settings.database_url))
@@ -216,7 +216,7 @@ def run(args: argparse.Namespace) -> None:
     from socialrag.config import Settings
     from socialrag.db import migrated_database, start_embedded
     from socialrag.knowledge.embed import embed_pending
-    from socialrag.knowledge.papers.catalog import import_catalog
+    from socialrag.knowledge.papers.local_catalog import import_catalog
     from tests.support.multiworker import add_due_channels
     from tests.support.openai_standin import OpenAIStandIn, chain_answer
     from tests.support.slack_standin import SlackStandIn, SlackState

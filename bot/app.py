@@ -24,7 +24,7 @@ from socialrag import storage
 from socialrag.config import Settings
 from socialrag.db import Database
 from socialrag.errors import ConfigError, KeyMismatch, PaperPingError
-from socialrag.storage.token_cipher import TokenCipher
+from socialrag.token_cipher import TokenCipher
 
 log = logging.getLogger(__name__)
 

@@ -22,7 +22,7 @@ from bot.members import read_members
 from bot.pacing import HistoryPacer
 from bot.slack_io import channel_from_slack, member_from_slack, message_from_slack
 from socialrag import storage
-from socialrag.cli.base import run_indexing
+from socialrag.cli.subcommand import run_indexing
 from socialrag.config import Settings
 from socialrag.db import Database
 from socialrag.errors import BadRecord, ConfigError, InputError, SourceError

@@ -115,7 +115,7 @@ def send_picks(
         unfurl_media=False,
     )
     with db.connection() as conn:
-        storage.threads.record_picks_sent(conn, team, user, papers, now)
+        storage.picks.record_picks_sent(conn, team, user, papers, now)
     return f"Sent you {len(papers)} papers in a direct message."
 
 
@@ -125,11 +125,11 @@ def send_due_picks(
     """The weekly picks that are due, each taken by one process; a refusal is retried within the hour.
     Returns how many went."""
     with db.connection() as conn:
-        due = storage.threads.load_picks_due(conn, now)
+        due = storage.picks.load_picks_due(conn, now)
     sent = 0
     for team, user in due:
         with db.connection() as conn:
-            if not storage.threads.claim_picks(conn, team, user, now, now + EVERY):
+            if not storage.picks.claim_picks(conn, team, user, now, now + EVERY):
                 continue
         try:
             answer = send_picks(db, recommender, pacer, client_for(team), team, user, now)

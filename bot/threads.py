@@ -47,7 +47,7 @@ def note_share(conn: Any, message: Message, *, by_member: bool) -> bool:
         return False
     if not storage.settings.load_channel_settings(conn, message.team_id, message.channel_id).share_context:
         return False
-    return storage.threads.want_share_reply(conn, message.team_id, message.channel_id, message.ts)
+    return storage.share_replies.want_share_reply(conn, message.team_id, message.channel_id, message.ts)
 
 
 def context_blocks(found: ShareContext) -> tuple[str, list[dict[str, Any]]]:
@@ -74,15 +74,15 @@ def reply_to_shares(
     ``window_days`` and ``scoring``: the process's signal window and half-life."""
     now = now or datetime.now(UTC)
     with db.connection() as conn:
-        storage.threads.give_up_stale_replies(conn, now - GIVE_UP_AFTER)
-        waiting = storage.threads.load_waiting_replies(conn)
+        storage.share_replies.give_up_stale_replies(conn, now - GIVE_UP_AFTER)
+        waiting = storage.share_replies.load_waiting_replies(conn)
     sent = 0
     for w in waiting:
         with db.connection() as conn:
             papers = storage.messages.load_message_paper_ids(conn, w.team_id, w.channel_id, w.message_ts)
             if papers and storage.queue.papers_waiting(conn, papers):
                 continue
-            if not storage.threads.claim_share_reply(conn, w.team_id, w.channel_id, w.message_ts, now):
+            if not storage.share_replies.claim_share_reply(conn, w.team_id, w.channel_id, w.message_ts, now):
                 continue
         try:
             with db.connection() as conn:
@@ -91,7 +91,7 @@ def reply_to_shares(
                 )
             if isinstance(found, str):
                 with db.connection() as conn:
-                    storage.threads.finish_share_reply(
+                    storage.share_replies.finish_share_reply(
                         conn, w.team_id, w.channel_id, w.message_ts, status="silent", now=now, reason=found
                     )
                 continue
@@ -106,7 +106,7 @@ def reply_to_shares(
                 unfurl_media=False,
             )
             with db.connection() as conn:
-                storage.threads.finish_share_reply(
+                storage.share_replies.finish_share_reply(
                     conn, w.team_id, w.channel_id, w.message_ts, status="replied", now=now, reply_ts=str(response["ts"])
                 )
             sent += 1

@@ -3,7 +3,7 @@
 ``python -m bench.real.replay_real [--home DIR] [--only NAME]`` replays each history in
 ``tests/data/real_histories/`` (built by ``bench/real/build_histories.py``; sources and licences in
 ``tests/data/README.md``) against the ACL Anthology 2016-2021 catalog shipped in ``tests/data``, through the
-project's own replay (``socialrag.recommender.evaluate.replay``, the one ``paperping eval`` runs): each weekly
+project's own replay (``socialrag.recommender.rank.evaluate.replay``, the one ``paperping eval`` runs): each weekly
 step ranks, as of just before a choice, every paper published in the year before, less what the group had
 already chosen, and scores what it chose in the week from there. The catalog is embedded once with the
 bundled model and kept under ``--home`` (about two minutes on two cores the first time).
@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from socialrag.knowledge.papers.base import parse_month
+from socialrag.knowledge.papers.source import parse_month
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
@@ -85,8 +85,8 @@ def load_vectors(rows: list[dict[str, Any]], home: Path) -> np.ndarray:
 
 def history_of(name: str, rows: list[dict[str, Any]], vectors: np.ndarray) -> Any:
     """A ``ChannelHistory`` of the group's choices over the whole catalog."""
-    from socialrag.recommender.context import ChannelContext, SharedPaper
-    from socialrag.recommender.history import build_history, build_universe
+    from socialrag.recommender.rank.history import build_history, build_universe
+    from socialrag.recommender.retrieve.context import ChannelContext, SharedPaper
     from socialrag.rows import MemberInfo, PaperInfo, Share
 
     path = HISTORIES / f"{name}.jsonl"
@@ -130,7 +130,7 @@ def main() -> None:
     parser.add_argument("--only", default=None, help="one history's name")
     parser.add_argument("--warmup", type=int, default=8)
     args = parser.parse_args()
-    from socialrag.recommender.evaluate import replay
+    from socialrag.recommender.rank.evaluate import replay
 
     rows = load_catalog()
     vectors = load_vectors(rows, args.home)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from socialrag.cli.base import OpenDatabase, Subcommand
+from socialrag.cli.subcommand import OpenDatabase, Subcommand
 from socialrag.config import Settings
 
 

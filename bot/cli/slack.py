@@ -8,7 +8,7 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-from socialrag.cli.base import OpenDatabase, Subcommand, add_index_flags, run_indexing
+from socialrag.cli.subcommand import OpenDatabase, Subcommand, add_index_flags, run_indexing
 from socialrag.config import Settings
 
 

@@ -141,7 +141,7 @@ def cmd_status(inv: Invocation) -> str:
         lines.append(f"Posting less often because {s.step_down_reason}; `/paperping frequency` sets it back.")
     with inv.ctx.db.connection() as conn:  # the member's own: only they see this answer
         mine = storage.settings.load_member_setting(conn, inv.team, inv.user)
-        failing = storage.queue.load_failing_sources(conn)
+        failing = storage.source_pace.load_failing_sources(conn)
     lines += [describe_failing(f, inv.now) for f in failing if f.held_until is not None and f.held_until > inv.now]
     if mine.picks_stopped_reason:
         lines.append(
@@ -165,7 +165,7 @@ def cmd_status(inv: Invocation) -> str:
 SOURCE_NAMES = {"semanticscholar": "Semantic Scholar", "arxiv": "arXiv", "crossref": "Crossref"}
 
 
-def describe_failing(f: storage.queue.SourceHealth, now: datetime) -> str:
+def describe_failing(f: storage.source_pace.SourceHealth, now: datetime) -> str:
     """A source held as a whole, in a sentence: since when it fails, its last error, and until when it waits."""
     name = SOURCE_NAMES.get(f.source, f.source)
     since = f" since {f.failing_since:%H:%M} UTC" if f.failing_since else ""

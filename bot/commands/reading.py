@@ -13,8 +13,8 @@ from socialrag import storage
 from socialrag.config import zotero_allow_list
 from socialrag.errors import SourceError
 from socialrag.knowledge import READING_LIST_EMOJI, find_paper_refs
-from socialrag.reading.citations import EXTENSIONS, render
 from socialrag.reading.library import load_references
+from socialrag.reading.references import EXTENSIONS, render
 from socialrag.recommender import paper_url
 
 PAGE = 10  # papers a page of `/paperping list`

@@ -4,7 +4,7 @@ options and its work, in the module of its kind. ``bot.cli`` adds the Slack ones
 """
 
 from socialrag.cli import catalog, export, maintenance, recommend, report, status
-from socialrag.cli.base import Subcommand
+from socialrag.cli.subcommand import Subcommand
 
 CORE_COMMANDS: tuple[Subcommand, ...] = (
     catalog.COMMAND,

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from socialrag.cli.base import OpenDatabase, Subcommand, embed_all
+from socialrag.cli.subcommand import OpenDatabase, Subcommand, embed_all
 from socialrag.config import Settings
 
 

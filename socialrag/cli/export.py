@@ -7,10 +7,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from socialrag.cli.base import CHANNEL_HELP, OpenDatabase, Subcommand, resolve_channel
+from socialrag.cli.subcommand import CHANNEL_HELP, OpenDatabase, Subcommand, resolve_channel
 from socialrag.config import Settings
-from socialrag.reading.citations import FORMATS, render
 from socialrag.reading.library import load_references
+from socialrag.reading.references import FORMATS, render
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from socialrag import storage
-from socialrag.cli.base import OpenDatabase, Subcommand, add_index_flags, no_arguments, run_indexing
+from socialrag.cli.subcommand import OpenDatabase, Subcommand, add_index_flags, no_arguments, run_indexing
 from socialrag.config import Settings
 
 
@@ -17,7 +17,7 @@ def migrate(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase)
 
 
 def keygen(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase) -> int:
-    from socialrag.storage.token_cipher import generate_key
+    from socialrag.token_cipher import generate_key
 
     print(generate_key())
     return 0

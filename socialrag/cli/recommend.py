@@ -8,7 +8,7 @@ import json
 from datetime import datetime
 from typing import Any
 
-from socialrag.cli.base import CHANNEL_HELP, OpenDatabase, Subcommand, parse_time, resolve_channel
+from socialrag.cli.subcommand import CHANNEL_HELP, OpenDatabase, Subcommand, parse_time, resolve_channel
 from socialrag.config import Settings
 from socialrag.errors import InputError
 from socialrag.models import STYLES, Draft, Style, draft_json

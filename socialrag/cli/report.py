@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from socialrag.cli.base import CHANNEL_HELP, OpenDatabase, Subcommand, parse_time, resolve_channel
+from socialrag.cli.subcommand import CHANNEL_HELP, OpenDatabase, Subcommand, parse_time, resolve_channel
 from socialrag.config import Settings
 from socialrag.errors import InputError
 from socialrag.report import load_report_data, safe_filename, write_report

@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 from socialrag import storage
-from socialrag.cli.base import OpenDatabase, Subcommand
+from socialrag.cli.subcommand import OpenDatabase, Subcommand
 from socialrag.config import Settings
 from socialrag.knowledge import describe_index
 from socialrag.recommender import describe_ranker, load_emoji_readings, load_fit

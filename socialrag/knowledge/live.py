@@ -13,7 +13,7 @@ import psycopg
 
 from socialrag import storage
 from socialrag.knowledge.emoji import CLICKS, click_counts
-from socialrag.knowledge.index import index_messages, is_kept
+from socialrag.knowledge.intake import index_messages, is_kept
 from socialrag.models import Message, PaperMeta, PaperRef
 
 

@@ -6,8 +6,8 @@ import psycopg
 
 from socialrag import storage
 from socialrag.knowledge.emoji import READING_LIST_EMOJI
-from socialrag.reading.citations import Reference
-from socialrag.recommender.generate import paper_url
+from socialrag.reading.references import Reference
+from socialrag.recommender.explain.generate import paper_url
 
 
 def load_references(conn: psycopg.Connection, team_id: str, channel_id: str) -> list[Reference]:
@@ -17,7 +17,7 @@ def load_references(conn: psycopg.Connection, team_id: str, channel_id: str) -> 
 
 
 def references(conn: psycopg.Connection, paper_ids: list[int]) -> list[Reference]:
-    infos = storage.context.load_paper_infos(conn, paper_ids)
+    infos = storage.context_rows.load_paper_infos(conn, paper_ids)
     identities = storage.papers.load_identities(conn, paper_ids)
     out = []
     for pid in paper_ids:

@@ -15,8 +15,8 @@ from pyzotero import zotero, zotero_errors
 from socialrag import storage
 from socialrag.config import Settings
 from socialrag.db import Database
-from socialrag.reading.citations import Reference, exact, split_name
 from socialrag.reading.library import load_references
+from socialrag.reading.references import Reference, exact, split_name
 
 log = logging.getLogger(__name__)
 

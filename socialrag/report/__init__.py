@@ -15,11 +15,4 @@ if TYPE_CHECKING:
     from socialrag.report.data import load_report_data
     from socialrag.report.page import month_summary, safe_filename, write_report
 
-ENTRY_POINTS = {
-    "load_report_data": "data",
-    "month_summary": "page",
-    "safe_filename": "page",
-    "write_report": "page",
-}
-__all__ = sorted(ENTRY_POINTS)
-__getattr__ = entry_points(__name__, ENTRY_POINTS)
+__getattr__, __all__ = entry_points(__name__, __file__)

@@ -10,9 +10,9 @@ import numpy as np
 import psycopg
 
 from socialrag.models import Sentiment
-from socialrag.recommender.context import load_channel_context
+from socialrag.recommender.retrieve.context import load_channel_context
 from socialrag.rows import PaperInfo
-from socialrag.storage.context import load_paper_infos
+from socialrag.storage.context_rows import load_paper_infos
 from socialrag.storage.embeddings import load_vectors
 from socialrag.storage.reports import (
     EventRow,

@@ -239,33 +239,6 @@ def load_queue_counts(conn: psycopg.Connection) -> dict[str, int]:
     return {"waiting": int(row[0]), "working": int(row[1]), "given_up": int(row[2])}
 
 
-def reserve_turn(conn: psycopg.Connection, source: str, interval: float) -> float:
-    """Take the next turn to call ``source`` (turns are ``interval`` seconds apart across all processes);
-    returns the seconds to wait for it."""
-    row = conn.execute(
-        """
-        INSERT INTO source_pace AS s (source, next_at) VALUES (%(s)s, clock_timestamp() + make_interval(secs => %(i)s))
-        ON CONFLICT (source) DO UPDATE
-           SET next_at = GREATEST(s.next_at, clock_timestamp()) + make_interval(secs => %(i)s)
-        RETURNING extract(epoch FROM s.next_at - make_interval(secs => %(i)s) - clock_timestamp())
-        """,
-        {"s": source, "i": interval},
-    ).fetchone()
-    return max(0.0, float(row[0])) if row else 0.0
-
-
-def hold_off(conn: psycopg.Connection, source: str, seconds: float) -> None:
-    """The service asked every caller to wait (a 429 with ``Retry-After``): no process calls it before then."""
-    conn.execute(
-        """
-        INSERT INTO source_pace AS s (source, next_at) VALUES (%(s)s, clock_timestamp() + make_interval(secs => %(w)s))
-        ON CONFLICT (source) DO UPDATE
-           SET next_at = GREATEST(s.next_at, clock_timestamp() + make_interval(secs => %(w)s))
-        """,
-        {"s": source, "w": seconds},
-    )
-
-
 def requeue_shared(conn: psycopg.Connection, paper_ids: Sequence[int]) -> None:
     """Queue again those of these papers that are still shared (their vector made from words that are gone
     was deleted), to be embedded anew from the messages that remain."""
@@ -283,57 +256,6 @@ def papers_waiting(conn: psycopg.Connection, paper_ids: Sequence[int]) -> bool:
         {"p": list(paper_ids)},
     ).fetchone()
     return bool(row and row[0])
-
-
-HOLD_AFTER = 3  # failures in a row after which a source is held as a whole
-
-
-@dataclass(frozen=True)
-class SourceHealth:
-    """A source failing again and again: since when, how often, the last error, and until when it is held."""
-
-    source: str
-    failures: int
-    failing_since: datetime | None
-    held_until: datetime | None
-    last_error: str | None
-
-
-def record_source_outcome(conn: psycopg.Connection, source: str, error: str | None, now: datetime) -> None:
-    """A source answered (``error`` None: its failures are forgotten) or failed: one more in a row, and from the
-    ``HOLD_AFTER``-th on it is held, two minutes doubling to an hour."""
-    if error is None:
-        conn.execute(
-            """
-            UPDATE source_pace SET failures = 0, failing_since = NULL, held_until = NULL, last_error = NULL
-             WHERE source = %(s)s AND failures > 0
-            """,
-            {"s": source},
-        )
-        return
-    conn.execute(
-        """
-        INSERT INTO source_pace AS p (source, failures, failing_since, last_error) VALUES (%(s)s, 1, %(now)s, %(e)s)
-        ON CONFLICT (source) DO UPDATE
-           SET failures = p.failures + 1, failing_since = COALESCE(p.failing_since, %(now)s), last_error = %(e)s,
-               held_until = CASE WHEN p.failures + 1 >= %(after)s
-                                 THEN %(now)s + LEAST(interval '1 hour',
-                                                      interval '2 minutes' * power(2, p.failures + 1 - %(after)s))
-                                 END
-        """,
-        {"s": source, "e": error[:300], "now": now, "after": HOLD_AFTER},
-    )
-
-
-def load_failing_sources(conn: psycopg.Connection) -> list[SourceHealth]:
-    """The sources failing now (at least one failure in a row), the longest failing first."""
-    rows = conn.execute(
-        """
-        SELECT source, failures, failing_since, held_until, last_error FROM source_pace
-         WHERE failures > 0 ORDER BY failing_since, source
-        """
-    ).fetchall()
-    return [SourceHealth(*r) for r in rows]
 
 
 def defer_papers(conn: psycopg.Connection, paper_ids: Sequence[int], until: datetime) -> None:

@@ -1,5 +1,5 @@
 """Rows of ``channel_rankers`` (every fit of each channel's calibrated ranker, with its date) and the popularity
-readings and paper pool a refit reads. Fitting itself is ``socialrag.recommender.refit``."""
+readings and paper pool a refit reads. Fitting itself is ``socialrag.recommender.rank.refit``."""
 
 from __future__ import annotations
 

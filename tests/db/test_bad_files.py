@@ -13,7 +13,7 @@ import pytest
 from bot.export import import_export
 from socialrag.db import Database
 from socialrag.errors import InputError
-from socialrag.knowledge.papers.catalog import import_catalog
+from socialrag.knowledge.papers.local_catalog import import_catalog
 from tests.support.exports import msg, user, write_export
 from tests.support.harness import count
 

@@ -16,10 +16,10 @@ from socialrag.db import Database
 from socialrag.knowledge.papers.arxiv import ArxivApi
 from socialrag.knowledge.papers.semanticscholar import SemanticScholar
 from socialrag.models import Paper
-from socialrag.recommender.candidates import ArxivNew, CandidateQuery, SemanticScholarRecommendations
-from socialrag.recommender.context import load_channel_context
-from socialrag.recommender.pipeline import RecommendConfig, recommend
-from socialrag.recommender.rank import ScoringConfig, channel_weights
+from socialrag.recommender.rank.engagement import ScoringConfig, channel_weights
+from socialrag.recommender.retrieve.candidates import ArxivNew, CandidateQuery, SemanticScholarRecommendations
+from socialrag.recommender.retrieve.context import load_channel_context
+from socialrag.recommender.serve.pipeline import RecommendConfig, recommend
 from tests.support.labbase import AS_OF, SHARED, CachedEmbedder, build_lab
 
 pytestmark = pytest.mark.slow
@@ -140,7 +140,7 @@ def test_online_searches_for_papers_on_demand_are_cached_and_shared(db: Database
     from dataclasses import replace
     from datetime import timedelta
 
-    from socialrag.recommender.candidates import FocusSearch, SearchCache
+    from socialrag.recommender.retrieve.candidates import FocusSearch, SearchCache
 
     asked: list[httpx.Request] = []
 

@@ -13,7 +13,7 @@ import pytest
 from bot.export import import_export
 from socialrag.db import Database
 from socialrag.knowledge.embed import Embedder, embed_pending
-from socialrag.knowledge.papers.catalog import import_catalog, iter_catalog, parse_reference
+from socialrag.knowledge.papers.local_catalog import import_catalog, iter_catalog, parse_reference
 from tests.support.exports import msg, user, write_export
 from tests.support.fixtures import ACL_DATA, ACL_PAPERS
 
@@ -76,7 +76,7 @@ def test_popularity_is_read_as_it_was_known_then(db: Database, tmp_path: Path) -
     """A replay sees the last popularity reading before its moment, never a later count."""
     from datetime import UTC, datetime
 
-    from socialrag.storage.context import load_paper_infos
+    from socialrag.storage.context_rows import load_paper_infos
 
     lines = [
         json.dumps(
@@ -196,7 +196,7 @@ def test_embedding_cache_with_the_real_model(db: Database, tmp_path: Path) -> No
     ],
 )
 def test_month_as_the_acl_anthology_writes_it(month: object, read: tuple[int, int | None] | None) -> None:
-    from socialrag.knowledge.papers.catalog import parse_month
+    from socialrag.knowledge.papers.local_catalog import parse_month
 
     assert parse_month(month) == read
 
@@ -206,8 +206,8 @@ def test_a_date_known_to_the_month_or_year_is_offered_only_once_it_surely_existe
     November's papers. Now a paper is a candidate from the last day it may have come out."""
     from datetime import UTC, datetime
 
-    from socialrag.recommender.history import build_universe, pool_rows
-    from socialrag.storage.context import load_paper_infos
+    from socialrag.recommender.rank.history import build_universe, pool_rows
+    from socialrag.storage.context_rows import load_paper_infos
     from socialrag.storage.embeddings import load_catalog_neighbours, upsert_embeddings
 
     rows = [

@@ -12,14 +12,14 @@ import numpy as np
 from socialrag import storage
 from socialrag.config import Settings
 from socialrag.db import Database
-from socialrag.knowledge.index import index_messages
-from socialrag.knowledge.indexer import Indexer, IndexerConfig
+from socialrag.knowledge.intake import index_messages
 from socialrag.knowledge.links import find_paper_refs
 from socialrag.knowledge.live import record_deletion
-from socialrag.knowledge.pace import DatabasePace
 from socialrag.knowledge.papers.resolve import open_sources
+from socialrag.knowledge.queue_worker import Indexer, IndexerConfig
+from socialrag.knowledge.shared_pace import DatabasePace
 from socialrag.models import Channel, Member, Message
-from socialrag.recommender.context import load_channel_context
+from socialrag.recommender.retrieve.context import load_channel_context
 from tests.db.test_indexing import NOW
 from tests.support.labbase import CachedEmbedder
 from tests.support.scholar_standin import ScholarStandIn

@@ -19,7 +19,7 @@ from socialrag import storage
 from socialrag.config import Settings
 from socialrag.db import Database
 from socialrag.models import STYLES, Style
-from socialrag.recommender.service import Recommender
+from socialrag.recommender.serve.service import Recommender
 from tests.support.labbase import AS_OF, CachedEmbedder, build_lab
 from tests.support.openai_standin import OpenAIStandIn
 
@@ -107,7 +107,7 @@ def test_context_replies_answers_and_digests_let_no_markup_through(db: Database,
     from socialrag.knowledge import index_messages
     from socialrag.models import Digest, Message, PaperRef
     from socialrag.recommender import answer_question, share_context
-    from socialrag.recommender.llm import LLMClient
+    from socialrag.recommender.explain.llm import LLMClient
     from tests.support.labbase import NEUBIG, SHARED
 
     lab = poisoned["lab"]

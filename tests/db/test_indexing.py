@@ -14,11 +14,11 @@ import pytest
 from socialrag import storage
 from socialrag.config import Settings
 from socialrag.db import Database
-from socialrag.knowledge.index import MAX_PAPERS_PER_MESSAGE, index_messages
-from socialrag.knowledge.indexer import Indexer, IndexerConfig
+from socialrag.knowledge.intake import MAX_PAPERS_PER_MESSAGE, index_messages
 from socialrag.knowledge.links import find_paper_refs
-from socialrag.knowledge.pace import DatabasePace
 from socialrag.knowledge.papers.resolve import open_sources
+from socialrag.knowledge.queue_worker import Indexer, IndexerConfig
+from socialrag.knowledge.shared_pace import DatabasePace
 from socialrag.models import Channel, Message
 from tests.support.labbase import CachedEmbedder
 from tests.support.scholar_standin import ScholarStandIn, load_acl_rows
@@ -243,7 +243,7 @@ def test_a_source_that_keeps_failing_is_held_as_a_whole_and_status_says_so(db: D
         indexer.run_batch()
         clock[0] += timedelta(seconds=5)
     with db.connection() as conn:
-        (failing,) = storage.queue.load_failing_sources(conn)
+        (failing,) = storage.source_pace.load_failing_sources(conn)
         tries = conn.execute("SELECT max(attempts) FROM index_queue").fetchone()[0]
     assert failing.failures == 3 and failing.held_until == start + timedelta(seconds=10) + timedelta(minutes=2)
     said = describe_failing(failing, clock[0])
@@ -254,5 +254,5 @@ def test_a_source_that_keeps_failing_is_held_as_a_whole_and_status_says_so(db: D
     assert scholar.asked == 3
     with db.connection() as conn:
         assert conn.execute("SELECT max(attempts) FROM index_queue").fetchone()[0] == tries
-        storage.queue.record_source_outcome(conn, "semanticscholar", None, clock[0])  # it answers again
-        assert storage.queue.load_failing_sources(conn) == []
+        storage.source_pace.record_source_outcome(conn, "semanticscholar", None, clock[0])  # it answers again
+        assert storage.source_pace.load_failing_sources(conn) == []

@@ -10,7 +10,7 @@ from psycopg.types.json import Jsonb
 
 from socialrag import storage
 from socialrag.db import Database
-from socialrag.knowledge.index import index_messages
+from socialrag.knowledge.intake import index_messages
 from socialrag.models import Channel, Member, Message, PaperRef, Reaction
 
 T, OTHER = "T0LAB", "T0ELSE"
@@ -160,12 +160,12 @@ def _lab(db: Database) -> dict[str, int]:
             conn, T, "C1", "4242", known_id, item_key="ABCD2345", error=None, now=AT, retry_at=None
         )
         # a context reply on U2's share, and a paper sent to U2 in their personal picks
-        storage.threads.want_share_reply(conn, T, "C1", "2.000001")
+        storage.share_replies.want_share_reply(conn, T, "C1", "2.000001")
         storage.reading_list.bind_zotero_group(conn, T, "4242")
         storage.reading_list.unsave_paper(conn, T, "C1", known_id, "U2", AT)
         storage.usage.take_cooldown(conn, T, "U2", "like", AT, timedelta(seconds=30))
         storage.usage.take_llm_call(conn, T, "C1", "U2", AT, per_member=10, per_channel=30)
-        storage.threads.record_picks_sent(conn, T, "U2", [(known_id, "C1")], AT)
+        storage.picks.record_picks_sent(conn, T, "U2", [(known_id, "C1")], AT)
     return {"known": ids["1706.03762"], "unknown": ids["2999.00001"], "only_here": ids["10.9999/only-here"]}
 
 

@@ -25,16 +25,16 @@ from socialrag.models import (
     VenueEngagedWith,
     WhyMemberMayCare,
 )
-from socialrag.recommender.candidates import CandidateQuery, CatalogSource
-from socialrag.recommender.context import load_channel_context
-from socialrag.recommender.explain import member_token
-from socialrag.recommender.generate import GenerateConfig, build_allowed, build_draft
-from socialrag.recommender.llm import LLMClient
-from socialrag.recommender.pipeline import RecommendConfig, load_relations, recommend
-from socialrag.recommender.rank import ScoringConfig, channel_weights, select_signals
-from socialrag.recommender.signals import SignalInput, compute_signals
-from socialrag.recommender.verify import check_text
-from socialrag.storage.context import load_paper_infos
+from socialrag.recommender.explain.generate import GenerateConfig, build_allowed, build_draft
+from socialrag.recommender.explain.llm import LLMClient
+from socialrag.recommender.explain.verify import check_text
+from socialrag.recommender.explain.wording import member_token
+from socialrag.recommender.rank.engagement import ScoringConfig, channel_weights, select_signals
+from socialrag.recommender.retrieve.candidates import CandidateQuery, CatalogSource
+from socialrag.recommender.retrieve.context import load_channel_context
+from socialrag.recommender.retrieve.signals import SignalInput, compute_signals
+from socialrag.recommender.serve.pipeline import RecommendConfig, load_relations, recommend
+from socialrag.storage.context_rows import load_paper_infos
 from socialrag.storage.embeddings import load_vectors
 from tests.support.labbase import AS_OF, CITING, CITING_SENTENCE, SHARED, CachedEmbedder, build_lab
 from tests.support.openai_standin import OpenAIStandIn, chain_answer
@@ -301,7 +301,7 @@ def test_no_llm_configured_means_template_tldr(db: Database, lab: dict[str, Any]
 
 
 def test_candidate_query_seeds(db: Database, lab: dict[str, Any]) -> None:
-    from socialrag.recommender.candidates import seed_papers
+    from socialrag.recommender.retrieve.candidates import seed_papers
 
     with db.connection() as conn:
         ctx = load_channel_context(conn, "T0LAB", "C1", AS_OF, MODEL)
@@ -325,7 +325,7 @@ def test_a_member_who_left_the_channel_is_named_not_mentioned(db: Database, lab:
 def test_a_small_catalog_window_is_ranked_whole_and_a_large_one_searched(db: Database, lab: dict[str, Any]) -> None:
     """Retrieval loses nothing a small catalog holds: every paper of the window reaches the ranking; past
     ``whole`` papers the window is searched from each engaged paper, so what reaches the ranking is fewer."""
-    from socialrag.recommender.candidates import CandidateQuery
+    from socialrag.recommender.retrieve.candidates import CandidateQuery
 
     with db.connection() as conn:
         ctx = load_channel_context(conn, "T0LAB", "C1", AS_OF, MODEL)

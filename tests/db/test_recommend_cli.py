@@ -13,8 +13,8 @@ import pytest
 from bot.cli import main
 from socialrag.db import Database
 from socialrag.models import signal_from_json
-from socialrag.recommender.evaluate import METHODS, evaluate_channel
-from socialrag.recommender.features import FEATURES
+from socialrag.recommender.rank.evaluate import METHODS, evaluate_channel
+from socialrag.recommender.rank.features import FEATURES
 from tests.support.labbase import AS_OF, CachedEmbedder, build_lab
 
 pytestmark = pytest.mark.slow
@@ -71,7 +71,7 @@ def test_eval_replay(lab_env: dict[str, Any], db: Database, capsys: pytest.Captu
 def test_refit_learns_the_channel_and_status_says_so(
     lab_env: dict[str, Any], db: Database, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from socialrag.recommender.refit import fit_history, load_fit
+    from socialrag.recommender.rank.refit import fit_history, load_fit
     from socialrag.storage.rankers import channels_to_refit
 
     now = datetime.now(UTC)
@@ -95,7 +95,7 @@ def test_refit_learns_the_channel_and_status_says_so(
 
 def test_the_scheduler_refits_channels_when_due(lab_env: dict[str, Any], db: Database) -> None:
     from socialrag.config import Settings
-    from socialrag.recommender.service import Recommender
+    from socialrag.recommender.serve.service import Recommender
 
     now = datetime.now(UTC)
     with Recommender(Settings(home=Path("."), offline=True), db, embedder=CachedEmbedder()) as recommender:
@@ -110,8 +110,8 @@ def test_refit_as_of_learns_only_the_past_and_recommend_as_of_uses_it(
 ) -> None:
     """A backtest through the two commands: the fit is stored with the replayed date, learns nothing from after
     it, and is the ranking a replay at that date uses (and none before it)."""
-    from socialrag.recommender.calibrate import default_model
-    from socialrag.recommender.refit import load_fit
+    from socialrag.recommender.rank.calibrate import default_model
+    from socialrag.recommender.rank.refit import load_fit
 
     as_of = AS_OF
     assert main(["refit", "nlp-lab", "--as-of", as_of.isoformat()]) == 0

@@ -9,11 +9,11 @@ import pytest
 
 from bot.export import import_export
 from socialrag import storage
-from socialrag.cli.base import resolve_channel
+from socialrag.cli.subcommand import resolve_channel
 from socialrag.config import Settings
 from socialrag.db import Database
 from socialrag.errors import InputError
-from socialrag.recommender.service import Recommender, describe_style, resolve_style
+from socialrag.recommender.serve.service import Recommender, describe_style, resolve_style
 from tests.support.exports import msg, user, write_export
 from tests.support.labbase import AS_OF, CachedEmbedder, build_lab, t
 

@@ -10,7 +10,7 @@ from bot.app import PostgresInstallationStore, check_token_keys
 from socialrag import storage
 from socialrag.db import Database
 from socialrag.errors import ConfigError, KeyMismatch
-from socialrag.storage.token_cipher import PREFIX, TokenCipher, generate_key
+from socialrag.token_cipher import PREFIX, TokenCipher, generate_key
 
 
 def _install(db: Database, key: str, team: str, token: str) -> None:

@@ -21,10 +21,10 @@ from socialrag import storage
 from socialrag.config import Settings
 from socialrag.db import Database
 from socialrag.models import Channel
-from socialrag.recommender.candidates import CandidateQuery, seed_papers
-from socialrag.recommender.context import load_channel_context
-from socialrag.recommender.rank import ScoringConfig, channel_weights
-from socialrag.recommender.service import Recommender
+from socialrag.recommender.rank.engagement import ScoringConfig, channel_weights
+from socialrag.recommender.retrieve.candidates import CandidateQuery, seed_papers
+from socialrag.recommender.retrieve.context import load_channel_context
+from socialrag.recommender.serve.service import Recommender
 from tests.support.harness import SECRET, Harness, T, count, lab_state, message_event
 from tests.support.labbase import AS_OF, CachedEmbedder, build_lab
 from tests.support.openai_standin import OpenAIStandIn, chain_answer
@@ -493,7 +493,7 @@ def test_installations_are_kept_and_removed_on_uninstall(harness: Harness, db: D
 
     from bot.app import PostgresInstallationStore, SignedStateStore, token_for
     from socialrag.errors import ConfigError, KeyMismatch
-    from socialrag.storage.token_cipher import TokenCipher, generate_key
+    from socialrag.token_cipher import TokenCipher, generate_key
 
     key = generate_key()
     installs = PostgresInstallationStore(db, TokenCipher(key))

@@ -17,7 +17,7 @@ from bot.run import make_digest, make_recommend
 from bot.scheduler import Worker
 from socialrag import storage
 from socialrag.db import Database
-from socialrag.knowledge.index import index_messages
+from socialrag.knowledge.intake import index_messages
 from socialrag.models import Channel, Message, PaperRef
 from socialrag.recommender import Recommender
 from socialrag.report.data import load_report_data
@@ -121,7 +121,7 @@ def test_personal_picks_hold_only_what_the_member_may_see(harness: Harness, db: 
     harness.ctx.recommender = recommender
     assert "once a week" in harness.command("for-me on", user="U3")
     with db.connection() as conn:
-        assert storage.threads.load_picks_due(conn, datetime.now(UTC)) == [], "the first comes in a week"
+        assert storage.picks.load_picks_due(conn, datetime.now(UTC)) == [], "the first comes in a week"
     answer = harness.command("for-me now", user="U3")
     assert answer.startswith("Sent you 5 papers"), answer
     (dm,) = [p for p in harness.standin.posts if p["channel"] == "DU3"]

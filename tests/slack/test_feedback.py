@@ -19,8 +19,8 @@ from socialrag import storage
 from socialrag.db import Database
 from socialrag.knowledge import READING_LIST_EMOJI
 from socialrag.models import Draft, PaperMeta
-from socialrag.recommender.context import load_channel_context
-from socialrag.recommender.rank import ScoringConfig, channel_weights
+from socialrag.recommender.rank.engagement import ScoringConfig, channel_weights
+from socialrag.recommender.retrieve.context import load_channel_context
 from tests.support.harness import Harness, T, count
 
 NOW = datetime.now(UTC).replace(microsecond=0)

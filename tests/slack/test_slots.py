@@ -20,9 +20,9 @@ from socialrag import storage
 from socialrag.config import Settings
 from socialrag.db import Database
 from socialrag.models import Draft, Style
-from socialrag.recommender.candidates import CandidateQuery
-from socialrag.recommender.pipeline import gather_candidates
-from socialrag.recommender.service import Recommender
+from socialrag.recommender.retrieve.candidates import CandidateQuery
+from socialrag.recommender.serve.pipeline import gather_candidates
+from socialrag.recommender.serve.service import Recommender
 from tests.support.labbase import CachedEmbedder, build_lab
 from tests.support.multiworker import T, add_due_channels
 from tests.support.slack_standin import SlackStandIn, SlackState
@@ -142,7 +142,7 @@ def test_a_source_answering_nonsense_costs_only_its_candidates(db: Database, set
             return [12345]
 
     with db.connection() as conn:
-        from socialrag.recommender.context import load_channel_context
+        from socialrag.recommender.retrieve.context import load_channel_context
 
         ctx = load_channel_context(conn, T, setup["channels"][0], datetime.now(UTC), "all-MiniLM-L6-v2")
         found = gather_candidates(conn, [Broken(), One()], CandidateQuery(ctx, {}, "all-MiniLM-L6-v2", None))
@@ -180,7 +180,7 @@ def test_a_key_that_cannot_open_the_token_never_stops_a_channel(db: Database, se
     from slack_sdk.oauth.installation_store import Installation
 
     from bot.app import PostgresInstallationStore, token_for
-    from socialrag.storage.token_cipher import TokenCipher, generate_key
+    from socialrag.token_cipher import TokenCipher, generate_key
 
     channels = setup["channels"]
     only_first_channel(db, channels)

@@ -19,7 +19,7 @@ from bot.threads import reply_to_shares
 from socialrag.db import Database
 from socialrag.knowledge import DatabasePace, Indexer, open_sources
 from socialrag.knowledge.embed import embed_pending
-from socialrag.knowledge.papers.catalog import import_catalog
+from socialrag.knowledge.papers.local_catalog import import_catalog
 from socialrag.recommender import Recommender
 from tests.support.harness import Harness, count, lab_state, message_event
 from tests.support.labbase import NEUBIG, SHARED, CachedEmbedder, build_lab, t

@@ -13,9 +13,9 @@ from pathlib import Path
 from socialrag.config import Settings
 from socialrag.db import Database
 from socialrag.knowledge.embed import Embedder
-from socialrag.knowledge.indexer import Indexer, IndexerConfig
-from socialrag.knowledge.pace import DatabasePace
 from socialrag.knowledge.papers.resolve import open_sources
+from socialrag.knowledge.queue_worker import Indexer, IndexerConfig
+from socialrag.knowledge.shared_pace import DatabasePace
 
 
 def main() -> None:

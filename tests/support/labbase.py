@@ -15,7 +15,7 @@ from bot.export import import_export
 from socialrag import storage
 from socialrag.db import Database
 from socialrag.knowledge.embed import Embedder, embed_pending
-from socialrag.knowledge.papers.catalog import import_catalog
+from socialrag.knowledge.papers.local_catalog import import_catalog
 from tests.support.exports import msg, user, write_export
 from tests.support.fixtures import ACL_DATA
 

@@ -81,7 +81,7 @@ def main() -> None:
     from bot.run import make_recommend
     from bot.scheduler import Worker
     from socialrag.config import Settings
-    from socialrag.recommender.service import Recommender
+    from socialrag.recommender.serve.service import Recommender
 
     url, slack, openai_url = sys.argv[1:4]
     settings = Settings(

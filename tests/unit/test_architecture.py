@@ -159,24 +159,50 @@ def test_the_slack_side_uses_the_packages_entry_points() -> None:
     assert offenders == []
 
 
-def test_each_entry_point_exists_and_is_typed() -> None:
-    """Every public name of a package resolves, and its ``TYPE_CHECKING`` imports name the same set."""
+def test_each_entry_point_is_written_once_and_resolves() -> None:
+    """A package's public names are its ``TYPE_CHECKING`` imports (what mypy checks), and each resolves at run time
+    to the very object that import names."""
     import importlib
+
+    from socialrag.packages import typed_imports
 
     for short in ENTRY_PACKAGES:
         package = importlib.import_module(f"socialrag.{short}")
-        table = package.ENTRY_POINTS
-        assert sorted(table) == package.__all__
-        for name in table:
-            assert getattr(package, name) is not None, f"socialrag.{short}.{name}"
-        init = ast.parse((ROOT / "socialrag" / short / "__init__.py").read_text(encoding="utf-8"))
-        typed = {
-            alias.asname or alias.name
-            for node in ast.walk(init)
-            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith(f"socialrag.{short}.")
-            for alias in node.names
-        }
-        assert typed == set(table), short
+        table = typed_imports(ROOT / "socialrag" / short / "__init__.py", f"socialrag.{short}")
+        assert package.__all__ == sorted(table) and table, short
+        for name, (module, attribute) in table.items():
+            assert getattr(package, name) is getattr(importlib.import_module(module), attribute), name
+
+
+def test_an_unknown_entry_point_is_an_attribute_error() -> None:
+    import pytest
+
+    import socialrag.report as report
+
+    with pytest.raises(AttributeError, match="no attribute 'nothing_here'"):
+        report.nothing_here  # noqa: B018
+
+
+RECOMMENDER_STEPS = {"retrieve": 0, "rank": 1, "explain": 1, "serve": 2}
+
+
+def test_the_recommender_is_its_four_steps_in_order() -> None:
+    """``retrieve`` imports none of the other steps; ``rank`` and ``explain`` only ``retrieve``; ``serve`` all
+    three. Nothing but ``__init__.py`` sits at the recommender's top level."""
+    top = ROOT / "socialrag" / "recommender"
+    assert sorted(p.name for p in top.glob("*.py")) == ["__init__.py"]
+    assert sorted(p.name for p in top.iterdir() if p.is_dir() and p.name != "__pycache__") == sorted(RECOMMENDER_STEPS)
+    offenders = []
+    for step, level in RECOMMENDER_STEPS.items():
+        for path in sorted((top / step).rglob("*.py")):
+            for name in _imports(path):
+                parts = name.split(".")
+                if parts[:2] != ["socialrag", "recommender"] or len(parts) < 3 or parts[2] == step:
+                    continue
+                other = parts[2]
+                if other not in RECOMMENDER_STEPS or RECOMMENDER_STEPS[other] >= level:
+                    offenders.append(f"{path.relative_to(ROOT)} imports {name}")
+    assert offenders == []
 
 
 def test_storage_names_its_modules() -> None:

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
-from socialrag.recommender.calibrate import (
+from socialrag.recommender.rank.calibrate import (
     MIN_SHARES,
     RankerModel,
     default_model,
@@ -17,8 +17,7 @@ from socialrag.recommender.calibrate import (
     fit,
     prior_weights,
 )
-from socialrag.recommender.context import ChannelContext, SharedPaper
-from socialrag.recommender.features import (
+from socialrag.recommender.rank.features import (
     FEATURES,
     CandidateSet,
     ChannelState,
@@ -26,8 +25,9 @@ from socialrag.recommender.features import (
     fill_unknown,
     pair_differences,
 )
-from socialrag.recommender.history import build_history, build_universe
-from socialrag.recommender.training import training_set
+from socialrag.recommender.rank.history import build_history, build_universe
+from socialrag.recommender.rank.training import training_set
+from socialrag.recommender.retrieve.context import ChannelContext, SharedPaper
 from socialrag.rows import AuthorRef, MemberInfo, PaperInfo, ReactionEvent, Share
 
 T = datetime(2024, 6, 1, tzinfo=UTC).timestamp()
@@ -227,7 +227,7 @@ def test_training_pairs_from_history_teach_the_sign_of_popularity(popular_wins: 
 
 def test_a_channel_whose_history_says_nothing_keeps_the_default_blend() -> None:
     """With the pull chosen on the latest quarter, pairs that carry no preference cannot beat the blend."""
-    from socialrag.recommender.guard import fit_guarded
+    from socialrag.recommender.rank.guard import fit_guarded
 
     rng = np.random.default_rng(0)
     n_moments, per = 80, 20

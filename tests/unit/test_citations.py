@@ -7,7 +7,7 @@ import json
 
 import bibtexparser
 
-from socialrag.reading.citations import Reference, citation_keys, render, to_bibtex, to_csl_json, to_ris
+from socialrag.reading.references import Reference, citation_keys, render, to_bibtex, to_csl_json, to_ris
 
 ATTENTION = Reference(
     1,

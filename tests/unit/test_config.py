@@ -6,7 +6,7 @@ import pytest
 
 from socialrag.config import Settings, clear_empty_settings
 from socialrag.errors import ConfigError
-from socialrag.recommender.llm import OPENAI_DEFAULT_URL, LLMClient
+from socialrag.recommender.explain.llm import OPENAI_DEFAULT_URL, LLMClient
 
 
 def test_empty_means_not_set() -> None:

@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
-from socialrag.recommender.context import SharedPaper
-from socialrag.recommender.emoji_readings import channel_readings, learn_emoji_readings
+from socialrag.recommender.retrieve.context import SharedPaper
+from socialrag.recommender.retrieve.emoji_readings import channel_readings, learn_emoji_readings
 from socialrag.rows import PaperInfo, ReactionEvent, Reply, Share
 
 START = datetime(2024, 1, 1, tzinfo=UTC)

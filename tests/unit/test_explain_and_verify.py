@@ -19,9 +19,9 @@ from socialrag.models import (
     WhyMemberMayCare,
     signal_from_json,
 )
-from socialrag.recommender.explain import build_template_text, describe_fact, render_signal, render_signals
-from socialrag.recommender.rank import select_signals
-from socialrag.recommender.verify import allowed_from, check_text
+from socialrag.recommender.explain.verify import allowed_from, check_text
+from socialrag.recommender.explain.wording import build_template_text, describe_fact, render_signal, render_signals
+from socialrag.recommender.rank.engagement import select_signals
 
 LINK = "https://lab.slack.com/archives/C1/p1604311200000000"
 H5 = SocialSignal(
@@ -230,8 +230,8 @@ def test_every_sentence_keeps_a_source(
 ) -> None:
     """Each sentence is one a chosen signal renders, or a sentence of the paper's own tldr or abstract (said
     of the paper: 'It presents', 'The authors show'), or the fixed safe sentence; bold stays within three."""
-    from socialrag.recommender.explain import MAX_BOLD, SAFE_TEXT
-    from socialrag.recommender.summary import PAPER_VERBS
+    from socialrag.recommender.explain.summary import PAPER_VERBS
+    from socialrag.recommender.explain.wording import MAX_BOLD, SAFE_TEXT
 
     with_summary, with_signals = style
     text = build_template_text(signals, abstract, tldr, with_summary=with_summary, with_signals=with_signals)
@@ -269,9 +269,9 @@ def test_the_llm_chain_tells_how_the_new_paper_relates_to_a_members_earlier_pape
     final prompt edits names the member's earlier paper."""
     from datetime import UTC, datetime
 
-    from socialrag.recommender.context import ChannelContext
-    from socialrag.recommender.generate import run_chain
-    from socialrag.recommender.llm import LLMClient
+    from socialrag.recommender.explain.generate import run_chain
+    from socialrag.recommender.explain.llm import LLMClient
+    from socialrag.recommender.retrieve.context import ChannelContext
     from socialrag.rows import PaperInfo
     from tests.support.openai_standin import OpenAIStandIn, chain_answer
 

@@ -8,9 +8,9 @@ from datetime import UTC, datetime
 import numpy as np
 import pytest
 
-from socialrag.recommender.calibrate import RankerModel, default_model, describe, fit
-from socialrag.recommender.features import FEATURES
-from socialrag.recommender.guard import GUARD_MARGIN, fit_guarded, held_out_mrr
+from socialrag.recommender.rank.calibrate import RankerModel, default_model, describe, fit
+from socialrag.recommender.rank.features import FEATURES
+from socialrag.recommender.rank.guard import GUARD_MARGIN, fit_guarded, held_out_mrr
 
 POP, REC, SIM = FEATURES.index("popularity"), FEATURES.index("recency"), FEATURES.index("similarity")
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
@@ -70,7 +70,7 @@ def test_a_fit_that_wins_on_the_shares_since_replaces_the_one_in_use() -> None:
 def test_a_thin_fit_is_held_close_to_the_default_blend() -> None:
     """Twelve shares say the channel goes by popularity: the fit served leans that way, but most of its score is
     still the default blend's (a mixture whose weight grows with the shares)."""
-    from socialrag.recommender.guard import SHRINK_SHARES, shrink
+    from socialrag.recommender.rank.guard import SHRINK_SHARES, shrink
 
     rng = np.random.default_rng(9)
     pos, neg, _ = moments(rng, 12, POP)
@@ -102,7 +102,7 @@ def test_the_guard_margin_is_what_a_new_fit_must_win_by() -> None:
 def test_a_channel_that_goes_by_one_feature_alone_is_ranked_by_it_alone() -> None:
     """A curator of this week's newest papers: nothing else tells its picks apart, so recency alone ranks its
     latest shares at least as well as any blend (which picks up noise from the other features), and is used."""
-    from socialrag.recommender.calibrate import drivers
+    from socialrag.recommender.rank.calibrate import drivers
 
     rng = np.random.default_rng(11)
     per, n = 20, 60
@@ -129,7 +129,7 @@ def test_a_fit_is_judged_as_serving_would_use_it_with_its_window() -> None:
     share older than the window is ranked below every paper that was offered."""
     from dataclasses import replace
 
-    from socialrag.recommender.features import RECENCY_HALF_LIFE_DAYS
+    from socialrag.recommender.rank.features import RECENCY_HALF_LIFE_DAYS
 
     def recency(days: float) -> float:
         return 0.5 ** (days / RECENCY_HALF_LIFE_DAYS)

@@ -9,12 +9,12 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
-from socialrag.recommender.calibrate import describe
-from socialrag.recommender.context import ChannelContext, SharedPaper
-from socialrag.recommender.features import FEATURES
-from socialrag.recommender.guard import MIN_WINDOW_DAYS
-from socialrag.recommender.history import DAY, GROWTH_DAYS, build_history, build_universe, estimate_back
-from socialrag.recommender.training import training_set
+from socialrag.recommender.rank.calibrate import describe
+from socialrag.recommender.rank.features import FEATURES
+from socialrag.recommender.rank.guard import MIN_WINDOW_DAYS
+from socialrag.recommender.rank.history import DAY, GROWTH_DAYS, build_history, build_universe, estimate_back
+from socialrag.recommender.rank.training import training_set
+from socialrag.recommender.retrieve.context import ChannelContext, SharedPaper
 from socialrag.rows import AuthorRef, MemberInfo, PaperInfo, ReactionEvent, Share
 
 START = datetime(2023, 1, 1, tzinfo=UTC)
@@ -246,7 +246,7 @@ def test_a_replay_judges_a_weekly_group_when_it_picks() -> None:
     of just before a pick, so every week is judged and the newest-first ranking is right every time (on a fixed
     weekly grid, a pick made earlier in the day than the grid's hour was judged a week early, before its paper
     was out)."""
-    from socialrag.recommender.evaluate import replay
+    from socialrag.recommender.rank.evaluate import replay
 
     infos, vectors, readings = catalog(n_days=300, per_day=1)
     weeks = 24
@@ -265,7 +265,7 @@ def test_a_replay_judges_a_weekly_group_when_it_picks() -> None:
 def test_the_fast_paths_give_the_same_numbers() -> None:
     """The readings of many papers found at once, and the window learnt along the shares, answer exactly what
     the paper-by-paper and quantile-by-quantile forms do."""
-    from socialrag.recommender.window import WindowLearner, learn_window
+    from socialrag.recommender.rank.window import WindowLearner, learn_window
 
     infos, vectors, readings = catalog(n_days=200, per_day=3, seed=4)
     universe = build_universe(infos, vectors, readings)

@@ -16,7 +16,7 @@ from bot.commands import UsageError, parse_command
 from bot.slack_io import message_from_slack, reactions_from_slack
 from socialrag.errors import BadRecord
 from socialrag.knowledge.links import find_paper_refs
-from socialrag.knowledge.papers.catalog import paper_from_catalog
+from socialrag.knowledge.papers.local_catalog import paper_from_catalog
 from socialrag.text import as_data
 
 # JSON-like values, as an export file or an event body can hold them

@@ -17,14 +17,14 @@ from socialrag.models import (
     VenueEngagedWith,
     WhyMemberMayCare,
 )
-from socialrag.recommender.context import SharedPaper
-from socialrag.recommender.rank import (
+from socialrag.recommender.rank.engagement import (
     ScoringConfig,
     decay,
     emoji_selectivity,
     engagement_weight,
     select_signals,
 )
+from socialrag.recommender.retrieve.context import SharedPaper
 from socialrag.rows import PaperInfo, ReactionEvent, Reply, Share
 
 NOW = datetime(2024, 6, 1, tzinfo=UTC)

@@ -11,8 +11,8 @@ from bot.joining import history_note
 from socialrag.config import Settings
 from socialrag.errors import ConfigError
 from socialrag.knowledge.readiness import READY_SHARES, assess, describe_empty, describe_index, enough_to_post
-from socialrag.recommender.candidates import normalize_arxiv_category, search_words
-from socialrag.recommender.schedule import INDEX_WAIT_LIMIT, empty_retry_wait, index_wait
+from socialrag.recommender.retrieve.candidates import normalize_arxiv_category, search_words
+from socialrag.recommender.serve.schedule import INDEX_WAIT_LIMIT, empty_retry_wait, index_wait
 from socialrag.storage.queue import IndexProgress
 
 NOW = datetime(2026, 11, 23, 10, tzinfo=UTC)
@@ -126,8 +126,8 @@ def test_an_empty_recommendation_says_why() -> None:
 
     import numpy as np
 
-    from socialrag.recommender.context import ChannelContext
-    from socialrag.recommender.pipeline import explain_empty
+    from socialrag.recommender.retrieve.context import ChannelContext
+    from socialrag.recommender.serve.pipeline import explain_empty
 
     ctx = ChannelContext("T", "C", datetime(2026, 11, 23, tzinfo=UTC), {}, {}, {}, {}, {}, model="m")
     assert explain_empty(ctx, [], 0, False).startswith("no candidate source can be reached")

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from socialrag.recommender.schedule import (
+from socialrag.recommender.serve.schedule import (
     SILENT_TO_STEP_DOWN,
     Reception,
     next_slot,

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from socialrag.recommender.explain import plan_mentions, render_plain
-from socialrag.recommender.summary import summarize
+from socialrag.recommender.explain.summary import summarize
+from socialrag.recommender.explain.wording import plan_mentions, render_plain
 from socialrag.text import as_data
 
 ABSTRACT = (
@@ -35,7 +35,7 @@ def test_render_plain_names_members() -> None:
 
 
 def test_abstract_sentences_speak_of_the_paper() -> None:
-    from socialrag.recommender.summary import speak_of_the_paper, summarize
+    from socialrag.recommender.explain.summary import speak_of_the_paper, summarize
 
     assert speak_of_the_paper("We present a metric for this task.") == "It presents a metric for this task."
     assert speak_of_the_paper("In this paper, we propose a model.") == "It proposes a model."
@@ -64,7 +64,7 @@ def test_data_cannot_close_the_prompt_fence() -> None:
 def test_a_sentence_from_an_abstract_stands_on_its_own() -> None:
     """No "this task", "this gap", "we" or "our" pointing at what the post does not say: the reference goes, or
     another sentence is chosen, or the sentence it leans on comes first."""
-    from socialrag.recommender.summary import stands_alone
+    from socialrag.recommender.explain.summary import stands_alone
 
     apes = (
         "Recent work in the field of automatic summarization and headline generation focuses on maximizing ROUGE "

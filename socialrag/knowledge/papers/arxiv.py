@@ -10,8 +10,8 @@ import httpx
 
 from socialrag.errors import SourceError
 from socialrag.knowledge.links import normalize_arxiv_id
-from socialrag.knowledge.papers.base import clean_text, parse_date
 from socialrag.knowledge.papers.http import PoliteClient
+from socialrag.knowledge.papers.source import clean_text, parse_date
 from socialrag.models import Author, Paper
 
 _NS = {"a": "http://www.w3.org/2005/Atom", "arxiv": "http://arxiv.org/schemas/atom"}

@@ -11,8 +11,8 @@ from urllib.parse import quote
 import httpx
 
 from socialrag.errors import NotFound
-from socialrag.knowledge.papers.base import clean_text
 from socialrag.knowledge.papers.http import PoliteClient
+from socialrag.knowledge.papers.source import clean_text
 from socialrag.models import Author, Paper
 
 _TAGS = re.compile(r"<[^>]+>")

@@ -49,7 +49,7 @@ def check_path(service: str, url: str) -> None:
 
 
 class SharedPace(Protocol):
-    """A pace kept for all processes at once (``socialrag.knowledge.pace.DatabasePace``): turns at least ``interval``
+    """A pace kept for all processes at once (``knowledge.shared_pace.DatabasePace``): turns at least ``interval``
     seconds apart, and a hold when the service asks everyone to wait."""
 
     def reserve(self, source: str, interval: float) -> float: ...

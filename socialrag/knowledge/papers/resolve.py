@@ -18,10 +18,10 @@ from socialrag.config import Settings
 from socialrag.db import Database
 from socialrag.errors import SourceError
 from socialrag.knowledge.papers.arxiv import ArxivApi
-from socialrag.knowledge.papers.base import MetadataSource
 from socialrag.knowledge.papers.crossref import Crossref
 from socialrag.knowledge.papers.http import SharedPace
 from socialrag.knowledge.papers.semanticscholar import SemanticScholar, citation_history
+from socialrag.knowledge.papers.source import MetadataSource
 from socialrag.models import Paper
 from socialrag.progress import Progress
 

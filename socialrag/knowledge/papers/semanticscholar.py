@@ -11,8 +11,8 @@ import httpx
 
 from socialrag.errors import NotFound
 from socialrag.knowledge.links import doi_identity, normalize_arxiv_id
-from socialrag.knowledge.papers.base import clean_text, next_month, parse_date
 from socialrag.knowledge.papers.http import PoliteClient
+from socialrag.knowledge.papers.source import clean_text, next_month, parse_date
 from socialrag.models import Author, Paper, PaperRef
 
 BATCH_LIMIT = 500

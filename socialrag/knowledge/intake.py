@@ -1,0 +1,100 @@
+"""Step 1 of Social-RAG: messages of a group space into the social knowledge base.
+
+Adapters (a Slack export, the Web API, live events) produce ``Message`` objects and decide nothing; the
+rule of what is kept lives here: messages that share a paper link, the replies in their threads, and the
+reactions on both. Everything else of the channel is never written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+
+import psycopg
+
+from socialrag import storage
+from socialrag.models import Message
+from socialrag.storage.papers import ensure_papers
+
+MAX_PAPERS_PER_MESSAGE = 20  # a message linking more (a reading list, a pasted bibliography) keeps its first 20
+
+
+@dataclass
+class ThreadTracker:
+    """Which threads of one channel PaperPing follows: those opened by a message that shares a paper."""
+
+    roots: set[str] = field(default_factory=set)
+
+    def keep(self, message: Message) -> bool:
+        """Whether ``message`` belongs in the knowledge base; remembers the threads it opens."""
+        if message.papers and not message.is_reply:
+            self.roots.add(message.ts)
+        return is_kept(message, root_kept=message.thread_ts in self.roots)
+
+
+def is_kept(message: Message, *, root_kept: bool) -> bool:
+    """The rule of what the knowledge base keeps, for history and live events alike: a message that shares a
+    paper, or a reply in the thread of one (``root_kept``: that thread's first message is kept)."""
+    return bool(message.papers) or (message.is_reply and root_kept)
+
+
+@dataclass
+class IndexStats:
+    messages: int = 0
+    replies: int = 0
+    reactions: int = 0
+    paper_links: int = 0
+
+    def add(self, other: IndexStats) -> None:
+        self.messages += other.messages
+        self.replies += other.replies
+        self.reactions += other.reactions
+        self.paper_links += other.paper_links
+
+
+def index_messages(conn: psycopg.Connection, messages: Sequence[Message]) -> IndexStats:
+    """Write kept messages with their paper links and reactions; repeated calls change nothing."""
+    if not messages:
+        return IndexStats()
+    forgotten = storage.privacy.load_forgotten(conn, sorted({m.team_id for m in messages}))
+    if forgotten:  # members who asked to be forgotten: nothing of theirs is stored again
+        messages = [
+            replace(m, reactions=tuple(r for r in m.reactions if (m.team_id, r.user_id) not in forgotten))
+            for m in messages
+            if (m.team_id, m.user_id or "") not in forgotten
+        ]
+    if not messages:
+        return IndexStats()
+    messages = [
+        replace(m, papers=m.papers[:MAX_PAPERS_PER_MESSAGE]) if len(m.papers) > MAX_PAPERS_PER_MESSAGE else m
+        for m in messages
+    ]
+    ids = storage.messages.upsert_messages(conn, messages)
+    paper_ids = ensure_papers(conn, [(r.scheme, r.value) for m in messages for r in m.papers])
+    message_ids = [ids[(m.team_id, m.channel_id, m.ts)] for m in messages]
+    links = []
+    reactions = []
+    for m, mid in zip(messages, message_ids, strict=True):
+        seen: set[int] = set()
+        for ref in m.papers:
+            pid = paper_ids[(ref.scheme, ref.value)]
+            if pid not in seen:
+                seen.add(pid)
+                links.append((mid, pid, m.team_id, m.channel_id, ref.url, ref.label))
+        for r in {(r.user_id, r.emoji): r for r in m.reactions}.values():
+            reactions.append((mid, m.team_id, m.channel_id, r.user_id, r.emoji, r.reacted_at or m.posted_at))
+    storage.messages.replace_message_papers(conn, message_ids, links)
+    # a channel's own vector of a paper no source knows is made from its words, which these messages change
+    storage.embeddings.mark_channel_texts_changed(conn, sorted({(link[2], link[3], link[1]) for link in links}))
+    # every paper a share links to is looked up and embedded in the background (``socialrag.knowledge.queue_worker``)
+    storage.queue.enqueue_papers(conn, sorted({link[1] for link in links}))
+    known = {mid for m, mid in zip(messages, message_ids, strict=True) if m.reactions_known}
+    storage.messages.replace_reactions(
+        conn, [mid for mid in message_ids if mid in known], [r for r in reactions if r[0] in known]
+    )
+    return IndexStats(
+        messages=sum(1 for m in messages if not m.is_reply),
+        replies=sum(1 for m in messages if m.is_reply),
+        reactions=len(reactions),
+        paper_links=len(links),
+    )

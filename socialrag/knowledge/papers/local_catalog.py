@@ -1,0 +1,231 @@
+"""The local catalog: candidate papers from a JSON-lines file (``paperping catalog import``).
+
+One object per line with at least one of ``arxiv_id``, ``doi``, ``acl_id``, ``s2_id`` and any of ``title``,
+``abstract``, ``authors`` (names), ``venue``, ``year``, ``month`` (a number or a name, as the ACL Anthology
+writes it: "November", "Sept", "7", "27--30 January", "October-November"), ``publication_date`` (ISO),
+``url``, ``popularity``,
+``popularity_history`` (``[[date, value], ...]``, earlier readings of the popularity), ``references``
+(identifiers of cited papers). Unknown fields are ignored. Read as a stream, in batches.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import typing
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import IO, Any
+
+import psycopg
+from tqdm import tqdm
+
+from socialrag import storage
+from socialrag.db import Database
+from socialrag.errors import InputError
+from socialrag.knowledge.links import doi_identity, normalize_arxiv_id, parse_paper_url
+from socialrag.knowledge.papers.source import clean_text, parse_date, parse_month
+from socialrag.models import Author, DatePrecision, Paper, PaperRef
+
+BATCH = 1000
+MAX_LINE = 1 << 20  # one catalog line, in bytes
+MIN_YEAR, MAX_YEAR = 1000, 2200
+_ID_FIELDS = {"arxiv_id": "arxiv", "doi": "doi", "acl_id": "acl", "s2_id": "s2"}
+_SCHEMES = {
+    "arxiv",
+    "doi",
+    "acl",
+    "s2",
+    "corpus",
+    "openreview",
+    "pmid",
+    "pmcid",
+    "ieee",
+    "neurips",
+    "pmlr",
+    "cvf",
+    "acm",
+}
+
+
+@dataclass
+class CatalogReport:
+    papers: int = 0
+    problems: list[str] = field(default_factory=list)
+
+
+def parse_reference(value: str) -> PaperRef | None:
+    """A cited paper given as ``scheme:value``, a bare DOI or arXiv id, or a URL."""
+    text = value.strip()
+    if text.startswith(("http://", "https://")):
+        return parse_paper_url(text)
+    scheme, sep, rest = text.partition(":")
+    if sep and scheme.lower() in _SCHEMES and rest:
+        scheme = scheme.lower()
+        rest = rest.strip()
+        if scheme == "doi":
+            rest = rest.lower()
+        elif scheme == "arxiv":
+            rest = normalize_arxiv_id(rest) or ""
+        return PaperRef(scheme, rest, url=text) if rest else None
+    if text.startswith("10."):
+        return PaperRef("doi", text.lower(), url=f"https://doi.org/{text}")
+    arxiv = normalize_arxiv_id(text)
+    return PaperRef("arxiv", arxiv, url=f"https://arxiv.org/abs/{arxiv}") if arxiv else None
+
+
+def paper_from_catalog(raw: Mapping[str, Any]) -> Paper:
+    """One catalog line as a ``Paper``; raises ValueError saying what is wrong."""
+    ids: dict[str, str] = {}
+    for key, scheme in _ID_FIELDS.items():
+        value = raw.get(key)
+        if isinstance(value, str) and value.strip():
+            ids[scheme] = value.strip()
+    if "doi" in ids:
+        mapped = doi_identity(ids.pop("doi"))
+        if mapped:
+            ids.setdefault(*mapped)
+    if "arxiv" in ids:
+        ids["arxiv"] = normalize_arxiv_id(ids["arxiv"]) or ids["arxiv"]
+    if not ids:
+        raise ValueError("has none of arxiv_id, doi, acl_id, s2_id")
+    authors = raw.get("authors") or []
+    if not isinstance(authors, list):
+        raise ValueError("authors must be a list of names")
+    year = raw.get("year")
+    if isinstance(year, int) and not isinstance(year, bool) and not MIN_YEAR <= year <= MAX_YEAR:
+        raise ValueError(f"year {year} is not a publication year")
+    published, precision = _publication(raw.get("publication_date"), year, raw.get("month"))
+    popularity = raw.get("popularity")
+    if isinstance(popularity, int | float) and not 0 <= popularity < 1e15:
+        raise ValueError(f"popularity {popularity} is out of range")
+    history = _popularity_history(raw.get("popularity_history"))
+    listed = raw.get("references")
+    refs = [parse_reference(r) for r in listed if isinstance(r, str)] if isinstance(listed, list) else []
+    return Paper(
+        ids=ids,
+        source="catalog",
+        title=clean_text(raw.get("title")),
+        abstract=clean_text(raw.get("abstract")),
+        authors=tuple(Author(name=name) for name in (clean_text(a) for a in authors) if name),
+        venue=clean_text(raw.get("venue")),
+        year=year if isinstance(year, int) and not isinstance(year, bool) else None,
+        publication_date=published,
+        date_precision=precision,
+        url=clean_text(raw.get("url")),
+        popularity=float(popularity) if isinstance(popularity, int | float) else None,
+        references=tuple(r for r in refs if r is not None),
+        popularity_history=history,
+    )
+
+
+MAX_READINGS = 400
+
+
+def _publication(listed: object, year: object, month: object) -> tuple[date | None, DatePrecision | None]:
+    """The publication date and how far it is known: the ISO date when given, else the year's month (and day)
+    when the month can be read, else nothing (the year alone is kept as the year)."""
+    exact = parse_date(listed)
+    if exact is not None:
+        return exact, "day"
+    if not isinstance(year, int) or isinstance(year, bool):  # an out-of-range year was refused before
+        return None, None
+    parsed = parse_month(month)
+    if parsed is None:
+        return None, None
+    number, day = parsed
+    if day is not None:
+        try:
+            return date(year, number, day), "day"
+        except ValueError:
+            pass
+    return date(year, number, 1), "month"
+
+
+def _popularity_history(raw: object) -> tuple[tuple[date, float], ...]:
+    """``[["2020-01-01", 12], ...]``: earlier readings of the popularity; at most ``MAX_READINGS`` are kept."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise ValueError("popularity_history must be a list of [date, value] pairs")
+    readings: dict[date, float] = {}
+    for item in raw[:MAX_READINGS]:
+        if not (isinstance(item, list) and len(item) == 2 and isinstance(item[1], int | float)):
+            raise ValueError("popularity_history must be a list of [date, value] pairs")
+        day = parse_date(item[0])
+        if day is None or not 0 <= item[1] < 1e15 or isinstance(item[1], bool):
+            raise ValueError(f"popularity_history has a bad reading: {str(item)[:60]}")
+        readings[day] = float(item[1])
+    return tuple(sorted(readings.items()))
+
+
+def _open(path: Path) -> IO[bytes]:
+    try:
+        if path.suffix == ".gz":
+            return typing.cast(IO[bytes], gzip.open(path, "rb"))
+        return path.open("rb")
+    except OSError as exc:
+        raise InputError(f"cannot read the catalog {path}: {exc}") from exc
+
+
+def _lines(fh: IO[bytes]) -> Iterator[bytes]:
+    """The file's lines; one longer than ``MAX_LINE`` is cut there (and then fails to parse, as it should)."""
+    while True:
+        line = fh.readline(MAX_LINE)
+        if not line:
+            return
+        if len(line) == MAX_LINE and not line.endswith(b"\n"):
+            while (rest := fh.readline(MAX_LINE)) and not rest.endswith(b"\n"):
+                pass  # skip the rest of an overlong line without holding it
+        yield line
+
+
+def iter_catalog(path: Path, problems: list[str]) -> Iterator[Paper]:
+    """Papers of a catalog file; bad lines (not UTF-8, not JSON, wrong fields) are reported by line number
+    and skipped."""
+    with _open(path) as fh:
+        try:
+            for number, data in enumerate(_lines(fh), 1):
+                if not data.strip():
+                    continue
+                try:
+                    line = data.decode("utf-8")
+                    raw = json.loads(line)
+                    if not isinstance(raw, dict):
+                        raise ValueError("is not a JSON object")
+                    yield paper_from_catalog(raw)
+                except ValueError as exc:
+                    problems.append(f"{path.name} line {number}: {exc}; skipped")
+        except (OSError, EOFError) as exc:
+            problems.append(f"{path.name}: stopped reading ({exc}); the lines before were imported")
+
+
+def import_catalog(db: Database, path: Path, *, progress: bool = False) -> CatalogReport:
+    """Import a catalog file; importing it again changes nothing."""
+    report = CatalogReport()
+    batch: list[Paper] = []
+    with tqdm(unit="paper", desc="catalog", disable=not progress, leave=False) as bar:
+        for paper in iter_catalog(path, report.problems):
+            batch.append(paper)
+            if len(batch) >= BATCH:
+                report.papers += _write(db, batch, report.problems)
+                bar.update(len(batch))
+                batch = []
+        report.papers += _write(db, batch, report.problems)
+        bar.update(len(batch))
+    return report
+
+
+def _write(db: Database, batch: list[Paper], problems: list[str]) -> int:
+    """Write a batch; a paper the database refuses is reported and skipped, the others are kept."""
+
+    def write(conn: psycopg.Connection, papers: Sequence[Paper]) -> int:
+        storage.papers.record_papers(conn, papers, in_catalog=True)
+        return len(papers)
+
+    def refused(paper: Paper, exc: Exception) -> None:
+        problems.append(f"paper {paper.ids}: the database refused it ({exc}); skipped")
+
+    return sum(db.write_batch(batch, write, refused))

@@ -1,0 +1,122 @@
+"""An OpenAI-compatible chat client with timeouts; every call is recorded (prompt, model, tokens, outcome)."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from socialrag.errors import SourceError
+from socialrag.recommender.explain.prompts import Prompt
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class LLMCall:
+    prompt_name: str
+    prompt_version: int
+    prompt_hash: str
+    model: str
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    latency_ms: int
+    outcome: str
+    error: str | None = None
+    output: str | None = None
+
+
+Recorder = Callable[[LLMCall], None]
+# Passed explicitly: given None, the openai package reads OPENAI_BASE_URL itself, and an empty value there
+# (as an unset variable in a compose file gives) would become its base URL.
+OPENAI_DEFAULT_URL = "https://api.openai.com/v1"
+
+
+Budget = Callable[[], str | None]  # None: the call may go; else why not, in a sentence for the member
+
+
+class BudgetSpent(SourceError):
+    """A cap on LLM calls is reached (a member's or a channel's per hour): the call was not made."""
+
+
+class LLMClient:
+    """Chat completions against ``OPENAI_BASE_URL`` (any OpenAI-compatible server)."""
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        base_url: str | None,
+        api_key: str | None,
+        timeout: float = 30.0,
+        recorder: Recorder | None = None,
+    ) -> None:
+        from openai import OpenAI
+
+        self.model = model
+        self.client = OpenAI(
+            base_url=base_url or OPENAI_DEFAULT_URL, api_key=api_key or "unused", timeout=timeout, max_retries=1
+        )
+        self.recorder = recorder
+        self.budget: Budget | None = None
+
+    def with_recorder(self, recorder: Recorder) -> LLMClient:
+        """The same client (one connection pool) recording its calls with ``recorder``."""
+        other = object.__new__(LLMClient)
+        other.model, other.client, other.recorder, other.budget = self.model, self.client, recorder, self.budget
+        return other
+
+    def with_budget(self, budget: Budget) -> LLMClient:
+        """The same client, asking ``budget`` before each call: a sentence from it (a cap reached) stops the call
+        with ``BudgetSpent``, and nothing is sent."""
+        other = object.__new__(LLMClient)
+        other.model, other.client, other.recorder, other.budget = self.model, self.client, self.recorder, budget
+        return other
+
+    def close(self) -> None:
+        self.client.close()
+
+    def complete(self, prompt: Prompt, text: str, *, max_tokens: int = 400) -> str:
+        """The model's answer to a filled prompt; a failure or timeout raises ``SourceError``, a spent budget
+        ``BudgetSpent`` (nothing sent)."""
+        spent = self.budget() if self.budget is not None else None
+        if spent:
+            raise BudgetSpent("llm", spent)
+        started = time.monotonic()
+        try:
+            response = self.client.chat.completions.create(
+                model=self.model,
+                messages=[{"role": "user", "content": text}],
+                temperature=0.2,
+                max_tokens=max_tokens,
+            )
+        except Exception as exc:  # the openai package raises many kinds; all mean "no answer"
+            self._record(prompt, started, None, "error", str(exc)[:300])
+            raise SourceError("llm", f"{prompt.name}: {exc}") from exc
+        answer = (response.choices[0].message.content or "").strip() if response.choices else ""
+        self._record(prompt, started, response.usage, "ok" if answer else "empty", None, answer)
+        if not answer:
+            raise SourceError("llm", f"{prompt.name}: empty answer")
+        return answer
+
+    def _record(
+        self, prompt: Prompt, started: float, usage: object, outcome: str, error: str | None, output: str | None = None
+    ) -> None:
+        call = LLMCall(
+            prompt.name,
+            prompt.version,
+            prompt.hash,
+            self.model,
+            getattr(usage, "prompt_tokens", None),
+            getattr(usage, "completion_tokens", None),
+            int((time.monotonic() - started) * 1000),
+            outcome,
+            error,
+            output,
+        )
+        if self.recorder:
+            try:
+                self.recorder(call)
+            except Exception:  # recording must never take a post down with it
+                log.exception("could not record an LLM call")

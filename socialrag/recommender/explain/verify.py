@@ -1,0 +1,138 @@
+"""Check a generated explanation before anything leaves: every social fact must come from the signals. Pure.
+
+Members, links, numbers, emoji, author and venue names in the text must be among what the chosen signals
+(and the paper's own metadata) allow; required strings must be there; the length and bold limits must
+hold; bold never covers a title or a member.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from socialrag.models import SocialSignal
+from socialrag.recommender.explain.wording import MEMBER_TOKEN
+from socialrag.text import BARE_DOMAIN
+
+_URL = re.compile(r"https?://[^\s<>|)\]]+")
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)?%?(?![\w])")
+_EMOJI = re.compile(r":([a-z0-9_+\-]+(?:::skin-tone-\d)?):")
+_BOLD = re.compile(r"\*([^*\n]+)\*")
+_SLACK_MENTION = re.compile(r"<@([A-Z0-9]+)>|(?<![\w{])@([A-Za-z][\w.\-]*)")
+_SPECIAL = re.compile(r"<[!#@][^>]*>|<(?:https?|mailto|ftp):[^>]*>", re.IGNORECASE)
+_BROADCAST_WORDS = {"here", "channel", "everyone", "all"}
+
+
+@dataclass
+class Allowed:
+    """What a text may state. ``known_*`` are names the channel context knows; stating one that is not in
+    the allowed set is an invention."""
+
+    members: set[str] = field(default_factory=set)
+    member_names: set[str] = field(default_factory=set)
+    urls: set[str] = field(default_factory=set)
+    numbers: set[str] = field(default_factory=set)
+    emoji: set[str] = field(default_factory=set)
+    authors: set[str] = field(default_factory=set)
+    venues: set[str] = field(default_factory=set)
+    known_authors: set[str] = field(default_factory=set)
+    known_venues: set[str] = field(default_factory=set)
+    no_bold: set[str] = field(default_factory=set)
+
+
+def numbers_in(text: str | None) -> set[str]:
+    return {m.group(0).rstrip("%").replace(",", "") for m in _NUMBER.finditer(text or "")}
+
+
+def allowed_from(
+    signals: Sequence[SocialSignal],
+    *,
+    paper_texts: Iterable[str | None],
+    paper_authors: Iterable[str],
+    paper_venue: str | None,
+    known_authors: Iterable[str],
+    known_venues: Iterable[str],
+    titles: Iterable[str],
+    member_names: Iterable[str] = (),
+) -> Allowed:
+    allowed = Allowed(known_authors={a for a in known_authors if a}, known_venues={v for v in known_venues if v})
+    for s in signals:
+        allowed.members.update(s.members)
+        allowed.urls.update(s.permalinks)
+        allowed.emoji.update(s.emoji)
+        allowed.authors.update(s.authors)
+        allowed.venues.update(s.venues)
+        allowed.numbers.update(str(c) for c in s.counts)
+        for key in ("member", "sharer"):
+            if getattr(s.fact, key, None):
+                allowed.members.add(str(getattr(s.fact, key)))
+        for value in vars(s.fact).values():
+            if isinstance(value, str):
+                allowed.numbers |= numbers_in(value)
+    for text in paper_texts:
+        allowed.numbers |= numbers_in(text)
+    allowed.authors.update(paper_authors)
+    if paper_venue:
+        allowed.venues.add(paper_venue)
+        allowed.numbers |= numbers_in(paper_venue)
+    allowed.no_bold.update(t for t in titles if t)
+    allowed.member_names.update(n for n in member_names if n)
+    return allowed
+
+
+def check_text(
+    text: str, allowed: Allowed, *, required: Sequence[str] = (), limit: int = 400, max_bold: int = 3
+) -> list[str]:
+    """Every reason this text may not be posted (empty when it may)."""
+    problems: list[str] = []
+    if not text.strip():
+        return ["the text is empty"]
+    if text.strip().upper() == "NONE":
+        return ["the model answered NONE"]
+    if len(text) > limit:
+        problems.append(f"{len(text)} characters, over the limit of {limit}")
+    for uid in MEMBER_TOKEN.findall(text):
+        if uid not in allowed.members:
+            problems.append(f"mentions a member the signals do not name: {uid}")
+    for m in _SLACK_MENTION.finditer(text):
+        who = m.group(1) or m.group(2)
+        if m.group(1) and who not in allowed.members:
+            problems.append(f"mentions a member the signals do not name: {who}")
+        elif m.group(2) and (who.lower() in _BROADCAST_WORDS or who not in allowed.member_names):
+            problems.append(f"names someone with @ the signals do not name: @{who}")
+    for special in _SPECIAL.findall(text):
+        problems.append(f"carries Slack markup (a broadcast, channel link or link): {special}")
+    for url in _URL.findall(text):
+        if url not in allowed.urls:
+            problems.append(f"links to something the signals do not give: {url}")
+    for domain in BARE_DOMAIN.findall(_URL.sub(" ", text)):
+        problems.append(f"names a web address: {domain}")
+    stripped = _EMOJI.sub(" ", MEMBER_TOKEN.sub(" ", _URL.sub(" ", text)))
+    for number in numbers_in(stripped):
+        if number not in allowed.numbers:
+            problems.append(f"states a number that comes from nowhere: {number}")
+    for name in _EMOJI.findall(text):
+        if name not in allowed.emoji:
+            problems.append(f"shows an emoji nobody used: :{name}:")
+    lowered = text.lower()
+    for author in allowed.known_authors - allowed.authors:
+        if len(author) > 4 and author.lower() in lowered:
+            problems.append(f"names an author the signals do not give: {author}")
+    # a venue the text may name hides the shorter ones inside it ("Findings of ACL" names no "ACL")
+    unnamed = lowered
+    for venue in sorted(allowed.venues, key=len, reverse=True):
+        unnamed = unnamed.replace(venue.lower(), " ")
+    for venue in allowed.known_venues - allowed.venues:
+        if len(venue) > 2 and re.search(rf"\b{re.escape(venue.lower())}\b", unnamed):
+            problems.append(f"names a venue the signals do not give: {venue}")
+    for phrase in required:
+        if phrase not in text:
+            problems.append(f"lost a required string: {phrase}")
+    bold = _BOLD.findall(text)
+    if len(bold) > max_bold:
+        problems.append(f"{len(bold)} bold phrases, more than {max_bold}")
+    for phrase in bold:
+        if MEMBER_TOKEN.search(phrase) or any(t.lower() in phrase.lower() for t in allowed.no_bold if len(t) > 8):
+            problems.append(f"bolds a title or a member: {phrase}")
+    return problems

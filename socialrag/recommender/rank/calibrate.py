@@ -1,0 +1,278 @@
+"""Step 3a, calibrated: each channel's ranking learnt from its own history. Pure (numpy only).
+
+The features a candidate is described by are in ``socialrag.recommender.rank.features``.
+The score is a weighted sum of the features. Before a channel has history the weights are today's fixed
+blend (``PRIOR``: similarity plus ``DEFAULT_POPULARITY_WEIGHT`` of popularity). ``fit`` learns them from pairs
+(what the channel shared at a moment, a paper it could have shared then and did not), by pairwise logistic
+regression whose L2 penalty pulls the weights toward the prior's direction: with a handful of shares the
+prior decides, with hundreds the channel's own history does. h3 and h6 to h9 say who may care and how the
+group received a related paper; they explain a pick and choose whom to name, so they are not ranking
+features.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import numpy as np
+
+from socialrag.config import DEFAULT_POPULARITY_WEIGHT
+from socialrag.recommender.rank.features import FEATURES, pair_differences
+
+PRIOR_STRENGTH = 3.0  # the pull toward the prior, divided by the number of shares learnt from
+MIN_SHARES = 8  # below this many past shares the channel keeps the prior
+NEGATIVES_PER_SHARE = 20
+# a held-out share of a channel that takes papers of any date is judged among the papers of this many days before
+CHECK_WINDOW_DAYS = 365.0
+IGNORED_AFTER_DAYS = 7.0  # a PaperPing post with no reaction, click or reply by then was ignored...
+SILENCE_COUNTS_FROM = 0.5  # ...which counts against its topic only where at least this share of posts is answered
+
+
+def prior_weights(popularity_weight: float = DEFAULT_POPULARITY_WEIGHT) -> np.ndarray:
+    """Today's fixed blend as feature weights."""
+    w = np.zeros(len(FEATURES))
+    w[FEATURES.index("similarity")] = 1.0
+    w[FEATURES.index("popularity")] = popularity_weight
+    return w
+
+
+# ----- the model ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RankerModel:
+    """A channel's weights (score = weights · features), with what they were learnt from."""
+
+    weights: np.ndarray
+    scales: np.ndarray  # each feature's spread in the training data (for comparing weights)
+    prior: np.ndarray
+    shares: int = 0
+    pairs: int = 0
+    fitted_at: datetime | None = None
+    prior_share: float = 1.0  # how much of the fit is still the prior (1 = all of it)
+    trained_until: float | None = None  # the moment (epoch seconds) of the last share the weights learnt from
+    decision: str = ""  # why these weights are the ones in use (the guard's sentence, for `status`)
+    window_days: float | None = None  # the publication dates the channel picks from (None: any)
+    estimated: int = 0  # past shares whose paper's popularity then was estimated from a later count
+
+    @property
+    def learnt(self) -> bool:
+        return self.shares >= MIN_SHARES and self.pairs > 0
+
+    def score(self, x: np.ndarray) -> np.ndarray:
+        return np.asarray(x @ self.weights)
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "features": list(FEATURES),
+            "weights": [float(v) for v in self.weights],
+            "scales": [float(v) for v in self.scales],
+            "prior": [float(v) for v in self.prior],
+            "prior_share": self.prior_share,
+            "trained_until": self.trained_until,
+            "decision": self.decision,
+            "window_days": self.window_days,
+            "estimated": self.estimated,
+        }
+
+    @staticmethod
+    def from_json(
+        data: Mapping[str, object], shares: int, pairs: int, fitted_at: datetime | None, popularity_weight: float
+    ) -> RankerModel:
+        """A stored fit; features it does not know get the prior's weight (a fit from an older release)."""
+        prior = prior_weights(popularity_weight)
+        names = [str(f) for f in _list(data.get("features"))]
+        stored = {
+            n: (w, s) for n, w, s in zip(names, _list(data.get("weights")), _list(data.get("scales")), strict=False)
+        }
+        weights = np.array([float(stored[f][0]) if f in stored else prior[i] for i, f in enumerate(FEATURES)])
+        scales = np.array([float(stored[f][1]) if f in stored else 1.0 for f in FEATURES])
+        share, until, decision = data.get("prior_share"), data.get("trained_until"), data.get("decision")
+        window, estimated = data.get("window_days"), data.get("estimated")
+        return RankerModel(
+            weights,
+            scales,
+            prior,
+            shares,
+            pairs,
+            fitted_at,
+            float(share) if isinstance(share, int | float) else 1.0,
+            float(until) if isinstance(until, int | float) else None,
+            decision if isinstance(decision, str) else "",
+            float(window) if isinstance(window, int | float) else None,
+            int(estimated) if isinstance(estimated, int) else 0,
+        )
+
+
+def _list(value: object) -> list[float | str]:
+    return [v for v in value if isinstance(v, int | float | str)] if isinstance(value, list) else []
+
+
+def default_model(popularity_weight: float = DEFAULT_POPULARITY_WEIGHT) -> RankerModel:
+    prior = prior_weights(popularity_weight)
+    return RankerModel(prior.copy(), np.ones(len(FEATURES)), prior)
+
+
+def fit(
+    positives: np.ndarray,
+    negatives: np.ndarray,
+    shares: int,
+    popularity_weight: float = DEFAULT_POPULARITY_WEIGHT,
+    *,
+    strength: float | None = None,
+    now: datetime | None = None,
+    trained_until: float | None = None,
+    window_days: float | None = None,
+) -> RankerModel:
+    """Pairwise logistic regression over ``positives[i] - negatives[i]`` (one row per pair; a feature unknown
+    for either paper of a pair is left out of that pair), with an L2 pull
+    of ``strength / shares`` toward the prior's direction, fitted by Newton's method in units of each
+    feature's spread. Few shares: the prior. Many: the channel's own preference. The model picks among
+    ``window_days`` (None: any date)."""
+    prior = prior_weights(popularity_weight)
+    now = now or datetime.now(UTC)
+    if shares < MIN_SHARES or len(positives) == 0:
+        return RankerModel(
+            prior.copy(), np.ones(len(FEATURES)), prior, shares, len(positives), now, 1.0, window_days=window_days
+        )
+    both = np.vstack([positives, negatives])
+    known = ~np.isnan(both)
+    scales = np.array([both[known[:, j], j].std() if known[:, j].any() else 0.0 for j in range(both.shape[1])])
+    scales = np.where(scales > 1e-9, scales, 1.0)
+    z = pair_differences(positives, negatives) / scales
+    direction = prior * scales
+    # how far along the prior's direction the data wants to go: the prior's own scale
+    target = _newton_1d(z @ direction) * direction
+    lam = (PRIOR_STRENGTH if strength is None else strength) / shares
+    w = target.copy()
+    for _ in range(25):
+        margin = z @ w
+        p = _sigmoid(-margin)  # the probability each pair is ranked the wrong way
+        grad = -(z * p[:, None]).mean(axis=0) + 2 * lam * (w - target)
+        hess = (z * (p * (1 - p))[:, None]).T @ z / len(z) + 2 * lam * np.eye(len(w))
+        step = np.linalg.solve(hess, grad)
+        w -= step
+        if float(np.abs(step).max()) < 1e-7:
+            break
+    raw = w / scales
+    return RankerModel(
+        raw, scales, prior, shares, len(z), now, lam / (lam + 1.0), trained_until, window_days=window_days
+    )
+
+
+def _sigmoid(v: np.ndarray) -> np.ndarray:
+    return np.asarray(0.5 * (1.0 + np.tanh(0.5 * v)))
+
+
+def _newton_1d(m: np.ndarray) -> float:
+    """argmin over c >= 0 of mean softplus(-c·m) (+ a little ridge so it stays finite when all agree)."""
+    c = 0.0
+    for _ in range(30):
+        p = _sigmoid(-c * m)
+        grad = -float((m * p).mean()) + 0.01 * c
+        hess = float((m * m * p * (1 - p)).mean()) + 0.01
+        c_new = max(0.0, c - grad / hess)
+        if abs(c_new - c) < 1e-8:
+            return c_new
+        c = c_new
+    return c
+
+
+# ----- what the weights say -------------------------------------------------------------------------
+
+_DRIVERS = {
+    "similarity": "papers close to what it engaged with",
+    "nearest": "papers close to one paper it liked",
+    "popularity": "widely read papers",
+    "recency": "recent papers",
+    "fresh": "the newest papers",
+    "authors": "authors it has discussed",
+    "venue": "venues it reads",
+    "member_author": "its members' own papers",
+}
+
+
+def drivers(model: RankerModel, limit: int = 2) -> tuple[list[str], list[str]]:
+    """What this channel's ranking leans on more than the default blend does, and what it leans away from:
+    features whose weight, in units of their spread, differs most from the prior's (scaled alike)."""
+    if not model.learnt:
+        return [], []
+    mine = model.weights * model.scales
+    base = model.prior * model.scales
+    norm_mine = np.abs(mine).sum() or 1.0
+    norm_base = np.abs(base).sum() or 1.0
+    diff = mine / norm_mine - base / norm_base
+    more = [
+        _DRIVERS[FEATURES[i]] for i in np.argsort(-diff) if diff[i] > 0.08 and mine[i] > 0 and FEATURES[i] in _DRIVERS
+    ][:limit]
+    away = []
+    d = FEATURES.index("disliked")
+    if mine[d] < 0 and abs(mine[d]) / norm_mine > 0.08:
+        away.append("topics it received badly")
+    return more, away
+
+
+def describe(model: RankerModel) -> str:
+    """What drives the channel's ranking and why it is the one in use, for `status`, App Home and
+    `/paperping why`."""
+    if not model.learnt:
+        sentence = (
+            f"Ranking: the default blend (similarity to what the channel engaged with, a little popularity); "
+            f"it adapts once the channel has {MIN_SHARES} shares to learn from."
+        )
+    else:
+        more, away = drivers(model)
+        when = f" (learnt from {model.shares} shares)" if model.shares else ""
+        if not more and not away:
+            sentence = f"Ranking: this channel's history agrees with the default blend{when}."
+        else:
+            said = " and ".join(more)
+            sentence = f"this channel follows {said} more than most" if said else "this channel ranks much as most do"
+            if away:
+                sentence += f", and steers away from {away[0]}"
+            sentence = f"Ranking: {sentence}{when}."
+    if model.window_days is not None:
+        sentence += f" It picks among papers published in the last {model.window_days:.0f} days."
+    if model.estimated:
+        sentence += f" The popularity of {model.estimated} papers when shared is estimated from a later count."
+    if model.decision:
+        when = f" {model.fitted_at:%Y-%m-%d}" if model.fitted_at else ""
+        sentence += f" Last refit{when}: {model.decision}."
+    return sentence
+
+
+# ----- diversity across posts -----------------------------------------------------------------------
+
+DIVERSITY_WEIGHT = 4.0  # standard deviations of score lost per unit of cosine above DIVERSITY_FLOOR
+DIVERSITY_FLOOR = 0.4  # papers less alike than this do not compete
+
+
+def diversify(
+    scores: np.ndarray, vectors: np.ndarray, k: int, recent: np.ndarray | None = None, weight: float = DIVERSITY_WEIGHT
+) -> np.ndarray:
+    """Maximal marginal relevance: the order of the first ``k`` candidates, each chosen for its score (in
+    standard deviations over all candidates) less ``weight`` times its closeness to the last posts
+    (``recent``) and to the ones chosen before it; the rest follow by score."""
+    n = len(scores)
+    order = np.argsort(-scores, kind="stable")
+    if n == 0 or weight <= 0:
+        return order
+    spread = float(scores.std()) or 1.0
+    z = (scores - scores.mean()) / spread
+    shortlist = order[: min(n, max(50, 5 * k))]  # the best few carry every pick; no need to look further
+    close = np.zeros(len(shortlist))
+    if recent is not None and len(recent):
+        close = np.maximum(close, (vectors[shortlist] @ recent.T).max(axis=1))
+    picked: list[int] = []
+    free = np.ones(len(shortlist), dtype=bool)
+    for _ in range(min(k, len(shortlist))):
+        value = z[shortlist] - weight * np.maximum(0.0, close - DIVERSITY_FLOOR)
+        value[~free] = -np.inf
+        best = int(np.argmax(value))
+        picked.append(int(shortlist[best]))
+        free[best] = False
+        close = np.maximum(close, vectors[shortlist] @ vectors[shortlist[best]])
+    chosen = set(picked)
+    return np.array(picked + [int(i) for i in order if int(i) not in chosen], dtype=np.int64)

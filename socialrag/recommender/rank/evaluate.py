@@ -1,0 +1,299 @@
+"""Offline evaluation: replay a channel's history week by week and ask how well each ranking foresaw what the
+channel shared in the following week.
+
+Each weekly step (after ``warmup`` shares to learn from) starts just before a share and covers what was shared
+in the week from there (less half a day, so that a group picking on the same weekday a few hours earlier starts
+the next step); the next step starts at the next share. The candidates are the papers with a vector published
+in the ``window_days`` before the step's moment, plus the ones really shared that week, minus what the channel
+already had. Each method ranks them using only the past; the calibrated ranker is refitted on the
+pairs from before the moment (every ``refit_every`` steps). Reported per method: precision@5, recall@10 and @50,
+MRR (of the first paper shared that week) and how many distinct topics the top 10 spans (topics are
+k-means clusters of the papers' embeddings).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+import numpy as np
+import psycopg
+
+from socialrag.config import DEFAULT_POPULARITY_WEIGHT
+from socialrag.recommender.rank.calibrate import RankerModel, default_model, diversify
+from socialrag.recommender.rank.engagement import ScoringConfig
+from socialrag.recommender.rank.features import FEATURES, ChannelState, features, fill_unknown
+from socialrag.recommender.rank.history import DAY, ChannelHistory, Universe, build_history, pool_rows
+from socialrag.recommender.rank.refit import load_universe
+from socialrag.recommender.rank.training import training_set
+from socialrag.recommender.retrieve.candidates import WHOLE_WINDOW, CatalogSource
+from socialrag.recommender.retrieve.context import load_channel_context
+from socialrag.storage.embeddings import load_embedded_ids
+
+CALIBRATED = "calibrated (this channel)"
+CALIBRATED_DIVERSE = "calibrated + diversity"
+BLEND = "default blend (before)"
+# the plain baselines a reader tries first
+NEWEST = "newest first"
+POPULAR = "popularity known by then"
+CENTROID = "content: centroid"
+NEAREST10 = "content: 10 nearest"
+BASELINES = (NEWEST, POPULAR, CENTROID, NEAREST10)
+SINGLE = {f"{name} alone": name for name in FEATURES if name != "member_author"}
+CATALOG = CatalogSource()  # the retrieval whose recall a replay measures, with its defaults
+METHODS: tuple[str, ...] = (CALIBRATED, CALIBRATED_DIVERSE, BLEND, *BASELINES, *SINGLE, "random")
+
+
+@dataclass
+class MethodResult:
+    precision5: list[float] = field(default_factory=list)
+    recall10: list[float] = field(default_factory=list)
+    recall50: list[float] = field(default_factory=list)
+    reciprocal: list[float] = field(default_factory=list)
+    topics10: list[int] = field(default_factory=list)
+
+    @staticmethod
+    def _mean(values: list[float] | list[int]) -> float:
+        return float(np.mean(values)) if values else 0.0
+
+    @property
+    def p5(self) -> float:
+        return self._mean(self.precision5)
+
+    @property
+    def r10(self) -> float:
+        return self._mean(self.recall10)
+
+    @property
+    def r50(self) -> float:
+        return self._mean(self.recall50)
+
+    @property
+    def mrr(self) -> float:
+        return self._mean(self.reciprocal)
+
+    @property
+    def topics(self) -> float:
+        return self._mean(self.topics10)
+
+
+@dataclass
+class EvalReport:
+    steps: int
+    candidates: int
+    results: dict[str, MethodResult]
+    shares: int = 0
+    fit: RankerModel | None = None
+    recall: list[float] = field(default_factory=list)  # of the catalog source, at each step
+
+    @property
+    def candidate_recall(self) -> float:
+        """The share of what the channel shared that the candidate stage would have found (before ranking)."""
+        return float(np.mean(self.recall)) if self.recall else 0.0
+
+    def paired(self, method: str, baseline: str = BLEND) -> tuple[float, float]:
+        """``method``'s MRR less ``baseline``'s, with the standard error of that difference over the steps (the
+        paired differences of reciprocal ranks, step by step): a difference within twice it is noise."""
+        diff = np.array(self.results[method].reciprocal) - np.array(self.results[baseline].reciprocal)
+        if len(diff) < 2:
+            return float(diff.mean()) if len(diff) else 0.0, float("nan")
+        return float(diff.mean()), float(diff.std(ddof=1) / np.sqrt(len(diff)))
+
+    def table(self) -> str:
+        lines = [f"{'method':<28}{'P@5':>7}{'R@10':>7}{'R@50':>7}{'MRR':>7}{'topics@10':>11}", "-" * 67]
+        for name, r in self.results.items():
+            lines.append(f"{name:<28}{r.p5:>7.3f}{r.r10:>7.3f}{r.r50:>7.3f}{r.mrr:>7.3f}{r.topics:>11.1f}")
+        lines.append(f"{self.steps} weekly steps, {self.shares} shares, median {self.candidates} candidates per step")
+        lines.append(
+            f"candidate recall (of what was shared, what the catalog source would find): {self.candidate_recall:.3f}"
+        )
+        if self.steps:
+            diff, noise = self.paired(CALIBRATED)
+            lines.append(
+                f"calibrated less the default blend, MRR: {diff:+.3f} (standard error over the steps {noise:.3f})"
+            )
+        return "\n".join(lines)
+
+
+def topic_labels(vectors: np.ndarray, k: int = 20, seed: int = 0) -> np.ndarray:
+    """A topic per paper: k-means clusters of the embeddings."""
+    from sklearn.cluster import KMeans
+
+    k = max(1, min(k, len(vectors) // 10))
+    if len(vectors) < 2 or k < 2:
+        return np.zeros(len(vectors), dtype=np.int64)
+    return np.asarray(KMeans(n_clusters=k, n_init=3, random_state=seed).fit_predict(vectors), dtype=np.int64)
+
+
+def replay(
+    history: ChannelHistory,
+    *,
+    warmup: int = 8,
+    window_days: float = 365.0,
+    step_days: float = 7.0,
+    refit_every: int = 4,
+    popularity_weight: float = DEFAULT_POPULARITY_WEIGHT,
+    seed: int = 13,
+    max_steps: int = 200,
+    topics: np.ndarray | None = None,
+) -> EvalReport:
+    """The replay itself, on arrays (``paperping eval`` and ``bench/replay_eval.py`` load them)."""
+    u = history.universe
+    topics = topic_labels(u.vectors) if topics is None else topics
+    member_first = history.member_first
+    shared = np.flatnonzero(~np.isnan(member_first) & (member_first <= history.first_at))
+    times = np.sort(member_first[shared])
+    results = {m: MethodResult() for m in METHODS}
+    if len(times) <= warmup:
+        return EvalReport(0, 0, results, len(shared))
+    pairs = training_set(history, judged=None)  # every step's fit is judged on the shares before it
+    blend = default_model(popularity_weight)
+    rng = random.Random(seed)
+    model = blend
+    sizes: list[int] = []
+    recall: list[float] = []
+    # each step ranks as of the moment just before its first share and scores what was shared in the
+    # ``step_days`` from there, less half a day: a group that picks once a week is judged when it picks, not days
+    # before, even when it picks at another hour of the same weekday
+    span = (step_days - 0.5) * DAY
+    start = warmup
+    steps = 0
+    while start < len(times) and steps < max_steps:
+        t = float(times[start]) - 1.0
+        week = shared[(member_first[shared] >= t) & (member_first[shared] < t + span)]
+        if steps % refit_every == 0:
+            model = pairs.fit(popularity_weight, before=t, now=datetime.fromtimestamp(t, UTC), current=model)
+        if _score_step(history, t, week, window_days, model, blend, topics, rng, results, sizes, recall):
+            steps += 1
+        start = int(np.searchsorted(times, t + span))
+    report = EvalReport(steps, int(np.median(sizes)) if sizes else 0, results, len(shared), model, recall)
+    return report
+
+
+def _score_step(
+    history: ChannelHistory,
+    t: float,
+    week: np.ndarray,
+    window_days: float,
+    model: RankerModel,
+    blend: RankerModel,
+    topics: np.ndarray,
+    rng: random.Random,
+    results: dict[str, MethodResult],
+    sizes: list[int],
+    recall: list[float],
+) -> bool:
+    """Score every method at one step, and the candidate stage's recall; False when nothing shared that week
+    was a candidate then."""
+    u = history.universe
+    state, known = history.state_at(t)
+    # a paper shared before serving could offer it (before its listed date, or within the month or year its date
+    # is known to, before that stretch ended) was no candidate then: counted neither for nor against a ranking,
+    # or its peers of the same month, not yet offered, would hand it to whatever ranks the newest first
+    truth_rows = history.rows[week]
+    truth_rows = truth_rows[~(u.available[truth_rows] >= t)]
+    if len(truth_rows) == 0:
+        return False
+    rows = np.union1d(pool_rows(u, t, window_days, history.rows[known]), truth_rows)
+    sizes.append(len(rows))
+    recall.append(_retrieval_recall(u, state, rows, truth_rows))
+    x = fill_unknown(features(state, u.candidates(rows, t), t))
+    relevant = np.isin(rows, truth_rows)
+    scores = model.score(x)
+    if model.window_days is not None:  # serving would not have offered what is older than the channel's window
+        scores = np.where(t - u.available[rows] > model.window_days * DAY, scores.min() - 1.0, scores)
+    orders: dict[str, np.ndarray] = {
+        CALIBRATED: _order(scores, rng),
+        CALIBRATED_DIVERSE: diversify(scores, u.vectors[rows], 10),
+        BLEND: _order(blend.score(x), rng),
+        "random": np.array(rng.sample(range(len(rows)), len(rows)), dtype=np.int64),
+    }
+    for name, feature in SINGLE.items():
+        column = x[:, FEATURES.index(feature)]
+        orders[name] = _order(-column if feature == "disliked" else column, rng)
+    orders.update(_baselines(history, t, rows, known, rng))
+    for name, order in orders.items():
+        hits = relevant[order]
+        r = results[name]
+        r.precision5.append(float(hits[:5].sum()) / 5.0)
+        r.recall10.append(float(hits[:10].sum()) / float(relevant.sum()))
+        r.recall50.append(float(hits[:50].sum()) / float(relevant.sum()))
+        first = np.flatnonzero(hits)
+        r.reciprocal.append(1.0 / (first[0] + 1) if len(first) else 0.0)
+        r.topics10.append(len(set(topics[rows[order[:10]]].tolist())))
+    return True
+
+
+def _baselines(
+    history: ChannelHistory, t: float, rows: np.ndarray, known: np.ndarray, rng: random.Random
+) -> dict[str, np.ndarray]:
+    """The plain rankings: newest first and most read by then (an unknown date or count ranks at random among
+    the unknown, below the known), and content alone: cosine to the centroid of what the channel had, and the
+    mean cosine to its ten closest papers."""
+    u = history.universe
+    published = u.published[rows]
+    popularity = u.popularity_at(rows, t)
+    low = -np.inf
+    out = {
+        NEWEST: _order(np.where(np.isnan(published), low, published), rng),
+        POPULAR: _order(np.where(np.isnan(popularity), low, popularity), rng),
+    }
+    had = u.vectors[history.rows[known]]
+    if len(had):
+        centre = had.mean(axis=0)
+        out[CENTROID] = _order(u.vectors[rows] @ (centre / (np.linalg.norm(centre) or 1.0)), rng)
+        sims = u.vectors[rows] @ had.T
+        k = min(10, sims.shape[1])
+        out[NEAREST10] = _order(np.sort(sims, axis=1)[:, -k:].mean(axis=1), rng)
+    else:
+        out[CENTROID] = out[NEAREST10] = np.array(rng.sample(range(len(rows)), len(rows)), dtype=np.int64)
+    return out
+
+
+def _retrieval_recall(u: Universe, state: ChannelState, pool: np.ndarray, truth: np.ndarray) -> float:
+    """What the catalog source (``retrieve.candidates.CatalogSource``) would have found in ``pool``
+    of what was shared (``truth``): the whole window when small, else each engaged paper's nearest neighbours."""
+    if len(pool) <= WHOLE_WINDOW:
+        return 1.0
+    liked = np.argsort(-state.weights)[: CATALOG.seeds]
+    seeds = state.vectors[liked[state.weights[liked] > 0]]
+    if not len(seeds):
+        return 0.0
+    mean = seeds.mean(axis=0)
+    queries = np.vstack([seeds, mean / (np.linalg.norm(mean) or 1.0)])
+    sims = u.vectors[pool] @ queries.T
+    found = np.unique(np.argsort(-sims, axis=0)[: CATALOG.per_query].ravel())
+    return float(np.isin(truth, pool[found]).mean())
+
+
+def _order(scores: np.ndarray, rng: random.Random) -> np.ndarray:
+    """Best first; ties in random order, so a method that cannot tell papers apart gains nothing by it."""
+    jitter = np.array([rng.random() for _ in range(len(scores))])
+    return np.lexsort((jitter, -scores))
+
+
+def evaluate_channel(
+    conn: psycopg.Connection,
+    team: str,
+    channel: str,
+    model: str,
+    *,
+    warmup: int = 8,
+    config: ScoringConfig | None = None,
+    window_days: int = 365,
+    max_steps: int = 200,
+) -> EvalReport:
+    """Replay the channel against every paper with a vector in the knowledge base."""
+    config = config or ScoringConfig()
+    ctx = load_channel_context(conn, team, channel, datetime.now(UTC), model)
+    ids = load_embedded_ids(conn, model)
+    universe = load_universe(conn, model, [*ctx.papers, *ids], (team, channel))
+    history = build_history(ctx, universe, config.half_life_days)
+    return replay(
+        history,
+        warmup=warmup,
+        window_days=window_days,
+        popularity_weight=config.popularity_weight,
+        max_steps=max_steps,
+    )

@@ -1,0 +1,146 @@
+"""What the calibrated ranking sees of a candidate: a few features computed from what the channel had *before*
+the moment ranked (``ChannelState``) and from the candidate itself (``CandidateSet``). Pure (numpy only).
+
+=============  ============================================================================================
+similarity     engagement-weighted, cubed mean cosine to the channel's papers (today's score; the focus
+               counts as a paper the group engaged with strongly, as before)
+nearest        cosine to the single closest paper the channel received well (the strength of h5)
+disliked       cosine to the closest paper the channel received badly, or a PaperPing post it ignored
+popularity     log popularity as known at that moment, 1 from 1,000 citations or upvotes up
+recency        0.5 ** (days since publication / 180)
+fresh          0.5 ** (days since publication / 21): with recency, lets a channel that only takes this
+               month's papers say so
+authors        affinity to authors the channel engaged with (the strength of h2)
+venue          affinity to venues the channel engaged with (the strength of h4)
+member_author  a member of the channel is an author (h1)
+=============  ============================================================================================
+
+Unknown is not zero. A paper with no popularity reading by then, no known date, no venue or no authors has
+that feature *unknown* (NaN), not its lowest value: a pair of papers teaches nothing about a feature unknown
+for either of them (``pair_differences``), and a candidate is ranked with an unknown feature at the average
+of the candidates that have it (``fill_unknown``), so it is neither helped nor sunk by what nobody knows.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+FEATURES: tuple[str, ...] = (
+    "similarity",
+    "nearest",
+    "disliked",
+    "popularity",
+    "recency",
+    "fresh",
+    "authors",
+    "venue",
+    "member_author",
+)
+RECENCY_HALF_LIFE_DAYS = 180.0
+FRESH_HALF_LIFE_DAYS = 21.0
+POPULARITY_REFERENCE = 1000.0  # a popularity (citations, upvotes) of this or more counts as 1
+
+
+@dataclass(frozen=True)
+class ChannelState:
+    """What a channel had at one moment: its papers' vectors and engagement weights, and the affinities.
+    Authors and venues are small integer indices (see ``socialrag.recommender.rank.history.Universe``)."""
+
+    vectors: np.ndarray  # (m, d), the channel's papers (and the focus, if any)
+    weights: np.ndarray  # (m,), signed engagement weight
+    disliked: np.ndarray  # (m,) bool: received badly, or a PaperPing post nobody answered
+    author_weight: np.ndarray  # (authors,) positive engagement of the papers each author is on
+    venue_weight: np.ndarray  # (venues,)
+    member_authors: np.ndarray  # (authors,) bool: a member of the channel
+
+
+@dataclass(frozen=True)
+class CandidateSet:
+    vectors: np.ndarray  # (n, d)
+    published: np.ndarray  # (n,) epoch seconds, NaN when unknown
+    popularity: np.ndarray  # (n,) as known at the moment ranked; NaN when unknown
+    author_flat: np.ndarray  # author index of each (candidate, author) entry
+    author_row: np.ndarray  # the candidate of each entry
+    venues: np.ndarray  # (n,) venue index or -1
+
+
+def features(state: ChannelState, cands: CandidateSet, at: float, sims: np.ndarray | None = None) -> np.ndarray:
+    """(n, len(FEATURES)) feature matrix, NaN where a feature is unknown for a candidate (no popularity
+    reading by ``at``, no date, no venue, no authors); ``sims`` (n, m), the candidates' cosines to the
+    channel's papers, may be passed when already known."""
+    n = len(cands.popularity)
+    x = np.zeros((n, len(FEATURES)), dtype=np.float64)
+    if n == 0:
+        return x
+    if sims is None:
+        sims = cands.vectors @ state.vectors.T if len(state.weights) else np.zeros((n, 0))
+    sims = np.maximum(sims, 0.0)
+    w = state.weights
+    if len(w) and np.abs(w).sum() > 0:
+        x[:, 0] = (sims * sims * sims) @ w / (np.abs(w).sum() + 1e-9)
+        liked = w > 0
+        if liked.any():
+            x[:, 1] = sims[:, liked].max(axis=1)
+    if state.disliked.any():
+        x[:, 2] = sims[:, state.disliked].max(axis=1)
+    with np.errstate(invalid="ignore"):
+        x[:, 3] = np.minimum(1.0, np.log1p(np.maximum(cands.popularity, 0.0)) / math.log1p(POPULARITY_REFERENCE))
+    x[np.isnan(cands.popularity), 3] = np.nan
+    age = np.maximum(0.0, (at - cands.published) / 86400.0)  # NaN (unknown) stays NaN
+    x[:, 4] = 0.5 ** (age / RECENCY_HALF_LIFE_DAYS)
+    x[:, 5] = 0.5 ** (age / FRESH_HALF_LIFE_DAYS)
+    flat, row = cands.author_flat, cands.author_row
+    if len(flat) and len(state.author_weight):
+        x[:, 6] = 1.0 - np.exp(-np.bincount(row, weights=state.author_weight[flat], minlength=n))
+        x[:, 8] = np.bincount(row, weights=state.member_authors[flat].astype(np.float64), minlength=n) > 0
+    no_authors = np.bincount(row, minlength=n) == 0 if len(flat) else np.ones(n, dtype=bool)
+    x[no_authors, 6] = np.nan
+    x[no_authors, 8] = np.nan
+    known_venue = cands.venues >= 0
+    if known_venue.any() and len(state.venue_weight):
+        x[known_venue, 7] = 1.0 - np.exp(-state.venue_weight[cands.venues[known_venue]])
+    x[~known_venue, 7] = np.nan
+    return x
+
+
+AGE_PEERS = 20  # an unknown popularity is read as that of this many candidates of about its age on each side
+
+
+def fill_unknown(x: np.ndarray) -> np.ndarray:
+    """The features to rank by: each unknown value replaced by the mean of the candidates that have the
+    feature (0 when none has it, which then ranks nobody differently). An unknown popularity of a paper of
+    known age is the mean of the ``AGE_PEERS`` known ones on either side of its age: a count grows with age,
+    so this week's paper with no reading yet is read like this week's papers, not like last year's."""
+    out = np.array(x, dtype=np.float64)
+    missing = np.isnan(out)
+    if not missing.any():
+        return out
+    _popularity_by_age(out)
+    missing = np.isnan(out)
+    counts = (~missing).sum(axis=0)
+    sums = np.where(missing, 0.0, out).sum(axis=0)
+    means = np.divide(sums, counts, out=np.zeros(out.shape[1]), where=counts > 0)
+    out[missing] = np.take(means, np.nonzero(missing)[1])
+    return out
+
+
+def _popularity_by_age(x: np.ndarray) -> None:
+    pop, rec = x[:, FEATURES.index("popularity")], x[:, FEATURES.index("recency")]
+    known, wanted = ~np.isnan(pop) & ~np.isnan(rec), np.isnan(pop) & ~np.isnan(rec)
+    if not known.any() or not wanted.any():
+        return
+    order = np.argsort(rec[known], kind="stable")
+    ages, values = rec[known][order], pop[known][order]
+    sums = np.concatenate([[0.0], np.cumsum(values)])
+    at = np.searchsorted(ages, rec[wanted])
+    lo, hi = np.maximum(0, at - AGE_PEERS), np.minimum(len(ages), at + AGE_PEERS)
+    x[np.flatnonzero(wanted), FEATURES.index("popularity")] = (sums[hi] - sums[lo]) / (hi - lo)
+
+
+def pair_differences(positives: np.ndarray, negatives: np.ndarray) -> np.ndarray:
+    """``positives - negatives`` per pair and feature, 0 where the feature is unknown for either paper: such a
+    pair is no evidence about that feature."""
+    return np.nan_to_num(np.asarray(positives, dtype=np.float64) - np.asarray(negatives, dtype=np.float64), nan=0.0)

@@ -1,0 +1,312 @@
+"""Which ranking a channel uses: learning from the pairs of its history (``TrainingSet``, ``fit_validated``),
+pulling a thin fit toward the default blend (``shrink``), and the judge (``fit_guarded``).
+
+The judge scores each contestant the way serving ranks: every held-out share is ranked among the candidates
+serving would have offered at that moment (``ServedMoment``: the same window, as many papers as serving ranks,
+the features as known before the share's burst, unknowns filled as serving fills them), and every contestant
+ranks the same papers. The contestants, simplest first: the default blend, the best single feature, the fit
+in use (when it never saw the held-out shares), a new fit held close to the blend by how little it learnt from
+(``shrink``), and the new fit itself. A more complex one is chosen only when it beats
+the one chosen so far by ``GUARD_MARGIN`` plus the noise of the comparison (one standard error of the paired
+differences of reciprocal ranks over the held-out shares); a tie goes to the simpler, and the ranking in use
+is judged again at every refit. Pure (numpy only).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+
+import numpy as np
+
+from socialrag.config import DEFAULT_POPULARITY_WEIGHT
+from socialrag.recommender.rank.calibrate import MIN_SHARES, RankerModel, default_model, fit
+from socialrag.recommender.rank.features import FEATURES, RECENCY_HALF_LIFE_DAYS, fill_unknown, pair_differences
+
+STRENGTHS = (1.0, 3.0, 10.0, 30.0, 100.0)
+MIN_VALIDATION_MOMENTS = 12  # shares held out to judge rankings on
+MAX_JUDGED = 40  # the latest shares a refit judges on (each ranked among all serving offered then)
+GUARD_MARGIN = 0.02  # in mean reciprocal rank: what a more complex ranking must win by, beyond the noise
+SHRINK_SHARES = 40.0  # a fit from n shares is served as n / (n + this) of itself, the rest the default blend
+MIN_WINDOW_DAYS, MAX_WINDOW_DAYS = 7.0, 1095.0
+HELD = "a new fit held close to the default blend"
+SINGLES = ("similarity", "nearest", "popularity", "recency", "fresh", "authors", "venue")
+
+
+@dataclass(frozen=True)
+class ServedMoment:
+    """One share as serving would have ranked it: the features of the candidates serving would have offered
+    then (the shared paper first), as known before the share's burst, with unknowns filled as serving does."""
+
+    at: float
+    x: np.ndarray  # (1 + candidates, len(FEATURES))
+
+
+@dataclass
+class TrainingSet:
+    positives: list[np.ndarray] = field(default_factory=list)
+    negatives: list[np.ndarray] = field(default_factory=list)
+    times: list[float] = field(default_factory=list)  # the moment of each pair
+    # the window of publication dates the channel picked from, as learnt at each moment and at the end
+    windows: dict[float, float] = field(default_factory=dict)
+    final_window: float = np.inf
+    estimated: int = 0  # shares whose paper's popularity then is an estimate from a later count
+    served: list[ServedMoment] = field(default_factory=list)  # the shares a refit can judge rankings on
+
+    def before(self, before: float | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(positives, negatives, moments) of the pairs from moments before ``before`` (all with None)."""
+        if not self.positives:
+            empty = np.zeros((0, len(FEATURES)))
+            return empty, empty, np.zeros(0)
+        t = np.array(self.times)
+        keep = np.ones(len(t), dtype=bool) if before is None else t < before
+        return np.array(self.positives)[keep], np.array(self.negatives)[keep], t[keep]
+
+    def arrays(self, before: float | None = None) -> tuple[np.ndarray, np.ndarray, int]:
+        """The pairs to fit on (and the number of shares they came from) from moments before ``before``."""
+        pos, neg, t = self.before(before)
+        return pos, neg, len(np.unique(t))
+
+    def fit(
+        self,
+        popularity_weight: float = DEFAULT_POPULARITY_WEIGHT,
+        *,
+        before: float | None = None,
+        now: datetime | None = None,
+        current: RankerModel | None = None,
+    ) -> RankerModel:
+        """The channel's ranking from what came before ``before``: ``fit_guarded`` with ``current`` (the fit in
+        use; the default blend when None) among the contestants, with the window of publication dates it picks
+        from."""
+        earlier = [w for t, w in self.windows.items() if before is None or t < before]
+        window = self.final_window if before is None else (earlier[-1] if earlier else np.inf)
+        pos, neg, t = self.before(before)
+        served = [m for m in self.served if before is None or m.at < before][-MAX_JUDGED:]
+        current = current or default_model(popularity_weight)
+        window_days = None if window >= MAX_WINDOW_DAYS else float(window)
+        model = fit_guarded(pos, neg, t, current, popularity_weight, now, served=served, window_days=window_days)
+        return replace(model, estimated=self.estimated)
+
+
+def held_out_mrr(model: RankerModel, pos: np.ndarray, neg: np.ndarray, times: np.ndarray) -> float:
+    """Mean reciprocal rank of what was shared among the papers passed over at the same moment (for choosing the
+    pull among fits that share one window): a paper older than the model's window was not offered at all (its
+    age is read back from the recency feature; an unknown date is offered)."""
+    margin = pair_differences(pos, neg) @ model.weights
+    if model.window_days is not None:
+        recency = FEATURES.index("recency")
+        oldest = 0.5 ** (model.window_days / RECENCY_HALF_LIFE_DAYS)
+        pos_in, neg_in = ~(pos[:, recency] < oldest), ~(neg[:, recency] < oldest)
+        margin = np.where(pos_in & ~neg_in, 1.0, np.where(~pos_in & neg_in, -1.0, margin))
+    ranks: dict[float, int] = {}
+    for t, m in zip(times.tolist(), margin.tolist(), strict=True):
+        ranks[t] = ranks.get(t, 1) + (1 if m <= 0 else 0)
+    return float(np.mean([1.0 / r for r in ranks.values()])) if ranks else 0.0
+
+
+def served_ranks(model: RankerModel, moments: list[ServedMoment]) -> np.ndarray:
+    """The reciprocal rank of each held-out share among the candidates serving offered then, by ``model``'s
+    scores; ties are broken at random, in expectation (a ranking that cannot tell papers apart gains nothing)."""
+    out = np.zeros(len(moments))
+    for k, m in enumerate(moments):
+        s = m.x @ model.weights
+        others = s[1:]
+        out[k] = 1.0 / (1.0 + float((others > s[0]).sum()) + 0.5 * float((others == s[0]).sum()))
+    return out
+
+
+def served_moments_from_pairs(pos: np.ndarray, neg: np.ndarray, times: np.ndarray) -> list[ServedMoment]:
+    """Held-out shares from pairs alone (a caller with no served moments): each moment's shared paper among the
+    papers it was paired with, unknowns filled as serving fills them."""
+    out = []
+    for t in np.unique(times):
+        at = times == t
+        out.append(ServedMoment(float(t), fill_unknown(np.vstack([pos[at][:1], neg[at]]))))
+    return out
+
+
+def fit_validated(
+    positives: np.ndarray,
+    negatives: np.ndarray,
+    times: np.ndarray,
+    popularity_weight: float = DEFAULT_POPULARITY_WEIGHT,
+    *,
+    now: datetime | None = None,
+    window_days: float | None = None,
+) -> tuple[RankerModel, float | None]:
+    """``fit`` with the pull toward the default blend chosen on the latest quarter of these pairs: each strength
+    in ``STRENGTHS`` is fitted on the earlier moments and scored on the later ones; the best is refitted on all
+    of it. Also returns the strength chosen (None: too little history to choose, the default pull). Every fit
+    picks among ``window_days`` (None: any date)."""
+    moments = np.unique(times)
+    shares = len(moments)
+    until = float(moments[-1]) if shares else None
+    if shares < MIN_SHARES or shares < 4 * MIN_VALIDATION_MOMENTS // 3:
+        return fit(
+            positives, negatives, shares, popularity_weight, now=now, trained_until=until, window_days=window_days
+        ), None
+    split = moments[int(len(moments) * 0.75)]
+    early, late = times < split, times >= split
+    n_early = len(np.unique(times[early]))
+    scores: dict[float, float] = {}
+    for strength in STRENGTHS:
+        model = fit(
+            positives[early], negatives[early], n_early, popularity_weight, strength=strength, window_days=window_days
+        )
+        scores[strength] = held_out_mrr(model, positives[late], negatives[late], times[late])
+    best = max(scores, key=lambda k: (scores[k], k))  # ties go to the stronger pull
+    model = fit(
+        positives,
+        negatives,
+        shares,
+        popularity_weight,
+        strength=best,
+        now=now,
+        trained_until=until,
+        window_days=window_days,
+    )
+    return model, best
+
+
+def single_model(feature: str, fitted: RankerModel) -> RankerModel:
+    """``fitted`` (its scales, shares and dates) with all the weight on one feature, in units of its spread."""
+    weights = np.zeros(len(FEATURES))
+    k = FEATURES.index(feature)
+    weights[k] = 1.0 / fitted.scales[k]
+    return replace(fitted, weights=weights, prior_share=0.0)
+
+
+def best_single(positives: np.ndarray, negatives: np.ndarray, times: np.ndarray, fitted: RankerModel) -> str:
+    """The feature alone that ranks these moments' shares best, as serving would (unknowns filled): chosen on the
+    pairs a fit learns from, never on the shares it is judged on."""
+    moments = served_moments_from_pairs(positives, negatives, times)
+    return max(SINGLES, key=lambda f: float(served_ranks(single_model(f, fitted), moments).mean()))
+
+
+def shrink(model: RankerModel, positives: np.ndarray, negatives: np.ndarray) -> RankerModel:
+    """``model`` pulled toward the default blend by how little it learnt from: its score is the mixture
+    ``a·fit + (1 − a)·blend`` (each in units of its spread over the pairs), ``a = n / (n + SHRINK_SHARES)``
+    for ``n`` shares. Many shares: the fit; a dozen: mostly the blend."""
+    if not model.learnt:
+        return model
+    a = model.shares / (model.shares + SHRINK_SHARES)
+    d = pair_differences(positives, negatives)
+    prior = model.prior
+    spread_fit = float((d @ model.weights).std()) or 1.0
+    spread_prior = float((d @ prior).std()) or 1.0
+    weights = a * model.weights / spread_fit + (1.0 - a) * prior / spread_prior
+    # the same scores, scaled back to the prior's units so that weights stay comparable between fits
+    weights *= spread_prior
+    return replace(model, weights=weights, prior_share=(1.0 - a) + a * model.prior_share)
+
+
+def fit_guarded(
+    positives: np.ndarray,
+    negatives: np.ndarray,
+    times: np.ndarray,
+    current: RankerModel,
+    popularity_weight: float = DEFAULT_POPULARITY_WEIGHT,
+    now: datetime | None = None,
+    *,
+    served: list[ServedMoment] | None = None,
+    window_days: float | None = None,
+) -> RankerModel:
+    """The ranking the channel should use from now on, with the reason in ``decision``.
+
+    The held-out shares are the ``served`` moments (the latest shares, each with the candidates serving offered
+    then); without them, the latest quarter of the pairs' moments. Every contestant learns only from the moments
+    before the first held-out share; the winner (see the module's docstring) is then refitted on everything.
+    Whichever wins, serving picks among ``window_days`` (None: any date): the window is where candidates come
+    from, learnt apart from the ranking."""
+    moments = np.unique(times)
+    blend = default_model(popularity_weight)
+    if len(moments) < MIN_SHARES:
+        reason = f"the default blend: the channel has {len(moments)} shares to learn from, fewer than {MIN_SHARES}"
+        return RankerModel(blend.weights, blend.scales, blend.prior, len(moments), len(times), now, decision=reason)
+    if not served:
+        late = moments[-max(MIN_VALIDATION_MOMENTS, len(moments) // 4) :]
+        at = times >= late[0]
+        served = served_moments_from_pairs(positives[at], negatives[at], times[at])
+    served = served[-MAX_JUDGED:]
+    split = served[0].at if served else np.inf
+    early = times < split
+    n_early = len(np.unique(times[early]))
+    if len(served) < MIN_VALIDATION_MOMENTS // 2 or n_early < MIN_SHARES:
+        model, _ = fit_validated(positives, negatives, times, popularity_weight, now=now, window_days=window_days)
+        thin = "learnt from all the channel's shares, held close to the default blend: too few yet to judge on"
+        return replace(shrink(model, positives, negatives), decision=thin)
+    new, strength = fit_validated(
+        positives[early], negatives[early], times[early], popularity_weight, window_days=window_days
+    )
+    single = best_single(positives[early], negatives[early], times[early], new)
+    contestants = _contestants(blend, single, current, new, split, positives[early], negatives[early])
+    name, rr, table = _judge(contestants, served)
+    decision = f"{name}: {_held_sentence(served, name, rr, table)}"
+    # the window is where serving draws candidates from, whichever ranking orders them: every outcome keeps it
+    if name == "the default blend":
+        kept = RankerModel(blend.weights, blend.scales, blend.prior, len(moments), len(times), now)
+        return replace(kept, decision=f"kept {decision}", window_days=window_days)
+    if name.startswith("the fit learnt"):
+        kept = replace(current, shares=len(moments), pairs=len(times), fitted_at=now)
+        return replace(kept, decision=f"kept {decision}", window_days=window_days)
+    full = fit(
+        positives,
+        negatives,
+        len(moments),
+        popularity_weight,
+        strength=strength,
+        now=now,
+        trained_until=float(moments[-1]),
+        window_days=window_days,
+    )
+    if name == HELD:
+        return replace(shrink(full, positives, negatives), decision=decision)
+    if name == "a new fit":
+        return replace(full, decision=decision)
+    return replace(single_model(single, full), decision=decision)
+
+
+def _contestants(
+    blend: RankerModel,
+    single: str,
+    current: RankerModel,
+    new: RankerModel,
+    split: float,
+    positives: np.ndarray,
+    negatives: np.ndarray,
+) -> list[tuple[str, RankerModel]]:
+    """The rankings the judge compares, simplest first; the fit in use only when it never saw the judged shares
+    (from ``split`` on)."""
+    contestants = [("the default blend", blend), (f"{single} alone", single_model(single, new))]
+    if current.learnt and current.trained_until is not None and current.trained_until < split:
+        contestants.append((f"the fit learnt up to {_day(current.trained_until)}", current))
+    contestants.append((HELD, shrink(new, positives, negatives)))
+    contestants.append(("a new fit", new))
+    return contestants
+
+
+def _judge(
+    contestants: list[tuple[str, RankerModel]], served: list[ServedMoment]
+) -> tuple[str, np.ndarray, dict[str, float]]:
+    """The simplest contestant that no more complex one beats beyond the margin and the noise."""
+    ranks = {name: served_ranks(model, served) for name, model in contestants}
+    chosen = contestants[0][0]
+    for name, _ in contestants[1:]:
+        diff = ranks[name] - ranks[chosen]
+        noise = float(diff.std(ddof=1) / np.sqrt(len(diff))) if len(diff) > 1 else 0.0
+        if float(diff.mean()) > GUARD_MARGIN + noise:
+            chosen = name
+    return chosen, ranks[chosen], {name: float(r.mean()) for name, r in ranks.items()}
+
+
+def _held_sentence(served: list[ServedMoment], chosen: str, rr: np.ndarray, table: dict[str, float]) -> str:
+    offered = int(np.median([len(m.x) for m in served]))
+    others = ", ".join(f"{name} {mrr:.2f}" for name, mrr in table.items() if name != chosen)
+    return (
+        f"on the latest {len(served)} shares, each ranked among the {offered} papers serving would have offered "
+        f"then, it had MRR {float(rr.mean()):.2f} against {others}"
+    )
+
+
+def _day(moment: float | None) -> str:
+    return f"{datetime.fromtimestamp(moment, UTC):%Y-%m-%d}" if moment is not None else "an earlier day"

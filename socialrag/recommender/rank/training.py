@@ -1,0 +1,144 @@
+"""What a channel's ranking learns from and is judged on (``training_set``): at each share, what was shared
+against papers it could have had then, seen as of the start of the share's burst, as the slot before it saw the
+channel; and, for the latest shares, every paper serving would have offered then (``ServedMoment``), for the
+guard to judge rankings on. Pure (numpy only)."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+
+from socialrag.recommender.rank.calibrate import CHECK_WINDOW_DAYS, IGNORED_AFTER_DAYS, NEGATIVES_PER_SHARE
+from socialrag.recommender.rank.features import ChannelState, features, fill_unknown
+from socialrag.recommender.rank.guard import MAX_JUDGED, MAX_WINDOW_DAYS, ServedMoment, TrainingSet
+from socialrag.recommender.rank.history import ChannelHistory, pool_rows
+from socialrag.recommender.rank.window import DAY, WindowLearner, share_ranks
+
+BURST_GAP_HOURS = 3.0  # shares this close to the one before are one burst: serving knew none of the burst's papers
+SERVED_CANDIDATES = 300  # at most this many of the papers serving would have offered judge a held-out share
+
+
+def burst_starts(times: np.ndarray) -> np.ndarray:
+    """For each moment (in time order), the first moment of its burst: a share made within ``BURST_GAP_HOURS``
+    of the one before belongs to the same burst. A curator posting the week's five picks a minute apart, or a
+    member sharing three papers in a row, was answered by a slot before the first of them: serving knew none."""
+    out = np.array(times, dtype=np.float64)
+    for k in range(1, len(out)):
+        if times[k] - times[k - 1] < BURST_GAP_HOURS * 3600.0:
+            out[k] = out[k - 1]
+    return out
+
+
+def training_set(
+    history: ChannelHistory,
+    *,
+    window_days: float | None = None,
+    negatives: int = NEGATIVES_PER_SHARE,
+    warmup: int = 3,
+    seed: int = 7,
+    known_by: float | None = None,
+    judged: int | None = MAX_JUDGED,
+) -> TrainingSet:
+    """Pairs to learn from: at each share by a member (and each PaperPing post the channel answered), what was
+    shared against papers it could have had then and did not: published in the window it picks from
+    (``learn_window`` from the shares before, unless ``window_days`` is given). A PaperPing post nobody
+    answered is one more paper passed over at the next share. Every share is seen as of the start of its burst
+    (``burst_starts``), as the slot that came before it saw the channel. The latest ``judged`` shares (all with
+    None) are also kept as ``ServedMoment``s, to judge rankings on. With ``known_by`` (the moment of the fit), a
+    paper first read after a share but by then has its count at the share estimated (history imported today
+    has no dated readings); ``TrainingSet.estimated`` counts the shares whose paper's was."""
+    u = history.universe
+    rng = random.Random(seed)
+    moments_at, ranks, ages = share_ranks(history)
+    window_at = WindowLearner(moments_at, ranks, ages)
+    out = TrainingSet()
+    channel_rows = history.rows
+    sims_all = u.vectors @ u.vectors[channel_rows].T  # every paper against the channel's, once
+    moments = _moments(history)
+    positives = np.array([t for t, _, positive in moments if positive])
+    seen_at = dict(zip(positives.tolist(), burst_starts(positives).tolist(), strict=True))
+    judged_from = -np.inf if judged is None or len(positives) <= judged else float(positives[-judged])
+    pending_ignored: list[int] = []
+    for t, k, positive in moments:
+        if not positive:
+            if history.silence_counts(t + IGNORED_AFTER_DAYS * DAY + 1.0):
+                pending_ignored.append(k)
+            continue
+        b = seen_at[t]
+        if not u.available[channel_rows[k]] < b:
+            # shared before serving could offer it (before its listed date, or before the month or year its date is
+            # known to was out): no candidate then, and newer than every paper it would be compared with
+            continue
+        state, known = history.state_at(b, vectors=False)  # ``features`` gets the similarities below
+        if len(known) < warmup:
+            continue
+        window = window_days or window_at(b)
+        out.windows[t] = window
+        offered = _offered(history, known, b, t, min(window, MAX_WINDOW_DAYS))
+        if len(offered) == 0:
+            continue
+        drawn = [int(offered[i]) for i in rng.sample(range(len(offered)), min(negatives, len(offered)))]
+        neg_rows = drawn + [int(channel_rows[j]) for j in pending_ignored]
+        pending_ignored = []
+        rows = np.array([int(channel_rows[k]), *neg_rows], dtype=np.int64)
+        cands = u.candidates(rows, b, known_by)
+        x = features(state, cands, b, sims_all[rows, : len(known)])
+        if known_by is not None and not np.isnan(cands.popularity[0]) and np.isnan(u.popularity_at(rows[:1], b)[0]):
+            out.estimated += 1
+        for j in range(1, len(rows)):
+            out.positives.append(x[0])
+            out.negatives.append(x[j])
+            out.times.append(t)
+        if t >= judged_from:
+            out.served.append(_served(history, state, known, b, t, k, window, offered, sims_all, known_by, rng))
+    last = float(moments_at[-1]) + 1.0 if len(moments_at) else 0.0
+    out.final_window = window_days or window_at(last)
+    return out
+
+
+def _moments(history: ChannelHistory) -> list[tuple[float, int, bool]]:
+    """(time, position, is a positive moment) of each share by a member and each PaperPing post, in time order."""
+    moments: list[tuple[float, int, bool]] = []
+    for k in range(len(history.rows)):
+        if not np.isnan(history.member_first[k]) and history.member_first[k] <= history.first_at[k]:
+            moments.append((history.member_first[k], k, True))
+        elif not np.isnan(history.post_at[k]):
+            answered = history.answered_at[k] <= history.post_at[k] + IGNORED_AFTER_DAYS * DAY
+            moments.append((history.post_at[k], k, bool(answered)))
+    moments.sort()
+    return moments
+
+
+def _offered(history: ChannelHistory, known: np.ndarray, b: float, t: float, window_days: float) -> np.ndarray:
+    """Universe rows serving could have offered at ``b`` (the start of the burst of the share at ``t``): published
+    in the window, less the channel's papers known then (``known``, a prefix of them, as they are in order of
+    first share) and the burst's own papers."""
+    offered = pool_rows(history.universe, b, window_days, history.rows[known])
+    burst = history.rows[(history.first_at >= b) & (history.first_at <= t)]
+    return offered[~np.isin(offered, burst)]
+
+
+def _served(
+    history: ChannelHistory,
+    state: ChannelState,
+    known: np.ndarray,
+    b: float,
+    t: float,
+    k: int,
+    window: float,
+    offered: np.ndarray,
+    sims_all: np.ndarray,
+    known_by: float | None,
+    rng: random.Random,
+) -> ServedMoment:
+    """The share at ``t`` (position ``k``) among what serving would have offered at ``b``: every paper of the
+    window (a year when the channel takes any date), up to ``SERVED_CANDIDATES`` of them."""
+    u = history.universe
+    if window > CHECK_WINDOW_DAYS:
+        offered = _offered(history, known, b, t, CHECK_WINDOW_DAYS)
+    if len(offered) > SERVED_CANDIDATES:
+        offered = np.array(sorted(rng.sample(offered.tolist(), SERVED_CANDIDATES)), dtype=np.int64)
+    rows = np.concatenate([[history.rows[k]], offered]).astype(np.int64)
+    x = features(state, u.candidates(rows, b, known_by), b, sims_all[rows, : len(known)])
+    return ServedMoment(t, fill_unknown(x))

@@ -1,0 +1,266 @@
+"""The recommender: one channel's context -> candidates -> scores -> signals -> a verified ``Draft``.
+
+Nothing here posts; the Slack side posts the ``Draft``. ``as_of`` replays the past: only history before it
+is used. Candidates are papers published in the ``window_days`` before it, or in the window the channel's
+fit learnt it picks from (any date when neither says).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import numpy as np
+import psycopg
+
+from socialrag import storage
+from socialrag.errors import PaperPingError
+from socialrag.models import Candidate, Draft, SocialSignal, Style
+from socialrag.names import fold_text
+from socialrag.recommender.explain.generate import GenerateConfig, build_draft
+from socialrag.recommender.explain.llm import LLMClient
+from socialrag.recommender.rank.calibrate import RankerModel, diversify
+from socialrag.recommender.rank.engagement import ScoringConfig, channel_weights, select_signals
+from socialrag.recommender.rank.features import FEATURES, features, fill_unknown
+from socialrag.recommender.rank.history import build_history, build_universe
+from socialrag.recommender.rank.refit import load_fit
+from socialrag.recommender.retrieve.candidates import CandidateQuery, CandidateSource
+from socialrag.recommender.retrieve.context import ChannelContext, load_channel_context
+from socialrag.recommender.retrieve.signals import Relations, SignalInput, compute_signals
+from socialrag.rows import PaperInfo
+from socialrag.storage.context_rows import load_paper_infos
+from socialrag.storage.embeddings import load_vectors
+
+log = logging.getLogger(__name__)
+FOCUS_ID = -1  # the pseudo paper standing for a channel's focus
+
+
+@dataclass(frozen=True)
+class RecommendConfig:
+    model: str
+    style: Style = "template+tldr"
+    window_days: int | None = None
+    signal_window_days: int = 90
+    top: int = 5
+    focus: np.ndarray | None = None  # a topic members asked to lean toward (`/paperping focus`)
+    focus_words: str | None = None  # its words, for the focus search
+    focus_papers: frozenset[int] = frozenset()  # the papers its links point to (never candidates)
+    categories: tuple[str, ...] = ()  # arXiv categories members set
+    scoring: ScoringConfig = field(default_factory=ScoringConfig)
+    generate: GenerateConfig = field(default_factory=GenerateConfig)
+
+
+@dataclass
+class Recommendation:
+    candidates: list[Candidate]
+    draft: Draft | None
+    all_signals: list[SocialSignal] = field(default_factory=list)
+    context: ChannelContext | None = None
+    empty_reason: str | None = None  # when there is no draft: why, in a sentence members can act on
+
+
+def gather_candidates(
+    conn: psycopg.Connection, sources: Sequence[CandidateSource], query: CandidateQuery
+) -> dict[int, str]:
+    """Candidate paper id -> the source that found it first, without anything the channel already had."""
+    found: dict[int, str] = {}
+    for source in sources:
+        try:
+            fetched = source.fetch_candidates(conn, query)
+        except psycopg.OperationalError:
+            raise  # the database itself is away: the recommendation fails as a whole and is retried
+        except PaperPingError as exc:  # a source that is down costs its candidates, not the post
+            log.warning("candidate source %s failed; going on without it: %s", source.name, exc)
+            continue
+        except Exception:  # and so does one that fails in a way nobody foresaw (logged in full)
+            log.exception("candidate source %s failed; going on without it", source.name)
+            continue
+        for pid in fetched:
+            found.setdefault(pid, source.name)
+    excluded = query.ctx.excluded_paper_ids | query.exclude
+    return {pid: src for pid, src in found.items() if pid not in excluded}
+
+
+def score_candidates(
+    ctx: ChannelContext,
+    infos: dict[int, PaperInfo],
+    vectors: dict[int, np.ndarray],
+    sources: dict[int, str],
+    recent: list[np.ndarray],
+    config: ScoringConfig,
+    ranker: RankerModel,
+    focus: np.ndarray | None = None,
+) -> list[Candidate]:
+    """Every candidate with its score and the parts of it, best first (after re-ranking against the last
+    posts, so successive posts differ). Pure."""
+    seen_titles = {fold_text(p.info.title) for p in ctx.papers.values() if p.info.title}
+    kept = [
+        pid for pid, info in infos.items() if pid in vectors and info.title and fold_text(info.title) not in seen_titles
+    ]
+    if not kept:
+        return []
+    universe = build_universe(
+        {**{pid: p.info for pid, p in ctx.papers.items()}, **{pid: infos[pid] for pid in kept}},
+        {**ctx.vectors, **{pid: vectors[pid] for pid in kept}},
+    )
+    history = build_history(ctx, universe, config.half_life_days)
+    at = ctx.as_of.timestamp()
+    state, _ = history.state_at(at, focus)
+    index = universe.index
+    rows = np.array([index[pid] for pid in kept], dtype=np.int64)
+    x = fill_unknown(features(state, universe.candidates(rows, at), at))
+    scores = ranker.score(x)
+    recent_matrix = np.stack(recent) if recent else None
+    order = diversify(scores, universe.vectors[rows], 10, recent_matrix, config.diversity_weight)
+    out = []
+    for i in order:
+        contributions = ((name, round(float(ranker.weights[k] * x[i, k]), 4)) for k, name in enumerate(FEATURES))
+        parts = {name: value for name, value in contributions if value}
+        out.append(
+            Candidate(kept[i], infos[kept[i]].title or "", float(scores[i]), sources.get(kept[i], "?"), parts=parts)
+        )
+    return out
+
+
+def load_relations(conn: psycopg.Connection, ctx: ChannelContext, candidate_id: int) -> Relations:
+    """Citation links between a candidate and the channel's papers, and members' affiliations and papers."""
+    channel_ids = list(ctx.papers)
+    cites: dict[int, tuple[str, ...]] = {}
+    cited_by: dict[int, tuple[str, ...]] = {}
+    for citing, cited, contexts in storage.citations.load_citation_links(conn, candidate_id, channel_ids):
+        if citing == candidate_id:
+            cites[cited] = tuple(contexts or ()) or cites.get(cited, ())
+        else:
+            cited_by[citing] = tuple(contexts or ()) or cited_by.get(citing, ())
+    author_members: dict[int, list[str]] = defaultdict(list)
+    for uid, member in ctx.members.items():
+        for aid in member.author_ids:
+            author_members[aid].append(uid)
+    affiliations: dict[str, set[str]] = defaultdict(set)
+    publications: dict[str, list[int]] = defaultdict(list)
+    if author_members:
+        for aid, pid, affs in storage.citations.load_authored_papers(conn, list(author_members)):
+            for uid in author_members[aid]:
+                affiliations[uid].update(fold_text(a) for a in affs or ())
+                publications[uid].append(pid)
+    vectors = load_vectors(conn, ctx.model, [p for ps in publications.values() for p in ps])
+    return Relations(
+        cites=cites,
+        cited_by=cited_by,
+        member_affiliations={u: frozenset(a) for u, a in affiliations.items()},
+        member_publications={
+            u: [vectors[p] for p in ps if p in vectors and p != candidate_id] for u, ps in publications.items()
+        },
+    )
+
+
+def explain_empty(ctx: ChannelContext, sources: Sequence[str], found: int, focused: bool) -> str:
+    """Why a recommendation found nothing to post, and what members can do about it. Pure."""
+    steer = "set a focus or a source (`/paperping focus ...`, `/paperping sources ...`)"
+    if not sources:
+        return f"no candidate source can be reached from here: {steer}"
+    if found:
+        return f"the {found} papers the sources found were all shared here before or lack a title"
+    if not focused and not any(pid in ctx.vectors for pid in ctx.papers):
+        if not ctx.papers:
+            return f"no candidate yet: nothing has been shared here; {steer}"
+        return f"no candidate yet: the papers shared here are not indexed yet; {steer}"
+    return f"no candidate: {', '.join(sources)} found no new paper for this channel; {steer}"
+
+
+@dataclass
+class Ranked:
+    """One channel's candidates, ranked, with what drafting any of them needs."""
+
+    ctx: ChannelContext
+    weights: dict[int, float]
+    ranked: list[Candidate]
+    infos: dict[int, PaperInfo]
+    vectors: dict[int, np.ndarray]
+    found: int
+    sources: list[str]
+
+
+def rank_channel(
+    conn: psycopg.Connection,
+    team_id: str,
+    channel_id: str,
+    as_of: datetime,
+    sources: Sequence[CandidateSource],
+    config: RecommendConfig,
+    *,
+    identified: int = 0,
+) -> Ranked:
+    """The channel's context, its candidates ranked (the first ``identified`` with their identifiers)."""
+    ctx = load_channel_context(conn, team_id, channel_id, as_of, config.model)
+    bots = frozenset(uid for uid, m in ctx.members.items() if m.is_bot)
+    weights = channel_weights(ctx.papers, as_of, config.scoring, ctx.emoji_overrides, bots)
+    if config.focus is not None:
+        # the focus counts as a paper the group engaged with twice as strongly as with any other
+        ctx.vectors[FOCUS_ID] = config.focus
+        weights[FOCUS_ID] = 2.0 * max([1.0, *weights.values()])
+    ranker = load_fit(conn, team_id, channel_id, config.scoring.popularity_weight, as_of)
+    window = config.window_days or (round(ranker.window_days) if ranker.window_days else None)
+    query = CandidateQuery(
+        ctx,
+        weights,
+        config.model,
+        window,
+        categories=config.categories,
+        focus_words=config.focus_words,
+        exclude=config.focus_papers,
+    )
+    found = gather_candidates(conn, sources, query)
+    infos = load_paper_infos(conn, list(found), as_of)
+    vectors = load_vectors(conn, config.model, list(found))
+    recent_ids = sorted(ctx.recommended, key=lambda p: ctx.recommended[p], reverse=True)
+    recent_ids = recent_ids[: config.scoring.recent_for_diversity]
+    recent = list(load_vectors(conn, config.model, recent_ids).values())
+    ranked = score_candidates(ctx, infos, vectors, found, recent, config.scoring, ranker, config.focus)
+    identities = storage.papers.load_identities(conn, [c.paper_id for c in ranked[:identified]])
+    ranked = [
+        Candidate(c.paper_id, c.title, c.score, c.source, identities.get(c.paper_id, {}), c.parts)
+        if i < identified
+        else c
+        for i, c in enumerate(ranked)
+    ]
+    return Ranked(ctx, weights, ranked, infos, vectors, len(found), [s.name for s in sources])
+
+
+def paper_signals(conn: psycopg.Connection, r: Ranked, paper_id: int, window_days: int) -> list[SocialSignal]:
+    """Every social signal (h1..h9) of one ranked candidate."""
+    signal_input = SignalInput(
+        r.ctx, r.infos[paper_id], r.vectors.get(paper_id), load_relations(conn, r.ctx, paper_id), window_days
+    )
+    return compute_signals(signal_input, r.weights)
+
+
+def empty(r: Ranked, config: RecommendConfig) -> Recommendation:
+    reason = explain_empty(r.ctx, r.sources, r.found, config.focus is not None)
+    return Recommendation([], None, context=r.ctx, empty_reason=reason)
+
+
+def recommend(
+    conn: psycopg.Connection,
+    team_id: str,
+    channel_id: str,
+    as_of: datetime,
+    sources: Sequence[CandidateSource],
+    config: RecommendConfig,
+    *,
+    llm: LLMClient | None = None,
+) -> Recommendation:
+    """What PaperPing would post in this channel at ``as_of``: ranked candidates and the draft of the best."""
+    r = rank_channel(conn, team_id, channel_id, as_of, sources, config, identified=config.top)
+    if not r.ranked:
+        return empty(r, config)
+    best = r.ranked[0]
+    all_signals = paper_signals(conn, r, best.paper_id, config.signal_window_days)
+    chosen = select_signals(all_signals)
+    draft = build_draft(
+        r.ctx, r.infos[best.paper_id], best.ids, chosen, config.style, config.generate, llm=llm, score=best.score
+    )
+    return Recommendation(r.ranked[: config.top], draft, all_signals, r.ctx)

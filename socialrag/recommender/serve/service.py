@@ -1,0 +1,338 @@
+"""The recommender service: one per process, built from ``Settings``, used by every caller.
+
+The Slack app's scheduler, ``paperping recommend``, ``paperping eval`` and the demo all ask this object for a
+channel's recommendation. It owns the things worth building once: the embedding model, the HTTP clients of
+the online candidate sources, and the LLM client. A channel is always addressed by ``(team_id,
+channel_id)``: names are resolved by the callers, at their edge.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Collection, Sequence
+from datetime import UTC, datetime
+from types import TracebackType
+
+import numpy as np
+import psycopg
+
+from socialrag import storage
+from socialrag.config import Settings
+from socialrag.db import Database
+from socialrag.errors import PaperPingError
+from socialrag.knowledge.embed import Embedder, embed_papers
+from socialrag.knowledge.papers.arxiv import ArxivApi
+from socialrag.knowledge.papers.semanticscholar import SemanticScholar
+from socialrag.knowledge.readiness import focus_active
+from socialrag.knowledge.shared_pace import DatabasePace
+from socialrag.models import Digest, Style
+from socialrag.recommender.explain.generate import GenerateConfig, explanation_limit, paper_url
+from socialrag.recommender.explain.llm import LLMCall, LLMClient
+from socialrag.recommender.rank.calibrate import RankerModel
+from socialrag.recommender.rank.engagement import ScoringConfig
+from socialrag.recommender.rank.evaluate import EvalReport, evaluate_channel
+from socialrag.recommender.rank.refit import load_fit, refit_channel
+from socialrag.recommender.retrieve.candidates import (
+    ArxivNew,
+    CandidateSource,
+    CatalogSource,
+    FocusSearch,
+    SearchCache,
+    SemanticScholarRecommendations,
+    search_words,
+)
+from socialrag.recommender.retrieve.context import ChannelContext
+from socialrag.recommender.serve.digest import recommend_digest
+from socialrag.recommender.serve.on_demand import SHORTLIST, Like, closest
+from socialrag.recommender.serve.picks import Picks, member_profile, merge_picks
+from socialrag.recommender.serve.pipeline import Recommendation, RecommendConfig, rank_channel, recommend
+from socialrag.storage.embeddings import as_array, load_vectors
+from socialrag.storage.rankers import channels_to_refit
+from socialrag.storage.settings import ChannelSettings
+
+log = logging.getLogger(__name__)
+
+
+def resolve_style(chosen: Style | None, llm_configured: bool) -> Style:
+    """The one rule for a channel's explanation style: what members chose, else ``llm`` when an LLM is
+    configured, else the template with the paper's summary."""
+    if chosen is not None:
+        return chosen
+    return "llm" if llm_configured else "template+tldr"
+
+
+def describe_style(chosen: Style | None, llm_configured: bool) -> str:
+    """The style as members see it in status and App Home: the chosen one, or the default in force."""
+    style = resolve_style(chosen, llm_configured)
+    return f"`{style}`" if chosen else f"`{style}` (the default)"
+
+
+def build_llm(settings: Settings) -> LLMClient | None:
+    """The process's LLM client, or None when offline or when no OpenAI-compatible server is configured."""
+    if not settings.llm_configured:
+        return None
+    return LLMClient(
+        model=settings.llm_model,
+        base_url=settings.openai_base_url,
+        api_key=settings.openai_api_key,
+        timeout=settings.llm_timeout,
+    )
+
+
+class Recommender:
+    """Recommendations for any channel of any workspace, from one set of models and clients.
+
+    ``embedder`` may be passed in (the demo brings vectors it ships); everything else comes from settings.
+    """
+
+    def __init__(self, settings: Settings, db: Database, *, embedder: Embedder | None = None) -> None:
+        self.settings = settings
+        self.db = db
+        self.embedder = embedder or Embedder(settings.embed_model, device=settings.embed_device)
+        self.llm = build_llm(settings)
+        self.searches = SearchCache()  # online searches for papers on demand, shared by the process's members
+        self._s2: SemanticScholar | None = None
+        self._arxiv: ArxivApi | None = None
+        if not settings.offline:
+            timeout = settings.http_timeout
+            shared = DatabasePace(db)  # every process together keeps each service's pace
+            s2_key = settings.s2_api_key
+            self._s2 = SemanticScholar(settings.s2_api_url, api_key=s2_key, timeout=timeout, shared=shared)
+            self._arxiv = ArxivApi(settings.arxiv_api_url, timeout=timeout, shared=shared)
+
+    @property
+    def llm_configured(self) -> bool:
+        return self.llm is not None
+
+    def scoring(self) -> ScoringConfig:
+        s = self.settings
+        return ScoringConfig(half_life_days=s.half_life_days, popularity_weight=s.popularity_weight)
+
+    def candidate_sources(self, names: Sequence[str], *, focused: bool = False) -> list[CandidateSource]:
+        """The channel's chosen sources that this process can reach (offline: only the local catalog), and
+        while it has a focus, the search of its words on the online ones among them."""
+
+        def embed(conn: psycopg.Connection, ids: list[int]) -> int:
+            return embed_papers(conn, self.embedder, ids)
+
+        sources: list[CandidateSource] = []
+        for name in names:
+            if name == "catalog":
+                sources.append(CatalogSource())
+            elif name == "semanticscholar" and self._s2 is not None:
+                sources.append(SemanticScholarRecommendations(self._s2, embed=embed))
+            elif name == "arxiv" and self._arxiv is not None:
+                sources.append(ArxivNew(self._arxiv, embed=embed))
+        s2 = self._s2 if "semanticscholar" in names else None
+        arxiv = self._arxiv if "arxiv" in names else None
+        if focused and (s2 is not None or arxiv is not None):
+            sources.insert(0, FocusSearch(s2, arxiv, embed=embed, cache=self.searches))
+        return sources
+
+    def recommend(
+        self,
+        team_id: str,
+        channel_id: str,
+        *,
+        at: datetime | None = None,
+        style: Style | None = None,
+        window_days: int | None = None,
+        top: int = 5,
+    ) -> Recommendation:
+        """What PaperPing would post in this channel at ``at`` (default now): ranked candidates and a draft.
+
+        ``style`` overrides the channel's own choice for this one recommendation.
+        """
+        now = at or datetime.now(UTC)
+        with self.db.connection() as conn:
+            chosen = storage.settings.load_channel_settings(conn, team_id, channel_id)
+        config = self._config(team_id, channel_id, chosen, now, style=style, window_days=window_days, top=top)
+        llm = self.llm_for(team_id, channel_id) if config.style == "llm" else None
+        sources = self.candidate_sources(chosen.sources, focused=config.focus_words is not None)
+        # autocommit: candidate sources and the LLM wait on the network, and no transaction may stay open
+        # (holding locks) meanwhile; each source writes what it found in a short transaction of its own
+        with self.db.connection(autocommit=True) as conn:
+            return recommend(conn, team_id, channel_id, now, sources, config, llm=llm)
+
+    def recommend_digest(self, team_id: str, channel_id: str, size: int, *, at: datetime | None = None) -> Digest | str:
+        """The channel's weekly digest of ``size`` papers at ``at`` (default now), or why there is none."""
+        now = at or datetime.now(UTC)
+        with self.db.connection() as conn:
+            chosen = storage.settings.load_channel_settings(conn, team_id, channel_id)
+        config = self._config(team_id, channel_id, chosen, now, style="template", top=size)
+        sources = self.candidate_sources(chosen.sources, focused=config.focus_words is not None)
+        with self.db.connection(autocommit=True) as conn:
+            return recommend_digest(conn, team_id, channel_id, now, sources, config, size)
+
+    def _config(
+        self,
+        team_id: str,
+        channel_id: str,
+        chosen: ChannelSettings,
+        now: datetime,
+        *,
+        style: Style | None = None,
+        window_days: int | None = None,
+        top: int = 5,
+    ) -> RecommendConfig:
+        """How one of this channel's recommendations is made: its style, focus, sources' filters and tone."""
+        focused = focus_active(chosen, now)
+        return RecommendConfig(
+            model=self.embedder.model_name,
+            style=resolve_style(style or chosen.style, self.llm_configured),
+            window_days=window_days,
+            signal_window_days=self.settings.signal_window_days,
+            top=top,
+            focus=self._focus(chosen, (team_id, channel_id)) if focused else None,
+            focus_words=" ".join(search_words(chosen.focus_text or "")) if focused else None,
+            focus_papers=frozenset(chosen.focus_paper_ids) if focused else frozenset(),
+            categories=tuple(chosen.arxiv_categories),
+            scoring=self.scoring(),
+            generate=GenerateConfig(
+                limit=explanation_limit(chosen.explanation_length, self.settings.explanation_limit),
+                quiet_days=self.settings.mention_quiet_days,
+                language=chosen.language,
+            ),
+        )
+
+    def papers_like(
+        self, team_id: str, channel_id: str, *, words: str = "", paper_ids: Sequence[int] = (), top: int = 5
+    ) -> tuple[list[Like], ChannelContext | None]:
+        """Papers on demand: the ``top`` papers closest to these words and papers (embedded ones), from the
+        channel's candidate sources and ranking, with the channel's context (for names). Nothing is stored."""
+        asked = ChannelSettings(focus_text=words, focus_paper_ids=list(paper_ids))
+        target = self._focus(asked, (team_id, channel_id))
+        if target is None:
+            return [], None
+        return self.papers_near(team_id, channel_id, target, words=words, exclude=paper_ids, top=top)
+
+    def papers_near(
+        self,
+        team_id: str,
+        channel_id: str,
+        target: np.ndarray,
+        *,
+        words: str = "",
+        exclude: Collection[int] = (),
+        top: int = 5,
+    ) -> tuple[list[Like], ChannelContext | None]:
+        """The ``top`` papers of the channel's candidate shortlist closest to ``target``, each with the earlier
+        thread of the channel it is closest to; ``exclude`` never comes back. Nothing is stored."""
+        now = datetime.now(UTC)
+        with self.db.connection() as conn:
+            chosen = storage.settings.load_channel_settings(conn, team_id, channel_id)
+        config = RecommendConfig(
+            model=self.embedder.model_name,
+            style="template",
+            top=SHORTLIST,
+            focus=target,
+            focus_words=" ".join(search_words(words)) or None,
+            focus_papers=frozenset(exclude),
+            categories=tuple(chosen.arxiv_categories),
+            scoring=self.scoring(),
+        )
+        sources = self.candidate_sources(chosen.sources, focused=True)
+        with self.db.connection(autocommit=True) as conn:
+            ranked = rank_channel(conn, team_id, channel_id, now, sources, config)
+            ids = [c.paper_id for c in ranked.ranked[:SHORTLIST]]
+            vectors = load_vectors(conn, self.embedder.model_name, ids, channel=(team_id, channel_id))
+            infos = storage.context_rows.load_paper_infos(conn, ids)
+            identities = storage.papers.load_identities(conn, ids)
+        urls = {pid: paper_url(identities.get(pid, {}), infos[pid].url if pid in infos else None) for pid in ids}
+        found = {k: as_array(v) for k, v in vectors.items()}
+        return closest(ranked.ranked, found, target, ranked.ctx, urls, top), ranked.ctx
+
+    def personal_picks(self, team_id: str, user_id: str, *, top: int = 5) -> Picks:
+        """A member's personal picks: the papers closest to what they shared, liked, clicked and saved in the
+        channels they are in with PaperPing, each from one of those channels with its hook there. Only those
+        channels are read; nothing of another member is kept in the answer."""
+        with self.db.connection() as conn:
+            profile = member_profile(conn, self.embedder.model_name, team_id, user_id)
+        if profile.vector is None:
+            return Picks([], profile.channels)
+        found: list[tuple[str, Like]] = []
+        for channel_id, _ in profile.channels:
+            likes, _ctx = self.papers_near(team_id, channel_id, profile.vector, exclude=profile.excluded, top=top)
+            found += [(channel_id, like) for like in likes]
+        return Picks(merge_picks(found, top), profile.channels)
+
+    def evaluate(self, team_id: str, channel_id: str, *, warmup: int = 5) -> EvalReport:
+        """``paperping eval``: replay the channel's history with this process's scoring settings."""
+        with self.db.connection() as conn:
+            return evaluate_channel(
+                conn, team_id, channel_id, self.embedder.model_name, warmup=warmup, config=self.scoring()
+            )
+
+    def refit(self, team_id: str, channel_id: str, *, now: datetime | None = None) -> RankerModel:
+        """Learn the channel's ranking from all of its history now, and keep it with today's date."""
+        scoring = self.scoring()
+        with self.db.connection() as conn:
+            return refit_channel(
+                conn,
+                team_id,
+                channel_id,
+                self.embedder.model_name,
+                half_life_days=scoring.half_life_days,
+                popularity_weight=scoring.popularity_weight,
+                now=now,
+            )
+
+    def refit_due(self, now: datetime, limit: int = 20) -> int:
+        """Refit the channels whose fit is a week old or older than their latest feedback; how many were."""
+        with self.db.connection() as conn:
+            due = channels_to_refit(conn, now, limit)
+        done = 0
+        for team_id, channel_id in due:
+            try:
+                self.refit(team_id, channel_id, now=now)
+                done += 1
+            except PaperPingError as exc:  # one channel's failure leaves the others to be refitted
+                log.warning("refitting %s/%s failed; it keeps its last fit: %s", team_id, channel_id, exc)
+            except Exception:  # and so does one nobody foresaw (logged in full); the channel keeps its last fit
+                log.exception("refitting %s/%s failed unexpectedly; it keeps its last fit", team_id, channel_id)
+        return done
+
+    def ranker(self, team_id: str, channel_id: str) -> RankerModel:
+        """The channel's ranking in force: its latest fit, or the default blend."""
+        with self.db.connection() as conn:
+            return load_fit(conn, team_id, channel_id, self.scoring().popularity_weight)
+
+    def _focus(self, chosen: ChannelSettings, channel: tuple[str, str]) -> np.ndarray | None:
+        """The focus as one vector: the mean of its words' and of its linked papers' (those embedded yet)."""
+        vectors = []
+        words = search_words(chosen.focus_text or "")
+        if words:
+            vectors.append(self.embedder.encode([" ".join(words)])[0])
+        if chosen.focus_paper_ids:
+            with self.db.connection() as conn:
+                stored = load_vectors(conn, self.embedder.model_name, list(chosen.focus_paper_ids), channel=channel)
+            vectors += [as_array(v) for v in stored.values()]
+        if not vectors:
+            return None
+        mean = np.mean(np.stack(vectors), axis=0)
+        return np.asarray(mean / (np.linalg.norm(mean) or 1.0), dtype=np.float32)
+
+    def llm_for(self, team_id: str, channel_id: str) -> LLMClient | None:
+        """The shared LLM client, recording each call under this channel."""
+        if self.llm is None:
+            return None
+
+        def record(call: LLMCall) -> None:
+            with self.db.connection() as conn:
+                storage.llm_log.record_llm_call(conn, team_id, channel_id, call)
+
+        return self.llm.with_recorder(record)
+
+    def close(self) -> None:
+        for client in (self._s2, self._arxiv):
+            if client is not None:
+                client.close()
+        self._s2 = self._arxiv = None
+        if self.llm is not None:
+            self.llm.close()
+
+    def __enter__(self) -> Recommender:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()

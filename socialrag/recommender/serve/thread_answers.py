@@ -1,0 +1,213 @@
+"""Beside the posts: context on a member's share, and answers to questions in a paper's thread.
+
+``share_context`` says what links a paper a member just shared to the channel's history (the earlier thread
+it is closest to, the authors and venues the group discussed, how the group received that thread), after the
+paper's gist, in short lines verified like posts; it says nothing when nothing grounded links it. Nobody is
+@-mentioned: members are named in plain text.
+
+``answer_question`` answers from the paper's own text (title, abstract, tldr) and the thread so far, with the
+LLM when one is configured, verified like posts (no member, no link but the paper's own, no number the paper
+and the thread do not hold). Without an LLM, or when the answer fails the check, it says so and shows the
+abstract and the related threads of the channel.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import numpy as np
+import psycopg
+
+from socialrag import storage
+from socialrag.errors import SourceError
+from socialrag.models import AuthorDiscussedHere, EarlierReception, RelatedToEarlierPaper, VenueEngagedWith
+from socialrag.recommender.explain.generate import build_allowed, paper_url, thread_of
+from socialrag.recommender.explain.llm import BudgetSpent, LLMClient
+from socialrag.recommender.explain.prompts import load_prompt
+from socialrag.recommender.explain.summary import summarize
+from socialrag.recommender.explain.verify import check_text, numbers_in
+from socialrag.recommender.explain.wording import MEMBER_TOKEN, render_signals
+from socialrag.recommender.rank.engagement import ScoringConfig, channel_weights, select_signals
+from socialrag.recommender.retrieve.context import ChannelContext, load_channel_context
+from socialrag.recommender.retrieve.signals import SignalInput, compute_signals
+from socialrag.recommender.serve.on_demand import RELATED_FROM
+from socialrag.recommender.serve.pipeline import load_relations
+from socialrag.rows import PaperInfo
+from socialrag.storage.embeddings import as_array, load_vectors
+from socialrag.text import as_data
+
+log = logging.getLogger(__name__)
+
+CONTEXT_FACTS = (RelatedToEarlierPaper, AuthorDiscussedHere, VenueEngagedWith, EarlierReception)
+CONTEXT_LIMIT = 480  # characters of a context reply
+GIST_LIMIT = 240
+ANSWER_LIMIT = 600
+RELATED_SHOWN = 3
+
+
+@dataclass(frozen=True)
+class ShareContext:
+    paper_id: int
+    lines: tuple[str, ...]  # the gist, then what links it here (members named, never mentioned)
+    thread_link: str | None = None
+    thread_title: str | None = None
+
+
+def _named(text: str, ctx: ChannelContext) -> str:
+    return MEMBER_TOKEN.sub(lambda m: ctx.display(m.group(1)), text)
+
+
+def share_context(
+    conn: psycopg.Connection,
+    model: str,
+    team_id: str,
+    channel_id: str,
+    ts: str,
+    *,
+    window_days: int = 90,
+    scoring: ScoringConfig | None = None,
+) -> ShareContext | str:
+    """What to reply to the member's share at ``ts``, or why PaperPing stays silent (``scoring``: the process's
+    half-life of engagement; the default without it)."""
+    stored = storage.messages.load_message(conn, team_id, channel_id, ts)
+    if stored is None:
+        return "the message is no longer kept"
+    at = stored[1]
+    paper_ids = storage.messages.load_message_paper_ids(conn, team_id, channel_id, ts)
+    ctx = load_channel_context(conn, team_id, channel_id, at, model)
+    for pid in paper_ids:  # a paper shared before is linked to its own earlier thread, not to itself
+        ctx.vectors.pop(pid, None)
+    infos = storage.context_rows.load_paper_infos(conn, paper_ids, at)
+    vectors = load_vectors(conn, model, paper_ids, channel=(team_id, channel_id))
+    bots = frozenset(uid for uid, m in ctx.members.items() if m.is_bot)
+    weights = channel_weights(ctx.papers, at, scoring or ScoringConfig(), ctx.emoji_overrides, bots)
+    for pid in paper_ids:
+        info = infos.get(pid)
+        if info is None or not info.title:
+            continue
+        vector = as_array(vectors[pid]) if pid in vectors else None
+        signals = compute_signals(SignalInput(ctx, info, vector, load_relations(conn, ctx, pid), window_days), weights)
+        usable = [s for s in signals if isinstance(s.fact, CONTEXT_FACTS) and s.related_paper_id not in set(paper_ids)]
+        if not any(not isinstance(s.fact, EarlierReception) for s in usable):
+            continue
+        chosen = select_signals(usable, limit=2)
+        allowed = build_allowed(ctx, info, chosen)
+        social = render_signals(chosen)
+        gist = summarize(info.abstract, info.tldr, limit=GIST_LIMIT)
+        for lines in ((f"Gist: {gist}" if gist else None, social), (social,)):
+            kept = tuple(x for x in lines if x)
+            if kept and not check_text("\n".join(kept), allowed, limit=CONTEXT_LIMIT):
+                link, title = thread_of(chosen)
+                return ShareContext(pid, tuple(_named(x, ctx) for x in kept), link, title)
+    if not any(pid in infos and infos[pid].title for pid in paper_ids):
+        return "the shared paper could not be looked up"
+    return "nothing grounded links it to this channel's history"
+
+
+@dataclass(frozen=True)
+class Related:
+    title: str
+    link: str
+
+
+LIMIT_REACHED = "limit: "  # an ``Answer.why_not`` that starts so: a cap on LLM calls said no (the rest says which)
+
+
+@dataclass(frozen=True)
+class Answer:
+    paper_title: str
+    paper_url: str
+    text: str | None  # the LLM's verified answer (None: none could be given)
+    why_not: str | None = None  # why there is no answer from the LLM
+    abstract: str | None = None
+    related: tuple[Related, ...] = field(default_factory=tuple)
+
+
+def _pick_paper(infos: dict[int, PaperInfo], question: str) -> PaperInfo | None:
+    """The paper of the thread the question is about: the only one, or (a digest) the one whose title shares
+    most words with the question."""
+    papers = [i for i in infos.values() if i.title]
+    if not papers:
+        return None
+    words = set(as_data(question).lower().split())
+    return max(papers, key=lambda p: len(words & set((p.title or "").lower().split())))
+
+
+def related_threads(ctx: ChannelContext, vector: np.ndarray | None, exclude: Sequence[int]) -> tuple[Related, ...]:
+    """The channel's earlier threads closest to a paper (cosine from ``RELATED_FROM``), closest first."""
+    if vector is None:
+        return ()
+    near = []
+    for pid, v in ctx.vectors.items():
+        paper = ctx.papers.get(pid)
+        if paper is None or pid in exclude or not paper.first_share.permalink:
+            continue
+        closeness = float(v @ vector)
+        if closeness >= RELATED_FROM:
+            near.append(
+                (closeness, Related(as_data(paper.info.title) or "an earlier paper", paper.first_share.permalink))
+            )
+    return tuple(r for _, r in sorted(near, key=lambda x: -x[0])[:RELATED_SHOWN])
+
+
+def answer_question(
+    conn: psycopg.Connection,
+    model: str,
+    team_id: str,
+    channel_id: str,
+    thread_ts: str,
+    question: str,
+    llm: LLMClient | None,
+    asked_at: datetime,
+) -> Answer | str:
+    """The answer to a question asked in the thread at ``thread_ts``, or why there is none to give."""
+    paper_ids = storage.messages.load_message_paper_ids(conn, team_id, channel_id, thread_ts)
+    infos = storage.context_rows.load_paper_infos(conn, paper_ids)
+    info = _pick_paper(infos, question)
+    if info is None:
+        return "no paper"
+    identities = storage.papers.load_identities(conn, [info.paper_id])
+    url = paper_url(identities.get(info.paper_id, {}), info.url)
+    ctx = load_channel_context(conn, team_id, channel_id, asked_at, model)
+    vectors = load_vectors(conn, model, [info.paper_id], channel=(team_id, channel_id))
+    vector = as_array(vectors[info.paper_id]) if info.paper_id in vectors else None
+    related = related_threads(ctx, vector, paper_ids)
+    thread = [as_data(t)[:400] for t in storage.messages.load_thread_texts(conn, team_id, channel_id, thread_ts)]
+    abstract = as_data(info.abstract) or as_data(info.tldr) or None
+    base = Answer(as_data(info.title), url, None, "no LLM is configured here", abstract, related)
+    if llm is None:
+        return base
+    allowed = build_allowed(ctx, info, [])
+    allowed.urls.add(url)
+    for text in thread:
+        allowed.numbers |= numbers_in(text)
+    prompt = load_prompt("answer")
+    values = {
+        "title": as_data(info.title),
+        "abstract": abstract or "(not known)",
+        "tldr": as_data(info.tldr) or "(none)",
+        "thread": "\n".join(f"- {t}" for t in thread[-20:]) or "(no replies yet)",
+        "question": as_data(question)[:500],
+        "limit": ANSWER_LIMIT,
+    }
+    why = "the answer could not be checked against the paper"
+    for attempt in (1, 2):
+        try:
+            text = llm.complete(prompt, prompt.render(**values)).strip()
+        except BudgetSpent as exc:  # a cap on LLM calls: said to the member, and not tried again
+            return Answer(base.paper_title, url, None, f"{LIMIT_REACHED}{exc}", abstract, related)
+        except SourceError as exc:
+            why = f"the LLM failed: {exc}"
+            log.warning("thread answer, attempt %d: %s", attempt, why)
+            continue
+        if text.upper() == "NOT IN THE PAPER":
+            return Answer(base.paper_title, url, None, "the paper's abstract does not say", abstract, related)
+        problems = check_text(text, allowed, limit=ANSWER_LIMIT)
+        if not problems:
+            return Answer(base.paper_title, url, text, None, abstract, related)
+        why = "the answer failed verification: " + "; ".join(problems[:3])
+        log.warning("thread answer, attempt %d: %s", attempt, why)
+    return Answer(base.paper_title, url, None, why, abstract, related)
