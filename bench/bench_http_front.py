@@ -1,6 +1,6 @@
 """Benchmark: the HTTP front of ``paperping run --http`` under hostile clients.
 
-A server process runs PaperPing's bolt app behind the front (``bot/http_front.py``) on an embedded Postgres.
+A server process runs PaperPing's bolt app behind the front (``bot/slack/http_front.py``) on an embedded Postgres.
 This script, the client, measures:
 
 - the server's memory (RSS) before and after an unsigned POST that declares 150 MB and sends it;
@@ -28,8 +28,8 @@ SECRET = "bench-signing-secret"
 
 def serve(home: Path) -> None:
     from bot.app import build_app
-    from bot.context import AppContext
-    from bot.http_front import HttpFront
+    from bot.app_context import AppContext
+    from bot.slack.http_front import HttpFront
     from socialrag.config import Settings
     from socialrag.db import migrated_database, start_embedded
     from tests.support.harness import lab_state

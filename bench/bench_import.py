@@ -24,7 +24,7 @@ def run_once(export: Path, conninfo: str) -> dict[str, float]:
         "import json, resource, sys, time\n"
         "from pathlib import Path\n"
         "from socialrag.db import Database\n"
-        "from bot.export import import_export\n"
+        "from bot.slack.workspace_export import import_export\n"
         "db = Database(sys.argv[2]); db.migrate()\n"
         "t = time.perf_counter()\n"
         "r = import_export(db, Path(sys.argv[1]), progress=False)\n"

@@ -350,7 +350,7 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=ACL, help="ACL Anthology JSON lines (default: the demo's)")
     parser.add_argument("--kinds", nargs="+", choices=KINDS, default=list(KINDS), help="replay only these kinds")
     args = parser.parse_args()
-    from bot.export import import_export
+    from bot.slack.workspace_export import import_export
     from socialrag.db import migrated_database, start_embedded
     from socialrag.knowledge.embed import Embedder, embed_pending
     from socialrag.knowledge.papers.local_catalog import import_catalog

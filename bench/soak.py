@@ -77,8 +77,8 @@ class FlakyScholar:
 
 def worker_main(stop_file: Path) -> None:
     """One worker process: tick until the stop file appears."""
-    from bot.pacing import SlackPacer
-    from bot.run import build_indexer, build_worker
+    from bot.cli.run import build_indexer, build_worker
+    from bot.slack.pacer import SlackPacer
     from socialrag.config import Settings
     from socialrag.db import Database
     from socialrag.recommender.serve.service import Recommender
@@ -209,9 +209,9 @@ def main() -> None:
 
 def run(args: argparse.Namespace) -> None:
     from bot.app import build_app
-    from bot.context import AppContext
-    from bot.demo.run import DATA, PrecomputedEmbedder
-    from bot.http_front import HttpFront
+    from bot.app_context import AppContext
+    from bot.demo.workflow import DATA, PrecomputedEmbedder
+    from bot.slack.http_front import HttpFront
     from socialrag import storage
     from socialrag.config import Settings
     from socialrag.db import migrated_database, start_embedded

@@ -1,206 +1,21 @@
 """The bolt ``App`` built from settings: one workspace on a bot token, or many through OAuth installations
-kept in Postgres; every event takes effect once (Slack retries are de-duplicated by event id)."""
+kept in Postgres (``bot.slack.installation_store``); every listener, the middleware that handles each event once and the
+error handler are registered by ``bot.listeners``."""
 
 from __future__ import annotations
 
-import hashlib
-import hmac
-import logging
-import secrets
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from slack_bolt import App
 from slack_bolt.oauth.oauth_settings import OAuthSettings
 from slack_sdk import WebClient
-from slack_sdk.oauth.installation_store import Bot, Installation, InstallationStore
-from slack_sdk.oauth.state_store import OAuthStateStore
 
-from bot import ondemand, threads
-from bot.context import AppContext
-from bot.dedupe import Deduplicate, mark_handled
-from bot.listeners import actions, commands, events, home
-from socialrag import storage
+from bot import listeners
+from bot.app_context import AppContext
+from bot.slack.installation_store import BOT_SCOPES, PostgresInstallationStore, SignedStateStore, token_cipher
 from socialrag.config import Settings
 from socialrag.db import Database
-from socialrag.errors import ConfigError, KeyMismatch, PaperPingError
-from socialrag.token_cipher import TokenCipher
-
-log = logging.getLogger(__name__)
-
-BOT_SCOPES = [
-    "app_mentions:read",
-    "channels:history",
-    "groups:history",
-    "channels:read",
-    "groups:read",
-    "chat:write",
-    "files:write",
-    "im:write",
-    "commands",
-    "reactions:read",
-    "users:read",
-]
-
-
-class PostgresInstallationStore(InstallationStore):
-    """OAuth installations, one row per workspace, the bot token encrypted; removed on uninstall."""
-
-    def __init__(self, db: Database, cipher: TokenCipher) -> None:
-        self.db = db
-        self.cipher = cipher
-
-    @property
-    def logger(self) -> logging.Logger:
-        return log
-
-    def save(self, installation: Installation) -> None:
-        values = {
-            "team_id": installation.team_id,
-            "team_name": installation.team_name,
-            "bot_token": self.cipher.encrypt(installation.bot_token or ""),
-            "bot_user_id": installation.bot_user_id,
-            "bot_id": installation.bot_id,
-            "installer_id": installation.user_id,
-            "scopes": ",".join(installation.bot_scopes or []),
-        }
-        with self.db.connection() as conn:
-            storage.installs.upsert_installation(conn, values)
-
-    def find_bot(
-        self, *, enterprise_id: str | None, team_id: str | None, is_enterprise_install: bool | None = False
-    ) -> Bot | None:
-        with self.db.connection() as conn:
-            row = storage.installs.load_installation(conn, team_id)
-        if row is None:
-            return None
-        return Bot(
-            team_id=row["team_id"],
-            team_name=row["team_name"],
-            bot_token=self.cipher.decrypt(row["bot_token"]),
-            bot_user_id=row["bot_user_id"],
-            bot_id=row["bot_id"],
-            installed_at=row["installed_at"].timestamp(),
-        )
-
-    def find_installation(
-        self,
-        *,
-        enterprise_id: str | None,
-        team_id: str | None,
-        user_id: str | None = None,
-        is_enterprise_install: bool | None = False,
-    ) -> Installation | None:
-        bot = self.find_bot(enterprise_id=enterprise_id, team_id=team_id)
-        if bot is None:
-            return None
-        return Installation(
-            team_id=bot.team_id,
-            team_name=bot.team_name,
-            bot_token=bot.bot_token,
-            bot_user_id=bot.bot_user_id,
-            bot_id=bot.bot_id,
-            user_id=user_id or "",
-            installed_at=bot.installed_at,
-        )
-
-    def delete_installation(
-        self, *, enterprise_id: str | None, team_id: str | None, user_id: str | None = None
-    ) -> None:
-        with self.db.connection() as conn:
-            storage.installs.delete_installation(conn, team_id)
-
-    def delete_bot(self, *, enterprise_id: str | None, team_id: str | None) -> None:
-        self.delete_installation(enterprise_id=enterprise_id, team_id=team_id)
-
-
-class SignedStateStore(OAuthStateStore):
-    """OAuth ``state`` values signed with the app's client secret, valid for ten minutes and usable once.
-    Issuing one (what an anonymous ``GET /slack/install`` does) touches no database; only a state that comes
-    back signed and in time is written down, so that it cannot be used twice. Bolt's cookie check binds the
-    state to the browser that asked for it."""
-
-    LIFETIME = timedelta(minutes=10)
-
-    def __init__(self, db: Database, secret: str) -> None:
-        self.db = db
-        self._key = hashlib.sha256(b"paperping-oauth-state:" + secret.encode()).digest()
-
-    @property
-    def logger(self) -> logging.Logger:
-        return log
-
-    def _mac(self, payload: str) -> str:
-        return hmac.new(self._key, payload.encode(), hashlib.sha256).hexdigest()[:32]
-
-    def issue(self, *args: Any, **kwargs: Any) -> str:
-        payload = f"{int((datetime.now(UTC) + self.LIFETIME).timestamp())}-{secrets.token_hex(16)}"
-        return f"{payload}-{self._mac(payload)}"
-
-    def consume(self, state: str) -> bool:
-        payload, _, mac = state.rpartition("-")
-        seconds = payload.partition("-")[0]
-        if (
-            len(state) > 100
-            or not seconds.isdigit()
-            or not hmac.compare_digest(mac.encode(), self._mac(payload).encode())
-        ):
-            return False
-        until = datetime.fromtimestamp(int(seconds), UTC)
-        if until <= datetime.now(UTC):
-            return False
-        with self.db.connection() as conn:
-            return storage.installs.use_oauth_state(conn, state, until)
-
-
-def token_cipher(settings: Settings) -> TokenCipher:
-    """The cipher of stored bot tokens; OAuth mode refuses to start without its key."""
-    if not settings.token_key:
-        raise ConfigError(
-            "PAPERPING_TOKEN_KEY is not set: with OAuth, bot tokens are kept in Postgres encrypted with it. "
-            "`paperping keygen` prints a new key"
-        )
-    return TokenCipher(settings.token_key)
-
-
-def check_token_keys(db: Database, cipher: TokenCipher) -> list[str]:
-    """At start: try the keys on every stored bot token. When encrypted tokens are stored and the keys open
-    none of them, refuse to start (a wrong key would otherwise make every workspace fail at its first post).
-    Tokens that open but are not under the first key (an older key, or stored before encryption) are written
-    again under it. Returns the workspaces whose token the keys do not open, each logged."""
-    closed: list[str] = []
-    renewed = 0
-    with db.connection() as conn:  # one transaction: a key that opens nothing rewrites nothing
-        stored = storage.installs.load_stored_tokens(conn)
-        for team, token in stored:
-            try:
-                again = cipher.rotate(token)
-            except KeyMismatch:
-                closed.append(team)
-                continue
-            if again is not None:
-                storage.installs.update_bot_token(conn, team, again)
-                renewed += 1
-        if closed and len(closed) == len(stored):
-            raise ConfigError(
-                f"PAPERPING_TOKEN_KEY opens none of the {len(closed)} stored bot tokens: set the key they were "
-                "saved with (to rotate, give the new key first and the old one after it, comma-separated)"
-            )
-    if renewed:
-        log.warning("re-encrypted %d stored bot tokens with the first key of PAPERPING_TOKEN_KEY", renewed)
-    for team in closed:
-        log.warning("PAPERPING_TOKEN_KEY does not open the stored bot token of workspace %s; its posts wait", team)
-    return closed
-
-
-def token_for(settings: Settings, db: Database, team_id: str) -> str:
-    """The bot token of a workspace: the single-workspace token, or its OAuth installation's."""
-    if settings.slack_bot_token:
-        return settings.slack_bot_token
-    bot = PostgresInstallationStore(db, token_cipher(settings)).find_bot(enterprise_id=None, team_id=team_id)
-    if bot is None or not bot.bot_token:
-        raise ConfigError(f"PaperPing is not installed in workspace {team_id}")
-    return bot.bot_token
+from socialrag.errors import ConfigError
 
 
 def build_app(settings: Settings, db: Database, ctx: AppContext, *, socket_mode: bool = False) -> App:
@@ -229,43 +44,5 @@ def build_app(settings: Settings, db: Database, ctx: AppContext, *, socket_mode:
         app = App(**common, client=WebClient(token=settings.slack_bot_token, base_url=settings.slack_api_url))
     else:
         raise ConfigError("set SLACK_BOT_TOKEN (one workspace) or SLACK_CLIENT_ID and SLACK_CLIENT_SECRET (OAuth)")
-    app.use(Deduplicate(db))
-
-    def failed(error: Exception, body: dict[str, Any]) -> None:
-        """A listener failed: Slack gets an error answer and sends the event again."""
-        if isinstance(error, PaperPingError):
-            log.warning("an event could not be handled now (Slack will send it again): %s", error)
-        else:
-            log.error("an event could not be handled (Slack will send it again)", exc_info=error)
-
-    app.error(failed)
-    events.register(app, ctx)
-    commands.register(app, ctx)
-    home.register(app, ctx)
-    actions.register(app, ctx)
-    ondemand.register(app, ctx)
-    threads.register(app, ctx)
-
-    register_installs(app, db, ctx)
+    listeners.register_all(app, ctx)
     return app
-
-
-def register_installs(app: App, db: Database, ctx: AppContext) -> None:
-    """Uninstalling PaperPing, or revoking its token: its token goes and its channels stop being scheduled."""
-
-    def uninstalled(body: dict[str, Any]) -> None:
-        """The workspace removed PaperPing: its token goes and its channels stop being scheduled. Its data
-        stays until an admin runs `paperping purge --team T` (or reinstalls)."""
-        team = str(body.get("team_id") or "")
-        with db.connection() as conn:
-            storage.installs.delete_installation(conn, team)
-            stopped = storage.workspaces.deactivate_channels(conn, team)
-            mark_handled(conn, body)
-        log.warning("workspace %s removed PaperPing: token deleted, %d channels stopped", team, stopped)
-
-    def revoked(body: dict[str, Any], event: dict[str, Any]) -> None:
-        if (event.get("tokens") or {}).get("bot"):
-            uninstalled(body)
-
-    app.event("app_uninstalled")(uninstalled)
-    app.event("tokens_revoked")(revoked)

@@ -10,7 +10,7 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from bot.cli import demo, slack
+from bot.cli import demo, imports, run
 from socialrag.cli import CORE_COMMANDS, Subcommand
 from socialrag.config import Settings, clear_empty_settings
 from socialrag.db import Database, open_database
@@ -18,7 +18,7 @@ from socialrag.errors import PaperPingError
 
 log = logging.getLogger("paperping")
 
-SUBCOMMANDS: tuple[Subcommand, ...] = (demo.COMMAND, slack.RUN, slack.IMPORT_EXPORT, slack.BACKFILL, *CORE_COMMANDS)
+SUBCOMMANDS: tuple[Subcommand, ...] = (demo.COMMAND, run.RUN, imports.IMPORT_EXPORT, imports.BACKFILL, *CORE_COMMANDS)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -15,7 +15,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase) -> int:
-    from bot.demo.run import run_demo
+    from bot.demo.workflow import run_demo
 
     run_demo(settings, args.home, args.out)  # the demo opens a database of its own
     return 0

@@ -6,9 +6,9 @@ import re
 import time
 from datetime import UTC, datetime, timedelta
 
-from bot.blocks import describe_received, quote, works_again
+from bot.app_context import AppContext
 from bot.commands.base import Invocation, command, usage_text
-from bot.context import AppContext
+from bot.views.post_blocks import describe_received, quote, works_again
 from socialrag import storage
 from socialrag.knowledge import Readiness, assess, describe_empty, describe_index, focus_active
 from socialrag.models import signal_from_json
@@ -63,12 +63,11 @@ def cmd_now(inv: Invocation) -> str:
 
 def channel_readiness(ctx: AppContext, team: str, channel: str, now: datetime) -> Readiness:
     """Whether a post can come now, from the channel's index, its history being read, its focus and sources."""
-    from bot.backfill import history_being_read
 
     with ctx.db.connection() as conn:
         s = storage.settings.load_channel_settings(conn, team, channel)
         progress = storage.queue.load_index_progress(conn, team, channel, ctx.settings.embed_model)
-        reading = history_being_read(conn, team, channel)
+        reading = storage.checkpoints.history_being_read(conn, team, channel)
     arxiv = bool(s.arxiv_categories) and "arxiv" in s.sources and not ctx.settings.offline
     return assess(progress, reading, focus_active(s, now), arxiv)
 

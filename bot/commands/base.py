@@ -13,7 +13,7 @@ from typing import Any
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from bot.context import AppContext
+from bot.app_context import AppContext
 from socialrag import storage
 from socialrag.errors import PaperPingError
 

@@ -8,9 +8,9 @@ import re
 from datetime import timedelta
 from typing import Any
 
-from bot.blocks import quote, works_again
 from bot.commands.base import Command, Invocation, UsageError, command, may_steer, one_of
-from bot.reports import post_month_report
+from bot.delivery.report_upload import post_month_report
+from bot.views.post_blocks import quote, works_again
 from socialrag import storage
 from socialrag.errors import SourceError
 from socialrag.models import STYLES

@@ -8,10 +8,10 @@ from datetime import timedelta
 
 from slack_sdk.errors import SlackApiError
 
-from bot.blocks import quote, works_again
 from bot.commands.base import Command, Invocation, UsageError, command, one_of
-from bot.members import refresh_team_lists
-from bot.personal import EVERY, send_picks
+from bot.delivery.picks_dm import EVERY, send_picks
+from bot.slack.members import refresh_team_lists
+from bot.views.post_blocks import quote, works_again
 from socialrag import storage
 from socialrag.errors import PaperPingError
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import re
 from datetime import timedelta
 
-from bot.blocks import link, quote, works_again
 from bot.commands.base import Command, Invocation, UsageError, command, may_steer
-from bot.ondemand import answer_like
+from bot.delivery.like import answer_like
+from bot.views.post_blocks import link, quote, works_again
 from socialrag import storage
 from socialrag.config import zotero_allow_list
 from socialrag.errors import SourceError

@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from bot.blocks import quote
+from bot.app_context import AppContext
 from bot.commands.base import Command, Invocation, UsageError, command
-from bot.context import AppContext
+from bot.views.post_blocks import quote
 from socialrag import storage
 from socialrag.knowledge import find_paper_refs, is_emoji_name, normalize_emoji, parse_sentiment
 from socialrag.recommender import normalize_arxiv_category

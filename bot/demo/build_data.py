@@ -306,7 +306,7 @@ def main() -> None:
 
 def compute_embeddings() -> None:
     """Index the demo exactly as ``paperping demo`` does and save the vector of every text it embeds."""
-    from bot.demo.run import prepare
+    from bot.demo.workflow import prepare
     from socialrag.db import Database, _with_dbname, ensure_database, start_embedded
     from socialrag.knowledge import Embedder
     from socialrag.storage.embeddings import load_channel_pending, load_pending

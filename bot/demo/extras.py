@@ -7,8 +7,8 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from bot.blocks import build_digest_blocks
-from bot.threads import context_blocks
+from bot.views.post_blocks import build_digest_blocks
+from bot.views.replies import context_blocks
 from socialrag import storage
 from socialrag.db import Database
 from socialrag.knowledge import index_messages

@@ -14,7 +14,10 @@ from slack_bolt import Ack, App
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from bot.blocks import (
+from bot.app_context import AppContext
+from bot.slack.dedupe import handled_id
+from bot.slack.payloads import ts_to_datetime
+from bot.views.post_blocks import (
     BUTTONS,
     build_blocks,
     build_digest_blocks,
@@ -22,9 +25,6 @@ from bot.blocks import (
     build_fallback_text,
     digest_paper,
 )
-from bot.context import AppContext
-from bot.dedupe import handled_id
-from bot.slack_io import ts_to_datetime
 from socialrag import knowledge, storage
 from socialrag.errors import PaperPingError
 from socialrag.models import digest_from_json, draft_from_json

@@ -9,10 +9,10 @@ from typing import Any
 from slack_bolt import Ack, App
 from slack_sdk import WebClient
 
-from bot.blocks import quote
+from bot.app_context import AppContext
 from bot.commands import UsageError, is_slow, run_command, usage_text
-from bot.context import AppContext
-from bot.ondemand import BUSY
+from bot.delivery.like import BUSY
+from bot.views.post_blocks import quote
 from socialrag.errors import PaperPingError
 
 log = logging.getLogger(__name__)

@@ -15,13 +15,13 @@ import psycopg
 from slack_bolt import App
 from slack_sdk import WebClient
 
-from bot.context import AppContext
-from bot.dedupe import mark_handled
-from bot.slack_io import message_from_slack, ts_to_datetime
-from bot.threads import note_share
+from bot.app_context import AppContext
+from bot.slack.dedupe import mark_handled
+from bot.slack.payloads import message_from_slack, ts_to_datetime
 from socialrag import knowledge, storage
 from socialrag.errors import BadRecord
 from socialrag.models import Message
+from socialrag.recommender import note_share
 
 log = logging.getLogger(__name__)
 

@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from socialrag.recommender.rank.refit import load_fit, refit_channel
     from socialrag.recommender.retrieve.candidates import normalize_arxiv_category
     from socialrag.recommender.retrieve.context import load_emoji_readings
+    from socialrag.recommender.serve.context_replies import SendReply, note_share, reply_to_shares
+    from socialrag.recommender.serve.picks import PICKS_EVERY, Picks, PicksRefused, send_due_picks, send_picks
     from socialrag.recommender.serve.pipeline import Recommendation
     from socialrag.recommender.serve.schedule import (
         DIGEST,
@@ -46,6 +48,7 @@ if TYPE_CHECKING:
         step_down,
     )
     from socialrag.recommender.serve.service import Recommender, describe_style, resolve_style
+    from socialrag.recommender.serve.slots import Chore, Outlet, Posted, SlotChooser, SlotWorker
     from socialrag.recommender.serve.thread_answers import (
         LIMIT_REACHED,
         Answer,

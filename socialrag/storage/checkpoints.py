@@ -7,6 +7,8 @@ from typing import Any
 import psycopg
 from psycopg.types.json import Jsonb
 
+HISTORY_SOURCE = "webapi"  # the checkpoints of a channel's history read through the group space's API
+
 
 def load_checkpoint(conn: psycopg.Connection, team_id: str, channel_id: str, source: str) -> dict[str, Any] | None:
     row = conn.execute(
@@ -55,3 +57,9 @@ def load_unfinished_imports(conn: psycopg.Connection, source: str) -> list[tuple
         {"s": source},
     ).fetchall()
     return [(r[0], r[1]) for r in rows]
+
+
+def history_being_read(conn: psycopg.Connection, team_id: str, channel_id: str) -> bool:
+    """The channel's history is still being read through the group space's API (queued or under way)."""
+    checkpoint = load_checkpoint(conn, team_id, channel_id, HISTORY_SOURCE)
+    return checkpoint is not None and checkpoint["completed_at"] is None

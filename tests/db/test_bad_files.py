@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.export import import_export
+from bot.slack.workspace_export import import_export
 from socialrag.db import Database
 from socialrag.errors import InputError
 from socialrag.knowledge.papers.local_catalog import import_catalog

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bot.export import import_export
+from bot.slack.workspace_export import import_export
 from socialrag.db import Database
 from socialrag.knowledge.embed import Embedder, embed_pending
 from socialrag.knowledge.papers.local_catalog import import_catalog, iter_catalog, parse_reference

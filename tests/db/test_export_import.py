@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.export import import_export
+from bot.slack.workspace_export import import_export
 from socialrag import storage
 from socialrag.db import Database
 from socialrag.errors import InputError

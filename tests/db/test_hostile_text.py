@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from bot.blocks import build_blocks, build_fallback_text
+from bot.views.post_blocks import build_blocks, build_fallback_text
 from socialrag import storage
 from socialrag.config import Settings
 from socialrag.db import Database
@@ -102,8 +102,8 @@ def test_no_style_lets_markup_through(db: Database, poisoned: dict[str, Any], st
 def test_context_replies_answers_and_digests_let_no_markup_through(db: Database, poisoned: dict[str, Any]) -> None:
     from datetime import timedelta
 
-    from bot.blocks import build_digest_blocks
-    from bot.threads import answer_blocks, context_blocks
+    from bot.views.post_blocks import build_digest_blocks
+    from bot.views.replies import answer_blocks, context_blocks
     from socialrag.knowledge import index_messages
     from socialrag.models import Digest, Message, PaperRef
     from socialrag.recommender import answer_question, share_context

@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from bot.export import import_export
+from bot.slack.workspace_export import import_export
 from socialrag.config import Settings
 from socialrag.db import Database
 from socialrag.knowledge.papers.arxiv import ArxivApi

@@ -165,7 +165,7 @@ def _lab(db: Database) -> dict[str, int]:
         storage.reading_list.unsave_paper(conn, T, "C1", known_id, "U2", AT)
         storage.usage.take_cooldown(conn, T, "U2", "like", AT, timedelta(seconds=30))
         storage.usage.take_llm_call(conn, T, "C1", "U2", AT, per_member=10, per_channel=30)
-        storage.picks.record_picks_sent(conn, T, "U2", [(known_id, "C1")], AT)
+        storage.member_picks.record_picks_sent(conn, T, "U2", [(known_id, "C1")], AT)
     return {"known": ids["1706.03762"], "unknown": ids["2999.00001"], "only_here": ids["10.9999/only-here"]}
 
 

@@ -231,7 +231,7 @@ def test_verifier_rejects_inventions(db: Database, lab: dict[str, Any]) -> None:
 def test_a_member_token_in_an_abstract_pings_nobody(db: Database, lab: dict[str, Any]) -> None:
     from dataclasses import replace
 
-    from bot.blocks import build_blocks, build_fallback_text
+    from bot.views.post_blocks import build_blocks, build_fallback_text
 
     signals, ctx = signals_for(db, CITING, lab["ids"])
     with db.connection() as conn:

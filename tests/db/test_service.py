@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from bot.export import import_export
+from bot.slack.workspace_export import import_export
 from socialrag import storage
 from socialrag.cli.subcommand import resolve_channel
 from socialrag.config import Settings

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from slack_sdk.oauth.installation_store import Installation
 
-from bot.app import PostgresInstallationStore, check_token_keys
+from bot.slack.installation_store import PostgresInstallationStore, check_token_keys
 from socialrag import storage
 from socialrag.db import Database
 from socialrag.errors import ConfigError, KeyMismatch

@@ -13,10 +13,10 @@ import pytest
 from psycopg.types.json import Jsonb
 from slack_sdk import WebClient
 
-from bot.app import build_app, token_for
-from bot.context import AppContext
-from bot.http_front import HttpFront
-from bot.scheduler import Worker
+from bot.app import build_app
+from bot.app_context import AppContext
+from bot.slack.http_front import HttpFront
+from bot.slack.installation_store import token_for
 from socialrag import storage
 from socialrag.config import Settings
 from socialrag.db import Database
@@ -29,6 +29,7 @@ from tests.support.harness import SECRET, Harness, T, count, lab_state, message_
 from tests.support.labbase import AS_OF, CachedEmbedder, build_lab
 from tests.support.openai_standin import OpenAIStandIn, chain_answer
 from tests.support.slack_standin import SlackStandIn
+from tests.support.slots import slot_worker
 
 
 def test_unsigned_or_wrongly_signed_requests_are_refused(harness: Harness) -> None:
@@ -227,9 +228,8 @@ def test_scheduled_post_mentions_thread_and_the_loop(harness: Harness, db: Datab
     harness.ctx.channels.activate(T, "C1", AS_OF)
     with db.connection() as conn:
         storage.settings.upsert_channel_setting(conn, T, "C1", next_post_at=AS_OF, style="template")
-    from bot.run import make_recommend
 
-    worker = Worker(db, lambda team: client, make_recommend(Recommender(harness.settings, db)), clock=lambda: AS_OF)
+    worker = slot_worker(db, lambda team: client, Recommender(harness.settings, db), clock=lambda: AS_OF)
     assert worker.tick() == 1
     assert worker.tick() == 0, "the slot is served; the next one is in the future"
     (post,) = [p for p in harness.standin.posts if p.get("blocks")]
@@ -276,12 +276,11 @@ def test_crash_after_posting_does_not_post_twice(harness: Harness, db: Database,
         text="an earlier post",
         metadata={"event_type": "paperping_recommendation", "event_payload": {"slot_key": slot.isoformat()}},
     )
-    from bot.run import make_recommend
 
-    worker = Worker(
+    worker = slot_worker(
         db,
         lambda team: client,
-        make_recommend(Recommender(harness.settings, db)),
+        Recommender(harness.settings, db),
         clock=lambda: slot + timedelta(minutes=11),
     )
     assert worker.tick() == 1
@@ -303,14 +302,13 @@ def test_quiet_period_and_step_down(harness: Harness, db: Database) -> None:
         calls.append(channel)
         return None
 
-    worker = Worker(db, lambda team: client, recommend, clock=lambda: now)
+    worker = slot_worker(db, lambda team: client, recommend, clock=lambda: now)
     worker.tick()
     with db.connection() as conn:
         waiting = storage.settings.load_channel_settings(conn, T, "C1").next_post_at
     assert calls == [] and waiting == now + timedelta(minutes=10), "waits for the conversation to pause"
     # six posts, none answered: a lab may read without reacting, so the pace stays (silence alone counts only
     # over a long stretch), and status says so
-    from bot.scheduler import Worker as W
     from socialrag.knowledge import index_messages
     from socialrag.models import Message, PaperRef
 
@@ -325,7 +323,7 @@ def test_quiet_period_and_step_down(harness: Harness, db: Database) -> None:
                             VALUES (%s, 'C1', %s, 'tldr', 'posted', %s, %s)""",
                 (T, f"s{i}", at, ts),
             )
-    W._finish(worker, due, now, posted=True)
+    worker._finish(due, now, posted=True)
     with db.connection() as conn:
         assert storage.settings.load_channel_settings(conn, T, "C1").frequency == "daily"
     assert "The last 6 of my posts drew no reaction, click or reply" in harness.command("status")
@@ -335,7 +333,7 @@ def test_quiet_period_and_step_down(harness: Harness, db: Database) -> None:
             mid = storage.messages.load_message_id(conn, T, "C1", f"17000000{i}.000000")
             assert mid is not None
             storage.messages.add_reaction(conn, mid, T, "C1", "U3", "button:not-for-us", now)
-    W._finish(worker, due, now, posted=True)
+    worker._finish(due, now, posted=True)
     with db.connection() as conn:
         s = storage.settings.load_channel_settings(conn, T, "C1")
     assert s.frequency == "every-other-day" and "marked not for us" in (s.step_down_reason or "")
@@ -388,10 +386,9 @@ def test_a_joined_channel_explains_with_the_llm_when_one_is_configured(
             assert storage.settings.load_channel_settings(conn, T, "C1").style is None, "nobody chose a style"
             storage.settings.upsert_channel_setting(conn, T, "C1", next_post_at=AS_OF)
         client = WebClient(token="xoxb-test", base_url=standin.url)
-        from bot.run import make_recommend
 
         with Recommender(harness.settings, db, embedder=CachedEmbedder()) as recommender:
-            worker = Worker(db, lambda team: client, make_recommend(recommender), clock=lambda: AS_OF)
+            worker = slot_worker(db, lambda team: client, recommender, clock=lambda: AS_OF)
             assert worker.tick() == 1
         with db.connection() as conn:
             row = conn.execute("SELECT style, draft->>'fallback_reason' FROM recommendations").fetchone()
@@ -475,7 +472,7 @@ def test_now_makes_the_channel_due_and_an_outage_keeps_the_slot(harness: Harness
         attempts.append(at)
         raise SourceError("llm", "the model server is down")
 
-    worker = Worker(db, lambda team: client, flaky, clock=lambda: now)
+    worker = slot_worker(db, lambda team: client, flaky, clock=lambda: now)
     assert worker.tick() == 1
     with db.connection() as conn:
         rec = conn.execute("SELECT slot_key, status FROM recommendations").fetchone()
@@ -491,7 +488,7 @@ def test_now_makes_the_channel_due_and_an_outage_keeps_the_slot(harness: Harness
 def test_installations_are_kept_and_removed_on_uninstall(harness: Harness, db: Database) -> None:
     from slack_sdk.oauth.installation_store import Installation
 
-    from bot.app import PostgresInstallationStore, SignedStateStore, token_for
+    from bot.slack.installation_store import PostgresInstallationStore, SignedStateStore, token_for
     from socialrag.errors import ConfigError, KeyMismatch
     from socialrag.token_cipher import TokenCipher, generate_key
 
@@ -647,7 +644,7 @@ def test_report_uploads_the_month_through_files_upload_v2(harness: Harness, db: 
     harness.standin.missing_scopes.clear()
 
     assert "monthly report here on the 1st" in harness.command("report monthly")
-    from bot.reports import post_due_reports
+    from bot.delivery.report_upload import post_due_reports
 
     first = datetime(2031, 3, 1, 8, tzinfo=UTC)
     assert post_due_reports(db, harness.ctx.pacer, lambda team: client, first) == 1
@@ -663,7 +660,7 @@ def test_a_monthly_report_that_cannot_be_uploaded_stops_and_says_why(
 ) -> None:
     """`missing_scope` cannot heal by retrying: the monthly report is tried once, not at every tick, and status
     says why; a passing failure is retried an hour later; two workers never both post it."""
-    from bot.reports import post_due_reports
+    from bot.delivery.report_upload import post_due_reports
 
     build_lab(db, tmp_path, CachedEmbedder())
     client = WebClient(token="xoxb-test", base_url=harness.standin.url)

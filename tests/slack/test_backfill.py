@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from slack_sdk import WebClient
 
-from bot.backfill import SOURCE, backfill_channel
-from bot.pacing import HistoryPacer
+from bot.slack.backfill import SOURCE, backfill_channel
+from bot.slack.pacer import HistoryPacer
 from socialrag import storage
 from socialrag.db import Database
 from tests.support.slack_standin import SlackStandIn, SlackState

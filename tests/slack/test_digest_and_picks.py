@@ -12,9 +12,7 @@ from pathlib import Path
 
 from slack_sdk import WebClient
 
-from bot.personal import send_due_picks
-from bot.run import make_digest, make_recommend
-from bot.scheduler import Worker
+from bot.delivery.picks_dm import send_due_picks
 from socialrag import storage
 from socialrag.db import Database
 from socialrag.knowledge.intake import index_messages
@@ -28,6 +26,7 @@ from tests.support.labbase import AS_OF, SHARED, CachedEmbedder, build_lab
 from tests.support.openai_standin import OpenAIStandIn, chain_answer
 from tests.support.service_lab import wait_for
 from tests.support.slack_standin import SlackStandIn
+from tests.support.slots import slot_worker
 
 
 def test_a_weekly_digest_of_five_papers(harness: Harness, db: Database, tmp_path: Path) -> None:
@@ -39,7 +38,7 @@ def test_a_weekly_digest_of_five_papers(harness: Harness, db: Database, tmp_path
     with db.connection() as conn:
         storage.settings.upsert_channel_setting(conn, T, "C1", next_post_at=AS_OF, weekdays_only=False)
     with Recommender(harness.settings, db, embedder=CachedEmbedder()) as rec:
-        worker = Worker(db, lambda team: client, make_recommend(rec), digest=make_digest(rec), clock=lambda: AS_OF)
+        worker = slot_worker(db, lambda team: client, rec, clock=lambda: AS_OF)
         assert worker.tick() == 1
     (post,) = [p for p in harness.standin.posts if p.get("metadata")]
     print(json.dumps(post["blocks"], indent=1)[:4000])
@@ -82,7 +81,7 @@ def test_a_weekly_digest_of_five_papers(harness: Harness, db: Database, tmp_path
     # in a digest channel, `/paperping now` posts a digest
     assert harness.command("now")
     with Recommender(harness.settings, db, embedder=CachedEmbedder()) as rec:
-        worker = Worker(db, lambda team: client, make_recommend(rec), digest=make_digest(rec))
+        worker = slot_worker(db, lambda team: client, rec)
         assert worker.tick() == 1
     again = [p for p in harness.standin.posts if p.get("metadata")][-1]
     assert again["ts"] != post["ts"] and sum(1 for b in again["blocks"] if b["type"] == "actions") >= 3
@@ -121,7 +120,7 @@ def test_personal_picks_hold_only_what_the_member_may_see(harness: Harness, db: 
     harness.ctx.recommender = recommender
     assert "once a week" in harness.command("for-me on", user="U3")
     with db.connection() as conn:
-        assert storage.picks.load_picks_due(conn, datetime.now(UTC)) == [], "the first comes in a week"
+        assert storage.member_picks.load_picks_due(conn, datetime.now(UTC)) == [], "the first comes in a week"
     answer = harness.command("for-me now", user="U3")
     assert answer.startswith("Sent you 5 papers"), answer
     (dm,) = [p for p in harness.standin.posts if p["channel"] == "DU3"]
@@ -169,7 +168,7 @@ def test_length_and_language_reach_the_prompt_and_the_report(db: Database, tmp_p
         with db.connection() as conn:
             storage.settings.upsert_channel_setting(conn, T, "C1", next_post_at=AS_OF, weekdays_only=False)
         with Recommender(harness.settings, db, embedder=CachedEmbedder()) as rec:
-            assert Worker(db, lambda team: client, make_recommend(rec), clock=lambda: AS_OF).tick() == 1
+            assert slot_worker(db, lambda team: client, rec, clock=lambda: AS_OF).tick() == 1
         final = [p for p in model.prompts if p.startswith("You edit a draft")][-1]
         assert "at most 200 characters" in final and "Write the final message in German" in final
         with db.connection() as conn:
@@ -192,7 +191,7 @@ def test_a_dm_slack_refuses_for_good_stops_the_picks_and_says_why(
     """A refused DM (`cannot_dm_bot`, `user_not_found`, too long) was retried every hour for ever, each time
     ranking every channel of the member. A refusal for good now stops the member's picks; status and App Home
     say why, and `for-me on` starts them again."""
-    from bot.listeners.home import build_home
+    from bot.views.home_tab import build_home
 
     build_lab(db, tmp_path, CachedEmbedder())
     harness.ctx.channels.activate(T, "C1", AS_OF)
@@ -219,7 +218,7 @@ def test_a_dm_slack_refuses_for_good_stops_the_picks_and_says_why(
 
 
 def test_a_dm_section_stays_within_slacks_3000_characters() -> None:
-    from bot.personal import SECTION_LIMIT, sections
+    from bot.delivery.picks_dm import SECTION_LIMIT, sections
 
     text = "*Papers picked for you*\n" + "\n".join(f"• {'a very long title ' * 40} {k}" for k in range(8))
     parts = sections(text)

@@ -246,7 +246,7 @@ def test_a_backfill_cut_short_by_a_restart_is_finished(harness: Harness, db: Dat
     """Joining notes the backfill before it starts; a process started later finishes what is left."""
     from slack_sdk import WebClient
 
-    from bot.backfill import SOURCE
+    from bot.slack.backfill import SOURCE
 
     harness.standin.state.messages["C1"] = [{"type": "message", "user": "U1", "ts": "1700000100.000000", "text": ARXIV}]
     harness.event(message_event(ROOT, "hello"))  # PaperPing sees the channel
@@ -267,9 +267,9 @@ def test_forget_me_is_durable_until_lifted(harness: Harness, db: Database, tmp_p
     name leave stored drafts, LLM logs and checkpoints; `remember-me` lifts it."""
     from slack_sdk import WebClient
 
-    from bot.backfill import SOURCE, backfill_channel
-    from bot.export import import_export
-    from bot.pacing import HistoryPacer
+    from bot.slack.backfill import SOURCE, backfill_channel
+    from bot.slack.pacer import HistoryPacer
+    from bot.slack.workspace_export import import_export
     from tests.support.exports import msg, user, write_export
 
     harness.event(message_event(ROOT, f"mine {ARXIV}", user="U2"))

@@ -14,7 +14,6 @@ from urllib.parse import urlencode
 
 from slack_sdk import WebClient
 
-from bot.scheduler import Worker
 from socialrag import storage
 from socialrag.db import Database
 from socialrag.knowledge import READING_LIST_EMOJI
@@ -22,6 +21,7 @@ from socialrag.models import Draft, PaperMeta
 from socialrag.recommender.rank.engagement import ScoringConfig, channel_weights
 from socialrag.recommender.retrieve.context import load_channel_context
 from tests.support.harness import Harness, T, count
+from tests.support.slots import slot_worker
 
 NOW = datetime.now(UTC).replace(microsecond=0)
 
@@ -45,7 +45,7 @@ def post_one(harness: Harness, db: Database) -> dict[str, Any]:
         {"arxiv": "1706.03762"},
     )
     draft = Draft(T, "C1", paper, "template", "It proposes the Transformer.", ())
-    worker = Worker(db, lambda team: client, lambda *a: draft, clock=lambda: NOW)
+    worker = slot_worker(db, lambda team: client, lambda *a: draft, clock=lambda: NOW)
     assert worker.tick() == 1
     (post,) = harness.standin.posts
     return post

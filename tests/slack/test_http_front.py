@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from bot.http_front import MAX_BODY_BYTES, HttpFront
+from bot.slack.http_front import MAX_BODY_BYTES, HttpFront
 from socialrag.db import Database
 from tests.support.harness import SECRET, Harness
 from tests.support.service_lab import signed_post

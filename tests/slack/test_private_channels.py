@@ -97,7 +97,7 @@ def test_a_list_older_than_a_day_is_read_again_before_anything_reaches_a_member_
 def test_the_hourly_sweep_replaces_lists_older_than_a_day(harness: Harness, db: Database) -> None:
     from slack_sdk import WebClient
 
-    from bot.members import refresh_stale_lists
+    from bot.slack.members import refresh_stale_lists
 
     standin = harness.standin
     harness.event({"type": "member_joined_channel", "user": "UBOT", "channel": "C1", "team": T, "event_ts": "1.0"})

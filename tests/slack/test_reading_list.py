@@ -101,8 +101,8 @@ def test_save_list_unsave_and_export(
     # App Home shows the lists of the member's channels
     from slack_sdk import WebClient
 
-    from bot.listeners.home import build_home
-    from bot.members import refresh_for_member
+    from bot.slack.members import refresh_for_member
+    from bot.views.home_tab import build_home
 
     client = WebClient(token="x", base_url=harness.standin.url)
     harness.ctx.slack.ensure_channel(client, T, "C1")

@@ -14,18 +14,18 @@ from typing import Any
 import pytest
 from slack_sdk import WebClient
 
-from bot.run import make_recommend
-from bot.scheduler import Recommend, Worker
 from socialrag import storage
 from socialrag.config import Settings
 from socialrag.db import Database
 from socialrag.models import Draft, Style
+from socialrag.recommender import SlotWorker
 from socialrag.recommender.retrieve.candidates import CandidateQuery
 from socialrag.recommender.serve.pipeline import gather_candidates
 from socialrag.recommender.serve.service import Recommender
 from tests.support.labbase import CachedEmbedder, build_lab
 from tests.support.multiworker import T, add_due_channels
 from tests.support.slack_standin import SlackStandIn, SlackState
+from tests.support.slots import Recommend, slot_worker
 
 pytestmark = pytest.mark.slow
 
@@ -37,7 +37,7 @@ def setup(db: Database, tmp_path: Path) -> Iterator[dict[str, Any]]:
     members = {"U2": {"id": "U2", "team_id": T, "name": "ben"}}  # who types `/paperping now` below
     slack = SlackStandIn(SlackState(channels={c: {"id": c, "name": c} for c in channels}, users=members)).start()
     recommender = Recommender(Settings(home=tmp_path, offline=True), db, embedder=CachedEmbedder())
-    yield {"channels": channels, "slack": slack, "recommend": make_recommend(recommender)}
+    yield {"channels": channels, "slack": slack, "recommend": recommender.draft_for_slot}
     recommender.close()
     slack.stop()
 
@@ -51,9 +51,9 @@ def slow(recommend: Recommend, seconds: float, calls: list[str]) -> Recommend:
     return wrapped
 
 
-def worker(db: Database, slack: SlackStandIn, recommend: Recommend, **kw: Any) -> Worker:
+def worker(db: Database, slack: SlackStandIn, recommend: Recommend, **kw: Any) -> SlotWorker:
     client = WebClient(token="xoxb-test", base_url=slack.url, retry_handlers=[])
-    return Worker(db, lambda team: client, recommend, **kw)
+    return slot_worker(db, lambda team: client, recommend, **kw)
 
 
 def only_first_channel(db: Database, channels: list[str]) -> None:
@@ -150,8 +150,8 @@ def test_a_source_answering_nonsense_costs_only_its_candidates(db: Database, set
 
 
 def test_now_has_a_cooldown(db: Database, setup: dict[str, Any]) -> None:
+    from bot.app_context import AppContext
     from bot.commands import run_command
-    from bot.context import AppContext
 
     slack, channels = setup["slack"], setup["channels"]
     ctx = AppContext(Settings(home=Path("."), offline=True), db)
@@ -179,7 +179,7 @@ def test_a_key_that_cannot_open_the_token_never_stops_a_channel(db: Database, se
     channel stays active, so setting the right key brings it back with no `/paperping resume`."""
     from slack_sdk.oauth.installation_store import Installation
 
-    from bot.app import PostgresInstallationStore, token_for
+    from bot.slack.installation_store import PostgresInstallationStore, token_for
     from socialrag.token_cipher import TokenCipher, generate_key
 
     channels = setup["channels"]
@@ -189,7 +189,7 @@ def test_a_key_that_cannot_open_the_token_never_stops_a_channel(db: Database, se
         Installation(team_id=T, bot_token="xoxb-lab", bot_user_id="UB", user_id="U1", bot_scopes=["chat:write"])
     )
     wrong = Settings(home=Path("."), slack_client_id="1.2", slack_client_secret="s", token_key=generate_key())
-    w = Worker(db, lambda team: WebClient(token=token_for(wrong, db, team)), setup["recommend"])
+    w = slot_worker(db, lambda team: WebClient(token=token_for(wrong, db, team)), setup["recommend"])
     w.tick()  # the slot is taken and its post fails
     with db.connection() as conn:
         s = storage.settings.load_channel_settings(conn, T, channels[0])

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from slack_sdk import WebClient
 
-from bot.threads import reply_to_shares
+from bot.delivery.thread_replies import reply_to_shares
 from socialrag.db import Database
 from socialrag.knowledge import DatabasePace, Indexer, open_sources
 from socialrag.knowledge.embed import embed_pending

@@ -14,8 +14,8 @@ from urllib.parse import urlencode
 import httpx
 
 from bot.app import build_app
-from bot.context import AppContext
-from bot.http_front import HttpFront
+from bot.app_context import AppContext
+from bot.slack.http_front import HttpFront
 from socialrag.config import Settings
 from socialrag.db import Database
 from tests.support.service_lab import event_callback, signed_post

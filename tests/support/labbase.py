@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from bot.export import import_export
+from bot.slack.workspace_export import import_export
 from socialrag import storage
 from socialrag.db import Database
 from socialrag.knowledge.embed import Embedder, embed_pending

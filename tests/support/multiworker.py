@@ -78,10 +78,9 @@ def run_workers(n: int, db_url: str, slack_url: str, llm_url: str, timeout: floa
 def main() -> None:
     from slack_sdk import WebClient
 
-    from bot.run import make_recommend
-    from bot.scheduler import Worker
     from socialrag.config import Settings
     from socialrag.recommender.serve.service import Recommender
+    from tests.support.slots import slot_worker
 
     url, slack, openai_url = sys.argv[1:4]
     settings = Settings(
@@ -95,7 +94,7 @@ def main() -> None:
     )
     db = Database(url)
     client = WebClient(token="xoxb-w", base_url=slack)
-    worker = Worker(db, lambda team: client, make_recommend(Recommender(settings, db)), clock=lambda: datetime.now(UTC))
+    worker = slot_worker(db, lambda team: client, Recommender(settings, db), clock=lambda: datetime.now(UTC))
     served = worker.tick(max_posts=10_000)
     print(f"served {served}", flush=True)
 

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from bot.blocks import build_blocks, build_fallback_text
+from bot.views.post_blocks import build_blocks, build_fallback_text
 from socialrag.models import Draft, MemberMayCare, PaperMeta, SocialSignal
 
 META = PaperMeta(
@@ -54,7 +54,7 @@ def test_a_long_title_is_cut_at_a_word() -> None:
 
 
 def test_the_demo_lists_the_passed_over_papers_by_score_and_says_when_variety_reordered() -> None:
-    from bot.demo.run import passed_over
+    from bot.demo.workflow import passed_over
     from socialrag.models import Candidate
 
     ranked = [Candidate(1, "Pick", 0.30, "catalog"), Candidate(2, "Close to last post", 0.35, "catalog")]
@@ -70,7 +70,7 @@ def test_the_demo_lists_the_passed_over_papers_by_score_and_says_when_variety_re
 
 
 def test_each_post_carries_three_feedback_buttons_with_their_counts() -> None:
-    from bot.blocks import FEEDBACK_BLOCK
+    from bot.views.post_blocks import FEEDBACK_BLOCK
 
     buttons = build_blocks(draft(), {"relevant": 2, "save": 1})[-1]
     assert buttons["block_id"] == FEEDBACK_BLOCK
@@ -84,7 +84,7 @@ def test_each_post_carries_three_feedback_buttons_with_their_counts() -> None:
 
 
 def test_how_a_post_was_received_reads_clicks_as_words_and_drops_names_no_emoji_has() -> None:
-    from bot.blocks import describe_received
+    from bot.views.post_blocks import describe_received
 
     shown = describe_received({"button:not-for-us": 1, "+1": 2, "<!here>": 5, "button:save": 1}, 1)
     assert shown == ":+1: 2, not for us 1, saved 1, 1 reply"
@@ -94,7 +94,7 @@ def test_how_a_post_was_received_reads_clicks_as_words_and_drops_names_no_emoji_
 def test_a_digest_has_a_line_and_a_row_of_buttons_per_paper() -> None:
     from dataclasses import replace
 
-    from bot.blocks import build_digest_blocks, build_digest_text, digest_paper
+    from bot.views.post_blocks import build_digest_blocks, build_digest_text, digest_paper
     from socialrag.models import Digest
 
     papers = [replace(META, paper_id=i, title=f"Paper <{i}> @here") for i in (7, 8, 9)]

@@ -6,13 +6,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import yaml
 
-from bot import threads
-from bot.app import BOT_SCOPES, register_installs
-from bot.listeners import commands, events, home
+from bot.listeners import register_all
+from bot.slack.installation_store import BOT_SCOPES
 
 ROOT = Path(__file__).resolve().parents[2]
 MANIFEST = yaml.safe_load((ROOT / "manifest.yml").read_text())
@@ -63,15 +63,22 @@ class RecordingApp:
         self.commands.add(name)
         return lambda *a, **k: None
 
-    def action(self, action_id: str) -> Callable[[Any], Any]:
-        return lambda f: f
+    def action(self, action_id: str) -> Callable[..., Any]:
+        return lambda *a, **k: a[0] if a else None
+
+    def shortcut(self, callback_id: str) -> Callable[..., Any]:
+        return lambda *a, **k: None
+
+    def use(self, middleware: Any) -> None:
+        pass
+
+    def error(self, handler: Any) -> None:
+        pass
 
 
 def registered() -> RecordingApp:
     app = RecordingApp()
-    for register in (events.register, commands.register, home.register, threads.register):
-        register(app, None)  # type: ignore[arg-type]
-    register_installs(app, None, None)  # type: ignore[arg-type]
+    register_all(app, SimpleNamespace(db=None))  # type: ignore[arg-type]
     return app
 
 

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from bot.pacing import SlackPacer
+from bot.slack.pacer import SlackPacer
 
 
 def test_one_message_a_second_per_channel() -> None:

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot.commands import UsageError, parse_command
-from bot.slack_io import message_from_slack, reactions_from_slack
+from bot.slack.payloads import message_from_slack, reactions_from_slack
 from socialrag.errors import BadRecord
 from socialrag.knowledge.links import find_paper_refs
 from socialrag.knowledge.papers.local_catalog import paper_from_catalog

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from bot.commands import UsageError, parse_command
-from bot.joining import history_note
+from bot.delivery.joining import history_note
 from socialrag.config import Settings
 from socialrag.errors import ConfigError
 from socialrag.knowledge.readiness import READY_SHARES, assess, describe_empty, describe_index, enough_to_post

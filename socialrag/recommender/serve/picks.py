@@ -3,20 +3,29 @@ in the channels they are in with PaperPing, and the papers closest to it from th
 
 Only channels the member is in now are read, so nothing of a channel reaches a member outside it; the
 profile is made of the member's own papers only, and a pick keeps the thread it is close to (a channel's
-fact the member can see) but never who shared it.
+fact the member can see) but never who shared it. When picks are due, whether they go and what is recorded is
+decided here (``send_due_picks``); the group space's side reads member lists and sends (``PicksOutlet``).
 """
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+from typing import Protocol
 
 import numpy as np
 import psycopg
 
 from socialrag import storage
+from socialrag.db import Database
+from socialrag.errors import PaperPingError, PermanentError
 from socialrag.knowledge.emoji import SAVE_EMOJI, normalize_emoji, read_sentiment
 from socialrag.recommender.serve.on_demand import Like
 from socialrag.storage.embeddings import as_array, load_vectors
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -38,12 +47,16 @@ class Picks:
     channels: list[tuple[str, str]] = field(default_factory=list)
 
 
+# (team id, member id) -> the member's picks now (``Recommender.personal_picks``)
+FindPicks = Callable[[str, str], Picks]
+
+
 def member_profile(conn: psycopg.Connection, model: str, team_id: str, user_id: str) -> Profile:
     """What the member engaged with well, in the channels they are in with PaperPing (as Slack said within a
     day: ``load_member_channels(current=True)``), as one vector."""
     channels = storage.workspaces.load_member_channels(conn, team_id, user_id, current=True)
     ids = [c for c, _ in channels]
-    engaged = storage.picks.load_member_engagement(conn, team_id, user_id, ids) if ids else []
+    engaged = storage.member_picks.load_member_engagement(conn, team_id, user_id, ids) if ids else []
     liked: dict[str, set[int]] = {}
     readings = {c: storage.settings.load_emoji_overrides(conn, team_id, c) for c in {c for c, _, _ in engaged}}
     for channel_id, paper_id, how in engaged:
@@ -57,7 +70,7 @@ def member_profile(conn: psycopg.Connection, model: str, team_id: str, user_id: 
     for channel_id, papers in liked.items():
         found = load_vectors(conn, model, sorted(papers), channel=(team_id, channel_id))
         vectors += [as_array(v) for v in found.values()]
-    sent = storage.picks.load_picks_sent(conn, team_id, user_id)
+    sent = storage.member_picks.load_picks_sent(conn, team_id, user_id)
     excluded = frozenset({p for _, p, _ in engaged} | sent)
     if not vectors:
         return Profile(channels, None, excluded)
@@ -74,3 +87,74 @@ def merge_picks(found: list[tuple[str, Like]], top: int) -> list[Pick]:
             best[like.paper_id] = (channel_id, like)
     ranked = sorted(best.values(), key=lambda item: -item[1].closeness)[:top]
     return [Pick(channel_id, replace(like, shared_by=None)) for channel_id, like in ranked]
+
+
+PICKS_EVERY = timedelta(days=7)  # a member's picks come once a week
+PICKS_RETRY = timedelta(hours=1)  # a direct message refused for now is tried again after this
+
+
+class PicksRefused(PermanentError):
+    """The group space refuses the member's direct message for good; ``reason`` says why, in words for them."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__("direct message", reason)
+        self.reason = reason
+
+
+class PicksOutlet(Protocol):
+    """The group space's side of personal picks: it reads the member's channels again and sends the message."""
+
+    def refresh(self, team_id: str, user_id: str, now: datetime) -> None:
+        """The member lists of the member's channels read again where they are older than a day."""
+
+    def send(self, team_id: str, user_id: str, picks: Picks) -> None:
+        """The picks in a direct message to the member; ``PicksRefused`` when that will never go."""
+
+
+NOTHING_TO_PICK_FROM = "You are in no channel with PaperPing yet, so I have nothing to pick from."
+NOTHING_NEW = (
+    "I have nothing new to pick for you yet: share, react to, click or save papers in the channels you're in "
+    "with PaperPing, and ask again."
+)
+
+
+def send_picks(db: Database, find: FindPicks, outlet: PicksOutlet, team: str, user: str, now: datetime) -> str:
+    """Send the member their picks now; what happened, in a sentence for them. Their channels' member lists are
+    read again first: the message names only channels they are in now."""
+    outlet.refresh(team, user, now)
+    found = find(team, user)
+    if not found.channels:
+        return NOTHING_TO_PICK_FROM
+    if not found.picks:
+        return NOTHING_NEW
+    outlet.send(team, user, found)
+    with db.connection() as conn:
+        storage.member_picks.record_picks_sent(
+            conn, team, user, [(p.like.paper_id, p.channel_id) for p in found.picks], now
+        )
+    return f"Sent you {len(found.picks)} papers in a direct message."
+
+
+def send_due_picks(db: Database, find: FindPicks, outlet: PicksOutlet, now: datetime) -> int:
+    """The weekly picks that are due, each taken by one process; a refusal for now is retried within the hour,
+    one for good stops the member's picks with why. Returns how many went."""
+    with db.connection() as conn:
+        due = storage.member_picks.load_picks_due(conn, now)
+    sent = 0
+    for team, user in due:
+        with db.connection() as conn:
+            if not storage.member_picks.claim_picks(conn, team, user, now, now + PICKS_EVERY):
+                continue
+        try:
+            sent += send_picks(db, find, outlet, team, user, now).startswith("Sent")
+        except PicksRefused as exc:  # stopped, with why, until the member turns them on again
+            log.warning("personal picks for %s/%s stopped: %s", team, user, exc)
+            with db.connection() as conn:
+                storage.settings.upsert_member_setting(
+                    conn, team, user, picks_enabled=False, picks_stopped_reason=exc.reason
+                )
+        except PaperPingError as exc:
+            log.warning("personal picks for %s/%s failed, retrying within the hour: %s", team, user, exc)
+            with db.connection() as conn:
+                storage.settings.upsert_member_setting(conn, team, user, picks_next_at=now + PICKS_RETRY)
+    return sent

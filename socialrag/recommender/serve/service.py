@@ -25,7 +25,7 @@ from socialrag.knowledge.papers.arxiv import ArxivApi
 from socialrag.knowledge.papers.semanticscholar import SemanticScholar
 from socialrag.knowledge.readiness import focus_active
 from socialrag.knowledge.shared_pace import DatabasePace
-from socialrag.models import Digest, Style
+from socialrag.models import Digest, Draft, NoPost, Style
 from socialrag.recommender.explain.generate import GenerateConfig, explanation_limit, paper_url
 from socialrag.recommender.explain.llm import LLMCall, LLMClient
 from socialrag.recommender.rank.calibrate import RankerModel
@@ -163,6 +163,16 @@ class Recommender:
         sources = self.candidate_sources(chosen.sources, focused=config.focus_words is not None)
         with self.db.connection(autocommit=True) as conn:
             return recommend_digest(conn, team_id, channel_id, now, sources, config, size)
+
+    def draft_for_slot(self, team_id: str, channel_id: str, at: datetime, style: Style | None) -> Draft | NoPost:
+        """A scheduled slot's draft (``serve.slots.SlotChooser``): the channel's pick at ``at``, or why none."""
+        found = self.recommend(team_id, channel_id, at=at, style=style)
+        return found.draft or NoPost(found.empty_reason or "no candidate was found")
+
+    def digest_for_slot(self, team_id: str, channel_id: str, at: datetime, size: int) -> Digest | NoPost:
+        """A digest channel's slot: the week's ``size`` papers, or why there are none."""
+        made = self.recommend_digest(team_id, channel_id, size, at=at)
+        return made if isinstance(made, Digest) else NoPost(made)
 
     def _config(
         self,

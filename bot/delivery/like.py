@@ -6,13 +6,11 @@ from __future__ import annotations
 
 import logging
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
-from slack_bolt import Ack, App
 from slack_sdk import WebClient
 
-from bot.blocks import titled_link, works_again
-from bot.context import AppContext
+from bot.app_context import AppContext
+from bot.views.post_blocks import titled_link, works_again
 from socialrag import storage
 from socialrag.knowledge import find_paper_refs
 from socialrag.text import as_data
@@ -78,30 +76,3 @@ def answer_like(ctx: AppContext, client: WebClient, team: str, channel: str, use
             why = f" — closest to {earlier}{who}"
         lines.append(f"• {titled_link(like.url, like.title)}{why}")
     return "\n".join(lines)
-
-
-def register(app: App, ctx: AppContext) -> None:
-    def ack_fast(ack: Ack) -> None:
-        ack()
-
-    def shortcut(client: WebClient, body: dict[str, Any], respond: Any) -> None:
-        if not ctx.slow.submit(lambda: answer_shortcut(client, body, respond)):  # off bolt's listener pool
-            respond(text=BUSY, response_type="ephemeral", replace_original=False)
-
-    def answer_shortcut(client: WebClient, body: dict[str, Any], respond: Any) -> None:
-        message = body.get("message") or {}
-        channel = str((body.get("channel") or {}).get("id") or "")
-        team = ctx.slack.channel_team(str((body.get("team") or {}).get("id") or ""), channel)
-        text = str(message.get("text") or "")
-        if not find_paper_refs(text):
-            answer = "That message shares no paper link I can read; `/paperping like WORDS` takes words."
-        else:
-            try:
-                user = str((body.get("user") or {}).get("id") or "")
-                answer = answer_like(ctx, client, team, channel, user, text)
-            except Exception:  # the member always hears back
-                log.exception("papers like this failed")
-                answer = "Something went wrong on my side while looking; it is logged for your admin."
-        respond(text=answer, response_type="ephemeral", replace_original=False)
-
-    app.shortcut(SHORTCUT)(ack=ack_fast, lazy=[shortcut])

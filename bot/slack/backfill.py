@@ -9,7 +9,6 @@ apps), the backfill slows to one request a minute instead of failing.
 
 from __future__ import annotations
 
-import argparse
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -18,26 +17,18 @@ from typing import Any
 
 from slack_sdk import WebClient
 
-from bot.members import read_members
-from bot.pacing import HistoryPacer
-from bot.slack_io import channel_from_slack, member_from_slack, message_from_slack
+from bot.slack.members import read_members
+from bot.slack.pacer import HistoryPacer
+from bot.slack.payloads import channel_from_slack, member_from_slack, message_from_slack
 from socialrag import storage
-from socialrag.cli.subcommand import run_indexing
-from socialrag.config import Settings
 from socialrag.db import Database
-from socialrag.errors import BadRecord, ConfigError, InputError, SourceError
+from socialrag.errors import BadRecord, InputError, SourceError
 from socialrag.knowledge import IndexStats, ThreadTracker, index_messages
 from socialrag.models import Channel, Message
 
 log = logging.getLogger(__name__)
 
-SOURCE = "webapi"
-
-
-def history_being_read(conn: Any, team_id: str, channel_id: str) -> bool:
-    """The channel's history is still being read through the Web API (a backfill queued or under way)."""
-    checkpoint = storage.checkpoints.load_checkpoint(conn, team_id, channel_id, SOURCE)
-    return checkpoint is not None and checkpoint["completed_at"] is None
+SOURCE = storage.checkpoints.HISTORY_SOURCE  # where a channel's history read stopped
 
 
 @dataclass
@@ -190,30 +181,3 @@ def _members(db: Database, client: WebClient, team_id: str, pacer: HistoryPacer,
     with db.connection() as conn:
         storage.workspaces.upsert_members(conn, members)
         storage.workspaces.update_team_timezone(conn, team_id)
-
-
-def cmd_backfill(args: argparse.Namespace, settings: Settings, db: Database) -> int:
-    """``paperping backfill CHANNEL``: needs ``SLACK_BOT_TOKEN``; ``SLACK_API_URL`` may point elsewhere."""
-    if settings.offline:
-        raise ConfigError("PAPERPING_OFFLINE=1 forbids network calls; a backfill needs the Slack Web API")
-    if not settings.slack_bot_token:
-        raise ConfigError("SLACK_BOT_TOKEN is not set: a backfill reads the channel with the bot's token")
-    channel_id = args.channel.lstrip("#")
-    if not channel_id.startswith(("C", "G")) or not channel_id.isupper():
-        with db.connection() as conn:
-            found = storage.workspaces.find_channels(conn, channel_id)
-        if not found:
-            raise InputError(f"give the channel id (C...) for {args.channel}: it is not stored under that name yet")
-        channel_id = found[0][1]
-    client = WebClient(
-        token=settings.slack_bot_token, base_url=settings.slack_api_url, timeout=int(settings.http_timeout)
-    )
-    report = backfill_channel(db, client, channel_id, restart=args.restart)
-    s = report.stats
-    resumed = " (resumed from a checkpoint)" if report.resumed else ""
-    print(
-        f"#{report.channel.name}: {report.pages} pages, {report.threads} threads{resumed}; stored "
-        f"{s.messages} messages with paper links, {s.replies} replies, {s.reactions} reactions"
-    )
-    run_indexing(args, settings, db)
-    return 0

@@ -10,9 +10,9 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from bot.directory import SlackDirectory
-from bot.joining import ChannelStarts
-from bot.pacing import SlackPacer
+from bot.delivery.joining import ChannelStarts
+from bot.slack.directory import SlackDirectory
+from bot.slack.pacer import SlackPacer
 from socialrag.config import Settings
 from socialrag.db import Database
 from socialrag.recommender import Recommender

@@ -23,10 +23,10 @@ from typing import Any
 
 import numpy as np
 
-from bot.blocks import build_blocks, build_digest_blocks, build_fallback_text
 from bot.demo.extras import forget_share, show_context_reply, show_digest
-from bot.demo.page import html_page
-from bot.export import import_export
+from bot.demo.slack_page import html_page
+from bot.slack.workspace_export import import_export
+from bot.views.post_blocks import build_blocks, build_digest_blocks, build_fallback_text
 from socialrag import storage
 from socialrag.config import Settings
 from socialrag.db import Database, open_database

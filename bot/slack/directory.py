@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from bot.slack_io import channel_from_slack
+from bot.slack.payloads import channel_from_slack
 from socialrag import storage
 from socialrag.db import Database
 from socialrag.models import Channel

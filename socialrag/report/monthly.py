@@ -1,4 +1,6 @@
-"""The channel report in Slack: this month's summary chart, uploaded with ``files.uploadV2``."""
+"""The monthly report of each channel that asked for it: which are due (each claimed by one process), the
+month's chart and two lines of figures, what is recorded once it is up, and how a failure is retried. The
+group space's side only uploads (``UploadReport``)."""
 
 from __future__ import annotations
 
@@ -8,26 +10,27 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from slack_sdk import WebClient
-from slack_sdk.errors import SlackApiError
-
-from bot.pacing import SlackPacer
 from socialrag import storage
 from socialrag.db import Database
 from socialrag.errors import ConfigError, PaperPingError, PermanentError
-from socialrag.report import load_report_data, month_summary
+from socialrag.report.data import load_report_data
+from socialrag.report.page import month_summary
 
 log = logging.getLogger(__name__)
+
+REPORT_LEASE = timedelta(minutes=10)  # a worker's claim on a channel's monthly report
+REPORT_RETRY = timedelta(hours=1)  # after a failure that may pass, doubling up to a day
+REPORT_RETRY_LIMIT = timedelta(days=1)
+# (team id, channel id, the chart's PNG, the two lines that go with it, the title) -> None once it is up
+UploadReport = Callable[[str, str, Path, str, str], None]
 
 
 def month_start(now: datetime) -> datetime:
     return now.astimezone(UTC).replace(day=1, hour=0, minute=0, second=0, microsecond=0)
 
 
-def post_month_report(
-    db: Database, pacer: SlackPacer, client: WebClient, team: str, channel: str, now: datetime
-) -> None:
-    """Upload the month's chart (the last 30 days on the 1st) with two lines of figures about the channel as a
+def post_month_report(db: Database, upload: UploadReport, team: str, channel: str, now: datetime) -> None:
+    """Upload the month's chart (the last month on the 1st) with two lines of figures about the channel as a
     whole; no member is named."""
     start = month_start(now)
     if now - start < timedelta(days=1):  # on the 1st, the month that just ended
@@ -36,25 +39,12 @@ def post_month_report(
         data = load_report_data(conn, team, channel, since=start, until=now)
     with tempfile.TemporaryDirectory(prefix="paperping-report-") as tmp:
         png, text = month_summary(data, Path(tmp) / "paperping-month.png")
-        pacer.call(
-            client.files_upload_v2,
-            channel=channel,
-            file=str(png),
-            filename="paperping-month.png",
-            title=f"#{data.channel_name}: the month in PaperPing's view",
-            alt_txt="Shares, thread replies and reactions per week, and PaperPing's posts",
-            initial_comment=text,
-        )
+        upload(team, channel, png, text, f"#{data.channel_name}: the month in PaperPing's view")
     with db.connection() as conn:
         storage.reports.record_report_posted(conn, team, channel, now)
 
 
-REPORT_LEASE = timedelta(minutes=10)  # a worker's claim on a channel's monthly report
-REPORT_RETRY = timedelta(hours=1)  # after a failure that may pass, doubling up to a day
-REPORT_RETRY_LIMIT = timedelta(days=1)
-
-
-def post_due_reports(db: Database, pacer: SlackPacer, client_for: Callable[[str], WebClient], now: datetime) -> int:
+def post_due_reports(db: Database, upload: UploadReport, now: datetime) -> int:
     """The monthly reports due, each claimed by one worker; how many were posted. A failure that cannot heal
     (``missing_scope``: the app lacks ``files:write``) stops that channel's monthly report with its reason;
     another is retried after an hour, then two, up to a day."""
@@ -63,7 +53,7 @@ def post_due_reports(db: Database, pacer: SlackPacer, client_for: Callable[[str]
     done = 0
     for team, channel in due:
         try:
-            post_month_report(db, pacer, client_for(team), team, channel, now)
+            post_month_report(db, upload, team, channel, now)
             done += 1
         except Exception as exc:  # one channel's report never stops the others'
             _report_failed(db, team, channel, now, exc)
@@ -78,7 +68,7 @@ def _report_failed(db: Database, team: str, channel: str, now: datetime, exc: Ex
         storage.reports.record_report_failure(conn, team, channel, str(exc), permanent=permanent, retry_at=now + wait)
     if permanent:
         log.warning("#%s: the monthly report stopped, it cannot succeed: %s", channel, exc)
-    elif isinstance(exc, PaperPingError | SlackApiError | OSError):
+    elif isinstance(exc, PaperPingError | OSError):
         log.warning("#%s: the monthly report failed, retrying in %s: %s", channel, wait, exc)
     else:
         log.exception("#%s: the monthly report failed unexpectedly, retrying in %s", channel, wait)

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from bot.pacing import SlackPacer
+from bot.slack.pacer import SlackPacer
 from socialrag import storage
 from socialrag.db import Database
 from socialrag.errors import PaperPingError
@@ -77,7 +77,7 @@ class ChannelStarts:
     def queue_backfill(self, team_id: str, channel_id: str) -> None:
         """Note that the channel's history is to be read, before reading starts, so that a restarted process
         finishes it (``resume_backfills``)."""
-        from bot.backfill import SOURCE
+        from bot.slack.backfill import SOURCE
 
         with self.db.connection() as conn:
             saved = storage.checkpoints.load_checkpoint(conn, team_id, channel_id, SOURCE)
@@ -99,7 +99,7 @@ class ChannelStarts:
 
     def backfill(self, client: WebClient, team_id: str, channel_id: str) -> None:
         """The channel's history (the thread ``start_backfill`` starts); failures are logged, not raised."""
-        from bot.backfill import backfill_channel
+        from bot.slack.backfill import backfill_channel
 
         try:
             report = backfill_channel(self.db, client, channel_id)
@@ -122,7 +122,7 @@ class ChannelStarts:
 
     def resume_backfills(self, client_for: Callable[[str], WebClient]) -> list[threading.Thread]:
         """Finish, in the background, the backfills a stopped process left unfinished."""
-        from bot.backfill import SOURCE
+        from bot.slack.backfill import SOURCE
 
         with self.db.connection() as conn:
             pending = storage.checkpoints.load_unfinished_imports(conn, SOURCE)

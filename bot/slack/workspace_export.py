@@ -16,7 +16,7 @@ from typing import IO, Any
 
 from tqdm import tqdm
 
-from bot.slack_io import channel_from_slack, may_share_paper, member_from_slack, message_from_slack
+from bot.slack.payloads import channel_from_slack, may_share_paper, member_from_slack, message_from_slack
 from socialrag import storage
 from socialrag.db import Database
 from socialrag.errors import BadRecord, InputError

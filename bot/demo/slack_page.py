@@ -8,12 +8,12 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Protocol
 
-from bot.blocks import build_blocks
+from bot.views.post_blocks import build_blocks
 from socialrag.models import Draft
 
 
 class Shown(Protocol):
-    """A demo post (``bot.demo.run.Post``): its draft, when and under which ts it was posted."""
+    """A demo post (``bot.demo.workflow.Post``): its draft, when and under which ts it was posted."""
 
     @property
     def draft(self) -> Draft: ...

@@ -1,8 +1,13 @@
-"""Posting on schedule: each process ticks, claims due channels in Postgres, and posts one recommendation per slot.
+"""Step 4, a scheduled post's life: claim the due channel, wait for quiet and for the index, open and take the
+slot, renew its lease, recommend, record the draft, post, record the post, read the reception, step down when
+the channel stopped answering, and schedule the next slot.
 
-A slot's recommendation row is written before posting; a post carries the slot in its message metadata, so a
-process that died between posting and recording is found out by the next one (it reads the channel's latest
-messages) instead of posting twice. A failed post (Slack or LLM down) keeps its slot and is retried.
+The group space's side is an ``Outlet``: it sends a draft (``post``) and looks a slot's post up in the channel
+(``find_posted``); it decides nothing. A slot's recommendation row is written before posting and a post carries
+its slot, so a process that died between posting and recording is found out by the next one instead of posting
+twice. A failed post (the group space or the LLM down) keeps its slot and is retried, backing off; one that
+cannot succeed stops the channel and says why. Each process runs one ``SlotWorker``; due channels are claimed in
+Postgres with ``FOR UPDATE SKIP LOCKED``, so two processes never serve the same slot.
 """
 
 from __future__ import annotations
@@ -12,24 +17,21 @@ import os
 import socket
 import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Protocol
 
-from slack_sdk import WebClient
+import psycopg
 
-from bot.backfill import history_being_read
-from bot.blocks import build_blocks, build_digest_blocks, build_digest_text, build_fallback_text
-from bot.pacing import SlackPacer
-from bot.slack_io import message_from_slack
 from socialrag import storage
 from socialrag.config import DEFAULT_EMBED_MODEL
 from socialrag.db import Database
 from socialrag.errors import ConfigError, PaperPingError, PermanentError
-from socialrag.knowledge import enough_to_post, record_own_digest, record_own_post
-from socialrag.models import Digest, Draft, NoPost, Style, digest_json, draft_json
-from socialrag.recommender import (
+from socialrag.knowledge.live import record_own_digest, record_own_post
+from socialrag.knowledge.readiness import enough_to_post
+from socialrag.models import Digest, Draft, Message, NoPost, Style, digest_json, draft_json
+from socialrag.recommender.serve.schedule import (
     DIGEST,
     DIGEST_DEFAULT,
     SILENT_TO_STEP_DOWN,
@@ -44,57 +46,47 @@ from socialrag.recommender import (
 
 log = logging.getLogger(__name__)
 
-EVENT_TYPE = "paperping_recommendation"
-MAX_HISTORY_PAGES = 20  # a busy channel's messages since the slot opened, 200 a page
-# (team id, channel id, slot time, the channel's chosen style or None) -> the draft to post, or why there is none
-Recommend = Callable[[str, str, datetime, Style | None], Draft | NoPost | None]
-# (team id, channel id, slot time, papers) -> the weekly digest to post, or why there is none
-RecommendDigest = Callable[[str, str, datetime, int], Digest | NoPost]
-ClientFor = Callable[[str], WebClient]
+
+@dataclass(frozen=True)
+class Posted:
+    """What the group space answered to a post: its id (Slack's ts) and the post as the knowledge base keeps it
+    (None when there is nothing of it to keep)."""
+
+    ts: str
+    message: Message | None
+
+
+class Outlet(Protocol):
+    """The group space's side of a slot: it sends and it looks up, and decides nothing."""
+
+    def post(self, draft: Draft | Digest, slot_key: str) -> Posted:
+        """Send ``draft`` to its channel, marked with ``slot_key``."""
+
+    def find_posted(self, team_id: str, channel_id: str, slot_key: str, since: datetime) -> str | None:
+        """The id of a post of ``slot_key`` already in the channel since ``since`` (a process died before
+        recording it), or None."""
+
+
+class SlotChooser(Protocol):
+    """What a slot posts: the channel's pick (``socialrag.recommender.serve.service.Recommender`` is one)."""
+
+    def draft_for_slot(self, team_id: str, channel_id: str, at: datetime, style: Style | None) -> Draft | NoPost:
+        """The draft for one channel's slot at ``at``, or why there is none."""
+
+    def digest_for_slot(self, team_id: str, channel_id: str, at: datetime, size: int) -> Digest | NoPost:
+        """A digest channel's papers of the week at ``at``, or why there are none."""
+
+
+# A chore of the tick: given the time, does what is due (relearn rankings, post reports...), returns how many
+Chore = Callable[[datetime], int]
 
 
 def now_utc() -> datetime:
     return datetime.now(UTC)
 
 
-def post_draft(client: WebClient, draft: Draft | Digest, slot_key: str, pacer: SlackPacer) -> dict[str, Any]:
-    """chat.postMessage with Block Kit, a plain-text fallback and the slot in the message metadata."""
-    if isinstance(draft, Digest):
-        first, text, blocks = draft.drafts[0], build_digest_text(draft), build_digest_blocks(draft)
-    else:
-        first, text, blocks = draft, build_fallback_text(draft), build_blocks(draft)
-    response = pacer.post(
-        client.chat_postMessage,
-        channel=draft.channel_id,
-        text=text,
-        blocks=blocks,
-        unfurl_links=False,
-        unfurl_media=False,
-        metadata={"event_type": EVENT_TYPE, "event_payload": {"slot_key": slot_key, "paper_id": first.paper.paper_id}},
-    )
-    return dict(response.data) if hasattr(response, "data") else dict(response)
-
-
-def find_posted(client: WebClient, channel_id: str, slot_key: str, since: datetime, pacer: SlackPacer) -> str | None:
-    """The ts of a post of this slot already in the channel (a process died before recording it)."""
-    cursor: str | None = None
-    for _ in range(MAX_HISTORY_PAGES):
-        data = pacer.call(
-            client.conversations_history,
-            channel=channel_id,
-            oldest=f"{since.timestamp() - 60:.6f}",
-            include_all_metadata=True,
-            limit=200,
-            cursor=cursor,
-        )
-        for msg in data.get("messages") or ():
-            meta = msg.get("metadata") or {}
-            if meta.get("event_type") == EVENT_TYPE and (meta.get("event_payload") or {}).get("slot_key") == slot_key:
-                return str(msg["ts"])
-        cursor = (data.get("response_metadata") or {}).get("next_cursor") or None
-        if not data.get("has_more") or cursor is None:
-            return None
-    return None
+def slot_key_of(slot_at: datetime) -> str:
+    return slot_at.astimezone(UTC).isoformat()
 
 
 class LeaseKeeper:
@@ -125,49 +117,43 @@ class LeaseKeeper:
 
 
 @dataclass
-class Worker:
+class SlotWorker:
     """One process's share of the posting: claim, recommend, post, record, schedule the next slot."""
 
     db: Database
-    client_for: ClientFor
-    recommend: Recommend
+    outlet: Outlet
+    chooser: SlotChooser
     clock: Callable[[], datetime] = now_utc
     lease: timedelta = timedelta(minutes=10)
     retry_after: timedelta = timedelta(minutes=5)
     max_backoff: timedelta = timedelta(hours=6)
-    pacer: SlackPacer = field(default_factory=SlackPacer)
     stopping: threading.Event = field(default_factory=threading.Event)
     worker_id: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}")
     renew_every: float | None = None  # seconds between lease renewals (default: a third of the lease)
-    refit: Callable[[datetime], int] | None = None  # relearns the channels' rankings that are due
-    reports: Callable[[datetime], int] | None = None  # posts the monthly reports that are due
-    library: Callable[[datetime], int] | None = None  # sends saved papers to the channels' Zotero libraries
-    digest: RecommendDigest | None = None  # the weekly digest of a channel that chose one
-    personal: Callable[[datetime], int] | None = None  # sends the members' weekly personal picks that are due
+    # what else the tick does when the due slots are served, in order: relearn rankings, reports, Zotero, picks
+    chores: Sequence[Chore] = ()
     # `paperping run` indexes in the background: a slot waits (bounded) while the channel is being indexed
     wait_for_index: bool = False
     embed_model: str = DEFAULT_EMBED_MODEL  # whose vectors count as indexed
 
     def tick(self, max_posts: int = 100) -> int:
-        """Serve due channels until none is left, ``max_posts`` are served, or the process is stopping."""
+        """Serve due channels until none is left, ``max_posts`` are served, or the process is stopping; then
+        the chores."""
         served = 0
         try:
             while served < max_posts and not self.stopping.is_set() and self.serve_one():
                 served += 1
-            if self.refit is not None and not self.stopping.is_set():
-                self.refit(self.clock())
-            if self.reports is not None and not self.stopping.is_set():
-                self.reports(self.clock())
-            if self.library is not None and not self.stopping.is_set():
-                self.library(self.clock())
-            if self.personal is not None and not self.stopping.is_set():
-                self.personal(self.clock())
+            for chore in self.chores:
+                if self.stopping.is_set():
+                    break
+                chore(self.clock())
             self._prune()
         except PaperPingError as exc:  # the database is away: the next tick retries
             log.warning("tick stopped: %s", exc)
         return served
 
     def serve_one(self) -> bool:
+        """Claim one due channel and serve its slot (or put it off); False when none is due."""
         now = self.clock()
         with self.db.connection() as conn:
             due = storage.posts.claim_due_channel(conn, now, now + self.lease)
@@ -179,7 +165,7 @@ class Worker:
             if wait is not None:
                 storage.posts.schedule_next(conn, due.team_id, due.channel_id, wait, keep_slot=True)
                 return True
-            slot_key = due.slot_at.astimezone(UTC).isoformat()
+            slot_key = slot_key_of(due.slot_at)
             rec = storage.posts.open_slot(conn, due.team_id, due.channel_id, slot_key, due.style)
             held = storage.posts.take_slot(conn, rec.id, self.worker_id, now, now + self.lease)
         if not held:
@@ -194,10 +180,10 @@ class Worker:
             keeper.stop()
         return True
 
-    def _indexing(self, conn: Any, due: storage.posts.DueChannel) -> bool:
+    def _indexing(self, conn: psycopg.Connection, due: storage.posts.DueChannel) -> bool:
         """Too little of the channel is indexed yet to post from (``enough_to_post``: all of it, or its newest
         papers while the rest of the history is read)."""
-        reading = history_being_read(conn, due.team_id, due.channel_id)
+        reading = storage.checkpoints.history_being_read(conn, due.team_id, due.channel_id)
         progress = storage.queue.load_index_progress(conn, due.team_id, due.channel_id, self.embed_model)
         return not enough_to_post(progress, reading)
 
@@ -218,7 +204,7 @@ class Worker:
     def _record_failure(
         self, due: storage.posts.DueChannel, rec: storage.posts.SlotRow, now: datetime, exc: Exception, permanent: bool
     ) -> None:
-        slot_key = due.slot_at.astimezone(UTC).isoformat()
+        slot_key = slot_key_of(due.slot_at)
         with self.db.connection() as conn:
             storage.posts.record_failed(conn, rec.id)
             failures = storage.posts.record_channel_failure(
@@ -235,8 +221,8 @@ class Worker:
             log.exception("#%s: post of slot %s failed unexpectedly, retrying in %s", due.channel_id, slot_key, wait)
 
     def _prune(self) -> None:
-        """Forget Slack event ids old enough that Slack no longer retries them, expired OAuth states, and the LLM
-        call counts of hours that limit nothing any more."""
+        """Forget event ids old enough that Slack no longer retries them, expired OAuth states, and the LLM call
+        counts of hours that limit nothing any more."""
         with self.db.connection() as conn:
             storage.slack_events.prune_processed_events(conn, self.clock() - timedelta(days=1))
             storage.installs.prune_oauth_states(conn, datetime.now(UTC))
@@ -250,59 +236,57 @@ class Worker:
         now: datetime,
         keeper: LeaseKeeper,
     ) -> None:
-        client = self.client_for(due.team_id)
         ts = rec.message_ts if rec.status == "posted" else None
         if ts is None and rec.status != "drafted" and rec.created_at < now - timedelta(seconds=1):
             # an earlier attempt may have posted before it died or failed: look before posting again
-            ts = find_posted(client, due.channel_id, slot_key, rec.created_at, self.pacer)
+            ts = self.outlet.find_posted(due.team_id, due.channel_id, slot_key, rec.created_at)
         if ts is None:
-            if due.frequency == DIGEST and self.digest is not None:
-                draft: Draft | Digest | NoPost | None = self.digest(
-                    due.team_id, due.channel_id, now, due.digest_size or DIGEST_DEFAULT
-                )
-            else:
-                draft = self.recommend(due.team_id, due.channel_id, now, due.style)
+            draft = self._choose(due, now)
             if not isinstance(draft, Draft | Digest):
-                self._empty(due, now, draft.reason if draft else "no candidate was found")
+                self._empty(due, now, draft.reason)
                 return
-            first = draft.drafts[0] if isinstance(draft, Digest) else draft
-            with self.db.connection() as conn:
-                drafted = not keeper.lost and storage.posts.record_draft(
-                    conn,
-                    rec.id,
-                    first.paper.paper_id,
-                    first.style,
-                    first.score,
-                    digest_json(draft) if isinstance(draft, Digest) else draft_json(draft),
-                    worker=self.worker_id,
-                    length=due.explanation_length,
-                )
-                sending = drafted and storage.posts.start_sending(
-                    conn, rec.id, self.worker_id, self.clock() + self.lease
-                )
-            if not sending:
+            if not self._start_sending(due, rec, draft, keeper):
                 log.warning("#%s: slot %s was taken over by another worker; not posting", due.channel_id, slot_key)
                 return
-            response = post_draft(client, draft, slot_key, self.pacer)
-            ts = str(response["ts"])
-            self._index_post(draft, response)
+            posted = self.outlet.post(draft, slot_key)
+            ts = posted.ts
+            self._index_post(draft, posted)
         with self.db.connection() as conn:
             storage.posts.record_posted(conn, rec.id, ts, now)
         self._finish(due, now, posted=True)
 
-    def _index_post(self, draft: Draft | Digest, response: dict[str, Any]) -> None:
+    def _choose(self, due: storage.posts.DueChannel, now: datetime) -> Draft | Digest | NoPost:
+        if due.frequency == DIGEST:
+            return self.chooser.digest_for_slot(due.team_id, due.channel_id, now, due.digest_size or DIGEST_DEFAULT)
+        return self.chooser.draft_for_slot(due.team_id, due.channel_id, now, due.style)
+
+    def _start_sending(
+        self, due: storage.posts.DueChannel, rec: storage.posts.SlotRow, draft: Draft | Digest, keeper: LeaseKeeper
+    ) -> bool:
+        """Record the draft and move the slot to sending, unless another worker took it over meanwhile."""
+        first = draft.drafts[0] if isinstance(draft, Digest) else draft
+        with self.db.connection() as conn:
+            drafted = not keeper.lost and storage.posts.record_draft(
+                conn,
+                rec.id,
+                first.paper.paper_id,
+                first.style,
+                first.score,
+                digest_json(draft) if isinstance(draft, Digest) else draft_json(draft),
+                worker=self.worker_id,
+                length=due.explanation_length,
+            )
+            return drafted and storage.posts.start_sending(conn, rec.id, self.worker_id, self.clock() + self.lease)
+
+    def _index_post(self, draft: Draft | Digest, posted: Posted) -> None:
         """Store PaperPing's own post, linked to its papers, so reactions and replies to it feed back."""
-        raw = dict(response.get("message") or {})
-        raw.setdefault("ts", response["ts"])
-        raw.setdefault("type", "message")
-        message = message_from_slack(raw, draft.team_id, draft.channel_id)
-        if message is None:
+        if posted.message is None:
             return
         with self.db.connection() as conn:
             if isinstance(draft, Digest):
-                record_own_digest(conn, message, [d.paper for d in draft.drafts])
+                record_own_digest(conn, posted.message, [d.paper for d in draft.drafts])
             else:
-                record_own_post(conn, message, draft.paper)
+                record_own_post(conn, posted.message, draft.paper)
 
     def _empty(self, due: storage.posts.DueChannel, now: datetime, reason: str) -> None:
         """Nothing to post: keep why, and try the same slot again within hours (backing off, capped)."""
@@ -321,6 +305,8 @@ class Worker:
         log.warning("#%s: nothing to post (%s); trying again at %s", due.channel_id, reason, f"{again:%a %H:%M} UTC")
 
     def _finish(self, due: storage.posts.DueChannel, now: datetime, *, posted: bool) -> None:
+        """Read how the channel received the posts before this one, step down when it stopped answering, and
+        schedule the next slot."""
         frequency = due.frequency
         with self.db.connection() as conn:
             if posted:

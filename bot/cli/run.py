@@ -17,73 +17,60 @@ from typing import Any
 from apscheduler.schedulers.background import BackgroundScheduler
 from slack_sdk import WebClient
 
-from bot.app import build_app, check_token_keys, token_cipher, token_for
-from bot.context import AppContext
-from bot.http_front import HttpFront
-from bot.members import refresh_stale_lists
-from bot.pacing import SlackPacer
-from bot.personal import send_due_picks
-from bot.reports import post_due_reports
-from bot.scheduler import Recommend, RecommendDigest, Worker
-from bot.threads import reply_to_shares
+from bot.app import build_app
+from bot.app_context import AppContext
+from bot.delivery.picks_dm import send_due_picks
+from bot.delivery.report_upload import post_due_reports
+from bot.delivery.slot_posts import ClientFor, SlackOutlet
+from bot.delivery.thread_replies import reply_to_shares
+from bot.slack.http_front import HttpFront
+from bot.slack.installation_store import check_token_keys, token_cipher, token_for
+from bot.slack.members import refresh_stale_lists
+from bot.slack.pacer import SlackPacer
+from socialrag.cli.subcommand import OpenDatabase, Subcommand
 from socialrag.config import Settings
 from socialrag.db import Database
 from socialrag.errors import ConfigError
 from socialrag.knowledge import DatabasePace, Indexer, open_sources
-from socialrag.models import Digest, Draft, NoPost, Style
 from socialrag.reading.zotero import push_due
-from socialrag.recommender import Recommender
+from socialrag.recommender import Recommender, SlotWorker
 
 log = logging.getLogger(__name__)
 
 
-def make_recommend(recommender: Recommender) -> Recommend:
-    """The scheduler's view of the process's recommender: the draft for one channel's slot."""
-
-    def recommend(team_id: str, channel_id: str, now: datetime, style: Style | None) -> Draft | NoPost:
-        found = recommender.recommend(team_id, channel_id, at=now, style=style)
-        return found.draft or NoPost(found.empty_reason or "no candidate was found")
-
-    return recommend
-
-
-def make_digest(recommender: Recommender) -> RecommendDigest:
-    """The scheduler's view of a digest channel's slot: the week's papers, or why there are none."""
-
-    def digest(team_id: str, channel_id: str, now: datetime, size: int) -> Digest | NoPost:
-        made = recommender.recommend_digest(team_id, channel_id, size, at=now)
-        return made if isinstance(made, Digest) else NoPost(made)
-
-    return digest
-
-
-def build_worker(settings: Settings, db: Database, recommender: Recommender, pacer: SlackPacer) -> Worker:
-    def client_for(team_id: str) -> WebClient:
-        # no retry handlers: slack_sdk would resend chat.postMessage after a dropped connection, and the first
-        # may have arrived; the worker looks the slot up in the channel's history before posting again
-        token = token_for(settings, db, team_id)
-        return WebClient(token=token, base_url=settings.slack_api_url, retry_handlers=[])
-
-    def reports(now: datetime) -> int:
-        return post_due_reports(db, pacer, client_for, now)
-
-    return Worker(
+def build_worker(settings: Settings, db: Database, recommender: Recommender, pacer: SlackPacer) -> SlotWorker:
+    """This process's share of the posting: the core's slot worker, posting through Slack, with the chores of
+    its tick (relearn the channels' rankings, post the monthly reports, send saved papers to Zotero, send the
+    weekly personal picks)."""
+    outlet = SlackOutlet(client_for(settings, db), pacer)
+    return SlotWorker(
         db,
-        client_for,
-        make_recommend(recommender),
-        pacer=pacer,
-        refit=recommender.refit_due,
-        reports=reports,
-        library=lambda now: push_due(db, settings, now),
-        digest=make_digest(recommender),
-        personal=lambda now: send_due_picks(db, recommender, pacer, client_for, now),
+        outlet,
+        recommender,
+        chores=(
+            recommender.refit_due,
+            lambda now: post_due_reports(db, pacer, outlet.client_for, now),
+            lambda now: push_due(db, settings, now),
+            lambda now: send_due_picks(db, recommender, pacer, outlet.client_for, now),
+        ),
         wait_for_index=True,
         embed_model=settings.embed_model,
     )
 
 
+def client_for(settings: Settings, db: Database) -> ClientFor:
+    """Each workspace's Web API client."""
+
+    def client(team_id: str) -> WebClient:
+        # no retry handlers: slack_sdk would resend chat.postMessage after a dropped connection, and the first
+        # may have arrived; the worker looks the slot up in the channel's history before posting again
+        return WebClient(token=token_for(settings, db, team_id), base_url=settings.slack_api_url, retry_handlers=[])
+
+    return client
+
+
 INDEX_SECONDS = 5.0  # how often a process looks for papers to index (a new share is indexed within seconds)
-MEMBERS_HOURS = 1.0  # how often member lists older than a day are read again (``bot.members``)
+MEMBERS_HOURS = 1.0  # how often member lists older than a day are read again (``bot.slack.members``)
 CITATIONS_HOURS = 1.0  # how often it fills citing sentences and citing papers (slow: a request a paper)
 
 
@@ -93,7 +80,7 @@ def build_indexer(settings: Settings, db: Database, recommender: Recommender) ->
 
 
 def start_scheduler(
-    worker: Worker,
+    worker: SlotWorker,
     seconds: float,
     indexer: Indexer | None = None,
     replies: Callable[[], int] | None = None,
@@ -132,14 +119,15 @@ def cmd_run(args: argparse.Namespace, settings: Settings, db: Database) -> int:
     ctx.recommender = recommender
     worker = build_worker(settings, db, recommender, ctx.pacer)
     indexer = build_indexer(settings, db, recommender)
-    ctx.channels.resume_backfills(worker.client_for)
+    clients = client_for(settings, db)
+    ctx.channels.resume_backfills(clients)
     model, scoring, window = recommender.embedder.model_name, recommender.scoring(), settings.signal_window_days
 
     def replies() -> int:
-        return reply_to_shares(db, model, ctx.pacer, worker.client_for, window_days=window, scoring=scoring)
+        return reply_to_shares(db, model, ctx.pacer, clients, window_days=window, scoring=scoring)
 
     def members() -> int:
-        return refresh_stale_lists(db, ctx.pacer.call, worker.client_for, datetime.now(UTC))
+        return refresh_stale_lists(db, ctx.pacer.call, clients, datetime.now(UTC))
 
     scheduler = start_scheduler(worker, settings.tick_seconds, indexer, replies, members)
     ctx.wake.scheduler = lambda: scheduler.modify_job("tick", next_run_time=datetime.now(UTC))
@@ -177,3 +165,16 @@ def cmd_run(args: argparse.Namespace, settings: Settings, db: Database) -> int:
         recommender.close()
     print("PaperPing stopped", flush=True)
     return 0
+
+
+def run_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--http", action="store_true", help="serve HTTP at /slack/events instead of Socket Mode")
+    parser.add_argument("--port", type=int, default=3000, help="HTTP port (default 3000)")
+
+
+def run(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase) -> int:
+    """``paperping run``: the Slack app and this process's share of the scheduled posts."""
+    return cmd_run(args, settings, open_db())
+
+
+RUN = Subcommand("run", "run the Slack app and post on schedule", run_arguments, run)

@@ -1,5 +1,5 @@
-"""The subcommands that work with Slack: ``run`` (the service), ``import-export`` (a workspace export) and
-``backfill`` (a channel's history through the Web API)."""
+"""The subcommands that bring a Slack history in: ``import-export`` (a workspace export) and ``backfill`` (a
+channel's history through the Web API)."""
 
 from __future__ import annotations
 
@@ -8,19 +8,12 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
+from slack_sdk import WebClient
+
+from socialrag import storage
 from socialrag.cli.subcommand import OpenDatabase, Subcommand, add_index_flags, run_indexing
 from socialrag.config import Settings
-
-
-def run_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--http", action="store_true", help="serve HTTP at /slack/events instead of Socket Mode")
-    parser.add_argument("--port", type=int, default=3000, help="HTTP port (default 3000)")
-
-
-def run(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase) -> int:
-    from bot.run import cmd_run
-
-    return cmd_run(args, settings, open_db())
+from socialrag.errors import ConfigError, InputError
 
 
 def import_arguments(parser: argparse.ArgumentParser) -> None:
@@ -34,7 +27,7 @@ def import_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def import_export(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase) -> int:
-    from bot.export import import_export as read_export
+    from bot.slack.workspace_export import import_export as read_export
 
     db = open_db()
 
@@ -70,11 +63,34 @@ def backfill_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def backfill(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase) -> int:
-    from bot.backfill import cmd_backfill
+    """``paperping backfill CHANNEL``: needs ``SLACK_BOT_TOKEN``; ``SLACK_API_URL`` may point elsewhere."""
+    from bot.slack.backfill import backfill_channel
 
-    return cmd_backfill(args, settings, open_db())
+    db = open_db()
+    if settings.offline:
+        raise ConfigError("PAPERPING_OFFLINE=1 forbids network calls; a backfill needs the Slack Web API")
+    if not settings.slack_bot_token:
+        raise ConfigError("SLACK_BOT_TOKEN is not set: a backfill reads the channel with the bot's token")
+    channel_id = args.channel.lstrip("#")
+    if not channel_id.startswith(("C", "G")) or not channel_id.isupper():
+        with db.connection() as conn:
+            found = storage.workspaces.find_channels(conn, channel_id)
+        if not found:
+            raise InputError(f"give the channel id (C...) for {args.channel}: it is not stored under that name yet")
+        channel_id = found[0][1]
+    client = WebClient(
+        token=settings.slack_bot_token, base_url=settings.slack_api_url, timeout=int(settings.http_timeout)
+    )
+    report = backfill_channel(db, client, channel_id, restart=args.restart)
+    s = report.stats
+    resumed = " (resumed from a checkpoint)" if report.resumed else ""
+    print(
+        f"#{report.channel.name}: {report.pages} pages, {report.threads} threads{resumed}; stored "
+        f"{s.messages} messages with paper links, {s.replies} replies, {s.reactions} reactions"
+    )
+    run_indexing(args, settings, db)
+    return 0
 
 
-RUN = Subcommand("run", "run the Slack app and post on schedule", run_arguments, run)
 IMPORT_EXPORT = Subcommand("import-export", "import a Slack workspace export (zip)", import_arguments, import_export)
 BACKFILL = Subcommand("backfill", "import a channel's history through the Slack Web API", backfill_arguments, backfill)

@@ -1,0 +1,78 @@
+"""The Slack side of a scheduled post (the slot's life itself is ``socialrag.recommender.serve.slots``): send a
+draft or a digest as Block Kit with a plain-text fallback and the slot in the message metadata, and find a
+slot's post already in the channel when a process died before recording it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from slack_sdk import WebClient
+
+from bot.slack.pacer import SlackPacer
+from bot.slack.payloads import message_from_slack
+from bot.views.post_blocks import build_blocks, build_digest_blocks, build_digest_text, build_fallback_text
+from socialrag.models import Digest, Draft
+from socialrag.recommender import Posted
+
+EVENT_TYPE = "paperping_recommendation"
+MAX_HISTORY_PAGES = 20  # a busy channel's messages since the slot opened, 200 a page
+ClientFor = Callable[[str], WebClient]
+
+
+def post_draft(client: WebClient, draft: Draft | Digest, slot_key: str, pacer: SlackPacer) -> dict[str, Any]:
+    """chat.postMessage with Block Kit, a plain-text fallback and the slot in the message metadata."""
+    if isinstance(draft, Digest):
+        first, text, blocks = draft.drafts[0], build_digest_text(draft), build_digest_blocks(draft)
+    else:
+        first, text, blocks = draft, build_fallback_text(draft), build_blocks(draft)
+    response = pacer.post(
+        client.chat_postMessage,
+        channel=draft.channel_id,
+        text=text,
+        blocks=blocks,
+        unfurl_links=False,
+        unfurl_media=False,
+        metadata={"event_type": EVENT_TYPE, "event_payload": {"slot_key": slot_key, "paper_id": first.paper.paper_id}},
+    )
+    return dict(response.data) if hasattr(response, "data") else dict(response)
+
+
+def find_posted(client: WebClient, channel_id: str, slot_key: str, since: datetime, pacer: SlackPacer) -> str | None:
+    """The ts of a post of this slot already in the channel (a process died before recording it)."""
+    cursor: str | None = None
+    for _ in range(MAX_HISTORY_PAGES):
+        data = pacer.call(
+            client.conversations_history,
+            channel=channel_id,
+            oldest=f"{since.timestamp() - 60:.6f}",
+            include_all_metadata=True,
+            limit=200,
+            cursor=cursor,
+        )
+        for msg in data.get("messages") or ():
+            meta = msg.get("metadata") or {}
+            if meta.get("event_type") == EVENT_TYPE and (meta.get("event_payload") or {}).get("slot_key") == slot_key:
+                return str(msg["ts"])
+        cursor = (data.get("response_metadata") or {}).get("next_cursor") or None
+        if not data.get("has_more") or cursor is None:
+            return None
+    return None
+
+
+class SlackOutlet:
+    """A slot's outlet in Slack: each workspace's client (``client_for``), every call at Slack's pace."""
+
+    def __init__(self, client_for: ClientFor, pacer: SlackPacer) -> None:
+        self.client_for, self.pacer = client_for, pacer
+
+    def post(self, draft: Draft | Digest, slot_key: str) -> Posted:
+        response = post_draft(self.client_for(draft.team_id), draft, slot_key, self.pacer)
+        raw = dict(response.get("message") or {})
+        raw.setdefault("ts", response["ts"])
+        raw.setdefault("type", "message")
+        return Posted(str(response["ts"]), message_from_slack(raw, draft.team_id, draft.channel_id))
+
+    def find_posted(self, team_id: str, channel_id: str, slot_key: str, since: datetime) -> str | None:
+        return find_posted(self.client_for(team_id), channel_id, slot_key, since, self.pacer)

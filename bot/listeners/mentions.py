@@ -1,0 +1,97 @@
+"""A member mentions PaperPing (``app_mention``): in a paper's thread, a question answered there from the paper's
+abstract (an LLM call counted against the member's and the channel's hourly caps); elsewhere, a hint. The answer
+is worked out off bolt's listener pool; a resent copy of the event is dropped."""
+
+from __future__ import annotations
+
+import logging
+import re
+from datetime import UTC, datetime
+from typing import Any
+
+from slack_bolt import Ack, App
+from slack_sdk import WebClient
+
+from bot.app_context import AppContext
+from bot.slack.dedupe import mark_handled
+from bot.views.post_blocks import mrkdwn
+from bot.views.replies import answer_blocks
+from socialrag import storage
+from socialrag.recommender import Answer, answer_question
+
+log = logging.getLogger(__name__)
+
+MENTION = re.compile(r"<@[A-Z0-9]+(?:\|[^>]*)?>")
+
+
+def llm_budget(ctx: AppContext, team: str, channel: str, user: str) -> str | None:
+    """Count one LLM call for a member's question; a sentence when their hour's or the channel's cap is reached."""
+    settings = ctx.settings
+    with ctx.db.connection() as conn:
+        reached = storage.usage.take_llm_call(
+            conn,
+            team,
+            channel,
+            user,
+            datetime.now(UTC),
+            per_member=settings.llm_per_member_hour,
+            per_channel=settings.llm_per_channel_hour,
+        )
+    if reached == "member":
+        return f"I make at most {settings.llm_per_member_hour} language-model calls an hour for one member's questions"
+    if reached == "channel":
+        return (
+            f"I make at most {settings.llm_per_channel_hour} language-model calls an hour for this channel's questions"
+        )
+    return None
+
+
+def handle_mention(ctx: AppContext, client: WebClient, body: dict[str, Any], event: dict[str, Any]) -> None:
+    """A member mentioned PaperPing: in a paper's thread, a question to answer there; elsewhere, a hint."""
+    team = ctx.slack.channel_team(str(body.get("team_id") or event.get("team") or ""), str(event.get("channel")))
+    channel, ts = str(event.get("channel") or ""), str(event.get("ts") or "")
+    thread = str(event.get("thread_ts") or "")
+    question = MENTION.sub(" ", str(event.get("text") or "")).strip()
+    if event.get("bot_id") or not channel or not ts:
+        return
+    answer: Answer | str = "no paper"
+    if thread:
+        recommender = ctx.recommender
+        llm = recommender.llm_for(team, channel) if recommender is not None else None
+        asker = str(event.get("user") or "")
+        llm = llm.with_budget(lambda: llm_budget(ctx, team, channel, asker)) if llm is not None else None
+        model = recommender.embedder.model_name if recommender is not None else ctx.settings.embed_model
+        with ctx.db.connection() as conn:
+            answer = answer_question(conn, model, team, channel, thread, question, llm, datetime.now(UTC))
+    if isinstance(answer, str):
+        text = "Mention me with a question in the thread of a shared paper or of my posts, and I'll answer there."
+    else:
+        text = answer_blocks(answer)
+    ctx.pacer.post(
+        client.chat_postMessage,
+        channel=channel,
+        thread_ts=thread or ts,
+        text=text,
+        blocks=[{"type": "section", "text": mrkdwn(text)}],
+        unfurl_links=False,
+        unfurl_media=False,
+    )
+
+
+def register(app: App, ctx: AppContext) -> None:
+    def ack_and_note(ack: Ack, body: dict[str, Any]) -> None:
+        ack()
+        with ctx.db.connection() as conn:
+            mark_handled(conn, body)  # a resent copy is dropped: one answer per question
+
+    def answer(client: WebClient, body: dict[str, Any], event: dict[str, Any]) -> None:
+        def work() -> None:
+            try:
+                handle_mention(ctx, client, body, event)
+            except Exception:  # the member gets no half answer; the failure is logged for the admin
+                log.exception("answering a mention failed")
+
+        if not ctx.slow.submit(work):  # an answer may take an LLM's seconds: off bolt's listener pool
+            log.warning("too many slow requests; a mention in %s is not answered", event.get("channel"))
+
+    app.event("app_mention")(ack=ack_and_note, lazy=[answer])
