@@ -152,7 +152,7 @@ def measure(db: object, samples: int, channels: int) -> None:
     from socialrag.recommender.rank.refit import refit_channel
     from socialrag.recommender.retrieve.candidates import CandidateQuery, CatalogSource
     from socialrag.recommender.retrieve.signals import SignalInput, compute_signals
-    from socialrag.recommender.serve.pipeline import RecommendConfig, load_relations, recommend
+    from socialrag.recommender.serve.pipeline import ChannelRequest, RecommendConfig, load_relations, recommend
     from socialrag.storage.context_rows import load_paper_infos
     from socialrag.storage.embeddings import load_vectors
 
@@ -172,11 +172,11 @@ def measure(db: object, samples: int, channels: int) -> None:
             fitted.append(model.learnt)
         conn.commit()
         for c in picks[:3]:  # warm the caches
-            recommend(conn, f"T{1 + c % 10}", f"C{c}", AS_OF, [CatalogSource()], config)
+            recommend(conn, ChannelRequest(f"T{1 + c % 10}", f"C{c}", AS_OF, [CatalogSource()], config))
         for c in picks:
             team, channel = f"T{1 + c % 10}", f"C{c}"
             t = time.perf_counter()
-            rec = recommend(conn, team, channel, AS_OF, [CatalogSource()], config)
+            rec = recommend(conn, ChannelRequest(team, channel, AS_OF, [CatalogSource()], config))
             rec_ms.append((time.perf_counter() - t) * 1000)
             if not rec.candidates or rec.context is None:
                 continue

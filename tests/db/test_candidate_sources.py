@@ -19,7 +19,7 @@ from socialrag.models import Paper
 from socialrag.recommender.rank.engagement import ScoringConfig, channel_weights
 from socialrag.recommender.retrieve.candidates import ArxivNew, CandidateQuery, SemanticScholarRecommendations
 from socialrag.recommender.retrieve.context import load_channel_context
-from socialrag.recommender.serve.pipeline import RecommendConfig, recommend
+from socialrag.recommender.serve.pipeline import ChannelRequest, RecommendConfig, recommend
 from tests.support.labbase import AS_OF, SHARED, CachedEmbedder, build_lab
 
 pytestmark = pytest.mark.slow
@@ -93,7 +93,7 @@ def test_semantic_scholar_recommendations(db: Database, lab: dict[str, Any]) -> 
     conn, q = query(db)
     try:
         ids = source.fetch_candidates(conn, q)
-        rec = recommend(conn, "T0LAB", "C1", AS_OF, [source], RecommendConfig(model=MODEL))
+        rec = recommend(conn, ChannelRequest("T0LAB", "C1", AS_OF, [source], RecommendConfig(model=MODEL)))
         conn.commit()
     finally:
         conn.close()

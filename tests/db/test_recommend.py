@@ -33,7 +33,7 @@ from socialrag.recommender.rank.engagement import ScoringConfig, channel_weights
 from socialrag.recommender.retrieve.candidates import CandidateQuery, CatalogSource
 from socialrag.recommender.retrieve.context import load_channel_context
 from socialrag.recommender.retrieve.signals import SignalInput, compute_signals
-from socialrag.recommender.serve.pipeline import RecommendConfig, load_relations, recommend
+from socialrag.recommender.serve.pipeline import ChannelRequest, RecommendConfig, load_relations, recommend
 from socialrag.storage.context_rows import load_paper_infos
 from socialrag.storage.embeddings import load_vectors
 from tests.support.labbase import AS_OF, CITING, CITING_SENTENCE, SHARED, CachedEmbedder, build_lab
@@ -145,7 +145,9 @@ def test_recommend_excludes_shared_papers_under_other_identities(db: Database, l
             conn,
             [Paper(ids={"acl": SHARED["tabert"], "arxiv": "2005.08314"}, source="semanticscholar", title="TaBERT")],
         )
-        rec = recommend(conn, "T0LAB", "C1", AS_OF, [CatalogSource()], RecommendConfig(model=MODEL, top=50))
+        rec = recommend(
+            conn, ChannelRequest("T0LAB", "C1", AS_OF, [CatalogSource()], RecommendConfig(model=MODEL, top=50))
+        )
         shared = set(
             conn.execute(
                 """SELECT DISTINCT mp.paper_id FROM message_papers mp JOIN messages m
@@ -165,14 +167,14 @@ def test_recommend_excludes_shared_papers_under_other_identities(db: Database, l
 
 def test_recommended_papers_are_not_recommended_again(db: Database, lab: dict[str, Any]) -> None:
     with db.connection() as conn:
-        first = recommend(conn, "T0LAB", "C1", AS_OF, [CatalogSource()], RecommendConfig(model=MODEL))
+        first = recommend(conn, ChannelRequest("T0LAB", "C1", AS_OF, [CatalogSource()], RecommendConfig(model=MODEL)))
         assert first.draft is not None
         conn.execute(
             """INSERT INTO recommendations (team_id, channel_id, slot_key, paper_id, style, created_at)
                         VALUES ('T0LAB', 'C1', 'test', %s, 'tldr', %s)""",
             (first.draft.paper.paper_id, AS_OF - timedelta(days=1)),
         )
-        second = recommend(conn, "T0LAB", "C1", AS_OF, [CatalogSource()], RecommendConfig(model=MODEL))
+        second = recommend(conn, ChannelRequest("T0LAB", "C1", AS_OF, [CatalogSource()], RecommendConfig(model=MODEL)))
     assert second.draft is not None and second.draft.paper.paper_id != first.draft.paper.paper_id
 
 
@@ -183,9 +185,11 @@ def test_as_of_replay_uses_only_the_past(db: Database, lab: dict[str, Any]) -> N
         after = load_channel_context(conn, "T0LAB", "C1", AS_OF + timedelta(days=60), MODEL)
         early = load_channel_context(conn, "T0LAB", "C1", AS_OF - timedelta(days=70), MODEL)
         windowed = recommend(
-            conn, "T0LAB", "C1", AS_OF, [CatalogSource()], RecommendConfig(model=MODEL, window_days=30)
+            conn, ChannelRequest("T0LAB", "C1", AS_OF, [CatalogSource()], RecommendConfig(model=MODEL, window_days=30))
         )
-        wide = recommend(conn, "T0LAB", "C1", AS_OF, [CatalogSource()], RecommendConfig(model=MODEL, window_days=365))
+        wide = recommend(
+            conn, ChannelRequest("T0LAB", "C1", AS_OF, [CatalogSource()], RecommendConfig(model=MODEL, window_days=365))
+        )
     assert later not in before.papers and later in after.papers
     assert set(early.papers) == {lab["ids"][SHARED["weight"]]}
     assert windowed.candidates == [], "no catalog paper was published in the 30 days before"
@@ -194,7 +198,11 @@ def test_as_of_replay_uses_only_the_past(db: Database, lab: dict[str, Any]) -> N
 
 def render_for(db: Database, lab: dict[str, Any], style: str, **kw: Any) -> Any:
     with db.connection() as conn:
-        return recommend(conn, "T0LAB", "C1", AS_OF, [CatalogSource()], RecommendConfig(model=MODEL, style=style), **kw)  # type: ignore[arg-type]
+        return recommend(
+            conn,
+            ChannelRequest("T0LAB", "C1", AS_OF, [CatalogSource()], RecommendConfig(model=MODEL, style=style)),
+            **kw,
+        )  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("style", ["tldr", "template", "template+tldr"])

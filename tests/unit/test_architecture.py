@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -285,3 +286,35 @@ def test_benchmarks_do_not_edit_the_import_path() -> None:
     """``python -m bench.NAME`` from the repository root finds every package; no script edits ``sys.path``."""
     offenders = [p.name for p in sorted((ROOT / "bench").glob("*.py")) if "sys.path" in p.read_text(encoding="utf-8")]
     assert offenders == []
+
+
+def test_no_two_modules_share_a_file_name() -> None:
+    """Each name says its job once: no ``index.py`` beside ``indexer.py``'s twin, no three ``threads.py``."""
+    seen: dict[str, list[str]] = {}
+    for path in _code_files():
+        if path.name not in ("__init__.py", "__main__.py"):
+            seen.setdefault(path.name, []).append(str(path.relative_to(ROOT)))
+    assert {name: paths for name, paths in seen.items() if len(paths) > 1} == {}
+
+
+BOLT_REGISTRATION = re.compile(r"\bapp\.(event|command|action|shortcut|view|message|options|use|error|middleware)\(")
+
+
+def test_bolt_registrations_live_under_listeners_only() -> None:
+    offenders = []
+    for path in sorted((ROOT / "bot").rglob("*.py")):
+        rel = path.relative_to(ROOT).as_posix()
+        if rel.startswith("bot/listeners/"):
+            continue
+        text = path.read_text(encoding="utf-8")
+        if BOLT_REGISTRATION.search(text) or re.search(r"^def register\(", text, re.M):
+            offenders.append(rel)
+    assert offenders == []
+
+
+def test_the_slack_side_of_a_slot_only_sends() -> None:
+    """A slot's life (claim, wait, record, step down) is the core's; its Slack side makes no storage call."""
+    path = ROOT / "bot" / "delivery" / "slot_posts.py"
+    text = path.read_text(encoding="utf-8")
+    assert not any(name.startswith("socialrag.storage") for name in _imports(path))
+    assert "storage." not in text and "import storage" not in text

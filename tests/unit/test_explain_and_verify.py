@@ -78,7 +78,7 @@ def test_each_signal_kind_as_a_sentence(signal: SocialSignal, sentence: str) -> 
         (RelatedToEarlierPaper("X", "cited_by", 0.4, sharer="U2"), "X, shared by {@U2}, cites this paper."),
         (
             RelatedToEarlierPaper("X", "shared_authors", 0.4, shared_authors=("A", "B", "C")),
-            "A, B and others also wrote X.",
+            "X shares authors with it (A, B and others).",
         ),
         (
             RelatedToEarlierPaper("X", "similar", 0.8, posted_by_paperping=True),
@@ -97,7 +97,7 @@ def test_the_relations_of_h5(fact: RelatedToEarlierPaper, ending: str) -> None:
         (EarlierPaperByMember("U1", "TaBERT", "cited_by"), "TaBERT, written by {@U1}, cites this paper."),
         (
             EarlierPaperByMember("U1", "TaBERT", "shared_authors", ("Pengcheng Yin", "Graham Neubig")),
-            "{@U1} wrote TaBERT, which shares authors with it (Pengcheng Yin, Graham Neubig).",
+            "TaBERT, written by {@U1}, shares authors with it (Pengcheng Yin, Graham Neubig).",
         ),
         (EarlierPaperByMember("U1", "TaBERT", "similar"), "It is close in topic to TaBERT, written by {@U1}."),
     ],

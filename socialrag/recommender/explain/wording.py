@@ -17,6 +17,7 @@ from socialrag.models import (
     MemberIsAuthor,
     MemberMayCare,
     RelatedToEarlierPaper,
+    Relation,
     SharedAffiliation,
     SocialSignal,
     VenueEngagedWith,
@@ -78,21 +79,34 @@ def _plain(phrase: str) -> str:
 
 
 def _render_h5(f: RelatedToEarlierPaper, b: Callable[[str], str] = _plain) -> str:
-    title = as_data(f.paper_title)
     who = f", shared by {member_token(f.sharer)}" if f.sharer else ""
     if f.posted_by_paperping:
         who = ", recommended here earlier"
-    if f.relation == "cites":
-        if f.context:
-            quote = _clip(as_data(f.context), 140)
+    return _relation_sentence(f.relation, as_data(f.paper_title), who, b, f.shared_authors, f.context)
+
+
+def _relation_sentence(
+    relation: Relation,
+    title: str,
+    who: str,
+    b: Callable[[str], str],
+    authors: Sequence[str],
+    context: str | None = None,
+) -> str:
+    """How the candidate relates to an earlier paper of the channel (its ``title``, and ``who`` brought it: ", shared
+    by ..." or ""), one wording for h5 and h7; ``context``: the sentence with which the candidate cites it."""
+    subject, pause = f"{title}{who}", "," if who else ""
+    if relation == "cites":
+        if context:
+            quote = _clip(as_data(context), 140)
             end = "" if quote[-1] in ".!?…" else "."
-            return f'It {b("cites")} {title}{who}: "{quote}"{end}'
-        return f"It {b('cites')} {title}{who}."
-    if f.relation == "cited_by":
-        return f"{title}{who}, {b('cites this paper')}."
-    if f.relation == "shared_authors":
-        return f"{_some_names(f.shared_authors)} {b('also wrote')} {title}{who}."
-    return f"It is {b('close in topic')} to {title}{who}."
+            return f'It {b("cites")} {subject}: "{quote}"{end}'
+        return f"It {b('cites')} {subject}."
+    if relation == "cited_by":
+        return f"{subject}{pause} {b('cites this paper')}."
+    if relation == "shared_authors" and authors:
+        return f"{subject}{pause} {b('shares authors')} with it ({_some_names(authors)})."
+    return f"It is {b('close in topic')} to {subject}."
 
 
 def _some_names(authors: Sequence[str]) -> str:
@@ -106,13 +120,7 @@ def _render_h7(f: EarlierPaperByMember, b: Callable[[str], str], *, relation_sai
     title, member = as_data(f.paper_title), member_token(f.member)
     if relation_said:
         return f"{title} was {b('written by')} {member}."
-    if f.relation == "cites":
-        return f"It {b('cites')} {title}, written by {member}."
-    if f.relation == "cited_by":
-        return f"{title}, written by {member}, {b('cites this paper')}."
-    if f.relation == "shared_authors" and f.shared_authors:
-        return f"{member} wrote {title}, which {b('shares authors')} with it ({_some_names(f.shared_authors)})."
-    return f"It is {b('close in topic')} to {title}, written by {member}."
+    return _relation_sentence(f.relation, title, f", written by {member}", b, f.shared_authors)
 
 
 def _render_h6(f: EarlierReception) -> str:

@@ -8,9 +8,7 @@ is skipped while others have a hook. Each line is one or two hooks (``HOOKS``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import replace
-from datetime import datetime
 
 import psycopg
 
@@ -26,8 +24,7 @@ from socialrag.models import (
 )
 from socialrag.recommender.explain.generate import build_draft
 from socialrag.recommender.rank.engagement import select_signals
-from socialrag.recommender.retrieve.candidates import CandidateSource
-from socialrag.recommender.serve.pipeline import RecommendConfig, empty, paper_signals, rank_channel
+from socialrag.recommender.serve.pipeline import ChannelRequest, empty, paper_signals, rank_channel
 
 # what a line may hang a paper on: the group's earlier thread, its authors and venues, a member who wrote it
 # (who may care, and how an earlier thread was received, are for single posts: five of them would crowd a digest)
@@ -49,18 +46,11 @@ def hook_key(signal: SocialSignal) -> tuple[str, object]:
     return ("thread", signal.related_paper_id)
 
 
-def recommend_digest(
-    conn: psycopg.Connection,
-    team_id: str,
-    channel_id: str,
-    as_of: datetime,
-    sources: Sequence[CandidateSource],
-    config: RecommendConfig,
-    size: int,
-) -> Digest | str:
+def recommend_digest(conn: psycopg.Connection, request: ChannelRequest, size: int) -> Digest | str:
     """The digest of ``size`` papers, or why there is none (a sentence members can act on). Its lines are
     written from the signals alone (the template), verified like posts."""
-    r = rank_channel(conn, team_id, channel_id, as_of, sources, config, identified=size * LOOK_AT)
+    r = rank_channel(conn, request, identified=size * LOOK_AT)
+    config = request.config
     if not r.ranked:
         return empty(r, config).empty_reason or "no candidate was found"
     used: set[tuple[str, object]] = set()
@@ -83,7 +73,7 @@ def recommend_digest(
             continue
         used.update(hook_key(s) for s in chosen)
         for uid in draft.mentions:  # notified once: later lines of this digest name them
-            r.ctx.last_mentioned[uid] = as_of
+            r.ctx.last_mentioned[uid] = request.as_of
         hooked.append(draft)
     drafts = (hooked + bare)[:size]
-    return Digest(team_id, channel_id, tuple(drafts))
+    return Digest(request.team_id, request.channel_id, tuple(drafts))

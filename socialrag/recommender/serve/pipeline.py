@@ -53,6 +53,18 @@ class RecommendConfig:
     generate: GenerateConfig = field(default_factory=GenerateConfig)
 
 
+@dataclass(frozen=True)
+class ChannelRequest:
+    """One channel's recommendation asked for at one moment: where, as of when, from which candidate sources,
+    and how (``RecommendConfig``)."""
+
+    team_id: str
+    channel_id: str
+    as_of: datetime
+    sources: Sequence[CandidateSource]
+    config: RecommendConfig
+
+
 @dataclass
 class Recommendation:
     candidates: list[Candidate]
@@ -184,17 +196,9 @@ class Ranked:
     sources: list[str]
 
 
-def rank_channel(
-    conn: psycopg.Connection,
-    team_id: str,
-    channel_id: str,
-    as_of: datetime,
-    sources: Sequence[CandidateSource],
-    config: RecommendConfig,
-    *,
-    identified: int = 0,
-) -> Ranked:
+def rank_channel(conn: psycopg.Connection, request: ChannelRequest, *, identified: int = 0) -> Ranked:
     """The channel's context, its candidates ranked (the first ``identified`` with their identifiers)."""
+    team_id, channel_id, as_of, config = request.team_id, request.channel_id, request.as_of, request.config
     ctx = load_channel_context(conn, team_id, channel_id, as_of, config.model)
     bots = frozenset(uid for uid, m in ctx.members.items() if m.is_bot)
     weights = channel_weights(ctx.papers, as_of, config.scoring, ctx.emoji_overrides, bots)
@@ -213,7 +217,7 @@ def rank_channel(
         focus_words=config.focus_words,
         exclude=config.focus_papers,
     )
-    found = gather_candidates(conn, sources, query)
+    found = gather_candidates(conn, request.sources, query)
     infos = load_paper_infos(conn, list(found), as_of)
     vectors = load_vectors(conn, config.model, list(found))
     recent_ids = sorted(ctx.recommended, key=lambda p: ctx.recommended[p], reverse=True)
@@ -227,7 +231,7 @@ def rank_channel(
         else c
         for i, c in enumerate(ranked)
     ]
-    return Ranked(ctx, weights, ranked, infos, vectors, len(found), [s.name for s in sources])
+    return Ranked(ctx, weights, ranked, infos, vectors, len(found), [s.name for s in request.sources])
 
 
 def paper_signals(conn: psycopg.Connection, r: Ranked, paper_id: int, window_days: int) -> list[SocialSignal]:
@@ -243,18 +247,11 @@ def empty(r: Ranked, config: RecommendConfig) -> Recommendation:
     return Recommendation([], None, context=r.ctx, empty_reason=reason)
 
 
-def recommend(
-    conn: psycopg.Connection,
-    team_id: str,
-    channel_id: str,
-    as_of: datetime,
-    sources: Sequence[CandidateSource],
-    config: RecommendConfig,
-    *,
-    llm: LLMClient | None = None,
-) -> Recommendation:
-    """What PaperPing would post in this channel at ``as_of``: ranked candidates and the draft of the best."""
-    r = rank_channel(conn, team_id, channel_id, as_of, sources, config, identified=config.top)
+def recommend(conn: psycopg.Connection, request: ChannelRequest, *, llm: LLMClient | None = None) -> Recommendation:
+    """What PaperPing would post in the channel as of ``request.as_of``: ranked candidates and the draft of the
+    best."""
+    config = request.config
+    r = rank_channel(conn, request, identified=config.top)
     if not r.ranked:
         return empty(r, config)
     best = r.ranked[0]

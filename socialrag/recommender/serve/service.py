@@ -45,7 +45,13 @@ from socialrag.recommender.retrieve.context import ChannelContext
 from socialrag.recommender.serve.digest import recommend_digest
 from socialrag.recommender.serve.on_demand import SHORTLIST, Like, closest
 from socialrag.recommender.serve.picks import Picks, member_profile, merge_picks
-from socialrag.recommender.serve.pipeline import Recommendation, RecommendConfig, rank_channel, recommend
+from socialrag.recommender.serve.pipeline import (
+    ChannelRequest,
+    Recommendation,
+    RecommendConfig,
+    rank_channel,
+    recommend,
+)
 from socialrag.storage.embeddings import as_array, load_vectors
 from socialrag.storage.rankers import channels_to_refit
 from socialrag.storage.settings import ChannelSettings
@@ -152,7 +158,7 @@ class Recommender:
         # autocommit: candidate sources and the LLM wait on the network, and no transaction may stay open
         # (holding locks) meanwhile; each source writes what it found in a short transaction of its own
         with self.db.connection(autocommit=True) as conn:
-            return recommend(conn, team_id, channel_id, now, sources, config, llm=llm)
+            return recommend(conn, ChannelRequest(team_id, channel_id, now, sources, config), llm=llm)
 
     def recommend_digest(self, team_id: str, channel_id: str, size: int, *, at: datetime | None = None) -> Digest | str:
         """The channel's weekly digest of ``size`` papers at ``at`` (default now), or why there is none."""
@@ -162,7 +168,7 @@ class Recommender:
         config = self._config(team_id, channel_id, chosen, now, style="template", top=size)
         sources = self.candidate_sources(chosen.sources, focused=config.focus_words is not None)
         with self.db.connection(autocommit=True) as conn:
-            return recommend_digest(conn, team_id, channel_id, now, sources, config, size)
+            return recommend_digest(conn, ChannelRequest(team_id, channel_id, now, sources, config), size)
 
     def draft_for_slot(self, team_id: str, channel_id: str, at: datetime, style: Style | None) -> Draft | NoPost:
         """A scheduled slot's draft (``serve.slots.SlotChooser``): the channel's pick at ``at``, or why none."""
@@ -243,7 +249,7 @@ class Recommender:
         )
         sources = self.candidate_sources(chosen.sources, focused=True)
         with self.db.connection(autocommit=True) as conn:
-            ranked = rank_channel(conn, team_id, channel_id, now, sources, config)
+            ranked = rank_channel(conn, ChannelRequest(team_id, channel_id, now, sources, config))
             ids = [c.paper_id for c in ranked.ranked[:SHORTLIST]]
             vectors = load_vectors(conn, self.embedder.model_name, ids, channel=(team_id, channel_id))
             infos = storage.context_rows.load_paper_infos(conn, ids)
