@@ -5,11 +5,13 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
 from bot.views.post_blocks import build_blocks
 from socialrag.models import Draft
+from socialrag.templates import templates
 
 
 class Shown(Protocol):
@@ -25,6 +27,70 @@ class Shown(Protocol):
     def ts(self) -> str: ...
 
 
+@dataclass(frozen=True)
+class Segment:
+    """A piece of a message's text as Slack shows it: plain text, an @-mention or a link, bold or not."""
+
+    kind: str  # "text", "mention" or "link"
+    text: str
+    url: str = ""
+    bold: bool = False
+
+
+@dataclass(frozen=True)
+class Block:
+    kind: str  # "section", "context" or "actions"
+    segments: tuple[Segment, ...] = ()
+    labels: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Rendered:
+    when: str
+    what: str
+    blocks: tuple[Block, ...]
+
+
+BOLD = re.compile(r"\*([^*\n]+)\*")
+PIECE = re.compile(r"<@([A-Z0-9]+)>|<(https?://[^|>]+)\|([^>]+)>")
+
+
+def parse_mrkdwn(text: str, names: dict[str, str]) -> tuple[Segment, ...]:
+    """Slack mrkdwn (as PaperPing writes it: escaped text, mentions, labelled links, bold) as segments of plain
+    text, Slack's escapes undone; the page escapes each segment again."""
+    segments: list[Segment] = []
+    at = 0
+    for bold in BOLD.finditer(text):
+        segments += _pieces(text[at : bold.start()], names, bold=False)
+        segments += _pieces(bold.group(1), names, bold=True)
+        at = bold.end()
+    return tuple(segments + _pieces(text[at:], names, bold=False))
+
+
+def _pieces(text: str, names: dict[str, str], *, bold: bool) -> list[Segment]:
+    found: list[Segment] = []
+    at = 0
+    for m in PIECE.finditer(text):
+        if m.start() > at:
+            found.append(Segment("text", html.unescape(text[at : m.start()]), bold=bold))
+        if m.group(1):
+            found.append(Segment("mention", names.get(m.group(1), ""), bold=bold))
+        else:
+            found.append(Segment("link", html.unescape(m.group(3)), html.unescape(m.group(2)), bold=bold))
+        at = m.end()
+    if at < len(text):
+        found.append(Segment("text", html.unescape(text[at:]), bold=bold))
+    return found
+
+
+def _block(block: dict[str, Any], names: dict[str, str]) -> Block:
+    if block["type"] == "actions":
+        return Block("actions", labels=tuple(e["text"]["text"] for e in block["elements"]))
+    if block["type"] == "section":
+        return Block("section", parse_mrkdwn(block["text"]["text"], names))
+    return Block("context", parse_mrkdwn(block["elements"][0]["text"], names))
+
+
 def html_page(
     posts: Sequence[Shown],
     names: dict[str, str],
@@ -32,55 +98,12 @@ def html_page(
     channel_name: str,
     more: Sequence[tuple[datetime, str, list[dict[str, Any]]]] = (),
 ) -> str:
-    """The posts as the channel shows them, with their buttons and counts; ``more``: other messages of
-    PaperPing's (when, what it is, its blocks), such as a context reply and a digest."""
-
-    def render(mrkdwn: str) -> str:
-        text = re.sub(
-            r"<@([A-Z0-9]+)>",
-            lambda m: f'<span class="mention">@{html.escape(names.get(m.group(1), ""))}</span>',
-            mrkdwn,
-        )
-        text = re.sub(r"<(https?://[^|>]+)\|([^>]+)>", r'<a href="\1">\2</a>', text)
-        return re.sub(r"\*([^*\n]+)\*", r"<b>\1</b>", text)
-
+    """The posts as the channel shows them, with their buttons and counts (``templates/slack_page.html.j2``);
+    ``more``: other messages of PaperPing's (when, what it is, its blocks), such as a context reply and a digest."""
     shown = [(p.at, "", build_blocks(p.draft, clicks.get(p.ts))) for p in posts] + list(more)
-    items = []
-    for at, what, blocks in sorted(shown, key=lambda x: x[0]):
-        body = []
-        for block in blocks:
-            if block["type"] == "actions":
-                labels = "".join(
-                    f'<span class="button">{html.escape(e["text"]["text"])}</span>' for e in block["elements"]
-                )
-                body.append(f'<div class="actions">{labels}</div>')
-            elif block["type"] == "section":
-                body.append(f'<div class="text">{render(block["text"]["text"])}</div>')
-            else:
-                body.append(f'<div class="context">{render(block["elements"][0]["text"])}</div>')
-        items.append(
-            f'<div class="msg"><div class="avatar">PP</div><div><div class="who">PaperPing '
-            f'<span class="app">APP</span> <span class="time">{at:%a %d %b, %H:%M}{html.escape(what)}</span></div>'
-            f"{''.join(body)}</div></div>"
-        )
-    return f"""<!doctype html><html><head><meta charset="utf-8"><title>PaperPing demo · #{channel_name}</title>
-<style>
-body {{ font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; background: #fff; color: #1d1c1d;
-       max-width: 760px; margin: 0 auto; }}
-header {{ border-bottom: 1px solid #ddd; padding: 14px 20px; font-weight: 700; font-size: 18px; }}
-.msg {{ display: flex; gap: 10px; padding: 10px 20px; }} .msg:hover {{ background: #f8f8f8; }}
-.avatar {{ width: 36px; height: 36px; border-radius: 6px; background: #2c3e50; color: #fff; font-weight: 700;
-          display: flex; align-items: center; justify-content: center; font-size: 13px; flex: none; }}
-.who {{ font-weight: 700; }} .app {{ background: #eee; color: #666; font-size: 10px; padding: 1px 4px;
-border-radius: 3px; }} .time {{ color: #777; font-weight: 400; font-size: 12px; }}
-.text {{ margin: 4px 0; line-height: 1.45; font-size: 15px; white-space: pre-line; }}
-.context {{ color: #616061; font-size: 13px; margin: 3px 0; white-space: pre-line; }}
-.actions {{ margin: 6px 0; }} .button {{ border: 1px solid #ccc; border-radius: 4px; padding: 2px 10px;
-margin-right: 6px; font-size: 13px; font-weight: 600; }}
-a {{ color: #1264a3; text-decoration: none; }} .mention {{ background: #e8f5fa; color: #1264a3; border-radius: 3px;
-padding: 0 2px; }}
-footer {{ color: #888; font-size: 12px; padding: 16px 20px; border-top: 1px solid #eee; }}
-</style></head><body><header># {channel_name}</header>
-{"".join(items)}
-<footer>PaperPing demo: a fictional channel sharing real ACL Anthology papers (CC BY 4.0).</footer></body></html>
-"""
+    messages = [
+        Rendered(f"{at:%a %d %b, %H:%M}", what, tuple(_block(b, names) for b in blocks))
+        for at, what, blocks in sorted(shown, key=lambda x: x[0])
+    ]
+    page = templates("bot.demo").get_template("slack_page.html.j2")
+    return page.render(channel=channel_name, messages=messages)

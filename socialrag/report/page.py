@@ -5,13 +5,14 @@ member named."""
 
 from __future__ import annotations
 
-import html
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
+
+from markupsafe import Markup
 
 from socialrag.knowledge.emoji import display_reaction
 from socialrag.report.charts import (
@@ -35,6 +36,7 @@ from socialrag.report.charts import (
     top_papers,
 )
 from socialrag.report.data import ReportData
+from socialrag.templates import templates
 
 
 @dataclass
@@ -44,62 +46,51 @@ class Report:
     seconds: float = 0.0
 
 
-PAGE_STYLE = """
-body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: #1d1c1d; max-width: 1100px;
-       margin: 2em auto; padding: 0 1em; }
-h1 { font-size: 1.5em; margin-bottom: 0.2em; } h2 { font-size: 1.15em; margin-top: 2em; }
-.period { color: #616061; } .figures { display: flex; flex-wrap: wrap; gap: 0.6em; margin: 1em 0; }
-.figure { border: 1px solid #ddd; border-radius: 6px; padding: 0.5em 0.9em; min-width: 8em; }
-.figure b { display: block; font-size: 1.4em; } figure { margin: 0; } figure svg { max-width: 100%; height: auto; }
-figcaption { color: #616061; font-size: 0.9em; } table { border-collapse: collapse; width: 100%; font-size: 0.92em; }
-td, th { text-align: left; padding: 0.3em 0.5em; border-bottom: 1px solid #eee; vertical-align: top; }
-"""
+@dataclass(frozen=True)
+class PaperRow:
+    title: str
+    venue: str
+    score: int
+
+
+@dataclass(frozen=True)
+class PostRow:
+    posted: str
+    title: str
+    style: str
+    received: str
 
 
 def render_page(data: ReportData, charts: list[Chart]) -> str:
-    e = html.escape
+    """The report page (``templates/report.html.j2``); every value escaped but the charts' SVG, which matplotlib
+    wrote with the channel's texts escaped in it."""
     period = f"{data.since:%d %b %Y} – " if data.since else "from the start – "
-    period += f"{period_end(data):%d %b %Y}"
-    figures = "".join(f'<div class="figure"><b>{e(v)}</b>{e(k)}</div>' for k, v in headline_figures(data))
-    sections = []
-    for c in charts:
-        sections.append(
-            f'<h2 id="{c.name}">{e(c.title)}</h2><figure>{c.svg}<figcaption>{e(c.caption)} '
-            f'<a href="{e(c.name)}.png">PNG</a></figcaption></figure>'
-        )
-        if c.name == "papers":
-            sections.append(_papers_table(data))
-        if c.name == "paperping":
-            sections.append(_posts_table(data))
-    name = clip_text(data.channel_name, 80)
     return (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        f"<title>#{e(name)} · PaperPing report</title><style>{PAGE_STYLE}</style></head><body>"
-        f"<h1>#{e(name)}: what the channel reads</h1>"
-        f'<div class="period">{e(period)} · written by PaperPing on {datetime.now():%d %b %Y}</div>'
-        f'<div class="figures">{figures}</div>{"".join(sections)}</body></html>\n'
+        templates("socialrag.report")
+        .get_template("report.html.j2")
+        .render(
+            channel=clip_text(data.channel_name, 80),
+            period=period + f"{period_end(data):%d %b %Y}",
+            written=f"{datetime.now():%d %b %Y}",
+            figures=headline_figures(data),
+            charts=[replace(c, svg=Markup(c.svg)) for c in charts],
+            papers=_paper_rows(data),
+            posts=_post_rows(data),
+        )
     )
 
 
-def _papers_table(data: ReportData) -> str:
-    e = html.escape
+def _paper_rows(data: ReportData) -> list[PaperRow]:
     rows = []
     for pid, score in top_papers(data):
         info = data.papers.get(pid)
         title = clip_text(info.title if info else None, 160) or "untitled"
         venue = clip_text(info.venue, 60) if info and info.venue else ""
-        rows.append(f"<tr><td>{e(title)}</td><td>{e(venue)}</td><td>{score}</td></tr>")
-    if not rows:
-        return ""
-    return (
-        "<table><tr><th>paper</th><th>venue</th><th>reactions, replies, re-shares</th></tr>"
-        + "".join(rows)
-        + "</table>"
-    )
+        rows.append(PaperRow(title, venue, score))
+    return rows
 
 
-def _posts_table(data: ReportData) -> str:
-    e = html.escape
+def _post_rows(data: ReportData) -> list[PostRow]:
     rows = []
     for p in reversed(data.posts[-30:]):
         drew = ", ".join(
@@ -107,13 +98,8 @@ def _posts_table(data: ReportData) -> str:
         )
         replies = f"{p.replies} repl{'y' if p.replies == 1 else 'ies'}" if p.replies else ""
         received = "; ".join(x for x in (drew, replies) if x) or "nothing yet"
-        rows.append(
-            f"<tr><td>{p.posted_at:%d %b %Y}</td><td>{e(clip_text(p.title, 140) or 'a paper')}</td>"
-            f"<td>{e(p.style)}</td><td>{e(received)}</td></tr>"
-        )
-    if not rows:
-        return ""
-    return "<table><tr><th>posted</th><th>paper</th><th>style</th><th>drew</th></tr>" + "".join(rows) + "</table>"
+        rows.append(PostRow(f"{p.posted_at:%d %b %Y}", clip_text(p.title, 140) or "a paper", p.style, received))
+    return rows
 
 
 def write_report(data: ReportData, out: Path, *, anonymous: bool = False) -> Report:

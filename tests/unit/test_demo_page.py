@@ -1,0 +1,35 @@
+"""The demo's Slack-like page is built from its template with every value escaped: a hostile title, name or
+link label shows as text, and only PaperPing's own markup (bold, mentions, links it wrote) becomes HTML."""
+
+from __future__ import annotations
+
+from bot.demo.slack_page import Segment, parse_mrkdwn
+from socialrag.templates import templates
+
+
+def test_mrkdwn_becomes_segments_with_slacks_escapes_undone() -> None:
+    text = "*<https://a.example/p?x=1&amp;y=2|A &lt;b&gt; title>* for <@U1> &amp; friends"
+    assert parse_mrkdwn(text, {"U1": "ana"}) == (
+        Segment("link", "A <b> title", "https://a.example/p?x=1&y=2", bold=True),
+        Segment("text", " for "),
+        Segment("mention", "ana"),
+        Segment("text", " & friends"),
+    )
+
+
+def test_the_page_escapes_whatever_the_texts_hold() -> None:
+    hostile = "<script>alert(1)</script> &lt;img src=x onerror=alert(2)&gt;"
+    blocks = [
+        {"type": "section", "text": {"type": "mrkdwn", "text": f"*<https://e.example/\"onmouseover=x|{hostile}>*"}},
+        {"type": "context", "elements": [{"type": "mrkdwn", "text": f"by <@U1> {hostile}"}]},
+        {"type": "actions", "elements": [{"text": {"text": "<b>Save</b>"}}]},
+    ]
+    from bot.demo.slack_page import Rendered, _block
+
+    names = {"U1": "<i>mallory</i>"}
+    page = templates("bot.demo").get_template("slack_page.html.j2").render(
+        channel="<lab>", messages=[Rendered("Mon", " · <x>", tuple(_block(b, names) for b in blocks))]
+    )
+    assert "<script" not in page and "<img" not in page and "<i>" not in page and "<b>Save" not in page
+    assert "&lt;script&gt;" in page and "@&lt;i&gt;mallory" in page and "# &lt;lab&gt;" in page
+    assert 'href="https://e.example/&#34;onmouseover=x"' in page, "a quote cannot leave the attribute"
