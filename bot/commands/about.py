@@ -149,15 +149,15 @@ def cmd_status(inv: Invocation) -> str:
         )
     if focus_active(s, inv.now):
         lines.append(f"Focus: {quote(s.focus_text or '', 120)} (until {s.focus_expires_at:%d %b}).")
-    silent = silent_streak([read_reception(p["emoji"], p["replies"], readings) for p in posts])
+    silent = silent_streak([read_reception(p.emoji, p.replies, readings) for p in posts])
     if silent:
         lines.append(
             f"The last {silent} of my posts drew no reaction, click or reply. Silence alone slows my posts only after "
             f"{SILENT_TO_STEP_DOWN} in a row; *Not for us* (or a negative emoji) on three of five does sooner."
         )
     for p in posts[:5]:
-        received = describe_received(p["emoji"], p["replies"])
-        lines.append(f"• {p['posted_at']:%d %b}: {quote(p['title'] or 'a paper', 200)} — {received}")
+        received = describe_received(p.emoji, p.replies)
+        lines.append(f"• {p.posted_at:%d %b}: {quote(p.title or 'a paper', 200)} — {received}")
     return "\n".join(lines)
 
 

@@ -81,7 +81,7 @@ class ChannelStarts:
 
         with self.db.connection() as conn:
             saved = storage.checkpoints.load_checkpoint(conn, team_id, channel_id, SOURCE)
-            if saved is None or saved["completed_at"] is not None:
+            if saved is None or saved.completed_at is not None:
                 state = {"phase": "history", "threads": [], "users": []}
                 storage.checkpoints.record_checkpoint(conn, team_id, channel_id, SOURCE, None, state)
 

@@ -10,7 +10,7 @@ import logging
 from datetime import UTC, datetime
 from typing import Any
 
-from slack_bolt import Ack, App
+from slack_bolt import Ack, App, Respond
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
@@ -66,7 +66,7 @@ FORGOTTEN = (
 )
 
 
-def handle_click(ctx: AppContext, client: WebClient, body: dict[str, Any], respond: Any) -> None:
+def handle_click(ctx: AppContext, client: WebClient, body: dict[str, Any], respond: Respond) -> None:
     """A click, after Slack has its acknowledgement: stored, then the post updated (``chat.update``), then a save
     confirmed privately."""
     action = (body.get("actions") or [{}])[0]
@@ -125,7 +125,7 @@ def register(app: App, ctx: AppContext) -> None:
     def ack_at_once(ack: Ack) -> None:
         ack()  # Slack hears back within its 3 s whatever chat.update answers later (a 429 included)
 
-    def clicked(client: WebClient, body: dict[str, Any], respond: Any) -> None:
+    def clicked(client: WebClient, body: dict[str, Any], respond: Respond) -> None:
         handle_click(ctx, client, body, respond)
 
     for _, action_id, _ in BUTTONS:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from slack_bolt import Ack, App
+from slack_bolt import Ack, App, Respond
 from slack_sdk import WebClient
 
 from bot.app_context import AppContext
@@ -22,14 +22,14 @@ def register(app: App, ctx: AppContext) -> None:
     def ack_fast(ack: Ack) -> None:
         ack()
 
-    def respond_later(client: WebClient, body: dict[str, Any], respond: Any) -> None:
+    def respond_later(client: WebClient, body: dict[str, Any], respond: Respond) -> None:
         if is_slow(str(body.get("text") or "")):  # off bolt's listener pool, so that quick commands never wait
             if not ctx.slow.submit(lambda: carry_out(client, body, respond)):
                 respond(text=BUSY, response_type="ephemeral")
             return
         carry_out(client, body, respond)
 
-    def carry_out(client: WebClient, body: dict[str, Any], respond: Any) -> None:
+    def carry_out(client: WebClient, body: dict[str, Any], respond: Respond) -> None:
         try:
             answer = run_command(ctx, client, body)
         except UsageError as exc:

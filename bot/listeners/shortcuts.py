@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from slack_bolt import Ack, App
+from slack_bolt import Ack, App, Respond
 from slack_sdk import WebClient
 
 from bot.app_context import AppContext
@@ -20,11 +20,11 @@ def register(app: App, ctx: AppContext) -> None:
     def ack_fast(ack: Ack) -> None:
         ack()
 
-    def shortcut(client: WebClient, body: dict[str, Any], respond: Any) -> None:
+    def shortcut(client: WebClient, body: dict[str, Any], respond: Respond) -> None:
         if not ctx.slow.submit(lambda: answer_shortcut(client, body, respond)):  # off bolt's listener pool
             respond(text=BUSY, response_type="ephemeral", replace_original=False)
 
-    def answer_shortcut(client: WebClient, body: dict[str, Any], respond: Any) -> None:
+    def answer_shortcut(client: WebClient, body: dict[str, Any], respond: Respond) -> None:
         message = body.get("message") or {}
         channel = str((body.get("channel") or {}).get("id") or "")
         team = ctx.slack.channel_team(str((body.get("team") or {}).get("id") or ""), channel)

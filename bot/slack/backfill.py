@@ -86,8 +86,8 @@ def backfill_channel(
     report = BackfillReport(channel)
     state: dict[str, Any] = {"phase": "history", "threads": [], "users": []}
     cursor: str | None = None
-    if saved and not saved["completed_at"]:
-        state, cursor, report.resumed = dict(saved["state"]), saved["cursor"], True
+    if saved and not saved.completed_at:
+        state, cursor, report.resumed = dict(saved.state), saved.cursor, True
         log.info("resuming the backfill of #%s at %s", channel.name, state.get("phase"))
     run = _Run(db, client, channel, domain, tracker, pacer, report, state)
     if state["phase"] == "history":

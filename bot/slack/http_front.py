@@ -12,9 +12,14 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
+from slack_bolt import App
 from waitress.server import create_server
+
+if TYPE_CHECKING:
+    from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
 
 log = logging.getLogger(__name__)
 
@@ -24,13 +29,13 @@ THREADS = 8  # requests handled at once
 CONNECTIONS = 500  # open connections (slow ones included); more wait to be accepted
 
 
-def wsgi_app(app: Any) -> Any:
+def wsgi_app(app: App) -> WSGIApplication:
     """``/slack/events`` (events, interactivity, the command), OAuth pages, and ``/healthz``."""
     from slack_bolt.adapter.wsgi import SlackRequestHandler
 
     handler = SlackRequestHandler(app)
 
-    def serve(environ: dict[str, Any], start_response: Any) -> Any:
+    def serve(environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         if environ.get("PATH_INFO") == "/healthz":
             start_response("200 OK", [("Content-Type", "text/plain")])
             return [b"ok"]
@@ -42,7 +47,7 @@ def wsgi_app(app: Any) -> Any:
 class HttpFront:
     """The server, run in a thread of its own; ``port`` is the one it listens on (0 picks a free one)."""
 
-    def __init__(self, app: Any, host: str = "0.0.0.0", port: int = 3000, *, read_timeout: int = READ_TIMEOUT) -> None:
+    def __init__(self, app: App, host: str = "0.0.0.0", port: int = 3000, *, read_timeout: int = READ_TIMEOUT) -> None:
         self.server = create_server(
             wsgi_app(app),
             host=host,

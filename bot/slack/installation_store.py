@@ -68,12 +68,12 @@ class PostgresInstallationStore(InstallationStore):
         if row is None:
             return None
         return Bot(
-            team_id=row["team_id"],
-            team_name=row["team_name"],
-            bot_token=self.cipher.decrypt(row["bot_token"]),
-            bot_user_id=row["bot_user_id"],
-            bot_id=row["bot_id"],
-            installed_at=row["installed_at"].timestamp(),
+            team_id=row.team_id,
+            team_name=row.team_name,
+            bot_token=self.cipher.decrypt(row.bot_token),
+            bot_user_id=row.bot_user_id or "",
+            bot_id=row.bot_id or "",
+            installed_at=row.installed_at.timestamp(),
         )
 
     def find_installation(

@@ -53,8 +53,8 @@ def build_home(ctx: AppContext, team: str, user: str) -> dict[str, Any]:
             if empty:
                 lines.append(quote(empty, 400))
             for p in posts:
-                received = describe_received(p["emoji"], p["replies"])
-                lines.append(f"• {p['posted_at']:%d %b}: {quote(p['title'] or 'a paper', 200)} — {received}")
+                received = describe_received(p.emoji, p.replies)
+                lines.append(f"• {p.posted_at:%d %b}: {quote(p.title or 'a paper', 200)} — {received}")
             saved, total = storage.reading_list.load_reading_list(
                 conn, team, channel_id, READING_LIST_EMOJI, limit=HOME_SAVED
             )

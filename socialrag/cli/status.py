@@ -7,6 +7,8 @@ import json
 import sys
 from typing import Any
 
+import psycopg
+
 from socialrag import storage
 from socialrag.cli.subcommand import OpenDatabase, Subcommand
 from socialrag.config import Settings
@@ -72,7 +74,7 @@ def run(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase) -> 
 INDEX_KEYS = ("papers", "looked_up", "embedded", "waiting", "given_up", "unusable")
 
 
-def index_state(conn: Any, team: str, channel: str, model: str) -> dict[str, Any]:
+def index_state(conn: psycopg.Connection, team: str, channel: str, model: str) -> dict[str, Any]:
     """A channel's index and why its last slot posted nothing, for `status`."""
     progress = storage.queue.load_index_progress(conn, team, channel, model)
     empty = storage.settings.load_channel_settings(conn, team, channel).empty_reason

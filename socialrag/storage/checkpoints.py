@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import psycopg
@@ -10,7 +12,16 @@ from psycopg.types.json import Jsonb
 HISTORY_SOURCE = "webapi"  # the checkpoints of a channel's history read through the group space's API
 
 
-def load_checkpoint(conn: psycopg.Connection, team_id: str, channel_id: str, source: str) -> dict[str, Any] | None:
+@dataclass(frozen=True)
+class Checkpoint:
+    """Where a history read or an import stopped: the next page's cursor, its own state, and when it finished."""
+
+    cursor: str | None
+    state: dict[str, Any]
+    completed_at: datetime | None
+
+
+def load_checkpoint(conn: psycopg.Connection, team_id: str, channel_id: str, source: str) -> Checkpoint | None:
     row = conn.execute(
         """
         SELECT cursor, state, completed_at FROM import_checkpoints
@@ -20,7 +31,7 @@ def load_checkpoint(conn: psycopg.Connection, team_id: str, channel_id: str, sou
     ).fetchone()
     if row is None:
         return None
-    return {"cursor": row[0], "state": row[1], "completed_at": row[2]}
+    return Checkpoint(row[0], dict(row[1] or {}), row[2])
 
 
 def record_checkpoint(
@@ -62,4 +73,4 @@ def load_unfinished_imports(conn: psycopg.Connection, source: str) -> list[tuple
 def history_being_read(conn: psycopg.Connection, team_id: str, channel_id: str) -> bool:
     """The channel's history is still being read through the group space's API (queued or under way)."""
     checkpoint = load_checkpoint(conn, team_id, channel_id, HISTORY_SOURCE)
-    return checkpoint is not None and checkpoint["completed_at"] is None
+    return checkpoint is not None and checkpoint.completed_at is None

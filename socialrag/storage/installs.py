@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -23,7 +24,19 @@ def upsert_installation(conn: psycopg.Connection, values: dict[str, Any]) -> Non
     )
 
 
-def load_installation(conn: psycopg.Connection, team_id: str | None) -> dict[str, Any] | None:
+@dataclass(frozen=True)
+class InstallationRow:
+    """A workspace's installation of PaperPing, its bot token as stored (encrypted)."""
+
+    team_id: str
+    team_name: str | None
+    bot_token: str
+    bot_user_id: str | None
+    bot_id: str | None
+    installed_at: datetime
+
+
+def load_installation(conn: psycopg.Connection, team_id: str | None) -> InstallationRow | None:
     row = conn.execute(
         "SELECT team_id, team_name, bot_token, bot_user_id, bot_id, installed_at FROM installations"
         " WHERE team_id = %(t)s",
@@ -31,8 +44,7 @@ def load_installation(conn: psycopg.Connection, team_id: str | None) -> dict[str
     ).fetchone()
     if row is None:
         return None
-    keys = ("team_id", "team_name", "bot_token", "bot_user_id", "bot_id", "installed_at")
-    return dict(zip(keys, row, strict=True))
+    return InstallationRow(*row)
 
 
 def delete_installation(conn: psycopg.Connection, team_id: str | None) -> None:

@@ -174,9 +174,22 @@ def record_empty_slot(conn: psycopg.Connection, team_id: str, channel_id: str, r
     return int(row[0]) if row else 1
 
 
+@dataclass(frozen=True)
+class PostEngagement:
+    """One of PaperPing's posts and what it drew: reactions (and clicks) by emoji, and thread replies."""
+
+    id: int
+    posted_at: datetime
+    message_ts: str
+    title: str | None
+    reactions: int
+    replies: int
+    emoji: dict[str, int]
+
+
 def load_post_engagement(
     conn: psycopg.Connection, team_id: str, channel_id: str, limit: int = 5
-) -> list[dict[str, Any]]:
+) -> list[PostEngagement]:
     """The last posts (newest first, since the last step-down) with the reactions (and clicks) and replies each
     drew; ``emoji`` counts each reaction's name."""
     rows = conn.execute(
@@ -200,15 +213,7 @@ def load_post_engagement(
         {"t": team_id, "c": channel_id, "n": limit},
     ).fetchall()
     return [
-        {
-            "id": r[0],
-            "posted_at": r[1],
-            "message_ts": r[2],
-            "title": r[3],
-            "reactions": int(r[4]),
-            "replies": int(r[5]),
-            "emoji": {str(k): int(v) for k, v in (r[6] or {}).items()},
-        }
+        PostEngagement(r[0], r[1], r[2], r[3], int(r[4]), int(r[5]), {str(k): int(v) for k, v in (r[6] or {}).items()})
         for r in rows
     ]
 

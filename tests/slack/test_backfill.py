@@ -96,7 +96,7 @@ def test_backfill_pages_waits_out_429_and_slows_to_the_limited_tier(db: Database
     assert report.pages == 4 and report.threads == 10
     assert names == {"U1": "m1", "U2": "m2", "U3": "m3"}
     assert permalink is not None and permalink[0].startswith("https://lab.slack.com/archives/C1/p")
-    assert checkpoint is not None and checkpoint["completed_at"] is not None
+    assert checkpoint is not None and checkpoint.completed_at is not None
 
 
 def test_backfill_twice_changes_nothing(db: Database, standin: SlackStandIn) -> None:
@@ -142,9 +142,9 @@ def test_killed_backfill_resumes_where_it_stopped(db: Database, standin: SlackSt
     with db.connection() as conn:
         checkpoint = storage.checkpoints.load_checkpoint(conn, "T0LAB", "C1", SOURCE)
         partial = storage.messages.load_channel_counts(conn, "T0LAB", "C1")["messages"]
-    assert checkpoint is not None and checkpoint["completed_at"] is None
+    assert checkpoint is not None and checkpoint.completed_at is None
     held_cursor = standin.calls_to("conversations.history")[2].params["cursor"]
-    assert checkpoint["cursor"] == held_cursor
+    assert checkpoint.cursor == held_cursor
     assert 0 < partial < 40
     standin.hold = None
     report = backfill_channel(

@@ -258,7 +258,7 @@ def test_a_backfill_cut_short_by_a_restart_is_finished(harness: Harness, db: Dat
     threads[0].join(timeout=30)
     assert count(db, "SELECT count(*) FROM message_papers") == 1
     with db.connection() as conn:
-        assert storage.checkpoints.load_checkpoint(conn, "T0LAB", "C1", SOURCE)["completed_at"] is not None  # type: ignore[index]
+        assert storage.checkpoints.load_checkpoint(conn, "T0LAB", "C1", SOURCE).completed_at is not None  # type: ignore[union-attr]
     assert harness.ctx.channels.resume_backfills(lambda team: client) == [], "nothing left to finish"
 
 
@@ -290,7 +290,7 @@ def test_forget_me_is_durable_until_lifted(harness: Harness, db: Database, tmp_p
     with db.connection() as conn:
         draft = conn.execute("SELECT draft::text FROM recommendations").fetchone()[0]
         output = conn.execute("SELECT output FROM llm_calls").fetchone()[0]
-        state = storage.checkpoints.load_checkpoint(conn, "T0LAB", "C1", SOURCE)["state"]  # type: ignore[index]
+        state = storage.checkpoints.load_checkpoint(conn, "T0LAB", "C1", SOURCE).state  # type: ignore[union-attr]
     assert "U2" not in draft and "ben" not in draft and "U2" not in output and state["users"] == ["U1"]
 
     harness.event(message_event("1700000010.000100", f"again {ARXIV}", user="U2"))  # live

@@ -20,15 +20,17 @@ def test_mrkdwn_becomes_segments_with_slacks_escapes_undone() -> None:
 def test_the_page_escapes_whatever_the_texts_hold() -> None:
     hostile = "<script>alert(1)</script> &lt;img src=x onerror=alert(2)&gt;"
     blocks = [
-        {"type": "section", "text": {"type": "mrkdwn", "text": f"*<https://e.example/\"onmouseover=x|{hostile}>*"}},
+        {"type": "section", "text": {"type": "mrkdwn", "text": f'*<https://e.example/"onmouseover=x|{hostile}>*'}},
         {"type": "context", "elements": [{"type": "mrkdwn", "text": f"by <@U1> {hostile}"}]},
         {"type": "actions", "elements": [{"text": {"text": "<b>Save</b>"}}]},
     ]
     from bot.demo.slack_page import Rendered, _block
 
     names = {"U1": "<i>mallory</i>"}
-    page = templates("bot.demo").get_template("slack_page.html.j2").render(
-        channel="<lab>", messages=[Rendered("Mon", " · <x>", tuple(_block(b, names) for b in blocks))]
+    page = (
+        templates("bot.demo")
+        .get_template("slack_page.html.j2")
+        .render(channel="<lab>", messages=[Rendered("Mon", " · <x>", tuple(_block(b, names) for b in blocks))])
     )
     assert "<script" not in page and "<img" not in page and "<i>" not in page and "<b>Save" not in page
     assert "&lt;script&gt;" in page and "@&lt;i&gt;mallory" in page and "# &lt;lab&gt;" in page

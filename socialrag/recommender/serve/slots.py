@@ -313,7 +313,7 @@ class SlotWorker:
                 # the post just made has had no time to draw anything; judge the ones before it
                 readings = storage.settings.load_emoji_overrides(conn, due.team_id, due.channel_id)
                 rows = storage.posts.load_post_engagement(conn, due.team_id, due.channel_id, SILENT_TO_STEP_DOWN + 1)
-                why = should_step_down([read_reception(r["emoji"], r["replies"], readings) for r in rows[1:]])
+                why = should_step_down([read_reception(r.emoji, r.replies, readings) for r in rows[1:]])
                 if why and frequency not in ("weekly", DIGEST):
                     frequency = step_down(frequency)
                     storage.posts.record_step_down(conn, due.team_id, due.channel_id, frequency, why)
