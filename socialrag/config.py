@@ -1,7 +1,7 @@
 """Settings from the environment. This module is the only reader of ``os.environ``.
 
 Every setting is one row of ``SETTINGS``: its variable, the ``Settings`` field it fills, how it is read, its
-default and what it means. The dataclass's defaults, ``from_env`` and the README's table (checked by a unit
+default and what it means. The dataclass's defaults, ``from_env`` and the table of docs/configuration.md (checked by a unit
 test) all come from that one list.
 """
 
@@ -31,7 +31,7 @@ class Setting:
     kind: Kind
     default: str | None  # as it would be written in the environment; None: unset
     meaning: str
-    shown: str | None = None  # the default as the README shows it, where the raw one says too little
+    shown: str | None = None  # the default as the documentation shows it, where the raw one says too little
 
     def read(self, env: Mapping[str, str]) -> Any:
         """This setting's value in ``env`` (its default when unset or empty); a bad value is a ``ConfigError``."""
@@ -239,7 +239,7 @@ SETTINGS: tuple[Setting, ...] = (
         "weight of popularity (citations, upvotes) in the default ranking a channel starts from",
     ),
 )
-# name -> (default, meaning); the README's settings table is checked against this in a unit test.
+# name -> (default, meaning); docs/configuration.md's settings table is checked against this in a unit test.
 SETTINGS_HELP: dict[str, tuple[str, str]] = {s.variable: (s.documented_default, s.meaning) for s in SETTINGS}
 _BY_FIELD = {s.field: s for s in SETTINGS}
 # Variables that libraries PaperPing uses read by themselves (the openai package reads OPENAI_*).

@@ -42,11 +42,22 @@ def test_only_config_reads_the_environment() -> None:
     assert offenders == []
 
 
-def test_every_setting_is_documented_in_the_readme() -> None:
+def test_every_setting_is_documented() -> None:
     from socialrag.config import SETTINGS_HELP
 
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    missing = [name for name in SETTINGS_HELP if f"`{name}`" not in readme]
+    page = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
+    missing = [name for name in SETTINGS_HELP if f"| `{name}` |" not in page]
+    assert missing == []
+
+
+def test_every_slash_command_is_in_the_members_page() -> None:
+    """The table of docs/channel.md lists every ``/paperping`` usage line's command, as ``/paperping help`` does."""
+    from bot.commands import COMMANDS
+
+    page = (ROOT / "docs" / "channel.md").read_text(encoding="utf-8").replace("\\|", "|")
+    missing = sorted(
+        {spec.usage.partition(" — ")[0] for spec in COMMANDS.values()} - set(re.findall(r"^\| (.+?) \|", page, re.M))
+    )
     assert missing == []
 
 
