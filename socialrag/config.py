@@ -1,8 +1,8 @@
 """Settings from the environment. This module is the only reader of ``os.environ``.
 
 Every setting is one row of ``SETTINGS``: its variable, the ``Settings`` field it fills, how it is read, its
-default and what it means. The dataclass's defaults, ``from_env`` and the table of docs/configuration.md (checked by a unit
-test) all come from that one list.
+default and what it means. The dataclass's defaults, ``from_env`` and the table of docs/configuration.md (checked
+by a unit test) all come from that one list.
 """
 
 from __future__ import annotations

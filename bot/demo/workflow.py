@@ -320,8 +320,8 @@ def run_demo(settings: Settings, home: Path | None, out: Path, say: Say = print)
     report = write_report(data, out / "report")
     say(f"Wrote {report.path}, the lab's report: {len(report.charts)} charts, in {report.seconds:.1f}s.")
     say(
-        f"Done in {time.perf_counter() - started:.1f}s. Keep the data with --home DIR; docs/slack.md says how to install "
-        "PaperPing in Slack."
+        f"Done in {time.perf_counter() - started:.1f}s. Keep the data with --home DIR; docs/slack.md says how to "
+        "install PaperPing in Slack."
     )
     return posts
 
