@@ -67,6 +67,9 @@ class SlackOutlet:
     def __init__(self, client_for: ClientFor, pacer: SlackPacer) -> None:
         self.client_for, self.pacer = client_for, pacer
 
+    def ready(self, team_id: str) -> None:
+        self.client_for(team_id)  # the workspace's token: missing, or not opened by the key, raises here
+
     def post(self, draft: Draft | Digest, slot_key: str) -> Posted:
         response = post_draft(self.client_for(draft.team_id), draft, slot_key, self.pacer)
         raw = dict(response.get("message") or {})

@@ -189,9 +189,11 @@ def test_a_key_that_cannot_open_the_token_never_stops_a_channel(db: Database, se
         Installation(team_id=T, bot_token="xoxb-lab", bot_user_id="UB", user_id="U1", bot_scopes=["chat:write"])
     )
     wrong = Settings(home=Path("."), slack_client_id="1.2", slack_client_secret="s", token_key=generate_key())
-    w = slot_worker(db, lambda team: WebClient(token=token_for(wrong, db, team)), setup["recommend"])
+    asked: list[str] = []
+    w = slot_worker(db, lambda team: WebClient(token=token_for(wrong, db, team)), slow(setup["recommend"], 0, asked))
     w.tick()  # the slot is taken and its post fails
     with db.connection() as conn:
         s = storage.settings.load_channel_settings(conn, T, channels[0])
     assert s.active and s.stopped_reason is None and s.failures == 1
     assert s.next_post_at is not None and s.next_post_at > datetime.now(UTC), "retried later, not given up"
+    assert asked == [], "no recommendation (nor LLM call) is made for a post that cannot go out"

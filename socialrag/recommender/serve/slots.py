@@ -59,6 +59,10 @@ class Posted:
 class Outlet(Protocol):
     """The group space's side of a slot: it sends and it looks up, and decides nothing."""
 
+    def ready(self, team_id: str) -> None:
+        """Raise when nothing can be posted for this team now (no token, or one the key cannot open), before any
+        recommendation is made for nothing."""
+
     def post(self, draft: Draft | Digest, slot_key: str) -> Posted:
         """Send ``draft`` to its channel, marked with ``slot_key``."""
 
@@ -236,6 +240,7 @@ class SlotWorker:
         now: datetime,
         keeper: LeaseKeeper,
     ) -> None:
+        self.outlet.ready(due.team_id)
         ts = rec.message_ts if rec.status == "posted" else None
         if ts is None and rec.status != "drafted" and rec.created_at < now - timedelta(seconds=1):
             # an earlier attempt may have posted before it died or failed: look before posting again
