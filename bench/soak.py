@@ -77,7 +77,7 @@ class FlakyScholar:
 
 def worker_main(stop_file: Path) -> None:
     """One worker process: tick until the stop file appears."""
-    from bot.cli.run import build_indexer, build_worker
+    from bot.cli.process import build_indexer, build_worker
     from bot.slack.pacer import SlackPacer
     from socialrag.config import Settings
     from socialrag.db import Database

@@ -8,8 +8,6 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-from slack_sdk import WebClient
-
 from socialrag import storage
 from socialrag.cli.subcommand import OpenDatabase, Subcommand, add_index_flags, run_indexing
 from socialrag.config import Settings
@@ -64,6 +62,8 @@ def backfill_arguments(parser: argparse.ArgumentParser) -> None:
 
 def backfill(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase) -> int:
     """``paperping backfill CHANNEL``: needs ``SLACK_BOT_TOKEN``; ``SLACK_API_URL`` may point elsewhere."""
+    from slack_sdk import WebClient
+
     from bot.slack.backfill import backfill_channel
 
     db = open_db()

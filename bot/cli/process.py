@@ -1,0 +1,166 @@
+"""One ``paperping run`` process: the Slack app (Socket Mode or HTTP) and this process's share of the scheduled posts.
+
+Several processes can run against one Postgres; each ticks with APScheduler and claims due channels with
+``FOR UPDATE SKIP LOCKED``. SIGTERM stops taking new work, lets the current post finish, and exits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import threading
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from apscheduler.schedulers.background import BackgroundScheduler
+from slack_sdk import WebClient
+
+from bot.app import build_app
+from bot.app_context import AppContext
+from bot.delivery.picks_dm import send_due_picks
+from bot.delivery.report_upload import post_due_reports
+from bot.delivery.slot_posts import ClientFor, SlackOutlet
+from bot.delivery.thread_replies import reply_to_shares
+from bot.slack.http_front import HttpFront
+from bot.slack.installation_store import check_token_keys, token_cipher, token_for
+from bot.slack.members import refresh_stale_lists
+from bot.slack.pacer import SlackPacer
+from socialrag.config import Settings
+from socialrag.db import Database
+from socialrag.errors import ConfigError
+from socialrag.knowledge import DatabasePace, Indexer, open_sources
+from socialrag.reading.zotero import push_due
+from socialrag.recommender import Recommender, SlotWorker
+
+log = logging.getLogger(__name__)
+
+
+def build_worker(settings: Settings, db: Database, recommender: Recommender, pacer: SlackPacer) -> SlotWorker:
+    """This process's share of the posting: the core's slot worker, posting through Slack, with the chores of
+    its tick (relearn the channels' rankings, post the monthly reports, send saved papers to Zotero, send the
+    weekly personal picks)."""
+    outlet = SlackOutlet(client_for(settings, db), pacer)
+    return SlotWorker(
+        db,
+        outlet,
+        recommender,
+        chores=(
+            recommender.refit_due,
+            lambda now: post_due_reports(db, pacer, outlet.client_for, now),
+            lambda now: push_due(db, settings, now),
+            lambda now: send_due_picks(db, recommender, pacer, outlet.client_for, now),
+        ),
+        wait_for_index=True,
+        embed_model=settings.embed_model,
+    )
+
+
+def client_for(settings: Settings, db: Database) -> ClientFor:
+    """Each workspace's Web API client."""
+
+    def client(team_id: str) -> WebClient:
+        # no retry handlers: slack_sdk would resend chat.postMessage after a dropped connection, and the first
+        # may have arrived; the worker looks the slot up in the channel's history before posting again
+        return WebClient(token=token_for(settings, db, team_id), base_url=settings.slack_api_url, retry_handlers=[])
+
+    return client
+
+
+INDEX_SECONDS = 5.0  # how often a process looks for papers to index (a new share is indexed within seconds)
+MEMBERS_HOURS = 1.0  # how often member lists older than a day are read again (``bot.slack.members``)
+CITATIONS_HOURS = 1.0  # how often it fills citing sentences and citing papers (slow: a request a paper)
+
+
+def build_indexer(settings: Settings, db: Database, recommender: Recommender) -> Indexer:
+    """This process's share of the indexing, with the recommender's model and a pace shared through Postgres."""
+    return Indexer(db, recommender.embedder, open_sources(settings, DatabasePace(db)))
+
+
+def start_scheduler(
+    worker: SlotWorker,
+    seconds: float,
+    indexer: Indexer | None = None,
+    replies: Callable[[], int] | None = None,
+    members: Callable[[], int] | None = None,
+) -> BackgroundScheduler:
+    """The tick that posts, the indexing jobs (the queue every few seconds, citations hourly), the context
+    replies on members' shares (every few seconds) and the hourly sweep of channel member lists."""
+    scheduler = BackgroundScheduler(timezone=UTC)
+    now = datetime.now(UTC)
+    every = {"max_instances": 1, "coalesce": True, "next_run_time": now}
+    scheduler.add_job(worker.tick, "interval", seconds=seconds, id="tick", **every)
+    if indexer is not None:
+        scheduler.add_job(indexer.run, "interval", seconds=INDEX_SECONDS, id="index", **every)
+        scheduler.add_job(indexer.fill_citations, "interval", hours=CITATIONS_HOURS, id="citations", **every)
+    if replies is not None:
+        scheduler.add_job(replies, "interval", seconds=INDEX_SECONDS, id="replies", **every)
+    if members is not None:
+        scheduler.add_job(members, "interval", hours=MEMBERS_HOURS, id="members", **every)
+    scheduler.start()
+    return scheduler
+
+
+def cmd_run(args: argparse.Namespace, settings: Settings, db: Database) -> int:
+    if not args.http and not settings.slack_app_token:
+        raise ConfigError(
+            "Socket Mode (what `paperping run` starts without --http) needs SLACK_APP_TOKEN: an app-level token "
+            "(xapp-...) with the connections:write scope, from your Slack app's Basic Information page. To receive "
+            "Slack's requests over HTTP instead, run `paperping run --http` with SLACK_SIGNING_SECRET set."
+        )
+    socket_mode = not args.http
+    if settings.slack_client_id and settings.slack_client_secret:
+        check_token_keys(db, token_cipher(settings))  # a wrong key stops here, not at every channel's post
+    ctx = AppContext(settings, db)
+    app = build_app(settings, db, ctx, socket_mode=socket_mode)
+    recommender = Recommender(settings, db)
+    ctx.recommender = recommender
+    worker = build_worker(settings, db, recommender, ctx.pacer)
+    indexer = build_indexer(settings, db, recommender)
+    clients = client_for(settings, db)
+    ctx.channels.resume_backfills(clients)
+    model, scoring, window = recommender.embedder.model_name, recommender.scoring(), settings.signal_window_days
+
+    def replies() -> int:
+        return reply_to_shares(db, model, ctx.pacer, clients, window_days=window, scoring=scoring)
+
+    def members() -> int:
+        return refresh_stale_lists(db, ctx.pacer.call, clients, datetime.now(UTC))
+
+    scheduler = start_scheduler(worker, settings.tick_seconds, indexer, replies, members)
+    ctx.wake.scheduler = lambda: scheduler.modify_job("tick", next_run_time=datetime.now(UTC))
+    ctx.wake.indexer = lambda: scheduler.modify_job("index", next_run_time=datetime.now(UTC))
+    stop = threading.Event()
+    server: HttpFront | None = None
+
+    def shutdown(signum: int, frame: Any) -> None:
+        log.warning("signal %s: finishing the current work and stopping", signum)
+        stop.set()
+        worker.stopping.set()  # the tick stops between channels
+        indexer.stopping.set()  # and the indexing between batches
+
+    signal.signal(signal.SIGTERM, shutdown)
+    signal.signal(signal.SIGINT, shutdown)
+    try:
+        if socket_mode:
+            from slack_bolt.adapter.socket_mode import SocketModeHandler
+
+            handler = SocketModeHandler(
+                app, settings.slack_app_token, web_client=WebClient(base_url=settings.slack_api_url)
+            )
+            handler.connect()
+            print("PaperPing is running (Socket Mode)", flush=True)
+            stop.wait()
+            handler.close()
+        else:
+            server = HttpFront(app, "0.0.0.0", args.port).start()
+            print(f"PaperPing is running on http://0.0.0.0:{args.port}/slack/events", flush=True)
+            stop.wait()
+            server.stop()
+    finally:
+        scheduler.shutdown(wait=True)
+        indexer.close()
+        recommender.close()
+    print("PaperPing stopped", flush=True)
+    return 0
