@@ -1,10 +1,10 @@
 """The ``/paperping`` slash command: each command declared once (``base.command``), with its usage line, parser
 and handler, in the module of its kind. Answers are ephemeral; a wrong word gets the usage back.
 
-The modules are imported in the order of `/paperping help`: about, channel, member, steering, reading.
+`/paperping help` lists them module by module, in the order they are imported below.
 """
 
-from bot.commands import about, channel, member, reading, steering
+from bot.commands import about, channel, group, member, reading, steering
 from bot.commands.base import (
     COMMANDS,
     Command,
@@ -24,6 +24,7 @@ __all__ = [
     "UsageError",
     "about",
     "channel",
+    "group",
     "is_slow",
     "member",
     "parse_author_link",

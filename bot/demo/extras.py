@@ -1,5 +1,6 @@
-"""Two more things the demo's lab sees: the context reply on a paper a member shares (`/paperping context on`),
-and the weekly digest the lab would get with `/paperping frequency weekly-digest 5`."""
+"""More of what the demo's lab sees: the context reply on a paper a member shares (`/paperping context on`), the
+weekly digest the lab would get with `/paperping frequency weekly-digest 5`, its reading list (`/paperping list`)
+and its top list (`/paperping top month`)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,13 @@ from typing import Any
 
 from bot.views.post_blocks import build_digest_blocks
 from bot.views.replies import context_blocks
+from bot.views.top_list import render_top_list
 from socialrag import storage
 from socialrag.db import Database
-from socialrag.knowledge import index_messages
+from socialrag.knowledge import READING_LIST_EMOJI, index_messages
 from socialrag.models import Digest, Message, PaperRef
 from socialrag.recommender import Recommendation, Recommender, share_context
+from socialrag.report import load_top_list
 
 SHARER = "U06FARID"
 Say = Callable[[str], None]
@@ -82,3 +85,17 @@ def show_digest(
         else:
             say("    ↳ " + render(block["elements"][0]["text"]))
     return digest
+
+
+def show_lists(db: Database, team: str, channel: str, at: datetime, saver: str, say: Say, render: Render) -> None:
+    """The lab's reading list (newest save first) and its top list of the past month, as of ``at``."""
+    with db.connection() as conn:
+        saved, _ = storage.reading_list.load_reading_list(conn, team, channel, READING_LIST_EMOJI, limit=5)
+        top = load_top_list(conn, team, channel, "month", at, limit=5)
+    who = render(f"<@{saver}>")
+    say(f"\n· The lab's reading list (`/paperping list`, newest first; {who} clicked Save on the first post):")
+    for p in saved:
+        say(f"    {p.title} — saved by {', '.join(render(f'<@{u}>') for u in p.savers)}")
+    say("\n· The lab's top list (`/paperping top month`; only the member who asks sees it):")
+    for line in render_top_list(top, limit=5).split("\n")[1:]:
+        say("    " + render(line))

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from bot.demo.extras import forget_share, show_context_reply, show_digest
+from bot.demo.extras import forget_share, show_context_reply, show_digest, show_lists
 from bot.demo.slack_page import html_page
 from bot.slack.workspace_export import import_export
 from bot.views.post_blocks import build_blocks, build_digest_blocks, build_fallback_text
@@ -33,7 +33,6 @@ from socialrag.db import Database, open_database
 from socialrag.errors import InputError
 from socialrag.knowledge import (
     CLICKS,
-    READING_LIST_EMOJI,
     Embedder,
     embed_pending,
     import_catalog,
@@ -306,14 +305,7 @@ def run_demo(settings: Settings, home: Path | None, out: Path, say: Say = print)
     more += [(digest_at, " · the weekly digest", build_digest_blocks(digest))] if digest else []
     clicks = load_clicks(db, posts)
     write_outputs(posts, names, out, clicks, more)
-    with db.connection() as conn:
-        saved, _ = storage.reading_list.load_reading_list(conn, TEAM, CHANNEL, READING_LIST_EMOJI, limit=5)
-    say(
-        f"\n· The lab's reading list (`/paperping list`, newest first; @{names.get(SAVER)} clicked Save on the "
-        "first post):"
-    )
-    for p in saved:
-        say(f"    {p.title} — saved by {', '.join('@' + names.get(u, u) for u in p.savers)}")
+    show_lists(db, TEAM, CHANNEL, digest_at, SAVER, say, render)
     say(f"\nWrote {out / 'blocks.json'} (Block Kit) and {out / 'index.html'} (the posts as Slack shows them).")
     with db.connection() as conn:
         data = load_report_data(conn, TEAM, CHANNEL, until=third_at + timedelta(days=1))

@@ -1,19 +1,26 @@
-"""The App Home tab as Slack shows it: for each channel the member shares with PaperPing, its settings, last posts
-and reading list; and the member's own controls (mentions, linked author id, personal picks, forget-me)."""
+"""The App Home tab as Slack shows it: for each channel the member shares with PaperPing, its settings, last posts,
+reading list and most engaged-with papers; and the member's own controls (mentions, linked author id, personal
+picks, forget-me)."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 from typing import Any
 
+import psycopg
+
 from bot.app_context import AppContext
 from bot.views.post_blocks import describe_received, escape, quote
+from bot.views.top_list import top_line
 from socialrag import storage
 from socialrag.knowledge import READING_LIST_EMOJI, describe_empty, describe_index
 from socialrag.recommender import describe_pace, describe_ranker, describe_style, load_fit
+from socialrag.report import load_top_list
 from socialrag.storage.settings import MemberSettings
 
 HOME_SAVED = 5  # papers of each channel's reading list shown on the Home tab
+HOME_TOP = 3  # papers of the channel's month top list shown there
+SECTION_LIMIT = 3000  # Slack's most characters in a section's text
 
 
 def build_home(ctx: AppContext, team: str, user: str) -> dict[str, Any]:
@@ -34,34 +41,11 @@ def build_home(ctx: AppContext, team: str, user: str) -> dict[str, Any]:
                 },
             }
         )
+    now = datetime.now(UTC)
     with ctx.db.connection() as conn:
         for channel_id, name in channels:
-            s = storage.settings.load_channel_settings(conn, team, channel_id)
-            posts = storage.posts.load_post_engagement(conn, team, channel_id, limit=3)
-            style = describe_style(s.style, ctx.settings.llm_configured)
-            state = "paused" if s.paused else describe_pace(s.frequency, s.digest_size)
-            ranker = load_fit(conn, team, channel_id, ctx.settings.popularity_weight)
-            month = storage.reports.load_headline(conn, team, channel_id, datetime.now(UTC))
-            lines = [
-                f"*<#{channel_id}|{escape(name)}>* — {state}, style {style}",
-                f"This month: {month.shared} papers shared; {month.posts} posts by PaperPing, "
-                f"{month.answered} drew a reaction or a reply.",
-                describe_ranker(ranker),
-                describe_index(storage.queue.load_index_progress(conn, team, channel_id, ctx.settings.embed_model)),
-            ]
-            empty = describe_empty(s.empty_reason, s.empty_at, s.next_post_at)
-            if empty:
-                lines.append(quote(empty, 400))
-            for p in posts:
-                received = describe_received(p.emoji, p.replies)
-                lines.append(f"• {p.posted_at:%d %b}: {quote(p.title or 'a paper', 200)} — {received}")
-            saved, total = storage.reading_list.load_reading_list(
-                conn, team, channel_id, READING_LIST_EMOJI, limit=HOME_SAVED
-            )
-            if total:
-                lines.append(f"*Reading list* ({total}; `/paperping list` there shows it all):")
-                lines += [f"• {quote(p.title or 'a paper', 200)} — saved {p.saved_at:%d %b}" for p in saved]
-            blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": "\n".join(lines)}})
+            text = "\n".join(channel_lines(ctx, conn, team, channel_id, name, now))
+            blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": text[:SECTION_LIMIT]}})
         member = storage.settings.load_member_setting(conn, team, user)
     blocks += member_controls(member)
     return {"type": "home", "blocks": blocks}
@@ -119,3 +103,37 @@ def member_controls(member: MemberSettings) -> list[dict[str, Any]]:
             ],
         },
     ]
+
+
+def channel_lines(
+    ctx: AppContext, conn: psycopg.Connection, team: str, channel_id: str, name: str, now: datetime
+) -> list[str]:
+    """One channel's part of the Home tab: its pace and style, the month in figures, what drives its ranking, its
+    index, its last posts, its reading list and the papers it engaged with most in the past month."""
+    s = storage.settings.load_channel_settings(conn, team, channel_id)
+    style = describe_style(s.style, ctx.settings.llm_configured)
+    state = "paused" if s.paused else describe_pace(s.frequency, s.digest_size)
+    month = storage.reports.load_headline(conn, team, channel_id, now)
+    lines = [
+        f"*<#{channel_id}|{escape(name)}>* — {state}, style {style}",
+        f"This month: {month.shared} papers shared; {month.posts} posts by PaperPing, "
+        f"{month.answered} drew a reaction or a reply.",
+        describe_ranker(load_fit(conn, team, channel_id, ctx.settings.popularity_weight)),
+        describe_index(storage.queue.load_index_progress(conn, team, channel_id, ctx.settings.embed_model)),
+    ]
+    empty = describe_empty(s.empty_reason, s.empty_at, s.next_post_at)
+    if empty:
+        lines.append(quote(empty, 400))
+    for p in storage.posts.load_post_engagement(conn, team, channel_id, limit=3):
+        lines.append(
+            f"• {p.posted_at:%d %b}: {quote(p.title or 'a paper', 200)} — {describe_received(p.emoji, p.replies)}"
+        )
+    saved, total = storage.reading_list.load_reading_list(conn, team, channel_id, READING_LIST_EMOJI, limit=HOME_SAVED)
+    if total:
+        lines.append(f"*Reading list* ({total}; `/paperping list` there shows it all):")
+        lines += [f"• {quote(p.title or 'a paper', 200)} — saved {p.saved_at:%d %b}" for p in saved]
+    top = load_top_list(conn, team, channel_id, "month", now, limit=HOME_TOP)
+    if top.papers:
+        lines.append("*Most engaged with, past month* (`/paperping top` there shows more):")
+        lines += [top_line(i, p) for i, p in enumerate(top.papers, 1)]
+    return lines

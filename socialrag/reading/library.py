@@ -1,4 +1,4 @@
-"""The channel's reading list read from the database as references (``citations.Reference``)."""
+"""The channel's reading list read from the database as references (``references.Reference``)."""
 
 from __future__ import annotations
 

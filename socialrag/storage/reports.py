@@ -204,3 +204,46 @@ def load_headline(conn: psycopg.Connection, team_id: str, channel_id: str, now: 
     ).fetchone()
     assert row is not None
     return Headline(int(row[0]), int(row[1]), int(row[2]))
+
+
+@dataclass(frozen=True)
+class EngagementEvent:
+    """One member's engagement with a paper in the channel: a ``share`` (a message linking it, PaperPing's own
+    posts left out), a ``reply`` in the thread of a message linking it, a ``reaction`` (clicks included) on one,
+    or a ``save`` with `/paperping save`."""
+
+    paper_id: int
+    kind: str
+    user_id: str
+    emoji: str | None
+
+
+def load_engagement_events(conn: psycopg.Connection, window: dict[str, Any]) -> list[EngagementEvent]:
+    """Every engagement with the channel's papers in ``[since, until)``: a reaction or reply on a digest counts
+    for each of its papers, a click on one of its items for that paper alone."""
+    rows = conn.execute(
+        f"""
+        SELECT mp.paper_id, 'reaction', x.user_id, x.emoji
+          FROM reactions x JOIN message_papers mp ON mp.message_id = x.message_id
+         WHERE x.team_id = %(t)s AND x.channel_id = %(c)s AND {_IN_WINDOW.format(col="x.reacted_at")}
+        UNION ALL
+        SELECT mp.paper_id, 'reply', m.user_id, NULL
+          FROM messages m
+          JOIN messages root ON (root.team_id, root.channel_id, root.ts) = (m.team_id, m.channel_id, m.thread_ts)
+          JOIN message_papers mp ON mp.message_id = root.id
+         WHERE m.team_id = %(t)s AND m.channel_id = %(c)s AND m.is_reply AND root.id <> m.id
+           AND {_IN_WINDOW.format(col="m.posted_at")}
+        UNION ALL
+        SELECT mp.paper_id, 'share', m.user_id, NULL
+          FROM message_papers mp JOIN messages m ON m.id = mp.message_id
+         WHERE mp.team_id = %(t)s AND mp.channel_id = %(c)s AND NOT m.is_reply AND position('/' in m.ts) = 0
+           AND NOT EXISTS (SELECT 1 FROM recommendations r WHERE (r.team_id, r.channel_id, r.message_ts)
+                                                                = (m.team_id, m.channel_id, m.ts))
+           AND {_IN_WINDOW.format(col="m.posted_at")}
+        UNION ALL
+        SELECT s.paper_id, 'save', s.user_id, NULL FROM saved_papers s
+         WHERE s.team_id = %(t)s AND s.channel_id = %(c)s AND {_IN_WINDOW.format(col="s.saved_at")}
+        """,
+        window,
+    ).fetchall()
+    return [EngagementEvent(int(r[0]), str(r[1]), str(r[2]), r[3]) for r in rows]

@@ -58,6 +58,9 @@ def test_demo_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
     assert len(threads) == len(set(threads))
     first_title = re.sub(r"\*<[^|]+\|([^>]+)>\*", r"\1", posts[0]["blocks"][0]["text"]["text"])
     assert "The lab's reading list (`/paperping list`, newest first; @" in printed
+    top = printed.split("The lab's top list (`/paperping top month`")[1].split("\n\n")[0]
+    assert re.search(r"\n    1\. .+ — .*\d+ reactions?.* · @", top), "the top list, with what each paper drew and who"
+    assert first_title in top.split("\n")[1], "the first post drew the most: three reactions, a reply and a save"
     assert re.search(rf"\n    {re.escape(first_title)} — saved by .*@ines", printed), "the first post's paper, saved"
     assert [b["type"] for b in posts[0]["blocks"]][-1] == "actions" and "Save · 1" in json.dumps(
         posts[0]["blocks"], ensure_ascii=False
