@@ -27,6 +27,14 @@ if TYPE_CHECKING:
     from socialrag.recommender.rank.refit import load_fit, refit_channel
     from socialrag.recommender.retrieve.candidates import normalize_arxiv_category
     from socialrag.recommender.retrieve.context import load_emoji_readings
+    from socialrag.recommender.serve.conference import (
+        SHOWN,
+        ConferencePlan,
+        PlannedPaper,
+        VenueNotFound,
+        render_csv,
+        render_markdown,
+    )
     from socialrag.recommender.serve.context_replies import SendReply, note_share, reply_to_shares
     from socialrag.recommender.serve.picks import PICKS_EVERY, Picks, PicksRefused, send_due_picks, send_picks
     from socialrag.recommender.serve.pipeline import Recommendation

@@ -28,6 +28,7 @@ from socialrag.storage import (
     slack_events,
     source_pace,
     usage,
+    venues,
     workspaces,
 )
 
@@ -54,5 +55,6 @@ __all__ = [
     "slack_events",
     "source_pace",
     "usage",
+    "venues",
     "workspaces",
 ]

@@ -286,3 +286,11 @@ def purge_team(conn: psycopg.Connection, team_id: str) -> dict[str, int]:
     ).rowcount
     requeue_shared(conn, made_here)
     return counts
+
+
+def load_channel_name(conn: psycopg.Connection, team_id: str, channel_id: str) -> str | None:
+    """The channel's name as PaperPing last saw it."""
+    row = conn.execute(
+        "SELECT name FROM channels WHERE team_id = %(t)s AND channel_id = %(c)s", {"t": team_id, "c": channel_id}
+    ).fetchone()
+    return str(row[0]) if row and row[0] else None

@@ -281,6 +281,7 @@ class SlackStandIn:
                     "title": item.get("title") or pending["name"],
                     "channels": [channel] if channel else [],
                     "initial_comment": params.get("initial_comment"),
+                    "thread_ts": params.get("thread_ts"),
                 }
                 self.files.append(file)
                 done.append({k: v for k, v in file.items() if k != "data"})

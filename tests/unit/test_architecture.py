@@ -239,6 +239,7 @@ def test_storage_never_imports_the_steps_above_it() -> None:
 NEEDS_THE_DRIVER = (
     "test_architecture.py",
     "test_commands.py",
+    "test_conference.py",
     "test_manifest.py",
     "test_properties.py",
     "test_readiness.py",

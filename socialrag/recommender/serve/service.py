@@ -42,6 +42,7 @@ from socialrag.recommender.retrieve.candidates import (
     search_words,
 )
 from socialrag.recommender.retrieve.context import ChannelContext
+from socialrag.recommender.serve.conference import LISTED, ConferencePlan, VenueNotFound, plan_conference
 from socialrag.recommender.serve.digest import recommend_digest
 from socialrag.recommender.serve.on_demand import SHORTLIST, Like, closest
 from socialrag.recommender.serve.picks import Picks, member_profile, merge_picks
@@ -169,6 +170,22 @@ class Recommender:
         sources = self.candidate_sources(chosen.sources, focused=config.focus_words is not None)
         with self.db.connection(autocommit=True) as conn:
             return recommend_digest(conn, ChannelRequest(team_id, channel_id, now, sources, config), size)
+
+    def conference(
+        self, team_id: str, channel_id: str, venue: str, year: int, *, at: datetime | None = None
+    ) -> ConferencePlan | VenueNotFound:
+        """The papers of ``venue`` in ``year`` this channel would most want, ranked with its own ranking."""
+        now = at or datetime.now(UTC)
+        with self.db.connection() as conn:
+            chosen = storage.settings.load_channel_settings(conn, team_id, channel_id)
+        config = self._config(team_id, channel_id, chosen, now, style="template", top=LISTED)
+        request = ChannelRequest(team_id, channel_id, now, [], config)
+
+        def embed(conn: psycopg.Connection, ids: list[int]) -> int:
+            return embed_papers(conn, self.embedder, ids)
+
+        with self.db.connection(autocommit=True) as conn:
+            return plan_conference(conn, request, venue, year, s2=self._s2, embed=embed)
 
     def draft_for_slot(self, team_id: str, channel_id: str, at: datetime, style: Style | None) -> Draft | NoPost:
         """A scheduled slot's draft (``serve.slots.SlotChooser``): the channel's pick at ``at``, or why none."""

@@ -1,0 +1,67 @@
+"""`/paperping conference VENUE YEAR` through the real bolt app against the Slack stand-in, on the lab's catalog of
+ACL Anthology papers: one message in the channel, the plan as Markdown and CSV files in its thread, the first ten
+as a reply there; the papers at the top are closer to the channel's history than the venue's median; a venue
+nobody knows gets the nearest names."""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from pathlib import Path
+
+import numpy as np
+
+from socialrag.db import Database
+from socialrag.recommender.serve.service import Recommender
+from socialrag.storage.embeddings import load_vectors
+from tests.support.harness import Harness, T
+from tests.support.labbase import CachedEmbedder, build_lab
+
+MODEL = "all-MiniLM-L6-v2"
+
+
+def closeness(db: Database, paper_ids: list[int]) -> dict[int, float]:
+    """Each paper's cosine to the mean of the papers the channel shared."""
+    with db.connection() as conn:
+        shared = [r[0] for r in conn.execute("SELECT DISTINCT paper_id FROM message_papers").fetchall()]
+        history = np.mean(list(load_vectors(conn, MODEL, shared).values()), axis=0)
+        vectors = load_vectors(conn, MODEL, paper_ids)
+    unit = history / np.linalg.norm(history)
+    return {p: float(v @ unit / np.linalg.norm(v)) for p, v in vectors.items()}
+
+
+def test_a_conference_planner_for_an_acl_anthology_venue(harness: Harness, db: Database, tmp_path: Path) -> None:
+    build_lab(db, tmp_path, CachedEmbedder())
+    harness.ctx.channels.activate(T, "C1")
+    harness.ctx.recommender = Recommender(harness.settings, db, embedder=CachedEmbedder())
+    answer = harness.command("conference ACL 2020")
+    assert "Posted the ACL 2020 planner here" in answer, answer
+    (head,) = [p for p in harness.standin.posts if not p.get("thread_ts") and "ACL 2020" in p["text"]]
+    (reply,) = [p for p in harness.standin.posts if p.get("thread_ts") == head["ts"]]
+    files = {f["name"]: f for f in harness.standin.files if f.get("thread_ts") == head["ts"]}
+    assert sorted(files) == ["ACL-2020.csv", "ACL-2020.md"]
+    rows = list(csv.DictReader(io.StringIO(files["ACL-2020.csv"]["data"].decode())))
+    markdown = files["ACL-2020.md"]["data"].decode()
+    assert rows and markdown.count("\n| ") == len(rows) + 1, "a table row a paper, under its heading row"
+    assert all(r["why"] for r in rows), "each paper with one line on why"
+    lines = [line for line in reply["text"].split("\n") if re.match(r"\d+\. ", line)]
+    assert len(lines) == 10 and "<@" not in reply["text"], "ten, members named without a notification"
+    # the top papers are closer to what the channel shared than the venue's median paper
+    with db.connection() as conn:
+        ids = dict(conn.execute("SELECT value, paper_id FROM paper_ids WHERE scheme = 'acl'").fetchall())
+        venue = [r[0] for r in conn.execute("SELECT p.id FROM papers p JOIN venues v ON v.id = p.venue_id "
+                                            "WHERE v.name = 'ACL' AND p.year = 2020").fetchall()]  # fmt: skip
+    near = closeness(db, venue)
+    top = [ids[r["url"].rstrip("/").rsplit("/", 1)[1]] for r in rows[:10]]
+    assert np.mean([near[p] for p in top]) > np.median(list(near.values()))
+
+
+def test_a_venue_nobody_knows_says_so_with_the_nearest_names(harness: Harness, db: Database, tmp_path: Path) -> None:
+    build_lab(db, tmp_path, CachedEmbedder())
+    harness.ctx.channels.activate(T, "C1")
+    harness.ctx.recommender = Recommender(harness.settings, db, embedder=CachedEmbedder())
+    answer = harness.command("conference EMNPL 2020")
+    assert "I found no papers of `EMNPL` in 2020" in answer and "`EMNLP`" in answer, answer
+    assert "Name a venue and a year" in harness.command("conference ACL", user="U3")
+    assert not [p for p in harness.standin.posts if "planner" in p["text"].lower()], "nothing was posted"
