@@ -215,6 +215,14 @@ SETTINGS: tuple[Setting, ...] = (
         "most LLM calls PaperPing makes for questions in one channel in an hour",
     ),
     Setting(
+        "PAPERPING_FOLLOWUPS_EVERY_MINUTES",
+        "followups_every_minutes",
+        "float",
+        "1440",
+        "how often PaperPing asks its sources about a paper a channel shared, to notice that it was published, got "
+        "a new version or was built on (`/paperping follow-ups`)",
+    ),
+    Setting(
         "PAPERPING_MENTION_QUIET_DAYS",
         "mention_quiet_days",
         "float",
@@ -298,6 +306,7 @@ class Settings:
     explanation_limit: int = _default("explanation_limit")
     llm_per_member_hour: int = _default("llm_per_member_hour")
     llm_per_channel_hour: int = _default("llm_per_channel_hour")
+    followups_every_minutes: float = _default("followups_every_minutes")
     mention_quiet_days: float = _default("mention_quiet_days")
     half_life_days: float = _default("half_life_days")
     signal_window_days: int = _default("signal_window_days")

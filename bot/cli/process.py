@@ -11,7 +11,7 @@ import logging
 import signal
 import threading
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from apscheduler.schedulers.background import BackgroundScheduler
@@ -19,6 +19,7 @@ from slack_sdk import WebClient
 
 from bot.app import build_app
 from bot.app_context import AppContext
+from bot.delivery.follow_up_posts import thread_replier
 from bot.delivery.picks_dm import send_due_picks
 from bot.delivery.report_upload import post_due_reports
 from bot.delivery.slot_posts import ClientFor, SlackOutlet
@@ -30,9 +31,9 @@ from bot.slack.pacer import SlackPacer
 from socialrag.config import Settings
 from socialrag.db import Database
 from socialrag.errors import ConfigError
-from socialrag.knowledge import DatabasePace, Indexer, open_sources
+from socialrag.knowledge import DatabasePace, Indexer, check_follow_ups, open_sources
 from socialrag.reading.zotero import push_due
-from socialrag.recommender import Recommender, SlotWorker
+from socialrag.recommender import Recommender, SlotWorker, send_follow_ups
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +72,7 @@ def client_for(settings: Settings, db: Database) -> ClientFor:
 INDEX_SECONDS = 5.0  # how often a process looks for papers to index (a new share is indexed within seconds)
 MEMBERS_HOURS = 1.0  # how often member lists older than a day are read again (``bot.slack.members``)
 CITATIONS_HOURS = 1.0  # how often it fills citing sentences and citing papers (slow: a request a paper)
+FOLLOW_UP_MINUTES = 5.0  # how often it looks for shared papers due a check, and for follow-ups to send
 
 
 def build_indexer(settings: Settings, db: Database, recommender: Recommender) -> Indexer:
@@ -84,9 +86,11 @@ def start_scheduler(
     indexer: Indexer | None = None,
     replies: Callable[[], int] | None = None,
     members: Callable[[], int] | None = None,
+    follow_ups: Callable[[], int] | None = None,
 ) -> BackgroundScheduler:
     """The tick that posts, the indexing jobs (the queue every few seconds, citations hourly), the context
-    replies on members' shares (every few seconds) and the hourly sweep of channel member lists."""
+    replies on members' shares (every few seconds), the hourly sweep of channel member lists, and the follow-ups
+    (every few minutes)."""
     scheduler = BackgroundScheduler(timezone=UTC)
     now = datetime.now(UTC)
     every = {"max_instances": 1, "coalesce": True, "next_run_time": now}
@@ -98,6 +102,8 @@ def start_scheduler(
         scheduler.add_job(replies, "interval", seconds=INDEX_SECONDS, id="replies", **every)
     if members is not None:
         scheduler.add_job(members, "interval", hours=MEMBERS_HOURS, id="members", **every)
+    if follow_ups is not None:
+        scheduler.add_job(follow_ups, "interval", minutes=FOLLOW_UP_MINUTES, id="follow-ups", **every)
     scheduler.start()
     return scheduler
 
@@ -128,7 +134,12 @@ def cmd_run(args: argparse.Namespace, settings: Settings, db: Database) -> int:
     def members() -> int:
         return refresh_stale_lists(db, ctx.pacer.call, clients, datetime.now(UTC))
 
-    scheduler = start_scheduler(worker, settings.tick_seconds, indexer, replies, members)
+    def follow_ups() -> int:
+        now, every = datetime.now(UTC), timedelta(minutes=settings.followups_every_minutes)
+        check_follow_ups(db, indexer.sources, now, every)
+        return send_follow_ups(db, thread_replier(ctx.pacer, clients), now)
+
+    scheduler = start_scheduler(worker, settings.tick_seconds, indexer, replies, members, follow_ups)
     ctx.wake.scheduler = lambda: scheduler.modify_job("tick", next_run_time=datetime.now(UTC))
     ctx.wake.indexer = lambda: scheduler.modify_job("index", next_run_time=datetime.now(UTC))
     stop = threading.Event()

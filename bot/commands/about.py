@@ -177,11 +177,12 @@ def describe_failing(f: storage.source_pace.SourceHealth, now: datetime) -> str:
 
 
 def describe_tone(s: storage.settings.ChannelSettings) -> str:
-    """The channel's explanation length and language, and whether shares get context replies."""
+    """The channel's explanation length and language, and whether shares get context replies and follow-ups."""
     language = LANGUAGES.get(s.language or "en", "English")
     written = f"{language} (`llm` style; the templates stay in English)" if s.language else "English"
     context = "on: members' shares get a reply with context" if s.share_context else "off"
-    return f"Explanations: {s.explanation_length}, in {written}. Context on shares: {context}."
+    follow = "on" if s.follow_ups else "off"
+    return f"Explanations: {s.explanation_length}, in {written}. Context on shares: {context}. Follow-ups: {follow}."
 
 
 @command("why", "`why` — the signals behind my last post")

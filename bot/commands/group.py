@@ -1,12 +1,13 @@
-"""What the group reads, as a whole: `top [week|month|year]`, the papers the channel engaged with most, and
-`conference VENUE YEAR`, the papers of a conference it would most want to see."""
+"""What the group reads, as a whole: `top [week|month|year]`, the papers the channel engaged with most,
+`conference VENUE YEAR`, the papers of a conference it would most want to see, and `follow-ups on|off`, replies
+in a shared paper's thread when it is published, gets a new version or is built on."""
 
 from __future__ import annotations
 
 import re
 from datetime import timedelta
 
-from bot.commands.base import Command, Invocation, UsageError, command
+from bot.commands.base import Command, Invocation, UsageError, command, one_of
 from bot.delivery.conference_post import post_plan
 from bot.views.post_blocks import quote, works_again
 from bot.views.top_list import render_top_list
@@ -80,3 +81,24 @@ def cmd_conference(inv: Invocation) -> str:
             return "I can't upload files yet: an admin needs to reinstall PaperPing so it gets `files:write`."
         return f"Posting the planner failed ({quote(str(exc), 200)})."
     return f"Posted the {quote(plan.venue, 80)} {year} planner here: the files and the first ten are in its thread."
+
+
+@command(
+    "follow-ups",
+    "`follow-ups on|off` — a reply in a shared paper's thread when it is published, gets a new version, or a new "
+    "paper builds on it (on by default)",
+    parse=one_of(("on", "off"), "Try `/paperping follow-ups on` or `/paperping follow-ups off`."),
+    steers=True,
+)
+def cmd_follow_ups(inv: Invocation) -> str:
+    on = inv.args[0] == "on"
+    inv.set(follow_ups=on)
+    if on:
+        inv.announce("turned on PaperPing's follow-ups in the threads of shared papers.")
+        return (
+            "Done: when a paper shared here in the last year is published, gets a new version, or a new paper builds "
+            "on it and on another thread here, I'll say so in the thread where it was shared (at most one a thread "
+            "a month, a few a week)."
+        )
+    inv.announce("turned off PaperPing's follow-ups in the threads of shared papers.")
+    return "Done: no more follow-ups in this channel's threads."

@@ -2,7 +2,8 @@
 feedback (``emoji``), what is kept of a channel (``intake``: shares, their threads and reactions; ``live``:
 the same rule for each new message, edit, deletion and reaction), papers looked up in the outside sources
 (``papers/``) and embedded (``embed``) by the index queue's worker (``queue_worker``, at a pace shared by every
-process: ``shared_pace``), and what members are told of it (``readiness``).
+process: ``shared_pace``), what members are told of it (``readiness``), and what became of the papers shared
+(``paper_watch``).
 
 The Slack side and the CLI use the names below; the modules behind them are free to change.
 """
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
         record_own_post,
         record_reaction,
     )
+    from socialrag.knowledge.paper_watch import check_follow_ups
     from socialrag.knowledge.papers.local_catalog import import_catalog
     from socialrag.knowledge.papers.resolve import build_sources, open_sources, refresh_metadata
     from socialrag.knowledge.queue_worker import Indexer, IndexerConfig

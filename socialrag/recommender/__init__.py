@@ -64,5 +64,6 @@ if TYPE_CHECKING:
         answer_question,
         share_context,
     )
+    from socialrag.recommender.serve.thread_follow_ups import FollowUpNote, SendFollowUp, send_follow_ups
 
 __getattr__, __all__ = entry_points(__name__, __file__)

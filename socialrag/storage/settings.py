@@ -59,6 +59,7 @@ class ChannelSettings:
     digest_size: int | None = None  # papers in the weekly digest (frequency `weekly-digest`); None: single posts
     explanation_length: str = "normal"  # `short` or `normal` (`/paperping length`)
     language: str | None = None  # the language the `llm` style writes in (`/paperping language`); None: English
+    follow_ups: bool = True  # replies in a shared paper's thread when it is published, updated or built on
 
 
 @dataclass(frozen=True)

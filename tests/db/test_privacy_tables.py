@@ -29,6 +29,7 @@ PUBLIC = {
     "paper_embeddings",
     "index_queue",
     "source_pace",
+    "paper_watch",
     "oauth_states",
     "schema_migrations",
 }
@@ -61,6 +62,7 @@ BY_TEAM = {
     "llm_usage",
     "share_replies",
     "personal_picks",
+    "follow_ups",
 }
 # tables with a member's id: forget-me leaves none of their rows (forgotten_members keeps the note that it did)
 BY_MEMBER = {
@@ -166,6 +168,9 @@ def _lab(db: Database) -> dict[str, int]:
         storage.usage.take_cooldown(conn, T, "U2", "like", AT, timedelta(seconds=30))
         storage.usage.take_llm_call(conn, T, "C1", "U2", AT, per_member=10, per_channel=30)
         storage.member_picks.record_picks_sent(conn, T, "U2", [(known_id, "C1")], AT)
+        # a follow-up noticed for U1's share (it names no member: who shared is read when it is sent)
+        storage.follow_ups.record_follow_up(conn, T, "C1", known_id, "published", "ACL", {"venue": "ACL"}, AT)
+        storage.follow_ups.record_watch(conn, known_id, AT, "ACL", 2, ["paper:1"])
     return {"known": ids["1706.03762"], "unknown": ids["2999.00001"], "only_here": ids["10.9999/only-here"]}
 
 

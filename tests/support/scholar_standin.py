@@ -3,7 +3,7 @@ benchmarks of ``paperping run``: real response shapes, answers drawn from the AC
 ``tests/data``, and the gaps real data has (no abstract, no citation count, no publication date).
 
 Semantic Scholar: ``POST graph/v1/paper/batch``, ``GET graph/v1/paper/search``, ``GET graph/v1/paper/{id}/
-references|citations``, ``POST recommendations/v1/papers`` and ``GET recommendations/v1/papers/forpaper/{id}``
+references|citations`` (``citations`` holds what cites a paper), ``POST recommendations/v1/papers`` and ``GET recommendations/v1/papers/forpaper/{id}``
 (the papers sharing most words with the positive seeds). ``min_interval`` makes it answer ``429`` with
 ``Retry-After`` to a caller faster than the service's published pace, as the real one does. arXiv answers an
 empty Atom feed (or the entries it is given).
@@ -97,6 +97,7 @@ class ScholarStandIn:
         self.requests: list[tuple[str, str]] = []
         self.rate_limited = 0
         self.arxiv_entries = ""  # Atom <entry> elements the arXiv stand-in answers with
+        self.citations: dict[str, list[dict[str, Any]]] = {}  # paperId -> the papers citing it
         self.lock = threading.Lock()
         self._last = 0.0
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -168,8 +169,11 @@ class ScholarStandIn:
         if path == "/graph/v1/paper/search":
             found = self.search((query.get("query") or [""])[0], limit)
             return 200, {"total": len(found), "offset": 0, "data": found}, "application/json"
-        if re.fullmatch(r"/graph/v1/paper/[^/]+/(references|citations)", path):
-            return 200, {"offset": 0, "data": []}, "application/json"
+        m = re.fullmatch(r"/graph/v1/paper/([^/]+)/(references|citations)", path)
+        if m:
+            citing = self.citations.get(m.group(1), []) if m.group(2) == "citations" else []
+            data = [{"citingPaper": c, "contexts": []} for c in citing]
+            return 200, {"offset": 0, "data": data}, "application/json"
         if path == "/recommendations/v1/papers":
             seeds = [str(s) for s in (body or {}).get("positivePaperIds", [])]
             negative = {str(s) for s in (body or {}).get("negativePaperIds", [])}

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date
 from typing import Any
 
 import httpx
@@ -58,6 +61,37 @@ def papers_from_atom(xml_text: str) -> dict[str, Paper]:
     return found
 
 
+@dataclass(frozen=True)
+class ArxivVersion:
+    """What arXiv says of a paper's versions: the latest version number, when it came out, and the journal
+    reference its authors gave (a sign that the preprint is published)."""
+
+    version: int
+    updated: date | None
+    journal_ref: str | None
+
+
+_VERSION = re.compile(r"v(\d+)$")
+
+
+def versions_from_atom(xml_text: str) -> dict[str, ArxivVersion]:
+    """The latest version of each entry of an arXiv API answer, keyed by arXiv id (without version)."""
+    try:
+        root = ET.fromstring(xml_text)
+    except ET.ParseError as exc:
+        raise SourceError("arxiv", f"answer is not valid XML: {exc}") from exc
+    found: dict[str, ArxivVersion] = {}
+    for entry in root.findall("a:entry", _NS):
+        raw_id = (entry.findtext("a:id", default="", namespaces=_NS) or "").rsplit("/abs/", 1)[-1].strip()
+        ident, m = normalize_arxiv_id(raw_id), _VERSION.search(raw_id)
+        if not ident or m is None:
+            continue
+        updated = parse_date(entry.findtext("a:updated", default="", namespaces=_NS))
+        journal = clean_text(entry.findtext("arxiv:journal_ref", default=None, namespaces=_NS))
+        found[ident] = ArxivVersion(int(m.group(1)), updated, journal)
+    return found
+
+
 class ArxivApi:
     """Client of ``ARXIV_API_URL``; arXiv asks for no more than one request every three seconds."""
 
@@ -87,6 +121,15 @@ class ArxivApi:
             response = self.http.request("GET", "query", params={"id_list": ",".join(chunk), "max_results": len(chunk)})
             found.update(papers_from_atom(response.text))
         return [found.get(w) if w else None for w in wanted]
+
+    def fetch_versions(self, arxiv_ids: Sequence[str]) -> dict[str, ArxivVersion]:
+        """The latest version of each paper (ids without version), a request a hundred papers."""
+        found: dict[str, ArxivVersion] = {}
+        for start in range(0, len(arxiv_ids), ID_LIST_LIMIT):
+            chunk = list(arxiv_ids[start : start + ID_LIST_LIMIT])
+            response = self.http.request("GET", "query", params={"id_list": ",".join(chunk), "max_results": len(chunk)})
+            found.update(versions_from_atom(response.text))
+        return found
 
     def close(self) -> None:
         self.http.close()

@@ -20,7 +20,7 @@ from socialrag.errors import SourceError
 from socialrag.knowledge.papers.arxiv import ArxivApi
 from socialrag.knowledge.papers.crossref import Crossref
 from socialrag.knowledge.papers.http import SharedPace
-from socialrag.knowledge.papers.semanticscholar import SemanticScholar, citation_history
+from socialrag.knowledge.papers.semanticscholar import Citation, SemanticScholar, citation_history
 from socialrag.knowledge.papers.source import MetadataSource
 from socialrag.models import Paper
 from socialrag.progress import Progress
@@ -154,6 +154,11 @@ def fill_reference_contexts(db: Database, sources: Sequence[MetadataSource], res
             result.contexts += storage.citations.record_reference_contexts(conn, citing_id, contexts)
 
 
+def citation_rows(citing: Sequence[Citation]) -> list[tuple[str, str, str | None, int | None, tuple[str, ...]]]:
+    """Citing papers as ``paper_citations`` keeps them: one row per identity (the corpus id left out)."""
+    return [(s, v, c.title, c.year, c.contexts) for c in citing for s, v in c.ids.items() if s != "corpus"]
+
+
 def fill_citations(
     db: Database,
     sources: Sequence[MetadataSource],
@@ -174,12 +179,7 @@ def fill_citations(
         except SourceError as exc:
             log.warning("citations: %s", exc)
             continue
-        rows = [
-            (scheme, value, c.title, c.year, c.contexts)
-            for c in citing
-            for scheme, value in c.ids.items()
-            if scheme != "corpus"
-        ]
+        rows = citation_rows(citing)
         # the count as it was on earlier days, from the citing papers' dates (when it is the paper's popularity)
         history = citation_history(citing, count, today) if count is not None else ()
         with db.connection() as conn:

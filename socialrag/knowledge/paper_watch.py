@@ -1,0 +1,211 @@
+"""What became of the papers a channel discussed: each paper members shared in the last twelve months, in a
+channel with follow-ups on, is asked about again at most once per ``PAPERPING_FOLLOWUPS_EVERY_MINUTES`` (at the
+sources' shared pace), and three things are noticed for each channel that shared it:
+
+- **published**: a preprint (no venue, or arXiv, bioRxiv and the like) now has a venue or journal (Semantic
+  Scholar's venue, or the journal reference its authors gave arXiv);
+- **version**: arXiv lists a newer version than the one seen last;
+- **builds_on**: a new paper cites two or more papers the channel shared, or one it discussed at length (at
+  least 3 replies or 5 reactions). Citing papers come from Semantic Scholar's citations and from the catalog's
+  reference lists; a citer is new when it was not seen at the last check, or, at the first, when it came out
+  after the channel's share. It is noted once, in the thread of the earliest of the channel's papers it cites.
+
+The first check of a paper records what it is (a baseline) and says nothing of a venue or a version it already
+had; a paper whose venue nobody knew is not taken for a preprint. Sending is the part of
+``socialrag.recommender.serve.thread_follow_ups``."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from datetime import date, datetime, timedelta
+from typing import Any
+
+import psycopg
+
+from socialrag import storage
+from socialrag.db import Database
+from socialrag.errors import SourceError
+from socialrag.knowledge.papers.arxiv import ArxivApi, ArxivVersion
+from socialrag.knowledge.papers.resolve import citation_rows
+from socialrag.knowledge.papers.semanticscholar import SemanticScholar
+from socialrag.knowledge.papers.source import MetadataSource
+from socialrag.models import Paper
+from socialrag.names import fold_text
+from socialrag.storage.follow_ups import Citer, SharedThread, Watched
+
+log = logging.getLogger(__name__)
+
+FOLLOW_DAYS = 365  # papers shared in the last twelve months are followed
+AT_LENGTH_REPLIES = 3  # a thread with this many replies, or
+AT_LENGTH_REACTIONS = 5  # this many reactions, was discussed at length: one citing paper is enough
+PREPRINT_SERVERS = frozenset(
+    {"arxiv", "arxiv org", "corr", "biorxiv", "medrxiv", "ssrn", "research square", "preprints", "techrxiv",
+     "chemrxiv", "psyarxiv", "osf preprints", "eartharxiv", "authorea"}
+)  # fmt: skip
+ARXIV_DOI = "10.48550/"  # the DOIs arXiv gives its own preprints
+WATCH_LOCK = 0x50505F57  # advisory lock: one process at a time asks the sources about shared papers
+
+
+def is_preprint(venue: str | None) -> bool:
+    """A preprint server's name (arXiv, bioRxiv...). An unknown venue (None) is not a preprint: it is unknown."""
+    key = fold_text(venue or "")
+    return bool(key) and (key in PREPRINT_SERVERS or key.startswith("arxiv"))
+
+
+def check_follow_ups(
+    db: Database, sources: Sequence[MetadataSource], now: datetime, every: timedelta, limit: int = 20
+) -> int:
+    """Ask the sources (Semantic Scholar and arXiv among ``sources``) about the shared papers that are due, and
+    note the follow-ups; how many were noted. One process at a time does it."""
+    s2 = next((s for s in sources if isinstance(s, SemanticScholar)), None)
+    arxiv = next((s for s in sources if isinstance(s, ArxivApi)), None)
+    with db.connection(autocommit=True) as lock:
+        if not storage.locks.try_session_lock(lock, WATCH_LOCK):
+            return 0
+        try:
+            return _check_due(db, s2, arxiv, now, every, limit)
+        finally:
+            storage.locks.release_session_lock(lock, WATCH_LOCK)
+
+
+def _check_due(
+    db: Database, s2: SemanticScholar | None, arxiv: ArxivApi | None, now: datetime, every: timedelta, limit: int
+) -> int:
+    since = now - timedelta(days=FOLLOW_DAYS)
+    with db.connection() as conn:
+        due = storage.follow_ups.load_papers_to_watch(conn, now - every, since, limit)
+        ids = storage.papers.load_identities(conn, [w.paper_id for w in due])
+    if not due:
+        return 0
+    versions = _versions(arxiv, [ids[w.paper_id]["arxiv"] for w in due if "arxiv" in ids.get(w.paper_id, {})])
+    found = _s2_papers(s2, [ids.get(w.paper_id, {}) for w in due])
+    merged = [{**(f.ids if f is not None else {}), **ids.get(w.paper_id, {})} for w, f in zip(due, found, strict=True)]
+    for watched, paper_ids in zip(due, merged, strict=True):  # every due paper's citations first: a new paper that
+        _fetch_citations(db, s2, watched.paper_id, paper_ids)  # cites two of them is seen citing both
+    noted = 0
+    for watched, s2_paper, paper_ids in zip(due, found, merged, strict=True):
+        version = versions.get(paper_ids.get("arxiv", ""))
+        with db.connection() as conn:
+            noted += _notice(conn, watched, paper_ids, s2_paper, version, now, since)
+    return noted
+
+
+def _versions(arxiv: ArxivApi | None, arxiv_ids: Sequence[str]) -> dict[str, ArxivVersion]:
+    if arxiv is None or not arxiv_ids:
+        return {}
+    try:
+        return arxiv.fetch_versions(arxiv_ids)
+    except SourceError as exc:
+        log.warning("follow-ups: arXiv: %s", exc)
+        return {}
+
+
+def _s2_papers(s2: SemanticScholar | None, requests: list[dict[str, str]]) -> list[Paper | None]:
+    if s2 is None:
+        return [None] * len(requests)
+    try:
+        return s2.fetch_papers(requests)
+    except SourceError as exc:
+        log.warning("follow-ups: Semantic Scholar: %s", exc)
+        return [None] * len(requests)
+
+
+def _fetch_citations(db: Database, s2: SemanticScholar | None, paper_id: int, ids: dict[str, str]) -> None:
+    if s2 is None or "s2" not in ids:
+        return
+    try:
+        citing = s2.fetch_citations(ids["s2"])
+    except SourceError as exc:
+        log.warning("follow-ups: citations: %s", exc)
+        return
+    with db.connection() as conn:
+        storage.citations.record_citations(conn, paper_id, citation_rows(citing))
+
+
+def _notice(
+    conn: psycopg.Connection,
+    watched: Watched,
+    ids: dict[str, str],
+    s2_paper: Paper | None,
+    version: ArxivVersion | None,
+    now: datetime,
+    since: datetime,
+) -> int:
+    """Compare what the sources say now with what was seen, note what changed, and remember what was seen."""
+    arxiv_says = (version.journal_ref or "arXiv") if version is not None else None
+    s2_says = s2_paper.venue if s2_paper is not None else None
+    venue = next((v for v in (s2_says, arxiv_says) if v and not is_preprint(v)), None) or s2_says or arxiv_says
+    before = watched.venue if watched.seen else watched.stored_venue
+    events: list[tuple[str, str, dict[str, Any]]] = []
+    if venue and not is_preprint(venue) and is_preprint(before):
+        events.append(("published", venue, {"venue": venue, "url": _published_url(s2_paper)}))
+    if version is not None and watched.seen and watched.version and version.version > watched.version:
+        when = version.updated.isoformat() if version.updated else None
+        url = f"https://arxiv.org/abs/{ids.get('arxiv')}v{version.version}"
+        events.append(("version", str(version.version), {"version": version.version, "date": when, "url": url}))
+    citers = storage.follow_ups.load_citers(conn, watched.paper_id)
+    noted = 0
+    for team, channel in storage.follow_ups.load_sharing_channels(conn, watched.paper_id, since):
+        for kind, key, detail in events:
+            noted += storage.follow_ups.record_follow_up(conn, team, channel, watched.paper_id, kind, key, detail, now)
+        noted += _builds_on(conn, watched, citers, team, channel, now)
+    seen_venue = venue or before
+    seen_version = version.version if version is not None else watched.version
+    storage.follow_ups.record_watch(conn, watched.paper_id, now, seen_venue, seen_version, [c.key for c in citers])
+    return noted
+
+
+def _published_url(paper: Paper | None) -> str | None:
+    """Where the published version is: its DOI (not arXiv's own), else the page the source gave."""
+    if paper is None:
+        return None
+    doi = paper.ids.get("doi")
+    if doi and not doi.startswith(ARXIV_DOI):
+        return f"https://doi.org/{doi}"
+    if "acl" in paper.ids:  # an ACL DOI is kept as the paper's ACL Anthology identity
+        return f"https://aclanthology.org/{paper.ids['acl']}"
+    return paper.url
+
+
+def _builds_on(
+    conn: psycopg.Connection, watched: Watched, citers: list[Citer], team: str, channel: str, now: datetime
+) -> int:
+    threads = storage.follow_ups.load_shared_threads(conn, team, channel)
+    mine = threads.get(watched.paper_id)
+    if mine is None:
+        return 0
+    seen = set(watched.citing)
+    dates = _citer_dates(conn, [c.paper_id for c in citers if c.paper_id is not None])
+    fresh = [c for c in citers if c.paper_id not in threads and _is_new(c, seen, watched.seen, dates, mine)]
+    cited_by = storage.follow_ups.load_cited_by(conn, [c.key for c in fresh]) if fresh else {}
+    noted = 0
+    for citer in fresh:
+        cited = sorted((threads[p] for p in cited_by.get(citer.key, set()) | {watched.paper_id} if p in threads),
+                       key=lambda t: (t.posted_at, t.paper_id))  # fmt: skip
+        at_length = mine.replies >= AT_LENGTH_REPLIES or mine.reactions >= AT_LENGTH_REACTIONS
+        if cited[0].paper_id != watched.paper_id or (len(cited) < 2 and not at_length):
+            continue  # noted in the earliest thread it builds on, by that paper's check
+        detail = {"title": citer.title, "paper_id": citer.paper_id, "scheme": citer.scheme, "value": citer.value,
+                  "others": [t.paper_id for t in cited[1:3]]}  # fmt: skip
+        noted += storage.follow_ups.record_follow_up(
+            conn, team, channel, watched.paper_id, "builds_on", citer.key, detail, now
+        )
+    return noted
+
+
+def _citer_dates(conn: psycopg.Connection, paper_ids: list[int]) -> dict[int, date]:
+    infos = storage.context_rows.load_paper_infos(conn, paper_ids)
+    return {pid: d for pid, info in infos.items() if (d := info.publication_date or _year_end(info.year))}
+
+
+def _year_end(year: int | None) -> date | None:
+    return date(year, 12, 31) if year else None
+
+
+def _is_new(citer: Citer, seen: set[str], checked_before: bool, dates: dict[int, date], share: SharedThread) -> bool:
+    """Not seen at the last check; at the first, known to have come out after the channel's share."""
+    if checked_before:
+        return citer.key not in seen
+    when = dates.get(citer.paper_id) if citer.paper_id is not None else None
+    return when is not None and when >= share.posted_at.date()

@@ -1,0 +1,119 @@
+"""Follow-ups in the original thread, as `paperping run` does them every few minutes: the shared papers are asked
+about again (stand-ins of Semantic Scholar and arXiv, with their real answer shapes), and what changed is said in
+the thread where each paper was shared, through the real slack_sdk against the Slack stand-in: a preprint that is
+now published, a new arXiv version, a new paper that builds on two of the channel's threads. Nothing is said
+twice, nothing at the first look, nothing when the channel turned follow-ups off."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from slack_sdk import WebClient
+
+from bot.delivery.follow_up_posts import thread_replier
+from socialrag.db import Database
+from socialrag.knowledge import check_follow_ups
+from socialrag.knowledge.papers.arxiv import ArxivApi
+from socialrag.knowledge.papers.semanticscholar import SemanticScholar
+from socialrag.recommender import send_follow_ups
+from tests.support.harness import Harness, T, message_event
+from tests.support.scholar_standin import ScholarStandIn
+
+DAY = timedelta(days=1)
+P1, P2 = "2401.00001", "2401.00002"  # arXiv preprints: P1 gets published, P2 a new version
+
+
+def s2_arxiv(arxiv_id: str, title: str, venue: str = "ArXiv", doi: str | None = None) -> dict[str, Any]:
+    external = {"ArXiv": arxiv_id, **({"DOI": doi} if doi else {})}
+    pid = hashlib.sha1(arxiv_id.encode()).hexdigest()
+    return {"paperId": pid, "externalIds": external, "title": title, "venue": venue, "year": 2024,
+            "authors": [{"name": "Ada Lovelace"}]}  # fmt: skip
+
+
+def atom(version: int, updated: str) -> str:
+    return (
+        f"<entry><id>http://arxiv.org/abs/{P2}v{version}</id><updated>{updated}T10:00:00Z</updated>"
+        "<title>Second preprint</title></entry>"
+    )
+
+
+@pytest.fixture
+def scholar() -> Iterator[ScholarStandIn]:
+    standin = ScholarStandIn().start()
+    yield standin
+    standin.stop()
+
+
+def ts(at: datetime) -> str:
+    return f"{at.timestamp():.0f}.000100"
+
+
+def test_follow_ups_in_the_right_threads_and_none_twice(
+    harness: Harness, db: Database, scholar: ScholarStandIn
+) -> None:
+    now = datetime.now(UTC).replace(microsecond=0)
+    a, b = scholar.papers[0], scholar.papers[1]  # two ACL papers the channel discussed
+    shares = {
+        "p1": (ts(now - 20 * DAY), f"<https://arxiv.org/abs/{P1}>", "U2"),
+        "p2": (ts(now - 15 * DAY), f"<https://arxiv.org/abs/{P2}>", "U4"),  # U4 turned mentions off
+        "a": (ts(now - 12 * DAY), f"<https://aclanthology.org/{a['externalIds']['ACL']}/>", "U3"),
+        "b": (ts(now - 10 * DAY), f"<https://aclanthology.org/{b['externalIds']['ACL']}/>", "U1"),
+    }
+    for at, text, user in shares.values():
+        harness.event(message_event(at, text, user=user))
+    harness.ctx.channels.activate(T, "C1")  # PaperPing was invited into the lab's channel
+    with db.connection() as conn:  # what the lookup would have filled (offline here)
+        for paper in (a, b):
+            conn.execute(
+                "UPDATE papers p SET title = %s FROM paper_ids i WHERE i.paper_id = p.id AND i.value = %s",
+                (paper["title"], paper["externalIds"]["ACL"]),
+            )
+    harness.command("mentions off", user="U4")
+    scholar.by_key["ARXIV:" + P1] = s2_arxiv(P1, "First preprint")
+    scholar.by_key["ARXIV:" + P2] = s2_arxiv(P2, "Second preprint")
+    scholar.arxiv_entries = atom(1, "2024-01-02")
+    s2 = SemanticScholar(scholar.url, min_interval=0)
+    arxiv = ArxivApi(scholar.url + "api/", min_interval=0)
+    client = WebClient(token="xoxb-test", base_url=harness.standin.url)
+    send = thread_replier(harness.ctx.pacer, lambda team: client)
+
+    def round_at(at: datetime) -> tuple[int, int]:
+        noted = check_follow_ups(db, [s2, arxiv], at, DAY)
+        return noted, send_follow_ups(db, send, at)
+
+    assert round_at(now) == (0, 0), "the first look records what each paper is and says nothing"
+    # a day later: P1 is published, P2 has a third version, and a new paper cites both ACL papers
+    scholar.by_key["ARXIV:" + P1] = s2_arxiv(P1, "First preprint", "ACL 2026", doi="10.18653/v1/2026.acl-long.1")
+    scholar.arxiv_entries = atom(3, "2026-05-12")
+    citer = {"paperId": "c" * 40, "externalIds": {"DOI": "10.1/new"}, "title": "Building on both", "year": 2026}
+    scholar.citations[a["paperId"]] = [citer]
+    scholar.citations[b["paperId"]] = [citer]
+    later = now + DAY + timedelta(minutes=1)
+    assert round_at(later) == (3, 3)
+    replies = {p["thread_ts"]: p["text"] for p in harness.standin.posts if p.get("thread_ts")}
+    shared_on = (now - 20 * DAY).strftime("%-d %B")
+    assert replies[shares["p1"][0]] == (
+        f"The preprint <@U2> shared on {shared_on} is now published in "
+        "<https://aclanthology.org/2026.acl-long.1|ACL 2026>."
+    )
+    assert replies[shares["p2"][0]] == f"<https://arxiv.org/abs/{P2}v3|Version 3> of this paper came out on 12 May."
+    built = replies[shares["a"][0]]  # the earlier of the two threads the new paper cites
+    assert built.startswith("A new paper builds on this one and on <https://lab.slack.com/archives/C1/p")
+    assert built.endswith(
+        f"|the thread on {b['title'][:120]}>: <https://www.semanticscholar.org/paper/{'c' * 40}|Building on both>"
+    )
+    assert shares["b"][0] not in replies, "said once, in the earliest thread it builds on"
+    assert not [p for p in harness.standin.posts if "builds on" in p["text"] and not p.get("thread_ts")]
+    # the next day nothing is new: nothing is noted or said again
+    assert round_at(later + DAY + timedelta(minutes=1)) == (0, 0)
+    # a channel that turned follow-ups off hears nothing more
+    assert "Done: no more follow-ups" in harness.command("follow-ups off")
+    scholar.arxiv_entries = atom(4, "2026-06-01")
+    assert round_at(later + 3 * DAY) == (0, 0)
+    time.sleep(0.1)
+    assert sum(1 for p in harness.standin.posts if p.get("thread_ts")) == 3
