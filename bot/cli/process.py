@@ -87,6 +87,7 @@ def start_scheduler(
     replies: Callable[[], int] | None = None,
     members: Callable[[], int] | None = None,
     follow_ups: Callable[[], int] | None = None,
+    follow_up_minutes: float = FOLLOW_UP_MINUTES,
 ) -> BackgroundScheduler:
     """The tick that posts, the indexing jobs (the queue every few seconds, citations hourly), the context
     replies on members' shares (every few seconds), the hourly sweep of channel member lists, and the follow-ups
@@ -103,7 +104,7 @@ def start_scheduler(
     if members is not None:
         scheduler.add_job(members, "interval", hours=MEMBERS_HOURS, id="members", **every)
     if follow_ups is not None:
-        scheduler.add_job(follow_ups, "interval", minutes=FOLLOW_UP_MINUTES, id="follow-ups", **every)
+        scheduler.add_job(follow_ups, "interval", minutes=follow_up_minutes, id="follow-ups", **every)
     scheduler.start()
     return scheduler
 
@@ -139,7 +140,10 @@ def cmd_run(args: argparse.Namespace, settings: Settings, db: Database) -> int:
         check_follow_ups(db, indexer.sources, now, every)
         return send_follow_ups(db, thread_replier(ctx.pacer, clients), now)
 
-    scheduler = start_scheduler(worker, settings.tick_seconds, indexer, replies, members, follow_ups)
+    # a shared paper is asked about at most once per PAPERPING_FOLLOWUPS_EVERY_MINUTES; the job looks that often
+    # (and at least every few minutes, for follow-ups to send)
+    minutes = min(FOLLOW_UP_MINUTES, settings.followups_every_minutes)
+    scheduler = start_scheduler(worker, settings.tick_seconds, indexer, replies, members, follow_ups, minutes)
     ctx.wake.scheduler = lambda: scheduler.modify_job("tick", next_run_time=datetime.now(UTC))
     ctx.wake.indexer = lambda: scheduler.modify_job("index", next_run_time=datetime.now(UTC))
     stop = threading.Event()

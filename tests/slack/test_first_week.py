@@ -130,6 +130,24 @@ def test_a_labs_first_hour_with_only_paperping_run(lab: Lab, db: Database) -> No
     status = lab.command("C1", "status")
     assert f"Index: {len(HISTORY) + 1} papers shared here" in status, status
 
+    # what became of the papers discussed: once each shared paper was looked at, a new paper citing two of them
+    # appears on Semantic Scholar; a follow-up says so in the thread of the earlier one, and only there
+    wait_for(lambda: scalar(db, "SELECT count(*) FROM paper_watch") >= len(HISTORY), 60, "the first look")
+    citer = lab.scholar.acl_paper(next(r["acl_id"] for r in load_acl_rows()[::-1] if r["acl_id"] not in HISTORY))
+    for acl in HISTORY[:2]:
+        lab.scholar.citations[lab.scholar.acl_paper(acl)["paperId"]] = [citer]
+    first_ts = lab.slack.state.messages["C1"][1]["ts"]  # HISTORY[0]'s share (its thread's reply comes first)
+
+    def followed() -> list[dict[str, Any]]:
+        return [p for p in lab.slack.posts if p.get("thread_ts") == first_ts and "builds on" in p["text"]]
+
+    wait_for(lambda: bool(followed()), 60, "the follow-up in the thread of the first paper")
+    (follow_up,) = followed()
+    assert (
+        follow_up["text"].startswith("A new paper builds on this one and on <https://")
+        and citer["title"][:40] in (follow_up["text"])
+    )
+
     # a new share is looked up and embedded within a minute (a paper PaperPing has never seen, not even as a
     # candidate Semantic Scholar suggested)
     with db.connection() as conn:

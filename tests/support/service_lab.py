@@ -46,6 +46,7 @@ class Lab:
             "ARXIV_API_URL": scholar.url + "api/",
             "CROSSREF_API_URL": scholar.url + "crossref/",
             "PAPERPING_TICK_SECONDS": "1",
+            "PAPERPING_FOLLOWUPS_EVERY_MINUTES": "0.05",  # shared papers are asked about again every 3 s
         }
         for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "PAPERPING_OFFLINE"):
             env.pop(name, None)
