@@ -1,21 +1,22 @@
 """More of what the demo's lab sees: the context reply on a paper a member shares (`/paperping context on`), the
-weekly digest the lab would get with `/paperping frequency weekly-digest 5`, its reading list (`/paperping list`)
-and its top list (`/paperping top month`)."""
+weekly digest the lab would get with `/paperping frequency weekly-digest 5`, its reading list (`/paperping list`),
+its top list (`/paperping top month`) and a follow-up in the thread of a paper it discussed."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
+from bot.views.follow_up_text import render_follow_up
 from bot.views.post_blocks import build_digest_blocks
 from bot.views.replies import context_blocks
 from bot.views.top_list import render_top_list
 from socialrag import storage
 from socialrag.db import Database
-from socialrag.knowledge import READING_LIST_EMOJI, index_messages
+from socialrag.knowledge import READING_LIST_EMOJI, check_follow_ups, index_messages
 from socialrag.models import Digest, Message, PaperRef
-from socialrag.recommender import Recommendation, Recommender, share_context
+from socialrag.recommender import FollowUpNote, Recommendation, Recommender, send_follow_ups, share_context
 from socialrag.report import load_top_list
 
 SHARER = "U06FARID"
@@ -99,3 +100,29 @@ def show_lists(db: Database, team: str, channel: str, at: datetime, saver: str, 
     say("\n· The lab's top list (`/paperping top month`; only the member who asks sees it):")
     for line in render_top_list(top, limit=5).split("\n")[1:]:
         say("    " + render(line))
+
+
+def show_follow_up(db: Database, team: str, channel: str, at: datetime, say: Say, render: Render) -> str | None:
+    """What became of the papers the lab discussed, as `paperping run` would notice it (offline: from the catalog's
+    reference lists) and say it in the paper's own thread; the first follow-up's text, or None."""
+    with db.connection() as conn:
+        storage.settings.upsert_channel_setting(conn, team, channel, active=True, follow_ups=True)
+    check_follow_ups(db, [], at, timedelta(days=1), limit=200)
+    with db.connection() as conn:
+        threads = {t.ts: t for t in storage.follow_ups.load_shared_threads(conn, team, channel).values()}
+    said: list[tuple[str, str]] = []
+
+    def send(team_id: str, channel_id: str, thread_ts: str, note: FollowUpNote) -> str:
+        said.append((thread_ts, render_follow_up(note)))
+        return f"{thread_ts}-follow-up"
+
+    send_follow_ups(db, send, at)
+    if not said:
+        return None
+    thread = threads[said[0][0]]
+    say(
+        f"\n· A follow-up (`/paperping follow-ups`, on by default), in the thread of {thread.title} "
+        f"(shared {thread.posted_at:%d %b}):"
+    )
+    say("    ↳ " + render(said[0][1]))
+    return said[0][1]

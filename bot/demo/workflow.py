@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from bot.demo.extras import forget_share, show_context_reply, show_digest, show_lists
+from bot.demo.extras import forget_share, show_context_reply, show_digest, show_follow_up, show_lists
 from bot.demo.slack_page import html_page
 from bot.slack.workspace_export import import_export
 from bot.views.post_blocks import build_blocks, build_digest_blocks, build_fallback_text
@@ -127,6 +127,7 @@ def reset_posts(db: Database) -> None:
         for ts in storage.messages.load_message_ts_by_user(conn, TEAM, CHANNEL, BOT):
             storage.messages.delete_thread(conn, TEAM, CHANNEL, ts)
         storage.posts.delete_posts(conn, TEAM, CHANNEL)
+        storage.follow_ups.delete_follow_ups(conn, TEAM, CHANNEL)
 
 
 @dataclass
@@ -306,6 +307,7 @@ def run_demo(settings: Settings, home: Path | None, out: Path, say: Say = print)
     clicks = load_clicks(db, posts)
     write_outputs(posts, names, out, clicks, more)
     show_lists(db, TEAM, CHANNEL, digest_at, SAVER, say, render)
+    show_follow_up(db, TEAM, CHANNEL, digest_at, say, render)
     say(f"\nWrote {out / 'blocks.json'} (Block Kit) and {out / 'index.html'} (the posts as Slack shows them).")
     with db.connection() as conn:
         data = load_report_data(conn, TEAM, CHANNEL, until=third_at + timedelta(days=1))

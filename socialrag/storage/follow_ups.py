@@ -250,3 +250,15 @@ def load_shared_threads(conn: psycopg.Connection, team_id: str, channel_id: str)
         {"t": team_id, "c": channel_id},
     ).fetchall()
     return {r[0]: SharedThread(r[0], r[1], r[2], r[3], r[4], r[5], int(r[6]), int(r[7])) for r in rows}
+
+
+def delete_follow_ups(conn: psycopg.Connection, team_id: str, channel_id: str) -> None:
+    """Forget the channel's follow-ups and what was seen of its papers (the demo tells the same story each run)."""
+    conn.execute("DELETE FROM follow_ups WHERE team_id = %(t)s AND channel_id = %(c)s", {"t": team_id, "c": channel_id})
+    conn.execute(
+        """
+        DELETE FROM paper_watch w USING message_papers mp
+         WHERE mp.paper_id = w.paper_id AND mp.team_id = %(t)s AND mp.channel_id = %(c)s
+        """,
+        {"t": team_id, "c": channel_id},
+    )

@@ -61,6 +61,8 @@ def test_demo_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
     top = printed.split("The lab's top list (`/paperping top month`")[1].split("\n\n")[0]
     assert re.search(r"\n    1\. .+ — .*\d+ reactions?.* · @", top), "the top list, with what each paper drew and who"
     assert first_title in top.split("\n")[1], "the first post drew the most: three reactions, a reply and a save"
+    follow_up = printed.split("· A follow-up (`/paperping follow-ups`")[1].split("\n\n")[0]
+    assert "in the thread of " in follow_up and "↳ A new paper builds on this one" in follow_up
     assert re.search(rf"\n    {re.escape(first_title)} — saved by .*@ines", printed), "the first post's paper, saved"
     assert [b["type"] for b in posts[0]["blocks"]][-1] == "actions" and "Save · 1" in json.dumps(
         posts[0]["blocks"], ensure_ascii=False
