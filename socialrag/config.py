@@ -223,6 +223,14 @@ SETTINGS: tuple[Setting, ...] = (
         "a new version or was built on (`/paperping follow-ups`)",
     ),
     Setting(
+        "PAPERPING_AUTHORS_EVERY_MINUTES",
+        "authors_every_minutes",
+        "float",
+        "1440",
+        "how often PaperPing asks Semantic Scholar for the papers of the authors a channel follows and of members "
+        "who let the channel hear of theirs (`/paperping follow`, `/paperping my-papers`)",
+    ),
+    Setting(
         "PAPERPING_MENTION_QUIET_DAYS",
         "mention_quiet_days",
         "float",
@@ -307,6 +315,7 @@ class Settings:
     llm_per_member_hour: int = _default("llm_per_member_hour")
     llm_per_channel_hour: int = _default("llm_per_channel_hour")
     followups_every_minutes: float = _default("followups_every_minutes")
+    authors_every_minutes: float = _default("authors_every_minutes")
     mention_quiet_days: float = _default("mention_quiet_days")
     half_life_days: float = _default("half_life_days")
     signal_window_days: int = _default("signal_window_days")

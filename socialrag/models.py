@@ -130,10 +130,12 @@ class MemberIsAuthor:
 
 @dataclass(frozen=True)
 class AuthorDiscussedHere:
-    """h2: an author of the candidate wrote ``count`` papers the channel discussed recently."""
+    """h2: an author of the candidate wrote ``count`` papers the channel discussed recently; ``followed``: the
+    channel follows this author (`/paperping follow`)."""
 
     author: str
     count: int
+    followed: bool = False
 
 
 @dataclass(frozen=True)

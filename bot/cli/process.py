@@ -19,6 +19,7 @@ from slack_sdk import WebClient
 
 from bot.app import build_app
 from bot.app_context import AppContext
+from bot.delivery.author_posts import news_poster
 from bot.delivery.follow_up_posts import thread_replier
 from bot.delivery.picks_dm import send_due_picks
 from bot.delivery.report_upload import post_due_reports
@@ -31,9 +32,9 @@ from bot.slack.pacer import SlackPacer
 from socialrag.config import Settings
 from socialrag.db import Database
 from socialrag.errors import ConfigError
-from socialrag.knowledge import DatabasePace, Indexer, check_follow_ups, open_sources
+from socialrag.knowledge import DatabasePace, Indexer, check_authors, check_follow_ups, open_sources
 from socialrag.reading.zotero import push_due
-from socialrag.recommender import Recommender, SlotWorker, send_follow_ups
+from socialrag.recommender import Recommender, SlotWorker, announce_member_papers, send_follow_ups
 
 log = logging.getLogger(__name__)
 
@@ -136,13 +137,16 @@ def cmd_run(args: argparse.Namespace, settings: Settings, db: Database) -> int:
         return refresh_stale_lists(db, ctx.pacer.call, clients, datetime.now(UTC))
 
     def follow_ups() -> int:
+        """Follow-ups in shared papers' threads, then the new papers of followed authors and members."""
         now, every = datetime.now(UTC), timedelta(minutes=settings.followups_every_minutes)
         check_follow_ups(db, indexer.sources, now, every)
-        return send_follow_ups(db, thread_replier(ctx.pacer, clients), now)
+        sent = send_follow_ups(db, thread_replier(ctx.pacer, clients), now)
+        check_authors(db, indexer.sources, now, timedelta(minutes=settings.authors_every_minutes), indexer.embed)
+        return sent + announce_member_papers(db, news_poster(ctx.pacer, clients), now)
 
     # a shared paper is asked about at most once per PAPERPING_FOLLOWUPS_EVERY_MINUTES; the job looks that often
     # (and at least every few minutes, for follow-ups to send)
-    minutes = min(FOLLOW_UP_MINUTES, settings.followups_every_minutes)
+    minutes = min(FOLLOW_UP_MINUTES, settings.followups_every_minutes, settings.authors_every_minutes)
     scheduler = start_scheduler(worker, settings.tick_seconds, indexer, replies, members, follow_ups, minutes)
     ctx.wake.scheduler = lambda: scheduler.modify_job("tick", next_run_time=datetime.now(UTC))
     ctx.wake.indexer = lambda: scheduler.modify_job("index", next_run_time=datetime.now(UTC))

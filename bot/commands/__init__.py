@@ -4,7 +4,7 @@ and handler, in the module of its kind. Answers are ephemeral; a wrong word gets
 `/paperping help` lists them module by module, in the order they are imported below.
 """
 
-from bot.commands import about, channel, group, member, reading, steering
+from bot.commands import about, authors, channel, group, member, reading, steering
 from bot.commands.base import (
     COMMANDS,
     Command,
@@ -23,6 +23,7 @@ __all__ = [
     "Invocation",
     "UsageError",
     "about",
+    "authors",
     "channel",
     "group",
     "is_slow",

@@ -2,8 +2,8 @@
 feedback (``emoji``), what is kept of a channel (``intake``: shares, their threads and reactions; ``live``:
 the same rule for each new message, edit, deletion and reaction), papers looked up in the outside sources
 (``papers/``) and embedded (``embed``) by the index queue's worker (``queue_worker``, at a pace shared by every
-process: ``shared_pace``), what members are told of it (``readiness``), and what became of the papers shared
-(``paper_watch``).
+process: ``shared_pace``), what members are told of it (``readiness``), what became of the papers shared
+(``paper_watch``) and what the followed authors and the members wrote since (``author_watch``).
 
 The Slack side and the CLI use the names below; the modules behind them are free to change.
 """
@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from socialrag.packages import entry_points
 
 if TYPE_CHECKING:
+    from socialrag.knowledge.author_watch import check_authors
     from socialrag.knowledge.embed import Embedder, embed_papers, embed_pending
     from socialrag.knowledge.emoji import (
         CLICKS,

@@ -21,6 +21,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 
+import psycopg
+
 from socialrag import storage
 from socialrag.db import Database
 from socialrag.errors import PaperPingError
@@ -231,6 +233,10 @@ class Indexer:
             finally:
                 storage.locks.release_session_lock(lock, SWEEP_LOCK + 1)
         return result
+
+    def embed(self, conn: psycopg.Connection, paper_ids: list[int]) -> int:
+        """Embed these papers now with this process's model (papers a source just brought in)."""
+        return embed_papers(conn, self.embedder, paper_ids)
 
     def close(self) -> None:
         for source in self.sources:

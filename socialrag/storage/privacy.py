@@ -102,6 +102,7 @@ def forget_member(conn: psycopg.Connection, team_id: str, user_id: str) -> dict[
         "member_cooldowns",
         "llm_usage",
         "personal_picks",
+        "author_news",
         "channel_members",
         "member_settings",
         "members",
@@ -110,6 +111,10 @@ def forget_member(conn: psycopg.Connection, team_id: str, user_id: str) -> dict[
             f"DELETE FROM {table} WHERE team_id = %(t)s AND user_id = %(u)s",  # the table names are fixed above
             {"t": team_id, "u": user_id},
         )
+    conn.execute(  # the channel keeps following the author; who asked is forgotten
+        "UPDATE followed_authors SET user_id = NULL WHERE team_id = %(t)s AND user_id = %(u)s",
+        {"t": team_id, "u": user_id},
+    )
     conn.execute(
         "UPDATE installations SET installer_id = NULL WHERE team_id = %(t)s AND installer_id = %(u)s",
         {"t": team_id, "u": user_id},

@@ -30,6 +30,7 @@ PUBLIC = {
     "index_queue",
     "source_pace",
     "paper_watch",
+    "author_checks",
     "oauth_states",
     "schema_migrations",
 }
@@ -63,6 +64,8 @@ BY_TEAM = {
     "share_replies",
     "personal_picks",
     "follow_ups",
+    "followed_authors",
+    "author_news",
 }
 # tables with a member's id: forget-me leaves none of their rows (forgotten_members keeps the note that it did)
 BY_MEMBER = {
@@ -76,6 +79,8 @@ BY_MEMBER = {
     "member_settings",
     "saved_papers",
     "personal_picks",
+    "followed_authors",
+    "author_news",
 }
 # tables where a member's id can sit inside text or JSON: forget-me scrubs it
 MENTIONING = {"recommendations": "draft::text", "llm_calls": "output", "import_checkpoints": "state::text"}
@@ -171,6 +176,11 @@ def _lab(db: Database) -> dict[str, int]:
         # a follow-up noticed for U1's share (it names no member: who shared is read when it is sent)
         storage.follow_ups.record_follow_up(conn, T, "C1", known_id, "published", "ACL", {"venue": "ACL"}, AT)
         storage.follow_ups.record_watch(conn, known_id, AT, "ACL", 2, ["paper:1"])
+        # U2 asked the channel to follow an author; a paper of U2's own waits to be announced
+        storage.followed_authors.follow_author(conn, T, "C1", "9001", "Ada Byron", "U2", AT)
+        storage.followed_authors.record_author_check(conn, "9001", AT, ["s2x"])
+        member_news = storage.followed_authors.Watcher(T, "C1", "member", "U2", AT)
+        storage.followed_authors.record_author_news(conn, member_news, "9002", ids["10.9999/only-here"], AT)
     return {"known": ids["1706.03762"], "unknown": ids["2999.00001"], "only_here": ids["10.9999/only-here"]}
 
 

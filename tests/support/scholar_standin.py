@@ -3,7 +3,8 @@ benchmarks of ``paperping run``: real response shapes, answers drawn from the AC
 ``tests/data``, and the gaps real data has (no abstract, no citation count, no publication date).
 
 Semantic Scholar: ``POST graph/v1/paper/batch``, ``GET graph/v1/paper/search``, ``GET graph/v1/paper/{id}/
-references|citations`` (``citations`` holds what cites a paper), ``POST recommendations/v1/papers`` and ``GET recommendations/v1/papers/forpaper/{id}``
+references|citations`` (``citations`` holds what cites a paper), ``GET graph/v1/author/search``,
+``author/{id}`` and ``author/{id}/papers`` (from ``authors``), ``POST recommendations/v1/papers`` and ``GET recommendations/v1/papers/forpaper/{id}``
 (the papers sharing most words with the positive seeds). ``min_interval`` makes it answer ``429`` with
 ``Retry-After`` to a caller faster than the service's published pace, as the real one does. arXiv answers an
 empty Atom feed (or the entries it is given).
@@ -98,6 +99,8 @@ class ScholarStandIn:
         self.rate_limited = 0
         self.arxiv_entries = ""  # Atom <entry> elements the arXiv stand-in answers with
         self.citations: dict[str, list[dict[str, Any]]] = {}  # paperId -> the papers citing it
+        # authorId -> {"name", "paperCount", "affiliations", "papers": [paper objects]}
+        self.authors: dict[str, dict[str, Any]] = {}
         self.lock = threading.Lock()
         self._last = 0.0
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -169,6 +172,8 @@ class ScholarStandIn:
         if path == "/graph/v1/paper/search":
             found = self.search((query.get("query") or [""])[0], limit)
             return 200, {"total": len(found), "offset": 0, "data": found}, "application/json"
+        if path.startswith("/graph/v1/author/"):
+            return self.answer_author(path, query)
         m = re.fullmatch(r"/graph/v1/paper/([^/]+)/(references|citations)", path)
         if m:
             citing = self.citations.get(m.group(1), []) if m.group(2) == "citations" else []
@@ -182,6 +187,29 @@ class ScholarStandIn:
         if m:
             return 200, {"recommendedPapers": self.related([m.group(1)], limit)}, "application/json"
         return 404, {"error": "Not found"}, "application/json"
+
+    def answer_author(self, path: str, query: dict[str, list[str]]) -> tuple[int, Any, str]:
+        """``author/search?query=``, ``author/{id}`` and ``author/{id}/papers``, from ``authors``."""
+        if path == "/graph/v1/author/search":
+            words = set((query.get("query") or [""])[0].lower().split())
+            found = [
+                {
+                    "authorId": aid,
+                    "name": a["name"],
+                    "paperCount": a.get("paperCount"),
+                    "affiliations": a.get("affiliations", []),
+                }
+                for aid, a in self.authors.items()
+                if words and words <= set(a["name"].lower().split())
+            ]
+            return 200, {"total": len(found), "offset": 0, "data": found}, "application/json"
+        m = re.fullmatch(r"/graph/v1/author/([^/]+)(/papers)?", path)
+        author = self.authors.get(m.group(1)) if m else None
+        if author is None:
+            return 404, {"error": "Author not found"}, "application/json"
+        if m and m.group(2):
+            return 200, {"offset": 0, "data": list(author.get("papers", []))}, "application/json"
+        return 200, {"authorId": m.group(1) if m else "", "name": author["name"]}, "application/json"
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         standin = self

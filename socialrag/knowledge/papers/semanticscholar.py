@@ -54,6 +54,10 @@ class Citation:
 COMPLETE_ENOUGH = 0.9  # dated citations must cover this share of the paper's count to give its history
 
 
+# the fields of a paper in a list (an author's papers): nested author and reference fields are not served there
+LIST_FIELDS = ",".join(f for f in PAPER_FIELDS.split(",") if not f.startswith(("references.", "authors."))) + ",authors"
+
+
 def citation_history(citations: Sequence[Citation], total: int | None, today: date) -> tuple[tuple[date, float], ...]:
     """A paper's citation count as it was, from the dates of the papers citing it: at the end of each month in
     which it grew, the number of citing papers out by then. A citation known only to its year counts from that
@@ -268,6 +272,37 @@ class SemanticScholar:
                 break
             offset = int(body["next"])
         return found
+
+    def fetch_author_papers(self, author_id: str, *, limit: int = 100) -> list[Paper]:
+        """An author's papers as Semantic Scholar lists them (at most ``limit``)."""
+        body = self.http.request_json(
+            "GET", f"graph/v1/author/{author_id}/papers", params={"fields": LIST_FIELDS, "limit": limit}
+        )
+        found = body.get("data") if isinstance(body, dict) else None
+        return [paper_from_s2(r) for r in found or () if isinstance(r, Mapping) and r.get("paperId") and r.get("title")]
+
+    def search_authors(self, name: str, *, limit: int = 5) -> list[tuple[str, str, int | None, tuple[str, ...]]]:
+        """(author id, name, paper count, affiliations) of the authors Semantic Scholar finds for ``name``."""
+        body = self.http.request_json(
+            "GET",
+            "graph/v1/author/search",
+            params={"query": name, "fields": "name,paperCount,affiliations", "limit": limit},
+        )
+        out = []
+        for r in (body.get("data") if isinstance(body, dict) else None) or ():
+            if isinstance(r, Mapping) and r.get("authorId") and r.get("name"):
+                affs = tuple(str(a) for a in r.get("affiliations") or () if a)
+                count = r.get("paperCount") if isinstance(r.get("paperCount"), int) else None
+                out.append((str(r["authorId"]), str(r["name"]), count, affs))
+        return out
+
+    def fetch_author(self, author_id: str) -> str | None:
+        """The author's name, or None when Semantic Scholar knows no such author."""
+        try:
+            body = self.http.request_json("GET", f"graph/v1/author/{author_id}", params={"fields": "name"})
+        except NotFound:
+            return None
+        return str(body["name"]) if isinstance(body, dict) and body.get("name") else None
 
     def close(self) -> None:
         self.http.close()

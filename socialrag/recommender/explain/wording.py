@@ -47,7 +47,11 @@ def render_signal(signal: SocialSignal, companions: Sequence[SocialSignal] = (),
     if isinstance(f, MemberIsAuthor):
         return f"{member_token(f.member)} is {b('one of its authors')}."
     if isinstance(f, AuthorDiscussedHere):
-        return f"{as_data(f.author)} also wrote {_plural(f.count, 'paper')} discussed here in the last three months."
+        author = as_data(f.author)
+        if f.followed:
+            also = f"; {author} also wrote {_plural(f.count, 'paper')} discussed here" if f.count else ""
+            return f"It is by {author}, {b('whom this channel follows')}{also}."
+        return f"{author} also wrote {_plural(f.count, 'paper')} discussed here in the last three months."
     if isinstance(f, SharedAffiliation):
         return f"{as_data(f.author)} is at {as_data(f.affiliation)}, like {member_token(f.member)}."
     if isinstance(f, VenueEngagedWith):

@@ -38,6 +38,9 @@ RECENT_THREAD_PENALTY = 0.25  # what pointing at an earlier paper a recent post 
 RECENT_MEMBER_PENALTY = 0.1  # what naming a member a recent post named costs (h8)
 
 
+FOLLOWED_STRENGTH = 10.0  # a followed author's h2 comes before any other author's
+
+
 @dataclass(frozen=True)
 class Relations:
     """Public links between the candidate and the channel's papers, loaded by the caller."""
@@ -46,6 +49,7 @@ class Relations:
     cited_by: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
     member_affiliations: Mapping[str, frozenset[str]] = field(default_factory=dict)
     member_publications: Mapping[str, Sequence[np.ndarray]] = field(default_factory=dict)
+    followed: frozenset[str] = frozenset()  # the Semantic Scholar ids of the authors the channel follows
 
 
 @dataclass(frozen=True)
@@ -94,17 +98,19 @@ def signal_h1(inp: SignalInput) -> list[SocialSignal]:
 
 
 def signal_h2(inp: SignalInput) -> list[SocialSignal]:
-    """An author of the candidate wrote papers the channel discussed recently (how many)."""
+    """An author of the candidate wrote papers the channel discussed recently (how many), or is an author the
+    channel follows (`/paperping follow`), which comes first."""
     out = []
     recent = _recent(inp)
     for a in inp.candidate.authors:
         hits = [p for p in recent if a.author_id in _author_keys(p.info) or a.normalized in _author_keys(p.info)]
-        if hits:
+        followed = bool(a.s2_author_id) and a.s2_author_id in inp.relations.followed
+        if hits or followed:
             links = tuple(p.first_share.permalink for p in hits if p.first_share.permalink)
             out.append(
                 SocialSignal(
-                    AuthorDiscussedHere(a.name, len(hits)),
-                    float(len(hits)),
+                    AuthorDiscussedHere(a.name, len(hits), followed=followed),
+                    float(len(hits)) + (FOLLOWED_STRENGTH if followed else 0.0),
                     permalinks=links,
                     authors=(a.name,),
                     counts=(len(hits),),
@@ -375,7 +381,8 @@ def compute_signals(inp: SignalInput, weights: Mapping[int, float]) -> list[Soci
         related = inp.ctx.papers[h5[0].related_paper_id]
         link = h5[0].fact if isinstance(h5[0].fact, RelatedToEarlierPaper) else None
         signals += signal_h6(inp, related) + signal_h7(inp, related, link)
-    named = frozenset(m for s in signals if s.kind in ("h5", "h7") for m in s.members)
+    # a member already named, or an author of the paper (h1: never offered their own paper as someone else's)
+    named = frozenset(m for s in signals if s.kind in ("h1", "h5", "h7") for m in s.members)
     h8 = signal_h8(inp, exclude=named)
     signals += h8
     if h8:

@@ -29,6 +29,7 @@ from socialrag.recommender.rank.history import build_history, build_universe
 from socialrag.recommender.rank.refit import load_fit
 from socialrag.recommender.retrieve.candidates import CandidateQuery, CandidateSource
 from socialrag.recommender.retrieve.context import ChannelContext, load_channel_context
+from socialrag.recommender.retrieve.followed import FOLLOWED
 from socialrag.recommender.retrieve.signals import Relations, SignalInput, compute_signals
 from socialrag.rows import PaperInfo
 from socialrag.storage.context_rows import load_paper_infos
@@ -159,6 +160,7 @@ def load_relations(conn: psycopg.Connection, ctx: ChannelContext, candidate_id: 
                 affiliations[uid].update(fold_text(a) for a in affs or ())
                 publications[uid].append(pid)
     vectors = load_vectors(conn, ctx.model, [p for ps in publications.values() for p in ps])
+    followed = storage.followed_authors.load_followed(conn, ctx.team_id, ctx.channel_id)
     return Relations(
         cites=cites,
         cited_by=cited_by,
@@ -166,6 +168,7 @@ def load_relations(conn: psycopg.Connection, ctx: ChannelContext, candidate_id: 
         member_publications={
             u: [vectors[p] for p in ps if p in vectors and p != candidate_id] for u, ps in publications.items()
         },
+        followed=frozenset(f.s2_author_id for f in followed),
     )
 
 
@@ -254,7 +257,8 @@ def recommend(conn: psycopg.Connection, request: ChannelRequest, *, llm: LLMClie
     r = rank_channel(conn, request, identified=config.top)
     if not r.ranked:
         return empty(r, config)
-    best = r.ranked[0]
+    # a followed author's new paper is never left out by the ranking: it goes first, the best of them if several
+    best = next((c for c in r.ranked if c.source == FOLLOWED), r.ranked[0])
     all_signals = paper_signals(conn, r, best.paper_id, config.signal_window_days)
     chosen = select_signals(all_signals)
     draft = build_draft(

@@ -42,6 +42,7 @@ from socialrag.recommender.retrieve.candidates import (
     search_words,
 )
 from socialrag.recommender.retrieve.context import ChannelContext
+from socialrag.recommender.retrieve.followed import FollowedPapers
 from socialrag.recommender.serve.conference import LISTED, ConferencePlan, VenueNotFound, plan_conference
 from socialrag.recommender.serve.digest import recommend_digest
 from socialrag.recommender.serve.on_demand import SHORTLIST, Like, closest
@@ -108,6 +109,11 @@ class Recommender:
             self._arxiv = ArxivApi(settings.arxiv_api_url, timeout=timeout, shared=shared)
 
     @property
+    def semantic_scholar(self) -> SemanticScholar | None:
+        """The process's Semantic Scholar client (None offline): authors are looked up through it."""
+        return self._s2
+
+    @property
     def llm_configured(self) -> bool:
         return self.llm is not None
 
@@ -122,7 +128,7 @@ class Recommender:
         def embed(conn: psycopg.Connection, ids: list[int]) -> int:
             return embed_papers(conn, self.embedder, ids)
 
-        sources: list[CandidateSource] = []
+        sources: list[CandidateSource] = [FollowedPapers()]  # first: its candidates keep its name
         for name in names:
             if name == "catalog":
                 sources.append(CatalogSource())

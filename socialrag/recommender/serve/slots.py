@@ -256,6 +256,9 @@ class SlotWorker:
             posted = self.outlet.post(draft, slot_key)
             ts = posted.ts
             self._index_post(draft, posted)
+            papers = [d.paper.paper_id for d in draft.drafts] if isinstance(draft, Digest) else [draft.paper.paper_id]
+            with self.db.connection() as conn:  # a followed author's paper that went out waits no more
+                storage.followed_authors.mark_news_posted(conn, due.team_id, due.channel_id, papers, now)
         with self.db.connection() as conn:
             storage.posts.record_posted(conn, rec.id, ts, now)
         self._finish(due, now, posted=True)

@@ -1,0 +1,129 @@
+"""The authors a channel follows and the group's own papers: `follow AUTHOR`, `unfollow AUTHOR`, `following`, and
+`my-papers on|off` (a member lets the channel hear of their new papers). Authors are Semantic Scholar's: a link or
+an id, an ORCID PaperPing has seen on a paper, or a name that resolves to one author (several: it asks which)."""
+
+from __future__ import annotations
+
+import re
+
+from bot.commands.base import Command, Invocation, UsageError, command, one_of
+from bot.views.post_blocks import quote
+from socialrag import storage
+from socialrag.errors import SourceError
+
+S2_AUTHOR = re.compile(r"semanticscholar\.org/author/(?:[^/\s>|]+/)?(\d+)")
+ORCID = re.compile(r"(\d{4}-\d{4}-\d{4}-\d{3}[\dX])")
+CHOICES = 5  # authors offered when a name matches several
+HINT = (
+    "Give a Semantic Scholar author link or id, an ORCID, or a name: "
+    "`/paperping follow https://www.semanticscholar.org/author/1740765` or `/paperping follow Graham Neubig`."
+)
+
+
+def parse_author(name: str, args: tuple[str, ...], rest: str) -> Command:
+    text = rest.strip().strip("<>").split("|")[0].strip()
+    if not text or len(text) > 200:
+        raise UsageError(HINT)
+    return Command(name, (text,))
+
+
+def _resolve(inv: Invocation, text: str) -> tuple[str, str] | str:
+    """(Semantic Scholar author id, name) for what the member typed, or a sentence saying why not or asking which."""
+    recommender = inv.ctx.recommender
+    s2 = recommender.semantic_scholar if recommender is not None else None
+    m = S2_AUTHOR.search(text)
+    author_id = m.group(1) if m else (text if text.isdigit() else None)
+    orcid = ORCID.search(text)
+    if orcid and author_id is None:
+        with inv.ctx.db.connection() as conn:
+            author_id = storage.workspaces.find_author_by_orcid(conn, orcid.group(1))
+        if author_id is None:
+            return "I know no Semantic Scholar author with that ORCID yet; paste the author's Semantic Scholar link."
+    if s2 is None:
+        return "Following authors needs Semantic Scholar, which this PaperPing does not reach (it runs offline)."
+    try:
+        if author_id is not None:
+            name = s2.fetch_author(author_id)
+            return (author_id, name) if name else f"Semantic Scholar knows no author {quote(author_id, 40)}."
+        found = s2.search_authors(text, limit=CHOICES)
+    except SourceError as exc:
+        return f"Semantic Scholar did not answer ({quote(str(exc), 120)}); try again in a minute."
+    if len(found) == 1:
+        return found[0][0], found[0][1]
+    if not found:
+        return f"Semantic Scholar finds no author called {quote(text, 80)}. {HINT}"
+    lines = [f"Several authors are called {quote(text, 80)}; which one? Follow by id:"]
+    for aid, name, count, affs in found:
+        where = f", {quote(affs[0], 80)}" if affs else ""
+        papers = f", {count} papers" if count is not None else ""
+        lines.append(f"• `/paperping follow {aid}` — {quote(name, 80)}{where}{papers}")
+    return "\n".join(lines)
+
+
+@command("follow", "`follow AUTHOR` — this channel gets the new papers of an author (a link, an ORCID or a name)",
+         parse=parse_author, steers=True, slow=True)  # fmt: skip
+def cmd_follow(inv: Invocation) -> str:
+    resolved = _resolve(inv, inv.args[0])
+    if isinstance(resolved, str):
+        return resolved
+    author_id, name = resolved
+    with inv.ctx.db.connection() as conn:
+        new = storage.followed_authors.follow_author(conn, inv.team, inv.channel, author_id, name, inv.user, inv.now)
+    if not new:
+        return f"This channel already follows {quote(name, 80)}."
+    inv.announce(f"asked PaperPing to follow {quote(name, 80)}: their new papers will come here.")
+    return (
+        f"Done: this channel follows {quote(name, 80)}. Each new paper of theirs comes in a post here, with why, "
+        "whatever the ranking says. `/paperping unfollow` stops it."
+    )
+
+
+@command("unfollow", "`unfollow AUTHOR` — stop following an author here", parse=parse_author, steers=True)
+def cmd_unfollow(inv: Invocation) -> str:
+    text = inv.args[0]
+    m = S2_AUTHOR.search(text)
+    with inv.ctx.db.connection() as conn:
+        followed = storage.followed_authors.load_followed(conn, inv.team, inv.channel)
+        wanted = m.group(1) if m else text
+        match = [f for f in followed if f.s2_author_id == wanted or f.name.lower() == text.lower()]
+        if not match:
+            return f"This channel does not follow {quote(text, 80)}; `/paperping following` lists whom it follows."
+        storage.followed_authors.unfollow_author(conn, inv.team, inv.channel, match[0].s2_author_id)
+    inv.announce(f"stopped PaperPing following {quote(match[0].name, 80)} here.")
+    return f"Done: this channel no longer follows {quote(match[0].name, 80)}."
+
+
+@command("following", "`following` — the authors this channel follows")
+def cmd_following(inv: Invocation) -> str:
+    with inv.ctx.db.connection() as conn:
+        followed = storage.followed_authors.load_followed(conn, inv.team, inv.channel)
+    if not followed:
+        return "This channel follows no author yet: `/paperping follow AUTHOR`."
+    lines = ["*The authors this channel follows:*"]
+    for f in followed:
+        who = f" by <@{f.user_id}>" if f.user_id else ""
+        link = f"https://www.semanticscholar.org/author/{f.s2_author_id}"
+        lines.append(f"• <{link}|{quote(f.name, 80)}> — followed{who} on {f.followed_at:%d %b %Y}")
+    return "\n".join(lines)
+
+
+@command(
+    "my-papers",
+    "`my-papers on|off` — let this channel hear of your new papers (needs `link-author` with a Semantic Scholar id)",
+    parse=one_of(("on", "off"), "Try `/paperping my-papers on` or `/paperping my-papers off`."),
+    about_member=True,
+)
+def cmd_my_papers(inv: Invocation) -> str:
+    with inv.ctx.db.connection() as conn:
+        member = storage.settings.load_member_setting(conn, inv.team, inv.user)
+        channels = [c for c in member.my_papers_channels if c != inv.channel]
+        if inv.args[0] == "off":
+            storage.settings.upsert_member_setting(conn, inv.team, inv.user, my_papers_channels=channels)
+            return "Done: this channel won't hear of your new papers from me."
+        if not member.s2_author_id:
+            return (
+                "First link your Semantic Scholar author profile: `/paperping link-author "
+                "https://www.semanticscholar.org/author/…` (an ORCID alone does not list your papers)."
+            )
+        storage.settings.upsert_member_setting(conn, inv.team, inv.user, my_papers_channels=[*channels, inv.channel])
+    return 'Done: when a new paper of yours appears on Semantic Scholar, I\'ll say so here ("New from the group").'

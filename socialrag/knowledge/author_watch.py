@@ -1,0 +1,75 @@
+"""New papers by the authors a channel follows (`/paperping follow`) and by members who let the channel hear of
+theirs (`/paperping my-papers on`): each author's papers are asked of Semantic Scholar at most once per
+``PAPERPING_AUTHORS_EVERY_MINUTES``, at the sources' shared pace. The first ask records what the author has
+written (nothing is new then); a paper that appears later, from the year before on, is stored, embedded, and
+noted for every channel that wants it (``author_news``). A followed author's paper then goes out at the
+channel's next slot (``socialrag.recommender``), a member's own is announced."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
+
+import psycopg
+
+from socialrag import storage
+from socialrag.db import Database
+from socialrag.errors import SourceError
+from socialrag.knowledge.papers.semanticscholar import SemanticScholar
+from socialrag.knowledge.papers.source import MetadataSource
+from socialrag.models import Paper
+from socialrag.storage.followed_authors import Watcher
+
+log = logging.getLogger(__name__)
+
+AUTHORS_LOCK = 0x50505F41  # advisory lock: one process at a time asks for authors' papers
+Embed = Callable[[psycopg.Connection, list[int]], object]
+
+
+def check_authors(
+    db: Database, sources: Sequence[MetadataSource], now: datetime, every: timedelta, embed: Embed | None = None
+) -> int:
+    """Ask for the papers of the authors that are due; how many new papers were noted for a channel."""
+    s2 = next((s for s in sources if isinstance(s, SemanticScholar)), None)
+    if s2 is None:
+        return 0
+    with db.connection(autocommit=True) as lock:
+        if not storage.locks.try_session_lock(lock, AUTHORS_LOCK):
+            return 0
+        try:
+            with db.connection() as conn:
+                due = storage.followed_authors.load_authors_due(conn, now - every)
+            return sum(_check_author(db, s2, author, watchers, now, embed) for author, watchers in due.items())
+        finally:
+            storage.locks.release_session_lock(lock, AUTHORS_LOCK)
+
+
+def _check_author(
+    db: Database, s2: SemanticScholar, author: str, watchers: list[Watcher], now: datetime, embed: Embed | None
+) -> int:
+    try:
+        papers = s2.fetch_author_papers(author)
+    except SourceError as exc:
+        log.warning("authors: Semantic Scholar: %s", exc)
+        return 0
+    with db.connection() as conn:
+        checked, seen = storage.followed_authors.load_author_seen(conn, author)
+        fresh = [p for p in papers if p.ids.get("s2") not in seen and _recent(p, now)] if checked else []
+        noted = 0
+        if fresh:
+            ids = storage.papers.record_papers(conn, fresh)
+            if embed is not None:
+                embed(conn, ids)
+            for pid in ids:
+                noted += sum(storage.followed_authors.record_author_news(conn, w, author, pid, now) for w in watchers)
+        storage.followed_authors.record_author_check(
+            conn, author, now, sorted(seen | {p.ids["s2"] for p in papers if "s2" in p.ids})
+        )
+    return noted
+
+
+def _recent(paper: Paper, now: datetime) -> bool:
+    """A paper of this year or the one before (a paper with no date counts: it just appeared)."""
+    year = paper.publication_date.year if paper.publication_date else paper.year
+    return year is None or year >= now.year - 1

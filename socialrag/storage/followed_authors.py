@@ -1,0 +1,197 @@
+"""The authors channels follow (``followed_authors``), when each author's papers were last asked for
+(``author_checks``), and the new papers noticed for a channel (``author_news``): a followed author's, posted as a
+candidate at the channel's next slot; a member's own, announced when they let the channel hear of them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+import psycopg
+
+
+@dataclass(frozen=True)
+class Followed:
+    s2_author_id: str
+    name: str
+    user_id: str | None
+    followed_at: datetime
+
+
+def follow_author(
+    conn: psycopg.Connection, team_id: str, channel_id: str, s2_author_id: str, name: str, user_id: str, at: datetime
+) -> bool:
+    """The channel follows the author; False when it already did."""
+    cur = conn.execute(
+        """
+        INSERT INTO followed_authors (team_id, channel_id, s2_author_id, name, user_id, followed_at)
+        VALUES (%(t)s, %(c)s, %(a)s, %(n)s, %(u)s, %(at)s) ON CONFLICT DO NOTHING
+        """,
+        {"t": team_id, "c": channel_id, "a": s2_author_id, "n": name[:200], "u": user_id, "at": at},
+    )
+    return cur.rowcount > 0
+
+
+def unfollow_author(conn: psycopg.Connection, team_id: str, channel_id: str, s2_author_id: str) -> str | None:
+    """The channel stops following the author; the name it followed, or None when it did not."""
+    row = conn.execute(
+        """
+        DELETE FROM followed_authors WHERE team_id = %(t)s AND channel_id = %(c)s AND s2_author_id = %(a)s
+        RETURNING name
+        """,
+        {"t": team_id, "c": channel_id, "a": s2_author_id},
+    ).fetchone()
+    conn.execute(
+        """
+        UPDATE author_news SET status = 'dropped' WHERE team_id = %(t)s AND channel_id = %(c)s
+           AND s2_author_id = %(a)s AND kind = 'followed' AND status = 'waiting'
+        """,
+        {"t": team_id, "c": channel_id, "a": s2_author_id},
+    )
+    return str(row[0]) if row else None
+
+
+def load_followed(conn: psycopg.Connection, team_id: str, channel_id: str) -> list[Followed]:
+    rows = conn.execute(
+        """
+        SELECT s2_author_id, name, user_id, followed_at FROM followed_authors
+         WHERE team_id = %(t)s AND channel_id = %(c)s ORDER BY followed_at
+        """,
+        {"t": team_id, "c": channel_id},
+    ).fetchall()
+    return [Followed(r[0], r[1], r[2], r[3]) for r in rows]
+
+
+@dataclass(frozen=True)
+class Watcher:
+    """A channel that wants an author's new papers: because it follows them, or because they are a member who
+    let it hear of their papers (``user_id``)."""
+
+    team_id: str
+    channel_id: str
+    kind: str  # "followed" or "member"
+    user_id: str | None
+    since: datetime  # papers from this moment on are new to the channel
+
+
+def load_authors_due(conn: psycopg.Connection, checked_before: datetime, limit: int = 20) -> dict[str, list[Watcher]]:
+    """The authors whose papers were not asked for since ``checked_before`` (followed by an active channel, or a
+    member's linked author id with my-papers on in one), each with the channels that want their new papers."""
+    rows = conn.execute(
+        """
+        WITH wanted AS (
+            SELECT f.s2_author_id, f.team_id, f.channel_id, 'followed' AS kind, NULL::text AS user_id,
+                   f.followed_at AS since
+              FROM followed_authors f
+            UNION ALL
+            SELECT m.s2_author_id, m.team_id, ch, 'member', m.user_id, m.updated_at
+              FROM member_settings m, unnest(m.my_papers_channels) AS ch
+             WHERE m.s2_author_id IS NOT NULL
+        ), due AS (
+            SELECT w.s2_author_id FROM wanted w
+              JOIN channel_settings s ON (s.team_id, s.channel_id) = (w.team_id, w.channel_id) AND s.active
+              LEFT JOIN author_checks c ON c.s2_author_id = w.s2_author_id
+             WHERE c.checked_at IS NULL OR c.checked_at < %(before)s
+             GROUP BY w.s2_author_id ORDER BY min(c.checked_at) NULLS FIRST LIMIT %(n)s
+        )
+        SELECT w.s2_author_id, w.team_id, w.channel_id, w.kind, w.user_id, w.since FROM wanted w
+          JOIN due USING (s2_author_id)
+          JOIN channel_settings s ON (s.team_id, s.channel_id) = (w.team_id, w.channel_id) AND s.active
+        """,
+        {"before": checked_before, "n": limit},
+    ).fetchall()
+    out: dict[str, list[Watcher]] = {}
+    for r in rows:
+        out.setdefault(r[0], []).append(Watcher(r[1], r[2], r[3], r[4], r[5]))
+    return out
+
+
+def load_author_seen(conn: psycopg.Connection, s2_author_id: str) -> tuple[bool, set[str]]:
+    """Whether the author's papers were asked for before, and the papers seen then (Semantic Scholar ids)."""
+    row = conn.execute("SELECT seen FROM author_checks WHERE s2_author_id = %(a)s", {"a": s2_author_id}).fetchone()
+    return (row is not None, set(row[0]) if row else set())
+
+
+def record_author_check(conn: psycopg.Connection, s2_author_id: str, at: datetime, seen: Sequence[str]) -> None:
+    conn.execute(
+        """
+        INSERT INTO author_checks (s2_author_id, checked_at, seen) VALUES (%(a)s, %(at)s, %(s)s)
+        ON CONFLICT (s2_author_id) DO UPDATE SET checked_at = EXCLUDED.checked_at, seen = EXCLUDED.seen
+        """,
+        {"a": s2_author_id, "at": at, "s": list(seen)[-2000:]},
+    )
+
+
+def record_author_news(
+    conn: psycopg.Connection, watcher: Watcher, s2_author_id: str, paper_id: int, at: datetime
+) -> bool:
+    cur = conn.execute(
+        """
+        INSERT INTO author_news (team_id, channel_id, paper_id, s2_author_id, kind, user_id, noticed_at)
+        VALUES (%(t)s, %(c)s, %(p)s, %(a)s, %(k)s, %(u)s, %(at)s) ON CONFLICT DO NOTHING
+        """,
+        {"t": watcher.team_id, "c": watcher.channel_id, "p": paper_id, "a": s2_author_id, "k": watcher.kind,
+         "u": watcher.user_id, "at": at},
+    )  # fmt: skip
+    return cur.rowcount > 0
+
+
+def load_waiting_followed(conn: psycopg.Connection, team_id: str, channel_id: str) -> dict[int, list[str]]:
+    """The followed authors' new papers waiting for the channel's next slot: paper -> the authors' ids."""
+    rows = conn.execute(
+        """
+        SELECT paper_id, s2_author_id FROM author_news
+         WHERE team_id = %(t)s AND channel_id = %(c)s AND kind = 'followed' AND status = 'waiting'
+        """,
+        {"t": team_id, "c": channel_id},
+    ).fetchall()
+    out: dict[int, list[str]] = {}
+    for pid, aid in rows:
+        out.setdefault(int(pid), []).append(str(aid))
+    return out
+
+
+def mark_news_posted(
+    conn: psycopg.Connection, team_id: str, channel_id: str, paper_ids: Sequence[int], at: datetime
+) -> None:
+    """The papers went to the channel (a post, a digest or an announcement): no longer waiting."""
+    conn.execute(
+        """
+        UPDATE author_news SET status = 'posted', posted_at = %(at)s
+         WHERE team_id = %(t)s AND channel_id = %(c)s AND paper_id = ANY(%(p)s::bigint[]) AND status = 'waiting'
+        """,
+        {"t": team_id, "c": channel_id, "p": list(paper_ids), "at": at},
+    )
+
+
+@dataclass(frozen=True)
+class MemberNews:
+    id: int
+    team_id: str
+    channel_id: str
+    paper_id: int
+    user_id: str
+
+
+def load_member_news(conn: psycopg.Connection, limit: int = 20) -> list[MemberNews]:
+    """Members' own new papers waiting to be announced, in active channels where they still let it be."""
+    rows = conn.execute(
+        """
+        SELECT n.id, n.team_id, n.channel_id, n.paper_id, n.user_id FROM author_news n
+          JOIN channel_settings s ON (s.team_id, s.channel_id) = (n.team_id, n.channel_id) AND s.active
+          JOIN member_settings m ON (m.team_id, m.user_id) = (n.team_id, n.user_id)
+         WHERE n.kind = 'member' AND n.status = 'waiting' AND n.channel_id = ANY(m.my_papers_channels)
+         ORDER BY n.noticed_at, n.id LIMIT %(n)s
+        """,
+        {"n": limit},
+    ).fetchall()
+    return [MemberNews(r[0], r[1], r[2], r[3], r[4]) for r in rows]
+
+
+def claim_news(conn: psycopg.Connection, news_id: int, at: datetime) -> bool:
+    cur = conn.execute(
+        "UPDATE author_news SET status = 'posted', posted_at = %(at)s WHERE id = %(id)s AND status = 'waiting'",
+        {"id": news_id, "at": at},
+    )
+    return cur.rowcount > 0

@@ -1,0 +1,131 @@
+"""The authors a channel follows and the group's own papers, through the real bolt app and slack_sdk against the
+Slack stand-in and a stand-in of Semantic Scholar's author endpoints: `follow` by name asks which when several
+authors match, by link follows; a followed author's new paper is posted at the channel's next slot with its
+signal, whatever the ranking; a member's new paper is announced only once they said `my-papers on`."""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from slack_sdk import WebClient
+
+from bot.delivery.author_posts import news_poster
+from socialrag import storage
+from socialrag.db import Database
+from socialrag.knowledge import check_authors, embed_papers
+from socialrag.knowledge.papers.semanticscholar import SemanticScholar
+from socialrag.recommender import announce_member_papers
+from socialrag.recommender.serve.service import Recommender
+from tests.support.harness import Harness, T
+from tests.support.labbase import AS_OF, CachedEmbedder, build_lab
+from tests.support.scholar_standin import ScholarStandIn
+from tests.support.slots import slot_worker
+
+DAY = timedelta(days=1)
+ADA, OTHER_ADA, GRAHAM = "9001", "9002", "9003"
+
+
+@pytest.fixture
+def scholar() -> Iterator[ScholarStandIn]:
+    standin = ScholarStandIn().start()
+    yield standin
+    standin.stop()
+
+
+def by(paper: dict[str, Any], author_id: str, name: str) -> dict[str, Any]:
+    """A stand-in paper as a new one of this author's (this January's)."""
+    new = copy.deepcopy(paper)
+    new["authors"] = [{"authorId": author_id, "name": name}, {"authorId": "1", "name": "A. Coauthor"}]
+    new["year"], new["publicationDate"] = 2021, "2021-01-10"
+    return new
+
+
+def embed(conn: psycopg.Connection, ids: list[int]) -> int:
+    return embed_papers(conn, CachedEmbedder(), ids)
+
+
+def online(harness: Harness, db: Database, scholar: ScholarStandIn) -> Recommender:
+    settings = harness.settings.with_changes(
+        offline=False, s2_api_url=scholar.url, arxiv_api_url=scholar.url + "api/", crossref_api_url=scholar.url + "x/"
+    )
+    recommender = Recommender(settings, db, embedder=CachedEmbedder())
+    harness.ctx.recommender = recommender
+    return recommender
+
+
+@pytest.mark.slow
+def test_a_followed_authors_new_paper_is_posted_with_its_signal(
+    harness: Harness, db: Database, tmp_path: Path, scholar: ScholarStandIn
+) -> None:
+    lab = build_lab(db, tmp_path, CachedEmbedder())
+    harness.ctx.channels.activate(T, "C1", AS_OF)
+    recommender = online(harness, db, scholar)
+    outside = [p for p in scholar.papers if p["externalIds"]["ACL"] not in lab["ids"] and p.get("abstract")]
+    old, new = outside[0], outside[1]  # papers the lab's base does not hold yet
+    scholar.authors = {
+        ADA: {"name": "Ada Byron", "paperCount": 12, "affiliations": ["Lab A"], "papers": [by(old, ADA, "Ada Byron")]},
+        OTHER_ADA: {"name": "Ada Byron", "paperCount": 3, "affiliations": ["Lab B"], "papers": []},
+    }
+    asked = harness.command("follow Ada Byron")
+    assert "Several authors are called Ada Byron" in asked and f"`/paperping follow {ADA}`" in asked, asked
+    done = harness.command(f"follow https://www.semanticscholar.org/author/Ada-Byron/{ADA}")
+    assert "Done: this channel follows Ada Byron" in done, done
+    assert "Ada Byron" in harness.command("following")
+    assert any("asked PaperPing to follow Ada Byron" in p["text"] for p in harness.standin.posts), "announced"
+    s2 = SemanticScholar(scholar.url, min_interval=0)
+    assert check_authors(db, [s2], AS_OF, DAY, embed) == 0, "the first look: what she wrote is not news"
+    scholar.authors[ADA]["papers"].append(by(new, ADA, "Ada Byron"))
+    later = AS_OF + DAY + timedelta(minutes=1)
+    assert check_authors(db, [s2], later, DAY, embed) == 1
+    assert check_authors(db, [s2], later, DAY, embed) == 0, "asked at most once a day"
+    # the channel's next slot posts it, with why, whatever the ranking would have put first
+    slot = AS_OF + 2 * DAY
+    with db.connection() as conn:
+        storage.settings.upsert_channel_setting(conn, T, "C1", next_post_at=slot, style="template")
+    client = WebClient(token="xoxb-test", base_url=harness.standin.url)
+    assert slot_worker(db, lambda team: client, recommender, clock=lambda: slot).tick() == 1
+    (post,) = [p for p in harness.standin.posts if p.get("metadata")]
+    text = json.dumps(post["blocks"])
+    assert new["title"][:40] in text and "It is by Ada Byron, *whom this channel follows*" in text, text
+    with db.connection() as conn:
+        status = conn.execute("SELECT status FROM author_news WHERE kind = 'followed'").fetchone()
+    assert status == ("posted",), "it waits no more"
+    assert "no longer follows Ada Byron" in harness.command(f"unfollow {ADA}")
+
+
+@pytest.mark.slow
+def test_a_members_new_paper_is_announced_only_when_they_opted_in(
+    harness: Harness, db: Database, tmp_path: Path, scholar: ScholarStandIn
+) -> None:
+    build_lab(db, tmp_path, CachedEmbedder())
+    harness.ctx.channels.activate(T, "C1", AS_OF)
+    online(harness, db, scholar)
+    first, second, third = scholar.papers[10:13]
+    scholar.authors = {GRAHAM: {"name": "Graham Neubig", "papers": [by(first, GRAHAM, "Graham Neubig")]}}
+    assert "link your Semantic Scholar author profile" in harness.command("my-papers on", user="U1")
+    harness.command(f"link-author {GRAHAM}", user="U1")
+    s2 = SemanticScholar(scholar.url, min_interval=0)
+    client = WebClient(token="xoxb-test", base_url=harness.standin.url)
+    send = news_poster(harness.ctx.pacer, lambda team: client)
+    # not opted in: a new paper of theirs is not even looked for, nor announced
+    scholar.authors[GRAHAM]["papers"].append(by(second, GRAHAM, "Graham Neubig"))
+    assert check_authors(db, [s2], AS_OF, DAY, embed) == 0
+    assert announce_member_papers(db, send, AS_OF) == 0
+    assert "Done" in harness.command("my-papers on", user="U1")
+    assert check_authors(db, [s2], AS_OF, DAY, embed) == 0, "the first look at their papers: nothing is new"
+    scholar.authors[GRAHAM]["papers"].append(by(third, GRAHAM, "Graham Neubig"))
+    assert check_authors(db, [s2], AS_OF + DAY + timedelta(minutes=1), DAY, embed) == 1
+    assert announce_member_papers(db, send, AS_OF + DAY) == 1
+    assert announce_member_papers(db, send, AS_OF + DAY) == 0, "once"
+    (news,) = [p for p in harness.standin.posts if p["text"].startswith("New from the group")]
+    assert news["text"] == (
+        f"New from the group: <https://aclanthology.org/{third['externalIds']['ACL']}|{third['title']}> by <@U1> "
+        "and co-authors."
+    )
