@@ -24,6 +24,7 @@ from socialrag.models import (
 )
 from socialrag.recommender.explain.generate import build_draft
 from socialrag.recommender.rank.engagement import select_signals
+from socialrag.recommender.retrieve.followed import FOLLOWED
 from socialrag.recommender.serve.pipeline import ChannelRequest, empty, paper_signals, rank_channel
 
 # what a line may hang a paper on: the group's earlier thread, its authors and venues, a member who wrote it
@@ -57,7 +58,9 @@ def recommend_digest(conn: psycopg.Connection, request: ChannelRequest, size: in
     hooked: list[Draft] = []
     bare: list[Draft] = []
     generate = replace(config.generate, limit=min(config.generate.limit, LINE_LIMIT))
-    for candidate in r.ranked[: size * LOOK_AT]:
+    # a followed author's new papers first: the ranking never leaves them out of the week's digest
+    first = [c for c in r.ranked if c.source == FOLLOWED]
+    for candidate in first + [c for c in r.ranked[: size * LOOK_AT] if c.source != FOLLOWED]:
         if len(hooked) >= size:
             break
         signals = [
