@@ -2,8 +2,8 @@
 channel with follow-ups on, is asked about again at most once per ``PAPERPING_FOLLOWUPS_EVERY_MINUTES`` (at the
 sources' shared pace), and three things are noticed for each channel that shared it:
 
-- **published**: a preprint (no venue, or arXiv, bioRxiv and the like) now has a venue or journal (Semantic
-  Scholar's venue, or the journal reference its authors gave arXiv);
+- **published**: a preprint (arXiv, bioRxiv and the like) now has a venue or journal (Semantic Scholar's venue,
+  the journal reference its authors gave arXiv, or Crossref's ``is-preprint-of`` relation of a preprint DOI);
 - **version**: arXiv lists a newer version than the one seen last;
 - **builds_on**: a new paper cites two or more papers the channel shared, or one it discussed at length (at
   least 3 replies or 5 reactions). Citing papers come from Semantic Scholar's citations and from the catalog's
@@ -27,6 +27,7 @@ from socialrag import storage
 from socialrag.db import Database
 from socialrag.errors import SourceError
 from socialrag.knowledge.papers.arxiv import ArxivApi, ArxivVersion
+from socialrag.knowledge.papers.crossref import Crossref
 from socialrag.knowledge.papers.resolve import citation_rows
 from socialrag.knowledge.papers.semanticscholar import SemanticScholar
 from socialrag.knowledge.papers.source import MetadataSource
@@ -60,18 +61,24 @@ def check_follow_ups(
     note the follow-ups; how many were noted. One process at a time does it."""
     s2 = next((s for s in sources if isinstance(s, SemanticScholar)), None)
     arxiv = next((s for s in sources if isinstance(s, ArxivApi)), None)
+    crossref = next((s for s in sources if isinstance(s, Crossref)), None)
     with db.connection(autocommit=True) as lock:
         if not storage.locks.try_session_lock(lock, WATCH_LOCK):
             return 0
         try:
-            return _check_due(db, s2, arxiv, now, every, limit)
+            return _check_due(db, (s2, arxiv, crossref), now, every, limit)
         finally:
             storage.locks.release_session_lock(lock, WATCH_LOCK)
 
 
 def _check_due(
-    db: Database, s2: SemanticScholar | None, arxiv: ArxivApi | None, now: datetime, every: timedelta, limit: int
+    db: Database,
+    clients: tuple[SemanticScholar | None, ArxivApi | None, Crossref | None],
+    now: datetime,
+    every: timedelta,
+    limit: int,
 ) -> int:
+    s2, arxiv, crossref = clients
     since = now - timedelta(days=FOLLOW_DAYS)
     with db.connection() as conn:
         due = storage.follow_ups.load_papers_to_watch(conn, now - every, since, limit)
@@ -80,6 +87,7 @@ def _check_due(
         return 0
     versions = _versions(arxiv, [ids[w.paper_id]["arxiv"] for w in due if "arxiv" in ids.get(w.paper_id, {})])
     found = _s2_papers(s2, [ids.get(w.paper_id, {}) for w in due])
+    found = [_crossref_published(crossref, f, ids.get(w.paper_id, {})) for w, f in zip(due, found, strict=True)]
     merged = [{**(f.ids if f is not None else {}), **ids.get(w.paper_id, {})} for w, f in zip(due, found, strict=True)]
     for watched, paper_ids in zip(due, merged, strict=True):  # every due paper's citations first: a new paper that
         _fetch_citations(db, s2, watched.paper_id, paper_ids)  # cites two of them is seen citing both
@@ -89,6 +97,23 @@ def _check_due(
         with db.connection() as conn:
             noted += _notice(conn, watched, paper_ids, s2_paper, version, now, since)
     return noted
+
+
+def _crossref_published(crossref: Crossref | None, paper: Paper | None, ids: dict[str, str]) -> Paper | None:
+    """A preprint with its own DOI (bioRxiv, medRxiv...) that Semantic Scholar shows as no more than a preprint:
+    Crossref's ``is-preprint-of`` relation, read as the venue of its published version."""
+    doi = ids.get("doi")
+    if crossref is None or not doi or doi.startswith(ARXIV_DOI) or (paper is not None and not is_preprint(paper.venue)):
+        return paper
+    try:
+        published = crossref.fetch_published_version(doi)
+    except SourceError as exc:
+        log.warning("follow-ups: Crossref: %s", exc)
+        return paper
+    if published is None:
+        return paper
+    venue, url = published
+    return Paper(ids={"doi": url.removeprefix("https://doi.org/")}, source="crossref", venue=venue, url=url)
 
 
 def _versions(arxiv: ArxivApi | None, arxiv_ids: Sequence[str]) -> dict[str, ArxivVersion]:

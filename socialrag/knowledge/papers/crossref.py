@@ -115,5 +115,30 @@ class Crossref:
             out.append(paper_from_crossref(message) if isinstance(message, Mapping) else None)
         return out
 
+    def fetch_published_version(self, doi: str) -> tuple[str, str] | None:
+        """(venue, link) of the published version Crossref records for a preprint's DOI (its ``is-preprint-of``
+        relation), or None when it records none."""
+        if not is_doi(doi):
+            return None
+        try:
+            body = self.http.request_json("GET", f"works/{quote(doi, safe='/')}")
+        except NotFound:
+            return None
+        message = body.get("message") if isinstance(body, dict) else None
+        relation = message.get("relation") if isinstance(message, Mapping) else None
+        targets = relation.get("is-preprint-of") if isinstance(relation, Mapping) else None
+        published = next(
+            (str(r["id"]).lower() for r in targets or () if isinstance(r, Mapping) and r.get("id-type") == "doi"),
+            None,
+        )
+        if published is None or not is_doi(published):
+            return None
+        try:
+            found = self.fetch_papers([{"doi": published}])[0]
+        except NotFound:
+            found = None
+        venue = found.venue if found is not None and found.venue else "a journal"
+        return venue, f"https://doi.org/{published}"
+
     def close(self) -> None:
         self.http.close()
