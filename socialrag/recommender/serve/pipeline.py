@@ -234,7 +234,9 @@ def rank_channel(conn: psycopg.Connection, request: ChannelRequest, *, identifie
         else c
         for i, c in enumerate(ranked)
     ]
-    return Ranked(ctx, weights, ranked, infos, vectors, len(found), [s.name for s in request.sources])
+    # the followed authors' papers are no source a member chose: the empty-slot sentence names only those
+    named = [s.name for s in request.sources if s.name != FOLLOWED]
+    return Ranked(ctx, weights, ranked, infos, vectors, len(found), named)
 
 
 def paper_signals(conn: psycopg.Connection, r: Ranked, paper_id: int, window_days: int) -> list[SocialSignal]:
