@@ -47,6 +47,7 @@ def load_papers_to_watch(
           LEFT JOIN venues v ON v.id = p.venue_id
           LEFT JOIN paper_watch w ON w.paper_id = p.id
          WHERE (w.checked_at IS NULL OR w.checked_at < %(before)s)
+           AND p.title IS NOT NULL  -- looked up: what it was when shared is the first look's baseline
            AND EXISTS (SELECT 1 {_SHARED_HERE} AND mp.paper_id = p.id)
          ORDER BY w.checked_at NULLS FIRST, p.id
          LIMIT %(n)s

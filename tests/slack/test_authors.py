@@ -98,6 +98,12 @@ def test_a_followed_authors_new_paper_is_posted_with_its_signal(
         status = conn.execute("SELECT status FROM author_news WHERE kind = 'followed'").fetchone()
     assert status == ("posted",), "it waits no more"
     assert "no longer follows Ada Byron" in harness.command(f"unfollow {ADA}")
+    # an ORCID resolves when a stored paper listed the author with it and their Semantic Scholar id
+    with db.connection() as conn:
+        cur = conn.execute("UPDATE authors SET orcid = '0000-0002-1825-0097' WHERE s2_author_id = %s", (ADA,))
+        assert cur.rowcount == 1, "her new paper's author row, stored when it was looked up"
+    assert "Done: this channel follows Ada Byron" in harness.command("follow https://orcid.org/0000-0002-1825-0097")
+    assert "I know no Semantic Scholar author with that ORCID" in harness.command("follow 0000-0001-5109-3700")
 
 
 @pytest.mark.slow

@@ -68,10 +68,11 @@ def test_follow_ups_in_the_right_threads_and_none_twice(
         harness.event(message_event(at, text, user=user))
     harness.ctx.channels.activate(T, "C1")  # PaperPing was invited into the lab's channel
     with db.connection() as conn:  # what the lookup would have filled (offline here)
-        for paper in (a, b):
+        for title, value in ((a["title"], a["externalIds"]["ACL"]), (b["title"], b["externalIds"]["ACL"]),
+                             ("First preprint", P1), ("Second preprint", P2)):  # fmt: skip
             conn.execute(
                 "UPDATE papers p SET title = %s FROM paper_ids i WHERE i.paper_id = p.id AND i.value = %s",
-                (paper["title"], paper["externalIds"]["ACL"]),
+                (title, value),
             )
     harness.command("mentions off", user="U4")
     scholar.by_key["ARXIV:" + P1] = s2_arxiv(P1, "First preprint")
