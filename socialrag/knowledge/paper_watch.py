@@ -8,7 +8,8 @@ sources' shared pace), and three things are noticed for each channel that shared
 - **builds_on**: a new paper cites two or more papers the channel shared, or one it discussed at length (at
   least 3 replies or 5 reactions). Citing papers come from Semantic Scholar's citations and from the catalog's
   reference lists; a citer is new when it was not seen at the last check, or, at the first, when it came out
-  after the channel's share. It is noted once, in the thread of the earliest of the channel's papers it cites.
+  after the channel's share. It is noted once, in the thread of the earliest of the channel's papers it cites,
+  by whichever of their checks sees it cite two of them.
 
 The first check of a paper records what it is (a baseline) and says nothing of a venue or a version it already
 had; a paper whose venue nobody knew is not taken for a preprint. Sending is the part of
@@ -209,12 +210,13 @@ def _builds_on(
         cited = sorted((threads[p] for p in cited_by.get(citer.key, set()) | {watched.paper_id} if p in threads),
                        key=lambda t: (t.posted_at, t.paper_id))  # fmt: skip
         at_length = mine.replies >= AT_LENGTH_REPLIES or mine.reactions >= AT_LENGTH_REACTIONS
-        if cited[0].paper_id != watched.paper_id or (len(cited) < 2 and not at_length):
-            continue  # noted in the earliest thread it builds on, by that paper's check
+        if len(cited) < 2 and not at_length:
+            continue
+        # said in the earliest thread it builds on, whichever of them noticed it (once: the key is the citer's)
         detail = {"title": citer.title, "paper_id": citer.paper_id, "scheme": citer.scheme, "value": citer.value,
                   "others": [t.paper_id for t in cited[1:3]]}  # fmt: skip
         noted += storage.follow_ups.record_follow_up(
-            conn, team, channel, watched.paper_id, "builds_on", citer.key, detail, now
+            conn, team, channel, cited[0].paper_id, "builds_on", citer.key, detail, now
         )
     return noted
 

@@ -1,8 +1,10 @@
-"""A bioRxiv preprint a channel shared is noticed as published through Crossref's ``is-preprint-of`` relation
-(the way a journal's version of a preprint is recorded), with the journal's name and its DOI's link."""
+"""Follow-ups from the sources' answers: a bioRxiv preprint noticed as published through Crossref's
+``is-preprint-of`` relation (with the journal's name and its DOI's link), and a new paper citing two threads
+noticed whatever order the two shared papers are checked in."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 
 import httpx
@@ -12,6 +14,7 @@ from socialrag.db import Database
 from socialrag.knowledge import check_follow_ups
 from socialrag.knowledge.intake import index_messages
 from socialrag.knowledge.papers.crossref import Crossref
+from socialrag.knowledge.papers.semanticscholar import SemanticScholar
 from socialrag.models import Channel, Message, Paper, PaperRef
 
 T = "T0BIO"
@@ -51,3 +54,41 @@ def test_a_preprint_is_published_according_to_crossref(db: Database) -> None:
         (kind, detail) = conn.execute("SELECT kind, detail FROM follow_ups").fetchone()
     assert kind == "published" and detail == {"venue": "Nature", "url": f"https://doi.org/{PUBLISHED}"}
     assert check_follow_ups(db, [client], NOW + timedelta(days=2), timedelta(days=1)) == 0, "noticed once"
+
+
+def test_a_paper_citing_two_threads_is_noticed_whichever_is_checked_first(db: Database) -> None:
+    """The two shared papers are asked about in different rounds: the new paper citing both is said once, in the
+    earlier thread, though the earlier paper's check saw it first (when the later one's citation was not known)."""
+    ids = {"2401.00011": "a" * 40, "2401.00012": "b" * 40}
+    citing: dict[str, list[dict[str, object]]] = {}
+
+    def s2(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/paper/batch"):
+            asked = [i.removeprefix("ARXIV:") for i in json.loads(request.content)["ids"]]
+            return httpx.Response(200, json=[{"paperId": ids[a], "externalIds": {"ArXiv": a}, "title": a,
+                                               "venue": "ArXiv"} for a in asked])  # fmt: skip
+        pid = request.url.path.split("/")[-2]
+        return httpx.Response(200, json={"data": [{"citingPaper": c, "contexts": []} for c in citing.get(pid, [])]})
+
+    with db.connection() as conn:
+        storage.workspaces.upsert_team(conn, T)
+        storage.workspaces.upsert_channel(conn, Channel(T, "C1", "nlp"))
+        storage.settings.upsert_channel_setting(conn, T, "C1", active=True)
+        for i, arxiv in enumerate(ids):
+            ref = PaperRef("arxiv", arxiv, f"https://arxiv.org/abs/{arxiv}")
+            at = NOW - timedelta(days=20 - i)
+            index_messages(conn, [Message(T, "C1", f"{i + 1}.000001", "U1", ref.url, at, papers=(ref,))])
+            storage.papers.record_papers(
+                conn, [Paper(ids={"arxiv": arxiv}, source="arxiv", title=arxiv, venue="arXiv")]
+            )
+    client = SemanticScholar("https://s2.test/", transport=httpx.MockTransport(s2), min_interval=0.0)
+    day = timedelta(days=1)
+    assert check_follow_ups(db, [client], NOW, day, limit=1) == 0  # the first look at the earlier paper
+    assert check_follow_ups(db, [client], NOW + timedelta(hours=1), day, limit=1) == 0  # and at the later one
+    citer = {"paperId": "c" * 40, "externalIds": {}, "title": "On both", "year": 2026}
+    citing.update({ids["2401.00011"]: [citer], ids["2401.00012"]: [citer]})
+    assert check_follow_ups(db, [client], NOW + day + timedelta(minutes=1), day, limit=1) == 0, "cites one so far"
+    assert check_follow_ups(db, [client], NOW + day + timedelta(hours=2), day, limit=1) == 1
+    with db.connection() as conn:
+        rows = conn.execute("SELECT p.title, f.kind FROM follow_ups f JOIN papers p ON p.id = f.paper_id").fetchall()
+    assert rows == [("2401.00011", "builds_on")], "said in the earlier thread"
