@@ -131,6 +131,13 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("CROSSREF_MAILTO", "crossref_mailto", "text", None, "contact address sent to Crossref (its polite pool)"),
     Setting("ZOTERO_API_URL", "zotero_api_url", "url", "https://api.zotero.org/", "base of Zotero's Web API"),
     Setting(
+        "ORCID_API_URL",
+        "orcid_api_url",
+        "url",
+        "https://pub.orcid.org/v3.0/",
+        "base of ORCID's public API (the name on an ORCID record, for `/paperping follow ORCID`)",
+    ),
+    Setting(
         "ZOTERO_API_KEY",
         "zotero_api_key",
         "text",
@@ -299,6 +306,7 @@ class Settings:
     crossref_api_url: str = _default("crossref_api_url")
     crossref_mailto: str | None = _default("crossref_mailto")
     zotero_api_url: str = _default("zotero_api_url")
+    orcid_api_url: str = _default("orcid_api_url")
     zotero_api_key: str | None = _default("zotero_api_key")
     zotero_groups: str | None = _default("zotero_groups")
     openai_base_url: str | None = _default("openai_base_url")

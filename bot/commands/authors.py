@@ -37,11 +37,14 @@ def _resolve(inv: Invocation, text: str) -> tuple[str, str] | str:
     if orcid and author_id is None:
         with inv.ctx.db.connection() as conn:
             author_id = storage.workspaces.find_author_by_orcid(conn, orcid.group(1))
-        if author_id is None:
-            return "I know no Semantic Scholar author with that ORCID yet; paste the author's Semantic Scholar link."
     if s2 is None:
         return "Following authors needs Semantic Scholar, which this PaperPing does not reach (it runs offline)."
     try:
+        if orcid and author_id is None:  # Semantic Scholar has no ORCID lookup: the name on the record, then search
+            on_record = recommender.orcid.fetch_name(orcid.group(1)) if recommender and recommender.orcid else None
+            if on_record is None:
+                return "ORCID has no public name on that record; paste the author's Semantic Scholar link instead."
+            text = on_record
         if author_id is not None:
             name = s2.fetch_author(author_id)
             return (author_id, name) if name else f"Semantic Scholar knows no author {quote(author_id, 40)}."

@@ -53,7 +53,11 @@ def embed(conn: psycopg.Connection, ids: list[int]) -> int:
 
 def online(harness: Harness, db: Database, scholar: ScholarStandIn) -> Recommender:
     settings = harness.settings.with_changes(
-        offline=False, s2_api_url=scholar.url, arxiv_api_url=scholar.url + "api/", crossref_api_url=scholar.url + "x/"
+        offline=False,
+        s2_api_url=scholar.url,
+        arxiv_api_url=scholar.url + "api/",
+        crossref_api_url=scholar.url + "x/",
+        orcid_api_url=scholar.url + "orcid/",
     )
     recommender = Recommender(settings, db, embedder=CachedEmbedder())
     harness.ctx.recommender = recommender
@@ -103,7 +107,10 @@ def test_a_followed_authors_new_paper_is_posted_with_its_signal(
         cur = conn.execute("UPDATE authors SET orcid = '0000-0002-1825-0097' WHERE s2_author_id = %s", (ADA,))
         assert cur.rowcount == 1, "her new paper's author row, stored when it was looked up"
     assert "Done: this channel follows Ada Byron" in harness.command("follow https://orcid.org/0000-0002-1825-0097")
-    assert "I know no Semantic Scholar author with that ORCID" in harness.command("follow 0000-0001-5109-3700")
+    # any other: the name on the ORCID record, looked for on Semantic Scholar (two Ada Byrons: it asks which)
+    scholar.orcid_names["0000-0001-5109-3700"] = ("Ada", "Byron")
+    assert "Several authors are called Ada Byron" in harness.command("follow 0000-0001-5109-3700")
+    assert "ORCID has no public name" in harness.command("follow 0000-0003-1415-9269")
 
 
 @pytest.mark.slow

@@ -4,7 +4,8 @@ benchmarks of ``paperping run``: real response shapes, answers drawn from the AC
 
 Semantic Scholar: ``POST graph/v1/paper/batch``, ``GET graph/v1/paper/search``, ``GET graph/v1/paper/{id}/
 references|citations`` (``citations`` holds what cites a paper), ``GET graph/v1/author/search``,
-``author/{id}`` and ``author/{id}/papers`` (from ``authors``), ``POST recommendations/v1/papers`` and ``GET recommendations/v1/papers/forpaper/{id}``
+``author/{id}`` and ``author/{id}/papers`` (from ``authors``), ``POST recommendations/v1/papers``, ORCID's
+``orcid/{id}/person`` (from ``orcid_names``) and ``GET recommendations/v1/papers/forpaper/{id}``
 (the papers sharing most words with the positive seeds). ``min_interval`` makes it answer ``429`` with
 ``Retry-After`` to a caller faster than the service's published pace, as the real one does. arXiv answers an
 empty Atom feed (or the entries it is given).
@@ -101,6 +102,7 @@ class ScholarStandIn:
         self.citations: dict[str, list[dict[str, Any]]] = {}  # paperId -> the papers citing it
         # authorId -> {"name", "paperCount", "affiliations", "papers": [paper objects]}
         self.authors: dict[str, dict[str, Any]] = {}
+        self.orcid_names: dict[str, tuple[str, str]] = {}  # ORCID -> (given names, family name) on its record
         self.lock = threading.Lock()
         self._last = 0.0
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -174,6 +176,13 @@ class ScholarStandIn:
             return 200, {"total": len(found), "offset": 0, "data": found}, "application/json"
         if path.startswith("/graph/v1/author/"):
             return self.answer_author(path, query)
+        m = re.fullmatch(r"/orcid/([\dX-]+)/person", path)
+        if m:  # ORCID's public API (ORCID_API_URL)
+            if m.group(1) not in self.orcid_names:
+                return 404, {"error": "Not found"}, "application/json"
+            given, family = self.orcid_names[m.group(1)]
+            name = {"given-names": {"value": given}, "family-name": {"value": family}}
+            return 200, {"name": name}, "application/json"
         m = re.fullmatch(r"/graph/v1/paper/([^/]+)/(references|citations)", path)
         if m:
             citing = self.citations.get(m.group(1), []) if m.group(2) == "citations" else []

@@ -22,6 +22,7 @@ from socialrag.db import Database
 from socialrag.errors import PaperPingError
 from socialrag.knowledge.embed import Embedder, embed_papers
 from socialrag.knowledge.papers.arxiv import ArxivApi
+from socialrag.knowledge.papers.orcid import OrcidApi
 from socialrag.knowledge.papers.semanticscholar import SemanticScholar
 from socialrag.knowledge.readiness import focus_active
 from socialrag.knowledge.shared_pace import DatabasePace
@@ -101,17 +102,24 @@ class Recommender:
         self.searches = SearchCache()  # online searches for papers on demand, shared by the process's members
         self._s2: SemanticScholar | None = None
         self._arxiv: ArxivApi | None = None
+        self._orcid: OrcidApi | None = None
         if not settings.offline:
             timeout = settings.http_timeout
             shared = DatabasePace(db)  # every process together keeps each service's pace
             s2_key = settings.s2_api_key
             self._s2 = SemanticScholar(settings.s2_api_url, api_key=s2_key, timeout=timeout, shared=shared)
             self._arxiv = ArxivApi(settings.arxiv_api_url, timeout=timeout, shared=shared)
+            self._orcid = OrcidApi(settings.orcid_api_url, timeout=timeout)
 
     @property
     def semantic_scholar(self) -> SemanticScholar | None:
         """The process's Semantic Scholar client (None offline): authors are looked up through it."""
         return self._s2
+
+    @property
+    def orcid(self) -> OrcidApi | None:
+        """ORCID's public API (None offline): the name on a record."""
+        return self._orcid
 
     @property
     def llm_configured(self) -> bool:
@@ -363,10 +371,10 @@ class Recommender:
         return self.llm.with_recorder(record)
 
     def close(self) -> None:
-        for client in (self._s2, self._arxiv):
+        for client in (self._s2, self._arxiv, self._orcid):
             if client is not None:
                 client.close()
-        self._s2 = self._arxiv = None
+        self._s2 = self._arxiv = self._orcid = None
         if self.llm is not None:
             self.llm.close()
 
