@@ -66,7 +66,7 @@ class Harness:
         time.sleep(0.3)  # listeners run after the acknowledgement
         return response
 
-    def command(self, text: str, user: str = "U2", team: str = T) -> str:
+    def command(self, text: str, user: str = "U2", team: str = T, timeout: float = 5.0) -> str:
         before = len(self.standin.responses)
         body = urlencode(
             {
@@ -83,7 +83,8 @@ class Harness:
         started = time.time()
         response = self.signed(body, "application/x-www-form-urlencoded")
         assert response.status_code == 200 and time.time() - started < 3, "acknowledged within Slack's 3 seconds"
-        for _ in range(100):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
             if len(self.standin.responses) > before:
                 return str(self.standin.responses[-1]["text"])
             time.sleep(0.05)

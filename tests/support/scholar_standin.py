@@ -2,7 +2,8 @@
 benchmarks of ``paperping run``: real response shapes, answers drawn from the ACL Anthology sample in
 ``tests/data``, and the gaps real data has (no abstract, no citation count, no publication date).
 
-Semantic Scholar: ``POST graph/v1/paper/batch``, ``GET graph/v1/paper/search``, ``GET graph/v1/paper/{id}/
+Semantic Scholar: ``POST graph/v1/paper/batch``, ``GET graph/v1/paper/search`` (and ``search/bulk`` by venue and
+year), ``GET graph/v1/paper/{id}/
 references|citations`` (``citations`` holds what cites a paper), ``GET graph/v1/author/search``,
 ``author/{id}`` and ``author/{id}/papers`` (from ``authors``), ``POST recommendations/v1/papers``, ORCID's
 ``orcid/{id}/person`` (from ``orcid_names``) and ``GET recommendations/v1/papers/forpaper/{id}``
@@ -171,6 +172,10 @@ class ScholarStandIn:
             with self.lock:
                 self.asked += ids
             return 200, [self.by_key.get(i) for i in ids], "application/json"
+        if path == "/graph/v1/paper/search/bulk":  # by venue and year, as the conference planner asks
+            venue, year = (query.get("venue") or [""])[0].lower(), (query.get("year") or [""])[0]
+            found = [p for p in self.papers if venue and venue in (p["venue"] or "").lower() and str(p["year"]) == year]
+            return 200, {"total": len(found), "token": None, "data": found}, "application/json"
         if path == "/graph/v1/paper/search":
             found = self.search((query.get("query") or [""])[0], limit)
             return 200, {"total": len(found), "offset": 0, "data": found}, "application/json"
