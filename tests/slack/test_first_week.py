@@ -148,6 +148,22 @@ def test_a_labs_first_hour_with_only_paperping_run(lab: Lab, db: Database) -> No
         and citer["title"][:40] in (follow_up["text"])
     )
 
+    # a member lets the channel hear of their papers: a new one on Semantic Scholar is announced there, once
+    member_paper = lab.scholar.acl_paper(next(r["acl_id"] for r in load_acl_rows()[5:] if r["acl_id"] not in HISTORY))
+    lab.scholar.authors["7001"] = {"name": "Ben Lab", "papers": []}
+    assert "Done" in lab.command("C1", "link-author 7001", user="U2")
+    assert "Done" in lab.command("C1", "my-papers on", user="U2")
+    looked = "SELECT count(*) FROM author_checks WHERE s2_author_id = '7001'"
+    wait_for(lambda: scalar(db, looked) == 1, 60, "the first look at the member's papers")
+    lab.scholar.authors["7001"]["papers"].append({**member_paper, "year": 2026, "publicationDate": "2026-11-01"})
+
+    def announced() -> list[dict[str, Any]]:
+        return [p for p in lab.slack.posts if p["channel"] == "C1" and p["text"].startswith("New from the group")]
+
+    wait_for(lambda: bool(announced()), 60, "the member's new paper announced")
+    (news,) = announced()
+    assert member_paper["title"][:40] in news["text"] and "<@U2>" in news["text"]
+
     # a new share is looked up and embedded within a minute (a paper PaperPing has never seen, not even as a
     # candidate Semantic Scholar suggested)
     with db.connection() as conn:

@@ -47,6 +47,7 @@ class Lab:
             "CROSSREF_API_URL": scholar.url + "crossref/",
             "PAPERPING_TICK_SECONDS": "1",
             "PAPERPING_FOLLOWUPS_EVERY_MINUTES": "0.05",  # shared papers are asked about again every 3 s
+            "PAPERPING_AUTHORS_EVERY_MINUTES": "0.05",  # and authors' papers asked for every 3 s
         }
         for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "PAPERPING_OFFLINE"):
             env.pop(name, None)
