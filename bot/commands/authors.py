@@ -1,18 +1,15 @@
 """The authors a channel follows and the group's own papers: `follow AUTHOR`, `unfollow AUTHOR`, `following`, and
 `my-papers on|off` (a member lets the channel hear of their new papers). Authors are Semantic Scholar's: a link or
-an id, an ORCID PaperPing has seen on a paper, or a name that resolves to one author (several: it asks which)."""
+an id, an ORCID (a stored paper's, or the name on its public record), or a name that resolves to one author."""
 
 from __future__ import annotations
 
-import re
-
 from bot.commands.base import Command, Invocation, UsageError, command, one_of
+from bot.commands.member import parse_author_link
 from bot.views.post_blocks import quote
 from socialrag import storage
 from socialrag.errors import SourceError
 
-S2_AUTHOR = re.compile(r"semanticscholar\.org/author/(?:[^/\s>|]+/)?(\d+)")
-ORCID = re.compile(r"(\d{4}-\d{4}-\d{4}-\d{3}[\dX])")
 CHOICES = 5  # authors offered when a name matches several
 HINT = (
     "Give a Semantic Scholar author link or id, an ORCID, or a name: "
@@ -27,21 +24,28 @@ def parse_author(name: str, args: tuple[str, ...], rest: str) -> Command:
     return Command(name, (text,))
 
 
+def _author_ids(text: str) -> dict[str, str]:
+    """The Semantic Scholar author id or the ORCID in what was typed, as `link-author` reads them; none for a name."""
+    try:
+        return parse_author_link(text)
+    except UsageError:
+        return {}
+
+
 def _resolve(inv: Invocation, text: str) -> tuple[str, str] | str:
     """(Semantic Scholar author id, name) for what the member typed, or a sentence saying why not or asking which."""
     recommender = inv.ctx.recommender
     s2 = recommender.semantic_scholar if recommender is not None else None
-    m = S2_AUTHOR.search(text)
-    author_id = m.group(1) if m else (text if text.isdigit() else None)
-    orcid = ORCID.search(text)
-    if orcid and author_id is None:
+    typed = _author_ids(text)
+    author_id, orcid = typed.get("s2_author_id"), typed.get("orcid")
+    if orcid:
         with inv.ctx.db.connection() as conn:
-            author_id = storage.workspaces.find_author_by_orcid(conn, orcid.group(1))
+            author_id = storage.workspaces.find_author_by_orcid(conn, orcid)
     if s2 is None:
         return "Following authors needs Semantic Scholar, which this PaperPing does not reach (it runs offline)."
     try:
         if orcid and author_id is None:  # Semantic Scholar has no ORCID lookup: the name on the record, then search
-            on_record = recommender.orcid.fetch_name(orcid.group(1)) if recommender and recommender.orcid else None
+            on_record = recommender.orcid.fetch_name(orcid) if recommender and recommender.orcid else None
             if on_record is None:
                 return "ORCID has no public name on that record; paste the author's Semantic Scholar link instead."
             text = on_record
@@ -84,10 +88,9 @@ def cmd_follow(inv: Invocation) -> str:
 @command("unfollow", "`unfollow AUTHOR` — stop following an author here", parse=parse_author, steers=True)
 def cmd_unfollow(inv: Invocation) -> str:
     text = inv.args[0]
-    m = S2_AUTHOR.search(text)
     with inv.ctx.db.connection() as conn:
         followed = storage.followed_authors.load_followed(conn, inv.team, inv.channel)
-        wanted = m.group(1) if m else text
+        wanted = _author_ids(text).get("s2_author_id", text)
         match = [f for f in followed if f.s2_author_id == wanted or f.name.lower() == text.lower()]
         if not match:
             return f"This channel does not follow {quote(text, 80)}; `/paperping following` lists whom it follows."
