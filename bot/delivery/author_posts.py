@@ -7,9 +7,9 @@ from collections.abc import Callable
 
 from slack_sdk import WebClient
 
+from bot.delivery.short_messages import post_text
 from bot.slack.pacer import SlackPacer
 from bot.views.news_text import render_own_paper
-from bot.views.post_blocks import mrkdwn
 from socialrag.recommender import OwnPaperNote, SendNews
 
 
@@ -17,15 +17,6 @@ def news_poster(pacer: SlackPacer, client_for: Callable[[str], WebClient]) -> Se
     """Announce a member's new paper in the channel; the message's ts."""
 
     def send(team: str, channel: str, note: OwnPaperNote) -> str:
-        text = render_own_paper(note)
-        response = pacer.post(
-            client_for(team).chat_postMessage,
-            channel=channel,
-            text=text,
-            blocks=[{"type": "section", "text": mrkdwn(text)}],
-            unfurl_links=False,
-            unfurl_media=False,
-        )
-        return str(response["ts"])
+        return post_text(pacer, client_for(team), channel, render_own_paper(note))
 
     return send

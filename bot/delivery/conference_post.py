@@ -4,12 +4,11 @@ thread, and the top ten as a reply there. Members are named in plain text: a lis
 
 from __future__ import annotations
 
-from typing import Any
-
 from slack_sdk import WebClient
 
+from bot.delivery.short_messages import post_text
 from bot.slack.pacer import SlackPacer
-from bot.views.post_blocks import link, mrkdwn, quote
+from bot.views.post_blocks import link, quote
 from socialrag.recommender import SHOWN, ConferencePlan, render_csv, render_markdown, render_plain
 
 
@@ -31,11 +30,7 @@ def post_plan(
         f"ranking ({len(plan.papers)} of {plan.found}; asked by <@{asker}>). The files and the first ten are in the "
         "thread."
     )
-    posted: Any = pacer.post(
-        client.chat_postMessage, channel=channel, text=head, blocks=[{"type": "section", "text": mrkdwn(head)}],
-        unfurl_links=False, unfurl_media=False,
-    )  # fmt: skip
-    ts = str(posted["ts"])
+    ts = post_text(pacer, client, channel, head)
     stem = f"{plan.venue}-{plan.year}".replace(" ", "-")
     pacer.call(
         client.files_upload_v2,
@@ -46,9 +41,5 @@ def post_plan(
             {"content": render_csv(plan, names), "filename": f"{stem}.csv", "title": f"{stem}.csv"},
         ],
     )
-    text = top_ten_text(plan, names)
-    pacer.post(
-        client.chat_postMessage, channel=channel, thread_ts=ts, text=text,
-        blocks=[{"type": "section", "text": mrkdwn(text)}], unfurl_links=False, unfurl_media=False,
-    )  # fmt: skip
+    post_text(pacer, client, channel, top_ten_text(plan, names), thread_ts=ts)
     return ts

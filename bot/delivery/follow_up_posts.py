@@ -7,9 +7,9 @@ from collections.abc import Callable
 
 from slack_sdk import WebClient
 
+from bot.delivery.short_messages import post_text
 from bot.slack.pacer import SlackPacer
 from bot.views.follow_up_text import render_follow_up
-from bot.views.post_blocks import mrkdwn
 from socialrag.recommender import FollowUpNote, SendFollowUp
 
 
@@ -17,16 +17,6 @@ def thread_replier(pacer: SlackPacer, client_for: Callable[[str], WebClient]) ->
     """Send a follow-up in its thread; the reply's ts."""
 
     def send(team: str, channel: str, thread_ts: str, note: FollowUpNote) -> str:
-        text = render_follow_up(note)
-        response = pacer.post(
-            client_for(team).chat_postMessage,
-            channel=channel,
-            thread_ts=thread_ts,
-            text=text,
-            blocks=[{"type": "section", "text": mrkdwn(text)}],
-            unfurl_links=False,
-            unfurl_media=False,
-        )
-        return str(response["ts"])
+        return post_text(pacer, client_for(team), channel, render_follow_up(note), thread_ts=thread_ts)
 
     return send

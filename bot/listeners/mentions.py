@@ -13,8 +13,8 @@ from slack_bolt import Ack, App
 from slack_sdk import WebClient
 
 from bot.app_context import AppContext
+from bot.delivery.short_messages import post_text
 from bot.slack.dedupe import mark_handled
-from bot.views.post_blocks import mrkdwn
 from bot.views.replies import answer_blocks
 from socialrag import storage
 from socialrag.recommender import Answer, answer_question
@@ -67,15 +67,7 @@ def handle_mention(ctx: AppContext, client: WebClient, body: dict[str, Any], eve
         text = "Mention me with a question in the thread of a shared paper or of my posts, and I'll answer there."
     else:
         text = answer_blocks(answer)
-    ctx.pacer.post(
-        client.chat_postMessage,
-        channel=channel,
-        thread_ts=thread or ts,
-        text=text,
-        blocks=[{"type": "section", "text": mrkdwn(text)}],
-        unfurl_links=False,
-        unfurl_media=False,
-    )
+    post_text(ctx.pacer, client, channel, text, thread_ts=thread or ts)
 
 
 def register(app: App, ctx: AppContext) -> None:
