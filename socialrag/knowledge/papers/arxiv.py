@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
@@ -21,15 +21,20 @@ _NS = {"a": "http://www.w3.org/2005/Atom", "arxiv": "http://arxiv.org/schemas/at
 ID_LIST_LIMIT = 100
 
 
-def papers_from_atom(xml_text: str) -> dict[str, Paper]:
-    """The entries of an arXiv API answer, keyed by arXiv id (without version)."""
+def _entries(xml_text: str) -> Iterator[tuple[ET.Element, str]]:
+    """Each entry of an arXiv API answer with its id as arXiv writes it (``2401.01234v3``)."""
     try:
         root = ET.fromstring(xml_text)
     except ET.ParseError as exc:
         raise SourceError("arxiv", f"answer is not valid XML: {exc}") from exc
-    found: dict[str, Paper] = {}
     for entry in root.findall("a:entry", _NS):
-        raw_id = (entry.findtext("a:id", default="", namespaces=_NS) or "").rsplit("/abs/", 1)[-1]
+        yield entry, (entry.findtext("a:id", default="", namespaces=_NS) or "").rsplit("/abs/", 1)[-1].strip()
+
+
+def papers_from_atom(xml_text: str) -> dict[str, Paper]:
+    """The entries of an arXiv API answer, keyed by arXiv id (without version)."""
+    found: dict[str, Paper] = {}
+    for entry, raw_id in _entries(xml_text):
         ident = normalize_arxiv_id(raw_id)
         title = clean_text(entry.findtext("a:title", default="", namespaces=_NS))
         if not ident or not title or title == "Error":
@@ -76,13 +81,8 @@ _VERSION = re.compile(r"v(\d+)$")
 
 def versions_from_atom(xml_text: str) -> dict[str, ArxivVersion]:
     """The latest version of each entry of an arXiv API answer, keyed by arXiv id (without version)."""
-    try:
-        root = ET.fromstring(xml_text)
-    except ET.ParseError as exc:
-        raise SourceError("arxiv", f"answer is not valid XML: {exc}") from exc
     found: dict[str, ArxivVersion] = {}
-    for entry in root.findall("a:entry", _NS):
-        raw_id = (entry.findtext("a:id", default="", namespaces=_NS) or "").rsplit("/abs/", 1)[-1].strip()
+    for entry, raw_id in _entries(xml_text):
         ident, m = normalize_arxiv_id(raw_id), _VERSION.search(raw_id)
         if not ident or m is None:
             continue
