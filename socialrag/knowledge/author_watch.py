@@ -8,14 +8,14 @@ channel's next slot (``socialrag.recommender``), a member's own is announced."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import datetime, timedelta
-
-import psycopg
 
 from socialrag import storage
 from socialrag.db import Database
 from socialrag.errors import SourceError
+from socialrag.knowledge.embed import Embed, record_found
+from socialrag.knowledge.papers.resolve import source_of
 from socialrag.knowledge.papers.semanticscholar import SemanticScholar
 from socialrag.knowledge.papers.source import MetadataSource
 from socialrag.models import Paper
@@ -24,14 +24,13 @@ from socialrag.storage.followed_authors import Watcher
 log = logging.getLogger(__name__)
 
 AUTHORS_LOCK = 0x50505F41  # advisory lock: one process at a time asks for authors' papers
-Embed = Callable[[psycopg.Connection, list[int]], object]
 
 
 def check_authors(
     db: Database, sources: Sequence[MetadataSource], now: datetime, every: timedelta, embed: Embed | None = None
 ) -> int:
     """Ask for the papers of the authors that are due; how many new papers were noted for a channel."""
-    s2 = next((s for s in sources if isinstance(s, SemanticScholar)), None)
+    s2 = source_of(sources, SemanticScholar)
     if s2 is None:
         return 0
     with db.connection(autocommit=True) as lock:
@@ -57,12 +56,8 @@ def _check_author(
         checked, seen = storage.followed_authors.load_author_seen(conn, author)
         fresh = [p for p in papers if p.ids.get("s2") not in seen and _recent(p, now)] if checked else []
         noted = 0
-        if fresh:
-            ids = storage.papers.record_papers(conn, fresh)
-            if embed is not None:
-                embed(conn, ids)
-            for pid in ids:
-                noted += sum(storage.followed_authors.record_author_news(conn, w, author, pid, now) for w in watchers)
+        for pid in record_found(conn, fresh, embed):
+            noted += sum(storage.followed_authors.record_author_news(conn, w, author, pid, now) for w in watchers)
         storage.followed_authors.record_author_check(
             conn, author, now, sorted(seen | {p.ids["s2"] for p in papers if "s2" in p.ids})
         )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +19,7 @@ import psycopg
 
 from socialrag.config import DEFAULT_EMBED_MODEL
 from socialrag.db import Database
+from socialrag.models import Paper
 from socialrag.progress import Progress
 from socialrag.storage.embeddings import (
     ChannelText,
@@ -31,6 +32,7 @@ from socialrag.storage.embeddings import (
     upsert_channel_vectors,
     upsert_embeddings,
 )
+from socialrag.storage.papers import record_papers
 
 log = logging.getLogger(__name__)
 
@@ -169,3 +171,17 @@ def embed_pending(db: Database, embedder: Embedder, *, batch_size: int = 64, chu
             result.embedded += len(todo)
             result.reused += len(part) - len(todo)
     return result
+
+
+# a process's embedding of papers it just stored: ``embed_papers`` with its model
+Embed = Callable[[psycopg.Connection, list[int]], object]
+
+
+def record_found(conn: psycopg.Connection, papers: Sequence[Paper], embed: Embed | None) -> list[int]:
+    """Store the metadata of papers a source found (their ids once each, in order), and embed them so that they
+    can be scored."""
+    with conn.transaction():
+        ids = list(dict.fromkeys(record_papers(conn, papers))) if papers else []
+        if ids and embed is not None:
+            embed(conn, ids)
+    return ids

@@ -29,7 +29,7 @@ from socialrag.db import Database
 from socialrag.errors import SourceError
 from socialrag.knowledge.papers.arxiv import ArxivApi, ArxivVersion
 from socialrag.knowledge.papers.crossref import Crossref
-from socialrag.knowledge.papers.resolve import citation_rows
+from socialrag.knowledge.papers.resolve import citation_rows, source_of
 from socialrag.knowledge.papers.semanticscholar import SemanticScholar
 from socialrag.knowledge.papers.source import MetadataSource
 from socialrag.models import Paper
@@ -60,9 +60,8 @@ def check_follow_ups(
 ) -> int:
     """Ask the sources (Semantic Scholar and arXiv among ``sources``) about the shared papers that are due, and
     note the follow-ups; how many were noted. One process at a time does it."""
-    s2 = next((s for s in sources if isinstance(s, SemanticScholar)), None)
-    arxiv = next((s for s in sources if isinstance(s, ArxivApi)), None)
-    crossref = next((s for s in sources if isinstance(s, Crossref)), None)
+    s2, arxiv = source_of(sources, SemanticScholar), source_of(sources, ArxivApi)
+    crossref = source_of(sources, Crossref)
     with db.connection(autocommit=True) as lock:
         if not storage.locks.try_session_lock(lock, WATCH_LOCK):
             return 0

@@ -12,6 +12,7 @@ from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, timedelta
+from typing import TypeVar
 
 from socialrag import storage
 from socialrag.config import Settings
@@ -26,6 +27,7 @@ from socialrag.models import Paper
 from socialrag.progress import Progress
 
 log = logging.getLogger(__name__)
+S = TypeVar("S")
 
 
 @dataclass
@@ -133,13 +135,14 @@ def ask_sources(
     return found
 
 
-def _semantic_scholar(sources: Sequence[MetadataSource]) -> SemanticScholar | None:
-    return next((s for s in sources if isinstance(s, SemanticScholar)), None)
+def source_of(sources: Sequence[MetadataSource], kind: type[S]) -> S | None:
+    """The source of this kind among ``sources`` (None when this process has none: offline, or not configured)."""
+    return next((s for s in sources if isinstance(s, kind)), None)
 
 
 def fill_reference_contexts(db: Database, sources: Sequence[MetadataSource], result: RefreshResult) -> None:
     """Citing sentences for shared papers that cite another paper shared in the same channel."""
-    s2 = _semantic_scholar(sources)
+    s2 = source_of(sources, SemanticScholar)
     if s2 is None:
         return
     with db.connection() as conn:
@@ -167,7 +170,7 @@ def fill_citations(
     today: date | None = None,
 ) -> None:
     """Papers citing what channels shared (new work building on what a group engaged with)."""
-    s2 = _semantic_scholar(sources)
+    s2 = source_of(sources, SemanticScholar)
     if s2 is None:
         return
     with db.connection() as conn:

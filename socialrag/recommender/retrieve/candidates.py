@@ -20,7 +20,7 @@ import re
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Protocol
@@ -30,6 +30,7 @@ import psycopg
 
 from socialrag import storage
 from socialrag.errors import SourceError
+from socialrag.knowledge.embed import Embed, record_found
 from socialrag.knowledge.papers.arxiv import ArxivApi, papers_from_atom
 from socialrag.knowledge.papers.semanticscholar import PAPER_FIELDS, SemanticScholar, paper_from_s2
 from socialrag.models import Paper
@@ -160,7 +161,7 @@ class SemanticScholarRecommendations:
         except SourceError as exc:
             log.warning("Semantic Scholar recommendations: %s", exc)
         papers = papers_from_s2(raw)
-        return _record(conn, papers, self.embed)
+        return record_found(conn, papers, self.embed)
 
 
 def _recommended(body: Any) -> list[Any]:
@@ -190,7 +191,7 @@ class ArxivNew:
         search = " OR ".join(f"cat:{c}" for c in categories[:5])
         params = {"search_query": search, "sortBy": "submittedDate", "sortOrder": "descending"}
         papers = search_arxiv(self.client, {**params, "max_results": self.max_results}, "new submissions")
-        return _record(conn, papers, self.embed)
+        return record_found(conn, papers, self.embed)
 
 
 class SearchCache:
@@ -267,7 +268,7 @@ class FocusSearch:
             search = " AND ".join(f"all:{w}" for w in words[:6])
             params = {"search_query": search, "sortBy": "relevance", "max_results": self.limit}
             papers += search_arxiv(self.arxiv, params, "search")
-        return _record(conn, papers, self.embed)
+        return record_found(conn, papers, self.embed)
 
 
 def papers_from_s2(raw: list[Any]) -> list[Paper]:
@@ -313,15 +314,3 @@ def normalize_arxiv_category(word: str) -> str | None:
     if not _SUBJECT.match(subject):
         return None
     return f"{archive}.{subject.lower() if archive in ('physics', 'cond-mat') else subject.upper()}"
-
-
-Embed = Callable[[psycopg.Connection, list[int]], object]
-
-
-def _record(conn: psycopg.Connection, papers: list[Paper], embed: Embed | None) -> list[int]:
-    """Store the metadata of papers a service suggested, and embed them so they can be scored."""
-    with conn.transaction():
-        ids = list(dict.fromkeys(storage.papers.record_papers(conn, papers))) if papers else []
-        if ids and embed is not None:
-            embed(conn, ids)
-    return ids

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 import psycopg
 
 from socialrag import storage
+from socialrag.knowledge.embed import Embed, record_found
 from socialrag.knowledge.papers.semanticscholar import SemanticScholar
 from socialrag.recommender.explain.generate import paper_url
 from socialrag.recommender.explain.wording import member_token, render_plain, render_signal
@@ -28,7 +29,6 @@ LISTED = 50  # papers in the file
 SHOWN = 10  # papers in the thread
 WHY_WINDOW_DAYS = 365  # how far back a paper's reasons may reach (a conference is judged against the year)
 NO_HOOK = "Close to what this channel shares."
-Embed = Callable[[psycopg.Connection, list[int]], object]
 
 
 @dataclass(frozen=True)
@@ -71,12 +71,7 @@ def plan_conference(
     ids = storage.venues.load_venue_papers(conn, match.ids, year) if match.ids else []
     if s2 is not None:
         found = search_venue(s2, venue, year)
-        if found:
-            with conn.transaction():
-                new = storage.papers.record_papers(conn, found)
-                if embed is not None:
-                    embed(conn, new)
-            ids = list(dict.fromkeys([*ids, *new]))
+        ids = list(dict.fromkeys([*ids, *record_found(conn, found, embed)]))
     if not ids:
         return VenueNotFound(venue, year, match.nearest)
     r = rank_channel(conn, replace(request, sources=[VenuePapers(ids)]), identified=LISTED)
