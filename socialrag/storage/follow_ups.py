@@ -12,15 +12,15 @@ from typing import Any
 import psycopg
 from psycopg.types.json import Jsonb
 
+from socialrag.storage.messages import MEMBER_SHARE
+
 # A member's share of a paper in a channel with follow-ups on, in the last twelve months (PaperPing's own posts,
 # digest items and replies are not shares).
-_SHARED_HERE = """
+_SHARED_HERE = f"""
     FROM message_papers mp
     JOIN messages m ON m.id = mp.message_id
     JOIN channel_settings s ON (s.team_id, s.channel_id) = (mp.team_id, mp.channel_id)
-   WHERE NOT m.is_reply AND position('/' in m.ts) = 0 AND m.posted_at >= %(since)s AND s.active AND s.follow_ups
-     AND NOT EXISTS (SELECT 1 FROM recommendations r
-                      WHERE (r.team_id, r.channel_id, r.message_ts) = (m.team_id, m.channel_id, m.ts))
+   WHERE {MEMBER_SHARE} AND m.posted_at >= %(since)s AND s.active AND s.follow_ups
 """
 
 
@@ -236,16 +236,14 @@ class SharedThread:
 def load_shared_threads(conn: psycopg.Connection, team_id: str, channel_id: str) -> dict[int, SharedThread]:
     """Every paper members shared in the channel, with its first share and how much it was discussed there."""
     rows = conn.execute(
-        """
+        f"""
         SELECT DISTINCT ON (mp.paper_id) mp.paper_id, m.ts, m.user_id, m.posted_at, m.permalink, p.title,
                (SELECT count(*) FROM messages x WHERE (x.team_id, x.channel_id, x.thread_ts)
                                                     = (m.team_id, m.channel_id, m.ts) AND x.is_reply),
                (SELECT count(*) FROM reactions x JOIN message_papers y ON y.message_id = x.message_id
                  WHERE (y.team_id, y.channel_id, y.paper_id) = (mp.team_id, mp.channel_id, mp.paper_id))
           FROM message_papers mp JOIN messages m ON m.id = mp.message_id JOIN papers p ON p.id = mp.paper_id
-         WHERE mp.team_id = %(t)s AND mp.channel_id = %(c)s AND NOT m.is_reply AND position('/' in m.ts) = 0
-           AND NOT EXISTS (SELECT 1 FROM recommendations r
-                            WHERE (r.team_id, r.channel_id, r.message_ts) = (m.team_id, m.channel_id, m.ts))
+         WHERE mp.team_id = %(t)s AND mp.channel_id = %(c)s AND {MEMBER_SHARE}
          ORDER BY mp.paper_id, m.posted_at, m.id
         """,
         {"t": team_id, "c": channel_id},

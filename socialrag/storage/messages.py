@@ -14,6 +14,12 @@ from socialrag.models import Message
 from socialrag.storage.embeddings import forget_text_vectors
 from socialrag.storage.queue import requeue_shared
 
+# A message ``m`` that shares a paper the way a member does: not a reply, not one of PaperPing's own posts, not a
+# digest's per-paper item (whose ts holds a slash)
+MEMBER_SHARE = """NOT m.is_reply AND position('/' in m.ts) = 0
+     AND NOT EXISTS (SELECT 1 FROM recommendations r
+                      WHERE (r.team_id, r.channel_id, r.message_ts) = (m.team_id, m.channel_id, m.ts))"""
+
 
 def upsert_messages(conn: psycopg.Connection, messages: Sequence[Message]) -> dict[tuple[str, str, str], int]:
     """Insert or update messages; returns (team, channel, ts) -> message id for all of them."""

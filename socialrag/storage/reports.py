@@ -9,6 +9,8 @@ from typing import Any
 
 import psycopg
 
+from socialrag.storage.messages import MEMBER_SHARE
+
 
 def claim_monthly_reports_due(
     conn: psycopg.Connection, month_start: datetime, now: datetime, lease: timedelta, limit: int = 20
@@ -236,9 +238,7 @@ def load_engagement_events(conn: psycopg.Connection, window: dict[str, Any]) -> 
         UNION ALL
         SELECT mp.paper_id, 'share', m.user_id, NULL
           FROM message_papers mp JOIN messages m ON m.id = mp.message_id
-         WHERE mp.team_id = %(t)s AND mp.channel_id = %(c)s AND NOT m.is_reply AND position('/' in m.ts) = 0
-           AND NOT EXISTS (SELECT 1 FROM recommendations r WHERE (r.team_id, r.channel_id, r.message_ts)
-                                                                = (m.team_id, m.channel_id, m.ts))
+         WHERE mp.team_id = %(t)s AND mp.channel_id = %(c)s AND {MEMBER_SHARE}
            AND {_IN_WINDOW.format(col="m.posted_at")}
         UNION ALL
         SELECT s.paper_id, 'save', s.user_id, NULL FROM saved_papers s
