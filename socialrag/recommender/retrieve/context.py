@@ -60,6 +60,7 @@ class ChannelContext:
     # the emoji this channel uses its own way: learnt from what follows a reaction (``emoji_overrides`` holds
     # these and the ones members set by hand, which win)
     emoji_learnt: list[EmojiReading] = field(default_factory=list)
+    followed_authors: frozenset[str] = frozenset()  # Semantic Scholar ids of the authors it follows (`follow`)
 
     def display(self, user_id: str) -> str:
         member = self.members.get(user_id)
@@ -91,6 +92,7 @@ def load_channel_context(
         load_shares,
     )
     from socialrag.storage.embeddings import load_vectors
+    from socialrag.storage.followed_authors import load_followed
     from socialrag.storage.settings import load_emoji_overrides
 
     shares = load_shares(conn, team_id, channel_id, as_of)
@@ -121,6 +123,7 @@ def load_channel_context(
         last_mentioned=load_last_mentions(conn, team_id, channel_id, as_of),
         vectors=load_vectors(conn, model, list(papers), channel=(team_id, channel_id)),
         model=model,
+        followed_authors=frozenset(f.s2_author_id for f in load_followed(conn, team_id, channel_id)),
     )
     bots = frozenset(uid for uid, m in ctx.members.items() if m.is_bot)
     ctx.emoji_learnt = learn_emoji_readings(ctx.papers, ctx.vectors, ctx.emoji_overrides, bots)

@@ -160,7 +160,6 @@ def load_relations(conn: psycopg.Connection, ctx: ChannelContext, candidate_id: 
                 affiliations[uid].update(fold_text(a) for a in affs or ())
                 publications[uid].append(pid)
     vectors = load_vectors(conn, ctx.model, [p for ps in publications.values() for p in ps])
-    followed = storage.followed_authors.load_followed(conn, ctx.team_id, ctx.channel_id)
     return Relations(
         cites=cites,
         cited_by=cited_by,
@@ -168,7 +167,7 @@ def load_relations(conn: psycopg.Connection, ctx: ChannelContext, candidate_id: 
         member_publications={
             u: [vectors[p] for p in ps if p in vectors and p != candidate_id] for u, ps in publications.items()
         },
-        followed=frozenset(f.s2_author_id for f in followed),
+        followed=ctx.followed_authors,
     )
 
 
