@@ -13,13 +13,16 @@ Sentiment = Literal["positive", "negative", "neutral"]
 class PaperRef:
     """One paper link found in a message: a canonical identifier plus what the message showed.
 
-    ``scheme`` is one of: arxiv, doi, acl, s2, corpus, openreview, pmid, pmcid, ieee, neurips, pmlr, cvf.
+    ``scheme`` is one of: arxiv, doi, acl, s2, corpus, openreview, pmid, pmcid, pii (Elsevier's publisher item
+    id), oup, ieee, neurips, pmlr, cvf. ``version`` is the preprint version a bioRxiv or medRxiv link named: the
+    identity is the DOI (one paper across its versions), the version is what the member saw.
     """
 
     scheme: str
     value: str
     url: str
     label: str | None = None
+    version: int | None = None
 
     @property
     def key(self) -> str:

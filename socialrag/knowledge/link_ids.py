@@ -1,0 +1,77 @@
+"""The pieces every link form shares: a ``PaperRef`` from an identifier, DOIs that belong to arXiv or the ACL
+Anthology, arXiv and ACL Anthology ids, and the handler type of one site's link forms."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from socialrag.models import PaperRef
+
+TRAILING = ".,;:!?'\"*_~"
+ARXIV_NEW = r"\d{4}\.\d{4,5}"
+ARXIV_OLD = r"[a-z][a-z\-]+(?:\.[a-z]{2})?/\d{7}"
+_ARXIV_ID = re.compile(rf"^({ARXIV_NEW}|{ARXIV_OLD})(v\d+)?$", re.IGNORECASE)
+_ACL_NEW = re.compile(r"^(\d{4}\.[a-z0-9\-]+\.\d+)$", re.IGNORECASE)
+_ACL_OLD = re.compile(r"^([A-Z]\d{2}-\d{4})$", re.IGNORECASE)
+_DOI = re.compile(r"^10\.\d{4,9}/\S+$")
+
+# One site's link forms: (path, query, url, label) -> the paper, or None when the URL is not a paper page.
+Handler = Callable[[str, dict[str, list[str]], str, "str | None"], "PaperRef | None"]
+
+
+def ref(scheme: str, value: str, url: str, label: str | None, version: int | None = None) -> PaperRef:
+    return PaperRef(scheme=scheme, value=value, url=url, label=label, version=version)
+
+
+def segments(path: str) -> list[str]:
+    return [s for s in path.split("/") if s]
+
+
+def normalize_arxiv_id(raw: str) -> str | None:
+    """An arXiv id as PaperPing keeps it (no version, old-style archive lowered), or None."""
+    raw = raw.strip().removesuffix(".pdf")
+    m = _ARXIV_ID.match(raw)
+    if not m:
+        return None
+    ident = m.group(1)
+    if "/" in ident:
+        archive, number = ident.split("/", 1)
+        return f"{archive.lower()}/{number}"
+    return ident
+
+
+def doi_ref(doi: str, label: str | None, url: str | None = None, version: int | None = None) -> PaperRef | None:
+    """A DOI as an identity: ACL and arXiv DOIs become ``acl:`` and ``arxiv:`` ids, any other is lowered."""
+    doi = doi.strip().rstrip(TRAILING)
+    if not _DOI.match(doi):
+        return None
+    lowered = doi.lower()
+    shown = url or f"https://doi.org/{doi}"
+    if lowered.startswith("10.18653/v1/"):
+        acl = acl_id(doi.split("/", 2)[2])
+        if acl:
+            return ref("acl", acl, shown, label)
+    if lowered.startswith("10.48550/arxiv."):
+        ident = normalize_arxiv_id(doi.split("/", 1)[1][len("arxiv.") :])
+        if ident:
+            return ref("arxiv", ident, shown, label)
+    return ref("doi", lowered, shown, label, version)
+
+
+def doi_identity(doi: str) -> tuple[str, str] | None:
+    """A DOI as PaperPing's identity: ACL and arXiv DOIs become ``acl:`` and ``arxiv:`` ids."""
+    found = doi_ref(doi, None)
+    return (found.scheme, found.value) if found else None
+
+
+def acl_id(raw: str) -> str | None:
+    """An ACL Anthology id (``2020.acl-main.1``, ``P19-1001``) from a path's last segment, or None."""
+    raw = raw.strip().removesuffix("/")
+    for suffix in (".pdf", ".bib", ".xml"):
+        raw = raw.removesuffix(suffix)
+    if _ACL_NEW.match(raw):
+        return raw.lower()
+    if _ACL_OLD.match(raw):
+        return raw.upper()
+    return None
