@@ -27,6 +27,7 @@ from typing import Any
 
 import httpx
 
+from tests.support.scholar_standin import source_env
 from tests.support.service_lab import slack_headers
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -253,8 +254,7 @@ def run(args: argparse.Namespace) -> None:
         "SLACK_SIGNING_SECRET": SECRET,
         "OPENAI_BASE_URL": llm.base_url,
         "OPENAI_API_KEY": "k",
-        "S2_API_URL": scholar.url,
-        "ARXIV_API_URL": scholar.url,
+        **source_env(scholar.url),
         "PAPERPING_LLM_TIMEOUT": "1",
         "PAPERPING_HTTP_TIMEOUT": "2",
         "PAPERPING_HOME": str(home),

@@ -129,6 +129,25 @@ SETTINGS: tuple[Setting, ...] = (
         "CROSSREF_API_URL", "crossref_api_url", "url", "https://api.crossref.org/", "base of the Crossref REST API"
     ),
     Setting("CROSSREF_MAILTO", "crossref_mailto", "text", None, "contact address sent to Crossref (its polite pool)"),
+    Setting("OPENALEX_API_URL", "openalex_api_url", "url", "https://api.openalex.org/", "base of the OpenAlex API"),
+    Setting(
+        "OPENALEX_MAILTO",
+        "openalex_mailto",
+        "text",
+        None,
+        "contact address sent to OpenAlex (its polite pool) and to PubMed; unset: CROSSREF_MAILTO's",
+    ),
+    Setting(
+        "PUBMED_API_URL",
+        "pubmed_api_url",
+        "url",
+        "https://eutils.ncbi.nlm.nih.gov/entrez/eutils/",
+        "base of PubMed's E-utilities",
+    ),
+    Setting("PUBMED_API_KEY", "pubmed_api_key", "text", None, "optional NCBI API key (10 requests a second, not 3)"),
+    Setting(
+        "BIORXIV_API_URL", "biorxiv_api_url", "url", "https://api.biorxiv.org/", "base of the bioRxiv and medRxiv API"
+    ),
     Setting("ZOTERO_API_URL", "zotero_api_url", "url", "https://api.zotero.org/", "base of Zotero's Web API"),
     Setting(
         "ORCID_API_URL",
@@ -305,6 +324,11 @@ class Settings:
     arxiv_api_url: str = _default("arxiv_api_url")
     crossref_api_url: str = _default("crossref_api_url")
     crossref_mailto: str | None = _default("crossref_mailto")
+    openalex_api_url: str = _default("openalex_api_url")
+    openalex_mailto: str | None = _default("openalex_mailto")
+    pubmed_api_url: str = _default("pubmed_api_url")
+    pubmed_api_key: str | None = _default("pubmed_api_key")
+    biorxiv_api_url: str = _default("biorxiv_api_url")
     zotero_api_url: str = _default("zotero_api_url")
     orcid_api_url: str = _default("orcid_api_url")
     zotero_api_key: str | None = _default("zotero_api_key")
@@ -334,6 +358,11 @@ class Settings:
         """Read settings from ``env`` (default: the process environment)."""
         e = os.environ if env is None else env
         return cls(**{f.name: _BY_FIELD[f.name].read(e) for f in fields(cls)})
+
+    @property
+    def contact_email(self) -> str | None:
+        """The contact address sent to OpenAlex and PubMed: ``OPENALEX_MAILTO``, else ``CROSSREF_MAILTO``."""
+        return self.openalex_mailto or self.crossref_mailto
 
     @property
     def llm_configured(self) -> bool:

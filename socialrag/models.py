@@ -108,6 +108,9 @@ class Paper:
     references: tuple[PaperRef, ...] = ()
     reference_contexts: dict[str, tuple[str, ...]] = field(default_factory=dict)
     arxiv_categories: tuple[str, ...] = ()
+    # what a paper is about in its other sources' words: "biorxiv:cell_biology", "medrxiv:epidemiology",
+    # "openalex:T10102" (OpenAlex's primary topic)
+    subjects: tuple[str, ...] = ()
     # earlier readings of ``popularity`` (date, value), so a replay can use what was known at the time
     popularity_history: tuple[tuple[date, float], ...] = ()
     # how far ``publication_date`` is known: "day" (the default when there is one) or "month"

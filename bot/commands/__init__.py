@@ -4,7 +4,7 @@ and handler, in the module of its kind. Answers are ephemeral; a wrong word gets
 `/paperping help` lists them module by module, in the order they are imported below.
 """
 
-from bot.commands import about, authors, channel, group, member, reading, steering
+from bot.commands import about, authors, channel, group, member, reading, sources, steering
 from bot.commands.base import (
     COMMANDS,
     Command,
@@ -32,6 +32,7 @@ __all__ = [
     "parse_command",
     "reading",
     "run_command",
+    "sources",
     "steering",
     "usage_text",
 ]

@@ -68,8 +68,8 @@ def channel_readiness(ctx: AppContext, team: str, channel: str, now: datetime) -
         s = storage.settings.load_channel_settings(conn, team, channel)
         progress = storage.queue.load_index_progress(conn, team, channel, ctx.settings.embed_model)
         reading = storage.checkpoints.history_being_read(conn, team, channel)
-    arxiv = bool(s.arxiv_categories) and "arxiv" in s.sources and not ctx.settings.offline
-    return assess(progress, reading, focus_active(s, now), arxiv)
+    named = (bool(s.arxiv_categories) and "arxiv" in s.sources) or any(n in s.sources for n in s.source_terms)
+    return assess(progress, reading, focus_active(s, now), named and not ctx.settings.offline)
 
 
 def wait_for_slot(ctx: AppContext, team: str, channel: str, asked_at: datetime) -> str:
@@ -161,7 +161,14 @@ def cmd_status(inv: Invocation) -> str:
     return "\n".join(lines)
 
 
-SOURCE_NAMES = {"semanticscholar": "Semantic Scholar", "arxiv": "arXiv", "crossref": "Crossref"}
+SOURCE_NAMES = {
+    "semanticscholar": "Semantic Scholar",
+    "arxiv": "arXiv",
+    "crossref": "Crossref",
+    "openalex": "OpenAlex",
+    "pubmed": "PubMed",
+    "biorxiv": "bioRxiv and medRxiv",
+}
 
 
 def describe_failing(f: storage.source_pace.SourceHealth, now: datetime) -> str:

@@ -1,28 +1,17 @@
-"""Commands that steer what PaperPing looks for in a channel: `focus`, `sources` and `emoji`."""
+"""Commands that steer what PaperPing looks for in a channel: `focus` and `emoji` (`sources` has a module of its
+own)."""
 
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
 
-from bot.app_context import AppContext
 from bot.commands.base import Command, Invocation, UsageError, command
 from bot.views.post_blocks import quote
 from socialrag import storage
 from socialrag.knowledge import find_paper_refs, is_emoji_name, normalize_emoji, parse_sentiment
-from socialrag.recommender import normalize_arxiv_category
 
 FOCUS_DAYS = 14
 FOCUS_MAX_LINKS = 10  # papers a focus may link to
-SOURCE_NAMES = {
-    "semanticscholar": "semanticscholar",
-    "semantic-scholar": "semanticscholar",
-    "s2": "semanticscholar",
-    "arxiv": "arxiv",
-    "catalog": "catalog",
-    "local": "catalog",
-}
-ALL_SOURCES = ("catalog", "semanticscholar", "arxiv")
 
 
 def parse_focus(name: str, args: tuple[str, ...], rest: str) -> Command:
@@ -54,73 +43,6 @@ def cmd_focus(inv: Invocation) -> str:
     inv.announce(f"asked PaperPing to lean toward: {topic} (for {FOCUS_DAYS} days).")
     looking = f" I'm looking up the {len(paper_ids)} linked papers now." if paper_ids else ""
     return f"Done: the next recommendations lean toward that for {FOCUS_DAYS} days.{looking}"
-
-
-_SOURCES_HINT = (
-    "Try `/paperping sources semanticscholar arxiv catalog`, `/paperping sources arxiv cs.CL cs.LG` or `all`."
-)
-
-
-def parse_sources(name: str, args: tuple[str, ...], rest: str) -> Command:
-    """``sources`` (show), ``sources all``, ``sources NAME... [CATEGORY...]``: arXiv categories imply arXiv.
-    Returns the chosen source names, then ``--`` and the categories."""
-    if not args:
-        return Command("sources")
-    names: list[str] = []
-    categories: list[str] = []
-    for word in args:
-        lowered = word.lower().strip(",")
-        if lowered == "all":
-            names += ALL_SOURCES
-        elif lowered in SOURCE_NAMES:
-            names.append(SOURCE_NAMES[lowered])
-        elif (category := normalize_arxiv_category(word.strip(","))) is not None:
-            categories.append(category)
-        else:
-            raise UsageError(f"`{quote(word, 40)}` is neither a source nor an arXiv category. {_SOURCES_HINT}")
-    if categories and "arxiv" not in names:
-        names.append("arxiv")
-    chosen = tuple(n for n in ALL_SOURCES if n in names)
-    return Command("sources", (*chosen, "--", *dict.fromkeys(categories)))
-
-
-@command(
-    "sources",
-    "`sources` — where candidates come from; `sources semanticscholar arxiv catalog` or "
-    "`sources arxiv cs.CL cs.LG` sets it",
-    parse=parse_sources,
-    steers=lambda c: bool(c.args),
-)
-def cmd_sources(inv: Invocation) -> str:
-    if inv.args:
-        cut = inv.args.index("--")
-        names, categories = list(inv.args[:cut]), list(inv.args[cut + 1 :])
-        values: dict[str, Any] = {"sources": names}
-        if categories or "arxiv" not in names:
-            values["arxiv_categories"] = categories
-        inv.set(**values)
-        inv.announce(
-            f"set where PaperPing looks for papers: {describe_sources(inv.ctx, names, categories)}.",
-        )
-    with inv.ctx.db.connection() as conn:
-        s = storage.settings.load_channel_settings(conn, inv.team, inv.channel)
-    shown = describe_sources(inv.ctx, s.sources, s.arxiv_categories)
-    return f"Candidates here come from: {shown}." + ("" if inv.args else f"\n{_SOURCES_HINT}")
-
-
-def describe_sources(ctx: AppContext, names: list[str], categories: list[str]) -> str:
-    parts = []
-    for name in names:
-        if name == "semanticscholar":
-            parts.append("Semantic Scholar recommendations")
-        elif name == "arxiv":
-            cats = ", ".join(categories) if categories else "the categories of the arXiv papers shared here"
-            parts.append(f"new arXiv papers in {cats}")
-        elif name == "catalog":
-            parts.append("the local catalog")
-    if ctx.settings.offline:
-        parts.append("(offline: only the local catalog is searched)")
-    return ", ".join(parts) or "nowhere (`/paperping sources all` turns them all on)"
 
 
 def parse_emoji(name: str, args: tuple[str, ...], rest: str) -> Command:

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
         record_reaction,
     )
     from socialrag.knowledge.paper_watch import check_follow_ups
+    from socialrag.knowledge.papers.biorxiv import CATEGORIES, SERVERS, normalize_category
     from socialrag.knowledge.papers.local_catalog import import_catalog
     from socialrag.knowledge.papers.resolve import build_sources, open_sources, refresh_metadata
     from socialrag.knowledge.queue_worker import Indexer, IndexerConfig

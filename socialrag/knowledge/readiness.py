@@ -37,9 +37,9 @@ def enough_to_post(progress: IndexProgress, reading_history: bool) -> bool:
     return done or progress.embedded >= READY_SHARES
 
 
-def assess(progress: IndexProgress, reading_history: bool, focused: bool, arxiv_categories: bool) -> Readiness:
-    """Whether a post can be made now. A channel with nothing indexed, no focus and no arXiv categories has
-    nothing to start a search from: no post is promised."""
+def assess(progress: IndexProgress, reading_history: bool, focused: bool, named_terms: bool) -> Readiness:
+    """Whether a post can be made now. A channel with nothing indexed, no focus and nothing named for a source to
+    search (arXiv, bioRxiv or medRxiv categories, a PubMed query) has nothing to start from: no post is promised."""
     if enough_to_post(progress, reading_history) and progress.embedded:
         if reading_history or progress.unusable:
             return Readiness(
@@ -55,7 +55,7 @@ def assess(progress: IndexProgress, reading_history: bool, focused: bool, arxiv_
         return Readiness(
             "indexing", f"Indexing {done} of {progress.stored} papers shared here; the post follows when it is done."
         )
-    if not progress.embedded and not focused and not arxiv_categories:
+    if not progress.embedded and not focused and not named_terms:
         return Readiness("none", f"No candidate yet: nothing shared here is indexed; {STEER}.")
     return Readiness("ready", "On it: a recommendation will appear here in a moment.")
 

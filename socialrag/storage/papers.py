@@ -222,25 +222,30 @@ def _update_paper_rows(conn: psycopg.Connection, ids: Sequence[int], papers: Seq
             url = COALESCE(p.url, n.url), popularity = COALESCE(n.popularity, p.popularity),
             citation_count = COALESCE(n.citations, p.citation_count),
             arxiv_categories = COALESCE(c.categories, p.arxiv_categories),
+            subjects = CASE WHEN n.subjects_joined IS NULL THEN p.subjects
+                            ELSE ARRAY(SELECT DISTINCT unnest(p.subjects || string_to_array(n.subjects_joined, ' ')))
+                       END,
             in_catalog = p.in_catalog OR %(catalog)s,
             metadata_source = CASE WHEN n.title IS NULL THEN p.metadata_source ELSE n.source END,
             fetched_at = CASE WHEN n.title IS NULL THEN p.fetched_at ELSE now() END,
             next_fetch_at = CASE WHEN n.title IS NULL THEN p.next_fetch_at ELSE NULL END
           FROM unnest(%(id)s::bigint[], %(title)s::text[], %(abstract)s::text[], %(tldr)s::text[],
                       %(venue)s::bigint[], %(year)s::int[], %(pdate)s::date[], %(url)s::text[],
-                      %(pop)s::float8[], %(cit)s::int[], %(source)s::text[], %(cats)s::text[], %(prec)s::text[])
+                      %(pop)s::float8[], %(cit)s::int[], %(source)s::text[], %(cats)s::text[], %(prec)s::text[],
+                      %(subjects)s::text[])
                AS n(id, title, abstract, tldr, venue_id, year, pdate, url, popularity, citations, source, cats_joined,
-                    prec)
+                    prec, subjects_joined)
           CROSS JOIN LATERAL (SELECT string_to_array(n.cats_joined, ' ') AS categories) c
          WHERE p.id = n.id
            AND (p.title, p.abstract, p.tldr, p.venue_id, p.year, p.publication_date, p.popularity,
-                p.citation_count, p.in_catalog OR %(catalog)s, p.arxiv_categories, p.date_precision)
+                p.citation_count, p.in_catalog OR %(catalog)s, p.arxiv_categories, p.date_precision,
+                n.subjects_joined IS NOT NULL AND NOT p.subjects @> string_to_array(n.subjects_joined, ' '))
                IS DISTINCT FROM
                (COALESCE(n.title, p.title), COALESCE(n.abstract, p.abstract), COALESCE(n.tldr, p.tldr),
                 COALESCE(n.venue_id, p.venue_id), COALESCE(n.year, p.year),
                 CASE WHEN {_FINER_DATE} THEN n.pdate ELSE p.publication_date END, COALESCE(n.popularity, p.popularity),
                 COALESCE(n.citations, p.citation_count), p.in_catalog, COALESCE(c.categories, p.arxiv_categories),
-                {_NEW_PRECISION})
+                {_NEW_PRECISION}, false)
         """,
         {
             "id": list(ids),
@@ -256,6 +261,7 @@ def _update_paper_rows(conn: psycopg.Connection, ids: Sequence[int], papers: Seq
             "source": [p.source for p in papers],
             "cats": [" ".join(p.arxiv_categories) or None for p in papers],
             "prec": [p.date_precision for p in papers],
+            "subjects": [" ".join(p.subjects) or None for p in papers],
             "catalog": in_catalog,
         },
     )
@@ -372,15 +378,3 @@ def best_identity(ids: dict[str, str]) -> tuple[str, str] | None:
 def load_catalog_size(conn: psycopg.Connection) -> int:
     row = conn.execute("SELECT count(*) FROM papers WHERE in_catalog").fetchone()
     return int(row[0]) if row else 0
-
-
-def load_channel_categories(conn: psycopg.Connection, paper_ids: Sequence[int]) -> list[str]:
-    """The arXiv categories of these papers, the most frequent first."""
-    rows = conn.execute(
-        """
-        SELECT c, count(*) FROM papers, unnest(arxiv_categories) AS c
-         WHERE id = ANY(%(ids)s::bigint[]) GROUP BY c ORDER BY count(*) DESC, c
-        """,
-        {"ids": list(paper_ids)},
-    ).fetchall()
-    return [r[0] for r in rows]

@@ -11,10 +11,11 @@ from datetime import datetime
 from typing import Any
 
 import psycopg
+from psycopg.types.json import Jsonb
 
 from socialrag.models import Sentiment, Style
 
-DEFAULT_SOURCES = ("catalog", "semanticscholar", "arxiv")
+DEFAULT_SOURCES = ("catalog", "semanticscholar", "arxiv", "openalex", "biorxiv", "medrxiv", "pubmed")
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,9 @@ class ChannelSettings:
     digest_size: int | None = None  # papers in the weekly digest (frequency `weekly-digest`); None: single posts
     explanation_length: str = "normal"  # `short` or `normal` (`/paperping length`)
     language: str | None = None  # the language the `llm` style writes in (`/paperping language`); None: English
+    # what members named for the new sources: {"biorxiv": [categories], "medrxiv": [...], "pubmed": "query"}
+    source_terms: dict[str, Any] = field(default_factory=dict)
+    sources_chosen: bool = False  # members set the sources (each then runs as named; else the defaults' rules)
     follow_ups: bool = True  # replies in a shared paper's thread when it is published, updated or built on
 
 
@@ -113,7 +117,7 @@ def _upsert_settings(conn: psycopg.Connection, kind: type, team_id: str, key: st
         f"INSERT INTO {table} (team_id, {key_column}{''.join(', ' + c for c in columns)})"
         f" VALUES (%(_t)s, %(_k)s{''.join(f', %({c})s' for c in columns)})"
         f" ON CONFLICT (team_id, {key_column}) DO " + ("UPDATE SET " + ", ".join(updates) if columns else "NOTHING"),
-        {"_t": team_id, "_k": key, **values},
+        {"_t": team_id, "_k": key, **{k: Jsonb(v) if isinstance(v, dict) else v for k, v in values.items()}},
     )
 
 

@@ -22,7 +22,7 @@ from socialrag.models import Channel, Member, Message
 from socialrag.recommender.retrieve.context import load_channel_context
 from tests.db.test_indexing import NOW
 from tests.support.labbase import CachedEmbedder
-from tests.support.scholar_standin import ScholarStandIn
+from tests.support.scholar_standin import ScholarStandIn, source_urls
 
 LAB, PARTNER = "T0LAB", "T0PARTNER"
 UNKNOWN = "https://aclanthology.org/2099.nowhere-1.7"
@@ -58,7 +58,7 @@ def test_each_channel_embeds_an_unknown_paper_from_its_own_words(db: Database, t
             storage.workspaces.upsert_members(conn, [Member(LAB, "U1", "ana"), Member(PARTNER, "UP", "pat")])
             index_messages(conn, [_share(LAB, "1.0", LAB_WORDS, "U1"), _share(PARTNER, "1.0", PARTNER_WORDS, "UP")])
             pid = conn.execute("SELECT paper_id FROM paper_ids WHERE value = '2099.nowhere-1.7'").fetchone()[0]
-        settings = Settings(home=tmp_path, s2_api_url=scholar.url, arxiv_api_url=scholar.url + "api/")
+        settings = Settings(home=tmp_path, **source_urls(scholar.url))  # type: ignore[arg-type]
         settings = settings.with_changes(crossref_api_url=scholar.url + "crossref/")
         indexer = Indexer(db, embedder, open_sources(settings, DatabasePace(db)), IndexerConfig(max_attempts=5))
         indexer.run()

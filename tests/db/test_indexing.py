@@ -21,7 +21,7 @@ from socialrag.knowledge.queue_worker import Indexer, IndexerConfig
 from socialrag.knowledge.shared_pace import DatabasePace
 from socialrag.models import Channel, Message
 from tests.support.labbase import CachedEmbedder
-from tests.support.scholar_standin import ScholarStandIn, load_acl_rows
+from tests.support.scholar_standin import ScholarStandIn, load_acl_rows, source_urls
 
 T, C = "T0LAB", "C1"
 NOW = datetime(2026, 11, 2, 10, tzinfo=UTC)
@@ -146,7 +146,7 @@ def test_the_indexer_looks_papers_up_embeds_them_and_gives_up_visibly(db: Databa
         with db.connection() as conn:
             index_messages(conn, [share(f"{i}.0", f"https://aclanthology.org/{a}") for i, a in enumerate(known)])
             index_messages(conn, [share("9.0", unknown)])
-        settings = Settings(home=tmp_path, s2_api_url=scholar.url, arxiv_api_url=scholar.url + "api/")
+        settings = Settings(home=tmp_path, **source_urls(scholar.url))  # type: ignore[arg-type]
         settings = settings.with_changes(crossref_api_url=scholar.url + "crossref/")
         config = IndexerConfig(max_attempts=2, first_wait=timedelta(seconds=2))
         indexer = Indexer(db, CachedEmbedder(), open_sources(settings, DatabasePace(db)), config)

@@ -25,7 +25,7 @@ from socialrag.recommender import announce_member_papers
 from socialrag.recommender.serve.service import Recommender
 from tests.support.harness import Harness, T
 from tests.support.labbase import AS_OF, CachedEmbedder, build_lab
-from tests.support.scholar_standin import ScholarStandIn
+from tests.support.scholar_standin import ScholarStandIn, source_urls
 from tests.support.slots import slot_worker
 
 DAY = timedelta(days=1)
@@ -54,9 +54,7 @@ def embed(conn: psycopg.Connection, ids: list[int]) -> int:
 def online(harness: Harness, db: Database, scholar: ScholarStandIn) -> Recommender:
     settings = harness.settings.with_changes(
         offline=False,
-        s2_api_url=scholar.url,
-        arxiv_api_url=scholar.url + "api/",
-        crossref_api_url=scholar.url + "x/",
+        **source_urls(scholar.url),
         orcid_api_url=scholar.url + "orcid/",
     )
     recommender = Recommender(settings, db, embedder=CachedEmbedder())

@@ -70,15 +70,13 @@ def test_a_venue_nobody_knows_says_so_with_the_nearest_names(harness: Harness, d
 def test_a_venue_the_catalog_lacks_comes_from_semantic_scholar(harness: Harness, db: Database, tmp_path: Path) -> None:
     """The Global WordNet Conference is not in the lab's catalog: its 2016 papers come from Semantic Scholar's
     search by venue and year (a stand-in with its real answer shape), stored, embedded and ranked."""
-    from tests.support.scholar_standin import ScholarStandIn
+    from tests.support.scholar_standin import ScholarStandIn, source_urls
 
     build_lab(db, tmp_path, CachedEmbedder())
     harness.ctx.channels.activate(T, "C1")
     scholar = ScholarStandIn().start()
     try:
-        settings = harness.settings.with_changes(
-            offline=False, s2_api_url=scholar.url, arxiv_api_url=scholar.url + "api/", crossref_api_url=scholar.url
-        )
+        settings = harness.settings.with_changes(offline=False, **source_urls(scholar.url))
         harness.ctx.recommender = Recommender(settings, db, embedder=CachedEmbedder())
         answer = harness.command("conference Global WordNet Conference 2016", timeout=180)  # 61 papers to embed
         assert "planner here" in answer, answer

@@ -16,6 +16,7 @@ from socialrag.knowledge.embed import Embedder
 from socialrag.knowledge.papers.resolve import open_sources
 from socialrag.knowledge.queue_worker import Indexer, IndexerConfig
 from socialrag.knowledge.shared_pace import DatabasePace
+from tests.support.scholar_standin import source_urls
 
 
 def main() -> None:
@@ -23,9 +24,7 @@ def main() -> None:
     settings = Settings(
         home=Path("/nonexistent"),
         database_url=url,
-        s2_api_url=scholar,
-        arxiv_api_url=scholar + "api/",
-        crossref_api_url=scholar + "crossref/",
+        **source_urls(scholar),  # type: ignore[arg-type]
     )
     db = Database(url)
     embedder = Embedder()

@@ -81,6 +81,34 @@ def load_acl_rows(path: Path = ACL_DATA) -> list[dict[str, Any]]:
         return [json.loads(line) for line in fh]
 
 
+def source_urls(url: str) -> dict[str, str]:
+    """The settings (field names) that point every metadata service at the stand-in at ``url``."""
+    return {
+        "s2_api_url": url,
+        "arxiv_api_url": url + "api/",
+        "crossref_api_url": url + "crossref/",
+        "openalex_api_url": url + "openalex/",
+        "pubmed_api_url": url + "pubmed/",
+        "biorxiv_api_url": url + "biorxiv/",
+    }
+
+
+def source_env(url: str) -> dict[str, str]:
+    """The same as environment variables, for ``paperping run`` in a subprocess."""
+    return {name.upper(): value for name, value in source_urls(url).items()}
+
+
+def nothing_found(path: str) -> tuple[int, Any, str]:
+    """OpenAlex's, PubMed's and bioRxiv's answers when they know nothing, for a lab of another field."""
+    if path.startswith("/pubmed/efetch"):
+        return 200, "<PubmedArticleSet></PubmedArticleSet>", "text/xml"
+    if path.startswith("/pubmed/"):
+        return 200, {"esearchresult": {"count": "0", "idlist": []}}, "application/json"
+    if path.startswith("/biorxiv/"):
+        return 200, {"messages": [{"status": "no posts found"}], "collection": []}, "application/json"
+    return 200, {"meta": {"count": 0}, "results": []}, "application/json"
+
+
 class ScholarStandIn:
     """The server. ``papers`` maps every lookup key (``ACL:…``, ``CorpusId:…``, the 40-hex id) to a paper."""
 
@@ -164,6 +192,8 @@ class ScholarStandIn:
                 return 429, {"message": "Too Many Requests"}, "application/json"
             self._last = now
         limit = int((query.get("limit") or ["100"])[0])
+        if path.startswith(("/openalex/", "/pubmed/", "/biorxiv/")):
+            return nothing_found(path)
         if path.startswith("/api/"):  # arXiv
             feed = f'<feed xmlns="http://www.w3.org/2005/Atom">{self.arxiv_entries}</feed>'
             return 200, feed, "application/atom+xml"

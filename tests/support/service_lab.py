@@ -19,7 +19,7 @@ from urllib.parse import urlencode
 
 import httpx
 
-from tests.support.scholar_standin import ScholarStandIn
+from tests.support.scholar_standin import ScholarStandIn, source_env
 from tests.support.slack_standin import SlackStandIn
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,7 +30,14 @@ T = "T0LAB"
 class Lab:
     """``paperping run --http`` in a subprocess, and a member's side of Slack: signed events and commands."""
 
-    def __init__(self, database_url: str, home: Path, slack: SlackStandIn, scholar: ScholarStandIn) -> None:
+    def __init__(
+        self,
+        database_url: str,
+        home: Path,
+        slack: SlackStandIn,
+        scholar: ScholarStandIn,
+        extra_env: dict[str, str] | None = None,
+    ) -> None:
         self.slack, self.scholar = slack, scholar
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
@@ -42,9 +49,8 @@ class Lab:
             "SLACK_BOT_TOKEN": "xoxb-lab",
             "SLACK_SIGNING_SECRET": SECRET,
             "SLACK_API_URL": slack.url,
-            "S2_API_URL": scholar.url,
-            "ARXIV_API_URL": scholar.url + "api/",
-            "CROSSREF_API_URL": scholar.url + "crossref/",
+            **source_env(scholar.url),
+            **(extra_env or {}),
             "PAPERPING_TICK_SECONDS": "1",
             "PAPERPING_FOLLOWUPS_EVERY_MINUTES": "0.05",  # shared papers are asked about again every 3 s
             "PAPERPING_AUTHORS_EVERY_MINUTES": "0.05",  # and authors' papers asked for every 3 s

@@ -24,24 +24,24 @@ def progress(stored: int = 120, looked_up: int = 80, embedded: int = 86, waiting
 
 def test_now_says_what_will_happen() -> None:
     few = progress(embedded=12)
-    indexing = assess(few, reading_history=False, focused=False, arxiv_categories=False)
+    indexing = assess(few, reading_history=False, focused=False, named_terms=False)
     assert indexing.kind == "indexing"
     assert indexing.sentence == "Indexing 12 of 120 papers shared here; the post follows when it is done."
-    reading = assess(few, reading_history=True, focused=False, arxiv_categories=False)
+    reading = assess(few, reading_history=True, focused=False, named_terms=False)
     assert reading.kind == "indexing" and "still reading" in reading.sentence
     # the newest papers read are enough to start from: the rest of the history is read in the background
-    early = assess(progress(), reading_history=True, focused=False, arxiv_categories=False)
+    early = assess(progress(), reading_history=True, focused=False, named_terms=False)
     assert early.kind == "ready" and "newest 86 papers" in early.sentence and "keep reading" in early.sentence
     empty = IndexProgress(0, 0, 0, 0, 0, 0)
-    none = assess(empty, reading_history=False, focused=False, arxiv_categories=False)
+    none = assess(empty, reading_history=False, focused=False, named_terms=False)
     assert none.kind == "none"
     assert "`/paperping focus ...`" in none.sentence and "`/paperping sources ...`" in none.sentence
-    assert assess(empty, reading_history=False, focused=True, arxiv_categories=False).kind == "ready"
-    assert assess(empty, reading_history=False, focused=False, arxiv_categories=True).kind == "ready"
+    assert assess(empty, reading_history=False, focused=True, named_terms=False).kind == "ready"
+    assert assess(empty, reading_history=False, focused=False, named_terms=True).kind == "ready"
     done = IndexProgress(120, 118, 120, 0, 2, 0)
-    assert assess(done, reading_history=False, focused=False, arxiv_categories=False).kind == "ready"
+    assert assess(done, reading_history=False, focused=False, named_terms=False).kind == "ready"
     small = IndexProgress(6, 6, 6, 0, 0, 0)  # a small channel, all of it indexed, is ready with six
-    assert assess(small, reading_history=False, focused=False, arxiv_categories=False).kind == "ready"
+    assert assess(small, reading_history=False, focused=False, named_terms=False).kind == "ready"
     assert enough_to_post(progress(embedded=READY_SHARES), reading_history=True)
     assert not enough_to_post(progress(embedded=READY_SHARES - 1), reading_history=True)
 
@@ -69,14 +69,31 @@ def test_empty_slots_are_retried_within_hours_and_waits_are_bounded() -> None:
 
 
 def test_sources_are_parsed_with_categories() -> None:
+    none = ("--biorxiv", "--medrxiv")
     assert parse_command("sources").args == ()
-    assert parse_command("sources arxiv cs.cl CS.LG").args == ("arxiv", "--", "cs.CL", "cs.LG")
-    assert parse_command("sources s2 catalog").args == ("catalog", "semanticscholar", "--")
-    assert parse_command("sources semanticscholar hep-th").args == ("semanticscholar", "arxiv", "--", "hep-th")
-    assert parse_command("sources all").args == ("catalog", "semanticscholar", "arxiv", "--")
+    assert parse_command("sources arxiv cs.cl CS.LG").args == ("arxiv", "--", "cs.CL", "cs.LG", *none)
+    assert parse_command("sources s2 catalog").args == ("catalog", "semanticscholar", "--", *none)
+    assert parse_command("sources semanticscholar hep-th").args == ("semanticscholar", "arxiv", "--", "hep-th", *none)
+    everything = ("catalog", "semanticscholar", "arxiv", "openalex", "biorxiv", "medrxiv", "pubmed")
+    assert parse_command("sources all").args == (*everything, "--", *none)
     for bad in ("sources google", "sources arxiv cs.<!channel>", "sources <@U123>"):
         with pytest.raises(UsageError, match="neither a source nor an arXiv category"):
             parse_command(bad)
+
+
+def test_sources_of_every_field_are_parsed_with_their_terms() -> None:
+    parsed = parse_command(
+        "sources openalex biorxiv Cell-Biology neuroscience medrxiv epidemiology pubmed mitophagy AND parkin"
+    )
+    assert parsed.args == (
+        "openalex", "biorxiv", "medrxiv", "pubmed", "--", "--biorxiv", "cell_biology", "neuroscience",
+        "--medrxiv", "epidemiology",
+    )  # fmt: skip
+    assert parsed.text == "mitophagy AND parkin"
+    with pytest.raises(UsageError, match=r"not a biorxiv category.*cell_biology"):
+        parse_command("sources biorxiv cellbio")
+    with pytest.raises(UsageError, match="not a medrxiv category"):
+        parse_command("sources medrxiv <!here>")
 
 
 @pytest.mark.parametrize(
@@ -144,8 +161,8 @@ def test_lookups_that_only_enrich_a_usable_paper_never_hold_a_post() -> None:
     with no vector."""
     failing = IndexProgress(17, 0, 17, 17, 0, 0)
     assert enough_to_post(failing, reading_history=False)
-    assert assess(failing, reading_history=False, focused=False, arxiv_categories=False).kind == "ready"
+    assert assess(failing, reading_history=False, focused=False, named_terms=False).kind == "ready"
     half = IndexProgress(17, 0, 9, 17, 0, 8)
     assert not enough_to_post(half, reading_history=False)
-    said = assess(half, reading_history=False, focused=False, arxiv_categories=False).sentence
+    said = assess(half, reading_history=False, focused=False, named_terms=False).sentence
     assert said == "Indexing 9 of 17 papers shared here; the post follows when it is done."

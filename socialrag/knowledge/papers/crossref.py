@@ -1,9 +1,11 @@
-"""Crossref REST API as a fallback for DOIs (journals, ACM, Springer, Nature, bioRxiv)."""
+"""Crossref REST API as a fallback for DOIs (journals, ACM, Springer, Nature, bioRxiv), and the DOI of an
+Elsevier PII."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import date
 from typing import Any
 from urllib.parse import quote
@@ -19,6 +21,7 @@ _TAGS = re.compile(r"<[^>]+>")
 
 
 _DOI = re.compile(r"10\.\d{4,9}/[^\s?#]+")
+_PII = re.compile(r"S[\dX]{16}")
 
 
 def is_doi(value: str) -> bool:
@@ -97,12 +100,15 @@ class Crossref:
         self.http = PoliteClient(self.name, client, min_interval=min_interval, **polite)
 
     def can_fetch(self, ids: dict[str, str]) -> bool:
-        return "doi" in ids
+        return "doi" in ids or "pii" in ids
 
     def fetch_papers(self, requests: Sequence[dict[str, str]]) -> list[Paper | None]:
         out: list[Paper | None] = []
         for ids in requests:
             doi = ids.get("doi")
+            if not doi and ids.get("pii"):
+                out.append(self.fetch_by_pii(ids["pii"]))
+                continue
             if not doi or not is_doi(doi):
                 out.append(None)
                 continue
@@ -114,6 +120,18 @@ class Crossref:
             message = body.get("message") if isinstance(body, dict) else None
             out.append(paper_from_crossref(message) if isinstance(message, Mapping) else None)
         return out
+
+    def fetch_by_pii(self, pii: str) -> Paper | None:
+        """The work Crossref records under an Elsevier PII (its ``alternative-id``): Cell Press, ScienceDirect
+        and The Lancet links carry the PII, not the DOI."""
+        if not _PII.fullmatch(pii):
+            return None
+        body = self.http.request_json("GET", "works", params={"filter": f"alternative-id:{pii}", "rows": 2})
+        message = body.get("message") if isinstance(body, dict) else None
+        items = message.get("items") if isinstance(message, Mapping) else None
+        found = [paper_from_crossref(i) for i in items or () if isinstance(i, Mapping)]
+        papers = [p for p in found if p is not None]
+        return replace(papers[0], ids={**papers[0].ids, "pii": pii}) if len(papers) == 1 else None
 
     def fetch_published_version(self, doi: str) -> tuple[str, str] | None:
         """(venue, link) of the published version Crossref records for a preprint's DOI (its ``is-preprint-of``

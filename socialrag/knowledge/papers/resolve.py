@@ -1,6 +1,10 @@
 """Keep paper metadata fresh: ask each source in turn for the papers still missing, cache the answers.
 
-Semantic Scholar first (it has tldrs, affiliations and references), then arXiv, then Crossref. A paper no
+Semantic Scholar first (it has tldrs, affiliations and references), then arXiv for arXiv papers, bioRxiv's API
+for bioRxiv and medRxiv preprints (their category and versions), PubMed for PMIDs and PMCIDs (abstracts),
+OpenAlex for any DOI, PMID or PMCID (topics, and every field), and Crossref last (any DOI, an Elsevier PII).
+Each source is only asked for what the ones before it did not find, so that Semantic Scholar answering 429
+costs its own answers only. A paper no
 source knows keeps its identifier and the sharing message's label and text as its best text, and is tried
 again after ``PAPERPING_METADATA_RETRY_HOURS``.
 """
@@ -19,8 +23,11 @@ from socialrag.config import Settings
 from socialrag.db import Database
 from socialrag.errors import SourceError
 from socialrag.knowledge.papers.arxiv import ArxivApi
+from socialrag.knowledge.papers.biorxiv import BiorxivApi
 from socialrag.knowledge.papers.crossref import Crossref
 from socialrag.knowledge.papers.http import SharedPace
+from socialrag.knowledge.papers.openalex import OpenAlex
+from socialrag.knowledge.papers.pubmed import PubMed
 from socialrag.knowledge.papers.semanticscholar import Citation, SemanticScholar, citation_history
 from socialrag.knowledge.papers.source import MetadataSource
 from socialrag.models import Paper
@@ -49,9 +56,13 @@ def open_sources(settings: Settings, shared: SharedPace | None = None) -> list[M
     if settings.offline:
         return []
     timeout = settings.http_timeout
+    contact = settings.contact_email
     return [
         SemanticScholar(settings.s2_api_url, api_key=settings.s2_api_key, timeout=timeout, shared=shared),
         ArxivApi(settings.arxiv_api_url, timeout=timeout, shared=shared),
+        BiorxivApi(settings.biorxiv_api_url, timeout=timeout, shared=shared),
+        PubMed(settings.pubmed_api_url, api_key=settings.pubmed_api_key, email=contact, timeout=timeout, shared=shared),
+        OpenAlex(settings.openalex_api_url, mailto=contact, timeout=timeout, shared=shared),
         Crossref(settings.crossref_api_url, mailto=settings.crossref_mailto, timeout=timeout, shared=shared),
     ]
 

@@ -185,7 +185,7 @@ class ArxivNew:
         self.max_results = max_results
 
     def fetch_candidates(self, conn: psycopg.Connection, query: CandidateQuery) -> list[int]:
-        categories = list(query.categories) or storage.papers.load_channel_categories(conn, list(query.ctx.papers))
+        categories = list(query.categories) or storage.subjects.load_channel_categories(conn, list(query.ctx.papers))
         if not categories:
             return []
         search = " OR ".join(f"cat:{c}" for c in categories[:5])

@@ -21,11 +21,9 @@ from socialrag.config import Settings
 from socialrag.db import Database
 from socialrag.errors import PaperPingError
 from socialrag.knowledge.embed import Embedder, embed_papers
-from socialrag.knowledge.papers.arxiv import ArxivApi
 from socialrag.knowledge.papers.orcid import OrcidApi
 from socialrag.knowledge.papers.semanticscholar import SemanticScholar
 from socialrag.knowledge.readiness import focus_active
-from socialrag.knowledge.shared_pace import DatabasePace
 from socialrag.models import Digest, Draft, NoPost, Style
 from socialrag.recommender.explain.generate import GenerateConfig, explanation_limit, paper_url
 from socialrag.recommender.explain.llm import LLMCall, LLMClient
@@ -33,17 +31,9 @@ from socialrag.recommender.rank.calibrate import RankerModel
 from socialrag.recommender.rank.engagement import ScoringConfig
 from socialrag.recommender.rank.evaluate import EvalReport, evaluate_channel
 from socialrag.recommender.rank.refit import load_fit, refit_channel
-from socialrag.recommender.retrieve.candidates import (
-    ArxivNew,
-    CandidateSource,
-    CatalogSource,
-    FocusSearch,
-    SearchCache,
-    SemanticScholarRecommendations,
-    search_words,
-)
+from socialrag.recommender.retrieve.candidates import CandidateSource, SearchCache, search_words
 from socialrag.recommender.retrieve.context import ChannelContext
-from socialrag.recommender.retrieve.followed import FollowedPapers
+from socialrag.recommender.serve.clients import OnlineClients
 from socialrag.recommender.serve.conference import LISTED, ConferencePlan, VenueNotFound, plan_conference
 from socialrag.recommender.serve.digest import recommend_digest
 from socialrag.recommender.serve.on_demand import SHORTLIST, Like, closest
@@ -100,26 +90,17 @@ class Recommender:
         self.embedder = embedder or Embedder(settings.embed_model, device=settings.embed_device)
         self.llm = build_llm(settings)
         self.searches = SearchCache()  # online searches for papers on demand, shared by the process's members
-        self._s2: SemanticScholar | None = None
-        self._arxiv: ArxivApi | None = None
-        self._orcid: OrcidApi | None = None
-        if not settings.offline:
-            timeout = settings.http_timeout
-            shared = DatabasePace(db)  # every process together keeps each service's pace
-            s2_key = settings.s2_api_key
-            self._s2 = SemanticScholar(settings.s2_api_url, api_key=s2_key, timeout=timeout, shared=shared)
-            self._arxiv = ArxivApi(settings.arxiv_api_url, timeout=timeout, shared=shared)
-            self._orcid = OrcidApi(settings.orcid_api_url, timeout=timeout)
+        self.clients = OnlineClients.open(settings, db)
 
     @property
     def semantic_scholar(self) -> SemanticScholar | None:
         """The process's Semantic Scholar client (None offline): authors are looked up through it."""
-        return self._s2
+        return self.clients.s2
 
     @property
     def orcid(self) -> OrcidApi | None:
         """ORCID's public API (None offline): the name on a record."""
-        return self._orcid
+        return self.clients.orcid
 
     @property
     def llm_configured(self) -> bool:
@@ -129,26 +110,13 @@ class Recommender:
         s = self.settings
         return ScoringConfig(half_life_days=s.half_life_days, popularity_weight=s.popularity_weight)
 
-    def candidate_sources(self, names: Sequence[str], *, focused: bool = False) -> list[CandidateSource]:
-        """The channel's chosen sources that this process can reach (offline: only the local catalog), and
-        while it has a focus, the search of its words on the online ones among them."""
+    def candidate_sources(self, chosen: ChannelSettings, *, focused: bool = False) -> list[CandidateSource]:
+        """The channel's sources that this process can reach (``OnlineClients.candidate_sources``)."""
 
         def embed(conn: psycopg.Connection, ids: list[int]) -> int:
             return embed_papers(conn, self.embedder, ids)
 
-        sources: list[CandidateSource] = [FollowedPapers()]  # first: its candidates keep its name
-        for name in names:
-            if name == "catalog":
-                sources.append(CatalogSource())
-            elif name == "semanticscholar" and self._s2 is not None:
-                sources.append(SemanticScholarRecommendations(self._s2, embed=embed))
-            elif name == "arxiv" and self._arxiv is not None:
-                sources.append(ArxivNew(self._arxiv, embed=embed))
-        s2 = self._s2 if "semanticscholar" in names else None
-        arxiv = self._arxiv if "arxiv" in names else None
-        if focused and (s2 is not None or arxiv is not None):
-            sources.insert(0, FocusSearch(s2, arxiv, embed=embed, cache=self.searches))
-        return sources
+        return self.clients.candidate_sources(chosen, embed, self.searches, focused=focused)
 
     def recommend(
         self,
@@ -169,7 +137,7 @@ class Recommender:
             chosen = storage.settings.load_channel_settings(conn, team_id, channel_id)
         config = self._config(team_id, channel_id, chosen, now, style=style, window_days=window_days, top=top)
         llm = self.llm_for(team_id, channel_id) if config.style == "llm" else None
-        sources = self.candidate_sources(chosen.sources, focused=config.focus_words is not None)
+        sources = self.candidate_sources(chosen, focused=config.focus_words is not None)
         # autocommit: candidate sources and the LLM wait on the network, and no transaction may stay open
         # (holding locks) meanwhile; each source writes what it found in a short transaction of its own
         with self.db.connection(autocommit=True) as conn:
@@ -181,7 +149,7 @@ class Recommender:
         with self.db.connection() as conn:
             chosen = storage.settings.load_channel_settings(conn, team_id, channel_id)
         config = self._config(team_id, channel_id, chosen, now, style="template", top=size)
-        sources = self.candidate_sources(chosen.sources, focused=config.focus_words is not None)
+        sources = self.candidate_sources(chosen, focused=config.focus_words is not None)
         with self.db.connection(autocommit=True) as conn:
             return recommend_digest(conn, ChannelRequest(team_id, channel_id, now, sources, config), size)
 
@@ -199,7 +167,7 @@ class Recommender:
             return embed_papers(conn, self.embedder, ids)
 
         with self.db.connection(autocommit=True) as conn:
-            return plan_conference(conn, request, venue, year, s2=self._s2, embed=embed)
+            return plan_conference(conn, request, venue, year, s2=self.clients.s2, embed=embed)
 
     def draft_for_slot(self, team_id: str, channel_id: str, at: datetime, style: Style | None) -> Draft | NoPost:
         """A scheduled slot's draft (``serve.slots.SlotChooser``): the channel's pick at ``at``, or why none."""
@@ -278,7 +246,7 @@ class Recommender:
             categories=tuple(chosen.arxiv_categories),
             scoring=self.scoring(),
         )
-        sources = self.candidate_sources(chosen.sources, focused=True)
+        sources = self.candidate_sources(chosen, focused=True)
         with self.db.connection(autocommit=True) as conn:
             ranked = rank_channel(conn, ChannelRequest(team_id, channel_id, now, sources, config))
             ids = [c.paper_id for c in ranked.ranked[:SHORTLIST]]
@@ -371,10 +339,7 @@ class Recommender:
         return self.llm.with_recorder(record)
 
     def close(self) -> None:
-        for client in (self._s2, self._arxiv, self._orcid):
-            if client is not None:
-                client.close()
-        self._s2 = self._arxiv = self._orcid = None
+        self.clients.close()
         if self.llm is not None:
             self.llm.close()
 
