@@ -2,7 +2,7 @@
 -- medRxiv's categories, OpenAlex's topic), what a channel named for its new sources, the topics members muted
 -- or boosted, and the first day's five ratings.
 
-ALTER TABLE papers ADD COLUMN subjects text[] NOT NULL DEFAULT '{}';  -- "biorxiv:cell_biology", "openalex:T10102"
+ALTER TABLE papers ADD COLUMN subjects text[];  -- "biorxiv:cell_biology", "openalex:T10102"; NULL: none known
 
 -- `/paperping sources biorxiv cell_biology` and the like: {"biorxiv": [...], "medrxiv": [...], "pubmed": "query"}
 ALTER TABLE channel_settings ADD COLUMN source_terms jsonb NOT NULL DEFAULT '{}';

@@ -223,7 +223,8 @@ def _update_paper_rows(conn: psycopg.Connection, ids: Sequence[int], papers: Seq
             citation_count = COALESCE(n.citations, p.citation_count),
             arxiv_categories = COALESCE(c.categories, p.arxiv_categories),
             subjects = CASE WHEN n.subjects_joined IS NULL THEN p.subjects
-                            ELSE ARRAY(SELECT DISTINCT unnest(p.subjects || string_to_array(n.subjects_joined, ' ')))
+                            ELSE ARRAY(SELECT DISTINCT unnest(COALESCE(p.subjects, ARRAY[]::text[])
+                                                              || string_to_array(n.subjects_joined, ' ')))
                        END,
             in_catalog = p.in_catalog OR %(catalog)s,
             metadata_source = CASE WHEN n.title IS NULL THEN p.metadata_source ELSE n.source END,
@@ -239,7 +240,8 @@ def _update_paper_rows(conn: psycopg.Connection, ids: Sequence[int], papers: Seq
          WHERE p.id = n.id
            AND (p.title, p.abstract, p.tldr, p.venue_id, p.year, p.publication_date, p.popularity,
                 p.citation_count, p.in_catalog OR %(catalog)s, p.arxiv_categories, p.date_precision,
-                n.subjects_joined IS NOT NULL AND NOT p.subjects @> string_to_array(n.subjects_joined, ' '))
+                n.subjects_joined IS NOT NULL
+                    AND NOT COALESCE(p.subjects, ARRAY[]::text[]) @> string_to_array(n.subjects_joined, ' '))
                IS DISTINCT FROM
                (COALESCE(n.title, p.title), COALESCE(n.abstract, p.abstract), COALESCE(n.tldr, p.tldr),
                 COALESCE(n.venue_id, p.venue_id), COALESCE(n.year, p.year),
