@@ -127,6 +127,7 @@ class ScholarStandIn:
         self.asked: list[str] = []  # every id asked of the batch endpoint, in order
         self.requests: list[tuple[str, str]] = []
         self.rate_limited = 0
+        self.refuse_all = False  # answer 429 to everything (Semantic Scholar rate-limiting PaperPing throughout)
         self.arxiv_entries = ""  # Atom <entry> elements the arXiv stand-in answers with
         self.citations: dict[str, list[dict[str, Any]]] = {}  # paperId -> the papers citing it
         # authorId -> {"name", "paperCount", "affiliations", "papers": [paper objects]}
@@ -187,6 +188,9 @@ class ScholarStandIn:
         with self.lock:
             self.requests.append((method, path))
             now = time.monotonic()
+            if self.refuse_all and not path.startswith(("/api/", "/orcid/", "/openalex/", "/pubmed/", "/biorxiv/")):
+                self.rate_limited += 1
+                return 429, {"message": "Too Many Requests"}, "application/json"
             if self.min_interval and now - self._last < self.min_interval * 0.9:
                 self.rate_limited += 1
                 return 429, {"message": "Too Many Requests"}, "application/json"
