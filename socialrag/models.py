@@ -318,6 +318,9 @@ class Draft:
     named: dict[str, str] = field(default_factory=dict)
     score: float = 0.0
     fallback_reason: str | None = None
+    # why this pick, when the channel's own steering drove it (a followed author, a boosted topic, the first
+    # day's ratings): plain text, shown under the explanation
+    note: str | None = None
 
 
 def draft_json(draft: Draft) -> dict[str, Any]:
@@ -346,6 +349,7 @@ def draft_from_json(data: dict[str, Any]) -> Draft:
         dict(data.get("named") or {}),
         float(data.get("score") or 0.0),
         data.get("fallback_reason"),
+        data.get("note"),
     )
 
 
@@ -356,11 +360,12 @@ class Digest:
     team_id: str
     channel_id: str
     drafts: tuple[Draft, ...]
+    kind: str = "weekly"  # or "onboarding": the first day's papers to rate
 
 
 def digest_json(digest: Digest) -> dict[str, Any]:
     """A digest as JSON-ready data, stored with its slot like a draft."""
-    return {"digest": [draft_json(d) for d in digest.drafts]}
+    return {"digest": [draft_json(d) for d in digest.drafts], "kind": digest.kind}
 
 
 def digest_from_json(data: dict[str, Any]) -> Digest | None:
@@ -368,7 +373,7 @@ def digest_from_json(data: dict[str, Any]) -> Digest | None:
     if not isinstance(data.get("digest"), list) or not data["digest"]:
         return None
     drafts = tuple(draft_from_json(d) for d in data["digest"])
-    return Digest(drafts[0].team_id, drafts[0].channel_id, drafts)
+    return Digest(drafts[0].team_id, drafts[0].channel_id, drafts, str(data.get("kind") or "weekly"))
 
 
 _FACT_TYPES: dict[str, type] = {kind: cls for cls, kind in FACT_KINDS.items()}

@@ -23,6 +23,7 @@ CREATE TABLE topic_steering (
     action      text NOT NULL CHECK (action IN ('mute', 'boost')),
     model       text NOT NULL,
     direction   real[] NOT NULL,
+    radius      real NOT NULL,            -- how close a paper must be to fall in the topic
     user_id     text,                     -- who asked (NULL once they are forgotten)
     set_at      timestamptz NOT NULL,
     PRIMARY KEY (team_id, channel_id, label),
@@ -36,8 +37,7 @@ CREATE TABLE onboarding (
     channel_id   text NOT NULL,
     asked_at     timestamptz NOT NULL,
     reason       text NOT NULL,            -- 'little history' or 'start-over'
-    message_ts   text,                     -- the rating post, once sent
-    paper_ids    bigint[] NOT NULL DEFAULT '{}',
+    paper_ids    bigint[] NOT NULL DEFAULT '{}',  -- the five offered (empty: due at the next slot)
     used_at      timestamptz,              -- when a post first said it used the ratings
     PRIMARY KEY (team_id, channel_id),
     FOREIGN KEY (team_id, channel_id) REFERENCES channels ON DELETE CASCADE

@@ -4,7 +4,7 @@ and handler, in the module of its kind. Answers are ephemeral; a wrong word gets
 `/paperping help` lists them module by module, in the order they are imported below.
 """
 
-from bot.commands import about, authors, channel, group, member, reading, sources, steering
+from bot.commands import about, authors, channel, group, member, profile, reading, sources, steering
 from bot.commands.base import (
     COMMANDS,
     Command,
@@ -30,6 +30,7 @@ __all__ = [
     "member",
     "parse_author_link",
     "parse_command",
+    "profile",
     "reading",
     "run_command",
     "sources",

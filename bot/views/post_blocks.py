@@ -87,12 +87,14 @@ BUTTONS: tuple[tuple[str, str, str], ...] = (
 )
 
 
-def feedback_actions(counts: Mapping[str, int] | None = None, paper_id: int | None = None) -> dict[str, Any]:
+def feedback_actions(
+    counts: Mapping[str, int] | None = None, paper_id: int | None = None, *, rating: bool = False
+) -> dict[str, Any]:
     """The row of three buttons under a post (or under one paper of a digest: ``paper_id``), each with how
-    many members clicked it so far."""
+    many members clicked it so far; the first day's papers to rate have only *Relevant* and *Not for us*."""
     counts = counts or {}
     elements = []
-    for kind, action_id, label in BUTTONS:
+    for kind, action_id, label in BUTTONS[:2] if rating else BUTTONS:
         n = int(counts.get(kind, 0))
         text = f"{label} · {n}" if n > 0 else label
         value = kind if paper_id is None else f"{kind}:{paper_id}"
@@ -117,23 +119,37 @@ def digest_line(draft: Draft) -> str:
     return f"{title}{where}\n{render_mentions(draft.explanation, draft)}"
 
 
-def build_digest_blocks(digest: Digest, counts: Mapping[int, Mapping[str, int]] | None = None) -> list[dict[str, Any]]:
-    """The digest: a one-line heading, then each paper with its line and its own row of buttons."""
-    counts = counts or {}
+ONBOARDING_HEADING = (
+    "To learn what this channel reads, here are {n} papers drawn wide from what it has so far. Rate them "
+    "*Relevant* or *Not for us*: the next picks start from your ratings."
+)
+
+
+def digest_heading(digest: Digest) -> str:
     n = len(digest.drafts)
-    blocks: list[dict[str, Any]] = [{"type": "section", "text": mrkdwn(f"This week's {n} papers for the channel:")}]
+    return ONBOARDING_HEADING.format(n=n) if digest.kind == "onboarding" else f"This week's {n} papers for the channel:"
+
+
+def build_digest_blocks(digest: Digest, counts: Mapping[int, Mapping[str, int]] | None = None) -> list[dict[str, Any]]:
+    """The digest: a one-line heading, then each paper with its line and its own row of buttons (the first day's
+    papers to rate: two buttons)."""
+    counts = counts or {}
+    rating = digest.kind == "onboarding"
+    blocks: list[dict[str, Any]] = [{"type": "section", "text": mrkdwn(digest_heading(digest))}]
     for draft in digest.drafts:
         blocks.append({"type": "section", "text": mrkdwn(digest_line(draft))})
         if draft.thread_link:
             label = f"Earlier thread: {draft.thread_title}" if draft.thread_title else "Earlier thread"
             blocks.append({"type": "context", "elements": [mrkdwn(link(draft.thread_link, label))]})
-        blocks.append(feedback_actions(counts.get(draft.paper.paper_id), draft.paper.paper_id))
+        blocks.append(feedback_actions(counts.get(draft.paper.paper_id), draft.paper.paper_id, rating=rating))
     return blocks
 
 
 def build_digest_text(digest: Digest) -> str:
     """The digest's notification and screen-reader text: the titles with their links."""
     titles = "; ".join(link(d.paper.url, d.paper.title) for d in digest.drafts)
+    if digest.kind == "onboarding":
+        return f"{len(digest.drafts)} papers to rate Relevant or Not for us: {titles}"
     return f"This week's {len(digest.drafts)} papers: {titles}"
 
 
@@ -145,6 +161,8 @@ def build_blocks(draft: Draft, counts: Mapping[str, int] | None = None) -> list[
     if meta:
         blocks.append({"type": "context", "elements": [mrkdwn(meta)]})
     blocks.append({"type": "section", "text": mrkdwn(render_mentions(draft.explanation, draft))})
+    if draft.note:
+        blocks.append({"type": "context", "elements": [mrkdwn(quote(draft.note, 300))]})
     if draft.thread_link:
         label = f"Earlier thread: {draft.thread_title}" if draft.thread_title else "Earlier thread"
         blocks.append({"type": "context", "elements": [mrkdwn(link(draft.thread_link, label))]})

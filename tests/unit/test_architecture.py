@@ -240,6 +240,7 @@ NEEDS_THE_DRIVER = (
     "test_architecture.py",
     "test_commands.py",
     "test_conference.py",
+    "test_field_sources.py",
     "test_manifest.py",
     "test_properties.py",
     "test_readiness.py",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 import numpy as np
@@ -31,6 +31,7 @@ from socialrag.recommender.retrieve.candidates import CandidateQuery, CandidateS
 from socialrag.recommender.retrieve.context import ChannelContext, load_channel_context
 from socialrag.recommender.retrieve.followed import FOLLOWED
 from socialrag.recommender.retrieve.signals import Relations, SignalInput, compute_signals
+from socialrag.recommender.retrieve.topics import Steer, boosted_by, muted, steer_weights
 from socialrag.rows import PaperInfo
 from socialrag.storage.context_rows import load_paper_infos
 from socialrag.storage.embeddings import load_vectors
@@ -50,6 +51,7 @@ class RecommendConfig:
     focus_words: str | None = None  # its words, for the focus search
     focus_papers: frozenset[int] = frozenset()  # the papers its links point to (never candidates)
     categories: tuple[str, ...] = ()  # arXiv categories members set
+    steering: tuple[Steer, ...] = ()  # topics members muted or boosted (`/paperping profile`)
     scoring: ScoringConfig = field(default_factory=ScoringConfig)
     generate: GenerateConfig = field(default_factory=GenerateConfig)
 
@@ -208,6 +210,7 @@ def rank_channel(conn: psycopg.Connection, request: ChannelRequest, *, identifie
         # the focus counts as a paper the group engaged with twice as strongly as with any other
         ctx.vectors[FOCUS_ID] = config.focus
         weights[FOCUS_ID] = 2.0 * max([1.0, *weights.values()])
+    steer_weights(ctx, weights, config.steering)
     ranker = load_fit(conn, team_id, channel_id, config.scoring.popularity_weight, as_of)
     window = config.window_days or (round(ranker.window_days) if ranker.window_days else None)
     query = CandidateQuery(
@@ -222,6 +225,7 @@ def rank_channel(conn: psycopg.Connection, request: ChannelRequest, *, identifie
     found = gather_candidates(conn, request.sources, query)
     infos = load_paper_infos(conn, list(found), as_of)
     vectors = load_vectors(conn, config.model, list(found))
+    found = {pid: src for pid, src in found.items() if not muted(vectors.get(pid), config.steering)}
     recent_ids = sorted(ctx.recommended, key=lambda p: ctx.recommended[p], reverse=True)
     recent_ids = recent_ids[: config.scoring.recent_for_diversity]
     recent = list(load_vectors(conn, config.model, recent_ids).values())
@@ -265,4 +269,15 @@ def recommend(conn: psycopg.Connection, request: ChannelRequest, *, llm: LLMClie
     draft = build_draft(
         r.ctx, r.infos[best.paper_id], best.ids, chosen, config.style, config.generate, llm=llm, score=best.score
     )
+    draft = replace(draft, note=pick_note(r, best, config))
     return Recommendation(r.ranked[: config.top], draft, all_signals, r.ctx)
+
+
+def pick_note(r: Ranked, best: Candidate, config: RecommendConfig) -> str | None:
+    """Why this pick, when the channel's own steering drove it: an author it follows, or a topic it boosted."""
+    if best.source == FOLLOWED:
+        names = [a.name for a in r.infos[best.paper_id].authors if a.s2_author_id in r.ctx.followed_authors]
+        if names:
+            return f"Picked because this channel follows {' and '.join(names[:2])}."
+    label = boosted_by(r.vectors.get(best.paper_id), config.steering)
+    return f"Picked for a topic this channel boosted: {label}." if label else None

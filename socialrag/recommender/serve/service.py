@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Collection, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from types import TracebackType
 
@@ -33,10 +34,12 @@ from socialrag.recommender.rank.evaluate import EvalReport, evaluate_channel
 from socialrag.recommender.rank.refit import load_fit, refit_channel
 from socialrag.recommender.retrieve.candidates import CandidateSource, SearchCache, search_words
 from socialrag.recommender.retrieve.context import ChannelContext
+from socialrag.recommender.retrieve.topics import Steer
 from socialrag.recommender.serve.clients import OnlineClients
 from socialrag.recommender.serve.conference import LISTED, ConferencePlan, VenueNotFound, plan_conference
 from socialrag.recommender.serve.digest import recommend_digest
 from socialrag.recommender.serve.on_demand import SHORTLIST, Like, closest
+from socialrag.recommender.serve.onboarding import POOL, onboarding_digest, onboarding_due, ratings_note
 from socialrag.recommender.serve.picks import Picks, member_profile, merge_picks
 from socialrag.recommender.serve.pipeline import (
     ChannelRequest,
@@ -45,6 +48,7 @@ from socialrag.recommender.serve.pipeline import (
     rank_channel,
     recommend,
 )
+from socialrag.recommender.serve.channel_profile import ChannelProfile, build_profile, keep_steer, load_steers, steer_row
 from socialrag.storage.embeddings import as_array, load_vectors
 from socialrag.storage.rankers import channels_to_refit
 from socialrag.storage.settings import ChannelSettings
@@ -169,15 +173,39 @@ class Recommender:
         with self.db.connection(autocommit=True) as conn:
             return plan_conference(conn, request, venue, year, s2=self.clients.s2, embed=embed)
 
-    def draft_for_slot(self, team_id: str, channel_id: str, at: datetime, style: Style | None) -> Draft | NoPost:
-        """A scheduled slot's draft (``serve.slots.SlotChooser``): the channel's pick at ``at``, or why none."""
+    def draft_for_slot(
+        self, team_id: str, channel_id: str, at: datetime, style: Style | None
+    ) -> Draft | Digest | NoPost:
+        """A scheduled slot's draft (``serve.slots.SlotChooser``): the first day's papers to rate when they are
+        due, else the channel's pick at ``at`` (saying once that it used those ratings), or why none."""
+        first_day = self.first_day(team_id, channel_id, at)
+        if first_day is not None:
+            return first_day
         found = self.recommend(team_id, channel_id, at=at, style=style)
-        return found.draft or NoPost(found.empty_reason or "no candidate was found")
+        if found.draft is None:
+            return NoPost(found.empty_reason or "no candidate was found")
+        with self.db.connection() as conn:
+            used = ratings_note(conn, team_id, channel_id, at)
+        note = " ".join(n for n in (found.draft.note, used) if n) or None
+        return replace(found.draft, note=note)
 
     def digest_for_slot(self, team_id: str, channel_id: str, at: datetime, size: int) -> Digest | NoPost:
-        """A digest channel's slot: the week's ``size`` papers, or why there are none."""
-        made = self.recommend_digest(team_id, channel_id, size, at=at)
+        """A digest channel's slot: the first day's papers to rate when due, else the week's ``size`` papers, or
+        why there are none."""
+        made = self.first_day(team_id, channel_id, at) or self.recommend_digest(team_id, channel_id, size, at=at)
         return made if isinstance(made, Digest) else NoPost(made)
+
+    def first_day(self, team_id: str, channel_id: str, at: datetime) -> Digest | None:
+        """The five papers to rate, when the channel's first day (or a start-over) is due and can be had."""
+        with self.db.connection() as conn:
+            reason = onboarding_due(conn, team_id, channel_id)
+            if reason is None:
+                return None
+            chosen = storage.settings.load_channel_settings(conn, team_id, channel_id)
+        config = self._config(team_id, channel_id, chosen, at, style="template", top=POOL)
+        sources = self.candidate_sources(chosen, focused=config.focus_words is not None)
+        with self.db.connection(autocommit=True) as conn:
+            return onboarding_digest(conn, ChannelRequest(team_id, channel_id, at, sources, config), reason)
 
     def _config(
         self,
@@ -202,6 +230,7 @@ class Recommender:
             focus_words=" ".join(search_words(chosen.focus_text or "")) if focused else None,
             focus_papers=frozenset(chosen.focus_paper_ids) if focused else frozenset(),
             categories=tuple(chosen.arxiv_categories),
+            steering=self.steering(team_id, channel_id),
             scoring=self.scoring(),
             generate=GenerateConfig(
                 limit=explanation_limit(chosen.explanation_length, self.settings.explanation_limit),
@@ -209,6 +238,27 @@ class Recommender:
                 language=chosen.language,
             ),
         )
+
+    def steering(self, team_id: str, channel_id: str) -> tuple[Steer, ...]:
+        """The topics members muted or boosted in the channel, for this process's embedding model."""
+        with self.db.connection() as conn:
+            return load_steers(conn, team_id, channel_id, self.embedder.model_name)
+
+    def profile(self, team_id: str, channel_id: str) -> ChannelProfile:
+        """What PaperPing believes this channel reads (`/paperping profile`)."""
+        with self.db.connection() as conn:
+            return build_profile(conn, team_id, channel_id, self.embedder.model_name, self.scoring())
+
+    def steer_topic(self, team_id: str, channel_id: str, what: str, action: str, user_id: str) -> str | None:
+        """Mute or boost the topic ``what`` names (its number, or words); its label, or None if none was named."""
+        row = steer_row(
+            self.profile(team_id, channel_id), what, action, self.embedder.model_name, user_id, self.embedder.encode
+        )
+        if row is None:
+            return None
+        with self.db.connection() as conn:
+            keep_steer(conn, team_id, channel_id, row)
+        return row.label
 
     def papers_like(
         self, team_id: str, channel_id: str, *, words: str = "", paper_ids: Sequence[int] = (), top: int = 5

@@ -74,11 +74,15 @@ class Outlet(Protocol):
 class SlotChooser(Protocol):
     """What a slot posts: the channel's pick (``socialrag.recommender.serve.service.Recommender`` is one)."""
 
-    def draft_for_slot(self, team_id: str, channel_id: str, at: datetime, style: Style | None) -> Draft | NoPost:
-        """The draft for one channel's slot at ``at``, or why there is none."""
+    def draft_for_slot(
+        self, team_id: str, channel_id: str, at: datetime, style: Style | None
+    ) -> Draft | Digest | NoPost:
+        """The draft for one channel's slot at ``at`` (the first day's papers to rate, a digest), or why there is
+        none."""
 
     def digest_for_slot(self, team_id: str, channel_id: str, at: datetime, size: int) -> Digest | NoPost:
-        """A digest channel's papers of the week at ``at``, or why there are none."""
+        """A digest channel's papers of the week at ``at`` (or the first day's papers to rate), or why there are
+        none."""
 
 
 # A chore of the tick: given the time, does what is due (relearn rankings, post reports...), returns how many

@@ -1,0 +1,126 @@
+"""A channel's main topics, for its profile: clusters of the papers it shared (their vectors), each named from
+its papers' titles and shown with two example threads, biggest engagement first; and the topics members muted or
+boosted, as directions in the embedding space that outlive the clustering.
+
+A muted topic drops every candidate within its radius and counts as a paper the group disliked; a boosted one
+counts as a paper it liked twice as much as any other, as a focus does, and a post picked within its radius
+says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from socialrag.recommender.retrieve.context import ChannelContext
+from socialrag.recommender.retrieve.topic_words import title_words
+
+MAX_TOPICS = 5
+MIN_RADIUS, MAX_RADIUS = 0.45, 0.7  # how close to a topic's direction a paper must be to belong to it
+STEER_ID_BASE = -100  # pseudo papers of steered topics: -100, -101...
+
+
+@dataclass(frozen=True)
+class Topic:
+    label: str
+    paper_ids: tuple[int, ...]
+    direction: np.ndarray = field(repr=False)
+    radius: float
+    engagement: float
+    examples: tuple[tuple[str, str | None], ...]  # (title, permalink of its first share) of its two most engaged
+
+
+@dataclass(frozen=True)
+class Steer:
+    """A topic members muted or boosted."""
+
+    label: str
+    action: str  # "mute" or "boost"
+    direction: np.ndarray = field(repr=False)
+    radius: float
+
+    def covers(self, vector: np.ndarray | None) -> bool:
+        return vector is not None and float(np.dot(vector, self.direction)) >= self.radius
+
+
+def _clusters(vectors: np.ndarray, k: int) -> np.ndarray:
+    """Cluster labels of these unit vectors (k-means on the sphere, seeded: the same history, the same topics)."""
+    if k <= 1 or len(vectors) <= k:
+        return np.zeros(len(vectors), dtype=int) if k <= 1 else np.arange(len(vectors))
+    from sklearn.cluster import KMeans
+
+    return np.asarray(KMeans(n_clusters=k, n_init=5, random_state=0).fit_predict(vectors))
+
+
+def distinctive_name(titles: Sequence[str], others: Sequence[str], most: int = 3) -> str:
+    """Three words that these titles use more than the rest of the channel's do."""
+    inside: dict[str, float] = {}
+    for t in titles:
+        for w in set(title_words(t)):
+            inside[w] = inside.get(w, 0.0) + 1.0
+    outside: dict[str, float] = {}
+    for t in others:
+        for w in set(title_words(t)):
+            outside[w] = outside.get(w, 0.0) + 1.0
+    n_in, n_out = max(len(titles), 1), max(len(others), 1)
+    score = {w: c / n_in - 0.5 * outside.get(w, 0.0) / n_out for w, c in inside.items() if c >= min(2, n_in)}
+    ranked = sorted(score.items(), key=lambda kv: (-kv[1], kv[0]))
+    return ", ".join(w for w, _ in ranked[:most]) or "mixed papers"
+
+
+def channel_topics(ctx: ChannelContext, weights: Mapping[int, float], most: int = MAX_TOPICS) -> list[Topic]:
+    """The channel's main topics, the most engaged first (a topic needs two papers)."""
+    ids = [pid for pid in ctx.papers if pid in ctx.vectors and ctx.papers[pid].info.title]
+    if len(ids) < 2:
+        return []
+    matrix = np.stack([ctx.vectors[pid] for pid in ids])
+    labels = _clusters(matrix, max(1, min(most, round((len(ids) / 3) ** 0.5 + 0.5))))
+    topics = []
+    for label in sorted(set(labels.tolist())):
+        members = [pid for pid, lab in zip(ids, labels.tolist(), strict=True) if lab == label]
+        if len(members) < 2:
+            continue
+        topics.append(_topic(ctx, weights, members, [pid for pid in ids if pid not in members]))
+    return sorted(topics, key=lambda t: (-t.engagement, -len(t.paper_ids)))[:most]
+
+
+def _topic(ctx: ChannelContext, weights: Mapping[int, float], members: list[int], others: list[int]) -> Topic:
+    mean = np.mean(np.stack([ctx.vectors[p] for p in members]), axis=0)
+    direction = mean / (np.linalg.norm(mean) or 1.0)
+    closeness = sorted(float(np.dot(ctx.vectors[p], direction)) for p in members)
+    radius = min(MAX_RADIUS, max(MIN_RADIUS, closeness[len(closeness) // 4]))
+    engaged = sorted(members, key=lambda p: (-max(weights.get(p, 0.0), 0.0), p))
+    examples = tuple((ctx.papers[p].info.title or "", ctx.papers[p].first_share.permalink) for p in engaged[:2])
+    return Topic(
+        label=distinctive_name(
+            [ctx.papers[p].info.title or "" for p in members], [ctx.papers[p].info.title or "" for p in others]
+        ),
+        paper_ids=tuple(members),
+        direction=direction,
+        radius=radius,
+        engagement=sum(max(weights.get(p, 0.0), 0.0) for p in members),
+        examples=examples,
+    )
+
+
+def steer_weights(ctx: ChannelContext, weights: dict[int, float], steering: Sequence[Steer]) -> None:
+    """Muted and boosted topics as pseudo papers of the channel: a boosted one liked twice as much as any paper,
+    a muted one disliked as much as the most liked."""
+    strongest = max([1.0, *weights.values()])
+    for i, steer in enumerate(steering):
+        ctx.vectors[STEER_ID_BASE - i] = steer.direction
+        weights[STEER_ID_BASE - i] = 2.0 * strongest if steer.action == "boost" else -strongest
+
+
+def muted(vector: np.ndarray | None, steering: Sequence[Steer]) -> bool:
+    return any(s.action == "mute" and s.covers(vector) for s in steering)
+
+
+def boosted_by(vector: np.ndarray | None, steering: Sequence[Steer]) -> str | None:
+    """The label of the boosted topic this paper falls in (the closest, if several), or None."""
+    if vector is None:
+        return None
+    hits = [(float(np.dot(vector, s.direction)), s.label) for s in steering if s.action == "boost" and s.covers(vector)]
+    return max(hits)[1] if hits else None
