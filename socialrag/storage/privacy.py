@@ -111,10 +111,11 @@ def forget_member(conn: psycopg.Connection, team_id: str, user_id: str) -> dict[
             f"DELETE FROM {table} WHERE team_id = %(t)s AND user_id = %(u)s",  # the table names are fixed above
             {"t": team_id, "u": user_id},
         )
-    conn.execute(  # the channel keeps following the author; who asked is forgotten
-        "UPDATE followed_authors SET user_id = NULL WHERE team_id = %(t)s AND user_id = %(u)s",
-        {"t": team_id, "u": user_id},
-    )
+    for table in ("followed_authors", "topic_steering"):  # the channel keeps following, muting, boosting
+        conn.execute(  # who asked is forgotten; the table names are fixed here
+            f"UPDATE {table} SET user_id = NULL WHERE team_id = %(t)s AND user_id = %(u)s",
+            {"t": team_id, "u": user_id},
+        )
     conn.execute(
         "UPDATE installations SET installer_id = NULL WHERE team_id = %(t)s AND installer_id = %(u)s",
         {"t": team_id, "u": user_id},

@@ -66,6 +66,8 @@ BY_TEAM = {
     "follow_ups",
     "followed_authors",
     "author_news",
+    "topic_steering",
+    "onboarding",
 }
 # tables with a member's id: forget-me leaves none of their rows (forgotten_members keeps the note that it did)
 BY_MEMBER = {
@@ -81,6 +83,7 @@ BY_MEMBER = {
     "personal_picks",
     "followed_authors",
     "author_news",
+    "topic_steering",
 }
 # tables where a member's id can sit inside text or JSON: forget-me scrubs it
 MENTIONING = {"recommendations": "draft::text", "llm_calls": "output", "import_checkpoints": "state::text"}
@@ -181,6 +184,10 @@ def _lab(db: Database) -> dict[str, int]:
         storage.followed_authors.record_author_check(conn, "9001", AT, ["s2x"])
         member_news = storage.followed_authors.Watcher(T, "C1", "member", "U2", AT)
         storage.followed_authors.record_author_news(conn, member_news, "9002", ids["10.9999/only-here"], AT)
+        # U2 muted a topic of the channel's profile; the channel had its first day of five papers to rate
+        muted = storage.topic_steering.SteerRow("protein design", "mute", "m", [1.0, 0.0], 0.5, "U2", AT)
+        storage.topic_steering.upsert_steering(conn, T, "C1", muted)
+        storage.topic_steering.record_onboarding(conn, T, "C1", "little history", [known_id], AT)
     return {"known": ids["1706.03762"], "unknown": ids["2999.00001"], "only_here": ids["10.9999/only-here"]}
 
 

@@ -103,4 +103,4 @@ def test_a_channel_that_never_chose_stores_no_style(db: Database) -> None:
     with db.connection() as conn:
         none_yet = fresh(conn, "T1", "C-none")
     assert none_yet.style is None and none_yet.frequency == "every-other-day"
-    assert none_yet.sources == ["catalog", "semanticscholar", "arxiv"]
+    assert none_yet.sources == ["catalog", "semanticscholar", "arxiv", "openalex", "biorxiv", "medrxiv", "pubmed"]

@@ -1,0 +1,135 @@
+"""A cell-biology lab with only ``paperping run``: its channel shares PubMed, PMC, bioRxiv and journal links
+(PLOS, Nature, Science, Cell, a DOI), none of them on arXiv. The stand-ins of OpenAlex, PubMed, bioRxiv and
+Crossref (``tests/support/bio_standin.py``) answer as their documentation says; Semantic Scholar knows none of
+these papers, and in the second run answers 429 to everything.
+
+The lab's shares are looked up, and the first post is a new paper on the lab's topic (mitophagy) from the new
+sources, grounded in the lab's threads.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from socialrag.db import Database
+from tests.support.bio_standin import BioStandIn
+from tests.support.scholar_standin import ScholarStandIn
+from tests.support.service_lab import Lab, T, wait_for
+from tests.support.slack_standin import SlackStandIn, SlackState
+
+pytestmark = pytest.mark.slow
+
+# the lab's shares: (the fixture's key, the link a member pasted)
+SHARES = [
+    ("narendra2008", "https://pubmed.ncbi.nlm.nih.gov/19029340/"),
+    ("narendra2010", "https://journals.plos.org/plosbiology/article?id=10.1371/journal.pbio.1000298"),
+    ("lazarou2015", "https://www.nature.com/articles/nature14893"),
+    ("youle2012", "https://www.science.org/doi/10.1126/science.1219855"),
+    ("friedman2011", "https://pmc.ncbi.nlm.nih.gov/articles/PMC3366557/"),
+    ("mizushima2010", "https://www.cell.com/cell/fulltext/S0092-8674(10)00076-3"),
+    ("matsuda2010", "https://doi.org/10.1083/jcb.200910140"),
+    ("mdv2026", "https://www.biorxiv.org/content/10.1101/2026.07.21.605432v2"),
+]
+MEMBERS = ("U1", "U2", "U3", "U4")
+REPLIES = ("the live imaging in figure 3 is lovely", "does this hold in neurons?", "we should try this assay")
+
+
+def cell_lab_slack(now: float) -> SlackState:
+    """#cell-lab with three months of shares, threads and reactions."""
+    state = SlackState()
+    names = {"U1": "ines", "U2": "kofi", "U3": "yuki", "U4": "lena", "UBOT": "paperping"}
+    state.users = {
+        u: {"id": u, "team_id": T, "name": n, "profile": {"display_name": n}, "is_bot": u == "UBOT"}
+        for u, n in names.items()
+    }
+    state.channels = {"C1": {"id": "C1", "name": "cell-lab", "is_channel": True, "members": [*MEMBERS, "UBOT"]}}
+    messages: list[dict[str, Any]] = []
+    for i, (_, url) in enumerate(SHARES):
+        ts = f"{now - (80 - i * 9) * 86400:.6f}"
+        top: dict[str, Any] = {
+            "type": "message",
+            "user": MEMBERS[i % 4],
+            "ts": ts,
+            "text": f"new one from the mitochondria crowd <{url}>",
+            "reactions": [{"name": "eyes", "users": [MEMBERS[(i + 1) % 4], MEMBERS[(i + 2) % 4]], "count": 2}],
+        }
+        if i % 2 == 0:
+            reply_ts = f"{float(ts) + 900:.6f}"
+            top.update(thread_ts=ts, reply_count=1, reply_users=[MEMBERS[(i + 3) % 4]], latest_reply=reply_ts)
+            text = REPLIES[i % len(REPLIES)]
+            messages.append(
+                {"type": "message", "user": MEMBERS[(i + 3) % 4], "ts": reply_ts, "thread_ts": ts, "text": text}
+            )
+        messages.append(top)
+    state.messages = {"C1": messages}
+    return state
+
+
+def scalar(db: Database, sql: str, *params: Any) -> Any:
+    with db.connection() as conn:
+        row = conn.execute(sql, params).fetchone()
+    return row[0] if row else None
+
+
+@pytest.fixture(params=["semantic scholar answers", "semantic scholar answers 429 throughout"])
+def cell_lab(request: pytest.FixtureRequest, db: Database, tmp_path: Path) -> Iterator[Lab]:
+    slack = SlackStandIn(cell_lab_slack(time.time())).start()
+    scholar = ScholarStandIn(rows=[]).start()
+    scholar.refuse_all = "429" in request.param
+    bio = BioStandIn().start()
+    running = Lab(db.conninfo, tmp_path, slack, scholar, extra_env=bio.env())
+    running.bio = bio  # type: ignore[attr-defined]
+    try:
+        yield running
+    finally:
+        log = running.stop()
+        slack.stop()
+        scholar.stop()
+        bio.stop()
+        print(log[-8000:])  # shown when the test fails
+        assert "Traceback" not in log, "paperping run logged no unexpected failure"
+
+
+def test_a_cell_biology_lab_gets_its_shares_looked_up_and_an_on_topic_post(cell_lab: Lab, db: Database) -> None:
+    bio: BioStandIn = cell_lab.bio  # type: ignore[attr-defined]
+    assert "Done" in cell_lab.command("C1", "hours 0-24 every-day")
+    cell_lab.event({"type": "member_joined_channel", "user": "UBOT", "channel": "C1", "team": T})
+    wait_for(lambda: bool(cell_lab.posts("C1", blocks=True)), 180, "the first recommendation in #cell-lab")
+
+    # every share was looked up, though none is on arXiv or known to Semantic Scholar
+    titled = scalar(
+        db,
+        "SELECT count(DISTINCT p.id) FROM message_papers mp JOIN papers p ON p.id = mp.paper_id "
+        "WHERE mp.channel_id = 'C1' AND p.title IS NOT NULL",
+    )
+    assert titled >= len(SHARES)
+    cell = scalar(db, "SELECT p.title FROM papers p JOIN paper_ids i ON i.paper_id = p.id WHERE i.scheme = 'pii'")
+    assert cell == "Methods in mammalian autophagy research", "the Cell link's PII found its DOI through Crossref"
+
+    # the post: a new paper on the lab's topic, from the new sources, grounded in the lab's threads
+    post = cell_lab.posts("C1", blocks=True)[0]
+    shown = json.dumps(post["blocks"])
+    assert "archives/C1/p" in shown, "the post links the earlier thread it relates to"
+    paper = post["metadata"]["event_payload"]["paper_id"]
+    title, source = scalar(db, "SELECT ARRAY[title, metadata_source] FROM papers WHERE id = %s", paper)
+    on_topic = {p["title"] for p in bio.papers if p.get("on_topic")}
+    assert title in on_topic, f"{title!r} is on the lab's topic"
+    assert source in ("biorxiv", "openalex", "pubmed")
+    assert bio.asked("/biorxiv/details/biorxiv/20"), "new bioRxiv preprints were asked for"
+    categories = {q.get("category", [""])[0] for q in bio.asked("/biorxiv/details/biorxiv/20")}
+    assert categories == {"cell_biology"}, "in the category of the preprint the lab shared"
+    assert bio.asked("/openalex/works") and bio.asked("/pubmed/esearch.fcgi")
+    assert all(q.get("mailto") == ["lab-admin@example.org"] for q in bio.asked("/openalex/"))
+    if cell_lab.scholar.refuse_all:
+        assert cell_lab.scholar.rate_limited > 0
+
+    # what the channel reads, in words a member can check
+    profile = cell_lab.command("C1", "profile")
+    assert "mitochondria" in profile.lower() or "mitophagy" in profile.lower() or "parkin" in profile.lower()
+    assert "archives/C1/p" in profile, "each topic is shown with example threads"
