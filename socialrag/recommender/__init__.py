@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from socialrag.recommender.retrieve.candidates import normalize_arxiv_category
     from socialrag.recommender.retrieve.context import load_emoji_readings
     from socialrag.recommender.serve.author_news import OwnPaperNote, SendNews, announce_member_papers
+    from socialrag.recommender.serve.channel_profile import ChannelProfile
     from socialrag.recommender.serve.conference import (
         SHOWN,
         ConferencePlan,
@@ -39,7 +40,6 @@ if TYPE_CHECKING:
     from socialrag.recommender.serve.context_replies import SendReply, note_share, reply_to_shares
     from socialrag.recommender.serve.picks import PICKS_EVERY, Picks, PicksRefused, send_due_picks, send_picks
     from socialrag.recommender.serve.pipeline import Recommendation
-    from socialrag.recommender.serve.channel_profile import ChannelProfile
     from socialrag.recommender.serve.schedule import (
         DIGEST,
         DIGEST_DEFAULT,

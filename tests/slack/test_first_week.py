@@ -214,7 +214,13 @@ def test_a_labs_first_hour_with_only_paperping_run(lab: Lab, db: Database) -> No
     assert "lean toward that" in focus
     answer = lab.command("C2", "now", timeout=150)
     assert answer.startswith("Posted"), answer
+    # a channel with so little history gets, first, five papers drawn wide from its focus to rate
     (post,) = lab.posts("C2", blocks=True)
+    assert post["blocks"][0]["text"]["text"].startswith("To learn what this channel reads, here are 5 papers")
+    rows = [b for b in post["blocks"] if b["type"] == "actions"]
+    assert len(rows) == 5 and all(
+        [e["text"]["text"] for e in r["elements"]] == ["Relevant", "Not for us"] for r in rows
+    )
     paper = post["metadata"]["event_payload"]["paper_id"]
     assert (
         "translation"

@@ -232,10 +232,16 @@ class ChannelHistory:
         return float(heard.mean()) >= SILENCE_COUNTS_FROM
 
     def state_at(
-        self, t: float, focus: np.ndarray | None = None, *, vectors: bool = True
+        self,
+        t: float,
+        focus: np.ndarray | None = None,
+        *,
+        vectors: bool = True,
+        steering: Sequence[tuple[np.ndarray, bool]] = (),
     ) -> tuple[ChannelState, np.ndarray]:
         """What the ranker sees at ``t``, and the positions (into ``rows``) of the papers it includes; without
-        ``vectors``, none of its papers' vectors (for a caller that gives ``features`` the similarities)."""
+        ``vectors``, none of its papers' vectors (for a caller that gives ``features`` the similarities).
+        ``steering`` holds the topics members boosted (True) or muted (False), as directions."""
         known = np.flatnonzero(self.first_at < t)
         mask = self.ev_t < t
         decayed = self.ev_v[mask] * 0.5 ** (np.maximum(0.0, t - self.ev_t[mask]) / (self.half_life_days * DAY))
@@ -253,11 +259,14 @@ class ChannelHistory:
         author_w = np.bincount(authors, weights=positive_all[owners], minlength=u.n_authors)
         v = u.venues[self.rows]
         venue_w = np.bincount(v[v >= 0], weights=positive_all[v >= 0], minlength=u.n_venues)
-        if focus is not None:
-            # the focus counts as a paper the group engaged with twice as strongly as with any other
-            chosen = np.vstack([chosen, focus[None, :].astype(chosen.dtype)])
-            w = np.append(w, 2.0 * max(1.0, float(w.max()) if len(w) else 1.0))
-            disliked = np.append(disliked, False)
+        strongest = max(1.0, float(w.max()) if len(w) else 1.0)
+        # the focus and a boosted topic count as a paper the group engaged with twice as strongly as with any
+        # other; a muted topic as one it received as badly as it liked its favourite
+        extra = [(focus, True)] if focus is not None else []
+        for direction, boosted in [*extra, *steering]:
+            chosen = np.vstack([chosen, direction[None, :].astype(chosen.dtype)])
+            w = np.append(w, 2.0 * strongest if boosted else -strongest)
+            disliked = np.append(disliked, not boosted)
         return ChannelState(chosen, w, disliked, author_w, venue_w, self.member_authors), known
 
 

@@ -108,6 +108,7 @@ def score_candidates(
     config: ScoringConfig,
     ranker: RankerModel,
     focus: np.ndarray | None = None,
+    steering: Sequence[Steer] = (),
 ) -> list[Candidate]:
     """Every candidate with its score and the parts of it, best first (after re-ranking against the last
     posts, so successive posts differ). Pure."""
@@ -123,7 +124,7 @@ def score_candidates(
     )
     history = build_history(ctx, universe, config.half_life_days)
     at = ctx.as_of.timestamp()
-    state, _ = history.state_at(at, focus)
+    state, _ = history.state_at(at, focus, steering=[(s.direction, s.action == "boost") for s in steering])
     index = universe.index
     rows = np.array([index[pid] for pid in kept], dtype=np.int64)
     x = fill_unknown(features(state, universe.candidates(rows, at), at))
@@ -223,13 +224,14 @@ def rank_channel(conn: psycopg.Connection, request: ChannelRequest, *, identifie
         exclude=config.focus_papers,
     )
     found = gather_candidates(conn, request.sources, query)
-    infos = load_paper_infos(conn, list(found), as_of)
     vectors = load_vectors(conn, config.model, list(found))
     found = {pid: src for pid, src in found.items() if not muted(vectors.get(pid), config.steering)}
+    vectors = {pid: v for pid, v in vectors.items() if pid in found}
+    infos = load_paper_infos(conn, list(found), as_of)
     recent_ids = sorted(ctx.recommended, key=lambda p: ctx.recommended[p], reverse=True)
     recent_ids = recent_ids[: config.scoring.recent_for_diversity]
     recent = list(load_vectors(conn, config.model, recent_ids).values())
-    ranked = score_candidates(ctx, infos, vectors, found, recent, config.scoring, ranker, config.focus)
+    ranked = score_candidates(ctx, infos, vectors, found, recent, config.scoring, ranker, config.focus, config.steering)
     identities = storage.papers.load_identities(conn, [c.paper_id for c in ranked[:identified]])
     ranked = [
         Candidate(c.paper_id, c.title, c.score, c.source, identities.get(c.paper_id, {}), c.parts)

@@ -35,6 +35,13 @@ from socialrag.recommender.rank.refit import load_fit, refit_channel
 from socialrag.recommender.retrieve.candidates import CandidateSource, SearchCache, search_words
 from socialrag.recommender.retrieve.context import ChannelContext
 from socialrag.recommender.retrieve.topics import Steer
+from socialrag.recommender.serve.channel_profile import (
+    ChannelProfile,
+    build_profile,
+    keep_steer,
+    load_steers,
+    steer_row,
+)
 from socialrag.recommender.serve.clients import OnlineClients
 from socialrag.recommender.serve.conference import LISTED, ConferencePlan, VenueNotFound, plan_conference
 from socialrag.recommender.serve.digest import recommend_digest
@@ -48,7 +55,6 @@ from socialrag.recommender.serve.pipeline import (
     rank_channel,
     recommend,
 )
-from socialrag.recommender.serve.channel_profile import ChannelProfile, build_profile, keep_steer, load_steers, steer_row
 from socialrag.storage.embeddings import as_array, load_vectors
 from socialrag.storage.rankers import channels_to_refit
 from socialrag.storage.settings import ChannelSettings
