@@ -133,3 +133,42 @@ def test_a_cell_biology_lab_gets_its_shares_looked_up_and_an_on_topic_post(cell_
     profile = cell_lab.command("C1", "profile")
     assert "mitochondria" in profile.lower() or "mitophagy" in profile.lower() or "parkin" in profile.lower()
     assert "archives/C1/p" in profile, "each topic is shown with example threads"
+
+
+def test_members_steer_the_sources_and_the_profile_and_start_over(db: Database, tmp_path: Path) -> None:
+    """The commands of every field through Slack: the sources' terms, muting a topic, starting over."""
+    slack = SlackStandIn(cell_lab_slack(time.time())).start()
+    scholar = ScholarStandIn(rows=[]).start()
+    bio = BioStandIn().start()
+    lab = Lab(db.conninfo, tmp_path, slack, scholar, extra_env=bio.env())
+    try:
+        assert "Done" in lab.command("C1", "hours 0-24 every-day")
+        lab.event({"type": "member_joined_channel", "user": "UBOT", "channel": "C1", "team": T})
+        wait_for(lambda: bool(lab.posts("C1", blocks=True)), 180, "the first recommendation")
+
+        assert "five papers to rate" in lab.command("C1", "start-over")
+        wait_for(lambda: len(lab.posts("C1", blocks=True)) >= 2, 120, "the five papers to rate")
+        rating = lab.posts("C1", blocks=True)[-1]
+        assert rating["blocks"][0]["text"]["text"].startswith("To learn what this channel reads")
+
+        answer = lab.command("C1", "sources biorxiv Cell-Biology neuroscience pubmed mitophagy AND <!channel>")
+        assert "new bioRxiv preprints in cell_biology, neuroscience" in answer, answer
+        assert "PubMed's newest articles for `mitophagy AND" in answer and "<!channel>" not in answer
+        assert "not a biorxiv category" in lab.command("C1", "sources biorxiv cellbio")  # the server's own list
+        with db.connection() as conn:
+            row = conn.execute("SELECT source_terms, sources_chosen FROM channel_settings WHERE channel_id = 'C1'")
+            terms, chosen = row.fetchone()
+        assert terms["biorxiv"] == ["cell_biology", "neuroscience"] and chosen is True
+
+        muted = lab.command("C1", "profile mute 1")
+        assert muted.startswith("Done: muted"), muted
+        wait_for(lambda: any("muted the topic" in p["text"] for p in lab.posts("C1", blocks=False)), 30, "the note")
+        assert "Steered: muted" in lab.command("C1", "profile")
+
+    finally:
+        log = lab.stop()
+        slack.stop()
+        scholar.stop()
+        bio.stop()
+        print(log[-6000:])
+    assert "Traceback" not in log
