@@ -1,6 +1,7 @@
 """More of what the demo's lab sees: the context reply on a paper a member shares (`/paperping context on`), the
 weekly digest the lab would get with `/paperping frequency weekly-digest 5`, its reading list (`/paperping list`),
-its top list (`/paperping top month`) and a follow-up in the thread of a paper it discussed."""
+its top list (`/paperping top month`), a follow-up in the thread of a paper it discussed, and the profile members
+can check and steer (`/paperping profile`)."""
 
 from __future__ import annotations
 
@@ -126,3 +127,14 @@ def show_follow_up(db: Database, team: str, channel: str, at: datetime, say: Say
     )
     say("    ↳ " + render(said[0][1]))
     return said[0][1]
+
+
+def show_profile(recommender: Recommender, team: str, channel: str, at: datetime, say: Say) -> list[str]:
+    """The channel's main topics as `/paperping profile` shows them, each with its example threads' titles; the
+    topics' names."""
+    profile = recommender.profile(team, channel, at)
+    say("\n· What PaperPing believes the lab reads (`/paperping profile`; `profile mute 2` or `boost 1` steer it):")
+    for i, topic in enumerate(profile.topics, 1):
+        examples = "; ".join(title if len(title) <= 60 else title[:59] + "…" for title, _ in topic.examples)
+        say(f"    {i}. {topic.label} ({len(topic.paper_ids)} papers), e.g. {examples}")
+    return [t.label for t in profile.topics]

@@ -23,7 +23,14 @@ from typing import Any
 
 import numpy as np
 
-from bot.demo.extras import forget_share, show_context_reply, show_digest, show_follow_up, show_lists
+from bot.demo.extras import (
+    forget_share,
+    show_context_reply,
+    show_digest,
+    show_follow_up,
+    show_lists,
+    show_profile,
+)
 from bot.demo.slack_page import html_page
 from bot.slack.workspace_export import import_export
 from bot.views.post_blocks import build_blocks, build_digest_blocks, build_fallback_text
@@ -301,6 +308,7 @@ def run_demo(settings: Settings, home: Path | None, out: Path, say: Say = print)
 
     reply = show_context_reply(db, recommender, posts[2].rec, TEAM, CHANNEL, SHARE_AT, say, render)
     digest = show_digest(recommender, TEAM, CHANNEL, digest_at := FIRST_POST + timedelta(days=7), say, render)
+    show_profile(recommender, TEAM, CHANNEL, digest_at, say)
     recommender.close()
     more = [(SHARE_AT + timedelta(minutes=1), " · in the thread of @farid's share", reply)] if reply else []
     more += [(digest_at, " · the weekly digest", build_digest_blocks(digest))] if digest else []

@@ -20,6 +20,7 @@ from socialrag.packages import entry_points
 
 if TYPE_CHECKING:
     from socialrag.recommender.explain.generate import LANGUAGES, paper_url
+    from socialrag.recommender.explain.styles import describe_style, resolve_style
     from socialrag.recommender.explain.wording import MEMBER_TOKEN, describe_fact, render_plain
     from socialrag.recommender.rank.calibrate import RankerModel
     from socialrag.recommender.rank.calibrate import describe as describe_ranker
@@ -57,7 +58,7 @@ if TYPE_CHECKING:
         silent_streak,
         step_down,
     )
-    from socialrag.recommender.serve.service import Recommender, describe_style, resolve_style
+    from socialrag.recommender.serve.service import Recommender
     from socialrag.recommender.serve.slots import Chore, Outlet, Posted, SlotChooser, SlotWorker
     from socialrag.recommender.serve.thread_answers import (
         LIMIT_REACHED,

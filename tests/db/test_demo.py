@@ -22,6 +22,8 @@ def test_demo_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
     printed = capsys.readouterr().out
     assert printed.count("── Recommendation ") == 3
     assert "The loop:" in printed
+    profile = printed.split("What PaperPing believes the lab reads", 1)[1].split("\n\n", 1)[0]
+    assert "summarization" in profile and "bias, gender" in profile and "question" in profile, profile
     # the group's reactions move the next ranking: a paper changes place, or the scores change
     rescored = [float(new) != float(old) for new, old in re.findall(r"#\d (\d\.\d+) \(was (\d\.\d+)\)", printed)]
     assert "new in the top five" in printed or "was #" in printed or any(rescored)

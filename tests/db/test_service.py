@@ -13,7 +13,8 @@ from socialrag.cli.subcommand import resolve_channel
 from socialrag.config import Settings
 from socialrag.db import Database
 from socialrag.errors import InputError
-from socialrag.recommender.serve.service import Recommender, describe_style, resolve_style
+from socialrag.recommender.explain.styles import describe_style, resolve_style
+from socialrag.recommender.serve.service import Recommender
 from tests.support.exports import msg, user, write_export
 from tests.support.labbase import AS_OF, CachedEmbedder, build_lab, t
 

@@ -54,8 +54,9 @@ def _clusters(vectors: np.ndarray, k: int) -> np.ndarray:
     return np.asarray(KMeans(n_clusters=k, n_init=5, random_state=0).fit_predict(vectors))
 
 
-def distinctive_name(titles: Sequence[str], others: Sequence[str], most: int = 3) -> str:
-    """Three words that these titles use more than the rest of the channel's do."""
+def distinctive_name(titles: Sequence[str], others: Sequence[str], most: int = 3, taken: set[str] | None = None) -> str:
+    """Three words that these titles use more than the rest of the channel's do (none of ``taken``: a word
+    that names a bigger topic does not name this one too)."""
     inside: dict[str, float] = {}
     for t in titles:
         for w in set(title_words(t)):
@@ -65,38 +66,49 @@ def distinctive_name(titles: Sequence[str], others: Sequence[str], most: int = 3
         for w in set(title_words(t)):
             outside[w] = outside.get(w, 0.0) + 1.0
     n_in, n_out = max(len(titles), 1), max(len(others), 1)
-    score = {w: c / n_in - 0.5 * outside.get(w, 0.0) / n_out for w, c in inside.items() if c >= min(2, n_in)}
+    free = {w: c for w, c in inside.items() if w not in (taken or set())}
+    shared = {w: c for w, c in free.items() if c >= min(2, n_in)} or free  # else the words of its first title
+    score = {w: c / n_in - 0.5 * outside.get(w, 0.0) / n_out for w, c in shared.items()}
+    if shared is free and titles:
+        first = title_words(titles[0])
+        score = {w: v for w, v in score.items() if w in first}
     ranked = sorted(score.items(), key=lambda kv: (-kv[1], kv[0]))
     return ", ".join(w for w, _ in ranked[:most]) or "mixed papers"
 
 
 def channel_topics(ctx: ChannelContext, weights: Mapping[int, float], most: int = MAX_TOPICS) -> list[Topic]:
-    """The channel's main topics, the most engaged first (a topic needs two papers)."""
+    """The channel's main topics, the most engaged first (a topic needs two papers), each named by words no
+    topic before it uses."""
     ids = [pid for pid in ctx.papers if pid in ctx.vectors and ctx.papers[pid].info.title]
     if len(ids) < 2:
         return []
     matrix = np.stack([ctx.vectors[pid] for pid in ids])
     labels = _clusters(matrix, max(1, min(most, round((len(ids) / 3) ** 0.5 + 0.5))))
+    groups = [[pid for pid, lab in zip(ids, labels.tolist(), strict=True) if lab == label] for label in set(labels)]
+    groups = [g for g in groups if len(g) >= 2]
+    engagement = {id(g): sum(max(weights.get(p, 0.0), 0.0) for p in g) for g in groups}
+    groups.sort(key=lambda g: (-engagement[id(g)], -len(g), min(g)))
+    taken: set[str] = set()
     topics = []
-    for label in sorted(set(labels.tolist())):
-        members = [pid for pid, lab in zip(ids, labels.tolist(), strict=True) if lab == label]
-        if len(members) < 2:
-            continue
-        topics.append(_topic(ctx, weights, members, [pid for pid in ids if pid not in members]))
-    return sorted(topics, key=lambda t: (-t.engagement, -len(t.paper_ids)))[:most]
+    for members in groups[:most]:
+        topic = _topic(ctx, weights, members, [pid for pid in ids if pid not in members], taken)
+        taken.update(topic.label.split(", "))
+        topics.append(topic)
+    return topics
 
 
-def _topic(ctx: ChannelContext, weights: Mapping[int, float], members: list[int], others: list[int]) -> Topic:
+def _topic(
+    ctx: ChannelContext, weights: Mapping[int, float], members: list[int], others: list[int], taken: set[str]
+) -> Topic:
     mean = np.mean(np.stack([ctx.vectors[p] for p in members]), axis=0)
     direction = mean / (np.linalg.norm(mean) or 1.0)
     closeness = sorted(float(np.dot(ctx.vectors[p], direction)) for p in members)
     radius = min(MAX_RADIUS, max(MIN_RADIUS, closeness[len(closeness) // 4]))
     engaged = sorted(members, key=lambda p: (-max(weights.get(p, 0.0), 0.0), p))
     examples = tuple((ctx.papers[p].info.title or "", ctx.papers[p].first_share.permalink) for p in engaged[:2])
+    titles = [ctx.papers[p].info.title or "" for p in engaged]
     return Topic(
-        label=distinctive_name(
-            [ctx.papers[p].info.title or "" for p in members], [ctx.papers[p].info.title or "" for p in others]
-        ),
+        label=distinctive_name(titles, [ctx.papers[p].info.title or "" for p in others], taken=taken),
         paper_ids=tuple(members),
         direction=direction,
         radius=radius,

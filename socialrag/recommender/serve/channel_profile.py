@@ -40,9 +40,15 @@ class ChannelProfile:
 
 
 def build_profile(
-    conn: psycopg.Connection, team_id: str, channel_id: str, model: str, scoring: ScoringConfig
+    conn: psycopg.Connection,
+    team_id: str,
+    channel_id: str,
+    model: str,
+    scoring: ScoringConfig,
+    at: datetime | None = None,
 ) -> ChannelProfile:
-    now = datetime.now(UTC)
+    """The channel's profile as of ``at`` (default now)."""
+    now = at or datetime.now(UTC)
     ctx = load_channel_context(conn, team_id, channel_id, now, model)
     bots = frozenset(uid for uid, m in ctx.members.items() if m.is_bot)
     weights = channel_weights(ctx.papers, now, scoring, ctx.emoji_overrides, bots)

@@ -28,6 +28,7 @@ from socialrag.knowledge.readiness import focus_active
 from socialrag.models import Digest, Draft, NoPost, Style
 from socialrag.recommender.explain.generate import GenerateConfig, explanation_limit, paper_url
 from socialrag.recommender.explain.llm import LLMCall, LLMClient
+from socialrag.recommender.explain.styles import build_llm, resolve_style
 from socialrag.recommender.rank.calibrate import RankerModel
 from socialrag.recommender.rank.engagement import ScoringConfig
 from socialrag.recommender.rank.evaluate import EvalReport, evaluate_channel
@@ -60,32 +61,6 @@ from socialrag.storage.rankers import channels_to_refit
 from socialrag.storage.settings import ChannelSettings
 
 log = logging.getLogger(__name__)
-
-
-def resolve_style(chosen: Style | None, llm_configured: bool) -> Style:
-    """The one rule for a channel's explanation style: what members chose, else ``llm`` when an LLM is
-    configured, else the template with the paper's summary."""
-    if chosen is not None:
-        return chosen
-    return "llm" if llm_configured else "template+tldr"
-
-
-def describe_style(chosen: Style | None, llm_configured: bool) -> str:
-    """The style as members see it in status and App Home: the chosen one, or the default in force."""
-    style = resolve_style(chosen, llm_configured)
-    return f"`{style}`" if chosen else f"`{style}` (the default)"
-
-
-def build_llm(settings: Settings) -> LLMClient | None:
-    """The process's LLM client, or None when offline or when no OpenAI-compatible server is configured."""
-    if not settings.llm_configured:
-        return None
-    return LLMClient(
-        model=settings.llm_model,
-        base_url=settings.openai_base_url,
-        api_key=settings.openai_api_key,
-        timeout=settings.llm_timeout,
-    )
 
 
 class Recommender:
@@ -250,10 +225,10 @@ class Recommender:
         with self.db.connection() as conn:
             return load_steers(conn, team_id, channel_id, self.embedder.model_name)
 
-    def profile(self, team_id: str, channel_id: str) -> ChannelProfile:
-        """What PaperPing believes this channel reads (`/paperping profile`)."""
+    def profile(self, team_id: str, channel_id: str, at: datetime | None = None) -> ChannelProfile:
+        """What PaperPing believes this channel reads (`/paperping profile`), as of ``at`` (default now)."""
         with self.db.connection() as conn:
-            return build_profile(conn, team_id, channel_id, self.embedder.model_name, self.scoring())
+            return build_profile(conn, team_id, channel_id, self.embedder.model_name, self.scoring(), at)
 
     def steer_topic(self, team_id: str, channel_id: str, what: str, action: str, user_id: str) -> str | None:
         """Mute or boost the topic ``what`` names (its number, or words); its label, or None if none was named."""
