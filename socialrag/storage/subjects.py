@@ -53,3 +53,29 @@ def load_channel_categories(conn: psycopg.Connection, paper_ids: Sequence[int]) 
         {"ids": list(paper_ids)},
     ).fetchall()
     return [r[0] for r in rows]
+
+
+def load_preprints_without_subjects(conn: psycopg.Connection, paper_ids: Sequence[int], limit: int = 3) -> list[str]:
+    """The bioRxiv and medRxiv DOIs (``10.1101/``) of these papers whose category is not known yet (another
+    source described them first)."""
+    rows = conn.execute(
+        """
+        SELECT i.value FROM paper_ids i JOIN papers p ON p.id = i.paper_id
+         WHERE i.paper_id = ANY(%(ids)s::bigint[]) AND i.scheme = 'doi' AND i.value LIKE '10.1101/%%'
+           AND p.subjects IS NULL
+         ORDER BY i.paper_id DESC LIMIT %(n)s
+        """,
+        {"ids": list(paper_ids), "n": limit},
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
+def mark_no_subjects(conn: psycopg.Connection, dois: Sequence[str]) -> None:
+    """Preprints neither server knows: their category is not asked for again."""
+    conn.execute(
+        """
+        UPDATE papers SET subjects = '{}' WHERE subjects IS NULL
+           AND id IN (SELECT paper_id FROM paper_ids WHERE scheme = 'doi' AND value = ANY(%(d)s::text[]))
+        """,
+        {"d": list(dois)},
+    )

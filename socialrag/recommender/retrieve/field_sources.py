@@ -26,7 +26,7 @@ import psycopg
 from socialrag import storage
 from socialrag.errors import SourceError
 from socialrag.knowledge.embed import Embed, record_found
-from socialrag.knowledge.papers.biorxiv import BiorxivApi, Server, normalize_category
+from socialrag.knowledge.papers.biorxiv import BiorxivApi, Server, normalize_category, paper_from_versions
 from socialrag.knowledge.papers.openalex import OpenAlex
 from socialrag.knowledge.papers.pubmed import PubMed
 from socialrag.models import Paper
@@ -121,8 +121,24 @@ class PreprintServer:
         self.client, self.server, self.terms, self.embed, self.cache = client, server, terms, embed, cache
 
     def categories(self, conn: psycopg.Connection, query: CandidateQuery) -> list[str]:
+        """The categories members named, else those of the preprints the channel shared (asking the server for
+        the categories of up to three preprints another source described first)."""
         named = self.terms.biorxiv if self.server == "biorxiv" else self.terms.medrxiv
-        return list(named) or storage.subjects.load_subjects(conn, list(query.ctx.papers), f"{self.server}:")[:3]
+        if named:
+            return list(named)
+        shared = list(query.ctx.papers)
+        for doi in storage.subjects.load_preprints_without_subjects(conn, shared):
+            try:
+                found = self.client.details(doi)
+            except SourceError as exc:
+                log.warning("%s categories: %s", self.server, exc)
+                break
+            paper = paper_from_versions(found[1], found[0]) if found else None
+            if paper is not None and paper.subjects:
+                record_found(conn, [paper], None)
+            else:
+                storage.subjects.mark_no_subjects(conn, [doi])
+        return storage.subjects.load_subjects(conn, shared, f"{self.server}:")[:3]
 
     def fetch_candidates(self, conn: psycopg.Connection, query: CandidateQuery) -> list[int]:
         until = query.ctx.as_of.date()
