@@ -271,7 +271,9 @@ def recommend(conn: psycopg.Connection, request: ChannelRequest, *, llm: LLMClie
     draft = build_draft(
         r.ctx, r.infos[best.paper_id], best.ids, chosen, config.style, config.generate, llm=llm, score=best.score
     )
-    draft = replace(draft, note=pick_note(r, best, config))
+    note = pick_note(r, best, config)
+    said = note is not None and note.startswith("Picked because") and "this channel follows" in draft.explanation
+    draft = replace(draft, note=None if said else note)  # the explanation said it already (h2)
     return Recommendation(r.ranked[: config.top], draft, all_signals, r.ctx)
 
 
