@@ -4,7 +4,7 @@ sources' shared pace), and three things are noticed for each channel that shared
 
 - **published**: a preprint (arXiv, bioRxiv and the like) now has a venue or journal (Semantic Scholar's venue,
   the journal reference its authors gave arXiv, or Crossref's ``is-preprint-of`` relation of a preprint DOI);
-- **version**: arXiv lists a newer version than the one seen last;
+- **version**: arXiv, bioRxiv or medRxiv lists a newer version than the one seen last;
 - **builds_on**: a new paper cites two or more papers the channel shared, or one it discussed at length (at
   least 3 replies or 5 reactions). Citing papers come from Semantic Scholar's citations and from the catalog's
   reference lists; a citer is new when it was not seen at the last check, or, at the first, when it came out
@@ -28,6 +28,7 @@ from socialrag import storage
 from socialrag.db import Database
 from socialrag.errors import SourceError
 from socialrag.knowledge.papers.arxiv import ArxivApi, ArxivVersion
+from socialrag.knowledge.papers.biorxiv import BiorxivApi
 from socialrag.knowledge.papers.crossref import Crossref
 from socialrag.knowledge.papers.resolve import citation_rows, source_of
 from socialrag.knowledge.papers.semanticscholar import SemanticScholar
@@ -46,6 +47,7 @@ PREPRINT_SERVERS = frozenset(
      "chemrxiv", "psyarxiv", "osf preprints", "eartharxiv", "authorea"}
 )  # fmt: skip
 ARXIV_DOI = "10.48550/"  # the DOIs arXiv gives its own preprints
+RXIV_DOI = "10.1101/"  # bioRxiv's and medRxiv's
 WATCH_LOCK = 0x50505F57  # advisory lock: one process at a time asks the sources about shared papers
 
 
@@ -61,24 +63,24 @@ def check_follow_ups(
     """Ask the sources (Semantic Scholar and arXiv among ``sources``) about the shared papers that are due, and
     note the follow-ups; how many were noted. One process at a time does it."""
     s2, arxiv = source_of(sources, SemanticScholar), source_of(sources, ArxivApi)
-    crossref = source_of(sources, Crossref)
+    crossref, biorxiv = source_of(sources, Crossref), source_of(sources, BiorxivApi)
     with db.connection(autocommit=True) as lock:
         if not storage.locks.try_session_lock(lock, WATCH_LOCK):
             return 0
         try:
-            return _check_due(db, (s2, arxiv, crossref), now, every, limit)
+            return _check_due(db, (s2, arxiv, crossref, biorxiv), now, every, limit)
         finally:
             storage.locks.release_session_lock(lock, WATCH_LOCK)
 
 
 def _check_due(
     db: Database,
-    clients: tuple[SemanticScholar | None, ArxivApi | None, Crossref | None],
+    clients: tuple[SemanticScholar | None, ArxivApi | None, Crossref | None, BiorxivApi | None],
     now: datetime,
     every: timedelta,
     limit: int,
 ) -> int:
-    s2, arxiv, crossref = clients
+    s2, arxiv, crossref, biorxiv = clients
     since = now - timedelta(days=FOLLOW_DAYS)
     with db.connection() as conn:
         due = storage.follow_ups.load_papers_to_watch(conn, now - every, since, limit)
@@ -86,6 +88,8 @@ def _check_due(
     if not due:
         return 0
     versions = _versions(arxiv, [ids[w.paper_id]["arxiv"] for w in due if "arxiv" in ids.get(w.paper_id, {})])
+    preprints = [d for w in due if (d := ids.get(w.paper_id, {}).get("doi", "")).startswith(RXIV_DOI)]
+    versions |= _versions(biorxiv, preprints)
     found = _s2_papers(s2, [ids.get(w.paper_id, {}) for w in due])
     found = [_crossref_published(crossref, f, ids.get(w.paper_id, {})) for w, f in zip(due, found, strict=True)]
     merged = [{**(f.ids if f is not None else {}), **ids.get(w.paper_id, {})} for w, f in zip(due, found, strict=True)]
@@ -93,7 +97,7 @@ def _check_due(
         _fetch_citations(db, s2, watched.paper_id, paper_ids)  # cites two of them is seen citing both
     noted = 0
     for watched, s2_paper, paper_ids in zip(due, found, merged, strict=True):
-        version = versions.get(paper_ids.get("arxiv", ""))
+        version = versions.get(paper_ids.get("arxiv", "")) or versions.get(paper_ids.get("doi", ""))
         with db.connection() as conn:
             noted += _notice(conn, watched, paper_ids, s2_paper, version, now, since)
     return noted
@@ -116,13 +120,14 @@ def _crossref_published(crossref: Crossref | None, paper: Paper | None, ids: dic
     return Paper(ids={"doi": url.removeprefix("https://doi.org/")}, source="crossref", venue=venue, url=url)
 
 
-def _versions(arxiv: ArxivApi | None, arxiv_ids: Sequence[str]) -> dict[str, ArxivVersion]:
-    if arxiv is None or not arxiv_ids:
+def _versions(server: ArxivApi | BiorxivApi | None, ids: Sequence[str]) -> dict[str, ArxivVersion]:
+    """The latest versions arXiv (by arXiv id) or bioRxiv and medRxiv (by DOI) list; none when the server fails."""
+    if server is None or not ids:
         return {}
     try:
-        return arxiv.fetch_versions(arxiv_ids)
+        return server.fetch_versions(ids)
     except SourceError as exc:
-        log.warning("follow-ups: arXiv: %s", exc)
+        log.warning("follow-ups: %s: %s", server.name, exc)
         return {}
 
 
@@ -158,7 +163,7 @@ def _notice(
     since: datetime,
 ) -> int:
     """Compare what the sources say now with what was seen, note what changed, and remember what was seen."""
-    arxiv_says = (version.journal_ref or "arXiv") if version is not None else None
+    arxiv_says = (version.journal_ref or version.server) if version is not None else None
     s2_says = s2_paper.venue if s2_paper is not None else None
     venue = next((v for v in (s2_says, arxiv_says) if v and not is_preprint(v)), None) or s2_says or arxiv_says
     before = watched.venue if watched.seen else watched.stored_venue
@@ -167,7 +172,7 @@ def _notice(
         events.append(("published", venue, {"venue": venue, "url": _published_url(s2_paper)}))
     if version is not None and watched.seen and watched.version and version.version > watched.version:
         when = version.updated.isoformat() if version.updated else None
-        url = f"https://arxiv.org/abs/{ids.get('arxiv')}v{version.version}"
+        url = version.page or f"https://arxiv.org/abs/{ids.get('arxiv')}v{version.version}"
         events.append(("version", str(version.version), {"version": version.version, "date": when, "url": url}))
     citers = storage.follow_ups.load_citers(conn, watched.paper_id)
     noted = 0

@@ -92,3 +92,35 @@ def test_a_paper_citing_two_threads_is_noticed_whichever_is_checked_first(db: Da
     with db.connection() as conn:
         rows = conn.execute("SELECT p.title, f.kind FROM follow_ups f JOIN papers p ON p.id = f.paper_id").fetchall()
     assert rows == [("2401.00011", "builds_on")], "said in the earlier thread"
+
+
+def test_a_new_version_of_a_biorxiv_preprint_is_noticed(db: Database) -> None:
+    """The first look at a shared bioRxiv preprint records its version (2); when bioRxiv lists a third, the
+    thread hears of it once, with the new version's page."""
+    from socialrag.knowledge.papers.biorxiv import BiorxivApi
+    from tests.support.bio_standin import BioStandIn
+
+    bio = BioStandIn().start()
+    try:
+        doi = bio.paper("mdv2026")["doi"]
+        with db.connection() as conn:
+            storage.workspaces.upsert_team(conn, T)
+            storage.workspaces.upsert_channel(conn, Channel(T, "C2", "mito"))
+            storage.settings.upsert_channel_setting(conn, T, "C2", active=True)
+            ref = PaperRef("doi", doi, f"https://www.biorxiv.org/content/{doi}v2", version=2)
+            message = Message(T, "C2", "2.000001", "U1", f"<{ref.url}>", NOW - timedelta(days=20), papers=(ref,))
+            index_messages(conn, [message])
+            storage.papers.record_papers(
+                conn, [Paper(ids={"doi": doi}, source="biorxiv", title="MDVs", venue="bioRxiv")]
+            )
+        server = BiorxivApi(bio.url + "biorxiv/", min_interval=0.0)
+        assert check_follow_ups(db, [server], NOW, timedelta(days=1)) == 0, "the first look is a baseline"
+        bio.paper("mdv2026")["versions"] = 3
+        assert check_follow_ups(db, [server], NOW + timedelta(days=2), timedelta(days=1)) == 1
+        with db.connection() as conn:
+            (kind, detail) = conn.execute("SELECT kind, detail FROM follow_ups WHERE channel_id = 'C2'").fetchone()
+        assert kind == "version" and detail["version"] == 3
+        assert detail["url"] == f"https://www.biorxiv.org/content/{doi}v3"
+        assert check_follow_ups(db, [server], NOW + timedelta(days=4), timedelta(days=1)) == 0, "said once"
+    finally:
+        bio.stop()

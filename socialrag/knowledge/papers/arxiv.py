@@ -74,6 +74,8 @@ class ArxivVersion:
     version: int
     updated: date | None
     journal_ref: str | None
+    server: str = "arXiv"  # or "bioRxiv", "medRxiv": the preprint server whose versions these are
+    page: str | None = None  # the latest version's page (arXiv's is built from the id)
 
 
 _VERSION = re.compile(r"v(\d+)$")

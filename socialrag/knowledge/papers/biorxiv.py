@@ -16,6 +16,7 @@ from typing import Any, Literal
 import httpx
 
 from socialrag.errors import NotFound
+from socialrag.knowledge.papers.arxiv import ArxivVersion
 from socialrag.knowledge.papers.crossref import is_doi
 from socialrag.knowledge.papers.http import PoliteClient
 from socialrag.knowledge.papers.source import clean_text, parse_date
@@ -134,6 +135,21 @@ class BiorxivApi:
             if isinstance(rows, list) and rows:
                 return server, [r for r in rows if isinstance(r, Mapping)]
         return None
+
+    def fetch_versions(self, dois: Sequence[str]) -> dict[str, ArxivVersion]:
+        """The latest version of each preprint (number, date, page), for follow-ups; a DOI neither server has is
+        left out."""
+        out: dict[str, ArxivVersion] = {}
+        for doi in dois:
+            found = self.details(doi)
+            latest = latest_version(found[1]) if found else None
+            if found is None or latest is None:
+                continue
+            row = next(r for r in found[1] if str(r.get("version")) == str(latest))
+            label = "bioRxiv" if found[0] == "biorxiv" else "medRxiv"
+            page = f"https://www.{found[0]}.org/content/{doi}v{latest}"
+            out[doi] = ArxivVersion(latest, parse_date(row.get("date")), None, label, page)
+        return out
 
     def fetch_papers(self, requests: Sequence[dict[str, str]]) -> list[Paper | None]:
         out: list[Paper | None] = []
