@@ -132,12 +132,17 @@ def channel_lines(
     if total:
         lines.append(f"*Reading list* ({total}; `/paperping list` there shows it all):")
         lines += [f"• {quote(p.title or 'a paper', 200)} — saved {p.saved_at:%d %b}" for p in saved]
+    steered = storage.topic_steering.load_steering(conn, team, channel_id)
+    if steered:
+        done = {"mute": "muted", "boost": "boosted"}
+        lines.append("Topics steered: " + "; ".join(f"{done[t.action]} {quote(t.label, 60)}" for t in steered[:6]))
     followed = storage.followed_authors.load_followed(conn, team, channel_id)
     follows = ", ".join(quote(f.name, 60) for f in followed[:3]) + (" and more" if len(followed) > 3 else "")
     lines.append(
         f"Follow-ups in threads: {'on' if s.follow_ups else 'off'} (`/paperping follow-ups`). Authors followed: "
         f"{follows or 'none'} (`/paperping follow AUTHOR`, `/paperping following`). Also there: `/paperping top`, "
-        "`/paperping conference VENUE YEAR`, `/paperping my-papers on`."
+        "`/paperping conference VENUE YEAR`, `/paperping my-papers on`, and `/paperping profile`: what I believe "
+        "the channel reads, with its topics to mute or boost."
     )
     top = load_top_list(conn, team, channel_id, "month", now, limit=HOME_TOP)
     if top.papers:

@@ -164,6 +164,9 @@ def test_members_steer_the_sources_and_the_profile_and_start_over(db: Database, 
         assert muted.startswith("Done: muted"), muted
         wait_for(lambda: any("muted the topic" in p["text"] for p in lab.posts("C1", blocks=False)), 30, "the note")
         assert "Steered: muted" in lab.command("C1", "profile")
+        lab.event({"type": "app_home_opened", "user": "U1", "channel": "D1", "tab": "home", "event_ts": "9.0"})
+        wait_for(lambda: "U1" in lab.slack.views, 30, "App Home")
+        assert "Topics steered: muted" in json.dumps(lab.slack.views["U1"]), "App Home shows what members steered"
 
     finally:
         log = lab.stop()
