@@ -81,6 +81,12 @@ def test_pubmed_finds_papers_by_pmid_and_pmcid_with_abstracts(bio: BioStandIn) -
 def test_pubmed_answer_that_is_not_xml_is_a_clear_error() -> None:
     with pytest.raises(SourceError, match="not valid XML"):
         papers_from_efetch("<html><body>Service unavailable")
+    # entities that expand a thousand-million-fold are refused, not expanded in memory
+    laughs = "".join(f'<!ENTITY l{i + 1} "{f"&l{i};" * 10}">' for i in range(9))
+    bomb = f'<!DOCTYPE x [<!ENTITY l0 "lol">{laughs}]><PubmedArticleSet><PubmedArticle><MedlineCitation>'
+    bomb += "<PMID>1</PMID><Article><ArticleTitle>&l9;</ArticleTitle></Article></MedlineCitation></PubmedArticle>"
+    with pytest.raises(SourceError, match="not valid XML"):
+        papers_from_efetch(bomb + "</PubmedArticleSet>")
     assert papers_from_efetch("<PubmedArticleSet><PubmedArticle/></PubmedArticleSet>") == []
 
 
