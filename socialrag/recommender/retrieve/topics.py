@@ -3,8 +3,8 @@ its papers' titles and shown with two example threads, biggest engagement first;
 boosted, as directions in the embedding space that outlive the clustering.
 
 A muted topic drops every candidate within its radius and counts as a paper the group disliked; a boosted one
-counts as a paper it liked twice as much as any other, as a focus does, and a post picked within its radius
-says so.
+counts as a paper it liked twice as much as any other, as a focus does (both in the ranker's state,
+``rank.history.ChannelHistory.state_at``), and a post picked within its radius says so.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from socialrag.recommender.retrieve.topic_words import title_words
 
 MAX_TOPICS = 5
 MIN_RADIUS, MAX_RADIUS = 0.45, 0.7  # how close to a topic's direction a paper must be to belong to it
-STEER_ID_BASE = -100  # pseudo papers of steered topics: -100, -101...
 
 
 @dataclass(frozen=True)
@@ -115,15 +114,6 @@ def _topic(
         engagement=sum(max(weights.get(p, 0.0), 0.0) for p in members),
         examples=examples,
     )
-
-
-def steer_weights(ctx: ChannelContext, weights: dict[int, float], steering: Sequence[Steer]) -> None:
-    """Muted and boosted topics as pseudo papers of the channel: a boosted one liked twice as much as any paper,
-    a muted one disliked as much as the most liked."""
-    strongest = max([1.0, *weights.values()])
-    for i, steer in enumerate(steering):
-        ctx.vectors[STEER_ID_BASE - i] = steer.direction
-        weights[STEER_ID_BASE - i] = 2.0 * strongest if steer.action == "boost" else -strongest
 
 
 def muted(vector: np.ndarray | None, steering: Sequence[Steer]) -> bool:

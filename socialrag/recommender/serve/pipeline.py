@@ -31,7 +31,7 @@ from socialrag.recommender.retrieve.candidates import CandidateQuery, CandidateS
 from socialrag.recommender.retrieve.context import ChannelContext, load_channel_context
 from socialrag.recommender.retrieve.followed import FOLLOWED
 from socialrag.recommender.retrieve.signals import Relations, SignalInput, compute_signals
-from socialrag.recommender.retrieve.topics import Steer, boosted_by, muted, steer_weights
+from socialrag.recommender.retrieve.topics import Steer, boosted_by, muted
 from socialrag.rows import PaperInfo
 from socialrag.storage.context_rows import load_paper_infos
 from socialrag.storage.embeddings import load_vectors
@@ -211,7 +211,6 @@ def rank_channel(conn: psycopg.Connection, request: ChannelRequest, *, identifie
         # the focus counts as a paper the group engaged with twice as strongly as with any other
         ctx.vectors[FOCUS_ID] = config.focus
         weights[FOCUS_ID] = 2.0 * max([1.0, *weights.values()])
-    steer_weights(ctx, weights, config.steering)
     ranker = load_fit(conn, team_id, channel_id, config.scoring.popularity_weight, as_of)
     window = config.window_days or (round(ranker.window_days) if ranker.window_days else None)
     query = CandidateQuery(
