@@ -13,7 +13,7 @@ from urllib.parse import quote
 import httpx
 
 from socialrag.errors import NotFound
-from socialrag.knowledge.papers.http import PoliteClient
+from socialrag.knowledge.papers.http import contact_client
 from socialrag.knowledge.papers.source import clean_text
 from socialrag.models import Author, Paper
 
@@ -95,9 +95,9 @@ class Crossref:
         min_interval: float = 0.1,
         **polite: Any,
     ) -> None:
-        agent = "PaperPing/0.1" + (f" (mailto:{mailto})" if mailto else "")
-        client = httpx.Client(base_url=base_url, timeout=timeout, transport=transport, headers={"User-Agent": agent})
-        self.http = PoliteClient(self.name, client, min_interval=min_interval, **polite)
+        self.http = contact_client(
+            self.name, base_url, mailto, timeout=timeout, transport=transport, min_interval=min_interval, **polite
+        )
 
     def can_fetch(self, ids: dict[str, str]) -> bool:
         return "doi" in ids or "pii" in ids

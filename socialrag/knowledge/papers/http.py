@@ -160,3 +160,20 @@ class PoliteClient:
 
     def close(self) -> None:
         self.client.close()
+
+
+def contact_client(
+    name: str,
+    base_url: str,
+    mailto: str | None,
+    *,
+    timeout: float,
+    transport: httpx.BaseTransport | None,
+    min_interval: float,
+    **polite: Any,
+) -> PoliteClient:
+    """A ``PoliteClient`` whose User-Agent gives PaperPing's contact address, as Crossref's and OpenAlex's polite
+    pools ask."""
+    agent = "PaperPing/0.1" + (f" (mailto:{mailto})" if mailto else "")
+    client = httpx.Client(base_url=base_url, timeout=timeout, transport=transport, headers={"User-Agent": agent})
+    return PoliteClient(name, client, min_interval=min_interval, **polite)

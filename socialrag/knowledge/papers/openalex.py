@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 
 from socialrag.knowledge.link_ids import doi_identity
-from socialrag.knowledge.papers.http import PoliteClient
+from socialrag.knowledge.papers.http import contact_client
 from socialrag.knowledge.papers.source import clean_text, parse_date
 from socialrag.models import Author, Paper
 
@@ -125,10 +125,10 @@ class OpenAlex:
         min_interval: float = 0.1,
         **polite: Any,
     ) -> None:
-        agent = "PaperPing/0.1" + (f" (mailto:{mailto})" if mailto else "")
-        client = httpx.Client(base_url=base_url, timeout=timeout, transport=transport, headers={"User-Agent": agent})
         self.mailto = mailto
-        self.http = PoliteClient(self.name, client, min_interval=min_interval, **polite)
+        self.http = contact_client(
+            self.name, base_url, mailto, timeout=timeout, transport=transport, min_interval=min_interval, **polite
+        )
 
     def can_fetch(self, ids: dict[str, str]) -> bool:
         return any(kind in ids for kind, _ in _KINDS)
