@@ -203,14 +203,74 @@ NOT_PAPERS: list[str] = [
 ]
 
 
-@pytest.mark.parametrize(("url", "expected"), PAPER_URLS)
+# Real links of the sites a biology or medicine lab shares, each with the identity it must become.
+LIFE_SCIENCE_URLS: list[tuple[str, str]] = [
+    ("https://www.biorxiv.org/content/10.1101/2020.03.01.972935v2", "doi:10.1101/2020.03.01.972935"),
+    ("https://www.medrxiv.org/content/10.1101/2020.04.14.20062463v1.full", "doi:10.1101/2020.04.14.20062463"),
+    ("https://pubmed.ncbi.nlm.nih.gov/32015507/", "pmid:32015507"),
+    ("https://www.ncbi.nlm.nih.gov/pubmed/32015507", "pmid:32015507"),
+    ("https://pmc.ncbi.nlm.nih.gov/articles/PMC7095418/", "pmcid:PMC7095418"),
+    ("https://www.ncbi.nlm.nih.gov/pmc/articles/PMC7095418/pdf/41586_2020_Article_2012.pdf", "pmcid:PMC7095418"),
+    ("https://europepmc.org/article/MED/32015507", "pmid:32015507"),
+    ("https://europepmc.org/article/PMC/PMC7095418", "pmcid:PMC7095418"),
+    ("https://www.nature.com/articles/s41586-020-2012-7", "doi:10.1038/s41586-020-2012-7"),
+    ("https://www.nature.com/articles/s41586-021-03819-2.pdf", "doi:10.1038/s41586-021-03819-2"),
+    ("https://www.cell.com/cell/fulltext/S0092-8674(20)30229-4", "pii:S0092867420302294"),
+    ("https://www.cell.com/molecular-cell/abstract/S1097-2765(21)00111-1", "pii:S1097276521001111"),
+    ("https://www.cell.com/action/showPdf?pii=S0092-8674(20)30229-4", "pii:S0092867420302294"),
+    ("https://www.sciencedirect.com/science/article/pii/S0092867420302294", "pii:S0092867420302294"),
+    ("https://www.sciencedirect.com/science/article/abs/pii/S0092867420302294", "pii:S0092867420302294"),
+    ("https://linkinghub.elsevier.com/retrieve/pii/S0092867420302294", "pii:S0092867420302294"),
+    ("https://www.thelancet.com/journals/lancet/article/PIIS0140-6736(20)30183-5/fulltext", "pii:S0140673620301835"),
+    ("https://www.jbc.org/article/S0021-9258(21)00123-4/fulltext", "pii:S0021925821001234"),
+    ("https://www.science.org/doi/10.1126/science.abb2507", "doi:10.1126/science.abb2507"),
+    ("https://www.science.org/doi/full/10.1126/sciadv.abc1234", "doi:10.1126/sciadv.abc1234"),
+    ("https://www.pnas.org/doi/10.1073/pnas.2004168117", "doi:10.1073/pnas.2004168117"),
+    ("https://elifesciences.org/articles/57309", "doi:10.7554/elife.57309"),
+    ("https://elifesciences.org/articles/57309v2", "doi:10.7554/elife.57309"),
+    ("https://elifesciences.org/reviewed-preprints/89150", "doi:10.7554/elife.89150"),
+    (
+        "https://journals.plos.org/plosbiology/article?id=10.1371/journal.pbio.3000411",
+        "doi:10.1371/journal.pbio.3000411",
+    ),
+    (
+        "https://journals.plos.org/plosone/article/file?id=10.1371/journal.pone.0230405&type=printable",
+        "doi:10.1371/journal.pone.0230405",
+    ),
+    ("https://link.springer.com/article/10.1007/s00018-020-03502-3", "doi:10.1007/s00018-020-03502-3"),
+    ("https://onlinelibrary.wiley.com/doi/10.1002/jmv.25681", "doi:10.1002/jmv.25681"),
+    ("https://febs.onlinelibrary.wiley.com/doi/full/10.1111/febs.15375", "doi:10.1111/febs.15375"),
+    ("https://www.embopress.org/doi/full/10.15252/embj.2020105114", "doi:10.15252/embj.2020105114"),
+    ("https://www.frontiersin.org/articles/10.3389/fimmu.2020.01441/full", "doi:10.3389/fimmu.2020.01441"),
+    (
+        "https://www.frontiersin.org/journals/immunology/articles/10.3389/fimmu.2020.01441/full",
+        "doi:10.3389/fimmu.2020.01441",
+    ),
+    ("https://bmcbiol.biomedcentral.com/articles/10.1186/s12915-020-00833-6", "doi:10.1186/s12915-020-00833-6"),
+    ("https://academic.oup.com/nar/article/doi/10.1093/nar/gkaa1100/6006196", "doi:10.1093/nar/gkaa1100"),
+    ("https://academic.oup.com/nar/article/49/D1/D480/6006196", "oup:nar/6006196"),
+]
+
+LIFE_SCIENCE_NOT_PAPERS = [
+    "https://www.cell.com/cell/home",
+    "https://elifesciences.org/subjects/cell-biology",
+    "https://www.frontiersin.org/journals/immunology",
+    "https://academic.oup.com/nar",
+    "https://www.sciencedirect.com/journal/cell",
+    "https://www.science.org/journal/science",
+    "https://bmcbiol.biomedcentral.com/articles",
+    "https://www.biorxiv.org/content/early/recent",
+]
+
+
+@pytest.mark.parametrize(("url", "expected"), PAPER_URLS + LIFE_SCIENCE_URLS)
 def test_paper_urls_become_canonical_ids(url: str, expected: str) -> None:
     ref = parse_paper_url(url)
     assert ref is not None, url
     assert ref.key == expected
 
 
-@pytest.mark.parametrize("url", NOT_PAPERS)
+@pytest.mark.parametrize("url", NOT_PAPERS + LIFE_SCIENCE_NOT_PAPERS)
 def test_non_papers_are_ignored(url: str) -> None:
     assert parse_paper_url(url) is None
 
@@ -296,78 +356,6 @@ def test_several_papers_in_order() -> None:
 def test_odd_urls_do_not_raise() -> None:
     for text in ["https://[::1", "http://", "<https://|x>", "https://arxiv.org/abs/", "doi:10.", "arxiv:"]:
         find_paper_refs(text)
-
-
-# Real links of the sites a biology or medicine lab shares, each with the identity it must become.
-LIFE_SCIENCE_URLS: list[tuple[str, str]] = [
-    ("https://www.biorxiv.org/content/10.1101/2020.03.01.972935v2", "doi:10.1101/2020.03.01.972935"),
-    ("https://www.medrxiv.org/content/10.1101/2020.04.14.20062463v1.full", "doi:10.1101/2020.04.14.20062463"),
-    ("https://pubmed.ncbi.nlm.nih.gov/32015507/", "pmid:32015507"),
-    ("https://www.ncbi.nlm.nih.gov/pubmed/32015507", "pmid:32015507"),
-    ("https://pmc.ncbi.nlm.nih.gov/articles/PMC7095418/", "pmcid:PMC7095418"),
-    ("https://www.ncbi.nlm.nih.gov/pmc/articles/PMC7095418/pdf/41586_2020_Article_2012.pdf", "pmcid:PMC7095418"),
-    ("https://europepmc.org/article/MED/32015507", "pmid:32015507"),
-    ("https://europepmc.org/article/PMC/PMC7095418", "pmcid:PMC7095418"),
-    ("https://www.nature.com/articles/s41586-020-2012-7", "doi:10.1038/s41586-020-2012-7"),
-    ("https://www.nature.com/articles/s41586-021-03819-2.pdf", "doi:10.1038/s41586-021-03819-2"),
-    ("https://www.cell.com/cell/fulltext/S0092-8674(20)30229-4", "pii:S0092867420302294"),
-    ("https://www.cell.com/molecular-cell/abstract/S1097-2765(21)00111-1", "pii:S1097276521001111"),
-    ("https://www.cell.com/action/showPdf?pii=S0092-8674(20)30229-4", "pii:S0092867420302294"),
-    ("https://www.sciencedirect.com/science/article/pii/S0092867420302294", "pii:S0092867420302294"),
-    ("https://www.sciencedirect.com/science/article/abs/pii/S0092867420302294", "pii:S0092867420302294"),
-    ("https://linkinghub.elsevier.com/retrieve/pii/S0092867420302294", "pii:S0092867420302294"),
-    ("https://www.thelancet.com/journals/lancet/article/PIIS0140-6736(20)30183-5/fulltext", "pii:S0140673620301835"),
-    ("https://www.jbc.org/article/S0021-9258(21)00123-4/fulltext", "pii:S0021925821001234"),
-    ("https://www.science.org/doi/10.1126/science.abb2507", "doi:10.1126/science.abb2507"),
-    ("https://www.science.org/doi/full/10.1126/sciadv.abc1234", "doi:10.1126/sciadv.abc1234"),
-    ("https://www.pnas.org/doi/10.1073/pnas.2004168117", "doi:10.1073/pnas.2004168117"),
-    ("https://elifesciences.org/articles/57309", "doi:10.7554/elife.57309"),
-    ("https://elifesciences.org/articles/57309v2", "doi:10.7554/elife.57309"),
-    ("https://elifesciences.org/reviewed-preprints/89150", "doi:10.7554/elife.89150"),
-    (
-        "https://journals.plos.org/plosbiology/article?id=10.1371/journal.pbio.3000411",
-        "doi:10.1371/journal.pbio.3000411",
-    ),
-    (
-        "https://journals.plos.org/plosone/article/file?id=10.1371/journal.pone.0230405&type=printable",
-        "doi:10.1371/journal.pone.0230405",
-    ),
-    ("https://link.springer.com/article/10.1007/s00018-020-03502-3", "doi:10.1007/s00018-020-03502-3"),
-    ("https://onlinelibrary.wiley.com/doi/10.1002/jmv.25681", "doi:10.1002/jmv.25681"),
-    ("https://febs.onlinelibrary.wiley.com/doi/full/10.1111/febs.15375", "doi:10.1111/febs.15375"),
-    ("https://www.embopress.org/doi/full/10.15252/embj.2020105114", "doi:10.15252/embj.2020105114"),
-    ("https://www.frontiersin.org/articles/10.3389/fimmu.2020.01441/full", "doi:10.3389/fimmu.2020.01441"),
-    (
-        "https://www.frontiersin.org/journals/immunology/articles/10.3389/fimmu.2020.01441/full",
-        "doi:10.3389/fimmu.2020.01441",
-    ),
-    ("https://bmcbiol.biomedcentral.com/articles/10.1186/s12915-020-00833-6", "doi:10.1186/s12915-020-00833-6"),
-    ("https://academic.oup.com/nar/article/doi/10.1093/nar/gkaa1100/6006196", "doi:10.1093/nar/gkaa1100"),
-    ("https://academic.oup.com/nar/article/49/D1/D480/6006196", "oup:nar/6006196"),
-]
-
-LIFE_SCIENCE_NOT_PAPERS = [
-    "https://www.cell.com/cell/home",
-    "https://elifesciences.org/subjects/cell-biology",
-    "https://www.frontiersin.org/journals/immunology",
-    "https://academic.oup.com/nar",
-    "https://www.sciencedirect.com/journal/cell",
-    "https://www.science.org/journal/science",
-    "https://bmcbiol.biomedcentral.com/articles",
-    "https://www.biorxiv.org/content/early/recent",
-]
-
-
-@pytest.mark.parametrize(("url", "expected"), LIFE_SCIENCE_URLS)
-def test_life_science_links_become_canonical_ids(url: str, expected: str) -> None:
-    ref = parse_paper_url(url)
-    assert ref is not None, url
-    assert ref.key == expected
-
-
-@pytest.mark.parametrize("url", LIFE_SCIENCE_NOT_PAPERS)
-def test_life_science_pages_that_are_not_papers(url: str) -> None:
-    assert parse_paper_url(url) is None
 
 
 def test_a_preprint_link_keeps_the_version_it_names_but_not_in_its_identity() -> None:
