@@ -20,7 +20,7 @@ import pytest
 from socialrag.db import Database
 from tests.support.bio_standin import BioStandIn
 from tests.support.scholar_standin import ScholarStandIn
-from tests.support.service_lab import Lab, T, wait_for
+from tests.support.service_lab import Lab, T, shared_history, slack_users, wait_for
 from tests.support.slack_standin import SlackStandIn, SlackState
 
 pytestmark = pytest.mark.slow
@@ -43,30 +43,11 @@ REPLIES = ("the live imaging in figure 3 is lovely", "does this hold in neurons?
 def cell_lab_slack(now: float) -> SlackState:
     """#cell-lab with three months of shares, threads and reactions."""
     state = SlackState()
-    names = {"U1": "ines", "U2": "kofi", "U3": "yuki", "U4": "lena", "UBOT": "paperping"}
-    state.users = {
-        u: {"id": u, "team_id": T, "name": n, "profile": {"display_name": n}, "is_bot": u == "UBOT"}
-        for u, n in names.items()
-    }
+    state.users = slack_users({"U1": "ines", "U2": "kofi", "U3": "yuki", "U4": "lena", "UBOT": "paperping"})
     state.channels = {"C1": {"id": "C1", "name": "cell-lab", "is_channel": True, "members": [*MEMBERS, "UBOT"]}}
-    messages: list[dict[str, Any]] = []
-    for i, (_, url) in enumerate(SHARES):
-        ts = f"{now - (80 - i * 9) * 86400:.6f}"
-        top: dict[str, Any] = {
-            "type": "message",
-            "user": MEMBERS[i % 4],
-            "ts": ts,
-            "text": f"new one from the mitochondria crowd <{url}>",
-            "reactions": [{"name": "eyes", "users": [MEMBERS[(i + 1) % 4], MEMBERS[(i + 2) % 4]], "count": 2}],
-        }
-        if i % 2 == 0:
-            reply_ts = f"{float(ts) + 900:.6f}"
-            top.update(thread_ts=ts, reply_count=1, reply_users=[MEMBERS[(i + 3) % 4]], latest_reply=reply_ts)
-            text = REPLIES[i % len(REPLIES)]
-            messages.append(
-                {"type": "message", "user": MEMBERS[(i + 3) % 4], "ts": reply_ts, "thread_ts": ts, "text": text}
-            )
-        messages.append(top)
+    texts = [f"new one from the mitochondria crowd <{url}>" for _, url in SHARES]
+    reply = lambda i: REPLIES[i % len(REPLIES)]  # noqa: E731
+    messages = shared_history(now, texts, MEMBERS, emoji="eyes", reply=reply, reply_after=900)
     state.messages = {"C1": messages}
     return state
 

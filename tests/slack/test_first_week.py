@@ -20,7 +20,7 @@ import pytest
 
 from socialrag.db import Database
 from tests.support.scholar_standin import ScholarStandIn, load_acl_rows
-from tests.support.service_lab import Lab, T, wait_for
+from tests.support.service_lab import Lab, T, shared_history, slack_users, wait_for
 from tests.support.slack_standin import SlackStandIn, SlackState
 
 # machine translation papers of the ACL Anthology sample: the lab's history
@@ -41,35 +41,22 @@ def lab_slack(now: float) -> SlackState:
     """#mt-reading with three months of shares (threads, reactions), #quiet-lab with none, #elsewhere without
     PaperPing in it."""
     state = SlackState()
-    names = {"U1": "ana", "U2": "ben", "U3": "chen", "U4": "dee", "UBOT": "paperping"}
-    state.users = {
-        u: {"id": u, "team_id": T, "name": n, "profile": {"display_name": n}, "is_bot": u == "UBOT"}
-        for u, n in names.items()
-    }
+    state.users = slack_users({"U1": "ana", "U2": "ben", "U3": "chen", "U4": "dee", "UBOT": "paperping"})
     everyone = [*MEMBERS, "UBOT"]
     state.channels = {
         "C1": {"id": "C1", "name": "mt-reading", "is_channel": True, "members": everyone},
         "C2": {"id": "C2", "name": "quiet-lab", "is_channel": True, "members": everyone},
         "C3": {"id": "C3", "name": "elsewhere", "is_channel": True, "members": list(MEMBERS)},
     }
-    messages: list[dict[str, Any]] = []
-    for i, acl in enumerate(HISTORY):
-        ts = f"{now - (80 - i * 9) * 86400:.6f}"
-        sharer = MEMBERS[i % 4]
-        top: dict[str, Any] = {
-            "type": "message",
-            "user": sharer,
-            "ts": ts,
-            "text": f"worth a read <https://aclanthology.org/{acl}/>",
-            "reactions": [{"name": "+1", "users": [MEMBERS[(i + 1) % 4], MEMBERS[(i + 2) % 4]], "count": 2}],
-        }
-        if i % 2 == 0:
-            reply_ts = f"{float(ts) + 600:.6f}"
-            top.update(thread_ts=ts, reply_count=1, reply_users=[MEMBERS[(i + 3) % 4]], latest_reply=reply_ts)
-            reply = {"type": "message", "user": MEMBERS[(i + 3) % 4], "ts": reply_ts, "thread_ts": ts}
-            messages.append({**reply, "text": "the decoding trick in section 4 is neat"})
-        messages.append(top)
-        messages.append({"type": "message", "user": sharer, "ts": f"{float(ts) + 5:.6f}", "text": "lunch at 12?"})
+    messages = shared_history(
+        now,
+        [f"worth a read <https://aclanthology.org/{acl}/>" for acl in HISTORY],
+        MEMBERS,
+        emoji="+1",
+        reply=lambda i: "the decoding trick in section 4 is neat",
+        reply_after=600,
+        chatter="lunch at 12?",
+    )
     state.messages = {"C1": messages, "C2": [], "C3": []}
     return state
 

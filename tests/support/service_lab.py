@@ -12,7 +12,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -113,6 +113,51 @@ class Lab:
                 self.proc.kill()
         self.log.seek(0)
         return self.log.read()
+
+
+def slack_users(names: dict[str, str]) -> dict[str, dict[str, Any]]:
+    """The workspace's users as ``users.list`` gives them (``UBOT`` is PaperPing)."""
+    return {
+        u: {"id": u, "team_id": T, "name": n, "profile": {"display_name": n}, "is_bot": u == "UBOT"}
+        for u, n in names.items()
+    }
+
+
+def shared_history(
+    now: float,
+    texts: Sequence[str],
+    members: Sequence[str],
+    *,
+    emoji: str,
+    reply: Callable[[int], str],
+    reply_after: float,
+    chatter: str | None = None,
+) -> list[dict[str, Any]]:
+    """A channel's history: the i-th text shared 80 - 9i days before ``now`` by member i, with two members'
+    ``emoji``; every other share has a thread of one reply ``reply_after`` seconds later; ``chatter`` follows each
+    share when given (a message with no link)."""
+    messages: list[dict[str, Any]] = []
+    n = len(members)
+    for i, text in enumerate(texts):
+        ts = f"{now - (80 - i * 9) * 86400:.6f}"
+        sharer = members[i % n]
+        top: dict[str, Any] = {
+            "type": "message",
+            "user": sharer,
+            "ts": ts,
+            "text": text,
+            "reactions": [{"name": emoji, "users": [members[(i + 1) % n], members[(i + 2) % n]], "count": 2}],
+        }
+        if i % 2 == 0:
+            reply_ts = f"{float(ts) + reply_after:.6f}"
+            top.update(thread_ts=ts, reply_count=1, reply_users=[members[(i + 3) % n]], latest_reply=reply_ts)
+            messages.append(
+                {"type": "message", "user": members[(i + 3) % n], "ts": reply_ts, "thread_ts": ts, "text": reply(i)}
+            )
+        messages.append(top)
+        if chatter is not None:
+            messages.append({"type": "message", "user": sharer, "ts": f"{float(ts) + 5:.6f}", "text": chatter})
+    return messages
 
 
 def event_callback(event: dict[str, Any], event_id: str) -> dict[str, Any]:
