@@ -1,5 +1,6 @@
-"""The words a group's papers are about, from their titles: what names a topic of the channel's profile, and
-what the `openalex` and `pubmed` sources search for when members named no query.
+"""The words a group's papers are about, from their titles: what names a topic of the channel's profile
+(``topics.distinctive_name``), and what the `openalex` and `pubmed` sources search for when members named no
+query.
 
 A word scores by how many of the papers use it (weighted), against how common it is in titles at large (a
 short list of words every title uses is left out). Only letters, digits and inner hyphens: nothing of a title's
@@ -39,9 +40,3 @@ def top_words(titles: Iterable[tuple[str, float]], most: int = 3) -> list[str]:
             counts[word] = counts.get(word, 0.0) + max(weight, 0.1)
     ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
     return [w for w, _ in ranked[:most]]
-
-
-def topic_name(titles: Iterable[str], most: int = 3) -> str:
-    """A short name for a group of papers from their titles' shared words (``mitophagy, parkin, pink1``)."""
-    words = top_words(((t, 1.0) for t in titles), most)
-    return ", ".join(words) if words else "untitled papers"
