@@ -53,9 +53,7 @@ def cmd_now(inv: Invocation) -> str:
             return "A recommendation is already on its way here." + waiting
         inv.ctx.wake.post_soon()
         return wait_for_slot(inv.ctx, inv.team, inv.channel, inv.now)  # the slot under way: say what came of it
-    inv.ctx.channels.activate(inv.team, inv.channel, inv.now)
-    inv.set(next_post_at=inv.now, slot_at=inv.now, paused=False)
-    inv.ctx.wake.post_soon()
+    inv.post_now()
     if ready.kind == "indexing" or inv.ctx.wake.scheduler is None:
         return ready.sentence
     return wait_for_slot(inv.ctx, inv.team, inv.channel, inv.now)

@@ -63,6 +63,12 @@ class Invocation:
     def text(self) -> str:
         return self.command.text
 
+    def post_now(self) -> None:
+        """Open this channel's slot now (activating the channel, lifting a pause) and wake the scheduler."""
+        self.ctx.channels.activate(self.team, self.channel, self.now)
+        self.set(next_post_at=self.now, slot_at=self.now, paused=False)
+        self.ctx.wake.post_soon()
+
     def set(self, **values: Any) -> None:
         """Change some of this channel's settings."""
         with self.ctx.db.connection() as conn:

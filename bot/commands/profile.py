@@ -105,8 +105,6 @@ def render_profile(profile: ChannelProfile, sources: str) -> str:
 def cmd_start_over(inv: Invocation) -> str:
     with inv.ctx.db.connection() as conn:
         storage.topic_steering.start_over(conn, inv.team, inv.channel, inv.now)
-    inv.ctx.channels.activate(inv.team, inv.channel, inv.now)
-    inv.set(next_post_at=inv.now, slot_at=inv.now, paused=False)
-    inv.ctx.wake.post_soon()
+    inv.post_now()
     inv.announce("asked PaperPing to start over: five papers to rate come next.")
     return "Done: five papers to rate come in a moment; the picks after them start from your ratings."
