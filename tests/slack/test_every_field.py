@@ -20,7 +20,7 @@ import pytest
 from socialrag.db import Database
 from tests.support.bio_standin import BioStandIn
 from tests.support.scholar_standin import ScholarStandIn
-from tests.support.service_lab import Lab, T, shared_history, slack_users, wait_for
+from tests.support.service_lab import Lab, T, shared_history, slack_users, stop_lab, wait_for
 from tests.support.slack_standin import SlackStandIn, SlackState
 
 pytestmark = pytest.mark.slow
@@ -69,11 +69,7 @@ def cell_lab(request: pytest.FixtureRequest, db: Database, tmp_path: Path) -> It
     try:
         yield running
     finally:
-        log = running.stop()
-        slack.stop()
-        scholar.stop()
-        bio.stop()
-        print(log[-8000:])  # shown when the test fails
+        log = stop_lab(running, slack, scholar, bio)
         assert "Traceback" not in log, "paperping run logged no unexpected failure"
 
 
@@ -150,9 +146,5 @@ def test_members_steer_the_sources_and_the_profile_and_start_over(db: Database, 
         assert "Topics steered: muted" in json.dumps(lab.slack.views["U1"]), "App Home shows what members steered"
 
     finally:
-        log = lab.stop()
-        slack.stop()
-        scholar.stop()
-        bio.stop()
-        print(log[-6000:])
+        log = stop_lab(lab, slack, scholar, bio)
     assert "Traceback" not in log

@@ -20,7 +20,7 @@ import pytest
 
 from socialrag.db import Database
 from tests.support.scholar_standin import ScholarStandIn, load_acl_rows
-from tests.support.service_lab import Lab, T, shared_history, slack_users, wait_for
+from tests.support.service_lab import Lab, T, shared_history, slack_users, stop_lab, wait_for
 from tests.support.slack_standin import SlackStandIn, SlackState
 
 # machine translation papers of the ACL Anthology sample: the lab's history
@@ -69,10 +69,7 @@ def lab(db: Database, tmp_path: Path) -> Iterator[Lab]:
     try:
         yield running
     finally:
-        log = running.stop()
-        slack.stop()
-        scholar.stop()
-        print(log[-8000:])  # shown when the test fails
+        log = stop_lab(running, slack, scholar)
         assert "Traceback" not in log, "paperping run logged no unexpected failure"
 
 
@@ -316,8 +313,5 @@ def test_the_first_post_starts_from_the_newest_history_while_the_rest_is_read(db
         )
         print(f"first post {first_post:.1f} s after the invitation; history read {time.time() - started:.1f} s")
     finally:
-        log = lab.stop()
-        slack.stop()
-        scholar.stop()
-        print(log[-8000:])
+        log = stop_lab(lab, slack, scholar)
     assert "Traceback" not in log

@@ -115,6 +115,16 @@ class Lab:
         return self.log.read()
 
 
+def stop_lab(lab: Lab, *standins: Any) -> str:
+    """Stop ``paperping run`` and the stand-ins; its log, whose tail is printed (pytest shows it when the test
+    fails)."""
+    log = lab.stop()
+    for standin in standins:
+        standin.stop()
+    print(log[-8000:])
+    return log
+
+
 def slack_users(names: dict[str, str]) -> dict[str, dict[str, Any]]:
     """The workspace's users as ``users.list`` gives them (``UBOT`` is PaperPing)."""
     return {
