@@ -72,6 +72,7 @@ def _number(name: str, raw: str, kind: type[int] | type[float]) -> int | float:
     return value
 
 
+_EMBED_CACHE = "the vectors of papers' title and abstract, kept for every home on this machine; off: none"
 SETTINGS: tuple[Setting, ...] = (
     Setting("PAPERPING_HOME", "home", "path", "~/.paperping", "where the embedded Postgres and other local state live"),
     Setting(
@@ -190,6 +191,7 @@ SETTINGS: tuple[Setting, ...] = (
         "sentence-transformers model name or local path",
     ),
     Setting("PAPERPING_EMBED_BATCH", "embed_batch", "int", "64", "texts per embedding batch"),
+    Setting("PAPERPING_EMBED_CACHE", "embed_cache", "path", "~/.cache/paperping/embeddings", _EMBED_CACHE),
     Setting(
         "PAPERPING_EMBED_DEVICE",
         "embed_device",
@@ -337,6 +339,7 @@ class Settings:
     openai_api_key: str | None = _default("openai_api_key")
     embed_model: str = _default("embed_model")
     embed_batch: int = _default("embed_batch")
+    embed_cache: Path = _default("embed_cache")  # noqa: RUF009 (a Path is never changed in place)
     embed_device: str = _default("embed_device")
     metadata_max_age_days: float = _default("metadata_max_age_days")
     metadata_retry_hours: float = _default("metadata_retry_hours")
@@ -368,6 +371,11 @@ class Settings:
     def llm_configured(self) -> bool:
         """An OpenAI-compatible server is set (and the network may be used)."""
         return not self.offline and bool(self.openai_api_key or self.openai_base_url)
+
+    @property
+    def embed_cache_dir(self) -> Path | None:
+        """The embedding cache's folder, shared by every home; None when it is off."""
+        return None if self.embed_cache.name.lower() in ("off", "none", "0") else self.embed_cache
 
     def with_changes(self, **changes: object) -> Settings:
         """A copy with some fields replaced (command-line flags use this)."""

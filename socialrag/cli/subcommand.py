@@ -79,7 +79,7 @@ def embed_all(settings: Settings, db: Database) -> None:
     """Embed what lacks a vector now; what is done leaves the queue that `paperping run` works from."""
     from socialrag.knowledge import Embedder, embed_pending
 
-    embedder = Embedder(settings.embed_model, device=settings.embed_device)
+    embedder = Embedder(settings.embed_model, device=settings.embed_device, cache=settings.embed_cache_dir)
     done = embed_pending(db, embedder, batch_size=settings.embed_batch)
     with db.connection() as conn:
         storage.queue.drop_indexed(conn, embedder.model_name, datetime.now(UTC))

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -19,6 +20,7 @@ import psycopg
 
 from socialrag.config import DEFAULT_EMBED_MODEL
 from socialrag.db import Database
+from socialrag.knowledge.vector_cache import VectorCache
 from socialrag.models import Paper
 from socialrag.progress import Progress
 from socialrag.storage.embeddings import (
@@ -52,9 +54,11 @@ class Embedder:
     ``device`` (``auto``: a CUDA GPU when present). The vectors do not depend on the device, so they share one
     model key and one index."""
 
-    def __init__(self, model: str = DEFAULT_EMBED_MODEL, *, device: str = "cpu") -> None:
+    def __init__(self, model: str = DEFAULT_EMBED_MODEL, *, device: str = "cpu", cache: Path | None = None) -> None:
         self.model_name = model
         self.device = device
+        # public paper texts' vectors shared by every home on this machine (``vector_cache``); None: none kept
+        self.vector_cache = VectorCache(cache, model) if cache is not None else None
         self._model: Any = None
         self._lock = threading.Lock()  # the indexer and the recommender share one model in `paperping run`
 
@@ -78,6 +82,10 @@ class Embedder:
 
     @property
     def dimension(self) -> int:
+        """The vectors' length; read from the cache on disk when it knows it, so that a home whose vectors all
+        come from there never loads the model."""
+        if self._model is None and self.vector_cache is not None and self.vector_cache.dimension is not None:
+            return self.vector_cache.dimension
         model = self._load()
         getter = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
         return int(getter())
@@ -93,6 +101,17 @@ class Embedder:
             show_progress_bar=False,
         )
         return np.asarray(vectors, dtype=np.float32)
+
+    def encode_public(self, texts: Mapping[str, str], *, batch_size: int = 64) -> dict[str, np.ndarray]:
+        """Vectors of public paper texts by their hash: from the cache on disk where this machine encoded the
+        same text before, the rest encoded now and kept there. Members' words never come through here."""
+        found = self.vector_cache.get(list(texts)) if self.vector_cache is not None else {}
+        todo = [h for h in texts if h not in found]
+        if todo:
+            found.update(zip(todo, self.encode([texts[h] for h in todo], batch_size=batch_size), strict=True))
+            if self.vector_cache is not None:
+                self.vector_cache.put({h: found[h] for h in todo})
+        return found
 
 
 @dataclass
@@ -133,7 +152,7 @@ def embed_papers(conn: psycopg.Connection, embedder: Embedder, paper_ids: list[i
     cached = load_cached_vectors(conn, embedder.model_name, [p[2] for p in pending])
     todo = {h: text for _, text, h, _ in pending if h not in cached}
     if todo:
-        cached.update(zip(todo, embedder.encode(list(todo.values())), strict=True))
+        cached.update(embedder.encode_public(todo))
     upsert_embeddings(conn, embedder.model_name, [(pid, h, cached[h]) for pid, _, h, _ in pending])
     return done + len(todo)
 
@@ -159,13 +178,17 @@ def embed_pending(db: Database, embedder: Embedder, *, batch_size: int = 64, chu
             with db.connection() as conn:
                 cached = load_cached_vectors(conn, model, [p[2] for p in part])
             todo = {h: text for _, text, h, _ in part if h not in cached}
+            disk = embedder.vector_cache
+            on_disk = disk.get(list(todo)) if disk is not None else {}
+            cached.update(on_disk)
+            todo = {h: text for h, text in todo.items() if h not in on_disk}
             progress.update(len(part) - len(todo))
-            hashes, texts = list(todo), list(todo.values())
+            hashes = list(todo)
             step = max(batch_size, 256)  # small enough steps for the progress to move every few seconds
-            for i in range(0, len(texts), step):
-                vectors = embedder.encode(texts[i : i + step], batch_size=batch_size)
-                cached.update(zip(hashes[i : i + step], vectors, strict=True))
-                progress.update(len(vectors))
+            for i in range(0, len(hashes), step):
+                some = {h: todo[h] for h in hashes[i : i + step]}
+                cached.update(embedder.encode_public(some, batch_size=batch_size))
+                progress.update(len(some))
             with db.connection() as conn:
                 upsert_embeddings(conn, model, [(pid, h, cached[h]) for pid, _, h, _ in part])
             result.embedded += len(todo)

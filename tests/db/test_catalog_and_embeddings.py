@@ -142,8 +142,8 @@ def test_reference_forms(text: str, key: str) -> None:
 
 
 class CountingEmbedder(Embedder):
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, cache: Path | None = None) -> None:
+        super().__init__(cache=cache)
         self.encoded = 0
 
     def encode(self, texts, *, batch_size: int = 64) -> np.ndarray:  # type: ignore[no-untyped-def]
@@ -253,3 +253,36 @@ def test_a_date_known_to_the_month_or_year_is_offered_only_once_it_surely_existe
     at = datetime(2020, 8, 25, tzinfo=UTC).timestamp()
     pool = {int(universe.ids[r]) for r in pool_rows(universe, at, 365, np.zeros(0, dtype=np.int64))}
     assert pool == {ids["2020.acl-main.1"]}
+
+
+@pytest.mark.slow
+def test_a_second_home_takes_the_catalog_vectors_from_the_shared_cache(
+    db: Database, pg_server_uri: str, tmp_path: Path
+) -> None:
+    """Two homes (two databases) on one machine: the second import of the same catalog encodes nothing, and its
+    vectors are the first home's, exactly."""
+    import psycopg
+
+    from socialrag.db import _with_dbname
+
+    catalog = acl_subset(tmp_path, 30)
+    cache = tmp_path / "cache"
+    import_catalog(db, catalog)
+    first = CountingEmbedder(cache)
+    assert embed_pending(db, first).embedded == 30 and first.encoded == 30
+    name = f"pp_second_home_{tmp_path.name[-12:].replace('-', '_')}"
+    with psycopg.connect(pg_server_uri, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "paperping_template"')
+    other = Database(_with_dbname(pg_server_uri, name))
+    try:
+        import_catalog(other, catalog)
+        second = CountingEmbedder(cache)
+        done = embed_pending(other, second)
+        assert (done.embedded, done.reused, second.encoded) == (0, 30, 0)
+        query = "SELECT p.title, e.embedding::text FROM paper_embeddings e JOIN papers p ON p.id = e.paper_id"
+        with db.connection() as conn, other.connection() as conn2:
+            assert sorted(conn.execute(query).fetchall()) == sorted(conn2.execute(query).fetchall())
+    finally:
+        other.close()
+        with psycopg.connect(pg_server_uri, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

@@ -47,9 +47,21 @@ def _close(vector: np.ndarray | None, embedder: CachedEmbedder, text: str) -> bo
     return vector is not None and float(vector @ embedder.encode([text])[0]) > 0.999
 
 
+def _words_on_disk(db: Database, folder: Path) -> set[str]:
+    """The hashes of channel texts (members' words) found in the embedding cache's files."""
+    with db.connection() as conn:
+        words = {r[0] for r in conn.execute("SELECT content_hash FROM channel_text_embeddings").fetchall()}
+    assert words, "the test needs a vector made from members' words"
+    on_disk = set()
+    for shard in folder.rglob("*.npz"):
+        with np.load(shard) as data:
+            on_disk |= {h.decode() for h in data["hashes"].tolist()}
+    return words & on_disk
+
+
 def test_each_channel_embeds_an_unknown_paper_from_its_own_words(db: Database, tmp_path: Path) -> None:
     scholar = ScholarStandIn().start()
-    embedder = CachedEmbedder()
+    embedder = CachedEmbedder(cache=tmp_path / "shared-vectors")
     try:
         with db.connection() as conn:
             for team in (LAB, PARTNER):
@@ -70,6 +82,7 @@ def test_each_channel_embeds_an_unknown_paper_from_its_own_words(db: Database, t
             public = conn.execute("SELECT count(*) FROM paper_embeddings WHERE paper_id = %s", (pid,)).fetchone()[0]
             progress = storage.queue.load_index_progress(conn, LAB, "C1", embedder.model_name)
         assert public == 0, "no vector made from members' words is shared by every workspace"
+        assert _words_on_disk(db, tmp_path / "shared-vectors") == set(), "nor kept in the cache every home shares"
         assert progress.embedded == 1
 
         # a second share in the lab: the lab's vector follows its words, the partner's stays as it was

@@ -72,7 +72,9 @@ class Recommender:
     def __init__(self, settings: Settings, db: Database, *, embedder: Embedder | None = None) -> None:
         self.settings = settings
         self.db = db
-        self.embedder = embedder or Embedder(settings.embed_model, device=settings.embed_device)
+        self.embedder = embedder or Embedder(
+            settings.embed_model, device=settings.embed_device, cache=settings.embed_cache_dir
+        )
         self.llm = build_llm(settings)
         self.searches = SearchCache()  # online searches for papers on demand, shared by the process's members
         self.clients = OnlineClients.open(settings, db)
