@@ -230,7 +230,7 @@ def test_a_channel_whose_history_says_nothing_keeps_the_default_blend() -> None:
     from socialrag.recommender.rank.guard import fit_guarded
 
     rng = np.random.default_rng(0)
-    n_moments, per = 80, 20
+    n_moments, per = 80, 60  # each judged share among 61 papers: a pool like serving's
     pos = rng.random((n_moments * per, len(FEATURES)))
     neg = rng.random((n_moments * per, len(FEATURES)))
     pos[:, SIM] = neg[:, SIM] = 0.0  # nothing the default blend could use either

@@ -16,7 +16,7 @@ POP, REC, SIM = FEATURES.index("popularity"), FEATURES.index("recency"), FEATURE
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
 
 
-def moments(rng: np.random.Generator, n: int, driver: int, per: int = 20, start: float = 0.0) -> tuple[np.ndarray, ...]:
+def moments(rng: np.random.Generator, n: int, driver: int, per: int = 60, start: float = 0.0) -> tuple[np.ndarray, ...]:
     """``n`` shares, each against ``per`` papers passed over, in which the shared paper won on ``driver``."""
     pos = rng.random((n * per, len(FEATURES))) * 0.2
     neg = rng.random((n * per, len(FEATURES))) * 0.2
@@ -149,3 +149,36 @@ def test_a_fit_is_judged_as_serving_would_use_it_with_its_window() -> None:
     assert held_out_mrr(fortnight, pos, neg, times) == pytest.approx(1 / 6), "below the week's five, not offered"
     neg[:, REC] = recency(200)
     assert held_out_mrr(fortnight, pos, neg, times) == 1.0, "among papers none was offered, the scores decide"
+
+
+def test_shares_judged_among_pools_unlike_servings_are_left_out_and_said() -> None:
+    """A curator's older shares could only be rebuilt among the few papers stored around them (24), the latest
+    among a full week's (120). On the small pools a fit that follows noise looks far better than the blend; they
+    are no evidence about serving, so they are left out, and with too few shares left to judge on the blend
+    stays, and `status` says why."""
+    from socialrag.recommender.rank.guard import ServedMoment, like_serving
+
+    rng = np.random.default_rng(3)
+    pos, neg, times = moments(rng, 60, POP)
+    stamps = np.unique(times)
+
+    def pool(at: float, size: int) -> ServedMoment:
+        x = rng.random((size + 1, len(FEATURES))) * 0.2
+        x[0, POP] = 0.9  # the shared paper leads on popularity, as the pairs say
+        return ServedMoment(float(at), x)
+
+    served = [pool(t, 24) for t in stamps[-40:-4]] + [pool(t, 120) for t in stamps[-4:]]
+    judged, left = like_serving(served)
+    assert (len(judged), len(left)) == (4, 36)
+    model = fit_guarded(pos, neg, times, default_model(), now=NOW, served=served)
+    assert np.array_equal(model.weights, default_model().weights)
+    assert model.decision == (
+        "kept the default blend: 4 of its latest shares could be judged among a pool like serving's "
+        "(36 left out: ranked among only 24 to 24 papers), fewer than 6"
+    )
+    assert "Last refit 2026-03-01: kept the default blend: 4 of its latest shares" in describe(model)
+    # the same shares, each rebuilt among a full week's papers: the fit is judged, and wins on them
+    full = [pool(m.at, 120) for m in served]
+    learnt = fit_guarded(pos, neg, times, default_model(), now=NOW, served=full)
+    assert not learnt.decision.startswith("kept"), learnt.decision
+    assert "each ranked among the 121 papers" in learnt.decision and "left out" not in learnt.decision

@@ -191,6 +191,8 @@ _DRIVERS = {
     "authors": "authors it has discussed",
     "venue": "venues it reads",
     "member_author": "its members' own papers",
+    "nearby": "papers at the heart of one of its topics",
+    "interest": "papers close to one member's own shares",
 }
 
 

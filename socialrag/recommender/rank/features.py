@@ -13,6 +13,10 @@ fresh          0.5 ** (days since publication / 21): with recency, lets a channe
 authors        affinity to authors the channel engaged with (the strength of h2)
 venue          affinity to venues the channel engaged with (the strength of h4)
 member_author  a member of the channel is an author (h1)
+nearby         mean cosine to the ``NEARBY_K`` closest papers the channel received well: a candidate in the
+               middle of one of the group's interests, however small a part of the whole that interest is
+interest       cosine to the member whose own shares it is closest to (each member's centroid, from members with
+               ``MIN_INTEREST_SHARES`` shares): a group is a union of its members' interests, not their average
 =============  ============================================================================================
 
 Unknown is not zero. A paper with no popularity reading by then, no known date, no venue or no authors has
@@ -24,7 +28,7 @@ of the candidates that have it (``fill_unknown``), so it is neither helped nor s
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -38,7 +42,11 @@ FEATURES: tuple[str, ...] = (
     "authors",
     "venue",
     "member_author",
+    "nearby",
+    "interest",
 )
+NEARBY_K = 10
+MIN_INTEREST_SHARES = 2  # a member with fewer own shares has no interest of their own yet
 RECENCY_HALF_LIFE_DAYS = 180.0
 FRESH_HALF_LIFE_DAYS = 21.0
 POPULARITY_REFERENCE = 1000.0  # a popularity (citations, upvotes) of this or more counts as 1
@@ -55,6 +63,8 @@ class ChannelState:
     author_weight: np.ndarray  # (authors,) positive engagement of the papers each author is on
     venue_weight: np.ndarray  # (venues,)
     member_authors: np.ndarray  # (authors,) bool: a member of the channel
+    # (k, d) unit vectors: the centroid of each member's own shares (members with a few shares), or none
+    interests: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.float32))
 
 
 @dataclass(frozen=True)
@@ -83,7 +93,10 @@ def features(state: ChannelState, cands: CandidateSet, at: float, sims: np.ndarr
         x[:, 0] = (sims * sims * sims) @ w / (np.abs(w).sum() + 1e-9)
         liked = w > 0
         if liked.any():
-            x[:, 1] = sims[:, liked].max(axis=1)
+            close = sims[:, liked]
+            x[:, 1] = close.max(axis=1)
+            k = min(NEARBY_K, close.shape[1])
+            x[:, FEATURES.index("nearby")] = np.partition(close, close.shape[1] - k, axis=1)[:, -k:].mean(axis=1)
     if state.disliked.any():
         x[:, 2] = sims[:, state.disliked].max(axis=1)
     with np.errstate(invalid="ignore"):
@@ -103,6 +116,11 @@ def features(state: ChannelState, cands: CandidateSet, at: float, sims: np.ndarr
     if known_venue.any() and len(state.venue_weight):
         x[known_venue, 7] = 1.0 - np.exp(-state.venue_weight[cands.venues[known_venue]])
     x[~known_venue, 7] = np.nan
+    interest = FEATURES.index("interest")
+    if len(state.interests):
+        x[:, interest] = np.maximum(cands.vectors @ state.interests.T, 0.0).max(axis=1)
+    else:
+        x[:, interest] = np.nan  # no member has shared enough to have an interest of their own
     return x
 
 

@@ -4,7 +4,9 @@ pulling a thin fit toward the default blend (``shrink``), and the judge (``fit_g
 The judge scores each contestant the way serving ranks: every held-out share is ranked among the candidates
 serving would have offered at that moment (``ServedMoment``: the same window, as many papers as serving ranks,
 the features as known before the share's burst, unknowns filled as serving fills them), and every contestant
-ranks the same papers. The contestants, simplest first: the default blend, the best single feature, the fit
+ranks the same papers. A share whose pool cannot be rebuilt at the size serving ranks (few papers were stored
+around it: ``like_serving``) is left out and said so; with too few judged shares the default blend stays.
+The contestants, simplest first: the default blend, the best single feature, the fit
 in use (when it never saw the held-out shares), a new fit held close to the blend by how little it learnt from
 (``shrink``), and the new fit itself. A more complex one is chosen only when it beats
 the one chosen so far by ``GUARD_MARGIN`` plus the noise of the comparison (one standard error of the paired
@@ -29,8 +31,13 @@ MAX_JUDGED = 40  # the latest shares a refit judges on (each ranked among all se
 GUARD_MARGIN = 0.02  # in mean reciprocal rank: what a more complex ranking must win by, beyond the noise
 SHRINK_SHARES = 40.0  # a fit from n shares is served as n / (n + this) of itself, the rest the default blend
 MIN_WINDOW_DAYS, MAX_WINDOW_DAYS = 7.0, 1095.0
+# a held-out share is evidence only among a pool like serving's: at least this many papers...
+MIN_JUDGED_POOL = 20
+# ...and at least this share of the pool of the latest judged share (the moment whose stored papers are most
+# complete): an older share ranked among the few papers stored around it says little about ranking a full week
+JUDGED_POOL_SHARE = 0.5
 HELD = "a new fit held close to the default blend"
-SINGLES = ("similarity", "nearest", "popularity", "recency", "fresh", "authors", "venue")
+SINGLES = ("similarity", "nearest", "nearby", "interest", "popularity", "recency", "fresh", "authors", "venue")
 
 
 @dataclass(frozen=True)
@@ -113,6 +120,16 @@ def served_ranks(model: RankerModel, moments: list[ServedMoment]) -> np.ndarray:
         others = s[1:]
         out[k] = 1.0 / (1.0 + float((others > s[0]).sum()) + 0.5 * float((others == s[0]).sum()))
     return out
+
+
+def like_serving(moments: list[ServedMoment]) -> tuple[list[ServedMoment], list[ServedMoment]]:
+    """(judged, left out): the held-out shares whose rebuilt pool is like the one serving ranks (``MIN_JUDGED_POOL``
+    papers or more, and ``JUDGED_POOL_SHARE`` of the latest share's pool), and the rest."""
+    if not moments:
+        return [], []
+    bar = max(MIN_JUDGED_POOL, JUDGED_POOL_SHARE * (len(moments[-1].x) - 1))
+    judged = [m for m in moments if len(m.x) - 1 >= bar]
+    return judged, [m for m in moments if len(m.x) - 1 < bar]
 
 
 def served_moments_from_pairs(pos: np.ndarray, neg: np.ndarray, times: np.ndarray) -> list[ServedMoment]:
@@ -214,7 +231,7 @@ def fit_guarded(
     """The ranking the channel should use from now on, with the reason in ``decision``.
 
     The held-out shares are the ``served`` moments (the latest shares, each with the candidates serving offered
-    then); without them, the latest quarter of the pairs' moments. Every contestant learns only from the moments
+    then); with None, the latest quarter of the pairs' moments. Every contestant learns only from the moments
     before the first held-out share; the winner (see the module's docstring) is then refitted on everything.
     Whichever wins, serving picks among ``window_days`` (None: any date): the window is where candidates come
     from, learnt apart from the ranking."""
@@ -223,25 +240,25 @@ def fit_guarded(
     if len(moments) < MIN_SHARES:
         reason = f"the default blend: the channel has {len(moments)} shares to learn from, fewer than {MIN_SHARES}"
         return RankerModel(blend.weights, blend.scales, blend.prior, len(moments), len(times), now, decision=reason)
-    if not served:
+    if served is None:
         late = moments[-max(MIN_VALIDATION_MOMENTS, len(moments) // 4) :]
         at = times >= late[0]
         served = served_moments_from_pairs(positives[at], negatives[at], times[at])
-    served = served[-MAX_JUDGED:]
+    served, left_out = like_serving(served[-MAX_JUDGED:])
     split = served[0].at if served else np.inf
     early = times < split
     n_early = len(np.unique(times[early]))
     if len(served) < MIN_VALIDATION_MOMENTS // 2 or n_early < MIN_SHARES:
-        model, _ = fit_validated(positives, negatives, times, popularity_weight, now=now, window_days=window_days)
-        thin = "learnt from all the channel's shares, held close to the default blend: too few yet to judge on"
-        return replace(shrink(model, positives, negatives), decision=thin)
+        reason = _too_few_sentence(served, left_out, n_early)
+        kept = RankerModel(blend.weights, blend.scales, blend.prior, len(moments), len(times), now)
+        return replace(kept, decision=f"kept the default blend: {reason}", window_days=window_days)
     new, strength = fit_validated(
         positives[early], negatives[early], times[early], popularity_weight, window_days=window_days
     )
     single = best_single(positives[early], negatives[early], times[early], new)
     contestants = _contestants(blend, single, current, new, split, positives[early], negatives[early])
     name, rr, table = _judge(contestants, served)
-    decision = f"{name}: {_held_sentence(served, name, rr, table)}"
+    decision = f"{name}: {_held_sentence(served, name, rr, table)}{_left_out_sentence(left_out)}"
     # the window is where serving draws candidates from, whichever ranking orders them: every outcome keeps it
     if name == "the default blend":
         kept = RankerModel(blend.weights, blend.scales, blend.prior, len(moments), len(times), now)
@@ -306,6 +323,23 @@ def _held_sentence(served: list[ServedMoment], chosen: str, rr: np.ndarray, tabl
         f"on the latest {len(served)} shares, each ranked among the {offered} papers serving would have offered "
         f"then, it had MRR {float(rr.mean()):.2f} against {others}"
     )
+
+
+def _too_few_sentence(served: list[ServedMoment], left_out: list[ServedMoment], n_early: int) -> str:
+    if n_early < MIN_SHARES and len(served) >= MIN_VALIDATION_MOMENTS // 2:
+        return f"{n_early} shares to learn from before the ones to judge on, fewer than {MIN_SHARES}"
+    said = f"{len(served)} of its latest shares could be judged among a pool like serving's"
+    if left_out:
+        sizes = sorted(len(m.x) - 1 for m in left_out)
+        said += f" ({len(left_out)} left out: ranked among only {sizes[0]} to {sizes[-1]} papers)"
+    return f"{said}, fewer than {MIN_VALIDATION_MOMENTS // 2}"
+
+
+def _left_out_sentence(left_out: list[ServedMoment]) -> str:
+    if not left_out:
+        return ""
+    sizes = sorted(len(m.x) - 1 for m in left_out)
+    return f"; {len(left_out)} shares left out, their pools too small to judge on ({sizes[0]} to {sizes[-1]} papers)"
 
 
 def _day(moment: float | None) -> str:

@@ -22,7 +22,7 @@ from socialrag.recommender.rank.calibrate import (
     SILENCE_COUNTS_FROM,
 )
 from socialrag.recommender.rank.engagement import emoji_selectivity, engagement_events
-from socialrag.recommender.rank.features import CandidateSet, ChannelState
+from socialrag.recommender.rank.features import MIN_INTEREST_SHARES, CandidateSet, ChannelState
 from socialrag.recommender.rank.window import DAY
 from socialrag.recommender.retrieve.context import ChannelContext
 from socialrag.rows import PaperInfo
@@ -215,6 +215,39 @@ class ChannelHistory:
     ev_v: np.ndarray
     member_authors: np.ndarray  # (n_authors,) bool: the author is a member of the channel
     half_life_days: float
+    sharer: np.ndarray | None = None  # (m,) the member who shared the paper first (an index), -1 when PaperPing did
+
+    @cached_property
+    def _interest_sums(self) -> tuple[np.ndarray, np.ndarray]:
+        """At each position, the sum of the vectors of its sharer's papers up to it and how many there are (so
+        that a member's interest at any moment is one lookup: the papers are in order of first share)."""
+        sharer = self.sharer if self.sharer is not None else np.full(len(self.rows), -1)
+        vectors = self.universe.vectors[self.rows]
+        sums = np.zeros(vectors.shape, dtype=np.float64)
+        counts = np.zeros(len(self.rows), dtype=np.int64)
+        running: dict[int, tuple[np.ndarray, int]] = {}
+        for k, member in enumerate(sharer.tolist()):
+            if member < 0:
+                continue
+            total, n = running.get(member, (np.zeros(vectors.shape[1]), 0))
+            running[member] = (total + vectors[k], n + 1)
+            sums[k], counts[k] = running[member]
+        return sums, counts
+
+    def interests_at(self, known: int) -> np.ndarray:
+        """The unit centroid of each member's own shares among the first ``known`` papers, for members with at
+        least ``MIN_INTEREST_SHARES`` of them."""
+        if self.sharer is None or known == 0:
+            return np.zeros((0, self.universe.vectors.shape[1]), dtype=np.float32)
+        sharer = self.sharer[:known]
+        at = np.flatnonzero(sharer >= 0)[::-1]
+        _, first = np.unique(sharer[at], return_index=True)
+        last = at[first]  # each member's latest paper so far
+        sums, counts = self._interest_sums
+        last = last[counts[last] >= MIN_INTEREST_SHARES]
+        centres = sums[last]
+        norms = np.linalg.norm(centres, axis=1, keepdims=True)
+        return (centres / np.where(norms > 0, norms, 1.0)).astype(np.float32)
 
     @cached_property
     def _authors(self) -> tuple[np.ndarray, np.ndarray]:
@@ -267,7 +300,8 @@ class ChannelHistory:
             chosen = np.vstack([chosen, direction[None, :].astype(chosen.dtype)])
             w = np.append(w, 2.0 * strongest if boosted else -strongest)
             disliked = np.append(disliked, not boosted)
-        return ChannelState(chosen, w, disliked, author_w, venue_w, self.member_authors), known
+        interests = self.interests_at(len(known))
+        return ChannelState(chosen, w, disliked, author_w, venue_w, self.member_authors, interests), known
 
 
 def build_history(
@@ -286,10 +320,15 @@ def build_history(
     ev_t: list[float] = []
     ev_v: list[float] = []
     first, member_first, post_at, answered, any_answer = [], [], [], [], []
+    sharers: dict[str, int] = {}
+    sharer: list[int] = []
     for k, (_, paper) in enumerate(papers):
         first.append(min(s.at for s in paper.shares).timestamp())
         by_members = [s.at.timestamp() for s in paper.shares if s.user_id not in bots]
         member_first.append(min(by_members) if by_members else np.nan)
+        opener = min(paper.shares, key=lambda s: s.at)
+        by_bot = opener.user_id is None or opener.user_id in bots
+        sharer.append(-1 if by_bot else sharers.setdefault(str(opener.user_id), len(sharers)))
         bot_shares = [s.at.timestamp() for s in paper.shares if s.user_id in bots]  # PaperPing's own posts
         post = min(bot_shares) if bot_shares else np.nan
         post_at.append(post)
@@ -319,6 +358,7 @@ def build_history(
         np.array(ev_v, dtype=np.float64),
         member_authors,
         half_life_days,
+        np.array(sharer, dtype=np.int64),
     )
 
 

@@ -36,6 +36,7 @@ SIMILAR = 0.5  # cosine at which two papers count as "similar"
 MEMBER_INTEREST = 0.35  # cosine at which a member's interests count as close to a paper
 RECENT_THREAD_PENALTY = 0.25  # what pointing at an earlier paper a recent post pointed at costs (h5)
 RECENT_MEMBER_PENALTY = 0.1  # what naming a member a recent post named costs (h8)
+MEMBER_NEAREST = 3  # a member's closeness to a paper: the mean cosine of this many of their closest papers (h8)
 
 
 FOLLOWED_STRENGTH = 10.0  # a followed author's h2 comes before any other author's
@@ -291,21 +292,32 @@ def member_profiles(inp: SignalInput) -> dict[str, list[SharedPaper]]:
     return profiles
 
 
+def member_shares(inp: SignalInput) -> dict[str, list[SharedPaper]]:
+    """The recent papers each human member shared themselves."""
+    out: dict[str, list[SharedPaper]] = {}
+    for p in _recent(inp):
+        for uid in {s.user_id for s in p.shares if s.user_id in inp.ctx.members}:
+            if uid and not inp.ctx.members[uid].is_bot:
+                out.setdefault(uid, []).append(p)
+    return out
+
+
 def signal_h8(inp: SignalInput, exclude: frozenset[str] = frozenset()) -> list[SocialSignal]:
-    """The member whose own engagement is closest to the candidate (other than ``exclude``, e.g. the member
-    already named as the one who shared the related paper)."""
+    """The member whose own shares (else other positive engagement) are closest to the candidate, other than
+    ``exclude`` (e.g. the member already named as the one who shared the related paper)."""
     if inp.vector is None:
         return []
     best: tuple[float, str, int, float] | None = None
-    for uid, papers in member_profiles(inp).items():
+    own = member_shares(inp)
+    for uid, engaged in member_profiles(inp).items():
         if uid in exclude:
             continue
+        papers = own.get(uid) or engaged
         vecs = [inp.ctx.vectors[p.info.paper_id] for p in papers if p.info.paper_id in inp.ctx.vectors]
         if not vecs:
             continue
-        profile = np.mean(vecs, axis=0)
-        norm = float(np.linalg.norm(profile)) or 1.0
-        sim = float(profile @ inp.vector) / norm
+        # the mean of their closest few papers: a member who reads about two things is close to a paper on either
+        sim = float(np.sort(np.stack(vecs) @ inp.vector)[::-1][:MEMBER_NEAREST].mean())
         # a member a recent post already named comes after the others who may care as much
         rank = sim - (RECENT_MEMBER_PENALTY if uid in inp.ctx.recent_interested else 0.0)
         if sim >= MEMBER_INTEREST and (best is None or rank > best[0]):

@@ -1,0 +1,102 @@
+"""A group is a union of interests, not their average: a member who reads about two things is named for a
+paper on either, and the ranking measures a candidate against the interest it fits best (its nearest liked
+papers, the member whose own shares it is closest to), so a quiet interest is not drowned by the loudest."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+
+from socialrag.recommender.rank.features import FEATURES, features
+from socialrag.recommender.rank.history import build_history, build_universe
+from socialrag.recommender.retrieve.context import ChannelContext, SharedPaper
+from socialrag.recommender.retrieve.signals import Relations, SignalInput, signal_h8
+from socialrag.rows import AuthorRef, MemberInfo, PaperInfo, Share
+
+NOW = datetime(2026, 5, 1, tzinfo=UTC)
+DIM = 16
+
+
+def direction(k: int) -> np.ndarray:
+    v = np.zeros(DIM)
+    v[k] = 1.0
+    return v
+
+
+def near(base: np.ndarray, rng: np.random.Generator, spread: float = 0.15) -> np.ndarray:
+    v = base + rng.normal(scale=spread, size=DIM)
+    return (v / np.linalg.norm(v)).astype(np.float32)
+
+
+def info(pid: int) -> PaperInfo:
+    return PaperInfo(pid, f"Paper {pid}", None, None, 2026, (AuthorRef(pid, f"A{pid}", f"a{pid}"),), None)
+
+
+def lab(shares: list[tuple[str, np.ndarray]]) -> tuple[ChannelContext, dict[int, np.ndarray]]:
+    """A channel where each (member, vector) is one paper that member shared, a day apart."""
+    papers, vectors = {}, {}
+    for pid, (member, vector) in enumerate(shares, start=1):
+        at = NOW - timedelta(days=len(shares) - pid + 1)
+        papers[pid] = SharedPaper(info(pid), [Share(pid, f"{pid}.0", member, at, None, None)])
+        vectors[pid] = vector
+    members = {m: MemberInfo(m, m.lower()) for m, _ in shares}
+    return ChannelContext("T", "C", NOW, papers, members, {}, {}, {}, vectors=vectors), vectors
+
+
+def test_a_member_who_reads_about_two_things_is_named_for_either() -> None:
+    """Ana shares parsing and speech papers alike; Ben shares papers between the two and beyond. For a speech
+    paper, the mean of Ana's papers sits between her topics and would name Ben; her closest papers name her."""
+    rng = np.random.default_rng(1)
+    parsing, speech = direction(0), direction(1)
+    between = (parsing + speech + direction(2)) / np.sqrt(3)
+    shares = [("ANA", near(parsing, rng)) for _ in range(4)] + [("ANA", near(speech, rng)) for _ in range(4)]
+    shares += [("BEN", near(between, rng, 0.05)) for _ in range(3)]
+    ctx, _ = lab(shares)
+    found = signal_h8(SignalInput(ctx, info(99), near(speech, rng, 0.05), Relations()))
+    assert [s.members for s in found] == [("ANA",)]
+    # a paper on neither of Ana's topics nor near Ben's names nobody
+    assert signal_h8(SignalInput(ctx, info(99), direction(7).astype(np.float32), Relations())) == []
+
+
+def test_the_ranking_measures_a_candidate_against_the_interest_it_fits_best() -> None:
+    """Twelve summarization papers from three members, three bias papers from one: the average over the channel
+    (``similarity``) prefers a paper between the two topics to a paper squarely on bias; the closest member's own
+    shares (``interest``) prefer the bias paper. ``nearby`` is the mean of the ten closest liked papers."""
+    rng = np.random.default_rng(2)
+    summarization, bias = direction(0), direction(1)
+    shares = [(m, near(summarization, rng, 0.1)) for m in ("ANA", "BEN", "CHO") for _ in range(4)]
+    shares += [("DEV", near(bias, rng, 0.1)) for _ in range(3)]
+    ctx, vectors = lab(shares)
+    infos = {pid: p.info for pid, p in ctx.papers.items()}
+    on_bias, between = near(bias, rng, 0.05), near(summarization * 0.75 + bias * 0.66, rng, 0.02)
+    infos.update({100: info(100), 101: info(101)})
+    vectors.update({100: on_bias, 101: between})
+    universe = build_universe(infos, vectors)
+    history = build_history(ctx, universe, 60.0)
+    state, _ = history.state_at(NOW.timestamp())
+    assert len(state.interests) == 4, "one interest per member with two or more shares of their own"
+    rows = np.array([universe.index[100], universe.index[101]])
+    x = features(state, universe.candidates(rows, NOW.timestamp()), NOW.timestamp())
+    sim, nearby, interest = (FEATURES.index(f) for f in ("similarity", "nearby", "interest"))
+    assert x[1, sim] > x[0, sim], "the channel's average is pulled toward its loudest topic"
+    assert x[0, interest] > x[1, interest] > 0.5
+    liked = np.stack([vectors[pid] for pid in range(1, 16)])
+    for k, v in enumerate((on_bias, between)):
+        assert np.isclose(x[k, nearby], np.sort(np.maximum(liked @ v, 0.0))[-10:].mean())
+    # interests are what was shared before the moment ranked: Dev's bias papers are not known a week earlier
+    early, _ = history.state_at((NOW - timedelta(days=4)).timestamp())
+    assert len(early.interests) == 3
+
+
+def test_a_channel_where_no_member_shared_twice_has_no_interest_to_measure() -> None:
+    """Unknown is not zero: with no member's own interest yet, the feature is unknown, not a low value."""
+    rng = np.random.default_rng(3)
+    ctx, vectors = lab([(f"M{k}", near(direction(k), rng)) for k in range(5)])
+    infos = {pid: p.info for pid, p in ctx.papers.items()} | {50: info(50)}
+    vectors[50] = near(direction(0), rng)
+    universe = build_universe(infos, vectors)
+    state, _ = build_history(ctx, universe, 60.0).state_at(NOW.timestamp())
+    x = features(state, universe.candidates(np.array([universe.index[50]]), NOW.timestamp()), NOW.timestamp())
+    assert len(state.interests) == 0 and np.isnan(x[0, FEATURES.index("interest")])
+    assert not np.isnan(x[0, FEATURES.index("nearby")])
