@@ -16,8 +16,15 @@ from bot.views.top_list import render_top_list
 from socialrag import storage
 from socialrag.db import Database
 from socialrag.knowledge import READING_LIST_EMOJI, check_follow_ups, index_messages
-from socialrag.models import Digest, Message, PaperRef
-from socialrag.recommender import FollowUpNote, Recommendation, Recommender, send_follow_ups, share_context
+from socialrag.models import Digest, Draft, Message, PaperRef
+from socialrag.recommender import (
+    Coverage,
+    FollowUpNote,
+    Recommendation,
+    Recommender,
+    send_follow_ups,
+    share_context,
+)
 from socialrag.report import load_top_list
 
 SHARER = "U06FARID"
@@ -138,3 +145,13 @@ def show_profile(recommender: Recommender, team: str, channel: str, at: datetime
         examples = "; ".join(title if len(title) <= 60 else title[:59] + "…" for title, _ in topic.examples)
         say(f"    {i}. {topic.label} ({len(topic.paper_ids)} papers), e.g. {examples}")
     return [t.label for t in profile.topics]
+
+
+def show_coverage(
+    recommender: Recommender, team: str, channel: str, at: datetime, drafts: list[Draft], say: Say
+) -> Coverage:
+    """How much of the group the week's picks served: its topics (as of the first post) that got one, and its
+    active members named as possibly interested."""
+    coverage = recommender.coverage(team, channel, at, drafts)
+    say(f"\n· Coverage of the week: {coverage.sentence(len(drafts))}.")
+    return coverage

@@ -26,6 +26,7 @@ import numpy as np
 from bot.demo.extras import (
     forget_share,
     show_context_reply,
+    show_coverage,
     show_digest,
     show_follow_up,
     show_lists,
@@ -309,6 +310,8 @@ def run_demo(settings: Settings, home: Path | None, out: Path, say: Say = print)
     reply = show_context_reply(db, recommender, posts[2].rec, TEAM, CHANNEL, SHARE_AT, say, render)
     digest = show_digest(recommender, TEAM, CHANNEL, digest_at := FIRST_POST + timedelta(days=7), say, render)
     show_profile(recommender, TEAM, CHANNEL, digest_at, say)
+    week = [p.draft for p in posts] + (list(digest.drafts) if digest else [])
+    show_coverage(recommender, TEAM, CHANNEL, FIRST_POST, week, say)
     recommender.close()
     more = [(SHARE_AT + timedelta(minutes=1), " · in the thread of @farid's share", reply)] if reply else []
     more += [(digest_at, " · the weekly digest", build_digest_blocks(digest))] if digest else []

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from socialrag.recommender.explain.wording import MEMBER_TOKEN, describe_fact, render_plain
     from socialrag.recommender.rank.calibrate import RankerModel
     from socialrag.recommender.rank.calibrate import describe as describe_ranker
+    from socialrag.recommender.rank.coverage import Coverage
     from socialrag.recommender.rank.engagement import ScoringConfig
     from socialrag.recommender.rank.refit import load_fit, refit_channel
     from socialrag.recommender.retrieve.candidates import normalize_arxiv_category

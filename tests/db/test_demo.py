@@ -24,6 +24,9 @@ def test_demo_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
     assert "The loop:" in printed
     profile = printed.split("What PaperPing believes the lab reads", 1)[1].split("\n\n", 1)[0]
     assert "summarization" in profile and "bias, gender" in profile and "question" in profile, profile
+    # the week's eight picks serve the whole group, not only its loudest topic
+    covered = re.search(r"Coverage of the week: (\d+) of the channel's (\d+) topics .* of the 8 picks", printed)
+    assert covered and int(covered[1]) >= 3 and int(covered[2]) >= 3, printed[-3000:]
     # the group's reactions move the next ranking: a paper changes place, or the scores change
     rescored = [float(new) != float(old) for new, old in re.findall(r"#\d (\d\.\d+) \(was (\d\.\d+)\)", printed)]
     assert "new in the top five" in printed or "was #" in printed or any(rescored)

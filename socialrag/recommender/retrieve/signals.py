@@ -36,7 +36,7 @@ SIMILAR = 0.5  # cosine at which two papers count as "similar"
 MEMBER_INTEREST = 0.35  # cosine at which a member's interests count as close to a paper
 RECENT_THREAD_PENALTY = 0.25  # what pointing at an earlier paper a recent post pointed at costs (h5)
 RECENT_MEMBER_PENALTY = 0.1  # what naming a member a recent post named costs (h8)
-MEMBER_NEAREST = 3  # a member's closeness to a paper: the mean cosine of this many of their closest papers (h8)
+MEMBER_NEAREST = 3  # h8: a member's closeness is the mean cosine of their closest few papers, not of all
 
 
 FOLLOWED_STRENGTH = 10.0  # a followed author's h2 comes before any other author's
@@ -293,12 +293,11 @@ def member_profiles(inp: SignalInput) -> dict[str, list[SharedPaper]]:
 
 
 def member_shares(inp: SignalInput) -> dict[str, list[SharedPaper]]:
-    """The recent papers each human member shared themselves."""
+    """The recent papers each member shared themselves (``signal_h8`` asks only of human members)."""
     out: dict[str, list[SharedPaper]] = {}
     for p in _recent(inp):
-        for uid in {s.user_id for s in p.shares if s.user_id in inp.ctx.members}:
-            if uid and not inp.ctx.members[uid].is_bot:
-                out.setdefault(uid, []).append(p)
+        for uid in {s.user_id or "" for s in p.shares} - {""}:
+            out.setdefault(uid, []).append(p)
     return out
 
 
@@ -316,7 +315,6 @@ def signal_h8(inp: SignalInput, exclude: frozenset[str] = frozenset()) -> list[S
         vecs = [inp.ctx.vectors[p.info.paper_id] for p in papers if p.info.paper_id in inp.ctx.vectors]
         if not vecs:
             continue
-        # the mean of their closest few papers: a member who reads about two things is close to a paper on either
         sim = float(np.sort(np.stack(vecs) @ inp.vector)[::-1][:MEMBER_NEAREST].mean())
         # a member a recent post already named comes after the others who may care as much
         rank = sim - (RECENT_MEMBER_PENALTY if uid in inp.ctx.recent_interested else 0.0)

@@ -15,12 +15,15 @@ import psycopg
 
 from socialrag import storage
 from socialrag.knowledge.readiness import focus_active
+from socialrag.models import Draft, MemberMayCare
 from socialrag.recommender.rank.calibrate import describe
+from socialrag.recommender.rank.coverage import Coverage
 from socialrag.recommender.rank.engagement import ScoringConfig, channel_weights
 from socialrag.recommender.rank.refit import load_fit
 from socialrag.recommender.retrieve.candidates import search_words
 from socialrag.recommender.retrieve.context import load_channel_context
 from socialrag.recommender.retrieve.topics import MIN_RADIUS, Steer, Topic, channel_topics
+from socialrag.recommender.serve.pipeline import measure_coverage
 from socialrag.storage.topic_steering import SteerRow
 
 WORDS_RADIUS = MIN_RADIUS  # how close a paper must be to a few words a member gave to fall in their topic
@@ -105,3 +108,16 @@ def load_steers(conn: psycopg.Connection, team_id: str, channel_id: str, model: 
     """The topics members muted or boosted in the channel, for this embedding model."""
     rows = [r for r in storage.topic_steering.load_steering(conn, team_id, channel_id) if r.model == model]
     return tuple(Steer(r.label, r.action, np.asarray(r.direction, dtype=np.float32), r.radius) for r in rows)
+
+
+def load_coverage(
+    conn: psycopg.Connection, team_id: str, channel_id: str, model: str, at: datetime, drafts: list[Draft]
+) -> Coverage:
+    """How much of the group these posts served, measured against the channel as it was at ``at`` (before them):
+    its topics owed posts that got one, and its active members named as possibly interested."""
+    ctx = load_channel_context(conn, team_id, channel_id, at, model)
+    bots = frozenset(uid for uid, m in ctx.members.items() if m.is_bot)
+    weights = channel_weights(ctx.papers, at, ScoringConfig(), ctx.emoji_overrides, bots)
+    vectors = storage.embeddings.load_vectors(conn, model, [d.paper.paper_id for d in drafts])
+    named = {s.fact.member for d in drafts for s in d.signals if isinstance(s.fact, MemberMayCare)}
+    return measure_coverage(ctx, weights, list(vectors.values()), named)

@@ -11,7 +11,7 @@ import logging
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import numpy as np
 import psycopg
@@ -23,6 +23,7 @@ from socialrag.names import fold_text
 from socialrag.recommender.explain.generate import GenerateConfig, build_draft
 from socialrag.recommender.explain.llm import LLMClient
 from socialrag.recommender.rank.calibrate import RankerModel, diversify
+from socialrag.recommender.rank.coverage import RECENT_POSTS, Coverage, Interests
 from socialrag.recommender.rank.engagement import ScoringConfig, channel_weights, select_signals
 from socialrag.recommender.rank.features import FEATURES, features, fill_unknown
 from socialrag.recommender.rank.history import build_history, build_universe
@@ -31,7 +32,7 @@ from socialrag.recommender.retrieve.candidates import CandidateQuery, CandidateS
 from socialrag.recommender.retrieve.context import ChannelContext, load_channel_context
 from socialrag.recommender.retrieve.followed import FOLLOWED
 from socialrag.recommender.retrieve.signals import Relations, SignalInput, compute_signals
-from socialrag.recommender.retrieve.topics import Steer, boosted_by, muted
+from socialrag.recommender.retrieve.topics import Steer, boosted_by, channel_topics, muted
 from socialrag.rows import PaperInfo
 from socialrag.storage.context_rows import load_paper_infos
 from socialrag.storage.embeddings import load_vectors
@@ -109,9 +110,11 @@ def score_candidates(
     ranker: RankerModel,
     focus: np.ndarray | None = None,
     steering: Sequence[Steer] = (),
+    interests: Interests | None = None,
 ) -> list[Candidate]:
     """Every candidate with its score and the parts of it, best first (after re-ranking against the last
-    posts, so successive posts differ). Pure."""
+    posts, so successive posts differ, and toward the channel's ``interests`` its last month of posts left
+    waiting, ``coverage``). ``recent`` is the last month's posts, newest first. Pure."""
     seen_titles = {fold_text(p.info.title) for p in ctx.papers.values() if p.info.title}
     kept = [
         pid for pid, info in infos.items() if pid in vectors and info.title and fold_text(info.title) not in seen_titles
@@ -129,8 +132,9 @@ def score_candidates(
     rows = np.array([index[pid] for pid in kept], dtype=np.int64)
     x = fill_unknown(features(state, universe.candidates(rows, at), at))
     scores = ranker.score(x)
-    recent_matrix = np.stack(recent) if recent else None
-    order = diversify(scores, universe.vectors[rows], 10, recent_matrix, config.diversity_weight)
+    last = np.stack(recent[: config.recent_for_diversity]) if recent else None
+    posted = np.stack(recent) if recent else None
+    order = diversify(scores, universe.vectors[rows], 10, last, config.diversity_weight, interests, posted)
     out = []
     for i in order:
         contributions = ((name, round(float(ranker.weights[k] * x[i, k]), 4)) for k, name in enumerate(FEATURES))
@@ -139,6 +143,36 @@ def score_candidates(
             Candidate(kept[i], infos[kept[i]].title or "", float(scores[i]), sources.get(kept[i], "?"), parts=parts)
         )
     return out
+
+
+def channel_interests(ctx: ChannelContext, weights: dict[int, float]) -> Interests:
+    """The channel's interests that posts should cover: its topics as the profile clusters them (a channel of
+    one topic has nothing to balance)."""
+    topics = channel_topics(ctx, {pid: w for pid, w in weights.items() if pid != FOCUS_ID})
+    if len(topics) < 2:
+        return Interests(np.zeros((0, 0), dtype=np.float32), np.zeros(0), np.zeros(0))
+    return Interests.of(
+        np.stack([t.direction for t in topics]),
+        np.array([t.radius for t in topics]),
+        np.array([t.engagement for t in topics]),
+    )
+
+
+def measure_coverage(
+    ctx: ChannelContext, weights: dict[int, float], picks: Sequence[np.ndarray], named: set[str], days: int = 90
+) -> Coverage:
+    """How much of the group these picks (their vectors) served: the channel's topics owed posts (as of
+    ``ctx``) that got one, and the members active in the last ``days`` named (``named``) as possibly interested."""
+    interests = channel_interests(ctx, weights)
+    got = interests.counts(np.stack(picks) if picks else None)
+    since = ctx.as_of - timedelta(days=days)
+    active = {
+        uid
+        for p in ctx.papers.values()
+        for uid, at in [(s.user_id, s.at) for s in p.shares] + [(r.user_id, r.at) for r in p.replies]
+        if uid in ctx.members and not ctx.members[uid].is_bot and at >= since
+    }
+    return Coverage(len(interests), int((got > 0).sum()), len(active), len(active & named))
 
 
 def load_relations(conn: psycopg.Connection, ctx: ChannelContext, candidate_id: int) -> Relations:
@@ -228,9 +262,13 @@ def rank_channel(conn: psycopg.Connection, request: ChannelRequest, *, identifie
     vectors = {pid: v for pid, v in vectors.items() if pid in found}
     infos = load_paper_infos(conn, list(found), as_of)
     recent_ids = sorted(ctx.recommended, key=lambda p: ctx.recommended[p], reverse=True)
-    recent_ids = recent_ids[: config.scoring.recent_for_diversity]
-    recent = list(load_vectors(conn, config.model, recent_ids).values())
-    ranked = score_candidates(ctx, infos, vectors, found, recent, config.scoring, ranker, config.focus, config.steering)
+    recent_ids = recent_ids[: max(RECENT_POSTS, config.scoring.recent_for_diversity)]
+    posted = load_vectors(conn, config.model, recent_ids)
+    recent = [posted[pid] for pid in recent_ids if pid in posted]
+    interests = channel_interests(ctx, weights)
+    ranked = score_candidates(
+        ctx, infos, vectors, found, recent, config.scoring, ranker, config.focus, config.steering, interests
+    )
     identities = storage.papers.load_identities(conn, [c.paper_id for c in ranked[:identified]])
     ranked = [
         Candidate(c.paper_id, c.title, c.score, c.source, identities.get(c.paper_id, {}), c.parts)

@@ -30,6 +30,7 @@ from socialrag.recommender.explain.generate import GenerateConfig, explanation_l
 from socialrag.recommender.explain.llm import LLMCall, LLMClient
 from socialrag.recommender.explain.styles import build_llm, resolve_style
 from socialrag.recommender.rank.calibrate import RankerModel
+from socialrag.recommender.rank.coverage import Coverage
 from socialrag.recommender.rank.engagement import ScoringConfig
 from socialrag.recommender.rank.evaluate import EvalReport, evaluate_channel
 from socialrag.recommender.rank.refit import load_fit, refit_channel
@@ -40,6 +41,7 @@ from socialrag.recommender.serve.channel_profile import (
     ChannelProfile,
     build_profile,
     keep_steer,
+    load_coverage,
     load_steers,
     steer_row,
 )
@@ -231,6 +233,11 @@ class Recommender:
         """What PaperPing believes this channel reads (`/paperping profile`), as of ``at`` (default now)."""
         with self.db.connection() as conn:
             return build_profile(conn, team_id, channel_id, self.embedder.model_name, self.scoring(), at)
+
+    def coverage(self, team_id: str, channel_id: str, at: datetime, drafts: list[Draft]) -> Coverage:
+        """How much of the group these posts served, against the channel as it was at ``at``."""
+        with self.db.connection() as conn:
+            return load_coverage(conn, team_id, channel_id, self.embedder.model_name, at, drafts)
 
     def steer_topic(self, team_id: str, channel_id: str, what: str, action: str, user_id: str) -> str | None:
         """Mute or boost the topic ``what`` names (its number, or words); its label, or None if none was named."""
