@@ -100,3 +100,21 @@ def test_a_channel_where_no_member_shared_twice_has_no_interest_to_measure() -> 
     x = features(state, universe.candidates(np.array([universe.index[50]]), NOW.timestamp()), NOW.timestamp())
     assert len(state.interests) == 0 and np.isnan(x[0, FEATURES.index("interest")])
     assert not np.isnan(x[0, FEATURES.index("nearby")])
+
+
+def test_the_catalog_is_searched_around_each_members_own_interest() -> None:
+    """Twenty summarization shares from three members would fill every seed of the catalog search; Dev's bias
+    papers are searched too, as Dev's own interest (a member with one share has none yet)."""
+    from socialrag.recommender.retrieve.candidates import CandidateQuery, CatalogSource, member_interests
+
+    rng = np.random.default_rng(4)
+    shares = [(m, near(direction(0), rng, 0.1)) for m in ("ANA", "BEN", "CHO") for _ in range(7)]
+    shares += [("DEV", near(direction(1), rng, 0.1)) for _ in range(3)] + [("EVE", near(direction(2), rng))]
+    ctx, _ = lab(shares)
+    centres = member_interests(ctx, 10)
+    assert len(centres) == 4, "Eve shared once"
+    assert max(float(c @ direction(1)) for c in centres) > 0.9
+    weights = {pid: 1.0 if pid <= 21 else 0.1 for pid in ctx.papers}
+    queries = CatalogSource(seeds=20).query_vectors(CandidateQuery(ctx, weights, "m"))
+    assert sum(float(q @ direction(1)) > 0.9 for q in queries) >= 1
+    assert len(member_interests(ctx, 2)) == 2, "only the busiest members, when asked for fewer"

@@ -13,6 +13,7 @@ from socialrag.recommender.rank.features import FEATURES
 from socialrag.recommender.rank.guard import GUARD_MARGIN, fit_guarded, held_out_mrr
 
 POP, REC, SIM = FEATURES.index("popularity"), FEATURES.index("recency"), FEATURES.index("similarity")
+NEARBY, INTEREST = FEATURES.index("nearby"), FEATURES.index("interest")  # what the default blend goes by
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
 
 
@@ -27,10 +28,11 @@ def moments(rng: np.random.Generator, n: int, driver: int, per: int = 60, start:
 
 
 def test_a_tie_goes_to_the_simpler_ranking() -> None:
-    """The channel goes by similarity, as the default blend does: a new fit learns the same thing and ranks the
-    latest shares no better, so the default blend stays."""
+    """The channel goes by closeness to its interests, as the default blend does: a new fit learns the same thing
+    and ranks the latest shares no better, so the default blend stays."""
     rng = np.random.default_rng(4)
-    pos, neg, times = moments(rng, 80, SIM)
+    pos, neg, times = moments(rng, 80, NEARBY)
+    pos[:, INTEREST], neg[:, INTEREST] = pos[:, NEARBY], neg[:, NEARBY]
     after = fit_guarded(pos, neg, times, default_model(), now=NOW)
     assert np.array_equal(after.weights, default_model().weights), after.decision
     assert after.decision.startswith("kept the default blend") and "latest 20 shares" in after.decision
@@ -78,7 +80,7 @@ def test_a_thin_fit_is_held_close_to_the_default_blend() -> None:
     held = shrink(raw, pos, neg)
     a = 12 / (12 + SHRINK_SHARES)
     assert held.prior_share == pytest.approx((1 - a) + a * raw.prior_share)
-    lean = lambda m: m.weights[POP] / (abs(m.weights[SIM]) + 1e-9)  # noqa: E731
+    lean = lambda m: m.weights[POP] / (abs(m.weights[NEARBY]) + 1e-9)  # noqa: E731
     assert lean(default_model()) < lean(held) < lean(raw)
     many = moments(rng, 400, POP)
     assert shrink(fit(many[0], many[1], 400), many[0], many[1]).prior_share < held.prior_share

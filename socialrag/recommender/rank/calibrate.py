@@ -2,7 +2,8 @@
 
 The features a candidate is described by are in ``socialrag.recommender.rank.features``.
 The score is a weighted sum of the features. Before a channel has history the weights are today's fixed
-blend (``PRIOR``: similarity plus ``DEFAULT_POPULARITY_WEIGHT`` of popularity). ``fit`` learns them from pairs
+blend (``prior_weights``: closeness to the interest a candidate fits best, plus ``DEFAULT_POPULARITY_WEIGHT`` of
+popularity). ``fit`` learns them from pairs
 (what the channel shared at a moment, a paper it could have shared then and did not), by pairwise logistic
 regression whose L2 penalty pulls the weights toward the prior's direction: with a handful of shares the
 prior decides, with hundreds the channel's own history does. h3 and h6 to h9 say who may care and how the
@@ -32,9 +33,13 @@ SILENCE_COUNTS_FROM = 0.5  # ...which counts against its topic only where at lea
 
 
 def prior_weights(popularity_weight: float = DEFAULT_POPULARITY_WEIGHT) -> np.ndarray:
-    """Today's fixed blend as feature weights."""
+    """The default blend as feature weights: closeness to the interest a candidate fits best (its ten nearest
+    liked papers, and the member's shares, focus or boosted topic it is closest to) plus a little popularity. It
+    was the engagement-weighted mean over everything the channel shared (``similarity``) until the real
+    histories showed that mean serving only a channel's loudest topic (``docs/evaluation.md``)."""
     w = np.zeros(len(FEATURES))
-    w[FEATURES.index("similarity")] = 1.0
+    w[FEATURES.index("nearby")] = 0.5
+    w[FEATURES.index("interest")] = 0.5
     w[FEATURES.index("popularity")] = popularity_weight
     return w
 
@@ -222,7 +227,7 @@ def describe(model: RankerModel) -> str:
     `/paperping why`."""
     if not model.learnt:
         sentence = (
-            f"Ranking: the default blend (similarity to what the channel engaged with, a little popularity); "
+            f"Ranking: the default blend (closeness to the group's interests, a little popularity); "
             f"it adapts once the channel has {MIN_SHARES} shares to learn from."
         )
     else:

@@ -26,6 +26,7 @@ from socialrag.recommender.rank.engagement import ScoringConfig
 from socialrag.recommender.rank.features import FEATURES, ChannelState, features, fill_unknown
 from socialrag.recommender.rank.history import DAY, ChannelHistory, Universe, build_history, pool_rows
 from socialrag.recommender.rank.refit import load_universe
+from socialrag.recommender.rank.replay_coverage import POSTS_PER_STEP, CoverageTally
 from socialrag.recommender.rank.training import training_set
 from socialrag.recommender.retrieve.candidates import WHOLE_WINDOW, CatalogSource
 from socialrag.recommender.retrieve.context import load_channel_context
@@ -33,7 +34,7 @@ from socialrag.storage.embeddings import load_embedded_ids
 
 CALIBRATED = "calibrated (this channel)"
 CALIBRATED_DIVERSE = "calibrated + diversity"
-BLEND = "default blend (before)"
+BLEND = "default blend"
 # the plain baselines a reader tries first
 NEWEST = "newest first"
 POPULAR = "popularity known by then"
@@ -52,6 +53,8 @@ class MethodResult:
     recall50: list[float] = field(default_factory=list)
     reciprocal: list[float] = field(default_factory=list)
     topics10: list[int] = field(default_factory=list)
+    covered: list[float] = field(default_factory=list)  # per month: the channel's topics that got a post
+    named: list[float] = field(default_factory=list)  # per month: its active members named as possibly interested
 
     @staticmethod
     def _mean(values: list[float] | list[int]) -> float:
@@ -77,6 +80,13 @@ class MethodResult:
     def topics(self) -> float:
         return self._mean(self.topics10)
 
+    @property
+    def coverage(self) -> str:
+        """The monthly topic and member coverage, or dashes where no month had them."""
+        topics = f"{self._mean(self.covered):.2f}" if self.covered else "-"
+        members = f"{self._mean(self.named):.2f}" if self.named else "-"
+        return f"{topics:>8}{members:>9}"
+
 
 @dataclass
 class EvalReport:
@@ -101,12 +111,17 @@ class EvalReport:
         return float(diff.mean()), float(diff.std(ddof=1) / np.sqrt(len(diff)))
 
     def table(self) -> str:
-        lines = [f"{'method':<28}{'P@5':>7}{'R@10':>7}{'R@50':>7}{'MRR':>7}{'topics@10':>11}", "-" * 67]
+        head = f"{'method':<28}{'P@5':>7}{'R@10':>7}{'R@50':>7}{'MRR':>7}{'topics@10':>11}{'topics':>8}{'members':>9}"
+        lines = [head, "-" * len(head)]
         for name, r in self.results.items():
-            lines.append(f"{name:<28}{r.p5:>7.3f}{r.r10:>7.3f}{r.r50:>7.3f}{r.mrr:>7.3f}{r.topics:>11.1f}")
+            lines.append(f"{name:<28}{r.p5:>7.3f}{r.r10:>7.3f}{r.r50:>7.3f}{r.mrr:>7.3f}{r.topics:>11.1f}{r.coverage}")
         lines.append(f"{self.steps} weekly steps, {self.shares} shares, median {self.candidates} candidates per step")
         lines.append(
             f"candidate recall (of what was shared, what the catalog source would find): {self.candidate_recall:.3f}"
+        )
+        lines.append(
+            f"coverage, per month of posts ({POSTS_PER_STEP} a week): the share of the channel's topics with a tenth "
+            "of its engagement that got one (topics), of its active members named as possibly interested (members)"
         )
         if self.steps:
             diff, noise = self.paired(CALIBRATED)
@@ -159,14 +174,19 @@ def replay(
     span = (step_days - 0.5) * DAY
     start = warmup
     steps = 0
+    tally = CoverageTally(history, list(METHODS))
     while start < len(times) and steps < max_steps:
         t = float(times[start]) - 1.0
         week = shared[(member_first[shared] >= t) & (member_first[shared] < t + span)]
         if steps % refit_every == 0:
             model = pairs.fit(popularity_weight, before=t, now=datetime.fromtimestamp(t, UTC), current=model)
-        if _score_step(history, t, week, window_days, model, blend, topics, rng, results, sizes, recall):
+        tally.begin(t)
+        if _score_step(history, t, week, window_days, model, blend, topics, rng, results, sizes, recall, tally):
             steps += 1
         start = int(np.searchsorted(times, t + span))
+    tally.close()
+    for name, r in results.items():
+        r.covered, r.named = tally.topics[name], tally.members[name]
     report = EvalReport(steps, int(np.median(sizes)) if sizes else 0, results, len(shared), model, recall)
     return report
 
@@ -183,6 +203,7 @@ def _score_step(
     results: dict[str, MethodResult],
     sizes: list[int],
     recall: list[float],
+    tally: CoverageTally,
 ) -> bool:
     """Score every method at one step, and the candidate stage's recall; False when nothing shared that week
     was a candidate then."""
@@ -205,7 +226,10 @@ def _score_step(
         scores = np.where(t - u.available[rows] > model.window_days * DAY, scores.min() - 1.0, scores)
     orders: dict[str, np.ndarray] = {
         CALIBRATED: _order(scores, rng),
-        CALIBRATED_DIVERSE: diversify(scores, u.vectors[rows], 10),
+        # as serving chooses: variety, and the channel's topics in proportion to their engagement over the month
+        CALIBRATED_DIVERSE: diversify(
+            scores, u.vectors[rows], 10, interests=tally.interests, posted=tally.posted(CALIBRATED_DIVERSE)
+        ),
         BLEND: _order(blend.score(x), rng),
         "random": np.array(rng.sample(range(len(rows)), len(rows)), dtype=np.int64),
     }
@@ -222,6 +246,7 @@ def _score_step(
         first = np.flatnonzero(hits)
         r.reciprocal.append(1.0 / (first[0] + 1) if len(first) else 0.0)
         r.topics10.append(len(set(topics[rows[order[:10]]].tolist())))
+    tally.add({name: rows[order[:POSTS_PER_STEP]] for name, order in orders.items()})
     return True
 
 
@@ -261,7 +286,7 @@ def _retrieval_recall(u: Universe, state: ChannelState, pool: np.ndarray, truth:
     if not len(seeds):
         return 0.0
     mean = seeds.mean(axis=0)
-    queries = np.vstack([seeds, mean / (np.linalg.norm(mean) or 1.0)])
+    queries = np.vstack([seeds, mean / (np.linalg.norm(mean) or 1.0), state.interests[: CATALOG.members]])
     sims = u.vectors[pool] @ queries.T
     found = np.unique(np.argsort(-sims, axis=0)[: CATALOG.per_query].ravel())
     return float(np.isin(truth, pool[found]).mean())

@@ -16,7 +16,8 @@ member_author  a member of the channel is an author (h1)
 nearby         mean cosine to the ``NEARBY_K`` closest papers the channel received well: a candidate in the
                middle of one of the group's interests, however small a part of the whole that interest is
 interest       cosine to the member whose own shares it is closest to (each member's centroid, from members with
-               ``MIN_INTEREST_SHARES`` shares): a group is a union of its members' interests, not their average
+               ``MIN_INTEREST_SHARES`` shares), or to a focus or boosted topic (counted twice): a group is a union
+               of its members' interests, not their average
 =============  ============================================================================================
 
 Unknown is not zero. A paper with no popularity reading by then, no known date, no venue or no authors has
@@ -63,8 +64,10 @@ class ChannelState:
     author_weight: np.ndarray  # (authors,) positive engagement of the papers each author is on
     venue_weight: np.ndarray  # (venues,)
     member_authors: np.ndarray  # (authors,) bool: a member of the channel
-    # (k, d) unit vectors: the centroid of each member's own shares (members with a few shares), or none
+    # (k, d) unit vectors: the centroid of each member's own shares (members with a few shares), and a focus or
+    # boosted topic members declared; with how much each counts (a declared one twice as much as a member's)
     interests: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.float32))
+    interest_weights: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -118,7 +121,8 @@ def features(state: ChannelState, cands: CandidateSet, at: float, sims: np.ndarr
     x[~known_venue, 7] = np.nan
     interest = FEATURES.index("interest")
     if len(state.interests):
-        x[:, interest] = np.maximum(cands.vectors @ state.interests.T, 0.0).max(axis=1)
+        scale = state.interest_weights if state.interest_weights is not None else np.ones(len(state.interests))
+        x[:, interest] = (np.maximum(cands.vectors @ state.interests.T, 0.0) * scale).max(axis=1)
     else:
         x[:, interest] = np.nan  # no member has shared enough to have an interest of their own
     return x

@@ -8,10 +8,10 @@ ranks the same papers. A share whose pool cannot be rebuilt at the size serving 
 around it: ``like_serving``) is left out and said so; with too few judged shares the default blend stays.
 The contestants, simplest first: the default blend, the best single feature, the fit
 in use (when it never saw the held-out shares), a new fit held close to the blend by how little it learnt from
-(``shrink``), and the new fit itself. A more complex one is chosen only when it beats
-the one chosen so far by ``GUARD_MARGIN`` plus the noise of the comparison (one standard error of the paired
-differences of reciprocal ranks over the held-out shares); a tie goes to the simpler, and the ranking in use
-is judged again at every refit. Pure (numpy only).
+(``shrink``), and the new fit itself. A more complex one is chosen only when it beats the one chosen so far by
+``GUARD_MARGIN`` plus the noise of the comparison (``NOISE_ERRORS`` standard errors of the paired differences of
+reciprocal ranks over the held-out shares); a tie goes to the simpler, and the ranking in use is judged again at
+every refit. Pure (numpy only).
 """
 
 from __future__ import annotations
@@ -29,6 +29,9 @@ STRENGTHS = (1.0, 3.0, 10.0, 30.0, 100.0)
 MIN_VALIDATION_MOMENTS = 12  # shares held out to judge rankings on
 MAX_JUDGED = 40  # the latest shares a refit judges on (each ranked among all serving offered then)
 GUARD_MARGIN = 0.02  # in mean reciprocal rank: what a more complex ranking must win by, beyond the noise
+# the noise: this many standard errors of the paired differences (several contestants each get a chance to win
+# by luck; one standard error let a ranking of random picks through about one time in six)
+NOISE_ERRORS = 1.5
 SHRINK_SHARES = 40.0  # a fit from n shares is served as n / (n + this) of itself, the rest the default blend
 MIN_WINDOW_DAYS, MAX_WINDOW_DAYS = 7.0, 1095.0
 # a held-out share is evidence only among a pool like serving's: at least this many papers...
@@ -310,7 +313,7 @@ def _judge(
     chosen = contestants[0][0]
     for name, _ in contestants[1:]:
         diff = ranks[name] - ranks[chosen]
-        noise = float(diff.std(ddof=1) / np.sqrt(len(diff))) if len(diff) > 1 else 0.0
+        noise = NOISE_ERRORS * float(diff.std(ddof=1) / np.sqrt(len(diff))) if len(diff) > 1 else 0.0
         if float(diff.mean()) > GUARD_MARGIN + noise:
             chosen = name
     return chosen, ranks[chosen], {name: float(r.mean()) for name, r in ranks.items()}

@@ -97,6 +97,8 @@ class Universe:
         return CandidateSet(self.vectors[rows], self.published[rows], popularity, flat, owner, self.venues[rows])
 
 
+DECLARED_INTEREST = 2.0  # a focus or boosted topic counts twice as much as a member's own interest
+
 # ``_reading_keys``: a paper's readings 1e10 s (317 years) after the last paper's; moments clipped to 1843-2096
 _ROW_SPAN, _TIME_SPAN = 1e10, 4e9
 GROWTH_DAYS = 365.0  # the age at which a paper has half the count it will have a long time after
@@ -300,8 +302,16 @@ class ChannelHistory:
             chosen = np.vstack([chosen, direction[None, :].astype(chosen.dtype)])
             w = np.append(w, 2.0 * strongest if boosted else -strongest)
             disliked = np.append(disliked, not boosted)
+        # members' own shares are the group's interests, and so are a focus and a boosted topic, which members
+        # declared: a candidate on them is measured against them alone
+        declared = [d / (np.linalg.norm(d) or 1.0) for d, boosted in [*extra, *steering] if boosted]
         interests = self.interests_at(len(known))
-        return ChannelState(chosen, w, disliked, author_w, venue_w, self.member_authors, interests), known
+        scale = np.ones(len(interests))
+        if declared:
+            interests = np.vstack([interests, np.stack(declared).astype(np.float32)])
+            scale = np.append(scale, np.full(len(declared), DECLARED_INTEREST))
+        state = ChannelState(chosen, w, disliked, author_w, venue_w, self.member_authors, interests, scale)
+        return state, known
 
 
 def build_history(

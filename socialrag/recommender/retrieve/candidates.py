@@ -74,19 +74,35 @@ def seed_papers(query: CandidateQuery, *, recent_days: int = 90, top: int = 20) 
     return [p.info.paper_id for p in positive[:top]], negative[:top]
 
 
+def member_interests(ctx: ChannelContext, most: int) -> list[np.ndarray]:
+    """The unit centroid of the papers each member shared first, for the ``most`` members with the most such
+    shares (two or more)."""
+    own: dict[str, list[np.ndarray]] = {}
+    for pid, paper in ctx.papers.items():
+        first = paper.first_share.user_id
+        member = ctx.members.get(first or "")
+        if member is not None and not member.is_bot and pid in ctx.vectors:
+            own.setdefault(member.user_id, []).append(ctx.vectors[pid])
+    busiest = sorted((m for m in own if len(own[m]) >= 2), key=lambda m: (-len(own[m]), m))[:most]
+    centres = [np.mean(np.stack(own[m]), axis=0) for m in busiest]
+    return [c / (np.linalg.norm(c) or 1.0) for c in centres]
+
+
 WHOLE_WINDOW = 5000  # a catalog window this small is ranked whole
 
 
 class CatalogSource:
     """The catalog's whole window when it is small; else the nearest catalog papers (HNSW, cosine) to each of
-    the channel's most engaged papers, to their mean and to the focus."""
+    the channel's most engaged papers, to their mean, to the focus and to each active member's own interest (the
+    centroid of their shares), so that a quiet member's topic is searched as well as the loudest one."""
 
     name = "catalog"
 
-    def __init__(self, per_query: int = 60, seeds: int = 20, whole: int = WHOLE_WINDOW) -> None:
+    def __init__(self, per_query: int = 60, seeds: int = 20, whole: int = WHOLE_WINDOW, members: int = 10) -> None:
         self.per_query = per_query
         self.seeds = seeds
         self.whole = whole
+        self.members = members  # the most active members whose own interest is one more query
 
     def query_vectors(self, query: CandidateQuery) -> list[np.ndarray]:
         positive, _ = seed_papers(query, recent_days=3650, top=self.seeds)
@@ -100,7 +116,7 @@ class CatalogSource:
                 weights=[max(query.weights.get(p, 0.0), 1e-3) for p in positive if p in query.ctx.vectors],
             )
             vecs.append(mean / (np.linalg.norm(mean) or 1.0))
-        return vecs
+        return vecs + member_interests(query.ctx, self.members)
 
     def fetch_candidates(self, conn: psycopg.Connection, query: CandidateQuery) -> list[int]:
         vectors = self.query_vectors(query)

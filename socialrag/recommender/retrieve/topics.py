@@ -53,6 +53,21 @@ def _clusters(vectors: np.ndarray, k: int) -> np.ndarray:
     return np.asarray(KMeans(n_clusters=k, n_init=5, random_state=0).fit_predict(vectors))
 
 
+def topic_groups(vectors: np.ndarray, most: int = MAX_TOPICS) -> list[list[int]]:
+    """The rows of each cluster of two papers or more, about one cluster per three papers' square root."""
+    labels = _clusters(vectors, max(1, min(most, round((len(vectors) / 3) ** 0.5 + 0.5)))).tolist()
+    groups = [[i for i, lab in enumerate(labels) if lab == label] for label in sorted(set(labels))]
+    return [g for g in groups if len(g) >= 2]
+
+
+def direction_and_radius(vectors: np.ndarray) -> tuple[np.ndarray, float]:
+    """A topic's unit direction (its papers' mean) and the radius three quarters of its papers are within."""
+    mean = vectors.mean(axis=0)
+    direction = mean / (np.linalg.norm(mean) or 1.0)
+    closeness = sorted((vectors @ direction).tolist())
+    return direction, min(MAX_RADIUS, max(MIN_RADIUS, closeness[len(closeness) // 4]))
+
+
 def distinctive_name(titles: Sequence[str], others: Sequence[str], most: int = 3, taken: set[str] | None = None) -> str:
     """Three words that these titles use more than the rest of the channel's do (none of ``taken``: a word
     that names a bigger topic does not name this one too)."""
@@ -82,9 +97,7 @@ def channel_topics(ctx: ChannelContext, weights: Mapping[int, float], most: int 
     if len(ids) < 2:
         return []
     matrix = np.stack([ctx.vectors[pid] for pid in ids])
-    labels = _clusters(matrix, max(1, min(most, round((len(ids) / 3) ** 0.5 + 0.5))))
-    groups = [[pid for pid, lab in zip(ids, labels.tolist(), strict=True) if lab == label] for label in set(labels)]
-    groups = [g for g in groups if len(g) >= 2]
+    groups = [[ids[i] for i in rows] for rows in topic_groups(matrix, most)]
     engagement = {id(g): sum(max(weights.get(p, 0.0), 0.0) for p in g) for g in groups}
     groups.sort(key=lambda g: (-engagement[id(g)], -len(g), min(g)))
     taken: set[str] = set()
@@ -99,10 +112,7 @@ def channel_topics(ctx: ChannelContext, weights: Mapping[int, float], most: int 
 def _topic(
     ctx: ChannelContext, weights: Mapping[int, float], members: list[int], others: list[int], taken: set[str]
 ) -> Topic:
-    mean = np.mean(np.stack([ctx.vectors[p] for p in members]), axis=0)
-    direction = mean / (np.linalg.norm(mean) or 1.0)
-    closeness = sorted(float(np.dot(ctx.vectors[p], direction)) for p in members)
-    radius = min(MAX_RADIUS, max(MIN_RADIUS, closeness[len(closeness) // 4]))
+    direction, radius = direction_and_radius(np.stack([ctx.vectors[p] for p in members]))
     engaged = sorted(members, key=lambda p: (-max(weights.get(p, 0.0), 0.0), p))
     examples = tuple((ctx.papers[p].info.title or "", ctx.papers[p].first_share.permalink) for p in engaged[:2])
     titles = [ctx.papers[p].info.title or "" for p in engaged]
