@@ -220,32 +220,34 @@ class ChannelHistory:
     sharer: np.ndarray | None = None  # (m,) the member who shared the paper first (an index), -1 when PaperPing did
 
     @cached_property
-    def _interest_sums(self) -> tuple[np.ndarray, np.ndarray]:
-        """At each position, the sum of the vectors of its sharer's papers up to it and how many there are (so
-        that a member's interest at any moment is one lookup: the papers are in order of first share)."""
+    def _interest_sums(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """At each position, the sum of the vectors of its sharer's papers up to it and how many there are, and
+        for each prefix of the papers the position of each member's latest (-1: none yet), so that the members'
+        interests at any moment are a few lookups: the papers are in order of first share."""
         sharer = self.sharer if self.sharer is not None else np.full(len(self.rows), -1)
         vectors = self.universe.vectors[self.rows]
         sums = np.zeros(vectors.shape, dtype=np.float64)
         counts = np.zeros(len(self.rows), dtype=np.int64)
+        latest = np.full((len(self.rows) + 1, int(sharer.max(initial=-1)) + 1), -1, dtype=np.int32)
         running: dict[int, tuple[np.ndarray, int]] = {}
         for k, member in enumerate(sharer.tolist()):
+            latest[k + 1] = latest[k]
             if member < 0:
                 continue
             total, n = running.get(member, (np.zeros(vectors.shape[1]), 0))
             running[member] = (total + vectors[k], n + 1)
             sums[k], counts[k] = running[member]
-        return sums, counts
+            latest[k + 1, member] = k
+        return sums, counts, latest
 
     def interests_at(self, known: int) -> np.ndarray:
         """The unit centroid of each member's own shares among the first ``known`` papers, for members with at
         least ``MIN_INTEREST_SHARES`` of them."""
         if self.sharer is None or known == 0:
             return np.zeros((0, self.universe.vectors.shape[1]), dtype=np.float32)
-        sharer = self.sharer[:known]
-        at = np.flatnonzero(sharer >= 0)[::-1]
-        _, first = np.unique(sharer[at], return_index=True)
-        last = at[first]  # each member's latest paper so far
-        sums, counts = self._interest_sums
+        sums, counts, latest = self._interest_sums
+        last = latest[known]
+        last = last[last >= 0]
         last = last[counts[last] >= MIN_INTEREST_SHARES]
         centres = sums[last]
         norms = np.linalg.norm(centres, axis=1, keepdims=True)
