@@ -1,9 +1,14 @@
 """Maintainer's tool: the real, dated histories of paper choices that ``bench/real/replay_real.py`` replays,
-read from a local clone of the University of Arizona CLU lab's public reading-group repository
-(``clulab/nlp-reading-group``, MIT licence).
+read from local clones of public repositories: the University of Arizona CLU lab's reading group
+(``clulab/nlp-reading-group``, MIT licence) and, with ``--summarization CLONE``, a public list of summarization
+papers kept by a small group (``xcfcode/Summarization-Papers``).
 
-``python -m bench.real.build_histories CLONE [--catalog tests/data/acl-anthology-2016-2021.jsonl.gz]`` writes
+``python -m bench.real.build_histories [CLONE] [--summarization CLONE] [--catalog FILE]`` writes
 ``tests/data/real_histories/*.jsonl``: one line per choice, ``{"acl_id", "at", "member"}``.
+
+- ``summarization-list``: each catalog paper the list's ``README.md`` names, dated by the commit that added its
+  line and credited to that commit's author (pseudonymised), from 2016 to 2021 as the catalog's years. Only
+  identifiers and dates are kept, no text.
 
 - ``clulab-proposals``: the papers members proposed for the reading group (``candidate_papers/*.md``), each
   dated by the commit that added its line (``git blame``) and credited to the heading it stands under
@@ -101,13 +106,36 @@ def build(clone: Path, catalog: Path) -> dict[str, list[dict[str, str]]]:
     return out
 
 
+def build_list(clone: Path, catalog: Path, path: str = "README.md") -> list[dict[str, str]]:
+    """A paper list kept in one file: each catalog paper it names, dated and credited by the commit that added it."""
+    with gzip.open(catalog, "rt") as fh:
+        rows = [json.loads(line) for line in fh]
+    ids = {r["acl_id"] for r in rows}
+    titles = {normal(r["title"]): r["acl_id"] for r in rows}
+    seen: set[str] = set()
+    pseudonyms: dict[str, str] = {}
+    out = []
+    for at, who, text in blame(clone, path):
+        when = datetime.fromtimestamp(at, UTC)
+        for acl_id in papers_of(text, ids, titles):
+            if acl_id not in seen and 2016 <= when.year <= 2021:
+                seen.add(acl_id)
+                alias = pseudonyms.setdefault(who or "someone", f"M{len(pseudonyms) + 1}")
+                out.append({"acl_id": acl_id, "at": when.isoformat(), "member": alias})
+    return sorted(out, key=lambda r: (r["at"], r["acl_id"]))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("clone", type=Path)
+    parser.add_argument("clone", type=Path, nargs="?", default=None, help="a clone of clulab/nlp-reading-group")
+    parser.add_argument("--summarization", type=Path, default=None, help="a clone of the summarization paper list")
     parser.add_argument("--catalog", type=Path, default=ROOT / "tests" / "data" / "acl-anthology-2016-2021.jsonl.gz")
     args = parser.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
-    for kind, rows in build(args.clone, args.catalog).items():
+    built = build(args.clone, args.catalog) if args.clone is not None else {}
+    if args.summarization is not None:
+        built["summarization-list"] = build_list(args.summarization, args.catalog)
+    for kind, rows in built.items():
         (OUT / f"{kind}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
         weeks = len({datetime.fromisoformat(r["at"]).strftime("%G-%V") for r in rows})
         print(f"{kind}: {len(rows)} choices in {weeks} weeks by {len({r['member'] for r in rows})} members")

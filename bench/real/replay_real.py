@@ -37,6 +37,7 @@ SHA256 = {
     "acl-anthology-2016-2021.jsonl.gz": "80c79715773012e6574bf998b70d7fe42b13eb48edc222c0a93f8e7583b31b02",
     "clulab-proposals.jsonl": "af3a13b5b136afb996964264c3e6a62d0469fe88a4ea8ccd48418766a56c978d",
     "clulab-conference-notes.jsonl": "09a07c3133b2bb74abf02dd23e9426fc8f5d863bf8afa32e190a3159b7e3326a",
+    "summarization-list.jsonl": "ef95e0030f4e159895bd2785ca9c2bd1d310c9b21a744f734a221f7ee2f83872",
 }
 
 
