@@ -5,6 +5,7 @@ the whole channel gets: they follow the channel-settings rule and are announced 
 
 from __future__ import annotations
 
+from bot.commands.about import posted_recently
 from bot.commands.base import Command, Invocation, UsageError, command
 from bot.commands.sources import describe_sources
 from bot.views.post_blocks import link, quote
@@ -103,7 +104,13 @@ def render_profile(profile: ChannelProfile, sources: str) -> str:
     steers=True,
 )
 def cmd_start_over(inv: Invocation) -> str:
+    refused = posted_recently(inv, "start-over")
+    if refused:
+        return refused
     with inv.ctx.db.connection() as conn:
+        s = storage.settings.load_channel_settings(conn, inv.team, inv.channel)
+        if s.active and s.slot_at is not None and s.next_post_at is not None and s.next_post_at <= inv.now:
+            return "A post is already on its way here; `/paperping start-over` works once it is out."
         storage.topic_steering.start_over(conn, inv.team, inv.channel, inv.now)
     inv.post_now()
     inv.announce("asked PaperPing to start over: five papers to rate come next.")

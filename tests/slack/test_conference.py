@@ -85,3 +85,23 @@ def test_a_venue_the_catalog_lacks_comes_from_semantic_scholar(harness: Harness,
         scholar.stop()
     (head,) = [p for p in harness.standin.posts if not p.get("thread_ts") and "2016" in p["text"]]
     assert "(50 of 61;" in head["text"], head["text"]
+
+
+def test_a_link_written_like_a_formula_stays_text_in_the_planners_csv(
+    harness: Harness, db: Database, tmp_path: Path
+) -> None:
+    """A source's link is written by others: one that a spreadsheet would run as a formula is kept as text in the
+    CSV, as titles and authors are."""
+    build_lab(db, tmp_path, CachedEmbedder())
+    hostile = '=HYPERLINK("https://example.org/x","open")'
+    with db.connection() as conn:
+        venue = [r[0] for r in conn.execute("SELECT p.id FROM papers p JOIN venues v ON v.id = p.venue_id "
+                                            "WHERE v.name = 'ACL' AND p.year = 2020").fetchall()]  # fmt: skip
+        conn.execute("DELETE FROM paper_ids WHERE paper_id = ANY(%s)", (venue,))
+        conn.execute("UPDATE papers SET url = %s WHERE id = ANY(%s)", (hostile, venue))
+    harness.ctx.channels.activate(T, "C1")
+    harness.ctx.recommender = Recommender(harness.settings, db, embedder=CachedEmbedder())
+    assert "planner here" in harness.command("conference ACL 2020")
+    (sheet,) = [f for f in harness.standin.files if f["name"] == "ACL-2020.csv"]
+    rows = list(csv.DictReader(io.StringIO(sheet["data"].decode())))
+    assert rows and all(r["url"] == "'" + hostile for r in rows), rows[0]

@@ -118,3 +118,43 @@ def test_follow_ups_in_the_right_threads_and_none_twice(
     assert round_at(later + 3 * DAY) == (0, 0)
     time.sleep(0.1)
     assert sum(1 for p in harness.standin.posts if p.get("thread_ts")) == 3
+
+
+def test_a_malformed_citations_page_costs_only_its_paper(
+    harness: Harness, db: Database, scholar: ScholarStandIn
+) -> None:
+    """Semantic Scholar answers one paper's citations with a page marker that is not a number: that paper's
+    citations are skipped for the round, and the job goes on to the next papers, whose new citer (it builds on
+    two of the channel's threads) is said (it used to raise ValueError and stop every follow-up, author check and
+    member's paper of the run)."""
+    now = datetime.now(UTC).replace(microsecond=0)
+    a, b, c = scholar.papers[0], scholar.papers[1], scholar.papers[2]
+    shares = {
+        "a": (ts(now - 12 * DAY), f"<https://aclanthology.org/{a['externalIds']['ACL']}/>", "U3"),
+        "b": (ts(now - 10 * DAY), f"<https://aclanthology.org/{b['externalIds']['ACL']}/>", "U1"),
+        "c": (ts(now - 9 * DAY), f"<https://aclanthology.org/{c['externalIds']['ACL']}/>", "U2"),
+    }
+    for at, text, user in shares.values():
+        harness.event(message_event(at, text, user=user))
+    harness.ctx.channels.activate(T, "C1")
+    with db.connection() as conn:
+        for title, value in [(p["title"], p["externalIds"]["ACL"]) for p in (a, b, c)]:
+            conn.execute(
+                "UPDATE papers p SET title = %s FROM paper_ids i WHERE i.paper_id = p.id AND i.value = %s",
+                (title, value),
+            )
+    s2 = SemanticScholar(scholar.url, min_interval=0)
+    client = WebClient(token="xoxb-test", base_url=harness.standin.url)
+    send = thread_replier(harness.ctx.pacer, lambda team: client)
+    assert check_follow_ups(db, [s2], now, DAY) == 0
+    citer = {"paperId": "d" * 40, "externalIds": {"DOI": "10.1/newer"}, "title": "Building on b", "year": 2026}
+    scholar.citation_answers[a["paperId"]] = {"offset": 0, "next": "soon", "data": [{"citingPaper": citer}]}
+    scholar.citations[b["paperId"]] = scholar.citations[c["paperId"]] = [citer]
+    later = now + DAY + timedelta(minutes=1)
+    assert check_follow_ups(db, [s2], later, DAY) == 1
+    assert send_follow_ups(db, send, later) == 1
+    (reply,) = [p for p in harness.standin.posts if p.get("thread_ts")]
+    assert reply["thread_ts"] == shares["b"][0] and "Building on b" in reply["text"]
+    # a marker that does not move forward is refused too, never paged forever
+    scholar.citation_answers[b["paperId"]] = {"offset": 0, "next": 0, "data": []}
+    assert check_follow_ups(db, [s2], later + DAY + timedelta(minutes=1), DAY) == 0

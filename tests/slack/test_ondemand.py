@@ -120,3 +120,25 @@ def test_nothing_of_a_channel_paperping_is_not_in_is_shown_by_the_shortcut_or_li
     harness.standin.state.channels["C9"] = {"id": "C9", "name": "elsewhere", "members": ["U3"]}
     assert "I'm not in this channel" in shortcut("D123")
     assert "I'm not in this channel" in shortcut("C9")
+
+
+def test_start_over_waits_out_the_cooldown_now_has(harness: Harness, db: Database, tmp_path: Path) -> None:
+    """`start-over` opens a post now, as `now` does, and so obeys the same bound: a second one while the first's
+    post is under way opens nothing more, and one right after that post is refused until ten minutes have passed,
+    as `now` is."""
+    from datetime import UTC, datetime, timedelta
+
+    from socialrag import storage
+
+    build_lab(db, tmp_path, CachedEmbedder())
+    harness.ctx.channels.activate(T, "C1")
+    assert harness.command("start-over").startswith("Done: five papers to rate")
+    assert "already on its way" in harness.command("start-over", user="U3")
+    with db.connection() as conn:  # the slot posts the five papers
+        now = datetime.now(UTC)
+        storage.posts.schedule_next(conn, T, "C1", now + timedelta(days=1), posted_at=now)
+    again = harness.command("start-over", user="U3")
+    assert "`/paperping start-over` works again from" in again, again
+    assert "`/paperping now` works again from" in harness.command("now", user="U3")
+    announced = [p for p in harness.standin.posts if "start over" in p.get("text", "")]
+    assert len(announced) == 1, "only the start-over that opened a post was announced"

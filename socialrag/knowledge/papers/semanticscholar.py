@@ -9,7 +9,7 @@ from typing import Any
 
 import httpx
 
-from socialrag.errors import NotFound
+from socialrag.errors import NotFound, SourceError
 from socialrag.knowledge.links import doi_identity, normalize_arxiv_id
 from socialrag.knowledge.papers.http import PoliteClient
 from socialrag.knowledge.papers.source import clean_text, next_month, parse_date
@@ -168,6 +168,23 @@ def paper_from_s2(raw: Mapping[str, Any]) -> Paper:
     )
 
 
+def next_offset(body: Mapping[str, Any], offset: int) -> int | None:
+    """The offset of the next page a paged answer names (None: the last page). One that is not a number, or does
+    not move forward, is the source's error: the caller skips this paper, and a job never loops on it."""
+    raw = body.get("next")
+    if raw is None:
+        return None
+    if isinstance(raw, bool) or not isinstance(raw, int | str) or not str(raw).isdigit() or int(raw) <= offset:
+        raise SourceError("semanticscholar", f"a page marker that is not a later offset: {str(raw)[:40]!r}")
+    return int(raw)
+
+
+def entries(body: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The records of a paged answer's ``data``, each a mapping (anything else is skipped)."""
+    data = body.get("data")
+    return [e for e in data if isinstance(e, Mapping)] if isinstance(data, list) else []
+
+
 class SemanticScholar:
     """Client of the Graph API (``S2_API_URL``). One request a second, as the API asks of everyone."""
 
@@ -225,16 +242,17 @@ class SemanticScholar:
             except NotFound:
                 return contexts
             body = body if isinstance(body, dict) else {}
-            for entry in body.get("data") or ():
+            for entry in entries(body):
                 cited = entry.get("citedPaper") or {}
                 sentences = tuple(clean_text(c) or "" for c in entry.get("contexts") or () if c)
                 if not sentences or not cited.get("paperId"):
                     continue
                 for scheme, value in identities_from_external(cited.get("externalIds"), cited["paperId"]).items():
                     contexts[f"{scheme}:{value}"] = sentences
-            if body.get("next") is None:
+            after = next_offset(body, offset)
+            if after is None:
                 break
-            offset = int(body["next"])
+            offset = after
         return contexts
 
     def fetch_citations(self, s2_id: str, *, page: int = 1000, max_items: int = 1000) -> list[Citation]:
@@ -255,7 +273,7 @@ class SemanticScholar:
             except NotFound:
                 break
             body = body if isinstance(body, dict) else {}
-            for entry in body.get("data") or ():
+            for entry in entries(body):
                 citing = entry.get("citingPaper") or {}
                 if not citing.get("paperId"):
                     continue
@@ -268,9 +286,10 @@ class SemanticScholar:
                         published=parse_date(citing.get("publicationDate")),
                     )
                 )
-            if body.get("next") is None:
+            after = next_offset(body, offset)
+            if after is None:
                 break
-            offset = int(body["next"])
+            offset = after
         return found
 
     def fetch_author_papers(self, author_id: str, *, limit: int = 100) -> list[Paper]:

@@ -133,11 +133,12 @@ def render_csv(plan: ConferencePlan, names: Mapping[str, str]) -> str:
     writer = csv.writer(out)
     writer.writerow(["rank", "title", "authors", "url", "score", "why"])
     for i, p in enumerate(plan.papers, 1):
-        row = [_safe(as_data(p.title)), _safe(as_data(p.authors)), p.url, f"{p.score:.4f}"]
+        row = [_safe(as_data(p.title)), _safe(as_data(p.authors)), _safe(p.url), f"{p.score:.4f}"]
         writer.writerow([i, *row, _safe(as_data(render_plain(p.why, names)))])
     return out.getvalue()
 
 
 def _safe(text: str) -> str:
-    """A spreadsheet reads a cell starting with = + - @ as a formula: such text is kept as text."""
-    return "'" + text if text[:1] in ("=", "+", "-", "@") else text
+    """A spreadsheet reads a cell starting with = + - @ (or a tab or carriage return before one) as a formula:
+    such text is kept as text."""
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
