@@ -207,6 +207,11 @@ def _builds_on(
         return 0
     seen = set(watched.citing)
     dates = _citer_dates(conn, [c.paper_id for c in citers if c.paper_id is not None])
+    # a citer read from a stored paper's reference list is said only where that paper may be seen: one only
+    # another channel shared is that channel's (Semantic Scholar's citations are public)
+    stored = [c.paper_id for c in citers if c.scheme is None and c.paper_id is not None]
+    visible = storage.visibility.load_visible(conn, stored, team, channel)
+    citers = [c for c in citers if c.scheme is not None or c.paper_id in visible]
     fresh = [c for c in citers if c.paper_id not in threads and _is_new(c, seen, watched.seen, dates, mine)]
     cited_by = storage.follow_ups.load_cited_by(conn, [c.key for c in fresh]) if fresh else {}
     noted = 0

@@ -33,6 +33,7 @@ from socialrag.storage import (
     topic_steering,
     usage,
     venues,
+    visibility,
     workspaces,
 )
 
@@ -64,5 +65,6 @@ __all__ = [
     "topic_steering",
     "usage",
     "venues",
+    "visibility",
     "workspaces",
 ]

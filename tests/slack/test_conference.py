@@ -12,7 +12,9 @@ from pathlib import Path
 
 import numpy as np
 
+from socialrag import storage
 from socialrag.db import Database
+from socialrag.models import Channel
 from socialrag.recommender.serve.service import Recommender
 from socialrag.storage.embeddings import load_vectors
 from tests.support.harness import Harness, T
@@ -105,3 +107,46 @@ def test_a_link_written_like_a_formula_stays_text_in_the_planners_csv(
     (sheet,) = [f for f in harness.standin.files if f["name"] == "ACL-2020.csv"]
     rows = list(csv.DictReader(io.StringIO(sheet["data"].decode())))
     assert rows and all(r["url"] == "'" + hostile for r in rows), rows[0]
+
+
+def test_the_planner_never_shows_a_paper_only_another_channel_shared(
+    harness: Harness, db: Database, tmp_path: Path
+) -> None:
+    """Another workspace's channel shared an ACL 2020 paper the catalog lacks, and a paper of a workshop only it
+    reads: neither is a row of this channel's ACL 2020 planner, and the workshop is not among the nearest names
+    of a venue nobody knows here."""
+    build_lab(db, tmp_path, CachedEmbedder())
+    with db.connection() as conn:
+        unshared = [r[0] for r in conn.execute(
+            "SELECT p.id FROM papers p JOIN venues v ON v.id = p.venue_id WHERE v.name = 'ACL' AND p.year = 2020 "
+            "AND NOT EXISTS (SELECT 1 FROM message_papers m WHERE m.paper_id = p.id) ORDER BY p.id").fetchall()]  # fmt: skip
+        theirs, workshop = unshared[0], unshared[1]
+        conn.execute("UPDATE papers SET in_catalog = false WHERE id = ANY(%s)", ([theirs, workshop],))
+        secret = conn.execute(
+            "INSERT INTO venues (name, normalized_name) VALUES ('Secret Retreat', 'secret retreat') RETURNING id"
+        ).fetchone()[0]
+        conn.execute("UPDATE papers SET venue_id = %s WHERE id = %s", (secret, workshop))
+        storage.workspaces.upsert_team(conn, "T0OTHER")
+        storage.workspaces.upsert_channel(conn, Channel("T0OTHER", "G9", "private-reading"))
+        for k, pid in enumerate((theirs, workshop)):
+            mid = conn.execute(
+                "INSERT INTO messages (team_id, channel_id, ts, user_id, text, posted_at) "
+                "VALUES ('T0OTHER', 'G9', %s, 'UX', 'ours', now()) RETURNING id",
+                (f"170000000{k}.000100",),
+            ).fetchone()[0]
+            conn.execute(
+                "INSERT INTO message_papers (message_id, paper_id, team_id, channel_id, url) "
+                "VALUES (%s, %s, 'T0OTHER', 'G9', 'x')",
+                (mid, pid),
+            )
+        title = conn.execute("SELECT title FROM papers WHERE id = %s", (theirs,)).fetchone()[0]
+    harness.ctx.channels.activate(T, "C1")
+    harness.ctx.recommender = Recommender(harness.settings, db, embedder=CachedEmbedder())
+    assert "planner here" in harness.command("conference ACL 2020")
+    (sheet,) = [f for f in harness.standin.files if f["name"] == "ACL-2020.csv"]
+    assert title not in sheet["data"].decode(), "a paper only another workspace shared"
+    answer = harness.command("conference Secret Retreat 2020", user="U3")
+    assert (
+        "I found no papers of `Secret Retreat` in 2020" in answer
+        and "Secret Retreat`" not in answer.split("in 2020", 1)[1]
+    ), answer

@@ -16,10 +16,12 @@ import pytest
 from slack_sdk import WebClient
 
 from bot.delivery.follow_up_posts import thread_replier
+from socialrag import storage
 from socialrag.db import Database
 from socialrag.knowledge import check_follow_ups
 from socialrag.knowledge.papers.arxiv import ArxivApi
 from socialrag.knowledge.papers.semanticscholar import SemanticScholar
+from socialrag.models import Channel
 from socialrag.recommender import send_follow_ups
 from tests.support.harness import Harness, T, message_event
 from tests.support.scholar_standin import ScholarStandIn
@@ -158,3 +160,52 @@ def test_a_malformed_citations_page_costs_only_its_paper(
     # a marker that does not move forward is refused too, never paged forever
     scholar.citation_answers[b["paperId"]] = {"offset": 0, "next": 0, "data": []}
     assert check_follow_ups(db, [s2], later + DAY + timedelta(minutes=1), DAY) == 0
+
+
+def test_a_paper_only_another_workspace_shared_is_never_said_to_build_on_a_thread(
+    harness: Harness, db: Database, scholar: ScholarStandIn
+) -> None:
+    """Two stored papers cite both of the lab's threads in their reference lists: one is a catalog paper, the
+    other is known only because another workspace's private channel shared it. Only the first is said."""
+    now = datetime.now(UTC).replace(microsecond=0)
+    a, b = scholar.papers[0], scholar.papers[1]
+    for at, paper, user in ((now - 12 * DAY, a, "U3"), (now - 10 * DAY, b, "U1")):
+        harness.event(message_event(ts(at), f"<https://aclanthology.org/{paper['externalIds']['ACL']}/>", user=user))
+    harness.ctx.channels.activate(T, "C1")
+    with db.connection() as conn:
+        for paper in (a, b):
+            conn.execute(
+                "UPDATE papers p SET title = %s FROM paper_ids i WHERE i.paper_id = p.id AND i.value = %s",
+                (paper["title"], paper["externalIds"]["ACL"]),
+            )
+    s2 = SemanticScholar(scholar.url, min_interval=0)
+    client = WebClient(token="xoxb-test", base_url=harness.standin.url)
+    send = thread_replier(harness.ctx.pacer, lambda team: client)
+    assert check_follow_ups(db, [s2], now, DAY) == 0
+    with db.connection() as conn:
+        storage.workspaces.upsert_team(conn, "T0OTHER")
+        storage.workspaces.upsert_channel(conn, Channel("T0OTHER", "G9", "private-drafts"))
+        made = {}
+        for title, catalog in (("Our private draft on both", False), ("A public paper on both", True)):
+            made[title] = conn.execute(
+                "INSERT INTO papers (title, year, in_catalog) VALUES (%s, 2026, %s) RETURNING id", (title, catalog)
+            ).fetchone()[0]
+            for paper in (a, b):
+                conn.execute(
+                    "INSERT INTO paper_references (citing_paper_id, cited_scheme, cited_value) VALUES (%s, 'acl', %s)",
+                    (made[title], paper["externalIds"]["ACL"]),
+                )
+        mid = conn.execute(
+            "INSERT INTO messages (team_id, channel_id, ts, user_id, text, posted_at) "
+            "VALUES ('T0OTHER', 'G9', '1700000000.000100', 'UX', 'our draft', now()) RETURNING id"
+        ).fetchone()[0]
+        conn.execute(
+            "INSERT INTO message_papers (message_id, paper_id, team_id, channel_id, url) "
+            "VALUES (%s, %s, 'T0OTHER', 'G9', 'x')",
+            (mid, made["Our private draft on both"]),
+        )
+    later = now + DAY + timedelta(minutes=1)
+    assert check_follow_ups(db, [s2], later, DAY) == 1
+    assert send_follow_ups(db, send, later) == 1
+    (reply,) = [p for p in harness.standin.posts if p.get("thread_ts")]
+    assert "A public paper on both" in reply["text"] and "private draft" not in reply["text"]

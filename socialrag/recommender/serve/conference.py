@@ -67,8 +67,9 @@ def plan_conference(
 ) -> ConferencePlan | VenueNotFound:
     """The channel's plan for ``venue`` in ``year`` (``request`` says the channel and the moment; its sources are
     replaced by the venue's papers)."""
-    match = match_venue(venue, storage.venues.load_venues(conn))
-    ids = storage.venues.load_venue_papers(conn, match.ids, year) if match.ids else []
+    team, channel = request.team_id, request.channel_id
+    match = match_venue(venue, storage.venues.load_venues(conn, team, channel))
+    ids = storage.venues.load_venue_papers(conn, match.ids, year, team, channel) if match.ids else []
     if s2 is not None:
         found = search_venue(s2, venue, year)
         ids = list(dict.fromkeys([*ids, *record_found(conn, found, embed)]))
