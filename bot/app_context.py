@@ -39,20 +39,38 @@ class Wakeups:
 
 SLOW_WORKERS = 4  # slow requests (ranking, uploads, LLM answers) run at most this many at once...
 SLOW_WAITING = 16  # ...with at most this many more waiting; past that the member is asked to try again
+SLOW_PER_MEMBER = 2  # ...and at most this many of one member's at once (running or waiting)
 
 
 class SlowWork:
     """Where slow requests run, off bolt's listener pool (five threads): however many slow commands members
-    send, `help` and the buttons still answer at once. Bounded: ``submit`` says False when full."""
+    send, `help` and the buttons still answer at once. Bounded: ``submit`` says False when full, and one member
+    (``owner``) holds at most ``per_owner`` places, so that one member's burst never makes another wait."""
 
-    def __init__(self, workers: int = SLOW_WORKERS, waiting: int = SLOW_WAITING) -> None:
+    def __init__(
+        self, workers: int = SLOW_WORKERS, waiting: int = SLOW_WAITING, per_owner: int = SLOW_PER_MEMBER
+    ) -> None:
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="paperping-slow")
         self._room = threading.BoundedSemaphore(workers + waiting)
+        self._per_owner = per_owner
+        self._held: dict[str, int] = {}
+        self._lock = threading.Lock()
 
-    def submit(self, work: Callable[[], None]) -> bool:
-        """Run ``work`` in the pool; False (and nothing run) when the pool and its queue are full."""
-        if not self._room.acquire(blocking=False):
-            return False
+    def full_for(self, owner: str) -> bool:
+        """Whether ``owner`` holds as many places as one member may."""
+        with self._lock:
+            return self._held.get(owner, 0) >= self._per_owner
+
+    def submit(self, work: Callable[[], None], owner: str | None = None) -> bool:
+        """Run ``work`` in the pool; False (and nothing run) when the pool and its queue are full, or when
+        ``owner`` already has ``per_owner`` requests running or waiting."""
+        with self._lock:
+            if owner is not None and self._held.get(owner, 0) >= self._per_owner:
+                return False
+            if not self._room.acquire(blocking=False):
+                return False
+            if owner is not None:
+                self._held[owner] = self._held.get(owner, 0) + 1
 
         def run() -> None:
             try:
@@ -60,6 +78,11 @@ class SlowWork:
             except Exception:  # the work says what went wrong to the member itself; nothing escapes the pool
                 log.exception("slow work failed")
             finally:
+                with self._lock:
+                    if owner is not None:
+                        self._held[owner] -= 1
+                        if not self._held[owner]:
+                            del self._held[owner]
                 self._room.release()
 
         self._pool.submit(run)

@@ -67,9 +67,19 @@ def _resolve(inv: Invocation, text: str) -> tuple[str, str] | str:
     return "\n".join(lines)
 
 
+MAX_FOLLOWED = 30  # authors one channel follows at most: each is a weekly request and may bring posts
+
+
 @command("follow", "`follow AUTHOR` — this channel gets the new papers of an author (a link, an ORCID or a name)",
          parse=parse_author, steers=True, slow=True)  # fmt: skip
 def cmd_follow(inv: Invocation) -> str:
+    with inv.ctx.db.connection() as conn:
+        following = len(storage.followed_authors.load_followed(conn, inv.team, inv.channel))
+    if following >= MAX_FOLLOWED:
+        return (
+            f"This channel follows {following} authors, as many as a channel may; `/paperping unfollow` one "
+            "before following another."
+        )
     resolved = _resolve(inv, inv.args[0])
     if isinstance(resolved, str):
         return resolved

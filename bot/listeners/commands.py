@@ -16,6 +16,7 @@ from bot.views.post_blocks import quote
 from socialrag.errors import PaperPingError
 
 log = logging.getLogger(__name__)
+MEMBER_BUSY = "Two of your requests are still under way; send this one again when they are done."
 
 
 def register(app: App, ctx: AppContext) -> None:
@@ -24,8 +25,10 @@ def register(app: App, ctx: AppContext) -> None:
 
     def respond_later(client: WebClient, body: dict[str, Any], respond: Respond) -> None:
         if is_slow(str(body.get("text") or "")):  # off bolt's listener pool, so that quick commands never wait
-            if not ctx.slow.submit(lambda: carry_out(client, body, respond)):
-                respond(text=BUSY, response_type="ephemeral")
+            member = f"{body.get('team_id')}:{body.get('user_id')}"
+            if not ctx.slow.submit(lambda: carry_out(client, body, respond), owner=member):
+                busy = MEMBER_BUSY if ctx.slow.full_for(member) else BUSY
+                respond(text=busy, response_type="ephemeral")
             return
         carry_out(client, body, respond)
 

@@ -83,7 +83,8 @@ def register(app: App, ctx: AppContext) -> None:
             except Exception:  # the member gets no half answer; the failure is logged for the admin
                 log.exception("answering a mention failed")
 
-        if not ctx.slow.submit(work):  # an answer may take an LLM's seconds: off bolt's listener pool
+        member = f"{body.get('team_id')}:{event.get('user')}"
+        if not ctx.slow.submit(work, owner=member):  # an answer may take an LLM's seconds: off the listener pool
             log.warning("too many slow requests; a mention in %s is not answered", event.get("channel"))
 
     app.event("app_mention")(ack=ack_and_note, lazy=[answer])

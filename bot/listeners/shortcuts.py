@@ -21,7 +21,8 @@ def register(app: App, ctx: AppContext) -> None:
         ack()
 
     def shortcut(client: WebClient, body: dict[str, Any], respond: Respond) -> None:
-        if not ctx.slow.submit(lambda: answer_shortcut(client, body, respond)):  # off bolt's listener pool
+        member = f"{(body.get('team') or {}).get('id')}:{(body.get('user') or {}).get('id')}"
+        if not ctx.slow.submit(lambda: answer_shortcut(client, body, respond), owner=member):  # off the listener pool
             respond(text=BUSY, response_type="ephemeral", replace_original=False)
 
     def answer_shortcut(client: WebClient, body: dict[str, Any], respond: Respond) -> None:

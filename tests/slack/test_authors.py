@@ -141,3 +141,35 @@ def test_a_members_new_paper_is_announced_only_when_they_opted_in(
         f"New from the group: <https://aclanthology.org/{third['externalIds']['ACL']}|{third['title']}> by <@U1> "
         "and co-authors."
     )
+
+
+def test_one_members_burst_of_slow_commands_never_makes_another_wait(harness: Harness, db: Database) -> None:
+    """Slow commands (`follow`, `profile`, ...) run in a bounded pool. One member holds at most two places in it:
+    with two of U2's requests still under way, U2's third is refused with a sentence of its own, while U3's
+    `profile` is answered. A channel follows at most thirty authors, and the refusal announces nothing."""
+    import threading
+
+    from bot.commands.authors import MAX_FOLLOWED
+    from bot.listeners.commands import MEMBER_BUSY
+    from socialrag.models import Channel
+
+    with db.connection() as conn:
+        storage.workspaces.upsert_team(conn, T)
+        storage.workspaces.upsert_channel(conn, Channel(T, "C1", "papers"))
+    harness.ctx.channels.activate(T, "C1")
+    release = threading.Event()
+    for _ in range(2):  # two of U2's slow requests, still under way
+        assert harness.ctx.slow.submit(lambda: release.wait(10), owner=f"{T}:U2")
+    try:
+        assert harness.command("profile", user="U2") == MEMBER_BUSY
+        assert harness.command("follow Ada Lovelace", user="U2") == MEMBER_BUSY
+        assert "busy" not in harness.command("profile", user="U3").lower()
+    finally:
+        release.set()
+    with db.connection() as conn:
+        for k in range(MAX_FOLLOWED):
+            storage.followed_authors.follow_author(conn, T, "C1", f"9{k:04d}", f"Author {k}", "U3", AS_OF)
+    before = len(harness.standin.posts)
+    answer = harness.command("follow https://www.semanticscholar.org/author/1741101", user="U3", timeout=10)
+    assert "as many as a channel may" in answer, answer
+    assert len(harness.standin.posts) == before, "nothing announced"
