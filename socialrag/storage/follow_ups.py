@@ -192,13 +192,34 @@ def load_due_follow_ups(
     return [FollowUp(r[0], r[1], r[2], r[3], r[4], r[5], dict(r[6]), r[7]) for r in rows]
 
 
-def claim_follow_up(conn: psycopg.Connection, follow_up_id: int, now: datetime) -> bool:
-    """Take a waiting follow-up to send it (one process does); counted against its thread and channel from now."""
-    cur = conn.execute(
-        "UPDATE follow_ups SET status = 'sending', posted_at = %(now)s WHERE id = %(id)s AND status = 'waiting'",
-        {"id": follow_up_id, "now": now},
-    )
-    return cur.rowcount > 0
+def claim_follow_up(
+    conn: psycopg.Connection, follow_up_id: int, now: datetime, *, thread_gap_days: int, per_week: int
+) -> bool:
+    """Take a waiting follow-up to send it (one process does), only while its thread and its channel are still
+    under their caps (checked at the claim, under a lock of the channel, not when the batch was loaded: a batch
+    of five never passes a cap of three); counted against both from now."""
+    with conn.transaction():
+        row = conn.execute(
+            "SELECT team_id, channel_id FROM follow_ups WHERE id = %(id)s AND status = 'waiting'", {"id": follow_up_id}
+        ).fetchone()
+        if row is None:
+            return False
+        conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%(k)s, 0))", {"k": f"follow-ups:{row[0]}:{row[1]}"})
+        cur = conn.execute(
+            """
+            UPDATE follow_ups f SET status = 'sending', posted_at = %(now)s
+             WHERE f.id = %(id)s AND f.status = 'waiting'
+               AND NOT EXISTS (SELECT 1 FROM follow_ups g
+                                WHERE (g.team_id, g.channel_id, g.paper_id) = (f.team_id, f.channel_id, f.paper_id)
+                                  AND g.status IN ('posted', 'sending')
+                                  AND g.posted_at > %(now)s - make_interval(days => %(gap)s))
+               AND (SELECT count(*) FROM follow_ups g
+                     WHERE (g.team_id, g.channel_id) = (f.team_id, f.channel_id) AND g.status IN ('posted', 'sending')
+                       AND g.posted_at > %(now)s - interval '7 days') < %(week)s
+            """,
+            {"id": follow_up_id, "now": now, "gap": thread_gap_days, "week": per_week},
+        )
+        return cur.rowcount > 0
 
 
 def finish_follow_up(

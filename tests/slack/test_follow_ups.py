@@ -209,3 +209,26 @@ def test_a_paper_only_another_workspace_shared_is_never_said_to_build_on_a_threa
     assert send_follow_ups(db, send, later) == 1
     (reply,) = [p for p in harness.standin.posts if p.get("thread_ts")]
     assert "A public paper on both" in reply["text"] and "private draft" not in reply["text"]
+
+
+def test_a_batch_of_follow_ups_keeps_the_channels_weekly_cap(harness: Harness, db: Database) -> None:
+    """Five follow-ups wait in one channel, all loaded in one batch: the weekly cap of three is checked as each
+    is claimed, so three are said this week and two wait."""
+    from socialrag.recommender.serve.thread_follow_ups import PER_WEEK
+
+    now = datetime.now(UTC).replace(microsecond=0)
+    ids = [f"2402.0000{k}" for k in range(5)]
+    for k, arxiv_id in enumerate(ids):
+        harness.event(message_event(ts(now - (10 + k) * DAY), f"<https://arxiv.org/abs/{arxiv_id}>", user="U2"))
+    harness.ctx.channels.activate(T, "C1")
+    with db.connection() as conn:
+        papers = dict(conn.execute("SELECT value, paper_id FROM paper_ids WHERE scheme = 'arxiv'").fetchall())
+        for arxiv_id in ids:
+            detail = {"version": 2, "date": "2026-05-12", "url": f"https://arxiv.org/abs/{arxiv_id}v2"}
+            storage.follow_ups.record_follow_up(conn, T, "C1", papers[arxiv_id], "version", "2", detail, now)
+    client = WebClient(token="xoxb-test", base_url=harness.standin.url)
+    send = thread_replier(harness.ctx.pacer, lambda team: client)
+    assert send_follow_ups(db, send, now) == PER_WEEK == 3
+    assert sum(1 for p in harness.standin.posts if p.get("thread_ts")) == 3
+    assert send_follow_ups(db, send, now + DAY) == 0, "the cap holds for the rest of the week"
+    assert send_follow_ups(db, send, now + 8 * DAY) == 2

@@ -52,7 +52,8 @@ def send_follow_ups(db: Database, send: SendFollowUp, now: datetime | None = Non
     sent = 0
     for f in due:
         with db.connection() as conn:
-            if not storage.follow_ups.claim_follow_up(conn, f.id, now):
+            caps = {"thread_gap_days": THREAD_GAP_DAYS, "per_week": PER_WEEK}
+            if not storage.follow_ups.claim_follow_up(conn, f.id, now, **caps):
                 continue
             threads = storage.follow_ups.load_shared_threads(conn, f.team_id, f.channel_id)
             thread = threads.get(f.paper_id)
