@@ -123,6 +123,10 @@ def test_members_steer_the_sources_and_the_profile_and_start_over(db: Database, 
         lab.event({"type": "member_joined_channel", "user": "UBOT", "channel": "C1", "team": T})
         wait_for(lambda: bool(lab.posts("C1", blocks=True)), 180, "the first recommendation")
 
+        # start-over posts now, so it keeps `now`'s ten minutes after a post; here they have passed
+        assert "works again from" in lab.command("C1", "start-over")
+        with db.connection() as conn:
+            conn.execute("UPDATE channel_settings SET last_post_at = last_post_at - interval '11 minutes'")
         assert "five papers to rate" in lab.command("C1", "start-over")
         wait_for(lambda: len(lab.posts("C1", blocks=True)) >= 2, 120, "the five papers to rate")
         rating = lab.posts("C1", blocks=True)[-1]

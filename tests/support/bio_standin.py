@@ -52,6 +52,7 @@ class BioStandIn:
                 paper["date"] = (self.today - timedelta(days=int(paper["days_ago"]))).isoformat()
             self.papers.append(paper)
         self.requests: list[tuple[str, dict[str, list[str]]]] = []
+        self.oversize = 0  # when set, every list answer carries this many more records than were asked for
         self.lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
@@ -129,7 +130,11 @@ class BioStandIn:
         if words:
             text = lambda p: f"{p['title']} {p.get('abstract') or ''}".lower()  # noqa: E731
             found = [p for p in found if any(w in text(p) for w in words)]
-        return {"meta": {"count": len(found)}, "results": [self.work(p) for p in found[:50]]}
+        results = [self.work(p) for p in found[:50]]
+        results += [
+            self.work({**self.papers[0], "key": f"extra-{k}", "title": f"Extra {k}"}) for k in range(self.oversize)
+        ]
+        return {"meta": {"count": len(found)}, "results": results}
 
     # ----- PubMed -----
     def esearch(self, query: dict[str, list[str]]) -> dict[str, Any]:
@@ -150,6 +155,8 @@ class BioStandIn:
     def efetch(self, query: dict[str, list[str]]) -> str:
         wanted = set((query.get("id") or [""])[0].split(","))
         articles = [self.article(p) for p in self.papers if p.get("pmid") in wanted]
+        pmid = next((p for p in self.papers if p.get("pmid")), None)
+        articles += [self.article({**pmid, "title": f"Extra {k}"}) for k in range(self.oversize if pmid else 0)]
         return '<?xml version="1.0"?>\n<PubmedArticleSet>' + "".join(articles) + "</PubmedArticleSet>"
 
     def article(self, p: dict[str, Any]) -> str:
@@ -209,6 +216,8 @@ class BioStandIn:
                 for p in preprints
                 if start <= p["date"] <= end and (not category or p["category"] == category)
             ]
+        if rows and self.oversize:
+            rows += [{**rows[0], "doi": f"10.1101/extra.{k}", "title": f"Extra {k}"} for k in range(self.oversize)]
         status = "ok" if rows else "no posts found"
         return {"messages": [{"status": status, "count": len(rows)}], "collection": rows}
 

@@ -141,3 +141,21 @@ def test_with_semantic_scholar_refusing_every_request_the_others_answer(bio: Bio
         assert scholar.rate_limited >= 1
     finally:
         scholar.stop()
+
+
+def test_an_answer_is_read_no_further_than_what_was_asked() -> None:
+    """Each source's answer holding 1,200 records more than the page asked for: OpenAlex keeps its 50, PubMed's
+    efetch the one article asked for, bioRxiv a page of 100; a venue search keeps at most a page of 1,000."""
+    bio = BioStandIn().start()
+    try:
+        bio.oversize = 1200
+        openalex = OpenAlex(bio.url + "openalex/", **FAST)
+        found = openalex.recent(words=None, topics=["T10102"], since=date.today() - timedelta(days=400), limit=50)
+        assert 0 < len(found) <= 50
+        pubmed = PubMed(bio.url + "pubmed/", **FAST)
+        assert len(pubmed.efetch(["19029340"])) == 1
+        biorxiv = BiorxivApi(bio.url + "biorxiv/", **FAST)
+        since, until = date.today() - timedelta(days=400), date.today()
+        assert len(biorxiv.recent("biorxiv", "cell_biology", since, until, pages=1)) <= 100
+    finally:
+        bio.stop()

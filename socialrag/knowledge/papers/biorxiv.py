@@ -25,6 +25,7 @@ from socialrag.models import Author, Paper
 Server = Literal["biorxiv", "medrxiv"]
 SERVERS: tuple[Server, ...] = ("biorxiv", "medrxiv")
 PAGE = 100  # the API's page size
+MAX_VERSIONS = 50  # versions of one preprint read from an answer
 # fmt: off
 CATEGORIES: dict[Server, frozenset[str]] = {
     "biorxiv": frozenset((
@@ -132,8 +133,8 @@ class BiorxivApi:
             except NotFound:
                 continue
             rows = body.get("collection") if isinstance(body, dict) else None
-            if isinstance(rows, list) and rows:
-                return server, [r for r in rows if isinstance(r, Mapping)]
+            if isinstance(rows, list) and rows:  # a preprint's versions: a few, never a page of thousands
+                return server, [r for r in rows[:MAX_VERSIONS] if isinstance(r, Mapping)]
         return None
 
     def fetch_versions(self, dois: Sequence[str]) -> dict[str, ArxivVersion]:
@@ -168,7 +169,7 @@ class BiorxivApi:
                 params={"category": category},
             )
             rows = body.get("collection") if isinstance(body, dict) else None
-            rows = [r for r in rows or () if isinstance(r, Mapping)]
+            rows = [r for r in rows[:PAGE] if isinstance(r, Mapping)] if isinstance(rows, list) else []
             new = [r for r in rows if str(r.get("version", "1")) == "1"]  # a revision is not a new preprint
             papers += [p for r in new if (p := paper_from_versions([r], server)) is not None]
             if len(rows) < PAGE:

@@ -154,7 +154,10 @@ class OpenAlex:
             query["mailto"] = self.mailto
         body = self.http.request_json("GET", "works", params=query)
         results = body.get("results") if isinstance(body, dict) else None
-        papers = [paper_from_openalex(r) for r in results or () if isinstance(r, Mapping)]
+        asked = int(params.get("per-page") or 25)  # the service's own default page
+        # read no further than the page asked for, whatever the answer holds
+        rows = results[:asked] if isinstance(results, list) else []
+        papers = [paper_from_openalex(r) for r in rows if isinstance(r, Mapping)]
         return [p for p in papers if p is not None]
 
     def recent(self, *, words: str | None, topics: Sequence[str], since: date, limit: int = 50) -> list[Paper]:

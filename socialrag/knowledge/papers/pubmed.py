@@ -95,13 +95,14 @@ def paper_from_pubmed(node: ET.Element) -> Paper | None:
     )
 
 
-def papers_from_efetch(xml_text: str) -> list[Paper]:
-    """The articles of an ``efetch`` answer."""
+def papers_from_efetch(xml_text: str, most: int | None = None) -> list[Paper]:
+    """The articles of an ``efetch`` answer (the first ``most`` of them: no more than were asked for)."""
     try:
         root = ET.fromstring(xml_text)
     except ET.ParseError as exc:
         raise SourceError("pubmed", f"answer is not valid XML: {exc}") from exc
-    return [p for node in root.findall("PubmedArticle") if (p := paper_from_pubmed(node)) is not None]
+    nodes = root.findall("PubmedArticle")[:most]
+    return [p for node in nodes if (p := paper_from_pubmed(node)) is not None]
 
 
 class PubMed:
@@ -147,8 +148,9 @@ class PubMed:
     def efetch(self, pmids: Sequence[str]) -> list[Paper]:
         papers: list[Paper] = []
         for start in range(0, len(pmids), BATCH):
-            params = {**self.common, "db": "pubmed", "id": ",".join(pmids[start : start + BATCH]), "retmode": "xml"}
-            papers += papers_from_efetch(self.http.request("GET", "efetch.fcgi", params=params).text)
+            chunk = pmids[start : start + BATCH]
+            params = {**self.common, "db": "pubmed", "id": ",".join(chunk), "retmode": "xml"}
+            papers += papers_from_efetch(self.http.request("GET", "efetch.fcgi", params=params).text, len(chunk))
         return papers
 
     def search(self, term: str, *, retmax: int = 50, days: int | None = None) -> list[str]:

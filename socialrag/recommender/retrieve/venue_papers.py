@@ -21,7 +21,8 @@ from socialrag.recommender.retrieve.candidates import PAPER_FIELDS_RECS, Candida
 log = logging.getLogger(__name__)
 
 NEAREST = 5  # venue names offered when the one typed is not known
-S2_PAGES = 3  # pages of Semantic Scholar's bulk search (up to 1,000 papers each)
+S2_PAGES = 3  # pages of Semantic Scholar's bulk search...
+S2_PAGE = 1000  # ...of at most this many papers each, whatever an answer holds
 
 
 @dataclass(frozen=True)
@@ -61,8 +62,9 @@ def search_venue(s2: SemanticScholar, venue: str, year: int) -> list[Paper]:
             log.warning("Semantic Scholar venue search: %s", exc)
             break
         found = body.get("data") if isinstance(body, dict) else None
-        papers += papers_from_s2(found if isinstance(found, list) else [])
+        papers += papers_from_s2(found[:S2_PAGE] if isinstance(found, list) else [])  # no more than a page holds
         token = body.get("token") if isinstance(body, dict) else None
+        token = token if isinstance(token, str) and len(token) < 1000 else None
         if not token:
             break
     return papers
