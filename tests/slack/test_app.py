@@ -795,10 +795,13 @@ def test_help_answers_at_once_while_slow_commands_run(harness: Harness, db: Data
     wait. They now run in a bounded pool of their own."""
     from urllib.parse import urlencode
 
+    from bot.app_context import SlowWork
     from socialrag.recommender import Recommender
     from tests.support.labbase import CachedEmbedder
 
     harness.ctx.recommender = Recommender(harness.settings, db, embedder=CachedEmbedder())
+    # one member sends all five here; the bound of two per member is lifted so that they fill the pool
+    harness.ctx.slow = SlowWork(per_owner=5)
     for k in range(2, 7):  # five other channels, whose requests Slack is slow to answer
         harness.standin.state.channels[f"C{k}"] = {"id": f"C{k}", "name": f"lab-{k}", "members": ["U1", "UBOT"]}
     harness.standin.hold = lambda call: call.method == "conversations.info" and call.params.get("channel") != "C1"
