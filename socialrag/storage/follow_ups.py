@@ -167,23 +167,29 @@ class FollowUp:
     noticed_at: datetime
 
 
+# A waiting follow-up ``f`` its thread and its channel still have room for: the thread heard none in ``%(gap)s``
+# days, the channel fewer than ``%(week)s`` in the past week (each up to ``%(now)s``)
+_UNDER_CAPS = """(
+    NOT EXISTS (SELECT 1 FROM follow_ups g
+                 WHERE (g.team_id, g.channel_id, g.paper_id) = (f.team_id, f.channel_id, f.paper_id)
+                   AND g.status IN ('posted', 'sending')
+                   AND g.posted_at > %(now)s - make_interval(days => %(gap)s))
+    AND (SELECT count(*) FROM follow_ups g
+          WHERE (g.team_id, g.channel_id) = (f.team_id, f.channel_id) AND g.status IN ('posted', 'sending')
+            AND g.posted_at > %(now)s - interval '7 days') < %(week)s)"""
+
+
 def load_due_follow_ups(
     conn: psycopg.Connection, now: datetime, *, thread_gap_days: int, per_week: int, limit: int = 20
 ) -> list[FollowUp]:
     """Follow-ups waiting in channels with follow-ups on, whose thread got none in ``thread_gap_days`` and whose
     channel got fewer than ``per_week`` in the past week; the oldest first."""
     rows = conn.execute(
-        """
+        f"""
         SELECT f.id, f.team_id, f.channel_id, f.paper_id, f.kind, f.key, f.detail, f.noticed_at FROM follow_ups f
           JOIN channel_settings s ON (s.team_id, s.channel_id) = (f.team_id, f.channel_id)
          WHERE f.status = 'waiting' AND s.active AND s.follow_ups
-           AND NOT EXISTS (SELECT 1 FROM follow_ups g
-                            WHERE (g.team_id, g.channel_id, g.paper_id) = (f.team_id, f.channel_id, f.paper_id)
-                              AND g.status IN ('posted', 'sending')
-                              AND g.posted_at > %(now)s - make_interval(days => %(gap)s))
-           AND (SELECT count(*) FROM follow_ups g
-                 WHERE (g.team_id, g.channel_id) = (f.team_id, f.channel_id) AND g.status IN ('posted', 'sending')
-                   AND g.posted_at > %(now)s - interval '7 days') < %(week)s
+           AND {_UNDER_CAPS}
          ORDER BY f.noticed_at, f.id
          LIMIT %(n)s
         """,
@@ -206,16 +212,10 @@ def claim_follow_up(
             return False
         conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%(k)s, 0))", {"k": f"follow-ups:{row[0]}:{row[1]}"})
         cur = conn.execute(
-            """
+            f"""
             UPDATE follow_ups f SET status = 'sending', posted_at = %(now)s
              WHERE f.id = %(id)s AND f.status = 'waiting'
-               AND NOT EXISTS (SELECT 1 FROM follow_ups g
-                                WHERE (g.team_id, g.channel_id, g.paper_id) = (f.team_id, f.channel_id, f.paper_id)
-                                  AND g.status IN ('posted', 'sending')
-                                  AND g.posted_at > %(now)s - make_interval(days => %(gap)s))
-               AND (SELECT count(*) FROM follow_ups g
-                     WHERE (g.team_id, g.channel_id) = (f.team_id, f.channel_id) AND g.status IN ('posted', 'sending')
-                       AND g.posted_at > %(now)s - interval '7 days') < %(week)s
+               AND {_UNDER_CAPS}
             """,
             {"id": follow_up_id, "now": now, "gap": thread_gap_days, "week": per_week},
         )
