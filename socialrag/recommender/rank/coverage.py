@@ -7,6 +7,7 @@ the channel's last posts (``RECENT_POSTS``, about a month of daily posts). A can
 strongest claim gains up to ``COVERAGE_WEIGHT`` standard deviations of score (``calibrate.diversify`` adds it
 while it picks, counting each pick at once), so a well-ranked paper of an interest that waited long enough
 comes first, and a weak one never does. The figure ``covered`` says which interests a run of posts reached.
+Pure (numpy, and the profile's k-means for ``clustered_interests``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
+from socialrag.recommender.retrieve.topics import direction_and_radius, topic_groups
 
 MIN_ENGAGEMENT_SHARE = 0.1  # an interest with less of the channel's engagement is not owed posts
 COVERAGE_WEIGHT = 2.0  # in standard deviations of score: what the interest with the strongest claim adds
@@ -71,6 +74,22 @@ class Interests:
             return np.zeros(1)
         claim = self.shares / (2.0 * counts + 1.0)
         return np.append(COVERAGE_WEIGHT * claim / (float(claim.max()) or 1.0), 0.0)
+
+
+def clustered_interests(vectors: np.ndarray, weights: np.ndarray) -> Interests:
+    """The interests of a channel whose papers are ``vectors``, engaged with by ``weights``: its topics as the
+    profile clusters them (``retrieve.topics``), each owed posts by its engagement. A channel of one topic has
+    nothing to balance: no interests."""
+    groups = topic_groups(vectors) if len(vectors) >= 2 else []
+    if len(groups) < 2:
+        return Interests(np.zeros((0, vectors.shape[1]), dtype=np.float32), np.zeros(0), np.zeros(0))
+    parts = [direction_and_radius(vectors[g]) for g in groups]
+    engagement = np.maximum(np.asarray(weights, dtype=np.float64), 0.0)
+    return Interests.of(
+        np.stack([d for d, _ in parts]),
+        np.array([r for _, r in parts]),
+        np.array([engagement[g].sum() for g in groups]),
+    )
 
 
 def covered(interests: Interests, posts: np.ndarray) -> float:

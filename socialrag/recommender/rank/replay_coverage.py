@@ -12,10 +12,9 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from socialrag.recommender.rank.coverage import Interests
+from socialrag.recommender.rank.coverage import Interests, clustered_interests
 from socialrag.recommender.rank.history import DAY, ChannelHistory
 from socialrag.recommender.retrieve.signals import MEMBER_INTEREST, MEMBER_NEAREST
-from socialrag.recommender.retrieve.topics import direction_and_radius, topic_groups
 
 POSTS_PER_STEP = 5
 STEPS_PER_MONTH = 4
@@ -25,15 +24,7 @@ ACTIVE_DAYS = 90.0
 def interests_at(history: ChannelHistory, t: float) -> Interests:
     """The channel's topics at ``t`` as interests owed posts: the profile's clusters, by engagement then."""
     state, known = history.state_at(t)
-    vectors = history.universe.vectors[history.rows[known]]
-    weights = np.maximum(state.weights[: len(known)], 0.0)
-    groups = topic_groups(vectors) if len(known) >= 2 else []
-    if len(groups) < 2:
-        return Interests(np.zeros((0, vectors.shape[1]), dtype=np.float32), np.zeros(0), np.zeros(0))
-    parts = [direction_and_radius(vectors[g]) for g in groups]
-    return Interests.of(
-        np.stack([d for d, _ in parts]), np.array([r for _, r in parts]), np.array([weights[g].sum() for g in groups])
-    )
+    return clustered_interests(history.universe.vectors[history.rows[known]], state.weights[: len(known)])
 
 
 def named_members(history: ChannelHistory, known: np.ndarray, posts: np.ndarray) -> set[int]:

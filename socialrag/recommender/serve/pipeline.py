@@ -23,7 +23,7 @@ from socialrag.names import fold_text
 from socialrag.recommender.explain.generate import GenerateConfig, build_draft
 from socialrag.recommender.explain.llm import LLMClient
 from socialrag.recommender.rank.calibrate import RankerModel, diversify
-from socialrag.recommender.rank.coverage import RECENT_POSTS, Coverage, Interests
+from socialrag.recommender.rank.coverage import RECENT_POSTS, Coverage, Interests, clustered_interests
 from socialrag.recommender.rank.engagement import ScoringConfig, channel_weights, select_signals
 from socialrag.recommender.rank.features import FEATURES, features, fill_unknown
 from socialrag.recommender.rank.history import build_history, build_universe
@@ -32,7 +32,7 @@ from socialrag.recommender.retrieve.candidates import CandidateQuery, CandidateS
 from socialrag.recommender.retrieve.context import ChannelContext, load_channel_context
 from socialrag.recommender.retrieve.followed import FOLLOWED
 from socialrag.recommender.retrieve.signals import Relations, SignalInput, compute_signals
-from socialrag.recommender.retrieve.topics import Steer, boosted_by, channel_topics, muted
+from socialrag.recommender.retrieve.topics import Steer, boosted_by, muted
 from socialrag.rows import PaperInfo
 from socialrag.storage.context_rows import load_paper_infos
 from socialrag.storage.embeddings import load_vectors
@@ -146,16 +146,13 @@ def score_candidates(
 
 
 def channel_interests(ctx: ChannelContext, weights: dict[int, float]) -> Interests:
-    """The channel's interests that posts should cover: its topics as the profile clusters them (a channel of
-    one topic has nothing to balance)."""
-    topics = channel_topics(ctx, {pid: w for pid, w in weights.items() if pid != FOCUS_ID})
-    if len(topics) < 2:
+    """The channel's interests that posts should cover: its topics as the profile clusters them (the papers it
+    shared with a title and a vector), without naming them."""
+    ids = [pid for pid in ctx.papers if pid in ctx.vectors and ctx.papers[pid].info.title]
+    if not ids:
         return Interests(np.zeros((0, 0), dtype=np.float32), np.zeros(0), np.zeros(0))
-    return Interests.of(
-        np.stack([t.direction for t in topics]),
-        np.array([t.radius for t in topics]),
-        np.array([t.engagement for t in topics]),
-    )
+    vectors = np.stack([ctx.vectors[pid] for pid in ids])
+    return clustered_interests(vectors, np.array([weights.get(pid, 0.0) for pid in ids]))
 
 
 def measure_coverage(
