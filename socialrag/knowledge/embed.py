@@ -102,15 +102,24 @@ class Embedder:
         )
         return np.asarray(vectors, dtype=np.float32)
 
+    def cached(self, hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        """The vectors the cache on disk holds for these public texts' hashes (none without a cache)."""
+        return self.vector_cache.get(hashes) if self.vector_cache is not None else {}
+
+    def encode_new(self, texts: Mapping[str, str], *, batch_size: int = 64) -> dict[str, np.ndarray]:
+        """Encode public paper texts (by their hash) that the cache lacks, and keep them there."""
+        found = dict(zip(texts, self.encode(list(texts.values()), batch_size=batch_size), strict=True))
+        if self.vector_cache is not None:
+            self.vector_cache.put(found)
+        return found
+
     def encode_public(self, texts: Mapping[str, str], *, batch_size: int = 64) -> dict[str, np.ndarray]:
         """Vectors of public paper texts by their hash: from the cache on disk where this machine encoded the
         same text before, the rest encoded now and kept there. Members' words never come through here."""
-        found = self.vector_cache.get(list(texts)) if self.vector_cache is not None else {}
-        todo = [h for h in texts if h not in found]
+        found = self.cached(list(texts))
+        todo = {h: t for h, t in texts.items() if h not in found}
         if todo:
-            found.update(zip(todo, self.encode([texts[h] for h in todo], batch_size=batch_size), strict=True))
-            if self.vector_cache is not None:
-                self.vector_cache.put({h: found[h] for h in todo})
+            found.update(self.encode_new(todo, batch_size=batch_size))
         return found
 
 
@@ -178,8 +187,7 @@ def embed_pending(db: Database, embedder: Embedder, *, batch_size: int = 64, chu
             with db.connection() as conn:
                 cached = load_cached_vectors(conn, model, [p[2] for p in part])
             todo = {h: text for _, text, h, _ in part if h not in cached}
-            disk = embedder.vector_cache
-            on_disk = disk.get(list(todo)) if disk is not None else {}
+            on_disk = embedder.cached(list(todo))
             cached.update(on_disk)
             todo = {h: text for h, text in todo.items() if h not in on_disk}
             progress.update(len(part) - len(todo))
@@ -187,7 +195,7 @@ def embed_pending(db: Database, embedder: Embedder, *, batch_size: int = 64, chu
             step = max(batch_size, 256)  # small enough steps for the progress to move every few seconds
             for i in range(0, len(hashes), step):
                 some = {h: todo[h] for h in hashes[i : i + step]}
-                cached.update(embedder.encode_public(some, batch_size=batch_size))
+                cached.update(embedder.encode_new(some, batch_size=batch_size))  # the cache was asked above
                 progress.update(len(some))
             with db.connection() as conn:
                 upsert_embeddings(conn, model, [(pid, h, cached[h]) for pid, _, h, _ in part])
