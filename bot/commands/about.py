@@ -36,12 +36,11 @@ SLACK_PERMALINK = re.compile(r"https://([a-z0-9-]+\.)?slack\.com/archives/[A-Z0-
 NOW_WAIT_SECONDS = 90.0
 
 
-def posted_recently(inv: Invocation, command: str) -> str | None:
+def posted_recently(s: storage.settings.ChannelSettings, now: datetime, command: str) -> str | None:
     """The sentence refusing ``command`` while the channel's last post is younger than ``NOW_COOLDOWN`` (one post
     on demand every ten minutes, whichever command asks for it), or None."""
-    with inv.ctx.db.connection() as conn:
-        last = storage.settings.load_channel_settings(conn, inv.team, inv.channel).last_post_at
-    if last is not None and inv.now - last < NOW_COOLDOWN:
+    last = s.last_post_at
+    if last is not None and now - last < NOW_COOLDOWN:
         again = works_again(last + NOW_COOLDOWN)
         return f"I posted here at {last:%H:%M} UTC; `/paperping {command}` works again from {again}."
     return None
@@ -49,11 +48,11 @@ def posted_recently(inv: Invocation, command: str) -> str | None:
 
 @command("now", "`now` — post a recommendation now", steers=True, slow=True)
 def cmd_now(inv: Invocation) -> str:
-    refused = posted_recently(inv, "now")
-    if refused:
-        return refused
     with inv.ctx.db.connection() as conn:
         s = storage.settings.load_channel_settings(conn, inv.team, inv.channel)
+    refused = posted_recently(s, inv.now, "now")
+    if refused:
+        return refused
     ready = channel_readiness(inv.ctx, inv.team, inv.channel, inv.now)
     if ready.kind == "none":
         return ready.sentence  # nothing to start a search from: no post is promised

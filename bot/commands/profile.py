@@ -104,11 +104,11 @@ def render_profile(profile: ChannelProfile, sources: str) -> str:
     steers=True,
 )
 def cmd_start_over(inv: Invocation) -> str:
-    refused = posted_recently(inv, "start-over")
-    if refused:
-        return refused
     with inv.ctx.db.connection() as conn:
         s = storage.settings.load_channel_settings(conn, inv.team, inv.channel)
+        refused = posted_recently(s, inv.now, "start-over")
+        if refused:
+            return refused
         if s.active and s.slot_at is not None and s.next_post_at is not None and s.next_post_at <= inv.now:
             return "A post is already on its way here; `/paperping start-over` works once it is out."
         storage.topic_steering.start_over(conn, inv.team, inv.channel, inv.now)
