@@ -333,16 +333,20 @@ def _too_few_sentence(served: list[ServedMoment], left_out: list[ServedMoment], 
         return f"{n_early} shares to learn from before the ones to judge on, fewer than {MIN_SHARES}"
     said = f"{len(served)} of its latest shares could be judged among a pool like serving's"
     if left_out:
-        sizes = sorted(len(m.x) - 1 for m in left_out)
-        said += f" ({len(left_out)} left out: ranked among only {sizes[0]} to {sizes[-1]} papers)"
+        said += f" ({len(left_out)} left out: ranked among only {_pool_range(left_out)} papers)"
     return f"{said}, fewer than {MIN_VALIDATION_MOMENTS // 2}"
 
 
 def _left_out_sentence(left_out: list[ServedMoment]) -> str:
     if not left_out:
         return ""
-    sizes = sorted(len(m.x) - 1 for m in left_out)
-    return f"; {len(left_out)} shares left out, their pools too small to judge on ({sizes[0]} to {sizes[-1]} papers)"
+    return f"; {len(left_out)} shares left out, their pools too small to judge on ({_pool_range(left_out)} papers)"
+
+
+def _pool_range(moments: list[ServedMoment]) -> str:
+    """The smallest and largest pool of these held-out shares, as "24 to 33"."""
+    sizes = sorted(len(m.x) - 1 for m in moments)
+    return f"{sizes[0]} to {sizes[-1]}"
 
 
 def _day(moment: float | None) -> str:
