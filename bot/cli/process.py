@@ -10,6 +10,7 @@ import argparse
 import logging
 import signal
 import threading
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -74,6 +75,9 @@ INDEX_SECONDS = 5.0  # how often a process looks for papers to index (a new shar
 MEMBERS_HOURS = 1.0  # how often member lists older than a day are read again (``bot.slack.members``)
 CITATIONS_HOURS = 1.0  # how often it fills citing sentences and citing papers (slow: a request a paper)
 FOLLOW_UP_MINUTES = 5.0  # how often it looks for shared papers due a check, and for follow-ups to send
+# the follow-ups job asks its sources for at most this long a run (each request has its own deadline too); what
+# is left waits for the next run, so one slow source never keeps the job running into the next
+JOB_SECONDS = 240.0
 
 
 def build_indexer(settings: Settings, db: Database, recommender: Recommender) -> Indexer:
@@ -139,9 +143,11 @@ def cmd_run(args: argparse.Namespace, settings: Settings, db: Database) -> int:
     def follow_ups() -> int:
         """Follow-ups in shared papers' threads, then the new papers of followed authors and members."""
         now, every = datetime.now(UTC), timedelta(minutes=settings.followups_every_minutes)
-        check_follow_ups(db, indexer.sources, now, every)
+        until = time.monotonic() + JOB_SECONDS
+        check_follow_ups(db, indexer.sources, now, every, until=until)
         sent = send_follow_ups(db, thread_replier(ctx.pacer, clients), now)
-        check_authors(db, indexer.sources, now, timedelta(minutes=settings.authors_every_minutes), indexer.embed)
+        authors_every = timedelta(minutes=settings.authors_every_minutes)
+        check_authors(db, indexer.sources, now, authors_every, indexer.embed, until=until + JOB_SECONDS / 2)
         return sent + announce_member_papers(db, news_poster(ctx.pacer, clients), now)
 
     # a shared paper is asked about at most once per PAPERPING_FOLLOWUPS_EVERY_MINUTES; the job looks that often

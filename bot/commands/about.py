@@ -185,8 +185,9 @@ def describe_failing(f: storage.source_pace.SourceHealth, now: datetime) -> str:
     error = f" (last: {quote(f.last_error.removeprefix(f.source + ': '), 120)})" if f.last_error else ""
     until = f"{f.held_until:%H:%M} UTC" if f.held_until else "later"
     return (
-        f"{name} has failed {f.failures} times in a row{since}{error}: lookups from it wait until {until}. Papers "
-        "the catalog or another source already made usable don't wait for it."
+        f"{name} has failed {f.failures} time{'s' if f.failures != 1 else ''} in a row{since}{error}: it is skipped "
+        f"until {until}, for lookups and new papers. Papers the catalog or another source already made usable "
+        "don't wait for it."
     )
 
 

@@ -8,6 +8,7 @@ channel's next slot (``socialrag.recommender``), a member's own is announced."""
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
@@ -27,9 +28,16 @@ AUTHORS_LOCK = 0x50505F41  # advisory lock: one process at a time asks for autho
 
 
 def check_authors(
-    db: Database, sources: Sequence[MetadataSource], now: datetime, every: timedelta, embed: Embed | None = None
+    db: Database,
+    sources: Sequence[MetadataSource],
+    now: datetime,
+    every: timedelta,
+    embed: Embed | None = None,
+    *,
+    until: float | None = None,
 ) -> int:
-    """Ask for the papers of the authors that are due; how many new papers were noted for a channel."""
+    """Ask for the papers of the authors that are due; how many new papers were noted for a channel. The
+    authors not asked by ``until`` (``time.monotonic``, the job's deadline) wait for the next run."""
     s2 = source_of(sources, SemanticScholar)
     if s2 is None:
         return 0
@@ -39,7 +47,13 @@ def check_authors(
         try:
             with db.connection() as conn:
                 due = storage.followed_authors.load_authors_due(conn, now - every)
-            return sum(_check_author(db, s2, author, watchers, now, embed) for author, watchers in due.items())
+            noted = 0
+            for author, watchers in due.items():
+                if until is not None and time.monotonic() > until:
+                    log.warning("authors: the job's time is spent; the other authors wait for the next run")
+                    break
+                noted += _check_author(db, s2, author, watchers, now, embed)
+            return noted
         finally:
             storage.locks.release_session_lock(lock, AUTHORS_LOCK)
 

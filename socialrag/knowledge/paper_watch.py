@@ -18,6 +18,7 @@ had; a paper whose venue nobody knew is not taken for a preprint. Sending is the
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Sequence
 from datetime import date, datetime, timedelta
 from typing import Any
@@ -58,17 +59,24 @@ def is_preprint(venue: str | None) -> bool:
 
 
 def check_follow_ups(
-    db: Database, sources: Sequence[MetadataSource], now: datetime, every: timedelta, limit: int = 20
+    db: Database,
+    sources: Sequence[MetadataSource],
+    now: datetime,
+    every: timedelta,
+    limit: int = 20,
+    *,
+    until: float | None = None,
 ) -> int:
     """Ask the sources (Semantic Scholar and arXiv among ``sources``) about the shared papers that are due, and
-    note the follow-ups; how many were noted. One process at a time does it."""
+    note the follow-ups; how many were noted. One process at a time does it. ``until`` (``time.monotonic``) is
+    the job's deadline: the papers whose citations are not read by then wait for the next run."""
     s2, arxiv = source_of(sources, SemanticScholar), source_of(sources, ArxivApi)
     crossref, biorxiv = source_of(sources, Crossref), source_of(sources, BiorxivApi)
     with db.connection(autocommit=True) as lock:
         if not storage.locks.try_session_lock(lock, WATCH_LOCK):
             return 0
         try:
-            return _check_due(db, (s2, arxiv, crossref, biorxiv), now, every, limit)
+            return _check_due(db, (s2, arxiv, crossref, biorxiv), now, every, limit, until)
         finally:
             storage.locks.release_session_lock(lock, WATCH_LOCK)
 
@@ -79,6 +87,7 @@ def _check_due(
     now: datetime,
     every: timedelta,
     limit: int,
+    until: float | None,
 ) -> int:
     s2, arxiv, crossref, biorxiv = clients
     since = now - timedelta(days=FOLLOW_DAYS)
@@ -93,10 +102,15 @@ def _check_due(
     found = _s2_papers(s2, [ids.get(w.paper_id, {}) for w in due])
     found = [_crossref_published(crossref, f, ids.get(w.paper_id, {})) for w, f in zip(due, found, strict=True)]
     merged = [{**(f.ids if f is not None else {}), **ids.get(w.paper_id, {})} for w, f in zip(due, found, strict=True)]
+    read = 0
     for watched, paper_ids in zip(due, merged, strict=True):  # every due paper's citations first: a new paper that
-        _fetch_citations(db, s2, watched.paper_id, paper_ids)  # cites two of them is seen citing both
+        if until is not None and time.monotonic() > until:  # cites two of them is seen citing both
+            log.warning("follow-ups: the job's time is spent; %d shared papers wait for the next run", len(due) - read)
+            break
+        _fetch_citations(db, s2, watched.paper_id, paper_ids)
+        read += 1
     noted = 0
-    for watched, s2_paper, paper_ids in zip(due, found, merged, strict=True):
+    for watched, s2_paper, paper_ids in zip(due[:read], found, merged, strict=False):
         version = versions.get(paper_ids.get("arxiv", "")) or versions.get(paper_ids.get("doi", ""))
         with db.connection() as conn:
             noted += _notice(conn, watched, paper_ids, s2_paper, version, now, since)

@@ -38,3 +38,20 @@ class DatabasePace:
                 storage.source_pace.hold_off(conn, source, seconds)
         except PaperPingError as exc:
             log.warning("could not share a wait for %s: %s", source, exc)
+
+    def held_for(self, source: str) -> float:
+        """Seconds ``source`` is still skipped or held for, by any process (0 when it may be asked)."""
+        try:
+            with self.db.connection() as conn:
+                return storage.source_pace.load_held_for(conn, source)
+        except PaperPingError as exc:
+            log.warning("could not read whether %s is held: %s", source, exc)
+            return 0.0
+
+    def skip(self, source: str, seconds: float, reason: str) -> None:
+        """Every process skips ``source`` for ``seconds``: it was too slow or could not be reached."""
+        try:
+            with self.db.connection() as conn:
+                storage.source_pace.skip_source(conn, source, seconds, reason)
+        except PaperPingError as exc:
+            log.warning("could not share that %s is skipped: %s", source, exc)

@@ -85,3 +85,28 @@ def load_failing_sources(conn: psycopg.Connection) -> list[SourceHealth]:
         """
     ).fetchall()
     return [SourceHealth(*r) for r in rows]
+
+
+def skip_source(conn: psycopg.Connection, source: str, seconds: float, reason: str) -> None:
+    """``source`` was too slow or unreachable: one more failure in a row, and held for ``seconds`` (the round)
+    whatever the count, so that no slot or job after this one waits on it."""
+    conn.execute(
+        """
+        INSERT INTO source_pace AS p (source, failures, failing_since, last_error, held_until)
+        VALUES (%(s)s, 1, clock_timestamp(), %(e)s, clock_timestamp() + make_interval(secs => %(w)s))
+        ON CONFLICT (source) DO UPDATE
+           SET failures = p.failures + 1, failing_since = COALESCE(p.failing_since, clock_timestamp()),
+               last_error = %(e)s,
+               held_until = GREATEST(p.held_until, clock_timestamp() + make_interval(secs => %(w)s))
+        """,
+        {"s": source, "e": reason[:300], "w": seconds},
+    )
+
+
+def load_held_for(conn: psycopg.Connection, source: str) -> float:
+    """Seconds until ``source`` may be asked again (0 when it is not held)."""
+    row = conn.execute(
+        "SELECT extract(epoch FROM held_until - clock_timestamp()) FROM source_pace WHERE source = %(s)s",
+        {"s": source},
+    ).fetchone()
+    return max(0.0, float(row[0])) if row and row[0] is not None else 0.0

@@ -248,7 +248,7 @@ def test_a_source_that_keeps_failing_is_held_as_a_whole_and_status_says_so(db: D
     assert failing.failures == 3 and failing.held_until == start + timedelta(seconds=10) + timedelta(minutes=2)
     said = describe_failing(failing, clock[0])
     assert said.startswith(f"Semantic Scholar has failed 3 times in a row since {start:%H:%M} UTC")
-    assert f"wait until {failing.held_until:%H:%M} UTC" in said and "HTTP 429" in said
+    assert f"skipped until {failing.held_until:%H:%M} UTC" in said and "HTTP 429" in said
     # while it is held it is not asked, and the papers wait for it without spending a try
     indexer.run_batch()
     assert scholar.asked == 3

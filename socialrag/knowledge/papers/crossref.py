@@ -14,7 +14,7 @@ import httpx
 
 from socialrag.errors import NotFound
 from socialrag.knowledge.papers.http import contact_client
-from socialrag.knowledge.papers.source import clean_text
+from socialrag.knowledge.papers.source import clean_text, parse_records
 from socialrag.models import Author, Paper
 
 _TAGS = re.compile(r"<[^>]+>")
@@ -118,7 +118,10 @@ class Crossref:
                 out.append(None)
                 continue
             message = body.get("message") if isinstance(body, dict) else None
-            out.append(paper_from_crossref(message) if isinstance(message, Mapping) else None)
+            found = parse_records(
+                self.name, [message], lambda m: paper_from_crossref(m) if isinstance(m, Mapping) else None, 1
+            )
+            out.append(found[0] if found else None)
         return out
 
     def fetch_by_pii(self, pii: str) -> Paper | None:
@@ -129,8 +132,10 @@ class Crossref:
         body = self.http.request_json("GET", "works", params={"filter": f"alternative-id:{pii}", "rows": 2})
         message = body.get("message") if isinstance(body, dict) else None
         items = message.get("items") if isinstance(message, Mapping) else None
-        found = [paper_from_crossref(i) for i in items or () if isinstance(i, Mapping)]
-        papers = [p for p in found if p is not None]
+        items = items if isinstance(items, list) else []
+        papers = parse_records(
+            self.name, items, lambda i: paper_from_crossref(i) if isinstance(i, Mapping) else None, 2
+        )
         return replace(papers[0], ids={**papers[0].ids, "pii": pii}) if len(papers) == 1 else None
 
     def fetch_published_version(self, doi: str) -> tuple[str, str] | None:

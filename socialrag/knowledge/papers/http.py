@@ -18,6 +18,16 @@ from socialrag.errors import NotFound, RateLimited, SourceError
 
 log = logging.getLogger(__name__)
 
+# A whole request (its tries, the waits between them and the body) gets this many times the per-read timeout
+# (``PAPERPING_HTTP_TIMEOUT``): 60 s by default. A source that misses it is skipped for ``ROUND_SECONDS``, so
+# that the slots and jobs after it (other channels' included) do not wait on it again.
+DEADLINE_READS = 3.0
+ROUND_SECONDS = 300.0
+
+
+class TooSlow(SourceError):
+    """A source did not finish answering within the request's deadline; it is skipped for the round."""
+
 
 def parse_retry_after(value: str | None, default: float) -> float:
     """Seconds to wait from a ``Retry-After`` header (a number of seconds or an HTTP date)."""
@@ -56,6 +66,10 @@ class SharedPace(Protocol):
 
     def hold_off(self, source: str, seconds: float) -> None: ...
 
+    def held_for(self, source: str) -> float: ...
+
+    def skip(self, source: str, seconds: float, reason: str) -> None: ...
+
 
 class PoliteClient:
     """Wraps an ``httpx.Client`` with the service's published pace and retries. With ``shared``, the pace is
@@ -73,8 +87,12 @@ class PoliteClient:
         clock: Callable[[], float] = time.monotonic,
         shared: SharedPace | None = None,
         max_bytes: int = MAX_RESPONSE_BYTES,
+        deadline: float | None = None,
     ) -> None:
         self.name = name
+        per_read = client.timeout.read
+        self.deadline = deadline if deadline is not None else DEADLINE_READS * (per_read or 20.0)
+        self._skipped_until = -1e9
         self.max_bytes = max_bytes
         self.client = client
         self.min_interval = min_interval
@@ -85,29 +103,57 @@ class PoliteClient:
         self._last = -1e9
         self.shared = shared
 
-    def _pace(self) -> None:
+    def _pace(self, started: float) -> None:
         if self.shared is not None:
             wait = self.shared.reserve(self.name, self.min_interval)
-            if wait > 0:
-                self._sleep(wait)
-            return
-        wait = self._last + self.min_interval - self._clock()
+        else:
+            wait = self._last + self.min_interval - self._clock()
+        if wait > self._left(started):  # the turn comes after this request's deadline: not the source's fault
+            raise SourceError(self.name, f"too many requests queued for it; the next turn is {wait:.0f} s away")
         if wait > 0:
             self._sleep(wait)
-        self._last = self._clock()
+        if self.shared is None:
+            self._last = self._clock()
+
+    def _left(self, started: float) -> float:
+        return started + self.deadline - self._clock()
+
+    def _check_round(self) -> None:
+        """Refuse at once while the source is skipped for the round (by this process or, through the shared
+        pace, by any other)."""
+        held = max(self._skipped_until - self._clock(), self.shared.held_for(self.name) if self.shared else 0.0)
+        if held > 0:
+            raise SourceError(self.name, f"skipped for this round (too slow or failing); tried again in {held:.0f} s")
+
+    def _skip_round(self, reason: str) -> None:
+        log.warning("%s skipped for %.0f s: %s", self.name, ROUND_SECONDS, reason)
+        self._skipped_until = self._clock() + ROUND_SECONDS
+        if self.shared is not None:
+            self.shared.skip(self.name, ROUND_SECONDS, reason)
 
     def request(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
         """Send one request, waiting and retrying as the service asks; 404 raises ``NotFound``. A path that
         climbs out of the API (``..``) is refused before it is sent, and a body over ``max_bytes`` is not read
-        further (``SourceError``)."""
+        further (``SourceError``). The whole of it, tries and waits included, has ``deadline`` seconds: a source
+        that misses it (``TooSlow``) or cannot be reached is skipped for the round."""
         check_path(self.name, url)
+        self._check_round()
+        started = self._clock()
+        try:
+            return self._request(method, url, started, **kwargs)
+        except TooSlow as exc:
+            self._skip_round(str(exc))
+            raise
+
+    def _request(self, method: str, url: str, started: float, **kwargs: Any) -> httpx.Response:
         backoff = max(self.min_interval, 1.0)
         for attempt in range(1, self.max_tries + 1):
-            self._pace()
+            self._pace(started)
             try:
-                response = self._send(method, url, **kwargs)
+                response = self._send(method, url, started, **kwargs)
             except httpx.HTTPError as exc:
-                if attempt == self.max_tries:
+                if attempt == self.max_tries or backoff > self._left(started):
+                    self._skip_round(f"unreachable: {exc}")
                     raise SourceError(self.name, f"request failed: {exc}") from exc
                 self._sleep(backoff)
                 backoff *= 2
@@ -119,7 +165,7 @@ class PoliteClient:
                 log.info("%s answered %s; waiting %.1fs", self.name, response.status_code, wait)
                 if self.shared is not None and response.status_code == 429:
                     self.shared.hold_off(self.name, min(wait, self.max_wait))
-                if attempt == self.max_tries or wait > self.max_wait:
+                if attempt == self.max_tries or wait > min(self.max_wait, self._left(started)):
                     error = RateLimited if response.status_code == 429 else SourceError
                     raise error(self.name, f"HTTP {response.status_code} after {attempt} tries", retry_after=wait)
                 self._sleep(wait)
@@ -130,8 +176,15 @@ class PoliteClient:
             return response
         raise SourceError(self.name, "no response")  # pragma: no cover - the loop always returns or raises
 
-    def _send(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
-        """The response with its body read, up to ``max_bytes``."""
+    def _send(self, method: str, url: str, started: float, **kwargs: Any) -> httpx.Response:
+        """The response with its body read, up to ``max_bytes`` and until the request's deadline."""
+        left = self._left(started)
+        if left <= 0:
+            raise TooSlow(self.name, f"no answer within {self.deadline:g} s")
+        per_read = self.client.timeout.read or left
+        kwargs.setdefault(
+            "timeout", httpx.Timeout(min(per_read, left), connect=min(self.client.timeout.connect or left, left))
+        )
         with self.client.stream(method, url, **kwargs) as streamed:
             declared = streamed.headers.get("Content-Length", "")
             if declared.isdigit() and int(declared) > self.max_bytes:
@@ -141,6 +194,8 @@ class PoliteClient:
                 body += chunk
                 if len(body) > self.max_bytes:
                     raise SourceError(self.name, f"answered more than {self._cap}; the rest was not read")
+                if self._left(started) <= 0:
+                    raise TooSlow(self.name, f"answered too slowly: not done within {self.deadline:g} s")
             return httpx.Response(
                 streamed.status_code, headers=streamed.headers, content=bytes(body), request=streamed.request
             )

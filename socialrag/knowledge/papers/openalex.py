@@ -13,7 +13,7 @@ import httpx
 
 from socialrag.knowledge.link_ids import doi_identity
 from socialrag.knowledge.papers.http import contact_client
-from socialrag.knowledge.papers.source import clean_text, parse_date
+from socialrag.knowledge.papers.source import clean_text, parse_date, parse_records
 from socialrag.models import Author, Paper
 
 BATCH = 50  # values OR-ed in one filter (OpenAlex takes up to 100)
@@ -157,8 +157,9 @@ class OpenAlex:
         asked = int(params.get("per-page") or 25)  # the service's own default page
         # read no further than the page asked for, whatever the answer holds
         rows = results[:asked] if isinstance(results, list) else []
-        papers = [paper_from_openalex(r) for r in rows if isinstance(r, Mapping)]
-        return [p for p in papers if p is not None]
+        return parse_records(
+            self.name, rows, lambda r: paper_from_openalex(r) if isinstance(r, Mapping) else None, asked
+        )
 
     def recent(self, *, words: str | None, topics: Sequence[str], since: date, limit: int = 50) -> list[Paper]:
         """Works published since ``since``: a relevance search for ``words``, and the newest of ``topics``."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
@@ -12,8 +13,10 @@ import httpx
 from socialrag.errors import NotFound, SourceError
 from socialrag.knowledge.links import doi_identity, normalize_arxiv_id
 from socialrag.knowledge.papers.http import PoliteClient
-from socialrag.knowledge.papers.source import clean_text, next_month, parse_date
+from socialrag.knowledge.papers.source import clean_text, next_month, parse_date, parse_records
 from socialrag.models import Author, Paper, PaperRef
+
+log = logging.getLogger(__name__)
 
 BATCH_LIMIT = 500
 PAPER_FIELDS = ",".join(
@@ -91,9 +94,9 @@ def s2_lookup_id(ids: Mapping[str, str]) -> str | None:
 def identities_from_external(external: Mapping[str, Any] | None, paper_id: str | None) -> dict[str, str]:
     """Semantic Scholar's ``externalIds`` as PaperPing identities (the same keys ``links`` produces)."""
     ids: dict[str, str] = {}
-    if paper_id:
+    if isinstance(paper_id, str) and paper_id:
         ids["s2"] = paper_id
-    ext = external or {}
+    ext = external if isinstance(external, Mapping) else {}
     if ext.get("ArXiv"):
         arxiv = normalize_arxiv_id(str(ext["ArXiv"]))
         if arxiv:
@@ -168,6 +171,16 @@ def paper_from_s2(raw: Mapping[str, Any]) -> Paper:
     )
 
 
+def s2_papers(raw: object, most: int) -> list[Paper]:
+    """The paper objects of an answer's list that have an id and a title, at most ``most`` of them (an answer
+    holding more than was asked for is read no further); a malformed record is skipped, not the answer."""
+
+    def parse(r: object) -> Paper | None:
+        return paper_from_s2(r) if isinstance(r, Mapping) and r.get("paperId") and r.get("title") else None
+
+    return parse_records("semanticscholar", raw if isinstance(raw, list) else [], parse, most)
+
+
 def next_offset(body: Mapping[str, Any], offset: int) -> int | None:
     """The offset of the next page a paged answer names (None: the last page). One that is not a number, or does
     not move forward, is the source's error: the caller skips this paper, and a job never loops on it."""
@@ -183,6 +196,33 @@ def entries(body: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     """The records of a paged answer's ``data``, each a mapping (anything else is skipped)."""
     data = body.get("data")
     return [e for e in data if isinstance(e, Mapping)] if isinstance(data, list) else []
+
+
+def _citation(entry: object) -> Citation | None:
+    """One entry of a citations page (the citing paper and its sentences); None without a citing paper id."""
+    if not isinstance(entry, Mapping):
+        return None
+    citing = entry.get("citingPaper") or {}
+    if not isinstance(citing.get("paperId"), str):
+        return None
+    return Citation(
+        ids=identities_from_external(citing.get("externalIds"), citing["paperId"]),
+        title=clean_text(citing.get("title")),
+        year=citing.get("year") if isinstance(citing.get("year"), int) else None,
+        contexts=tuple(clean_text(c) or "" for c in entry.get("contexts") or () if c),
+        published=parse_date(citing.get("publicationDate")),
+    )
+
+
+def _one_paper(raw: object) -> Paper | None:
+    """One record of a batch answer; None when it is empty or malformed (that paper only is not found)."""
+    if not isinstance(raw, Mapping) or not raw.get("paperId"):
+        return None
+    try:
+        return paper_from_s2(raw)
+    except (TypeError, ValueError, AttributeError, KeyError, IndexError):
+        log.warning("semanticscholar: a malformed record for %s was skipped", str(raw.get("paperId"))[:40])
+        return None
 
 
 class SemanticScholar:
@@ -220,10 +260,10 @@ class SemanticScholar:
                     "POST", "graph/v1/paper/batch", params={"fields": PAPER_FIELDS}, json={"ids": asked}
                 )
                 answers = body if isinstance(body, list) else []
-            by_pos = iter(answers)
+            by_pos = iter(answers[: len(asked)])
             for x in lookup:
                 raw = next(by_pos, None) if x else None
-                out.append(paper_from_s2(raw) if isinstance(raw, Mapping) and raw.get("paperId") else None)
+                out.append(_one_paper(raw))
         return out
 
     def fetch_reference_contexts(
@@ -273,19 +313,7 @@ class SemanticScholar:
             except NotFound:
                 break
             body = body if isinstance(body, dict) else {}
-            for entry in entries(body):
-                citing = entry.get("citingPaper") or {}
-                if not citing.get("paperId"):
-                    continue
-                found.append(
-                    Citation(
-                        ids=identities_from_external(citing.get("externalIds"), citing["paperId"]),
-                        title=clean_text(citing.get("title")),
-                        year=citing.get("year") if isinstance(citing.get("year"), int) else None,
-                        contexts=tuple(clean_text(c) or "" for c in entry.get("contexts") or () if c),
-                        published=parse_date(citing.get("publicationDate")),
-                    )
-                )
+            found += parse_records("semanticscholar", entries(body), _citation, max_items - len(found))
             after = next_offset(body, offset)
             if after is None:
                 break
@@ -297,8 +325,7 @@ class SemanticScholar:
         body = self.http.request_json(
             "GET", f"graph/v1/author/{author_id}/papers", params={"fields": LIST_FIELDS, "limit": limit}
         )
-        found = body.get("data") if isinstance(body, dict) else None
-        return [paper_from_s2(r) for r in found or () if isinstance(r, Mapping) and r.get("paperId") and r.get("title")]
+        return s2_papers(body.get("data") if isinstance(body, dict) else None, limit)
 
     def search_authors(self, name: str, *, limit: int = 5) -> list[tuple[str, str, int | None, tuple[str, ...]]]:
         """(author id, name, paper count, affiliations) of the authors Semantic Scholar finds for ``name``."""

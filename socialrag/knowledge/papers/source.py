@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import date
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from socialrag.models import Paper
+
+log = logging.getLogger(__name__)
+
+R = TypeVar("R")
 
 
 class MetadataSource(Protocol):
@@ -64,3 +69,24 @@ def parse_month(value: object) -> tuple[int, int | None] | None:
             day = int(words[0]) if i > 0 and words[0].isdigit() and 1 <= int(words[0]) <= 31 else None
             return _MONTHS.index(word[:3]) + 1, day
     return None
+
+
+def parse_records(source: str, records: Iterable[object], parse: Callable[[object], R | None], most: int) -> list[R]:
+    """``parse`` applied to at most ``most`` records of an answer. A record with a field of an unexpected shape
+    (a number where a list belongs, a list where a name does) costs that record only: it is counted, logged and
+    skipped, and the records around it are kept."""
+    out: list[R] = []
+    malformed = 0
+    for i, record in enumerate(records):
+        if i >= most:
+            break
+        try:
+            parsed = parse(record)
+        except (TypeError, ValueError, AttributeError, KeyError, IndexError):
+            malformed += 1
+            continue
+        if parsed is not None:
+            out.append(parsed)
+    if malformed:
+        log.warning("%s: skipped %d malformed record(s) of an answer", source, malformed)
+    return out

@@ -32,7 +32,7 @@ from socialrag import storage
 from socialrag.errors import SourceError
 from socialrag.knowledge.embed import Embed, record_found
 from socialrag.knowledge.papers.arxiv import ArxivApi, papers_from_atom
-from socialrag.knowledge.papers.semanticscholar import PAPER_FIELDS, SemanticScholar, paper_from_s2
+from socialrag.knowledge.papers.semanticscholar import PAPER_FIELDS, SemanticScholar, s2_papers
 from socialrag.models import Paper
 from socialrag.recommender.retrieve.context import ChannelContext
 
@@ -167,22 +167,23 @@ class SemanticScholarRecommendations:
                 params={"fields": PAPER_FIELDS_RECS, "limit": self.limit},
                 json={"positivePaperIds": pos, "negativePaperIds": neg},
             )
-            raw += _recommended(body)
+            raw += _recommended(body, self.limit)
             body = self.client.http.request_json(
                 "GET",
                 f"recommendations/v1/papers/forpaper/{pos[0]}",
                 params={"fields": PAPER_FIELDS_RECS, "limit": self.limit, "from": self.pool},
             )
-            raw += _recommended(body)
+            raw += _recommended(body, self.limit)
         except SourceError as exc:
             log.warning("Semantic Scholar recommendations: %s", exc)
-        papers = papers_from_s2(raw)
+        papers = papers_from_s2(raw, 2 * self.limit)
         return record_found(conn, papers, self.embed)
 
 
-def _recommended(body: Any) -> list[Any]:
+def _recommended(body: Any, limit: int) -> list[Any]:
+    """The recommended papers of an answer, no more than the ``limit`` asked for."""
     found = body.get("recommendedPapers") if isinstance(body, dict) else None
-    return found if isinstance(found, list) else []
+    return found[:limit] if isinstance(found, list) else []
 
 
 # The recommendation endpoints take the same fields as the graph API, minus nested references.
@@ -277,7 +278,7 @@ class FocusSearch:
                     params={"query": " ".join(words), "fields": PAPER_FIELDS_RECS, "limit": self.limit},
                 )
                 found = body.get("data") if isinstance(body, dict) else None
-                papers += papers_from_s2(found if isinstance(found, list) else [])
+                papers += papers_from_s2(found if isinstance(found, list) else [], self.limit)
             except SourceError as exc:
                 log.warning("Semantic Scholar search: %s", exc)
         if self.arxiv is not None:
@@ -287,9 +288,9 @@ class FocusSearch:
         return record_found(conn, papers, self.embed)
 
 
-def papers_from_s2(raw: list[Any]) -> list[Paper]:
+def papers_from_s2(raw: list[Any], most: int = 1000) -> list[Paper]:
     """The paper objects of a Semantic Scholar answer that have an id and a title."""
-    return [paper_from_s2(r) for r in raw if isinstance(r, dict) and r.get("paperId") and r.get("title")]
+    return s2_papers(raw, most)
 
 
 def search_arxiv(client: ArxivApi, params: dict[str, Any], what: str) -> list[Paper]:

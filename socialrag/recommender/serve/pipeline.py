@@ -8,8 +8,9 @@ fit learnt it picks from (any date when neither says).
 from __future__ import annotations
 
 import logging
+import time
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
@@ -78,12 +79,27 @@ class Recommendation:
     empty_reason: str | None = None  # when there is no draft: why, in a sentence members can act on
 
 
+# One recommendation asks its sources for at most this long in all (each request has its own deadline too,
+# ``http.PoliteClient``); the sources not asked by then are skipped for this post, and the catalog, asked first,
+# always is.
+SOURCES_SECONDS = 120.0
+
+
 def gather_candidates(
-    conn: psycopg.Connection, sources: Sequence[CandidateSource], query: CandidateQuery
+    conn: psycopg.Connection,
+    sources: Sequence[CandidateSource],
+    query: CandidateQuery,
+    *,
+    budget: float = SOURCES_SECONDS,
+    clock: Callable[[], float] = time.monotonic,
 ) -> dict[int, str]:
     """Candidate paper id -> the source that found it first, without anything the channel already had."""
     found: dict[int, str] = {}
+    started = clock()
     for source in sources:
+        if clock() - started > budget:
+            log.warning("candidate source %s skipped: the sources had %.0f s for this post", source.name, budget)
+            continue
         try:
             fetched = source.fetch_candidates(conn, query)
         except psycopg.OperationalError:

@@ -1,0 +1,58 @@
+"""A local HTTP server that answers slowly: headers at once, then the body a few bytes at a time, ``every``
+seconds apart (the way a struggling service or a proxy in trouble answers). Every request is counted."""
+
+from __future__ import annotations
+
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+class TrickleServer:
+    def __init__(
+        self, body: bytes, *, every: float = 0.3, step: int = 1, content_type: str = "application/json"
+    ) -> None:
+        self.body, self.every, self.step, self.content_type = body, every, step, content_type
+        self.requests = 0
+        self.lock = threading.Lock()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def _answer(self) -> None:
+                with outer.lock:
+                    outer.requests += 1
+                length = int(self.headers.get("Content-Length") or 0)
+                if length:
+                    self.rfile.read(length)
+                self.send_response(200)
+                self.send_header("Content-Type", outer.content_type)
+                self.send_header("Content-Length", str(len(outer.body)))
+                self.end_headers()
+                try:
+                    for start in range(0, len(outer.body), outer.step):
+                        self.wfile.write(outer.body[start : start + outer.step])
+                        self.wfile.flush()
+                        time.sleep(outer.every)
+                except OSError:  # the client gave up: that is the point
+                    pass
+
+            do_GET = do_POST = _answer
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/"
+
+    def start(self) -> TrickleServer:
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
