@@ -1,7 +1,8 @@
 """Soak run: PaperPing under faults, against local stand-ins only (nothing leaves the machine).
 
 ``python -m bench.soak [--events 3000] [--channels 30] [--seconds 90]`` starts an embedded Postgres, the
-Slack app on a local port, stand-ins of the Slack Web API, Semantic Scholar (answering 500, 429 or HTML at
+Slack app on a local port, stand-ins of the Slack Web API, Semantic Scholar (answering 500, 429, HTML, a
+trickle of a byte at a time, pages far larger than asked for, or records with fields of the wrong shape, at
 random) and an OpenAI-compatible model (timing out at random), and three worker processes. Then, at once:
 it sends thousands of signed events (a tenth of them sent again, as Slack retries, a hundredth malformed);
 it kills one worker with SIGKILL every few seconds and starts another; it restarts Postgres once. It prints
@@ -35,12 +36,36 @@ SECRET = "soak-signing-secret"
 TEAM = "T0SOAK"
 
 
+def _recommended(n: int, rng: random.Random, malformed: bool) -> bytes:
+    """A recommendations answer of ``n`` papers; ``malformed``: fields of the wrong shape among good records."""
+    papers: list[Any] = []
+    for i in range(n):
+        paper: dict[str, Any] = {"paperId": f"soak{rng.randrange(10**9)}", "title": f"Soak paper {i}", "year": 2026}
+        if malformed and i % 2:
+            paper |= rng.choice(
+                [
+                    {"authors": 7},
+                    {"externalIds": [1, 2]},
+                    {"title": ["x"]},
+                    {"authors": [{"name": "A", "affiliations": 3}]},
+                ]
+            )
+        papers.append(paper)
+    if malformed:
+        papers += [None, "not a paper", 42]
+    return json.dumps({"recommendedPapers": papers}).encode()
+
+
 class FlakyScholar:
-    """Semantic Scholar's recommendation endpoints, answering 500, 429, HTML or an empty list at random."""
+    """Semantic Scholar's recommendation endpoints, answering at random: 500, 429, HTML, an empty list, a body
+    that trickles in a byte every half second, a page of 5,000 papers (the client asked for 100), or records
+    with fields of the wrong shape."""
 
     def __init__(self, seed: int) -> None:
         rng = random.Random(seed)
         lock = threading.Lock()
+        self.answers: dict[str, int] = {}
+        answers = self.answers
 
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, format: str, *args: Any) -> None:
@@ -48,7 +73,12 @@ class FlakyScholar:
 
             def _answer(self) -> None:
                 with lock:
-                    kind = rng.choice(["500", "429", "html", "ok"])
+                    kind = rng.choice(["500", "429", "html", "ok", "trickle", "oversized", "malformed"])
+                    answers[kind] = answers.get(kind, 0) + 1
+                    body = {
+                        "oversized": _recommended(5000, rng, False),
+                        "malformed": _recommended(6, rng, True),
+                    }.get(kind, b'{"recommendedPapers": []}')
                 length = int(self.headers.get("Content-Length") or 0)
                 if length:
                     self.rfile.read(length)
@@ -56,14 +86,22 @@ class FlakyScholar:
                     "500": (500, b'{"error": "internal"}', "application/json"),
                     "429": (429, b'{"message": "Too Many Requests"}', "application/json"),
                     "html": (200, b"<html><body>Service Unavailable</body></html>", "text/html"),
-                    "ok": (200, b'{"recommendedPapers": []}', "application/json"),
-                }[kind]
+                }.get(kind, (200, body, "application/json"))
                 self.send_response(status)
                 self.send_header("Content-Type", ctype)
                 self.send_header("Retry-After", "1")
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
-                self.wfile.write(body)
+                try:
+                    if kind == "trickle":  # no single read waits long, but the whole answer takes 13 s
+                        for byte in body:
+                            self.wfile.write(bytes([byte]))
+                            self.wfile.flush()
+                            time.sleep(0.5)
+                    else:
+                        self.wfile.write(body)
+                except OSError:  # the client gave up on the trickle, as it should
+                    pass
 
             do_GET = do_POST = _answer
 
@@ -326,6 +364,7 @@ def run(args: argparse.Namespace) -> None:
         f"{args.channels} due channels, 3 workers, {stats['kills']} SIGKILLs, Postgres restarted "
         f"{int(restarted)} time, {stats['errors answered']} error answers resent"
     )
+    print("Semantic Scholar answered: " + ", ".join(f"{n} {kind}" for kind, n in sorted(scholar.answers.items())))
     print(f"events lost:           {lost}")
     print(f"duplicate posts:       {duplicates}")
     print(f"missed slots:          {missed}")

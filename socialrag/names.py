@@ -46,6 +46,20 @@ def normalize_person_name(name: str) -> str:
     return fold_text(name)
 
 
+def same_person(author: str, names: tuple[str, ...] | list[str]) -> bool:
+    """Whether one of a member's names (their Slack full name or display name) can be the author's: the same
+    family name, and the same first initial where the member's name has one (``G. Neubig`` and ``Graham
+    Neubig`` agree; ``graham`` alone, or ``Geoffrey Hinton``, does not)."""
+    wanted = fold_text(author).split()
+    if len(wanted) < 2:
+        return False
+    for name in names:
+        words = fold_text(name).split()
+        if len(words) >= 2 and words[-1] == wanted[-1] and words[0][0] == wanted[0][0]:
+            return True
+    return False
+
+
 def normalize_venue(name: str) -> tuple[str, str]:
     """The (series key, short display name) of a venue string.
 

@@ -9,6 +9,7 @@ from bot.commands.member import parse_author_link
 from bot.views.post_blocks import quote
 from socialrag import storage
 from socialrag.errors import SourceError
+from socialrag.names import same_person
 
 CHOICES = 5  # authors offered when a name matches several
 HINT = (
@@ -127,7 +128,9 @@ def cmd_following(inv: Invocation) -> str:
     "my-papers",
     "`my-papers on|off` — let this channel hear of your new papers (needs `link-author` with a Semantic Scholar id)",
     parse=one_of(("on", "off"), "Try `/paperping my-papers on` or `/paperping my-papers off`."),
-    about_member=True,
+    steers=lambda c: c.args[0] == "on",  # the whole channel hears of them: the settings rule applies
+    stops=lambda c: c.args[0] == "off",  # and a member may always stop it, even where PaperPing has left
+    slow=True,
 )
 def cmd_my_papers(inv: Invocation) -> str:
     with inv.ctx.db.connection() as conn:
@@ -136,10 +139,42 @@ def cmd_my_papers(inv: Invocation) -> str:
         if inv.args[0] == "off":
             storage.settings.upsert_member_setting(conn, inv.team, inv.user, my_papers_channels=channels)
             return "Done: this channel won't hear of your new papers from me."
-        if not member.s2_author_id:
-            return (
-                "First link your Semantic Scholar author profile: `/paperping link-author "
-                "https://www.semanticscholar.org/author/…` (an ORCID alone does not list your papers)."
-            )
+    if not member.s2_author_id:
+        return (
+            "First link your Semantic Scholar author profile: `/paperping link-author "
+            "https://www.semanticscholar.org/author/…` (an ORCID alone does not list your papers)."
+        )
+    refusal = _not_yours(inv, member.s2_author_id)
+    if refusal:
+        return refusal
+    with inv.ctx.db.connection() as conn:
         storage.settings.upsert_member_setting(conn, inv.team, inv.user, my_papers_channels=[*channels, inv.channel])
-    return 'Done: when a new paper of yours appears on Semantic Scholar, I\'ll say so here ("New from the group").'
+    return (
+        'Done: when a new paper of yours appears on Semantic Scholar, I\'ll say so here ("New from the group"), '
+        f"{storage.followed_authors.MEMBER_NEWS_PER_WEEK} a week at most for the whole channel."
+    )
+
+
+def _not_yours(inv: Invocation, author_id: str) -> str | None:
+    """Why the linked author cannot be announced as this member's, or None: the profile must exist, and its name
+    must agree with the member's name on Slack (a member cannot make the channel hear of anyone's papers)."""
+    recommender = inv.ctx.recommender
+    s2 = recommender.semantic_scholar if recommender is not None else None
+    if s2 is None:
+        return (
+            "Announcing members' papers needs Semantic Scholar, which this PaperPing does not reach (it runs offline)."
+        )
+    try:
+        name = s2.fetch_author(author_id)
+    except SourceError as exc:
+        return f"Semantic Scholar did not answer ({quote(str(exc), 120)}); try again in a minute."
+    if name is None:
+        return f"Semantic Scholar knows no author {quote(author_id, 40)}; check it with `/paperping link-author`."
+    names = inv.ctx.slack.standing(inv.client, inv.team, inv.user).names
+    if same_person(name, names):
+        return None
+    return (
+        f"The author you linked is {quote(name, 80)} on Semantic Scholar, which is not the name on your Slack "
+        "profile, so I won't announce their papers as yours. Link your own profile with `/paperping link-author`, "
+        "or put your full name in your Slack profile."
+    )

@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
@@ -35,6 +36,7 @@ class Standing:
     admin: bool = False
     stranger: bool = False
     unknown: bool = False
+    names: tuple[str, ...] = ()  # their full and display names, to check an author profile they claim
 
 
 @dataclass
@@ -86,6 +88,7 @@ class SlackDirectory:
             guest=bool(user.get("is_restricted") or user.get("is_ultra_restricted")),
             admin=bool(user.get("is_admin") or user.get("is_owner") or user.get("is_primary_owner")),
             stranger=bool(user.get("is_stranger")) or bool(user.get("team_id") and user.get("team_id") != team_id),
+            names=_names(user),
         )
         self._standing[(team_id, user_id)] = (time.monotonic(), found)
         return found
@@ -125,3 +128,10 @@ class SlackDirectory:
         except SlackApiError as exc:
             return exc.response.get("error") not in ("channel_not_found", "not_in_channel")
         return bool(info.get("is_member", True))
+
+
+def _names(user: dict[str, Any]) -> tuple[str, ...]:
+    raw = user.get("profile")
+    profile: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    found = (user.get("real_name"), profile.get("real_name"), profile.get("display_name"), user.get("name"))
+    return tuple(dict.fromkeys(str(n)[:200] for n in found if isinstance(n, str) and n))

@@ -174,24 +174,46 @@ class MemberNews:
     user_id: str
 
 
-def load_member_news(conn: psycopg.Connection, limit: int = 20) -> list[MemberNews]:
-    """Members' own new papers waiting to be announced, in active channels where they still let it be."""
+MEMBER_NEWS_PER_WEEK = 3  # members' own papers announced in one channel in seven days, at most
+
+# a channel's members' papers announced in the seven days before %(at)s
+_MEMBER_NEWS_SENT = """(SELECT count(*) FROM author_news o
+    WHERE (o.team_id, o.channel_id) = ({t}, {c}) AND o.kind = 'member' AND o.status = 'posted'
+      AND o.posted_at > %(at)s - interval '7 days')"""
+
+
+def load_member_news(conn: psycopg.Connection, at: datetime, limit: int = 20) -> list[MemberNews]:
+    """Members' own new papers waiting to be announced: in active channels that are not paused and have not had
+    ``MEMBER_NEWS_PER_WEEK`` such announcements this week, by members still in the channel who still let it be."""
     rows = conn.execute(
-        """
+        f"""
         SELECT n.id, n.team_id, n.channel_id, n.paper_id, n.user_id FROM author_news n
-          JOIN channel_settings s ON (s.team_id, s.channel_id) = (n.team_id, n.channel_id) AND s.active
+          JOIN channel_settings s ON (s.team_id, s.channel_id) = (n.team_id, n.channel_id)
+           AND s.active AND NOT s.paused
           JOIN member_settings m ON (m.team_id, m.user_id) = (n.team_id, n.user_id)
+          JOIN channel_members cm ON (cm.team_id, cm.channel_id, cm.user_id) = (n.team_id, n.channel_id, n.user_id)
          WHERE n.kind = 'member' AND n.status = 'waiting' AND n.channel_id = ANY(m.my_papers_channels)
+           AND {_MEMBER_NEWS_SENT.format(t="n.team_id", c="n.channel_id")} < %(cap)s
          ORDER BY n.noticed_at, n.id LIMIT %(n)s
         """,
-        {"n": limit},
+        {"n": limit, "at": at, "cap": MEMBER_NEWS_PER_WEEK},
     ).fetchall()
     return [MemberNews(r[0], r[1], r[2], r[3], r[4]) for r in rows]
 
 
-def claim_news(conn: psycopg.Connection, news_id: int, at: datetime) -> bool:
+def claim_news(conn: psycopg.Connection, news: MemberNews, at: datetime) -> bool:
+    """Take one member's paper to announce, under the channel's weekly cap: the cap is checked while holding the
+    channel's lock, so two processes never announce past it."""
+    conn.execute(
+        "SELECT pg_advisory_xact_lock(hashtextextended('member-news:' || %(t)s || ':' || %(c)s, 0))",
+        {"t": news.team_id, "c": news.channel_id},
+    )
     cur = conn.execute(
-        "UPDATE author_news SET status = 'posted', posted_at = %(at)s WHERE id = %(id)s AND status = 'waiting'",
-        {"id": news_id, "at": at},
+        f"""
+        UPDATE author_news SET status = 'posted', posted_at = %(at)s
+         WHERE id = %(id)s AND status = 'waiting'
+           AND {_MEMBER_NEWS_SENT.format(t="%(t)s", c="%(c)s")} < %(cap)s
+        """,
+        {"id": news.id, "at": at, "t": news.team_id, "c": news.channel_id, "cap": MEMBER_NEWS_PER_WEEK},
     )
     return cur.rowcount > 0

@@ -173,3 +173,61 @@ def test_one_members_burst_of_slow_commands_never_makes_another_wait(harness: Ha
     answer = harness.command("follow https://www.semanticscholar.org/author/1741101", user="U3", timeout=10)
     assert "as many as a channel may" in answer, answer
     assert len(harness.standin.posts) == before, "nothing announced"
+
+
+@pytest.mark.slow
+def test_my_papers_is_a_channel_setting_bounded_and_stopped_by_pause_and_leaving(
+    harness: Harness, db: Database, tmp_path: Path, scholar: ScholarStandIn
+) -> None:
+    """`my-papers on` makes the whole channel hear of someone's papers, so it obeys the settings rule (guests,
+    locks), the author must be the member (the profile's name agrees with theirs on Slack), at most three such
+    papers a week go to one channel, and none while the channel is paused or after the member left it."""
+    build_lab(db, tmp_path, CachedEmbedder())
+    harness.ctx.channels.activate(T, "C1", AS_OF)
+    online(harness, db, scholar)
+    papers = scholar.papers[20:27]
+    scholar.authors = {GRAHAM: {"name": "Graham Neubig", "papers": [by(papers[0], GRAHAM, "Graham Neubig")]}}
+    scholar.authors[ADA] = {"name": "Ada Byron", "papers": []}
+    # a guest cannot make the channel hear of anything; a member cannot claim someone else's profile
+    harness.command(f"link-author {GRAHAM}", user="UG1")
+    assert "Guests can't change" in harness.command("my-papers on", user="UG1")
+    harness.command(f"link-author {GRAHAM}", user="U2")  # ben is not Graham Neubig
+    refused = harness.command("my-papers on", user="U2")
+    assert "is Graham Neubig on Semantic Scholar, which is not the name on your Slack profile" in refused, refused
+    harness.command("link-author 99999999", user="U3")
+    assert "knows no author" in harness.command("my-papers on", user="U3")
+    # in a locked channel, only the inviter and admins change what the channel gets
+    with db.connection() as conn:
+        storage.settings.upsert_channel_setting(conn, T, "C1", locked=True, invited_by="U4")
+    harness.command(f"link-author {GRAHAM}", user="U1")
+    assert "settings here are locked" in harness.command("my-papers on", user="U1")
+    with db.connection() as conn:
+        storage.settings.upsert_channel_setting(conn, T, "C1", locked=False)
+    assert "3 a week at most" in harness.command("my-papers on", user="U1")
+    with db.connection() as conn:
+        assert storage.settings.load_member_setting(conn, T, "U2").my_papers_channels == []
+
+    s2 = SemanticScholar(scholar.url, min_interval=0)
+    client = WebClient(token="xoxb-test", base_url=harness.standin.url)
+    send = news_poster(harness.ctx.pacer, lambda team: client)
+    assert check_authors(db, [s2], AS_OF, DAY, embed) == 0, "the first look: nothing is new"
+    scholar.authors[GRAHAM]["papers"] += [by(p, GRAHAM, "Graham Neubig") for p in papers[1:6]]
+    assert check_authors(db, [s2], AS_OF + DAY + timedelta(minutes=1), DAY, embed) == 5
+
+    def announced() -> int:
+        return sum(p["text"].startswith("New from the group") for p in harness.standin.posts)
+
+    # paused: nothing goes out, and the papers wait
+    assert "paused" in harness.command("pause", user="U1").lower()
+    assert announce_member_papers(db, send, AS_OF + DAY) == 0
+    harness.command("resume", user="U1")
+    # at most three in seven days, the rest the week after
+    assert announce_member_papers(db, send, AS_OF + DAY) == 3
+    assert announce_member_papers(db, send, AS_OF + 2 * DAY) == 0
+    assert announced() == 3
+    # the member left the channel: their papers are no longer announced there
+    harness.event({"type": "member_left_channel", "user": "U1", "channel": "C1", "team": T})
+    assert announce_member_papers(db, send, AS_OF + 9 * DAY) == 0
+    assert announced() == 3
+    # `off` is theirs to say, always
+    assert "won't hear of your new papers" in harness.command("my-papers off", user="U1")

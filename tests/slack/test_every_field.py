@@ -152,3 +152,42 @@ def test_members_steer_the_sources_and_the_profile_and_start_over(db: Database, 
     finally:
         log = stop_lab(lab, slack, scholar, bio)
     assert "Traceback" not in log
+
+
+def test_a_source_that_trickles_holds_neither_channel(db: Database, tmp_path: Path) -> None:
+    """PubMed answers a few bytes a second (each read is quick, the whole answer takes minutes). The first
+    request to miss its deadline (three times PAPERPING_HTTP_TIMEOUT) is given up, PubMed is skipped for the
+    round by indexing and by every channel's slot, and two labs' first posts come without waiting on it."""
+    state = cell_lab_slack(time.time())
+    state.channels["C2"] = {**state.channels["C1"], "id": "C2", "name": "mito-club"}
+    state.messages["C2"] = [dict(m) for m in state.messages["C1"]]
+    slack = SlackStandIn(state).start()
+    scholar = ScholarStandIn(rows=[]).start()
+    bio = BioStandIn().start()
+    bio.trickle_prefix, bio.trickle = "/pubmed/", 1.0  # 16 bytes a second: an efetch answer takes minutes
+    env = {**bio.env(), "PAPERPING_HTTP_TIMEOUT": "4"}  # each request has 12 s in all; skipped for 60 s after
+    lab = Lab(db.conninfo, tmp_path, slack, scholar, extra_env=env)
+    try:
+        for channel in ("C1", "C2"):
+            assert "Done" in lab.command(channel, "hours 0-24 every-day")
+        started = time.monotonic()
+        for channel in ("C1", "C2"):
+            lab.event({"type": "member_joined_channel", "user": "UBOT", "channel": channel, "team": T})
+        posted: dict[str, float] = {}
+
+        def both_posted() -> bool:
+            for channel in ("C1", "C2"):
+                if channel not in posted and lab.posts(channel, blocks=True):
+                    posted[channel] = time.monotonic() - started
+            return len(posted) == 2
+
+        wait_for(both_posted, 240, "the first post in both channels")
+        assert abs(posted["C1"] - posted["C2"]) < 60, f"neither channel waited on PubMed's trickle: {posted}"
+        asked = len(bio.asked("/pubmed/"))
+        assert asked <= 6, f"PubMed was skipped once it missed a deadline, not asked again and again ({asked})"
+        status = lab.command("C2", "status")
+        assert "PubMed has failed" in status and "skipped until" in status, status
+    finally:
+        log = stop_lab(lab, slack, scholar, bio)
+    assert "Traceback" not in log
+    assert "pubmed skipped for 60 s" in log

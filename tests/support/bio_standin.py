@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from datetime import date, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -53,6 +54,10 @@ class BioStandIn:
             self.papers.append(paper)
         self.requests: list[tuple[str, dict[str, list[str]]]] = []
         self.oversize = 0  # when set, every list answer carries this many more records than were asked for
+        # when set, the answers under this path come 16 bytes every ``trickle`` seconds (each read is quick, the
+        # whole answer is not)
+        self.trickle_prefix: str | None = None
+        self.trickle = 0.0
         self.lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
@@ -273,6 +278,13 @@ class BioStandIn:
                 self.send_header("Content-Type", ctype)
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
-                self.wfile.write(data)
+                slow = standin.trickle if parts.path.startswith(standin.trickle_prefix or "\0") else 0.0
+                try:
+                    for start in range(0, len(data), 16 if slow else len(data) or 1):
+                        self.wfile.write(data[start : start + 16] if slow else data)
+                        self.wfile.flush()
+                        time.sleep(slow)
+                except OSError:  # the client gave up on a trickle
+                    pass
 
         return Handler

@@ -33,6 +33,7 @@ def lab_state() -> SlackState:
         u: {"id": u, "team_id": T, "name": n, "profile": {"display_name": n}}
         for u, n in (("U1", "graham"), ("U2", "ben"), ("U3", "chen"), ("U4", "dee"))
     }
+    state.users["U1"]["real_name"] = "Graham Neubig"  # the member who is an author
     state.users["U4"]["is_admin"] = True  # a workspace admin
     state.users["UG1"] = {"id": "UG1", "team_id": T, "name": "gus", "is_restricted": True}  # a guest
     state.channels = {"C1": {"id": "C1", "name": "nlp-lab", "members": ["U1", "U2", "U3", "U4", "UBOT"]}}

@@ -19,10 +19,11 @@ from socialrag.errors import NotFound, RateLimited, SourceError
 log = logging.getLogger(__name__)
 
 # A whole request (its tries, the waits between them and the body) gets this many times the per-read timeout
-# (``PAPERPING_HTTP_TIMEOUT``): 60 s by default. A source that misses it is skipped for ``ROUND_SECONDS``, so
-# that the slots and jobs after it (other channels' included) do not wait on it again.
+# (``PAPERPING_HTTP_TIMEOUT``): 60 s by default. A source that misses it is skipped for ``ROUND_READS`` times
+# the timeout (5 minutes by default, the round), so that the slots and jobs after it (other channels' included)
+# do not wait on it again.
 DEADLINE_READS = 3.0
-ROUND_SECONDS = 300.0
+ROUND_READS = 15.0
 
 
 class TooSlow(SourceError):
@@ -92,6 +93,7 @@ class PoliteClient:
         self.name = name
         per_read = client.timeout.read
         self.deadline = deadline if deadline is not None else DEADLINE_READS * (per_read or 20.0)
+        self.round_seconds = ROUND_READS * (per_read or 20.0)
         self._skipped_until = -1e9
         self.max_bytes = max_bytes
         self.client = client
@@ -126,10 +128,10 @@ class PoliteClient:
             raise SourceError(self.name, f"skipped for this round (too slow or failing); tried again in {held:.0f} s")
 
     def _skip_round(self, reason: str) -> None:
-        log.warning("%s skipped for %.0f s: %s", self.name, ROUND_SECONDS, reason)
-        self._skipped_until = self._clock() + ROUND_SECONDS
+        log.warning("%s skipped for %.0f s: %s", self.name, self.round_seconds, reason)
+        self._skipped_until = self._clock() + self.round_seconds
         if self.shared is not None:
-            self.shared.skip(self.name, ROUND_SECONDS, reason)
+            self.shared.skip(self.name, self.round_seconds, reason)
 
     def request(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
         """Send one request, waiting and retrying as the service asks; 404 raises ``NotFound``. A path that

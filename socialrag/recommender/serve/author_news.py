@@ -35,11 +35,11 @@ def announce_member_papers(db: Database, send: SendNews, now: datetime | None = 
     """Announce the members' new papers that wait, each once, in the channels they chose; how many went."""
     now = now or datetime.now(UTC)
     with db.connection() as conn:
-        due = storage.followed_authors.load_member_news(conn)
+        due = storage.followed_authors.load_member_news(conn, now)
     sent = 0
     for news in due:
         with db.connection() as conn:
-            if not storage.followed_authors.claim_news(conn, news.id, now):
+            if not storage.followed_authors.claim_news(conn, news, now):
                 continue
             infos = storage.context_rows.load_paper_infos(conn, [news.paper_id])
             ids = storage.papers.load_identities(conn, [news.paper_id]).get(news.paper_id, {})
