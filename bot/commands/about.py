@@ -11,7 +11,7 @@ from bot.commands.base import Invocation, command, usage_text
 from bot.views.post_blocks import describe_received, quote, works_again
 from socialrag import storage
 from socialrag.knowledge import Readiness, assess, describe_empty, describe_index, focus_active
-from socialrag.models import signal_from_json
+from socialrag.models import Digest, SocialSignal, digest_from_json, signal_from_json
 from socialrag.recommender import (
     LANGUAGES,
     SILENT_TO_STEP_DOWN,
@@ -205,16 +205,37 @@ def cmd_why(inv: Invocation) -> str:
     with inv.ctx.db.connection() as conn:
         draft = storage.posts.load_last_posted_draft(conn, inv.team, inv.channel)
         ranker = load_fit(conn, inv.team, inv.channel, inv.ctx.settings.popularity_weight)
+    digest = digest_from_json(draft) if draft else None
+    if digest is not None:
+        return why_digest(digest, describe_ranker(ranker))
     if not draft or not draft.get("signals"):
         return "I haven't posted here yet, so there's nothing to explain."
     title = quote(str(draft["paper"]["title"] or "a paper"), 200)
     lines = [f"*Why I posted {title}* (style {draft['style']}, score {draft['score']:.3f}):", describe_ranker(ranker)]
-    for raw in draft["signals"]:
-        signal = signal_from_json(raw)
-        # titles, names and citing sentences are others' text: quoted, so that they can neither link nor notify;
-        # the only links are Slack's own permalinks of the channel's messages
-        sources = ", ".join(link for link in signal.permalinks if SLACK_PERMALINK.match(link))
-        lines.append(
-            f"• {signal.kind}: {quote(describe_fact(signal), 600)}" + (f" — from {sources}" if sources else "")
+    lines += [describe_signal(signal_from_json(raw)) for raw in draft["signals"]]
+    return "\n".join(lines)
+
+
+def describe_signal(signal: SocialSignal, indent: str = "") -> str:
+    """One signal as a line of `why`: its kind, its fact, and the channel's permalinks it rests on."""
+    # titles, names and citing sentences are others' text: quoted, so that they can neither link nor notify;
+    # the only links are Slack's own permalinks of the channel's messages
+    sources = ", ".join(link for link in signal.permalinks if SLACK_PERMALINK.match(link))
+    return f"{indent}• {signal.kind}: {quote(describe_fact(signal), 600)}" + (f" — from {sources}" if sources else "")
+
+
+def why_digest(digest: Digest, ranker: str) -> str:
+    """`why` for a post of several papers: the five papers to rate (the first day or a start-over) or a digest."""
+    if digest.kind == "onboarding":
+        head = (
+            f"*Why I posted {len(digest.drafts)} papers to rate*: this channel had little history for me to learn "
+            "from (or a member asked to start over), so I offered papers close to what it shared. The ratings "
+            "members give them shape my next picks."
         )
+    else:
+        head = f"*Why I posted this digest of {len(digest.drafts)} papers*:\n{ranker}"
+    lines = [head]
+    for d in digest.drafts:
+        lines.append(f"• {quote(d.paper.title or 'a paper', 200)}")
+        lines += [describe_signal(signal, "    ") for signal in d.signals]
     return "\n".join(lines)

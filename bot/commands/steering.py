@@ -6,12 +6,15 @@ from __future__ import annotations
 from datetime import timedelta
 
 from bot.commands.base import Command, Invocation, UsageError, command
-from bot.views.post_blocks import quote
+from bot.views.post_blocks import quote, works_again
 from socialrag import storage
 from socialrag.knowledge import find_paper_refs, is_emoji_name, normalize_emoji, parse_sentiment
 
 FOCUS_DAYS = 14
 FOCUS_MAX_LINKS = 10  # papers a focus may link to
+# a channel PaperPing has never posted in gets its first post this soon after a focus, whatever its schedule says
+# (a focus is what a new channel with no history was asked for); the minute lets the linked papers be looked up
+FIRST_AFTER_FOCUS = timedelta(minutes=1)
 
 
 def parse_focus(name: str, args: tuple[str, ...], rest: str) -> Command:
@@ -42,7 +45,22 @@ def cmd_focus(inv: Invocation) -> str:
     topic = quote(inv.text, 120)
     inv.announce(f"asked PaperPing to lean toward: {topic} (for {FOCUS_DAYS} days).")
     looking = f" I'm looking up the {len(paper_ids)} linked papers now." if paper_ids else ""
-    return f"Done: the next recommendations lean toward that for {FOCUS_DAYS} days.{looking}"
+    return f"Done: the next recommendations lean toward that for {FOCUS_DAYS} days.{looking}{first_post(inv)}"
+
+
+def first_post(inv: Invocation) -> str:
+    """In a channel PaperPing is in but has never posted in, the first post comes a minute after the focus; the
+    sentence saying when (empty elsewhere: the channel's schedule holds)."""
+    with inv.ctx.db.connection() as conn:
+        s = storage.settings.load_channel_settings(conn, inv.team, inv.channel)
+    if not s.active or s.paused or s.last_post_at is not None:
+        return ""
+    at = inv.now + FIRST_AFTER_FOCUS
+    inv.set(next_post_at=at, slot_at=at)
+    return (
+        f" The first post here comes at about {works_again(at)}, whatever the schedule says "
+        "(`/paperping now` brings it sooner)."
+    )
 
 
 def parse_emoji(name: str, args: tuple[str, ...], rest: str) -> Command:

@@ -42,6 +42,7 @@ def lab_slack(now: float) -> SlackState:
     PaperPing in it."""
     state = SlackState()
     state.users = slack_users({"U1": "ana", "U2": "ben", "U3": "chen", "U4": "dee", "UBOT": "paperping"})
+    state.users["U2"]["real_name"] = "Ben Lab"  # an author: his profile's name is his name on Semantic Scholar
     everyone = [*MEMBERS, "UBOT"]
     state.channels = {
         "C1": {"id": "C1", "name": "mt-reading", "is_channel": True, "members": everyone},
@@ -196,8 +197,9 @@ def test_a_labs_first_hour_with_only_paperping_run(lab: Lab, db: Database) -> No
     assert lab.command("C2", "now").startswith("No candidate yet")
     focus = lab.command("C2", "focus neural machine translation decoding")
     assert "lean toward that" in focus
-    answer = lab.command("C2", "now", timeout=150)
-    assert answer.startswith("Posted"), answer
+    # its first post comes a minute after the focus, whatever its schedule says, and the answer says when
+    assert "The first post here comes at about" in focus, focus
+    wait_for(lambda: bool(lab.posts("C2", blocks=True)), 150, "the first post after the focus, by itself")
     # a channel with so little history gets, first, five papers drawn wide from its focus to rate
     (post,) = lab.posts("C2", blocks=True)
     assert post["blocks"][0]["text"]["text"].startswith("To learn what this channel reads, here are 5 papers")
@@ -210,6 +212,9 @@ def test_a_labs_first_hour_with_only_paperping_run(lab: Lab, db: Database) -> No
         "translation"
         in str(scalar(db, "SELECT title || coalesce(abstract, '') FROM papers WHERE id = %s", paper)).lower()
     )
+    why = lab.command("C2", "why")
+    assert why.startswith("*Why I posted 5 papers to rate*"), why
+    assert why.count("\n• ") == 5 and "<@" not in why
     assert not lab.posts("C3", blocks=True) and not lab.posts("C3", blocks=False)
 
 
