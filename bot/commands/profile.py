@@ -54,17 +54,19 @@ def cmd_profile(inv: Invocation) -> str:
         return f"Done: {gone} muted or boosted topics forgotten; the picks follow the channel's history alone."
     if inv.args:
         action = inv.args[0]
-        label = recommender.steer_topic(inv.team, inv.channel, inv.text, action, inv.user)
-        if label is None:
+        row = recommender.steer_topic(inv.team, inv.channel, inv.text, action, inv.user)
+        if row is None:
             return f"I couldn't tell which topic `{quote(inv.text, 60)}` means. {_HINT}"
         done = "muted" if action == "mute" else "boosted"
-        inv.announce(f"{done} the topic *{quote(label, 80)}* in PaperPing's profile of this channel.")
+        label = quote(row.label, 80)
+        inv.announce(f"{done} the topic *{label}* in PaperPing's profile of this channel.")
+        titled = f", and any paper whose title says *{quote(' '.join(row.words), 80)}*," if row.words else ""
         effect = (
-            "papers close to it won't be posted here"
+            f"papers close to it{titled} won't be posted here"
             if action == "mute"
             else "papers close to it come first, and a post says when that topic drove it"
         )
-        return f"Done: {done} *{quote(label, 80)}*: {effect}. `/paperping profile reset` undoes it."
+        return f"Done: {done} *{label}*: {effect}. `/paperping profile reset` undoes it."
     profile = recommender.profile(inv.team, inv.channel)
     return render_profile(profile, describe_sources(inv.ctx, inv.team, inv.channel))
 

@@ -21,17 +21,18 @@ class SteerRow:
     radius: float
     user_id: str | None
     set_at: datetime
+    words: tuple[str, ...] = ()  # the member's own words, when they named the topic by words
 
 
 def load_steering(conn: psycopg.Connection, team_id: str, channel_id: str) -> list[SteerRow]:
     rows = conn.execute(
         """
-        SELECT label, action, model, direction, radius, user_id, set_at FROM topic_steering
+        SELECT label, action, model, direction, radius, user_id, set_at, words FROM topic_steering
          WHERE team_id = %(t)s AND channel_id = %(c)s ORDER BY set_at, label
         """,
         {"t": team_id, "c": channel_id},
     ).fetchall()
-    return [SteerRow(r[0], r[1], r[2], list(r[3]), float(r[4]), r[5], r[6]) for r in rows]
+    return [SteerRow(r[0], r[1], r[2], list(r[3]), float(r[4]), r[5], r[6], tuple(r[7])) for r in rows]
 
 
 def upsert_steering(
@@ -42,11 +43,13 @@ def upsert_steering(
 ) -> None:
     conn.execute(
         """
-        INSERT INTO topic_steering (team_id, channel_id, label, action, model, direction, radius, user_id, set_at)
-        VALUES (%(t)s, %(c)s, %(label)s, %(action)s, %(model)s, %(direction)s, %(radius)s, %(user)s, %(at)s)
+        INSERT INTO topic_steering
+               (team_id, channel_id, label, action, model, direction, radius, user_id, set_at, words)
+        VALUES (%(t)s, %(c)s, %(label)s, %(action)s, %(model)s, %(direction)s, %(radius)s, %(user)s, %(at)s,
+                %(words)s)
         ON CONFLICT (team_id, channel_id, label) DO UPDATE SET action = EXCLUDED.action, model = EXCLUDED.model,
             direction = EXCLUDED.direction, radius = EXCLUDED.radius, user_id = EXCLUDED.user_id,
-            set_at = EXCLUDED.set_at
+            set_at = EXCLUDED.set_at, words = EXCLUDED.words
         """,
         {
             "t": team_id,
@@ -58,6 +61,7 @@ def upsert_steering(
             "radius": row.radius,
             "user": row.user_id,
             "at": row.set_at,
+            "words": list(row.words),
         },
     )
 

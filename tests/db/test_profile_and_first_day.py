@@ -56,8 +56,7 @@ def test_muting_a_topic_drops_its_papers_from_the_next_picks(db: Database, recom
     before = recommender.recommend(T, C, at=AS_OF, top=30)
     assert before.draft is not None
     best = before.candidates[0]
-    label = recommender.steer_topic(T, C, best.title, "mute", "U2")
-    assert label
+    assert recommender.steer_topic(T, C, best.title, "mute", "U2")
     (steer,) = recommender.steering(T, C)
     assert steer.action == "mute" and steer.covers(vector(db, best.paper_id))
     after = recommender.recommend(T, C, at=AS_OF, top=30)
@@ -83,7 +82,9 @@ def test_boosting_a_topic_moves_its_papers_up_and_the_post_says_so(db: Database,
         assert storage.topic_steering.delete_steering(conn, T, C) == 1  # `profile reset`
     # a topic the pick falls in: the post says the boost drove it
     best = before.candidates[0]
-    label = recommender.steer_topic(T, C, best.title, "boost", "U3")
+    row = recommender.steer_topic(T, C, best.title, "boost", "U3")
+    assert row is not None
+    label = row.label
     boosted = recommender.recommend(T, C, at=AS_OF, top=40)
     assert boosted.draft is not None and boosted.draft.paper.paper_id == best.paper_id
     assert boosted.draft.note == f"Picked for a topic this channel boosted: {label}."
@@ -130,3 +131,32 @@ def test_the_first_days_ratings_change_the_ranking_and_the_next_post_says_so(
     assert near_liked(after) > near_liked(before), "the top five moved toward the paper rated Relevant"
     again = recommender.draft_for_slot(T, C, AS_OF + timedelta(hours=2), None)
     assert isinstance(again, Draft) and again.note is None, "said once"
+
+
+def test_a_topic_muted_by_words_keeps_out_papers_titled_with_them_outside_its_radius(
+    db: Database, recommender: Recommender
+) -> None:
+    """`profile mute CRISPR screens` named the cluster *screens, crispr, factors*, and the next post was "CRISPR
+    interference screens reveal ...": on the topic the member named, but outside the cluster's radius. Here the
+    same shape on the ACL lab: a word of a topic's label, and a candidate whose title carries it but whose vector
+    falls outside that topic; muted by that word, the candidate is not offered again."""
+    from socialrag.recommender.retrieve.topics import titled_with
+
+    profile = recommender.profile(T, C)
+    before = recommender.recommend(T, C, at=AS_OF, top=80)
+    pairs = [
+        (word, c)
+        for topic in profile.topics
+        for word in topic.label.split(", ")
+        for c in before.candidates
+        if titled_with(c.title or "", [word]) and float(np.dot(vector(db, c.paper_id), topic.direction)) < topic.radius
+    ]
+    assert pairs, "the lab has a paper titled with a topic's word outside that topic's radius"
+    word, outside = pairs[0]
+    row = recommender.steer_topic(T, C, word, "mute", "U2")
+    assert row is not None and row.words == (word,)
+    (steer,) = recommender.steering(T, C)
+    assert not np.dot(vector(db, outside.paper_id), steer.direction) >= steer.radius, "outside the radius"
+    after = recommender.recommend(T, C, at=AS_OF, top=80)
+    assert outside.paper_id not in {c.paper_id for c in after.candidates}
+    assert not any(titled_with(c.title or "", [word]) for c in after.candidates)

@@ -145,6 +145,12 @@ def test_members_steer_the_sources_and_the_profile_and_start_over(db: Database, 
         assert muted.startswith("Done: muted"), muted
         wait_for(lambda: any("muted the topic" in p["text"] for p in lab.posts("C1", blocks=False)), 30, "the note")
         assert "Steered: muted" in lab.command("C1", "profile")
+        # muted by words: papers titled with them stay out too, wherever their vectors fall
+        by_words = lab.command("C1", "profile mute PINK1 import")
+        assert "any paper whose title says *pink1 import*, won't be posted here" in by_words, by_words
+        with db.connection() as conn:
+            words = conn.execute("SELECT words FROM topic_steering WHERE 'import' = ANY(words)").fetchone()
+        assert words == (["pink1", "import"],)
         lab.event({"type": "app_home_opened", "user": "U1", "channel": "D1", "tab": "home", "event_ts": "9.0"})
         wait_for(lambda: "U1" in lab.slack.views, 30, "App Home")
         assert "Topics steered: muted" in json.dumps(lab.slack.views["U1"]), "App Home shows what members steered"

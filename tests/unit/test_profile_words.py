@@ -48,3 +48,13 @@ def test_topics_are_named_from_title_words_only() -> None:
     titles = ["<@U1> Mitophagy in <!here> neurons", "Mitophagy receptors in neurons", "Mitophagy and ageing"]
     name = distinctive_name(titles, ["Protein design with diffusion"])
     assert name.startswith("mitophagy") and "<" not in name and "!" not in name and "@" not in name
+
+
+def test_a_title_carries_the_words_a_member_muted() -> None:
+    from socialrag.recommender.retrieve.topics import titled_with
+
+    title = "CRISPR interference screens reveal long noncoding RNAs essential for cell proliferation"
+    assert titled_with(title, ["crispr", "screens"])
+    assert titled_with("A CRISPR-Cas9 screen in neurons", ["crispr", "screens"]), "a word's start counts"
+    assert not titled_with("Genome-wide screens for autophagy factors", ["crispr", "screens"]), "every word"
+    assert not titled_with(title, []), "no words: nothing"

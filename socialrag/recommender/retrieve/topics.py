@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from socialrag.names import fold_text
 from socialrag.recommender.retrieve.context import ChannelContext
 from socialrag.recommender.retrieve.topic_words import title_words
 
@@ -39,9 +40,26 @@ class Steer:
     action: str  # "mute" or "boost"
     direction: np.ndarray = field(repr=False)
     radius: float
+    words: tuple[str, ...] = ()  # the member's words, when they named the topic so
 
-    def covers(self, vector: np.ndarray | None) -> bool:
-        return vector is not None and float(np.dot(vector, self.direction)) >= self.radius
+    def covers(self, vector: np.ndarray | None, title: str | None = None) -> bool:
+        """Whether a paper is on this topic: its vector inside the topic's radius, or (for a topic named by
+        words) its title carrying every word the member gave: a paper squarely on it, wherever its vector is."""
+        if vector is not None and float(np.dot(vector, self.direction)) >= self.radius:
+            return True
+        return bool(self.words and title) and titled_with(title or "", self.words)
+
+
+def titled_with(title: str, words: Sequence[str]) -> bool:
+    """Whether every word is in the title, as a word or a word's start ("screen" in "screens", "crispr" in
+    "CRISPR-Cas9"), accents and case aside."""
+    tokens = fold_text(title).split()
+    for word in words:
+        key = fold_text(word)
+        stem = key[: max(4, len(key) - 2)]
+        if key and not any(t == key or t.startswith(stem) for t in tokens):
+            return False
+    return bool(words)
 
 
 def _clusters(vectors: np.ndarray, k: int) -> np.ndarray:
@@ -126,8 +144,8 @@ def _topic(
     )
 
 
-def muted(vector: np.ndarray | None, steering: Sequence[Steer]) -> bool:
-    return any(s.action == "mute" and s.covers(vector) for s in steering)
+def muted(vector: np.ndarray | None, steering: Sequence[Steer], title: str | None = None) -> bool:
+    return any(s.action == "mute" and s.covers(vector, title) for s in steering)
 
 
 def boosted_by(vector: np.ndarray | None, steering: Sequence[Steer]) -> str | None:

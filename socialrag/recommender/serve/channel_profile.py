@@ -88,12 +88,14 @@ def steer_row(
     if not words:
         return None
     asked = {w.lower() for w in words}
+    named = tuple(w.lower() for w in words)
     for topic in profile.topics:
         if asked & set(topic.label.split(", ")):
-            return SteerRow(topic.label, action, model, topic.direction.tolist(), topic.radius, user_id, at)
+            direction = topic.direction.tolist()
+            return SteerRow(topic.label, action, model, direction, topic.radius, user_id, at, named)
     vector = np.asarray(encode([" ".join(words)])[0], dtype=np.float32)  # type: ignore[operator]
     vector = vector / (np.linalg.norm(vector) or 1.0)
-    return SteerRow(" ".join(words).lower()[:80], action, model, vector.tolist(), WORDS_RADIUS, user_id, at)
+    return SteerRow(" ".join(named)[:80], action, model, vector.tolist(), WORDS_RADIUS, user_id, at, named)
 
 
 def keep_steer(conn: psycopg.Connection, team_id: str, channel_id: str, row: SteerRow) -> None:
@@ -107,7 +109,7 @@ def keep_steer(conn: psycopg.Connection, team_id: str, channel_id: str, row: Ste
 def load_steers(conn: psycopg.Connection, team_id: str, channel_id: str, model: str) -> tuple[Steer, ...]:
     """The topics members muted or boosted in the channel, for this embedding model."""
     rows = [r for r in storage.topic_steering.load_steering(conn, team_id, channel_id) if r.model == model]
-    return tuple(Steer(r.label, r.action, np.asarray(r.direction, dtype=np.float32), r.radius) for r in rows)
+    return tuple(Steer(r.label, r.action, np.asarray(r.direction, dtype=np.float32), r.radius, r.words) for r in rows)
 
 
 def load_coverage(

@@ -271,9 +271,11 @@ def rank_channel(conn: psycopg.Connection, request: ChannelRequest, *, identifie
     )
     found = gather_candidates(conn, request.sources, query)
     vectors = load_vectors(conn, config.model, list(found))
-    found = {pid: src for pid, src in found.items() if not muted(vectors.get(pid), config.steering)}
-    vectors = {pid: v for pid, v in vectors.items() if pid in found}
     infos = load_paper_infos(conn, list(found), as_of)
+    title = lambda pid: infos[pid].title if pid in infos else None  # noqa: E731
+    found = {pid: src for pid, src in found.items() if not muted(vectors.get(pid), config.steering, title(pid))}
+    vectors = {pid: v for pid, v in vectors.items() if pid in found}
+    infos = {pid: info for pid, info in infos.items() if pid in found}
     recent_ids = sorted(ctx.recommended, key=lambda p: ctx.recommended[p], reverse=True)
     recent_ids = recent_ids[: max(RECENT_POSTS, config.scoring.recent_for_diversity)]
     posted = load_vectors(conn, config.model, recent_ids)

@@ -61,6 +61,7 @@ from socialrag.recommender.serve.pipeline import (
 from socialrag.storage.embeddings import as_array, load_vectors
 from socialrag.storage.rankers import channels_to_refit
 from socialrag.storage.settings import ChannelSettings
+from socialrag.storage.topic_steering import SteerRow
 
 log = logging.getLogger(__name__)
 
@@ -239,8 +240,9 @@ class Recommender:
         with self.db.connection() as conn:
             return load_coverage(conn, team_id, channel_id, self.embedder.model_name, at, drafts)
 
-    def steer_topic(self, team_id: str, channel_id: str, what: str, action: str, user_id: str) -> str | None:
-        """Mute or boost the topic ``what`` names (its number, or words); its label, or None if none was named."""
+    def steer_topic(self, team_id: str, channel_id: str, what: str, action: str, user_id: str) -> SteerRow | None:
+        """Mute or boost the topic ``what`` names (its number, or words); what was kept (its label, and the
+        member's words when they gave words), or None if nothing usable was named."""
         row = steer_row(
             self.profile(team_id, channel_id), what, action, self.embedder.model_name, user_id, self.embedder.encode
         )
@@ -248,7 +250,7 @@ class Recommender:
             return None
         with self.db.connection() as conn:
             keep_steer(conn, team_id, channel_id, row)
-        return row.label
+        return row
 
     def papers_like(
         self, team_id: str, channel_id: str, *, words: str = "", paper_ids: Sequence[int] = (), top: int = 5
