@@ -303,3 +303,29 @@ def forget_text_vectors(conn: psycopg.Connection, where: str, params: Mapping[st
             rows,
         )
     return sorted({r[2] for r in rows})
+
+
+# a paper some row still refers to (another member's or another workspace's share, post, save, pick or focus)
+_STILL_REFERRED = """
+EXISTS (SELECT 1 FROM message_papers mp WHERE mp.paper_id = p.id)
+OR EXISTS (SELECT 1 FROM recommendations r WHERE r.paper_id = p.id)
+OR EXISTS (SELECT 1 FROM saved_papers s WHERE s.paper_id = p.id)
+OR EXISTS (SELECT 1 FROM zotero_items z WHERE z.paper_id = p.id)
+OR EXISTS (SELECT 1 FROM personal_picks pp WHERE pp.paper_id = p.id)
+OR EXISTS (SELECT 1 FROM channel_settings cs WHERE p.id = ANY(cs.focus_paper_ids))
+"""
+
+
+def drop_orphaned_papers(conn: psycopg.Connection, linked: Sequence[int], referred: Sequence[int]) -> int:
+    """After a purge or a forget-me: delete the papers that only the rows just deleted brought in, and that no
+    row refers to any more: those their messages ``linked`` (whatever the sources said of them), and those
+    otherwise ``referred`` to (a focus, a save, an asked-about link) that no source knows, whose identifiers were
+    theirs alone. Catalog papers always stay. Returns how many went."""
+    return conn.execute(
+        f"""
+        DELETE FROM papers p
+         WHERE (p.id = ANY(%(linked)s::bigint[]) OR (p.id = ANY(%(referred)s::bigint[]) AND p.metadata_source IS NULL))
+           AND NOT p.in_catalog AND NOT ({_STILL_REFERRED})
+        """,
+        {"linked": list(linked), "referred": list(referred)},
+    ).rowcount

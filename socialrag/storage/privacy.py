@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import psycopg
 
-from socialrag.storage.embeddings import forget_text_vectors
+from socialrag.storage.embeddings import drop_orphaned_papers, forget_text_vectors
 from socialrag.storage.queue import requeue_shared
 
 
@@ -80,6 +80,13 @@ def forget_member(conn: psycopg.Connection, team_id: str, user_id: str) -> dict[
     _scrub_member(conn, team_id, user_id, row[0] if row else None)
     # vectors made from the words of the messages about to go, so that nothing of theirs stays in one
     made_from = forget_text_vectors(conn, "m.team_id = %(t)s AND m.user_id = %(u)s", {"t": team_id, "u": user_id})
+    theirs = conn.execute(  # papers only their own rows may refer to: saved, picked for them
+        """
+        SELECT paper_id FROM saved_papers WHERE team_id = %(t)s AND user_id = %(u)s
+        UNION SELECT paper_id FROM personal_picks WHERE team_id = %(t)s AND user_id = %(u)s
+        """,
+        {"t": team_id, "u": user_id},
+    ).fetchall()
     counts = {}
     counts["reactions"] = conn.execute(
         "DELETE FROM reactions WHERE team_id = %(t)s AND user_id = %(u)s", {"t": team_id, "u": user_id}
@@ -120,6 +127,8 @@ def forget_member(conn: psycopg.Connection, team_id: str, user_id: str) -> dict[
         "UPDATE installations SET installer_id = NULL WHERE team_id = %(t)s AND installer_id = %(u)s",
         {"t": team_id, "u": user_id},
     )
+    # a paper only their shares brought in goes with them: a later purge of the workspace could no longer find it
+    counts["papers"] = drop_orphaned_papers(conn, made_from, [r[0] for r in theirs])
     requeue_shared(conn, made_from)  # embedded again from the messages that remain
     return counts
 

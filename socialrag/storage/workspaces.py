@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 import psycopg
 
 from socialrag.models import Channel, Member
-from socialrag.storage.embeddings import forget_text_vectors
+from socialrag.storage.embeddings import drop_orphaned_papers, forget_text_vectors
 from socialrag.storage.queue import requeue_shared
 
 
@@ -237,15 +237,6 @@ UNION SELECT paper_id FROM zotero_items WHERE team_id = %(t)s
 UNION SELECT paper_id FROM personal_picks WHERE team_id = %(t)s
 UNION SELECT unnest(focus_paper_ids) FROM channel_settings WHERE team_id = %(t)s
 """
-# a paper some row still refers to after the purge (another workspace's)
-_STILL_REFERRED = """
-EXISTS (SELECT 1 FROM message_papers mp WHERE mp.paper_id = p.id)
-OR EXISTS (SELECT 1 FROM recommendations r WHERE r.paper_id = p.id)
-OR EXISTS (SELECT 1 FROM saved_papers s WHERE s.paper_id = p.id)
-OR EXISTS (SELECT 1 FROM zotero_items z WHERE z.paper_id = p.id)
-OR EXISTS (SELECT 1 FROM personal_picks pp WHERE pp.paper_id = p.id)
-OR EXISTS (SELECT 1 FROM channel_settings cs WHERE p.id = ANY(cs.focus_paper_ids))
-"""
 
 
 def purge_team(conn: psycopg.Connection, team_id: str) -> dict[str, int]:
@@ -276,14 +267,7 @@ def purge_team(conn: psycopg.Connection, team_id: str) -> dict[str, int]:
     # elsewhere) go with it, and so do papers it brought in by a command (a focus, a saved or asked-about link)
     # that no source knows: their identifiers were its own; shared papers that lost their text-made vector are
     # embedded again
-    counts["papers"] = conn.execute(
-        f"""
-        DELETE FROM papers p
-         WHERE (p.id = ANY(%(made)s::bigint[]) OR (p.id = ANY(%(referred)s::bigint[]) AND p.metadata_source IS NULL))
-           AND NOT p.in_catalog AND NOT ({_STILL_REFERRED})
-        """,
-        {"made": made_here, "referred": referred},
-    ).rowcount
+    counts["papers"] = drop_orphaned_papers(conn, made_here, referred)
     requeue_shared(conn, made_here)
     return counts
 

@@ -358,3 +358,26 @@ def test_a_purge_takes_the_identifiers_of_papers_only_that_workspace_knew(
     assert main(["purge", "--team", "T0LAB", "--yes"]) == 0
     assert count(db, "SELECT count(*) FROM paper_ids WHERE value = '10.5555/lab-internal.2026.7'") == 0
     assert count(db, "SELECT count(*) FROM papers") == 0, "nothing of the workspace's own is left"
+
+
+def test_a_purge_after_forget_me_leaves_no_identity_the_forgotten_member_brought(
+    harness: Harness, db: Database, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A member shared the only link to a paper, then asked `forget-me`: their message went, and the paper's
+    identity was left behind, referred to by nothing, so that a purge of the workspace could no longer find it.
+    The paper goes with the member now, and the purge leaves nothing."""
+    from bot.cli import main
+
+    monkeypatch.setenv("DATABASE_URL", db.conninfo)
+    monkeypatch.setenv("PAPERPING_OFFLINE", "1")
+    monkeypatch.setenv("PAPERPING_HOME", str(tmp_path / "home"))
+    mine = "https://doi.org/10.5555/ben-draft.2026.3"
+    harness.event(message_event(ROOT, "our reading " + ARXIV, user="U1"))
+    harness.event(message_event("1700000500.000100", f"my draft, comments welcome <{mine}>", user="U2"))
+    assert count(db, "SELECT count(*) FROM paper_ids WHERE value = '10.5555/ben-draft.2026.3'") == 1
+    assert "confirm" in harness.command("forget-me", user="U2")
+    assert "deleted 1 stored messages" in harness.command("forget-me confirm", user="U2")
+    assert count(db, "SELECT count(*) FROM paper_ids WHERE value = '10.5555/ben-draft.2026.3'") == 0
+    assert count(db, "SELECT count(*) FROM paper_ids WHERE scheme = 'arxiv'") == 1, "U1's share keeps its paper"
+    assert main(["purge", "--team", "T0LAB", "--yes"]) == 0
+    assert count(db, "SELECT count(*) FROM papers") == 0, "nothing of the workspace's own is left"
