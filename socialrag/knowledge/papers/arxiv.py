@@ -31,10 +31,13 @@ def _entries(xml_text: str) -> Iterator[tuple[ET.Element, str]]:
         yield entry, (entry.findtext("a:id", default="", namespaces=_NS) or "").rsplit("/abs/", 1)[-1].strip()
 
 
-def papers_from_atom(xml_text: str) -> dict[str, Paper]:
-    """The entries of an arXiv API answer, keyed by arXiv id (without version)."""
+def papers_from_atom(xml_text: str, most: int = 2000) -> dict[str, Paper]:
+    """The entries of an arXiv API answer, keyed by arXiv id (without version): the first ``most`` of them, no
+    more than were asked for."""
     found: dict[str, Paper] = {}
-    for entry, raw_id in _entries(xml_text):
+    for n, (entry, raw_id) in enumerate(_entries(xml_text)):
+        if n >= most:
+            break
         ident = normalize_arxiv_id(raw_id)
         title = clean_text(entry.findtext("a:title", default="", namespaces=_NS))
         if not ident or not title or title == "Error":
@@ -121,7 +124,7 @@ class ArxivApi:
         for start in range(0, len(asked), ID_LIST_LIMIT):
             chunk = asked[start : start + ID_LIST_LIMIT]
             response = self.http.request("GET", "query", params={"id_list": ",".join(chunk), "max_results": len(chunk)})
-            found.update(papers_from_atom(response.text))
+            found.update(papers_from_atom(response.text, len(chunk)))
         return [found.get(w) if w else None for w in wanted]
 
     def fetch_versions(self, arxiv_ids: Sequence[str]) -> dict[str, ArxivVersion]:

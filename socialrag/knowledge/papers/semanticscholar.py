@@ -282,7 +282,7 @@ class SemanticScholar:
             except NotFound:
                 return contexts
             body = body if isinstance(body, dict) else {}
-            for entry in entries(body):
+            for entry in entries(body)[:page]:
                 cited = entry.get("citedPaper") or {}
                 sentences = tuple(clean_text(c) or "" for c in entry.get("contexts") or () if c)
                 if not sentences or not cited.get("paperId"):
@@ -335,7 +335,8 @@ class SemanticScholar:
             params={"query": name, "fields": "name,paperCount,affiliations", "limit": limit},
         )
         out = []
-        for r in (body.get("data") if isinstance(body, dict) else None) or ():
+        found = body.get("data") if isinstance(body, dict) else None
+        for r in found[:limit] if isinstance(found, list) else ():
             if isinstance(r, Mapping) and r.get("authorId") and r.get("name"):
                 affs = tuple(str(a) for a in r.get("affiliations") or () if a)
                 count = r.get("paperCount") if isinstance(r.get("paperCount"), int) else None

@@ -297,7 +297,7 @@ def search_arxiv(client: ArxivApi, params: dict[str, Any], what: str) -> list[Pa
     """The entries of one arXiv API query; a failed request or an unreadable answer costs its papers only."""
     try:
         response = client.http.request("GET", "query", params=params)
-        return list(papers_from_atom(response.text).values())
+        return list(papers_from_atom(response.text, int(params.get("max_results") or 100)).values())
     except SourceError as exc:
         log.warning("arXiv %s: %s", what, exc)
         return []
