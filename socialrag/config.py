@@ -213,7 +213,7 @@ SETTINGS: tuple[Setting, ...] = (
         "24",
         "a paper whose metadata could not be had is retried after this",
     ),
-    Setting("PAPERPING_HTTP_TIMEOUT", "http_timeout", "float", "20", "seconds before an outside HTTP call is given up"),
+    Setting("PAPERPING_HTTP_TIMEOUT", "http_timeout", "float", "20", "seconds a source may be silent; 3x a request"),
     Setting(
         "PAPERPING_LLM_MODEL", "llm_model", "text", "gpt-4o-mini", "model name asked of the OpenAI-compatible server"
     ),
