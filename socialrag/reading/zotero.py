@@ -15,6 +15,7 @@ from pyzotero import zotero, zotero_errors
 from socialrag import storage
 from socialrag.config import Settings
 from socialrag.db import Database
+from socialrag.deadline import DeadlineTransport
 from socialrag.reading.library import load_references
 from socialrag.reading.references import Reference, exact, split_name
 
@@ -90,7 +91,8 @@ def push_channel(
         refs = [r for r in load_references(conn, team, channel) if r.paper_id not in done]
     if not refs:
         return 0
-    with httpx2.Client(timeout=settings.http_timeout) as http:  # one client for the channel's batches, then closed
+    deadline = DeadlineTransport(3 * settings.http_timeout)  # each request has three reads' time in all
+    with httpx2.Client(timeout=settings.http_timeout, transport=deadline) as http:  # one client for the channel
         return _push_batches(db, client_for(settings, group, http), team, channel, group, collection, refs, now)
 
 

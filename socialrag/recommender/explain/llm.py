@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import httpx2
 
+from socialrag.deadline import DeadlineTransport
 from socialrag.errors import SourceError
 from socialrag.recommender.explain.prompts import Prompt
 
@@ -128,41 +129,3 @@ class LLMClient:
                 self.recorder(call)
             except Exception:  # recording must never take a post down with it
                 log.exception("could not record an LLM call")
-
-
-class _DeadlineStream(httpx2.SyncByteStream):
-    def __init__(self, inner: httpx2.SyncByteStream, until: float, seconds: float, clock: Callable[[], float]) -> None:
-        self.inner, self.until, self.seconds, self.clock = inner, until, seconds, clock
-
-    def __iter__(self) -> Iterator[bytes]:
-        for chunk in self.inner:
-            if self.clock() > self.until:
-                raise httpx2.ReadTimeout(f"the answer was not done within {self.seconds:g} s")
-            yield chunk
-
-    def close(self) -> None:
-        self.inner.close()
-
-
-class DeadlineTransport(httpx2.BaseTransport):
-    """A transport that gives each request ``seconds`` in all, body included, so that the LLM's client (on
-    ``httpx2``, as the openai package is) is not held by an answer that trickles in a byte at a time."""
-
-    def __init__(
-        self, seconds: float, inner: httpx2.BaseTransport | None = None, clock: Callable[[], float] = time.monotonic
-    ) -> None:
-        self.seconds, self.clock = seconds, clock
-        self.inner = inner if inner is not None else httpx2.HTTPTransport()
-
-    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
-        until = self.clock() + self.seconds
-        response = self.inner.handle_request(request)
-        if not isinstance(response.stream, httpx2.SyncByteStream):  # pragma: no cover - sync transports stream so
-            return response
-        stream = _DeadlineStream(response.stream, until, self.seconds, self.clock)
-        return httpx2.Response(
-            response.status_code, headers=response.headers, stream=stream, extensions=response.extensions
-        )
-
-    def close(self) -> None:
-        self.inner.close()

@@ -1,0 +1,47 @@
+"""A total deadline for one HTTP request, body included, for the clients built on ``httpx2`` (the openai and
+pyzotero packages): their own timeouts are per read, and an answer that trickles in a byte at a time would hold
+them for as long as it trickles."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+
+import httpx2
+
+
+class _DeadlineStream(httpx2.SyncByteStream):
+    def __init__(self, inner: httpx2.SyncByteStream, until: float, seconds: float, clock: Callable[[], float]) -> None:
+        self.inner, self.until, self.seconds, self.clock = inner, until, seconds, clock
+
+    def __iter__(self) -> Iterator[bytes]:
+        for chunk in self.inner:
+            if self.clock() > self.until:
+                raise httpx2.ReadTimeout(f"the answer was not done within {self.seconds:g} s")
+            yield chunk
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+class DeadlineTransport(httpx2.BaseTransport):
+    """A transport that gives each request ``seconds`` in all, body included (the LLM's and Zotero's clients)."""
+
+    def __init__(
+        self, seconds: float, inner: httpx2.BaseTransport | None = None, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.seconds, self.clock = seconds, clock
+        self.inner = inner if inner is not None else httpx2.HTTPTransport()
+
+    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
+        until = self.clock() + self.seconds
+        response = self.inner.handle_request(request)
+        if not isinstance(response.stream, httpx2.SyncByteStream):  # pragma: no cover - sync transports stream so
+            return response
+        stream = _DeadlineStream(response.stream, until, self.seconds, self.clock)
+        return httpx2.Response(
+            response.status_code, headers=response.headers, stream=stream, extensions=response.extensions
+        )
+
+    def close(self) -> None:
+        self.inner.close()
