@@ -33,6 +33,7 @@ from socialrag.knowledge.papers.source import MetadataSource
 log = logging.getLogger(__name__)
 
 SWEEP_LOCK = 0x50505F53  # advisory lock: one process at a time sweeps the base for papers to queue
+CITATIONS_SECONDS = 900.0  # one run of the citations job asks for at most this long; the rest waits for the next
 
 
 @dataclass(frozen=True)
@@ -227,9 +228,11 @@ class Indexer:
             if not storage.locks.try_session_lock(lock, SWEEP_LOCK + 1):
                 return result
             try:
-                fill_reference_contexts(self.db, self.sources, result)
+                until = time.monotonic() + CITATIONS_SECONDS
+                fill_reference_contexts(self.db, self.sources, result, until)
                 now = self.clock()
-                fill_citations(self.db, self.sources, now - self.config.max_age, result, today=now.date())
+                stale = now - self.config.max_age
+                fill_citations(self.db, self.sources, stale, result, today=now.date(), until=until)
             finally:
                 storage.locks.release_session_lock(lock, SWEEP_LOCK + 1)
         return result

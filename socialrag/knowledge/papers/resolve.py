@@ -12,6 +12,7 @@ again after ``PAPERPING_METADATA_RETRY_HOURS``.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -151,14 +152,20 @@ def source_of(sources: Sequence[MetadataSource], kind: type[S]) -> S | None:
     return next((s for s in sources if isinstance(s, kind)), None)
 
 
-def fill_reference_contexts(db: Database, sources: Sequence[MetadataSource], result: RefreshResult) -> None:
-    """Citing sentences for shared papers that cite another paper shared in the same channel."""
+def fill_reference_contexts(
+    db: Database, sources: Sequence[MetadataSource], result: RefreshResult, until: float | None = None
+) -> None:
+    """Citing sentences for shared papers that cite another paper shared in the same channel; the papers not
+    reached by ``until`` (``time.monotonic``) wait for the next run."""
     s2 = source_of(sources, SemanticScholar)
     if s2 is None:
         return
     with db.connection() as conn:
         todo = storage.citations.load_citations_lacking_contexts(conn)
     for citing_id, s2_id in todo:
+        if until is not None and time.monotonic() > until:
+            log.info("reference contexts: the run's time is spent; the rest wait for the next run")
+            return
         try:
             contexts = s2.fetch_reference_contexts(s2_id)
         except SourceError as exc:
@@ -179,8 +186,10 @@ def fill_citations(
     stale_before: datetime,
     result: RefreshResult,
     today: date | None = None,
+    until: float | None = None,
 ) -> None:
-    """Papers citing what channels shared (new work building on what a group engaged with)."""
+    """Papers citing what channels shared (new work building on what a group engaged with); the papers not
+    reached by ``until`` (``time.monotonic``) wait for the next run."""
     s2 = source_of(sources, SemanticScholar)
     if s2 is None:
         return
@@ -188,6 +197,9 @@ def fill_citations(
         todo = storage.citations.load_papers_lacking_citations(conn, stale_before)
     today = today or datetime.now(UTC).date()
     for paper_id, s2_id, count in todo:
+        if until is not None and time.monotonic() > until:
+            log.info("citations: the run's time is spent; the rest wait for the next run")
+            return
         try:
             citing = s2.fetch_citations(s2_id)
         except SourceError as exc:
