@@ -7,6 +7,7 @@ import re
 from datetime import timedelta
 
 from bot.commands.base import Command, Invocation, UsageError, command, may_steer
+from bot.delivery.ask_answers import answer_ask
 from bot.delivery.like import answer_like
 from bot.views.post_blocks import link, quote, works_again
 from socialrag import storage
@@ -242,3 +243,23 @@ def parse_like(name: str, args: tuple[str, ...], rest: str) -> Command:
 )
 def cmd_like(inv: Invocation) -> str:
     return answer_like(inv.ctx, inv.client, inv.team, inv.channel, inv.user, inv.text)
+
+
+def parse_ask(name: str, args: tuple[str, ...], rest: str) -> Command:
+    if not rest:
+        raise UsageError(
+            "Try `/paperping ask what have we read about retrieval-augmented generation?`, `/paperping ask who here "
+            "knows about speech translation?` or `/paperping ask what did I miss?`"
+        )
+    return Command(name, text=rest[:1000])
+
+
+@command(
+    "ask",
+    "`ask QUESTION` — what this channel read and discussed: papers on a topic, where it was discussed, who knows "
+    "it, what you missed (only you see the answer)",
+    parse=parse_ask,
+    slow=True,
+)
+def cmd_ask(inv: Invocation) -> str:
+    return answer_ask(inv.ctx, inv.client, inv.team, inv.user, inv.text, inv.channel, llm_channel=inv.channel)

@@ -1,6 +1,7 @@
 """A member mentions PaperPing (``app_mention``): in a paper's thread, a question answered there from the paper's
-abstract (an LLM call counted against the member's and the channel's hourly caps); elsewhere, a hint. The answer
-is worked out off bolt's listener pool; a resent copy of the event is dropped."""
+abstract (an LLM call counted against the member's and the channel's hourly caps); elsewhere, a question about
+what the channel read and discussed, answered in a thread from the channel's own history (``delivery.ask``). The
+answer is worked out off bolt's listener pool; a resent copy of the event is dropped."""
 
 from __future__ import annotations
 
@@ -13,41 +14,24 @@ from slack_bolt import Ack, App
 from slack_sdk import WebClient
 
 from bot.app_context import AppContext
+from bot.delivery.ask_answers import answer_ask, llm_budget
 from bot.delivery.short_messages import post_text
 from bot.slack.dedupe import mark_handled
 from bot.views.replies import answer_blocks
-from socialrag import storage
 from socialrag.recommender import Answer, answer_question
 
 log = logging.getLogger(__name__)
 
 MENTION = re.compile(r"<@[A-Z0-9]+(?:\|[^>]*)?>")
-
-
-def llm_budget(ctx: AppContext, team: str, channel: str, user: str) -> str | None:
-    """Count one LLM call for a member's question; a sentence when their hour's or the channel's cap is reached."""
-    settings = ctx.settings
-    with ctx.db.connection() as conn:
-        reached = storage.usage.take_llm_call(
-            conn,
-            team,
-            channel,
-            user,
-            datetime.now(UTC),
-            per_member=settings.llm_per_member_hour,
-            per_channel=settings.llm_per_channel_hour,
-        )
-    if reached == "member":
-        return f"I make at most {settings.llm_per_member_hour} language-model calls an hour for one member's questions"
-    if reached == "channel":
-        return (
-            f"I make at most {settings.llm_per_channel_hour} language-model calls an hour for this channel's questions"
-        )
-    return None
+HINT = (
+    "Mention me with a question: in a shared paper's thread, about that paper; anywhere else, about what this "
+    'channel read and discussed ("what have we read about retrieval?", "who here knows about parsing?").'
+)
 
 
 def handle_mention(ctx: AppContext, client: WebClient, body: dict[str, Any], event: dict[str, Any]) -> None:
-    """A member mentioned PaperPing: in a paper's thread, a question to answer there; elsewhere, a hint."""
+    """A member mentioned PaperPing: in a paper's thread, a question about that paper; elsewhere, a question
+    about what the channel read and discussed; with no question, a hint."""
     team = ctx.slack.channel_team(str(body.get("team_id") or event.get("team") or ""), str(event.get("channel")))
     channel, ts = str(event.get("channel") or ""), str(event.get("ts") or "")
     thread = str(event.get("thread_ts") or "")
@@ -55,18 +39,20 @@ def handle_mention(ctx: AppContext, client: WebClient, body: dict[str, Any], eve
     if event.get("bot_id") or not channel or not ts:
         return
     answer: Answer | str = "no paper"
+    asker = str(event.get("user") or "")
     if thread:
         recommender = ctx.recommender
         llm = recommender.llm_for(team, channel) if recommender is not None else None
-        asker = str(event.get("user") or "")
         llm = llm.with_budget(lambda: llm_budget(ctx, team, channel, asker)) if llm is not None else None
         model = recommender.embedder.model_name if recommender is not None else ctx.settings.embed_model
         with ctx.db.connection() as conn:
             answer = answer_question(conn, model, team, channel, thread, question, llm, datetime.now(UTC))
-    if isinstance(answer, str):
-        text = "Mention me with a question in the thread of a shared paper or of my posts, and I'll answer there."
-    else:
+    if not isinstance(answer, str):
         text = answer_blocks(answer)
+    elif question:  # outside a paper's thread: a question about what the channel read and discussed
+        text = answer_ask(ctx, client, team, asker, question, channel, llm_channel=channel)
+    else:
+        text = HINT
     post_text(ctx.pacer, client, channel, text, thread_ts=thread or ts)
 
 

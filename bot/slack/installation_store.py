@@ -23,12 +23,14 @@ log = logging.getLogger(__name__)
 
 BOT_SCOPES = [
     "app_mentions:read",
+    "assistant:write",
     "channels:history",
     "groups:history",
     "channels:read",
     "groups:read",
     "chat:write",
     "files:write",
+    "im:history",
     "im:write",
     "commands",
     "reactions:read",

@@ -3,7 +3,7 @@ options and its work, in the module of its kind. ``bot.cli`` adds the Slack ones
 ``import-export``, ``demo``) and is the ``paperping`` program.
 """
 
-from socialrag.cli import catalog, export, maintenance, recommend, report, status
+from socialrag.cli import ask, catalog, export, maintenance, recommend, report, status
 from socialrag.cli.subcommand import Subcommand
 
 CORE_COMMANDS: tuple[Subcommand, ...] = (
@@ -14,6 +14,7 @@ CORE_COMMANDS: tuple[Subcommand, ...] = (
     report.COMMAND,
     export.COMMAND,
     recommend.REFIT,
+    ask.COMMAND,
     maintenance.PURGE,
     maintenance.ZOTERO_GROUP,
     status.COMMAND,

@@ -7,7 +7,8 @@
 - ``explain`` (step 3): the explanation, by the prompt chain (``prompts/``) or the fixed wording, verified
   before it leaves;
 - ``serve`` (step 4): a slot's life from claim to step-down (``slots``), one channel's pipeline, the
-  ``Recommender`` every caller asks, digests, papers on demand, personal picks and answers in threads.
+  ``Recommender`` every caller asks, digests, papers on demand, personal picks, answers in threads and answers
+  about what the channel read and discussed (``ask``).
 
 The Slack side and the CLI use the names below; the modules behind them are free to change.
 """
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from socialrag.recommender.rank.refit import load_fit, refit_channel
     from socialrag.recommender.retrieve.candidates import normalize_arxiv_category
     from socialrag.recommender.retrieve.context import load_emoji_readings
+    from socialrag.recommender.retrieve.memory import topic_words
     from socialrag.recommender.serve.author_news import OwnPaperNote, SendNews, announce_member_papers
     from socialrag.recommender.serve.channel_profile import ChannelProfile
     from socialrag.recommender.serve.conference import (
@@ -42,6 +44,7 @@ if TYPE_CHECKING:
     from socialrag.recommender.serve.context_replies import SendReply, note_share, reply_to_shares
     from socialrag.recommender.serve.picks import PICKS_EVERY, Picks, PicksRefused, send_due_picks, send_picks
     from socialrag.recommender.serve.pipeline import Recommendation
+    from socialrag.recommender.serve.questions import MemoryAnswer, MemoryItem, Person, ask_memory
     from socialrag.recommender.serve.schedule import (
         DIGEST,
         DIGEST_DEFAULT,

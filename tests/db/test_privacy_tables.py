@@ -68,6 +68,7 @@ BY_TEAM = {
     "author_news",
     "topic_steering",
     "onboarding",
+    "assistant_threads",
 }
 # tables with a member's id: forget-me leaves none of their rows (forgotten_members keeps the note that it did)
 BY_MEMBER = {

@@ -65,6 +65,7 @@ class SlackStandIn:
         self.updates: list[dict[str, Any]] = []  # chat.update calls, with the message as it became
         self.ephemeral: list[dict[str, str]] = []  # chat.postEphemeral calls
         self.views: dict[str, Any] = {}
+        self.assistant: list[dict[str, str]] = []  # assistant.threads.setStatus / setTitle / setSuggestedPrompts
         # files.getUploadURLExternal -> the upload (raw bytes POSTed to upload_url) -> files.completeUploadExternal
         self.pending_files: dict[str, dict[str, Any]] = {}
         self.files: list[dict[str, Any]] = []
@@ -187,6 +188,25 @@ class SlackStandIn:
             self.state.messages.setdefault(channel, []).append(message)
             self.posts.append({"channel": channel, **message})
         return {"ok": True, "channel": channel, "ts": ts, "message": message}
+
+    # ----- the AI app panel (Agents & AI Apps): what the app set on an assistant thread, in order -----
+    def _assistant(self, what: str, params: dict[str, str]) -> dict[str, Any]:
+        channel, thread = params.get("channel_id", ""), params.get("thread_ts", "")
+        if not channel.startswith("D") or not thread:
+            return {"ok": False, "error": "invalid_arguments"}
+        value = params.get(what, "")
+        with self.lock:
+            self.assistant.append({"channel": channel, "thread_ts": thread, what: value})
+        return {"ok": True}
+
+    def api_assistant_threads_setStatus(self, params: dict[str, str]) -> dict[str, Any]:
+        return self._assistant("status", params)
+
+    def api_assistant_threads_setTitle(self, params: dict[str, str]) -> dict[str, Any]:
+        return self._assistant("title", params)
+
+    def api_assistant_threads_setSuggestedPrompts(self, params: dict[str, str]) -> dict[str, Any]:
+        return self._assistant("prompts", params)
 
     def api_conversations_open(self, params: dict[str, str]) -> dict[str, Any]:
         """A direct message with one member (``users``), as Slack opens it for an app with ``im:write``: the

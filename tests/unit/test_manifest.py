@@ -45,6 +45,11 @@ EVENT_SUBSCRIPTIONS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "app_mention": (("app_mention",), ("app_mentions:read",)),
     "app_uninstalled": (("app_uninstalled",), ()),
     "tokens_revoked": (("tokens_revoked",), ()),
+    # the AI app panel (bolt's Assistant middleware): its two thread events and the member's messages in the
+    # thread (a DM with the app); say, set_status, set_title and set_suggested_prompts need assistant:write
+    "assistant_thread_started": (("assistant_thread_started",), ("assistant:write",)),
+    "assistant_thread_context_changed": (("assistant_thread_context_changed",), ("assistant:write",)),
+    "assistant_message": (("message.im",), ("im:history", "assistant:write")),
 }
 
 
@@ -70,7 +75,10 @@ class RecordingApp:
         return lambda *a, **k: None
 
     def use(self, middleware: Any) -> None:
-        pass
+        from slack_bolt import Assistant
+
+        if isinstance(middleware, Assistant):  # the panel's events reach it, not a listener of their own
+            self.events |= {"assistant_thread_started", "assistant_thread_context_changed", "assistant_message"}
 
     def error(self, handler: Any) -> None:
         pass

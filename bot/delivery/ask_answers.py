@@ -1,0 +1,102 @@
+"""Answers about what the channel read and discussed, for the three places a member asks: `/paperping ask`, a
+mention of PaperPing outside a paper's thread, and Slack's AI app panel. One rule for all three:
+
+- scope is the asker's: only channels they are a member of now (their stored member lists refreshed, as for
+  App Home) where PaperPing still is, in the workspace asked from; never a DM;
+- one answer every ``ASK_COOLDOWN`` a member, run off the listener pool (the slow-work pool bounds it);
+- a written answer counts against the member's and the channel's hourly LLM caps; without one, the list.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+from slack_sdk import WebClient
+
+from bot.app_context import AppContext
+from bot.slack.members import refresh_for_member
+from bot.views.memory_text import render_answer
+from bot.views.post_blocks import works_again
+from socialrag import storage
+from socialrag.recommender import ask_memory
+
+log = logging.getLogger(__name__)
+
+ASK_COOLDOWN = timedelta(seconds=20)  # between two of a member's questions, wherever asked
+MAX_CHANNELS = 20  # channels one question searches at most (the panel without a channel in view)
+MAX_QUESTION = 500  # characters of a question that are read
+NOT_SHARED = (
+    "I can only answer about a channel that you and I are both in now. Ask in one of them, or open me from one."
+)
+
+
+def llm_budget(ctx: AppContext, team: str, channel: str, user: str) -> str | None:
+    """Count one LLM call for a member's question; a sentence when their hour's or the channel's cap is reached."""
+    settings = ctx.settings
+    with ctx.db.connection() as conn:
+        reached = storage.usage.take_llm_call(
+            conn,
+            team,
+            channel,
+            user,
+            datetime.now(UTC),
+            per_member=settings.llm_per_member_hour,
+            per_channel=settings.llm_per_channel_hour,
+        )
+    if reached == "member":
+        return f"I make at most {settings.llm_per_member_hour} language-model calls an hour for one member's questions"
+    if reached == "channel":
+        return (
+            f"I make at most {settings.llm_per_channel_hour} language-model calls an hour for this channel's questions"
+        )
+    return None
+
+
+def asker_channels(
+    ctx: AppContext, client: WebClient, team: str, user: str, channel: str | None
+) -> dict[str, str] | str:
+    """Channel id -> name of the channels this member may ask about: ``channel`` alone when given (and theirs),
+    else every channel they share with PaperPing now; or the sentence saying why none."""
+    now = datetime.now(UTC)
+    if channel is not None and (not channel or channel.startswith("D")):
+        channel = None
+    refresh_for_member(ctx.db, ctx.pacer.call, client, team, user, now)
+    with ctx.db.connection() as conn:
+        mine = dict(storage.workspaces.load_member_channels(conn, team, user, current=True))
+    if channel is not None:
+        return {channel: mine[channel]} if channel in mine else NOT_SHARED
+    if not mine:
+        return NOT_SHARED
+    return dict(list(mine.items())[:MAX_CHANNELS])
+
+
+def answer_ask(
+    ctx: AppContext, client: WebClient, team: str, user: str, question: str, channel: str | None, *, llm_channel: str
+) -> str:
+    """The answer to a member's question, as Slack text, or a sentence saying why there is none now."""
+    recommender = ctx.recommender
+    if recommender is None:
+        return "Questions about the channel's history are answered where PaperPing runs as a service (`paperping run`)."
+    question = " ".join(question.split())[:MAX_QUESTION]
+    if not question:
+        return "Ask me what the channel read or discussed: `/paperping ask what have we read about retrieval?`"
+    scope = asker_channels(ctx, client, team, user, channel)
+    if isinstance(scope, str):
+        return scope
+    now = datetime.now(UTC)
+    with ctx.db.connection() as conn:
+        until = storage.usage.take_cooldown(conn, team, user, "ask", now, ASK_COOLDOWN)
+    if until is not None:
+        return f"You asked me a moment ago; ask again from {works_again(until)}."
+    llm = recommender.llm_for(team, llm_channel)
+    llm = llm.with_budget(lambda: llm_budget(ctx, team, llm_channel, user)) if llm is not None else None
+    embedder = recommender.embedder
+
+    def encode(text: str) -> np.ndarray:
+        return np.asarray(embedder.encode([text])[0], dtype=np.float32)
+
+    with ctx.db.connection() as conn:
+        answer = ask_memory(conn, embedder.model_name, encode, team, list(scope), user, question, llm, now)
+    return render_answer(answer, scope)

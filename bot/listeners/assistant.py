@@ -1,0 +1,121 @@
+"""PaperPing in Slack's AI app panel (Agents & AI Apps; the panel needs a paid Slack plan), through bolt's
+``Assistant``: a member opens it beside a channel and asks what that channel read and discussed.
+
+- ``assistant_thread_started``: a greeting, and suggested prompts built from the channel in view;
+- ``assistant_thread_context_changed``: the channel in view, kept in Postgres (any process may answer next);
+- a message in the thread (``message.im``): a title for the thread, a status while PaperPing works, then the
+  answer, from the channel in view when the member is in it now, else from every channel they share with
+  PaperPing (``delivery.ask`` decides, as for `/paperping ask` and mentions).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from typing import Any
+
+from slack_bolt import App, Assistant, BoltContext, Say, SetStatus, SetSuggestedPrompts, SetTitle
+from slack_bolt.context.assistant.thread_context import AssistantThreadContext
+from slack_bolt.context.assistant.thread_context_store.store import AssistantThreadContextStore
+from slack_sdk import WebClient
+
+from bot.app_context import AppContext
+from bot.delivery.ask_answers import MAX_QUESTION, answer_ask
+from bot.listeners.commands import MEMBER_BUSY
+from bot.slack.dedupe import mark_handled
+from socialrag import storage
+from socialrag.db import Database
+from socialrag.recommender import topic_words
+
+log = logging.getLogger(__name__)
+
+GREETING = (
+    "Ask me what your channels read and discussed: papers on a topic, where the group talked about it, who "
+    "here knows it, or what you missed. I answer from the channels you and I are both in, and name people "
+    "without notifying them."
+)
+WORKING = "is looking through the channel's papers and threads…"
+
+
+class DatabaseThreadContexts(AssistantThreadContextStore):
+    """The channel each assistant thread was opened beside, kept in Postgres (``assistant_threads``)."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    def save(self, *, channel_id: str, thread_ts: str, context: dict[str, str]) -> None:
+        with self.db.connection() as conn:
+            storage.history_search.upsert_assistant_thread(
+                conn, channel_id, thread_ts, context.get("team_id") or "", context.get("channel_id")
+            )
+
+    def find(self, *, channel_id: str, thread_ts: str) -> AssistantThreadContext | None:
+        with self.db.connection() as conn:
+            found = storage.history_search.load_assistant_thread(conn, channel_id, thread_ts)
+        if found is None:
+            return None
+        team, channel = found
+        return AssistantThreadContext({"channel_id": channel or "", "team_id": team})
+
+
+def suggested_prompts(ctx: AppContext, team: str, channel: str | None) -> list[dict[str, str]]:
+    """Three questions to start from: what the member missed, and two on the words the channel's latest
+    papers are titled with most (none of a channel PaperPing is not in)."""
+    prompts = [{"title": "What did I miss?", "message": "What did I miss?"}]
+    if channel:
+        with ctx.db.connection() as conn:
+            titles = storage.history_search.load_recent_titles(conn, team, channel, 30)
+        counts = Counter(w for t in titles for w in topic_words(t) if len(w) > 3 and not w.isdigit())
+        if counts:
+            word = counts.most_common(1)[0][0]
+            prompts.append({"title": f"Read about {word}", "message": f"What have we read about {word}?"})
+            prompts.append({"title": f"Who knows {word}", "message": f"Who here knows about {word}?"})
+    return prompts
+
+
+def register(app: App, ctx: AppContext) -> None:
+    assistant = Assistant(thread_context_store=DatabaseThreadContexts(ctx.db))
+
+    @assistant.thread_started
+    def started(
+        say: Say, set_suggested_prompts: SetSuggestedPrompts, payload: dict[str, Any], context: BoltContext
+    ) -> None:
+        thread = payload.get("assistant_thread") or {}
+        in_view = (thread.get("context") or {}).get("channel_id")
+        team = str(context.team_id or "")
+        say(GREETING)
+        set_suggested_prompts(prompts=suggested_prompts(ctx, team, in_view if in_view else None))
+
+    @assistant.user_message
+    def asked(
+        payload: dict[str, Any],
+        body: dict[str, Any],
+        say: Say,
+        set_status: SetStatus,
+        set_title: SetTitle,
+        context: BoltContext,
+        client: WebClient,
+    ) -> None:
+        team, user = str(context.team_id or ""), str(payload.get("user") or "")
+        question = " ".join(str(payload.get("text") or "").split())[:MAX_QUESTION]
+        found = assistant.thread_context_store.find(  # type: ignore[union-attr]
+            channel_id=str(payload.get("channel")), thread_ts=str(payload.get("thread_ts"))
+        )
+        in_view = found.channel_id if found is not None and found.team_id in ("", team) else None
+        set_title(question[:80] or "A question")
+        set_status(WORKING)
+        dm = str(payload.get("channel") or "")
+
+        def work() -> None:
+            try:
+                say(answer_ask(ctx, client, team, user, question, in_view or None, llm_channel=in_view or dm))
+            except Exception:  # the member gets a sentence, the admin the log
+                log.exception("answering in the assistant panel failed")
+                say("Something went wrong while I looked; please ask again in a minute.")
+
+        if not ctx.slow.submit(work, owner=f"{team}:{user}"):
+            say(MEMBER_BUSY)
+        with ctx.db.connection() as conn:
+            mark_handled(conn, body)  # a resent copy is dropped: one answer per question
+
+    app.use(assistant)

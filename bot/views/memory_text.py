@@ -1,0 +1,101 @@
+"""An answer about the channel's history (`/paperping ask`, a mention, the AI app panel) as Slack text: the written
+answer when there is one, then the papers with who shared them and when, their thread, and how the group received
+them. Members are named in plain text, never mentioned; every title, name and quoted reply is shown as data. Pure."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from bot.views.post_blocks import escape, link, quote
+from socialrag.recommender import MemoryAnswer, MemoryItem
+
+MAX_CHARS = 3500  # an answer stays well inside one message (Slack cuts a text at 40,000, a section at 3,000)
+_URL_OK = re.compile(r"https://[^\s<>|]+\Z")
+_REFERENCE = re.compile(r"\[(\d+)\]")
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def reception(item: MemoryItem) -> str:
+    """How the group received a paper: "3 replies, 2 reactions, 1 save" (or "no reply or reaction yet")."""
+    parts = [
+        _plural(n, w) for n, w in ((item.replies, "reply"), (item.reactions, "reaction"), (item.saves, "save")) if n
+    ]
+    return ", ".join(parts).replace("replys", "replies") if parts else "no reply or reaction yet"
+
+
+def item_line(n: int, item: MemoryItem, channels: Mapping[str, str], several: bool) -> str:
+    """One paper: its title linked, who shared it and when (in which channel, when the answer spans several),
+    its thread, its reception, and the gist of its thread for a discussion question."""
+    url = item.url if item.url and _URL_OK.match(item.url) else ""
+    title = link(url, " ".join(item.title.split())[:200])
+    who = (
+        f"shared by {quote(item.shared_by_name or 'a member', 60)}"
+        if not item.posted_by_paperping or item.shared_by
+        else "posted by PaperPing"
+    )
+    where = f" in #{escape(channels.get(item.channel_id, item.channel_id))}" if several else ""
+    thread = f" · {link(item.permalink, 'thread')}" if item.permalink and _URL_OK.match(item.permalink) else ""
+    lines = [f"{n}. {title} — {who}{where} on {item.shared_at:%d %b %Y}{thread} · {reception(item)}"]
+    lines += [f"> {quote(g, 220)}" for g in item.gist]
+    return "\n".join(lines)
+
+
+def render_answer(answer: MemoryAnswer, channels: Mapping[str, str]) -> str:
+    """The whole answer as mrkdwn, cut to ``MAX_CHARS``."""
+    several = len(answer.channels) > 1
+    where = (
+        "your channels"
+        if several
+        else f"#{escape(channels.get(answer.channels[0], answer.channels[0]))}"
+        if answer.channels
+        else "this channel"
+    )
+    topic = quote(" ".join(answer.words), 80)
+    if answer.kind == "missed":
+        since = f" since {answer.since:%d %b}" if answer.since else ""
+        head = f"*What happened in {where}{since}*, the most discussed first:"
+        if not answer.items:
+            return f"Nothing new in {where}{since}: no paper was shared, discussed or reacted to."
+    elif answer.kind == "who":
+        return _who(answer, where, topic, channels)
+    else:
+        if not answer.items:
+            return f"I found nothing in {where} about *{topic or 'that'}*. Try other words, or a paper's title."
+        verb = "discussed" if answer.kind == "discussion" else "read"
+        head = f"*What {where} {verb} about {topic}*:" if topic else f"*From {where}*:"
+    lines = [head]
+    if answer.text:
+        lines.append(_references(quote(answer.text, 600), answer.items))
+    lines += [item_line(n, item, channels, several) for n, item in enumerate(answer.items, start=1)]
+    if answer.note and answer.kind in ("papers", "discussion"):
+        lines.append(f"_No written answer: {quote(answer.note, 160)}._")
+    return _cut("\n".join(lines))
+
+
+def _references(text: str, items: tuple[MemoryItem, ...]) -> str:
+    """The written answer, its ``[n]`` kept as they are: the numbered list below is what they point to."""
+    return _REFERENCE.sub(lambda m: f"[{m.group(1)}]" if 1 <= int(m.group(1)) <= len(items) else "", text)
+
+
+def _who(answer: MemoryAnswer, where: str, topic: str, channels: Mapping[str, str]) -> str:
+    if not answer.people:
+        return f"I found nobody in {where} who shared, discussed or saved papers on *{topic or 'that'}*."
+    several = len(answer.channels) > 1
+    lines = [f"*Who in {where} has engaged with {topic or 'that'}* (from what they shared, replied and saved):"]
+    for p in answer.people:
+        inside = f" in #{escape(channels.get(p.channel_id, p.channel_id))}" if several else ""
+        lines.append(f"• {quote(p.name, 60)}{inside}: {_plural(p.papers, 'paper')} on it")
+    if answer.items:
+        lines.append("The papers this rests on:")
+        lines += [item_line(n, item, channels, several) for n, item in enumerate(answer.items, start=1)]
+    return _cut("\n".join(lines))
+
+
+def _cut(text: str) -> str:
+    if len(text) <= MAX_CHARS:
+        return text
+    return text[: MAX_CHARS - 1].rsplit("\n", 1)[0] + "\n…"

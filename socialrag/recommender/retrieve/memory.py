@@ -1,0 +1,220 @@
+"""Step 2 turned around: a member asks what the channel read and discussed, and PaperPing retrieves from the
+channel's own knowledge base (its shared papers, its threads, its own posts and their reception).
+
+Retrieval is hybrid: Postgres full-text search over the papers' titles and abstracts and over the threads'
+messages, and pgvector's cosine over the papers' vectors, each scaled to the channel's best and added
+(``combine``), so that a question finds a paper by its words ("the DPO paper") as well as by its meaning
+("aligning models with preferences"). A word counts by how rare it is among the channel's papers. This module
+reads one channel at a time, scoped by its ``ChannelContext``; which channels an asker may see is decided
+before it is called (``serve.ask``).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal
+
+import numpy as np
+import psycopg
+
+from socialrag import storage
+from socialrag.names import fold_text
+from socialrag.recommender.retrieve.context import ChannelContext
+
+Kind = Literal["papers", "discussion", "who", "missed"]
+
+# Words of asking, not of the topic: they would make the full-text search match every abstract that says "we".
+_ASKING = """
+    a about above after again all also am an and any anyone anybody are as at be been before being but by can
+    could did do does done for from get got had has have having he her here him his how i if in into is it its
+    just know knows knew last like me month months more most my need of on or our ours out over paper papers
+    people person read reading reads said say says share shared sharing shares should since so some someone
+    somebody tell than that the their them then there these they think thought this those through to told
+    up us was we week weeks were what when where which while who whom why will with would year years you your
+    discuss discussed discussion discussions talk talked missed miss whats anything
+    something work works worked expert experts familiar group channel thread threads ones one did article
+    articles find found look looked show list any lately recently recent ago
+"""
+ASKING_WORDS = frozenset(_ASKING.split())
+
+_WORD = re.compile(r"[a-z0-9]+")
+_WHO = re.compile(r"\bwho\b.{0,40}\b(know|knows|knew|expert|familiar|work|works|worked|read|reads|ask)\b")
+_MISSED = re.compile(r"\b(what did i miss|what have i missed|did i miss|i missed|catch me up|since i was away)\b")
+_DISCUSSION = re.compile(r"\b(discuss|discussed|discussion|talk|talked|think|thought|said|say|opinion|debate)")
+
+# what the meaning and the thread weigh beside the words (1), each scaled to the channel's best first; chosen on
+# ``bench/bench_ask.py``'s real histories (0.5 to 1.0 give the same hit@3 there; 0.7 the best MRR)
+MEANING_WEIGHT = 0.7
+THREAD_WEIGHT = 0.7
+MIN_SIMILARITY = 0.25  # below this cosine, a paper found only by its meaning is not an answer
+LIST_DEPTH = 50  # how far down each list is read
+
+
+def question_kind(question: str) -> Kind:
+    """What a member asks: who knows a topic, what they missed, where a topic was discussed, or (by default)
+    which papers the channel read about it."""
+    text = " ".join(fold_text(question).split())
+    if _MISSED.search(text):
+        return "missed"
+    if _WHO.search(text) or text.startswith("who "):
+        return "who"
+    if _DISCUSSION.search(text):
+        return "discussion"
+    return "papers"
+
+
+def topic_words(question: str, most: int = 12) -> list[str]:
+    """The words of a question that name its topic: letters and digits, accents and case aside, without the
+    words of asking. Each is safe to put in a ``to_tsquery`` (nothing but ``[a-z0-9]``)."""
+    words = [w for w in _WORD.findall(fold_text(question)) if w not in ASKING_WORDS and len(w) > 1]
+    return list(dict.fromkeys(words))[:most]
+
+
+def tsquery_text(words: Sequence[str]) -> str:
+    """Any of the words (``w1 | w2``), for Postgres' ``to_tsquery``: a paper matching more of them ranks higher."""
+    return " | ".join(w for w in words if _WORD.fullmatch(w))
+
+
+def score_terms(matches: Sequence[tuple[int, str, float]], papers: int) -> dict[int, float]:
+    """Each paper's full-text score: the question's words it holds, each weighed by how rare it is among the
+    channel's papers (a word every paper has says little) and by where it is (a title's word counts more)."""
+    holders: dict[str, set[int]] = defaultdict(set)
+    for pid, term, _ in matches:
+        holders[term].add(pid)
+    rarity = {term: math.log(1 + (papers - len(h) + 0.5) / (len(h) + 0.5)) for term, h in holders.items()}
+    score: dict[int, float] = defaultdict(float)
+    for pid, term, rank in matches:
+        score[pid] += rarity[term] * (1.0 + rank)
+    return dict(score)
+
+
+@dataclass(frozen=True)
+class Scores:
+    """One channel's papers scored three ways for a question, before they are combined."""
+
+    words: dict[int, float]  # full text of the title and abstract (``score_terms``)
+    threads: dict[int, float]  # full text of the thread: the share's own words and the replies
+    meaning: dict[int, float]  # cosine of the paper's vector to the question's, every paper with a vector
+
+
+def ranked(scores: dict[int, float]) -> list[int]:
+    """Paper ids by score, best first (ties by id, so that an answer is the same each time)."""
+    return [pid for pid, _ in sorted(scores.items(), key=lambda x: (-x[1], x[0]))]
+
+
+def combine(scores: Scores) -> dict[int, float]:
+    """The hybrid score: each of the three scaled to the channel's best (the vectors' from their lowest to their
+    highest), then added, the meaning and the threads at ``MEANING_WEIGHT`` and ``THREAD_WEIGHT`` of the words.
+    A paper the question's rare words name comes first; where no word matches, the meaning decides."""
+    out: dict[int, float] = defaultdict(float)
+    for part, weight in ((scores.words, 1.0), (scores.threads, THREAD_WEIGHT)):
+        top = max(part.values(), default=0.0)
+        for pid, value in part.items():
+            out[pid] += weight * value / top if top > 0 else 0.0
+    if scores.meaning:
+        low, high = min(scores.meaning.values()), max(scores.meaning.values())
+        for pid, value in scores.meaning.items():
+            out[pid] += MEANING_WEIGHT * ((value - low) / (high - low) if high > low else 0.0)
+    return dict(out)
+
+
+@dataclass(frozen=True)
+class Found:
+    """A paper of the channel that answers the question, with its hybrid score and what found it."""
+
+    paper_id: int
+    score: float
+    by_words: bool  # its title or abstract has the question's words
+    by_thread: bool  # its thread (the share's words, the replies) has them
+    by_meaning: bool  # its vector is close to the question's
+
+
+def search_scores(conn: psycopg.Connection, ctx: ChannelContext, question: str, vector: np.ndarray | None) -> Scores:
+    """The channel's papers scored by Postgres full-text search of their title and abstract and of their threads,
+    and by pgvector's cosine of their vector to the question's."""
+    ids = sorted(ctx.papers)
+    terms = topic_words(question)
+    words = score_terms(storage.history_search.load_term_matches(conn, ids, terms), len(ids))
+    roots: dict[str, list[int]] = defaultdict(list)
+    for pid, paper in ctx.papers.items():
+        for share in paper.shares:
+            roots[share.ts].append(pid)
+    threads: dict[int, float] = {}
+    for root, rank in storage.history_search.load_thread_matches(
+        conn, ctx.team_id, ctx.channel_id, tsquery_text(terms), LIST_DEPTH
+    ):
+        for pid in roots.get(root, ()):
+            threads[pid] = max(threads.get(pid, 0.0), rank)
+    meaning: dict[int, float] = {}
+    if vector is not None:
+        meaning = dict(
+            storage.history_search.load_vector_matches(conn, ctx.team_id, ctx.channel_id, ctx.model, ids, vector)
+        )
+    return Scores(words, threads, meaning)
+
+
+def search_channel(
+    conn: psycopg.Connection, ctx: ChannelContext, question: str, vector: np.ndarray | None, *, most: int = 5
+) -> list[Found]:
+    """The channel's papers that answer the question, best first (at most ``most``): those its words or its
+    thread match, or whose meaning is at least ``MIN_SIMILARITY`` close."""
+    scores = search_scores(conn, ctx, question, vector)
+    close = {pid for pid, s in scores.meaning.items() if s >= MIN_SIMILARITY}
+    combined = combine(scores)
+    found = [pid for pid in ranked(combined) if pid in scores.words or pid in scores.threads or pid in close]
+    return [Found(pid, combined[pid], pid in scores.words, pid in scores.threads, pid in close) for pid in found[:most]]
+
+
+def activity_since(ctx: ChannelContext, since: datetime) -> list[tuple[int, int]]:
+    """(paper id, how many shares, replies and reactions it drew since ``since``) of the channel's papers with
+    any, the most engaged first: what a member who was away missed."""
+    counts: list[tuple[int, int]] = []
+    for pid, paper in ctx.papers.items():
+        events = [s.at for s in paper.shares] + [r.at for r in paper.replies] + [r.at for r in paper.reactions]
+        n = sum(1 for at in events if at >= since)
+        if n:
+            counts.append((pid, n))
+    return sorted(counts, key=lambda x: (-x[1], -x[0]))
+
+
+# what each kind of engagement with a paper on the topic says of a member's knowing it
+SHARE_WEIGHT, REPLY_WEIGHT, SAVE_WEIGHT, REACTION_WEIGHT = 3.0, 2.0, 1.0, 0.5
+
+
+def who_knows(
+    ctx: ChannelContext, found: Sequence[Found], saves: Sequence[tuple[int, str]], most: int = 5
+) -> list[tuple[str, float, int]]:
+    """(member id, weight, papers they engaged with) of the channel's members who shared, replied about, saved or
+    reacted to the papers found, weighted by each paper's fused score. Only current members who keep mentions on
+    count (a member who turned them off is not named), and never a bot."""
+    weight: dict[str, float] = defaultdict(float)
+    papers: dict[str, set[int]] = defaultdict(set)
+    score = {f.paper_id: f.score for f in found}
+
+    def add(user: str | None, pid: int, w: float) -> None:
+        member = ctx.members.get(user or "")
+        if member is None or member.is_bot or not member.in_channel or not member.mentions_enabled:
+            return
+        weight[member.user_id] += w * score[pid]
+        papers[member.user_id].add(pid)
+
+    for pid in score:
+        paper = ctx.papers.get(pid)
+        if paper is None:
+            continue
+        for s in paper.shares:
+            add(s.user_id, pid, SHARE_WEIGHT)
+        for r in paper.replies:
+            add(r.user_id, pid, REPLY_WEIGHT)
+        for x in paper.reactions:
+            add(x.user_id, pid, REACTION_WEIGHT)
+    for pid, user in saves:
+        if pid in score:
+            add(user, pid, SAVE_WEIGHT)
+    ranked = sorted(weight.items(), key=lambda x: (-x[1], x[0]))[:most]
+    return [(uid, w, len(papers[uid])) for uid, w in ranked]

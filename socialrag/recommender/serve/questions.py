@@ -1,0 +1,225 @@
+"""Step 4 for the group's memory: a member's question about what their channels read and discussed, answered
+from those channels only, with provenance (who shared each paper and when, its thread, how the group received
+it), and a short written answer when an LLM is configured and the answer passes the check.
+
+The caller (the Slack side, the CLI) decides which channels the asker may see: only channels they are a member
+of now, in their own workspace, where PaperPing still is. Nothing here widens that scope.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+import numpy as np
+import psycopg
+
+from socialrag import storage
+from socialrag.recommender.explain.generate import paper_url
+from socialrag.recommender.explain.llm import LLMClient
+from socialrag.recommender.explain.memory_answer import ItemText, write_answer
+from socialrag.recommender.retrieve.context import ChannelContext, SharedPaper, load_channel_context
+from socialrag.recommender.retrieve.memory import (
+    Found,
+    Kind,
+    activity_since,
+    question_kind,
+    search_channel,
+    topic_words,
+    who_knows,
+)
+from socialrag.text import as_data
+
+SHOWN = 5  # papers in an answer
+MISSED_SHOWN = 8  # papers in "what did I miss"
+MISSED_DEFAULT = timedelta(days=30)  # "what did I miss" for a member who never engaged: the last month
+GIST_REPLIES = 2  # replies quoted for a discussion question
+GIST_CHARS = 200
+
+
+@dataclass(frozen=True)
+class MemoryItem:
+    """One paper of a channel, as an answer shows it."""
+
+    paper_id: int
+    channel_id: str
+    title: str
+    ids: dict[str, str]  # the identifiers PaperPing knows (doi, arxiv, acl, s2, pmid...)
+    url: str | None
+    shared_by: str | None  # the member who first shared it; None when PaperPing posted it
+    shared_by_name: str | None
+    shared_at: datetime
+    permalink: str | None  # the share's message (its thread)
+    replies: int
+    reactions: int
+    saves: int
+    posted_by_paperping: bool
+    gist: tuple[str, ...] = ()  # for a discussion question: "name: what they said", quoted as data
+    abstract: str | None = None
+
+
+@dataclass(frozen=True)
+class Person:
+    """A member who knows a topic, by what they did with the channel's papers on it (named, never mentioned)."""
+
+    user_id: str
+    name: str
+    channel_id: str
+    papers: int
+
+
+@dataclass(frozen=True)
+class MemoryAnswer:
+    question: str
+    kind: Kind
+    channels: tuple[str, ...]
+    items: tuple[MemoryItem, ...]
+    people: tuple[Person, ...] = ()
+    text: str | None = None  # the written answer, checked
+    note: str | None = None  # why there is no written answer
+    since: datetime | None = None  # "what did I miss": since when
+    words: tuple[str, ...] = field(default_factory=tuple)  # the topic words the question was searched by
+
+
+Encode = Callable[[str], np.ndarray | None]
+
+
+def _item(conn: psycopg.Connection, ctx: ChannelContext, pid: int, saves: int, gist: bool) -> MemoryItem | None:
+    paper = ctx.papers.get(pid)
+    if paper is None or not paper.shares:
+        return None
+    bots = {uid for uid, m in ctx.members.items() if m.is_bot}
+    by_members = [s for s in paper.shares if s.user_id not in bots]
+    first = min(by_members or paper.shares, key=lambda s: s.at)
+    ids = storage.papers.load_identities(conn, [pid]).get(pid, {})
+    sharer = first.user_id if by_members else None
+    return MemoryItem(
+        pid,
+        ctx.channel_id,
+        as_data(paper.info.title) or "a paper",
+        ids,
+        paper_url(ids, paper.info.url) or None,
+        sharer,
+        ctx.display(sharer) if sharer else None,
+        first.at,
+        first.permalink,
+        len(paper.replies),
+        len(paper.reactions),
+        saves,
+        len(by_members) < len(paper.shares),
+        _gist(ctx, paper) if gist else (),
+        as_data(paper.info.abstract) or as_data(paper.info.tldr) or None,
+    )
+
+
+def _gist(ctx: ChannelContext, paper: SharedPaper) -> tuple[str, ...]:
+    replies = sorted((r for r in paper.replies if r.text), key=lambda r: r.at)[:GIST_REPLIES]
+    return tuple(f"{ctx.display(r.user_id or '')}: {as_data(r.text)[:GIST_CHARS]}" for r in replies)
+
+
+def _items(
+    conn: psycopg.Connection, contexts: dict[str, ChannelContext], picked: Sequence[tuple[str, int]], gist: bool
+) -> list[MemoryItem]:
+    out = []
+    for channel, pid in picked:
+        ctx = contexts[channel]
+        saves = sum(1 for s in storage.history_search.load_saves(conn, ctx.team_id, channel, [pid]))
+        item = _item(conn, ctx, pid, saves, gist)
+        if item is not None:
+            out.append(item)
+    return out
+
+
+def ask_memory(
+    conn: psycopg.Connection,
+    model: str,
+    encode: Encode,
+    team_id: str,
+    channel_ids: Sequence[str],
+    asker: str,
+    question: str,
+    llm: LLMClient | None,
+    now: datetime,
+) -> MemoryAnswer:
+    """Answer ``question`` from these channels of one workspace (the asker's, checked by the caller)."""
+    kind = question_kind(question)
+    contexts = {c: load_channel_context(conn, team_id, c, now, model) for c in dict.fromkeys(channel_ids)}
+    words = tuple(topic_words(question))
+    base = MemoryAnswer(question, kind, tuple(contexts), (), words=words)
+    if kind == "missed":
+        return _missed(conn, contexts, asker, base, now)
+    vector = encode(question) if words else None
+    found: list[tuple[Found, str]] = []
+    for channel, ctx in contexts.items():
+        found += [(f, channel) for f in search_channel(conn, ctx, question, vector, most=10)]
+    found.sort(key=lambda x: (-x[0].score, x[1], x[0].paper_id))
+    if kind == "who":
+        return _who(conn, contexts, found, base)
+    items = _items(conn, contexts, [(c, f.paper_id) for f, c in found[:SHOWN]], gist=kind == "discussion")
+    answer = MemoryAnswer(question, kind, base.channels, tuple(items), words=words)
+    return _written(answer, contexts, llm)
+
+
+def _who(
+    conn: psycopg.Connection, contexts: dict[str, ChannelContext], found: list[tuple[Found, str]], base: MemoryAnswer
+) -> MemoryAnswer:
+    people: list[Person] = []
+    for channel, ctx in contexts.items():
+        mine = [f for f, c in found if c == channel]
+        saves = [
+            (s.paper_id, s.user_id)
+            for s in storage.history_search.load_saves(conn, ctx.team_id, channel, [f.paper_id for f in mine])
+        ]
+        people += [Person(uid, ctx.display(uid), channel, n) for uid, _, n in who_knows(ctx, mine, saves)]
+    items = _items(conn, contexts, [(c, f.paper_id) for f, c in found[:3]], gist=False)
+    return MemoryAnswer(base.question, "who", base.channels, tuple(items), tuple(people[:5]), words=base.words)
+
+
+def _missed(
+    conn: psycopg.Connection, contexts: dict[str, ChannelContext], asker: str, base: MemoryAnswer, now: datetime
+) -> MemoryAnswer:
+    picked: list[tuple[int, str, int]] = []
+    since_all: datetime | None = None
+    for channel, ctx in contexts.items():
+        since = _last_engaged(ctx, asker) or now - MISSED_DEFAULT
+        since_all = since if since_all is None else min(since_all, since)
+        picked += [(n, channel, pid) for pid, n in activity_since(ctx, since)]
+    picked.sort(key=lambda x: (-x[0], x[1], x[2]))
+    items = _items(conn, contexts, [(c, pid) for _, c, pid in picked[:MISSED_SHOWN]], gist=False)
+    return MemoryAnswer(base.question, "missed", base.channels, tuple(items), since=since_all, words=base.words)
+
+
+def _last_engaged(ctx: ChannelContext, user: str) -> datetime | None:
+    """When the member last shared, replied or reacted in the channel, as the channel's papers record it."""
+    times = [
+        at
+        for paper in ctx.papers.values()
+        for at in [s.at for s in paper.shares if s.user_id == user]
+        + [r.at for r in paper.replies if r.user_id == user]
+        + [x.at for x in paper.reactions if x.user_id == user]
+    ]
+    return max(times) if times else None
+
+
+def _written(answer: MemoryAnswer, contexts: dict[str, ChannelContext], llm: LLMClient | None) -> MemoryAnswer:
+    """The answer with its written part, when an LLM is configured and its text passes the check."""
+    if not answer.items:
+        return answer
+    if llm is None:
+        return MemoryAnswer(**{**answer.__dict__, "note": "no language model is configured here"})
+    texts = [
+        ItemText(
+            i.title,
+            i.shared_by_name,
+            i.shared_at,
+            f"{i.replies} replies, {i.reactions} reactions, {i.saves} saves",
+            i.abstract,
+            i.gist,
+        )
+        for i in answer.items
+    ]
+    shown = {i.paper_id for i in answer.items}
+    others = [p.info.title or "" for ctx in contexts.values() for pid, p in ctx.papers.items() if pid not in shown]
+    text, why = write_answer(llm, answer.question, texts, others)
+    return MemoryAnswer(**{**answer.__dict__, "text": text, "note": why})

@@ -1,0 +1,89 @@
+"""The group's memory on the ACL lab of ``tests/support/labbase.py``, with the real embedding model and Postgres:
+a question finds the channel's papers by their words and by their meaning, a discussion question brings the
+thread's replies, "who knows" names members from what they did (never a member who turned mentions off),
+"what did I miss" lists what happened since the member last engaged, and a written answer that names a paper
+not retrieved is refused."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from socialrag.db import Database
+from socialrag.recommender import MemoryAnswer, ask_memory
+from socialrag.recommender.retrieve.memory import question_kind, topic_words
+from tests.support.labbase import SHARED, CachedEmbedder, build_lab
+
+T, C = "T0LAB", "C1"
+NOW = datetime(2021, 3, 1, tzinfo=UTC)
+
+
+@pytest.fixture
+def lab(db: Database, tmp_path: Path) -> dict[str, Any]:
+    return build_lab(db, tmp_path, CachedEmbedder())
+
+
+def ask(db: Database, question: str, asker: str = "U2", llm: Any = None) -> MemoryAnswer:
+    embedder = CachedEmbedder()
+
+    def encode(text: str) -> np.ndarray:
+        return np.asarray(embedder.encode([text])[0])
+
+    with db.connection() as conn:
+        return ask_memory(conn, "all-MiniLM-L6-v2", encode, T, [C], asker, question, llm, NOW)
+
+
+def titles(answer: MemoryAnswer) -> list[str]:
+    return [i.title for i in answer.items]
+
+
+def test_the_kinds_of_question() -> None:
+    assert question_kind("What have we read about retrieval-augmented generation?") == "papers"
+    assert question_kind("Did anyone share the DPO paper?") == "papers"
+    assert question_kind("Where did we discuss evaluation of summarization, and what did people think?") == "discussion"
+    assert question_kind("Who here knows about speech translation?") == "who"
+    assert question_kind("What did I miss in #nlp-reading this month?") == "missed"
+    assert topic_words("What have we read about retrieval-augmented generation?") == [
+        "retrieval",
+        "augmented",
+        "generation",
+    ]
+
+
+def test_a_paper_is_found_by_its_words_and_by_its_meaning(db: Database, lab: dict[str, Any]) -> None:
+    by_words = ask(db, "Did anyone share the TaBERT paper?")
+    assert titles(by_words)[0].startswith("TaBERT"), titles(by_words)
+    first = by_words.items[0]
+    assert first.shared_by == "U2" and first.shared_by_name == "ben" and first.ids.get("acl") == SHARED["tabert"]
+    assert first.shared_at.date().isoformat() == "2020-12-01" and first.reactions == 1
+    # in other words than the title's: backdoors planted in pretrained weights
+    by_meaning = ask(db, "What have we read about planting backdoors in pre-trained language models?")
+    assert "Weight Poisoning" in titles(by_meaning)[0], titles(by_meaning)
+    assert by_meaning.items[0].replies == 2 and by_meaning.items[0].permalink
+
+
+def test_a_discussion_question_brings_the_threads_replies(db: Database, lab: dict[str, Any]) -> None:
+    answer = ask(db, "Where did we discuss the RIPPLe regulariser, and what did people think?")
+    assert answer.kind == "discussion"
+    first = answer.items[0]
+    assert "Weight Poisoning" in first.title
+    assert any("RIPPLe regulariser is a neat trick" in g for g in first.gist) and first.gist[0].startswith("chen:")
+
+
+def test_who_knows_names_members_from_what_they_did_never_one_with_mentions_off(
+    db: Database, lab: dict[str, Any]
+) -> None:
+    answer = ask(db, "Who here knows about poisoning attacks on pretrained models?")
+    names = [p.name for p in answer.people]
+    assert names and names[0] == "ben", names  # shared it and the thread followed
+    assert "dee" not in names, "U4 turned mentions off: never named"
+
+
+def test_what_did_i_miss_lists_what_happened_since_the_member_last_engaged(db: Database, lab: dict[str, Any]) -> None:
+    answer = ask(db, "What did I miss?", asker="U4")  # U4 last shared on 10 Dec 2020
+    assert answer.kind == "missed" and answer.since is not None and answer.since.date().isoformat() == "2020-12-10"
+    assert answer.items and all(i.shared_at.date().isoformat() >= "2020-12-10" for i in answer.items)
