@@ -74,15 +74,19 @@ def suggested_prompts(ctx: AppContext, team: str, channel: str | None) -> list[d
 
 
 def register(app: App, ctx: AppContext) -> None:
-    assistant = Assistant(thread_context_store=DatabaseThreadContexts(ctx.db))
+    contexts = DatabaseThreadContexts(ctx.db)
+    assistant = Assistant(thread_context_store=contexts)
 
     @assistant.thread_started
     def started(
         say: Say, set_suggested_prompts: SetSuggestedPrompts, payload: dict[str, Any], context: BoltContext
     ) -> None:
         thread = payload.get("assistant_thread") or {}
-        in_view = (thread.get("context") or {}).get("channel_id")
+        seen = thread.get("context") or {}
+        in_view = seen.get("channel_id")
         team = str(context.team_id or "")
+        if in_view and thread.get("channel_id") and thread.get("thread_ts"):  # asked next, maybe by another process
+            contexts.save(channel_id=str(thread["channel_id"]), thread_ts=str(thread["thread_ts"]), context=seen)
         say(GREETING)
         set_suggested_prompts(prompts=suggested_prompts(ctx, team, in_view if in_view else None))
 
@@ -98,9 +102,7 @@ def register(app: App, ctx: AppContext) -> None:
     ) -> None:
         team, user = str(context.team_id or ""), str(payload.get("user") or "")
         question = " ".join(str(payload.get("text") or "").split())[:MAX_QUESTION]
-        found = assistant.thread_context_store.find(  # type: ignore[union-attr]
-            channel_id=str(payload.get("channel")), thread_ts=str(payload.get("thread_ts"))
-        )
+        found = contexts.find(channel_id=str(payload.get("channel")), thread_ts=str(payload.get("thread_ts")))
         in_view = found.channel_id if found is not None and found.team_id in ("", team) else None
         set_title(question[:80] or "A question")
         set_status(WORKING)

@@ -101,9 +101,11 @@ def write_answer(
             continue
         if text.upper().strip(". ") == NOT_THERE:
             return None, "the items found do not answer it in so many words"
-        problems = check_text(text, allowed, limit=ANSWER_LIMIT) + unknown_papers(text, items, other_titles)
+        invented = unknown_papers(text, items, other_titles)
+        problems = check_text(text, allowed, limit=ANSWER_LIMIT) + invented
         if not problems:
             return text, None
-        why = "the written answer failed the check: " + "; ".join(problems[:2])
-        log.warning("memory answer, attempt %d: %s", attempt, why)
+        # the member reads why in general words: the model's own text is not shown, even to say what was wrong
+        why = "the written answer " + ("named a paper I did not find" if invented else "said what the papers do not")
+        log.warning("memory answer, attempt %d failed the check: %s", attempt, "; ".join(problems[:3]))
     return None, why

@@ -36,6 +36,7 @@ MISSED_SHOWN = 8  # papers in "what did I miss"
 MISSED_DEFAULT = timedelta(days=30)  # "what did I miss" for a member who never engaged: the last month
 GIST_REPLIES = 2  # replies quoted for a discussion question
 GIST_CHARS = 200
+ON_TOPIC = 0.5  # "who knows": the papers scoring at least this share of the best one's are the topic's
 
 
 @dataclass(frozen=True)
@@ -165,14 +166,16 @@ def _who(
     conn: psycopg.Connection, contexts: dict[str, ChannelContext], found: list[tuple[Found, str]], base: MemoryAnswer
 ) -> MemoryAnswer:
     people: list[Person] = []
+    best = found[0][0].score if found else 0.0
+    on_topic = [(f, c) for f, c in found if f.score >= ON_TOPIC * best]  # the papers squarely on it, not the rest
     for channel, ctx in contexts.items():
-        mine = [f for f, c in found if c == channel]
+        mine = [f for f, c in on_topic if c == channel]
         saves = [
             (s.paper_id, s.user_id)
             for s in storage.history_search.load_saves(conn, ctx.team_id, channel, [f.paper_id for f in mine])
         ]
         people += [Person(uid, ctx.display(uid), channel, n) for uid, _, n in who_knows(ctx, mine, saves)]
-    items = _items(conn, contexts, [(c, f.paper_id) for f, c in found[:3]], gist=False)
+    items = _items(conn, contexts, [(c, f.paper_id) for f, c in on_topic[:3]], gist=False)
     return MemoryAnswer(base.question, "who", base.channels, tuple(items), tuple(people[:5]), words=base.words)
 
 
