@@ -1,7 +1,7 @@
 """More of what the demo's lab sees: the context reply on a paper a member shares (`/paperping context on`), the
 weekly digest the lab would get with `/paperping frequency weekly-digest 5`, its reading list (`/paperping list`),
-its top list (`/paperping top month`), a follow-up in the thread of a paper it discussed, and the profile members
-can check and steer (`/paperping profile`)."""
+its top list (`/paperping top month`), a follow-up in the thread of a paper it discussed, the profile members
+can check and steer (`/paperping profile`), and a member's question about what the lab read (`/paperping ask`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from bot.views.follow_up_text import render_follow_up
-from bot.views.post_blocks import build_digest_blocks
+from bot.views.memory_text import render_answer
+from bot.views.post_blocks import build_digest_blocks, mrkdwn
 from bot.views.replies import context_blocks
 from bot.views.top_list import render_top_list
 from socialrag import storage
@@ -22,6 +23,7 @@ from socialrag.recommender import (
     FollowUpNote,
     Recommendation,
     Recommender,
+    ask_memory,
     send_follow_ups,
     share_context,
 )
@@ -155,3 +157,26 @@ def show_coverage(
     coverage = recommender.coverage(team, channel, at, drafts)
     say(f"\n· Coverage of the week: {coverage.sentence(len(drafts))}.")
     return coverage
+
+
+QUESTION = "What have we read about gender bias?"
+
+
+def show_question(
+    db: Database, recommender: Recommender, team: str, channel: str, channel_name: str, at: datetime,
+    say: Say, render: Render,
+) -> list[dict[str, Any]]:  # fmt: skip
+    """A member's question about the lab's history, as a mention of PaperPing in the channel would answer it
+    (no LLM in the demo: the list); the answer's blocks for the demo's page."""
+    embedder = recommender.embedder
+
+    def encode(text: str) -> Any:
+        return embedder.encode([text])[0]
+
+    with db.connection() as conn:
+        answer = ask_memory(conn, embedder.model_name, encode, team, [channel], SHARER, QUESTION, None, at)
+    text = render_answer(answer, {channel: channel_name})
+    say(f"\n── A member asks, mentioning @PaperPing: “{QUESTION}” (`/paperping ask` too) " + "─" * 6)
+    for line in text.splitlines():
+        say("  " + render(line))
+    return [{"type": "section", "text": mrkdwn(text)}]

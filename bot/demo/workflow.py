@@ -31,6 +31,7 @@ from bot.demo.extras import (
     show_follow_up,
     show_lists,
     show_profile,
+    show_question,
 )
 from bot.demo.slack_page import html_page
 from bot.slack.workspace_export import import_export
@@ -312,8 +313,10 @@ def run_demo(settings: Settings, home: Path | None, out: Path, say: Say = print)
     show_profile(recommender, TEAM, CHANNEL, digest_at, say)
     week = [p.draft for p in posts] + (list(digest.drafts) if digest else [])
     show_coverage(recommender, TEAM, CHANNEL, FIRST_POST, week, say)
+    asked = show_question(db, recommender, TEAM, CHANNEL, CHANNEL_NAME, digest_at, say, render)
     recommender.close()
     more = [(SHARE_AT + timedelta(minutes=1), " · in the thread of @farid's share", reply)] if reply else []
+    more += [(digest_at - timedelta(hours=1), " · in the thread of @farid's question to PaperPing", asked)]
     more += [(digest_at, " · the weekly digest", build_digest_blocks(digest))] if digest else []
     clicks = load_clicks(db, posts)
     write_outputs(posts, names, out, clicks, more)

@@ -209,8 +209,8 @@ def _written(answer: MemoryAnswer, contexts: dict[str, ChannelContext], llm: LLM
     """The answer with its written part, when an LLM is configured and its text passes the check."""
     if not answer.items:
         return answer
-    if llm is None:
-        return MemoryAnswer(**{**answer.__dict__, "note": "no language model is configured here"})
+    if llm is None:  # the list is the answer: nothing to say of a written one
+        return answer
     texts = [
         ItemText(
             i.title,
