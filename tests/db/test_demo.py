@@ -47,7 +47,7 @@ def test_demo_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
         titles.add(head)
     assert len(titles) == 3, "three different papers"
     page = (out / "index.html").read_text()
-    assert page.startswith("<!doctype html>") and page.count('class="msg"') == 5 and "nlp-reading" in page
+    assert page.startswith("<!doctype html>") and page.count('class="msg"') == 6 and "nlp-reading" in page
     # the lab's report, with the loop: the reactions on the first post
     report = (out / "report" / "index.html").read_text()
     assert report.count("<svg") == 6 and ":+1: ×2, :fire: ×1, saved ×1; 1 reply" in report
@@ -66,6 +66,11 @@ def test_demo_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
     top = printed.split("The lab's top list (`/paperping top month`")[1].split("\n\n")[0]
     assert re.search(r"\n    1\. .+ — .*\d+ reactions?.* · @", top), "the top list, with what each paper drew and who"
     assert first_title in top.split("\n")[1], "the first post drew the most: three reactions, a reply and a save"
+    # a member asks what the lab read about a topic: the channel's papers on it, with who shared them and when
+    asked = printed.split("── A member asks, mentioning @PaperPing")[1].split("\n\n")[0]
+    assert "*What #nlp-reading read about gender bias*:" in asked and "Gender Bias" in asked
+    assert re.search(r"\n  1\. .+ — shared by \w+ on \d\d \w{3} 20\d\d", asked), asked
+    assert "What #nlp-reading read about gender bias" in page, "the answer is on the demo's page too"
     follow_up = printed.split("· A follow-up (`/paperping follow-ups`")[1].split("\n\n")[0]
     assert "in the thread of " in follow_up and "↳ A new paper builds on this one" in follow_up
     assert re.search(rf"\n    {re.escape(first_title)} — saved by .*@ines", printed), "the first post's paper, saved"
