@@ -10,13 +10,16 @@ from dataclasses import dataclass
 import numpy as np
 import psycopg
 
+NAMED_RANK = 0.5  # a word that names one of a paper's authors or its venue counts as a title's word about does
+
 
 def load_term_matches(
     conn: psycopg.Connection, paper_ids: Sequence[int], terms: Sequence[str]
 ) -> list[tuple[int, str, float]]:
     """(paper id, term, rank) for each of these papers whose title or abstract matches one of the ``terms`` (plain
     words, each its own ``to_tsquery``), by Postgres' full-text rank (a title's match weighs more than an
-    abstract's). The caller weighs each term by how rare it is among the papers."""
+    abstract's), and whose authors or venue it names (at ``NAMED_RANK``). The caller weighs each term by how rare
+    it is among the papers."""
     if not paper_ids or not terms:
         return []
     rows = conn.execute(
@@ -24,8 +27,16 @@ def load_term_matches(
         SELECT p.id, t.term, ts_rank(p.search, q) FROM papers p,
                unnest(%(terms)s::text[]) AS t(term), LATERAL to_tsquery('english', t.term) AS q
          WHERE p.id = ANY(%(ids)s::bigint[]) AND p.search @@ q
+        UNION ALL
+        SELECT pa.paper_id, t.term, %(named)s FROM paper_authors pa JOIN authors a ON a.id = pa.author_id,
+               unnest(%(terms)s::text[]) AS t(term)
+         WHERE pa.paper_id = ANY(%(ids)s::bigint[]) AND to_tsvector('simple', a.name) @@ to_tsquery('simple', t.term)
+        UNION ALL
+        SELECT p.id, t.term, %(named)s FROM papers p JOIN venues v ON v.id = p.venue_id,
+               unnest(%(terms)s::text[]) AS t(term)
+         WHERE p.id = ANY(%(ids)s::bigint[]) AND to_tsvector('simple', v.name) @@ to_tsquery('simple', t.term)
         """,
-        {"terms": list(terms), "ids": list(paper_ids)},
+        {"terms": list(terms), "ids": list(paper_ids), "named": NAMED_RANK},
     ).fetchall()
     return [(r[0], r[1], float(r[2])) for r in rows]
 

@@ -6,6 +6,7 @@ not retrieved is refused."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -87,3 +88,38 @@ def test_what_did_i_miss_lists_what_happened_since_the_member_last_engaged(db: D
     answer = ask(db, "What did I miss?", asker="U4")  # U4 last shared on 10 Dec 2020
     assert answer.kind == "missed" and answer.since is not None and answer.since.date().isoformat() == "2020-12-10"
     assert answer.items and all(i.shared_at.date().isoformat() >= "2020-12-10" for i in answer.items)
+
+
+def test_a_paper_is_found_by_its_authors_and_venue(db: Database, lab: dict[str, Any]) -> None:
+    answer = ask(db, "Did anyone share something by Neubig?")
+    assert answer.items and all("Neubig" in " ".join(a.name for a in _authors(db, i.paper_id)) for i in answer.items)
+
+
+def _authors(db: Database, paper_id: int) -> list[Any]:
+    from socialrag.storage.context_rows import load_paper_infos
+
+    with db.connection() as conn:
+        return list(load_paper_infos(conn, [paper_id])[paper_id].authors)
+
+
+def test_paperping_ask_on_the_command_line_prints_json(
+    db: Database,
+    lab: dict[str, Any],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+) -> None:
+    from bot.cli import main
+
+    monkeypatch.setenv("DATABASE_URL", db.conninfo)
+    monkeypatch.setenv("PAPERPING_OFFLINE", "1")
+    monkeypatch.setenv("PAPERPING_HOME", str(tmp_path / "home"))
+    assert main(["ask", "nlp-lab", "Did anyone share the TaBERT paper?", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["answer"] is None and out["kind"] == "papers"
+    first = out["papers"][0]
+    assert first["acl_id"] == SHARED["tabert"] and first["shared_by"] == "ben" and first["title"].startswith("TaBERT")
+    assert first["permalink"].startswith("https://lab.slack.com/archives/C1/p") and first["shared_at"].startswith(
+        "2020-12-01"
+    )
+    assert set(first) >= {"title", "doi", "arxiv_id", "acl_id", "url", "shared_by", "shared_at", "permalink"}
