@@ -149,6 +149,13 @@ def test_a_labs_first_hour_with_only_paperping_run(lab: Lab, db: Database) -> No
     (news,) = announced()
     assert member_paper["title"][:40] in news["text"] and "<@U2>" in news["text"]
 
+    # a member asks what the channel read: its papers, who shared them and their threads (only they see it)
+    first_title = str(scalar(db, "SELECT title FROM papers p JOIN paper_ids i ON i.paper_id = p.id WHERE i.value = %s",
+                             HISTORY[0]))  # fmt: skip
+    asked = lab.command("C1", f"ask did anyone share {first_title}?", user="U3", timeout=60)
+    assert asked.startswith("*What #mt-reading read about") and first_title[:40] in asked, asked
+    assert "shared by " in asked and "<@" not in asked
+
     # a new share is looked up and embedded within a minute (a paper PaperPing has never seen, not even as a
     # candidate Semantic Scholar suggested)
     with db.connection() as conn:
