@@ -19,16 +19,38 @@ from socialrag.errors import PaperPingError
 log = logging.getLogger("paperping")
 
 SUBCOMMANDS: tuple[Subcommand, ...] = (demo.COMMAND, run.RUN, imports.IMPORT_EXPORT, imports.BACKFILL, *CORE_COMMANDS)
+# how `paperping --help` lists them: by what an admin is doing
+GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("Trying it", ("demo",)),
+    ("Running in Slack", ("run", "keygen")),
+    ("Importing", ("import-export", "backfill", "catalog", "index")),
+    ("Asking and evaluating", ("ask", "status", "recommend", "eval", "refit", "report", "export")),
+    ("Maintenance", ("migrate", "purge", "zotero-group")),
+)
+
+
+def grouped_help() -> str:
+    """The subcommands with their help lines, group by group."""
+    by_name = {c.name: c for c in SUBCOMMANDS}
+    lines = []
+    for title, names in GROUPS:
+        lines.append(f"{title}:")
+        lines += [f"  {name:<15} {by_name[name].help}" for name in names]
+        lines.append("")
+    return "\n".join(lines) + "`paperping COMMAND --help` gives a command's options; docs/cli.md has them all."
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="paperping", description="PaperPing: paper recommendations for Slack channels"
+        prog="paperping",
+        description="PaperPing: paper recommendations for Slack channels",
+        epilog=grouped_help(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="log what happens")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", help="one of those below")
     for command in SUBCOMMANDS:
-        command.add_arguments(sub.add_parser(command.name, help=command.help))
+        command.add_arguments(sub.add_parser(command.name, description=command.help))
     return parser
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from socialrag.config import Settings, clear_empty_settings
@@ -36,3 +38,32 @@ def test_offline_means_no_llm() -> None:
 def test_a_bad_number_says_which_setting() -> None:
     with pytest.raises(ConfigError, match="PAPERPING_TICK_SECONDS must be a number"):
         Settings.from_env({"PAPERPING_TICK_SECONDS": "soon"})
+
+
+def test_paperping_help_lists_every_subcommand_once_by_group(capsys: pytest.CaptureFixture[str]) -> None:
+    from bot.cli import GROUPS, SUBCOMMANDS, main
+
+    grouped = [name for _, names in GROUPS for name in names]
+    assert sorted(grouped) == sorted(c.name for c in SUBCOMMANDS), "every subcommand in exactly one group"
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    shown = capsys.readouterr().out
+    assert shown.index("Trying it:") < shown.index("Running in Slack:") < shown.index("Maintenance:")
+    assert "  ask             ask what a channel read and discussed" in shown
+
+
+def test_paperping_run_says_what_is_missing_before_starting_anything(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from bot.cli import main
+
+    for name in ("SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET", "SLACK_CLIENT_ID", "DATABASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("PAPERPING_HOME", str(tmp_path / "home"))
+    assert main(["run"]) == 2
+    said = capsys.readouterr().err
+    assert "SLACK_BOT_TOKEN" in said and "SLACK_APP_TOKEN" in said and "SLACK_SIGNING_SECRET" not in said
+    assert main(["run", "--http"]) == 2
+    said = capsys.readouterr().err
+    assert "SLACK_SIGNING_SECRET" in said and "SLACK_APP_TOKEN" not in said
+    assert not (tmp_path / "home").exists(), "no database was started, no migration applied"
