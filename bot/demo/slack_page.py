@@ -31,7 +31,7 @@ class Shown(Protocol):
 class Segment:
     """A piece of a message's text as Slack shows it: plain text, an @-mention or a link, bold or not."""
 
-    kind: str  # "text", "mention" or "link"
+    kind: str  # "text", "mention", "channel", "code" or "link"
     text: str
     url: str = ""
     bold: bool = False
@@ -52,7 +52,7 @@ class Rendered:
 
 
 BOLD = re.compile(r"\*([^*\n]+)\*")
-PIECE = re.compile(r"<@([A-Z0-9]+)>|<(https?://[^|>]+)\|([^>]+)>")
+PIECE = re.compile(r"<@([A-Z0-9]+)>|<(https?://[^|>]+)\|([^>]+)>|<#[A-Z0-9]+\|([^>]+)>|`([^`\n]+)`")
 
 
 def parse_mrkdwn(text: str, names: dict[str, str]) -> tuple[Segment, ...]:
@@ -75,6 +75,10 @@ def _pieces(text: str, names: dict[str, str], *, bold: bool) -> list[Segment]:
             found.append(Segment("text", html.unescape(text[at : m.start()]), bold=bold))
         if m.group(1):
             found.append(Segment("mention", names.get(m.group(1), ""), bold=bold))
+        elif m.group(4):  # a channel, as Slack shows it: its name after a #
+            found.append(Segment("channel", html.unescape(m.group(4)), bold=bold))
+        elif m.group(5):  # `code`, as Slack shows it: in a monospaced box
+            found.append(Segment("code", html.unescape(m.group(5)), bold=bold))
         else:
             found.append(Segment("link", html.unescape(m.group(3)), html.unescape(m.group(2)), bold=bold))
         at = m.end()

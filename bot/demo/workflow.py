@@ -33,7 +33,7 @@ from bot.demo.extras import (
     show_profile,
     show_question,
 )
-from bot.demo.slack_page import html_page
+from bot.demo.outputs import CHANNEL, CHANNEL_NAME, TEAM, load_clicks, private_pieces, write_outputs
 from bot.slack.workspace_export import import_export
 from bot.views.post_blocks import build_blocks, build_digest_blocks, build_fallback_text
 from socialrag import storage
@@ -46,7 +46,6 @@ from socialrag.knowledge import (
     embed_pending,
     import_catalog,
     index_messages,
-    load_click_counts,
     record_own_post,
 )
 from socialrag.models import Candidate, Draft, Message, Paper, PaperRef, Reaction, draft_json
@@ -55,7 +54,6 @@ from socialrag.recommender import Recommendation, Recommender, describe_fact, de
 from socialrag.report import load_report_data, write_report
 
 DATA = Path(__file__).resolve().parent / "data"
-TEAM, CHANNEL, CHANNEL_NAME = "T0DEMO", "C0DEMO", "nlp-reading"
 BOT = "UPAPERPING"
 AUTHOR_MEMBER = ("U11MATT", "Matt Gardner")
 FIRST_POST = datetime(2021, 1, 11, 9, 0, tzinfo=UTC)
@@ -314,12 +312,12 @@ def run_demo(settings: Settings, home: Path | None, out: Path, say: Say = print)
     week = [p.draft for p in posts] + (list(digest.drafts) if digest else [])
     show_coverage(recommender, TEAM, CHANNEL, FIRST_POST, week, say)
     asked = show_question(db, recommender, TEAM, CHANNEL, CHANNEL_NAME, digest_at, say, render)
+    more = {"context-reply": (SHARE_AT + timedelta(minutes=1), " · in the thread of @farid's share", reply or [])}
+    more["answer"] = (digest_at - timedelta(hours=1), " · in the thread of @farid's question to PaperPing", asked)
+    more["digest"] = (digest_at, " · the weekly digest", build_digest_blocks(digest) if digest else [])
+    private = private_pieces(settings, db, recommender, digest_at)
     recommender.close()
-    more = [(SHARE_AT + timedelta(minutes=1), " · in the thread of @farid's share", reply)] if reply else []
-    more += [(digest_at - timedelta(hours=1), " · in the thread of @farid's question to PaperPing", asked)]
-    more += [(digest_at, " · the weekly digest", build_digest_blocks(digest))] if digest else []
-    clicks = load_clicks(db, posts)
-    write_outputs(posts, names, out, clicks, more)
+    write_outputs(posts, names, out, load_clicks(db, posts), {k: v for k, v in more.items() if v[2]}, private)
     show_lists(db, TEAM, CHANNEL, digest_at, SAVER, say, render)
     show_follow_up(db, TEAM, CHANNEL, digest_at, say, render)
     say(f"\nWrote {out / 'blocks.json'} (Block Kit) and {out / 'index.html'} (the posts as Slack shows them).")
@@ -360,30 +358,3 @@ def show_loop(before: Recommendation, after: Recommendation, names: dict[str, st
     dropped = [c.title for c in before.candidates[:5] if c.paper_id not in {a.paper_id for a in after.candidates[:5]}]
     if dropped:
         say("    dropped out: " + "; ".join(dropped))
-
-
-def load_clicks(db: Database, posts: list[Post]) -> dict[str, dict[str, int]]:
-    """The counts each post's buttons show, by the post's ts."""
-    with db.connection() as conn:
-        return {p.ts: load_click_counts(conn, TEAM, CHANNEL, p.ts) for p in posts}
-
-
-def write_outputs(
-    posts: list[Post],
-    names: dict[str, str],
-    out: Path,
-    clicks: dict[str, dict[str, int]],
-    more: list[tuple[datetime, str, list[dict[str, Any]]]],
-) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    payload = [
-        {
-            "channel": CHANNEL,
-            "text": build_fallback_text(p.draft),
-            "blocks": build_blocks(p.draft, clicks.get(p.ts)),
-            "posted_at": p.at.isoformat(),
-        }
-        for p in posts
-    ]
-    (out / "blocks.json").write_text(json.dumps(payload, indent=2))
-    (out / "index.html").write_text(html_page(posts, names, clicks, CHANNEL_NAME, more))

@@ -182,6 +182,14 @@ def quote(text: str, limit: int) -> str:
     return escape(as_data(text)[:limit])
 
 
+def quote_short(text: str, limit: int) -> str:
+    """``quote``, cut at a word when longer than ``limit``, with "…" to say so (a title in a list of examples)."""
+    plain = as_data(text)
+    if len(plain) > limit:
+        plain = plain[: limit - 1].rsplit(" ", 1)[0].rstrip(" ,;:-") + "…"
+    return escape(plain)
+
+
 def describe_received(emoji: Mapping[str, int], replies: int) -> str:
     """How a post was received, as members read it: ``:+1: 2, relevant 1, 3 replies`` (names no Slack emoji
     could have, from an export file, are left out)."""

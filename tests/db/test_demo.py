@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -71,6 +73,16 @@ def test_demo_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
     assert "*What #nlp-reading read about gender bias*:" in asked and "Gender Bias" in asked
     assert re.search(r"\n  1\. .+ — shared by \w+ on \d\d \w{3} 20\d\d", asked), asked
     assert "What #nlp-reading read about gender bias" in page, "the answer is on the demo's page too"
+    # one page per thing a member sees, from which the documentation's pictures are made
+    from bot.demo.pictures import PICTURES, make_pictures
+
+    pieces = out / "pieces"
+    assert {p.stem for p in pieces.glob("*.html")} == set(PICTURES) - {"report"}
+    assert "What I believe this channel reads" in (pieces / "profile.html").read_text()
+    assert "Your settings" in (pieces / "home.html").read_text() and "<@" not in (pieces / "home.html").read_text()
+    if shutil.which("chromium") or os.environ.get("PAPERPING_REQUIRE_CHROMIUM"):
+        made = make_pictures(out, out / "pictures")
+        assert [p.stem for p in made] == list(PICTURES) and all(p.stat().st_size > 5_000 for p in made)
     follow_up = printed.split("· A follow-up (`/paperping follow-ups`")[1].split("\n\n")[0]
     assert "in the thread of " in follow_up and "↳ A new paper builds on this one" in follow_up
     assert re.search(rf"\n    {re.escape(first_title)} — saved by .*@ines", printed), "the first post's paper, saved"

@@ -92,3 +92,15 @@ def test_the_rules_measure_what_they_say() -> None:
     assert shape(f"# A\n\n```\n{long}\n```\n").longest_block == 0, "code is not prose"
     assert shape("# A\n\n" + "\n\n".join([" ".join(["w"] * 100)] * 4) + "\n\n## B\n\nshort\n").longest_stretch == 400
     assert shape(f"| a | b |\n|---|---|\n| {long} | x |\n").longest_block == 130
+
+
+def test_every_picture_is_in_the_site_with_alt_text_and_the_tour_shows_them_all() -> None:
+    from bot.demo.pictures import PICTURES
+
+    shown: set[str] = set()
+    for page in PAGES:
+        for alt, path in re.findall(r"!\[([^\]]*)\]\(([^)]+)\)", page.read_text(encoding="utf-8")):
+            assert len(alt.split()) >= 5, f"{page.name}: {path} needs alt text that says what it shows"
+            assert (DOCS / path).is_file(), f"{page.name}: {path} is missing (python -m bot.demo.pictures)"
+            shown.add(Path(path).stem)
+    assert set(PICTURES) <= shown, "the tour shows every picture the script makes"
