@@ -9,6 +9,7 @@ embeddings of every text the demo indexes (computed with the bundled model), so 
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import random
 import re
@@ -306,6 +307,7 @@ def main() -> None:
 
 def compute_embeddings() -> None:
     """Index the demo exactly as ``paperping demo`` does and save the vector of every text it embeds."""
+    from bot.demo.extras import QUESTION
     from bot.demo.workflow import prepare
     from socialrag.db import Database, _with_dbname, ensure_database, start_embedded
     from socialrag.knowledge import Embedder
@@ -321,6 +323,7 @@ def compute_embeddings() -> None:
         with db.connection() as conn:
             texts = {h: t for _, t, h, _ in load_pending(conn, "all-MiniLM-L6-v2")}
             texts.update((c.content_hash, c.text) for c in load_channel_pending(conn, "all-MiniLM-L6-v2"))
+        texts[hashlib.md5(QUESTION.encode()).hexdigest()] = QUESTION  # the member's question the demo asks
         vectors = Embedder().encode(list(texts.values()))
         np.savez_compressed(DATA / "embeddings.npz", hashes=np.array(list(texts)), vectors=vectors.astype(np.float16))
     finally:
