@@ -8,7 +8,7 @@ from __future__ import annotations
 from bot.commands.about import posted_recently
 from bot.commands.base import Command, Invocation, UsageError, command
 from bot.commands.sources import describe_sources
-from bot.views.post_blocks import link, quote, quote_short
+from bot.views.post_blocks import clip, link, quote, quote_short
 from socialrag import storage
 from socialrag.recommender import ChannelProfile
 
@@ -78,7 +78,7 @@ def render_profile(profile: ChannelProfile, sources: str) -> str:
         lines.append("*Main topics* (number them to mute or boost):")
         for i, topic in enumerate(profile.topics, 1):
             examples = "; ".join(
-                link(url, quote_short(title, 70)) if url else quote_short(title, 70) for title, url in topic.examples
+                link(url, clip(title, 70)) if url else quote_short(title, 70) for title, url in topic.examples
             )
             lines.append(f"{i}. *{quote(topic.label, 80)}* ({len(topic.paper_ids)} papers), e.g. {examples}")
     else:

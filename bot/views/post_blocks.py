@@ -182,12 +182,18 @@ def quote(text: str, limit: int) -> str:
     return escape(as_data(text)[:limit])
 
 
-def quote_short(text: str, limit: int) -> str:
-    """``quote``, cut at a word when longer than ``limit``, with "…" to say so (a title in a list of examples)."""
+def clip(text: str, limit: int) -> str:
+    """Text others wrote, its markup dropped and cut at a word when longer than ``limit``, with "…" to say so (a
+    title in a list of examples); not escaped yet (``link`` and ``quote_short`` escape it)."""
     plain = as_data(text)
     if len(plain) > limit:
         plain = plain[: limit - 1].rsplit(" ", 1)[0].rstrip(" ,;:-") + "…"
-    return escape(plain)
+    return plain
+
+
+def quote_short(text: str, limit: int) -> str:
+    """``quote``, cut at a word when longer than ``limit``, with "…" to say so."""
+    return escape(clip(text, limit))
 
 
 def describe_received(emoji: Mapping[str, int], replies: int) -> str:

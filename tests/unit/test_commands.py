@@ -109,3 +109,20 @@ def test_emoji_names_carry_no_markup(name: str) -> None:
 def test_real_emoji_names_pass() -> None:
     for name in ("+1", "-1", ":thumbsup::skin-tone-3:", "woman's_hat", "white_check_mark", "e-mail"):
         assert parse_command(f"emoji {name} positive").name == "emoji"
+
+
+def test_the_profile_shows_example_titles_cut_at_a_word_and_escaped_once() -> None:
+    import numpy as np
+
+    from bot.commands.profile import render_profile
+    from socialrag.recommender.retrieve.topics import Topic
+    from socialrag.recommender.serve.channel_profile import ChannelProfile
+
+    long = "Sentence-Level Content Planning and Style Specification for Neural Text Generation"
+    examples = (("Q&A over <!here> tables", "https://lab.slack.com/archives/C1/p1"), (long, None))
+    topic = Topic("tables, qa", (1, 2), np.zeros(3), 0.5, 1.0, examples)
+    text = render_profile(ChannelProfile(2, [topic], [], [], None, "Ranking: the default blend.", [], []), "arXiv.")
+    assert "<https://lab.slack.com/archives/C1/p1|Q&amp;A over tables>" in text, text
+    assert "&amp;amp;" not in text and "<!here>" not in text
+    assert "Specification for Neural…" in text and "Neural Tex" not in text
+    assert "Sources: arXiv." in text
