@@ -120,6 +120,8 @@ def prepare(db: Database, *, embed: bool = True, say: Say = print) -> None:
     if embed:
         say("· indexing: embeddings from the shipped cache")
         embed_pending(db, PrecomputedEmbedder())
+        with db.connection() as conn:  # what is indexed leaves the queue, as `paperping index` leaves it
+            storage.queue.drop_indexed(conn, "all-MiniLM-L6-v2", datetime.now(UTC))
 
 
 def store_member() -> Any:
