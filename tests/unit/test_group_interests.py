@@ -102,6 +102,25 @@ def test_a_channel_where_no_member_shared_twice_has_no_interest_to_measure() -> 
     assert not np.isnan(x[0, FEATURES.index("nearby")])
 
 
+def test_a_single_members_interest_is_the_channels_centroid_and_counts_for_nothing() -> None:
+    """A group of one (a curator's list) has one interest: the centroid of everything shared, which ``similarity``
+    already measures and the ten nearest papers beat. ``interest`` stays unknown until a second member has one, or
+    the channel declares one (a focus)."""
+    rng = np.random.default_rng(4)
+    ctx, vectors = lab([("ANA", near(direction(k % 2), rng)) for k in range(6)])
+    infos = {pid: p.info for pid, p in ctx.papers.items()} | {50: info(50)}
+    vectors[50] = near(direction(0), rng)
+    universe = build_universe(infos, vectors)
+    history = build_history(ctx, universe, 60.0)
+    cands = universe.candidates(np.array([universe.index[50]]), NOW.timestamp())
+    state, _ = history.state_at(NOW.timestamp())
+    assert len(state.interests) == 1 and np.isnan(
+        features(state, cands, NOW.timestamp())[0, FEATURES.index("interest")]
+    )
+    focused, _ = history.state_at(NOW.timestamp(), direction(0))
+    assert features(focused, cands, NOW.timestamp())[0, FEATURES.index("interest")] > 0.5, "a focus is an interest"
+
+
 def test_the_catalog_is_searched_around_each_members_own_interest() -> None:
     """Twenty summarization shares from three members would fill every seed of the catalog search; Dev's bias
     papers are searched too, as Dev's own interest (a member with one share has none yet)."""

@@ -17,7 +17,8 @@ nearby         mean cosine to the ``NEARBY_K`` closest papers the channel receiv
                middle of one of the group's interests, however small a part of the whole that interest is
 interest       cosine to the member whose own shares it is closest to (each member's centroid, from members with
                ``MIN_INTEREST_SHARES`` shares), or to a focus or boosted topic (counted twice): a group is a union
-               of its members' interests, not their average
+               of its members' interests, not their average. Unknown while only one member has an interest: that
+               one is the channel's centroid, which ``similarity`` already measures
 =============  ============================================================================================
 
 Unknown is not zero. A paper with no popularity reading by then, no known date, no venue or no authors has
@@ -120,11 +121,11 @@ def features(state: ChannelState, cands: CandidateSet, at: float, sims: np.ndarr
         x[known_venue, 7] = 1.0 - np.exp(-state.venue_weight[cands.venues[known_venue]])
     x[~known_venue, 7] = np.nan
     interest = FEATURES.index("interest")
-    if len(state.interests):
-        scale = state.interest_weights if state.interest_weights is not None else np.ones(len(state.interests))
+    scale = state.interest_weights if state.interest_weights is not None else np.ones(len(state.interests))
+    if len(state.interests) >= 2 or (scale > 1).any():
         x[:, interest] = (np.maximum(cands.vectors @ state.interests.T, 0.0) * scale).max(axis=1)
-    else:
-        x[:, interest] = np.nan  # no member has shared enough to have an interest of their own
+    else:  # no interest, or a single member's: the channel's centroid, which says nothing ``similarity`` does not
+        x[:, interest] = np.nan
     return x
 
 
