@@ -140,7 +140,8 @@ def channel_lines(
     follows = ", ".join(quote(f.name, 60) for f in followed[:3]) + (" and more" if len(followed) > 3 else "")
     lines.append(
         f"Follow-ups in threads: {'on' if s.follow_ups else 'off'} (`/paperping follow-ups`). Authors followed: "
-        f"{follows or 'none'} (`/paperping follow AUTHOR`, `/paperping following`). Also there: `/paperping top`, "
+        f"{follows or 'none'} (`/paperping follow AUTHOR`, `/paperping following`). Also there: "
+        "`/paperping ask QUESTION` (what the channel read and discussed), `/paperping top`, "
         "`/paperping conference VENUE YEAR`, `/paperping my-papers on`, and `/paperping profile`: what I believe "
         "the channel reads, with its topics to mute or boost."
     )
