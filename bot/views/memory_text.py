@@ -15,16 +15,15 @@ _URL_OK = re.compile(r"https://[^\s<>|]+\Z")
 _REFERENCE = re.compile(r"\[(\d+)\]")
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
+def _plural(n: int, one: str, many: str | None = None) -> str:
+    return f"{n} {one if n == 1 else (many or one + 's')}"
 
 
 def reception(item: MemoryItem) -> str:
     """How the group received a paper: "3 replies, 2 reactions, 1 save" (or "no reply or reaction yet")."""
-    parts = [
-        _plural(n, w) for n, w in ((item.replies, "reply"), (item.reactions, "reaction"), (item.saves, "save")) if n
-    ]
-    return ", ".join(parts).replace("replys", "replies") if parts else "no reply or reaction yet"
+    counts = ((item.replies, "reply", "replies"), (item.reactions, "reaction", None), (item.saves, "save", None))
+    parts = [_plural(n, one, many) for n, one, many in counts if n]
+    return ", ".join(parts) if parts else "no reply or reaction yet"
 
 
 def item_line(n: int, item: MemoryItem, channels: Mapping[str, str], several: bool) -> str:

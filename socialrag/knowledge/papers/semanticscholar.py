@@ -218,11 +218,8 @@ def _one_paper(raw: object) -> Paper | None:
     """One record of a batch answer; None when it is empty or malformed (that paper only is not found)."""
     if not isinstance(raw, Mapping) or not raw.get("paperId"):
         return None
-    try:
-        return paper_from_s2(raw)
-    except (TypeError, ValueError, AttributeError, KeyError, IndexError):
-        log.warning("semanticscholar: a malformed record for %s was skipped", str(raw.get("paperId"))[:40])
-        return None
+    found = parse_records("semanticscholar", [raw], lambda r: paper_from_s2(r) if isinstance(r, Mapping) else None, 1)
+    return found[0] if found else None
 
 
 class SemanticScholar:

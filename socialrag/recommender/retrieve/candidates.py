@@ -176,7 +176,7 @@ class SemanticScholarRecommendations:
             raw += _recommended(body, self.limit)
         except SourceError as exc:
             log.warning("Semantic Scholar recommendations: %s", exc)
-        papers = papers_from_s2(raw, 2 * self.limit)
+        papers = s2_papers(raw, 2 * self.limit)
         return record_found(conn, papers, self.embed)
 
 
@@ -278,7 +278,7 @@ class FocusSearch:
                     params={"query": " ".join(words), "fields": PAPER_FIELDS_RECS, "limit": self.limit},
                 )
                 found = body.get("data") if isinstance(body, dict) else None
-                papers += papers_from_s2(found if isinstance(found, list) else [], self.limit)
+                papers += s2_papers(found, self.limit)
             except SourceError as exc:
                 log.warning("Semantic Scholar search: %s", exc)
         if self.arxiv is not None:
@@ -286,11 +286,6 @@ class FocusSearch:
             params = {"search_query": search, "sortBy": "relevance", "max_results": self.limit}
             papers += search_arxiv(self.arxiv, params, "search")
         return record_found(conn, papers, self.embed)
-
-
-def papers_from_s2(raw: list[Any], most: int = 1000) -> list[Paper]:
-    """The paper objects of a Semantic Scholar answer that have an id and a title."""
-    return s2_papers(raw, most)
 
 
 def search_arxiv(client: ArxivApi, params: dict[str, Any], what: str) -> list[Paper]:

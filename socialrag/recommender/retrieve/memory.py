@@ -125,13 +125,10 @@ def combine(scores: Scores) -> dict[int, float]:
 
 @dataclass(frozen=True)
 class Found:
-    """A paper of the channel that answers the question, with its hybrid score and what found it."""
+    """A paper of the channel that answers the question, with its hybrid score."""
 
     paper_id: int
     score: float
-    by_words: bool  # its title or abstract has the question's words
-    by_thread: bool  # its thread (the share's words, the replies) has them
-    by_meaning: bool  # its vector is close to the question's
 
 
 def search_scores(conn: psycopg.Connection, ctx: ChannelContext, question: str, vector: np.ndarray | None) -> Scores:
@@ -167,7 +164,7 @@ def search_channel(
     close = {pid for pid, s in scores.meaning.items() if s >= MIN_SIMILARITY}
     combined = combine(scores)
     found = [pid for pid in ranked(combined) if pid in scores.words or pid in scores.threads or pid in close]
-    return [Found(pid, combined[pid], pid in scores.words, pid in scores.threads, pid in close) for pid in found[:most]]
+    return [Found(pid, combined[pid]) for pid in found[:most]]
 
 
 def activity_since(ctx: ChannelContext, since: datetime) -> list[tuple[int, int]]:

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 import psycopg
 
 from socialrag.errors import SourceError
-from socialrag.knowledge.papers.semanticscholar import SemanticScholar
+from socialrag.knowledge.papers.semanticscholar import SemanticScholar, s2_papers
 from socialrag.models import Paper
 from socialrag.names import fold_text, normalize_venue, short_venue
-from socialrag.recommender.retrieve.candidates import PAPER_FIELDS_RECS, CandidateQuery, papers_from_s2
+from socialrag.recommender.retrieve.candidates import PAPER_FIELDS_RECS, CandidateQuery
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +62,7 @@ def search_venue(s2: SemanticScholar, venue: str, year: int) -> list[Paper]:
             log.warning("Semantic Scholar venue search: %s", exc)
             break
         found = body.get("data") if isinstance(body, dict) else None
-        papers += papers_from_s2(found[:S2_PAGE] if isinstance(found, list) else [])  # no more than a page holds
+        papers += s2_papers(found, S2_PAGE)  # no more than a page holds
         token = body.get("token") if isinstance(body, dict) else None
         token = token if isinstance(token, str) and len(token) < 1000 else None
         if not token:

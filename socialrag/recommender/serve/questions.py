@@ -8,8 +8,9 @@ of now, in their own workspace, where PaperPing still is. Nothing here widens th
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 import numpy as np
@@ -86,14 +87,13 @@ class MemoryAnswer:
 Encode = Callable[[str], np.ndarray | None]
 
 
-def _item(conn: psycopg.Connection, ctx: ChannelContext, pid: int, saves: int, gist: bool) -> MemoryItem | None:
+def _item(ctx: ChannelContext, pid: int, ids: dict[str, str], saves: int, gist: bool) -> MemoryItem | None:
     paper = ctx.papers.get(pid)
     if paper is None or not paper.shares:
         return None
     bots = {uid for uid, m in ctx.members.items() if m.is_bot}
     by_members = [s for s in paper.shares if s.user_id not in bots]
     first = min(by_members or paper.shares, key=lambda s: s.at)
-    ids = storage.papers.load_identities(conn, [pid]).get(pid, {})
     sharer = first.user_id if by_members else None
     return MemoryItem(
         pid,
@@ -122,14 +122,17 @@ def _gist(ctx: ChannelContext, paper: SharedPaper) -> tuple[str, ...]:
 def _items(
     conn: psycopg.Connection, contexts: dict[str, ChannelContext], picked: Sequence[tuple[str, int]], gist: bool
 ) -> list[MemoryItem]:
-    out = []
-    for channel, pid in picked:
-        ctx = contexts[channel]
-        saves = sum(1 for s in storage.history_search.load_saves(conn, ctx.team_id, channel, [pid]))
-        item = _item(conn, ctx, pid, saves, gist)
-        if item is not None:
-            out.append(item)
-    return out
+    """The picked papers as an answer shows them, their identifiers and saves read once for them all."""
+    identities = storage.papers.load_identities(conn, [pid for _, pid in picked])
+    saves: Counter[tuple[str, int]] = Counter()
+    for channel in dict.fromkeys(c for c, _ in picked):
+        pids = [pid for c, pid in picked if c == channel]
+        saves.update(
+            (channel, s.paper_id)
+            for s in storage.history_search.load_saves(conn, contexts[channel].team_id, channel, pids)
+        )
+    items = [_item(contexts[c], pid, identities.get(pid, {}), saves[(c, pid)], gist) for c, pid in picked]
+    return [i for i in items if i is not None]
 
 
 def ask_memory(
@@ -158,8 +161,7 @@ def ask_memory(
     if kind == "who":
         return _who(conn, contexts, found, base)
     items = _items(conn, contexts, [(c, f.paper_id) for f, c in found[:SHOWN]], gist=kind == "discussion")
-    answer = MemoryAnswer(question, kind, base.channels, tuple(items), words=words)
-    return _written(answer, contexts, llm)
+    return _written(replace(base, items=tuple(items)), contexts, llm)
 
 
 def _who(
@@ -176,7 +178,7 @@ def _who(
         ]
         people += [Person(uid, ctx.display(uid), channel, n) for uid, _, n in who_knows(ctx, mine, saves)]
     items = _items(conn, contexts, [(c, f.paper_id) for f, c in on_topic[:3]], gist=False)
-    return MemoryAnswer(base.question, "who", base.channels, tuple(items), tuple(people[:5]), words=base.words)
+    return replace(base, items=tuple(items), people=tuple(people[:5]))
 
 
 def _missed(
@@ -190,7 +192,7 @@ def _missed(
         picked += [(n, channel, pid) for pid, n in activity_since(ctx, since)]
     picked.sort(key=lambda x: (-x[0], x[1], x[2]))
     items = _items(conn, contexts, [(c, pid) for _, c, pid in picked[:MISSED_SHOWN]], gist=False)
-    return MemoryAnswer(base.question, "missed", base.channels, tuple(items), since=since_all, words=base.words)
+    return replace(base, items=tuple(items), since=since_all)
 
 
 def _last_engaged(ctx: ChannelContext, user: str) -> datetime | None:
@@ -225,4 +227,4 @@ def _written(answer: MemoryAnswer, contexts: dict[str, ChannelContext], llm: LLM
     shown = {i.paper_id for i in answer.items}
     others = [p.info.title or "" for ctx in contexts.values() for pid, p in ctx.papers.items() if pid not in shown]
     text, why = write_answer(llm, answer.question, texts, others)
-    return MemoryAnswer(**{**answer.__dict__, "text": text, "note": why})
+    return replace(answer, text=text, note=why)
