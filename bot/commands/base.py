@@ -126,6 +126,18 @@ def one_of(values: tuple[str, ...] | frozenset[str] | dict[str, Any], hint: str)
     return parse
 
 
+def free_text(hint: str, most: int = 1000) -> Parser:
+    """A parser for a command that takes words of the member's own (at most ``most`` characters), ``hint`` when
+    none were given."""
+
+    def parse(name: str, args: tuple[str, ...], rest: str) -> Command:
+        if not rest:
+            raise UsageError(hint)
+        return Command(name, text=rest[:most])
+
+    return parse
+
+
 def command(
     name: str,
     usage: str,

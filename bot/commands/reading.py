@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from datetime import timedelta
 
-from bot.commands.base import Command, Invocation, UsageError, command, may_steer
+from bot.commands.base import Command, Invocation, UsageError, command, free_text, may_steer
 from bot.delivery.ask_answers import answer_ask
 from bot.delivery.like import answer_like
 from bot.views.post_blocks import link, quote, works_again
@@ -227,38 +227,26 @@ def zotero_refusal(inv: Invocation, group: str) -> str | None:
     return None
 
 
-def parse_like(name: str, args: tuple[str, ...], rest: str) -> Command:
-    if not rest:
-        raise UsageError(
-            "Try `/paperping like https://arxiv.org/abs/1706.03762` or `/paperping like retrieval for dialogue`."
-        )
-    return Command(name, text=rest[:1000])
-
-
 @command(
     "like",
     "`like LINK-OR-WORDS` — five papers like it that this channel has not seen yet (only you see them)",
-    parse=parse_like,
+    parse=free_text(
+        "Try `/paperping like https://arxiv.org/abs/1706.03762` or `/paperping like retrieval for dialogue`."
+    ),
     slow=True,
 )
 def cmd_like(inv: Invocation) -> str:
     return answer_like(inv.ctx, inv.client, inv.team, inv.channel, inv.user, inv.text)
 
 
-def parse_ask(name: str, args: tuple[str, ...], rest: str) -> Command:
-    if not rest:
-        raise UsageError(
-            "Try `/paperping ask what have we read about retrieval-augmented generation?`, `/paperping ask who here "
-            "knows about speech translation?` or `/paperping ask what did I miss?`"
-        )
-    return Command(name, text=rest[:1000])
-
-
 @command(
     "ask",
     "`ask QUESTION` — what this channel read and discussed: papers on a topic, where it was discussed, who knows "
     "it, what you missed (only you see the answer)",
-    parse=parse_ask,
+    parse=free_text(
+        "Try `/paperping ask what have we read about retrieval-augmented generation?`, `/paperping ask who here "
+        "knows about speech translation?` or `/paperping ask what did I miss?`"
+    ),
     slow=True,
 )
 def cmd_ask(inv: Invocation) -> str:
