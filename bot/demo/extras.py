@@ -19,6 +19,7 @@ from socialrag.db import Database
 from socialrag.knowledge import READING_LIST_EMOJI, check_follow_ups, index_messages
 from socialrag.models import Digest, Draft, Message, PaperRef
 from socialrag.recommender import (
+    ChannelProfile,
     Coverage,
     FollowUpNote,
     Recommendation,
@@ -138,15 +139,15 @@ def show_follow_up(db: Database, team: str, channel: str, at: datetime, say: Say
     return said[0][1]
 
 
-def show_profile(recommender: Recommender, team: str, channel: str, at: datetime, say: Say) -> list[str]:
+def show_profile(recommender: Recommender, team: str, channel: str, at: datetime, say: Say) -> ChannelProfile:
     """The channel's main topics as `/paperping profile` shows them, each with its example threads' titles; the
-    topics' names."""
+    profile, for the member's own answer to `/paperping profile` (``outputs.private_pieces``)."""
     profile = recommender.profile(team, channel, at)
     say("\n· What PaperPing believes the lab reads (`/paperping profile`; `profile mute 2` or `boost 1` steer it):")
     for i, topic in enumerate(profile.topics, 1):
         examples = "; ".join(title if len(title) <= 60 else title[:59] + "…" for title, _ in topic.examples)
         say(f"    {i}. {topic.label} ({len(topic.paper_ids)} papers), e.g. {examples}")
-    return [t.label for t in profile.topics]
+    return profile
 
 
 def show_coverage(

@@ -20,7 +20,7 @@ from socialrag import storage
 from socialrag.config import Settings
 from socialrag.db import Database
 from socialrag.knowledge import load_click_counts
-from socialrag.recommender import Recommender
+from socialrag.recommender import ChannelProfile
 
 TEAM, CHANNEL, CHANNEL_NAME = "T0DEMO", "C0DEMO", "nlp-reading"
 VIEWER = "U09INES"  # the member whose App Home and profile answer the pictures show
@@ -63,10 +63,10 @@ def write_outputs(
         (pieces / f"{name}.html").write_text(html_page([], names, clicks, CHANNEL_NAME, [piece]))
 
 
-def private_pieces(settings: Settings, db: Database, recommender: Recommender, at: datetime) -> dict[str, Piece]:
-    """What one member sees alone: the answer to `/paperping profile`, and their App Home."""
-    sources = "the local catalog (the demo makes no network call)"
-    profile = render_profile(recommender.profile(TEAM, CHANNEL, at), sources)
+def private_pieces(settings: Settings, db: Database, channel: ChannelProfile, at: datetime) -> dict[str, Piece]:
+    """What one member sees alone: the answer to `/paperping profile` (``channel``, as of ``at``), and their App
+    Home."""
+    profile = render_profile(channel, "the local catalog (the demo makes no network call)")
     ctx = AppContext(settings, db)
     with db.connection() as conn:
         lines = channel_lines(ctx, conn, TEAM, CHANNEL, CHANNEL_NAME, at)
