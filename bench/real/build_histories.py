@@ -1,14 +1,17 @@
 """Maintainer's tool: the real, dated histories of paper choices that ``bench/real/replay_real.py`` replays,
 read from local clones of public repositories: the University of Arizona CLU lab's reading group
-(``clulab/nlp-reading-group``, MIT licence) and, with ``--summarization CLONE``, a public list of summarization
-papers kept by a small group (``xcfcode/Summarization-Papers``).
+(``clulab/nlp-reading-group``, MIT licence); with ``--list NAME=CLONE``, a paper list kept in one ``README.md``
+(``summarization-list``: ``xcfcode/Summarization-Papers``; ``bert-related-list``:
+``tomohideshibata/BERT-related-papers``); with ``--seminar CLONE``, a lab seminar's agendas (``AntNLP/seminar``).
 
-``python -m bench.real.build_histories [CLONE] [--summarization CLONE] [--catalog FILE]`` writes
+``python -m bench.real.build_histories [CLONE] [--list NAME=CLONE ...] [--seminar CLONE] [--catalog FILE]`` writes
 ``tests/data/real_histories/*.jsonl``: one line per choice, ``{"acl_id", "at", "member"}``.
 
-- ``summarization-list``: each catalog paper the list's ``README.md`` names, dated by the commit that added its
-  line and credited to that commit's author (pseudonymised), from 2016 to 2021 as the catalog's years. Only
-  identifiers and dates are kept, no text.
+- ``antnlp-seminar``: each catalog paper a talk presented (``build_seminar``), dated by its meeting and credited to
+  its speaker.
+- ``summarization-list``, ``bert-related-list``: each catalog paper the list's ``README.md`` names, dated by the
+  commit that added its line and credited to that commit's author (pseudonymised), from 2016 to 2021 as the
+  catalog's years. Only identifiers and dates are kept, no text.
 
 - ``clulab-proposals``: the papers members proposed for the reading group (``candidate_papers/*.md``), each
   dated by the commit that added its line (``git blame``) and credited to the heading it stands under
@@ -24,6 +27,7 @@ catalog and left out. Only choices from 2016 to 2021 are kept (the catalog's yea
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gzip
 import json
 import re
@@ -125,16 +129,78 @@ def build_list(clone: Path, catalog: Path, path: str = "README.md") -> list[dict
     return sorted(out, key=lambda r: (r["at"], r["acl_id"]))
 
 
+SEMESTER = re.compile(r"^(\d{4})(Spring|Fall)[^/]*/readme(?:\.md)?$", re.IGNORECASE)
+# "[ACL18]Title", "[EMNLP 2017] Title": a venue tag and the title up to the next tag, cell or line break
+TAGGED = re.compile(r"\[\s*[A-Za-z][A-Za-z\- ]*?\s*'?\d{2,4}\s*\]\s*([^\[\]|<]+)")
+MEETING = re.compile(r"(?<![\d.])(\d{1,2})\.(\d{1,2})(?![\d.])")
+WEEK = re.compile(r"^\d{1,2}\s*(?:\(\s*\d{1,2}\.\d{1,2}\s*\))?$|^\d{1,2}\.\d{1,2}$")
+
+
+def meeting_day(cells: list[str], year: int, season: str) -> datetime | None:
+    """The day the row's meeting was held, when the agenda gives it ("3 (3.14)", or a "3.14" cell): a fall
+    semester's January and February fall in the next year."""
+    for cell in cells[:2]:
+        found = MEETING.search(cell)
+        if found:
+            month, day = int(found.group(1)), int(found.group(2))
+            with contextlib.suppress(ValueError):
+                return datetime(year + (season.lower() == "fall" and month <= 2), month, day, 12, tzinfo=UTC)
+    return None
+
+
+def build_seminar(clone: Path, catalog: Path) -> list[dict[str, str]]:
+    """A lab seminar's agendas (one ``README.md`` a semester, a table row a talk): each catalog paper a talk
+    presented, dated by its meeting when the row gives the day (else by the commit that added the row) and
+    credited to the row's speaker (pseudonymised). Struck-through (cancelled) rows are left out."""
+    with gzip.open(catalog, "rt") as fh:
+        rows = [json.loads(line) for line in fh]
+    ids = {r["acl_id"] for r in rows}
+    titles = {normal(r["title"]): r["acl_id"] for r in rows}
+    files = subprocess.run(
+        ["git", "-C", str(clone), "ls-tree", "-r", "--name-only", "HEAD"], check=True, capture_output=True, text=True
+    ).stdout.splitlines()
+    seen: set[str] = set()
+    pseudonyms: dict[str, str] = {}
+    out = []
+    for path in sorted(f for f in files if SEMESTER.match(f)):
+        year, season = SEMESTER.match(path).group(1, 2)  # type: ignore[union-attr]
+        for at, who, text in blame(clone, path):
+            cells = [c.strip() for c in text.strip().strip("|").split("|")]
+            if len(cells) < 3 or "~~" in text or not WEEK.match(cells[0]):
+                continue
+            speaker = next((c for c in cells[1:3] if c and not MEETING.fullmatch(c)), "")
+            speaker = re.split(r"<br\s*/?>", speaker)[0].strip() or who
+            when = meeting_day(cells, int(year), season) or datetime.fromtimestamp(at, UTC)
+            found = [m for m in ACL_LINK.findall(text) if m in ids]
+            found += [titles[t] for t in (normal(m.replace("...", "")) for m in TAGGED.findall(text)) if t in titles]
+            for acl_id in dict.fromkeys(found):
+                if acl_id not in seen and 2016 <= when.year <= 2021:
+                    seen.add(acl_id)
+                    alias = pseudonyms.setdefault(speaker, f"M{len(pseudonyms) + 1}")
+                    out.append({"acl_id": acl_id, "at": when.isoformat(), "member": alias})
+    return sorted(out, key=lambda r: (r["at"], r["acl_id"]))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("clone", type=Path, nargs="?", default=None, help="a clone of clulab/nlp-reading-group")
-    parser.add_argument("--summarization", type=Path, default=None, help="a clone of the summarization paper list")
+    parser.add_argument(
+        "--list",
+        action="append",
+        default=[],
+        metavar="NAME=CLONE",
+        help="a paper list kept in one README.md: summarization-list, bert-related-list",
+    )
+    parser.add_argument("--seminar", type=Path, default=None, help="a clone of the AntNLP seminar's agendas")
     parser.add_argument("--catalog", type=Path, default=ROOT / "tests" / "data" / "acl-anthology-2016-2021.jsonl.gz")
     args = parser.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
     built = build(args.clone, args.catalog) if args.clone is not None else {}
-    if args.summarization is not None:
-        built["summarization-list"] = build_list(args.summarization, args.catalog)
+    for named in args.list:
+        name, _, clone = named.partition("=")
+        built[name] = build_list(Path(clone), args.catalog)
+    if args.seminar is not None:
+        built["antnlp-seminar"] = build_seminar(args.seminar, args.catalog)
     for kind, rows in built.items():
         (OUT / f"{kind}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
         weeks = len({datetime.fromisoformat(r["at"]).strftime("%G-%V") for r in rows})

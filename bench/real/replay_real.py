@@ -38,6 +38,8 @@ SHA256 = {
     "clulab-proposals.jsonl": "af3a13b5b136afb996964264c3e6a62d0469fe88a4ea8ccd48418766a56c978d",
     "clulab-conference-notes.jsonl": "09a07c3133b2bb74abf02dd23e9426fc8f5d863bf8afa32e190a3159b7e3326a",
     "summarization-list.jsonl": "ef95e0030f4e159895bd2785ca9c2bd1d310c9b21a744f734a221f7ee2f83872",
+    "antnlp-seminar.jsonl": "6636af73f41be52b785475562f8124698486e21824077db46b7b6108ef7723e7",
+    "bert-related-list.jsonl": "8743ae258deae8a2da4868d93a29e4573f8345ea5beaa1afb7fbdb931a4d8f38",
 }
 
 

@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
+import subprocess
 from datetime import datetime
+from pathlib import Path
 
 import pytest
 
+from bench.real.build_histories import build_seminar
 from bench.real.replay_real import CATALOG, HISTORIES, SHA256, check, published
 
 
@@ -24,7 +28,7 @@ def test_the_shipped_files_are_the_ones_the_evaluation_was_built_on(tmp_path) ->
 def test_every_choice_is_a_catalog_paper_chosen_once_in_time_order() -> None:
     with gzip.open(CATALOG, "rt") as fh:
         ids = {json.loads(line)["acl_id"] for line in fh}
-    for name in ("clulab-proposals", "clulab-conference-notes"):
+    for name in (n.removesuffix(".jsonl") for n in SHA256 if n.endswith(".jsonl")):
         rows = [json.loads(line) for line in (HISTORIES / f"{name}.jsonl").read_text().splitlines()]
         assert len(rows) >= 50
         assert all(r["acl_id"] in ids for r in rows)
@@ -32,6 +36,55 @@ def test_every_choice_is_a_catalog_paper_chosen_once_in_time_order() -> None:
         times = [datetime.fromisoformat(r["at"]) for r in rows]
         assert times == sorted(times) and times[0].year >= 2016 and times[-1].year <= 2021
         assert all(r["member"].startswith("M") for r in rows), "members are pseudonyms"
+
+
+def test_the_broad_group_and_the_single_topic_list_each_give_more_than_15_weeks_of_choices() -> None:
+    for name, members in (("antnlp-seminar", 40), ("bert-related-list", 2)):
+        rows = [json.loads(line) for line in (HISTORIES / f"{name}.jsonl").read_text().splitlines()]
+        weeks = {datetime.fromisoformat(r["at"]).strftime("%G-%V") for r in rows}
+        assert len(weeks) > 15
+        assert len({r["member"] for r in rows}) >= members
+
+
+def _git(repo: Path, *args: str) -> None:
+    env = {"GIT_AUTHOR_DATE": "2019-03-01T10:00:00", "GIT_COMMITTER_DATE": "2019-03-01T10:00:00"}
+    subprocess.run(
+        ["git", "-C", str(repo), "-c", "user.name=Someone", "-c", "user.email=s@example.org", *args],
+        check=True,
+        capture_output=True,
+        env={**os.environ, **env},
+    )
+
+
+def test_a_seminar_row_counts_on_its_meeting_day_for_its_speaker_and_a_cancelled_one_not_at_all(tmp_path) -> None:
+    catalog = tmp_path / "catalog.jsonl.gz"
+    with gzip.open(catalog, "wt") as fh:
+        for acl_id, title in (
+            ("N19-1001", "Parsing as Tagging"),
+            ("P18-1002", "A Good Paper on Relations"),
+            ("D18-1003", "Struck Through"),
+            ("D17-1004", "Linked Only"),
+        ):
+            fh.write(json.dumps({"acl_id": acl_id, "title": title}) + "\n")
+    repo = tmp_path / "seminar"
+    (repo / "2019Spring").mkdir(parents=True)
+    (repo / "2019Spring" / "readme.md").write_text(
+        "# Seminar\n\n| Week | Speaker | Paper | Slides |\n| :--: | :--: | --- | --- |\n"
+        "| 1 (2.21) | Ana | [NAACL19]Parsing as Tagging<br/>[ICLR19]Not In The Catalog | |\n"
+        "| 2 | Bo | [ACL 2018] A Good Paper on Relations | |\n"
+        "| ~~3~~ | ~~Ana~~ | ~~[EMNLP18]Struck Through~~ | |\n"
+        "| 4 (3.14) | Ana<br>Bo | [a link](https://aclanthology.org/D17-1004) | |\n"
+    )
+    (repo / "2019Spring" / "notes.md").write_text("| 1 | Cy | [ACL18]A Good Paper on Relations |\n")
+    _git(repo, "init", "-q")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-q", "-m", "agenda")
+    rows = build_seminar(repo, catalog)
+    assert [(r["acl_id"], r["at"][:10], r["member"]) for r in rows] == [
+        ("N19-1001", "2019-02-21", "M1"),  # the meeting's day
+        ("P18-1002", "2019-03-01", "M2"),  # no day in the row: the commit that added it
+        ("D17-1004", "2019-03-14", "M1"),  # the first of two speakers
+    ]
 
 
 def test_a_publication_month_is_read_when_given_and_the_year_otherwise() -> None:
