@@ -264,6 +264,24 @@ def test_a_venue_named_inside_an_allowed_one_is_not_a_new_venue() -> None:
     assert check_text("Like the ACL papers here.", allowed) == ["names a venue the signals do not give: ACL"]
 
 
+def test_a_number_in_the_shared_authors_names_is_theirs_not_one_from_nowhere() -> None:
+    """Author names can carry numbers (bibliographies tell namesakes apart as "Wei Wang 0001"): the template
+    quoting the authors two papers share was refused, and the post fell back to its plainer text."""
+    shared = RelatedToEarlierPaper("Paper on parsing", "shared_authors", 0.5, shared_authors=("Wei Wang 0001", "Li Na"))
+    allowed = allowed_from(
+        [SocialSignal(shared, 0.5, authors=("Wei Wang 0001", "Li Na"))],
+        paper_texts=[],
+        paper_authors=["Wei Wang 0001"],
+        paper_venue="WMT 2020",
+        known_authors=[],
+        known_venues=[],
+        titles=[],
+        member_names=[],
+    )
+    assert check_text("It shares authors with it (Wei Wang 0001 and Li Na), at WMT 2020.", allowed) == []
+    assert check_text("It shares authors with it (Wei Wang 0002).", allowed) != []
+
+
 def test_the_llm_chain_tells_how_the_new_paper_relates_to_a_members_earlier_paper() -> None:
     """An h7 chosen without its h5 still gets the relation prompt (with the h7's relation), and the draft the
     final prompt edits names the member's earlier paper."""
