@@ -4,8 +4,8 @@
 Postgres) a catalog of ``--papers`` papers with authors, venues, clustered 384-d vectors and monthly popularity
 readings, and one channel whose members shared ``--shares`` distinct papers over three years, each with two
 reactions and, for one in five, a reply. It then refits the channel ``--runs`` times as the scheduler does
-(``recommender.rank.refit.refit_channel``: load the history and a pool of 4,000 catalog papers, build the training
-pairs, choose the pull toward the default blend on the latest quarter, fit, store) and prints the median
+(``recommender.rank.refit.refit_channel``: load the history and a pool of up to 8,000 catalog papers, build the
+training pairs, choose the pull toward the default blend on the latest quarter, fit, store) and prints the median
 and worst time, with the median of each part. Target: under 1 s.
 """
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date, datetime
+from typing import Any, NamedTuple
 
 
 @dataclass(frozen=True)
@@ -72,3 +73,12 @@ class MemberInfo:
     confirmed_names: tuple[str, ...] = ()
     author_ids: frozenset[int] = frozenset()
     in_channel: bool = True  # False for someone seen in the channel's rows who is no longer a member
+
+
+class Readings(NamedTuple):
+    """Popularity readings of many papers as arrays, in order of paper, then time: the paper of each reading,
+    when it was read (epoch seconds) and its value."""
+
+    paper_ids: Any  # (n,) int64
+    at: Any  # (n,) float64
+    values: Any  # (n,) float64

@@ -18,7 +18,8 @@ def load_paper_infos(
 ) -> dict[int, PaperInfo]:
     """Metadata and authors of papers (public data, no channel scope needed). With ``as_of``, the popularity
     is the last reading before that moment (none if there was none then), never a later count. Without
-    ``texts``, no abstract, tldr or URL (a fit's thousands of papers need none of them)."""
+    ``texts``, no abstract, tldr or URL, and each author by id alone, with no name or affiliations (a fit's
+    thousands of papers need none of them)."""
     if not paper_ids:
         return {}
     rows = conn.execute(
@@ -34,15 +35,24 @@ def load_paper_infos(
         {"ids": paper_ids, "as_of": as_of, "texts": texts},
     ).fetchall()
     authors: dict[int, list[AuthorRef]] = defaultdict(list)
-    for pid, aid, name, norm, affs, s2 in conn.execute(
-        """
-        SELECT pa.paper_id, a.id, a.name, a.normalized_name, pa.affiliations, a.s2_author_id
-          FROM paper_authors pa JOIN authors a ON a.id = pa.author_id
-         WHERE pa.paper_id = ANY(%(ids)s::bigint[]) ORDER BY pa.paper_id, pa.position
-        """,
-        {"ids": paper_ids},
-    ).fetchall():
-        authors[pid].append(AuthorRef(aid, name, norm, tuple(affs or ()), s2))
+    if texts:
+        for pid, aid, name, norm, affs, s2 in conn.execute(
+            """
+            SELECT pa.paper_id, a.id, a.name, a.normalized_name, pa.affiliations, a.s2_author_id
+              FROM paper_authors pa JOIN authors a ON a.id = pa.author_id
+             WHERE pa.paper_id = ANY(%(ids)s::bigint[]) ORDER BY pa.paper_id, pa.position
+            """,
+            {"ids": paper_ids},
+        ).fetchall():
+            authors[pid].append(AuthorRef(aid, name, norm, tuple(affs or ()), s2))
+    else:  # the ranking's view: who wrote each paper, by id
+        for pid, aid in conn.execute(
+            "SELECT paper_id, author_id FROM paper_authors WHERE paper_id = ANY(%(ids)s::bigint[])"
+            " ORDER BY paper_id, position",
+            {"ids": paper_ids},
+            binary=True,
+        ).fetchall():
+            authors[pid].append(AuthorRef(aid, "", ""))
     return {
         r[0]: PaperInfo(r[0], r[1], r[2], r[3], r[4], tuple(authors.get(r[0], ())), r[5], r[6], r[7], r[8], r[9], r[10])
         for r in rows

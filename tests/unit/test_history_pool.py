@@ -298,3 +298,41 @@ def test_the_fast_paths_give_the_same_numbers() -> None:
     for t in np.sort(rng.uniform(0, 420 * DAY, size=120)):
         assert learner(float(t)) == learn_window(moments, ranks, ages, float(t))
     assert learner(float(moments[10])) == learn_window(moments, ranks, ages, float(moments[10])), "back in time"
+
+
+def test_a_fit_learns_from_the_latest_shares_and_still_judges_on_the_latest() -> None:
+    """A busy channel's refit learns from its latest ``learnt`` shares (its older ones are old news and cost a
+    refit time for nothing); the shares it is judged on are the latest as before, and the channel's whole past
+    still makes what each share is measured against."""
+    infos, vectors, readings = catalog(per_day=4)
+    ctx = channel(infos, readings, curator_picks(infos, readings, 60))
+    history = build_history(ctx, build_universe(infos, vectors, readings), 60.0)
+    every = training_set(history, judged=20, learnt=10_000)
+    latest = training_set(history, judged=20, learnt=30)
+    assert len(set(every.times)) > 60
+    assert len(set(latest.times)) == 30
+    assert sorted(set(latest.times)) == sorted(set(every.times))[-30:]
+    assert [m.at for m in latest.served] == [m.at for m in every.served]
+    for t in set(latest.times):  # the same pairs for the shares both learn from: the same past behind each
+        mine = np.array([p for p, at in zip(latest.positives, latest.times, strict=True) if at == t])
+        theirs = np.array([p for p, at in zip(every.positives, every.times, strict=True) if at == t])
+        np.testing.assert_allclose(mine[:1], theirs[:1])
+
+
+def test_readings_loaded_as_arrays_make_the_same_universe_as_readings_by_paper() -> None:
+    """A refit loads a hundred thousand readings packed in arrays (``Readings``); the universe they make is the
+    one the same readings given paper by paper make, each paper's in time order, other papers' left out."""
+    from socialrag.rows import Readings
+
+    infos, vectors, readings = catalog(n_days=60, per_day=2)
+    by_paper = {pid: list(reversed(r)) for pid, r in readings.items() if pid % 3}  # some papers have none
+    flat = [(pid, t, v) for pid, r in by_paper.items() for t, v in r] + [(10_000, 0.0, 5.0)]  # not in the catalog
+    flat.sort(key=lambda row: row[0])
+    packed = Readings(*(np.array(column) for column in zip(*flat, strict=True)))
+    one, other = build_universe(infos, vectors, by_paper), build_universe(infos, vectors, packed)
+    np.testing.assert_array_equal(one.reading_start, other.reading_start)
+    np.testing.assert_array_equal(one.reading_t, other.reading_t)
+    np.testing.assert_array_equal(one.reading_v, other.reading_v)
+    rows = np.arange(len(one.ids))
+    t = float(np.median(one.reading_t))
+    np.testing.assert_array_equal(one.popularity_at(rows, t), other.popularity_at(rows, t))

@@ -26,6 +26,7 @@ from socialrag.recommender.rank.features import FEATURES, pair_differences
 PRIOR_STRENGTH = 3.0  # the pull toward the prior, divided by the number of shares learnt from
 MIN_SHARES = 8  # below this many past shares the channel keeps the prior
 NEGATIVES_PER_SHARE = 20
+LEARNT_SHARES = 500  # a fit learns from the channel's latest this many shares (a busy channel's older ones are old)
 # a held-out share of a channel that takes papers of any date is judged among the papers of this many days before
 CHECK_WINDOW_DAYS = 365.0
 IGNORED_AFTER_DAYS = 7.0  # a PaperPing post with no reaction, click or reply by then was ignored...

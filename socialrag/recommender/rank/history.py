@@ -25,7 +25,7 @@ from socialrag.recommender.rank.engagement import emoji_selectivity, engagement_
 from socialrag.recommender.rank.features import MIN_INTEREST_SHARES, CandidateSet, ChannelState
 from socialrag.recommender.rank.window import DAY
 from socialrag.recommender.retrieve.context import ChannelContext
-from socialrag.rows import PaperInfo
+from socialrag.rows import PaperInfo, Readings
 
 
 @dataclass(frozen=True)
@@ -125,11 +125,12 @@ def estimates_back(count: np.ndarray, read_at: np.ndarray, t: float, published: 
 def build_universe(
     infos: Mapping[int, PaperInfo],
     vectors: Mapping[int, np.ndarray],
-    readings: Mapping[int, Sequence[tuple[float, float]]] | None = None,
+    readings: Mapping[int, Sequence[tuple[float, float]]] | Readings | None = None,
 ) -> Universe:
-    """Papers with a vector; ``readings`` (epoch seconds, value) default to each info's popularity, known
-    from always (right for a ranking at the moment the infos were loaded)."""
+    """Papers with a vector; ``readings`` (epoch seconds, value; or ``Readings``, as a refit loads them) default
+    to each info's popularity, known from always (right for a ranking at the moment the infos were loaded)."""
     ids = [pid for pid in infos if pid in vectors]
+    packed = _reading_arrays(ids, readings) if isinstance(readings, Readings) else None
     author_index: dict[int, int] = {}
     venue_index: dict[int, int] = {}
     flat: list[int] = []
@@ -146,13 +147,14 @@ def build_universe(
         for a in info.authors:
             flat.append(author_index.setdefault(a.author_id, len(author_index)))
         a_start.append(len(flat))
-        own = readings.get(pid, ()) if readings is not None else ()
-        if readings is None and info.popularity is not None:
-            own = [(-np.inf, info.popularity)]
-        for t, v in sorted(own):
-            r_t.append(t)
-            r_v.append(v)
-        r_start.append(len(r_t))
+        if packed is None:
+            own = readings.get(pid, ()) if isinstance(readings, Mapping) else ()
+            if readings is None and info.popularity is not None:
+                own = [(-np.inf, info.popularity)]
+            for t, v in sorted(own):
+                r_t.append(t)
+                r_v.append(v)
+            r_start.append(len(r_t))
         first, middle, last = known_period(info)
         earliest.append(first)
         published.append(middle)
@@ -163,9 +165,10 @@ def build_universe(
         np.array(ids, dtype=np.int64),
         np.stack([vectors[p] for p in ids]).astype(np.float32) if ids else np.zeros((0, dim), dtype=np.float32),
         np.array(published, dtype=np.float64),
-        np.array(r_start, dtype=np.int64),
-        np.array(r_t, dtype=np.float64),
-        np.array(r_v, dtype=np.float64),
+        *(
+            packed
+            or (np.array(r_start, dtype=np.int64), np.array(r_t, dtype=np.float64), np.array(r_v, dtype=np.float64))
+        ),
         np.array(flat, dtype=np.int64),
         np.array(a_start, dtype=np.int64),
         np.array(venues, dtype=np.int64),
@@ -174,6 +177,20 @@ def build_universe(
         np.array(earliest, dtype=np.float64),
         np.array(available, dtype=np.float64),
     )
+
+
+def _reading_arrays(ids: Sequence[int], readings: Readings) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(start of each paper's readings, their moments, their values) for the papers ``ids``, in that order, each
+    paper's readings in time order; the readings of papers not in ``ids`` are left out."""
+    order = np.argsort(np.asarray(ids, dtype=np.int64), kind="stable")
+    ranked = np.asarray(ids, dtype=np.int64)[order]
+    at = np.clip(np.searchsorted(ranked, readings.paper_ids), 0, max(0, len(ranked) - 1))
+    ours = (at < len(ranked)) & (ranked[at] == readings.paper_ids) if len(ranked) else np.zeros(0, dtype=bool)
+    row = order[at[ours]]
+    t, v = readings.at[ours], readings.values[ours]
+    sort = np.lexsort((t, row))
+    start = np.concatenate([[0], np.cumsum(np.bincount(row, minlength=len(ids)))]).astype(np.int64)
+    return start, t[sort].astype(np.float64), v[sort].astype(np.float64)
 
 
 def known_period(info: PaperInfo) -> tuple[float, float, float]:

@@ -9,7 +9,12 @@ import random
 
 import numpy as np
 
-from socialrag.recommender.rank.calibrate import CHECK_WINDOW_DAYS, IGNORED_AFTER_DAYS, NEGATIVES_PER_SHARE
+from socialrag.recommender.rank.calibrate import (
+    CHECK_WINDOW_DAYS,
+    IGNORED_AFTER_DAYS,
+    LEARNT_SHARES,
+    NEGATIVES_PER_SHARE,
+)
 from socialrag.recommender.rank.features import ChannelState, features, fill_unknown
 from socialrag.recommender.rank.guard import MAX_JUDGED, MAX_WINDOW_DAYS, ServedMoment, TrainingSet
 from socialrag.recommender.rank.history import ChannelHistory, pool_rows
@@ -39,6 +44,7 @@ def training_set(
     seed: int = 7,
     known_by: float | None = None,
     judged: int | None = MAX_JUDGED,
+    learnt: int = LEARNT_SHARES,
 ) -> TrainingSet:
     """Pairs to learn from: at each share by a member (and each PaperPing post the channel answered), what was
     shared against papers it could have had then and did not: published in the window it picks from
@@ -47,7 +53,8 @@ def training_set(
     (``burst_starts``), as the slot that came before it saw the channel. The latest ``judged`` shares (all with
     None) are also kept as ``ServedMoment``s, to judge rankings on. With ``known_by`` (the moment of the fit), a
     paper first read after a share but by then has its count at the share estimated (history imported today
-    has no dated readings); ``TrainingSet.estimated`` counts the shares whose paper's was."""
+    has no dated readings); ``TrainingSet.estimated`` counts the shares whose paper's was. Pairs come from the
+    latest ``learnt`` shares only: a busy channel's older shares are years old, and its taste has moved since."""
     u = history.universe
     rng = random.Random(seed)
     moments_at, ranks, ages = share_ranks(history)
@@ -59,8 +66,11 @@ def training_set(
     positives = np.array([t for t, _, positive in moments if positive])
     seen_at = dict(zip(positives.tolist(), burst_starts(positives).tolist(), strict=True))
     judged_from = -np.inf if judged is None or len(positives) <= judged else float(positives[-judged])
+    learnt_from = -np.inf if len(positives) <= learnt else float(positives[-learnt])
     pending_ignored: list[int] = []
     for t, k, positive in moments:
+        if t < learnt_from:
+            continue
         if not positive:
             if history.silence_counts(t + IGNORED_AFTER_DAYS * DAY + 1.0):
                 pending_ignored.append(k)
