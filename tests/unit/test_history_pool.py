@@ -263,6 +263,13 @@ def test_a_replay_judges_a_weekly_group_when_it_picks() -> None:
     assert report.steps == weeks - 8
     assert report.results["recency alone"].mrr == 1.0
     assert report.results["newest first"].mrr == 1.0 and report.results["newest first"].r50 == 1.0
+    # the table says how far the calibrated ranking is from the best plain ranking, and how noisy that is
+    newest = report.results["newest first"]
+    gap, noise = report.paired("calibrated (this channel)", "newest first", "recall50")
+    assert gap == pytest.approx(report.results["calibrated (this channel)"].r50 - newest.r50) and noise >= 0.0
+    last = report.table().splitlines()[-1]
+    assert last.startswith("calibrated less the best plain baseline: R@50 ")
+    assert "against newest first (standard error" in last and "; MRR " in last
 
 
 def test_the_fast_paths_give_the_same_numbers() -> None:

@@ -40,6 +40,7 @@ NEWEST = "newest first"
 POPULAR = "popularity known by then"
 CENTROID = "content: centroid"
 NEAREST10 = "content: 10 nearest"
+PLAIN = (NEWEST, POPULAR, CENTROID, NEAREST10, BLEND)  # the rankings a reader would try first
 BASELINES = (NEWEST, POPULAR, CENTROID, NEAREST10)
 SINGLE = {f"{name} alone": name for name in FEATURES if name != "member_author"}
 CATALOG = CatalogSource()  # the retrieval whose recall a replay measures, with its defaults
@@ -102,10 +103,11 @@ class EvalReport:
         """The share of what the channel shared that the candidate stage would have found (before ranking)."""
         return float(np.mean(self.recall)) if self.recall else 0.0
 
-    def paired(self, method: str, baseline: str = BLEND) -> tuple[float, float]:
-        """``method``'s MRR less ``baseline``'s, with the standard error of that difference over the steps (the
-        paired differences of reciprocal ranks, step by step): a difference within twice it is noise."""
-        diff = np.array(self.results[method].reciprocal) - np.array(self.results[baseline].reciprocal)
+    def paired(self, method: str, baseline: str = BLEND, metric: str = "reciprocal") -> tuple[float, float]:
+        """``method``'s MRR (or another per-step ``metric`` of ``MethodResult``) less ``baseline``'s, with the
+        standard error of that difference over the steps (the paired differences, step by step): a difference
+        within twice it is noise."""
+        diff = np.array(getattr(self.results[method], metric)) - np.array(getattr(self.results[baseline], metric))
         if len(diff) < 2:
             return float(diff.mean()) if len(diff) else 0.0, float("nan")
         return float(diff.mean()), float(diff.std(ddof=1) / np.sqrt(len(diff)))
@@ -128,6 +130,12 @@ class EvalReport:
             lines.append(
                 f"calibrated less the default blend, MRR: {diff:+.3f} (standard error over the steps {noise:.3f})"
             )
+            against = []
+            for metric, label in (("recall50", "R@50"), ("reciprocal", "MRR")):
+                best = max(PLAIN, key=lambda b: float(np.mean(getattr(self.results[b], metric))))
+                diff, noise = self.paired(CALIBRATED, best, metric)
+                against.append(f"{label} {diff:+.3f} against {best} (standard error {noise:.3f})")
+            lines.append("calibrated less the best plain baseline: " + "; ".join(against))
         return "\n".join(lines)
 
 
