@@ -2,7 +2,8 @@
 ``Assistant``: a member opens it beside a channel and asks what that channel read and discussed.
 
 - ``assistant_thread_started``: a greeting, and suggested prompts built from the channel in view;
-- ``assistant_thread_context_changed``: the channel in view, kept in Postgres (any process may answer next);
+- ``assistant_thread_context_changed``: the channel in view, kept in Postgres (any process may answer next)
+  with the member whose thread it is (``forget-me`` deletes it);
 - a message in the thread (``message.im``): a title for the thread, a status while PaperPing works, then the
   answer, from the channel in view when the member is in it now, else from every channel they share with
   PaperPing (``delivery.ask`` decides, as for `/paperping ask` and mentions).
@@ -43,10 +44,23 @@ class DatabaseThreadContexts(AssistantThreadContextStore):
     def __init__(self, db: Database) -> None:
         self.db = db
 
-    def save(self, *, channel_id: str, thread_ts: str, context: dict[str, str]) -> None:
+    def save(self, *, channel_id: str, thread_ts: str, context: dict[str, str], user_id: str | None = None) -> None:
         with self.db.connection() as conn:
             storage.history_search.upsert_assistant_thread(
-                conn, channel_id, thread_ts, context.get("team_id") or "", context.get("channel_id")
+                conn, channel_id, thread_ts, context.get("team_id") or "", context.get("channel_id"), user_id
+            )
+
+    def save_thread(self, payload: dict[str, Any]) -> None:
+        """The context of an ``assistant_thread_*`` event's thread, with the member whose thread it is."""
+        thread = payload.get("assistant_thread") or {}
+        seen = thread.get("context") or {}
+        if seen.get("channel_id") and thread.get("channel_id") and thread.get("thread_ts"):
+            user = thread.get("user_id")
+            self.save(
+                channel_id=str(thread["channel_id"]),
+                thread_ts=str(thread["thread_ts"]),
+                context=seen,
+                user_id=str(user) if user else None,
             )
 
     def find(self, *, channel_id: str, thread_ts: str) -> AssistantThreadContext | None:
@@ -81,14 +95,15 @@ def register(app: App, ctx: AppContext) -> None:
     def started(
         say: Say, set_suggested_prompts: SetSuggestedPrompts, payload: dict[str, Any], context: BoltContext
     ) -> None:
-        thread = payload.get("assistant_thread") or {}
-        seen = thread.get("context") or {}
-        in_view = seen.get("channel_id")
+        in_view = ((payload.get("assistant_thread") or {}).get("context") or {}).get("channel_id")
         team = str(context.team_id or "")
-        if in_view and thread.get("channel_id") and thread.get("thread_ts"):  # asked next, maybe by another process
-            contexts.save(channel_id=str(thread["channel_id"]), thread_ts=str(thread["thread_ts"]), context=seen)
+        contexts.save_thread(payload)  # asked next, maybe by another process
         say(GREETING)
         set_suggested_prompts(prompts=suggested_prompts(ctx, team, in_view if in_view else None))
+
+    @assistant.thread_context_changed
+    def context_changed(payload: dict[str, Any]) -> None:
+        contexts.save_thread(payload)  # bolt's own handler would keep the channel, not whose thread it is
 
     @assistant.user_message
     def asked(

@@ -117,17 +117,24 @@ def load_recent_titles(conn: psycopg.Connection, team_id: str, channel_id: str, 
 
 
 def upsert_assistant_thread(
-    conn: psycopg.Connection, channel_id: str, thread_ts: str, team_id: str, context_channel_id: str | None
+    conn: psycopg.Connection,
+    channel_id: str,
+    thread_ts: str,
+    team_id: str,
+    context_channel_id: str | None,
+    user_id: str | None = None,
 ) -> None:
-    """The channel a member had in view beside an assistant thread (the thread lives in their DM with PaperPing)."""
+    """The channel a member had in view beside an assistant thread (the thread lives in their DM with PaperPing),
+    and which member's thread it is (kept once known, so that `forget-me` deletes it)."""
     conn.execute(
         """
-        INSERT INTO assistant_threads (channel_id, thread_ts, team_id, context_channel_id)
-        VALUES (%(c)s, %(ts)s, %(t)s, %(ctx)s)
+        INSERT INTO assistant_threads (channel_id, thread_ts, team_id, context_channel_id, user_id)
+        VALUES (%(c)s, %(ts)s, %(t)s, %(ctx)s, %(u)s)
         ON CONFLICT (channel_id, thread_ts) DO UPDATE
-           SET team_id = EXCLUDED.team_id, context_channel_id = EXCLUDED.context_channel_id, updated_at = now()
+           SET team_id = EXCLUDED.team_id, context_channel_id = EXCLUDED.context_channel_id,
+               user_id = coalesce(EXCLUDED.user_id, assistant_threads.user_id), updated_at = now()
         """,
-        {"c": channel_id, "ts": thread_ts, "t": team_id, "ctx": context_channel_id},
+        {"c": channel_id, "ts": thread_ts, "t": team_id, "ctx": context_channel_id, "u": user_id},
     )
 
 

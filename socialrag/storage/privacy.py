@@ -112,6 +112,7 @@ def forget_member(conn: psycopg.Connection, team_id: str, user_id: str) -> dict[
         "author_news",
         "channel_members",
         "member_settings",
+        "assistant_threads",
         "members",
     ):
         conn.execute(

@@ -85,6 +85,7 @@ BY_MEMBER = {
     "followed_authors",
     "author_news",
     "topic_steering",
+    "assistant_threads",
 }
 # tables where a member's id can sit inside text or JSON: forget-me scrubs it
 MENTIONING = {"recommendations": "draft::text", "llm_calls": "output", "import_checkpoints": "state::text"}
@@ -189,6 +190,8 @@ def _lab(db: Database) -> dict[str, int]:
         muted = storage.topic_steering.SteerRow("protein design", "mute", "m", [1.0, 0.0], 0.5, "U2", AT)
         storage.topic_steering.upsert_steering(conn, T, "C1", muted)
         storage.topic_steering.record_onboarding(conn, T, "C1", "little history", [known_id], AT)
+        # U2 asked PaperPing in Slack's AI app panel beside #papers
+        storage.history_search.upsert_assistant_thread(conn, "DU2", "1.000100", T, "C1", "U2")
     return {"known": ids["1706.03762"], "unknown": ids["2999.00001"], "only_here": ids["10.9999/only-here"]}
 
 

@@ -199,6 +199,28 @@ def test_the_ai_app_panel_answers_only_from_channels_the_asker_is_in_now(db: Dat
         standin.stop()
 
 
+def test_the_panels_threads_are_kept_as_the_members_and_forget_me_deletes_them(db: Database, tmp_path: Path) -> None:
+    """A thread opened with no channel in view, then moved beside #nlp-lab: the channel is kept with the member
+    whose thread it is (the next message may reach another process), and `forget-me` deletes it."""
+    harness, standin = lab(db, tmp_path)
+    try:
+        thread = "1700002000.000100"
+        panel = {"user_id": "U2", "channel_id": "DU2", "thread_ts": thread}
+        harness.event({"type": "assistant_thread_started", "event_ts": thread, "assistant_thread": {**panel}})
+        wait(lambda: panel_answers(standin, "DU2"))
+        changed = {**panel, "context": {"channel_id": "C1", "team_id": T}}
+        harness.event(
+            {"type": "assistant_thread_context_changed", "event_ts": "1700002000.000200", "assistant_thread": changed}
+        )
+        kept = "SELECT count(*) FROM assistant_threads WHERE user_id = 'U2' AND context_channel_id = 'C1'"
+        assert wait(lambda: count(db, kept) == 1)
+        assert "deleted" in harness.command("forget-me confirm", user="U2")
+        assert count(db, "SELECT count(*) FROM assistant_threads WHERE channel_id = 'DU2'") == 0
+    finally:
+        harness.stop()
+        standin.stop()
+
+
 def test_a_hostile_title_and_a_model_that_names_a_paper_not_retrieved(db: Database, tmp_path: Path) -> None:
     def answer(prompt: str) -> str:
         if "Weight Poisoning" in prompt.split("The items:")[-1]:
