@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 import psycopg
 
+from socialrag.storage.context_rows import id_array
+
 
 def as_array(value: Any) -> np.ndarray:
     """A stored vector (pgvector's ``Vector`` or a sequence) as float32 numpy."""
@@ -218,13 +220,13 @@ def load_vectors(
             SELECT paper_id, embedding FROM channel_text_embeddings
              WHERE model = %(m)s AND team_id = %(t)s AND channel_id = %(c)s AND paper_id = ANY(%(ids)s::bigint[])
             """,
-            {"m": model, "t": channel[0], "c": channel[1], "ids": paper_ids},
+            {"m": model, "t": channel[0], "c": channel[1], "ids": id_array(paper_ids)},
             binary=True,
         ).fetchall()
         out.update((r[0], as_array(r[1])) for r in rows)
     rows = conn.execute(
         "SELECT paper_id, embedding FROM paper_embeddings WHERE model = %(m)s AND paper_id = ANY(%(ids)s::bigint[])",
-        {"m": model, "ids": paper_ids},
+        {"m": model, "ids": id_array(paper_ids)},
         binary=True,  # vectors parse much faster in binary
     ).fetchall()
     out.update((r[0], as_array(r[1])) for r in rows)

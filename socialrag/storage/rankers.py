@@ -12,6 +12,7 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from socialrag.rows import Readings
+from socialrag.storage.context_rows import id_array
 
 POOL_SIZE = 8000  # catalog papers a refit samples its passed-over papers from
 REFIT_AFTER = timedelta(days=7)
@@ -37,7 +38,7 @@ def load_readings(conn: psycopg.Connection, paper_ids: Sequence[int]) -> Reading
                string_agg(float8send(value), ''::bytea ORDER BY paper_id, observed_at)
           FROM paper_popularity WHERE paper_id = ANY(%(ids)s::bigint[])
         """,
-        {"ids": list(paper_ids)},
+        {"ids": id_array(paper_ids)},
         binary=True,
     ).fetchone()
     ids, at, values = row if row is not None and row[0] is not None else (b"", b"", b"")

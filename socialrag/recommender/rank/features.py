@@ -94,13 +94,16 @@ def features(state: ChannelState, cands: CandidateSet, at: float, sims: np.ndarr
     sims = np.maximum(sims, 0.0)
     w = state.weights
     if len(w) and np.abs(w).sum() > 0:
-        x[:, 0] = (sims * sims * sims) @ w / (np.abs(w).sum() + 1e-9)
+        cubed = sims * sims
+        cubed *= sims
+        x[:, 0] = cubed @ w / (np.abs(w).sum() + 1e-9)
         liked = w > 0
         if liked.any():
-            close = sims[:, liked]
-            x[:, 1] = close.max(axis=1)
+            close = sims[:, liked]  # a copy: ordered in place below, the closest ``k`` last
             k = min(NEARBY_K, close.shape[1])
-            x[:, FEATURES.index("nearby")] = np.partition(close, close.shape[1] - k, axis=1)[:, -k:].mean(axis=1)
+            close.partition(close.shape[1] - k, axis=1)
+            x[:, 1] = close[:, -k:].max(axis=1)
+            x[:, FEATURES.index("nearby")] = close[:, -k:].mean(axis=1)
     if state.disliked.any():
         x[:, 2] = sims[:, state.disliked].max(axis=1)
     with np.errstate(invalid="ignore"):
