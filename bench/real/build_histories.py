@@ -75,14 +75,23 @@ def papers_of(text: str, ids: set[str], titles: dict[str, str]) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def build(clone: Path, catalog: Path) -> dict[str, list[dict[str, str]]]:
+def catalog_index(catalog: Path) -> tuple[set[str], dict[str, str]]:
+    """The catalog's ids, and its normalised titles with their ids."""
     with gzip.open(catalog, "rt") as fh:
         rows = [json.loads(line) for line in fh]
-    ids = {r["acl_id"] for r in rows}
-    titles = {normal(r["title"]): r["acl_id"] for r in rows}
-    files = subprocess.run(
+    return {r["acl_id"] for r in rows}, {normal(r["title"]): r["acl_id"] for r in rows}
+
+
+def tracked_files(clone: Path) -> list[str]:
+    """The paths of the clone's files at HEAD."""
+    return subprocess.run(
         ["git", "-C", str(clone), "ls-tree", "-r", "--name-only", "HEAD"], check=True, capture_output=True, text=True
-    ).stdout.split()
+    ).stdout.splitlines()
+
+
+def build(clone: Path, catalog: Path) -> dict[str, list[dict[str, str]]]:
+    ids, titles = catalog_index(catalog)
+    files = tracked_files(clone)
     out: dict[str, list[dict[str, str]]] = {"clulab-proposals": [], "clulab-conference-notes": []}
     pseudonyms: dict[str, str] = {}
     for kind, folder in (
@@ -112,10 +121,7 @@ def build(clone: Path, catalog: Path) -> dict[str, list[dict[str, str]]]:
 
 def build_list(clone: Path, catalog: Path, path: str = "README.md") -> list[dict[str, str]]:
     """A paper list kept in one file: each catalog paper it names, dated and credited by the commit that added it."""
-    with gzip.open(catalog, "rt") as fh:
-        rows = [json.loads(line) for line in fh]
-    ids = {r["acl_id"] for r in rows}
-    titles = {normal(r["title"]): r["acl_id"] for r in rows}
+    ids, titles = catalog_index(catalog)
     seen: set[str] = set()
     pseudonyms: dict[str, str] = {}
     out = []
@@ -152,13 +158,8 @@ def build_seminar(clone: Path, catalog: Path) -> list[dict[str, str]]:
     """A lab seminar's agendas (one ``README.md`` a semester, a table row a talk): each catalog paper a talk
     presented, dated by its meeting when the row gives the day (else by the commit that added the row) and
     credited to the row's speaker (pseudonymised). Struck-through (cancelled) rows are left out."""
-    with gzip.open(catalog, "rt") as fh:
-        rows = [json.loads(line) for line in fh]
-    ids = {r["acl_id"] for r in rows}
-    titles = {normal(r["title"]): r["acl_id"] for r in rows}
-    files = subprocess.run(
-        ["git", "-C", str(clone), "ls-tree", "-r", "--name-only", "HEAD"], check=True, capture_output=True, text=True
-    ).stdout.splitlines()
+    ids, titles = catalog_index(catalog)
+    files = tracked_files(clone)
     seen: set[str] = set()
     pseudonyms: dict[str, str] = {}
     out = []
