@@ -343,3 +343,5 @@ def test_readings_loaded_as_arrays_make_the_same_universe_as_readings_by_paper()
     rows = np.arange(len(one.ids))
     t = float(np.median(one.reading_t))
     np.testing.assert_array_equal(one.popularity_at(rows, t), other.popularity_at(rows, t))
+    none = build_universe(infos, {}, packed)  # no paper has a vector yet: nothing to read, nothing broken
+    assert len(none.ids) == 0 and len(none.reading_t) == 0 and list(none.reading_start) == [0]

@@ -185,7 +185,7 @@ def _reading_arrays(ids: Sequence[int], readings: Readings) -> tuple[np.ndarray,
     order = np.argsort(np.asarray(ids, dtype=np.int64), kind="stable")
     ranked = np.asarray(ids, dtype=np.int64)[order]
     at = np.clip(np.searchsorted(ranked, readings.paper_ids), 0, max(0, len(ranked) - 1))
-    ours = (at < len(ranked)) & (ranked[at] == readings.paper_ids) if len(ranked) else np.zeros(0, dtype=bool)
+    ours = ranked[at] == readings.paper_ids if len(ranked) else np.zeros(len(readings.paper_ids), dtype=bool)
     row = order[at[ours]]
     t, v = readings.at[ours], readings.values[ours]
     sort = np.lexsort((t, row))
