@@ -1,9 +1,10 @@
 """Benchmark: the group's memory (`/paperping ask`) on real, dated histories of groups choosing papers.
 
-``python -m bench.bench_ask`` imports the project's three real histories (``tests/data/real_histories/``: a
-university NLP reading group's proposals and its conference notes, a small group's summarization list; sources
-and licences in ``tests/data/README.md``) as three channels of an embedded Postgres, each share a member's
-message linking the ACL Anthology page, with the catalog's titles and abstracts, embedded as PaperPing embeds.
+``python -m bench.bench_ask`` imports the project's five real histories (``tests/data/real_histories/``: a
+university NLP reading group's proposals and its conference notes, a lab seminar's talks, two small groups' lists
+of summarization and BERT-related papers; sources and licences in ``tests/data/README.md``) as five channels of an
+embedded Postgres, each share a member's message linking the ACL Anthology page, with the catalog's titles and
+abstracts, embedded as PaperPing embeds.
 
 Then, for every shared paper with an abstract, it asks the paper's channel a question in a member's words that
 does not use its title: "what have we read about W1 W2 W3 W4?" with four content words of its abstract that its
@@ -31,7 +32,13 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data"
-HISTORIES = ("clulab-proposals", "clulab-conference-notes", "summarization-list")
+HISTORIES = (
+    "clulab-proposals",
+    "clulab-conference-notes",
+    "summarization-list",
+    "antnlp-seminar",
+    "bert-related-list",
+)
 TEAM = "T0ASK"
 WORDS = 4
 # Questions written by hand for papers of the reading group's proposals, none using words of the title.
