@@ -67,10 +67,9 @@ def allowed_from(
         for key in ("member", "sharer"):
             if getattr(s.fact, key, None):
                 allowed.members.add(str(getattr(s.fact, key)))
-        for value in vars(s.fact).values():  # a title, a name, or several (the authors two papers share)
-            for text in (value,) if isinstance(value, str) else value if isinstance(value, tuple) else ():
-                if isinstance(text, str):
-                    allowed.numbers |= numbers_in(text)
+        for value in vars(s.fact).values():
+            if isinstance(value, str):
+                allowed.numbers |= numbers_in(value)
     for text in paper_texts:
         allowed.numbers |= numbers_in(text)
     allowed.authors.update(paper_authors)

@@ -40,8 +40,8 @@ NEWEST = "newest first"
 POPULAR = "popularity known by then"
 CENTROID = "content: centroid"
 NEAREST10 = "content: 10 nearest"
-PLAIN = (NEWEST, POPULAR, CENTROID, NEAREST10, BLEND)  # the rankings a reader would try first
 BASELINES = (NEWEST, POPULAR, CENTROID, NEAREST10)
+PLAIN = (*BASELINES, BLEND)  # the rankings a reader would try first
 SINGLE = {f"{name} alone": name for name in FEATURES if name != "member_author"}
 CATALOG = CatalogSource()  # the retrieval whose recall a replay measures, with its defaults
 METHODS: tuple[str, ...] = (CALIBRATED, CALIBRATED_DIVERSE, BLEND, *BASELINES, *SINGLE, "random")
