@@ -50,11 +50,14 @@ class DatabaseThreadContexts(AssistantThreadContextStore):
                 conn, channel_id, thread_ts, context.get("team_id") or "", context.get("channel_id"), user_id
             )
 
-    def save_thread(self, payload: dict[str, Any]) -> None:
-        """The context of an ``assistant_thread_*`` event's thread, with the member whose thread it is."""
-        thread = payload.get("assistant_thread") or {}
-        seen = thread.get("context") or {}
-        if seen.get("channel_id") and thread.get("channel_id") and thread.get("thread_ts"):
+    def save_thread(self, payload: dict[str, Any]) -> str | None:
+        """The context of an ``assistant_thread_*`` event's thread, with the member whose thread it is; returns the
+        channel in view (None when there is none, or the event is malformed: then nothing is kept)."""
+        thread = payload.get("assistant_thread")
+        seen = thread.get("context") if isinstance(thread, dict) else None
+        if not isinstance(thread, dict) or not isinstance(seen, dict) or not seen.get("channel_id"):
+            return None
+        if thread.get("channel_id") and thread.get("thread_ts"):
             user = thread.get("user_id")
             self.save(
                 channel_id=str(thread["channel_id"]),
@@ -62,6 +65,7 @@ class DatabaseThreadContexts(AssistantThreadContextStore):
                 context=seen,
                 user_id=str(user) if user else None,
             )
+        return str(seen["channel_id"])
 
     def find(self, *, channel_id: str, thread_ts: str) -> AssistantThreadContext | None:
         with self.db.connection() as conn:
@@ -95,11 +99,9 @@ def register(app: App, ctx: AppContext) -> None:
     def started(
         say: Say, set_suggested_prompts: SetSuggestedPrompts, payload: dict[str, Any], context: BoltContext
     ) -> None:
-        in_view = ((payload.get("assistant_thread") or {}).get("context") or {}).get("channel_id")
-        team = str(context.team_id or "")
-        contexts.save_thread(payload)  # asked next, maybe by another process
+        in_view = contexts.save_thread(payload)  # asked next, maybe by another process
         say(GREETING)
-        set_suggested_prompts(prompts=suggested_prompts(ctx, team, in_view if in_view else None))
+        set_suggested_prompts(prompts=suggested_prompts(ctx, str(context.team_id or ""), in_view))
 
     @assistant.thread_context_changed
     def context_changed(payload: dict[str, Any]) -> None:
