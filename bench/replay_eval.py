@@ -285,9 +285,10 @@ def replay_imported(
 
     from socialrag.recommender.rank.evaluate import replay
     from socialrag.recommender.rank.features import FEATURES
-    from socialrag.recommender.rank.history import build_history, estimate_back
+    from socialrag.recommender.rank.history import build_history
     from socialrag.recommender.rank.refit import load_universe
     from socialrag.recommender.rank.training import training_set
+    from socialrag.recommender.rank.universe import estimate_back
     from socialrag.recommender.retrieve.context import load_channel_context
     from socialrag.storage.embeddings import load_embedded_ids
     from socialrag.storage.papers import load_identities

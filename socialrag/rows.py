@@ -82,3 +82,17 @@ class Readings(NamedTuple):
     paper_ids: Any  # (n,) int64
     at: Any  # (n,) float64
     values: Any  # (n,) float64
+
+
+class PaperArrays(NamedTuple):
+    """Many papers as arrays, as a ranking reads them: each paper's id, venue id (-1: unknown), year (0:
+    unknown), the first day of its publication date (epoch seconds, NaN: unknown) and how far that date is known
+    (0 the day, 1 the month, 2 the year); and every authorship, in order of paper and position."""
+
+    paper_ids: Any  # (n,) int64
+    venue_ids: Any  # (n,) int64
+    years: Any  # (n,) int64
+    dates: Any  # (n,) float64
+    precision: Any  # (n,) int64
+    author_paper: Any  # (k,) int64: the paper of each authorship
+    author_ids: Any  # (k,) int64

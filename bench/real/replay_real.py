@@ -86,7 +86,8 @@ def load_vectors(rows: list[dict[str, Any]]) -> np.ndarray:
 
 def history_of(name: str, rows: list[dict[str, Any]], vectors: np.ndarray) -> Any:
     """A ``ChannelHistory`` of the group's choices over the whole catalog."""
-    from socialrag.recommender.rank.history import build_history, build_universe
+    from socialrag.recommender.rank.history import build_history
+    from socialrag.recommender.rank.universe import build_universe
     from socialrag.recommender.retrieve.context import ChannelContext, SharedPaper
     from socialrag.rows import MemberInfo, PaperInfo, Share
 

@@ -11,7 +11,7 @@ import numpy as np
 import psycopg
 from psycopg.types.json import Jsonb
 
-from socialrag.rows import Readings
+from socialrag.rows import PaperArrays, Readings
 from socialrag.storage.context_rows import id_array
 
 POOL_SIZE = 8000  # catalog papers a refit samples its passed-over papers from
@@ -47,6 +47,31 @@ def load_readings(conn: psycopg.Connection, paper_ids: Sequence[int]) -> Reading
         np.frombuffer(at, dtype=">f8").astype(np.float64),
         np.frombuffer(values, dtype=">f8").astype(np.float64),
     )
+
+
+def load_paper_arrays(conn: psycopg.Connection, paper_ids: Sequence[int]) -> PaperArrays:
+    """What a ranking reads of these papers (their venue, year, date and how far it is known, and their
+    authors), as arrays in order of paper id: a refit reads ten thousand papers and makes no object per paper."""
+    rows = conn.execute(
+        """
+        SELECT id, coalesce(venue_id, -1), coalesce(year, 0),
+               coalesce(extract(epoch FROM publication_date)::float8, 'NaN'::float8),
+               CASE date_precision WHEN 'month' THEN 1 WHEN 'year' THEN 2 ELSE 0 END
+          FROM papers WHERE id = ANY(%(ids)s::bigint[]) ORDER BY id
+        """,
+        {"ids": id_array(paper_ids)},
+        binary=True,
+    ).fetchall()
+    authors = conn.execute(
+        "SELECT paper_id, author_id FROM paper_authors WHERE paper_id = ANY(%(ids)s::bigint[])"
+        " ORDER BY paper_id, position",
+        {"ids": id_array(paper_ids)},
+        binary=True,
+    ).fetchall()
+    papers = np.array(rows, dtype=np.float64).reshape(-1, 5)
+    pairs = np.array(authors, dtype=np.int64).reshape(-1, 2)
+    whole = papers[:, [0, 1, 2, 4]].astype(np.int64)
+    return PaperArrays(whole[:, 0], whole[:, 1], whole[:, 2], papers[:, 3], whole[:, 3], pairs[:, 0], pairs[:, 1])
 
 
 def sample_pool(conn: psycopg.Connection, model: str, since: datetime, limit: int = POOL_SIZE) -> list[int]:

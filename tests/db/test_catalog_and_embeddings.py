@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import itertools
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -206,7 +207,8 @@ def test_a_date_known_to_the_month_or_year_is_offered_only_once_it_surely_existe
     November's papers. Now a paper is a candidate from the last day it may have come out."""
     from datetime import UTC, datetime
 
-    from socialrag.recommender.rank.history import build_universe, pool_rows
+    from socialrag.recommender.rank.history import pool_rows
+    from socialrag.recommender.rank.universe import build_universe
     from socialrag.storage.context_rows import load_paper_infos
     from socialrag.storage.embeddings import load_catalog_neighbours, upsert_embeddings
 
@@ -286,3 +288,58 @@ def test_a_second_home_takes_the_catalog_vectors_from_the_shared_cache(
         other.close()
         with psycopg.connect(pg_server_uri, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def test_a_refit_reads_papers_as_arrays_just_as_a_ranking_reads_their_rows(db: Database, tmp_path: Path) -> None:
+    """A refit reads its ten thousand papers as arrays (``load_paper_arrays``), not as ``PaperInfo`` rows: every
+    paper's dates (to the day, the month, the year, a year alone, nothing), venue (or none), authors in order and
+    readings come out the same either way."""
+    from socialrag.recommender.rank.universe import build_universe, universe_from_arrays
+    from socialrag.storage.context_rows import load_paper_infos
+    from socialrag.storage.embeddings import upsert_embeddings
+    from socialrag.storage.rankers import load_paper_arrays, load_readings
+
+    rows = [
+        {"acl_id": "a.1", "title": "Day", "year": 2020, "month": "December", "publication_date": "2020-12-08",
+         "authors": ["Ana Bell", "Chen Wu", "Dara Ek"], "venue": "EMNLP"},
+        {"acl_id": "a.2", "title": "Month", "year": 2020, "month": "November", "authors": ["Dara Ek", "Ana Bell"],
+         "venue": "EMNLP"},
+        {"acl_id": "a.3", "title": "Year", "year": 2019, "authors": ["Eli Fox"], "venue": "ACL"},
+        {"acl_id": "a.4", "title": "No venue, no authors", "year": 2021, "month": "2"},
+    ]  # fmt: skip
+    path = tmp_path / "arrays.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    import_catalog(db, path)
+    with db.connection() as conn:
+        undated = conn.execute("INSERT INTO papers (title) VALUES ('Nothing known') RETURNING id").fetchone()[0]
+        ids = [r[0] for r in conn.execute("SELECT id FROM papers ORDER BY id DESC").fetchall()]
+        conn.execute(
+            "INSERT INTO paper_popularity (paper_id, observed_at, value) VALUES (%s, '2021-01-01', 4), "
+            "(%s, '2021-03-01', 9), (%s, '2020-12-01', 2)",
+            (ids[1], ids[1], ids[2]),
+        )
+        vectors = {pid: np.full(384, 1.0 + k, dtype=np.float32) for k, pid in enumerate(ids)}
+        upsert_embeddings(conn, "all-MiniLM-L6-v2", [(pid, f"h{pid}", v) for pid, v in vectors.items()])
+        readings = load_readings(conn, ids)
+        by_rows = build_universe(load_paper_infos(conn, ids, texts=False), vectors, readings)
+        by_arrays = universe_from_arrays(load_paper_arrays(conn, ids), vectors, readings)
+    assert sorted(by_rows.ids.tolist()) == sorted(by_arrays.ids.tolist()) == sorted(ids)
+    assert undated in ids
+    for pid in ids:
+        a, b = by_rows.index[pid], by_arrays.index[pid]
+        for field in ("published", "earliest", "available"):
+            x, y = getattr(by_rows, field)[a], getattr(by_arrays, field)[b]
+            assert (np.isnan(x) and np.isnan(y)) or x == y, (pid, field, x, y)
+        authors = [u.author_ids[u.author_flat[u.author_start[r] : u.author_start[r + 1]]].tolist()
+                   for u, r in ((by_rows, a), (by_arrays, b))]  # fmt: skip
+        assert authors[0] == authors[1], pid
+        venue = [u.venues[r] for u, r in ((by_rows, a), (by_arrays, b))]
+        assert (venue[0] < 0) == (venue[1] < 0)
+        at = datetime(2021, 2, 1, tzinfo=UTC).timestamp()
+        x, y = by_rows.popularity_at(np.array([a]), at)[0], by_arrays.popularity_at(np.array([b]), at)[0]
+        assert (np.isnan(x) and np.isnan(y)) or x == y
+        assert np.array_equal(by_rows.vectors[a], by_arrays.vectors[b])
+    assert by_rows.n_venues == by_arrays.n_venues == 2
+    same_venue = [by_arrays.venues[by_arrays.index[p]] for p in ids[-2:]]  # the two EMNLP papers
+    assert same_venue[0] == same_venue[1] >= 0
+    assert np.isnan(by_arrays.published[by_arrays.index[undated]])

@@ -25,8 +25,9 @@ from socialrag.recommender.rank.features import (
     fill_unknown,
     pair_differences,
 )
-from socialrag.recommender.rank.history import build_history, build_universe
+from socialrag.recommender.rank.history import build_history
 from socialrag.recommender.rank.training import training_set
+from socialrag.recommender.rank.universe import build_universe
 from socialrag.recommender.retrieve.context import ChannelContext, SharedPaper
 from socialrag.rows import AuthorRef, MemberInfo, PaperInfo, ReactionEvent, Share
 

@@ -9,7 +9,8 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 
 from socialrag.recommender.rank.features import FEATURES, features
-from socialrag.recommender.rank.history import build_history, build_universe
+from socialrag.recommender.rank.history import build_history
+from socialrag.recommender.rank.universe import build_universe
 from socialrag.recommender.retrieve.context import ChannelContext, SharedPaper
 from socialrag.recommender.retrieve.signals import Relations, SignalInput, signal_h8
 from socialrag.rows import AuthorRef, MemberInfo, PaperInfo, Share

@@ -12,8 +12,9 @@ import pytest
 from socialrag.recommender.rank.calibrate import describe
 from socialrag.recommender.rank.features import FEATURES
 from socialrag.recommender.rank.guard import MIN_WINDOW_DAYS
-from socialrag.recommender.rank.history import DAY, GROWTH_DAYS, build_history, build_universe, estimate_back
+from socialrag.recommender.rank.history import DAY, build_history
 from socialrag.recommender.rank.training import training_set
+from socialrag.recommender.rank.universe import GROWTH_DAYS, build_universe, estimate_back
 from socialrag.recommender.retrieve.context import ChannelContext, SharedPaper
 from socialrag.rows import AuthorRef, MemberInfo, PaperInfo, ReactionEvent, Share
 

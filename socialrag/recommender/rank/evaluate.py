@@ -24,10 +24,11 @@ from socialrag.config import DEFAULT_POPULARITY_WEIGHT
 from socialrag.recommender.rank.calibrate import RankerModel, default_model, diversify
 from socialrag.recommender.rank.engagement import ScoringConfig
 from socialrag.recommender.rank.features import FEATURES, ChannelState, features, fill_unknown
-from socialrag.recommender.rank.history import DAY, ChannelHistory, Universe, build_history, pool_rows
+from socialrag.recommender.rank.history import DAY, ChannelHistory, build_history, pool_rows
 from socialrag.recommender.rank.refit import load_universe
 from socialrag.recommender.rank.replay_coverage import POSTS_PER_STEP, CoverageTally
 from socialrag.recommender.rank.training import training_set
+from socialrag.recommender.rank.universe import Universe
 from socialrag.recommender.retrieve.candidates import WHOLE_WINDOW, CatalogSource
 from socialrag.recommender.retrieve.context import load_channel_context
 from socialrag.storage.embeddings import load_embedded_ids

@@ -11,12 +11,12 @@ import psycopg
 from socialrag.config import DEFAULT_POPULARITY_WEIGHT
 from socialrag.recommender.rank.calibrate import RankerModel, default_model
 from socialrag.recommender.rank.guard import MAX_WINDOW_DAYS
-from socialrag.recommender.rank.history import Universe, build_history, build_universe
+from socialrag.recommender.rank.history import build_history
 from socialrag.recommender.rank.training import training_set
+from socialrag.recommender.rank.universe import Universe, universe_from_arrays
 from socialrag.recommender.retrieve.context import load_channel_context
-from socialrag.storage.context_rows import load_paper_infos
 from socialrag.storage.embeddings import load_vectors
-from socialrag.storage.rankers import load_fits, load_readings, sample_pool, save_fit
+from socialrag.storage.rankers import load_fits, load_paper_arrays, load_readings, sample_pool, save_fit
 
 
 def load_universe(conn: psycopg.Connection, model: str, paper_ids: Sequence[int], channel: tuple[str, str]) -> Universe:
@@ -24,7 +24,7 @@ def load_universe(conn: psycopg.Connection, model: str, paper_ids: Sequence[int]
     readings."""
     ids = list(dict.fromkeys(paper_ids))
     vectors = load_vectors(conn, model, ids, channel=channel)
-    return build_universe(load_paper_infos(conn, ids, texts=False), vectors, load_readings(conn, ids))
+    return universe_from_arrays(load_paper_arrays(conn, ids), vectors, load_readings(conn, ids))
 
 
 def refit_channel(

@@ -27,8 +27,9 @@ from socialrag.recommender.rank.calibrate import RankerModel, diversify
 from socialrag.recommender.rank.coverage import RECENT_POSTS, Coverage, Interests, clustered_interests
 from socialrag.recommender.rank.engagement import ScoringConfig, channel_weights, select_signals
 from socialrag.recommender.rank.features import FEATURES, features, fill_unknown
-from socialrag.recommender.rank.history import build_history, build_universe
+from socialrag.recommender.rank.history import build_history
 from socialrag.recommender.rank.refit import load_fit
+from socialrag.recommender.rank.universe import build_universe
 from socialrag.recommender.retrieve.candidates import CandidateQuery, CandidateSource
 from socialrag.recommender.retrieve.context import ChannelContext, load_channel_context
 from socialrag.recommender.retrieve.followed import FOLLOWED
