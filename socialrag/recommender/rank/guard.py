@@ -148,10 +148,13 @@ def like_serving(moments: list[ServedMoment]) -> tuple[list[ServedMoment], list[
 def served_moments_from_pairs(pos: np.ndarray, neg: np.ndarray, times: np.ndarray) -> list[ServedMoment]:
     """Held-out shares from pairs alone (a caller with no served moments): each moment's shared paper among the
     papers it was paired with, unknowns filled as serving fills them."""
+    order = np.argsort(times, kind="stable")  # each moment's pairs together, in the order they came
+    moments, starts = np.unique(times[order], return_index=True)
+    ends = [*starts[1:].tolist(), len(order)]
     out = []
-    for t in np.unique(times):
-        at = times == t
-        out.append(ServedMoment(float(t), fill_unknown(np.vstack([pos[at][:1], neg[at]]))))
+    for t, start, end in zip(moments.tolist(), starts.tolist(), ends, strict=True):
+        at = order[start:end]
+        out.append(ServedMoment(float(t), fill_unknown(np.vstack([pos[at[:1]], neg[at]]))))
     return out
 
 
