@@ -188,7 +188,7 @@ def test_shares_judged_among_pools_unlike_servings_are_left_out_and_said() -> No
 
 def test_the_plain_rankings_compete_and_a_small_steady_lead_is_taken() -> None:
     """Each plain ranking a reader would try first competes as a feature alone, whatever the pairs' best single
-    feature. Here the centroid of the channel's papers (``similarity``) ranks every held-out share 10th of 101,
+    feature; the decision names the blend and the closest runners-up, not every contestant. Here the centroid of the channel's papers (``similarity``) ranks every held-out share 10th of 101,
     the default blend 11th: a lead of 0.009 in MRR, under the 0.02 the judge used to ask, but the same on every
     share, and it is taken."""
     from socialrag.recommender.rank.guard import PLAIN_SINGLES, ServedMoment
@@ -208,6 +208,7 @@ def test_the_plain_rankings_compete_and_a_small_steady_lead_is_taken() -> None:
     served = [served_at(t) for t in np.unique(times)[-20:]]
     model = fit_guarded(pos, neg, times, default_model(), now=NOW, served=served)
     assert model.decision.startswith("similarity alone: on the latest 20 shares"), model.decision
-    assert all(f"{f} alone" in model.decision for f in PLAIN_SINGLES if f != "similarity")
+    assert "similarity" in PLAIN_SINGLES
     assert np.count_nonzero(model.weights) == 1 and model.weights[SIM] > 0
     assert "MRR 0.10 against the default blend 0.09" in model.decision and "within the noise" not in model.decision
+    assert model.decision.count(" 0.") == 4, "the winner, the blend and two runners-up"

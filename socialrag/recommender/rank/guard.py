@@ -51,6 +51,7 @@ SINGLES = ("similarity", "nearest", "nearby", "interest", "popularity", "recency
 # the plain rankings a reader would try first, each as the feature that ranks like it: the ten nearest papers, the
 # centroid of what the channel engaged with, the newest, the most read
 PLAIN_SINGLES = ("nearby", "similarity", "fresh", "popularity")
+SAID_CONTESTANTS = 3  # the contestants a decision names beside the winner (the blend, the fit in use, the closest)
 
 
 @dataclass(frozen=True)
@@ -335,7 +336,11 @@ def _judge(
 
 def _held_sentence(served: list[ServedMoment], chosen: str, rr: np.ndarray, table: dict[str, float]) -> str:
     offered = int(np.median([len(m.x) for m in served]))
-    others = ", ".join(f"{name} {mrr:.2f}" for name, mrr in table.items() if name != chosen)
+    # the default blend and the fit in use, then the closest runners-up: a sentence a member reads, not the table
+    first = [n for n in table if n != chosen and (n == "the default blend" or n.startswith("the fit learnt"))]
+    runners = sorted((n for n in table if n != chosen and n not in first), key=lambda n: -table[n])
+    named = [*first, *runners][: max(SAID_CONTESTANTS, len(first))]
+    others = ", ".join(f"{name} {table[name]:.2f}" for name in named)
     return (
         f"on the latest {len(served)} shares, each ranked among the {offered} papers serving would have offered "
         f"then, it had MRR {float(rr.mean()):.2f} against {others}"
