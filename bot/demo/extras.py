@@ -11,7 +11,7 @@ from typing import Any
 
 from bot.views.follow_up_text import render_follow_up
 from bot.views.memory_text import render_answer
-from bot.views.post_blocks import build_digest_blocks, mrkdwn
+from bot.views.post_blocks import build_digest_blocks, clip, mrkdwn
 from bot.views.replies import context_blocks
 from bot.views.top_list import render_top_list
 from socialrag import storage
@@ -145,7 +145,7 @@ def show_profile(recommender: Recommender, team: str, channel: str, at: datetime
     profile = recommender.profile(team, channel, at)
     say("\n· What PaperPing believes the lab reads (`/paperping profile`; `profile mute 2` or `boost 1` steer it):")
     for i, topic in enumerate(profile.topics, 1):
-        examples = "; ".join(title if len(title) <= 60 else title[:59] + "…" for title, _ in topic.examples)
+        examples = "; ".join(clip(title, 60) for title, _ in topic.examples)
         say(f"    {i}. {topic.label} ({len(topic.paper_ids)} papers), e.g. {examples}")
     return profile
 
