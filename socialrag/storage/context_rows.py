@@ -21,12 +21,11 @@ def id_array(ids: Iterable[int]) -> str:
 
 
 def load_paper_infos(
-    conn: psycopg.Connection, paper_ids: list[int], as_of: datetime | None = None, *, texts: bool = True
+    conn: psycopg.Connection, paper_ids: list[int], as_of: datetime | None = None
 ) -> dict[int, PaperInfo]:
     """Metadata and authors of papers (public data, no channel scope needed). With ``as_of``, the popularity
-    is the last reading before that moment (none if there was none then), never a later count. Without
-    ``texts``, no abstract, tldr or URL, and each author by id alone, with no name or affiliations (a fit's
-    thousands of papers need none of them)."""
+    is the last reading before that moment (none if there was none then), never a later count. (A refit's
+    thousands of papers are read as arrays instead: ``storage.rankers.load_paper_arrays``.)"""
     if not paper_ids:
         return {}
     rows = conn.execute(
@@ -35,31 +34,21 @@ def load_paper_infos(
                CASE WHEN %(as_of)s::timestamptz IS NULL THEN p.popularity
                     ELSE (SELECT pp.value FROM paper_popularity pp WHERE pp.paper_id = p.id
                              AND pp.observed_at <= %(as_of)s::timestamptz ORDER BY pp.observed_at DESC LIMIT 1) END,
-               CASE WHEN %(texts)s THEN p.abstract END, CASE WHEN %(texts)s THEN p.tldr END,
-               CASE WHEN %(texts)s THEN p.url END, p.publication_date, p.date_precision
+               p.abstract, p.tldr, p.url, p.publication_date, p.date_precision
           FROM papers p LEFT JOIN venues v ON v.id = p.venue_id WHERE p.id = ANY(%(ids)s::bigint[])
         """,
-        {"ids": id_array(paper_ids), "as_of": as_of, "texts": texts},
+        {"ids": id_array(paper_ids), "as_of": as_of},
     ).fetchall()
     authors: dict[int, list[AuthorRef]] = defaultdict(list)
-    if texts:
-        for pid, aid, name, norm, affs, s2 in conn.execute(
-            """
-            SELECT pa.paper_id, a.id, a.name, a.normalized_name, pa.affiliations, a.s2_author_id
-              FROM paper_authors pa JOIN authors a ON a.id = pa.author_id
-             WHERE pa.paper_id = ANY(%(ids)s::bigint[]) ORDER BY pa.paper_id, pa.position
-            """,
-            {"ids": id_array(paper_ids)},
-        ).fetchall():
-            authors[pid].append(AuthorRef(aid, name, norm, tuple(affs or ()), s2))
-    else:  # the ranking's view: who wrote each paper, by id
-        for pid, aid in conn.execute(
-            "SELECT paper_id, author_id FROM paper_authors WHERE paper_id = ANY(%(ids)s::bigint[])"
-            " ORDER BY paper_id, position",
-            {"ids": id_array(paper_ids)},
-            binary=True,
-        ).fetchall():
-            authors[pid].append(AuthorRef(aid, "", ""))
+    for pid, aid, name, norm, affs, s2 in conn.execute(
+        """
+        SELECT pa.paper_id, a.id, a.name, a.normalized_name, pa.affiliations, a.s2_author_id
+          FROM paper_authors pa JOIN authors a ON a.id = pa.author_id
+         WHERE pa.paper_id = ANY(%(ids)s::bigint[]) ORDER BY pa.paper_id, pa.position
+        """,
+        {"ids": id_array(paper_ids)},
+    ).fetchall():
+        authors[pid].append(AuthorRef(aid, name, norm, tuple(affs or ()), s2))
     return {
         r[0]: PaperInfo(r[0], r[1], r[2], r[3], r[4], tuple(authors.get(r[0], ())), r[5], r[6], r[7], r[8], r[9], r[10])
         for r in rows

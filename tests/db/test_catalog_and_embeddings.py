@@ -321,7 +321,7 @@ def test_a_refit_reads_papers_as_arrays_just_as_a_ranking_reads_their_rows(db: D
         vectors = {pid: np.full(384, 1.0 + k, dtype=np.float32) for k, pid in enumerate(ids)}
         upsert_embeddings(conn, "all-MiniLM-L6-v2", [(pid, f"h{pid}", v) for pid, v in vectors.items()])
         readings = load_readings(conn, ids)
-        by_rows = build_universe(load_paper_infos(conn, ids, texts=False), vectors, readings)
+        by_rows = build_universe(load_paper_infos(conn, ids), vectors, readings)
         by_arrays = universe_from_arrays(load_paper_arrays(conn, ids), vectors, readings)
     assert sorted(by_rows.ids.tolist()) == sorted(by_arrays.ids.tolist()) == sorted(ids)
     assert undated in ids

@@ -274,9 +274,9 @@ def fit_guarded(
     )
     single = best_single(positives[early], negatives[early], times[early], new)
     contestants = _contestants(blend, single, current, new, split, positives[early], negatives[early])
-    name, rr, table = _judge(contestants, served)
-    noise = _noise_sentence(rr, served_ranks(blend, served)) if name != "the default blend" else ""
-    decision = f"{name}: {_held_sentence(served, name, rr, table)}{noise}{_left_out_sentence(left_out)}"
+    name, ranks = _judge(contestants, served)
+    noise = _noise_sentence(ranks[name], ranks["the default blend"]) if name != "the default blend" else ""
+    decision = f"{name}: {_held_sentence(served, name, ranks)}{noise}{_left_out_sentence(left_out)}"
     # the window is where serving draws candidates from, whichever ranking orders them: every outcome keeps it
     if name == "the default blend":
         kept = RankerModel(blend.weights, blend.scales, blend.prior, len(moments), len(times), now)
@@ -321,21 +321,20 @@ def _contestants(
     return contestants
 
 
-def _judge(
-    contestants: list[tuple[str, RankerModel]], served: list[ServedMoment]
-) -> tuple[str, np.ndarray, dict[str, float]]:
-    """The contestant with the highest MRR on the held-out shares; one within ``GUARD_MARGIN`` of a simpler one
-    ties with it, and the simpler is kept."""
+def _judge(contestants: list[tuple[str, RankerModel]], served: list[ServedMoment]) -> tuple[str, dict[str, np.ndarray]]:
+    """The contestant with the highest MRR on the held-out shares (one within ``GUARD_MARGIN`` of a simpler one
+    ties with it, and the simpler is kept), with every contestant's reciprocal ranks there."""
     ranks = {name: served_ranks(model, served) for name, model in contestants}
     chosen = contestants[0][0]
     for name, _ in contestants[1:]:
         if float(ranks[name].mean()) > float(ranks[chosen].mean()) + GUARD_MARGIN:
             chosen = name
-    return chosen, ranks[chosen], {name: float(r.mean()) for name, r in ranks.items()}
+    return chosen, ranks
 
 
-def _held_sentence(served: list[ServedMoment], chosen: str, rr: np.ndarray, table: dict[str, float]) -> str:
+def _held_sentence(served: list[ServedMoment], chosen: str, ranks: dict[str, np.ndarray]) -> str:
     offered = int(np.median([len(m.x) for m in served]))
+    table = {name: float(r.mean()) for name, r in ranks.items()}
     # the default blend and the fit in use, then the closest runners-up: a sentence a member reads, not the table
     first = [n for n in table if n != chosen and (n == "the default blend" or n.startswith("the fit learnt"))]
     runners = sorted((n for n in table if n != chosen and n not in first), key=lambda n: -table[n])
@@ -343,7 +342,7 @@ def _held_sentence(served: list[ServedMoment], chosen: str, rr: np.ndarray, tabl
     others = ", ".join(f"{name} {table[name]:.2f}" for name in named)
     return (
         f"on the latest {len(served)} shares, each ranked among the {offered} papers serving would have offered "
-        f"then, it had MRR {float(rr.mean()):.2f} against {others}"
+        f"then, it had MRR {table[chosen]:.2f} against {others}"
     )
 
 

@@ -152,10 +152,9 @@ def universe_from_arrays(papers: PaperArrays, vectors: Mapping[int, np.ndarray],
     keep = np.flatnonzero(has)
     ids = papers.paper_ids[keep]
     dim = next(iter(vectors.values())).shape[0] if vectors else 0
-    vecs = np.stack([vectors[p] for p in ids.tolist()]).astype(np.float32) if len(ids) else np.zeros((0, dim))
+    vecs = np.stack([vectors[p] for p in ids.tolist()]) if len(ids) else np.zeros((0, dim))
     earliest, published, available = known_periods(papers.dates[keep], papers.precision[keep], papers.years[keep])
-    row_of = {p: k for k, p in enumerate(ids.tolist())}
-    rows = np.array([row_of.get(p, -1) for p in papers.author_paper.tolist()], dtype=np.int64)
+    rows = _rows_in(ids, papers.author_paper)
     ours = rows >= 0
     order = np.argsort(rows[ours], kind="stable")  # grouped by paper, each paper's authors in their order
     author_ids, author_flat = np.unique(papers.author_ids[ours][order], return_inverse=True)
@@ -165,7 +164,7 @@ def universe_from_arrays(papers: PaperArrays, vectors: Mapping[int, np.ndarray],
     venues = np.full(len(ids), -1, dtype=np.int64)
     venues[venue_ids >= 0] = venue_index
     return Universe(
-        ids.astype(np.int64),
+        ids,
         vecs.astype(np.float32),
         published,
         *_reading_arrays(ids.tolist(), readings),
@@ -182,15 +181,23 @@ def universe_from_arrays(papers: PaperArrays, vectors: Mapping[int, np.ndarray],
 def _reading_arrays(ids: Sequence[int], readings: Readings) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(start of each paper's readings, their moments, their values) for the papers ``ids``, in that order, each
     paper's readings in time order; the readings of papers not in ``ids`` are left out."""
-    order = np.argsort(np.asarray(ids, dtype=np.int64), kind="stable")
-    ranked = np.asarray(ids, dtype=np.int64)[order]
-    at = np.clip(np.searchsorted(ranked, readings.paper_ids), 0, max(0, len(ranked) - 1))
-    ours = ranked[at] == readings.paper_ids if len(ranked) else np.zeros(len(readings.paper_ids), dtype=bool)
-    row = order[at[ours]]
+    of = _rows_in(np.asarray(ids, dtype=np.int64), np.asarray(readings.paper_ids, dtype=np.int64))
+    ours = of >= 0
+    row = of[ours]
     t, v = readings.at[ours], readings.values[ours]
     sort = np.lexsort((t, row))
     start = np.concatenate([[0], np.cumsum(np.bincount(row, minlength=len(ids)))]).astype(np.int64)
     return start, t[sort].astype(np.float64), v[sort].astype(np.float64)
+
+
+def _rows_in(ids: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+    """The row of each of ``wanted`` among ``ids`` (distinct paper ids), -1 for one that is not among them."""
+    if not len(ids):
+        return np.full(len(wanted), -1, dtype=np.int64)
+    order = np.argsort(ids, kind="stable")
+    ranked = ids[order]
+    at = np.clip(np.searchsorted(ranked, wanted), 0, len(ranked) - 1)
+    return np.where(ranked[at] == wanted, order[at], -1).astype(np.int64)
 
 
 def known_periods(dates: np.ndarray, precision: np.ndarray, years: np.ndarray) -> tuple[np.ndarray, ...]:
