@@ -80,7 +80,7 @@ class ChannelHistory:
         return (centres / np.where(norms > 0, norms, 1.0)).astype(np.float32)
 
     @cached_property
-    def _authors(self) -> tuple[np.ndarray, np.ndarray]:
+    def authorships(self) -> tuple[np.ndarray, np.ndarray]:
         """(author index, position of the channel paper) of every author entry of the channel's papers."""
         return self.universe.authors_of(self.rows)
 
@@ -118,7 +118,7 @@ class ChannelHistory:
         u = self.universe
         chosen = u.vectors[self.rows[known]] if vectors or focus is not None else u.vectors[:0]
         positive_all = np.where(self.first_at < t, np.maximum(w_all, 0.0), 0.0)
-        authors, owners = self._authors
+        authors, owners = self.authorships
         author_w = np.bincount(authors, weights=positive_all[owners], minlength=u.n_authors)
         v = u.venues[self.rows]
         venue_w = np.bincount(v[v >= 0], weights=positive_all[v >= 0], minlength=u.n_venues)

@@ -15,12 +15,14 @@ from socialrag.recommender.rank.calibrate import (
     LEARNT_SHARES,
     NEGATIVES_PER_SHARE,
 )
-from socialrag.recommender.rank.features import ChannelState, features, fill_unknown
+from socialrag.recommender.rank.features import FEATURES, fill_unknown
 from socialrag.recommender.rank.guard import MAX_JUDGED, MAX_WINDOW_DAYS, ServedMoment, TrainingSet
 from socialrag.recommender.rank.history import ChannelHistory, pool_rows
+from socialrag.recommender.rank.moments import moment_features
 from socialrag.recommender.rank.window import DAY, WindowLearner, share_ranks
 
 BURST_GAP_HOURS = 3.0  # shares this close to the one before are one burst: serving knew none of the burst's papers
+POPULARITY = FEATURES.index("popularity")
 SERVED_CANDIDATES = 300  # at most this many of the papers serving would have offered judge a held-out share
 
 
@@ -68,6 +70,8 @@ def training_set(
     judged_from = -np.inf if judged is None or len(positives) <= judged else float(positives[-judged])
     learnt_from = -np.inf if len(positives) <= learnt else float(positives[-learnt])
     pending_ignored: list[int] = []
+    learnt_at: list[tuple[float, float, np.ndarray]] = []  # (share, seen at, [its paper, papers passed over])
+    judged_at: list[tuple[float, float, np.ndarray]] = []  # (share, seen at, [its paper, all serving offered])
     for t, k, positive in moments:
         if t < learnt_from:
             continue
@@ -80,8 +84,8 @@ def training_set(
             # shared before serving could offer it (before its listed date, or before the month or year its date is
             # known to was out): no candidate then, and newer than every paper it would be compared with
             continue
-        state, known = history.state_at(b, vectors=False)  # ``features`` gets the similarities below
-        if len(known) < warmup:
+        known = int(np.searchsorted(history.first_at, b, side="left"))  # the papers are in order of first share
+        if known < warmup:
             continue
         window = window_days or window_at(b)
         out.windows[t] = window
@@ -92,16 +96,20 @@ def training_set(
         neg_rows = drawn + [int(channel_rows[j]) for j in pending_ignored]
         pending_ignored = []
         rows = np.array([int(channel_rows[k]), *neg_rows], dtype=np.int64)
-        cands = u.candidates(rows, b, known_by)
-        x = features(state, cands, b, sims_all[rows, : len(known)])
-        if known_by is not None and not np.isnan(cands.popularity[0]) and np.isnan(u.popularity_at(rows[:1], b)[0]):
+        learnt_at.append((t, b, rows))
+        if t >= judged_from:
+            judged_at.append((t, b, _served(history, known, b, t, k, window, offered, rng)))
+    every = [*learnt_at, *judged_at]
+    x_all = moment_features(history, np.array([b for _, b, _ in every]), [r for _, _, r in every], sims_all, known_by)
+    learnt_x, judged_x = x_all[: len(learnt_at)], x_all[len(learnt_at) :]
+    for (t, b, rows), x in zip(learnt_at, learnt_x, strict=True):
+        if known_by is not None and not np.isnan(x[0, POPULARITY]) and np.isnan(u.popularity_at(rows[:1], b)[0]):
             out.estimated += 1
         for j in range(1, len(rows)):
             out.positives.append(x[0])
             out.negatives.append(x[j])
             out.times.append(t)
-        if t >= judged_from:
-            out.served.append(_served(history, state, known, b, t, k, window, offered, sims_all, known_by, rng))
+    out.served.extend(ServedMoment(t, fill_unknown(x)) for (t, _, _), x in zip(judged_at, judged_x, strict=True))
     last = float(moments_at[-1]) + 1.0 if len(moments_at) else 0.0
     out.final_window = window_days or window_at(last)
     return out
@@ -120,35 +128,30 @@ def _moments(history: ChannelHistory) -> list[tuple[float, int, bool]]:
     return moments
 
 
-def _offered(history: ChannelHistory, known: np.ndarray, b: float, t: float, window_days: float) -> np.ndarray:
+def _offered(history: ChannelHistory, known: int, b: float, t: float, window_days: float) -> np.ndarray:
     """Universe rows serving could have offered at ``b`` (the start of the burst of the share at ``t``): published
-    in the window, less the channel's papers known then (``known``, a prefix of them, as they are in order of
+    in the window, less the channel's papers known then (the first ``known`` of them, as they are in order of
     first share) and the burst's own papers."""
-    offered = pool_rows(history.universe, b, window_days, history.rows[known])
+    offered = pool_rows(history.universe, b, window_days, history.rows[:known])
     burst = history.rows[(history.first_at >= b) & (history.first_at <= t)]
     return offered[~np.isin(offered, burst)]
 
 
 def _served(
     history: ChannelHistory,
-    state: ChannelState,
-    known: np.ndarray,
+    known: int,
     b: float,
     t: float,
     k: int,
     window: float,
     offered: np.ndarray,
-    sims_all: np.ndarray,
-    known_by: float | None,
     rng: random.Random,
-) -> ServedMoment:
-    """The share at ``t`` (position ``k``) among what serving would have offered at ``b``: every paper of the
-    window (a year when the channel takes any date), up to ``SERVED_CANDIDATES`` of them."""
-    u = history.universe
+) -> np.ndarray:
+    """The rows to judge the share at ``t`` (position ``k``) among: its paper, then what serving would have
+    offered at ``b``, every paper of the window (a year when the channel takes any date), up to
+    ``SERVED_CANDIDATES`` of them."""
     if window > CHECK_WINDOW_DAYS:
         offered = _offered(history, known, b, t, CHECK_WINDOW_DAYS)
     if len(offered) > SERVED_CANDIDATES:
         offered = np.array(sorted(rng.sample(offered.tolist(), SERVED_CANDIDATES)), dtype=np.int64)
-    rows = np.concatenate([[history.rows[k]], offered]).astype(np.int64)
-    x = features(state, u.candidates(rows, b, known_by), b, sims_all[rows, : len(known)])
-    return ServedMoment(t, fill_unknown(x))
+    return np.concatenate([[history.rows[k]], offered]).astype(np.int64)

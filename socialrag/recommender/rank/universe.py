@@ -51,16 +51,17 @@ class Universe:
         owner = np.repeat(np.arange(len(self.ids), dtype=np.float64), np.diff(self.reading_start))
         return owner * _ROW_SPAN + np.clip(self.reading_t, -_TIME_SPAN, _TIME_SPAN)
 
-    def popularity_at(self, rows: np.ndarray, t: float, known_by: float | None = None) -> np.ndarray:
-        """Each row's last popularity reading at or before ``t``; NaN when none (unknown, not zero), unless
-        ``known_by`` is given: then a paper first read after ``t`` but by ``known_by`` gets an estimate of its
-        count at ``t`` (``estimate_back``). ``estimated_at`` says which values are estimates."""
+    def popularity_at(self, rows: np.ndarray, t: float | np.ndarray, known_by: float | None = None) -> np.ndarray:
+        """Each row's last popularity reading at or before ``t`` (one moment, or one per row); NaN when none
+        (unknown, not zero), unless ``known_by`` is given: then a paper first read after ``t`` but by ``known_by``
+        gets an estimate of its count at ``t`` (``estimate_back``). ``estimated_at`` says which are estimates."""
         rows = np.asarray(rows, dtype=np.int64)
         out = np.full(len(rows), np.nan)
         if not len(rows) or not len(self.reading_t):
             return out
+        t = np.broadcast_to(np.asarray(t, dtype=np.float64), rows.shape)
         lo, hi = self.reading_start[rows], self.reading_start[rows + 1]
-        at = rows.astype(np.float64) * _ROW_SPAN + float(np.clip(t, -_TIME_SPAN, _TIME_SPAN))
+        at = rows.astype(np.float64) * _ROW_SPAN + np.clip(t, -_TIME_SPAN, _TIME_SPAN)
         found = np.clip(np.searchsorted(self._reading_keys, at, side="right"), lo, hi)
         seen = found > lo
         out[seen] = self.reading_v[found[seen] - 1]
@@ -68,7 +69,7 @@ class Universe:
             first = np.minimum(lo, len(self.reading_t) - 1)
             later = ~seen & (hi > lo) & (self.reading_t[first] <= known_by)
             k = first[later]
-            out[later] = estimates_back(self.reading_v[k], self.reading_t[k], t, self.published[rows[later]])
+            out[later] = estimates_back(self.reading_v[k], self.reading_t[k], t[later], self.published[rows[later]])
         return out
 
     def estimated_at(self, rows: np.ndarray, t: float, known_by: float) -> np.ndarray:
@@ -77,9 +78,13 @@ class Universe:
 
     def authors_of(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(author index, position in ``rows``) of every author entry of these papers."""
-        starts, ends = self.author_start[rows], self.author_start[rows + 1]
-        flat = np.concatenate([self.author_flat[s:e] for s, e in zip(starts, ends, strict=True)] or [np.zeros(0)])
-        return flat.astype(np.int64), np.repeat(np.arange(len(rows)), ends - starts).astype(np.int64)
+        rows = np.asarray(rows, dtype=np.int64)
+        starts, counts = self.author_start[rows], np.diff(self.author_start)[rows]
+        owner = np.repeat(np.arange(len(rows), dtype=np.int64), counts)
+        # each entry's place in ``author_flat``: its paper's start, plus how far into that paper's authors it is
+        before = np.cumsum(counts) - counts
+        at = starts[owner] + np.arange(len(owner), dtype=np.int64) - before[owner]
+        return self.author_flat[at].astype(np.int64), owner
 
     def candidates(self, rows: np.ndarray, t: float, known_by: float | None = None) -> CandidateSet:
         flat, owner = self.authors_of(rows)
@@ -97,7 +102,7 @@ def estimate_back(count: float, read_at: float, t: float, published: float) -> f
     return float(estimates_back(np.array([count]), np.array([read_at]), t, np.array([published]))[0])
 
 
-def estimates_back(count: np.ndarray, read_at: np.ndarray, t: float, published: np.ndarray) -> np.ndarray:
+def estimates_back(count: np.ndarray, read_at: np.ndarray, t: float | np.ndarray, published: np.ndarray) -> np.ndarray:
     """Papers' counts at ``t`` from ones read later: counts grow with age ``a`` as ``a / (a + GROWTH_DAYS)``
     (fast at first, then levelling off), so the count then is the later one times the ratio of the two. NaN
     when a paper's date is unknown; 0 before it came out; the count itself when it was read before it came out."""
