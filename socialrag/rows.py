@@ -76,8 +76,8 @@ class MemberInfo:
 
 
 class Readings(NamedTuple):
-    """Popularity readings of many papers as arrays, in order of paper, then time: the paper of each reading,
-    when it was read (epoch seconds) and its value."""
+    """Popularity readings of many papers as arrays, in no particular order (``rank.universe`` sorts them by
+    paper, then time): the paper of each reading, when it was read (epoch seconds) and its value."""
 
     paper_ids: Any  # (n,) int64
     at: Any  # (n,) float64

@@ -343,3 +343,31 @@ def test_a_refit_reads_papers_as_arrays_just_as_a_ranking_reads_their_rows(db: D
     same_venue = [by_arrays.venues[by_arrays.index[p]] for p in ids[-2:]]  # the two EMNLP papers
     assert same_venue[0] == same_venue[1] >= 0
     assert np.isnan(by_arrays.published[by_arrays.index[undated]])
+
+
+def test_stored_vectors_read_back_bit_for_bit(db: Database) -> None:
+    """A refit reads thousands of vectors in pgvector's binary form, decoded all at once: each comes back exactly
+    as stored (signs, tiny and huge values); a paper with no shared vector has its channel's own for that channel
+    only; an unknown id is simply absent."""
+    from socialrag.storage.embeddings import load_vectors, upsert_embeddings
+
+    rng = np.random.default_rng(8)
+    with db.connection() as conn:
+        ids = [conn.execute("INSERT INTO papers (title) VALUES (%s) RETURNING id", (f"V{k}",)).fetchone()[0]
+               for k in range(40)]  # fmt: skip
+        stored = {pid: (rng.normal(size=384) * 10.0 ** rng.integers(-30, 30, 384)).astype(np.float32) for pid in ids}
+        upsert_embeddings(conn, "all-MiniLM-L6-v2", [(pid, f"h{pid}", stored[pid]) for pid in ids[1:]])
+        own = np.linspace(-1, 1, 384, dtype=np.float32)
+        conn.execute("INSERT INTO teams (team_id) VALUES ('TV')")
+        conn.execute("INSERT INTO channels (team_id, channel_id, name) VALUES ('TV', 'CV', 'lab')")
+        conn.execute(
+            "INSERT INTO channel_text_embeddings (team_id, channel_id, paper_id, model, content_hash, embedding) "
+            "VALUES ('TV', 'CV', %s, 'all-MiniLM-L6-v2', 'x', %s)",
+            (ids[0], own),
+        )
+        everyone = load_vectors(conn, "all-MiniLM-L6-v2", [*ids, 10**9])
+        in_channel = load_vectors(conn, "all-MiniLM-L6-v2", ids, channel=("TV", "CV"))
+    assert sorted(everyone) == sorted(ids[1:])
+    assert all(np.array_equal(everyone[pid], stored[pid]) and everyone[pid].dtype == np.float32 for pid in ids[1:])
+    assert sorted(in_channel) == sorted(ids)
+    assert np.array_equal(in_channel[ids[0]], own) and np.array_equal(in_channel[ids[1]], stored[ids[1]])

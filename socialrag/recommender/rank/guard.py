@@ -119,21 +119,35 @@ def held_out_mrr(model: RankerModel, pos: np.ndarray, neg: np.ndarray, times: np
         oldest = 0.5 ** (model.window_days / RECENCY_HALF_LIFE_DAYS)
         pos_in, neg_in = ~(pos[:, recency] < oldest), ~(neg[:, recency] < oldest)
         margin = np.where(pos_in & ~neg_in, 1.0, np.where(~pos_in & neg_in, -1.0, margin))
-    ranks: dict[float, int] = {}
-    for t, m in zip(times.tolist(), margin.tolist(), strict=True):
-        ranks[t] = ranks.get(t, 1) + (1 if m <= 0 else 0)
-    return float(np.mean([1.0 / r for r in ranks.values()])) if ranks else 0.0
+    if not len(times):
+        return 0.0
+    _, moment = np.unique(times, return_inverse=True)
+    above = np.bincount(moment, weights=(margin <= 0).astype(np.float64))  # papers passed over ranked above it
+    return float(np.mean(1.0 / (1.0 + above)))
 
 
 def served_ranks(model: RankerModel, moments: list[ServedMoment]) -> np.ndarray:
     """The reciprocal rank of each held-out share among the candidates serving offered then, by ``model``'s
     scores; ties are broken at random, in expectation (a ranking that cannot tell papers apart gains nothing)."""
-    out = np.zeros(len(moments))
-    for k, m in enumerate(moments):
-        s = m.x @ model.weights
-        others = s[1:]
-        out[k] = 1.0 / (1.0 + float((others > s[0]).sum()) + 0.5 * float((others == s[0]).sum()))
-    return out
+    if not moments:
+        return np.zeros(0)
+    x, starts = stacked(moments)
+    return reciprocal_ranks(x @ model.weights, starts)
+
+
+def stacked(moments: list[ServedMoment]) -> tuple[np.ndarray, np.ndarray]:
+    """Every moment's candidates in one matrix, and where each moment's rows start (its shared paper)."""
+    sizes = np.array([len(m.x) for m in moments], dtype=np.int64)
+    return np.vstack([m.x for m in moments]), np.cumsum(sizes) - sizes
+
+
+def reciprocal_ranks(scores: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """For moments laid end to end (``starts``: the row of each moment's shared paper, which comes first), the
+    reciprocal rank of the shared paper among its moment's candidates; a tie counts half."""
+    first = np.repeat(scores[starts], np.diff(np.append(starts, len(scores))))
+    above = np.add.reduceat((scores > first).astype(np.float64), starts)
+    level = np.add.reduceat((scores == first).astype(np.float64), starts) - 1.0  # less the shared paper itself
+    return 1.0 / (1.0 + above + 0.5 * level)
 
 
 def like_serving(moments: list[ServedMoment]) -> tuple[list[ServedMoment], list[ServedMoment]]:
@@ -214,7 +228,10 @@ def best_single(positives: np.ndarray, negatives: np.ndarray, times: np.ndarray,
     """The feature alone that ranks these moments' shares best, as serving would (unknowns filled): chosen on the
     pairs a fit learns from, never on the shares it is judged on."""
     moments = served_moments_from_pairs(positives, negatives, times)
-    return max(SINGLES, key=lambda f: float(served_ranks(single_model(f, fitted), moments).mean()))
+    if not moments:
+        return SINGLES[0]
+    x, starts = stacked(moments)
+    return max(SINGLES, key=lambda f: float(reciprocal_ranks(x @ single_model(f, fitted).weights, starts).mean()))
 
 
 def shrink(model: RankerModel, positives: np.ndarray, negatives: np.ndarray) -> RankerModel:

@@ -118,13 +118,19 @@ def _against_papers(
         width = int(known[g].max(initial=0))
         if width == 0:
             continue
-        close = np.maximum(sims[rows[part], :width], 0.0)
+        close = sims[rows[part], :width]
+        np.maximum(close, 0.0, out=close)
         cubed = close * close
         cubed *= close
-        total = np.einsum("ij,ij->i", cubed, weights[g, :width])
+        total = np.empty(len(close))
+        ranked = np.empty_like(close)
+        # the candidates of one moment are together: each run of them shares its moment's weights and liked papers
+        runs = np.flatnonzero(np.diff(g)) + 1
+        for a, b in zip([0, *runs.tolist()], [*runs.tolist(), len(g)], strict=True):
+            total[a:b] = cubed[a:b] @ weights[g[a], :width]
+            np.add(close[a:b], unliked[g[a], :width], out=ranked[a:b])
         x[part, _COL["similarity"]] = np.where(scale[g] > 0, total / (scale[g] + 1e-9), 0.0)
         k = min(NEARBY_K, width)
-        ranked = close + unliked[g, :width]
         if width > k:
             ranked.partition(width - k, axis=1)
         top = -np.sort(-ranked[:, width - k :], axis=1)  # each candidate's closest ``k`` liked papers, closest first

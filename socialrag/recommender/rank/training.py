@@ -17,7 +17,7 @@ from socialrag.recommender.rank.calibrate import (
 )
 from socialrag.recommender.rank.features import FEATURES, fill_unknown
 from socialrag.recommender.rank.guard import MAX_JUDGED, MAX_WINDOW_DAYS, ServedMoment, TrainingSet
-from socialrag.recommender.rank.history import ChannelHistory, pool_rows
+from socialrag.recommender.rank.history import ChannelHistory
 from socialrag.recommender.rank.moments import moment_features
 from socialrag.recommender.rank.window import DAY, WindowLearner, share_ranks
 
@@ -89,7 +89,7 @@ def training_set(
             continue
         window = window_days or window_at(b)
         out.windows[t] = window
-        offered = _offered(history, known, b, t, min(window, MAX_WINDOW_DAYS))
+        offered = _offered(history, b, t, min(window, MAX_WINDOW_DAYS))
         if len(offered) == 0:
             continue
         drawn = [int(offered[i]) for i in rng.sample(range(len(offered)), min(negatives, len(offered)))]
@@ -98,7 +98,7 @@ def training_set(
         rows = np.array([int(channel_rows[k]), *neg_rows], dtype=np.int64)
         learnt_at.append((t, b, rows))
         if t >= judged_from:
-            judged_at.append((t, b, _served(history, known, b, t, k, window, offered, rng)))
+            judged_at.append((t, b, _served(history, b, t, k, window, offered, rng)))
     every = [*learnt_at, *judged_at]
     x_all = moment_features(history, np.array([b for _, b, _ in every]), [r for _, _, r in every], sims_all, known_by)
     learnt_x, judged_x = x_all[: len(learnt_at)], x_all[len(learnt_at) :]
@@ -128,18 +128,18 @@ def _moments(history: ChannelHistory) -> list[tuple[float, int, bool]]:
     return moments
 
 
-def _offered(history: ChannelHistory, known: int, b: float, t: float, window_days: float) -> np.ndarray:
-    """Universe rows serving could have offered at ``b`` (the start of the burst of the share at ``t``): published
-    in the window, less the channel's papers known then (the first ``known`` of them, as they are in order of
-    first share) and the burst's own papers."""
-    offered = pool_rows(history.universe, b, window_days, history.rows[:known])
-    burst = history.rows[(history.first_at >= b) & (history.first_at <= t)]
-    return offered[~np.isin(offered, burst)]
+def _offered(history: ChannelHistory, b: float, t: float, window_days: float) -> np.ndarray:
+    """Universe rows serving could have offered at ``b`` (the start of the burst of the share at ``t``), in order:
+    published in the window, less the channel's papers known then and the burst's own papers, which together are
+    its papers first shared by ``t`` (they are in order of first share)."""
+    u = history.universe
+    shared_by = int(np.searchsorted(history.first_at, t, side="right"))
+    ok = (u.available < b) & (u.available >= b - window_days * DAY) & (history.positions >= shared_by)
+    return np.flatnonzero(ok)
 
 
 def _served(
     history: ChannelHistory,
-    known: int,
     b: float,
     t: float,
     k: int,
@@ -151,7 +151,7 @@ def _served(
     offered at ``b``, every paper of the window (a year when the channel takes any date), up to
     ``SERVED_CANDIDATES`` of them."""
     if window > CHECK_WINDOW_DAYS:
-        offered = _offered(history, known, b, t, CHECK_WINDOW_DAYS)
+        offered = _offered(history, b, t, CHECK_WINDOW_DAYS)
     if len(offered) > SERVED_CANDIDATES:
         offered = np.array(sorted(rng.sample(offered.tolist(), SERVED_CANDIDATES)), dtype=np.int64)
     return np.concatenate([[history.rows[k]], offered]).astype(np.int64)
