@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from functools import lru_cache
 
 from socialrag.models import Sentiment
 
@@ -134,6 +135,7 @@ def is_emoji_name(name: str) -> bool:
     return _EMOJI_NAME.fullmatch(name) is not None
 
 
+@lru_cache(maxsize=4096)  # a refit reads every reaction of the channel; a channel uses a few dozen emoji
 def normalize_emoji(name: str) -> str:
     """``:+1::skin-tone-3:`` and ``+1::skin-tone-3`` both become ``+1``."""
     name = name.strip().strip(":").lower()

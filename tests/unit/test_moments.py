@@ -88,8 +88,7 @@ def test_all_moments_at_once_are_each_moment_on_its_own(seed: int, known_by: flo
     rng = np.random.default_rng(seed + 10)
     at = np.sort(rng.uniform((START - timedelta(days=5)).timestamp(), (START + timedelta(days=380)).timestamp(), 60))
     rows = [rng.choice(len(u.ids), size=int(rng.integers(0, 50)), replace=False) for _ in at]
-    sims = u.vectors @ u.vectors[history.rows].T
-    got = moment_features(history, at, rows, sims, known_by)
+    got = moment_features(history, at, rows, known_by)
     want = one_at_a_time(history, at, rows, known_by)
     assert [g.shape for g in got] == [w.shape for w in want]
     both = np.vstack(got), np.vstack(want)
@@ -111,18 +110,16 @@ def test_memory_is_held_to_chunks_however_many_moments(monkeypatch: pytest.Monke
     rng = np.random.default_rng(4)
     at = np.sort(rng.uniform(START.timestamp(), (START + timedelta(days=370)).timestamp(), 30))
     rows = [rng.choice(len(u.ids), size=20, replace=False) for _ in at]
-    sims = u.vectors @ u.vectors[history.rows].T
-    whole = np.vstack(moment_features(history, at, rows, sims))
+    whole = np.vstack(moment_features(history, at, rows))
     monkeypatch.setattr(moments, "CHUNK_ROWS", 7)
     monkeypatch.setattr(moments, "CHUNK_CELLS", 50)
-    chunked = np.vstack(moment_features(history, at, rows, sims))
+    chunked = np.vstack(moment_features(history, at, rows))
     assert np.array_equal(np.isnan(whole), np.isnan(chunked))
     assert np.nanmax(np.abs(whole - chunked)) < 1e-9
 
 
 def test_no_moments_and_no_candidates() -> None:
     history = gappy_history(5)
-    sims = history.universe.vectors @ history.universe.vectors[history.rows].T
-    assert moment_features(history, np.zeros(0), [], sims) == []
-    empty = moment_features(history, np.array([START.timestamp()]), [np.zeros(0, dtype=np.int64)], sims)
+    assert moment_features(history, np.zeros(0), []) == []
+    empty = moment_features(history, np.array([START.timestamp()]), [np.zeros(0, dtype=np.int64)])
     assert [e.shape for e in empty] == [(0, len(FEATURES))]

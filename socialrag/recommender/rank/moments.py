@@ -34,13 +34,12 @@ def moment_features(
     history: ChannelHistory,
     at: np.ndarray,
     rows: Sequence[np.ndarray],
-    sims: np.ndarray,
     known_by: float | None = None,
 ) -> list[np.ndarray]:
     """For each moment ``at[g]`` and its candidates ``rows[g]`` (universe rows), the (len(rows[g]), len(FEATURES))
     matrix ``features(state, universe.candidates(rows[g], at[g], known_by), at[g])`` gives, with ``state`` the
     channel as ``history.state_at(at[g])`` sees it (no focus, no steering: a fit learns from what members did).
-    ``sims`` is every universe paper's cosine to each of the channel's papers, (universe, channel papers)."""
+    Each distinct candidate's cosines to the channel's papers known by the last moment are computed once."""
     at = np.asarray(at, dtype=np.float64)
     sizes = np.array([len(r) for r in rows], dtype=np.int64)
     x = np.zeros((int(sizes.sum()), len(FEATURES)), dtype=np.float64)
@@ -51,7 +50,9 @@ def moment_features(
     moment = np.repeat(np.arange(len(at)), sizes)
     known = np.searchsorted(history.first_at, at, side="left")  # the papers are in order of first share
     weights, disliked = _weights(history, at, known)
-    _against_papers(x, sims, flat_rows, weights, disliked, moment, known)
+    distinct, of_row = np.unique(flat_rows, return_inverse=True)
+    sims = u.vectors[distinct] @ u.vectors[history.rows[: int(known.max(initial=0))]].T
+    _against_papers(x, sims, of_row.ravel(), weights, disliked, moment, known)
     when = at[moment]
     popularity = u.popularity_at(flat_rows, when, known_by)
     with np.errstate(invalid="ignore"):
@@ -104,9 +105,9 @@ def _against_papers(
     moment: np.ndarray,
     known: np.ndarray,
 ) -> None:
-    """``similarity``, ``nearest``, ``disliked`` and ``nearby`` of every candidate (``sims``: each universe paper's
-    cosines to the channel's papers; ``moment``: the moment each candidate is ranked at), ``CHUNK_ROWS`` at a
-    time. What depends on the moment alone (the weights' scale, which papers were liked) is worked out once."""
+    """``similarity``, ``nearest``, ``disliked`` and ``nearby`` of every candidate (``sims[rows]``: its cosines to
+    the channel's papers; ``moment``: the moment it is ranked at), ``CHUNK_ROWS`` at a time. What depends on the
+    moment alone (the weights' scale, which papers were liked) is worked out once."""
     scale = np.abs(weights).sum(axis=1)
     liked = weights > 0
     count = liked.sum(axis=1)

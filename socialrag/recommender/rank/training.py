@@ -63,7 +63,6 @@ def training_set(
     window_at = WindowLearner(moments_at, ranks, ages)
     out = TrainingSet()
     channel_rows = history.rows
-    sims_all = u.vectors @ u.vectors[channel_rows].T  # every paper against the channel's, once
     moments = _moments(history)
     positives = np.array([t for t, _, positive in moments if positive])
     seen_at = dict(zip(positives.tolist(), burst_starts(positives).tolist(), strict=True))
@@ -100,15 +99,14 @@ def training_set(
         if t >= judged_from:
             judged_at.append((t, b, _served(history, b, t, k, window, offered, rng)))
     every = [*learnt_at, *judged_at]
-    x_all = moment_features(history, np.array([b for _, b, _ in every]), [r for _, _, r in every], sims_all, known_by)
+    x_all = moment_features(history, np.array([b for _, b, _ in every]), [r for _, _, r in every], known_by)
     learnt_x, judged_x = x_all[: len(learnt_at)], x_all[len(learnt_at) :]
     for (t, b, rows), x in zip(learnt_at, learnt_x, strict=True):
         if known_by is not None and not np.isnan(x[0, POPULARITY]) and np.isnan(u.popularity_at(rows[:1], b)[0]):
             out.estimated += 1
-        for j in range(1, len(rows)):
-            out.positives.append(x[0])
-            out.negatives.append(x[j])
-            out.times.append(t)
+        out.positives.extend([x[0]] * (len(rows) - 1))
+        out.negatives.extend(x[1:])
+        out.times.extend([t] * (len(rows) - 1))
     out.served.extend(ServedMoment(t, fill_unknown(x)) for (t, _, _), x in zip(judged_at, judged_x, strict=True))
     last = float(moments_at[-1]) + 1.0 if len(moments_at) else 0.0
     out.final_window = window_days or window_at(last)
