@@ -49,29 +49,41 @@ def load_readings(conn: psycopg.Connection, paper_ids: Sequence[int]) -> Reading
     )
 
 
+# one paper, and one authorship, as ``load_paper_arrays`` packs them
+_PAPER = np.dtype([("id", ">i8"), ("venue", ">i8"), ("year", ">i4"), ("date", ">f8"), ("precision", ">i4")])
+_AUTHORSHIP = np.dtype([("paper", ">i8"), ("position", ">i4"), ("author", ">i8")])
+
+
 def load_paper_arrays(conn: psycopg.Connection, paper_ids: Sequence[int]) -> PaperArrays:
     """What a ranking reads of these papers (their venue, year, date and how far it is known, and their
     authors), as arrays in order of paper id: a refit reads ten thousand papers and makes no object per paper."""
-    rows = conn.execute(
+    # each packed by Postgres into one binary string of fixed-size records, put in order here
+    row = conn.execute(
         """
-        SELECT id, coalesce(venue_id, -1), coalesce(year, 0),
-               coalesce(extract(epoch FROM publication_date)::float8, 'NaN'::float8),
-               CASE date_precision WHEN 'month' THEN 1 WHEN 'year' THEN 2 ELSE 0 END
-          FROM papers WHERE id = ANY(%(ids)s::bigint[]) ORDER BY id
+        SELECT (SELECT string_agg(int8send(id) || int8send(coalesce(venue_id, -1)) || int4send(coalesce(year, 0))
+                       || float8send(coalesce(extract(epoch FROM publication_date)::float8, 'NaN'::float8))
+                       || int4send(CASE date_precision WHEN 'month' THEN 1 WHEN 'year' THEN 2 ELSE 0 END), ''::bytea)
+                  FROM papers WHERE id = ANY(%(ids)s::bigint[])),
+               (SELECT string_agg(int8send(paper_id) || int4send(position) || int8send(author_id), ''::bytea)
+                  FROM paper_authors WHERE paper_id = ANY(%(ids)s::bigint[]))
         """,
         {"ids": id_array(paper_ids)},
         binary=True,
-    ).fetchall()
-    authors = conn.execute(
-        "SELECT paper_id, author_id FROM paper_authors WHERE paper_id = ANY(%(ids)s::bigint[])"
-        " ORDER BY paper_id, position",
-        {"ids": id_array(paper_ids)},
-        binary=True,
-    ).fetchall()
-    papers = np.array(rows, dtype=np.float64).reshape(-1, 5)
-    pairs = np.array(authors, dtype=np.int64).reshape(-1, 2)
-    whole = papers[:, [0, 1, 2, 4]].astype(np.int64)
-    return PaperArrays(whole[:, 0], whole[:, 1], whole[:, 2], papers[:, 3], whole[:, 3], pairs[:, 0], pairs[:, 1])
+    ).fetchone()
+    papers_raw, authors_raw = row if row is not None else (None, None)
+    papers = np.frombuffer(papers_raw or b"", dtype=_PAPER)
+    papers = papers[np.argsort(papers["id"], kind="stable")]
+    authors = np.frombuffer(authors_raw or b"", dtype=_AUTHORSHIP)
+    authors = authors[np.lexsort((authors["position"], authors["paper"]))]
+    return PaperArrays(
+        papers["id"].astype(np.int64),
+        papers["venue"].astype(np.int64),
+        papers["year"].astype(np.int64),
+        papers["date"].astype(np.float64),
+        papers["precision"].astype(np.int64),
+        authors["paper"].astype(np.int64),
+        authors["author"].astype(np.int64),
+    )
 
 
 def sample_pool(conn: psycopg.Connection, model: str, since: datetime, limit: int = POOL_SIZE) -> list[int]:
