@@ -346,3 +346,18 @@ def test_readings_loaded_as_arrays_make_the_same_universe_as_readings_by_paper()
     np.testing.assert_array_equal(one.popularity_at(rows, t), other.popularity_at(rows, t))
     none = build_universe(infos, {}, packed)  # no paper has a vector yet: nothing to read, nothing broken
     assert len(none.ids) == 0 and len(none.reading_t) == 0 and list(none.reading_start) == [0]
+
+
+def test_a_group_that_reaches_back_now_and_then_keeps_older_papers_in_reach() -> None:
+    """Nine in ten shares are this month's papers; one in ten is a year old. The window reaches back to the
+    oldest share before (a quarter more), so the next year-old pick is among the papers a fit compares with, and
+    a share older than any before widens it from then on, not before."""
+    from socialrag.recommender.rank.window import learn_window
+
+    moments = np.arange(40, dtype=np.float64) * 7 * DAY
+    ages = np.where(np.arange(40) % 10 == 9, 365.0, 12.0)
+    ranks = np.where(ages > 100, 0.5, 0.02)  # ranked among the papers out then: recent ones near the top
+    assert learn_window(moments, ranks, ages, float(moments[9])) == pytest.approx(1.25 * 12.0)
+    assert learn_window(moments, ranks, ages, float(moments[9]) + 1.0) == pytest.approx(1.25 * 365.0)
+    assert learn_window(moments, ranks, ages, float(moments[-1]) + 1.0) >= 365.0
+    assert learn_window(moments, ranks, ages, float(moments[5])) == float("inf"), "any date until eight shares"
