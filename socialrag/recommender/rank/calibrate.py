@@ -157,8 +157,8 @@ def fit(
     for _ in range(25):
         margin = z @ w
         p = _sigmoid(-margin)  # the probability each pair is ranked the wrong way
-        grad = -(z * p[:, None]).mean(axis=0) + 2 * lam * (w - target)
-        hess = (z * (p * (1 - p))[:, None]).T @ z / len(z) + 2 * lam * np.eye(len(w))
+        grad = -(p @ z) / len(z) + 2 * lam * (w - target)
+        hess = (z.T * (p * (1 - p))) @ z / len(z) + 2 * lam * np.eye(len(w))
         step = np.linalg.solve(hess, grad)
         w -= step
         if float(np.abs(step).max()) < 1e-7:
