@@ -71,13 +71,18 @@ class ChannelHistory:
         least ``MIN_INTEREST_SHARES`` of them."""
         if self.sharer is None or known == 0:
             return np.zeros((0, self.universe.vectors.shape[1]), dtype=np.float32)
-        sums, counts, latest = self._interest_sums
+        _, counts, latest = self._interest_sums
         last = latest[known]
         last = last[last >= 0]
-        last = last[counts[last] >= MIN_INTEREST_SHARES]
-        centres = sums[last]
-        norms = np.linalg.norm(centres, axis=1, keepdims=True)
-        return (centres / np.where(norms > 0, norms, 1.0)).astype(np.float32)
+        return self._unit_interests[last[counts[last] >= MIN_INTEREST_SHARES]]
+
+    @cached_property
+    def _unit_interests(self) -> np.ndarray:
+        """At each position, the unit centroid of its sharer's papers up to it (a refit asks for hundreds of
+        moments, each a few of these)."""
+        sums = self._interest_sums[0]
+        norms = np.linalg.norm(sums, axis=1, keepdims=True)
+        return (sums / np.where(norms > 0, norms, 1.0)).astype(np.float32)
 
     @cached_property
     def positions(self) -> np.ndarray:
