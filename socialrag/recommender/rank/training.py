@@ -101,9 +101,11 @@ def training_set(
     every = [*learnt_at, *judged_at]
     x_all = moment_features(history, np.array([b for _, b, _ in every]), [r for _, _, r in every], known_by)
     learnt_x, judged_x = x_all[: len(learnt_at)], x_all[len(learnt_at) :]
-    for (t, b, rows), x in zip(learnt_at, learnt_x, strict=True):
-        if known_by is not None and not np.isnan(x[0, POPULARITY]) and np.isnan(u.popularity_at(rows[:1], b)[0]):
-            out.estimated += 1
+    if known_by is not None and learnt_at:  # the shared papers whose count then is an estimate from a later one
+        shared = np.array([rows[0] for _, _, rows in learnt_at])
+        then = u.popularity_at(shared, np.array([b for _, b, _ in learnt_at]))
+        out.estimated = int((np.isnan(then) & ~np.isnan([x[0, POPULARITY] for x in learnt_x])).sum())
+    for (t, _, rows), x in zip(learnt_at, learnt_x, strict=True):
         out.positives.extend([x[0]] * (len(rows) - 1))
         out.negatives.extend(x[1:])
         out.times.extend([t] * (len(rows) - 1))
