@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -26,6 +27,7 @@ from socialrag.recommender.rank.window import DAY
 
 CHUNK_ROWS = 2048  # candidates whose similarities to the channel's papers are held at once
 CHUNK_CELLS = 4_000_000  # moments x engagement events (or author entries) held at once
+THREADS = 2  # chunks of candidates worked on at once (memory: this many chunks)
 
 _COL = {name: i for i, name in enumerate(FEATURES)}
 
@@ -80,12 +82,16 @@ def _weights(history: ChannelHistory, at: np.ndarray, known: np.ndarray) -> tupl
     papers, times, values = history.ev_paper[order], history.ev_t[order], history.ev_v[order]
     if len(papers):
         starts = np.flatnonzero(np.concatenate([[True], papers[1:] != papers[:-1]]))
-        step = max(1, CHUNK_CELLS // len(papers))
+        step = max(1, min(CHUNK_CELLS // len(papers), -(-len(at) // THREADS)))
         half_life = history.half_life_days * DAY
-        for lo in range(0, len(at), step):
+
+        def decay(lo: int) -> None:
             t = at[lo : lo + step, None]
             decayed = np.where(times < t, values * 0.5 ** (np.maximum(0.0, t - times) / half_life), 0.0)
             weights[lo : lo + step, papers[starts]] = np.add.reduceat(decayed, starts, axis=1)
+
+        with ThreadPoolExecutor(max_workers=THREADS) as pool:
+            list(pool.map(decay, range(0, len(at), step)))
     unknown = np.arange(m)[None, :] >= known[:, None]
     weights[unknown] = 0.0
     t = at[:, None]
@@ -113,12 +119,13 @@ def _against_papers(
     count = liked.sum(axis=1)
     unliked = np.where(liked, 0.0, -2.0).astype(np.float32)  # added to a cosine (0 to 1), ranks it below any liked
     any_disliked: np.ndarray = np.asarray(disliked.any(axis=1))
-    for lo in range(0, len(x), CHUNK_ROWS):
+
+    def chunk(lo: int) -> None:
         part = slice(lo, min(len(x), lo + CHUNK_ROWS))
         g = moment[part]
         width = int(known[g].max(initial=0))
         if width == 0:
-            continue
+            return
         close = sims[rows[part], :width]
         np.maximum(close, 0.0, out=close)
         cubed = close * close
@@ -143,6 +150,11 @@ def _against_papers(
         if len(some):
             badly = np.where(disliked[g[some], :width], close[some], 0.0)
             x[lo + some, _COL["disliked"]] = badly.max(axis=1)
+
+    # numpy lets go of the interpreter lock on arrays this size: two chunks at a time use two cores. Each chunk
+    # writes its own rows of ``x`` only.
+    with ThreadPoolExecutor(max_workers=THREADS) as pool:
+        list(pool.map(chunk, range(0, len(x), CHUNK_ROWS)))
 
 
 def _authors(
