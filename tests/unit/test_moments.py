@@ -104,18 +104,21 @@ def test_all_moments_at_once_are_each_moment_on_its_own(seed: int, known_by: flo
 
 
 def test_memory_is_held_to_chunks_however_many_moments(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Tiny chunks give the same answer: candidates and moments are taken a bounded number at a time."""
+    """Tiny chunks give the same answer: candidates, their cosines and the moments' weights are taken a bounded
+    number at a time (for a channel of many thousands of papers, the cosines chunk by chunk)."""
     history = gappy_history(3)
     u = history.universe
     rng = np.random.default_rng(4)
     at = np.sort(rng.uniform(START.timestamp(), (START + timedelta(days=370)).timestamp(), 30))
     rows = [rng.choice(len(u.ids), size=20, replace=False) for _ in at]
     whole = np.vstack(moment_features(history, at, rows))
-    monkeypatch.setattr(moments, "CHUNK_ROWS", 7)
     monkeypatch.setattr(moments, "CHUNK_CELLS", 50)
+    monkeypatch.setattr(moments, "MIN_CHUNK_ROWS", 7)
+    monkeypatch.setattr(moments, "EVENT_CELLS", 50)
+    monkeypatch.setattr(moments, "COSINE_CELLS", 0)
     chunked = np.vstack(moment_features(history, at, rows))
     assert np.array_equal(np.isnan(whole), np.isnan(chunked))
-    assert np.nanmax(np.abs(whole - chunked)) < 1e-9
+    assert np.nanmax(np.abs(whole - chunked)) < 1e-6
 
 
 def test_no_moments_and_no_candidates() -> None:

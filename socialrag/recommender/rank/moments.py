@@ -3,13 +3,14 @@ each moment, what ``features`` gives for ``ChannelHistory.state_at`` then and th
 asks this for every share it learns from (a few hundred moments of a few dozen papers) and every share it judges
 on (dozens of moments of a few hundred papers); one moment at a time, the small arrays' overhead was most of a
 refit. The moments' channel states are matrices here (one row per moment), and the candidates are taken in
-chunks of ``CHUNK_ROWS`` so that memory stays bounded however long the history. Pure (numpy only).
+chunks of ``CHUNK_CELLS`` candidates x papers, two at a time on two cores, so that memory stays bounded however
+long the history. Pure (numpy only).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -23,10 +24,13 @@ from socialrag.recommender.rank.features import (
     RECENCY_HALF_LIFE_DAYS,
 )
 from socialrag.recommender.rank.history import ChannelHistory
+from socialrag.recommender.rank.universe import Universe
 from socialrag.recommender.rank.window import DAY
 
-CHUNK_ROWS = 2048  # candidates whose similarities to the channel's papers are held at once
-CHUNK_CELLS = 4_000_000  # moments x engagement events (or author entries) held at once
+CHUNK_CELLS = 2_000_000  # candidates x channel papers worked on at once per thread (about 40 MB)
+MIN_CHUNK_ROWS = 16
+COSINE_CELLS = 25_000_000  # cosines kept for a whole refit (100 MB of float32); beyond, each chunk's are computed
+EVENT_CELLS = 4_000_000  # moments x engagement events held at once
 THREADS = 2  # chunks of candidates worked on at once (memory: this many chunks)
 
 _COL = {name: i for i, name in enumerate(FEATURES)}
@@ -41,7 +45,7 @@ def moment_features(
     """For each moment ``at[g]`` and its candidates ``rows[g]`` (universe rows), the (len(rows[g]), len(FEATURES))
     matrix ``features(state, universe.candidates(rows[g], at[g], known_by), at[g])`` gives, with ``state`` the
     channel as ``history.state_at(at[g])`` sees it (no focus, no steering: a fit learns from what members did).
-    Each distinct candidate's cosines to the channel's papers known by the last moment are computed once."""
+    Memory is bounded by ``COSINE_CELLS`` and ``CHUNK_CELLS`` (and ``THREADS``), however long the history."""
     at = np.asarray(at, dtype=np.float64)
     sizes = np.array([len(r) for r in rows], dtype=np.int64)
     x = np.zeros((int(sizes.sum()), len(FEATURES)), dtype=np.float64)
@@ -52,9 +56,8 @@ def moment_features(
     moment = np.repeat(np.arange(len(at)), sizes)
     known = np.searchsorted(history.first_at, at, side="left")  # the papers are in order of first share
     weights, disliked = _weights(history, at, known)
-    distinct, of_row = np.unique(flat_rows, return_inverse=True)
-    sims = u.vectors[distinct] @ u.vectors[history.rows[: int(known.max(initial=0))]].T
-    _against_papers(x, sims, of_row.ravel(), weights, disliked, moment, known)
+    cosines = _cosines(u, history.rows[: int(known.max(initial=0))], flat_rows)
+    _against_papers(x, cosines, weights, disliked, moment, known)
     when = at[moment]
     popularity = u.popularity_at(flat_rows, when, known_by)
     with np.errstate(invalid="ignore"):
@@ -82,7 +85,7 @@ def _weights(history: ChannelHistory, at: np.ndarray, known: np.ndarray) -> tupl
     papers, times, values = history.ev_paper[order], history.ev_t[order], history.ev_v[order]
     if len(papers):
         starts = np.flatnonzero(np.concatenate([[True], papers[1:] != papers[:-1]]))
-        step = max(1, min(CHUNK_CELLS // len(papers), -(-len(at) // THREADS)))
+        step = max(1, min(EVENT_CELLS // len(papers), -(-len(at) // THREADS)))
         half_life = history.half_life_days * DAY
 
         def decay(lo: int) -> None:
@@ -102,31 +105,45 @@ def _weights(history: ChannelHistory, at: np.ndarray, known: np.ndarray) -> tupl
     return weights, disliked
 
 
+def _cosines(u: Universe, papers: np.ndarray, rows: np.ndarray) -> Callable[[slice, int], np.ndarray]:
+    """The cosines of the candidates ``rows[part]`` to the first ``width`` of the channel's ``papers``, as a new
+    array: each distinct candidate's computed once where they fit in ``COSINE_CELLS``, else each chunk's as it
+    comes (a channel of many thousands of papers)."""
+    channel = u.vectors[papers]
+    distinct, of_row = np.unique(rows, return_inverse=True)
+    if len(distinct) * len(papers) <= COSINE_CELLS:
+        sims = u.vectors[distinct] @ channel.T
+        of_row = of_row.ravel()
+        return lambda part, width: sims[of_row[part], :width]
+    return lambda part, width: u.vectors[rows[part]] @ channel[:width].T
+
+
 def _against_papers(
     x: np.ndarray,
-    sims: np.ndarray,
-    rows: np.ndarray,
+    cosines: Callable[[slice, int], np.ndarray],
     weights: np.ndarray,
     disliked: np.ndarray,
     moment: np.ndarray,
     known: np.ndarray,
 ) -> None:
-    """``similarity``, ``nearest``, ``disliked`` and ``nearby`` of every candidate (``sims[rows]``: its cosines to
-    the channel's papers; ``moment``: the moment it is ranked at), ``CHUNK_ROWS`` at a time. What depends on the
-    moment alone (the weights' scale, which papers were liked) is worked out once."""
+    """``similarity``, ``nearest``, ``disliked`` and ``nearby`` of every candidate (``cosines``: its cosines to
+    the channel's papers; ``moment``: the moment it is ranked at), a chunk of ``CHUNK_CELLS`` candidates x papers
+    at a time. What depends on the moment alone (the weights' scale, which papers were liked) is worked out once."""
     scale = np.abs(weights).sum(axis=1)
     liked = weights > 0
     count = liked.sum(axis=1)
     unliked = np.where(liked, 0.0, -2.0).astype(np.float32)  # added to a cosine (0 to 1), ranks it below any liked
     any_disliked: np.ndarray = np.asarray(disliked.any(axis=1))
 
+    step = max(MIN_CHUNK_ROWS, CHUNK_CELLS // max(1, int(known[moment].max(initial=0))))
+
     def chunk(lo: int) -> None:
-        part = slice(lo, min(len(x), lo + CHUNK_ROWS))
+        part = slice(lo, min(len(x), lo + step))
         g = moment[part]
         width = int(known[g].max(initial=0))
         if width == 0:
             return
-        close = sims[rows[part], :width]
+        close = cosines(part, width)
         np.maximum(close, 0.0, out=close)
         cubed = close * close
         cubed *= close
@@ -154,7 +171,7 @@ def _against_papers(
     # numpy lets go of the interpreter lock on arrays this size: two chunks at a time use two cores. Each chunk
     # writes its own rows of ``x`` only.
     with ThreadPoolExecutor(max_workers=THREADS) as pool:
-        list(pool.map(chunk, range(0, len(x), CHUNK_ROWS)))
+        list(pool.map(chunk, range(0, len(x), step)))
 
 
 def _authors(
