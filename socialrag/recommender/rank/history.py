@@ -85,14 +85,6 @@ class ChannelHistory:
         return (sums / np.where(norms > 0, norms, 1.0)).astype(np.float32)
 
     @cached_property
-    def positions(self) -> np.ndarray:
-        """For each universe row, its position among the channel's papers (in order of first share); the number of
-        the channel's papers for a row that is not one of them."""
-        out = np.full(len(self.universe.ids), len(self.rows), dtype=np.int64)
-        out[self.rows] = np.arange(len(self.rows))
-        return out
-
-    @cached_property
     def authorships(self) -> tuple[np.ndarray, np.ndarray]:
         """(author index, position of the channel paper) of every author entry of the channel's papers."""
         return self.universe.authors_of(self.rows)

@@ -24,7 +24,7 @@ from socialrag.recommender.rank.features import (
     RECENCY_HALF_LIFE_DAYS,
 )
 from socialrag.recommender.rank.history import ChannelHistory
-from socialrag.recommender.rank.universe import Universe
+from socialrag.recommender.rank.universe import Universe, spans
 from socialrag.recommender.rank.window import DAY
 
 CHUNK_CELLS = 2_000_000  # candidates x channel papers worked on at once per thread (about 40 MB)
@@ -197,10 +197,8 @@ def _authors(
     order = np.argsort(authors, kind="stable")
     authors, papers = authors[order], papers[order]
     lo, hi = np.searchsorted(authors, flat, side="left"), np.searchsorted(authors, flat, side="right")
-    entry = np.repeat(np.arange(len(flat)), hi - lo)
-    before = np.cumsum(hi - lo) - (hi - lo)
-    paper = papers[lo[entry] + np.arange(len(entry)) - before[entry]]
-    weight = np.bincount(owner[entry], weights=positive[moment[owner[entry]], paper], minlength=n)
+    entry, at = spans(lo, hi - lo)
+    weight = np.bincount(owner[entry], weights=positive[moment[owner[entry]], papers[at]], minlength=n)
     x[~none, _COL["authors"]] = 1.0 - np.exp(-weight[~none])
 
 
@@ -208,18 +206,18 @@ def _venues(x: np.ndarray, history: ChannelHistory, rows: np.ndarray, moment: np
     """``venue``: affinity to the venues of the papers the channel received well; unknown without a venue."""
     venues = history.universe.venues
     mine = venues[rows]
-    known = mine >= 0
-    x[~known, _COL["venue"]] = np.nan
+    has = mine >= 0
+    x[~has, _COL["venue"]] = np.nan
     channel = venues[history.rows]
     keys, which = np.unique(channel[channel >= 0], return_inverse=True)
-    if not len(keys) or not known.any():
+    if not len(keys) or not has.any():
         return
     of_venue = np.zeros((len(channel), len(keys)), dtype=np.float64)
     of_venue[np.flatnonzero(channel >= 0), which] = 1.0
     sums = positive @ of_venue  # (moments, the channel's venues)
-    at = np.clip(np.searchsorted(keys, mine[known]), 0, len(keys) - 1)
-    found = np.where(keys[at] == mine[known], sums[moment[known], at], 0.0)
-    x[known, _COL["venue"]] = 1.0 - np.exp(-found)
+    at = np.clip(np.searchsorted(keys, mine[has]), 0, len(keys) - 1)
+    found = np.where(keys[at] == mine[has], sums[moment[has], at], 0.0)
+    x[has, _COL["venue"]] = 1.0 - np.exp(-found)
 
 
 def _interests(x: np.ndarray, history: ChannelHistory, rows: np.ndarray, sizes: np.ndarray, known: np.ndarray) -> None:

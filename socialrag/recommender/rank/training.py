@@ -15,14 +15,13 @@ from socialrag.recommender.rank.calibrate import (
     LEARNT_SHARES,
     NEGATIVES_PER_SHARE,
 )
-from socialrag.recommender.rank.features import FEATURES, fill_unknown
+from socialrag.recommender.rank.features import fill_unknown
 from socialrag.recommender.rank.guard import MAX_JUDGED, MAX_WINDOW_DAYS, ServedMoment, TrainingSet
-from socialrag.recommender.rank.history import ChannelHistory
+from socialrag.recommender.rank.history import ChannelHistory, pool_rows
 from socialrag.recommender.rank.moments import moment_features
 from socialrag.recommender.rank.window import DAY, WindowLearner, share_ranks
 
 BURST_GAP_HOURS = 3.0  # shares this close to the one before are one burst: serving knew none of the burst's papers
-POPULARITY = FEATURES.index("popularity")
 SERVED_CANDIDATES = 300  # at most this many of the papers serving would have offered judge a held-out share
 
 
@@ -103,8 +102,7 @@ def training_set(
     learnt_x, judged_x = x_all[: len(learnt_at)], x_all[len(learnt_at) :]
     if known_by is not None and learnt_at:  # the shared papers whose count then is an estimate from a later one
         shared = np.array([rows[0] for _, _, rows in learnt_at])
-        then = u.popularity_at(shared, np.array([b for _, b, _ in learnt_at]))
-        out.estimated = int((np.isnan(then) & ~np.isnan([x[0, POPULARITY] for x in learnt_x])).sum())
+        out.estimated = int(u.estimated_at(shared, np.array([b for _, b, _ in learnt_at]), known_by).sum())
     for (t, _, rows), x in zip(learnt_at, learnt_x, strict=True):
         out.positives.extend([x[0]] * (len(rows) - 1))
         out.negatives.extend(x[1:])
@@ -132,10 +130,8 @@ def _offered(history: ChannelHistory, b: float, t: float, window_days: float) ->
     """Universe rows serving could have offered at ``b`` (the start of the burst of the share at ``t``), in order:
     published in the window, less the channel's papers known then and the burst's own papers, which together are
     its papers first shared by ``t`` (they are in order of first share)."""
-    u = history.universe
     shared_by = int(np.searchsorted(history.first_at, t, side="right"))
-    ok = (u.available < b) & (u.available >= b - window_days * DAY) & (history.positions >= shared_by)
-    return np.flatnonzero(ok)
+    return pool_rows(history.universe, b, window_days, history.rows[:shared_by])
 
 
 def _served(

@@ -72,24 +72,29 @@ class Universe:
             out[later] = estimates_back(self.reading_v[k], self.reading_t[k], t[later], self.published[rows[later]])
         return out
 
-    def estimated_at(self, rows: np.ndarray, t: float, known_by: float) -> np.ndarray:
-        """Which rows' popularity at ``t`` is an estimate from a later reading (known by ``known_by``)."""
+    def estimated_at(self, rows: np.ndarray, t: float | np.ndarray, known_by: float) -> np.ndarray:
+        """Which rows' popularity at ``t`` (one moment, or one per row) is an estimate from a later reading (known
+        by ``known_by``)."""
         return np.isnan(self.popularity_at(rows, t)) & ~np.isnan(self.popularity_at(rows, t, known_by))
 
     def authors_of(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(author index, position in ``rows``) of every author entry of these papers."""
         rows = np.asarray(rows, dtype=np.int64)
-        starts, counts = self.author_start[rows], np.diff(self.author_start)[rows]
-        owner = np.repeat(np.arange(len(rows), dtype=np.int64), counts)
-        # each entry's place in ``author_flat``: its paper's start, plus how far into that paper's authors it is
-        before = np.cumsum(counts) - counts
-        at = starts[owner] + np.arange(len(owner), dtype=np.int64) - before[owner]
+        owner, at = spans(self.author_start[rows], np.diff(self.author_start)[rows])
         return self.author_flat[at].astype(np.int64), owner
 
     def candidates(self, rows: np.ndarray, t: float, known_by: float | None = None) -> CandidateSet:
         flat, owner = self.authors_of(rows)
         popularity = self.popularity_at(rows, t, known_by)
         return CandidateSet(self.vectors[rows], self.published[rows], popularity, flat, owner, self.venues[rows])
+
+
+def spans(starts: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Ranges of an array (range ``i`` starts at ``starts[i]`` and holds ``counts[i]`` elements), laid end to end:
+    for each element, the range it is in and its place in the array."""
+    owner = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+    before = np.cumsum(counts) - counts  # elements of the ranges before each
+    return owner, np.asarray(starts, dtype=np.int64)[owner] + np.arange(len(owner), dtype=np.int64) - before[owner]
 
 
 # ``_reading_keys``: a paper's readings 1e10 s (317 years) after the last paper's; moments clipped to 1843-2096
