@@ -111,6 +111,25 @@ def test_an_unknown_popularity_is_read_like_that_of_papers_of_its_age() -> None:
     assert x[n // 2, POP] == pytest.approx(many)
 
 
+def test_moments_laid_end_to_end_are_each_filled_from_their_own_candidates() -> None:
+    """A refit fills hundreds of moments at once: each as if alone, whatever its neighbours know (a moment with no
+    popularity known at all, one with every age unknown, one of a single paper, ties in age)."""
+    rng = np.random.default_rng(4)
+    rec = FEATURES.index("recency")
+    sizes = np.array([1, 30, 7, 45, 2, 60, 12])
+    x = rng.random((int(sizes.sum()), len(FEATURES)))
+    x[:, rec] = np.round(x[:, rec], 1)
+    x[rng.random(x.shape) < 0.3] = np.nan
+    starts = np.cumsum(sizes) - sizes
+    x[starts[1] : starts[2], POP] = np.nan  # nobody's popularity known in that moment
+    x[starts[3] : starts[4], rec] = np.nan  # nor any age in this one
+    together = fill_unknown(x, starts)
+    alone = np.vstack([fill_unknown(part) for part in np.split(x, starts[1:])])
+    assert not np.isnan(together).any()
+    np.testing.assert_allclose(together, alone, rtol=1e-12, atol=1e-15)
+    assert np.array_equal(together[: sizes[0]], alone[: sizes[0]])
+
+
 def test_shared_papers_without_popularity_do_not_teach_that_popularity_is_bad() -> None:
     """Many real shares have no popularity reading at all; read as zero, they made a channel's fit say that
     the papers it shares are unpopular (the weight went negative)."""

@@ -158,7 +158,7 @@ def test_shares_judged_among_pools_unlike_servings_are_left_out_and_said() -> No
     among a full week's (120). On the small pools a fit that follows noise looks far better than the blend; they
     are no evidence about serving, so they are left out, and with too few shares left to judge on the blend
     stays, and `status` says why."""
-    from socialrag.recommender.rank.guard import ServedMoment, like_serving
+    from socialrag.recommender.rank.served import ServedMoment, like_serving
 
     rng = np.random.default_rng(3)
     pos, neg, times = moments(rng, 60, POP)
@@ -191,7 +191,8 @@ def test_the_plain_rankings_compete_and_a_small_steady_lead_is_taken() -> None:
     feature; the decision names the blend and the closest runners-up, not every contestant. Here the centroid of the channel's papers (``similarity``) ranks every held-out share 10th of 101,
     the default blend 11th: a lead of 0.009 in MRR, under the 0.02 the judge used to ask, but the same on every
     share, and it is taken."""
-    from socialrag.recommender.rank.guard import PLAIN_SINGLES, ServedMoment
+    from socialrag.recommender.rank.guard import PLAIN_SINGLES
+    from socialrag.recommender.rank.served import ServedMoment
 
     rng = np.random.default_rng(12)
     authors = FEATURES.index("authors")

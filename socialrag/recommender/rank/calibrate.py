@@ -13,7 +13,7 @@ features.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -138,12 +138,38 @@ def fit(
     of ``strength / shares`` toward the prior's direction, fitted by Newton's method in units of each
     feature's spread. Few shares: the prior. Many: the channel's own preference. The model picks among
     ``window_days`` (None: any date)."""
+    return fit_each(
+        positives,
+        negatives,
+        shares,
+        popularity_weight,
+        strengths=(strength,),
+        now=now,
+        trained_until=trained_until,
+        window_days=window_days,
+    )[0]
+
+
+def fit_each(
+    positives: np.ndarray,
+    negatives: np.ndarray,
+    shares: int,
+    popularity_weight: float = DEFAULT_POPULARITY_WEIGHT,
+    *,
+    strengths: Sequence[float | None],
+    now: datetime | None = None,
+    trained_until: float | None = None,
+    window_days: float | None = None,
+) -> list[RankerModel]:
+    """``fit`` at each of ``strengths`` (None: ``PRIOR_STRENGTH``), the pairs put in units of their spread
+    once for all of them."""
     prior = prior_weights(popularity_weight)
     now = now or datetime.now(UTC)
     if shares < MIN_SHARES or len(positives) == 0:
-        return RankerModel(
+        model = RankerModel(
             prior.copy(), np.ones(len(FEATURES)), prior, shares, len(positives), now, 1.0, window_days=window_days
         )
+        return [model for _ in strengths]
     both = np.vstack([positives, negatives])
     known = ~np.isnan(both)
     scales = np.array([both[known[:, j], j].std() if known[:, j].any() else 0.0 for j in range(both.shape[1])])
@@ -152,21 +178,24 @@ def fit(
     direction = prior * scales
     # how far along the prior's direction the data wants to go: the prior's own scale
     target = _newton_1d(z @ direction) * direction
-    lam = (PRIOR_STRENGTH if strength is None else strength) / shares
-    w = target.copy()
-    for _ in range(25):
-        margin = z @ w
-        p = _sigmoid(-margin)  # the probability each pair is ranked the wrong way
-        grad = -(p @ z) / len(z) + 2 * lam * (w - target)
-        hess = (z.T * (p * (1 - p))) @ z / len(z) + 2 * lam * np.eye(len(w))
-        step = np.linalg.solve(hess, grad)
-        w -= step
-        if float(np.abs(step).max()) < 1e-7:
-            break
-    raw = w / scales
-    return RankerModel(
-        raw, scales, prior, shares, len(z), now, lam / (lam + 1.0), trained_until, window_days=window_days
-    )
+    models = []
+    for strength in strengths:
+        lam = (PRIOR_STRENGTH if strength is None else strength) / shares
+        w = target.copy()
+        for _ in range(25):
+            margin = z @ w
+            p = _sigmoid(-margin)  # the probability each pair is ranked the wrong way
+            grad = -(p @ z) / len(z) + 2 * lam * (w - target)
+            hess = (z.T * (p * (1 - p))) @ z / len(z) + 2 * lam * np.eye(len(w))
+            step = np.linalg.solve(hess, grad)
+            w -= step
+            if float(np.abs(step).max()) < 1e-7:
+                break
+        pull = lam / (lam + 1.0)
+        models.append(
+            RankerModel(w / scales, scales, prior, shares, len(z), now, pull, trained_until, window_days=window_days)
+        )
+    return models
 
 
 def _sigmoid(v: np.ndarray) -> np.ndarray:

@@ -135,35 +135,59 @@ def features(state: ChannelState, cands: CandidateSet, at: float, sims: np.ndarr
 AGE_PEERS = 20  # an unknown popularity is read as that of this many candidates of about its age on each side
 
 
-def fill_unknown(x: np.ndarray) -> np.ndarray:
+def fill_unknown(x: np.ndarray, starts: np.ndarray | None = None) -> np.ndarray:
     """The features to rank by: each unknown value replaced by the mean of the candidates that have the
     feature (0 when none has it, which then ranks nobody differently). An unknown popularity of a paper of
     known age is the mean of the ``AGE_PEERS`` known ones on either side of its age: a count grows with age,
-    so this week's paper with no reading yet is read like this week's papers, not like last year's."""
+    so this week's paper with no reading yet is read like this week's papers, not like last year's.
+
+    ``starts``: ``x`` holds several moments' candidates end to end, each moment's from its row ``starts[i]``
+    on (strictly increasing, from 0); each is filled from its own candidates, as if filled alone. None: one
+    moment."""
     out = np.array(x, dtype=np.float64)
     missing = np.isnan(out)
     if not missing.any():
         return out
-    _popularity_by_age(out)
+    starts = np.zeros(1, dtype=np.int64) if starts is None else np.asarray(starts, dtype=np.int64)
+    moment = np.repeat(np.arange(len(starts)), np.diff(np.append(starts, len(out))))
+    _popularity_by_age(out, moment)
     missing = np.isnan(out)
-    counts = (~missing).sum(axis=0)
-    sums = np.where(missing, 0.0, out).sum(axis=0)
-    means = np.divide(sums, counts, out=np.zeros(out.shape[1]), where=counts > 0)
-    out[missing] = np.take(means, np.nonzero(missing)[1])
+    known = np.where(missing, 0.0, out)
+    if len(starts) == 1:
+        counts, sums = (~missing).sum(axis=0)[None, :], known.sum(axis=0)[None, :]
+    else:
+        counts = np.add.reduceat((~missing).astype(np.int64), starts, axis=0)
+        sums = np.add.reduceat(known, starts, axis=0)
+    means = np.divide(sums, counts, out=np.zeros(sums.shape), where=counts > 0)
+    rows, cols = np.nonzero(missing)
+    out[rows, cols] = means[moment[rows], cols]
     return out
 
 
-def _popularity_by_age(x: np.ndarray) -> None:
+def _popularity_by_age(x: np.ndarray, moment: np.ndarray) -> None:
+    """Each unknown popularity of known age, as the mean of the ``AGE_PEERS`` known ones of its moment on either
+    side of its age (in place); a moment with no known popularity is left to the mean."""
     pop, rec = x[:, FEATURES.index("popularity")], x[:, FEATURES.index("recency")]
     known, wanted = ~np.isnan(pop) & ~np.isnan(rec), np.isnan(pop) & ~np.isnan(rec)
     if not known.any() or not wanted.any():
         return
-    order = np.argsort(rec[known], kind="stable")
-    ages, values = rec[known][order], pop[known][order]
+    # the known and the wanted of every moment in one order, by moment and age (a wanted paper before known ones
+    # of the same age): where a wanted paper falls among its moment's known ones is the count of known before it
+    rows = np.flatnonzero(known | wanted)
+    is_known = known[rows]
+    order = np.lexsort((is_known, rec[rows], moment[rows]))
+    rows, is_known = rows[order], is_known[order]
+    before = np.cumsum(is_known) - is_known
+    ages_of = moment[rows[is_known]]
+    values = pop[rows[is_known]]
     sums = np.concatenate([[0.0], np.cumsum(values)])
-    at = np.searchsorted(ages, rec[wanted])
-    lo, hi = np.maximum(0, at - AGE_PEERS), np.minimum(len(ages), at + AGE_PEERS)
-    x[np.flatnonzero(wanted), FEATURES.index("popularity")] = (sums[hi] - sums[lo]) / (hi - lo)
+    asked = rows[~is_known]
+    first = np.searchsorted(ages_of, moment[asked], side="left")  # the moment's known ones, in the order above
+    last = np.searchsorted(ages_of, moment[asked], side="right")
+    some = last > first
+    at = before[~is_known]
+    lo, hi = np.maximum(first, at - AGE_PEERS)[some], np.minimum(last, at + AGE_PEERS)[some]
+    x[asked[some], FEATURES.index("popularity")] = (sums[hi] - sums[lo]) / (hi - lo)
 
 
 def pair_differences(positives: np.ndarray, negatives: np.ndarray) -> np.ndarray:

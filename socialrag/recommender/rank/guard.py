@@ -13,11 +13,7 @@ blend by how little it learnt from (``shrink``); and the new fit itself. The one
 reciprocal rank on the held-out shares wins; one within ``GUARD_MARGIN`` of a simpler one ties with it, and the
 simpler stays. The ranking in use is judged again at every refit.
 
-The bar used to be 0.02 plus 1.5 standard errors of the paired differences. Replayed on the real histories and
-the simulation (``docs/evaluation.md``), that bar kept the default blend at every refit of a broad seminar whose
-ten nearest papers ranked its held-out shares better at every refit, and it cost the simulation's popular,
-curator and imported kinds two to three standard errors of MRR each, for no kind that it protected beyond its
-noise. Pure (numpy only).
+The old bar (0.02 plus 1.5 standard errors) and why it went: ``docs/recommending.md``, the judge. Pure (numpy only).
 """
 
 from __future__ import annotations
@@ -28,8 +24,16 @@ from datetime import UTC, datetime
 import numpy as np
 
 from socialrag.config import DEFAULT_POPULARITY_WEIGHT
-from socialrag.recommender.rank.calibrate import MIN_SHARES, RankerModel, default_model, fit
-from socialrag.recommender.rank.features import FEATURES, RECENCY_HALF_LIFE_DAYS, fill_unknown, pair_differences
+from socialrag.recommender.rank.calibrate import MIN_SHARES, RankerModel, default_model, fit, fit_each
+from socialrag.recommender.rank.features import FEATURES, RECENCY_HALF_LIFE_DAYS, pair_differences
+from socialrag.recommender.rank.served import (
+    ServedMoment,
+    like_serving,
+    reciprocal_ranks,
+    served_moments_from_pairs,
+    served_ranks,
+    stacked_pairs,
+)
 
 STRENGTHS = (1.0, 3.0, 10.0, 30.0, 100.0)
 MIN_VALIDATION_MOMENTS = 12  # shares held out to judge rankings on
@@ -41,26 +45,12 @@ GUARD_MARGIN = 0.001  # in mean reciprocal rank: a contestant this close to a si
 NOISE_ERRORS = 3.0
 SHRINK_SHARES = 40.0  # a fit from n shares is served as n / (n + this) of itself, the rest the default blend
 MIN_WINDOW_DAYS, MAX_WINDOW_DAYS = 7.0, 1095.0
-# a held-out share is evidence only among a pool like serving's: at least this many papers...
-MIN_JUDGED_POOL = 20
-# ...and at least this share of the pool of the latest judged share (the moment whose stored papers are most
-# complete): an older share ranked among the few papers stored around it says little about ranking a full week
-JUDGED_POOL_SHARE = 0.5
 HELD = "a new fit held close to the default blend"
 SINGLES = ("similarity", "nearest", "nearby", "interest", "popularity", "recency", "fresh", "authors", "venue")
 # the plain rankings a reader would try first, each as the feature that ranks like it: the ten nearest papers, the
 # centroid of what the channel engaged with, the newest, the most read
 PLAIN_SINGLES = ("nearby", "similarity", "fresh", "popularity")
 SAID_CONTESTANTS = 3  # the contestants a decision names beside the winner (the blend, the fit in use, the closest)
-
-
-@dataclass(frozen=True)
-class ServedMoment:
-    """One share as serving would have ranked it: the features of the candidates serving would have offered
-    then (the shared paper first), as known before the share's burst, with unknowns filled as serving does."""
-
-    at: float
-    x: np.ndarray  # (1 + candidates, len(FEATURES))
 
 
 @dataclass
@@ -126,53 +116,6 @@ def held_out_mrr(model: RankerModel, pos: np.ndarray, neg: np.ndarray, times: np
     return float(np.mean(1.0 / (1.0 + above)))
 
 
-def served_ranks(model: RankerModel, moments: list[ServedMoment]) -> np.ndarray:
-    """The reciprocal rank of each held-out share among the candidates serving offered then, by ``model``'s
-    scores; ties are broken at random, in expectation (a ranking that cannot tell papers apart gains nothing)."""
-    if not moments:
-        return np.zeros(0)
-    x, starts = stacked(moments)
-    return reciprocal_ranks(x @ model.weights, starts)
-
-
-def stacked(moments: list[ServedMoment]) -> tuple[np.ndarray, np.ndarray]:
-    """Every moment's candidates in one matrix, and where each moment's rows start (its shared paper)."""
-    sizes = np.array([len(m.x) for m in moments], dtype=np.int64)
-    return np.vstack([m.x for m in moments]), np.cumsum(sizes) - sizes
-
-
-def reciprocal_ranks(scores: np.ndarray, starts: np.ndarray) -> np.ndarray:
-    """For moments laid end to end (``starts``: the row of each moment's shared paper, which comes first), the
-    reciprocal rank of the shared paper among its moment's candidates; a tie counts half."""
-    first = np.repeat(scores[starts], np.diff(np.append(starts, len(scores))))
-    above = np.add.reduceat((scores > first).astype(np.float64), starts)
-    level = np.add.reduceat((scores == first).astype(np.float64), starts) - 1.0  # less the shared paper itself
-    return 1.0 / (1.0 + above + 0.5 * level)
-
-
-def like_serving(moments: list[ServedMoment]) -> tuple[list[ServedMoment], list[ServedMoment]]:
-    """(judged, left out): the held-out shares whose rebuilt pool is like the one serving ranks (``MIN_JUDGED_POOL``
-    papers or more, and ``JUDGED_POOL_SHARE`` of the latest share's pool), and the rest."""
-    if not moments:
-        return [], []
-    bar = max(MIN_JUDGED_POOL, JUDGED_POOL_SHARE * (len(moments[-1].x) - 1))
-    judged = [m for m in moments if len(m.x) - 1 >= bar]
-    return judged, [m for m in moments if len(m.x) - 1 < bar]
-
-
-def served_moments_from_pairs(pos: np.ndarray, neg: np.ndarray, times: np.ndarray) -> list[ServedMoment]:
-    """Held-out shares from pairs alone (a caller with no served moments): each moment's shared paper among the
-    papers it was paired with, unknowns filled as serving fills them."""
-    order = np.argsort(times, kind="stable")  # each moment's pairs together, in the order they came
-    moments, starts = np.unique(times[order], return_index=True)
-    ends = [*starts[1:].tolist(), len(order)]
-    out = []
-    for t, start, end in zip(moments.tolist(), starts.tolist(), ends, strict=True):
-        at = order[start:end]
-        out.append(ServedMoment(float(t), fill_unknown(np.vstack([pos[at[:1]], neg[at]]))))
-    return out
-
-
 def fit_validated(
     positives: np.ndarray,
     negatives: np.ndarray,
@@ -197,10 +140,10 @@ def fit_validated(
     early, late = times < split, times >= split
     n_early = len(np.unique(times[early]))
     scores: dict[float, float] = {}
-    for strength in STRENGTHS:
-        model = fit(
-            positives[early], negatives[early], n_early, popularity_weight, strength=strength, window_days=window_days
-        )
+    models = fit_each(
+        positives[early], negatives[early], n_early, popularity_weight, strengths=STRENGTHS, window_days=window_days
+    )
+    for strength, model in zip(STRENGTHS, models, strict=True):
         scores[strength] = held_out_mrr(model, positives[late], negatives[late], times[late])
     best = max(scores, key=lambda k: (scores[k], k))  # ties go to the stronger pull
     model = fit(
@@ -227,10 +170,9 @@ def single_model(feature: str, fitted: RankerModel) -> RankerModel:
 def best_single(positives: np.ndarray, negatives: np.ndarray, times: np.ndarray, fitted: RankerModel) -> str:
     """The feature alone that ranks these moments' shares best, as serving would (unknowns filled): chosen on the
     pairs a fit learns from, never on the shares it is judged on."""
-    moments = served_moments_from_pairs(positives, negatives, times)
-    if not moments:
+    x, starts, _ = stacked_pairs(positives, negatives, times)
+    if not len(starts):
         return SINGLES[0]
-    x, starts = stacked(moments)
     return max(SINGLES, key=lambda f: float(reciprocal_ranks(x @ single_model(f, fitted).weights, starts).mean()))
 
 

@@ -16,9 +16,10 @@ from socialrag.recommender.rank.calibrate import (
     NEGATIVES_PER_SHARE,
 )
 from socialrag.recommender.rank.features import fill_unknown
-from socialrag.recommender.rank.guard import MAX_JUDGED, MAX_WINDOW_DAYS, ServedMoment, TrainingSet
+from socialrag.recommender.rank.guard import MAX_JUDGED, MAX_WINDOW_DAYS, TrainingSet
 from socialrag.recommender.rank.history import ChannelHistory, pool_rows
 from socialrag.recommender.rank.moments import moment_features
+from socialrag.recommender.rank.served import ServedMoment
 from socialrag.recommender.rank.window import DAY, WindowLearner, share_ranks
 
 BURST_GAP_HOURS = 3.0  # shares this close to the one before are one burst: serving knew none of the burst's papers
