@@ -134,6 +134,7 @@ def _against_papers(
     count = liked.sum(axis=1)
     unliked = np.where(liked, 0.0, -2.0).astype(np.float32)  # added to a cosine (0 to 1), ranks it below any liked
     any_disliked: np.ndarray = np.asarray(disliked.any(axis=1))
+    every_liked = count == known  # a moment that liked every paper it had
 
     step = max(MIN_CHUNK_ROWS, CHUNK_CELLS // max(1, int(known[moment].max(initial=0))))
 
@@ -148,25 +149,31 @@ def _against_papers(
         cubed = close * close
         cubed *= close
         total = np.empty(len(close))
-        ranked = np.empty_like(close)
         # the candidates of one moment are together: each run of them shares its moment's weights and liked papers
         runs = np.flatnonzero(np.diff(g)) + 1
-        for a, b in zip([0, *runs.tolist()], [*runs.tolist(), len(g)], strict=True):
+        bounds = list(zip([0, *runs.tolist()], [*runs.tolist(), len(g)], strict=True))
+        for a, b in bounds:
             total[a:b] = cubed[a:b] @ weights[g[a], :width]
-            np.add(close[a:b], unliked[g[a], :width], out=ranked[a:b])
         x[part, _COL["similarity"]] = np.where(scale[g] > 0, total / (scale[g] + 1e-9), 0.0)
-        k = min(NEARBY_K, width)
-        if width > k:
-            ranked.partition(width - k, axis=1)
-        top = -np.sort(-ranked[:, width - k :], axis=1)  # each candidate's closest ``k`` liked papers, closest first
-        take = np.minimum(count[g], k)
-        sums = np.where(np.arange(k)[None, :] < take[:, None], top, 0.0).sum(axis=1)
-        x[part, _COL["nearest"]] = np.where(take > 0, top[:, 0], 0.0)
-        x[part, _COL["nearby"]] = np.where(take > 0, sums / np.maximum(take, 1), 0.0)
         some = np.flatnonzero(any_disliked[g])
         if len(some):
             badly = np.where(disliked[g[some], :width], close[some], 0.0)
             x[lo + some, _COL["disliked"]] = badly.max(axis=1)
+        # from here ``close`` ranks each candidate's liked papers above the rest (in place): where a moment liked
+        # every paper it had, only the papers shared after it go below
+        for a, b in bounds:
+            if every_liked[g[a]]:
+                close[a:b, known[g[a]] :] -= 2.0
+            else:
+                close[a:b] += unliked[g[a], :width]
+        k = min(NEARBY_K, width)
+        if width > k:
+            close.partition(width - k, axis=1)
+        top = -np.sort(-close[:, width - k :], axis=1)  # each candidate's closest ``k`` liked papers, closest first
+        take = np.minimum(count[g], k)
+        sums = np.where(np.arange(k)[None, :] < take[:, None], top, 0.0).sum(axis=1)
+        x[part, _COL["nearest"]] = np.where(take > 0, top[:, 0], 0.0)
+        x[part, _COL["nearby"]] = np.where(take > 0, sums / np.maximum(take, 1), 0.0)
 
     # numpy lets go of the interpreter lock on arrays this size: two chunks at a time use two cores. Each chunk
     # writes its own rows of ``x`` only.

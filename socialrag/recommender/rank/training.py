@@ -91,10 +91,9 @@ def training_set(
         offered = _offered(history, b, t, min(window, MAX_WINDOW_DAYS))
         if len(offered) == 0:
             continue
-        drawn = [int(offered[i]) for i in rng.sample(range(len(offered)), min(negatives, len(offered)))]
-        neg_rows = drawn + [int(channel_rows[j]) for j in pending_ignored]
+        drawn = offered[rng.sample(range(len(offered)), min(negatives, len(offered)))]
+        rows = np.concatenate([channel_rows[[k]], drawn, channel_rows[pending_ignored]]).astype(np.int64)
         pending_ignored = []
-        rows = np.array([int(channel_rows[k]), *neg_rows], dtype=np.int64)
         learnt_at.append((t, b, rows))
         if t >= judged_from:
             judged_at.append((t, b, _served(history, b, t, k, window, offered, rng)))
@@ -150,5 +149,5 @@ def _served(
     if window > CHECK_WINDOW_DAYS:
         offered = _offered(history, b, t, CHECK_WINDOW_DAYS)
     if len(offered) > SERVED_CANDIDATES:
-        offered = np.array(sorted(rng.sample(offered.tolist(), SERVED_CANDIDATES)), dtype=np.int64)
+        offered = np.sort(offered[rng.sample(range(len(offered)), SERVED_CANDIDATES)])  # as sampling the rows would
     return np.concatenate([[history.rows[k]], offered]).astype(np.int64)
