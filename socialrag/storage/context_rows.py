@@ -76,7 +76,7 @@ def load_reactions(conn: psycopg.Connection, message_ids: list[int], as_of: date
         SELECT message_id, user_id, emoji, reacted_at FROM reactions
          WHERE message_id = ANY(%(ids)s::bigint[]) AND reacted_at < %(as_of)s
         """,
-        {"ids": message_ids, "as_of": as_of},
+        {"ids": id_array(message_ids), "as_of": as_of},
     ).fetchall()
     return [ReactionEvent(*r) for r in rows]
 
