@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
+import pytest
 
+from socialrag.recommender.retrieve import emoji_readings
 from socialrag.recommender.retrieve.context import SharedPaper
 from socialrag.recommender.retrieve.emoji_readings import channel_readings, learn_emoji_readings
 from socialrag.rows import PaperInfo, ReactionEvent, Reply, Share
@@ -109,3 +112,43 @@ def test_follow_ups_are_replies_by_others_saves_reshares_and_shares_on_the_topic
     for pid in range(1, 21):
         own[pid].replies = [Reply(pid * 10 + 1, pid * 10, "U1", START + timedelta(days=pid, hours=1), "Also see", None)]
     assert [r.learnt for r in learn_emoji_readings(own, {})] == ["neutral"]
+
+
+def test_shares_on_the_topic_are_found_pair_by_pair_whatever_the_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The on-topic check works on blocks of papers against the band of shares their windows span: small blocks
+    or one block, it finds what comparing every pair finds (shares by nobody known, the sharer's own later
+    shares, papers with no vector, shares at the same moment, a window that ends exactly at a share)."""
+    rng = np.random.default_rng(3)
+    centers = rng.normal(size=(5, 16))
+    papers: dict[int, SharedPaper] = {}
+    vectors: dict[int, np.ndarray] = {}
+    for pid in range(1, 301):
+        at = START + timedelta(days=int(rng.integers(0, 200)), hours=int(rng.choice([0, 12])))
+        who = [None, "U1", "U2", "U3", "U4"][int(rng.integers(0, 5))]
+        papers[pid] = SharedPaper(
+            PaperInfo(pid, "t", None, None, None, ()), [Share(pid, str(pid), who, at, None, None)]
+        )
+        if rng.random() > 0.1:
+            v = centers[pid % 5] + 0.6 * rng.normal(size=16)
+            vectors[pid] = v / np.linalg.norm(v)
+    papers[300].shares[0] = replace(papers[1].shares[0], message_id=300, at=papers[1].shares[0].at + timedelta(days=21))
+
+    def pair_by_pair(pid: int) -> bool:
+        first = papers[pid].shares[0]
+        if pid not in vectors:
+            return False
+        return any(
+            q != pid
+            and q in vectors
+            and other.shares[0].user_id not in (None, first.user_id)
+            and first.at < other.shares[0].at <= first.at + timedelta(days=21)
+            and float(vectors[q] @ vectors[pid]) >= emoji_readings.TOPIC_SIMILARITY
+            for q, other in papers.items()
+        )
+
+    expected = {pid: pair_by_pair(pid) for pid in papers}
+    assert 20 < sum(expected.values()) < 280, "a channel where some papers are followed on their topic and some not"
+    for cells in (1, 50, 10_000_000):
+        monkeypatch.setattr(emoji_readings, "FOLLOW_UP_CELLS", cells)
+        found = emoji_readings._follow_ups(list(papers.values()), vectors)
+        assert {pid: done for pid, (done, _) in found.items()} == expected

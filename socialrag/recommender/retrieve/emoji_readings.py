@@ -15,7 +15,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Protocol
 
 import numpy as np
@@ -43,6 +43,7 @@ MIN_PAPERS = 6  # papers with the emoji, without any reaction, and with other po
 MIN_SEPARATION = 0.15  # liked papers must be followed up this much more often than unreacted ones to learn from
 NEUTRAL_BELOW = 0.35  # an emoji's rate below this fraction of the way from unreacted to liked reads as neutral
 POSITIVE_ABOVE = 0.65  # and above this fraction, as positive
+FOLLOW_UP_CELLS = 100_000  # papers x shares whose cosines the follow-up check works on at once
 
 
 @dataclass(frozen=True)
@@ -71,9 +72,8 @@ def _follow_ups(shared: list[SharedPaper], vectors: Mapping[int, np.ndarray]) ->
     """For each paper: whether the group did something with it soon after it was shared (a reply by someone
     other than the sharer, a second share, another paper on its topic shared by someone else), and the save
     emoji others put on it in that time (kept apart: the emoji being judged may be one of them)."""
-    shares = sorted((s.at, s.user_id, p.info.paper_id) for p in shared for s in p.shares)
-    times = [at for at, _, _ in shares]
     out = {}
+    topic: list[tuple[int, datetime, datetime, str | None, np.ndarray]] = []  # (paper, from, until, sharer, vector)
     for p in shared:
         first = p.first_share
         sharer, until = first.user_id, first.at + timedelta(days=FOLLOW_UP_DAYS)
@@ -81,15 +81,61 @@ def _follow_ups(shared: list[SharedPaper], vectors: Mapping[int, np.ndarray]) ->
         done = done or any(s.user_id not in (None, sharer) and first.at < s.at <= until for s in p.shares)
         vector = vectors.get(p.info.paper_id)
         if not done and vector is not None:
-            for _, who, pid in shares[bisect_right(times, first.at) : bisect_right(times, until)]:
-                other = vectors.get(pid) if pid != p.info.paper_id and who not in (None, sharer) else None
-                if other is not None and float(other @ vector) >= TOPIC_SIMILARITY:
-                    done = True
-                    break
+            topic.append((p.info.paper_id, first.at, until, sharer, vector))
         named = ((normalize_emoji(r.emoji), r) for r in p.reactions)
         saves = frozenset(e for e, r in named if e in SAVE_EMOJI and r.user_id != sharer and r.at <= until)
         out[p.info.paper_id] = (done, saves)
+    # in time order only: two shares of one moment, one by nobody known, cannot be ordered by who shared them
+    shares = sorted(((s.at, s.user_id, p.info.paper_id) for p in shared for s in p.shares), key=lambda s: s[0])
+    for pid in _on_topic_later(shares, topic, vectors):
+        out[pid] = (True, out[pid][1])
     return out
+
+
+def _on_topic_later(
+    shares: list[tuple[datetime, str | None, int]],
+    papers: list[tuple[int, datetime, datetime, str | None, np.ndarray]],
+    vectors: Mapping[int, np.ndarray],
+) -> list[int]:
+    """The ``papers`` (id, shared at, until, by, vector) after which someone else shared another paper at least
+    ``TOPIC_SIMILARITY`` close, after the paper and by ``until``; ``shares`` (at, by, paper) in time order. Papers
+    go through in blocks, each against the band of shares its papers' windows span (at most ``FOLLOW_UP_CELLS``
+    cosines at once), so a channel's whole history is a few matrix products and memory stays bounded."""
+    if not papers or not shares:
+        return []
+    times = [at for at, _, _ in shares]
+    people: dict[str | None, int] = {None: 0}
+    by = np.array([people.setdefault(who, len(people)) for _, who, _ in shares], dtype=np.int64)
+    paper_of = np.array([pid for _, _, pid in shares], dtype=np.int64)
+    has = np.array([pid in vectors for pid in paper_of.tolist()], dtype=bool)
+    some = vectors[int(paper_of[has][0])] if has.any() else papers[0][4]
+    matrix = np.zeros((len(shares), len(some)), dtype=some.dtype)
+    if has.any():
+        matrix[has] = np.stack([vectors[pid] for pid in paper_of[has].tolist()])
+    ids = np.array([pid for pid, _, _, _, _ in papers], dtype=np.int64)
+    lo = np.array([bisect_right(times, at) for _, at, _, _, _ in papers], dtype=np.int64)
+    hi = np.array([bisect_right(times, until) for _, _, until, _, _ in papers], dtype=np.int64)
+    sharer = np.array([people.get(who, -1) if who is not None else 0 for _, _, _, who, _ in papers], dtype=np.int64)
+    found: list[int] = []
+    order = np.argsort(lo, kind="stable")
+    start = 0
+    while start < len(order):
+        end, top = start + 1, int(hi[order[start]])  # the block grows while papers x its band stays in bounds
+        while end < len(order) and (end + 1 - start) * (max(top, int(hi[order[end]])) - lo[order[start]]) <= (
+            FOLLOW_UP_CELLS
+        ):
+            top = max(top, int(hi[order[end]]))
+            end += 1
+        block = order[start:end]
+        band = np.arange(lo[order[start]], max(top, int(lo[order[start]])))
+        start = end
+        if not len(band):
+            continue
+        cos = np.stack([papers[i][4] for i in block.tolist()]) @ matrix[band].T
+        other = (band >= lo[block, None]) & (band < hi[block, None]) & has[band] & (paper_of[band] != ids[block, None])
+        other &= (by[band] != 0) & (by[band] != sharer[block, None])
+        found.extend(ids[block][((cos >= TOPIC_SIMILARITY) & other).any(axis=1)].tolist())
+    return found
 
 
 def learn_emoji_readings(
