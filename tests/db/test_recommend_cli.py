@@ -105,6 +105,47 @@ def test_the_scheduler_refits_channels_when_due(lab_env: dict[str, Any], db: Dat
         assert recommender.refit_due(now + timedelta(days=8)) >= 1
 
 
+def test_a_refit_reads_the_catalog_beside_the_channel_and_learns_the_same(
+    lab_env: dict[str, Any], db: Database
+) -> None:
+    """The service's refit reads the catalog's papers on two more connections while it reads the channel's
+    history: the same history, the same papers (vectors, readings, authors), the same fit as reading them one after
+    the other. A channel that shared nothing has no papers to rank either way, and a connection that cannot be
+    had stops the refit with the database's error, storing nothing."""
+    from socialrag.db import DatabaseError
+    from socialrag.recommender.rank.refit import read_together, refit_channel
+
+    model = CachedEmbedder().model_name
+    with db.connection() as conn:
+        pool = [r[0] for r in conn.execute("SELECT paper_id FROM paper_embeddings ORDER BY paper_id").fetchall()]
+        alone = read_together(conn, "T0LAB", "C1", model, AS_OF, pool=pool)
+        beside = read_together(conn, "T0LAB", "C1", model, AS_OF, pool=pool, connect=db.connection)
+    (ctx_a, u_a), (ctx_b, u_b) = alone, beside
+    assert u_a is not None and u_b is not None and len(u_a.ids) > 50
+    assert sorted(ctx_a.papers) == sorted(ctx_b.papers) and ctx_a.emoji_learnt == ctx_b.emoji_learnt
+    assert [len(p.reactions) for p in ctx_a.papers.values()] == [len(p.reactions) for p in ctx_b.papers.values()]
+    for name in ("ids", "vectors", "published", "reading_start", "reading_t", "reading_v", "author_flat", "venues"):
+        assert np.array_equal(getattr(u_a, name), getattr(u_b, name), equal_nan=True), name
+    with db.connection() as conn:
+        fits = [
+            refit_channel(conn, "T0LAB", "C1", model, now=AS_OF, pool=pool, connect=connect)
+            for connect in (None, db.connection)
+        ]
+        assert np.array_equal(fits[0].weights, fits[1].weights) and fits[0].decision == fits[1].decision
+        assert read_together(conn, "T0LAB", "C-quiet", model, AS_OF, connect=db.connection)[1] is None
+
+    def refused() -> Any:
+        raise DatabaseError("the database connection failed: no connection to spare")
+
+    stored = "SELECT count(*) FROM channel_rankers WHERE team_id = 'T0LAB' AND channel_id = 'C1'"
+    with db.connection() as conn:
+        kept = conn.execute(stored).fetchone()
+    with pytest.raises(DatabaseError, match="no connection to spare"), db.connection() as conn:
+        refit_channel(conn, "T0LAB", "C1", model, now=AS_OF, connect=refused)
+    with db.connection() as conn:
+        assert conn.execute(stored).fetchone() == kept == (2,)
+
+
 def test_refit_as_of_learns_only_the_past_and_recommend_as_of_uses_it(
     lab_env: dict[str, Any], db: Database, capsys: pytest.CaptureFixture[str]
 ) -> None:

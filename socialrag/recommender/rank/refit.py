@@ -3,7 +3,9 @@ latest fit back (``load_fit``). The rows are kept by ``socialrag.storage.rankers
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager
 from datetime import UTC, datetime, timedelta
 
 import psycopg
@@ -14,9 +16,12 @@ from socialrag.recommender.rank.guard import MAX_WINDOW_DAYS
 from socialrag.recommender.rank.history import build_history
 from socialrag.recommender.rank.training import training_set
 from socialrag.recommender.rank.universe import Universe, universe_from_arrays
-from socialrag.recommender.retrieve.context import load_channel_context
+from socialrag.recommender.retrieve.context import ChannelContext, load_channel_context
+from socialrag.storage.context_rows import load_shares
 from socialrag.storage.embeddings import load_vectors
 from socialrag.storage.rankers import load_fits, load_paper_arrays, load_readings, sample_pool, save_fit
+
+Connect = Callable[[], AbstractContextManager[psycopg.Connection]]  # one more connection, closed when done
 
 
 def load_universe(conn: psycopg.Connection, model: str, paper_ids: Sequence[int], channel: tuple[str, str]) -> Universe:
@@ -38,20 +43,19 @@ def refit_channel(
     window_days: float | None = None,
     now: datetime | None = None,
     pool: Sequence[int] | None = None,
+    connect: Connect | None = None,
 ) -> RankerModel:
     """Learn the channel's weights from its history before ``now`` (today unless replaying the past) and store
-    them dated ``now``; the fit in use at ``now`` stays in use unless the new one beats it (``fit_guarded``)."""
+    them dated ``now``; the fit in use at ``now`` stays in use unless the new one beats it (``fit_guarded``).
+    With ``connect`` (more connections, as ``Database.connection`` gives them), the catalog's papers are read
+    on two of them while the channel's history is read on ``conn`` (``read_together``)."""
     now = now or datetime.now(UTC)
-    ctx = load_channel_context(conn, team_id, channel_id, now, model)
+    ctx, universe = read_together(conn, team_id, channel_id, model, now, window_days, pool, connect)
     current = load_fit(conn, team_id, channel_id, popularity_weight, as_of=now)
-    if not ctx.papers:
+    if universe is None:
         prior = default_model(popularity_weight)
         fitted = RankerModel(prior.weights, prior.scales, prior.prior, 0, 0, now, decision="nothing shared yet")
     else:
-        first = min(s.at for p in ctx.papers.values() for s in p.shares)
-        if pool is None:
-            pool = sample_pool(conn, model, first - timedelta(days=window_days or MAX_WINDOW_DAYS))
-        universe = load_universe(conn, model, [*ctx.papers, *pool], (team_id, channel_id))
         history = build_history(ctx, universe, half_life_days)
         pairs = training_set(history, window_days=window_days, known_by=now.timestamp())
         fitted = pairs.fit(popularity_weight, before=now.timestamp(), now=now, current=current)
@@ -59,6 +63,43 @@ def refit_channel(
         conn, team_id, channel_id, fitted.fitted_at or datetime.now(UTC), fitted.to_json(), fitted.shares, fitted.pairs
     )
     return fitted
+
+
+def read_together(
+    conn: psycopg.Connection,
+    team_id: str,
+    channel_id: str,
+    model: str,
+    now: datetime,
+    window_days: float | None = None,
+    pool: Sequence[int] | None = None,
+    connect: Connect | None = None,
+) -> tuple[ChannelContext, Universe | None]:
+    """The channel's history as of ``now`` and the papers it is ranked among (its own and ``pool``, else a sample
+    of the catalog's since ``window_days`` before its first share); None for the papers when it shared nothing.
+    Most of these reads is the database's own work: with ``connect``, the catalog's papers, their readings and
+    their vectors are read on two more connections while the channel's history is read on ``conn``, so that
+    the database works on more than one core. Either way the same rows are read."""
+    since = timedelta(days=window_days or MAX_WINDOW_DAYS)
+    channel = (team_id, channel_id)
+    if connect is None:
+        ctx = load_channel_context(conn, team_id, channel_id, now, model)
+        if not ctx.papers:
+            return ctx, None
+        first = min(s.at for p in ctx.papers.values() for s in p.shares)
+        papers = [*ctx.papers, *(pool if pool is not None else sample_pool(conn, model, first - since))]
+        return ctx, load_universe(conn, model, papers, channel)
+    with connect() as catalog, connect() as second, ThreadPoolExecutor(max_workers=2) as threads:
+        history = threads.submit(load_channel_context, conn, team_id, channel_id, now, model)
+        shares = load_shares(catalog, team_id, channel_id, now)  # the channel's papers, as the history has them
+        if not shares:
+            return history.result(), None
+        first = min(s.at for ss in shares.values() for s in ss)
+        others = pool if pool is not None else sample_pool(catalog, model, first - since)
+        ids = list(dict.fromkeys([*shares, *others]))
+        vectors = threads.submit(load_vectors, second, model, ids, channel=channel)
+        arrays, readings = load_paper_arrays(catalog, ids), load_readings(catalog, ids)
+        return history.result(), universe_from_arrays(arrays, vectors.result(), readings)
 
 
 def load_fit(

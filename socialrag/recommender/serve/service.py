@@ -332,6 +332,7 @@ class Recommender:
                 half_life_days=scoring.half_life_days,
                 popularity_weight=scoring.popularity_weight,
                 now=now,
+                connect=self.db.connection,  # the catalog's papers are read alongside the channel's history
             )
 
     def refit_due(self, now: datetime, limit: int = 20) -> int:
