@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -41,6 +42,7 @@ def main() -> None:
         home = Path(tempfile.mkdtemp(prefix="paperping-demo-bench-"))
         cold.append(timed(home / "home", home / "out"))
         warm.append(timed(home / "home", home / "out"))
+        shutil.rmtree(home, ignore_errors=True)
         print(f"run {i + 1}: cold {cold[-1]:.1f}s, warm {warm[-1]:.1f}s", flush=True)
     print(
         f"median: cold {statistics.median(cold):.1f}s (target < 30 s), warm {statistics.median(warm):.1f}s "

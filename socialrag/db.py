@@ -74,6 +74,14 @@ class Database:
         if pool is not None:
             pool.close()
 
+    def stop(self) -> None:
+        """Close the pool and stop the embedded Postgres this process started for it (none with a
+        ``DATABASE_URL``), so that its folder can go."""
+        self.close()
+        if self._server is not None:
+            self._server.cleanup()
+            self._server = None
+
     def connect(self, *, autocommit: bool = False) -> psycopg.Connection:
         """A new connection with pgvector's types registered."""
         try:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -32,6 +33,7 @@ def pg_server_uri() -> Iterator[str]:
     Database(_with_dbname(uri, TEMPLATE)).migrate()
     yield uri
     server.cleanup()
+    shutil.rmtree(home, ignore_errors=True)  # a test session leaves no database behind (80 MB each)
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ import hashlib
 import html
 import json
 import re
+import shutil
 import sys
 import tempfile
 import time
@@ -263,13 +264,31 @@ def check_writable(out: Path) -> None:
 
 
 def run_demo(settings: Settings, home: Path | None, out: Path, say: Say = print) -> list[Post]:
-    started = time.perf_counter()
+    """The demo's story (the module's docstring), in ``home``; with None, in a temporary home that is deleted at
+    the end (the posts, pictures and report stay in ``out``)."""
     check_writable(out)
+    if home is not None:
+        return _run_demo(settings, home, out, say)
+    home = Path(tempfile.mkdtemp(prefix="paperping-demo-"))
+    try:
+        return _run_demo(settings, home, out, say)
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def _run_demo(settings: Settings, home: Path, out: Path, say: Say) -> list[Post]:
+    started = time.perf_counter()
     tty = sys.stdout.isatty()
-    home = home or Path(tempfile.mkdtemp(prefix="paperping-demo-"))
     say(f"PaperPing demo · home {home}")
     say("· starting the embedded Postgres")
     db = open_database(settings.with_changes(home=home, database_url=None))
+    try:
+        return _story(settings, db, out, say, tty, started)
+    finally:
+        db.stop()
+
+
+def _story(settings: Settings, db: Database, out: Path, say: Say, tty: bool, started: float) -> list[Post]:
     prepare(db, say=say)
     reset_posts(db)
     forget_share(db, TEAM, CHANNEL, SHARE_AT)

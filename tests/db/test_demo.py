@@ -105,3 +105,25 @@ def test_demo_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
     again = capsys.readouterr().out
     assert again.count("── Recommendation ") == 3
     assert json.loads((out / "blocks.json").read_text()) == posts
+
+
+def test_the_demo_without_a_home_leaves_no_database_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without ``--home`` the demo works in a temporary home and, as its last line says, keeps none of it: its
+    database (180 MB) goes with the process's end, and the posts, pictures and report stay in ``--out``."""
+    import tempfile
+
+    monkeypatch.setenv("PAPERPING_OFFLINE", "1")
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temporary))
+    out = tmp_path / "out"
+    assert main(["demo", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    home = Path(re.search(r"PaperPing demo · home (\S+)", printed).group(1))  # type: ignore[union-attr]
+    assert home.parent == temporary and not home.exists()
+    assert "Keep the data with --home DIR" in printed
+    assert (out / "blocks.json").exists() and (out / "index.html").exists() and (out / "report").is_dir()
