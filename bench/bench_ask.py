@@ -21,6 +21,7 @@ import gzip
 import json
 import random
 import re
+import shutil
 import statistics
 import tempfile
 import time
@@ -186,6 +187,7 @@ def main() -> None:
                         results.setdefault("all", {}).setdefault(method, []).append(rank_of(order, target))
     finally:
         server.cleanup()
+        shutil.rmtree(tmp, ignore_errors=True)
     print(f"{'questions':<44} {'n':>4}   {'hybrid':>13}   {'full text':>13}   {'vector':>13}")
     print(f"{'':<44} {'':>4}   {'hit@3   MRR':>13}   {'hit@3   MRR':>13}   {'hit@3   MRR':>13}")
     for label, by_method in sorted(results.items(), key=lambda x: x[0] == "all"):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import itertools
+import shutil
 import statistics
 import tempfile
 import time
@@ -69,6 +70,7 @@ def main() -> None:
         )
     finally:
         server.cleanup()
+        shutil.rmtree(home, ignore_errors=True)
     ratios = [d / o for d, o in zip(direct_rates, ours_rates, strict=True)]
     print(
         f"median: encode() {statistics.median(direct_rates):.1f} papers/s, PaperPing "

@@ -14,6 +14,7 @@ answered. Goal: the first grounded post within 60 s, the whole history no slower
 from __future__ import annotations
 
 import argparse
+import shutil
 import statistics
 import tempfile
 import time
@@ -109,6 +110,7 @@ def one_run(uri: str, run: int, papers: int, rows: list[dict[str, Any]]) -> dict
         lab.stop()
         slack.stop()
         scholar.stop()
+        shutil.rmtree(home, ignore_errors=True)
     return times
 
 
@@ -124,6 +126,7 @@ def main() -> None:
         results = [one_run(uri, run, args.papers, rows) for run in range(args.runs)]
     finally:
         server.cleanup()
+        shutil.rmtree(home, ignore_errors=True)
     print(f"median over {args.runs} run(s), {args.papers} shared papers:")
     for key in results[0]:
         print(f"  invitation -> {key}: {statistics.median(r[key] for r in results):.1f}s")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import statistics
 import subprocess
 import sys
@@ -54,7 +55,8 @@ def main() -> None:
     export = OUT / f"synthetic-{args.messages}.zip"
     if not export.exists():
         write_export(export, args.messages)
-    uri, server = start_embedded(Path(tempfile.mkdtemp(prefix="paperping-bench-")) / "pgdata")
+    home = Path(tempfile.mkdtemp(prefix="paperping-bench-"))
+    uri, server = start_embedded(home / "pgdata")
     rates, peaks = [], []
     try:
         for i in range(args.runs):
@@ -70,6 +72,7 @@ def main() -> None:
             )
     finally:
         server.cleanup()
+        shutil.rmtree(home, ignore_errors=True)
     print(
         f"median: {statistics.median(rates):,.0f} messages/s; peak RSS max {max(peaks):.0f} MB "
         f"(targets: >= 20,000 msg/s, < 400 MB)"

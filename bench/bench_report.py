@@ -8,6 +8,7 @@ replies, reactions; the same generator the tests use) into a temporary embedded 
 from __future__ import annotations
 
 import argparse
+import shutil
 import statistics
 import tempfile
 import time
@@ -51,6 +52,7 @@ def main() -> None:
         print(f"  index.html {report.path.stat().st_size // 1024} KB")
     finally:
         server.cleanup()
+        shutil.rmtree(home, ignore_errors=True)
 
 
 if __name__ == "__main__":

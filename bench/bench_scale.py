@@ -13,6 +13,7 @@ about the channel's history (`/paperping ask`), without the LLM (target p95 < 30
 from __future__ import annotations
 
 import argparse
+import shutil
 import statistics
 import tempfile
 import time
@@ -293,6 +294,8 @@ def main() -> None:
         measure(db, args.samples, args.channels)
     finally:
         server.cleanup()
+        if args.home is None:  # a home of its own: nothing of it is kept
+            shutil.rmtree(home, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ stand-ins (each model answer takes ``--llm-delay`` seconds, four answers a post)
 from __future__ import annotations
 
 import argparse
+import shutil
 import tempfile
 import time
 from collections import Counter
@@ -56,6 +57,7 @@ def main() -> None:
             )
     finally:
         server.cleanup()
+        shutil.rmtree(home, ignore_errors=True)
 
 
 if __name__ == "__main__":

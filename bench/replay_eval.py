@@ -32,6 +32,7 @@ import gzip
 import json
 import math
 import random
+import shutil
 import tempfile
 import time
 from collections.abc import Callable
@@ -400,6 +401,8 @@ def main() -> None:
         print(summary(reports))
     finally:
         server.cleanup()
+        if args.home is None:  # a home of its own: nothing of it is kept
+            shutil.rmtree(home, ignore_errors=True)
 
 
 if __name__ == "__main__":

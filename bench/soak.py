@@ -15,6 +15,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -370,6 +371,7 @@ def run(args: argparse.Namespace) -> None:
     print(f"missed slots:          {missed}")
     print(f"unhandled exceptions:  {tracebacks}")
     server.cleanup()
+    shutil.rmtree(home, ignore_errors=True)
     sys.exit(0 if lost == duplicates == missed == tracebacks == 0 else 1)
 
 
