@@ -12,7 +12,6 @@ import hashlib
 import html
 import json
 import re
-import shutil
 import sys
 import tempfile
 import time
@@ -269,11 +268,8 @@ def run_demo(settings: Settings, home: Path | None, out: Path, say: Say = print)
     check_writable(out)
     if home is not None:
         return _run_demo(settings, home, out, say)
-    home = Path(tempfile.mkdtemp(prefix="paperping-demo-"))
-    try:
-        return _run_demo(settings, home, out, say)
-    finally:
-        shutil.rmtree(home, ignore_errors=True)
+    with tempfile.TemporaryDirectory(prefix="paperping-demo-", ignore_cleanup_errors=True) as temporary:
+        return _run_demo(settings, Path(temporary), out, say)
 
 
 def _run_demo(settings: Settings, home: Path, out: Path, say: Say) -> list[Post]:

@@ -153,7 +153,7 @@ def fill_unknown(x: np.ndarray, starts: np.ndarray | None = None) -> np.ndarray:
     _popularity_by_age(out, moment)
     missing = np.isnan(out)
     known = np.where(missing, 0.0, out)
-    if len(starts) == 1:
+    if len(starts) == 1:  # one moment: summed as it always was, so serving's scores stay bit for bit the same
         counts, sums = (~missing).sum(axis=0)[None, :], known.sum(axis=0)[None, :]
     else:
         counts = np.add.reduceat((~missing).astype(np.int64), starts, axis=0)

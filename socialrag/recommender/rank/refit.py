@@ -3,7 +3,7 @@ latest fit back (``load_fit``). The rows are kept by ``socialrag.storage.rankers
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime, timedelta
@@ -17,6 +17,7 @@ from socialrag.recommender.rank.history import build_history
 from socialrag.recommender.rank.training import training_set
 from socialrag.recommender.rank.universe import Universe, universe_from_arrays
 from socialrag.recommender.retrieve.context import ChannelContext, load_channel_context
+from socialrag.rows import Share
 from socialrag.storage.context_rows import load_shares
 from socialrag.storage.embeddings import load_vectors
 from socialrag.storage.rankers import load_fits, load_paper_arrays, load_readings, sample_pool, save_fit
@@ -24,12 +25,24 @@ from socialrag.storage.rankers import load_fits, load_paper_arrays, load_reading
 Connect = Callable[[], AbstractContextManager[psycopg.Connection]]  # one more connection, closed when done
 
 
-def load_universe(conn: psycopg.Connection, model: str, paper_ids: Sequence[int], channel: tuple[str, str]) -> Universe:
+def load_universe(
+    conn: psycopg.Connection,
+    model: str,
+    paper_ids: Sequence[int],
+    channel: tuple[str, str],
+    *,
+    vectors_on: psycopg.Connection | None = None,
+) -> Universe:
     """These papers (those with a vector, as ``channel`` sees them) with their authors, venues and popularity
-    readings."""
+    readings; with ``vectors_on``, their vectors are read on that connection while the rest is read on ``conn``."""
     ids = list(dict.fromkeys(paper_ids))
-    vectors = load_vectors(conn, model, ids, channel=channel)
-    return universe_from_arrays(load_paper_arrays(conn, ids), vectors, load_readings(conn, ids))
+    if vectors_on is None:
+        vectors = load_vectors(conn, model, ids, channel=channel)
+        return universe_from_arrays(load_paper_arrays(conn, ids), vectors, load_readings(conn, ids))
+    with ThreadPoolExecutor(max_workers=1) as thread:
+        later = thread.submit(load_vectors, vectors_on, model, ids, channel=channel)
+        arrays, readings = load_paper_arrays(conn, ids), load_readings(conn, ids)
+        return universe_from_arrays(arrays, later.result(), readings)
 
 
 def refit_channel(
@@ -81,25 +94,23 @@ def read_together(
     their vectors are read on two more connections while the channel's history is read on ``conn``, so that
     the database works on more than one core. Either way the same rows are read."""
     since = timedelta(days=window_days or MAX_WINDOW_DAYS)
-    channel = (team_id, channel_id)
+
+    def ranked_among(
+        on: psycopg.Connection, shared: Mapping[int, Sequence[Share]], second: psycopg.Connection | None = None
+    ) -> Universe:
+        first = min(s.at for shares in shared.values() for s in shares)
+        others = pool if pool is not None else sample_pool(on, model, first - since)
+        return load_universe(on, model, [*shared, *others], (team_id, channel_id), vectors_on=second)
+
     if connect is None:
         ctx = load_channel_context(conn, team_id, channel_id, now, model)
-        if not ctx.papers:
-            return ctx, None
-        first = min(s.at for p in ctx.papers.values() for s in p.shares)
-        papers = [*ctx.papers, *(pool if pool is not None else sample_pool(conn, model, first - since))]
-        return ctx, load_universe(conn, model, papers, channel)
-    with connect() as catalog, connect() as second, ThreadPoolExecutor(max_workers=2) as threads:
-        history = threads.submit(load_channel_context, conn, team_id, channel_id, now, model)
-        shares = load_shares(catalog, team_id, channel_id, now)  # the channel's papers, as the history has them
-        if not shares:
-            return history.result(), None
-        first = min(s.at for ss in shares.values() for s in ss)
-        others = pool if pool is not None else sample_pool(catalog, model, first - since)
-        ids = list(dict.fromkeys([*shares, *others]))
-        vectors = threads.submit(load_vectors, second, model, ids, channel=channel)
-        arrays, readings = load_paper_arrays(catalog, ids), load_readings(catalog, ids)
-        return history.result(), universe_from_arrays(arrays, vectors.result(), readings)
+        shared = {pid: paper.shares for pid, paper in ctx.papers.items()}
+        return ctx, ranked_among(conn, shared) if shared else None
+    with connect() as catalog, connect() as second, ThreadPoolExecutor(max_workers=1) as thread:
+        history = thread.submit(load_channel_context, conn, team_id, channel_id, now, model)
+        shared = load_shares(catalog, team_id, channel_id, now)  # the channel's papers, as the history has them
+        universe = ranked_among(catalog, shared, second) if shared else None
+        return history.result(), universe
 
 
 def load_fit(

@@ -101,21 +101,20 @@ def _on_topic_later(
     ``TOPIC_SIMILARITY`` close, after the paper and by ``until``; ``shares`` (at, by, paper) in time order. Papers
     go through in blocks, each against the band of shares its papers' windows span (at most ``FOLLOW_UP_CELLS``
     cosines at once), so a channel's whole history is a few matrix products and memory stays bounded."""
-    if not papers or not shares:
+    paper_of = np.array([pid for _, _, pid in shares], dtype=np.int64)
+    has = np.array([pid in vectors for pid in paper_of.tolist()], dtype=bool)
+    if not papers or not has.any():
         return []
     times = [at for at, _, _ in shares]
     people: dict[str | None, int] = {None: 0}
     by = np.array([people.setdefault(who, len(people)) for _, who, _ in shares], dtype=np.int64)
-    paper_of = np.array([pid for _, _, pid in shares], dtype=np.int64)
-    has = np.array([pid in vectors for pid in paper_of.tolist()], dtype=bool)
-    some = vectors[int(paper_of[has][0])] if has.any() else papers[0][4]
-    matrix = np.zeros((len(shares), len(some)), dtype=some.dtype)
-    if has.any():
-        matrix[has] = np.stack([vectors[pid] for pid in paper_of[has].tolist()])
+    stacked = np.stack([vectors[pid] for pid in paper_of[has].tolist()])
+    matrix = np.zeros((len(shares), stacked.shape[1]), dtype=stacked.dtype)
+    matrix[has] = stacked
     ids = np.array([pid for pid, _, _, _, _ in papers], dtype=np.int64)
     lo = np.array([bisect_right(times, at) for _, at, _, _, _ in papers], dtype=np.int64)
     hi = np.array([bisect_right(times, until) for _, _, until, _, _ in papers], dtype=np.int64)
-    sharer = np.array([people.get(who, -1) if who is not None else 0 for _, _, _, who, _ in papers], dtype=np.int64)
+    sharer = np.array([people.get(who, -1) for _, _, _, who, _ in papers], dtype=np.int64)  # None: 0, as in ``by``
     found: list[int] = []
     order = np.argsort(lo, kind="stable")
     start = 0
@@ -127,7 +126,7 @@ def _on_topic_later(
             top = max(top, int(hi[order[end]]))
             end += 1
         block = order[start:end]
-        band = np.arange(lo[order[start]], max(top, int(lo[order[start]])))
+        band = np.arange(lo[order[start]], top)  # a window ends after it starts: ``top`` is never below
         start = end
         if not len(band):
             continue
