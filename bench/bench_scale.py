@@ -18,6 +18,7 @@ import statistics
 import tempfile
 import time
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -155,6 +156,7 @@ def measure(db: object, samples: int, channels: int) -> None:
     from socialrag.recommender.retrieve.candidates import CandidateQuery, CatalogSource
     from socialrag.recommender.retrieve.signals import SignalInput, compute_signals
     from socialrag.recommender.serve.pipeline import ChannelRequest, RecommendConfig, load_relations, recommend
+    from socialrag.recommender.serve.service import SEARCH_BESIDE_WAIT_S
     from socialrag.storage.context_rows import load_paper_infos
     from socialrag.storage.embeddings import load_vectors
 
@@ -173,12 +175,14 @@ def measure(db: object, samples: int, channels: int) -> None:
             refit_s.append(time.perf_counter() - t)
             fitted.append(model.learnt)
         conn.commit()
+        # as the service searches the catalog: on this connection and one more
+        catalog = CatalogSource(beside=partial(db.connection, wait=SEARCH_BESIDE_WAIT_S))
         for c in picks[:3]:  # warm the caches
-            recommend(conn, ChannelRequest(f"T{1 + c % 10}", f"C{c}", AS_OF, [CatalogSource()], config))
+            recommend(conn, ChannelRequest(f"T{1 + c % 10}", f"C{c}", AS_OF, [catalog], config))
         for c in picks:
             team, channel = f"T{1 + c % 10}", f"C{c}"
             t = time.perf_counter()
-            rec = recommend(conn, ChannelRequest(team, channel, AS_OF, [CatalogSource()], config))
+            rec = recommend(conn, ChannelRequest(team, channel, AS_OF, [catalog], config))
             rec_ms.append((time.perf_counter() - t) * 1000)
             if not rec.candidates or rec.context is None:
                 continue

@@ -11,7 +11,7 @@ import stat
 import threading
 import warnings
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import AbstractContextManager, contextmanager, suppress
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import parse_qs, urlsplit
@@ -33,6 +33,8 @@ _Result = TypeVar("_Result")
 
 
 POOL_SIZE = 10  # connections one process keeps open at most (listeners, the scheduler, the indexer)
+# one more connection for work beside the caller's (a read the database can do on another core), closed when done
+Connect = Callable[[], AbstractContextManager[psycopg.Connection]]
 
 
 class Database:
@@ -94,10 +96,11 @@ class Database:
         return conn
 
     @contextmanager
-    def connection(self, *, autocommit: bool = False) -> Iterator[psycopg.Connection]:
+    def connection(self, *, autocommit: bool = False, wait: float | None = None) -> Iterator[psycopg.Connection]:
         """A connection whose work is one transaction, committed at the end; with ``autocommit`` each
         statement commits by itself (for work that waits on the network between statements). A connection
-        lost on the way (the server restarting) raises ``DatabaseError``, like one that cannot be opened."""
+        lost on the way (the server restarting) raises ``DatabaseError``, like one that cannot be opened, and so
+        does a pool still full after ``wait`` seconds (None: the pool's 30)."""
         if autocommit:
             conn = self.connect(autocommit=True)
             try:
@@ -108,7 +111,7 @@ class Database:
                 conn.close()
             return
         try:
-            with self.pool().connection() as pooled:
+            with self.pool().connection(timeout=wait) as pooled:
                 yield pooled  # committed when the block ends, rolled back when it raises
         except (psycopg.OperationalError, PoolTimeout) as exc:
             raise DatabaseError(f"the database connection failed: {exc}") from exc

@@ -294,7 +294,21 @@ def load_catalog_window(
     conn: psycopg.Connection, model: str, *, before: datetime, after: datetime | None, most: int
 ) -> list[int] | None:
     """Every catalog paper with a vector that surely came out in ``[after, before)``, newest first, or None
-    when there are more than ``most`` (then the window is searched, not taken whole)."""
+    when the window holds more than ``most`` catalog papers (then it is searched, not taken whole). The papers are
+    counted first, without their vectors, and the count stops at ``most + 1``: a window too large to take whole
+    costs a few milliseconds, not the reading of its rows."""
+    counted = conn.execute(
+        """
+        SELECT count(*) FROM (
+            SELECT 1 FROM papers p
+             WHERE p.in_catalog AND p.available_on < %(as_of)s
+               AND (%(after)s::timestamptz IS NULL OR p.available_on >= %(after)s)
+             LIMIT %(n)s) w
+        """,
+        {"as_of": before, "after": after, "n": most + 1},
+    ).fetchone()
+    if counted is None or counted[0] > most:
+        return None
     rows = conn.execute(
         """
         SELECT e.paper_id FROM paper_embeddings e JOIN papers p ON p.id = e.paper_id
@@ -302,9 +316,9 @@ def load_catalog_window(
            AND (%(after)s::timestamptz IS NULL OR p.available_on >= %(after)s)
          ORDER BY p.available_on DESC, p.id LIMIT %(n)s
         """,
-        {"model": model, "as_of": before, "after": after, "n": most + 1},
+        {"model": model, "as_of": before, "after": after, "n": most},
     ).fetchall()
-    return None if len(rows) > most else [r[0] for r in rows]
+    return [r[0] for r in rows]
 
 
 def forget_text_vectors(conn: psycopg.Connection, where: str, params: Mapping[str, object]) -> list[int]:

@@ -347,3 +347,29 @@ def test_a_small_catalog_window_is_ranked_whole_and_a_large_one_searched(db: Dat
         searched = CatalogSource(per_query=5, whole=10).fetch_candidates(conn, query)
     assert in_window is not None and len(whole) == in_window[0] > 10
     assert 0 < len(searched) < len(whole) and set(searched) <= set(whole)
+
+
+def test_the_catalog_searched_on_two_connections_finds_the_same_papers_in_the_same_order(
+    db: Database, lab: dict[str, Any], caplog: pytest.LogCaptureFixture
+) -> None:
+    """The service searches half of the catalog's queries on a second connection (two cores for the database's
+    work). It finds what one connection finds, in the same order; a second connection that cannot be had in
+    time (the pool full) costs only the wait: its half is searched on the first, and the log says so."""
+    from functools import partial
+
+    with db.connection() as conn:
+        ctx = load_channel_context(conn, "T0LAB", "C1", AS_OF, MODEL)
+        query = CandidateQuery(ctx, {pid: 1.0 for pid in ctx.papers}, MODEL, 365)
+        alone = CatalogSource(per_query=5, whole=10).fetch_candidates(conn, query)
+        beside = CatalogSource(per_query=5, whole=10, beside=partial(db.connection, wait=5.0))
+        assert len(beside.query_vectors(query)) >= 2, "there are queries for both connections"
+        assert beside.fetch_candidates(conn, query) == alone and alone
+    assert "searching on one" not in caplog.text, "the second connection searched"
+    full = Database(db.conninfo, pool_size=1)
+    try:
+        with full.connection() as conn:  # the pool's only connection
+            busy = CatalogSource(per_query=5, whole=10, beside=partial(full.connection, wait=0.2))
+            assert busy.fetch_candidates(conn, query) == alone
+    finally:
+        full.close()
+    assert "searching on one" in caplog.text

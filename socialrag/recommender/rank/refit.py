@@ -3,14 +3,14 @@ latest fit back (``load_fit``). The rows are kept by ``socialrag.storage.rankers
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import AbstractContextManager
 from datetime import UTC, datetime, timedelta
 
 import psycopg
 
 from socialrag.config import DEFAULT_POPULARITY_WEIGHT
+from socialrag.db import Connect
 from socialrag.recommender.rank.calibrate import RankerModel, default_model
 from socialrag.recommender.rank.guard import MAX_WINDOW_DAYS
 from socialrag.recommender.rank.history import build_history
@@ -21,8 +21,6 @@ from socialrag.rows import Share
 from socialrag.storage.context_rows import load_shares
 from socialrag.storage.embeddings import load_vectors
 from socialrag.storage.rankers import load_fits, load_paper_arrays, load_readings, sample_pool, save_fit
-
-Connect = Callable[[], AbstractContextManager[psycopg.Connection]]  # one more connection, closed when done
 
 
 def load_universe(

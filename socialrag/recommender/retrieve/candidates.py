@@ -21,6 +21,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Protocol
@@ -29,7 +30,8 @@ import numpy as np
 import psycopg
 
 from socialrag import storage
-from socialrag.errors import SourceError
+from socialrag.db import Connect
+from socialrag.errors import DatabaseError, SourceError
 from socialrag.knowledge.embed import Embed, record_found
 from socialrag.knowledge.papers.arxiv import ArxivApi, papers_from_atom
 from socialrag.knowledge.papers.semanticscholar import PAPER_FIELDS, SemanticScholar, s2_papers
@@ -98,11 +100,22 @@ class CatalogSource:
 
     name = "catalog"
 
-    def __init__(self, per_query: int = 60, seeds: int = 20, whole: int = WHOLE_WINDOW, members: int = 10) -> None:
+    def __init__(
+        self,
+        per_query: int = 60,
+        seeds: int = 20,
+        whole: int = WHOLE_WINDOW,
+        members: int = 10,
+        *,
+        beside: Connect | None = None,
+    ) -> None:
         self.per_query = per_query
         self.seeds = seeds
         self.whole = whole
         self.members = members  # the most active members whose own interest is one more query
+        # with one more connection, half the searches run on it while the other half run on the caller's: each
+        # search is the database's own work, and two of them use two cores
+        self.beside = beside
 
     def query_vectors(self, query: CandidateQuery) -> list[np.ndarray]:
         positive, _ = seed_papers(query, recent_days=3650, top=self.seeds)
@@ -127,15 +140,38 @@ class CatalogSource:
         )
         if window is not None:
             return window
-        found = storage.embeddings.load_catalog_neighbours(
-            conn,
-            query.model,
-            vectors,
-            before=query.ctx.as_of,
-            after=query.published_after,
-            k=self.per_query + len(query.ctx.excluded_paper_ids),
-        )
+        found = self.neighbours(conn, query, vectors)
         return found[: max(query.limit, self.per_query * len(vectors))]
+
+    def neighbours(self, conn: psycopg.Connection, query: CandidateQuery, vectors: list[np.ndarray]) -> list[int]:
+        """The nearest catalog papers to each vector, those of the first vector first, whichever connection
+        searched for them. A second connection that cannot be had within a second (the pool busy, the database
+        gone) is logged, and its half is searched on ``conn``."""
+
+        def search(on: psycopg.Connection, part: list[np.ndarray]) -> list[int]:
+            k = self.per_query + len(query.ctx.excluded_paper_ids)
+            after = query.published_after
+            return storage.embeddings.load_catalog_neighbours(
+                on, query.model, part, before=query.ctx.as_of, after=after, k=k
+            )
+
+        def search_beside(part: list[np.ndarray]) -> list[int] | None:
+            assert self.beside is not None
+            try:
+                with self.beside() as other:
+                    return search(other, part)
+            except DatabaseError as exc:
+                log.warning("catalog search on a second connection: %s; searching on one", exc)
+                return None
+
+        half = len(vectors) // 2
+        if self.beside is None or half == 0:
+            return search(conn, vectors)
+        with ThreadPoolExecutor(max_workers=1) as thread:
+            later = thread.submit(search_beside, vectors[half:])
+            first = search(conn, vectors[:half])
+            rest = later.result()
+        return list(dict.fromkeys(first + (rest if rest is not None else search(conn, vectors[half:]))))
 
 
 class SemanticScholarRecommendations:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from socialrag.config import Settings
-from socialrag.db import Database
+from socialrag.db import Connect, Database
 from socialrag.knowledge.embed import Embed
 from socialrag.knowledge.papers.arxiv import ArxivApi
 from socialrag.knowledge.papers.biorxiv import SERVERS, BiorxivApi
@@ -55,16 +55,23 @@ class OnlineClients:
         )
 
     def candidate_sources(
-        self, chosen: ChannelSettings, embed: Embed, cache: SearchCache, *, focused: bool = False
+        self,
+        chosen: ChannelSettings,
+        embed: Embed,
+        cache: SearchCache,
+        *,
+        focused: bool = False,
+        beside: Connect | None = None,
     ) -> list[CandidateSource]:
         """The channel's sources that this process can reach (offline: only the local catalog), and while it
-        has a focus, the search of its words on the online ones among them."""
+        has a focus, the search of its words on the online ones among them. The catalog searches on ``beside``
+        as well as on the caller's connection when given (``CatalogSource``)."""
         names = chosen.sources
         terms = FieldTerms.from_settings(chosen.source_terms, chosen.sources_chosen)
         sources: list[CandidateSource] = [FollowedPapers()]  # first: its candidates keep its name
         for name in names:
             if name == "catalog":
-                sources.append(CatalogSource())
+                sources.append(CatalogSource(beside=beside))
             elif name == "semanticscholar" and self.s2 is not None:
                 sources.append(SemanticScholarRecommendations(self.s2, embed=embed))
             elif name == "arxiv" and self.arxiv is not None:

@@ -12,6 +12,7 @@ import logging
 from collections.abc import Collection, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
+from functools import partial
 from types import TracebackType
 
 import numpy as np
@@ -65,6 +66,8 @@ from socialrag.storage.topic_steering import SteerRow
 
 log = logging.getLogger(__name__)
 
+SEARCH_BESIDE_WAIT_S = 1.0  # how long the catalog's second search waits for a free connection before giving up on it
+
 
 class Recommender:
     """Recommendations for any channel of any workspace, from one set of models and clients.
@@ -106,7 +109,9 @@ class Recommender:
         def embed(conn: psycopg.Connection, ids: list[int]) -> int:
             return embed_papers(conn, self.embedder, ids)
 
-        return self.clients.candidate_sources(chosen, embed, self.searches, focused=focused)
+        # the catalog's searches run on two connections; one not free within a second is not waited for
+        beside = partial(self.db.connection, wait=SEARCH_BESIDE_WAIT_S)
+        return self.clients.candidate_sources(chosen, embed, self.searches, focused=focused, beside=beside)
 
     def recommend(
         self,
