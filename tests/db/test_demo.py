@@ -29,9 +29,10 @@ def test_demo_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
     # the week's eight picks serve the whole group, not only its loudest topic
     covered = re.search(r"Coverage of the week: (\d+) of the channel's (\d+) topics .* of the 8 picks", printed)
     assert covered and int(covered[1]) >= 3 and int(covered[2]) >= 3, printed[-3000:]
-    # the group's reactions move the next ranking: a paper changes place, or the scores change
-    rescored = [float(new) != float(old) for new, old in re.findall(r"#\d (\d\.\d+) \(was (\d\.\d+)\)", printed)]
-    assert "new in the top five" in printed or "was #" in printed or any(rescored)
+    # the group's reactions move the next ranking: a paper close to the liked post rises, and the demo names it
+    loop = printed.split("── The loop", 1)[1].split("\n── ", 1)[0]
+    risen = re.findall(r"\+(\d\.\d+)  .+  \[#(\d+) → #(\d+)\]", loop)
+    assert risen and all(float(d) > 0 and int(new) < int(old) for d, old, new in risen), loop
     assert printed.count("Signals behind it:") == 3 and printed.count("Passed over (highest score first):") == 3
     assert printed.count("  Picked at score ") == 3
     assert "{@" not in printed and "<@" not in printed, "mentions are shown as names"
