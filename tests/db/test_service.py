@@ -105,3 +105,23 @@ def test_a_channel_that_never_chose_stores_no_style(db: Database) -> None:
         none_yet = fresh(conn, "T1", "C-none")
     assert none_yet.style is None and none_yet.frequency == "every-other-day"
     assert none_yet.sources == ["catalog", "semanticscholar", "arxiv", "openalex", "biorxiv", "medrxiv", "pubmed"]
+
+
+def test_the_service_searches_the_catalog_on_a_second_connection_of_its_pool(
+    db: Database, two_workspaces: dict[str, Any]
+) -> None:
+    """The catalog source the service builds has a second connection to search on, taken from the process's pool
+    (bounded, and not waited for past a second), and a recommendation through it leaves no connection taken."""
+    from socialrag.recommender.retrieve.candidates import CatalogSource
+
+    settings = Settings(home=Path("."), offline=True)
+    with Recommender(settings, db, embedder=CachedEmbedder()) as recommender:
+        with db.connection() as conn:
+            chosen = storage.settings.load_channel_settings(conn, "T0LAB", "C1")
+        catalog = [s for s in recommender.candidate_sources(chosen) if isinstance(s, CatalogSource)]
+        assert len(catalog) == 1 and catalog[0].beside is not None
+        with catalog[0].beside() as other:
+            assert other.execute("SELECT 1").fetchone() == (1,)
+        assert recommender.recommend("T0LAB", "C1", at=AS_OF).candidates
+    stats = db.pool().get_stats()
+    assert stats["pool_size"] - stats.get("pool_available", 0) == 0, stats
