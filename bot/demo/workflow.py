@@ -33,6 +33,7 @@ from bot.demo.extras import (
     show_profile,
     show_question,
 )
+from bot.demo.loop import LOOP_BEFORE, LOOP_WIDTH, show_loop
 from bot.demo.outputs import CHANNEL, CHANNEL_NAME, TEAM, load_clicks, private_pieces, write_outputs
 from bot.slack.workspace_export import import_export
 from bot.views.post_blocks import build_blocks, build_digest_blocks, build_fallback_text
@@ -60,9 +61,6 @@ FIRST_POST = datetime(2021, 1, 11, 9, 0, tzinfo=UTC)
 SHARE_AT = FIRST_POST + timedelta(days=5)  # a member shares a paper, and PaperPing replies with context
 REACTORS = (("U01AMARA", "+1"), ("U06FARID", "fire"), ("U09INES", "+1"))
 SAVER = "U09INES"  # clicks *Save* on the first post: the paper goes on the lab's reading list
-LOOP_WIDTH = 50  # the loop looks at this many of the next ranking's papers after the reactions
-LOOP_BEFORE = 1000  # and finds them among this many before, so that a paper that rose from far down is seen
-LOOP_MOVERS = 3  # and names the ones whose scores moved most
 Say = Callable[[str], None]
 
 
@@ -317,7 +315,7 @@ def _story(settings: Settings, db: Database, out: Path, say: Say, tty: bool, sta
     react(db, posts[0], FIRST_POST + timedelta(hours=2))
     after = next_post(second_at)
     posts.append(post_draft(db, after, second_at, 2))
-    show_loop(before, recommender.recommend(TEAM, CHANNEL, at=second_at, top=LOOP_WIDTH), names, say)
+    show_loop(before, recommender.recommend(TEAM, CHANNEL, at=second_at, top=LOOP_WIDTH), REACTORS, names, say)
     show_post(posts[1], 2, names, say, tty)
     third_at = FIRST_POST + timedelta(days=4)
     posts.append(post_draft(db, next_post(third_at), third_at, 3))
@@ -350,52 +348,3 @@ def _story(settings: Settings, db: Database, out: Path, say: Say, tty: bool, sta
         "install PaperPing in Slack."
     )
     return posts
-
-
-def show_loop(before: Recommendation, after: Recommendation, names: dict[str, str], say: Say) -> None:
-    reacted = ", ".join(f"@{names.get(u, u)} :{e}:" for u, e in REACTORS)
-    say(f"\n── The loop: {reacted} on the first post, and @{names.get('U01AMARA')} replied " + "─" * 6)
-    old = {c.paper_id: (i, c.score) for i, c in enumerate(before.candidates[:5], 1)}
-    lines, moved, rescored = [], False, False
-    for i, c in enumerate(after.candidates[:5], 1):
-        was = old.get(c.paper_id)
-        change = f"was #{was[0]}" if was else "new in the top five"
-        if was and was[0] == i:
-            change = "same place"
-        moved |= change != "same place"
-        rescored |= was is None or abs(c.score - was[1]) > 5e-4
-        lines.append(
-            f"    #{i} {c.score:.3f} (was {was[1]:.3f})  {c.title}  [{change}]"
-            if was
-            else f"    #{i} {c.score:.3f}  {c.title}  [{change}]"
-        )
-    how = "the next top five keep their places, with these scores:"
-    if moved:
-        how = "the next ranking moves:" if rescored else "the next top five keep their scores, and their order changes:"
-    say(f"  The first post's paper now counts as something the group liked; {how}")
-    for line in lines:
-        say(line)
-    top = [c.score for c in after.candidates[:5]]
-    if top != sorted(top, reverse=True):
-        say("    (the order is the posting order: variety moves a paper close to a recent post down)")
-    dropped = [c.title for c in before.candidates[:5] if c.paper_id not in {a.paper_id for a in after.candidates[:5]}]
-    if dropped:
-        say("    dropped out: " + "; ".join(dropped))
-    show_movers(before, after, say)
-
-
-def show_movers(before: Recommendation, after: Recommendation, say: Say) -> None:
-    """The papers of the next ranking's first ``LOOP_WIDTH`` (``after``) whose scores the reactions moved most,
-    with their places in ``before`` (the ranking just before the reactions, further down)."""
-    was = {c.paper_id: (i, c.score) for i, c in enumerate(before.candidates, 1)}
-    moved = [
-        (c.score - was[c.paper_id][1], was[c.paper_id][0], i, c.title)
-        for i, c in enumerate(after.candidates, 1)
-        if c.paper_id in was and abs(c.score - was[c.paper_id][1]) > 5e-4
-    ]
-    if not moved:
-        say(f"  No score among the next {len(after.candidates)} papers changed.")
-        return
-    say(f"  The scores the reactions moved most, of the next {len(after.candidates)} papers:")
-    for delta, old, new, title in sorted(moved, key=lambda m: -abs(m[0]))[:LOOP_MOVERS]:
-        say(f"    {delta:+.3f}  {title}  [#{old} → #{new}]")
