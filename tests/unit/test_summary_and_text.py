@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from socialrag.recommender.explain.summary import summarize
+from socialrag.recommender.explain.summary import resolve, summarize
 from socialrag.recommender.explain.wording import plan_mentions, render_plain
 from socialrag.text import as_data
 
@@ -104,3 +104,20 @@ def test_a_sentence_from_an_abstract_stands_on_its_own() -> None:
     # a sentence that leans on the one before it comes right after that one when both fit
     both = "We propose a retrieval method for group chats. It improves recall by 12% over a strong baseline."
     assert summarize("Large language models are widely used. " + both) == both.replace("We propose", "It proposes")
+
+
+def test_what_only_points_back_before_by_is_dropped_for_what_the_paper_makes() -> None:
+    """ "... shrinking this knowledge vacuum by creating X" says what the paper does, "It creates X", so the
+    sentence that names the system can stand alone and be picked; a clause stating a finding, or a "by" that is
+    no verb of what a paper makes, stays as written."""
+    covid = (
+        "The recent outbreak of the novel coronavirus is wreaking havoc on the world. In this work, we outline our "
+        "effort to contribute to shrinking this knowledge vacuum by creating covidAsk, a question answering system "
+        "for real-time questions. Evaluation of covidAsk is carried out on a manually created dataset."
+    )
+    summary = summarize(covid, limit=90)  # room for one sentence: the one that says what the paper made
+    assert summary == "It creates covidAsk, a question answering system for real-time questions.", summary
+    assert resolve("We tackle these issues by introducing a new loss.") == "We introduce a new loss."
+    kept = ("We show that these gains hold by comparing two models.", "We improve this baseline by using more data.")
+    for sentence in kept:
+        assert resolve(sentence) == sentence
