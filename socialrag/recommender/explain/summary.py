@@ -123,7 +123,8 @@ def summarize(abstract: str | None, tldr: str | None = None, *, limit: int = 300
     original = split_sentences(abstract)
     if not original:
         return None
-    sentences = [speak_of_the_paper(resolve(x)) for x in original]  # as they will read (said of the paper)
+    resolved = [resolve(x) for x in original]
+    sentences = [speak_of_the_paper(x) for x in resolved]  # as they will read (said of the paper)
     alone = [stands_alone(o, s) for o, s in zip(original, sentences, strict=True)]
 
     def score(i: int) -> float:
@@ -151,7 +152,16 @@ def summarize(abstract: str | None, tldr: str | None = None, *, limit: int = 300
         if size([*chosen, i]) <= limit:
             chosen.append(i)
             break
-    return " ".join(sentences[i] for i in sorted(chosen))
+    order = sorted(chosen)
+    # a sentence said of the paper ("It presents ...") after another one names the paper: "it" would seem to be
+    # the subject of the sentence before ("The outbreak is spreading. It creates ..."); the abstract's own "It"
+    # (which leans on the sentence before, and follows it) stays
+    return " ".join(
+        "The paper" + sentences[i][2:]
+        if k > 0 and sentences[i].startswith("It ") and not resolved[i].startswith("It ")
+        else sentences[i]
+        for k, i in enumerate(order)
+    )
 
 
 # "we <verb>" at the start of an abstract sentence, said of the paper instead
