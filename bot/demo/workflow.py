@@ -16,7 +16,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -313,9 +313,9 @@ def _story(settings: Settings, db: Database, out: Path, say: Say, tty: bool, sta
     second_at = FIRST_POST + timedelta(days=2)
     before = recommender.recommend(TEAM, CHANNEL, at=second_at, top=LOOP_BEFORE)
     react(db, posts[0], FIRST_POST + timedelta(hours=2))
-    after = next_post(second_at)
-    posts.append(post_draft(db, after, second_at, 2))
-    show_loop(before, recommender.recommend(TEAM, CHANNEL, at=second_at, top=LOOP_WIDTH), REACTORS, names, say)
+    after = recommender.recommend(TEAM, CHANNEL, at=second_at, top=LOOP_WIDTH)  # the post is its first five
+    posts.append(post_draft(db, replace(after, candidates=after.candidates[:5]), second_at, 2))
+    show_loop(before, after, REACTORS, names, say)
     show_post(posts[1], 2, names, say, tty)
     third_at = FIRST_POST + timedelta(days=4)
     posts.append(post_draft(db, next_post(third_at), third_at, 3))
