@@ -5,9 +5,9 @@ the ACL Anthology 2016-2021 catalog of ``tests/data`` (18,332 papers, embedded b
 imported with ``paperping catalog import`` into a temporary home (its vectors from the shared embedding cache, about
 a minute once ``bench.real.replay_real`` has filled it), then each query is searched as a recommendation searches
 (``storage.embeddings.load_catalog_neighbours``: HNSW, iterative scan, a window of publication dates) and exactly
-(no index). Queries: catalog papers' own vectors (as the channel's engaged papers are searched) and the unit mean
-of 20 random papers (as a channel's mean or a member's interest is), each over the whole catalog and over a one-year
-window. It prints the mean and the lowest recall of the 20 nearest for each.
+(the same search with the index off). Queries: catalog papers' own vectors (as the channel's engaged papers are
+searched) and the unit mean of 20 random papers (as a channel's mean or a member's interest is), each over the whole
+catalog and over a one-year window. It prints the mean and the lowest recall of the 20 nearest for each.
 """
 
 from __future__ import annotations
@@ -29,13 +29,6 @@ MODEL = "all-MiniLM-L6-v2"
 K = 20
 AS_OF = datetime(2022, 1, 1, tzinfo=UTC)  # after the whole catalog
 WINDOW = (datetime(2020, 1, 1, tzinfo=UTC), datetime(2021, 1, 1, tzinfo=UTC))
-
-EXACT = """
-    SELECT e.paper_id FROM paper_embeddings e JOIN papers p ON p.id = e.paper_id
-     WHERE e.model = %(model)s AND p.in_catalog AND p.available_on < %(as_of)s
-       AND (%(after)s::timestamptz IS NULL OR p.available_on >= %(after)s)
-     ORDER BY e.embedding::vector(384) <=> %(q)s::vector(384) LIMIT %(k)s
-"""
 
 
 def import_catalog(home: Path) -> None:
@@ -73,10 +66,10 @@ def main() -> None:
                         recalls = []
                         for q in queries:
                             ann = load_catalog_neighbours(conn, MODEL, [q], before=before, after=after, k=K)
+                            # the same search with the index off: every paper of the window compared, exactly
                             conn.execute("SET LOCAL enable_indexscan = off")
-                            params = {"model": MODEL, "as_of": before, "after": after, "q": q, "k": K}
-                            exact = [r[0] for r in conn.execute(EXACT, params).fetchall()]
-                            conn.rollback()  # the search's and this query's settings end with the transaction
+                            exact = load_catalog_neighbours(conn, MODEL, [q], before=before, after=after, k=K)
+                            conn.rollback()  # the searches' settings end with the transaction
                             recalls.append(len(set(ann) & set(exact)) / max(1, len(exact)))
                         print(
                             f"{window:16s} {kind:22s} recall@{K}: mean {np.mean(recalls):.3f}, "
