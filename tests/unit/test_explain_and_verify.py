@@ -307,3 +307,24 @@ def test_the_llm_chain_tells_how_the_new_paper_relates_to_a_members_earlier_pape
     final = standin.prompts[-1]
     assert "TaBERT was written by {@U1}." in final
     assert "This paper relates to TaBERT because" in text
+
+
+def test_an_author_is_named_only_by_their_whole_name_not_by_letters_inside_words() -> None:
+    """ "He He" is an author's whole name; "the headline" only has its letters. The demo's digest once lost its
+    grounded sentence ("close in topic to Hooks in the Headline ...") to the plain fallback over it."""
+    allowed = allowed_from(
+        [],
+        paper_texts=[],
+        paper_authors=[],
+        paper_venue=None,
+        known_authors=["He He", "Mohit Iyyer"],
+        known_venues=[],
+        titles=[],
+        member_names=[],
+    )
+    assert check_text("It is close in topic to Hooks in the Headline, shared by hiro.", allowed) == []
+    assert check_text("As He He wrote.", allowed) == ["names an author the signals do not give: He He"]
+    assert sorted(check_text("A paper by He He, and one by Mohit Iyyer.", allowed)) == [
+        "names an author the signals do not give: He He",
+        "names an author the signals do not give: Mohit Iyyer",
+    ]

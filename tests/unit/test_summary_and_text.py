@@ -126,3 +126,27 @@ def test_what_only_points_back_before_by_is_dropped_for_what_the_paper_makes() -
     kept = ("We show that these gains hold by comparing two models.", "We improve this baseline by using more data.")
     for sentence in kept:
         assert resolve(sentence) == sentence
+
+
+def test_a_sentence_about_another_paper_is_not_the_gist_and_abbreviations_end_no_sentence() -> None:
+    """ "Bolukbasi et al. (2016) presents ..." was split after "al." and posted as "(2016) presents one of the
+    first ...": a full stop after an abbreviation or an initial ends no sentence, and a sentence that cites
+    another work, or speaks of "their method", says what that work did, not this paper."""
+    from socialrag.recommender.explain.summary import split_sentences
+
+    assert split_sentences("Lee et al. (2016) use e.g. BERT. See Fig. 3 by J. Smith. Done.") == [
+        "Lee et al. (2016) use e.g. BERT.",
+        "See Fig. 3 by J. Smith.",
+        "Done.",
+    ]
+    abstract = (
+        "Bolukbasi et al. (2016) presents one of the first gender bias mitigation techniques for word embeddings. "
+        "As judged by an analogical evaluation task, their method virtually eliminates gender bias. "
+        "We take inspiration from kernel principal component analysis and derive a non-linear bias isolation "
+        "technique."
+    )
+    summary = summarize(abstract, limit=160)
+    assert summary == (
+        "The authors take inspiration from kernel principal component analysis and derive a non-linear bias "
+        "isolation technique."
+    ), summary

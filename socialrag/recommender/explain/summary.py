@@ -25,8 +25,25 @@ _CUES = (
 )
 
 
+# a full stop that ends an abbreviation or an initial, not a sentence ("Lee et al. (2016) show", "e.g. BERT",
+# "J. Smith")
+_ABBREVIATION = re.compile(
+    r"(?:\bet al|\be\.g|\bi\.e|\bcf|\bvs|\bFigs?|\bEqs?|\bSecs?|\bTab|\bNo|\bapprox|\bDr|\bProf|"
+    r"(?<![\w.])[A-Z])\.$"
+)
+# a sentence that cites another work ("Lee et al. (2016) present ...", "... as in [12].") speaks of that work
+_CITES = re.compile(r"\bet al\b|\(\s*(?:19|20)\d\d[a-z]?\s*\)|\[\d+(?:\s*[,–-]\s*\d+)*\]")
+
+
 def split_sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE.split(" ".join(text.split())) if s.strip()]
+    pieces = [s.strip() for s in _SENTENCE.split(" ".join(text.split())) if s.strip()]
+    sentences: list[str] = []
+    for piece in pieces:
+        if sentences and _ABBREVIATION.search(sentences[-1]):
+            sentences[-1] += " " + piece
+        else:
+            sentences.append(piece)
+    return sentences
 
 
 def _score(sentence: str, position: int) -> float:
@@ -36,6 +53,8 @@ def _score(sentence: str, position: int) -> float:
     score -= 0.3 * position
     if len(sentence) < 40:
         score -= 2.0
+    if _CITES.search(sentence):
+        score -= LEANING_PENALTY  # what another paper did is not what this one is about
     return score
 
 
@@ -48,6 +67,12 @@ _CONNECTIVES = re.compile(
 )
 _SELF = r"(?:paper|work|study|article|letter|thesis|dissertation|abstract)"
 _POINTER = re.compile(rf"\b(?:this|these|those|such|said)\s+(?!{_SELF}\b|as\b|that\b)[a-z][a-z-]*", re.IGNORECASE)
+# "their method", "their results": another group's work, named in a sentence before
+_THEIR_WORK = re.compile(
+    r"\btheir\s+(?:[a-z-]+\s+)?(?:method|approach|model|work|system|technique|result|finding|framework|algorithm|"
+    r"analysis|assumption|idea|proposal|solution)s?\b",
+    re.IGNORECASE,
+)
 _PRONOUN_START = re.compile(
     r"^(?:it|its|they|their|them|this|these|those|such|both|the former|the latter|"
     r"the (?:task|problem|approach|method|model|framework|setting|system|technique|dataset|corpus|same))\b",
@@ -108,7 +133,7 @@ def stands_alone(original: str, said: str) -> bool:
         return False
     if said == original and _PRONOUN_START.match(original):
         return False
-    return not (_POINTER.search(said) or _FIRST_PERSON.search(said))
+    return not (_POINTER.search(said) or _FIRST_PERSON.search(said) or _THEIR_WORK.search(said))
 
 
 def summarize(abstract: str | None, tldr: str | None = None, *, limit: int = 300) -> str | None:

@@ -119,7 +119,9 @@ def check_text(
             problems.append(f"shows an emoji nobody used: :{name}:")
     lowered = text.lower()
     for author in allowed.known_authors - allowed.authors:
-        if len(author) > 4 and author.lower() in lowered:
+        # a whole name, not letters inside words ("He He" is not in "the help")
+        name = author.lower()
+        if len(author) > 4 and name in lowered and re.search(rf"(?<!\w){re.escape(name)}(?!\w)", lowered):
             problems.append(f"names an author the signals do not give: {author}")
     # a venue the text may name hides the shorter ones inside it ("Findings of ACL" names no "ACL")
     unnamed = lowered
