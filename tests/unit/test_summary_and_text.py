@@ -150,3 +150,19 @@ def test_a_sentence_about_another_paper_is_not_the_gist_and_abbreviations_end_no
         "The authors take inspiration from kernel principal component analysis and derive a non-linear bias "
         "isolation technique."
     ), summary
+
+
+def test_a_sentence_cut_short_by_a_removed_link_or_a_truncated_abstract_is_not_picked() -> None:
+    """Links are data and are taken out, which left "The PhoBERT models are available at" as a gist's last
+    sentence; an abstract that stops mid-sentence left "... with an accuracy of 90.5%"."""
+    abstract = (
+        "We present PhoBERT, the first public large-scale monolingual language models pre-trained for Vietnamese. "
+        "The PhoBERT models are available at https://github.com/example/PhoBERT. "
+        "We bagged 2nd position on the final leaderboard with an accuracy of 90.5%"
+    )
+    summary = summarize(abstract, limit=400)
+    assert summary == (
+        "It presents PhoBERT, the first public large-scale monolingual language models pre-trained for Vietnamese."
+    ), summary
+    # an abstract of nothing but a fragment is still said, as it is
+    assert summarize("Invited talk") == "Invited talk"

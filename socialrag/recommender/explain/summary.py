@@ -35,6 +35,13 @@ _ABBREVIATION = re.compile(
 _CITES = re.compile(r"\bet al\b|\(\s*(?:19|20)\d\d[a-z]?\s*\)|\[\d+(?:\s*[,–-]\s*\d+)*\]")
 
 
+# a sentence cut short: the abstract stops mid-sentence, or its link was taken out ("The code is available at")
+_BROKEN = re.compile(
+    r"(?:[^.!?)\]\"'”’…。！？]|\b(?:at|and|or|from|in|on|to|of|the|a|an|with|by|via|see|under|here|is|are|as)\s*[.:]?)$",
+    re.IGNORECASE,
+)
+
+
 def split_sentences(text: str) -> list[str]:
     pieces = [s.strip() for s in _SENTENCE.split(" ".join(text.split())) if s.strip()]
     sentences: list[str] = []
@@ -158,7 +165,8 @@ def summarize(abstract: str | None, tldr: str | None = None, *, limit: int = 300
     def size(chosen: list[int]) -> int:
         return sum(len(sentences[j]) + 1 for j in chosen) - 1
 
-    ranked = sorted(range(len(original)), key=score, reverse=True)
+    whole = [i for i, x in enumerate(original) if not _BROKEN.search(x)]
+    ranked = sorted(whole or range(len(original)), key=score, reverse=True)
     best = ranked[0]
     if len(sentences[best]) > limit:
         # a sentence that fits whole and says nearly as much reads better than the best one cut short
