@@ -164,5 +164,11 @@ def test_a_sentence_cut_short_by_a_removed_link_or_a_truncated_abstract_is_not_p
     assert summary == (
         "It presents PhoBERT, the first public large-scale monolingual language models pre-trained for Vietnamese."
     ), summary
+    # one item of a numbered list reads whole only after the sentence that opens the list
+    listed = (
+        "It uses a graph in two steps. The first builds the graph of the document's sentences and their links. "
+        "(2) Represent each node in the graph with a cross-lingual word embedding of 300 dimensions."
+    )
+    assert not (summarize(listed, limit=100) or "").startswith("(2)")
     # an abstract of nothing but a fragment is still said, as it is
     assert summarize("Invited talk") == "Invited talk"

@@ -80,6 +80,7 @@ _THEIR_WORK = re.compile(
     r"analysis|assumption|idea|proposal|solution)s?\b",
     re.IGNORECASE,
 )
+_LIST_ITEM = re.compile(r"^\(?(?:\d{1,2}|[a-z]|i{1,3}|iv|v)\)\s")  # "(2) Represent each node ...": one item of a list
 _PRONOUN_START = re.compile(
     r"^(?:it|its|they|their|them|this|these|those|such|both|the former|the latter|"
     r"the (?:task|problem|approach|method|model|framework|setting|system|technique|dataset|corpus|same))\b",
@@ -136,7 +137,7 @@ def stands_alone(original: str, said: str) -> bool:
     """Whether a sentence (as ``said`` in the post, from the abstract's ``original``) reads whole without the
     sentences around it: no connective at its start, no "this task", "these", "such", no pronoun opening it,
     no "we" or "our" left."""
-    if _CONNECTIVES.match(original) or _CONNECTIVES.match(said):
+    if _CONNECTIVES.match(original) or _CONNECTIVES.match(said) or _LIST_ITEM.match(original):
         return False
     if said == original and _PRONOUN_START.match(original):
         return False
