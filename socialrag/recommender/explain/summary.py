@@ -65,6 +65,7 @@ def _score(sentence: str, position: int) -> float:
     return score
 
 
+BACKGROUND_PENALTY = 1.0  # a second sentence from before the main one is motivation, not the paper
 LEANING_PENALTY = 4.0  # a sentence that points at what the post does not say loses to most that do not
 _CONNECTIVES = re.compile(
     r"^(?:however|but|yet|moreover|thus|therefore|furthermore|in addition|in contrast|instead|also|finally|then|"
@@ -180,7 +181,14 @@ def summarize(abstract: str | None, tldr: str | None = None, *, limit: int = 300
     if not alone[best] and best > 0 and alone[best - 1] and size([best - 1, best]) <= limit:
         chosen = [best - 1, best]  # the sentence it leans on comes first
     follows = max(chosen) + 1  # a sentence that leans on the last one chosen reads well right after it
-    for i in sorted(ranked, key=lambda i: _score(original[i], i) if i == follows else score(i), reverse=True):
+
+    def second(i: int) -> float:
+        # what the paper did and found (after the sentence that says what it is) tells a member more than the
+        # motivation before it ("The outbreak is wreaking havoc on the world ...")
+        background = BACKGROUND_PENALTY if i < min(chosen) else 0.0
+        return (_score(original[i], i) if i == follows else score(i)) - background
+
+    for i in sorted(ranked, key=second, reverse=True):
         if i in chosen or not (alone[i] or i == follows):
             continue
         if size([*chosen, i]) <= limit:
