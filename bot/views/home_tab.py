@@ -118,7 +118,7 @@ def channel_lines(
         f"*<#{channel_id}|{escape(name)}>* — {state}, style {style}",
         f"This month: {month.shared} papers shared; {month.posts} posts by PaperPing, "
         f"{month.answered} drew a reaction or a reply.",
-        describe_ranker(load_fit(conn, team, channel_id, ctx.settings.popularity_weight)),
+        describe_ranker(load_fit(conn, team, channel_id, ctx.settings.popularity_weight), evidence=False),
         describe_index(storage.queue.load_index_progress(conn, team, channel_id, ctx.settings.embed_model)),
     ]
     empty = describe_empty(s.empty_reason, s.empty_at, s.next_post_at)

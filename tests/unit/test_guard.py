@@ -179,6 +179,9 @@ def test_shares_judged_among_pools_unlike_servings_are_left_out_and_said() -> No
         "(36 left out: ranked among only 24 to 24 papers), fewer than 6"
     )
     assert "Last refit 2026-03-01: kept the default blend: 4 of its latest shares" in describe(model)
+    # App Home, read at a glance, leaves the judge's figures to `status` and says so
+    glance = describe(model, evidence=False)
+    assert "4 of its latest shares" not in glance and "Last refit 2026-03-01; `/paperping status`" in glance
     # the same shares, each rebuilt among a full week's papers: the fit is judged, and wins on them
     full = [pool(m.at, 120) for m in served]
     learnt = fit_guarded(pos, neg, times, default_model(), now=NOW, served=full)

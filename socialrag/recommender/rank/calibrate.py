@@ -252,9 +252,10 @@ def drivers(model: RankerModel, limit: int = 2) -> tuple[list[str], list[str]]:
     return more, away
 
 
-def describe(model: RankerModel) -> str:
+def describe(model: RankerModel, *, evidence: bool = True) -> str:
     """What drives the channel's ranking and why it is the one in use, for `status`, App Home and
-    `/paperping why`."""
+    `/paperping why`; without ``evidence`` (App Home, read at a glance) the judge's figures are left to
+    `status`."""
     if not model.learnt:
         sentence = (
             f"Ranking: the default blend (closeness to the group's interests, a little popularity); "
@@ -277,7 +278,10 @@ def describe(model: RankerModel) -> str:
         sentence += f" The popularity of {model.estimated} papers when shared is estimated from a later count."
     if model.decision:
         when = f" {model.fitted_at:%Y-%m-%d}" if model.fitted_at else ""
-        sentence += f" Last refit{when}: {model.decision}."
+        if evidence:
+            sentence += f" Last refit{when}: {model.decision}."
+        else:
+            sentence += f" Last refit{when}; `/paperping status` in the channel says on what evidence."
     return sentence
 
 
