@@ -77,9 +77,13 @@ class DatabaseThreadContexts(AssistantThreadContextStore):
 
 
 def suggested_prompts(ctx: AppContext, team: str, channel: str | None) -> list[dict[str, str]]:
-    """Three questions to start from: what the member missed, and two on the words the channel's latest
-    papers are titled with most (none of a channel PaperPing is not in)."""
-    prompts = [{"title": "What did I miss?", "message": "What did I miss?"}]
+    """Up to four questions to start from (Slack shows four at most): what the member missed, what was read last
+    week, and two on the words the channel's latest papers are titled with most (none of a channel PaperPing is
+    not in)."""
+    prompts = [
+        {"title": "What did I miss?", "message": "What did I miss?"},
+        {"title": "Last week's papers", "message": "What did we read last week?"},
+    ]
     if channel:
         with ctx.db.connection() as conn:
             titles = storage.history_search.load_recent_titles(conn, team, channel, 30)

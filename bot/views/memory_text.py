@@ -8,7 +8,7 @@ import re
 from collections.abc import Mapping
 
 from bot.views.post_blocks import escape, link, quote
-from socialrag.recommender import MemoryAnswer, MemoryItem
+from socialrag.recommender import MemoryAnswer, MemoryItem, Person
 
 MAX_CHARS = 3500  # an answer stays well inside one message (Slack cuts a text at 40,000, a section at 3,000)
 _URL_OK = re.compile(r"https://[^\s<>|]+\Z")
@@ -54,6 +54,7 @@ def render_answer(answer: MemoryAnswer, channels: Mapping[str, str]) -> str:
         else "this channel"
     )
     topic = quote(" ".join(answer.words), 80)
+    when = f" {answer.period}" if answer.period else ""
     if answer.kind == "missed":
         since = f" since {answer.since:%d %b}" if answer.since else ""
         head = f"*What happened in {where}{since}*, the most discussed first:"
@@ -62,10 +63,16 @@ def render_answer(answer: MemoryAnswer, channels: Mapping[str, str]) -> str:
     elif answer.kind == "who":
         return _who(answer, where, topic, channels)
     else:
-        if not answer.items:
-            return f"I found nothing in {where} about *{topic or 'that'}*. Try other words, or a paper's title."
         verb = "discussed" if answer.kind == "discussion" else "read"
-        head = f"*What {where} {verb} about {topic}*:" if topic else f"*From {where}*:"
+        if not answer.items and not topic and when:
+            done = "discussed" if answer.kind == "discussion" else "shared"
+            return f"No paper was {done} in {where}{when}."
+        if not answer.items:
+            return f"I found nothing in {where} about *{topic or 'that'}*{when}. Try other words, or a paper's title."
+        if topic:
+            head = f"*What {where} {verb} about {topic}{when}*:"
+        else:
+            head = f"*What {where} {verb}{when}*, the most discussed first:" if when else f"*From {where}*:"
     lines = [head]
     if answer.text:
         lines.append(_references(quote(answer.text, 600), answer.items))
@@ -81,17 +88,30 @@ def _references(text: str, items: tuple[MemoryItem, ...]) -> str:
 
 
 def _who(answer: MemoryAnswer, where: str, topic: str, channels: Mapping[str, str]) -> str:
+    when = f" {answer.period}" if answer.period else ""
+    about = f"papers on *{topic}*" if topic else "papers"
     if not answer.people:
-        return f"I found nobody in {where} who shared, discussed or saved papers on *{topic or 'that'}*."
+        return f"I found nobody in {where} who shared, discussed or saved {about}{when}."
     several = len(answer.channels) > 1
-    lines = [f"*Who in {where} has engaged with {topic or 'that'}* (from what they shared, replied and saved):"]
+    what = f"with {topic}" if topic else "most with its papers"
+    lines = [f"*Who in {where} has engaged {what}{when}* (from what they shared, replied to, reacted to and saved):"]
     for p in answer.people:
         inside = f" in #{escape(channels.get(p.channel_id, p.channel_id))}" if several else ""
-        lines.append(f"• {quote(p.name, 60)}{inside}: {_plural(p.papers, 'paper')} on it")
+        did = f"{_plural(p.papers, 'paper')} on it" if topic else _did(p)
+        lines.append(f"• {quote(p.name, 60)}{inside}: {did}")
     if answer.items:
         lines.append("The papers this rests on:")
         lines += [item_line(n, item, channels, several) for n, item in enumerate(answer.items, start=1)]
     return _cut("\n".join(lines))
+
+
+def _did(p: Person) -> str:
+    """What a member did with the channel's papers: "shared 12 papers, replied in 8 threads, reacted to 3 papers"."""
+    parts = [f"shared {_plural(p.shared, 'paper')}" if p.shared else ""]
+    parts.append(f"replied in {_plural(p.replied, 'thread')}" if p.replied else "")
+    parts.append(f"reacted to {_plural(p.reacted, 'paper')}" if p.reacted else "")
+    said = ", ".join(x for x in parts if x)
+    return said or f"saved {_plural(p.papers, 'paper')}"
 
 
 def _cut(text: str) -> str:

@@ -37,7 +37,14 @@ def answer_json(answer: MemoryAnswer) -> dict[str, Any]:
         }
         papers.append(paper)
     people = [{"name": p.name, "user_id": p.user_id, "papers": p.papers} for p in answer.people]
-    return {"question": answer.question, "kind": answer.kind, "answer": answer.text, "papers": papers, "people": people}
+    return {
+        "question": answer.question,
+        "kind": answer.kind,
+        "period": answer.period,
+        "answer": answer.text,
+        "papers": papers,
+        "people": people,
+    }
 
 
 def ask(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase) -> int:
@@ -59,13 +66,16 @@ def ask(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase) -> 
     if args.json:
         print(json.dumps(answer_json(answer), indent=2, ensure_ascii=False))
         return 0
-    print(f"#{name}: {question} ({answer.kind})")
+    print(f"#{name}: {question} ({answer.kind}{', ' + answer.period if answer.period else ''})")
     if answer.text:
         print(f"\n{answer.text}\n")
     elif answer.note:
         print(f"(no written answer: {answer.note})")
     for person in answer.people:
-        print(f"  {person.name}: {person.papers} paper(s) on it")
+        if answer.words:
+            print(f"  {person.name}: {person.papers} paper{'' if person.papers == 1 else 's'} on it")
+        else:
+            print(f"  {person.name}: shared {person.shared}, replied to {person.replied}, reacted to {person.reacted}")
     for n, item in enumerate(answer.items, start=1):
         who = item.shared_by_name if item.shared_by else "PaperPing"
         print(f"{n:>3}. {item.title}  ({who}, {item.shared_at:%Y-%m-%d}; {item.replies} replies, "

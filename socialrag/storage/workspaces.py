@@ -46,6 +46,20 @@ def update_team_timezone(conn: psycopg.Connection, team_id: str) -> None:
     )
 
 
+def load_channel_timezone(conn: psycopg.Connection, team_id: str, channel_id: str) -> str | None:
+    """The timezone a channel's days and weeks are counted in: its own (``hours``), else the workspace's, as the
+    schedule counts them."""
+    row = conn.execute(
+        """
+        SELECT COALESCE(
+            (SELECT timezone FROM channel_settings WHERE team_id = %(t)s AND channel_id = %(c)s),
+            (SELECT timezone FROM teams WHERE team_id = %(t)s))
+        """,
+        {"t": team_id, "c": channel_id},
+    ).fetchone()
+    return row[0] if row else None
+
+
 def upsert_channel(conn: psycopg.Connection, channel: Channel) -> None:
     conn.execute(
         """

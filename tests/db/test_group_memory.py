@@ -21,6 +21,7 @@ from tests.support.labbase import SHARED, CachedEmbedder, build_lab
 
 T, C = "T0LAB", "C1"
 NOW = datetime(2021, 3, 1, tzinfo=UTC)
+PERIOD_NOW = datetime(2021, 1, 18, 9, 0, tzinfo=UTC)
 
 
 @pytest.fixture
@@ -123,3 +124,72 @@ def test_paperping_ask_on_the_command_line_prints_json(
         "2020-12-01"
     )
     assert set(first) >= {"title", "doi", "arxiv_id", "acl_id", "url", "shared_by", "shared_at", "permalink"}
+
+
+def test_a_question_that_names_a_time_answers_from_that_time(db: Database, lab: dict[str, Any]) -> None:
+    """ "What did we read in December?" named no topic and found nothing: it lists December's shares now. A topic
+    and a time keep the topic's papers of that time; the time's words are not searched for."""
+    from bot.views.memory_text import render_answer
+
+    december = ask(db, "What did we read in December?")
+    assert december.kind == "papers" and december.period == "in Dec 2020" and december.words == ()
+    assert december.items and {i.shared_at.month for i in december.items} == {12}, titles(december)
+    assert any(i.title.startswith("TaBERT") for i in december.items)
+    text = render_answer(december, {C: "nlp-lab"})
+    assert text.startswith("*What #nlp-lab read in Dec 2020*, the most discussed first:"), text
+    # last month, from 1 March 2021: February, and only its one share
+    february = ask(db, "what did we read last month?")
+    assert february.period == "last month (Feb 2021)" and [i.shared_at.month for i in february.items] == [2]
+    # a topic and a time: the poisoning paper was shared in November, not in December
+    assert titles(ask(db, "What did we read about poisoning in December?")) == []
+    assert "Weight Poisoning" in titles(ask(db, "What did we read about poisoning in November?"))[0]
+    discussed = ask(db, "What did we discuss in November?")
+    assert discussed.kind == "discussion" and "Weight Poisoning" in discussed.items[0].title and discussed.items[0].gist
+    nothing = ask(db, "what did we read in 2019?")
+    assert nothing.items == () and render_answer(nothing, {C: "nlp-lab"}) == "No paper was shared in #nlp-lab in 2019."
+
+
+def test_who_shared_the_most_names_members_by_what_they_did_never_one_with_mentions_off(
+    db: Database, lab: dict[str, Any]
+) -> None:
+    from bot.views.memory_text import render_answer
+
+    everyone = ask(db, "Who shared the most papers?")
+    assert everyone.kind == "who" and everyone.items == ()  # the people are the answer
+    ben = next(p for p in everyone.people if p.name == "ben")
+    assert (ben.shared, ben.replied) == (3, 0), ben  # weight poisoning, TaBERT, and February's paper
+    assert "dee" not in [p.name for p in everyone.people], "U4 turned mentions off: never named"
+    december = ask(db, "Who was most active in December?")
+    assert december.period == "in Dec 2020"
+    by_name = {p.name: p for p in december.people}
+    assert by_name["ben"].shared == 1 and by_name["chen"].shared == 2, by_name  # only what they did in December
+    text = render_answer(december, {C: "nlp-lab"})
+    assert "*Who in #nlp-lab has engaged most with its papers in Dec 2020*" in text and "<@" not in text
+    assert "• chen: shared 2 papers" in text, text
+
+
+def test_a_time_is_counted_in_the_channels_timezone_else_the_workspaces(db: Database, lab: dict[str, Any]) -> None:
+    """TaBERT was shared at 10:00 UTC on 1 December 2020: 23:00 on 30 November in Pago Pago (UTC-11)."""
+    from socialrag import storage
+
+    assert any(i.title.startswith("TaBERT") for i in ask(db, "What did we read in December?").items)
+    with db.connection() as conn:
+        conn.execute("UPDATE teams SET timezone = 'Pacific/Pago_Pago' WHERE team_id = %s", (T,))
+        assert storage.workspaces.load_channel_timezone(conn, T, C) == "Pacific/Pago_Pago"
+    assert not any(i.title.startswith("TaBERT") for i in ask(db, "What did we read in December?").items)
+    assert any(i.title.startswith("TaBERT") for i in ask(db, "What did we read in November?").items)
+    with db.connection() as conn:  # the channel's own (set with `hours`) comes before the workspace's
+        storage.settings.upsert_channel_setting(conn, T, C, timezone="UTC")
+        assert storage.workspaces.load_channel_timezone(conn, T, C) == "UTC"
+    assert any(i.title.startswith("TaBERT") for i in ask(db, "What did we read in December?").items)
+
+
+def test_the_words_of_a_time_are_not_searched_as_a_topic() -> None:
+    from socialrag.recommender.retrieve.periods import split_period
+
+    period, rest = split_period("What did we read about summarization in December?", PERIOD_NOW)
+    assert period is not None and topic_words(rest) == ["summarization"]
+    assert topic_words(split_period("What did we read yesterday?", PERIOD_NOW)[1]) == []
+    # asking who, not about a topic; "active learning" stays one
+    assert topic_words("Who was most active last month?") == []
+    assert topic_words("Who knows about active learning?") == ["active", "learning"]

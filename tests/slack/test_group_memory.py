@@ -181,6 +181,7 @@ def test_the_ai_app_panel_answers_only_from_channels_the_asker_is_in_now(db: Dat
         assert greeting.startswith("Ask me what your channels read and discussed")
         set_by_app = [a for a in standin.assistant if a["channel"] == "DU2"]
         assert any("prompts" in a and "What did I miss?" in a["prompts"] for a in set_by_app)
+        assert any("prompts" in a and "What did we read last week?" in a["prompts"] for a in set_by_app)
         assert any(a.get("status") for a in set_by_app) and any(a.get("title") for a in set_by_app)
         assert "Learning to Deceive" in answers[0] and "secret-lab" not in answers[0]
         # the panel opened beside the private channel U2 left: nothing of it, not even that it holds something
@@ -262,3 +263,32 @@ def test_a_hostile_title_and_a_model_that_names_a_paper_not_retrieved(db: Databa
         harness.stop()
         standin.stop()
         model.stop()
+
+
+def test_a_question_that_names_a_time_lists_that_time_only_from_the_askers_channels(
+    db: Database, tmp_path: Path
+) -> None:
+    """A time with no topic lists all of that time's papers, so whose they are matters most: a private channel
+    the asker left stays out of it, as it does of a topic's answer."""
+    harness, standin = lab(db, tmp_path)
+    try:
+        december = ask(harness, "What did we read in December 2020?")
+        assert december.startswith("*What #nlp-lab read in Dec 2020*, the most discussed first:"), december
+        assert "TaBERT" in december and "Weight Poisoning" not in december, "November's share is not December's"
+        assert "<@" not in december and "<!" not in december
+        with db.connection() as conn:
+            conn.execute("DELETE FROM member_cooldowns")
+        who = ask(harness, "Who shared the most papers?")
+        assert who.startswith("*Who in #nlp-lab has engaged most with its papers*"), who
+        assert "• ben: shared 3 papers" in who and "dee" not in who and "<@" not in who
+        # November 2023: the private channel U2 left holds a share then, and nothing else does
+        share(harness, "G9", "1700000300.000100", "<https://aclanthology.org/2020.acl-main.432/|ours>", user="U1")
+        with db.connection() as conn:
+            conn.execute("DELETE FROM member_cooldowns")
+        assistant_events(harness, "U2", "DU2", None, "What did we read in November 2023?", 1)
+        answer = wait(lambda: [t for t in panel_answers(standin, "DU2") if "Nov 2023" in t])[0]
+        # U2's channels are #nlp-lab alone now: with secret-lab they would be "your channels", and its share listed
+        assert answer == "No paper was shared in #nlp-lab in Nov 2023.", answer
+    finally:
+        harness.stop()
+        standin.stop()

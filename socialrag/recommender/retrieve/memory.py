@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import re
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
@@ -68,10 +68,15 @@ def question_kind(question: str) -> Kind:
     return "papers"
 
 
+# "who was most active", "the top sharers": asking who, not about a topic ("active learning" stays a topic)
+_RANKING_WORDS = re.compile(r"\b(?:most|more|least)\s+(?:active|engaged)\b|\btop\s+(?:sharers?|posters?|members?)\b")
+
+
 def topic_words(question: str, most: int = 12) -> list[str]:
     """The words of a question that name its topic: letters and digits, accents and case aside, without the
     words of asking. Each is safe to put in a ``to_tsquery`` (nothing but ``[a-z0-9]``)."""
-    words = [w for w in _WORD.findall(fold_text(question)) if w not in ASKING_WORDS and len(w) > 1]
+    text = _RANKING_WORDS.sub(" ", fold_text(question))
+    words = [w for w in _WORD.findall(text) if w not in ASKING_WORDS and len(w) > 1]
     return list(dict.fromkeys(words))[:most]
 
 
@@ -179,15 +184,37 @@ def activity_since(ctx: ChannelContext, since: datetime) -> list[tuple[int, int]
     return sorted(counts, key=lambda x: (-x[1], -x[0]))
 
 
+def shared_within(ctx: ChannelContext, held: Callable[[datetime], bool]) -> list[tuple[int, int]]:
+    """(paper id, its replies and reactions) of the channel's papers shared within a period (``held`` says which
+    moments are in it), the most engaged first, then the latest: what the channel read then."""
+    out = []
+    for pid, paper in ctx.papers.items():
+        shared = [s.at for s in paper.shares if held(s.at)]
+        if shared:
+            out.append((pid, len(paper.replies) + len(paper.reactions), max(shared)))
+    return [(pid, n) for pid, n, _ in sorted(out, key=lambda x: (-x[1], -x[2].timestamp(), x[0]))]
+
+
+def discussed_within(ctx: ChannelContext, held: Callable[[datetime], bool]) -> list[tuple[int, int]]:
+    """(paper id, its replies within a period) of the channel's papers replied to then, the most replied first."""
+    counts = [(pid, sum(1 for r in paper.replies if held(r.at))) for pid, paper in ctx.papers.items()]
+    return sorted(((pid, n) for pid, n in counts if n), key=lambda x: (-x[1], -x[0]))
+
+
 # what each kind of engagement with a paper on the topic says of a member's knowing it
 SHARE_WEIGHT, REPLY_WEIGHT, SAVE_WEIGHT, REACTION_WEIGHT = 3.0, 2.0, 1.0, 0.5
 
 
 def who_knows(
-    ctx: ChannelContext, found: Sequence[Found], saves: Sequence[tuple[int, str]], most: int = 5
+    ctx: ChannelContext,
+    found: Sequence[Found],
+    saves: Sequence[tuple[int, str]],
+    most: int = 5,
+    held: Callable[[datetime], bool] | None = None,
 ) -> list[tuple[str, float, int]]:
     """(member id, weight, papers they engaged with) of the channel's members who shared, replied about, saved or
-    reacted to the papers found, weighted by each paper's fused score. Only current members who keep mentions on
+    reacted to the papers found (only what they did at moments ``held`` says, when given), weighted by each
+    paper's fused score. Only current members who keep mentions on
     count (a member who turned them off is not named), and never a bot."""
     weight: dict[str, float] = defaultdict(float)
     papers: dict[str, set[int]] = defaultdict(set)
@@ -205,11 +232,14 @@ def who_knows(
         if paper is None:
             continue
         for s in paper.shares:
-            add(s.user_id, pid, SHARE_WEIGHT)
+            if held is None or held(s.at):
+                add(s.user_id, pid, SHARE_WEIGHT)
         for r in paper.replies:
-            add(r.user_id, pid, REPLY_WEIGHT)
+            if held is None or held(r.at):
+                add(r.user_id, pid, REPLY_WEIGHT)
         for x in paper.reactions:
-            add(x.user_id, pid, REACTION_WEIGHT)
+            if held is None or held(x.at):
+                add(x.user_id, pid, REACTION_WEIGHT)
     for pid, user in saves:
         if pid in score:
             add(user, pid, SAVE_WEIGHT)

@@ -22,14 +22,19 @@ from socialrag.recommender.explain.llm import LLMClient
 from socialrag.recommender.explain.memory_answer import ItemText, write_answer
 from socialrag.recommender.retrieve.context import ChannelContext, SharedPaper, load_channel_context
 from socialrag.recommender.retrieve.memory import (
+    LIST_DEPTH,
     Found,
     Kind,
     activity_since,
+    discussed_within,
     question_kind,
     search_channel,
+    shared_within,
     topic_words,
     who_knows,
 )
+from socialrag.recommender.retrieve.periods import Period, split_period
+from socialrag.recommender.serve.schedule import zone
 from socialrag.text import as_data
 
 SHOWN = 5  # papers in an answer
@@ -68,7 +73,10 @@ class Person:
     user_id: str
     name: str
     channel_id: str
-    papers: int
+    papers: int  # the papers on the topic they shared, replied about, saved or reacted to
+    shared: int = 0  # of those, the ones they shared
+    replied: int = 0  # ... the ones whose thread they replied in
+    reacted: int = 0  # ... and the ones they reacted to
 
 
 @dataclass(frozen=True)
@@ -82,6 +90,7 @@ class MemoryAnswer:
     note: str | None = None  # why there is no written answer
     since: datetime | None = None  # "what did I miss": since when
     words: tuple[str, ...] = field(default_factory=tuple)  # the topic words the question was searched by
+    period: str | None = None  # the time the question named, as the answer says it ("last week (11 Jan to 17 Jan)")
 
 
 Encode = Callable[[str], np.ndarray | None]
@@ -146,17 +155,26 @@ def ask_memory(
     llm: LLMClient | None,
     now: datetime,
 ) -> MemoryAnswer:
-    """Answer ``question`` from these channels of one workspace (the asker's, checked by the caller)."""
+    """Answer ``question`` from these channels of one workspace (the asker's, checked by the caller). A time the
+    question names ("last week", "in March") is counted in the first channel's timezone (else the workspace's)
+    and keeps the answer to what was shared (or, for a discussion, replied to) then; a question that names a
+    time and no topic is answered with all of that time's papers."""
     kind = question_kind(question)
     contexts = {c: load_channel_context(conn, team_id, c, now, model) for c in dict.fromkeys(channel_ids)}
-    words = tuple(topic_words(question))
-    base = MemoryAnswer(question, kind, tuple(contexts), (), words=words)
+    first = next(iter(contexts), None)
+    timezone = storage.workspaces.load_channel_timezone(conn, team_id, first) if first else None
+    period, rest = split_period(question, now, zone(timezone))
+    words = tuple(topic_words(rest))
+    base = MemoryAnswer(question, kind, tuple(contexts), (), words=words, period=period.label if period else None)
     if kind == "missed":
-        return _missed(conn, contexts, asker, base, now)
-    vector = encode(question) if words else None
+        return _missed(conn, contexts, asker, base, now, period)
+    if not words and (period is not None or kind == "who"):
+        return _within(conn, contexts, base, period)
+    vector = encode(rest) if words else None
     found: list[tuple[Found, str]] = []
     for channel, ctx in contexts.items():
-        found += [(f, channel) for f in search_channel(conn, ctx, question, vector, most=10)]
+        hits = search_channel(conn, ctx, rest, vector, most=LIST_DEPTH if period else 10)
+        found += [(f, channel) for f in hits if period is None or _within_period(ctx, f.paper_id, period, kind)][:10]
     found.sort(key=lambda x: (-x[0].score, x[1], x[0].paper_id))
     if kind == "who":
         return _who(conn, contexts, found, base)
@@ -164,9 +182,44 @@ def ask_memory(
     return _written(replace(base, items=tuple(items)), contexts, llm)
 
 
-def _who(
-    conn: psycopg.Connection, contexts: dict[str, ChannelContext], found: list[tuple[Found, str]], base: MemoryAnswer
+def _within_period(ctx: ChannelContext, pid: int, period: Period, kind: Kind) -> bool:
+    """Whether the paper was shared in the period (for a discussion, shared or replied to then)."""
+    paper = ctx.papers.get(pid)
+    if paper is None:
+        return False
+    moments = [s.at for s in paper.shares] + ([r.at for r in paper.replies] if kind == "discussion" else [])
+    return any(period.holds(at) for at in moments)
+
+
+def _within(
+    conn: psycopg.Connection, contexts: dict[str, ChannelContext], base: MemoryAnswer, period: Period | None
 ) -> MemoryAnswer:
+    """A question that names no topic: the papers shared in the period (a discussion: those replied to then),
+    or, for "who", the members who engaged most with them (with no period, with all the channel's papers)."""
+    held = period.holds if period is not None else (lambda _: True)
+    picked: list[tuple[int, str, int]] = []
+    for channel, ctx in contexts.items():
+        listed = discussed_within(ctx, held) if base.kind == "discussion" else shared_within(ctx, held)
+        if base.kind == "who":
+            merged = dict(discussed_within(ctx, held)) | dict(listed)  # shared then, or replied to then
+            listed = sorted(merged.items(), key=lambda x: (-x[1], x[0]))
+        picked += [(n, channel, pid) for pid, n in listed]
+    picked.sort(key=lambda x: -x[0])  # stable: each channel's own order within the same count
+    if base.kind == "who":
+        found = [(Found(pid, 1.0), c) for _, c, pid in picked]
+        return _who(conn, contexts, found, base, period.holds if period is not None else None)
+    shown = [(c, pid) for _, c, pid in picked[:MISSED_SHOWN]]
+    return replace(base, items=tuple(_items(conn, contexts, shown, gist=base.kind == "discussion")))
+
+
+def _who(
+    conn: psycopg.Connection,
+    contexts: dict[str, ChannelContext],
+    found: list[tuple[Found, str]],
+    base: MemoryAnswer,
+    held: Callable[[datetime], bool] | None = None,
+) -> MemoryAnswer:
+    """The members who engaged most with the papers found (with ``held``, only what they did then)."""
     people: list[Person] = []
     best = found[0][0].score if found else 0.0
     on_topic = [(f, c) for f, c in found if f.score >= ON_TOPIC * best]  # the papers squarely on it, not the rest
@@ -176,18 +229,30 @@ def _who(
             (s.paper_id, s.user_id)
             for s in storage.history_search.load_saves(conn, ctx.team_id, channel, [f.paper_id for f in mine])
         ]
-        people += [Person(uid, ctx.display(uid), channel, n) for uid, _, n in who_knows(ctx, mine, saves)]
-    items = _items(conn, contexts, [(c, f.paper_id) for f, c in on_topic[:3]], gist=False)
-    return replace(base, items=tuple(items), people=tuple(people[:5]))
+        then = held or (lambda _: True)
+        for uid, _, n in who_knows(ctx, mine, saves, held=held):
+            papers = [ctx.papers[f.paper_id] for f in mine if f.paper_id in ctx.papers]
+            shared = sum(1 for p in papers if any(x.user_id == uid and then(x.at) for x in p.shares))
+            replied = sum(1 for p in papers if any(r.user_id == uid and then(r.at) for r in p.replies))
+            reacted = sum(1 for p in papers if any(x.user_id == uid and then(x.at) for x in p.reactions))
+            people.append(Person(uid, ctx.display(uid), channel, n, shared, replied, reacted))
+    # with no topic, the people are the answer: the papers they rest on would be the whole channel
+    shown = [(c, f.paper_id) for f, c in on_topic[:3]] if base.words else []
+    return replace(base, items=tuple(_items(conn, contexts, shown, gist=False)), people=tuple(people[:5]))
 
 
 def _missed(
-    conn: psycopg.Connection, contexts: dict[str, ChannelContext], asker: str, base: MemoryAnswer, now: datetime
+    conn: psycopg.Connection,
+    contexts: dict[str, ChannelContext],
+    asker: str,
+    base: MemoryAnswer,
+    now: datetime,
+    period: Period | None,
 ) -> MemoryAnswer:
     picked: list[tuple[int, str, int]] = []
     since_all: datetime | None = None
     for channel, ctx in contexts.items():
-        since = _last_engaged(ctx, asker) or now - MISSED_DEFAULT
+        since = period.start if period else _last_engaged(ctx, asker) or now - MISSED_DEFAULT
         since_all = since if since_all is None else min(since_all, since)
         picked += [(n, channel, pid) for pid, n in activity_since(ctx, since)]
     picked.sort(key=lambda x: (-x[0], x[1], x[2]))
