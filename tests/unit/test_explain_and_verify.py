@@ -75,10 +75,10 @@ def test_each_signal_kind_as_a_sentence(signal: SocialSignal, sentence: str) -> 
 @pytest.mark.parametrize(
     ("fact", "ending"),
     [
-        (RelatedToEarlierPaper("X", "cited_by", 0.4, sharer="U2"), "X, shared by {@U2}, cites this paper."),
+        (RelatedToEarlierPaper("X", "cited_by", 0.4, sharer="U2"), "It is cited by X, shared by {@U2}."),
         (
             RelatedToEarlierPaper("X", "shared_authors", 0.4, shared_authors=("A", "B", "C")),
-            "X shares authors with it (A, B and others).",
+            "It shares authors (A, B and others) with X.",
         ),
         (
             RelatedToEarlierPaper("X", "similar", 0.8, posted_by_paperping=True),
@@ -94,10 +94,10 @@ def test_the_relations_of_h5(fact: RelatedToEarlierPaper, ending: str) -> None:
     ("fact", "sentence"),
     [
         (EarlierPaperByMember("U1", "TaBERT", "cites"), "It cites TaBERT, written by {@U1}."),
-        (EarlierPaperByMember("U1", "TaBERT", "cited_by"), "TaBERT, written by {@U1}, cites this paper."),
+        (EarlierPaperByMember("U1", "TaBERT", "cited_by"), "It is cited by TaBERT, written by {@U1}."),
         (
             EarlierPaperByMember("U1", "TaBERT", "shared_authors", ("Pengcheng Yin", "Graham Neubig")),
-            "TaBERT, written by {@U1}, shares authors with it (Pengcheng Yin, Graham Neubig).",
+            "It shares authors (Pengcheng Yin, Graham Neubig) with TaBERT, written by {@U1}.",
         ),
         (EarlierPaperByMember("U1", "TaBERT", "similar"), "It is close in topic to TaBERT, written by {@U1}."),
     ],

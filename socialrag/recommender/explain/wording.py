@@ -99,7 +99,9 @@ def _relation_sentence(
 ) -> str:
     """How the candidate relates to an earlier paper of the channel (its ``title``, and ``who`` brought it: ", shared
     by ..." or ""), one wording for h5 and h7; ``context``: the sentence with which the candidate cites it."""
-    subject, pause = f"{title}{who}", "," if who else ""
+    subject = f"{title}{who}"
+    # every relation is said of the new paper, "It ...": a sentence that opened on an earlier paper's title read
+    # as run on from the summary before it
     if relation == "cites":
         if context:
             quote = _clip(as_data(context), 140)
@@ -107,9 +109,9 @@ def _relation_sentence(
             return f'It {b("cites")} {subject}: "{quote}"{end}'
         return f"It {b('cites')} {subject}."
     if relation == "cited_by":
-        return f"{subject}{pause} {b('cites this paper')}."
+        return f"It is {b('cited by')} {subject}."
     if relation == "shared_authors" and authors:
-        return f"{subject}{pause} {b('shares authors')} with it ({_some_names(authors)})."
+        return f"It {b('shares authors')} ({_some_names(authors)}) with {subject}."
     return f"It is {b('close in topic')} to {subject}."
 
 
