@@ -65,7 +65,7 @@ def build_profile(
         followed=[f.name for f in storage.followed_authors.load_followed(conn, team_id, channel_id)],
         venues=venues.most_common(3),
         focus=settings.focus_text if focus_active(settings, now) else None,
-        ranking=describe(load_fit(conn, team_id, channel_id, scoring.popularity_weight, now)),
+        ranking=describe(load_fit(conn, team_id, channel_id, scoring.popularity_weight, now), evidence=False),
         muted=[s.label for s in steering if s.action == "mute"],
         boosted=[s.label for s in steering if s.action == "boost"],
     )
