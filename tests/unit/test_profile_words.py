@@ -58,3 +58,19 @@ def test_a_title_carries_the_words_a_member_muted() -> None:
     assert titled_with("A CRISPR-Cas9 screen in neurons", ["crispr", "screens"]), "a word's start counts"
     assert not titled_with("Genome-wide screens for autophagy factors", ["crispr", "screens"]), "every word"
     assert not titled_with(title, []), "no words: nothing"
+
+
+def test_a_topics_examples_show_what_its_name_says() -> None:
+    """The demo's first topic, "answering, neural, question", was shown by a paper on text generation and one on
+    coherence, its two most engaged: the examples are now the engaged papers titled with most of its words."""
+    from socialrag.recommender.retrieve.topics import named_examples
+
+    titles = [
+        "Sentence-Level Content Planning and Style Specification for Neural Text Generation",
+        "Multi-Task Learning for Coherence Modeling",
+        "FEQA: A Question Answering Evaluation Framework for Faithfulness Assessment",
+        "Multi-Task Learning for Conversational Question Answering over a Large-Scale Knowledge Base",
+    ]
+    assert named_examples("answering, neural, question", titles) == [2, 3]
+    # no title carries a word of the name: the most engaged, as before
+    assert named_examples("mixed papers", titles) == [0, 1]

@@ -108,6 +108,14 @@ def distinctive_name(titles: Sequence[str], others: Sequence[str], most: int = 3
     return ", ".join(w for w, _ in ranked[:most]) or "mixed papers"
 
 
+def named_examples(label: str, titles: Sequence[str], most: int = 2) -> list[int]:
+    """Which of a topic's titles (the most engaged first) show what its name says: those with most of the name's
+    words, the most engaged first among equals."""
+    words = set(label.split(", "))
+    overlap = [len(words & set(title_words(t))) for t in titles]
+    return sorted(range(len(titles)), key=lambda i: -overlap[i])[:most]  # stable: engagement among equals
+
+
 def channel_topics(ctx: ChannelContext, weights: Mapping[int, float], most: int = MAX_TOPICS) -> list[Topic]:
     """The channel's main topics, the most engaged first (a topic needs two papers), each named by words no
     topic before it uses."""
@@ -132,10 +140,12 @@ def _topic(
 ) -> Topic:
     direction, radius = direction_and_radius(np.stack([ctx.vectors[p] for p in members]))
     engaged = sorted(members, key=lambda p: (-max(weights.get(p, 0.0), 0.0), p))
-    examples = tuple((ctx.papers[p].info.title or "", ctx.papers[p].first_share.permalink) for p in engaged[:2])
     titles = [ctx.papers[p].info.title or "" for p in engaged]
+    label = distinctive_name(titles, [ctx.papers[p].info.title or "" for p in others], taken=taken)
+    chosen = [engaged[i] for i in named_examples(label, titles)]
+    examples = tuple((ctx.papers[p].info.title or "", ctx.papers[p].first_share.permalink) for p in chosen)
     return Topic(
-        label=distinctive_name(titles, [ctx.papers[p].info.title or "" for p in others], taken=taken),
+        label=label,
         paper_ids=tuple(members),
         direction=direction,
         radius=radius,
