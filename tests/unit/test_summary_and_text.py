@@ -178,3 +178,14 @@ def test_a_sentence_cut_short_by_a_removed_link_or_a_truncated_abstract_is_not_p
     assert not (summarize(listed, limit=100) or "").startswith("(2)")
     # an abstract of nothing but a fragment is still said, as it is
     assert summarize("Invited talk") == "Invited talk"
+
+
+def test_a_verb_joined_to_the_first_is_said_of_the_paper_too() -> None:
+    """ "We present and evaluate two algorithms" was posted as "It presents and evaluate two algorithms"."""
+    from socialrag.recommender.explain.summary import speak_of_the_paper
+
+    assert speak_of_the_paper("We present and evaluate two algorithms.") == "It presents and evaluates two algorithms."
+    assert speak_of_the_paper("We propose and apply a method.") == "It proposes and applies a method."
+    assert speak_of_the_paper("We present and discuss results.") == "It presents and discusses results."
+    # not a verb joined to it: left as it is
+    assert speak_of_the_paper("We present, and the results show gains.") == "It presents, and the results show gains."

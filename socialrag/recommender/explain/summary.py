@@ -224,6 +224,24 @@ _OPENING = re.compile(
 _THIS_PAPER = re.compile(r"^(?:in\s+)?this (?:paper|work|study|article)\s+", re.IGNORECASE)
 
 
+_JOINED_VERB = re.compile(r"^(,?\s+(?:and|or|and then)\s+)([a-z]+)\b")
+_BASE_VERBS = frozenset(
+    (*PAPER_VERBS, "apply", "test", "validate", "show", "demonstrate", "discuss", "report", "train", "use")
+)
+
+
+def _third_person(verb: str) -> str:
+    """A verb of ``_BASE_VERBS`` as said of the paper ("evaluate" → "evaluates", "apply" → "applies"); any other
+    word as it is (it was not a verb joined to the first)."""
+    if verb not in _BASE_VERBS:
+        return verb
+    if verb in PAPER_VERBS:
+        return PAPER_VERBS[verb]
+    if verb.endswith("y"):
+        return verb[:-1] + "ies"
+    return verb + "es" if verb.endswith(("s", "sh", "ch", "x", "z")) else verb + "s"
+
+
 def speak_of_the_paper(sentence: str) -> str:
     """An abstract sentence in the authors' voice ("We present ...", "In this paper, we show ...") said of
     the paper instead ("It presents ...", "The authors show ..."); any other sentence as it is."""
@@ -232,6 +250,8 @@ def speak_of_the_paper(sentence: str) -> str:
         verb = m.group(1).lower()
         rest = sentence[m.end() :]
         if verb in PAPER_VERBS:
+            # "We present and evaluate ..." : the verb joined to it is said of the paper too
+            rest = _JOINED_VERB.sub(lambda j: f"{j.group(1)}{_third_person(j.group(2))}", rest, count=1)
             return f"It {PAPER_VERBS[verb]}{rest}"
         if verb in _AUTHOR_VERBS or verb.isalpha():
             # any other "we <verb>" reads as well of the authors ("We adapt ..." -> "The authors adapt ...")
