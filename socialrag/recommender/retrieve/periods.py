@@ -37,13 +37,18 @@ _MONTHS = {
     for name in names
 }
 _MONTH = "|".join(sorted(_MONTHS, key=len, reverse=True))
+_FULL_MONTH = "|".join(n for n in _MONTHS if len(n) > 4 or n in ("may", "june", "july"))
 _UNITS = {"day": 1, "days": 1, "week": 7, "weeks": 7, "month": 30, "months": 30, "year": 365, "years": 365}
 _NUMBERS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "few": 3, "couple of": 2}
 
 _LAST_N = re.compile(rf"\b(?:last|past|previous)\s+(\d{{1,6}}|{'|'.join(_NUMBERS)})\s+(days?|weeks?|months?|years?)\b")
 _RELATIVE = re.compile(r"\b(this|last|past|previous)\s+(week|month|year)\b")
 _SINCE_MONTH = re.compile(rf"\bsince\s+({_MONTH})\b(?:\s+((?:19|20)\d\d))?")
-_IN_MONTH = re.compile(rf"\b(?:in|during|from|of)\s+({_MONTH})\b(?:\s+((?:19|20)\d\d))?")
+# "in Jan", "during May"; "from" or "of" only with a full name or a year ("papers from Jan" may be from a member)
+_IN_MONTH = re.compile(
+    rf"\b(?:(?:in|during)\s+({_MONTH})|(?:from|of)\s+((?:{_FULL_MONTH})\b|(?:{_MONTH})(?=\s+(?:19|20)\d\d)))\b"
+    r"(?:\s+((?:19|20)\d\d))?"
+)
 _SINCE_YEAR = re.compile(r"\bsince\s+((?:19|20)\d\d)\b")
 _IN_YEAR = re.compile(r"\b(?:in|during|from|of)\s+((?:19|20)\d\d)\b")
 _DAY = re.compile(r"\b(today|yesterday)\b")
@@ -94,7 +99,8 @@ def _period(pattern: re.Pattern[str], m: re.Match[str], now: datetime, local: da
     if pattern is _RELATIVE:
         return _relative(m.group(1), m.group(2), now, midnight, end)
     if pattern in (_SINCE_MONTH, _IN_MONTH):
-        start = _month_start(_MONTHS[m.group(1)], m.group(2), local)
+        month, year = (m.group(1), m.group(2)) if pattern is _SINCE_MONTH else (m.group(1) or m.group(2), m.group(3))
+        start = _month_start(_MONTHS[month], year, local)
         if start > local:
             return None
         if pattern is _SINCE_MONTH:
