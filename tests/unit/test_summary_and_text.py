@@ -189,3 +189,17 @@ def test_a_verb_joined_to_the_first_is_said_of_the_paper_too() -> None:
     assert speak_of_the_paper("We present and discuss results.") == "It presents and discusses results."
     # not a verb joined to it: left as it is
     assert speak_of_the_paper("We present, and the results show gains.") == "It presents, and the results show gains."
+
+
+def test_an_opening_clause_that_points_back_goes_before_this_paper_too() -> None:
+    """ "As this interest will benefit from ..., this paper presents X" says "It presents X"."""
+    abstract = (
+        "There has been an upsurge of research interest in natural language complexity. As this interest will "
+        "benefit from being informed by established contributions in this area, this paper presents a reasoned "
+        "overview of "
+        "central results concerning the computational complexity of natural language parsing."
+    )
+    assert summarize(abstract, limit=150) == (
+        "It presents a reasoned overview of central results concerning the computational complexity of natural "
+        "language parsing."
+    )

@@ -94,8 +94,10 @@ _TRAILING_POINTER = re.compile(
     re.IGNORECASE,
 )
 # "To take a step toward closing this gap, we introduce ..." : the opening clause that points back can go
+# ("As this interest will grow, this paper presents ...": the same before "this paper")
 _LEADING_POINTER = re.compile(
-    r"^[^,]{0,100}\b(?:this|these|those|such)\b[^,]{0,60},\s+(we\s+[a-z]+\b.*)$", re.IGNORECASE
+    r"^[^,]{0,100}\b(?:this|these|those|such)\b[^,]{0,60},\s+((?:we|this (?:paper|work|study|article))\s+[a-z]+\b.*)$",
+    re.IGNORECASE,
 )
 
 
@@ -123,7 +125,7 @@ def resolve(sentence: str) -> str:
     done safely (an opening clause before "we ...", a closing "for this task"); the rest left as it is."""
     m = _LEADING_POINTER.match(sentence)
     if m:
-        sentence = "W" + m.group(1)[1:]
+        sentence = m.group(1)[0].upper() + m.group(1)[1:]
     sentence = _TRAILING_POINTER.sub("", sentence)
     sentence = _ADDRESS_BY.sub(_said_plainly, sentence)
     opening = _OPENING.match(sentence)  # "In this work we study", "Here, we present": speak_of_the_paper's
