@@ -84,37 +84,47 @@ def load_vectors(rows: list[dict[str, Any]]) -> np.ndarray:
     return np.stack([found[h] for h in hashes])
 
 
-def history_of(name: str, rows: list[dict[str, Any]], vectors: np.ndarray) -> Any:
-    """A ``ChannelHistory`` of the group's choices over the whole catalog."""
-    from socialrag.recommender.rank.history import build_history
-    from socialrag.recommender.rank.universe import build_universe
-    from socialrag.recommender.retrieve.context import ChannelContext, SharedPaper
-    from socialrag.rows import MemberInfo, PaperInfo, Share
+def paper_infos(rows: list[dict[str, Any]]) -> dict[int, Any]:
+    """The catalog's papers (ids from 1, in file order) as the knowledge base gives them to a refit: authors by id,
+    and each venue as its series (ACL 2019 and ACL 2020 are one venue, as ``normalize_venue`` keys them in
+    storage), so that the venue feature reads what it reads in serving."""
+    from socialrag.names import normalize_venue
+    from socialrag.rows import AuthorRef, PaperInfo
 
-    path = HISTORIES / f"{name}.jsonl"
-    check(path)
-    choices = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    index = {r["acl_id"]: i + 1 for i, r in enumerate(rows)}
-    infos, vecs = {}, {}
+    infos = {}
     authors: dict[str, int] = {}
     venues: dict[str, int] = {}
-    from socialrag.rows import AuthorRef
-
     for pid, r in enumerate(rows, start=1):
         day, precision = published(r)
         refs = tuple(AuthorRef(authors.setdefault(a, len(authors) + 1), a, a.lower()) for a in r["authors"])
+        key, short = normalize_venue(r["venue"])
         infos[pid] = PaperInfo(
             pid,
             r["title"],
-            None,
-            venues.setdefault(r["venue"], len(venues) + 1),
+            venues.setdefault(key, len(venues) + 1),
+            short,
             int(r["year"]),
             refs,
             None,
             publication_date=day,
             date_precision=precision,
         )
-        vecs[pid] = vectors[pid - 1]
+    return infos
+
+
+def history_of(name: str, rows: list[dict[str, Any]], vectors: np.ndarray) -> Any:
+    """A ``ChannelHistory`` of the group's choices over the whole catalog."""
+    from socialrag.recommender.rank.history import build_history
+    from socialrag.recommender.rank.universe import build_universe
+    from socialrag.recommender.retrieve.context import ChannelContext, SharedPaper
+    from socialrag.rows import MemberInfo, Share
+
+    path = HISTORIES / f"{name}.jsonl"
+    check(path)
+    choices = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    index = {r["acl_id"]: i + 1 for i, r in enumerate(rows)}
+    infos = paper_infos(rows)
+    vecs = {pid: vectors[pid - 1] for pid in infos}
     papers: dict[int, SharedPaper] = {}
     for k, c in enumerate(choices):
         pid = index[c["acl_id"]]

@@ -91,3 +91,19 @@ def test_a_publication_month_is_read_when_given_and_the_year_otherwise() -> None
     assert published({"year": "2019", "month": "June"}) == (datetime(2019, 6, 1).date(), "month")
     assert published({"year": "2020", "month": "November-December"})[0].month == 11
     assert published({"year": "2018", "month": None}) == (datetime(2018, 1, 1).date(), "year")
+
+
+def test_the_replay_gives_each_paper_its_venue_series_as_storage_does() -> None:
+    """The replay once passed each venue's number where its name goes and left its id empty, so the venue feature
+    was unknown for every paper of every real history, as it never is in serving."""
+    from bench.real.replay_real import paper_infos
+
+    def row(venue: str, year: int) -> dict[str, object]:
+        return {"title": "T", "authors": ["A B"], "venue": venue, "year": year, "publication_date": f"{year}-07-01"}
+
+    acl = "Proceedings of the {}th Annual Meeting of the Association for Computational Linguistics"
+    infos = paper_infos(
+        [row(acl.format(57), 2019), row(acl.format(58), 2020), row("Proceedings of the Workshop", 2020)]
+    )
+    assert infos[1].venue_id is not None and infos[1].venue_id == infos[2].venue_id != infos[3].venue_id
+    assert (infos[1].venue, infos[2].venue) == ("ACL", "ACL")
