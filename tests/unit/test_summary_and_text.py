@@ -203,3 +203,12 @@ def test_an_opening_clause_that_points_back_goes_before_this_paper_too() -> None
         "It presents a reasoned overview of central results concerning the computational complexity of natural "
         "language parsing."
     )
+
+
+def test_us_and_a_later_we_are_the_authors() -> None:
+    assert resolve("This form of interaction has allowed us to build a model.") == (
+        "This form of interaction has allowed the authors to build a model."
+    )
+    assert resolve("It proposes self-training: we leverage aggregated annotations.") == (
+        "It proposes self-training: the authors leverage aggregated annotations."
+    )

@@ -120,6 +120,13 @@ def _said_plainly(m: re.Match[str]) -> str:
     return f"We {base}" if m.group(1).lower() == "we" else f"It {PAPER_VERBS[base]}"
 
 
+# "allows us to", "used by us": the authors, as the post speaks of them
+_US = re.compile(
+    r"\b(allows?|allowed|enables?|enabled|helps?|helped|lets?|requires?|required|leads?|led|restricts?|restricted|"
+    r"forces?|forced|gives?|gave|by)\s+us\b"
+)
+
+
 def resolve(sentence: str) -> str:
     """An abstract sentence with what only points back at the sentences before it taken out where that can be
     done safely (an opening clause before "we ...", a closing "for this task"); the rest left as it is."""
@@ -133,7 +140,8 @@ def resolve(sentence: str) -> str:
     head, sentence = sentence[:end], sentence[end:]
     sentence = re.sub(r"^Our\b", "The", sentence)
     sentence = re.sub(r"\bour\b", "the", sentence)  # "our method" is the paper's method
-    return head + re.sub(r"(?<=[a-z,;] )we\b(?= [a-z])", "the authors", sentence)  # "..., we present ..."
+    sentence = _US.sub(lambda m: f"{m.group(1)} the authors", sentence)  # "which allows us to ..."
+    return head + re.sub(r"(?<=[a-z,;:)] )we\b(?= [a-z])", "the authors", sentence)  # "..., we present ..."
 
 
 def stands_alone(original: str, said: str) -> bool:
