@@ -161,6 +161,7 @@ def show_coverage(
 
 
 QUESTION = "What have we read about gender bias?"
+TIME_QUESTION = "What did we read last week?"  # a time and no topic: that week's papers
 
 
 def show_question(
@@ -176,8 +177,12 @@ def show_question(
 
     with db.connection() as conn:
         answer = ask_memory(conn, embedder.model_name, encode, team, [channel], SHARER, QUESTION, None, at)
+        week = ask_memory(conn, embedder.model_name, encode, team, [channel], SHARER, TIME_QUESTION, None, at)
     text = render_answer(answer, {channel: channel_name})
     say(f"\n── A member asks, mentioning @PaperPing: “{QUESTION}” (`/paperping ask` too) " + "─" * 6)
     for line in text.splitlines():
+        say("  " + render(line))
+    say(f"  And “{TIME_QUESTION}”:")
+    for line in render_answer(week, {channel: channel_name}).splitlines():
         say("  " + render(line))
     return [{"type": "section", "text": mrkdwn(text)}]

@@ -72,6 +72,9 @@ def test_demo_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
     # a member asks what the lab read about a topic: the channel's papers on it, with who shared them and when
     asked = printed.split("── A member asks, mentioning @PaperPing")[1].split("\n\n")[0]
     assert "*What #nlp-reading read about gender bias*:" in asked and "Gender Bias" in asked
+    # a time and no topic: the week before the digest's Monday, PaperPing's three posts and farid's share
+    week = asked.split("And “What did we read last week?”:")[1]
+    assert "*What #nlp-reading read last week (11 Jan to 17 Jan)*" in week and week.count("— posted by PaperPing") == 3
     assert re.search(r"\n  1\. .+ — shared by \w+ on \d\d \w{3} 20\d\d", asked), asked
     assert "What #nlp-reading read about gender bias" in page, "the answer is on the demo's page too"
     # one page per thing a member sees, from which the documentation's pictures are made
