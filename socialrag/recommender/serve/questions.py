@@ -230,8 +230,8 @@ def _who(
             for s in storage.history_search.load_saves(conn, ctx.team_id, channel, [f.paper_id for f in mine])
         ]
         then = held or (lambda _: True)
+        papers = [ctx.papers[f.paper_id] for f in mine if f.paper_id in ctx.papers]
         for uid, _, n in who_knows(ctx, mine, saves, held=held):
-            papers = [ctx.papers[f.paper_id] for f in mine if f.paper_id in ctx.papers]
             shared = sum(1 for p in papers if any(x.user_id == uid and then(x.at) for x in p.shares))
             replied = sum(1 for p in papers if any(r.user_id == uid and then(r.at) for r in p.replies))
             reacted = sum(1 for p in papers if any(x.user_id == uid and then(x.at) for x in p.reactions))
