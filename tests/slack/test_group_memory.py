@@ -257,7 +257,12 @@ def test_a_hostile_title_and_a_model_that_names_a_paper_not_retrieved(db: Databa
         assert "Attention Is All You Need" not in refused, "the written answer naming it is refused"
         assert "_No written answer: the written answer named a paper I did not find._" in refused
         assert "Weight Poisoning" in refused, "the list is shown instead"
-        assert count(db, "SELECT count(*) FROM llm_calls WHERE prompt_name = 'ask'") >= 3
+        # a time and no topic gets its written answer too, checked the same way
+        with db.connection() as conn:
+            conn.execute("DELETE FROM member_cooldowns")
+        december = ask(harness, "What did we read in December 2020?")
+        assert december.startswith("*What #nlp-lab read in Dec 2020*") and "The group read [1]" in december, december
+        assert count(db, "SELECT count(*) FROM llm_calls WHERE prompt_name = 'ask'") >= 4
         assert json.dumps(standin.posts).count("evil.example") == 0
     finally:
         harness.stop()

@@ -169,7 +169,7 @@ def ask_memory(
     if kind == "missed":
         return _missed(conn, contexts, asker, base, now, period)
     if not words and (period is not None or kind == "who"):
-        return _within(conn, contexts, base, period)
+        return _within(conn, contexts, base, period, llm)
     vector = encode(rest) if words else None
     found: list[tuple[Found, str]] = []
     for channel, ctx in contexts.items():
@@ -192,10 +192,15 @@ def _within_period(ctx: ChannelContext, pid: int, period: Period, kind: Kind) ->
 
 
 def _within(
-    conn: psycopg.Connection, contexts: dict[str, ChannelContext], base: MemoryAnswer, period: Period | None
+    conn: psycopg.Connection,
+    contexts: dict[str, ChannelContext],
+    base: MemoryAnswer,
+    period: Period | None,
+    llm: LLMClient | None,
 ) -> MemoryAnswer:
     """A question that names no topic: the papers shared in the period (a discussion: those replied to then),
-    or, for "who", the members who engaged most with them (with no period, with all the channel's papers)."""
+    with a written answer as for a topic, or, for "who", the members who engaged most with them (with no period,
+    with all the channel's papers)."""
     held = period.holds if period is not None else (lambda _: True)
     picked: list[tuple[int, str, int]] = []
     for channel, ctx in contexts.items():
@@ -209,7 +214,8 @@ def _within(
         found = [(Found(pid, 1.0), c) for _, c, pid in picked]
         return _who(conn, contexts, found, base, period.holds if period is not None else None)
     shown = [(c, pid) for _, c, pid in picked[:MISSED_SHOWN]]
-    return replace(base, items=tuple(_items(conn, contexts, shown, gist=base.kind == "discussion")))
+    items = tuple(_items(conn, contexts, shown, gist=base.kind == "discussion"))
+    return _written(replace(base, items=items), contexts, llm)
 
 
 def _who(
