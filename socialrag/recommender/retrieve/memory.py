@@ -205,43 +205,64 @@ def discussed_within(ctx: ChannelContext, held: Callable[[datetime], bool]) -> l
 SHARE_WEIGHT, REPLY_WEIGHT, SAVE_WEIGHT, REACTION_WEIGHT = 3.0, 2.0, 1.0, 0.5
 
 
+@dataclass(frozen=True)
+class Engaged:
+    """A member who engaged with the papers found: their weight, and how many of the papers they engaged with in
+    all, shared, replied about and reacted to."""
+
+    user_id: str
+    weight: float
+    papers: int
+    shared: int
+    replied: int
+    reacted: int
+
+
 def who_knows(
     ctx: ChannelContext,
     found: Sequence[Found],
     saves: Sequence[tuple[int, str]],
     most: int = 5,
     held: Callable[[datetime], bool] | None = None,
-) -> list[tuple[str, float, int]]:
-    """(member id, weight, papers they engaged with) of the channel's members who shared, replied about, saved or
-    reacted to the papers found (only what they did at moments ``held`` says, when given), weighted by each
-    paper's fused score. Only current members who keep mentions on
-    count (a member who turned them off is not named), and never a bot."""
+) -> list[Engaged]:
+    """The channel's members who shared, replied about, saved or reacted to the papers found (only what they did
+    at moments ``held`` says, when given), weighted by each paper's fused score, the heaviest first. Only current
+    members who keep mentions on count (a member who turned them off is not named), and never a bot."""
     weight: dict[str, float] = defaultdict(float)
-    papers: dict[str, set[int]] = defaultdict(set)
+    did: dict[str, dict[str, set[int]]] = defaultdict(lambda: defaultdict(set))
     score = {f.paper_id: f.score for f in found}
 
-    def add(user: str | None, pid: int, w: float) -> None:
+    def add(user: str | None, pid: int, w: float, kind: str, at: datetime | None = None) -> None:
         member = ctx.members.get(user or "")
         if member is None or member.is_bot or not member.in_channel or not member.mentions_enabled:
             return
+        if held is not None and at is not None and not held(at):
+            return
         weight[member.user_id] += w * score[pid]
-        papers[member.user_id].add(pid)
+        did[member.user_id][kind].add(pid)
 
     for pid in score:
         paper = ctx.papers.get(pid)
         if paper is None:
             continue
         for s in paper.shares:
-            if held is None or held(s.at):
-                add(s.user_id, pid, SHARE_WEIGHT)
+            add(s.user_id, pid, SHARE_WEIGHT, "shared", s.at)
         for r in paper.replies:
-            if held is None or held(r.at):
-                add(r.user_id, pid, REPLY_WEIGHT)
+            add(r.user_id, pid, REPLY_WEIGHT, "replied", r.at)
         for x in paper.reactions:
-            if held is None or held(x.at):
-                add(x.user_id, pid, REACTION_WEIGHT)
+            add(x.user_id, pid, REACTION_WEIGHT, "reacted", x.at)
     for pid, user in saves:
         if pid in score:
-            add(user, pid, SAVE_WEIGHT)
+            add(user, pid, SAVE_WEIGHT, "saved")
     ranked = sorted(weight.items(), key=lambda x: (-x[1], x[0]))[:most]
-    return [(uid, w, len(papers[uid])) for uid, w in ranked]
+    return [
+        Engaged(
+            uid,
+            w,
+            len(set().union(*did[uid].values())),
+            len(did[uid]["shared"]),
+            len(did[uid]["replied"]),
+            len(did[uid]["reacted"]),
+        )
+        for uid, w in ranked
+    ]

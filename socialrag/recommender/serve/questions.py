@@ -235,13 +235,10 @@ def _who(
             (s.paper_id, s.user_id)
             for s in storage.history_search.load_saves(conn, ctx.team_id, channel, [f.paper_id for f in mine])
         ]
-        then = held or (lambda _: True)
-        papers = [ctx.papers[f.paper_id] for f in mine if f.paper_id in ctx.papers]
-        for uid, _, n in who_knows(ctx, mine, saves, held=held):
-            shared = sum(1 for p in papers if any(x.user_id == uid and then(x.at) for x in p.shares))
-            replied = sum(1 for p in papers if any(r.user_id == uid and then(r.at) for r in p.replies))
-            reacted = sum(1 for p in papers if any(x.user_id == uid and then(x.at) for x in p.reactions))
-            people.append(Person(uid, ctx.display(uid), channel, n, shared, replied, reacted))
+        people += [
+            Person(e.user_id, ctx.display(e.user_id), channel, e.papers, e.shared, e.replied, e.reacted)
+            for e in who_knows(ctx, mine, saves, held=held)
+        ]
     # with no topic, the people are the answer: the papers they rest on would be the whole channel
     shown = [(c, f.paper_id) for f, c in on_topic[:3]] if base.words else []
     return replace(base, items=tuple(_items(conn, contexts, shown, gist=False)), people=tuple(people[:5]))
