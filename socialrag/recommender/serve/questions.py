@@ -202,17 +202,18 @@ def _within(
     with a written answer as for a topic, or, for "who", the members who engaged most with them (with no period,
     with all the channel's papers)."""
     held = period.holds if period is not None else (lambda _: True)
+    if base.kind == "who":  # the papers shared then or replied to then; the members are ranked by what they did
+        found = [
+            (Found(pid, 1.0), channel)
+            for channel, ctx in contexts.items()
+            for pid in dict.fromkeys(p for p, _ in [*shared_within(ctx, held), *discussed_within(ctx, held)])
+        ]
+        return _who(conn, contexts, found, base, period.holds if period is not None else None)
     picked: list[tuple[int, str, int]] = []
     for channel, ctx in contexts.items():
         listed = discussed_within(ctx, held) if base.kind == "discussion" else shared_within(ctx, held)
-        if base.kind == "who":
-            merged = dict(discussed_within(ctx, held)) | dict(listed)  # shared then, or replied to then
-            listed = sorted(merged.items(), key=lambda x: (-x[1], x[0]))
         picked += [(n, channel, pid) for pid, n in listed]
     picked.sort(key=lambda x: -x[0])  # stable: each channel's own order within the same count
-    if base.kind == "who":
-        found = [(Found(pid, 1.0), c) for _, c, pid in picked]
-        return _who(conn, contexts, found, base, period.holds if period is not None else None)
     shown = [(c, pid) for _, c, pid in picked[:MISSED_SHOWN]]
     items = tuple(_items(conn, contexts, shown, gist=base.kind == "discussion"))
     return _written(replace(base, items=items), contexts, llm)
