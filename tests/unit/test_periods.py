@@ -32,6 +32,8 @@ def span(question: str, zone: ZoneInfo | None = None) -> tuple[str, str, str] | 
         ("papers since March 2020 on RAG", ("2020-03-01T00:00", "2021-01-18T09:00", "since Mar 2020")),
         ("in the past 10 days", ("2021-01-08T09:00", "2021-01-18T09:00", "in the past 10 days")),
         ("the last two weeks", ("2021-01-04T09:00", "2021-01-18T09:00", "in the past 2 weeks")),
+        ("the past 1 day", ("2021-01-17T09:00", "2021-01-18T09:00", "in the past 1 day")),
+        ("the past 0 days", ("2021-01-17T09:00", "2021-01-18T09:00", "in the past 1 day")),
         ("what did we read in 2020", ("2020-01-01T00:00", "2021-01-01T00:00", "in 2020")),
         ("what did we read last year", ("2020-01-01T00:00", "2021-01-01T00:00", "last year (2020)")),
         ("anything today", ("2021-01-18T00:00", "2021-01-18T09:00", "today")),

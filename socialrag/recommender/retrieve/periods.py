@@ -92,9 +92,10 @@ def _period(pattern: re.Pattern[str], m: re.Match[str], now: datetime, local: da
     midnight = local.replace(hour=0, minute=0, second=0, microsecond=0)
     end = now + timedelta(seconds=1)
     if pattern is _LAST_N:
-        n = int(m.group(1)) if m.group(1).isdigit() else _NUMBERS[m.group(1)]
-        days = max(n, 1) * _UNITS[m.group(2)]
-        said = f"in the past {n} {m.group(2)}" if days <= MOST_DAYS else f"in the past {MOST_DAYS // 366} years"
+        n = max(int(m.group(1)) if m.group(1).isdigit() else _NUMBERS[m.group(1)], 1)  # "the past 0 days": today's
+        unit = m.group(2) if n > 1 else m.group(2).removesuffix("s")
+        days = n * _UNITS[m.group(2)]
+        said = f"in the past {n} {unit}" if days <= MOST_DAYS else f"in the past {MOST_DAYS // 366} years"
         return Period(now - timedelta(days=min(days, MOST_DAYS)), end, said)
     if pattern is _RELATIVE:
         return _relative(m.group(1), m.group(2), now, midnight, end)
