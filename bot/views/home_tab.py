@@ -136,17 +136,17 @@ def channel_lines(
     if steered:
         done = {"mute": "muted", "boost": "boosted"}
         lines.append("Topics steered: " + "; ".join(f"{done[t.action]} {quote(t.label, 60)}" for t in steered[:6]))
-    followed = storage.followed_authors.load_followed(conn, team, channel_id)
-    follows = ", ".join(quote(f.name, 60) for f in followed[:3]) + (" and more" if len(followed) > 3 else "")
-    lines.append(
-        f"Follow-ups in threads: {'on' if s.follow_ups else 'off'} (`/paperping follow-ups`). Authors followed: "
-        f"{follows or 'none'} (`/paperping follow AUTHOR`, `/paperping following`). Also there: "
-        "`/paperping ask QUESTION` (what the channel read and discussed), `/paperping top`, "
-        "`/paperping conference VENUE YEAR`, `/paperping my-papers on`, and `/paperping profile`: what I believe "
-        "the channel reads, with its topics to mute or boost."
-    )
     top = load_top_list(conn, team, channel_id, "month", now, limit=HOME_TOP)
     if top.papers:
         lines.append("*Most engaged with, past month* (`/paperping top` there shows more):")
         lines += [top_line(i, p) for i, p in enumerate(top.papers, 1)]
+    followed = storage.followed_authors.load_followed(conn, team, channel_id)
+    follows = ", ".join(quote(f.name, 60) for f in followed[:3]) + (" and more" if len(followed) > 3 else "")
+    lines += [
+        f"Follow-ups in threads: {'on' if s.follow_ups else 'off'} (`/paperping follow-ups`) · Authors followed: "
+        f"{follows or 'none'} (`/paperping follow AUTHOR`)",
+        "*Ask there*: `/paperping ask QUESTION`, what the channel read and discussed (“what did we read last week?”)",
+        "*More there*: `/paperping profile` (its topics, to mute or boost) · `/paperping top` · "
+        "`/paperping conference VENUE YEAR` · `/paperping my-papers on`",
+    ]
     return lines

@@ -219,6 +219,7 @@ def test_app_home(harness: Harness, db: Database) -> None:
     assert view["type"] == "home" and "nlp-lab" in text and "Turn mentions off" in text and "Forget me" in text
     assert "Ranking: the default blend" in text, "App Home says what drives the channel's ranking"
     assert "This month: 0 papers shared; 0 posts by PaperPing, 0 drew a reaction or a reply." in text
+    assert "*Ask there*: `/paperping ask QUESTION`" in text, "App Home tells a member they can ask the group's memory"
 
 
 @pytest.mark.slow
