@@ -241,11 +241,12 @@ def cmd_like(inv: Invocation) -> str:
 
 @command(
     "ask",
-    "`ask QUESTION` — what this channel read and discussed: papers on a topic, where it was discussed, who knows "
-    "it, what you missed (only you see the answer)",
+    "`ask QUESTION` — what this channel read and discussed: papers on a topic or in a week or month, where it was "
+    "discussed, who knows it, what you missed (only you see the answer)",
     parse=free_text(
-        "Try `/paperping ask what have we read about retrieval-augmented generation?`, `/paperping ask who here "
-        "knows about speech translation?` or `/paperping ask what did I miss?`"
+        "Try `/paperping ask what have we read about retrieval-augmented generation?`, `/paperping ask what did we "
+        "read last week?`, `/paperping ask who here knows about speech translation?` or `/paperping ask what did I "
+        "miss?`"
     ),
     slow=True,
 )
