@@ -9,13 +9,16 @@ import numpy as np
 import pytest
 
 from socialrag.recommender.rank.calibrate import (
+    FRESH_BLEND_WEIGHT,
     MIN_SHARES,
+    NEW_WORK_DAYS,
     RankerModel,
     default_model,
     describe,
     diversify,
     fit,
     prior_weights,
+    reads_new_work,
 )
 from socialrag.recommender.rank.features import (
     FEATURES,
@@ -199,9 +202,11 @@ def test_diversify_spreads_the_top_and_respects_recent_posts() -> None:
     assert diversify(scores, vectors, 2, weight=0).tolist() == np.argsort(-scores).tolist()
 
 
-def history_context(n: int, popular_wins: bool) -> tuple[ChannelContext, dict[int, PaperInfo], dict[int, np.ndarray]]:
-    """A channel that shares ``n`` papers a week apart; a pool of others. The shared ones are the popular (or
-    the unpopular) ones, with random topics."""
+def history_context(
+    n: int, popular_wins: bool, age_days: int = 20
+) -> tuple[ChannelContext, dict[int, PaperInfo], dict[int, np.ndarray]]:
+    """A channel that shares ``n`` papers a week apart, each ``age_days`` old then; a pool of others. The shared
+    ones are the popular (or the unpopular) ones, with random topics."""
     rng = np.random.default_rng(3)
     start = datetime(2023, 1, 1, tzinfo=UTC)
     infos: dict[int, PaperInfo] = {}
@@ -218,7 +223,14 @@ def history_context(n: int, popular_wins: bool) -> tuple[ChannelContext, dict[in
         if shared:
             at = start + timedelta(days=7 * pid)
             infos[pid] = PaperInfo(
-                pid, f"P{pid}", None, None, 2023, infos[pid].authors, pop, publication_date=at - timedelta(days=20)
+                pid,
+                f"P{pid}",
+                None,
+                None,
+                2023,
+                infos[pid].authors,
+                pop,
+                publication_date=at - timedelta(days=age_days),
             )
             papers[pid] = SharedPaper(
                 infos[pid],
@@ -290,3 +302,29 @@ def test_a_share_made_before_the_listed_publication_date_teaches_nothing() -> No
     history = build_history(ctx, build_universe(infos, vectors), 60.0)
     times = set(training_set(history).times)
     assert share_at.timestamp() not in times
+
+
+def test_a_channel_that_reads_new_work_has_a_default_that_leans_to_new_papers() -> None:
+    """A channel whose members mostly share papers under ``NEW_WORK_DAYS`` old gets a little of ``fresh`` in its
+    default blend (every fit is pulled toward that blend); a seminar that presents last year's papers does not.
+    Decided at each moment from the shares before it, and kept with the stored fit."""
+    fresh = FEATURES.index("fresh")
+    assert prior_weights()[fresh] == 0.0 and prior_weights(new_work=True)[fresh] == FRESH_BLEND_WEIGHT
+    assert reads_new_work(np.full(MIN_SHARES, NEW_WORK_DAYS - 1.0))
+    assert not reads_new_work(np.full(MIN_SHARES - 1, 10.0)), "too few shares to tell"
+    assert not reads_new_work(np.array([10.0] * 4 + [400.0] * 5)), "the median share is old"
+
+    ctx, infos, vectors = history_context(40, True)
+    pairs = training_set(build_history(ctx, build_universe(infos, vectors), 60.0))
+    early = float(pairs.share_at[MIN_SHARES - 2]) + 1.0
+    assert pairs.new_work(None) and not pairs.new_work(early), "only the shares before a moment count"
+    model = pairs.fit()
+    assert model.new_work and model.prior[fresh] == FRESH_BLEND_WEIGHT
+    stored = RankerModel.from_json(model.to_json(), model.shares, model.pairs, model.fitted_at, 0.05)
+    assert stored.new_work and np.array_equal(stored.prior, prior_weights(0.05, new_work=True))
+    assert "its default leans to new papers" in describe(stored)
+
+    old_ctx, old_infos, old_vectors = history_context(40, True, age_days=300)
+    old = training_set(build_history(old_ctx, build_universe(old_infos, old_vectors), 60.0))
+    assert not old.new_work(None) and not old.fit().new_work
+    assert "new papers" not in describe(old.fit())

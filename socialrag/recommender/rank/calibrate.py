@@ -31,18 +31,33 @@ LEARNT_SHARES = 500  # a fit learns from the channel's latest this many shares (
 CHECK_WINDOW_DAYS = 365.0
 IGNORED_AFTER_DAYS = 7.0  # a PaperPing post with no reaction, click or reply by then was ignored...
 SILENCE_COUNTS_FROM = 0.5  # ...which counts against its topic only where at least this share of posts is answered
+# the default blend of a channel whose members' shares were of papers a median of fewer than NEW_WORK_DAYS old
+# leans this much toward this month's papers (the ``fresh`` feature)
+FRESH_BLEND_WEIGHT = 0.1
+NEW_WORK_DAYS = 100.0
 
 
-def prior_weights(popularity_weight: float = DEFAULT_POPULARITY_WEIGHT) -> np.ndarray:
+def prior_weights(popularity_weight: float = DEFAULT_POPULARITY_WEIGHT, new_work: bool = False) -> np.ndarray:
     """The default blend as feature weights: closeness to the interest a candidate fits best (its ten nearest
     liked papers, and the member's shares, focus or boosted topic it is closest to) plus a little popularity. It
     was the engagement-weighted mean over everything the channel shared (``similarity``) until the real
-    histories showed that mean serving only a channel's loudest topic (``docs/evaluation.md``)."""
+    histories showed that mean serving only a channel's loudest topic (``docs/evaluation.md``). In a channel
+    that reads new work (``reads_new_work``), a little of ``fresh`` too: of papers about as close to its
+    interests, the newer comes first."""
     w = np.zeros(len(FEATURES))
     w[FEATURES.index("nearby")] = 0.5
     w[FEATURES.index("interest")] = 0.5
     w[FEATURES.index("popularity")] = popularity_weight
+    if new_work:
+        w[FEATURES.index("fresh")] = FRESH_BLEND_WEIGHT
     return w
+
+
+def reads_new_work(ages_days: np.ndarray) -> bool:
+    """Whether a channel reads new work: the papers its members shared were a median of fewer than
+    ``NEW_WORK_DAYS`` days old when shared (from at least ``MIN_SHARES`` shares of papers with a known date). A
+    seminar that presents last year's papers, or a list that catches up on older ones, does not."""
+    return len(ages_days) >= MIN_SHARES and float(np.median(ages_days)) < NEW_WORK_DAYS
 
 
 # ----- the model ------------------------------------------------------------------------------------
@@ -63,6 +78,7 @@ class RankerModel:
     decision: str = ""  # why these weights are the ones in use (the guard's sentence, for `status`)
     window_days: float | None = None  # the publication dates the channel picks from (None: any)
     estimated: int = 0  # past shares whose paper's popularity then was estimated from a later count
+    new_work: bool = False  # the prior is the blend of a channel that reads new work (``reads_new_work``)
 
     @property
     def learnt(self) -> bool:
@@ -82,6 +98,7 @@ class RankerModel:
             "decision": self.decision,
             "window_days": self.window_days,
             "estimated": self.estimated,
+            "new_work": self.new_work,
         }
 
     @staticmethod
@@ -89,7 +106,8 @@ class RankerModel:
         data: Mapping[str, object], shares: int, pairs: int, fitted_at: datetime | None, popularity_weight: float
     ) -> RankerModel:
         """A stored fit; features it does not know get the prior's weight (a fit from an older release)."""
-        prior = prior_weights(popularity_weight)
+        new_work = data.get("new_work") is True
+        prior = prior_weights(popularity_weight, new_work)
         names = [str(f) for f in _list(data.get("features"))]
         stored = {
             n: (w, s) for n, w, s in zip(names, _list(data.get("weights")), _list(data.get("scales")), strict=False)
@@ -110,6 +128,7 @@ class RankerModel:
             decision if isinstance(decision, str) else "",
             float(window) if isinstance(window, int | float) else None,
             int(estimated) if isinstance(estimated, int) else 0,
+            new_work,
         )
 
 
@@ -117,9 +136,10 @@ def _list(value: object) -> list[float | str]:
     return [v for v in value if isinstance(v, int | float | str)] if isinstance(value, list) else []
 
 
-def default_model(popularity_weight: float = DEFAULT_POPULARITY_WEIGHT) -> RankerModel:
-    prior = prior_weights(popularity_weight)
-    return RankerModel(prior.copy(), np.ones(len(FEATURES)), prior)
+def default_model(popularity_weight: float = DEFAULT_POPULARITY_WEIGHT, new_work: bool = False) -> RankerModel:
+    """The default blend (of a channel that reads new work, with ``new_work``)."""
+    prior = prior_weights(popularity_weight, new_work)
+    return RankerModel(prior.copy(), np.ones(len(FEATURES)), prior, new_work=new_work)
 
 
 def fit(
@@ -132,12 +152,13 @@ def fit(
     now: datetime | None = None,
     trained_until: float | None = None,
     window_days: float | None = None,
+    new_work: bool = False,
 ) -> RankerModel:
     """Pairwise logistic regression over ``positives[i] - negatives[i]`` (one row per pair; a feature unknown
     for either paper of a pair is left out of that pair), with an L2 pull
     of ``strength / shares`` toward the prior's direction, fitted by Newton's method in units of each
     feature's spread. Few shares: the prior. Many: the channel's own preference. The model picks among
-    ``window_days`` (None: any date)."""
+    ``window_days`` (None: any date); ``new_work``: the prior is the blend of a channel that reads new work."""
     return fit_each(
         positives,
         negatives,
@@ -147,6 +168,7 @@ def fit(
         now=now,
         trained_until=trained_until,
         window_days=window_days,
+        new_work=new_work,
     )[0]
 
 
@@ -160,14 +182,23 @@ def fit_each(
     now: datetime | None = None,
     trained_until: float | None = None,
     window_days: float | None = None,
+    new_work: bool = False,
 ) -> list[RankerModel]:
     """``fit`` at each of ``strengths`` (None: ``PRIOR_STRENGTH``), the pairs put in units of their spread
     once for all of them."""
-    prior = prior_weights(popularity_weight)
+    prior = prior_weights(popularity_weight, new_work)
     now = now or datetime.now(UTC)
     if shares < MIN_SHARES or len(positives) == 0:
         model = RankerModel(
-            prior.copy(), np.ones(len(FEATURES)), prior, shares, len(positives), now, 1.0, window_days=window_days
+            prior.copy(),
+            np.ones(len(FEATURES)),
+            prior,
+            shares,
+            len(positives),
+            now,
+            1.0,
+            window_days=window_days,
+            new_work=new_work,
         )
         return [model for _ in strengths]
     both = np.vstack([positives, negatives])
@@ -193,7 +224,18 @@ def fit_each(
                 break
         pull = lam / (lam + 1.0)
         models.append(
-            RankerModel(w / scales, scales, prior, shares, len(z), now, pull, trained_until, window_days=window_days)
+            RankerModel(
+                w / scales,
+                scales,
+                prior,
+                shares,
+                len(z),
+                now,
+                pull,
+                trained_until,
+                window_days=window_days,
+                new_work=new_work,
+            )
         )
     return models
 
@@ -272,6 +314,8 @@ def describe(model: RankerModel, *, evidence: bool = True) -> str:
             if away:
                 sentence += f", and steers away from {away[0]}"
             sentence = f"Ranking: {sentence}{when}."
+    if model.new_work:
+        sentence += " Its members mostly share papers a few months old or newer, so its default leans to new papers."
     if model.window_days is not None:
         sentence += f" It picks among papers published in the last {model.window_days:.0f} days."
     if model.estimated:

@@ -189,6 +189,7 @@ def replay(
         week = shared[(member_first[shared] >= t) & (member_first[shared] < t + span)]
         if steps % refit_every == 0:
             model = pairs.fit(popularity_weight, before=t, now=datetime.fromtimestamp(t, UTC), current=model)
+        blend = default_model(popularity_weight, pairs.new_work(t))  # the channel's default blend then
         tally.begin(t)
         if _score_step(history, t, week, window_days, model, blend, topics, rng, results, sizes, recall, tally):
             steps += 1

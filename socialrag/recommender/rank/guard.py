@@ -24,7 +24,14 @@ from datetime import UTC, datetime
 import numpy as np
 
 from socialrag.config import DEFAULT_POPULARITY_WEIGHT
-from socialrag.recommender.rank.calibrate import MIN_SHARES, RankerModel, default_model, fit, fit_each
+from socialrag.recommender.rank.calibrate import (
+    MIN_SHARES,
+    RankerModel,
+    default_model,
+    fit,
+    fit_each,
+    reads_new_work,
+)
 from socialrag.recommender.rank.features import FEATURES, RECENCY_HALF_LIFE_DAYS, pair_differences
 from socialrag.recommender.rank.served import (
     ServedMoment,
@@ -63,6 +70,14 @@ class TrainingSet:
     final_window: float = np.inf
     estimated: int = 0  # shares whose paper's popularity then is an estimate from a later count
     served: list[ServedMoment] = field(default_factory=list)  # the shares a refit can judge rankings on
+    # each member's share of a paper with a known date: when, and how old the paper was then (days)
+    share_at: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    share_ages: np.ndarray = field(default_factory=lambda: np.zeros(0))
+
+    def new_work(self, before: float | None) -> bool:
+        """Whether the channel read new work before ``before`` (``reads_new_work``; None: all its shares)."""
+        ages = self.share_ages if before is None else self.share_ages[self.share_at < before]
+        return reads_new_work(ages)
 
     def before(self, before: float | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(positives, negatives, moments) of the pairs from moments before ``before`` (all with None)."""
@@ -88,14 +103,17 @@ class TrainingSet:
     ) -> RankerModel:
         """The channel's ranking from what came before ``before``: ``fit_guarded`` with ``current`` (the fit in
         use; the default blend when None) among the contestants, with the window of publication dates it picks
-        from."""
+        from, and the default blend of a channel that reads new work if it did (``reads_new_work``)."""
         earlier = [w for t, w in self.windows.items() if before is None or t < before]
         window = self.final_window if before is None else (earlier[-1] if earlier else np.inf)
         pos, neg, t = self.before(before)
         served = [m for m in self.served if before is None or m.at < before][-MAX_JUDGED:]
-        current = current or default_model(popularity_weight)
+        new_work = self.new_work(before)
+        current = current or default_model(popularity_weight, new_work)
         window_days = None if window >= MAX_WINDOW_DAYS else float(window)
-        model = fit_guarded(pos, neg, t, current, popularity_weight, now, served=served, window_days=window_days)
+        model = fit_guarded(
+            pos, neg, t, current, popularity_weight, now, served=served, window_days=window_days, new_work=new_work
+        )
         return replace(model, estimated=self.estimated)
 
 
@@ -124,6 +142,7 @@ def fit_validated(
     *,
     now: datetime | None = None,
     window_days: float | None = None,
+    new_work: bool = False,
 ) -> tuple[RankerModel, float | None]:
     """``fit`` with the pull toward the default blend chosen on the latest quarter of these pairs: each strength
     in ``STRENGTHS`` is fitted on the earlier moments and scored on the later ones; the best is refitted on all
@@ -134,14 +153,27 @@ def fit_validated(
     until = float(moments[-1]) if shares else None
     if shares < MIN_SHARES or shares < 4 * MIN_VALIDATION_MOMENTS // 3:
         return fit(
-            positives, negatives, shares, popularity_weight, now=now, trained_until=until, window_days=window_days
+            positives,
+            negatives,
+            shares,
+            popularity_weight,
+            now=now,
+            trained_until=until,
+            window_days=window_days,
+            new_work=new_work,
         ), None
     split = moments[int(len(moments) * 0.75)]
     early, late = times < split, times >= split
     n_early = len(np.unique(times[early]))
     scores: dict[float, float] = {}
     models = fit_each(
-        positives[early], negatives[early], n_early, popularity_weight, strengths=STRENGTHS, window_days=window_days
+        positives[early],
+        negatives[early],
+        n_early,
+        popularity_weight,
+        strengths=STRENGTHS,
+        window_days=window_days,
+        new_work=new_work,
     )
     for strength, model in zip(STRENGTHS, models, strict=True):
         scores[strength] = held_out_mrr(model, positives[late], negatives[late], times[late])
@@ -155,6 +187,7 @@ def fit_validated(
         now=now,
         trained_until=until,
         window_days=window_days,
+        new_work=new_work,
     )
     return model, best
 
@@ -203,6 +236,7 @@ def fit_guarded(
     *,
     served: list[ServedMoment] | None = None,
     window_days: float | None = None,
+    new_work: bool = False,
 ) -> RankerModel:
     """The ranking the channel should use from now on, with the reason in ``decision``.
 
@@ -210,12 +244,14 @@ def fit_guarded(
     then); with None, the latest quarter of the pairs' moments. Every contestant learns only from the moments
     before the first held-out share; the winner (see the module's docstring) is then refitted on everything.
     Whichever wins, serving picks among ``window_days`` (None: any date): the window is where candidates come
-    from, learnt apart from the ranking."""
+    from, learnt apart from the ranking. ``new_work``: the default blend is that of a channel that reads new work
+    (``reads_new_work``), and every fit is pulled toward it."""
     moments = np.unique(times)
-    blend = default_model(popularity_weight)
+    blend = default_model(popularity_weight, new_work)
+    kept = replace(blend, shares=len(moments), pairs=len(times), fitted_at=now)
     if len(moments) < MIN_SHARES:
         reason = f"the default blend: the channel has {len(moments)} shares to learn from, fewer than {MIN_SHARES}"
-        return RankerModel(blend.weights, blend.scales, blend.prior, len(moments), len(times), now, decision=reason)
+        return replace(kept, decision=reason)
     if served is None:
         late = moments[-max(MIN_VALIDATION_MOMENTS, len(moments) // 4) :]
         at = times >= late[0]
@@ -226,10 +262,9 @@ def fit_guarded(
     n_early = len(np.unique(times[early]))
     if len(served) < MIN_VALIDATION_MOMENTS // 2 or n_early < MIN_SHARES:
         reason = _too_few_sentence(served, left_out, n_early)
-        kept = RankerModel(blend.weights, blend.scales, blend.prior, len(moments), len(times), now)
         return replace(kept, decision=f"kept the default blend: {reason}", window_days=window_days)
     new, strength = fit_validated(
-        positives[early], negatives[early], times[early], popularity_weight, window_days=window_days
+        positives[early], negatives[early], times[early], popularity_weight, window_days=window_days, new_work=new_work
     )
     single = best_single(positives[early], negatives[early], times[early], new)
     contestants = _contestants(blend, single, current, new, split, positives[early], negatives[early])
@@ -238,7 +273,6 @@ def fit_guarded(
     decision = f"{name}: {_held_sentence(served, name, ranks)}{noise}{_left_out_sentence(left_out)}"
     # the window is where serving draws candidates from, whichever ranking orders them: every outcome keeps it
     if name == "the default blend":
-        kept = RankerModel(blend.weights, blend.scales, blend.prior, len(moments), len(times), now)
         return replace(kept, decision=f"kept {decision}", window_days=window_days)
     if name.startswith("the fit learnt"):
         kept = replace(current, shares=len(moments), pairs=len(times), fitted_at=now)
@@ -252,6 +286,7 @@ def fit_guarded(
         now=now,
         trained_until=float(moments[-1]),
         window_days=window_days,
+        new_work=new_work,
     )
     if name == HELD:
         return replace(shrink(full, positives, negatives), decision=decision)

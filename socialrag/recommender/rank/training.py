@@ -61,7 +61,7 @@ def training_set(
     rng = random.Random(seed)
     moments_at, ranks, ages = share_ranks(history)
     window_at = WindowLearner(moments_at, ranks, ages)
-    out = TrainingSet()
+    out = TrainingSet(share_at=moments_at, share_ages=ages)
     channel_rows = history.rows
     moments = _moments(history)
     positives = np.array([t for t, _, positive in moments if positive])
