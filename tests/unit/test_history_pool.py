@@ -15,6 +15,7 @@ from socialrag.recommender.rank.guard import MIN_WINDOW_DAYS
 from socialrag.recommender.rank.history import DAY, build_history
 from socialrag.recommender.rank.training import training_set
 from socialrag.recommender.rank.universe import GROWTH_DAYS, build_universe, estimate_back
+from socialrag.recommender.rank.window import WINDOW_SLACK
 from socialrag.recommender.retrieve.context import ChannelContext, SharedPaper
 from socialrag.rows import AuthorRef, MemberInfo, PaperInfo, ReactionEvent, Share
 
@@ -182,10 +183,10 @@ def test_a_curator_in_a_catalog_that_comes_in_bursts_still_picks_from_days_not_m
     learnt = training_set(
         build_history(channel(infos, readings, picks), build_universe(infos, vectors, readings), 60.0)
     )
-    # the picks are up to a week old: a quarter more than that, not the months a rank would reach back
-    assert MIN_WINDOW_DAYS <= learnt.final_window <= 1.25 * 7 + 1
+    # the picks are up to a week old: half as much again, not the months a rank would reach back
+    assert MIN_WINDOW_DAYS <= learnt.final_window <= WINDOW_SLACK * 7 + 1
     learnt_since = sorted(learnt.windows)[8:]  # any date until 8 shares
-    assert learnt_since and all(MIN_WINDOW_DAYS <= learnt.windows[t] <= 1.25 * 7 + 1 for t in learnt_since)
+    assert learnt_since and all(MIN_WINDOW_DAYS <= learnt.windows[t] <= WINDOW_SLACK * 7 + 1 for t in learnt_since)
 
 
 def test_a_held_out_share_is_judged_among_all_serving_offered_and_no_fit_is_credited_with_its_window() -> None:
@@ -212,7 +213,7 @@ def test_a_held_out_share_is_judged_among_all_serving_offered_and_no_fit_is_cred
     learnt = training_set(history)
     last = learnt.served[-1]
     window = learnt.windows[last.at]
-    assert MIN_WINDOW_DAYS <= window <= 1.25 * 7 + 1
+    assert MIN_WINDOW_DAYS <= window <= WINDOW_SLACK * 7 + 1
     # every paper of the window at the start of the burst, less what the channel had: about four a day
     assert len(last.x) - 1 >= 4 * (window - 1) - 2
     model = learnt.fit(now=picks[-1][1] + timedelta(hours=1))
@@ -350,14 +351,14 @@ def test_readings_loaded_as_arrays_make_the_same_universe_as_readings_by_paper()
 
 def test_a_group_that_reaches_back_now_and_then_keeps_older_papers_in_reach() -> None:
     """Nine in ten shares are this month's papers; one in ten is a year old. The window reaches back to the
-    oldest share before (a quarter more), so the next year-old pick is among the papers a fit compares with, and
+    oldest share before (half as far again), so the next year-old pick is among the papers a fit compares with, and
     a share older than any before widens it from then on, not before."""
     from socialrag.recommender.rank.window import learn_window
 
     moments = np.arange(40, dtype=np.float64) * 7 * DAY
     ages = np.where(np.arange(40) % 10 == 9, 365.0, 12.0)
     ranks = np.where(ages > 100, 0.5, 0.02)  # ranked among the papers out then: recent ones near the top
-    assert learn_window(moments, ranks, ages, float(moments[9])) == pytest.approx(1.25 * 12.0)
-    assert learn_window(moments, ranks, ages, float(moments[9]) + 1.0) == pytest.approx(1.25 * 365.0)
+    assert learn_window(moments, ranks, ages, float(moments[9])) == pytest.approx(WINDOW_SLACK * 12.0)
+    assert learn_window(moments, ranks, ages, float(moments[9]) + 1.0) == pytest.approx(WINDOW_SLACK * 365.0)
     assert learn_window(moments, ranks, ages, float(moments[-1]) + 1.0) >= 365.0
     assert learn_window(moments, ranks, ages, float(moments[5])) == float("inf"), "any date until eight shares"

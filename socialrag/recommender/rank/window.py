@@ -27,6 +27,10 @@ class SharesInTime(Protocol):
 
 
 DAY = 86400.0
+# the window reaches half as far again as the oldest share's age: the next share is now and then older than every
+# one before (on the BERT list, a paper 327 days old after shares of up to 234), and a window a quarter wider
+# left it out of reach. Twice as far let older papers crowd a curator of the week's papers (``docs/benchmarks.md``)
+WINDOW_SLACK = 1.5
 
 
 def share_ranks(history: SharesInTime) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -51,7 +55,7 @@ def share_ranks(history: SharesInTime) -> tuple[np.ndarray, np.ndarray, np.ndarr
 
 def learn_window(moments: np.ndarray, ranks: np.ndarray, ages: np.ndarray, t: float) -> float:
     """The window of publication dates the channel picks from at ``t``, in days, learnt from its shares before:
-    a quarter more than the age of the oldest of them (at least ``MIN_WINDOW_DAYS``). Any date (``inf``)
+    ``WINDOW_SLACK`` times the age of the oldest of them (at least ``MIN_WINDOW_DAYS``). Any date (``inf``)
     until it has 8 shares, and for a channel whose shares' ranks spread over the papers out (a quarter more
     than nine in ten reach 0.8 of them): ranks, not ages, decide that, so that a catalog that starts late does
     not look like a taste for new papers. The days themselves come from ages, not ranks: papers come out in
@@ -69,7 +73,7 @@ def _window(shares: int, rank90: Callable[[], float], oldest: Callable[[], float
         return float("inf")
     if 1.25 * rank90() >= 0.8:
         return float("inf")
-    return max(MIN_WINDOW_DAYS, 1.25 * oldest())
+    return max(MIN_WINDOW_DAYS, WINDOW_SLACK * oldest())
 
 
 def _quantile(ordered: list[float], q: float) -> float:
