@@ -32,9 +32,10 @@ CHECK_WINDOW_DAYS = 365.0
 IGNORED_AFTER_DAYS = 7.0  # a PaperPing post with no reaction, click or reply by then was ignored...
 SILENCE_COUNTS_FROM = 0.5  # ...which counts against its topic only where at least this share of posts is answered
 # the default blend of a channel whose members' shares were of papers a median of fewer than NEW_WORK_DAYS old
-# leans this much toward this month's papers (the ``fresh`` feature)
+# leans this much toward this month's papers (the ``fresh`` feature). On the real histories the medians, share by
+# share, stay under 62 days for the groups that read new papers and over 86 for the two that do not
 FRESH_BLEND_WEIGHT = 0.1
-NEW_WORK_DAYS = 100.0
+NEW_WORK_DAYS = 75.0
 
 
 def prior_weights(popularity_weight: float = DEFAULT_POPULARITY_WEIGHT, new_work: bool = False) -> np.ndarray:
