@@ -90,7 +90,15 @@ def test_refit_learns_the_channel_and_status_says_so(
         assert len(fit_history(conn, "T0LAB", "C1")) >= 2  # every fit is kept with its date
     capsys.readouterr()
     assert main(["status", "--channel", "nlp-lab"]) == 0
-    assert "#nlp-lab: Ranking:" in capsys.readouterr().out
+    status = capsys.readouterr().out
+    assert "#nlp-lab: Ranking:" in status
+    # whether the channel reads new work is kept with the fit, its default blend rebuilt from it, and said
+    from socialrag.recommender.rank.calibrate import prior_weights
+
+    with db.connection() as conn:
+        stored = load_fit(conn, "T0LAB", "C1")
+    assert np.array_equal(stored.prior, prior_weights(new_work=stored.new_work))
+    assert ("its default leans to new papers" in status) == stored.new_work
 
 
 def test_the_scheduler_refits_channels_when_due(lab_env: dict[str, Any], db: Database) -> None:
