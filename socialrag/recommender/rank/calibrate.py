@@ -79,7 +79,11 @@ class RankerModel:
     decision: str = ""  # why these weights are the ones in use (the guard's sentence, for `status`)
     window_days: float | None = None  # the publication dates the channel picks from (None: any)
     estimated: int = 0  # past shares whose paper's popularity then was estimated from a later count
-    new_work: bool = False  # the prior is the blend of a channel that reads new work (``reads_new_work``)
+
+    @property
+    def new_work(self) -> bool:
+        """Whether the prior is the blend of a channel that reads new work (``reads_new_work``)."""
+        return bool(self.prior[FEATURES.index("fresh")] > 0)
 
     @property
     def learnt(self) -> bool:
@@ -129,7 +133,6 @@ class RankerModel:
             decision if isinstance(decision, str) else "",
             float(window) if isinstance(window, int | float) else None,
             int(estimated) if isinstance(estimated, int) else 0,
-            new_work,
         )
 
 
@@ -140,7 +143,7 @@ def _list(value: object) -> list[float | str]:
 def default_model(popularity_weight: float = DEFAULT_POPULARITY_WEIGHT, new_work: bool = False) -> RankerModel:
     """The default blend (of a channel that reads new work, with ``new_work``)."""
     prior = prior_weights(popularity_weight, new_work)
-    return RankerModel(prior.copy(), np.ones(len(FEATURES)), prior, new_work=new_work)
+    return RankerModel(prior.copy(), np.ones(len(FEATURES)), prior)
 
 
 def fit(
@@ -191,15 +194,7 @@ def fit_each(
     now = now or datetime.now(UTC)
     if shares < MIN_SHARES or len(positives) == 0:
         model = RankerModel(
-            prior.copy(),
-            np.ones(len(FEATURES)),
-            prior,
-            shares,
-            len(positives),
-            now,
-            1.0,
-            window_days=window_days,
-            new_work=new_work,
+            prior.copy(), np.ones(len(FEATURES)), prior, shares, len(positives), now, 1.0, window_days=window_days
         )
         return [model for _ in strengths]
     both = np.vstack([positives, negatives])
@@ -225,18 +220,7 @@ def fit_each(
                 break
         pull = lam / (lam + 1.0)
         models.append(
-            RankerModel(
-                w / scales,
-                scales,
-                prior,
-                shares,
-                len(z),
-                now,
-                pull,
-                trained_until,
-                window_days=window_days,
-                new_work=new_work,
-            )
+            RankerModel(w / scales, scales, prior, shares, len(z), now, pull, trained_until, window_days=window_days)
         )
     return models
 
