@@ -265,7 +265,7 @@ def test_a_channel_whose_history_says_nothing_is_told_that_the_lead_is_noise() -
 
     rng = np.random.default_rng(0)
     n_moments, per = 80, 60  # each judged share among 61 papers: a pool like serving's
-    times = np.repeat(np.arange(n_moments, dtype=float), per)
+    times = np.repeat(np.arange(n_moments, dtype=float) * 86400.0, per)  # a share a day
     told = 0
     for _ in range(6):
         pos = rng.random((n_moments * per, len(FEATURES)))

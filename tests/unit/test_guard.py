@@ -216,3 +216,42 @@ def test_the_plain_rankings_compete_and_a_small_steady_lead_is_taken() -> None:
     assert np.count_nonzero(model.weights) == 1 and model.weights[SIM] > 0
     assert "MRR 0.10 against the default blend 0.09" in model.decision and "within the noise" not in model.decision
     assert model.decision.count(" 0.") == 4, "the winner, the blend and two runners-up"
+
+
+def test_shares_made_on_a_few_days_are_a_few_occasions_and_the_blend_stays() -> None:
+    """A reading group lists its forty proposals at three meetings: forty shares, but three occasions of choosing.
+    On them a fit that follows the group's popular picks wins by far, and serving would follow it into the next
+    meeting, which can pick quite differently; the judge asks for shares from six days, keeps the blend, and says
+    why. The same shares spread over forty days are evidence, and the fit wins on them."""
+    from socialrag.recommender.rank.served import MIN_JUDGED_DAYS, ServedMoment, judged_start
+
+    rng = np.random.default_rng(3)
+    pos, neg, times = moments(rng, 60, POP)
+    stamps = np.unique(times)
+
+    def pool(at: float) -> ServedMoment:
+        x = rng.random((121, len(FEATURES))) * 0.2
+        x[0, POP] = 0.9
+        return ServedMoment(float(at), x)
+
+    meetings = stamps[-40] + np.repeat([0.0, 7.0, 14.0], [14, 13, 13]) * 86400.0 + np.arange(40) * 60.0
+    served = [pool(at) for at in meetings]
+    model = fit_guarded(pos, neg, times, default_model(), now=NOW, served=served)
+    assert np.array_equal(model.weights, default_model().weights)
+    assert model.decision == (
+        "kept the default blend: 40 of its latest shares could be judged among a pool like serving's, "
+        f"made on 3 days, fewer than {MIN_JUDGED_DAYS}"
+    )
+    spread = [pool(at) for at in stamps[-40:]]
+    learnt = fit_guarded(pos, neg, times, default_model(), now=NOW, served=spread)
+    assert not learnt.decision.startswith("kept"), learnt.decision
+    assert "on the latest 40 shares, from 40 days, each ranked among the 121 papers" in learnt.decision
+
+    # what a refit holds out: the latest 40 shares, reaching back past them until it spans six days...
+    weekly = np.arange(30) * 7 * 86400.0
+    at = np.concatenate([weekly, weekly[-1] + 86400.0 + np.repeat([0.0, 1.0], 20) * 86400.0 + np.arange(40)])
+    assert judged_start(at, 40) == len(at) - 40 - 4
+    # ...but never past four times as many: a channel sharing dozens a day is judged on its latest 160
+    busy = np.arange(400) * 60.0
+    assert judged_start(busy, 40) == 400 - 160
+    assert judged_start(busy[:30], 40) == 0

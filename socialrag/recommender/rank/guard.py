@@ -5,7 +5,8 @@ The judge scores each contestant the way serving ranks: every held-out share is 
 serving would have offered at that moment (``ServedMoment``: the same window, as many papers as serving ranks,
 the features as known before the share's burst, unknowns filled as serving fills them), and every contestant
 ranks the same papers. A share whose pool cannot be rebuilt at the size serving ranks (few papers were stored
-around it: ``like_serving``) is left out and said so; with too few judged shares the default blend stays.
+around it: ``like_serving``) is left out and said so; with too few judged shares the default blend stays, as it
+does when they were made on fewer than ``MIN_JUDGED_DAYS`` days (one day's picks are one occasion of choosing).
 The contestants, simplest first: the default blend; each of the plain rankings a reader would try first, as a
 feature alone (the ten nearest papers, the centroid, the newest, the most read: ``PLAIN_SINGLES``) and the best
 single feature on the pairs; the fit in use (when it never saw the held-out shares); a new fit held close to the
@@ -34,7 +35,10 @@ from socialrag.recommender.rank.calibrate import (
 )
 from socialrag.recommender.rank.features import FEATURES, RECENCY_HALF_LIFE_DAYS, pair_differences
 from socialrag.recommender.rank.served import (
+    MIN_JUDGED_DAYS,
     ServedMoment,
+    days,
+    latest_judged,
     like_serving,
     reciprocal_ranks,
     served_moments_from_pairs,
@@ -107,7 +111,7 @@ class TrainingSet:
         earlier = [w for t, w in self.windows.items() if before is None or t < before]
         window = self.final_window if before is None else (earlier[-1] if earlier else np.inf)
         pos, neg, t = self.before(before)
-        served = [m for m in self.served if before is None or m.at < before][-MAX_JUDGED:]
+        served = latest_judged([m for m in self.served if before is None or m.at < before], MAX_JUDGED)
         new_work = self.new_work(before)
         current = current or default_model(popularity_weight, new_work)
         window_days = None if window >= MAX_WINDOW_DAYS else float(window)
@@ -256,11 +260,11 @@ def fit_guarded(
         late = moments[-max(MIN_VALIDATION_MOMENTS, len(moments) // 4) :]
         at = times >= late[0]
         served = served_moments_from_pairs(positives[at], negatives[at], times[at])
-    served, left_out = like_serving(served[-MAX_JUDGED:])
+    served, left_out = like_serving(latest_judged(served, MAX_JUDGED))
     split = served[0].at if served else np.inf
     early = times < split
     n_early = len(np.unique(times[early]))
-    if len(served) < MIN_VALIDATION_MOMENTS // 2 or n_early < MIN_SHARES:
+    if days([m.at for m in served]) < MIN_JUDGED_DAYS or n_early < MIN_SHARES:
         reason = _too_few_sentence(served, left_out, n_early)
         return replace(kept, decision=f"kept the default blend: {reason}", window_days=window_days)
     new, strength = fit_validated(
@@ -334,9 +338,10 @@ def _held_sentence(served: list[ServedMoment], chosen: str, ranks: dict[str, np.
     runners = sorted((n for n in table if n != chosen and n not in first), key=lambda n: -table[n])
     named = [*first, *runners][: max(SAID_CONTESTANTS, len(first))]
     others = ", ".join(f"{name} {table[name]:.2f}" for name in named)
+    on = days([m.at for m in served])
     return (
-        f"on the latest {len(served)} shares, each ranked among the {offered} papers serving would have offered "
-        f"then, it had MRR {table[chosen]:.2f} against {others}"
+        f"on the latest {len(served)} shares, from {on} days, each ranked among the {offered} papers serving would "
+        f"have offered then, it had MRR {table[chosen]:.2f} against {others}"
     )
 
 
@@ -353,12 +358,15 @@ def _noise_sentence(rr: np.ndarray, blend_rr: np.ndarray) -> str:
 
 
 def _too_few_sentence(served: list[ServedMoment], left_out: list[ServedMoment], n_early: int) -> str:
-    if n_early < MIN_SHARES and len(served) >= MIN_VALIDATION_MOMENTS // 2:
+    on = days([m.at for m in served])
+    if n_early < MIN_SHARES and on >= MIN_JUDGED_DAYS:
         return f"{n_early} shares to learn from before the ones to judge on, fewer than {MIN_SHARES}"
     said = f"{len(served)} of its latest shares could be judged among a pool like serving's"
     if left_out:
         said += f" ({len(left_out)} left out: ranked among only {_pool_range(left_out)} papers)"
-    return f"{said}, fewer than {MIN_VALIDATION_MOMENTS // 2}"
+    if len(served) >= MIN_JUDGED_DAYS:  # enough shares, made on too few days: each day is one occasion
+        return f"{said}, made on {on} days, fewer than {MIN_JUDGED_DAYS}"
+    return f"{said}, fewer than {MIN_JUDGED_DAYS}"
 
 
 def _left_out_sentence(left_out: list[ServedMoment]) -> str:

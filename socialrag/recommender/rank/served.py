@@ -20,6 +20,11 @@ MIN_JUDGED_POOL = 20
 # ...and at least this share of the pool of the latest judged share (the moment whose stored papers are most
 # complete): an older share ranked among the few papers stored around it says little about ranking a full week
 JUDGED_POOL_SHARE = 0.5
+# shares made on one day are one occasion of choosing (a curator's weekly picks, a meeting's list of proposals), not
+# independent evidence: a refit judges on shares from at least this many days, reaching back past its latest
+# shares (to at most ``WIDEN`` times as many) to find them, and keeps the default blend with fewer
+MIN_JUDGED_DAYS = 6
+WIDEN = 4
 
 
 @dataclass(frozen=True)
@@ -63,6 +68,25 @@ def like_serving(moments: list[ServedMoment]) -> tuple[list[ServedMoment], list[
     bar = max(MIN_JUDGED_POOL, JUDGED_POOL_SHARE * (len(moments[-1].x) - 1))
     judged = [m for m in moments if len(m.x) - 1 >= bar]
     return judged, [m for m in moments if len(m.x) - 1 < bar]
+
+
+def days(moments: np.ndarray | list[float]) -> int:
+    """On how many days (UTC) these moments (epoch seconds) fall."""
+    return len(np.unique(np.floor(np.asarray(moments) / 86400.0)))
+
+
+def judged_start(moments: np.ndarray, judged: int) -> int:
+    """Where the shares to judge on start among ``moments`` (in time order): the latest ``judged``, or as many
+    more as it takes to span ``MIN_JUDGED_DAYS`` days, up to ``WIDEN * judged``."""
+    start, floor = max(0, len(moments) - judged), max(0, len(moments) - WIDEN * judged)
+    while start > floor and days(moments[start:]) < MIN_JUDGED_DAYS:
+        start -= 1
+    return start
+
+
+def latest_judged(moments: list[ServedMoment], judged: int) -> list[ServedMoment]:
+    """The held-out shares to judge on (``judged_start``)."""
+    return moments[judged_start(np.array([m.at for m in moments]), judged) :]
 
 
 def served_moments_from_pairs(pos: np.ndarray, neg: np.ndarray, times: np.ndarray) -> list[ServedMoment]:

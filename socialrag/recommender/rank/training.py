@@ -19,7 +19,7 @@ from socialrag.recommender.rank.features import fill_unknown
 from socialrag.recommender.rank.guard import MAX_JUDGED, MAX_WINDOW_DAYS, TrainingSet
 from socialrag.recommender.rank.history import ChannelHistory, pool_rows
 from socialrag.recommender.rank.moments import moment_features
-from socialrag.recommender.rank.served import ServedMoment
+from socialrag.recommender.rank.served import ServedMoment, judged_start
 from socialrag.recommender.rank.window import DAY, WindowLearner, share_ranks
 
 BURST_GAP_HOURS = 3.0  # shares this close to the one before are one burst: serving knew none of the burst's papers
@@ -52,11 +52,12 @@ def training_set(
     shared against papers it could have had then and did not: published in the window it picks from
     (``learn_window`` from the shares before, unless ``window_days`` is given). A PaperPing post nobody
     answered is one more paper passed over at the next share. Every share is seen as of the start of its burst
-    (``burst_starts``), as the slot that came before it saw the channel. The latest ``judged`` shares (all with
-    None) are also kept as ``ServedMoment``s, to judge rankings on. With ``known_by`` (the moment of the fit), a
-    paper first read after a share but by then has its count at the share estimated (history imported today
-    has no dated readings); ``TrainingSet.estimated`` counts the shares whose paper's was. Pairs come from the
-    latest ``learnt`` shares only: a busy channel's older shares are years old, and its taste has moved since."""
+    (``burst_starts``), as the slot that came before it saw the channel. The latest ``judged`` shares (more
+    when they fall on few days: ``judged_start``; all with None) are also kept as ``ServedMoment``s, to judge
+    rankings on. With ``known_by`` (the moment of the fit), a paper first read after a share but by then has its
+    count at the share estimated (history imported today has no dated readings); ``TrainingSet.estimated``
+    counts the shares whose paper's was. Pairs come from the latest ``learnt`` shares only: a busy channel's
+    older shares are years old, and its taste has moved since."""
     u = history.universe
     rng = random.Random(seed)
     moments_at, ranks, ages = share_ranks(history)
@@ -66,7 +67,8 @@ def training_set(
     moments = _moments(history)
     positives = np.array([t for t, _, positive in moments if positive])
     seen_at = dict(zip(positives.tolist(), burst_starts(positives).tolist(), strict=True))
-    judged_from = -np.inf if judged is None or len(positives) <= judged else float(positives[-judged])
+    start = 0 if judged is None else judged_start(positives, judged)
+    judged_from = float(positives[start]) if start > 0 else -np.inf
     learnt_from = -np.inf if len(positives) <= learnt else float(positives[-learnt])
     pending_ignored: list[int] = []
     learnt_at: list[tuple[float, float, np.ndarray]] = []  # (share, seen at, [its paper, papers passed over])
