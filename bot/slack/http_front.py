@@ -75,7 +75,11 @@ class HttpFront:
 
         sockets = self.server._map
         if self._thread.is_alive():
-            self.server.trigger.pull_trigger(lambda: wasyncore.close_all(sockets, ignore_all=True))
+            try:
+                self.server.trigger.pull_trigger(lambda: wasyncore.close_all(sockets, ignore_all=True))
+            except OSError as exc:  # its wake-up pipe was closed under it: close the sockets from here
+                log.warning("the HTTP front's event loop could not be woken (%s); closing its sockets directly", exc)
+                wasyncore.close_all(sockets, ignore_all=True)
             self._thread.join(timeout=5)
         if self._thread.is_alive() or sockets:
             self.server.close()

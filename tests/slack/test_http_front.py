@@ -102,6 +102,23 @@ def test_a_silent_connection_is_dropped(db: Database, harness: Harness) -> None:
         front.stop()
 
 
+def test_stopping_when_the_wake_up_pipe_was_closed_under_it(harness: Harness, caplog: pytest.LogCaptureFixture) -> None:
+    """A file descriptor closed twice elsewhere in the process can be the event loop's wake-up pipe: stopping
+    says so, closes the sockets from the stopping thread, and frees the port instead of raising."""
+    import os
+
+    front = HttpFront(harness.app, "127.0.0.1", 0).start()
+    port = front.port
+    os.close(front.server.trigger.trigger)
+    with caplog.at_level(logging.WARNING, logger="bot.slack.http_front"):
+        front.stop()
+    assert "could not be woken" in caplog.text
+    assert not front._thread.is_alive()
+    with socket.socket() as again:
+        again.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        again.bind(("127.0.0.1", port))
+
+
 def test_unsigned_requests_are_still_refused(harness: Harness) -> None:
     body = json.dumps({"type": "event_callback", "event": {"type": "message"}})
     assert signed_post(harness.url, body, "application/json", "wrong-secret").status_code == 401
