@@ -7,6 +7,9 @@ reactions and, for one in five, a reply. It then refits the channel ``--runs`` t
 (``recommender.rank.refit.refit_channel``: load the history and, on two more connections at the same time, a pool
 of up to 8,000 catalog papers; build the training pairs, choose the pull toward the default blend on the latest
 quarter, fit, store) and prints the median and worst time, with the median of each part. Target: under 1 s.
+
+``--busy-days N``: the channel's latest 160 shares were made in its last N days. With fewer than six days the
+judge reaches back to 160 held-out shares, four times its usual 40 (``rank.served.judged_start``): the worst case.
 """
 
 from __future__ import annotations
@@ -25,9 +28,10 @@ ROOT = Path(__file__).resolve().parents[1]
 DIM = 384
 NOW = datetime(2024, 6, 1, tzinfo=UTC)
 TEAM, CHANNEL = "T1", "C1"
+BUSY_SHARES = 160
 
 
-def build(db: object, shares: int, papers: int, seed: int = 5) -> None:
+def build(db: object, shares: int, papers: int, seed: int = 5, busy_days: float | None = None) -> None:
     from socialrag.db import Database
 
     assert isinstance(db, Database)
@@ -91,11 +95,14 @@ def build(db: object, shares: int, papers: int, seed: int = 5) -> None:
         used: set[int] = set()
         for i in range(shares):
             at = start + timedelta(seconds=span * (i + 0.5) / shares)
+            back = 600  # it picks among the latest 600 papers of the day...
+            if busy_days is not None and i >= shares - BUSY_SHARES:  # ...or, in a busy stretch at the end, 4,000
+                at, back = NOW - timedelta(days=busy_days * (shares - i - 0.5) / BUSY_SHARES), 4000
             day = (at.date() - (start.date() - timedelta(days=200))).days
             newest = max(1, min(papers, int(day * papers / 1300)))
             pid = next(
                 p
-                for p in (int(rng.integers(max(1, newest - 600), newest + 1)) for _ in range(1000))
+                for p in (int(rng.integers(max(1, newest - back), newest + 1)) for _ in range(1000))
                 if p not in used and p % topics < 12
             )
             used.add(pid)
@@ -174,6 +181,7 @@ def main() -> None:
     parser.add_argument("--shares", type=int, default=1000)
     parser.add_argument("--papers", type=int, default=20_000)
     parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--busy-days", type=float, default=None, help="the latest 160 shares in this many days")
     args = parser.parse_args()
     from socialrag.db import migrated_database, start_embedded
 
@@ -182,7 +190,7 @@ def main() -> None:
     try:
         db = migrated_database(uri, "refit")
         t = time.perf_counter()
-        build(db, args.shares, args.papers)
+        build(db, args.shares, args.papers, busy_days=args.busy_days)
         print(f"built {args.papers} papers and {args.shares} shares in {time.perf_counter() - t:.0f} s\n")
         measure(db, args.runs)
     finally:
