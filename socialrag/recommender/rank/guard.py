@@ -111,7 +111,7 @@ class TrainingSet:
         earlier = [w for t, w in self.windows.items() if before is None or t < before]
         window = self.final_window if before is None else (earlier[-1] if earlier else np.inf)
         pos, neg, t = self.before(before)
-        served = latest_judged([m for m in self.served if before is None or m.at < before], MAX_JUDGED)
+        served = [m for m in self.served if before is None or m.at < before]  # the judge takes the latest
         new_work = self.new_work(before)
         current = current or default_model(popularity_weight, new_work)
         window_days = None if window >= MAX_WINDOW_DAYS else float(window)
