@@ -261,13 +261,14 @@ def load_catalog_neighbours(
     model: str,
     vectors: Sequence[np.ndarray],
     *,
-    before: datetime,
+    before: datetime | None,
     after: datetime | None,
     k: int,
 ) -> list[int]:
     """Catalog papers published in ``[after, before)`` nearest to each vector (HNSW, cosine), the nearest of
     the first vector first. A paper whose date is known only to the month or the year counts from the last day
-    it may have come out (``available_on``), so a replay never offers it before it surely existed."""
+    it may have come out (``available_on``), so a replay never offers it before it surely existed. ``before``
+    None (serving: the moment is now): every paper in the store exists, whatever its date says."""
     if not vectors:
         return []
     dim = len(vectors[0])
@@ -279,7 +280,7 @@ def load_catalog_neighbours(
             f"""
             SELECT e.paper_id FROM paper_embeddings e JOIN papers p ON p.id = e.paper_id
              WHERE e.model = %(model)s AND p.in_catalog
-               AND p.available_on < %(as_of)s
+               AND (%(as_of)s::timestamptz IS NULL OR p.available_on < %(as_of)s)
                AND (%(after)s::timestamptz IS NULL OR p.available_on >= %(after)s)
              ORDER BY e.embedding::vector({dim}) <=> %(q)s::vector({dim})
              LIMIT %(k)s
@@ -291,9 +292,10 @@ def load_catalog_neighbours(
 
 
 def load_catalog_window(
-    conn: psycopg.Connection, model: str, *, before: datetime, after: datetime | None, most: int
+    conn: psycopg.Connection, model: str, *, before: datetime | None, after: datetime | None, most: int
 ) -> list[int] | None:
-    """Every catalog paper with a vector that surely came out in ``[after, before)``, newest first, or None
+    """Every catalog paper with a vector that surely came out in ``[after, before)`` (``before`` None: every
+    paper in the store since ``after``, as serving offers them), newest first, or None
     when the window holds more than ``most`` catalog papers (then it is searched, not taken whole). The papers are
     counted first, without their vectors, and the count stops at ``most + 1``: a window too large to take whole
     costs a few milliseconds, not the reading of its rows."""
@@ -301,7 +303,7 @@ def load_catalog_window(
         """
         SELECT count(*) FROM (
             SELECT 1 FROM papers p
-             WHERE p.in_catalog AND p.available_on < %(as_of)s
+             WHERE p.in_catalog AND (%(as_of)s::timestamptz IS NULL OR p.available_on < %(as_of)s)
                AND (%(after)s::timestamptz IS NULL OR p.available_on >= %(after)s)
              LIMIT %(n)s) w
         """,
@@ -312,7 +314,8 @@ def load_catalog_window(
     rows = conn.execute(
         """
         SELECT e.paper_id FROM paper_embeddings e JOIN papers p ON p.id = e.paper_id
-         WHERE e.model = %(model)s AND p.in_catalog AND p.available_on < %(as_of)s
+         WHERE e.model = %(model)s AND p.in_catalog
+           AND (%(as_of)s::timestamptz IS NULL OR p.available_on < %(as_of)s)
            AND (%(after)s::timestamptz IS NULL OR p.available_on >= %(after)s)
          ORDER BY p.available_on DESC, p.id LIMIT %(n)s
         """,

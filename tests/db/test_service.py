@@ -125,3 +125,46 @@ def test_the_service_searches_the_catalog_on_a_second_connection_of_its_pool(
         assert recommender.recommend("T0LAB", "C1", at=AS_OF).candidates
     stats = db.pool().get_stats()
     assert stats["pool_size"] - stats.get("pool_available", 0) == 0, stats
+
+
+def test_a_catalog_paper_of_this_month_is_offered_now_and_not_in_a_replay_of_the_day_before(
+    db: Database, tmp_path: Path
+) -> None:
+    """A paper the catalog dates only to the current month (a conference's proceedings) exists once it is in the
+    store: serving offers it in the week of the conference. A replay (``recommend --as-of``) of the day before
+    still holds it back until the month has ended, as it could not have been known to exist then."""
+    import json
+    from datetime import UTC, datetime, timedelta
+
+    from socialrag.knowledge.embed import embed_pending
+    from socialrag.knowledge.papers.local_catalog import import_catalog
+
+    embedder = CachedEmbedder()
+    lab = build_lab(db, tmp_path, embedder)
+    now = datetime.now(UTC)
+    new = {
+        "acl_id": "2099.confx-main.1",
+        "title": "Backdoors in pretrained weights survive fine-tuning on new tasks",
+        "abstract": "We study weight poisoning of pretrained models and how fine-tuning keeps the backdoor.",
+        "authors": ["Ada Example"],
+        "venue": "Proceedings of this month's conference",
+        "year": now.year,
+        "month": f"{now:%B}",
+    }
+    path = tmp_path / "this-month.jsonl"
+    path.write_text(json.dumps(new) + "\n")
+    import_catalog(db, path)
+    embed_pending(db, embedder)
+    with db.connection() as conn:
+        pid = conn.execute("SELECT paper_id FROM paper_ids WHERE scheme = 'acl' AND value = %s", (new["acl_id"],))
+        paper_id = pid.fetchone()[0]
+        precision = conn.execute("SELECT date_precision FROM papers WHERE id = %s", (paper_id,)).fetchone()[0]
+    assert precision == "month"
+    settings = Settings(home=Path("."), offline=True)
+    with Recommender(settings, db, embedder=embedder) as recommender:
+        serving = recommender.recommend("T0LAB", "C1", top=500)
+        replay = recommender.recommend("T0LAB", "C1", at=now - timedelta(days=1), top=500)
+    assert paper_id in {c.paper_id for c in serving.candidates}, "serving offers what the store holds"
+    offered_then = {c.paper_id for c in replay.candidates}
+    assert paper_id not in offered_then, "a replay of the day before holds the month's paper back"
+    assert lab["ids"][lab["others"][10]] in offered_then, "the replay offers the catalog's older papers"

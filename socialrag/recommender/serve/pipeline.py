@@ -57,6 +57,7 @@ class RecommendConfig:
     steering: tuple[Steer, ...] = ()  # topics members muted or boosted (`/paperping profile`)
     scoring: ScoringConfig = field(default_factory=ScoringConfig)
     generate: GenerateConfig = field(default_factory=GenerateConfig)
+    serving: bool = False  # the moment is now, not a replay (``is_serving``): every paper in the store is offered
 
 
 @dataclass(frozen=True)
@@ -78,6 +79,17 @@ class Recommendation:
     all_signals: list[SocialSignal] = field(default_factory=list)
     context: ChannelContext | None = None
     empty_reason: str | None = None  # when there is no draft: why, in a sentence members can act on
+
+
+# a moment at most this long before the clock is now (a slot claimed late, a command): older is a replay
+REPLAY_AFTER = timedelta(hours=6)
+
+
+def is_serving(as_of: datetime, clock: datetime) -> bool:
+    """Whether a recommendation at ``as_of`` serves the channel now rather than replaying its past (``recommend
+    --as-of``, an evaluation): a replay offers a catalog paper only once the month or year its date is known to
+    has ended (it surely existed then); serving offers what the store holds. Pure."""
+    return as_of >= clock - REPLAY_AFTER
 
 
 # One recommendation asks its sources for at most this long in all (each request has its own deadline too,
@@ -269,6 +281,7 @@ def rank_channel(conn: psycopg.Connection, request: ChannelRequest, *, identifie
         categories=config.categories,
         focus_words=config.focus_words,
         exclude=config.focus_papers,
+        serving=config.serving,
     )
     found = gather_candidates(conn, request.sources, query)
     vectors = load_vectors(conn, config.model, list(found))

@@ -56,6 +56,7 @@ from socialrag.recommender.serve.pipeline import (
     ChannelRequest,
     Recommendation,
     RecommendConfig,
+    is_serving,
     rank_channel,
     recommend,
 )
@@ -228,6 +229,7 @@ class Recommender:
                 quiet_days=self.settings.mention_quiet_days,
                 language=chosen.language,
             ),
+            serving=is_serving(now, datetime.now(UTC)),
         )
 
     def steering(self, team_id: str, channel_id: str) -> tuple[Steer, ...]:
