@@ -197,3 +197,38 @@ def test_a_source_that_trickles_holds_neither_channel(db: Database, tmp_path: Pa
         log = stop_lab(lab, slack, scholar, bio)
     assert "Traceback" not in log
     assert "pubmed skipped for 60 s" in log
+
+
+def test_a_new_channel_with_a_focus_and_no_shares_gets_a_post_while_semantic_scholar_refuses(
+    db: Database, tmp_path: Path
+) -> None:
+    """A new biology channel: nothing shared yet, a focus set by a member, Semantic Scholar answering 429 to
+    everything and arXiv finding nothing. OpenAlex and PubMed serve its focus (nobody knows its field yet, and the
+    usual sources found nothing), and its first post is a paper on the focus from one of them."""
+    state = SlackState()
+    state.users = slack_users({"U1": "ines", "U2": "kofi", "UBOT": "paperping"})
+    state.channels = {"C9": {"id": "C9", "name": "mito-new", "is_channel": True, "members": ["U1", "U2", "UBOT"]}}
+    state.messages = {"C9": []}
+    slack = SlackStandIn(state).start()
+    scholar = ScholarStandIn(rows=[]).start()
+    scholar.refuse_all = True
+    bio = BioStandIn().start()
+    lab = Lab(db.conninfo, tmp_path, slack, scholar, extra_env=bio.env())
+    try:
+        assert "Done" in lab.command("C9", "hours 0-24 every-day")
+        focus = lab.command("C9", "focus mitophagy PINK1 Parkin mitochondria")
+        assert focus.startswith("Done"), focus
+        lab.event({"type": "member_joined_channel", "user": "UBOT", "channel": "C9", "team": T})
+        wait_for(lambda: bool(lab.posts("C9", blocks=True)), 180, "the first post in the new channel")
+        post = lab.posts("C9", blocks=True)[0]
+        payload = post["metadata"]["event_payload"]
+        ids = payload.get("paper_ids") or [payload["paper_id"]]
+        with db.connection() as conn:
+            rows = conn.execute("SELECT title, metadata_source FROM papers WHERE id = ANY(%s)", (ids,)).fetchall()
+        on_topic = {p["title"] for p in bio.papers if p.get("on_topic")}
+        assert rows and all(source in ("openalex", "pubmed") for _, source in rows), rows
+        assert rows[0][0] in on_topic, f"{rows[0][0]!r} is on the channel's focus"
+        assert bio.asked("/openalex/works") and scholar.rate_limited > 0
+    finally:
+        log = stop_lab(lab, slack, scholar, bio)
+    assert "Traceback" not in log

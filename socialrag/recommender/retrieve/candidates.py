@@ -54,6 +54,9 @@ class CandidateQuery:
     # the moment is now (a slot, a command), not a replay of the past: every paper in the store exists, even one
     # dated only to this month or year, which a replay holds back until that month or year has ended
     serving: bool = False
+    # how many new candidates the sources asked before this one found (``pipeline.gather_candidates``); None: not
+    # asked through it. A source that stands in when the usual ones fail reads it
+    found_before: int | None = None
 
     @property
     def published_after(self) -> datetime | None:

@@ -8,8 +8,10 @@
   else for the words of the channel's most engaged papers.
 
 Under the default sources, ``openalex`` and ``pubmed`` run for a channel whose shares are mostly neither on
-arXiv nor at a computer-science venue (as ``arxiv`` runs for one that shares arXiv papers); once members choose
-the sources, each runs as named.
+arXiv nor at a computer-science venue (as ``arxiv`` runs for one that shares arXiv papers), for a channel with
+no shares yet (its focus is all there is to go on, and nobody knows its field), and whenever the sources asked
+before them found nothing (Semantic Scholar refusing, arXiv finding nothing: ``field_sources_serve``); once
+members choose the sources, each runs as named.
 A source that fails costs its own candidates only (``pipeline.gather_candidates``).
 """
 
@@ -66,6 +68,15 @@ def mostly_off_arxiv(conn: psycopg.Connection, query: CandidateQuery) -> bool:
     return total > 0 and computing * 2 < total
 
 
+def field_sources_serve(conn: psycopg.Connection, query: CandidateQuery, terms: FieldTerms) -> bool:
+    """Whether ``openalex`` and ``pubmed`` serve this channel: as named when members chose the sources; else for a
+    channel with no shares yet, when the sources before them found no new candidate, or when its shares are
+    mostly off arXiv (``mostly_off_arxiv``)."""
+    if terms.chosen or not query.ctx.papers or query.found_before == 0:
+        return True
+    return mostly_off_arxiv(conn, query)
+
+
 def channel_words(query: CandidateQuery, most: int = 4) -> list[str]:
     """The words of the channel's most engaged recent papers' titles (its focus's words first, while it has one)."""
     if query.focus_words:
@@ -90,7 +101,7 @@ class OpenAlexRecent:
         self.client, self.terms, self.embed = client, terms, embed
 
     def fetch_candidates(self, conn: psycopg.Connection, query: CandidateQuery) -> list[int]:
-        if not self.terms.chosen and not mostly_off_arxiv(conn, query):
+        if not field_sources_serve(conn, query, self.terms):
             return []
         topics = storage.subjects.load_subjects(conn, list(query.ctx.papers), "openalex:")[:5]
         words = " ".join(channel_words(query))
@@ -174,7 +185,7 @@ class PubMedRecent:
     def fetch_candidates(self, conn: psycopg.Connection, query: CandidateQuery) -> list[int]:
         term = self.terms.pubmed
         if term is None:
-            if not self.terms.chosen and not mostly_off_arxiv(conn, query):
+            if not field_sources_serve(conn, query, self.terms):
                 return []
             words = channel_words(query)
             term = pubmed_query(words) if words else None

@@ -108,13 +108,15 @@ def gather_candidates(
 ) -> dict[int, str]:
     """Candidate paper id -> the source that found it first, without anything the channel already had."""
     found: dict[int, str] = {}
+    excluded = query.ctx.excluded_paper_ids | query.exclude
     started = clock()
     for source in sources:
         if clock() - started > budget:
             log.warning("candidate source %s skipped: the sources had %.0f s for this post", source.name, budget)
             continue
+        so_far = sum(1 for pid in found if pid not in excluded)
         try:
-            fetched = source.fetch_candidates(conn, query)
+            fetched = source.fetch_candidates(conn, replace(query, found_before=so_far))
         except psycopg.OperationalError:
             raise  # the database itself is away: the recommendation fails as a whole and is retried
         except PaperPingError as exc:  # a source that is down costs its candidates, not the post
@@ -125,7 +127,6 @@ def gather_candidates(
             continue
         for pid in fetched:
             found.setdefault(pid, source.name)
-    excluded = query.ctx.excluded_paper_ids | query.exclude
     return {pid: src for pid, src in found.items() if pid not in excluded}
 
 
