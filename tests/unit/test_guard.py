@@ -17,10 +17,16 @@ NEARBY, INTEREST = FEATURES.index("nearby"), FEATURES.index("interest")  # what 
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
 
 
+def learnt_features(rng: np.random.Generator, rows: int) -> np.ndarray:
+    """Random features of ``rows`` papers as a refit's pairs hold them: the taste unknown (it is learnt apart)."""
+    x = rng.random((rows, len(FEATURES) - 1))
+    return np.insert(x, FEATURES.index("taste"), np.nan, axis=1)
+
+
 def moments(rng: np.random.Generator, n: int, driver: int, per: int = 60, start: float = 0.0) -> tuple[np.ndarray, ...]:
     """``n`` shares, each against ``per`` papers passed over, in which the shared paper won on ``driver``."""
-    pos = rng.random((n * per, len(FEATURES))) * 0.2
-    neg = rng.random((n * per, len(FEATURES))) * 0.2
+    pos = learnt_features(rng, n * per) * 0.2
+    neg = learnt_features(rng, n * per) * 0.2
     pos[:, driver] = rng.random(n * per) * 0.5 + 0.5
     neg[:, driver] = rng.random(n * per) * 0.6
     times = np.repeat(start + np.arange(n, dtype=float) * 86400.0 * 7, per)
@@ -108,8 +114,8 @@ def test_a_channel_that_goes_by_one_feature_alone_is_ranked_by_it_alone() -> Non
 
     rng = np.random.default_rng(11)
     per, n = 20, 60
-    pos = rng.random((n * per, len(FEATURES)))
-    neg = rng.random((n * per, len(FEATURES)))
+    pos = learnt_features(rng, n * per)
+    neg = learnt_features(rng, n * per)
     pos[:, REC] = 0.9 + rng.random(n * per) * 0.1  # the shared paper is always among the newest
     neg[:, REC] = rng.random(n * per) * 0.95
     times = np.repeat(np.arange(n, dtype=float) * 86400.0 * 7, per)

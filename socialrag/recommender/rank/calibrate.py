@@ -79,6 +79,8 @@ class RankerModel:
     decision: str = ""  # why these weights are the ones in use (the guard's sentence, for `status`)
     window_days: float | None = None  # the publication dates the channel picks from (None: any)
     estimated: int = 0  # past shares whose paper's popularity then was estimated from a later count
+    taste: np.ndarray | None = None  # the channel's model of the paper itself (``rank/taste.py``); None: none
+    taste_note: str = ""  # what that model learnt from and how it scored on the held-out shares (for `status`)
 
     @property
     def new_work(self) -> bool:
@@ -104,6 +106,8 @@ class RankerModel:
             "window_days": self.window_days,
             "estimated": self.estimated,
             "new_work": self.new_work,
+            "taste": None if self.taste is None else [round(float(v), 6) for v in self.taste],
+            "taste_note": self.taste_note,
         }
 
     @staticmethod
@@ -121,6 +125,9 @@ class RankerModel:
         scales = np.array([float(stored[f][1]) if f in stored else 1.0 for f in FEATURES])
         share, until, decision = data.get("prior_share"), data.get("trained_until"), data.get("decision")
         window, estimated = data.get("window_days"), data.get("estimated")
+        taste_list = [float(v) for v in _list(data.get("taste")) if isinstance(v, int | float)]
+        taste = np.array(taste_list) if taste_list and np.isfinite(taste_list).all() else None
+        note = data.get("taste_note")
         return RankerModel(
             weights,
             scales,
@@ -133,6 +140,8 @@ class RankerModel:
             decision if isinstance(decision, str) else "",
             float(window) if isinstance(window, int | float) else None,
             int(estimated) if isinstance(estimated, int) else 0,
+            taste,
+            note if isinstance(note, str) else "",
         )
 
 
@@ -256,6 +265,7 @@ _DRIVERS = {
     "member_author": "its members' own papers",
     "nearby": "papers at the heart of one of its topics",
     "interest": "papers close to one member's own shares",
+    "taste": "papers its own model of what it picks rates highly",
 }
 
 
@@ -305,6 +315,8 @@ def describe(model: RankerModel, *, evidence: bool = True) -> str:
         sentence += f" It picks among papers published in the last {model.window_days:.0f} days."
     if model.estimated:
         sentence += f" The popularity of {model.estimated} papers when shared is estimated from a later count."
+    if model.taste_note and evidence:
+        sentence += f" Its paper model: {model.taste_note}."
     if model.decision:
         when = f" {model.fitted_at:%Y-%m-%d}" if model.fitted_at else ""
         if evidence:

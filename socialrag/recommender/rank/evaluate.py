@@ -14,7 +14,7 @@ k-means clusters of the papers' embeddings).
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 import numpy as np
@@ -219,6 +219,7 @@ def _score_step(
     was a candidate then."""
     u = history.universe
     state, known = history.state_at(t)
+    state = replace(state, taste=model.taste)  # the refit's model of the paper itself, if it learnt one
     # a paper shared before serving could offer it (before its listed date, or within the month or year its date
     # is known to, before that stretch ended) was no candidate then: counted neither for nor against a ranking,
     # or its peers of the same month, not yet offered, would hand it to whatever ranks the newest first

@@ -19,6 +19,8 @@ interest       cosine to the member whose own shares it is closest to (each memb
                ``MIN_INTEREST_SHARES`` shares), or to a focus or boosted topic (counted twice): a group is a union
                of its members' interests, not their average. Unknown while only one member has an interest: that
                one is the channel's centroid, which ``similarity`` already measures
+taste          the channel's model of the paper itself: the candidate's vector read by a direction learnt from the
+               papers it picked against those it passed over (``rank/taste.py``). Unknown until a refit learnt one
 =============  ============================================================================================
 
 Unknown is not zero. A paper with no popularity reading by then, no known date, no venue or no authors has
@@ -46,6 +48,7 @@ FEATURES: tuple[str, ...] = (
     "member_author",
     "nearby",
     "interest",
+    "taste",
 )
 NEARBY_K = 10
 MIN_INTEREST_SHARES = 2  # a member with fewer own shares has no interest of their own yet
@@ -69,6 +72,7 @@ class ChannelState:
     # boosted topic members declared; with how much each counts (a declared one twice as much as a member's)
     interests: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.float32))
     interest_weights: np.ndarray | None = None
+    taste: np.ndarray | None = None  # (d,) the channel's learnt direction (``rank/taste.py``); None: none yet
 
 
 @dataclass(frozen=True)
@@ -129,7 +133,16 @@ def features(state: ChannelState, cands: CandidateSet, at: float, sims: np.ndarr
         x[:, interest] = (np.maximum(cands.vectors @ state.interests.T, 0.0) * scale).max(axis=1)
     else:  # no interest, or a single member's: the channel's centroid, which says nothing ``similarity`` does not
         x[:, interest] = np.nan
+    x[:, FEATURES.index("taste")] = taste_scores(state.taste, cands.vectors)
     return x
+
+
+def taste_scores(taste: np.ndarray | None, vectors: np.ndarray) -> np.ndarray:
+    """Each vector read by the channel's learnt direction; unknown (NaN) without one, or with one learnt on
+    another embedding model (its length differs)."""
+    if taste is None or len(vectors) == 0 or vectors.shape[1] != len(taste):
+        return np.full(len(vectors), np.nan)
+    return np.asarray(vectors @ taste, dtype=np.float64)
 
 
 AGE_PEERS = 20  # an unknown popularity is read as that of this many candidates of about its age on each side

@@ -20,7 +20,7 @@ The old bar (0.02 plus 1.5 standard errors) and why it went: ``docs/recommending
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import datetime
 
 import numpy as np
 
@@ -32,6 +32,13 @@ from socialrag.recommender.rank.calibrate import (
     fit,
     fit_each,
     reads_new_work,
+)
+from socialrag.recommender.rank.decision import (
+    day_of,
+    held_sentence,
+    left_out_sentence,
+    noise_sentence,
+    too_few_sentence,
 )
 from socialrag.recommender.rank.features import FEATURES, RECENCY_HALF_LIFE_DAYS, pair_differences
 from socialrag.recommender.rank.served import (
@@ -45,15 +52,12 @@ from socialrag.recommender.rank.served import (
     served_ranks,
     stacked_pairs,
 )
+from socialrag.recommender.rank.taste import PAPER_MODEL, TasteSamples, learn_taste, paper_model_clear
 
 STRENGTHS = (1.0, 3.0, 10.0, 30.0, 100.0)
 MIN_VALIDATION_MOMENTS = 12  # shares held out to judge rankings on
 MAX_JUDGED = 40  # the latest shares a refit judges on (each ranked among all serving offered then)
 GUARD_MARGIN = 0.001  # in mean reciprocal rank: a contestant this close to a simpler one ties with it
-# a lead over the default blend smaller than this many standard errors of the paired differences is said to be
-# within the noise (the judge still takes it: on the replays, waiting for more cost more than it saved); three,
-# not two, because the largest of several contestants' chance leads passes two about one time in six
-NOISE_ERRORS = 3.0
 SHRINK_SHARES = 40.0  # a fit from n shares is served as n / (n + this) of itself, the rest the default blend
 MIN_WINDOW_DAYS, MAX_WINDOW_DAYS = 7.0, 1095.0
 HELD = "a new fit held close to the default blend"
@@ -61,7 +65,6 @@ SINGLES = ("similarity", "nearest", "nearby", "interest", "popularity", "recency
 # the plain rankings a reader would try first, each as the feature that ranks like it: the ten nearest papers, the
 # centroid of what the channel engaged with, the newest, the most read
 PLAIN_SINGLES = ("nearby", "similarity", "fresh", "popularity")
-SAID_CONTESTANTS = 3  # the contestants a decision names beside the winner (the blend, the fit in use, the closest)
 
 
 @dataclass
@@ -77,6 +80,31 @@ class TrainingSet:
     # each member's share of a paper with a known date: when, and how old the paper was then (days)
     share_at: np.ndarray = field(default_factory=lambda: np.zeros(0))
     share_ages: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    # the universe rows of each pair's picked paper and paper passed over, and the universe's vectors: what the
+    # channel's model of the paper itself learns from (``rank/taste.py``)
+    pos_rows: list[int] = field(default_factory=list)
+    neg_rows: list[int] = field(default_factory=list)
+    liked: list[tuple[int, float]] = field(default_factory=list)  # every paper the channel picked, and when
+    passed: list[tuple[int, float]] = field(default_factory=list)  # papers of a pick's age it passed over, and when
+    vectors: np.ndarray | None = None
+
+    def samples(self, before: float | None) -> TasteSamples | None:
+        """The picks and pairs from moments before ``before`` as the taste learns from them (None: no vectors)."""
+        if self.vectors is None or len(self.pos_rows) != len(self.times) or not self.times:
+            return None
+        liked = np.array(self.liked, dtype=np.float64).reshape(-1, 2)
+        passed = np.array(self.passed, dtype=np.float64).reshape(-1, 2)
+        every = TasteSamples(
+            self.vectors,
+            np.array(self.pos_rows),
+            np.array(self.neg_rows),
+            np.array(self.times),
+            liked[:, 0].astype(np.int64),
+            liked[:, 1],
+            passed[:, 0].astype(np.int64),
+            passed[:, 1],
+        )
+        return every if before is None else every.before(before)
 
     def new_work(self, before: float | None) -> bool:
         """Whether the channel read new work before ``before`` (``reads_new_work``; None: all its shares)."""
@@ -116,7 +144,16 @@ class TrainingSet:
         current = current or default_model(popularity_weight, new_work)
         window_days = None if window >= MAX_WINDOW_DAYS else float(window)
         model = fit_guarded(
-            pos, neg, t, current, popularity_weight, now, served=served, window_days=window_days, new_work=new_work
+            pos,
+            neg,
+            t,
+            current,
+            popularity_weight,
+            now,
+            served=served,
+            window_days=window_days,
+            new_work=new_work,
+            samples=self.samples(before),
         )
         return replace(model, estimated=self.estimated)
 
@@ -241,6 +278,7 @@ def fit_guarded(
     served: list[ServedMoment] | None = None,
     window_days: float | None = None,
     new_work: bool = False,
+    samples: TasteSamples | None = None,
 ) -> RankerModel:
     """The ranking the channel should use from now on, with the reason in ``decision``.
 
@@ -249,7 +287,10 @@ def fit_guarded(
     before the first held-out share; the winner (see the module's docstring) is then refitted on everything.
     Whichever wins, serving picks among ``window_days`` (None: any date): the window is where candidates come
     from, learnt apart from the ranking. ``new_work``: the default blend is that of a channel that reads new work
-    (``reads_new_work``), and every fit is pulled toward it."""
+    (``reads_new_work``), and every fit is pulled toward it. ``samples`` (the pairs' papers and their vectors):
+    the channel's model of the paper itself (``rank/taste.py``) is learnt from the pairs before the held-out shares,
+    weighs in every fit as the ``taste`` feature (cross-fitted on the pairs a fit learns from), and is a contestant
+    alone; the model served keeps a direction learnt from every pair, whichever ranking wins, with how it scored."""
     moments = np.unique(times)
     blend = default_model(popularity_weight, new_work)
     kept = replace(blend, shares=len(moments), pairs=len(times), fitted_at=now)
@@ -264,23 +305,41 @@ def fit_guarded(
     split = served[0].at if served else np.inf
     early = times < split
     n_early = len(np.unique(times[early]))
-    if days([m.at for m in served]) < MIN_JUDGED_DAYS or n_early < MIN_SHARES:
-        reason = _too_few_sentence(served, left_out, n_early)
+    enough_days = days([m.at for m in served]) >= MIN_JUDGED_DAYS
+    learnt = learn_taste(samples if enough_days else None, split, served)
+    if not enough_days or (n_early < MIN_SHARES and learnt.direction is None):
+        reason = too_few_sentence(served, left_out, n_early)
         return replace(kept, decision=f"kept the default blend: {reason}", window_days=window_days)
-    new, strength = fit_validated(
-        positives[early], negatives[early], times[early], popularity_weight, window_days=window_days, new_work=new_work
-    )
-    single = best_single(positives[early], negatives[early], times[early], new)
-    contestants = _contestants(blend, single, current, new, split, positives[early], negatives[early])
+    served = learnt.served
+    strength: float | None = None
+    if n_early >= MIN_SHARES:
+        new, strength = fit_validated(
+            positives[early],
+            negatives[early],
+            times[early],
+            popularity_weight,
+            window_days=window_days,
+            new_work=new_work,
+        )
+        single = best_single(positives[early], negatives[early], times[early], new)
+        contestants = _contestants(blend, single, current, new, split, positives[early], negatives[early])
+    else:  # too few pairs to fit weights on, but picks enough for a paper model: it and the plain rankings alone
+        new = blend
+        contestants = [("the default blend", blend)]
+    if learnt.direction is not None:  # after the plain rankings, before the fits
+        fits = [i for i, (n, _) in enumerate(contestants) if n.startswith("the fit learnt") or n in (HELD, "a new fit")]
+        contestants.insert(fits[0] if fits else len(contestants), (PAPER_MODEL, single_model("taste", new)))
     name, ranks = _judge(contestants, served)
-    noise = _noise_sentence(ranks[name], ranks["the default blend"]) if name != "the default blend" else ""
-    decision = f"{name}: {_held_sentence(served, name, ranks)}{noise}{_left_out_sentence(left_out)}"
+    name = paper_model_clear(name, ranks)
+    noise = noise_sentence(ranks[name], ranks["the default blend"]) if name != "the default blend" else ""
+    decision = f"{name}: {held_sentence(served, name, ranks)}{noise}{left_out_sentence(left_out)}"
+    taste, note = learnt.final(samples, blend.weights)
     # the window is where serving draws candidates from, whichever ranking orders them: every outcome keeps it
     if name == "the default blend":
-        return replace(kept, decision=f"kept {decision}", window_days=window_days)
+        return replace(kept, decision=f"kept {decision}", window_days=window_days, taste=taste, taste_note=note)
     if name.startswith("the fit learnt"):
         kept = replace(current, shares=len(moments), pairs=len(times), fitted_at=now)
-        return replace(kept, decision=f"kept {decision}", window_days=window_days)
+        return replace(kept, decision=f"kept {decision}", window_days=window_days, taste=taste, taste_note=note)
     full = fit(
         positives,
         negatives,
@@ -293,10 +352,11 @@ def fit_guarded(
         new_work=new_work,
     )
     if name == HELD:
-        return replace(shrink(full, positives, negatives), decision=decision)
+        return replace(shrink(full, positives, negatives), decision=decision, taste=taste, taste_note=note)
     if name == "a new fit":
-        return replace(full, decision=decision)
-    return replace(single_model(name.removesuffix(" alone"), full), decision=decision)
+        return replace(full, decision=decision, taste=taste, taste_note=note)
+    feature = "taste" if name == PAPER_MODEL else name.removesuffix(" alone")
+    return replace(single_model(feature, full), decision=decision, taste=taste, taste_note=note)
 
 
 def _contestants(
@@ -313,7 +373,7 @@ def _contestants(
     contestants = [("the default blend", blend)]
     contestants += [(f"{f} alone", single_model(f, new)) for f in dict.fromkeys([*PLAIN_SINGLES, single])]
     if current.learnt and current.trained_until is not None and current.trained_until < split:
-        contestants.append((f"the fit learnt up to {_day(current.trained_until)}", current))
+        contestants.append((f"the fit learnt up to {day_of(current.trained_until)}", current))
     contestants.append((HELD, shrink(new, positives, negatives)))
     contestants.append(("a new fit", new))
     return contestants
@@ -328,58 +388,3 @@ def _judge(contestants: list[tuple[str, RankerModel]], served: list[ServedMoment
         if float(ranks[name].mean()) > float(ranks[chosen].mean()) + GUARD_MARGIN:
             chosen = name
     return chosen, ranks
-
-
-def _held_sentence(served: list[ServedMoment], chosen: str, ranks: dict[str, np.ndarray]) -> str:
-    offered = int(np.median([len(m.x) for m in served]))
-    table = {name: float(r.mean()) for name, r in ranks.items()}
-    # the default blend and the fit in use, then the closest runners-up: a sentence a member reads, not the table
-    first = [n for n in table if n != chosen and (n == "the default blend" or n.startswith("the fit learnt"))]
-    runners = sorted((n for n in table if n != chosen and n not in first), key=lambda n: -table[n])
-    named = [*first, *runners][: max(SAID_CONTESTANTS, len(first))]
-    others = ", ".join(f"{name} {table[name]:.2f}" for name in named)
-    on = days([m.at for m in served])
-    return (
-        f"on the latest {len(served)} shares, from {on} days, each ranked among the {offered} papers serving would "
-        f"have offered then, it had MRR {table[chosen]:.2f} against {others}"
-    )
-
-
-def _noise_sentence(rr: np.ndarray, blend_rr: np.ndarray) -> str:
-    """Said when the winner's lead over the default blend on the held-out shares is within their noise: the
-    channel's history does not yet tell the two apart, whichever ranks its next shares better."""
-    diff = rr - blend_rr
-    if len(diff) < 2:
-        return ""
-    bar = NOISE_ERRORS * float(diff.std(ddof=1) / np.sqrt(len(diff)))
-    if float(diff.mean()) > bar:
-        return ""
-    return f"; its lead over the default blend ({float(diff.mean()):+.3f}) is within the noise of {len(diff)} shares"
-
-
-def _too_few_sentence(served: list[ServedMoment], left_out: list[ServedMoment], n_early: int) -> str:
-    on = days([m.at for m in served])
-    if n_early < MIN_SHARES and on >= MIN_JUDGED_DAYS:
-        return f"{n_early} shares to learn from before the ones to judge on, fewer than {MIN_SHARES}"
-    said = f"{len(served)} of its latest shares could be judged among a pool like serving's"
-    if left_out:
-        said += f" ({len(left_out)} left out: ranked among only {_pool_range(left_out)} papers)"
-    if len(served) >= MIN_JUDGED_DAYS:  # enough shares, made on too few days: each day is one occasion
-        return f"{said}, made on {on} days, fewer than {MIN_JUDGED_DAYS}"
-    return f"{said}, fewer than {MIN_JUDGED_DAYS}"
-
-
-def _left_out_sentence(left_out: list[ServedMoment]) -> str:
-    if not left_out:
-        return ""
-    return f"; {len(left_out)} shares left out, their pools too small to judge on ({_pool_range(left_out)} papers)"
-
-
-def _pool_range(moments: list[ServedMoment]) -> str:
-    """The smallest and largest pool of these held-out shares, as "24 to 33"."""
-    sizes = sorted(len(m.x) - 1 for m in moments)
-    return f"{sizes[0]} to {sizes[-1]}"
-
-
-def _day(moment: float | None) -> str:
-    return f"{datetime.fromtimestamp(moment, UTC):%Y-%m-%d}" if moment is not None else "an earlier day"

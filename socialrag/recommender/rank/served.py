@@ -34,6 +34,7 @@ class ServedMoment:
 
     at: float
     x: np.ndarray  # (1 + candidates, len(FEATURES))
+    rows: np.ndarray | None = None  # the candidates' universe rows (for the taste); None: rebuilt from pairs
 
 
 def served_ranks(model: RankerModel, moments: list[ServedMoment]) -> np.ndarray:

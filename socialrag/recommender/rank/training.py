@@ -20,10 +20,12 @@ from socialrag.recommender.rank.guard import MAX_JUDGED, MAX_WINDOW_DAYS, Traini
 from socialrag.recommender.rank.history import ChannelHistory, pool_rows
 from socialrag.recommender.rank.moments import moment_features
 from socialrag.recommender.rank.served import ServedMoment, judged_start
+from socialrag.recommender.rank.universe import Universe
 from socialrag.recommender.rank.window import DAY, WindowLearner, share_ranks
 
 BURST_GAP_HOURS = 3.0  # shares this close to the one before are one burst: serving knew none of the burst's papers
 SERVED_CANDIDATES = 300  # at most this many of the papers serving would have offered judge a held-out share
+TASTE_AGE_DAYS = 365.0  # a pick's taste is told apart from papers that came out this long before it, or less
 
 
 def burst_starts(times: np.ndarray) -> np.ndarray:
@@ -71,6 +73,7 @@ def training_set(
     judged_from = float(positives[start]) if start > 0 else -np.inf
     learnt_from = -np.inf if len(positives) <= learnt else float(positives[-learnt])
     pending_ignored: list[int] = []
+    dated, taste_rng = by_availability(u), random.Random(seed + 1)  # its own draws: the pairs' stay as they were
     learnt_at: list[tuple[float, float, np.ndarray]] = []  # (share, seen at, [its paper, papers passed over])
     judged_at: list[tuple[float, float, np.ndarray]] = []  # (share, seen at, [its paper, all serving offered])
     for t, k, positive in moments:
@@ -80,6 +83,8 @@ def training_set(
             if history.silence_counts(t + IGNORED_AFTER_DAYS * DAY + 1.0):
                 pending_ignored.append(k)
             continue
+        out.liked.append((int(channel_rows[k]), t))  # a pick teaches the taste, offered then or not
+        out.passed.extend((r, t) for r in _same_age(history, k, t, negatives, dated, taste_rng))
         b = seen_at[t]
         if not u.available[channel_rows[k]] < b:
             # shared before serving could offer it (before its listed date, or before the month or year its date is
@@ -109,10 +114,40 @@ def training_set(
         out.positives.extend([x[0]] * (len(rows) - 1))
         out.negatives.extend(x[1:])
         out.times.extend([t] * (len(rows) - 1))
-    out.served.extend(ServedMoment(t, fill_unknown(x)) for (t, _, _), x in zip(judged_at, judged_x, strict=True))
+        out.pos_rows.extend([int(rows[0])] * (len(rows) - 1))
+        out.neg_rows.extend(rows[1:].tolist())
+    out.served.extend(
+        ServedMoment(t, fill_unknown(x), rows) for (t, _, rows), x in zip(judged_at, judged_x, strict=True)
+    )
+    out.vectors = u.vectors
     last = float(moments_at[-1]) + 1.0 if len(moments_at) else 0.0
     out.final_window = window_days or window_at(last)
     return out
+
+
+def _same_age(
+    history: ChannelHistory, k: int, t: float, n: int, dated: tuple[np.ndarray, np.ndarray], rng: random.Random
+) -> list[int]:
+    """Up to ``n`` universe rows of papers of the age of the channel's paper at position ``k`` (out in the
+    ``TASTE_AGE_DAYS`` before it) that the channel had not shared by ``t``: what its taste is told apart from
+    (``rank/taste.py``). None for a paper of unknown date. ``dated``: ``by_availability`` of the universe."""
+    came_out = float(history.universe.available[history.rows[k]])
+    if np.isnan(came_out):
+        return []
+    order, days = dated
+    lo, hi = np.searchsorted(days, [came_out - TASTE_AGE_DAYS * DAY, came_out], side="right")
+    if hi <= lo:
+        return []
+    shared = set(history.rows[: int(np.searchsorted(history.first_at, t, side="right"))].tolist())
+    drawn = [int(order[i]) for i in rng.sample(range(int(lo), int(hi)), min(n + 4, int(hi - lo)))]
+    return [r for r in drawn if r not in shared][:n]
+
+
+def by_availability(u: Universe) -> tuple[np.ndarray, np.ndarray]:
+    """The universe's rows of known date in order of the day each surely came out, and those days."""
+    known = np.flatnonzero(~np.isnan(u.available))
+    order = known[np.argsort(u.available[known], kind="stable")]
+    return order, u.available[order]
 
 
 def _moments(history: ChannelHistory) -> list[tuple[float, int, bool]]:

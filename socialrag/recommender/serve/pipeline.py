@@ -158,6 +158,7 @@ def score_candidates(
     history = build_history(ctx, universe, config.half_life_days)
     at = ctx.as_of.timestamp()
     state, _ = history.state_at(at, focus, steering=[(s.direction, s.action == "boost") for s in steering])
+    state = replace(state, taste=ranker.taste)  # the channel's model of the paper itself, when a refit learnt one
     index = universe.index
     rows = np.array([index[pid] for pid in kept], dtype=np.int64)
     x = fill_unknown(features(state, universe.candidates(rows, at), at))
