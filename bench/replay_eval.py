@@ -10,7 +10,8 @@ group received what came before:
 - ``authors``: follows a set of authors, across topics;
 - ``drifting``: moves from one topic to the next over the months;
 - ``disliking``: reads broadly, but one topic is received badly and fades;
-- ``curator``: once a week picks four or five of that week's new papers, mostly the widely read ones;
+- ``curator``: once a week picks four or five of that week's new papers, mostly the widely read ones; it is
+  also replayed without a refit among each week's new papers, to judge the default blend alone;
 - ``imported``: the ``popular`` group, but its history was imported today, so every popularity reading is
   dated today: a replay knows no count at any past share, and the fit made today estimates them
   (``estimate_back``); the bench compares those estimates with the true counts.
@@ -339,6 +340,22 @@ def replay_imported(
     return report, check
 
 
+CURATOR_POOL_DAYS = 7  # a curator picks among the week's new papers
+
+
+def print_curator_without_refit(db: Any, cid: str) -> None:
+    """The curator's channel before any refit: the default blend alone, judged among each week's new papers (the
+    pool the curator chooses from), beside popularity known by then and the other plain rankings. A change to the
+    default blend is judged here too: it must not cost a channel that follows what its field reads."""
+    from socialrag.recommender.rank.evaluate import evaluate_channel
+
+    with db.connection() as conn:
+        report = evaluate_channel(conn, "T0LAB", cid, MODEL, window_days=CURATOR_POOL_DAYS, refit_every=None)
+    print(f"## curator without a refit, among each week's new papers ({CURATOR_POOL_DAYS} days)")
+    print(report.table())
+    print()
+
+
 def _epoch(day: str) -> float:
     return datetime.fromisoformat(day).replace(tzinfo=UTC).timestamp()
 
@@ -398,6 +415,8 @@ def main() -> None:
             if kind == "imported":
                 print(check)
             print()
+            if kind == "curator":
+                print_curator_without_refit(db, cid)
         print(summary(reports))
     finally:
         server.cleanup()

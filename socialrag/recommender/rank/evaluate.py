@@ -156,13 +156,15 @@ def replay(
     warmup: int = 8,
     window_days: float = 365.0,
     step_days: float = 7.0,
-    refit_every: int = 4,
+    refit_every: int | None = 4,
     popularity_weight: float = DEFAULT_POPULARITY_WEIGHT,
     seed: int = 13,
     max_steps: int = 200,
     topics: np.ndarray | None = None,
 ) -> EvalReport:
-    """The replay itself, on arrays (``paperping eval`` and ``bench/replay_eval.py`` load them)."""
+    """The replay itself, on arrays (``paperping eval`` and ``bench/replay_eval.py`` load them). ``refit_every``
+    None: the channel is never refitted, and its calibrated ranking is the default blend throughout (a channel
+    before its first refit)."""
     u = history.universe
     topics = topic_labels(u.vectors) if topics is None else topics
     member_first = history.member_first
@@ -187,9 +189,11 @@ def replay(
     while start < len(times) and steps < max_steps:
         t = float(times[start]) - 1.0
         week = shared[(member_first[shared] >= t) & (member_first[shared] < t + span)]
-        if steps % refit_every == 0:
-            model = pairs.fit(popularity_weight, before=t, now=datetime.fromtimestamp(t, UTC), current=model)
         blend = default_model(popularity_weight, pairs.new_work(t))  # the channel's default blend then
+        if refit_every is None:
+            model = blend
+        elif steps % refit_every == 0:
+            model = pairs.fit(popularity_weight, before=t, now=datetime.fromtimestamp(t, UTC), current=model)
         tally.begin(t)
         if _score_step(history, t, week, window_days, model, blend, topics, rng, results, sizes, recall, tally):
             steps += 1
@@ -319,8 +323,9 @@ def evaluate_channel(
     config: ScoringConfig | None = None,
     window_days: int = 365,
     max_steps: int = 200,
+    refit_every: int | None = 4,
 ) -> EvalReport:
-    """Replay the channel against every paper with a vector in the knowledge base."""
+    """Replay the channel against every paper with a vector in the knowledge base (``refit_every``: as ``replay``)."""
     config = config or ScoringConfig()
     ctx = load_channel_context(conn, team, channel, datetime.now(UTC), model)
     ids = load_embedded_ids(conn, model)
@@ -332,4 +337,5 @@ def evaluate_channel(
         window_days=window_days,
         popularity_weight=config.popularity_weight,
         max_steps=max_steps,
+        refit_every=refit_every,
     )
