@@ -106,6 +106,7 @@ def test_a_paper_model_without_a_clear_lead_is_not_served_but_still_reported() -
     pos, neg, times, served, samples = channel(rng, None)
     model = fit_guarded(pos, neg, times, default_model(), now=NOW, served=served, samples=samples)
     assert not model.decision.startswith("the paper model"), model.decision
+    assert "the paper model" not in model.decision or "within the noise" in model.decision
     assert model.weights[TASTE] == 0
     assert model.taste is not None and "ROC-AUC" in model.taste_note
 
@@ -137,3 +138,16 @@ def test_the_taste_is_unknown_without_a_direction_or_on_another_model() -> None:
     direction = unit(rng, 1)[0].astype(np.float64)
     assert np.allclose(taste_scores(direction, cands.vectors), cands.vectors @ direction)
     assert np.isnan(taste_scores(np.ones(D + 1), cands.vectors)).all(), "a direction of another embedding model"
+
+
+def test_the_paper_model_waits_while_its_lead_is_within_the_noise() -> None:
+    from socialrag.recommender.rank.taste import PAPER_MODEL, paper_model_clear
+
+    rng = np.random.default_rng(6)
+    blend = rng.random(40) * 0.3
+    noisy = {"the default blend": blend, PAPER_MODEL: blend + rng.normal(0.02, 0.2, 40)}
+    chosen, waits = paper_model_clear(PAPER_MODEL, noisy)
+    assert chosen == "the default blend" and "the paper model's lead (+" in waits and "within the noise of 40" in waits
+    clear = {"the default blend": blend, PAPER_MODEL: blend + 0.2 + rng.normal(0, 0.02, 40)}
+    assert paper_model_clear(PAPER_MODEL, clear) == (PAPER_MODEL, "")
+    assert paper_model_clear("nearby alone", noisy) == ("nearby alone", "")

@@ -330,9 +330,9 @@ def fit_guarded(
         fits = [i for i, (n, _) in enumerate(contestants) if n.startswith("the fit learnt") or n in (HELD, "a new fit")]
         contestants.insert(fits[0] if fits else len(contestants), (PAPER_MODEL, single_model("taste", new)))
     name, ranks = _judge(contestants, served)
-    name = paper_model_clear(name, ranks)
+    name, waits = paper_model_clear(name, ranks)
     noise = noise_sentence(ranks[name], ranks["the default blend"]) if name != "the default blend" else ""
-    decision = f"{name}: {held_sentence(served, name, ranks)}{noise}{left_out_sentence(left_out)}"
+    decision = f"{name}: {held_sentence(served, name, ranks)}{noise}{waits}{left_out_sentence(left_out)}"
     taste, note = learnt.final(samples, blend.weights)
     # the window is where serving draws candidates from, whichever ranking orders them: every outcome keeps it
     if name == "the default blend":

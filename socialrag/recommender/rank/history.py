@@ -46,6 +46,11 @@ class ChannelHistory:
     sharer: np.ndarray | None = None  # (m,) the member who shared the paper first (an index), -1 when PaperPing did
 
     @cached_property
+    def position(self) -> dict[int, int]:
+        """Each of the channel's papers' universe row -> its position in ``rows`` (the order of first share)."""
+        return {int(r): k for k, r in enumerate(self.rows.tolist())}
+
+    @cached_property
     def _interest_sums(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """At each position, the sum of the vectors of its sharer's papers up to it and how many there are, and
         for each prefix of the papers the position of each member's latest (-1: none yet), so that the members'

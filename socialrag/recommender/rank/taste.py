@@ -178,15 +178,17 @@ def learn_taste(samples: TasteSamples | None, split: float, served: list[ServedM
     return LearntTaste([served_with_taste(m, direction, samples.vectors) for m in served], direction)
 
 
-def paper_model_clear(chosen: str, ranks: dict[str, np.ndarray]) -> str:
+def paper_model_clear(chosen: str, ranks: dict[str, np.ndarray]) -> tuple[str, str]:
     """The judge's choice, unless it is the paper model without a clear lead: it has a weight for each dimension
     of the vectors, learnt from a few hundred picks at most, so it must beat the best other contestant by
-    ``NOISE_ERRORS`` standard errors of their paired difference on the held-out shares; else that one is chosen.
-    Taken on any lead, it lost on the real histories (``docs/benchmarks.md``)."""
+    ``NOISE_ERRORS`` standard errors of their paired difference on the held-out shares; else that one is chosen,
+    and the sentence to add to the decision says why. Taken on any lead, it lost on the real histories
+    (``docs/benchmarks.md``)."""
     if chosen != PAPER_MODEL:
-        return chosen
+        return chosen, ""
     best = max((n for n in ranks if n != PAPER_MODEL), key=lambda n: float(ranks[n].mean()))
     diff = ranks[PAPER_MODEL] - ranks[best]
     if len(diff) >= 2 and float(diff.mean()) > NOISE_ERRORS * float(diff.std(ddof=1) / np.sqrt(len(diff))):
-        return chosen
-    return best
+        return chosen, ""
+    lead = float(diff.mean())
+    return best, f"; the paper model's lead ({lead:+.3f}) is within the noise of {len(diff)} shares, so it waits"

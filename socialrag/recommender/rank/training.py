@@ -138,9 +138,9 @@ def _same_age(
     lo, hi = np.searchsorted(days, [came_out - TASTE_AGE_DAYS * DAY, came_out], side="right")
     if hi <= lo:
         return []
-    shared = set(history.rows[: int(np.searchsorted(history.first_at, t, side="right"))].tolist())
+    shared_by = int(np.searchsorted(history.first_at, t, side="right"))  # the papers are in order of first share
     drawn = [int(order[i]) for i in rng.sample(range(int(lo), int(hi)), min(n + 4, int(hi - lo)))]
-    return [r for r in drawn if r not in shared][:n]
+    return [r for r in drawn if history.position.get(r, shared_by) >= shared_by][:n]
 
 
 def by_availability(u: Universe) -> tuple[np.ndarray, np.ndarray]:
