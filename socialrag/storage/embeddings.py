@@ -261,14 +261,16 @@ def load_catalog_neighbours(
     model: str,
     vectors: Sequence[np.ndarray],
     *,
-    before: datetime | None,
+    before: datetime,
     after: datetime | None,
     k: int,
+    serving: bool = False,
 ) -> list[int]:
     """Catalog papers published in ``[after, before)`` nearest to each vector (HNSW, cosine), the nearest of
     the first vector first. A paper whose date is known only to the month or the year counts from the last day
-    it may have come out (``available_on``), so a replay never offers it before it surely existed. ``before``
-    None (serving: the moment is now): every paper in the store exists, whatever its date says."""
+    it may have come out (``available_on``), so a replay never offers it before it surely existed. ``serving``
+    (the moment is now): a paper in the store exists, so one dated to the day or month counts from the first day
+    it may have come out (a conference's proceedings, dated to this month, in the week of the conference)."""
     if not vectors:
         return []
     dim = len(vectors[0])
@@ -280,22 +282,28 @@ def load_catalog_neighbours(
             f"""
             SELECT e.paper_id FROM paper_embeddings e JOIN papers p ON p.id = e.paper_id
              WHERE e.model = %(model)s AND p.in_catalog
-               AND (%(as_of)s::timestamptz IS NULL OR p.available_on < %(as_of)s)
+               AND (p.available_on < %(as_of)s OR (%(serving)s AND p.publication_date <= %(as_of)s))
                AND (%(after)s::timestamptz IS NULL OR p.available_on >= %(after)s)
              ORDER BY e.embedding::vector({dim}) <=> %(q)s::vector({dim})
              LIMIT %(k)s
             """,
-            {"model": model, "as_of": before, "after": after, "q": vec, "k": k},
+            {"model": model, "as_of": before, "after": after, "q": vec, "k": k, "serving": serving},
         ).fetchall()
         found.update(dict.fromkeys(r[0] for r in rows))
     return list(found)
 
 
 def load_catalog_window(
-    conn: psycopg.Connection, model: str, *, before: datetime | None, after: datetime | None, most: int
+    conn: psycopg.Connection,
+    model: str,
+    *,
+    before: datetime,
+    after: datetime | None,
+    most: int,
+    serving: bool = False,
 ) -> list[int] | None:
-    """Every catalog paper with a vector that surely came out in ``[after, before)`` (``before`` None: every
-    paper in the store since ``after``, as serving offers them), newest first, or None
+    """Every catalog paper with a vector that surely came out in ``[after, before)`` (``serving``: or may have, as
+    ``load_catalog_neighbours`` says), newest first, or None
     when the window holds more than ``most`` catalog papers (then it is searched, not taken whole). The papers are
     counted first, without their vectors, and the count stops at ``most + 1``: a window too large to take whole
     costs a few milliseconds, not the reading of its rows."""
@@ -303,11 +311,11 @@ def load_catalog_window(
         """
         SELECT count(*) FROM (
             SELECT 1 FROM papers p
-             WHERE p.in_catalog AND (%(as_of)s::timestamptz IS NULL OR p.available_on < %(as_of)s)
+             WHERE p.in_catalog AND (p.available_on < %(as_of)s OR (%(serving)s AND p.publication_date <= %(as_of)s))
                AND (%(after)s::timestamptz IS NULL OR p.available_on >= %(after)s)
              LIMIT %(n)s) w
         """,
-        {"as_of": before, "after": after, "n": most + 1},
+        {"as_of": before, "after": after, "n": most + 1, "serving": serving},
     ).fetchone()
     if counted is None or counted[0] > most:
         return None
@@ -315,11 +323,11 @@ def load_catalog_window(
         """
         SELECT e.paper_id FROM paper_embeddings e JOIN papers p ON p.id = e.paper_id
          WHERE e.model = %(model)s AND p.in_catalog
-           AND (%(as_of)s::timestamptz IS NULL OR p.available_on < %(as_of)s)
+           AND (p.available_on < %(as_of)s OR (%(serving)s AND p.publication_date <= %(as_of)s))
            AND (%(after)s::timestamptz IS NULL OR p.available_on >= %(after)s)
          ORDER BY p.available_on DESC, p.id LIMIT %(n)s
         """,
-        {"model": model, "as_of": before, "after": after, "n": most},
+        {"model": model, "as_of": before, "after": after, "n": most, "serving": serving},
     ).fetchall()
     return [r[0] for r in rows]
 

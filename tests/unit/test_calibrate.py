@@ -15,11 +15,11 @@ from socialrag.recommender.rank.calibrate import (
     RankerModel,
     default_model,
     describe,
-    diversify,
     fit,
     prior_weights,
     reads_new_work,
 )
+from socialrag.recommender.rank.diversity import diversify
 from socialrag.recommender.rank.features import (
     FEATURES,
     CandidateSet,

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from socialrag.recommender.rank.calibrate import diversify
 from socialrag.recommender.rank.coverage import Interests, covered
+from socialrag.recommender.rank.diversity import diversify
 
 DIM = 12
 

@@ -13,7 +13,7 @@ from socialrag.recommender.rank.calibrate import RankerModel, default_model, des
 from socialrag.recommender.rank.features import FEATURES, CandidateSet, ChannelState, features, taste_scores
 from socialrag.recommender.rank.guard import fit_guarded
 from socialrag.recommender.rank.served import ServedMoment
-from socialrag.recommender.rank.taste import MIN_TASTE_MOMENTS, TasteSamples, fit_taste, roc_auc
+from socialrag.recommender.rank.taste import MIN_TASTE_MOMENTS, TasteSamples, fit_taste, paper_model_clear, roc_auc
 
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
 TASTE = FEATURES.index("taste")
@@ -141,13 +141,77 @@ def test_the_taste_is_unknown_without_a_direction_or_on_another_model() -> None:
 
 
 def test_the_paper_model_waits_while_its_lead_is_within_the_noise() -> None:
-    from socialrag.recommender.rank.taste import PAPER_MODEL, paper_model_clear
+    from socialrag.recommender.rank.taste import PAPER_MODEL
 
     rng = np.random.default_rng(6)
     blend = rng.random(40) * 0.3
     noisy = {"the default blend": blend, PAPER_MODEL: blend + rng.normal(0.02, 0.2, 40)}
-    chosen, waits = paper_model_clear(PAPER_MODEL, noisy)
-    assert chosen == "the default blend" and "the paper model's lead (+" in waits and "within the noise of 40" in waits
+    waits = paper_model_clear(PAPER_MODEL, noisy)
+    assert "the paper model's lead (+" in waits and "within the noise of 40" in waits
     clear = {"the default blend": blend, PAPER_MODEL: blend + 0.2 + rng.normal(0, 0.02, 40)}
-    assert paper_model_clear(PAPER_MODEL, clear) == (PAPER_MODEL, "")
-    assert paper_model_clear("nearby alone", noisy) == ("nearby alone", "")
+    assert paper_model_clear(PAPER_MODEL, clear) == ""
+    assert paper_model_clear("nearby alone", noisy) == ""
+
+
+def test_a_waiting_paper_model_leaves_the_judge_to_its_usual_rule() -> None:
+    """A new fit a hair ahead of the default blend (within the margin) loses to it; a paper model that led
+    within the noise must not hand the choice to that fit instead."""
+    from socialrag.recommender.rank import guard
+    from socialrag.recommender.rank.taste import PAPER_MODEL
+
+    blend, fit_ = default_model(), default_model()
+    contestants = [("the default blend", blend), (PAPER_MODEL, blend), ("a new fit", fit_)]
+    base = np.full(40, 0.3)
+    ranks = {"the default blend": base, "a new fit": base + 0.0009, PAPER_MODEL: base + np.tile([0.4, -0.38], 20)}
+    original = guard.served_ranks
+    guard.served_ranks = lambda model, served: ranks[next(n for n, m in contestants if m is model)]  # type: ignore[assignment]
+    try:
+        contestants[1] = (PAPER_MODEL, replace_weights(blend, 1.0))
+        contestants[2] = ("a new fit", replace_weights(blend, 2.0))
+        chosen, _ = guard._judge(contestants, [])
+        assert chosen == PAPER_MODEL
+        assert paper_model_clear(chosen, ranks)
+        again, _ = guard._judge([c for c in contestants if c[0] != PAPER_MODEL], [])
+        assert again == "the default blend"
+    finally:
+        guard.served_ranks = original  # type: ignore[assignment]
+
+
+def replace_weights(model: RankerModel, scale: float) -> RankerModel:
+    from dataclasses import replace
+
+    return replace(model, weights=model.weights * scale)
+
+
+def test_serving_reads_a_paper_model_only_where_its_direction_can_be_read() -> None:
+    rng = np.random.default_rng(7)
+    pos, neg, times, served, samples = channel(rng, unit(rng, 1)[0])
+    model = fit_guarded(pos, neg, times, default_model(), now=NOW, served=served, samples=samples)
+    assert model.decision.startswith("the paper model") and abs(float(np.linalg.norm(model.taste)) - 1) < 1e-9
+    from dataclasses import replace
+
+    stored = replace(model, taste_model="all-MiniLM-L6-v2")
+    assert stored.for_serving("all-MiniLM-L6-v2", D) is stored
+    for unreadable in (stored.for_serving("another-model", D), stored.for_serving("all-MiniLM-L6-v2", D + 1)):
+        assert unreadable.weights[TASTE] == 0 and np.array_equal(unreadable.weights, default_model().weights)
+        assert unreadable.decision == model.decision, "status still says what the refit decided"
+    lost = replace(stored, taste=None).for_serving("all-MiniLM-L6-v2", D)
+    assert lost.weights[TASTE] == 0
+    blend = replace(default_model(), taste=stored.taste, taste_model="another-model")
+    assert blend.for_serving("all-MiniLM-L6-v2", D).taste is None, "a direction it cannot read is not read"
+
+
+def test_a_stored_direction_is_finite_numbers_at_unit_length() -> None:
+    base = default_model().to_json()
+    read = lambda taste: RankerModel.from_json({**base, "taste": taste}, 10, 100, NOW, 0.05).taste  # noqa: E731
+    assert read([True, 1.0]) is None and read([1.0, float("inf")]) is None and read("0.5") is None
+    assert read([]) is None and read([0.0, 0.0]) is None
+    assert np.allclose(read([3e300, 4e300]), [0.6, 0.8]), "a huge stored vector is read at unit length"
+    nan_model = replace_taste(default_model(), np.array([np.nan, 1.0]))
+    assert nan_model.to_json()["taste"] is None, "a direction that is not finite is never written"
+
+
+def replace_taste(model: RankerModel, taste: np.ndarray) -> RankerModel:
+    from dataclasses import replace
+
+    return replace(model, taste=taste)

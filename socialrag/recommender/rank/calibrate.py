@@ -14,13 +14,12 @@ features.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 import numpy as np
 
 from socialrag.config import DEFAULT_POPULARITY_WEIGHT
-from socialrag.recommender.rank.coverage import Interests
 from socialrag.recommender.rank.features import FEATURES, pair_differences
 
 PRIOR_STRENGTH = 3.0  # the pull toward the prior, divided by the number of shares learnt from
@@ -81,6 +80,7 @@ class RankerModel:
     estimated: int = 0  # past shares whose paper's popularity then was estimated from a later count
     taste: np.ndarray | None = None  # the channel's model of the paper itself (``rank/taste.py``); None: none
     taste_note: str = ""  # what that model learnt from and how it scored on the held-out shares (for `status`)
+    taste_model: str = ""  # the embedding model whose vectors it reads ("": not said, as in a replay)
 
     @property
     def new_work(self) -> bool:
@@ -94,6 +94,16 @@ class RankerModel:
     def score(self, x: np.ndarray) -> np.ndarray:
         return np.asarray(x @ self.weights)
 
+    def for_serving(self, embedding_model: str, dim: int) -> RankerModel:
+        """This model as serving may use it: one that leans on the paper model (``taste``) whose direction cannot
+        be read here (none stored, learnt on another embedding model or of another length) is the default blend
+        until the next refit, not a ranking by an unknown feature."""
+        usable = self.taste is not None and len(self.taste) == dim and self.taste_model in ("", embedding_model)
+        if usable or self.weights[FEATURES.index("taste")] == 0:
+            return self if usable else replace(self, taste=None)
+        blend = default_model(float(self.prior[FEATURES.index("popularity")]), self.new_work)
+        return replace(blend, window_days=self.window_days, decision=self.decision, fitted_at=self.fitted_at)
+
     def to_json(self) -> dict[str, object]:
         return {
             "features": list(FEATURES),
@@ -106,8 +116,9 @@ class RankerModel:
             "window_days": self.window_days,
             "estimated": self.estimated,
             "new_work": self.new_work,
-            "taste": None if self.taste is None else [round(float(v), 6) for v in self.taste],
+            "taste": _stored(self.taste),
             "taste_note": self.taste_note,
+            "taste_model": self.taste_model,
         }
 
     @staticmethod
@@ -125,9 +136,8 @@ class RankerModel:
         scales = np.array([float(stored[f][1]) if f in stored else 1.0 for f in FEATURES])
         share, until, decision = data.get("prior_share"), data.get("trained_until"), data.get("decision")
         window, estimated = data.get("window_days"), data.get("estimated")
-        taste_list = [float(v) for v in _list(data.get("taste")) if isinstance(v, int | float)]
-        taste = np.array(taste_list) if taste_list and np.isfinite(taste_list).all() else None
-        note = data.get("taste_note")
+        taste = _direction(data.get("taste"))
+        note, taste_model = data.get("taste_note"), data.get("taste_model")
         return RankerModel(
             weights,
             scales,
@@ -142,7 +152,27 @@ class RankerModel:
             int(estimated) if isinstance(estimated, int) else 0,
             taste,
             note if isinstance(note, str) else "",
+            taste_model if isinstance(taste_model, str) else "",
         )
+
+
+def _stored(taste: np.ndarray | None) -> list[float] | None:
+    direction = _direction(taste)
+    return None if direction is None else [round(float(v), 6) for v in direction]
+
+
+def _direction(value: object) -> np.ndarray | None:
+    """A stored taste direction: a list of finite numbers (no booleans), at unit length; None otherwise."""
+    if not isinstance(value, list | np.ndarray) or not len(value):
+        return None
+    if not all(isinstance(v, int | float | np.floating) and not isinstance(v, bool) for v in value):
+        return None
+    vector = np.array([float(v) for v in value])
+    largest = float(np.abs(vector).max()) if np.isfinite(vector).all() else 0.0
+    if largest <= 0:
+        return None
+    vector = vector / largest  # first to at most 1, so that the length cannot overflow
+    return vector / float(np.linalg.norm(vector))
 
 
 def _list(value: object) -> list[float | str]:
@@ -324,56 +354,3 @@ def describe(model: RankerModel, *, evidence: bool = True) -> str:
         else:
             sentence += f" Last refit{when}; `/paperping status` in the channel says on what evidence."
     return sentence
-
-
-# ----- diversity across posts -----------------------------------------------------------------------
-
-DIVERSITY_WEIGHT = 4.0  # standard deviations of score lost per unit of cosine above DIVERSITY_FLOOR
-DIVERSITY_FLOOR = 0.4  # papers less alike than this do not compete
-
-
-def diversify(
-    scores: np.ndarray,
-    vectors: np.ndarray,
-    k: int,
-    recent: np.ndarray | None = None,
-    weight: float = DIVERSITY_WEIGHT,
-    interests: Interests | None = None,
-    posted: np.ndarray | None = None,
-) -> np.ndarray:
-    """Maximal marginal relevance: the order of the first ``k`` candidates, each chosen for its score (in
-    standard deviations over all candidates) less ``weight`` times its closeness to the last posts
-    (``recent``) and to the ones chosen before it, plus what its interest is owed (``coverage``: the channel's
-    interests in proportion to their engagement, counting the posts of the last month, ``posted``, and each
-    pick); the rest follow by score."""
-    n = len(scores)
-    order = np.argsort(-scores, kind="stable")
-    covering = interests is not None and len(interests) > 0
-    if n == 0 or (weight <= 0 and not covering):
-        return order
-    spread = float(scores.std()) or 1.0
-    z = (scores - scores.mean()) / spread
-    shortlist = order[: min(n, max(50, 5 * k))]  # the best few carry every pick; no need to look further
-    if covering and interests is not None:  # ...and the best few of each interest, however quiet
-        owners = interests.assign(vectors[order])
-        best_of = [order[owners == i][:k] for i in range(len(interests))]
-        shortlist = np.array(list(dict.fromkeys([*shortlist.tolist(), *np.concatenate(best_of).tolist()])))
-    close = np.zeros(len(shortlist))
-    if recent is not None and len(recent):
-        close = np.maximum(close, (vectors[shortlist] @ recent.T).max(axis=1))
-    owner = interests.assign(vectors[shortlist]) if interests is not None else np.full(len(shortlist), -1)
-    counts = interests.counts(recent if posted is None else posted) if interests is not None else np.zeros(0)
-    picked: list[int] = []
-    free = np.ones(len(shortlist), dtype=bool)
-    for _ in range(min(k, len(shortlist))):
-        owed = interests.bonus(counts)[owner] if interests is not None else 0.0
-        value = z[shortlist] - weight * np.maximum(0.0, close - DIVERSITY_FLOOR) + owed
-        value[~free] = -np.inf
-        best = int(np.argmax(value))
-        picked.append(int(shortlist[best]))
-        free[best] = False
-        close = np.maximum(close, vectors[shortlist] @ vectors[shortlist[best]])
-        if owner[best] >= 0:
-            counts[owner[best]] += 1.0
-    chosen = set(picked)
-    return np.array(picked + [int(i) for i in order if int(i) not in chosen], dtype=np.int64)

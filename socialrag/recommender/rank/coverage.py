@@ -4,7 +4,7 @@ in proportion to their engagement, not all to the loudest. Pure (numpy only).
 Each interest with at least ``MIN_ENGAGEMENT_SHARE`` of the channel's engagement is owed that share of the posts.
 Its claim on the next post follows the Sainte-Laguë rule: its share over ``2 × posts it already got + 1`` among
 the channel's last posts (``RECENT_POSTS``, about a month of daily posts). A candidate inside the interest with the
-strongest claim gains up to ``COVERAGE_WEIGHT`` standard deviations of score (``calibrate.diversify`` adds it
+strongest claim gains up to ``COVERAGE_WEIGHT`` standard deviations of score (``diversity.diversify`` adds it
 while it picks, counting each pick at once), so a well-ranked paper of an interest that waited long enough
 comes first, and a weak one never does. The figure ``covered`` says which interests a run of posts reached.
 Pure (numpy, and the profile's k-means for ``clustered_interests``).

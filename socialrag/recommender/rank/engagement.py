@@ -25,7 +25,7 @@ from socialrag.models import (
     Sentiment,
     SocialSignal,
 )
-from socialrag.recommender.rank.calibrate import DIVERSITY_WEIGHT
+from socialrag.recommender.rank.diversity import DIVERSITY_WEIGHT
 from socialrag.recommender.retrieve.context import SharedPaper
 
 SHARE, RESHARE, REPLY = 1.0, 0.5, 0.7
@@ -36,7 +36,7 @@ REACTION = {"positive": 1.0, "negative": -1.0, "neutral": 0.1}
 class ScoringConfig:
     half_life_days: float = 60.0
     popularity_weight: float = DEFAULT_POPULARITY_WEIGHT
-    diversity_weight: float = DIVERSITY_WEIGHT  # see socialrag.recommender.rank.calibrate.diversify
+    diversity_weight: float = DIVERSITY_WEIGHT  # see socialrag.recommender.rank.diversity.diversify
     recent_for_diversity: int = 5
     use_engagement: bool = True
 

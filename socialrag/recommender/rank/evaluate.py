@@ -21,7 +21,8 @@ import numpy as np
 import psycopg
 
 from socialrag.config import DEFAULT_POPULARITY_WEIGHT
-from socialrag.recommender.rank.calibrate import RankerModel, default_model, diversify
+from socialrag.recommender.rank.calibrate import RankerModel, default_model
+from socialrag.recommender.rank.diversity import diversify
 from socialrag.recommender.rank.engagement import ScoringConfig
 from socialrag.recommender.rank.features import FEATURES, ChannelState, features, fill_unknown
 from socialrag.recommender.rank.history import DAY, ChannelHistory, build_history, pool_rows

@@ -287,10 +287,10 @@ def fit_guarded(
     before the first held-out share; the winner (see the module's docstring) is then refitted on everything.
     Whichever wins, serving picks among ``window_days`` (None: any date): the window is where candidates come
     from, learnt apart from the ranking. ``new_work``: the default blend is that of a channel that reads new work
-    (``reads_new_work``), and every fit is pulled toward it. ``samples`` (the pairs' papers and their vectors):
-    the channel's model of the paper itself (``rank/taste.py``) is learnt from the pairs before the held-out shares,
-    weighs in every fit as the ``taste`` feature (cross-fitted on the pairs a fit learns from), and is a contestant
-    alone; the model served keeps a direction learnt from every pair, whichever ranking wins, with how it scored."""
+    (``reads_new_work``), and every fit is pulled toward it. ``samples`` (the picks, the papers passed over and
+    their vectors): the channel's model of the paper itself (``rank/taste.py``), learnt from what came before the
+    held-out shares, is a contestant alone (the ``taste`` feature; the fits never weigh it); the model served keeps
+    a direction learnt from every pick, whichever ranking wins, with how it scored."""
     moments = np.unique(times)
     blend = default_model(popularity_weight, new_work)
     kept = replace(blend, shares=len(moments), pairs=len(times), fitted_at=now)
@@ -330,7 +330,9 @@ def fit_guarded(
         fits = [i for i, (n, _) in enumerate(contestants) if n.startswith("the fit learnt") or n in (HELD, "a new fit")]
         contestants.insert(fits[0] if fits else len(contestants), (PAPER_MODEL, single_model("taste", new)))
     name, ranks = _judge(contestants, served)
-    name, waits = paper_model_clear(name, ranks)
+    waits = paper_model_clear(name, ranks)
+    if waits:  # the others judged by the usual rule, as if it had not run
+        name, _ = _judge([c for c in contestants if c[0] != PAPER_MODEL], served)
     noise = noise_sentence(ranks[name], ranks["the default blend"]) if name != "the default blend" else ""
     decision = f"{name}: {held_sentence(served, name, ranks)}{noise}{waits}{left_out_sentence(left_out)}"
     taste, note = learnt.final(samples, blend.weights)

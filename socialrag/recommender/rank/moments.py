@@ -72,7 +72,7 @@ def moment_features(
     _authors(x, history, flat_rows, moment, positive)
     _venues(x, history, flat_rows, moment, positive)
     _interests(x, history, flat_rows, sizes, known)
-    x[:, _COL["taste"]] = np.nan  # learnt per refit from these very moments: ``TrainingSet`` fills it in
+    x[:, _COL["taste"]] = np.nan  # learnt per refit from these very moments: the judge reads it apart (taste.py)
     return np.split(x, np.cumsum(sizes)[:-1])
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import psycopg
@@ -70,6 +71,7 @@ def refit_channel(
         history = build_history(ctx, universe, half_life_days)
         pairs = training_set(history, window_days=window_days, known_by=now.timestamp())
         fitted = pairs.fit(popularity_weight, before=now.timestamp(), now=now, current=current)
+        fitted = replace(fitted, taste_model=model if fitted.taste is not None else "")
     save_fit(
         conn, team_id, channel_id, fitted.fitted_at or datetime.now(UTC), fitted.to_json(), fitted.shares, fitted.pairs
     )

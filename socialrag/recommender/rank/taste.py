@@ -110,12 +110,22 @@ def _solve(pos: _Sums, neg: _Sums, ridge: float) -> np.ndarray | None:
 
 
 def fit_taste(samples: TasteSamples, ridge: float = TASTE_RIDGE) -> np.ndarray | None:
-    """The channel's direction, from all its picks against all the papers it passed over; None with fewer than
-    ``MIN_TASTE_MOMENTS`` picks or no paper passed over."""
+    """The channel's direction (unit length), from all its picks against all the papers it passed over; None with
+    fewer than ``MIN_TASTE_MOMENTS`` picks or no paper passed over."""
     if samples.picks < MIN_TASTE_MOMENTS:
         return None
     negatives = samples.negative_rows
-    return _solve(_sums(samples.vectors, samples.liked_rows), _sums(samples.vectors, negatives), ridge)
+    direction = _solve(_sums(samples.vectors, samples.liked_rows), _sums(samples.vectors, negatives), ridge)
+    return unit_direction(direction)
+
+
+def unit_direction(direction: np.ndarray | None) -> np.ndarray | None:
+    """``direction`` scaled to unit length (a ranking by it alone is the same), or None when it is not a finite,
+    non-zero vector: a taste score is then a cosine, bounded whatever was stored."""
+    if direction is None or not len(direction) or not np.isfinite(direction).all():
+        return None
+    norm = float(np.linalg.norm(direction))
+    return direction / norm if norm > 0 else None
 
 
 def roc_auc(scores: np.ndarray, starts: np.ndarray) -> np.ndarray:
@@ -178,17 +188,18 @@ def learn_taste(samples: TasteSamples | None, split: float, served: list[ServedM
     return LearntTaste([served_with_taste(m, direction, samples.vectors) for m in served], direction)
 
 
-def paper_model_clear(chosen: str, ranks: dict[str, np.ndarray]) -> tuple[str, str]:
-    """The judge's choice, unless it is the paper model without a clear lead: it has a weight for each dimension
-    of the vectors, learnt from a few hundred picks at most, so it must beat the best other contestant by
-    ``NOISE_ERRORS`` standard errors of their paired difference on the held-out shares; else that one is chosen,
-    and the sentence to add to the decision says why. Taken on any lead, it lost on the real histories
-    (``docs/benchmarks.md``)."""
+def paper_model_clear(chosen: str, ranks: dict[str, np.ndarray]) -> str:
+    """ "" when the judge's choice stands, else the sentence that says the paper model waits: it won without a clear
+    lead. It has a weight for each dimension of the vectors, learnt from a few hundred picks at most, so it must
+    beat the best other contestant by ``NOISE_ERRORS`` standard errors of their paired difference on the held-out
+    shares (the judge then chooses among the others, by its usual rule). Taken on any lead, it lost on the real
+    histories (``docs/benchmarks.md``)."""
     if chosen != PAPER_MODEL:
-        return chosen, ""
+        return ""
     best = max((n for n in ranks if n != PAPER_MODEL), key=lambda n: float(ranks[n].mean()))
     diff = ranks[PAPER_MODEL] - ranks[best]
     if len(diff) >= 2 and float(diff.mean()) > NOISE_ERRORS * float(diff.std(ddof=1) / np.sqrt(len(diff))):
-        return chosen, ""
-    lead = float(diff.mean())
-    return best, f"; the paper model's lead ({lead:+.3f}) is within the noise of {len(diff)} shares, so it waits"
+        return ""
+    return (
+        f"; the paper model's lead ({float(diff.mean()):+.3f}) is within the noise of {len(diff)} shares, so it waits"
+    )

@@ -129,13 +129,16 @@ def _same_age(
     history: ChannelHistory, k: int, t: float, n: int, dated: tuple[np.ndarray, np.ndarray], rng: random.Random
 ) -> list[int]:
     """Up to ``n`` universe rows of papers of the age of the channel's paper at position ``k`` (out in the
-    ``TASTE_AGE_DAYS`` before it) that the channel had not shared by ``t``: what its taste is told apart from
-    (``rank/taste.py``). None for a paper of unknown date. ``dated``: ``by_availability`` of the universe."""
+    ``TASTE_AGE_DAYS`` before it, or before ``t`` when it was shared earlier) that the channel had not shared by
+    ``t``: what its taste is told apart from (``rank/taste.py``). None for a paper of unknown date. ``dated``:
+    ``by_availability`` of the universe."""
     came_out = float(history.universe.available[history.rows[k]])
     if np.isnan(came_out):
         return []
     order, days = dated
-    lo, hi = np.searchsorted(days, [came_out - TASTE_AGE_DAYS * DAY, came_out], side="right")
+    # nothing that came out after the pick was shared (a preprint later dated by its venue): not known then
+    until = min(came_out, t)
+    lo, hi = np.searchsorted(days, [until - TASTE_AGE_DAYS * DAY, until], side="right")
     if hi <= lo:
         return []
     shared_by = int(np.searchsorted(history.first_at, t, side="right"))  # the papers are in order of first share

@@ -51,8 +51,8 @@ class CandidateQuery:
     categories: tuple[str, ...] = ()  # arXiv categories members set for the channel
     focus_words: str | None = None  # the words of a focus, links taken out
     exclude: frozenset[int] = frozenset()  # papers a focus links to: what the focus is about, not news
-    # the moment is now (a slot, a command), not a replay of the past: every paper in the store exists, even one
-    # dated only to this month or year, which a replay holds back until that month or year has ended
+    # the moment is now (a slot, a command), not a replay of the past: a paper in the store exists, even one dated
+    # only to this month, which a replay holds back until that month has ended
     serving: bool = False
     # how many new candidates the sources asked before this one found (``pipeline.gather_candidates``); None: not
     # asked through it. A source that stands in when the usual ones fail reads it
@@ -61,11 +61,6 @@ class CandidateQuery:
     @property
     def published_after(self) -> datetime | None:
         return self.ctx.as_of - timedelta(days=self.window_days) if self.window_days else None
-
-    @property
-    def offered_before(self) -> datetime | None:
-        """Catalog papers are offered that surely came out before this (None: all in the store, as serving)."""
-        return None if self.serving else self.ctx.as_of
 
 
 class CandidateSource(Protocol):
@@ -147,7 +142,12 @@ class CatalogSource:
         if not vectors:
             return []
         window = storage.embeddings.load_catalog_window(
-            conn, query.model, before=query.offered_before, after=query.published_after, most=self.whole
+            conn,
+            query.model,
+            before=query.ctx.as_of,
+            after=query.published_after,
+            most=self.whole,
+            serving=query.serving,
         )
         if window is not None:
             return window
@@ -163,7 +163,7 @@ class CatalogSource:
             k = self.per_query + len(query.ctx.excluded_paper_ids)
             after = query.published_after
             return storage.embeddings.load_catalog_neighbours(
-                on, query.model, part, before=query.offered_before, after=after, k=k
+                on, query.model, part, before=query.ctx.as_of, after=after, k=k, serving=query.serving
             )
 
         def search_beside(part: list[np.ndarray]) -> list[int] | None:

@@ -23,8 +23,9 @@ from socialrag.models import Candidate, Draft, SocialSignal, Style
 from socialrag.names import fold_text
 from socialrag.recommender.explain.generate import GenerateConfig, build_draft
 from socialrag.recommender.explain.llm import LLMClient
-from socialrag.recommender.rank.calibrate import RankerModel, diversify
+from socialrag.recommender.rank.calibrate import RankerModel
 from socialrag.recommender.rank.coverage import RECENT_POSTS, Coverage, Interests, clustered_interests
+from socialrag.recommender.rank.diversity import diversify
 from socialrag.recommender.rank.engagement import ScoringConfig, channel_weights, select_signals
 from socialrag.recommender.rank.features import FEATURES, features, fill_unknown
 from socialrag.recommender.rank.history import build_history
@@ -287,6 +288,8 @@ def rank_channel(conn: psycopg.Connection, request: ChannelRequest, *, identifie
     )
     found = gather_candidates(conn, request.sources, query)
     vectors = load_vectors(conn, config.model, list(found))
+    dim = len(next(iter(vectors.values()))) if vectors else 0
+    ranker = ranker.for_serving(config.model, dim)  # a paper model it cannot read here: the default blend
     infos = load_paper_infos(conn, list(found), as_of)
     title = lambda pid: infos[pid].title if pid in infos else None  # noqa: E731
     found = {pid: src for pid, src in found.items() if not muted(vectors.get(pid), config.steering, title(pid))}

@@ -125,9 +125,7 @@ class Recommender:
         top: int = 5,
     ) -> Recommendation:
         """What PaperPing would post in this channel at ``at`` (default now): ranked candidates and a draft.
-
-        ``style`` overrides the channel's own choice for this one recommendation.
-        """
+        ``style`` overrides the channel's own choice for this one recommendation."""
         now = at or datetime.now(UTC)
         with self.db.connection() as conn:
             chosen = storage.settings.load_channel_settings(conn, team_id, channel_id)
@@ -281,7 +279,7 @@ class Recommender:
         top: int = 5,
     ) -> tuple[list[Like], ChannelContext | None]:
         """The ``top`` papers of the channel's candidate shortlist closest to ``target``, each with the earlier
-        thread of the channel it is closest to; ``exclude`` never comes back. Nothing is stored."""
+        thread of the channel it is closest to; ``exclude`` never comes back."""
         now = datetime.now(UTC)
         with self.db.connection() as conn:
             chosen = storage.settings.load_channel_settings(conn, team_id, channel_id)
@@ -294,6 +292,7 @@ class Recommender:
             focus_papers=frozenset(exclude),
             categories=tuple(chosen.arxiv_categories),
             scoring=self.scoring(),
+            serving=True,
         )
         sources = self.candidate_sources(chosen, focused=True)
         with self.db.connection(autocommit=True) as conn:
