@@ -256,6 +256,11 @@ def load_embedded_ids(conn: psycopg.Connection, model: str) -> list[int]:
     return [r[0] for r in conn.execute("SELECT paper_id FROM paper_embeddings WHERE model = %s", (model,)).fetchall()]
 
 
+# a catalog paper a ranking at %(as_of)s may offer, published from %(after)s on (NULL: any date); a fixed condition
+_OFFERED = """(p.available_on < %(as_of)s OR (%(serving)s AND p.publication_date <= %(as_of)s))
+    AND (%(after)s::timestamptz IS NULL OR p.available_on >= %(after)s)"""
+
+
 def load_catalog_neighbours(
     conn: psycopg.Connection,
     model: str,
@@ -281,9 +286,7 @@ def load_catalog_neighbours(
         rows = conn.execute(
             f"""
             SELECT e.paper_id FROM paper_embeddings e JOIN papers p ON p.id = e.paper_id
-             WHERE e.model = %(model)s AND p.in_catalog
-               AND (p.available_on < %(as_of)s OR (%(serving)s AND p.publication_date <= %(as_of)s))
-               AND (%(after)s::timestamptz IS NULL OR p.available_on >= %(after)s)
+             WHERE e.model = %(model)s AND p.in_catalog AND {_OFFERED}
              ORDER BY e.embedding::vector({dim}) <=> %(q)s::vector({dim})
              LIMIT %(k)s
             """,
@@ -308,23 +311,18 @@ def load_catalog_window(
     counted first, without their vectors, and the count stops at ``most + 1``: a window too large to take whole
     costs a few milliseconds, not the reading of its rows."""
     counted = conn.execute(
-        """
+        f"""
         SELECT count(*) FROM (
-            SELECT 1 FROM papers p
-             WHERE p.in_catalog AND (p.available_on < %(as_of)s OR (%(serving)s AND p.publication_date <= %(as_of)s))
-               AND (%(after)s::timestamptz IS NULL OR p.available_on >= %(after)s)
-             LIMIT %(n)s) w
+            SELECT 1 FROM papers p WHERE p.in_catalog AND {_OFFERED} LIMIT %(n)s) w
         """,
         {"as_of": before, "after": after, "n": most + 1, "serving": serving},
     ).fetchone()
     if counted is None or counted[0] > most:
         return None
     rows = conn.execute(
-        """
+        f"""
         SELECT e.paper_id FROM paper_embeddings e JOIN papers p ON p.id = e.paper_id
-         WHERE e.model = %(model)s AND p.in_catalog
-           AND (p.available_on < %(as_of)s OR (%(serving)s AND p.publication_date <= %(as_of)s))
-           AND (%(after)s::timestamptz IS NULL OR p.available_on >= %(after)s)
+         WHERE e.model = %(model)s AND p.in_catalog AND {_OFFERED}
          ORDER BY p.available_on DESC, p.id LIMIT %(n)s
         """,
         {"model": model, "as_of": before, "after": after, "n": most, "serving": serving},

@@ -33,7 +33,7 @@ def channel(
     random with None), while the features say nothing: pairs, held-out moments (the latest 40) and samples."""
     vectors = unit(rng, 4000)
     pos, neg, times, served = [], [], [], []
-    pos_rows, neg_rows, liked, passed = [], [], [], []
+    liked, passed = [], []
     for m in range(shares):
         t = m * WEEK
         rows = rng.choice(len(vectors), size=pool, replace=False)
@@ -46,17 +46,13 @@ def channel(
         pos.extend([x[0]] * per)
         neg.extend(x[1 : per + 1])
         times.extend([t] * per)
-        pos_rows.extend([picked] * per)
-        neg_rows.extend(drawn.tolist())
+        passed.extend((int(r), t) for r in drawn)
         liked.append((picked, t))
         passed.extend((int(r), t) for r in rng.choice(len(vectors), size=per, replace=False))
         if m >= shares - 40:
             served.append(ServedMoment(t, x, np.concatenate([[picked], others])))
     samples = TasteSamples(
         vectors,
-        np.array(pos_rows),
-        np.array(neg_rows),
-        np.array(times),
         np.array([r for r, _ in liked]),
         np.array([t for _, t in liked]),
         np.array([r for r, _ in passed]),

@@ -136,7 +136,7 @@ class RankerModel:
         scales = np.array([float(stored[f][1]) if f in stored else 1.0 for f in FEATURES])
         share, until, decision = data.get("prior_share"), data.get("trained_until"), data.get("decision")
         window, estimated = data.get("window_days"), data.get("estimated")
-        taste = _direction(data.get("taste"))
+        taste = unit_direction(data.get("taste"))
         note, taste_model = data.get("taste_note"), data.get("taste_model")
         return RankerModel(
             weights,
@@ -157,12 +157,13 @@ class RankerModel:
 
 
 def _stored(taste: np.ndarray | None) -> list[float] | None:
-    direction = _direction(taste)
+    direction = unit_direction(taste)
     return None if direction is None else [round(float(v), 6) for v in direction]
 
 
-def _direction(value: object) -> np.ndarray | None:
-    """A stored taste direction: a list of finite numbers (no booleans), at unit length; None otherwise."""
+def unit_direction(value: object) -> np.ndarray | None:
+    """A taste direction (learnt, or as stored) at unit length: a list or array of finite numbers (no booleans), not
+    all zero; None otherwise."""
     if not isinstance(value, list | np.ndarray) or not len(value):
         return None
     if not all(isinstance(v, int | float | np.floating) and not isinstance(v, bool) for v in value):

@@ -80,29 +80,20 @@ class TrainingSet:
     # each member's share of a paper with a known date: when, and how old the paper was then (days)
     share_at: np.ndarray = field(default_factory=lambda: np.zeros(0))
     share_ages: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    # the universe rows of each pair's picked paper and paper passed over, and the universe's vectors: what the
-    # channel's model of the paper itself learns from (``rank/taste.py``)
-    pos_rows: list[int] = field(default_factory=list)
-    neg_rows: list[int] = field(default_factory=list)
-    liked: list[tuple[int, float]] = field(default_factory=list)  # every paper the channel picked, and when
-    passed: list[tuple[int, float]] = field(default_factory=list)  # papers of a pick's age it passed over, and when
+    # what the channel's model of the paper itself learns from (``rank/taste.py``): every paper it picked, and
+    # every paper it passed over (a pair's, or one of a pick's age), each with its moment; and the universe's vectors
+    liked: list[tuple[int, float]] = field(default_factory=list)
+    passed: list[tuple[int, float]] = field(default_factory=list)
     vectors: np.ndarray | None = None
 
     def samples(self, before: float | None) -> TasteSamples | None:
-        """The picks and pairs from moments before ``before`` as the taste learns from them (None: no vectors)."""
-        if self.vectors is None or len(self.pos_rows) != len(self.times) or not self.times:
+        """The picks and papers passed over before ``before`` (None: no vectors, or no pair to learn from)."""
+        if self.vectors is None or not self.times:
             return None
         liked = np.array(self.liked, dtype=np.float64).reshape(-1, 2)
         passed = np.array(self.passed, dtype=np.float64).reshape(-1, 2)
         every = TasteSamples(
-            self.vectors,
-            np.array(self.pos_rows),
-            np.array(self.neg_rows),
-            np.array(self.times),
-            liked[:, 0].astype(np.int64),
-            liked[:, 1],
-            passed[:, 0].astype(np.int64),
-            passed[:, 1],
+            self.vectors, liked[:, 0].astype(np.int64), liked[:, 1], passed[:, 0].astype(np.int64), passed[:, 1]
         )
         return every if before is None else every.before(before)
 
@@ -323,7 +314,7 @@ def fit_guarded(
         )
         single = best_single(positives[early], negatives[early], times[early], new)
         contestants = _contestants(blend, single, current, new, split, positives[early], negatives[early])
-    else:  # too few pairs to fit weights on, but picks enough for a paper model: it and the plain rankings alone
+    else:  # too few pairs to fit weights on, but picks enough for a paper model: it against the default blend
         new = blend
         contestants = [("the default blend", blend)]
     if learnt.direction is not None:  # after the plain rankings, before the fits

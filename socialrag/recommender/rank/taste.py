@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from socialrag.recommender.rank.calibrate import unit_direction
 from socialrag.recommender.rank.decision import NOISE_ERRORS
 from socialrag.recommender.rank.features import FEATURES
 from socialrag.recommender.rank.served import ServedMoment, reciprocal_ranks, stacked
@@ -30,55 +31,36 @@ _TASTE = FEATURES.index("taste")
 
 @dataclass(frozen=True)
 class TasteSamples:
-    """What a channel's taste learns from, and the pairs whose taste a fit reads (universe rows, and moments).
+    """What a channel's taste learns from (universe rows, and moments).
 
-    It learns from every paper the channel picked (shared by a member, or a PaperPing post it answered) against
-    the papers it passed over: those a pair set against a pick (offered then, not picked, and the posts nobody
-    answered) and, for each pick, papers of the same age (published in the year before it) that it did not pick.
-    A paper shared before it could be offered (an arXiv preprint later dated by its venue) was still picked: it
-    teaches the taste, though no pair has it. Papers of the pick's own age keep the direction on what the papers
-    are about rather than on when they came out (which ``recency`` and ``fresh`` measure)."""
+    Every paper the channel picked (shared by a member, or a PaperPing post it answered), against the papers it
+    passed over: those a training pair set against a pick (offered then, not picked, and the posts nobody answered)
+    and, for each pick, papers of the same age (published in the year before it) that it did not pick. A paper
+    shared before it could be offered (an arXiv preprint later dated by its venue) was still picked: it teaches the
+    taste, though no pair has it. Papers of the pick's own age keep the direction on what the papers are about
+    rather than on when they came out (which ``recency`` and ``fresh`` measure)."""
 
     vectors: np.ndarray  # (papers, d), unit rows
-    pos_rows: np.ndarray  # (pairs,) each pair's picked paper
-    neg_rows: np.ndarray  # (pairs,) each pair's paper passed over
-    times: np.ndarray  # (pairs,) each pair's moment
     liked_rows: np.ndarray  # (picks,)
     liked_at: np.ndarray  # (picks,)
-    passed_rows: np.ndarray  # (passed,) the papers of a pick's age it did not pick...
-    passed_at: np.ndarray  # (passed,) ...at the pick's moment
+    passed_rows: np.ndarray  # (passed,) every paper passed over...
+    passed_at: np.ndarray  # (passed,) ...at the moment of the pick it was set against
 
     def before(self, moment: float) -> TasteSamples:
-        """The pairs, picks and papers passed over before ``moment``."""
-        pairs, liked, passed = self.times < moment, self.liked_at < moment, self.passed_at < moment
+        """The picks and papers passed over before ``moment``."""
+        liked, passed = self.liked_at < moment, self.passed_at < moment
         return TasteSamples(
-            self.vectors,
-            self.pos_rows[pairs],
-            self.neg_rows[pairs],
-            self.times[pairs],
-            self.liked_rows[liked],
-            self.liked_at[liked],
-            self.passed_rows[passed],
-            self.passed_at[passed],
+            self.vectors, self.liked_rows[liked], self.liked_at[liked], self.passed_rows[passed], self.passed_at[passed]
         )
 
     @property
     def picks(self) -> int:
         return len(self.liked_rows)
 
-    @property
-    def negative_rows(self) -> np.ndarray:
-        """Every paper passed over: the pairs' and those of a pick's age."""
-        return np.concatenate([self.neg_rows, self.passed_rows]).astype(np.int64)
-
-    @property
-    def negative_at(self) -> np.ndarray:
-        return np.concatenate([self.times, self.passed_at])
-
 
 @dataclass(frozen=True)
 class _Sums:
-    """One class's count, sum and sum of outer products of its vectors (a sample per pair side)."""
+    """One class's count, sum and sum of outer products of its vectors."""
 
     n: float
     s: np.ndarray
@@ -114,18 +96,8 @@ def fit_taste(samples: TasteSamples, ridge: float = TASTE_RIDGE) -> np.ndarray |
     fewer than ``MIN_TASTE_MOMENTS`` picks or no paper passed over."""
     if samples.picks < MIN_TASTE_MOMENTS:
         return None
-    negatives = samples.negative_rows
-    direction = _solve(_sums(samples.vectors, samples.liked_rows), _sums(samples.vectors, negatives), ridge)
-    return unit_direction(direction)
-
-
-def unit_direction(direction: np.ndarray | None) -> np.ndarray | None:
-    """``direction`` scaled to unit length (a ranking by it alone is the same), or None when it is not a finite,
-    non-zero vector: a taste score is then a cosine, bounded whatever was stored."""
-    if direction is None or not len(direction) or not np.isfinite(direction).all():
-        return None
-    norm = float(np.linalg.norm(direction))
-    return direction / norm if norm > 0 else None
+    direction = _solve(_sums(samples.vectors, samples.liked_rows), _sums(samples.vectors, samples.passed_rows), ridge)
+    return unit_direction(direction)  # a ranking by it alone is the same; a taste score is then a cosine
 
 
 def roc_auc(scores: np.ndarray, starts: np.ndarray) -> np.ndarray:
@@ -168,7 +140,7 @@ class LearntTaste:
         scores = {PAPER_MODEL: x[:, _TASTE], TEN_NEAREST: x[:, FEATURES.index("nearby")], BLEND: x @ blend}
         auc = {n: float(roc_auc(v, starts).mean()) for n, v in scores.items()}
         mrr = {n: float(reciprocal_ranks(v, starts).mean()) for n, v in scores.items()}
-        picks, passed = len(np.unique(samples.liked_rows)), len(np.unique(samples.negative_rows))
+        picks, passed = len(np.unique(samples.liked_rows)), len(np.unique(samples.passed_rows))
         note = (
             f"learnt from {picks} papers the channel picked against {passed} it passed over; on the latest "
             f"{len(self.served)} held-out shares it had ROC-AUC {auc[PAPER_MODEL]:.2f} (the ten nearest papers "

@@ -114,8 +114,7 @@ def training_set(
         out.positives.extend([x[0]] * (len(rows) - 1))
         out.negatives.extend(x[1:])
         out.times.extend([t] * (len(rows) - 1))
-        out.pos_rows.extend([int(rows[0])] * (len(rows) - 1))
-        out.neg_rows.extend(rows[1:].tolist())
+        out.passed.extend((int(r), t) for r in rows[1:])
     out.served.extend(
         ServedMoment(t, fill_unknown(x), rows) for (t, _, rows), x in zip(judged_at, judged_x, strict=True)
     )

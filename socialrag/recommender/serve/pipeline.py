@@ -58,7 +58,9 @@ class RecommendConfig:
     steering: tuple[Steer, ...] = ()  # topics members muted or boosted (`/paperping profile`)
     scoring: ScoringConfig = field(default_factory=ScoringConfig)
     generate: GenerateConfig = field(default_factory=GenerateConfig)
-    serving: bool = False  # the moment is now, not a replay (``is_serving``): every paper in the store is offered
+    serving: bool = (
+        False  # the moment is now, not a replay (``is_serving``): a paper counts from its first possible day
+    )
 
 
 @dataclass(frozen=True)
@@ -89,7 +91,7 @@ REPLAY_AFTER = timedelta(hours=6)
 def is_serving(as_of: datetime, clock: datetime) -> bool:
     """Whether a recommendation at ``as_of`` serves the channel now rather than replaying its past (``recommend
     --as-of``, an evaluation): a replay offers a catalog paper only once the month or year its date is known to
-    has ended (it surely existed then); serving offers what the store holds. Pure."""
+    has ended (it surely existed then); serving, one in the store from the first day its day or month allows. Pure."""
     return as_of >= clock - REPLAY_AFTER
 
 
