@@ -97,7 +97,7 @@ def test_refit_learns_the_channel_and_status_says_so(
 
     with db.connection() as conn:
         stored = load_fit(conn, "T0LAB", "C1")
-    assert np.array_equal(stored.prior, prior_weights(new_work=stored.new_work))
+    assert np.array_equal(stored.prior, prior_weights(leanings=stored.leanings))
     assert ("its default leans to new papers" in status) == stored.new_work
 
 

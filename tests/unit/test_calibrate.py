@@ -9,15 +9,11 @@ import numpy as np
 import pytest
 
 from socialrag.recommender.rank.calibrate import (
-    FRESH_BLEND_WEIGHT,
-    MIN_SHARES,
-    NEW_WORK_DAYS,
     RankerModel,
     default_model,
     describe,
     fit,
     prior_weights,
-    reads_new_work,
 )
 from socialrag.recommender.rank.diversity import diversify
 from socialrag.recommender.rank.features import (
@@ -29,6 +25,15 @@ from socialrag.recommender.rank.features import (
     pair_differences,
 )
 from socialrag.recommender.rank.history import build_history
+from socialrag.recommender.rank.leanings import (
+    FRESH_BLEND_WEIGHT,
+    MIN_SHARES,
+    NEW_WORK_DAYS,
+    STANDING_BLEND_WEIGHT,
+    Leanings,
+    reads_new_work,
+    reads_widely_read,
+)
 from socialrag.recommender.rank.training import training_set
 from socialrag.recommender.rank.universe import build_universe
 from socialrag.recommender.retrieve.context import ChannelContext, SharedPaper
@@ -309,7 +314,9 @@ def test_a_channel_that_reads_new_work_has_a_default_that_leans_to_new_papers() 
     default blend (every fit is pulled toward that blend); a seminar that presents last year's papers does not.
     Decided at each moment from the shares before it, and kept with the stored fit."""
     fresh = FEATURES.index("fresh")
-    assert prior_weights()[fresh] == 0.0 and prior_weights(new_work=True)[fresh] == FRESH_BLEND_WEIGHT
+    assert (
+        prior_weights()[fresh] == 0.0 and prior_weights(leanings=Leanings(new_work=True))[fresh] == FRESH_BLEND_WEIGHT
+    )
     assert reads_new_work(np.full(MIN_SHARES, NEW_WORK_DAYS - 1.0))
     assert not reads_new_work(np.full(MIN_SHARES - 1, 10.0)), "too few shares to tell"
     assert not reads_new_work(np.array([10.0] * 4 + [400.0] * 5)), "the median share is old"
@@ -317,14 +324,71 @@ def test_a_channel_that_reads_new_work_has_a_default_that_leans_to_new_papers() 
     ctx, infos, vectors = history_context(40, True)
     pairs = training_set(build_history(ctx, build_universe(infos, vectors), 60.0))
     early = float(pairs.share_at[MIN_SHARES - 2]) + 1.0
-    assert pairs.new_work(None) and not pairs.new_work(early), "only the shares before a moment count"
+    assert pairs.leanings(None).new_work and not pairs.leanings(early).new_work, "only the shares before it count"
     model = pairs.fit()
     assert model.new_work and model.prior[fresh] == FRESH_BLEND_WEIGHT
     stored = RankerModel.from_json(model.to_json(), model.shares, model.pairs, model.fitted_at, 0.05)
-    assert stored.new_work and np.array_equal(stored.prior, prior_weights(0.05, new_work=True))
+    assert stored.new_work and np.array_equal(stored.prior, prior_weights(0.05, model.leanings))
     assert "its default leans to new papers" in describe(stored)
 
     old_ctx, old_infos, old_vectors = history_context(40, True, age_days=300)
     old = training_set(build_history(old_ctx, build_universe(old_infos, old_vectors), 60.0))
-    assert not old.new_work(None) and not old.fit().new_work
+    assert not old.leanings(None).new_work and not old.fit().new_work
     assert "new papers" not in describe(old.fit())
+
+
+def test_a_channel_that_reads_what_its_field_reads_has_a_default_that_leans_to_papers_read_more_than_their_peers() -> (
+    None
+):
+    """A channel whose shares were read more than the papers of their age it passed over gets popularity for its
+    age (``standing``) in its default blend; one whose shares were the little-read ones does not, and neither does
+    a channel whose popularity is unknown (most imported histories). Decided from the shares before each moment,
+    kept with the stored fit, and said in ``status``."""
+    standing = FEATURES.index("standing")
+    assert prior_weights()[standing] == 0.0
+    assert prior_weights(leanings=Leanings(widely_read=True))[standing] == STANDING_BLEND_WEIGHT
+    times = np.repeat(np.arange(MIN_SHARES, dtype=float), 3)
+    above, below = np.full(len(times), 0.4), np.full(len(times), 0.1)
+    assert reads_widely_read(above, below, times)
+    assert not reads_widely_read(below, above, times)
+    assert not reads_widely_read(above[3:], below[3:], times[3:]), "too few shares to tell"
+    unknown = np.full(len(times), np.nan)
+    assert not reads_widely_read(unknown, below, times), "unknown is no evidence"
+
+    ctx, infos, vectors = history_context(40, True)
+    pairs = training_set(build_history(ctx, build_universe(infos, vectors), 60.0))
+    early = float(pairs.share_at[MIN_SHARES - 2]) + 1.0
+    assert pairs.leanings(None).widely_read and not pairs.leanings(early).widely_read
+    model = pairs.fit()
+    assert model.widely_read and model.prior[standing] == STANDING_BLEND_WEIGHT
+    stored = RankerModel.from_json(model.to_json(), model.shares, model.pairs, model.fitted_at, 0.05)
+    assert stored.leanings == model.leanings and np.array_equal(stored.prior, model.prior)
+    assert "read more than others of their age" in describe(stored)
+
+    ctx, infos, vectors = history_context(40, False)
+    niche = training_set(build_history(ctx, build_universe(infos, vectors), 60.0))
+    assert not niche.leanings(None).widely_read and not niche.fit().widely_read
+    assert "of their age" not in describe(niche.fit())
+
+
+def test_popularity_for_its_age_compares_a_paper_with_the_candidates_of_about_its_age() -> None:
+    """``standing``: among a year's papers an old one has the larger count; measured against its age peers, the
+    new paper read more than the new ones around it stands highest. Unknown without a reading or a date."""
+    day = 86400.0
+    n = 60
+    published = T - np.concatenate([np.arange(30) * day, 300 * day + np.arange(30) * day])
+    pop = np.concatenate([np.full(30, 5.0), np.full(30, 200.0)])
+    pop[3] = 60.0  # a new paper read much more than the new ones around it
+    pop[40] = 250.0  # an old one read a little more than its peers
+    pop[5] = np.nan
+    published[7] = np.nan
+    cands = CandidateSet(
+        np.eye(n, 4, dtype=np.float32), published, pop, np.zeros(0, np.int64), np.zeros(0, np.int64), np.full(n, -1)
+    )
+    state = ChannelState(np.zeros((0, 4)), np.zeros(0), np.zeros(0, bool), np.zeros(0), np.zeros(0), np.zeros(0, bool))
+    x = features(state, cands, T)
+    column = x[:, FEATURES.index("standing")]
+    assert np.isnan(column[5]) and np.isnan(column[7])
+    assert int(np.nanargmax(column)) == 3
+    assert int(np.nanargmax(x[:, POP])) == 40, "by the count alone, the old paper"
+    assert column[40] > 0 and abs(column[50]) < 0.05

@@ -18,9 +18,11 @@ NOW = datetime(2026, 3, 1, tzinfo=UTC)
 
 
 def learnt_features(rng: np.random.Generator, rows: int) -> np.ndarray:
-    """Random features of ``rows`` papers as a refit's pairs hold them: the taste unknown (it is learnt apart)."""
-    x = rng.random((rows, len(FEATURES) - 1))
-    return np.insert(x, FEATURES.index("taste"), np.nan, axis=1)
+    """Random features of ``rows`` papers as a refit's pairs hold them: the taste unknown (it is learnt apart), and
+    no popularity for its age (no paper here has peers)."""
+    x = rng.random((rows, len(FEATURES) - 2))
+    x = np.insert(x, FEATURES.index("taste"), np.nan, axis=1)
+    return np.insert(x, FEATURES.index("standing"), np.nan, axis=1)
 
 
 def moments(rng: np.random.Generator, n: int, driver: int, per: int = 60, start: float = 0.0) -> tuple[np.ndarray, ...]:

@@ -21,43 +21,39 @@ import numpy as np
 
 from socialrag.config import DEFAULT_POPULARITY_WEIGHT
 from socialrag.recommender.rank.features import FEATURES, pair_differences
+from socialrag.recommender.rank.leanings import (
+    FRESH_BLEND_WEIGHT,
+    MIN_SHARES,
+    PLAIN,
+    STANDING_BLEND_WEIGHT,
+    Leanings,
+)
 
 PRIOR_STRENGTH = 3.0  # the pull toward the prior, divided by the number of shares learnt from
-MIN_SHARES = 8  # below this many past shares the channel keeps the prior
 NEGATIVES_PER_SHARE = 20
 LEARNT_SHARES = 500  # a fit learns from the channel's latest this many shares (a busy channel's older ones are old)
 # a held-out share of a channel that takes papers of any date is judged among the papers of this many days before
 CHECK_WINDOW_DAYS = 365.0
 IGNORED_AFTER_DAYS = 7.0  # a PaperPing post with no reaction, click or reply by then was ignored...
 SILENCE_COUNTS_FROM = 0.5  # ...which counts against its topic only where at least this share of posts is answered
-# the default blend of a channel whose members' shares were of papers a median of fewer than NEW_WORK_DAYS old
-# leans this much toward this month's papers (the ``fresh`` feature). On the real histories the medians, share by
-# share, stay under 62 days for the groups that read new papers and over 86 for the two that do not
-FRESH_BLEND_WEIGHT = 0.1
-NEW_WORK_DAYS = 75.0
 
 
-def prior_weights(popularity_weight: float = DEFAULT_POPULARITY_WEIGHT, new_work: bool = False) -> np.ndarray:
+def prior_weights(popularity_weight: float = DEFAULT_POPULARITY_WEIGHT, leanings: Leanings = PLAIN) -> np.ndarray:
     """The default blend as feature weights: closeness to the interest a candidate fits best (its ten nearest
     liked papers, and the member's shares, focus or boosted topic it is closest to) plus a little popularity. It
     was the engagement-weighted mean over everything the channel shared (``similarity``) until the real
-    histories showed that mean serving only a channel's loudest topic (``docs/evaluation.md``). In a channel
-    that reads new work (``reads_new_work``), a little of ``fresh`` too: of papers about as close to its
-    interests, the newer comes first."""
+    histories showed that mean serving only a channel's loudest topic (``docs/evaluation.md``). A channel's
+    ``leanings`` (``rank/leanings.py``) add a little of ``fresh`` to the blend of one that reads new work, and
+    popularity for its age (``standing``) to that of one that reads what its field reads."""
     w = np.zeros(len(FEATURES))
     w[FEATURES.index("nearby")] = 0.5
     w[FEATURES.index("interest")] = 0.5
     w[FEATURES.index("popularity")] = popularity_weight
-    if new_work:
+    if leanings.new_work:
         w[FEATURES.index("fresh")] = FRESH_BLEND_WEIGHT
+    if leanings.widely_read:
+        w[FEATURES.index("standing")] = STANDING_BLEND_WEIGHT
     return w
-
-
-def reads_new_work(ages_days: np.ndarray) -> bool:
-    """Whether a channel reads new work: the papers its members shared were a median of fewer than
-    ``NEW_WORK_DAYS`` days old when shared (from at least ``MIN_SHARES`` shares of papers with a known date). A
-    seminar that presents last year's papers, or a list that catches up on older ones, does not."""
-    return len(ages_days) >= MIN_SHARES and float(np.median(ages_days)) < NEW_WORK_DAYS
 
 
 # ----- the model ------------------------------------------------------------------------------------
@@ -88,6 +84,15 @@ class RankerModel:
         return bool(self.prior[FEATURES.index("fresh")] > 0)
 
     @property
+    def widely_read(self) -> bool:
+        """Whether the prior is the blend of a channel that reads what its field reads (``reads_widely_read``)."""
+        return bool(self.prior[FEATURES.index("standing")] > 0)
+
+    @property
+    def leanings(self) -> Leanings:
+        return Leanings(self.new_work, self.widely_read)
+
+    @property
     def learnt(self) -> bool:
         return self.shares >= MIN_SHARES and self.pairs > 0
 
@@ -101,7 +106,7 @@ class RankerModel:
         usable = self.taste is not None and len(self.taste) == dim and self.taste_model in ("", embedding_model)
         if usable or self.weights[FEATURES.index("taste")] == 0:
             return self if usable else replace(self, taste=None)
-        blend = default_model(float(self.prior[FEATURES.index("popularity")]), self.new_work)
+        blend = default_model(float(self.prior[FEATURES.index("popularity")]), self.leanings)
         return replace(blend, window_days=self.window_days, decision=self.decision, fitted_at=self.fitted_at)
 
     def to_json(self) -> dict[str, object]:
@@ -116,6 +121,7 @@ class RankerModel:
             "window_days": self.window_days,
             "estimated": self.estimated,
             "new_work": self.new_work,
+            "widely_read": self.widely_read,
             "taste": _stored(self.taste),
             "taste_note": self.taste_note,
             "taste_model": self.taste_model,
@@ -126,8 +132,8 @@ class RankerModel:
         data: Mapping[str, object], shares: int, pairs: int, fitted_at: datetime | None, popularity_weight: float
     ) -> RankerModel:
         """A stored fit; features it does not know get the prior's weight (a fit from an older release)."""
-        new_work = data.get("new_work") is True
-        prior = prior_weights(popularity_weight, new_work)
+        leanings = Leanings(data.get("new_work") is True, data.get("widely_read") is True)
+        prior = prior_weights(popularity_weight, leanings)
         names = [str(f) for f in _list(data.get("features"))]
         stored = {
             n: (w, s) for n, w, s in zip(names, _list(data.get("weights")), _list(data.get("scales")), strict=False)
@@ -180,9 +186,9 @@ def _list(value: object) -> list[float | str]:
     return [v for v in value if isinstance(v, int | float | str)] if isinstance(value, list) else []
 
 
-def default_model(popularity_weight: float = DEFAULT_POPULARITY_WEIGHT, new_work: bool = False) -> RankerModel:
-    """The default blend (of a channel that reads new work, with ``new_work``)."""
-    prior = prior_weights(popularity_weight, new_work)
+def default_model(popularity_weight: float = DEFAULT_POPULARITY_WEIGHT, leanings: Leanings = PLAIN) -> RankerModel:
+    """The default blend (of a channel with these ``leanings``)."""
+    prior = prior_weights(popularity_weight, leanings)
     return RankerModel(prior.copy(), np.ones(len(FEATURES)), prior)
 
 
@@ -196,13 +202,13 @@ def fit(
     now: datetime | None = None,
     trained_until: float | None = None,
     window_days: float | None = None,
-    new_work: bool = False,
+    leanings: Leanings = PLAIN,
 ) -> RankerModel:
     """Pairwise logistic regression over ``positives[i] - negatives[i]`` (one row per pair; a feature unknown
     for either paper of a pair is left out of that pair), with an L2 pull
     of ``strength / shares`` toward the prior's direction, fitted by Newton's method in units of each
     feature's spread. Few shares: the prior. Many: the channel's own preference. The model picks among
-    ``window_days`` (None: any date); ``new_work``: the prior is the blend of a channel that reads new work."""
+    ``window_days`` (None: any date); the prior is the blend of a channel with these ``leanings``."""
     return fit_each(
         positives,
         negatives,
@@ -212,7 +218,7 @@ def fit(
         now=now,
         trained_until=trained_until,
         window_days=window_days,
-        new_work=new_work,
+        leanings=leanings,
     )[0]
 
 
@@ -226,11 +232,11 @@ def fit_each(
     now: datetime | None = None,
     trained_until: float | None = None,
     window_days: float | None = None,
-    new_work: bool = False,
+    leanings: Leanings = PLAIN,
 ) -> list[RankerModel]:
     """``fit`` at each of ``strengths`` (None: ``PRIOR_STRENGTH``), the pairs put in units of their spread
     once for all of them."""
-    prior = prior_weights(popularity_weight, new_work)
+    prior = prior_weights(popularity_weight, leanings)
     now = now or datetime.now(UTC)
     if shares < MIN_SHARES or len(positives) == 0:
         model = RankerModel(
@@ -297,6 +303,7 @@ _DRIVERS = {
     "nearby": "papers at the heart of one of its topics",
     "interest": "papers close to one member's own shares",
     "taste": "papers its own model of what it picks rates highly",
+    "standing": "papers read more than others of their age",
 }
 
 
@@ -342,6 +349,10 @@ def describe(model: RankerModel, *, evidence: bool = True) -> str:
             sentence = f"Ranking: {sentence}{when}."
     if model.new_work:
         sentence += " Its members mostly share papers a few months old or newer, so its default leans to new papers."
+    if model.widely_read:
+        sentence += (
+            " The papers it shares are mostly read more than others of their age, so its default leans to those."
+        )
     if model.window_days is not None:
         sentence += f" It picks among papers published in the last {model.window_days:.0f} days."
     if model.estimated:

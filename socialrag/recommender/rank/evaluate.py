@@ -190,7 +190,7 @@ def replay(
     while start < len(times) and steps < max_steps:
         t = float(times[start]) - 1.0
         week = shared[(member_first[shared] >= t) & (member_first[shared] < t + span)]
-        blend = default_model(popularity_weight, pairs.new_work(t))  # the channel's default blend then
+        blend = default_model(popularity_weight, pairs.leanings(t))  # the channel's default blend then
         if refit_every is None:
             model = blend
         elif steps % refit_every == 0:

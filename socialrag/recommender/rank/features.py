@@ -21,6 +21,10 @@ interest       cosine to the member whose own shares it is closest to (each memb
                one is the channel's centroid, which ``similarity`` already measures
 taste          the channel's model of the paper itself: the candidate's vector read by a direction learnt from the
                papers it picked against those it passed over (``rank/taste.py``). Unknown until a refit learnt one
+standing       popularity for its age: the candidate's ``popularity`` less the mean of the ``STANDING_PEERS``
+               candidates of about its age on either side (of those with a reading). A count grows with age, so
+               among a year's papers ``popularity`` mostly says which are old; this says which are read more than
+               their peers. Unknown without a popularity reading, a date, or a peer of known popularity
 =============  ============================================================================================
 
 Unknown is not zero. A paper with no popularity reading by then, no known date, no venue or no authors has
@@ -49,6 +53,7 @@ FEATURES: tuple[str, ...] = (
     "nearby",
     "interest",
     "taste",
+    "standing",
 )
 NEARBY_K = 10
 MIN_INTEREST_SHARES = 2  # a member with fewer own shares has no interest of their own yet
@@ -134,6 +139,7 @@ def features(state: ChannelState, cands: CandidateSet, at: float, sims: np.ndarr
     else:  # no interest, or a single member's: the channel's centroid, which says nothing ``similarity`` does not
         x[:, interest] = np.nan
     x[:, FEATURES.index("taste")] = taste_scores(state.taste, cands.vectors)
+    x[:, STANDING] = standing(x, np.zeros(n, dtype=np.int64))
     return x
 
 
@@ -146,6 +152,8 @@ def taste_scores(taste: np.ndarray | None, vectors: np.ndarray) -> np.ndarray:
 
 
 AGE_PEERS = 20  # an unknown popularity is read as that of this many candidates of about its age on each side
+STANDING_PEERS = 10  # a popularity is measured against this many candidates of about its age on each side
+POPULARITY, RECENCY, STANDING = (FEATURES.index(f) for f in ("popularity", "recency", "standing"))
 
 
 def fill_unknown(x: np.ndarray, starts: np.ndarray | None = None) -> np.ndarray:
@@ -177,30 +185,57 @@ def fill_unknown(x: np.ndarray, starts: np.ndarray | None = None) -> np.ndarray:
     return out
 
 
+def standing(x: np.ndarray, moment: np.ndarray) -> np.ndarray:
+    """The ``standing`` column of features ``x`` (popularity and recency filled in, unknowns NaN) whose rows are
+    of the moments ``moment``: each known popularity less the mean of the ``STANDING_PEERS`` known ones of its
+    moment on either side of its age, itself left out. NaN where the popularity, the age or every peer is
+    unknown."""
+    pop = x[:, POPULARITY]
+    known = ~np.isnan(pop) & ~np.isnan(x[:, RECENCY])
+    total, count = _age_peer_sums(x, moment, known, STANDING_PEERS)
+    count -= 1.0  # itself, counted among its peers
+    out = np.full(len(x), np.nan)
+    some = known & (count > 0)
+    out[some] = pop[some] - (total[some] - pop[some]) / count[some]
+    return out
+
+
 def _popularity_by_age(x: np.ndarray, moment: np.ndarray) -> None:
     """Each unknown popularity of known age, as the mean of the ``AGE_PEERS`` known ones of its moment on either
     side of its age (in place); a moment with no known popularity is left to the mean."""
-    pop, rec = x[:, FEATURES.index("popularity")], x[:, FEATURES.index("recency")]
-    known, wanted = ~np.isnan(pop) & ~np.isnan(rec), np.isnan(pop) & ~np.isnan(rec)
-    if not known.any() or not wanted.any():
-        return
-    # the known and the wanted of every moment in one order, by moment and age (a wanted paper before known ones
-    # of the same age): where a wanted paper falls among its moment's known ones is the count of known before it
-    rows = np.flatnonzero(known | wanted)
+    wanted = np.isnan(x[:, POPULARITY]) & ~np.isnan(x[:, RECENCY])
+    total, count = _age_peer_sums(x, moment, wanted, AGE_PEERS)
+    some = wanted & (count > 0)
+    x[some, POPULARITY] = total[some] / count[some]
+
+
+def _age_peer_sums(x: np.ndarray, moment: np.ndarray, asked: np.ndarray, peers: int) -> tuple[np.ndarray, np.ndarray]:
+    """For each row in ``asked`` of known age, the sum and number of the known popularities of its moment among the
+    ``peers`` on either side of its age (a row of known popularity among them, itself included); zeros elsewhere."""
+    pop, rec = x[:, POPULARITY], x[:, RECENCY]
+    known = ~np.isnan(pop) & ~np.isnan(rec)
+    asked = asked & ~np.isnan(rec)
+    total, count = np.zeros(len(x)), np.zeros(len(x))
+    if not known.any() or not asked.any():
+        return total, count
+    # the known and the asked of every moment in one order, by moment and age (an unknown paper before known ones
+    # of the same age): where a paper falls among its moment's known ones is the count of known before it
+    rows = np.flatnonzero(known | asked)
     is_known = known[rows]
     order = np.lexsort((is_known, rec[rows], moment[rows]))
     rows, is_known = rows[order], is_known[order]
     before = np.cumsum(is_known) - is_known
     ages_of = moment[rows[is_known]]
-    values = pop[rows[is_known]]
-    sums = np.concatenate([[0.0], np.cumsum(values)])
-    asked = rows[~is_known]
-    first = np.searchsorted(ages_of, moment[asked], side="left")  # the moment's known ones, in the order above
-    last = np.searchsorted(ages_of, moment[asked], side="right")
-    some = last > first
-    at = before[~is_known]
-    lo, hi = np.maximum(first, at - AGE_PEERS)[some], np.minimum(last, at + AGE_PEERS)[some]
-    x[asked[some], FEATURES.index("popularity")] = (sums[hi] - sums[lo]) / (hi - lo)
+    sums = np.concatenate([[0.0], np.cumsum(pop[rows[is_known]])])
+    wanted = asked[rows]
+    at, mine = before[wanted], is_known[wanted].astype(np.int64)
+    first = np.searchsorted(ages_of, moment[rows[wanted]], side="left")  # the moment's known ones, in that order
+    last = np.searchsorted(ages_of, moment[rows[wanted]], side="right")
+    lo, hi = np.maximum(first, at - peers), np.minimum(last, at + peers + mine)
+    hi = np.maximum(hi, lo)
+    total[rows[wanted]] = sums[hi] - sums[lo]
+    count[rows[wanted]] = hi - lo
+    return total, count
 
 
 def pair_differences(positives: np.ndarray, negatives: np.ndarray) -> np.ndarray:

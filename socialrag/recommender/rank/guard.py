@@ -31,7 +31,6 @@ from socialrag.recommender.rank.calibrate import (
     default_model,
     fit,
     fit_each,
-    reads_new_work,
 )
 from socialrag.recommender.rank.decision import (
     day_of,
@@ -41,6 +40,7 @@ from socialrag.recommender.rank.decision import (
     too_few_sentence,
 )
 from socialrag.recommender.rank.features import FEATURES, RECENCY_HALF_LIFE_DAYS, pair_differences
+from socialrag.recommender.rank.leanings import PLAIN, Leanings, reads_new_work, reads_widely_read
 from socialrag.recommender.rank.served import (
     MIN_JUDGED_DAYS,
     ServedMoment,
@@ -97,10 +97,14 @@ class TrainingSet:
         )
         return every if before is None else every.before(before)
 
-    def new_work(self, before: float | None) -> bool:
-        """Whether the channel read new work before ``before`` (``reads_new_work``; None: all its shares)."""
+    def leanings(self, before: float | None) -> Leanings:
+        """What the channel's default blend leans to from the shares before ``before`` (None: all its shares):
+        ``reads_new_work`` and ``reads_widely_read`` (the pairs' popularity for its age)."""
         ages = self.share_ages if before is None else self.share_ages[self.share_at < before]
-        return reads_new_work(ages)
+        pos, neg, t = self.before(before)
+        k = FEATURES.index("standing")
+        widely = len(t) > 0 and reads_widely_read(pos[:, k], neg[:, k], t)
+        return Leanings(reads_new_work(ages), widely)
 
     def before(self, before: float | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(positives, negatives, moments) of the pairs from moments before ``before`` (all with None)."""
@@ -126,13 +130,13 @@ class TrainingSet:
     ) -> RankerModel:
         """The channel's ranking from what came before ``before``: ``fit_guarded`` with ``current`` (the fit in
         use; the default blend when None) among the contestants, with the window of publication dates it picks
-        from, and the default blend of a channel that reads new work if it did (``reads_new_work``)."""
+        from, and the default blend of a channel with its leanings then (``rank/leanings.py``)."""
         earlier = [w for t, w in self.windows.items() if before is None or t < before]
         window = self.final_window if before is None else (earlier[-1] if earlier else np.inf)
         pos, neg, t = self.before(before)
         served = [m for m in self.served if before is None or m.at < before]  # the judge takes the latest
-        new_work = self.new_work(before)
-        current = current or default_model(popularity_weight, new_work)
+        leanings = self.leanings(before)
+        current = current or default_model(popularity_weight, leanings)
         window_days = None if window >= MAX_WINDOW_DAYS else float(window)
         model = fit_guarded(
             pos,
@@ -143,7 +147,7 @@ class TrainingSet:
             now,
             served=served,
             window_days=window_days,
-            new_work=new_work,
+            leanings=leanings,
             samples=self.samples(before),
         )
         return replace(model, estimated=self.estimated)
@@ -174,7 +178,7 @@ def fit_validated(
     *,
     now: datetime | None = None,
     window_days: float | None = None,
-    new_work: bool = False,
+    leanings: Leanings = PLAIN,
 ) -> tuple[RankerModel, float | None]:
     """``fit`` with the pull toward the default blend chosen on the latest quarter of these pairs: each strength
     in ``STRENGTHS`` is fitted on the earlier moments and scored on the later ones; the best is refitted on all
@@ -192,7 +196,7 @@ def fit_validated(
             now=now,
             trained_until=until,
             window_days=window_days,
-            new_work=new_work,
+            leanings=leanings,
         ), None
     split = moments[int(len(moments) * 0.75)]
     early, late = times < split, times >= split
@@ -205,7 +209,7 @@ def fit_validated(
         popularity_weight,
         strengths=STRENGTHS,
         window_days=window_days,
-        new_work=new_work,
+        leanings=leanings,
     )
     for strength, model in zip(STRENGTHS, models, strict=True):
         scores[strength] = held_out_mrr(model, positives[late], negatives[late], times[late])
@@ -219,7 +223,7 @@ def fit_validated(
         now=now,
         trained_until=until,
         window_days=window_days,
-        new_work=new_work,
+        leanings=leanings,
     )
     return model, best
 
@@ -268,7 +272,7 @@ def fit_guarded(
     *,
     served: list[ServedMoment] | None = None,
     window_days: float | None = None,
-    new_work: bool = False,
+    leanings: Leanings = PLAIN,
     samples: TasteSamples | None = None,
 ) -> RankerModel:
     """The ranking the channel should use from now on, with the reason in ``decision``.
@@ -277,13 +281,13 @@ def fit_guarded(
     then); with None, the latest quarter of the pairs' moments. Every contestant learns only from the moments
     before the first held-out share; the winner (see the module's docstring) is then refitted on everything.
     Whichever wins, serving picks among ``window_days`` (None: any date): the window is where candidates come
-    from, learnt apart from the ranking. ``new_work``: the default blend is that of a channel that reads new work
-    (``reads_new_work``), and every fit is pulled toward it. ``samples`` (the picks, the papers passed over and
+    from, learnt apart from the ranking. ``leanings``: the default blend is that of a channel with these leanings
+    (``rank/leanings.py``), and every fit is pulled toward it. ``samples`` (the picks, the papers passed over and
     their vectors): the channel's model of the paper itself (``rank/taste.py``), learnt from what came before the
     held-out shares, is a contestant alone (the ``taste`` feature; the fits never weigh it); the model served keeps
     a direction learnt from every pick, whichever ranking wins, with how it scored."""
     moments = np.unique(times)
-    blend = default_model(popularity_weight, new_work)
+    blend = default_model(popularity_weight, leanings)
     kept = replace(blend, shares=len(moments), pairs=len(times), fitted_at=now)
     if len(moments) < MIN_SHARES:
         reason = f"the default blend: the channel has {len(moments)} shares to learn from, fewer than {MIN_SHARES}"
@@ -310,7 +314,7 @@ def fit_guarded(
             times[early],
             popularity_weight,
             window_days=window_days,
-            new_work=new_work,
+            leanings=leanings,
         )
         single = best_single(positives[early], negatives[early], times[early], new)
         contestants = _contestants(blend, single, current, new, split, positives[early], negatives[early])
@@ -342,7 +346,7 @@ def fit_guarded(
         now=now,
         trained_until=float(moments[-1]),
         window_days=window_days,
-        new_work=new_work,
+        leanings=leanings,
     )
     if name == HELD:
         return replace(shrink(full, positives, negatives), decision=decision, taste=taste, taste_note=note)

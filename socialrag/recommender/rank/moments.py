@@ -22,6 +22,7 @@ from socialrag.recommender.rank.features import (
     NEARBY_K,
     POPULARITY_REFERENCE,
     RECENCY_HALF_LIFE_DAYS,
+    standing,
 )
 from socialrag.recommender.rank.history import ChannelHistory
 from socialrag.recommender.rank.universe import Universe, spans
@@ -73,6 +74,7 @@ def moment_features(
     _venues(x, history, flat_rows, moment, positive)
     _interests(x, history, flat_rows, sizes, known)
     x[:, _COL["taste"]] = np.nan  # learnt per refit from these very moments: the judge reads it apart (taste.py)
+    x[:, _COL["standing"]] = standing(x, moment)
     return np.split(x, np.cumsum(sizes)[:-1])
 
 
