@@ -1,6 +1,6 @@
 """Benchmark: PaperPing's embedding step against calling ``SentenceTransformer.encode`` directly.
 
-``python -m bench.bench_embed [--papers 1000] [--runs 3] [--device auto|cpu|cuda]`` imports that many ACL
+``python -m bench.bench_embed [--papers 1000] [--runs 3] [--device auto|cpu|cuda] [--model NAME]`` imports that many ACL
 Anthology papers into a fresh catalog, then times (a) ``encode`` on exactly the texts PaperPing would embed
 and (b) ``embed_pending`` (read texts, encode, write vectors to pgvector), alternating, and prints both rates,
 the median ratio (target: at most 1.10) and what a second, unchanged re-index embeds (target: nothing).
@@ -28,6 +28,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--data", type=Path, default=ACL)
     parser.add_argument("--device", default="auto", help="as PAPERPING_EMBED_DEVICE (auto: a CUDA GPU when present)")
+    parser.add_argument("--model", default=None, help="as PAPERPING_EMBED_MODEL (default: the bundled MiniLM-L6)")
     args = parser.parse_args()
     from socialrag.db import migrated_database, start_embedded
     from socialrag.knowledge.embed import Embedder, embed_pending
@@ -39,7 +40,7 @@ def main() -> None:
     with gzip.open(args.data, "rt") as src, gzip.open(subset, "wt") as dst:
         dst.writelines(itertools.islice(src, args.papers))
     uri, server = start_embedded(home / "pgdata")
-    embedder = Embedder(device=args.device)
+    embedder = Embedder(args.model, device=args.device) if args.model else Embedder(device=args.device)
     embedder.encode(["warm up the model"] * 64)
     print(f"device: {embedder.device}")
     direct_rates, ours_rates = [], []

@@ -12,7 +12,7 @@ from slack_sdk import WebClient
 
 from bot.slack.members import refresh_for_member
 from bot.slack.pacer import SlackPacer
-from bot.views.post_blocks import link, mrkdwn, titled_link
+from bot.views.post_blocks import link, mrkdwn, sections, titled_link
 from socialrag.db import Database
 from socialrag.errors import PermanentError, SourceError
 from socialrag.recommender import PICKS_EVERY, Picks, PicksRefused, Recommender
@@ -20,7 +20,6 @@ from socialrag.recommender import send_due_picks as decide_due_picks
 from socialrag.recommender import send_picks as decide_picks
 
 EVERY = PICKS_EVERY
-SECTION_LIMIT = 3000  # Slack's most characters in a section's text
 TITLE_SHOWN = 200  # characters of a title in the DM
 
 
@@ -51,19 +50,6 @@ def picks_text(found: Picks) -> str:
         lines.append(f"• {title} — from <#{pick.channel_id}>{near}")
     lines.append("`/paperping for-me off` stops these messages.")
     return "\n".join(lines)
-
-
-def sections(text: str, limit: int = SECTION_LIMIT) -> list[str]:
-    """The text in sections of whole lines, each within Slack's ``limit`` characters for a section (a line
-    longer than that alone is cut)."""
-    parts: list[str] = []
-    for line in text.split("\n"):
-        line = line[:limit]
-        if parts and len(parts[-1]) + 1 + len(line) <= limit:
-            parts[-1] += "\n" + line
-        else:
-            parts.append(line)
-    return parts
 
 
 class DirectMessages:

@@ -56,6 +56,23 @@ def handle_mention(ctx: AppContext, client: WebClient, body: dict[str, Any], eve
     post_text(ctx.pacer, client, channel, text, thread_ts=thread or ts)
 
 
+FAILED = "I could not answer that just now (the failure is in PaperPing's log for your admin). Please ask again later."
+BUSY = "I am answering too many questions at once to take yours now. Please ask again in a minute."
+
+
+def tell_asker(ctx: AppContext, client: WebClient, event: dict[str, Any], text: str) -> None:
+    """A word to the member who asked, only to them: their question was not answered, and why. Best effort: a
+    failure here is logged, never raised."""
+    channel, user = str(event.get("channel") or ""), str(event.get("user") or "")
+    if not channel or not user or event.get("bot_id"):
+        return
+    thread = {"thread_ts": str(event.get("thread_ts"))} if event.get("thread_ts") else {}
+    try:
+        ctx.pacer.call(client.chat_postEphemeral, channel=channel, user=user, text=text, **thread)
+    except Exception:
+        log.exception("telling a member in %s that their question was not answered failed", channel)
+
+
 def register(app: App, ctx: AppContext) -> None:
     def ack_and_note(ack: Ack, body: dict[str, Any]) -> None:
         ack()
@@ -66,11 +83,13 @@ def register(app: App, ctx: AppContext) -> None:
         def work() -> None:
             try:
                 handle_mention(ctx, client, body, event)
-            except Exception:  # the member gets no half answer; the failure is logged for the admin
+            except Exception:  # no half answer: the member is told, the failure is logged for the admin
                 log.exception("answering a mention failed")
+                tell_asker(ctx, client, event, FAILED)
 
         member = f"{body.get('team_id')}:{event.get('user')}"
         if not ctx.slow.submit(work, owner=member):  # an answer may take an LLM's seconds: off the listener pool
             log.warning("too many slow requests; a mention in %s is not answered", event.get("channel"))
+            tell_asker(ctx, client, event, BUSY)
 
     app.event("app_mention")(ack=ack_and_note, lazy=[answer])

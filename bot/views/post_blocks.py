@@ -50,6 +50,52 @@ def mrkdwn(text: str) -> dict[str, Any]:
     return {"type": "mrkdwn", "text": text, "verbatim": True}
 
 
+SECTION_LIMIT = 3000  # Slack's most characters in a section's text
+MESSAGE_BLOCKS = 50  # Slack's most blocks in a message
+# Slack refuses a message whose blocks hold more than about 13,000 characters together (``msg_blocks_too_long``,
+# below every documented limit): PaperPing keeps a message's blocks under this many
+MESSAGE_BLOCK_CHARS = 12_000
+
+
+def sections(text: str, limit: int = SECTION_LIMIT) -> list[str]:
+    """The text in sections of whole lines, each within Slack's ``limit`` characters for a section; a line longer
+    than that is split at spaces (at ``limit`` where a word is longer still), so nothing is lost."""
+    parts: list[str] = []
+    for line in text.split("\n"):
+        for piece in _pieces(line, limit):
+            if parts and len(parts[-1]) + 1 + len(piece) <= limit:
+                parts[-1] += "\n" + piece
+            else:
+                parts.append(piece)
+    return parts
+
+
+def _pieces(line: str, limit: int) -> list[str]:
+    """``line`` in pieces of at most ``limit`` characters, split at the last space before each limit."""
+    pieces = []
+    while len(line) > limit:
+        cut = line.rfind(" ", 1, limit + 1)
+        cut = cut if cut > 0 else limit
+        pieces.append(line[:cut])
+        line = line[cut:].lstrip(" ")
+    pieces.append(line)
+    return pieces
+
+
+def section_messages(text: str) -> list[list[str]]:
+    """``text`` as messages of sections (``sections``), each message within Slack's ``MESSAGE_BLOCKS`` blocks and
+    ``MESSAGE_BLOCK_CHARS`` characters: one message for any ordinary text, several for a very long one."""
+    messages: list[list[str]] = []
+    size = 0
+    for part in sections(text):
+        if not messages or len(messages[-1]) >= MESSAGE_BLOCKS or size + len(part) > MESSAGE_BLOCK_CHARS:
+            messages.append([])
+            size = 0
+        messages[-1].append(part)
+        size += len(part)
+    return messages or [[""]]
+
+
 HEADLINE_LIMIT = 200  # characters of a title shown as the headline; a longer one is cut at a word
 
 

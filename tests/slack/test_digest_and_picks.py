@@ -218,10 +218,12 @@ def test_a_dm_slack_refuses_for_good_stops_the_picks_and_says_why(
 
 
 def test_a_dm_section_stays_within_slacks_3000_characters() -> None:
-    from bot.delivery.picks_dm import SECTION_LIMIT, sections
+    from bot.views.post_blocks import SECTION_LIMIT, sections
 
     text = "*Papers picked for you*\n" + "\n".join(f"• {'a very long title ' * 40} {k}" for k in range(8))
     parts = sections(text)
     assert all(len(p) <= SECTION_LIMIT for p in parts) and len(parts) > 1
     assert "\n".join(parts) == text, "whole lines, nothing lost"
-    assert all(len(p) <= SECTION_LIMIT for p in sections("x" * 5000)), "a line longer than a section is cut"
+    long = sections("word " * 1500 + "x" * 5000)
+    assert all(len(p) <= SECTION_LIMIT for p in long), "a line longer than a section is split"
+    assert "".join(long).replace(" ", "").replace("\n", "") == ("word" * 1500 + "x" * 5000), "nothing lost"

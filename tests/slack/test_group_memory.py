@@ -297,3 +297,65 @@ def test_a_question_that_names_a_time_lists_that_time_only_from_the_askers_chann
     finally:
         harness.stop()
         standin.stop()
+
+
+@pytest.mark.parametrize("size", [3500, 40_000])
+def test_a_long_answer_reaches_slack_whole_in_sections_and_messages_slack_takes(size: int) -> None:
+    """Every answer, mention's or thread's, goes out through ``post_text``. Slack refuses a section over 3,000
+    characters, more than 50 blocks, or about 13,000 characters of blocks in one message (the stand-in too): an
+    answer of any length is posted in sections, in as many messages as it needs, the later ones in the first's
+    thread, and every word of it arrives."""
+    from slack_sdk import WebClient
+
+    from bot.delivery.short_messages import post_text
+    from bot.slack.pacer import SlackPacer
+
+    standin = SlackStandIn(lab_state()).start()
+    try:
+        lines = [
+            f"{k}. <https://aclanthology.org/2020.acl-main.{k}|{'a long title ' * 14}> — shared by ben"
+            for k in range(999)
+        ]
+        text = "*What #nlp-lab read about tables*:\n" + "\n".join(lines)
+        text = text[:size] + " " + "word " * 700  # and one line longer than a section, with no line break in it
+        client = WebClient(base_url=standin.url)
+        first = post_text(SlackPacer(sleep=lambda s: None), client, "C1", text, thread_ts="1700000500.000100")
+        posts = [p for p in standin.posts if p["channel"] == "C1"]
+        assert posts and posts[0]["ts"] == first and all(p["thread_ts"] == "1700000500.000100" for p in posts)
+        shown = [b["text"]["text"] for p in posts for b in p["blocks"]]
+        assert all(len(t) <= 3000 for t in shown) and all(len(p["blocks"]) <= 50 for p in posts)
+        assert (len(posts) > 1) == (size > 12_000)
+        assert "\n".join(shown).split() == text.split(), "every word, in order"
+    finally:
+        standin.stop()
+
+
+def test_a_mention_that_cannot_be_answered_tells_the_member_so(db: Database, tmp_path: Path) -> None:
+    """A mention whose answer Slack refuses, and one that arrives while every slow worker is busy, each get a word
+    only the asker sees: a question is never dropped without one."""
+    import threading
+
+    from bot.app_context import SlowWork
+
+    harness, standin = lab(db, tmp_path)
+    release = threading.Event()
+    try:
+        standin.fail_next["chat.postMessage"] = 1
+        mention = {
+            "type": "app_mention",
+            "channel": "C1",
+            "user": "U2",
+            "text": "<@UBOT> what have we read about tables?",
+        }
+        harness.event({**mention, "ts": "1700000600.000100", "event_ts": "1700000600.000100"})
+        failed = wait(lambda: [e for e in standin.ephemeral if e.get("user") == "U2"])[0]
+        assert "could not answer" in failed["text"] and "<@" not in failed["text"]
+        harness.ctx.slow = SlowWork(workers=1, waiting=0)
+        assert harness.ctx.slow.submit(release.wait)  # the one worker is taken
+        harness.event({**mention, "ts": "1700000700.000100", "event_ts": "1700000700.000100"})
+        busy = wait(lambda: [e for e in standin.ephemeral if "too many questions" in e.get("text", "")])[0]
+        assert busy["user"] == "U2" and busy["channel"] == "C1"
+    finally:
+        release.set()
+        harness.stop()
+        standin.stop()

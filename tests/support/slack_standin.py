@@ -162,10 +162,27 @@ class SlackStandIn:
         user = self.state.users.get(params.get("user", ""))
         return {"ok": True, "user": user} if user else {"ok": False, "error": "user_not_found"}
 
+    @staticmethod
+    def refused_blocks(params: dict[str, str]) -> str | None:
+        """Slack's refusal of a message's blocks, if it would refuse them: more than 50 blocks or a section's text
+        over 3,000 characters (``invalid_blocks``, as documented), or more than about 13,000 characters in all
+        (``msg_blocks_too_long``, as Slack answers below every documented limit)."""
+        value = params.get("blocks")
+        if not value:
+            return None
+        blocks = json.loads(value) if isinstance(value, str) else value
+        texts = [str((b.get("text") or {}).get("text", "")) for b in blocks if isinstance(b, dict)]
+        if len(blocks) > 50 or any(len(t) > 3000 for t in texts):
+            return "invalid_blocks"
+        return "msg_blocks_too_long" if sum(len(t) for t in texts) > 13_000 else None
+
     def api_chat_postMessage(self, params: dict[str, str]) -> dict[str, Any]:
         channel = params.get("channel", "")
         if channel not in self.state.channels:
             return {"ok": False, "error": "channel_not_found"}
+        refused = self.refused_blocks(params)
+        if refused:
+            return {"ok": False, "error": refused}
         if not self.bot_is_member(self.state.channels[channel]):
             return {"ok": False, "error": "not_in_channel"}
         with self.lock:
@@ -225,6 +242,9 @@ class SlackStandIn:
         """As Slack documents it: ``channel`` and ``ts`` name the message; only the app's own messages can be
         updated (``cant_update_message``); ``text`` and ``blocks`` replace what it showed."""
         channel, ts = params.get("channel", ""), params.get("ts", "")
+        refused = self.refused_blocks(params)
+        if refused:
+            return {"ok": False, "error": refused}
         with self.lock:
             found = next((m for m in self.state.messages.get(channel, []) if m["ts"] == ts), None)
             if found is None:
