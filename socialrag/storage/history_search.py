@@ -10,35 +10,65 @@ from dataclasses import dataclass
 import numpy as np
 import psycopg
 
-NAMED_RANK = 0.5  # a word that names one of a paper's authors or its venue counts as a title's word about does
+
+@dataclass(frozen=True)
+class TermCounts:
+    """What a keyword score needs of one channel's papers for a question: how often each of the question's
+    words (as Postgres' English dictionary stems them) is in each paper's title and abstract, each paper's
+    length in distinct words, the papers' mean length, and the question's words that name a paper's author, its
+    venue or its year."""
+
+    counts: dict[int, dict[str, tuple[int, int]]]  # paper -> word -> (in the title, in the abstract)
+    lengths: dict[int, int]  # paper -> distinct words in its title and abstract (only papers holding a word)
+    mean_length: float  # over every paper asked about
+    named: dict[int, set[str]]  # paper -> the question's terms that name its author, venue or year
+    papers: int  # how many papers were asked about
 
 
-def load_term_matches(
-    conn: psycopg.Connection, paper_ids: Sequence[int], terms: Sequence[str]
-) -> list[tuple[int, str, float]]:
-    """(paper id, term, rank) for each of these papers whose title or abstract matches one of the ``terms`` (plain
-    words, each its own ``to_tsquery``), by Postgres' full-text rank (a title's match weighs more than an
-    abstract's), and whose authors or venue it names (at ``NAMED_RANK``). The caller weighs each term by how rare
-    it is among the papers."""
+def load_term_counts(conn: psycopg.Connection, paper_ids: Sequence[int], terms: Sequence[str]) -> TermCounts:
+    """``TermCounts`` of these papers for the question's ``terms`` (plain words ``[a-z0-9]``, as ``topic_words``
+    gives them). Postgres' full-text index finds the papers holding a word; only their matching words are read."""
+    empty = TermCounts({}, {}, 0.0, {}, len(paper_ids))
     if not paper_ids or not terms:
-        return []
-    rows = conn.execute(
+        return empty
+    args = {"terms": list(terms), "words": " ".join(terms), "ids": list(paper_ids), "q": " | ".join(terms)}
+    question = "SELECT DISTINCT unnest(tsvector_to_array(to_tsvector('english', %(words)s::text)))"
+    stems = [r[0] for r in conn.execute(question, args).fetchall()]
+    mean = conn.execute(
+        "SELECT coalesce(avg(length(search)), 0) FROM papers WHERE id = ANY(%(ids)s::bigint[])", args
+    ).fetchone()
+    counts: dict[int, dict[str, tuple[int, int]]] = {}
+    lengths: dict[int, int] = {}
+    if stems:
+        rows = conn.execute(
+            """
+            SELECT p.id, length(p.search), u.lexeme, u.weights
+              FROM papers p, to_tsquery('english', %(q)s) q, unnest(p.search) u
+             WHERE p.id = ANY(%(ids)s::bigint[]) AND p.search @@ q AND u.lexeme = ANY(%(stems)s::text[])
+            """,
+            {**args, "stems": stems},
+        ).fetchall()
+        for pid, length, lexeme, weights in rows:
+            title = sum(1 for w in weights or () if w == "A")
+            counts.setdefault(pid, {})[lexeme] = (title, len(weights or ()) - title)
+            lengths[pid] = int(length)
+    named: dict[int, set[str]] = {}
+    for pid, term in conn.execute(
         """
-        SELECT p.id, t.term, ts_rank(p.search, q) FROM papers p,
-               unnest(%(terms)s::text[]) AS t(term), LATERAL to_tsquery('english', t.term) AS q
-         WHERE p.id = ANY(%(ids)s::bigint[]) AND p.search @@ q
-        UNION ALL
-        SELECT pa.paper_id, t.term, %(named)s FROM paper_authors pa JOIN authors a ON a.id = pa.author_id,
+        SELECT pa.paper_id, t.term FROM paper_authors pa JOIN authors a ON a.id = pa.author_id,
                unnest(%(terms)s::text[]) AS t(term)
          WHERE pa.paper_id = ANY(%(ids)s::bigint[]) AND to_tsvector('simple', a.name) @@ to_tsquery('simple', t.term)
-        UNION ALL
-        SELECT p.id, t.term, %(named)s FROM papers p JOIN venues v ON v.id = p.venue_id,
-               unnest(%(terms)s::text[]) AS t(term)
+        UNION
+        SELECT p.id, t.term FROM papers p JOIN venues v ON v.id = p.venue_id, unnest(%(terms)s::text[]) AS t(term)
          WHERE p.id = ANY(%(ids)s::bigint[]) AND to_tsvector('simple', v.name) @@ to_tsquery('simple', t.term)
+        UNION
+        SELECT p.id, t.term FROM papers p, unnest(%(terms)s::text[]) AS t(term)
+         WHERE p.id = ANY(%(ids)s::bigint[]) AND t.term ~ '^(19|20)[0-9][0-9]$' AND p.year::text = t.term
         """,
-        {"terms": list(terms), "ids": list(paper_ids), "named": NAMED_RANK},
-    ).fetchall()
-    return [(r[0], r[1], float(r[2])) for r in rows]
+        args,
+    ).fetchall():
+        named.setdefault(pid, set()).add(term)
+    return TermCounts(counts, lengths, float(mean[0]) if mean else 0.0, named, len(paper_ids))
 
 
 def load_thread_matches(

@@ -22,7 +22,9 @@ ANSWER_LIMIT = 500  # characters of the written answer
 ABSTRACT_SHOWN = 600  # characters of an abstract given to the model
 NOT_THERE = "NOT IN THE CHANNEL"
 _REFERENCE = re.compile(r"\[(\d+)\]")
-_QUOTED = re.compile(r"[\"“”‘’'«»]([^\"“”‘’'«»]{12,})[\"“”‘’'«»]")
+# a title the answer quotes: in double quotes or guillemets, or in single quotes that open and close at a word's
+# edge (an apostrophe inside a word, "Ben's" or "it's", quotes nothing)
+_QUOTED = re.compile(r"[\"“”«»]([^\"“”«»]{12,})[\"“”«»]|(?<!\w)['‘’]([^\n]{12,}?)['‘’](?!\w)")
 
 
 @dataclass(frozen=True)
@@ -69,7 +71,8 @@ def unknown_papers(text: str, items: Sequence[ItemText], other_titles: Sequence[
     problems = [f"refers to item [{n}], which does not exist" for n in map(int, _REFERENCE.findall(text))
                 if not 1 <= n <= len(items)]  # fmt: skip
     titles = [" ".join(i.title.lower().split()) for i in items]
-    for quoted in _QUOTED.findall(text):
+    for double, single in _QUOTED.findall(text):
+        quoted = double or single
         said = " ".join(quoted.lower().split())
         if not any(said in t or t in said for t in titles):
             problems.append(f"names a paper that was not retrieved: {quoted[:80]!r}")

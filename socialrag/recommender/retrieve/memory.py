@@ -25,6 +25,7 @@ import psycopg
 from socialrag import storage
 from socialrag.names import fold_text
 from socialrag.recommender.retrieve.context import ChannelContext
+from socialrag.storage.history_search import TermCounts
 
 Kind = Literal["papers", "discussion", "who", "missed"]
 
@@ -85,16 +86,43 @@ def tsquery_text(words: Sequence[str]) -> str:
     return " | ".join(w for w in words if _WORD.fullmatch(w))
 
 
-def score_terms(matches: Sequence[tuple[int, str, float]], papers: int) -> dict[int, float]:
-    """Each paper's full-text score: the question's words it holds, each weighed by how rare it is among the
-    channel's papers (a word every paper has says little) and by where it is (a title's word counts more)."""
-    holders: dict[str, set[int]] = defaultdict(set)
-    for pid, term, _ in matches:
-        holders[term].add(pid)
-    rarity = {term: math.log(1 + (papers - len(h) + 0.5) / (len(h) + 0.5)) for term, h in holders.items()}
+BM25_K1 = 1.2  # how fast more of one word stops counting more
+BM25_B = 0.75  # how much a long abstract's words count less
+TITLE_COUNTS = 2.0  # a word in the title counts as this many in the abstract
+NAMED_COUNTS = 1.0  # a word naming a paper's author, venue or year counts as this many of the title's words
+
+
+def keyword_scores(found: TermCounts) -> dict[int, float]:
+    """Each paper's keyword score (BM25): each of the question's words it holds, weighed by how rare the word is
+    among the channel's papers and by how often the paper says it (a title's word counts ``TITLE_COUNTS`` times,
+    and more of it counts less and less), in a paper of its length. A paper holding more of the question's
+    distinctive words comes first, common words included; one matching a single word of its title does not beat
+    one whose abstract holds them all. Words naming an author, a venue or a year count as title words."""
+    n = max(found.papers, 1)
+    holders: dict[str, int] = defaultdict(int)
+    for words in found.counts.values():
+        for word in words:
+            holders[word] += 1
+    named_holders: dict[str, int] = defaultdict(int)
+    for terms in found.named.values():
+        for term in terms:
+            named_holders[term] += 1
+
+    def rarity(holding: int) -> float:
+        return math.log(1.0 + (n - holding + 0.5) / (holding + 0.5))
+
+    def saturated(tf: float, length: float) -> float:
+        norm = BM25_K1 * (1.0 - BM25_B + BM25_B * length / found.mean_length) if found.mean_length > 0 else BM25_K1
+        return tf * (BM25_K1 + 1.0) / (tf + norm)
+
     score: dict[int, float] = defaultdict(float)
-    for pid, term, rank in matches:
-        score[pid] += rarity[term] * (1.0 + rank)
+    for pid, words in found.counts.items():
+        length = float(found.lengths.get(pid, found.mean_length))
+        for word, (title, abstract) in words.items():
+            score[pid] += rarity(holders[word]) * saturated(TITLE_COUNTS * title + abstract, length)
+    for pid, terms in found.named.items():
+        for term in terms:
+            score[pid] += rarity(named_holders[term]) * saturated(TITLE_COUNTS * NAMED_COUNTS, found.mean_length)
     return dict(score)
 
 
@@ -102,7 +130,7 @@ def score_terms(matches: Sequence[tuple[int, str, float]], papers: int) -> dict[
 class Scores:
     """One channel's papers scored three ways for a question, before they are combined."""
 
-    words: dict[int, float]  # full text of the title and abstract (``score_terms``)
+    words: dict[int, float]  # keywords of the title and abstract, authors, venue and year (``keyword_scores``)
     threads: dict[int, float]  # full text of the thread: the share's own words and the replies
     meaning: dict[int, float]  # cosine of the paper's vector to the question's, every paper with a vector
 
@@ -141,7 +169,7 @@ def search_scores(conn: psycopg.Connection, ctx: ChannelContext, question: str, 
     and by pgvector's cosine of their vector to the question's."""
     ids = sorted(ctx.papers)
     terms = topic_words(question)
-    words = score_terms(storage.history_search.load_term_matches(conn, ids, terms), len(ids))
+    words = keyword_scores(storage.history_search.load_term_counts(conn, ids, terms))
     roots: dict[str, list[int]] = defaultdict(list)
     for pid, paper in ctx.papers.items():
         for share in paper.shares:

@@ -1,0 +1,42 @@
+"""The group's memory ranks papers by the question's words as BM25 does (``keyword_scores``): a paper holding
+more of the question's distinctive words comes first, common words included; one word of a title does not beat
+an abstract holding them all."""
+
+from __future__ import annotations
+
+from socialrag.recommender.retrieve.memory import keyword_scores
+from socialrag.storage.history_search import TermCounts
+
+QUESTION = ("evalu", "method", "calcul", "introduc", "dataset")
+
+
+def channel(target_words: dict[str, tuple[int, int]]) -> TermCounts:
+    """700 papers; five titled "Evaluation ..." (one title word each); the sought paper's abstract as given;
+    "method" and "dataset" in a third of all abstracts."""
+    counts: dict[int, dict[str, tuple[int, int]]] = {pid: {"evalu": (1, 0)} for pid in range(1, 6)}
+    for pid in range(10, 240):
+        counts[pid] = {"method": (0, 1), "dataset": (0, 2)}
+    counts[999] = target_words
+    lengths = dict.fromkeys(counts, 80)
+    return TermCounts(counts, lengths, 80.0, {}, 700)
+
+
+def test_a_paper_whose_abstract_holds_all_the_words_beats_papers_with_one_title_word() -> None:
+    scores = keyword_scores(channel({w: (0, 1) for w in QUESTION}))
+    best = max(scores, key=lambda pid: scores[pid])
+    assert best == 999, sorted(scores.items(), key=lambda x: -x[1])[:6]
+
+
+def test_more_of_a_word_counts_less_and_less_and_rare_words_count_more() -> None:
+    once = keyword_scores(channel({"calcul": (0, 1)}))[999]
+    often = keyword_scores(channel({"calcul": (0, 10)}))[999]
+    assert once < often < 3 * once, "a word said ten times is not ten times the evidence"
+    common = keyword_scores(channel({"method": (0, 1)}))[999]
+    assert common < once, "a word a third of the channel's papers hold says less"
+
+
+def test_an_author_venue_or_year_named_counts_as_a_title_word() -> None:
+    found = TermCounts({}, {}, 80.0, {7: {"neubig"}, 8: {"emnlp", "2019"}}, 700)
+    scores = keyword_scores(found)
+    assert scores[8] > scores[7] > 0
+    assert keyword_scores(TermCounts({}, {}, 0.0, {}, 0)) == {}
