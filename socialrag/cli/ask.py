@@ -26,8 +26,9 @@ def answer_json(answer: MemoryAnswer) -> dict[str, Any]:
         paper |= {
             "url": item.url,
             "channel_id": item.channel_id,
-            "shared_by": item.shared_by_name if item.shared_by else None,
-            "shared_by_id": item.shared_by,
+            # a member who left or turned mentions off is "a member", with no id
+            "shared_by": item.shared_by_name or ("a member" if item.shared_by else None),
+            "shared_by_id": item.shared_by if item.shared_by_name else None,
             "posted_by_paperping": item.posted_by_paperping,
             "shared_at": item.shared_at.isoformat(),
             "permalink": item.permalink,
@@ -77,7 +78,7 @@ def ask(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase) -> 
         else:
             print(f"  {person.name}: shared {person.shared}, replied to {person.replied}, reacted to {person.reacted}")
     for n, item in enumerate(answer.items, start=1):
-        who = item.shared_by_name if item.shared_by else "PaperPing"
+        who = item.shared_by_name or ("a member" if item.shared_by else "PaperPing")
         print(f"{n:>3}. {item.title}  ({who}, {item.shared_at:%Y-%m-%d}; {item.replies} replies, "
               f"{item.reactions} reactions, {item.saves} saves)  {item.permalink or ''}")  # fmt: skip
     if not answer.items and not answer.people:

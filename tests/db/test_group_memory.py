@@ -193,3 +193,31 @@ def test_the_words_of_a_time_are_not_searched_as_a_topic() -> None:
     # asking who, not about a topic; "active learning" stays one
     assert topic_words("Who was most active last month?") == []
     assert topic_words("Who knows about active learning?") == ["active", "learning"]
+
+
+def test_an_answer_never_names_or_quotes_a_member_who_left_or_turned_mentions_off(
+    db: Database, lab: dict[str, Any]
+) -> None:
+    """"Who knows" leaves such members out, and so does every other part of an answer: the paper list says "a
+    member" for their shares, their replies are not quoted, and the written answer's prompt never holds their name.
+    U4 (dee) turned mentions off; U3 (chen), who replied in the weight-poisoning thread, has left the channel."""
+    from socialrag import storage
+    from tests.support.openai_standin import OpenAIStandIn
+
+    with db.connection() as conn:
+        storage.workspaces.remove_channel_member(conn, T, C, "U3")
+    model = OpenAIStandIn(lambda prompt: "The group read [1].")
+    try:
+        from socialrag.recommender.explain.llm import LLMClient
+
+        llm = LLMClient(model="m", base_url=model.base_url, api_key="key")
+        december = ask(db, "What did we read in December 2020?", llm=llm)
+        sharers = {i.shared_by: i.shared_by_name for i in december.items}
+        assert sharers.get("U4", "absent") is None and sharers.get("U2") == "ben", sharers
+        discussed = ask(db, "Where did we discuss the RIPPLe regulariser, and what did people think?", llm=llm)
+        gist = [line for item in discussed.items for line in item.gist]
+        assert gist and not any(line.startswith("chen") or "neat trick" in line for line in gist), gist
+        prompts = "\n".join(model.prompts)
+        assert model.prompts and "dee" not in prompts and "chen" not in prompts and "neat trick" not in prompts
+    finally:
+        model.stop()

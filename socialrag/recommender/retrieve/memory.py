@@ -261,13 +261,12 @@ def who_knows(
     score = {f.paper_id: f.score for f in found}
 
     def add(user: str | None, pid: int, w: float, kind: str, at: datetime | None = None) -> None:
-        member = ctx.members.get(user or "")
-        if member is None or member.is_bot or not member.in_channel or not member.mentions_enabled:
+        if user is None or not ctx.nameable(user):
             return
         if held is not None and at is not None and not held(at):
             return
-        weight[member.user_id] += w * score[pid]
-        did[member.user_id][kind].add(pid)
+        weight[user] += w * score[pid]
+        did[user][kind].add(pid)
 
     for pid in score:
         paper = ctx.papers.get(pid)

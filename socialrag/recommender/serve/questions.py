@@ -111,7 +111,7 @@ def _item(ctx: ChannelContext, pid: int, ids: dict[str, str], saves: int, gist: 
         ids,
         paper_url(ids, paper.info.url) or None,
         sharer,
-        ctx.display(sharer) if sharer else None,
+        ctx.display(sharer) if sharer and ctx.nameable(sharer) else None,  # else "a member": never a name withheld
         first.at,
         first.permalink,
         len(paper.replies),
@@ -124,7 +124,9 @@ def _item(ctx: ChannelContext, pid: int, ids: dict[str, str], saves: int, gist: 
 
 
 def _gist(ctx: ChannelContext, paper: SharedPaper) -> tuple[str, ...]:
-    replies = sorted((r for r in paper.replies if r.text), key=lambda r: r.at)[:GIST_REPLIES]
+    """The thread's first replies, quoted with their authors' names: only of members an answer may name."""
+    replies = sorted((r for r in paper.replies if r.text and ctx.nameable(r.user_id)), key=lambda r: r.at)
+    replies = replies[:GIST_REPLIES]
     return tuple(f"{ctx.display(r.user_id or '')}: {as_data(r.text)[:GIST_CHARS]}" for r in replies)
 
 
