@@ -198,7 +198,7 @@ def test_the_words_of_a_time_are_not_searched_as_a_topic() -> None:
 def test_an_answer_never_names_or_quotes_a_member_who_left_or_turned_mentions_off(
     db: Database, lab: dict[str, Any]
 ) -> None:
-    """"Who knows" leaves such members out, and so does every other part of an answer: the paper list says "a
+    """ "Who knows" leaves such members out, and so does every other part of an answer: the paper list says "a
     member" for their shares, their replies are not quoted, and the written answer's prompt never holds their name.
     U4 (dee) turned mentions off; U3 (chen), who replied in the weight-poisoning thread, has left the channel."""
     from socialrag import storage
@@ -221,3 +221,56 @@ def test_an_answer_never_names_or_quotes_a_member_who_left_or_turned_mentions_of
         assert model.prompts and "dee" not in prompts and "chen" not in prompts and "neat trick" not in prompts
     finally:
         model.stop()
+
+
+def test_who_knows_across_channels_ranks_every_channels_members_together(
+    db: Database, lab: dict[str, Any], tmp_path: Path
+) -> None:
+    """Asked of several channels (the panel with no channel in view), "who knows" ranks their members together:
+    the member who shared most on the topic, in a later channel, comes first, ahead of an earlier channel's
+    members who only reacted once."""
+    from bot.slack.workspace_export import import_export
+    from socialrag.recommender import ask_memory
+    from tests.support.exports import msg, user
+    from tests.support.exports import write_export as export_of
+    from tests.support.labbase import t
+
+    weight, others = SHARED["weight"], lab["others"]
+    readers = [f"U{k}" for k in range(5, 11)]
+
+    def channel(sharer: str, replier: str, day: str, reactions: list[str]) -> list[dict[str, Any]]:
+        """A share of the topic's paper with a reply in its thread, reacted to; and a share of another paper."""
+        root = f"{t(day):.6f}"
+        return [
+            msg(t(day), sharer, f"<https://aclanthology.org/{weight}/|poisoning pretrained weights>", thread_ts=root,
+                reply_count=1, reactions=[{"name": "+1", "users": reactions, "count": len(reactions)}] if reactions else []),
+            msg(t(day, 11), replier, "the poisoning attack on pretrained weights survives fine-tuning", thread_ts=root),
+            msg(t(day, 12), sharer, f"<https://aclanthology.org/{others[0]}/> more on pretrained weights"),
+        ]  # fmt: skip
+
+    # the first channel: six members who each did one thing on the topic; the later one: one member who did it all
+    crowd = channel("U5", "U6", "2020-11-05", readers[2:])
+    expert = channel("U11", "U11", "2020-11-06", [])
+    users = [user(u, f"reader{u[1:]}") for u in readers] + [user("U11", "zed")]
+    path = export_of(
+        tmp_path / "more.zip",
+        {"crowd": ("C7", readers, crowd), "experts": ("C8", ["U11", *readers[:1]], expert)},
+        users,
+    )
+    import_export(db, path, domain="lab", progress=False)
+    embedder = CachedEmbedder()
+    with db.connection() as conn:
+        answer = ask_memory(
+            conn,
+            "all-MiniLM-L6-v2",
+            lambda text: np.asarray(embedder.encode([text])[0]),
+            T,
+            ["C7", "C8"],
+            "U5",
+            "Who knows about poisoning pretrained weights?",
+            None,
+            NOW,
+        )
+    names = [p.name for p in answer.people]
+    assert names and names[0] == "zed", names
+    assert len(names) <= 5
