@@ -102,12 +102,24 @@ def parse_author_link(value: str) -> dict[str, str]:
     about_member=True,
 )
 def cmd_link_author(inv: Invocation) -> str:
+    """Link the member's author profile. A new Semantic Scholar profile stops `my-papers` in every channel: the
+    channels heard of the old profile's papers only once its name was checked against the member's, and the new
+    one has not been; `my-papers on` checks it again."""
     values = parse_author_link(inv.args[0])
     with inv.ctx.db.connection() as conn:
+        before = storage.settings.load_member_setting(conn, inv.team, inv.user)
+        changed = "s2_author_id" in values and values["s2_author_id"] != before.s2_author_id
+        stopped = before.my_papers_channels if changed else []
+        if stopped:
+            values = {**values, "my_papers_channels": []}
         storage.settings.upsert_member_setting(conn, inv.team, inv.user, **values)
     kind, value = next(iter(values.items()))
     label = "ORCID" if kind == "orcid" else "Semantic Scholar author id"
-    return f"Done: your {label} is {value}. I'll use it to notice papers you wrote and people you work with."
+    done = f"Done: your {label} is {value}. I'll use it to notice papers you wrote and people you work with."
+    if stopped:
+        where = ", ".join(f"<#{c}>" for c in stopped)
+        done += f" Your new papers are no longer announced in {where}: `/paperping my-papers on` there checks it."
+    return done
 
 
 PICKS_NOW_COOLDOWN = timedelta(minutes=10)  # between two of a member's `for-me now`

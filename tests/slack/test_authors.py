@@ -206,6 +206,16 @@ def test_my_papers_is_a_channel_setting_bounded_and_stopped_by_pause_and_leaving
     assert "3 a week at most" in harness.command("my-papers on", user="U1")
     with db.connection() as conn:
         assert storage.settings.load_member_setting(conn, T, "U2").my_papers_channels == []
+    # linking another profile afterwards stops the announcements until `my-papers on` checks it: nobody's papers
+    # are announced as a member's without the name check
+    relinked = harness.command(f"link-author {ADA}", user="U1")
+    assert "no longer announced in <#C1>" in relinked and "<@" not in relinked, relinked
+    with db.connection() as conn:
+        assert storage.settings.load_member_setting(conn, T, "U1").my_papers_channels == []
+    assert "not the name on your Slack profile" in harness.command("my-papers on", user="U1")
+    harness.command(f"link-author {GRAHAM}", user="U1")
+    assert "3 a week at most" in harness.command("my-papers on", user="U1")
+    assert "no longer announced" not in harness.command(f"link-author {GRAHAM}", user="U1"), "the same profile again"
 
     s2 = SemanticScholar(scholar.url, min_interval=0)
     client = WebClient(token="xoxb-test", base_url=harness.standin.url)
