@@ -21,15 +21,18 @@ class DatabasePace:
         self.db = db
         self._last: dict[str, float] = {}
 
-    def reserve(self, source: str, interval: float) -> float:
+    def reserve(self, source: str, interval: float, within: float | None = None) -> float:
+        """The seconds to wait for the next turn, taken; with ``within``, a turn further away than that is not
+        taken (``reserve_turn``)."""
         try:
             with self.db.connection() as conn:
-                return storage.source_pace.reserve_turn(conn, source, interval)
+                return storage.source_pace.reserve_turn(conn, source, interval, within)
         except PaperPingError as exc:
             log.warning("shared pace of %s unavailable (%s); keeping it in this process", source, exc)
         now = time.monotonic()
         wait = max(0.0, self._last.get(source, -1e9) + interval - now)
-        self._last[source] = now + wait
+        if within is None or wait <= within:
+            self._last[source] = now + wait
         return wait
 
     def hold_off(self, source: str, seconds: float) -> None:

@@ -9,19 +9,34 @@ from datetime import datetime
 import psycopg
 
 
-def reserve_turn(conn: psycopg.Connection, source: str, interval: float) -> float:
-    """Take the next turn to call ``source`` (turns are ``interval`` seconds apart across all processes);
-    returns the seconds to wait for it."""
-    row = conn.execute(
-        """
-        INSERT INTO source_pace AS s (source, next_at) VALUES (%(s)s, clock_timestamp() + make_interval(secs => %(i)s))
-        ON CONFLICT (source) DO UPDATE
-           SET next_at = GREATEST(s.next_at, clock_timestamp()) + make_interval(secs => %(i)s)
-        RETURNING extract(epoch FROM s.next_at - make_interval(secs => %(i)s) - clock_timestamp())
-        """,
-        {"s": source, "i": interval},
-    ).fetchone()
-    return max(0.0, float(row[0])) if row else 0.0
+def reserve_turn(conn: psycopg.Connection, source: str, interval: float, within: float | None = None) -> float:
+    """Take the next turn to call ``source`` (turns are ``interval`` seconds apart across all processes); returns
+    the seconds to wait for it. With ``within``, a turn that would come later than that many seconds from now is
+    not taken (the caller will not wait that long): the wait is returned, and the queue is left as it was, so that
+    requests giving up never push the next one further back."""
+    with conn.transaction():
+        conn.execute(
+            "INSERT INTO source_pace (source, next_at) VALUES (%(s)s, clock_timestamp()) ON CONFLICT DO NOTHING",
+            {"s": source},
+        )
+        row = conn.execute(
+            """
+            SELECT greatest(extract(epoch FROM next_at - clock_timestamp()), 0) FROM source_pace
+             WHERE source = %(s)s FOR UPDATE
+            """,
+            {"s": source},
+        ).fetchone()
+        wait = float(row[0]) if row and row[0] is not None else 0.0
+        if within is not None and wait > within:
+            return wait
+        conn.execute(
+            """
+            UPDATE source_pace SET next_at = greatest(next_at, clock_timestamp()) + make_interval(secs => %(i)s)
+             WHERE source = %(s)s
+            """,
+            {"s": source, "i": interval},
+        )
+    return wait
 
 
 def hold_off(conn: psycopg.Connection, source: str, seconds: float) -> None:

@@ -14,6 +14,7 @@ import pytest
 from socialrag import storage
 from socialrag.config import Settings
 from socialrag.db import Database
+from socialrag.errors import SourceError
 from socialrag.knowledge.intake import MAX_PAPERS_PER_MESSAGE, index_messages
 from socialrag.knowledge.links import find_paper_refs
 from socialrag.knowledge.papers.resolve import open_sources
@@ -256,3 +257,59 @@ def test_a_source_that_keeps_failing_is_held_as_a_whole_and_status_says_so(db: D
         assert conn.execute("SELECT max(attempts) FROM index_queue").fetchone()[0] == tries
         storage.source_pace.record_source_outcome(conn, "semanticscholar", None, clock[0])  # it answers again
         assert storage.source_pace.load_failing_sources(conn) == []
+
+
+def test_a_long_retry_after_delays_the_source_by_about_that_long_and_no_more(db: Database) -> None:
+    """A 429 with a ``Retry-After`` longer than a request's deadline holds every process for that long. Requests in
+    the meantime give up at once without taking a turn (so the queue does not grow behind them) and without
+    counting as the source failing; once the wait is over, the next request goes out at once."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    import httpx
+
+    from socialrag.knowledge.papers.http import PoliteClient, Queued
+
+    answers = {"busy": True, "asked": 0}
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            answers["asked"] += 1
+            busy = bool(answers["busy"])
+            self.send_response(429 if busy else 200)
+            if busy:
+                self.send_header("Retry-After", "3")
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"{}")
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        pace = DatabasePace(db)
+        client = PoliteClient(
+            "s2", httpx.Client(base_url=url, timeout=0.5), min_interval=0.5, shared=pace, deadline=1.0
+        )
+        started = time.monotonic()
+        with pytest.raises(SourceError):
+            client.request("GET", "paper")  # the 429: everyone holds for 3 s
+        answers["busy"] = False
+        refused = 0
+        # one request every 0.1 s while the hold outlasts their 1 s deadline: none sent, none queued
+        while time.monotonic() - started < 1.7:
+            with pytest.raises(Queued):
+                client.request("GET", "paper")
+            refused += 1
+            time.sleep(0.1)
+        assert refused >= 8 and answers["asked"] == 1
+        time.sleep(max(0.0, 3.3 - (time.monotonic() - started)))
+        assert pace.reserve("s2", 0.5, within=1.0) < 0.6, "the next turn is the hold's end, not pushed back"
+        with db.connection() as conn:
+            assert not [f for f in storage.source_pace.load_failing_sources(conn) if f.source == "s2"]
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -26,6 +26,11 @@ DEADLINE_READS = 3.0
 ROUND_READS = 15.0
 
 
+class Queued(SourceError):
+    """The source's next turn comes after the request's deadline (a long ``Retry-After``, many callers): the request
+    was not sent. Not the source failing: it does not count toward holding the source."""
+
+
 class TooSlow(SourceError):
     """A source did not finish answering within the request's deadline; it is skipped for the round."""
 
@@ -63,7 +68,7 @@ class SharedPace(Protocol):
     """A pace kept for all processes at once (``knowledge.shared_pace.DatabasePace``): turns at least ``interval``
     seconds apart, and a hold when the service asks everyone to wait."""
 
-    def reserve(self, source: str, interval: float) -> float: ...
+    def reserve(self, source: str, interval: float, within: float | None = None) -> float: ...
 
     def hold_off(self, source: str, seconds: float) -> None: ...
 
@@ -106,12 +111,13 @@ class PoliteClient:
         self.shared = shared
 
     def _pace(self, started: float) -> None:
-        if self.shared is not None:
-            wait = self.shared.reserve(self.name, self.min_interval)
+        left = self._left(started)
+        if self.shared is not None:  # a turn past this request's deadline is not taken: nobody waits for it
+            wait = self.shared.reserve(self.name, self.min_interval, within=max(left, 0.0))
         else:
             wait = self._last + self.min_interval - self._clock()
-        if wait > self._left(started):  # the turn comes after this request's deadline: not the source's fault
-            raise SourceError(self.name, f"too many requests queued for it; the next turn is {wait:.0f} s away")
+        if wait > left:  # the turn comes after this request's deadline: not the source's fault
+            raise Queued(self.name, f"too many requests queued for it; the next turn is {wait:.0f} s away")
         if wait > 0:
             self._sleep(wait)
         if self.shared is None:

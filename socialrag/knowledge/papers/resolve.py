@@ -26,7 +26,7 @@ from socialrag.errors import SourceError
 from socialrag.knowledge.papers.arxiv import ArxivApi
 from socialrag.knowledge.papers.biorxiv import BiorxivApi
 from socialrag.knowledge.papers.crossref import Crossref
-from socialrag.knowledge.papers.http import SharedPace
+from socialrag.knowledge.papers.http import Queued, SharedPace
 from socialrag.knowledge.papers.openalex import OpenAlex
 from socialrag.knowledge.papers.pubmed import PubMed
 from socialrag.knowledge.papers.semanticscholar import Citation, SemanticScholar, citation_history
@@ -137,7 +137,8 @@ def ask_sources(
             log.warning("metadata: %s", exc)
             assert result.errors is not None
             result.errors.append(str(exc))
-            result.outcomes[source.name] = str(exc)
+            if not isinstance(exc, Queued):  # a request not sent for the queue says nothing of the source's health
+                result.outcomes[source.name] = str(exc)
             continue
         result.outcomes[source.name] = None
         for i, paper in zip(capable, answers, strict=True):
