@@ -110,9 +110,8 @@ def cmd_link_author(inv: Invocation) -> str:
         before = storage.settings.load_member_setting(conn, inv.team, inv.user)
         changed = "s2_author_id" in values and values["s2_author_id"] != before.s2_author_id
         stopped = before.my_papers_channels if changed else []
-        if stopped:
-            values = {**values, "my_papers_channels": []}
-        storage.settings.upsert_member_setting(conn, inv.team, inv.user, **values)
+        cleared: dict[str, list[str]] = {"my_papers_channels": []} if stopped else {}
+        storage.settings.upsert_member_setting(conn, inv.team, inv.user, **values, **cleared)
     kind, value = next(iter(values.items()))
     label = "ORCID" if kind == "orcid" else "Semantic Scholar author id"
     done = f"Done: your {label} is {value}. I'll use it to notice papers you wrote and people you work with."

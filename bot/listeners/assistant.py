@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
+from datetime import UTC, datetime
 from typing import Any
 
 from slack_bolt import App, Assistant, BoltContext, Say, SetStatus, SetSuggestedPrompts, SetTitle
@@ -24,6 +25,7 @@ from bot.app_context import AppContext
 from bot.delivery.ask_answers import MAX_QUESTION, answer_ask
 from bot.listeners.commands import MEMBER_BUSY
 from bot.slack.dedupe import mark_handled
+from bot.slack.members import refresh_for_member
 from socialrag import storage
 from socialrag.db import Database
 from socialrag.recommender import topic_words
@@ -76,17 +78,21 @@ class DatabaseThreadContexts(AssistantThreadContextStore):
         return AssistantThreadContext({"channel_id": channel or "", "team_id": team})
 
 
-def suggested_prompts(ctx: AppContext, team: str, channel: str | None) -> list[dict[str, str]]:
+def suggested_prompts(
+    ctx: AppContext, client: WebClient, team: str, channel: str | None, user: str | None
+) -> list[dict[str, str]]:
     """Up to four questions to start from (Slack shows four at most): what the member missed, what was read last
-    week, and two on the words the channel's latest papers are titled with most (none of a channel PaperPing is
-    not in)."""
+    week, and two on the words the channel's latest papers are titled with most: only of a channel PaperPing is in
+    and that ``user`` is in now (as Slack's member lists said within the day), never of one they only look at."""
     prompts = [
         {"title": "What did I miss?", "message": "What did I miss?"},
         {"title": "Last week's papers", "message": "What did we read last week?"},
     ]
-    if channel:
+    if channel and user:
+        refresh_for_member(ctx.db, ctx.pacer.call, client, team, user, datetime.now(UTC))  # lists of today
         with ctx.db.connection() as conn:
-            titles = storage.history_search.load_recent_titles(conn, team, channel, 30)
+            theirs = dict(storage.workspaces.load_member_channels(conn, team, user, current=True))
+            titles = storage.history_search.load_recent_titles(conn, team, channel, 30) if channel in theirs else []
         counts = Counter(w for t in titles for w in topic_words(t) if len(w) > 3 and not w.isdigit())
         if counts:
             word = counts.most_common(1)[0][0]
@@ -101,11 +107,16 @@ def register(app: App, ctx: AppContext) -> None:
 
     @assistant.thread_started
     def started(
-        say: Say, set_suggested_prompts: SetSuggestedPrompts, payload: dict[str, Any], context: BoltContext
+        say: Say,
+        set_suggested_prompts: SetSuggestedPrompts,
+        payload: dict[str, Any],
+        context: BoltContext,
+        client: WebClient,
     ) -> None:
         in_view = contexts.save_thread(payload)  # asked next, maybe by another process
         say(GREETING)
-        set_suggested_prompts(prompts=suggested_prompts(ctx, str(context.team_id or ""), in_view))
+        user = str((payload.get("assistant_thread") or {}).get("user_id") or "") or None
+        set_suggested_prompts(prompts=suggested_prompts(ctx, client, str(context.team_id or ""), in_view, user))
 
     @assistant.thread_context_changed
     def context_changed(payload: dict[str, Any]) -> None:

@@ -190,6 +190,15 @@ def test_the_ai_app_panel_answers_only_from_channels_the_asker_is_in_now(db: Dat
         assistant_events(harness, "U2", "DU2", "G9", "What have we read about attention explanations?", 2)
         refused = wait(lambda: [t for t in panel_answers(standin, "DU2") if "both in now" in t])
         assert refused and not any("secret" in t for t in panel_answers(standin, "DU2"))
+        # its suggested prompts are the two that name no channel's words: none built from its titles
+        prompts = [
+            a["prompts"] for a in standin.assistant if a.get("thread_ts") == "1700001002.000100" and "prompts" in a
+        ]
+        assert prompts and "Read about" not in prompts[0] and "Who knows" not in prompts[0], prompts
+        first = [
+            a["prompts"] for a in standin.assistant if a.get("thread_ts") == "1700001001.000100" and "prompts" in a
+        ]
+        assert first and "Read about" in first[0], "beside a channel the member is in, its words are suggested"
         with db.connection() as conn:
             assert count(db, "SELECT count(*) FROM channel_members WHERE channel_id = 'G9' AND user_id = 'U2'") == 0
         # a guest in no channel of PaperPing's gets nothing

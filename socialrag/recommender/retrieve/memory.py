@@ -88,7 +88,7 @@ def tsquery_text(words: Sequence[str]) -> str:
 
 BM25_K1 = 1.2  # how fast more of one word stops counting more
 BM25_B = 0.75  # how much a long abstract's words count less
-TITLE_COUNTS = 2.0  # a word in the title counts as this many in the abstract
+TITLE_COUNTS = 1.0  # a word in the title counts as this many in the abstract
 NAMED_COUNTS = 1.0  # a word naming a paper's author, venue or year counts as this many of the title's words
 
 
