@@ -51,6 +51,10 @@ def test_no_time_is_no_period_and_a_future_or_huge_one_is_bounded() -> None:
     assert span("what may interest me") is None, '"may" is a month only as "in May"'
     assert span("What did we read from Jan?") is None, "a member may be called Jan: an abbreviation needs in or a year"
     assert span("papers from jan 2020") is not None and span("in decoding") is None
+    assert span("what did we read in Jan's group about parsing?") is None, "Jan's group is a person's"
+    assert span("what did we read in Jan’s group?") is None and span("since May's talk") is None
+    assert span("what do we know about today's LLMs?") is None, "today's LLMs are not a time"
+    assert span("what did we read in Jan?") is not None and span("what did we read today?") is not None
     assert span("what did we read in December 2099") is None, "a time after now is no period"
     huge = period_in("the last 999999 days", NOW)
     assert huge is not None and (NOW - huge.start).days == MOST_DAYS and huge.label == "in the past 10 years"

@@ -43,15 +43,18 @@ _NUMBERS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "few": 3, "cou
 
 _LAST_N = re.compile(rf"\b(?:last|past|previous)\s+(\d{{1,6}}|{'|'.join(_NUMBERS)})\s+(days?|weeks?|months?|years?)\b")
 _RELATIVE = re.compile(r"\b(this|last|past|previous)\s+(week|month|year)\b")
-_SINCE_MONTH = re.compile(rf"\bsince\s+({_MONTH})\b(?:\s+((?:19|20)\d\d))?")
+# a name followed by 's is someone's or something's, not a time: "Jan's group", "today's models" (folded, the
+# apostrophe is a space: "jan s group")
+_OWN = r"(?!\s*['’]?\s*s\b)"
+_SINCE_MONTH = re.compile(rf"\bsince\s+({_MONTH})\b{_OWN}(?:\s+((?:19|20)\d\d))?")
 # "in Jan", "during May"; "from" or "of" only with a full name or a year ("papers from Jan" may be from a member)
 _IN_MONTH = re.compile(
-    rf"\b(?:(?:in|during)\s+({_MONTH})|(?:from|of)\s+((?:{_FULL_MONTH})\b|(?:{_MONTH})(?=\s+(?:19|20)\d\d)))\b"
+    rf"\b(?:(?:in|during)\s+({_MONTH})|(?:from|of)\s+((?:{_FULL_MONTH})\b|(?:{_MONTH})(?=\s+(?:19|20)\d\d)))\b{_OWN}"
     r"(?:\s+((?:19|20)\d\d))?"
 )
 _SINCE_YEAR = re.compile(r"\bsince\s+((?:19|20)\d\d)\b")
 _IN_YEAR = re.compile(r"\b(?:in|during|from|of)\s+((?:19|20)\d\d)\b")
-_DAY = re.compile(r"\b(today|yesterday)\b")
+_DAY = re.compile(rf"\b(today|yesterday)\b{_OWN}")
 _RECENT = re.compile(r"\b(lately|recently|recent)\b")
 _PATTERNS = (_LAST_N, _RELATIVE, _SINCE_MONTH, _IN_MONTH, _SINCE_YEAR, _IN_YEAR, _DAY, _RECENT)
 
