@@ -89,6 +89,14 @@ def test_what_did_i_miss_lists_what_happened_since_the_member_last_engaged(db: D
     answer = ask(db, "What did I miss?", asker="U4")  # U4 last shared on 10 Dec 2020
     assert answer.kind == "missed" and answer.since is not None and answer.since.date().isoformat() == "2020-12-10"
     assert answer.items and all(i.shared_at.date().isoformat() >= "2020-12-10" for i in answer.items)
+    # "what did I miss about X" keeps to X: the same time, only the papers on the topic
+    every = {i.paper_id for i in answer.items}
+    assert len(every) > 1
+    wanted = answer.items[-1]
+    about = ask(db, f"What did I miss about {wanted.title}?", asker="U4")
+    assert about.kind == "missed" and about.words and about.since == answer.since
+    got = [i.paper_id for i in about.items]
+    assert got and got[0] == wanted.paper_id and set(got) <= every and len(got) < len(every), about.items
 
 
 def test_a_paper_is_found_by_its_authors_and_venue(db: Database, lab: dict[str, Any]) -> None:

@@ -39,7 +39,7 @@ _ASKING = """
     up us was we week weeks were what when where which while who whom why will with would year years you your
     discuss discussed discussion discussions talk talked missed miss whats anything
     something work works worked expert experts familiar group channel thread threads ones one did article
-    articles find found look looked show list any lately recently recent ago
+    articles find found look looked show list any lately recently recent ago catch away
 """
 ASKING_WORDS = frozenset(_ASKING.split())
 

@@ -168,8 +168,9 @@ def ask_memory(
     period, rest = split_period(question, now, zone(timezone))
     words = tuple(topic_words(rest))
     base = MemoryAnswer(question, kind, tuple(contexts), (), words=words, period=period.label if period else None)
-    if kind == "missed":
-        return _missed(conn, contexts, asker, base, now, period)
+    if kind == "missed":  # "what did I miss about parsing?": what happened since, on the topic when one is named
+        topic = (rest, encode(rest)) if words else None
+        return _missed(conn, contexts, asker, base, now, period, topic)
     if not words and (period is not None or kind == "who"):
         return _within(conn, contexts, base, period, llm)
     vector = encode(rest) if words else None
@@ -261,16 +262,26 @@ def _missed(
     base: MemoryAnswer,
     now: datetime,
     period: Period | None,
+    topic: tuple[str, np.ndarray | None] | None = None,
 ) -> MemoryAnswer:
+    """What happened in each channel since the member last engaged there (or in the ``period`` asked), the most
+    active papers first; with ``topic`` (the question's words and their vector), only papers on it."""
     picked: list[tuple[int, str, int]] = []
     since_all: datetime | None = None
     for channel, ctx in contexts.items():
         since = period.start if period else _last_engaged(ctx, asker) or now - MISSED_DEFAULT
         since_all = since if since_all is None else min(since_all, since)
-        picked += [(n, channel, pid) for pid, n in activity_since(ctx, since)]
+        on_topic = _on_topic(search_channel(conn, ctx, *topic, most=LIST_DEPTH)) if topic else None
+        picked += [(n, channel, pid) for pid, n in activity_since(ctx, since) if on_topic is None or pid in on_topic]
     picked.sort(key=lambda x: (-x[0], x[1], x[2]))
     items = _items(conn, contexts, [(c, pid) for _, c, pid in picked[:MISSED_SHOWN]], gist=False)
     return replace(base, items=tuple(items), since=since_all)
+
+
+def _on_topic(found: Sequence[Found]) -> set[int]:
+    """The papers squarely on the topic: scoring at least ``ON_TOPIC`` of the best one's."""
+    best = max((f.score for f in found), default=0.0)
+    return {f.paper_id for f in found if f.score >= ON_TOPIC * best}
 
 
 def _last_engaged(ctx: ChannelContext, user: str) -> datetime | None:
