@@ -282,3 +282,19 @@ def test_who_knows_across_channels_ranks_every_channels_members_together(
     names = [p.name for p in answer.people]
     assert names and names[0] == "zed", names
     assert len(names) <= 5
+
+
+def test_a_question_with_no_latin_words_is_still_searched_by_its_meaning(db: Database, lab: dict[str, Any]) -> None:
+    """A question in a script the keyword search cannot read (Chinese, emoji) is searched by its meaning, from the
+    question as the member wrote it: never skipped."""
+    embedder = CachedEmbedder()
+    asked: list[str] = []
+
+    def encode(text: str) -> np.ndarray:
+        asked.append(text)
+        return np.asarray(embedder.encode([text])[0])
+
+    for question in ("我们读过关于表格预训练的论文吗？", "📊🤖?"):
+        with db.connection() as conn:
+            answer = ask_memory(conn, "all-MiniLM-L6-v2", encode, T, [C], "U2", question, None, NOW)
+        assert asked[-1] == question and answer.words == ()

@@ -173,7 +173,9 @@ def ask_memory(
         return _missed(conn, contexts, asker, base, now, period, topic)
     if not words and (period is not None or kind == "who"):
         return _within(conn, contexts, base, period, llm)
-    vector = encode(rest) if words else None
+    # a question in a script folding leaves nothing of (Chinese, emoji) has no words to match, but its meaning is
+    # still searched, from the question as written
+    vector = encode(rest if words else question) if words or question.strip() else None
     found: list[tuple[Found, str]] = []
     for channel, ctx in contexts.items():
         hits = search_channel(conn, ctx, rest, vector, most=LIST_DEPTH if period else 10)
