@@ -256,7 +256,7 @@ def main() -> None:
     from socialrag.recommender.retrieve.context import load_channel_context
     from socialrag.recommender.retrieve.memory import combine, ranked, search_scores
 
-    methods = ("hybrid", "TF-IDF", "BM25", "vectors alone")
+    methods = ("hybrid", "TF-IDF", "BM25", "vectors alone", "keywords alone")
     tmp = Path(tempfile.mkdtemp(prefix="paperping-ask-"))
     uri, server = start_embedded(tmp / "pgdata")
     db = migrated_database(uri, "ask")
@@ -280,7 +280,7 @@ def main() -> None:
                     hybrid = ranked(combine(found))
                     times.append(time.perf_counter() - started)
                     by_words = keyword.tfidf_ranked(question), keyword.bm25_ranked(question)
-                    orders = (hybrid, *by_words, ranked(found.meaning))
+                    orders = (hybrid, *by_words, ranked(found.meaning), ranked(found.words))
                     for method, order in zip(methods, orders, strict=True):
                         for label in (kind, f"{name} ({kind})", "all"):
                             results.setdefault(label, {}).setdefault(method, []).append(rank_of(order, wanted))

@@ -13,45 +13,36 @@ import psycopg
 
 @dataclass(frozen=True)
 class TermCounts:
-    """What a keyword score needs of one channel's papers for a question: how often each of the question's
-    words (as Postgres' English dictionary stems them) is in each paper's title and abstract, each paper's
-    length in distinct words, the papers' mean length, and the question's words that name a paper's author, its
-    venue or its year."""
+    """What a keyword score needs of one channel's papers for a question: how often each of the question's words
+    is in each paper's title and abstract, each paper's length in words, the papers' mean length, and the
+    question's words that name a paper's author, its venue or its year."""
 
     counts: dict[int, dict[str, tuple[int, int]]]  # paper -> word -> (in the title, in the abstract)
-    lengths: dict[int, int]  # paper -> distinct words in its title and abstract (only papers holding a word)
-    mean_length: float  # over every paper asked about
+    lengths: dict[int, int]  # paper -> words in its title and abstract (only papers holding a word)
+    mean_length: float  # over the papers holding a word
     named: dict[int, set[str]]  # paper -> the question's terms that name its author, venue or year
     papers: int  # how many papers were asked about
 
 
-def load_term_counts(conn: psycopg.Connection, paper_ids: Sequence[int], terms: Sequence[str]) -> TermCounts:
-    """``TermCounts`` of these papers for the question's ``terms`` (plain words ``[a-z0-9]``, as ``topic_words``
-    gives them). Postgres' full-text index finds the papers holding a word; only their matching words are read."""
-    empty = TermCounts({}, {}, 0.0, {}, len(paper_ids))
+def load_keyword_candidates(
+    conn: psycopg.Connection, paper_ids: Sequence[int], terms: Sequence[str]
+) -> tuple[dict[int, set[str]], dict[int, set[str]]]:
+    """For each of these papers whose title or abstract holds one of the question's ``terms`` (plain words
+    ``[a-z0-9]``, as ``topic_words`` gives them) in some form Postgres' English dictionary folds together
+    ("evaluate", "evaluation"), the terms it holds so (its full-text index finds them); and, for each paper, the
+    terms that name one of its authors, its venue or its year."""
     if not paper_ids or not terms:
-        return empty
-    args = {"terms": list(terms), "words": " ".join(terms), "ids": list(paper_ids), "q": " | ".join(terms)}
-    question = "SELECT DISTINCT unnest(tsvector_to_array(to_tsvector('english', %(words)s::text)))"
-    stems = [r[0] for r in conn.execute(question, args).fetchall()]
-    mean = conn.execute(
-        "SELECT coalesce(avg(length(search)), 0) FROM papers WHERE id = ANY(%(ids)s::bigint[])", args
-    ).fetchone()
-    counts: dict[int, dict[str, tuple[int, int]]] = {}
-    lengths: dict[int, int] = {}
-    if stems:
-        rows = conn.execute(
-            """
-            SELECT p.id, length(p.search), u.lexeme, u.weights
-              FROM papers p, to_tsquery('english', %(q)s) q, unnest(p.search) u
-             WHERE p.id = ANY(%(ids)s::bigint[]) AND p.search @@ q AND u.lexeme = ANY(%(stems)s::text[])
-            """,
-            {**args, "stems": stems},
-        ).fetchall()
-        for pid, length, lexeme, weights in rows:
-            title = sum(1 for w in weights or () if w == "A")
-            counts.setdefault(pid, {})[lexeme] = (title, len(weights or ()) - title)
-            lengths[pid] = int(length)
+        return {}, {}
+    args = {"terms": list(terms), "ids": list(paper_ids)}
+    held: dict[int, set[str]] = {}
+    for pid, term in conn.execute(
+        """
+        SELECT p.id, t.term FROM papers p, unnest(%(terms)s::text[]) AS t(term)
+         WHERE p.id = ANY(%(ids)s::bigint[]) AND p.search @@ to_tsquery('english', t.term)
+        """,
+        args,
+    ).fetchall():
+        held.setdefault(pid, set()).add(term)
     named: dict[int, set[str]] = {}
     for pid, term in conn.execute(
         """
@@ -68,7 +59,7 @@ def load_term_counts(conn: psycopg.Connection, paper_ids: Sequence[int], terms: 
         args,
     ).fetchall():
         named.setdefault(pid, set()).add(term)
-    return TermCounts(counts, lengths, float(mean[0]) if mean else 0.0, named, len(paper_ids))
+    return held, named
 
 
 def load_thread_matches(

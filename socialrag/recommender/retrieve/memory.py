@@ -92,6 +92,41 @@ TITLE_COUNTS = 1.0  # a word in the title counts as this many in the abstract
 NAMED_COUNTS = 1.0  # a word naming a paper's author, venue or year counts as this many of the title's words
 
 
+def word_forms(text: str) -> list[str]:
+    """The words of a text as the keyword score compares them: folded (lower case, accents aside), letters and
+    digits, a plural's final s taken off ("tables" is "table"; "analysis" and "bias" stay)."""
+    return [_singular(w) for w in _WORD.findall(fold_text(text))]
+
+
+def _singular(word: str) -> str:
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")) else word
+
+
+def term_counts(
+    ctx: ChannelContext, held: dict[int, set[str]], terms: Sequence[str], named: dict[int, set[str]]
+) -> TermCounts:
+    """``TermCounts`` of the channel's papers ``held`` (each with the question's ``terms`` it holds in some form)
+    for those terms: each word counted as written (``word_forms``), so that a rare word matches only itself; a
+    word held only in another form ("evaluation" for "evaluate") counts as once in the abstract."""
+    counts: dict[int, dict[str, tuple[int, int]]] = {}
+    lengths: dict[int, int] = {}
+    for pid, forms in held.items():
+        paper = ctx.papers.get(pid)
+        if paper is None:
+            continue
+        title, abstract = word_forms(paper.info.title or ""), word_forms(paper.info.abstract or "")
+        lengths[pid] = len(title) + len(abstract)
+        found = {}
+        for term in forms & set(terms):
+            word = _singular(term)
+            found[word] = (title.count(word), abstract.count(word))
+            if found[word] == (0, 0):
+                found[word] = (0, 1)
+        counts[pid] = found
+    mean = sum(lengths.values()) / len(lengths) if lengths else 0.0
+    return TermCounts(counts, lengths, mean, named, len(ctx.papers))
+
+
 def keyword_scores(found: TermCounts) -> dict[int, float]:
     """Each paper's keyword score (BM25): each of the question's words it holds, weighed by how rare the word is
     among the channel's papers and by how often the paper says it (a title's word counts ``TITLE_COUNTS`` times,
@@ -169,7 +204,8 @@ def search_scores(conn: psycopg.Connection, ctx: ChannelContext, question: str, 
     and by pgvector's cosine of their vector to the question's."""
     ids = sorted(ctx.papers)
     terms = topic_words(question)
-    words = keyword_scores(storage.history_search.load_term_counts(conn, ids, terms))
+    held, named = storage.history_search.load_keyword_candidates(conn, ids, terms)
+    words = keyword_scores(term_counts(ctx, held, terms, named))
     roots: dict[str, list[int]] = defaultdict(list)
     for pid, paper in ctx.papers.items():
         for share in paper.shares:
