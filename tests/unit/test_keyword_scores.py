@@ -40,3 +40,11 @@ def test_an_author_venue_or_year_named_counts_as_a_title_word() -> None:
     scores = keyword_scores(found)
     assert scores[8] > scores[7] > 0
     assert keyword_scores(TermCounts({}, {}, 0.0, {}, 0)) == {}
+
+
+def test_words_are_compared_as_written_a_plurals_s_aside() -> None:
+    from socialrag.recommender.retrieve.memory import word_forms
+
+    assert word_forms("Tables, Datasets and an Analysis of BIAS in Ünïcode") == [
+        "table", "dataset", "and", "an", "analysis", "of", "bias", "in", "unicode",
+    ]  # fmt: skip

@@ -94,12 +94,12 @@ NAMED_COUNTS = 1.0  # a word naming a paper's author, venue or year counts as th
 
 def word_forms(text: str) -> list[str]:
     """The words of a text as the keyword score compares them: folded (lower case, accents aside), letters and
-    digits, a plural's final s taken off ("tables" is "table"; "analysis" and "bias" stay)."""
+    digits, a plural's final s taken off ("tables" is "table"; "analysis", "corpus" and "bias" stay)."""
     return [_singular(w) for w in _WORD.findall(fold_text(text))]
 
 
 def _singular(word: str) -> str:
-    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")) else word
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is", "ias")) else word
 
 
 def term_counts(
