@@ -50,7 +50,10 @@ _DISCUSSION = re.compile(r"\b(discuss|discussed|discussion|talk|talked|think|tho
 
 # what the meaning and the thread weigh beside the words (1), each scaled to the channel's best first; chosen on
 # ``bench/bench_ask.py``'s real histories (0.5 to 1.0 give the same hit@3 there; 0.7 the best MRR)
-MEANING_WEIGHT = 0.7
+# the meaning's weight beside the words: from MEANING_WEIGHT when the best keyword match holds none of the question's
+# distinctive words, down to MEANING_WEIGHT_MATCHED when it holds them all (``Scores.coverage``)
+MEANING_WEIGHT = 0.9
+MEANING_WEIGHT_MATCHED = 0.1
 THREAD_WEIGHT = 0.7
 MIN_SIMILARITY = 0.25  # below this cosine, a paper found only by its meaning is not an answer
 LIST_DEPTH = 50  # how far down each list is read
@@ -105,9 +108,10 @@ def _singular(word: str) -> str:
 def term_counts(
     ctx: ChannelContext, held: dict[int, set[str]], terms: Sequence[str], named: dict[int, set[str]]
 ) -> TermCounts:
-    """``TermCounts`` of the channel's papers ``held`` (each with the question's ``terms`` it holds in some form)
-    for those terms: each word counted as written (``word_forms``), so that a rare word matches only itself; a
-    word held only in another form ("evaluation" for "evaluate") counts as once in the abstract."""
+    """``TermCounts`` of the channel's papers ``held`` (each with the question's ``terms`` it holds in some form,
+    as Postgres' index found them) for those terms: each word counted as written (``word_forms``), so that a rare
+    word matches only itself. A paper holding a word only in another form ("evaluation" for "evaluate") is left to
+    the meaning: counted, those forms made the keyword score lose to a plain BM25 (docs/benchmarks.md)."""
     counts: dict[int, dict[str, tuple[int, int]]] = {}
     lengths: dict[int, int] = {}
     for pid, forms in held.items():
@@ -119,12 +123,34 @@ def term_counts(
         found = {}
         for term in forms & set(terms):
             word = _singular(term)
-            found[word] = (title.count(word), abstract.count(word))
-            if found[word] == (0, 0):
-                found[word] = (0, 1)
+            exact = (title.count(word), abstract.count(word))
+            if exact != (0, 0):
+                found[word] = exact
         counts[pid] = found
     mean = sum(lengths.values()) / len(lengths) if lengths else 0.0
     return TermCounts(counts, lengths, mean, named, len(ctx.papers))
+
+
+def keyword_coverage(found: TermCounts, terms: Sequence[str], scores: dict[int, float]) -> float:
+    """How much of the question the best keyword match holds, 0 to 1: the rarity of the question's words it
+    holds (as written, or naming its author, venue or year) over the rarity of all of them (a
+    word no paper holds counts as the rarest)."""
+    if not scores or not terms:
+        return 0.0
+    best = max(scores, key=lambda pid: (scores[pid], -pid))
+    n = max(found.papers, 1)
+    holders: dict[str, int] = defaultdict(int)
+    for words in found.counts.values():
+        for word in words:
+            holders[word] += 1
+    wanted = {_singular(t): t for t in terms}
+
+    def rarity(word: str) -> float:
+        return math.log(1.0 + (n - holders[word] + 0.5) / (holders[word] + 0.5))
+
+    held = set(found.counts.get(best, {})) | {_singular(t) for t in found.named.get(best, set())}
+    total = sum(rarity(w) for w in wanted)
+    return sum(rarity(w) for w in wanted if w in held) / total if total > 0 else 0.0
 
 
 def keyword_scores(found: TermCounts) -> dict[int, float]:
@@ -168,6 +194,7 @@ class Scores:
     words: dict[int, float]  # keywords of the title and abstract, authors, venue and year (``keyword_scores``)
     threads: dict[int, float]  # full text of the thread: the share's own words and the replies
     meaning: dict[int, float]  # cosine of the paper's vector to the question's, every paper with a vector
+    coverage: float = 0.0  # how much of the question's words (weighed by rarity) the best keyword match holds
 
 
 def ranked(scores: dict[int, float]) -> list[int]:
@@ -177,17 +204,18 @@ def ranked(scores: dict[int, float]) -> list[int]:
 
 def combine(scores: Scores) -> dict[int, float]:
     """The hybrid score: each of the three scaled to the channel's best (the vectors' from their lowest to their
-    highest), then added, the meaning and the threads at ``MEANING_WEIGHT`` and ``THREAD_WEIGHT`` of the words.
-    A paper the question's rare words name comes first; where no word matches, the meaning decides."""
+    highest), then added, the threads at ``THREAD_WEIGHT`` of the words and the meaning at a weight that falls as
+    the words match: a member who remembers a paper's own words finds it by them, a paraphrase by its meaning."""
     out: dict[int, float] = defaultdict(float)
     for part, weight in ((scores.words, 1.0), (scores.threads, THREAD_WEIGHT)):
         top = max(part.values(), default=0.0)
         for pid, value in part.items():
             out[pid] += weight * value / top if top > 0 else 0.0
+    meaning_weight = MEANING_WEIGHT - (MEANING_WEIGHT - MEANING_WEIGHT_MATCHED) * scores.coverage
     if scores.meaning:
         low, high = min(scores.meaning.values()), max(scores.meaning.values())
         for pid, value in scores.meaning.items():
-            out[pid] += MEANING_WEIGHT * ((value - low) / (high - low) if high > low else 0.0)
+            out[pid] += meaning_weight * ((value - low) / (high - low) if high > low else 0.0)
     return dict(out)
 
 
@@ -205,7 +233,8 @@ def search_scores(conn: psycopg.Connection, ctx: ChannelContext, question: str, 
     ids = sorted(ctx.papers)
     terms = topic_words(question)
     held, named = storage.history_search.load_keyword_candidates(conn, ids, terms)
-    words = keyword_scores(term_counts(ctx, held, terms, named))
+    counts = term_counts(ctx, held, terms, named)
+    words = keyword_scores(counts)
     roots: dict[str, list[int]] = defaultdict(list)
     for pid, paper in ctx.papers.items():
         for share in paper.shares:
@@ -221,7 +250,7 @@ def search_scores(conn: psycopg.Connection, ctx: ChannelContext, question: str, 
         meaning = dict(
             storage.history_search.load_vector_matches(conn, ctx.team_id, ctx.channel_id, ctx.model, ids, vector)
         )
-    return Scores(words, threads, meaning)
+    return Scores(words, threads, meaning, keyword_coverage(counts, terms, words))
 
 
 def search_channel(
