@@ -5,7 +5,7 @@ asked about; the caller decides which channels the asker may see."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import psycopg
@@ -20,19 +20,20 @@ class TermCounts:
     counts: dict[int, dict[str, tuple[int, int]]]  # paper -> word -> (in the title, in the abstract)
     lengths: dict[int, int]  # paper -> words in its title and abstract (only papers holding a word)
     mean_length: float  # over the papers holding a word
-    named: dict[int, set[str]]  # paper -> the question's terms that name its author, venue or year
+    named: dict[int, set[str]]  # paper -> the question's terms that name one of its authors
     papers: int  # how many papers were asked about
+    fields: dict[int, set[str]] = field(default_factory=dict)  # paper -> the terms naming its venue or its year
 
 
 def load_keyword_candidates(
     conn: psycopg.Connection, paper_ids: Sequence[int], terms: Sequence[str]
-) -> tuple[dict[int, set[str]], dict[int, set[str]]]:
+) -> tuple[dict[int, set[str]], dict[int, set[str]], dict[int, set[str]]]:
     """For each of these papers whose title or abstract holds one of the question's ``terms`` (plain words
     ``[a-z0-9]``, as ``topic_words`` gives them) in some form Postgres' English dictionary folds together
     ("evaluate", "evaluation"), the terms it holds so (its full-text index finds them); and, for each paper, the
-    terms that name one of its authors, its venue or its year."""
+    terms that name one of its authors, and those that name its venue or its year."""
     if not paper_ids or not terms:
-        return {}, {}
+        return {}, {}, {}
     args = {"terms": list(terms), "ids": list(paper_ids)}
     held: dict[int, set[str]] = {}
     for pid, term in conn.execute(
@@ -44,22 +45,24 @@ def load_keyword_candidates(
     ).fetchall():
         held.setdefault(pid, set()).add(term)
     named: dict[int, set[str]] = {}
-    for pid, term in conn.execute(
+    fields: dict[int, set[str]] = {}
+    for pid, term, by_author in conn.execute(
         """
-        SELECT pa.paper_id, t.term FROM paper_authors pa JOIN authors a ON a.id = pa.author_id,
+        SELECT pa.paper_id, t.term, true FROM paper_authors pa JOIN authors a ON a.id = pa.author_id,
                unnest(%(terms)s::text[]) AS t(term)
          WHERE pa.paper_id = ANY(%(ids)s::bigint[]) AND to_tsvector('simple', a.name) @@ to_tsquery('simple', t.term)
         UNION
-        SELECT p.id, t.term FROM papers p JOIN venues v ON v.id = p.venue_id, unnest(%(terms)s::text[]) AS t(term)
+        SELECT p.id, t.term, false FROM papers p JOIN venues v ON v.id = p.venue_id,
+               unnest(%(terms)s::text[]) AS t(term)
          WHERE p.id = ANY(%(ids)s::bigint[]) AND to_tsvector('simple', v.name) @@ to_tsquery('simple', t.term)
         UNION
-        SELECT p.id, t.term FROM papers p, unnest(%(terms)s::text[]) AS t(term)
+        SELECT p.id, t.term, false FROM papers p, unnest(%(terms)s::text[]) AS t(term)
          WHERE p.id = ANY(%(ids)s::bigint[]) AND t.term ~ '^(19|20)[0-9][0-9]$' AND p.year::text = t.term
         """,
         args,
     ).fetchall():
-        named.setdefault(pid, set()).add(term)
-    return held, named
+        (named if by_author else fields).setdefault(pid, set()).add(term)
+    return held, named, fields
 
 
 def load_thread_matches(

@@ -36,9 +36,13 @@ def test_more_of_a_word_counts_less_and_less_and_rare_words_count_more() -> None
 
 
 def test_an_author_venue_or_year_named_counts_as_a_title_word() -> None:
-    found = TermCounts({}, {}, 80.0, {7: {"neubig"}, 8: {"emnlp", "2019"}}, 700)
+    """A word naming an author, the venue or the year counts as a word of the paper: a paper of EMNLP 2018 is found
+    by "EMNLP 2018" as one whose abstract says it twice is, and before one matching a single author's name."""
+    found = TermCounts(
+        {6: {"2018": (0, 2), "emnlp": (0, 2)}}, {6: 80}, 80.0, {7: {"neubig"}}, 700, {8: {"emnlp", "2018"}}
+    )
     scores = keyword_scores(found)
-    assert scores[8] > scores[7] > 0
+    assert scores[6] >= scores[8] > scores[7] > 0
     assert keyword_scores(TermCounts({}, {}, 0.0, {}, 0)) == {}
 
 

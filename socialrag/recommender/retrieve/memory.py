@@ -15,7 +15,7 @@ import math
 import re
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Literal
 
@@ -92,7 +92,11 @@ def tsquery_text(words: Sequence[str]) -> str:
 BM25_K1 = 1.2  # how fast more of one word stops counting more
 BM25_B = 0.75  # how much a long abstract's words count less
 TITLE_COUNTS = 1.0  # a word in the title counts as this many in the abstract
-NAMED_COUNTS = 1.0  # a word naming a paper's author, venue or year counts as this many of the title's words
+# a word naming one of a paper's authors counts as this many of its title's words, one naming its venue or its year
+# as FIELD_COUNTS. Three for the venue and year found more papers of "EMNLP 2019" and lost more papers asked of by
+# their abstract's words, whose words a workshop's name holds too (docs/benchmarks.md)
+NAMED_COUNTS = 1.0
+FIELD_COUNTS = 1.0
 
 
 def word_forms(text: str) -> list[str]:
@@ -148,26 +152,29 @@ def keyword_coverage(found: TermCounts, terms: Sequence[str], scores: dict[int, 
     def rarity(word: str) -> float:
         return math.log(1.0 + (n - holders[word] + 0.5) / (holders[word] + 0.5))
 
-    held = set(found.counts.get(best, {})) | {_singular(t) for t in found.named.get(best, set())}
+    named = found.named.get(best, set()) | found.fields.get(best, set())
+    held = set(found.counts.get(best, {})) | {_singular(t) for t in named}
     total = sum(rarity(w) for w in wanted)
     return sum(rarity(w) for w in wanted if w in held) / total if total > 0 else 0.0
 
 
 def keyword_scores(found: TermCounts) -> dict[int, float]:
     """Each paper's keyword score (BM25): each of the question's words it holds, weighed by how rare the word is
-    among the channel's papers and by how often the paper says it (a title's word counts ``TITLE_COUNTS`` times,
-    and more of it counts less and less), in a paper of its length. A paper holding more of the question's
-    distinctive words comes first, common words included; one matching a single word of its title does not beat
-    one whose abstract holds them all. Words naming an author, a venue or a year count as title words."""
+    among the channel's papers and by how often the paper says it (more of it counts less and less), in a paper
+    of its length. A paper holding more of the question's distinctive words comes first, common words included;
+    one matching a single word of its title does not beat one whose abstract holds them all (a title word counting
+    twice lost to a plain BM25 on the real histories: ``TITLE_COUNTS`` is 1). A word naming one of its
+    authors counts as ``NAMED_COUNTS`` of them, and one naming its venue or its year as ``FIELD_COUNTS``."""
     n = max(found.papers, 1)
     holders: dict[str, int] = defaultdict(int)
     for words in found.counts.values():
         for word in words:
             holders[word] += 1
     named_holders: dict[str, int] = defaultdict(int)
-    for terms in found.named.values():
-        for term in terms:
-            named_holders[term] += 1
+    for by_field in (found.named, found.fields):
+        for terms in by_field.values():
+            for term in terms:
+                named_holders[term] += 1
 
     def rarity(holding: int) -> float:
         return math.log(1.0 + (n - holding + 0.5) / (holding + 0.5))
@@ -181,9 +188,10 @@ def keyword_scores(found: TermCounts) -> dict[int, float]:
         length = float(found.lengths.get(pid, found.mean_length))
         for word, (title, abstract) in words.items():
             score[pid] += rarity(holders[word]) * saturated(TITLE_COUNTS * title + abstract, length)
-    for pid, terms in found.named.items():
-        for term in terms:
-            score[pid] += rarity(named_holders[term]) * saturated(TITLE_COUNTS * NAMED_COUNTS, found.mean_length)
+    for by_field, tf in ((found.named, NAMED_COUNTS), (found.fields, FIELD_COUNTS)):
+        for pid, terms in by_field.items():
+            for term in terms:
+                score[pid] += rarity(named_holders[term]) * saturated(TITLE_COUNTS * tf, found.mean_length)
     return dict(score)
 
 
@@ -232,8 +240,8 @@ def search_scores(conn: psycopg.Connection, ctx: ChannelContext, question: str, 
     and by pgvector's cosine of their vector to the question's."""
     ids = sorted(ctx.papers)
     terms = topic_words(question)
-    held, named = storage.history_search.load_keyword_candidates(conn, ids, terms)
-    counts = term_counts(ctx, held, terms, named)
+    held, named, fields = storage.history_search.load_keyword_candidates(conn, ids, terms)
+    counts = replace(term_counts(ctx, held, terms, named), fields=fields)
     words = keyword_scores(counts)
     roots: dict[str, list[int]] = defaultdict(list)
     for pid, paper in ctx.papers.items():
