@@ -148,6 +148,11 @@ def cmd_my_papers(inv: Invocation) -> str:
     if refusal:
         return refusal
     with inv.ctx.db.connection() as conn:
+        # the check took Semantic Scholar's and Slack's time: a `link-author` meanwhile linked a profile not checked
+        now = storage.settings.load_member_setting(conn, inv.team, inv.user)
+        if now.s2_author_id != member.s2_author_id:
+            return "Your linked author profile changed while I checked it; run `/paperping my-papers on` again."
+        channels = [c for c in now.my_papers_channels if c != inv.channel]
         storage.settings.upsert_member_setting(conn, inv.team, inv.user, my_papers_channels=[*channels, inv.channel])
     return (
         'Done: when a new paper of yours appears on Semantic Scholar, I\'ll say so here ("New from the group"), '

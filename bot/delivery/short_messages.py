@@ -12,7 +12,7 @@ from bot.views.post_blocks import mrkdwn, section_messages
 
 def post_text(pacer: SlackPacer, client: WebClient, channel: str, text: str, *, thread_ts: str | None = None) -> str:
     """Post ``text`` in the channel (in the thread of ``thread_ts`` when given), in sections within Slack's limits
-    (``section_messages``); the first message's ts."""
+    (``section_messages``); the first message's ts ("" when the text was blank and nothing was posted)."""
     first = ""
     for parts in section_messages(text):
         thread = thread_ts or first

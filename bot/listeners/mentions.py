@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
+import time
 from datetime import UTC, datetime
 from typing import Any
 
@@ -60,12 +62,26 @@ FAILED = "I could not answer that just now (the failure is in PaperPing's log fo
 BUSY = "I am answering too many questions at once to take yours now. Please ask again in a minute."
 
 
+TOLD_EVERY = 60.0  # seconds: a member is told each reason at most once a minute
+_told: dict[str, float] = {}
+_told_lock = threading.Lock()
+
+
 def tell_asker(ctx: AppContext, client: WebClient, event: dict[str, Any], text: str) -> None:
-    """A word to the member who asked, only to them: their question was not answered, and why. Best effort: a
-    failure here is logged, never raised."""
+    """A word to the member who asked, only to them: their question was not answered, and why. Each reason at most
+    once a minute a member (a flood of mentions makes no flood of Slack calls); best effort: a failure here is
+    logged, never raised."""
     channel, user = str(event.get("channel") or ""), str(event.get("user") or "")
     if not channel or not user or event.get("bot_id"):
         return
+    now, key = time.monotonic(), f"{user}:{text}"
+    with _told_lock:
+        if now - _told.get(key, -TOLD_EVERY) < TOLD_EVERY:
+            return
+        _told[key] = now
+        if len(_told) > 10_000:  # bounded: the oldest go first
+            for old in sorted(_told, key=_told.__getitem__)[:5_000]:
+                del _told[old]
     thread = {"thread_ts": str(event.get("thread_ts"))} if event.get("thread_ts") else {}
     try:
         ctx.pacer.call(client.chat_postEphemeral, channel=channel, user=user, text=text, **thread)

@@ -67,7 +67,7 @@ def sections(text: str, limit: int = SECTION_LIMIT) -> list[str]:
                 parts[-1] += "\n" + piece
             else:
                 parts.append(piece)
-    return parts
+    return [part for part in parts if part.strip()]  # Slack refuses an empty section
 
 
 def _pieces(line: str, limit: int) -> list[str]:
@@ -84,7 +84,8 @@ def _pieces(line: str, limit: int) -> list[str]:
 
 def section_messages(text: str) -> list[list[str]]:
     """``text`` as messages of sections (``sections``), each message within Slack's ``MESSAGE_BLOCKS`` blocks and
-    ``MESSAGE_BLOCK_CHARS`` characters: one message for any ordinary text, several for a very long one."""
+    ``MESSAGE_BLOCK_CHARS`` characters: one message for any ordinary text, several for a very long one, none for a
+    blank one."""
     messages: list[list[str]] = []
     size = 0
     for part in sections(text):
@@ -93,7 +94,7 @@ def section_messages(text: str) -> list[list[str]]:
             size = 0
         messages[-1].append(part)
         size += len(part)
-    return messages or [[""]]
+    return messages
 
 
 HEADLINE_LIMIT = 200  # characters of a title shown as the headline; a longer one is cut at a word

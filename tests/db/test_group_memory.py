@@ -227,6 +227,7 @@ def test_an_answer_never_names_or_quotes_a_member_who_left_or_turned_mentions_of
         assert gist and not any(line.startswith("chen") or "neat trick" in line for line in gist), gist
         prompts = "\n".join(model.prompts)
         assert model.prompts and "dee" not in prompts and "chen" not in prompts and "neat trick" not in prompts
+        assert "shared by a member" in prompts, "dee's share is a member's, not PaperPing's"
     finally:
         model.stop()
 
@@ -298,3 +299,7 @@ def test_a_question_with_no_latin_words_is_still_searched_by_its_meaning(db: Dat
         with db.connection() as conn:
             answer = ask_memory(conn, "all-MiniLM-L6-v2", encode, T, [C], "U2", question, None, NOW)
         assert asked[-1] == question and answer.words == ()
+    # a question of asking words only names no topic: nothing is searched, rather than whatever is close to "read"
+    with db.connection() as conn:
+        nothing = ask_memory(conn, "all-MiniLM-L6-v2", encode, T, [C], "U2", "What have we read?", None, NOW)
+    assert asked[-1] != "What have we read?" and not nothing.items

@@ -224,6 +224,9 @@ def test_a_dm_section_stays_within_slacks_3000_characters() -> None:
     parts = sections(text)
     assert all(len(p) <= SECTION_LIMIT for p in parts) and len(parts) > 1
     assert "\n".join(parts) == text, "whole lines, nothing lost"
+    from bot.views.post_blocks import section_messages
+
+    assert sections("x" * 3000 + "\n\n") == ["x" * 3000] and section_messages(" \n ") == [], "no empty section"
     long = sections("word " * 1500 + "x" * 5000)
     assert all(len(p) <= SECTION_LIMIT for p in long), "a line longer than a section is split"
     assert "".join(long).replace(" ", "").replace("\n", "") == ("word" * 1500 + "x" * 5000), "nothing lost"

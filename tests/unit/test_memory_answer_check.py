@@ -16,6 +16,7 @@ def test_apostrophes_inside_words_quote_nothing() -> None:
         "Ben's share [1] is the one on tables; it's about pretraining on text and tables together.",
         "Ben’s share [1] covers tables, and it’s the group’s only paper on them.",
         "The members' view of [1] was positive, and the authors' code is public.",
+        "The ‘BERT’ paper [1] and the authors’ claim that tables help were discussed.",
     ):
         assert unknown_papers(text, [ITEM], []) == [], text
 

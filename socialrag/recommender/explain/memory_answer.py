@@ -24,7 +24,7 @@ NOT_THERE = "NOT IN THE CHANNEL"
 _REFERENCE = re.compile(r"\[(\d+)\]")
 # a title the answer quotes: in double quotes or guillemets, or in single quotes that open and close at a word's
 # edge (an apostrophe inside a word, "Ben's" or "it's", quotes nothing)
-_QUOTED = re.compile(r"[\"“”«»]([^\"“”«»]{12,})[\"“”«»]|(?<!\w)['‘’]([^\n]{12,}?)['‘’](?!\w)")
+_QUOTED = re.compile(r"[\"“”«»]([^\"“”«»]{12,})[\"“”«»]|(?<!\w)['‘’]([^\n'‘’]{12,})['‘’](?!\w)")
 
 
 @dataclass(frozen=True)
@@ -37,13 +37,18 @@ class ItemText:
     reception: str  # "3 replies, 2 reactions, 1 save"
     abstract: str | None
     thread: tuple[str, ...]  # "name: what they said", the first few replies
+    by_paperping: bool = False  # PaperPing posted it (a member's share whose name is withheld has neither)
 
 
 def render_items(items: Sequence[ItemText]) -> str:
     """The numbered items as the prompt gives them."""
     lines = []
     for n, item in enumerate(items, start=1):
-        who = f"shared by {item.shared_by}" if item.shared_by else "posted by PaperPing"
+        who = (
+            f"shared by {item.shared_by}"
+            if item.shared_by
+            else ("posted by PaperPing" if item.by_paperping else "shared by a member")
+        )
         lines.append(f"[{n}] {as_data(item.title)} ({who} on {item.shared_at:%d %b %Y}; {item.reception})")
         if item.abstract:
             lines.append(f"    Abstract: {as_data(item.abstract)[:ABSTRACT_SHOWN]}")

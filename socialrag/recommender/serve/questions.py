@@ -17,6 +17,7 @@ import numpy as np
 import psycopg
 
 from socialrag import storage
+from socialrag.names import fold_text
 from socialrag.recommender.explain.generate import paper_url
 from socialrag.recommender.explain.llm import LLMClient
 from socialrag.recommender.explain.memory_answer import ItemText, write_answer
@@ -174,8 +175,9 @@ def ask_memory(
     if not words and (period is not None or kind == "who"):
         return _within(conn, contexts, base, period, llm)
     # a question in a script folding leaves nothing of (Chinese, emoji) has no words to match, but its meaning is
-    # still searched, from the question as written
-    vector = encode(rest if words else question) if words or question.strip() else None
+    # still searched, from the question as written; one of asking words only ("what did we read?") is not
+    unreadable = bool(question.strip()) and not fold_text(question).strip()
+    vector = encode(rest) if words else (encode(question) if unreadable else None)
     found: list[tuple[Found, str]] = []
     for channel, ctx in contexts.items():
         hits = search_channel(conn, ctx, rest, vector, most=LIST_DEPTH if period else 10)
@@ -312,6 +314,7 @@ def _written(answer: MemoryAnswer, contexts: dict[str, ChannelContext], llm: LLM
             f"{i.replies} replies, {i.reactions} reactions, {i.saves} saves",
             i.abstract,
             i.gist,
+            i.shared_by is None,  # PaperPing's post; a member whose name is withheld is "a member"
         )
         for i in answer.items
     ]
