@@ -5,24 +5,10 @@ asked about; the caller decides which channels the asker may see."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import psycopg
-
-
-@dataclass(frozen=True)
-class TermCounts:
-    """What a keyword score needs of one channel's papers for a question: how often each of the question's words
-    is in each paper's title and abstract, each paper's length in words, the papers' mean length, and the
-    question's words that name a paper's author, its venue or its year."""
-
-    counts: dict[int, dict[str, tuple[int, int]]]  # paper -> word -> (in the title, in the abstract)
-    lengths: dict[int, int]  # paper -> words in its title and abstract (only papers holding a word)
-    mean_length: float  # over the papers holding a word
-    named: dict[int, set[str]]  # paper -> the question's terms that name one of its authors
-    papers: int  # how many papers were asked about
-    fields: dict[int, set[str]] = field(default_factory=dict)  # paper -> the terms naming its venue or its year
 
 
 def load_keyword_candidates(

@@ -4,8 +4,7 @@ an abstract holding them all."""
 
 from __future__ import annotations
 
-from socialrag.recommender.retrieve.memory import keyword_scores
-from socialrag.storage.history_search import TermCounts
+from socialrag.recommender.retrieve.keywords import TermCounts, keyword_scores
 
 QUESTION = ("evalu", "method", "calcul", "introduc", "dataset")
 
@@ -47,7 +46,7 @@ def test_an_author_venue_or_year_named_counts_as_a_title_word() -> None:
 
 
 def test_words_are_compared_as_written_a_plurals_s_aside() -> None:
-    from socialrag.recommender.retrieve.memory import word_forms
+    from socialrag.recommender.retrieve.keywords import word_forms
 
     assert word_forms("Tables, Datasets and an Analysis of BIAS in Ünïcode") == [
         "table", "dataset", "and", "an", "analysis", "of", "bias", "in", "unicode",

@@ -11,7 +11,6 @@ before it is called (``serve.ask``).
 
 from __future__ import annotations
 
-import math
 import re
 from collections import defaultdict
 from collections.abc import Callable, Sequence
@@ -25,7 +24,7 @@ import psycopg
 from socialrag import storage
 from socialrag.names import fold_text
 from socialrag.recommender.retrieve.context import ChannelContext
-from socialrag.storage.history_search import TermCounts
+from socialrag.recommender.retrieve.keywords import TermCounts, keyword_coverage, keyword_scores, singular, word_forms
 
 Kind = Literal["papers", "discussion", "who", "missed"]
 
@@ -89,26 +88,6 @@ def tsquery_text(words: Sequence[str]) -> str:
     return " | ".join(w for w in words if _WORD.fullmatch(w))
 
 
-BM25_K1 = 1.2  # how fast more of one word stops counting more
-BM25_B = 0.75  # how much a long abstract's words count less
-TITLE_COUNTS = 1.0  # a word in the title counts as this many in the abstract
-# a word naming one of a paper's authors counts as this many of its title's words, one naming its venue or its year
-# as FIELD_COUNTS. Three for the venue and year found more papers of "EMNLP 2019" and lost more papers asked of by
-# their abstract's words, whose words a workshop's name holds too (docs/benchmarks.md)
-NAMED_COUNTS = 1.0
-FIELD_COUNTS = 1.0
-
-
-def word_forms(text: str) -> list[str]:
-    """The words of a text as the keyword score compares them: folded (lower case, accents aside), letters and
-    digits, a plural's final s taken off ("tables" is "table"; "analysis", "corpus" and "bias" stay)."""
-    return [_singular(w) for w in _WORD.findall(fold_text(text))]
-
-
-def _singular(word: str) -> str:
-    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is", "ias")) else word
-
-
 def term_counts(
     ctx: ChannelContext, held: dict[int, set[str]], terms: Sequence[str], named: dict[int, set[str]]
 ) -> TermCounts:
@@ -126,73 +105,13 @@ def term_counts(
         lengths[pid] = len(title) + len(abstract)
         found = {}
         for term in forms & set(terms):
-            word = _singular(term)
+            word = singular(term)
             exact = (title.count(word), abstract.count(word))
             if exact != (0, 0):
                 found[word] = exact
         counts[pid] = found
     mean = sum(lengths.values()) / len(lengths) if lengths else 0.0
     return TermCounts(counts, lengths, mean, named, len(ctx.papers))
-
-
-def keyword_coverage(found: TermCounts, terms: Sequence[str], scores: dict[int, float]) -> float:
-    """How much of the question the best keyword match holds, 0 to 1: the rarity of the question's words it
-    holds (as written, or naming its author, venue or year) over the rarity of all of them (a
-    word no paper holds counts as the rarest)."""
-    if not scores or not terms:
-        return 0.0
-    best = max(scores, key=lambda pid: (scores[pid], -pid))
-    n = max(found.papers, 1)
-    holders: dict[str, int] = defaultdict(int)
-    for words in found.counts.values():
-        for word in words:
-            holders[word] += 1
-    wanted = {_singular(t): t for t in terms}
-
-    def rarity(word: str) -> float:
-        return math.log(1.0 + (n - holders[word] + 0.5) / (holders[word] + 0.5))
-
-    named = found.named.get(best, set()) | found.fields.get(best, set())
-    held = set(found.counts.get(best, {})) | {_singular(t) for t in named}
-    total = sum(rarity(w) for w in wanted)
-    return sum(rarity(w) for w in wanted if w in held) / total if total > 0 else 0.0
-
-
-def keyword_scores(found: TermCounts) -> dict[int, float]:
-    """Each paper's keyword score (BM25): each of the question's words it holds, weighed by how rare the word is
-    among the channel's papers and by how often the paper says it (more of it counts less and less), in a paper
-    of its length. A paper holding more of the question's distinctive words comes first, common words included;
-    one matching a single word of its title does not beat one whose abstract holds them all (a title word counting
-    twice lost to a plain BM25 on the real histories: ``TITLE_COUNTS`` is 1). A word naming one of its
-    authors counts as ``NAMED_COUNTS`` of them, and one naming its venue or its year as ``FIELD_COUNTS``."""
-    n = max(found.papers, 1)
-    holders: dict[str, int] = defaultdict(int)
-    for words in found.counts.values():
-        for word in words:
-            holders[word] += 1
-    named_holders: dict[str, int] = defaultdict(int)
-    for by_field in (found.named, found.fields):
-        for terms in by_field.values():
-            for term in terms:
-                named_holders[term] += 1
-
-    def rarity(holding: int) -> float:
-        return math.log(1.0 + (n - holding + 0.5) / (holding + 0.5))
-
-    def saturated(tf: float, length: float) -> float:
-        norm = BM25_K1 * (1.0 - BM25_B + BM25_B * length / found.mean_length) if found.mean_length > 0 else BM25_K1
-        return tf * (BM25_K1 + 1.0) / (tf + norm)
-
-    score: dict[int, float] = defaultdict(float)
-    for pid, words in found.counts.items():
-        length = float(found.lengths.get(pid, found.mean_length))
-        for word, (title, abstract) in words.items():
-            score[pid] += rarity(holders[word]) * saturated(TITLE_COUNTS * title + abstract, length)
-    for by_field, tf in ((found.named, NAMED_COUNTS), (found.fields, FIELD_COUNTS)):
-        for pid, terms in by_field.items():
-            for term in terms:
-                score[pid] += rarity(named_holders[term]) * saturated(TITLE_COUNTS * tf, found.mean_length)
-    return dict(score)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,109 @@
+"""The group's memory, by the question's words: BM25 over the channel's papers' titles and abstracts (each word as
+written, a plural's s aside), with the words that name a paper's authors, venue or year. Pure: the counts come
+from ``retrieve/memory.py`` (the channel's papers) and ``storage/history_search.py`` (which papers hold a word)."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from socialrag.names import fold_text
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+@dataclass(frozen=True)
+class TermCounts:
+    """What a keyword score needs of one channel's papers for a question: how often each of the question's words
+    is in each paper's title and abstract, each paper's length in words, the papers' mean length, and the
+    question's words that name a paper's author, its venue or its year."""
+
+    counts: dict[int, dict[str, tuple[int, int]]]  # paper -> word -> (in the title, in the abstract)
+    lengths: dict[int, int]  # paper -> words in its title and abstract (only papers holding a word)
+    mean_length: float  # over the papers holding a word
+    named: dict[int, set[str]]  # paper -> the question's terms that name one of its authors
+    papers: int  # how many papers were asked about
+    fields: dict[int, set[str]] = field(default_factory=dict)  # paper -> the terms naming its venue or its year
+
+
+BM25_K1 = 1.2  # how fast more of one word stops counting more
+BM25_B = 0.75  # how much a long abstract's words count less
+TITLE_COUNTS = 1.0  # a word in the title counts as this many in the abstract
+# a word naming one of a paper's authors counts as this many of its title's words, one naming its venue or its year
+# as FIELD_COUNTS. Three for the venue and year found more papers of "EMNLP 2019" and lost more papers asked of by
+# their abstract's words, whose words a workshop's name holds too (docs/benchmarks.md)
+NAMED_COUNTS = 1.0
+FIELD_COUNTS = 1.0
+
+
+def word_forms(text: str) -> list[str]:
+    """The words of a text as the keyword score compares them: folded (lower case, accents aside), letters and
+    digits, a plural's final s taken off ("tables" is "table"; "analysis", "corpus" and "bias" stay)."""
+    return [singular(w) for w in _WORD.findall(fold_text(text))]
+
+
+def singular(word: str) -> str:
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is", "ias")) else word
+
+
+def keyword_coverage(found: TermCounts, terms: Sequence[str], scores: dict[int, float]) -> float:
+    """How much of the question the best keyword match holds, 0 to 1: the rarity of the question's words it
+    holds (as written, or naming its author, venue or year) over the rarity of all of them (a
+    word no paper holds counts as the rarest)."""
+    if not scores or not terms:
+        return 0.0
+    best = max(scores, key=lambda pid: (scores[pid], -pid))
+    n = max(found.papers, 1)
+    holders: dict[str, int] = defaultdict(int)
+    for words in found.counts.values():
+        for word in words:
+            holders[word] += 1
+    wanted = {singular(t): t for t in terms}
+
+    def rarity(word: str) -> float:
+        return math.log(1.0 + (n - holders[word] + 0.5) / (holders[word] + 0.5))
+
+    named = found.named.get(best, set()) | found.fields.get(best, set())
+    held = set(found.counts.get(best, {})) | {singular(t) for t in named}
+    total = sum(rarity(w) for w in wanted)
+    return sum(rarity(w) for w in wanted if w in held) / total if total > 0 else 0.0
+
+
+def keyword_scores(found: TermCounts) -> dict[int, float]:
+    """Each paper's keyword score (BM25): each of the question's words it holds, weighed by how rare the word is
+    among the channel's papers and by how often the paper says it (more of it counts less and less), in a paper
+    of its length. A paper holding more of the question's distinctive words comes first, common words included;
+    one matching a single word of its title does not beat one whose abstract holds them all (a title word counting
+    twice lost to a plain BM25 on the real histories: ``TITLE_COUNTS`` is 1). A word naming one of its
+    authors counts as ``NAMED_COUNTS`` of them, and one naming its venue or its year as ``FIELD_COUNTS``."""
+    n = max(found.papers, 1)
+    holders: dict[str, int] = defaultdict(int)
+    for words in found.counts.values():
+        for word in words:
+            holders[word] += 1
+    named_holders: dict[str, int] = defaultdict(int)
+    for by_field in (found.named, found.fields):
+        for terms in by_field.values():
+            for term in terms:
+                named_holders[term] += 1
+
+    def rarity(holding: int) -> float:
+        return math.log(1.0 + (n - holding + 0.5) / (holding + 0.5))
+
+    def saturated(tf: float, length: float) -> float:
+        norm = BM25_K1 * (1.0 - BM25_B + BM25_B * length / found.mean_length) if found.mean_length > 0 else BM25_K1
+        return tf * (BM25_K1 + 1.0) / (tf + norm)
+
+    score: dict[int, float] = defaultdict(float)
+    for pid, words in found.counts.items():
+        length = float(found.lengths.get(pid, found.mean_length))
+        for word, (title, abstract) in words.items():
+            score[pid] += rarity(holders[word]) * saturated(TITLE_COUNTS * title + abstract, length)
+    for by_field, tf in ((found.named, NAMED_COUNTS), (found.fields, FIELD_COUNTS)):
+        for pid, terms in by_field.items():
+            for term in terms:
+                score[pid] += rarity(named_holders[term]) * saturated(TITLE_COUNTS * tf, found.mean_length)
+    return dict(score)
