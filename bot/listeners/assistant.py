@@ -47,7 +47,12 @@ class DatabaseThreadContexts(AssistantThreadContextStore):
         self.db = db
 
     def save(self, *, channel_id: str, thread_ts: str, context: dict[str, str], user_id: str | None = None) -> None:
+        """Keep the thread's channel in view, with whose thread it is; nothing for a member who asked to be
+        forgotten in the workspace in view."""
         with self.db.connection() as conn:
+            team = context.get("team_id") or ""
+            if user_id and storage.privacy.is_forgotten(conn, [team] if team else [], user_id):
+                return
             storage.history_search.upsert_assistant_thread(
                 conn, channel_id, thread_ts, context.get("team_id") or "", context.get("channel_id"), user_id
             )

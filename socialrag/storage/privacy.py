@@ -3,6 +3,7 @@ brings them back."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import psycopg
@@ -38,8 +39,22 @@ def remember_member(conn: psycopg.Connection, team_id: str, user_id: str) -> boo
     )
 
 
+FORMER = "a former member"
+NAMED_FROM = 3  # a display name this long or longer is taken out of stored text; a shorter one matches too much
+
+
+def _name_pattern(name: str | None) -> str | None:
+    """A Postgres regular expression matching ``name`` as a whole word (None for a name too short to look for)."""
+    if not name or len(name.strip()) < NAMED_FROM:
+        return None
+    escaped = re.sub(r"([^A-Za-z0-9 ])", r"\\\1", name.strip())
+    return rf"\m{escaped}\M"
+
+
 def _scrub_member(conn: psycopg.Connection, team_id: str, user_id: str, name: str | None) -> None:
-    """The member's id and name out of stored drafts and LLM logs, and their id out of import checkpoints."""
+    """The member's id and name out of stored drafts, LLM logs (the written answers that named them) and
+    PaperPing's own posts (a post that @-mentioned or named them: thread search no longer finds them there), and
+    their id out of import checkpoints."""
     params = {"t": team_id, "u": user_id, "n": f'"{name}"' if name else f'"{user_id}"', "like": f"%{user_id}%"}
     conn.execute(
         """
@@ -56,6 +71,29 @@ def _scrub_member(conn: psycopg.Connection, team_id: str, user_id: str, name: st
          WHERE team_id = %(t)s AND (output LIKE %(like)s OR error LIKE %(like)s)
         """,
         params,
+    )
+    pattern = _name_pattern(name)
+    if pattern is not None:
+        conn.execute(
+            """
+            UPDATE llm_calls SET output = regexp_replace(output, %(p)s, %(former)s, 'gi')
+             WHERE team_id = %(t)s AND output ~* %(p)s
+            """,
+            {**params, "p": pattern, "former": FORMER},
+        )
+    conn.execute(  # PaperPing's own posts: by the workspace's bot user, or by a member stored as a bot
+        """
+        UPDATE messages m
+           SET text = CASE WHEN %(p)s::text IS NULL THEN replace(m.text, '<@' || %(u)s || '>', %(former)s)
+                           ELSE regexp_replace(replace(m.text, '<@' || %(u)s || '>', %(former)s),
+                                               %(p)s, %(former)s, 'gi')
+                      END
+         WHERE m.team_id = %(t)s
+           AND (m.user_id = (SELECT bot_user_id FROM teams WHERE team_id = %(t)s)
+                OR m.user_id IN (SELECT user_id FROM members WHERE team_id = %(t)s AND is_bot))
+           AND (m.text LIKE %(like)s OR (%(p)s::text IS NOT NULL AND m.text ~* %(p)s))
+        """,
+        {**params, "p": pattern, "former": FORMER},
     )
     conn.execute(
         """

@@ -303,3 +303,38 @@ def test_a_question_with_no_latin_words_is_still_searched_by_its_meaning(db: Dat
     with db.connection() as conn:
         nothing = ask_memory(conn, "all-MiniLM-L6-v2", encode, T, [C], "U2", "What have we read?", None, NOW)
     assert asked[-1] != "What have we read?" and not nothing.items
+
+
+def test_forget_me_takes_the_members_name_out_of_paperpings_posts_and_written_answers(
+    db: Database, lab: dict[str, Any]
+) -> None:
+    """A post of PaperPing's that @-mentioned or named the member, and a stored written answer that named them, no
+    longer do after `forget-me`: thread search does not find them by their name. Another member's name, and a word
+    that merely holds the name ("chenille"), stay."""
+    from socialrag import storage
+    from socialrag.storage.history_search import load_thread_matches
+
+    with db.connection() as conn:
+        conn.execute("UPDATE teams SET bot_user_id = 'UBOT' WHERE team_id = %s", (T,))
+        conn.execute(
+            """
+            INSERT INTO messages (team_id, channel_id, ts, user_id, text, posted_at)
+            VALUES (%s, %s, '1700003000.000100', 'UBOT', 'A paper for <@U3> and chen, and for ben: chenille', now())
+            """,
+            (T, C),
+        )
+        conn.execute(
+            """
+            INSERT INTO llm_calls (team_id, channel_id, prompt_name, prompt_version, prompt_hash, model, latency_ms,
+                                   outcome, output)
+            VALUES (%s, %s, 'ask', 1, 'h', 'm', 1, 'ok', 'Chen shared [1]; ben replied.')
+            """,
+            (T, C),
+        )
+        assert load_thread_matches(conn, T, C, "chen", 10)
+        storage.privacy.forget_member(conn, T, "U3")
+        post = conn.execute("SELECT text FROM messages WHERE ts = '1700003000.000100'").fetchone()[0]
+        answer = conn.execute("SELECT output FROM llm_calls WHERE prompt_name = 'ask'").fetchone()[0]
+        assert "U3" not in post and "chen," not in post and "ben" in post and "chenille" in post, post
+        assert answer == "a former member shared [1]; ben replied.", answer
+        assert not [r for r in load_thread_matches(conn, T, C, "chen", 10) if r[0] == "1700003000.000100"]

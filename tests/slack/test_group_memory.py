@@ -231,6 +231,12 @@ def test_the_panels_threads_are_kept_as_the_members_and_forget_me_deletes_them(d
         assert count(db, "SELECT count(*) FROM assistant_threads") == 1 and count(db, kept) == 1
         assert "deleted" in harness.command("forget-me confirm", user="U2")
         assert count(db, "SELECT count(*) FROM assistant_threads WHERE channel_id = 'DU2'") == 0
+        # and the panel keeps no new row of a forgotten member
+        harness.event(
+            {"type": "assistant_thread_context_changed", "event_ts": "1700002000.000300", "assistant_thread": changed}
+        )
+        time.sleep(1.0)
+        assert count(db, "SELECT count(*) FROM assistant_threads WHERE channel_id = 'DU2'") == 0
     finally:
         harness.stop()
         standin.stop()
