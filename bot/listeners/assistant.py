@@ -25,7 +25,7 @@ from bot.app_context import AppContext
 from bot.delivery.ask_answers import MAX_QUESTION, answer_ask
 from bot.listeners.commands import MEMBER_BUSY
 from bot.slack.dedupe import mark_handled
-from bot.slack.members import refresh_members
+from bot.slack.members import refresh_for_member
 from socialrag import storage
 from socialrag.db import Database
 from socialrag.recommender import topic_words
@@ -94,13 +94,8 @@ def suggested_prompts(
         {"title": "Last week's papers", "message": "What did we read last week?"},
     ]
     if channel and user:
-        now = datetime.now(UTC)
-        with ctx.db.connection() as conn:  # the list of the channel in view only, read again if a day old
-            stale = storage.workspaces.load_stale_member_lists(
-                conn, now - storage.workspaces.MEMBER_LIST_FRESH, team_id=team, user_id=user
-            )
-        if (team, channel) in stale:
-            refresh_members(ctx.db, ctx.pacer.call, client, team, channel, now)
+        # the list of the channel in view only, read again if a day old
+        refresh_for_member(ctx.db, ctx.pacer.call, client, team, user, datetime.now(UTC), channel_id=channel)
         with ctx.db.connection() as conn:
             theirs = dict(storage.workspaces.load_member_channels(conn, team, user, current=True))
             titles = storage.history_search.load_recent_titles(conn, team, channel, 30) if channel in theirs else []

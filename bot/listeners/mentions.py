@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import logging
 import re
-import threading
-import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from slack_bolt import Ack, App
@@ -20,6 +18,7 @@ from bot.delivery.ask_answers import answer_ask, llm_budget
 from bot.delivery.short_messages import post_text
 from bot.slack.dedupe import mark_handled
 from bot.views.replies import answer_blocks
+from socialrag import storage
 from socialrag.recommender import Answer, answer_question
 
 log = logging.getLogger(__name__)
@@ -62,28 +61,21 @@ FAILED = "I could not answer that just now (the failure is in PaperPing's log fo
 BUSY = "I am answering too many questions at once to take yours now. Please ask again in a minute."
 
 
-TOLD_EVERY = 60.0  # seconds: a member is told each reason at most once a minute
-_told: dict[str, float] = {}
-_told_lock = threading.Lock()
+TOLD_EVERY = timedelta(minutes=1)  # a member is told each reason at most once a minute
 
 
-def tell_asker(ctx: AppContext, client: WebClient, event: dict[str, Any], text: str) -> None:
-    """A word to the member who asked, only to them: their question was not answered, and why. Each reason at most
-    once a minute a member (a flood of mentions makes no flood of Slack calls); best effort: a failure here is
-    logged, never raised."""
+def tell_asker(ctx: AppContext, client: WebClient, team: str, event: dict[str, Any], reason: str, text: str) -> None:
+    """A word to the member who asked, only to them: their question was not answered, and why. Each ``reason`` at
+    most once a minute a member, as the member's other cooldowns are kept (a flood of mentions makes no flood of
+    Slack calls, in any process); best effort: a failure here is logged, never raised."""
     channel, user = str(event.get("channel") or ""), str(event.get("user") or "")
     if not channel or not user or event.get("bot_id"):
         return
-    now, key = time.monotonic(), f"{user}:{text}"
-    with _told_lock:
-        if now - _told.get(key, -TOLD_EVERY) < TOLD_EVERY:
-            return
-        _told[key] = now
-        if len(_told) > 10_000:  # bounded: the oldest go first
-            for old in sorted(_told, key=_told.__getitem__)[:5_000]:
-                del _told[old]
     thread = {"thread_ts": str(event.get("thread_ts"))} if event.get("thread_ts") else {}
     try:
+        with ctx.db.connection() as conn:
+            if storage.usage.take_cooldown(conn, team, user, f"told {reason}", datetime.now(UTC), TOLD_EVERY):
+                return
         ctx.pacer.call(client.chat_postEphemeral, channel=channel, user=user, text=text, **thread)
     except Exception:
         log.exception("telling a member in %s that their question was not answered failed", channel)
@@ -101,11 +93,12 @@ def register(app: App, ctx: AppContext) -> None:
                 handle_mention(ctx, client, body, event)
             except Exception:  # no half answer: the member is told, the failure is logged for the admin
                 log.exception("answering a mention failed")
-                tell_asker(ctx, client, event, FAILED)
+                tell_asker(ctx, client, team, event, "mention failed", FAILED)
 
+        team = str(body.get("team_id") or event.get("team") or "")
         member = f"{body.get('team_id')}:{event.get('user')}"
         if not ctx.slow.submit(work, owner=member):  # an answer may take an LLM's seconds: off the listener pool
             log.warning("too many slow requests; a mention in %s is not answered", event.get("channel"))
-            tell_asker(ctx, client, event, BUSY)
+            tell_asker(ctx, client, team, event, "mention busy", BUSY)
 
     app.event("app_mention")(ack=ack_and_note, lazy=[answer])

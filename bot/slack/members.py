@@ -53,14 +53,25 @@ def refresh_members(db: Database, call: Call, client: WebClient, team_id: str, c
     return True
 
 
-def refresh_for_member(db: Database, call: Call, client: WebClient, team_id: str, user_id: str, now: datetime) -> None:
-    """Before something reaches a member in private: read again the lists of their channels older than a day."""
+def refresh_for_member(
+    db: Database,
+    call: Call,
+    client: WebClient,
+    team_id: str,
+    user_id: str,
+    now: datetime,
+    *,
+    channel_id: str | None = None,
+) -> None:
+    """Before something reaches a member in private: read again the lists of their channels older than a day (with
+    ``channel_id``, that channel's only)."""
     with db.connection() as conn:
         stale = storage.workspaces.load_stale_member_lists(
             conn, now - storage.workspaces.MEMBER_LIST_FRESH, team_id=team_id, user_id=user_id
         )
     for team, channel in stale:
-        refresh_members(db, call, client, team, channel, now)
+        if channel_id is None or channel == channel_id:
+            refresh_members(db, call, client, team, channel, now)
 
 
 def refresh_stale_lists(db: Database, call: Call, client_for: Callable[[str], WebClient], now: datetime) -> int:

@@ -10,7 +10,7 @@ from typing import Any
 import psycopg
 
 from bot.app_context import AppContext
-from bot.views.post_blocks import describe_received, escape, quote
+from bot.views.post_blocks import SECTION_LIMIT, describe_received, escape, quote
 from bot.views.top_list import top_line
 from socialrag import storage
 from socialrag.knowledge import READING_LIST_EMOJI, describe_empty, describe_index
@@ -20,7 +20,6 @@ from socialrag.storage.settings import MemberSettings
 
 HOME_SAVED = 5  # papers of each channel's reading list shown on the Home tab
 HOME_TOP = 3  # papers of the channel's month top list shown there
-SECTION_LIMIT = 3000  # Slack's most characters in a section's text
 
 
 def build_home(ctx: AppContext, team: str, user: str) -> dict[str, Any]:

@@ -49,6 +49,21 @@ def singular(word: str) -> str:
     return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is", "ias")) else word
 
 
+def rarity(papers: int, holding: int) -> float:
+    """How rare a word is among ``papers`` papers when ``holding`` of them hold it (BM25's inverse document
+    frequency): a word every paper has says little."""
+    return math.log(1.0 + (max(papers, 1) - holding + 0.5) / (holding + 0.5))
+
+
+def _holders(by_paper: dict[int, dict[str, tuple[int, int]]] | dict[int, set[str]]) -> dict[str, int]:
+    """How many papers hold each word (or term)."""
+    holders: dict[str, int] = defaultdict(int)
+    for words in by_paper.values():
+        for word in words:
+            holders[word] += 1
+    return holders
+
+
 def keyword_coverage(found: TermCounts, terms: Sequence[str], scores: dict[int, float]) -> float:
     """How much of the question the best keyword match holds, 0 to 1: the rarity of the question's words it
     holds (as written, or naming its author, venue or year) over the rarity of all of them (a
@@ -56,20 +71,12 @@ def keyword_coverage(found: TermCounts, terms: Sequence[str], scores: dict[int, 
     if not scores or not terms:
         return 0.0
     best = max(scores, key=lambda pid: (scores[pid], -pid))
-    n = max(found.papers, 1)
-    holders: dict[str, int] = defaultdict(int)
-    for words in found.counts.values():
-        for word in words:
-            holders[word] += 1
-    wanted = {singular(t): t for t in terms}
-
-    def rarity(word: str) -> float:
-        return math.log(1.0 + (n - holders[word] + 0.5) / (holders[word] + 0.5))
-
+    holders = _holders(found.counts)
+    wanted = {singular(t) for t in terms}
     named = found.named.get(best, set()) | found.fields.get(best, set())
     held = set(found.counts.get(best, {})) | {singular(t) for t in named}
-    total = sum(rarity(w) for w in wanted)
-    return sum(rarity(w) for w in wanted if w in held) / total if total > 0 else 0.0
+    total = sum(rarity(found.papers, holders.get(w, 0)) for w in wanted)
+    return sum(rarity(found.papers, holders.get(w, 0)) for w in wanted if w in held) / total if total > 0 else 0.0
 
 
 def keyword_scores(found: TermCounts) -> dict[int, float]:
@@ -79,19 +86,9 @@ def keyword_scores(found: TermCounts) -> dict[int, float]:
     one matching a single word of its title does not beat one whose abstract holds them all (a title word counting
     twice lost to a plain BM25 on the real histories: ``TITLE_COUNTS`` is 1). A word naming one of its
     authors counts as ``NAMED_COUNTS`` of them, and one naming its venue or its year as ``FIELD_COUNTS``."""
-    n = max(found.papers, 1)
-    holders: dict[str, int] = defaultdict(int)
-    for words in found.counts.values():
-        for word in words:
-            holders[word] += 1
-    named_holders: dict[str, int] = defaultdict(int)
-    for by_field in (found.named, found.fields):
-        for terms in by_field.values():
-            for term in terms:
-                named_holders[term] += 1
-
-    def rarity(holding: int) -> float:
-        return math.log(1.0 + (n - holding + 0.5) / (holding + 0.5))
+    holders = _holders(found.counts)
+    named, fields = _holders(found.named), _holders(found.fields)
+    named_holders = {term: named.get(term, 0) + fields.get(term, 0) for term in {*named, *fields}}
 
     def saturated(tf: float, length: float) -> float:
         norm = BM25_K1 * (1.0 - BM25_B + BM25_B * length / found.mean_length) if found.mean_length > 0 else BM25_K1
@@ -101,9 +98,11 @@ def keyword_scores(found: TermCounts) -> dict[int, float]:
     for pid, words in found.counts.items():
         length = float(found.lengths.get(pid, found.mean_length))
         for word, (title, abstract) in words.items():
-            score[pid] += rarity(holders[word]) * saturated(TITLE_COUNTS * title + abstract, length)
+            score[pid] += rarity(found.papers, holders[word]) * saturated(TITLE_COUNTS * title + abstract, length)
     for by_field, tf in ((found.named, NAMED_COUNTS), (found.fields, FIELD_COUNTS)):
         for pid, terms in by_field.items():
             for term in terms:
-                score[pid] += rarity(named_holders[term]) * saturated(TITLE_COUNTS * tf, found.mean_length)
+                score[pid] += rarity(found.papers, named_holders[term]) * saturated(
+                    TITLE_COUNTS * tf, found.mean_length
+                )
     return dict(score)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
@@ -89,14 +89,20 @@ def tsquery_text(words: Sequence[str]) -> str:
 
 
 def term_counts(
-    ctx: ChannelContext, held: dict[int, set[str]], terms: Sequence[str], named: dict[int, set[str]]
+    ctx: ChannelContext,
+    held: dict[int, set[str]],
+    terms: Sequence[str],
+    named: dict[int, set[str]],
+    fields: dict[int, set[str]],
 ) -> TermCounts:
     """``TermCounts`` of the channel's papers ``held`` (each with the question's ``terms`` it holds in some form,
-    as Postgres' index found them) for those terms: each word counted as written (``word_forms``), so that a rare
-    word matches only itself. A paper holding a word only in another form ("evaluation" for "evaluate") is left to
+    as Postgres' index found them), with the terms ``named`` by their authors and by their venue or year
+    (``fields``): each word counted as written (``word_forms``), so that a rare word matches only itself. A paper
+    holding a word only in another form ("evaluation" for "evaluate") is left to
     the meaning: counted, those forms made the keyword score lose to a plain BM25 (docs/benchmarks.md)."""
     counts: dict[int, dict[str, tuple[int, int]]] = {}
     lengths: dict[int, int] = {}
+    asked = set(terms)
     for pid, forms in held.items():
         paper = ctx.papers.get(pid)
         if paper is None:
@@ -104,14 +110,14 @@ def term_counts(
         title, abstract = word_forms(paper.info.title or ""), word_forms(paper.info.abstract or "")
         lengths[pid] = len(title) + len(abstract)
         found = {}
-        for term in forms & set(terms):
+        for term in forms & asked:
             word = singular(term)
             exact = (title.count(word), abstract.count(word))
             if exact != (0, 0):
                 found[word] = exact
         counts[pid] = found
     mean = sum(lengths.values()) / len(lengths) if lengths else 0.0
-    return TermCounts(counts, lengths, mean, named, len(ctx.papers))
+    return TermCounts(counts, lengths, mean, named, len(ctx.papers), fields)
 
 
 @dataclass(frozen=True)
@@ -160,7 +166,7 @@ def search_scores(conn: psycopg.Connection, ctx: ChannelContext, question: str, 
     ids = sorted(ctx.papers)
     terms = topic_words(question)
     held, named, fields = storage.history_search.load_keyword_candidates(conn, ids, terms)
-    counts = replace(term_counts(ctx, held, terms, named), fields=fields)
+    counts = term_counts(ctx, held, terms, named, fields)
     words = keyword_scores(counts)
     roots: dict[str, list[int]] = defaultdict(list)
     for pid, paper in ctx.papers.items():

@@ -235,7 +235,7 @@ def _who(
 ) -> MemoryAnswer:
     """The members who engaged most with the papers found (with ``held``, only what they did then), ranked across
     every channel asked about: the member who did most on the topic comes first, whichever channel it was in."""
-    people: list[tuple[float, int, Person]] = []
+    people: list[tuple[float, Person]] = []
     best = found[0][0].score if found else 0.0
     on_topic = [(f, c) for f, c in found if f.score >= ON_TOPIC * best]  # the papers squarely on it, not the rest
     for channel, ctx in contexts.items():
@@ -245,17 +245,13 @@ def _who(
             for s in storage.history_search.load_saves(conn, ctx.team_id, channel, [f.paper_id for f in mine])
         ]
         people += [
-            (
-                e.weight,
-                len(people) + k,
-                Person(e.user_id, ctx.display(e.user_id), channel, e.papers, e.shared, e.replied, e.reacted),
-            )
-            for k, e in enumerate(who_knows(ctx, mine, saves, held=held))
+            (e.weight, Person(e.user_id, ctx.display(e.user_id), channel, e.papers, e.shared, e.replied, e.reacted))
+            for e in who_knows(ctx, mine, saves, held=held)
         ]
-    people.sort(key=lambda x: (-x[0], x[1]))
+    people.sort(key=lambda x: -x[0])  # stable: equal weights keep their channel's order
     # with no topic, the people are the answer: the papers they rest on would be the whole channel
     shown = [(c, f.paper_id) for f, c in on_topic[:3]] if base.words else []
-    chosen = tuple(person for _, _, person in people[:5])
+    chosen = tuple(person for _, person in people[:5])
     return replace(base, items=tuple(_items(conn, contexts, shown, gist=False)), people=chosen)
 
 
