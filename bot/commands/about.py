@@ -105,6 +105,18 @@ def wait_for_slot(ctx: AppContext, team: str, channel: str, asked_at: datetime) 
     return "On it: this one is taking longer than usual; the post will appear here when it is ready."
 
 
+FEEDBACK_WINDOW = timedelta(days=30)  # the answers' feedback `status` counts
+
+
+def describe_answer_feedback(helpful: int, not_helpful: int) -> str:
+    """What members said of PaperPing's answers about the channel: "Answers about this channel, last 30 days: 4
+    marked helpful, 1 not helpful"."""
+    return (
+        f"Answers about this channel in the last {FEEDBACK_WINDOW.days} days: {helpful} marked helpful, "
+        f"{not_helpful} not helpful."
+    )
+
+
 @command("status", "`status` — settings, what I know of this channel, the next post, how the last posts were received")
 def cmd_status(inv: Invocation) -> str:
     with inv.ctx.db.connection() as conn:
@@ -162,6 +174,10 @@ def cmd_status(inv: Invocation) -> str:
             f"The last {silent} of my posts drew no reaction, click or reply. Silence alone slows my posts only after "
             f"{SILENT_TO_STEP_DOWN} in a row; *Not for us* (or a negative emoji) on three of five does sooner."
         )
+    with inv.ctx.db.connection() as conn:
+        marks = storage.usage.load_answer_feedback(conn, inv.team, inv.channel, inv.now - FEEDBACK_WINDOW)
+    if any(marks):
+        lines.append(describe_answer_feedback(*marks))
     for p in posts[:5]:
         received = describe_received(p.emoji, p.replies)
         lines.append(f"• {p.posted_at:%d %b}: {quote(p.title or 'a paper', 200)} — {received}")

@@ -10,6 +10,7 @@ mention of PaperPing outside a paper's thread, and Slack's AI app panel. One rul
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
@@ -20,7 +21,7 @@ from bot.slack.members import refresh_for_member
 from bot.views.memory_text import render_answer
 from bot.views.post_blocks import works_again
 from socialrag import storage
-from socialrag.recommender import ask_memory
+from socialrag.recommender import MemoryAnswer, ask_memory
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +77,23 @@ def answer_ask(
     ctx: AppContext, client: WebClient, team: str, user: str, question: str, channel: str | None, *, llm_channel: str
 ) -> str:
     """The answer to a member's question, as Slack text, or a sentence saying why there is none now."""
+    found = memory_answer(ctx, client, team, user, question, channel, llm_channel=llm_channel)
+    return found if isinstance(found, str) else render_answer(*found)
+
+
+def memory_answer(
+    ctx: AppContext,
+    client: WebClient,
+    team: str,
+    user: str,
+    question: str,
+    channel: str | None,
+    *,
+    llm_channel: str,
+    on_found: Callable[[MemoryAnswer, dict[str, str]], None] | None = None,
+) -> tuple[MemoryAnswer, dict[str, str]] | str:
+    """The answer to a member's question with the channels it may name (id -> name), or a sentence saying why
+    there is none now; ``on_found`` is given the papers found while the written answer is still being written."""
     recommender = ctx.recommender
     if recommender is None:
         return "Questions about the channel's history are answered where PaperPing runs as a service (`paperping run`)."
@@ -97,6 +115,10 @@ def answer_ask(
     def encode(text: str) -> np.ndarray:
         return np.asarray(embedder.encode([text])[0], dtype=np.float32)
 
+    def found(answer: MemoryAnswer) -> None:
+        if on_found is not None and isinstance(scope, dict):
+            on_found(answer, scope)
+
     with ctx.db.connection() as conn:
-        answer = ask_memory(conn, embedder.model_name, encode, team, list(scope), user, question, llm, now)
-    return render_answer(answer, scope)
+        answer = ask_memory(conn, embedder.model_name, encode, team, list(scope), user, question, llm, now, found)
+    return answer, scope

@@ -1,4 +1,5 @@
-"""The buttons on PaperPing's posts: relevant, not for us, save. Slack is answered at once; then a
+"""The buttons on PaperPing's posts: relevant, not for us, save (and the feedback buttons under its streamed
+answers, kept by ``delivery.agent_answers``). Slack is answered at once; then a
 click on PaperPing's own post or digest is stored like a reaction of that member on that post (a second click
 undoes it; ``knowledge.record_click``), the post is rendered again from its stored draft with the counts
 (``chat.update``), and a save is confirmed privately to the member who clicked. A click on any other message,
@@ -15,6 +16,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from bot.app_context import AppContext
+from bot.delivery.agent_answers import FEEDBACK_ACTION, record_feedback
 from bot.slack.dedupe import handled_id
 from bot.slack.payloads import ts_to_datetime
 from bot.views.post_blocks import (
@@ -130,3 +132,16 @@ def register(app: App, ctx: AppContext) -> None:
 
     for _, action_id, _ in BUTTONS:
         app.action(action_id)(ack=ack_at_once, lazy=[clicked])
+
+    def feedback(ack: Ack, body: dict[str, Any]) -> None:
+        """A member's Helpful / Not helpful on one of PaperPing's answers in their Messages tab: kept, once each."""
+        ack()
+        place = click_place(body)
+        action = (body.get("actions") or [{}])[0]
+        team = str((body.get("team") or {}).get("id") or "")
+        if place is not None and isinstance(action, dict):
+            channel, ts, user = place
+            if not record_feedback(ctx, team, user, channel, ts, str(action.get("value") or "")):
+                log.warning("a feedback click with a value PaperPing never wrote was ignored")
+
+    app.action(FEEDBACK_ACTION)(feedback)

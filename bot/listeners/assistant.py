@@ -1,12 +1,19 @@
-"""PaperPing in Slack's AI app panel (Agents & AI Apps; the panel needs a paid Slack plan), through bolt's
-``Assistant``: a member opens it beside a channel and asks what that channel read and discussed.
+"""PaperPing as Slack's agent (Agents & AI Apps; a paid Slack plan): a member asks, beside a channel or in
+PaperPing's Messages tab, what their channels read and discussed.
 
-- ``assistant_thread_started``: a greeting, and suggested prompts built from the channel in view;
-- ``assistant_thread_context_changed``: the channel in view, kept in Postgres (any process may answer next)
-  with the member whose thread it is (``forget-me`` deletes it);
-- a message in the thread (``message.im``): a title for the thread, a status while PaperPing works, then the
-  answer, from the channel in view when the member is in it now, else from every channel they share with
-  PaperPing (``delivery.ask`` decides, as for `/paperping ask` and mentions).
+Slack's agent messaging experience (``agent_view`` in the manifest, the experience for new apps):
+
+- ``app_home_opened`` on the Messages tab: a greeting (at most once a month) and suggested prompts built from the
+  channel in view (``listeners.home`` calls ``messages_tab_opened``);
+- ``app_context_changed``: the channel in view, kept in Postgres (any process may answer next) with the member it
+  is of (``forget-me`` deletes it), and the prompts built again for it;
+- a member's message in the Messages tab (``message.im``; each starts a thread, a reply continues it): the answer,
+  streamed into the thread (``delivery.agent_answers``), from the channel the message says is in view (its
+  ``app_context``) when the member is in it now, else from every channel they share with PaperPing.
+
+The older AI app panel (``assistant_view``, still served for apps made from an older manifest) goes through bolt's
+``Assistant``: ``assistant_thread_started`` (greeting and prompts), ``assistant_thread_context_changed``, and a
+message in the thread, answered the same way.
 """
 
 from __future__ import annotations
@@ -16,13 +23,14 @@ from collections import Counter
 from datetime import UTC, datetime
 from typing import Any
 
-from slack_bolt import App, Assistant, BoltContext, Say, SetStatus, SetSuggestedPrompts, SetTitle
+from slack_bolt import App, Assistant, BoltContext, Say, SetSuggestedPrompts, SetTitle
 from slack_bolt.context.assistant.thread_context import AssistantThreadContext
 from slack_bolt.context.assistant.thread_context_store.store import AssistantThreadContextStore
 from slack_sdk import WebClient
 
 from bot.app_context import AppContext
-from bot.delivery.ask_answers import MAX_QUESTION, answer_ask
+from bot.delivery.agent_answers import GREET_EVERY, GREETING, answer_in_thread
+from bot.delivery.ask_answers import MAX_QUESTION
 from bot.listeners.commands import MEMBER_BUSY
 from bot.slack.dedupe import mark_handled
 from bot.slack.members import refresh_for_member
@@ -32,12 +40,8 @@ from socialrag.recommender import topic_words
 
 log = logging.getLogger(__name__)
 
-GREETING = (
-    "Ask me what your channels read and discussed: papers on a topic, where the group talked about it, who "
-    "here knows it, or what you missed. I answer from the channels you and I are both in, and name people "
-    "without notifying them."
-)
-WORKING = "is looking through the channel's papers and threads…"
+CHANNEL_ENTITY = "slack#/types/channel_id"
+MEMBERS_VIEW = ""  # the thread_ts under which a member's channel in view in the Messages tab is kept
 
 
 class DatabaseThreadContexts(AssistantThreadContextStore):
@@ -107,6 +111,78 @@ def suggested_prompts(
     return prompts
 
 
+def in_view_of(payload: dict[str, Any], team: str) -> str | None:
+    """The channel a member has in view, from the ``app_context`` Slack attaches to an ``agent_view`` event or
+    message: its first channel of this workspace (entities come most relevant first); None when there is none."""
+    seen = payload.get("app_context") or payload.get("context")
+    entities = seen.get("entities") if isinstance(seen, dict) else None
+    for entity in entities if isinstance(entities, list) else []:
+        if not isinstance(entity, dict) or entity.get("type") != CHANNEL_ENTITY:
+            continue
+        value, where = entity.get("value"), entity.get("team_id")
+        if isinstance(value, str) and value[:1] in ("C", "G") and where in (None, "", team):
+            return value
+    return None
+
+
+def keep_view(ctx: AppContext, team: str, user: str, dm: str, in_view: str | None) -> None:
+    """The channel a member has in view beside the Messages tab, for a message that comes without one."""
+    with ctx.db.connection() as conn:
+        if storage.privacy.is_forgotten(conn, [team], user):
+            return
+        storage.history_search.upsert_assistant_thread(conn, dm, MEMBERS_VIEW, team, in_view, user)
+
+
+def kept_view(ctx: AppContext, team: str, dm: str, thread_ts: str | None) -> str | None:
+    """The channel in view kept for a thread of the older panel, else for the member's Messages tab."""
+    with ctx.db.connection() as conn:
+        for key in (thread_ts, MEMBERS_VIEW):
+            found = storage.history_search.load_assistant_thread(conn, dm, key) if key is not None else None
+            if found is not None and found[0] in ("", team) and found[1]:
+                return found[1]
+    return None
+
+
+def set_prompts(ctx: AppContext, client: WebClient, team: str, user: str, dm: str, in_view: str | None) -> None:
+    """The Messages tab's suggested prompts (``agent_view`` takes them for the conversation, with no thread)."""
+    prompts = suggested_prompts(ctx, client, team, in_view, user)
+    try:
+        ctx.pacer.call(client.assistant_threads_setSuggestedPrompts, channel_id=dm, prompts=prompts)
+    except Exception:  # prompts are a courtesy
+        log.warning("setting the suggested prompts in %s failed", dm, exc_info=True)
+
+
+def messages_tab_opened(ctx: AppContext, client: WebClient, team: str, event: dict[str, Any]) -> None:
+    """``app_home_opened`` on the Messages tab (``agent_view``): the greeting at most once a month a member, and
+    the suggested prompts for the channel in view."""
+    user, dm = str(event.get("user") or ""), str(event.get("channel") or "")
+    if not user or not dm.startswith("D"):
+        return
+    in_view = in_view_of(event, team) or kept_view(ctx, team, dm, None)
+    with ctx.db.connection() as conn:
+        if storage.privacy.is_forgotten(conn, [team], user):
+            return
+        quiet = storage.usage.take_cooldown(conn, team, user, "greeting", datetime.now(UTC), GREET_EVERY)
+    if quiet is None:
+        ctx.pacer.post(client.chat_postMessage, channel=dm, text=GREETING)
+    set_prompts(ctx, client, team, user, dm, in_view)
+
+
+def answer_message(ctx: AppContext, client: WebClient, team: str, event: dict[str, Any]) -> None:
+    """A member's message to PaperPing in its Messages tab or a panel thread: the answer, streamed in its thread."""
+    user, dm = str(event.get("user") or ""), str(event.get("channel") or "")
+    thread = str(event.get("thread_ts") or event.get("ts") or "")
+    question = " ".join(str(event.get("text") or "").split())[:MAX_QUESTION]
+    if not user or not dm.startswith("D") or not thread:
+        return
+    in_view = in_view_of(event, team) or kept_view(ctx, team, dm, str(event.get("thread_ts") or "") or None)
+
+    def busy() -> None:
+        ctx.pacer.post(client.chat_postMessage, channel=dm, thread_ts=thread, text=MEMBER_BUSY)
+
+    answer_in_thread(ctx, client, team, user, dm, thread, question, in_view, busy)
+
+
 def register(app: App, ctx: AppContext) -> None:
     contexts = DatabaseThreadContexts(ctx.db)
     assistant = Assistant(thread_context_store=contexts)
@@ -132,30 +208,26 @@ def register(app: App, ctx: AppContext) -> None:
     def asked(
         payload: dict[str, Any],
         body: dict[str, Any],
-        say: Say,
-        set_status: SetStatus,
         set_title: SetTitle,
         context: BoltContext,
         client: WebClient,
     ) -> None:
-        team, user = str(context.team_id or ""), str(payload.get("user") or "")
-        question = " ".join(str(payload.get("text") or "").split())[:MAX_QUESTION]
-        found = contexts.find(channel_id=str(payload.get("channel")), thread_ts=str(payload.get("thread_ts")))
-        in_view = found.channel_id if found is not None and found.team_id in ("", team) else None
-        set_title(question[:80] or "A question")
-        set_status(WORKING)
-        dm = str(payload.get("channel") or "")
-
-        def work() -> None:
-            try:
-                say(answer_ask(ctx, client, team, user, question, in_view or None, llm_channel=in_view or dm))
-            except Exception:  # the member gets a sentence, the admin the log
-                log.exception("answering in the assistant panel failed")
-                say("Something went wrong while I looked; please ask again in a minute.")
-
-        if not ctx.slow.submit(work, owner=f"{team}:{user}"):
-            say(MEMBER_BUSY)
+        if not payload.get("app_context"):  # the older panel's thread is titled by its question
+            set_title(" ".join(str(payload.get("text") or "").split())[:80] or "A question")
+        answer_message(ctx, client, str(context.team_id or ""), payload)
         with ctx.db.connection() as conn:
             mark_handled(conn, body)  # a resent copy is dropped: one answer per question
 
+    def view_changed(client: WebClient, body: dict[str, Any], event: dict[str, Any]) -> None:
+        team, user, dm = str(body.get("team_id") or ""), str(event.get("user") or ""), str(event.get("channel") or "")
+        if not user or not dm.startswith("D"):
+            return
+        in_view = in_view_of(event, team)
+        if in_view != kept_view(ctx, team, dm, None):
+            keep_view(ctx, team, user, dm, in_view)
+            set_prompts(ctx, client, team, user, dm, in_view)
+        with ctx.db.connection() as conn:
+            mark_handled(conn, body)
+
     app.use(assistant)
+    app.event("app_context_changed")(view_changed)

@@ -16,6 +16,7 @@ from slack_bolt import App
 from slack_sdk import WebClient
 
 from bot.app_context import AppContext
+from bot.listeners.assistant import answer_message
 from bot.slack.dedupe import mark_handled
 from bot.slack.payloads import message_from_slack, ts_to_datetime
 from socialrag import knowledge, storage
@@ -49,10 +50,13 @@ def handle_message(
         if isinstance(inner, dict):
             handle_edit(ctx, conn, client, team, channel, inner)
         return
+    by_member = bool(event.get("user")) and not event.get("bot_id")
+    if by_member and event.get("channel_type") == "im" and channel.startswith("D") and not subtype:
+        answer_message(ctx, client, team, event)  # a question in the Messages tab; a DM is never indexed
+        return
     message = _parse(ctx, client, team, channel, event)
     if message is None:
         return
-    by_member = bool(event.get("user")) and not event.get("bot_id")
     if not by_member and message.is_reply and event.get("user") == ctx.slack.bot_user_id(client, team):
         return  # PaperPing's own answers and context replies in a thread are not the group's replies
     if knowledge.record_message(conn, message, by_member=by_member) and note_share(conn, message, by_member=by_member):

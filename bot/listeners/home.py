@@ -1,5 +1,6 @@
-"""The App Home tab's listeners: publish the member's Home (``bot.views.home_tab``) when they open it, after reading
-their channels' member lists again, and the buttons for mentions and forget-me."""
+"""The App Home's listeners: publish the member's Home (``bot.views.home_tab``) when they open it, after reading
+their channels' member lists again, and the buttons for mentions and forget-me; the Messages tab's opening is the
+agent's (``listeners.assistant``)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from slack_bolt import Ack, App
 from slack_sdk import WebClient
 
 from bot.app_context import AppContext
+from bot.listeners.assistant import messages_tab_opened
 from bot.slack.members import refresh_for_member
 from bot.views.home_tab import build_home
 from socialrag import storage
@@ -31,6 +33,8 @@ def register(app: App, ctx: AppContext) -> None:
     def opened(client: WebClient, body: dict[str, Any], event: dict[str, Any]) -> None:
         if event.get("tab") == "home":
             publish(client, str(body.get("team_id")), str(event["user"]))
+        elif event.get("tab") == "messages":  # the agent's conversation (``agent_view``)
+            messages_tab_opened(ctx, client, str(body.get("team_id") or ""), event)
 
     def mentions(ack: Ack, client: WebClient, body: dict[str, Any]) -> None:
         ack()

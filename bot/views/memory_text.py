@@ -1,18 +1,59 @@
 """An answer about the channel's history (`/paperping ask`, a mention, the AI app panel) as Slack text: the written
 answer when there is one, then the papers with who shared them and when, their thread, and how the group received
-them. Members are named in plain text, never mentioned; every title, name and quoted reply is shown as data. Pure."""
+them. Members are named in plain text, never mentioned; every title, name and quoted reply is shown as data. Pure.
+
+Two dialects of the same answer: Slack's ``mrkdwn`` for messages, and the ``markdown`` that Slack's streamed
+answers take (``chat.startStream``: ``**bold**``, ``[label](url)``), where every character of others' text that
+markdown would read as markup is escaped."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
-from bot.views.post_blocks import escape, link, quote
+from bot.views.post_blocks import escape, link, safe_url
 from socialrag.recommender import MemoryAnswer, MemoryItem, Person
+from socialrag.text import as_data
 
 MAX_CHARS = 3500  # an answer stays well inside one message (Slack cuts a text at 40,000, a section at 3,000)
 _URL_OK = re.compile(r"https://[^\s<>|]+\Z")
-_REFERENCE = re.compile(r"\[(\d+)\]")
+_REFERENCE = re.compile(r"(\\?)\[(\d+)(\\?)\]")  # [2], or \[2\] as markdown escapes it
+
+
+_MARKUP = re.compile(r"([\\`*_\[\]()#~|!])")
+
+
+def md_escape(text: str) -> str:
+    """Text shown as written in Slack's markdown: ``&``, ``<`` and ``>`` as entities (no mention, no link can
+    form), and each markdown control character behind a backslash."""
+    return _MARKUP.sub(r"\\\1", escape(text))
+
+
+def md_link(url: str, label: str) -> str:
+    """``[label](url)``, the label escaped; the bare label without a URL."""
+    label = md_escape(label)
+    return f"[{label}]({safe_url(url).replace('(', '%28').replace(')', '%29')})" if url else label
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """How one kind of Slack text writes others' words, a link and emphasis."""
+
+    text: Callable[[str], str]
+    link: Callable[[str, str], str]
+    bold: str  # the marker around bold text
+
+    def quote(self, text: str, limit: int) -> str:
+        """Text others wrote, its markup dropped, cut to ``limit`` and escaped: it can neither notify nor link."""
+        return self.text(as_data(text)[:limit])
+
+    def strong(self, text: str) -> str:
+        return f"{self.bold}{text}{self.bold}"
+
+
+MRKDWN = Dialect(escape, link, "*")
+MARKDOWN = Dialect(md_escape, md_link, "**")
 
 
 def _plural(n: int, one: str, many: str | None = None) -> str:
@@ -26,82 +67,100 @@ def reception(item: MemoryItem) -> str:
     return ", ".join(parts) if parts else "no reply or reaction yet"
 
 
-def item_line(n: int, item: MemoryItem, channels: Mapping[str, str], several: bool) -> str:
+def item_line(n: int, item: MemoryItem, channels: Mapping[str, str], several: bool, d: Dialect = MRKDWN) -> str:
     """One paper: its title linked, who shared it and when (in which channel, when the answer spans several),
     its thread, its reception, and the gist of its thread for a discussion question."""
     url = item.url if item.url and _URL_OK.match(item.url) else ""
-    title = link(url, " ".join(item.title.split())[:200])
+    title = d.link(url, " ".join(item.title.split())[:200])
     who = (
-        f"shared by {quote(item.shared_by_name or 'a member', 60)}"
+        f"shared by {d.quote(item.shared_by_name or 'a member', 60)}"
         if not item.posted_by_paperping or item.shared_by
         else "posted by PaperPing"
     )
-    where = f" in #{escape(channels.get(item.channel_id, item.channel_id))}" if several else ""
-    thread = f" · {link(item.permalink, 'thread')}" if item.permalink and _URL_OK.match(item.permalink) else ""
+    where = f" in #{d.text(channels.get(item.channel_id, item.channel_id))}" if several else ""
+    thread = f" · {d.link(item.permalink, 'thread')}" if item.permalink and _URL_OK.match(item.permalink) else ""
     lines = [f"{n}. {title} — {who}{where} on {item.shared_at:%d %b %Y}{thread} · {reception(item)}"]
-    lines += [f"> {quote(g, 220)}" for g in item.gist]
+    lines += [f"> {d.quote(g, 220)}" for g in item.gist]
     return "\n".join(lines)
 
 
-def render_answer(answer: MemoryAnswer, channels: Mapping[str, str]) -> str:
-    """The whole answer as mrkdwn, cut to ``MAX_CHARS``."""
+def render_answer(answer: MemoryAnswer, channels: Mapping[str, str], d: Dialect = MRKDWN) -> str:
+    """The whole answer in ``d`` (mrkdwn unless said), cut to ``MAX_CHARS``."""
     several = len(answer.channels) > 1
     where = (
         "your channels"
         if several
-        else f"#{escape(channels.get(answer.channels[0], answer.channels[0]))}"
+        else f"#{d.text(channels.get(answer.channels[0], answer.channels[0]))}"
         if answer.channels
         else "this channel"
     )
-    topic = quote(" ".join(answer.words), 80)
+    topic = d.quote(" ".join(answer.words), 80)
     when = f" {answer.period}" if answer.period else ""
     if answer.kind == "missed":
         since = f" since {answer.since:%d %b}" if answer.since else ""
-        head = f"*What happened in {where}{since}*, the most discussed first:"
+        head = f"{d.strong(f'What happened in {where}{since}')}, the most discussed first:"
         if not answer.items:
             return f"Nothing new in {where}{since}: no paper was shared, discussed or reacted to."
     elif answer.kind == "who":
-        return _who(answer, where, topic, channels)
+        return _who(answer, where, topic, channels, d)
     else:
         verb = "discussed" if answer.kind == "discussion" else "read"
         if not answer.items and not topic and when:
             done = "discussed" if answer.kind == "discussion" else "shared"
             return f"No paper was {done} in {where}{when}."
         if not answer.items:
-            return f"I found nothing in {where} about *{topic or 'that'}*{when}. Try other words, or a paper's title."
+            about = d.strong(topic or "that")
+            return f"I found nothing in {where} about {about}{when}. Try other words, or a paper's title."
         if topic:
-            head = f"*What {where} {verb} about {topic}{when}*:"
+            head = f"{d.strong(f'What {where} {verb} about {topic}{when}')}:"
         else:
-            head = f"*What {where} {verb}{when}*, the most discussed first:" if when else f"*From {where}*:"
+            head = (
+                f"{d.strong(f'What {where} {verb}{when}')}, the most discussed first:"
+                if when
+                else f"{d.strong(f'From {where}')}:"
+            )
     lines = [head]
     if answer.text:
-        lines.append(_references(quote(answer.text, 600), answer.items))
-    lines += [item_line(n, item, channels, several) for n, item in enumerate(answer.items, start=1)]
+        lines.append(written_part(answer, d))
+    lines += [item_line(n, item, channels, several, d) for n, item in enumerate(answer.items, start=1)]
     if answer.note and answer.kind in ("papers", "discussion"):
-        lines.append(f"_No written answer: {quote(answer.note, 160)}._")
+        lines.append(note_part(answer, d))
     return _cut("\n".join(lines))
+
+
+def written_part(answer: MemoryAnswer, d: Dialect = MRKDWN) -> str:
+    """The checked written answer, its ``[n]`` pointing to the numbered papers; "" when there is none."""
+    return _references(d.quote(answer.text, 600), answer.items) if answer.text else ""
+
+
+def note_part(answer: MemoryAnswer, d: Dialect = MRKDWN) -> str:
+    """Why a list came without its written answer; "" when nothing needs saying."""
+    if not answer.note or answer.kind not in ("papers", "discussion"):
+        return ""
+    return f"_No written answer: {d.quote(answer.note, 160)}._"
 
 
 def _references(text: str, items: tuple[MemoryItem, ...]) -> str:
     """The written answer, its ``[n]`` kept as they are: the numbered list below is what they point to."""
-    return _REFERENCE.sub(lambda m: f"[{m.group(1)}]" if 1 <= int(m.group(1)) <= len(items) else "", text)
+    return _REFERENCE.sub(lambda m: m.group(0) if 1 <= int(m.group(2)) <= len(items) else "", text)
 
 
-def _who(answer: MemoryAnswer, where: str, topic: str, channels: Mapping[str, str]) -> str:
+def _who(answer: MemoryAnswer, where: str, topic: str, channels: Mapping[str, str], d: Dialect) -> str:
     when = f" {answer.period}" if answer.period else ""
-    about = f"papers on *{topic}*" if topic else "papers"
+    about = f"papers on {d.strong(topic)}" if topic else "papers"
     if not answer.people:
         return f"I found nobody in {where} who shared, discussed or saved {about}{when}."
     several = len(answer.channels) > 1
     what = f"with {topic}" if topic else "most with its papers"
-    lines = [f"*Who in {where} has engaged {what}{when}* (from what they shared, replied to, reacted to and saved):"]
+    head = d.strong(f"Who in {where} has engaged {what}{when}")
+    lines = [f"{head} (from what they shared, replied to, reacted to and saved):"]
     for p in answer.people:
-        inside = f" in #{escape(channels.get(p.channel_id, p.channel_id))}" if several else ""
+        inside = f" in #{d.text(channels.get(p.channel_id, p.channel_id))}" if several else ""
         did = f"{_plural(p.papers, 'paper')} on it" if topic else _did(p)
-        lines.append(f"• {quote(p.name, 60)}{inside}: {did}")
+        lines.append(f"• {d.quote(p.name, 60)}{inside}: {did}")
     if answer.items:
         lines.append("The papers this rests on:")
-        lines += [item_line(n, item, channels, several) for n, item in enumerate(answer.items, start=1)]
+        lines += [item_line(n, item, channels, several, d) for n, item in enumerate(answer.items, start=1)]
     return _cut("\n".join(lines))
 
 

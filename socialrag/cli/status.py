@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import psycopg
@@ -39,6 +40,10 @@ def run(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase) -> 
             }
             for team, cid, name in channels
         ]
+        since = datetime.now(UTC) - FEEDBACK_WINDOW
+        for r, (team, cid, _) in zip(rows, channels, strict=True):
+            helpful, not_helpful = storage.usage.load_answer_feedback(conn, team, cid, since)
+            r["answers_marked"] = {"helpful": helpful, "not_helpful": not_helpful, "days": FEEDBACK_WINDOW.days}
         rankers = [describe_ranker(load_fit(conn, team, cid, settings.popularity_weight)) for team, cid, _ in channels]
         emoji = [load_emoji_readings(conn, team, cid, model) for team, cid, _ in channels]
         for r, readings in zip(rows, emoji, strict=True):
@@ -66,11 +71,18 @@ def run(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase) -> 
         for x in r["emoji_learnt"]:
             print(f"#{r['name']}: {x['why']}")
         print(f"#{r['name']}: {describe_index(IndexProgress(*(r[k] for k in INDEX_KEYS)))}")
+        marked = r["answers_marked"]
+        if marked["helpful"] or marked["not_helpful"]:
+            print(
+                f"#{r['name']}: answers about it in the last {marked['days']} days: {marked['helpful']} marked "
+                f"helpful, {marked['not_helpful']} not helpful"
+            )
         if r["empty_reason"]:
             print(f"#{r['name']}: the last slot posted nothing: {r['empty_reason']}")
     return 0
 
 
+FEEDBACK_WINDOW = timedelta(days=30)  # the members' marks on answers that `status` counts
 INDEX_KEYS = ("papers", "looked_up", "embedded", "waiting", "given_up", "unusable")
 
 

@@ -152,6 +152,7 @@ def forget_member(conn: psycopg.Connection, team_id: str, user_id: str) -> dict[
         "member_settings",
         "assistant_threads",
         "members",
+        "answer_feedback",
     ):
         conn.execute(
             f"DELETE FROM {table} WHERE team_id = %(t)s AND user_id = %(u)s",  # the table names are fixed above

@@ -78,3 +78,48 @@ class _CapReached(Exception):
     def __init__(self, scope: str) -> None:
         super().__init__(scope)
         self.scope = scope
+
+
+def record_answer_feedback(
+    conn: psycopg.Connection,
+    team_id: str,
+    answer_channel_id: str,
+    answer_ts: str,
+    user_id: str,
+    about_channel_id: str | None,
+    helpful: bool,
+    at: datetime,
+) -> None:
+    """A member's mark on one of PaperPing's answers; a second click replaces their first."""
+    conn.execute(
+        """
+        INSERT INTO answer_feedback
+               (team_id, answer_channel_id, answer_ts, user_id, about_channel_id, helpful, marked_at)
+        VALUES (%(t)s, %(c)s, %(ts)s, %(u)s, %(about)s, %(h)s, %(at)s)
+        ON CONFLICT (team_id, answer_channel_id, answer_ts, user_id) DO UPDATE
+           SET helpful = EXCLUDED.helpful, marked_at = EXCLUDED.marked_at
+        """,
+        {
+            "t": team_id,
+            "c": answer_channel_id,
+            "ts": answer_ts,
+            "u": user_id,
+            "about": about_channel_id,
+            "h": helpful,
+            "at": at,
+        },
+    )
+
+
+def load_answer_feedback(
+    conn: psycopg.Connection, team_id: str, about_channel_id: str | None, since: datetime
+) -> tuple[int, int]:
+    """(helpful, not helpful) marks since ``since`` on answers about one channel (None: answers over several)."""
+    row = conn.execute(
+        """
+        SELECT count(*) FILTER (WHERE helpful), count(*) FILTER (WHERE NOT helpful) FROM answer_feedback
+         WHERE team_id = %(t)s AND about_channel_id IS NOT DISTINCT FROM %(about)s AND marked_at >= %(since)s
+        """,
+        {"t": team_id, "about": about_channel_id, "since": since},
+    ).fetchone()
+    return (int(row[0]), int(row[1])) if row else (0, 0)

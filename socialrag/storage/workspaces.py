@@ -273,6 +273,7 @@ def purge_team(conn: psycopg.Connection, team_id: str) -> dict[str, int]:
         "installations",
         "forgotten_members",
         "assistant_threads",
+        "answer_feedback",
     ):
         # the table names are fixed here, never from input
         conn.execute(f"DELETE FROM {table} WHERE team_id = %(t)s", params)

@@ -69,6 +69,7 @@ BY_TEAM = {
     "topic_steering",
     "onboarding",
     "assistant_threads",
+    "answer_feedback",
 }
 # tables with a member's id: forget-me leaves none of their rows (forgotten_members keeps the note that it did)
 BY_MEMBER = {
@@ -86,6 +87,7 @@ BY_MEMBER = {
     "author_news",
     "topic_steering",
     "assistant_threads",
+    "answer_feedback",
 }
 # tables where a member's id can sit inside text or JSON: forget-me scrubs it
 MENTIONING = {"recommendations": "draft::text", "llm_calls": "output", "import_checkpoints": "state::text"}
@@ -192,6 +194,8 @@ def _lab(db: Database) -> dict[str, int]:
         storage.topic_steering.record_onboarding(conn, T, "C1", "little history", [known_id], AT)
         # U2 asked PaperPing in Slack's AI app panel beside #papers
         storage.history_search.upsert_assistant_thread(conn, "DU2", "1.000100", T, "C1", "U2")
+        # ... and marked its streamed answer not helpful
+        storage.usage.record_answer_feedback(conn, T, "DU2", "1.000200", "U2", "C1", False, AT)
     return {"known": ids["1706.03762"], "unknown": ids["2999.00001"], "only_here": ids["10.9999/only-here"]}
 
 

@@ -18,6 +18,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from tests.support.slack_streams import StreamedMessages
+
 
 @dataclass
 class Call:
@@ -46,10 +48,11 @@ def _offset(cursor: str | None) -> int:
     return int(base64.b64decode(cursor).decode().split(":", 1)[1])
 
 
-class SlackStandIn:
+class SlackStandIn(StreamedMessages):
     """The server. ``page_cap`` caps ``limit``; ``rate_limits`` maps a method to how many 429s to give first."""
 
     def __init__(self, state: SlackState | None = None) -> None:
+        super().__init__()
         self.state = state or SlackState()
         self.calls: list[Call] = []
         self.page_cap = 1000
@@ -208,8 +211,10 @@ class SlackStandIn:
 
     # ----- the AI app panel (Agents & AI Apps): what the app set on an assistant thread, in order -----
     def _assistant(self, what: str, params: dict[str, str]) -> dict[str, Any]:
+        """A thread's status or title, or suggested prompts: of a thread, or (``agent_view``'s prompts, which take
+        no thread) of the member's conversation with the app."""
         channel, thread = params.get("channel_id", ""), params.get("thread_ts", "")
-        if not channel.startswith("D") or not thread:
+        if not channel.startswith("D") or (not thread and what != "prompts"):
             return {"ok": False, "error": "invalid_arguments"}
         value = params.get(what, "")
         with self.lock:

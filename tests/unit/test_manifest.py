@@ -31,10 +31,19 @@ METHOD_SCOPES: dict[str, tuple[str, ...]] = {
     "views_publish": (),
     "files_upload_v2": ("files:write",),
     "conversations_open": ("im:write",),  # a direct message with one member (personal picks)
+    # the agent: a streamed answer (chat.startStream / appendStream / stopStream), its thread's status and the
+    # Messages tab's suggested prompts
+    "chat_stream": ("chat:write",),
+    "assistant_threads_setStatus": ("assistant:write",),
+    "assistant_threads_setSuggestedPrompts": ("assistant:write",),
 }
 # the bot events each handled event type arrives as, and the scopes that subscribing to them needs
 EVENT_SUBSCRIPTIONS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "message": (("message.channels", "message.groups"), ("channels:history", "groups:history")),
+    # the channels' messages, and a member's question in PaperPing's Messages tab (a DM with the app)
+    "message": (
+        ("message.channels", "message.groups", "message.im"),
+        ("channels:history", "groups:history", "im:history"),
+    ),
     "reaction_added": (("reaction_added",), ("reactions:read",)),
     "reaction_removed": (("reaction_removed",), ("reactions:read",)),
     "member_joined_channel": (("member_joined_channel",), ("channels:read", "groups:read")),
@@ -45,10 +54,13 @@ EVENT_SUBSCRIPTIONS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "app_mention": (("app_mention",), ("app_mentions:read",)),
     "app_uninstalled": (("app_uninstalled",), ()),
     "tokens_revoked": (("tokens_revoked",), ()),
-    # the AI app panel (bolt's Assistant middleware): its two thread events and the member's messages in the
-    # thread (a DM with the app); say, set_status, set_title and set_suggested_prompts need assistant:write
-    "assistant_thread_started": (("assistant_thread_started",), ("assistant:write",)),
-    "assistant_thread_context_changed": (("assistant_thread_context_changed",), ("assistant:write",)),
+    # the agent messaging experience (agent_view): what the member has in view beside the Messages tab
+    "app_context_changed": (("app_context_changed",), ("assistant:write",)),
+    # the older AI app panel (assistant_view; bolt's Assistant middleware), still served for apps made from an
+    # older manifest: the manifest now declares agent_view, whose apps never receive the two thread events, so it
+    # subscribes none; the member's messages in a thread arrive as message.im
+    "assistant_thread_started": ((), ("assistant:write",)),
+    "assistant_thread_context_changed": ((), ("assistant:write",)),
     "assistant_message": (("message.im",), ("im:history", "assistant:write")),
 }
 

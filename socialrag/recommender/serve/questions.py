@@ -157,11 +157,13 @@ def ask_memory(
     question: str,
     llm: LLMClient | None,
     now: datetime,
+    on_found: Callable[[MemoryAnswer], None] | None = None,
 ) -> MemoryAnswer:
     """Answer ``question`` from these channels of one workspace (the asker's, checked by the caller). A time the
     question names ("last week", "in March") is counted in the first channel's timezone (else the workspace's)
     and keeps the answer to what was shared (or, for a discussion, replied to) then; a question that names a
-    time and no topic is answered with all of that time's papers."""
+    time and no topic is answered with all of that time's papers. ``on_found`` is given the papers found before
+    the LLM is asked to write about them (a streamed answer shows them meanwhile)."""
     kind = question_kind(question)
     contexts = {c: load_channel_context(conn, team_id, c, now, model) for c in dict.fromkeys(channel_ids)}
     first = next(iter(contexts), None)
@@ -173,7 +175,7 @@ def ask_memory(
         topic = (rest, encode(rest)) if words else None
         return _missed(conn, contexts, asker, base, now, period, topic)
     if not words and (period is not None or kind == "who"):
-        return _within(conn, contexts, base, period, llm)
+        return _within(conn, contexts, base, period, llm, on_found)
     # a question in a script folding leaves nothing of (Chinese, emoji) has no words to match, but its meaning is
     # still searched, from the question as written; one of asking words only ("what did we read?") is not
     unreadable = bool(question.strip()) and not fold_text(question).strip()
@@ -186,7 +188,7 @@ def ask_memory(
     if kind == "who":
         return _who(conn, contexts, found, base)
     items = _items(conn, contexts, [(c, f.paper_id) for f, c in found[:SHOWN]], gist=kind == "discussion")
-    return _written(replace(base, items=tuple(items)), contexts, llm)
+    return _written(replace(base, items=tuple(items)), contexts, llm, on_found)
 
 
 def _within_period(ctx: ChannelContext, pid: int, period: Period, kind: Kind) -> bool:
@@ -204,6 +206,7 @@ def _within(
     base: MemoryAnswer,
     period: Period | None,
     llm: LLMClient | None,
+    on_found: Callable[[MemoryAnswer], None] | None = None,
 ) -> MemoryAnswer:
     """A question that names no topic: the papers shared in the period (a discussion: those replied to then),
     with a written answer as for a topic, or, for "who", the members who engaged most with them (with no period,
@@ -223,7 +226,7 @@ def _within(
     picked.sort(key=lambda x: -x[0])  # stable: each channel's own order within the same count
     shown = [(c, pid) for _, c, pid in picked[:MISSED_SHOWN]]
     items = tuple(_items(conn, contexts, shown, gist=base.kind == "discussion"))
-    return _written(replace(base, items=items), contexts, llm)
+    return _written(replace(base, items=items), contexts, llm, on_found)
 
 
 def _who(
@@ -296,12 +299,19 @@ def _last_engaged(ctx: ChannelContext, user: str) -> datetime | None:
     return max(times) if times else None
 
 
-def _written(answer: MemoryAnswer, contexts: dict[str, ChannelContext], llm: LLMClient | None) -> MemoryAnswer:
+def _written(
+    answer: MemoryAnswer,
+    contexts: dict[str, ChannelContext],
+    llm: LLMClient | None,
+    on_found: Callable[[MemoryAnswer], None] | None = None,
+) -> MemoryAnswer:
     """The answer with its written part, when an LLM is configured and its text passes the check."""
     if not answer.items:
         return answer
     if llm is None:  # the list is the answer: nothing to say of a written one
         return answer
+    if on_found is not None:
+        on_found(answer)
     texts = [
         ItemText(
             i.title,
