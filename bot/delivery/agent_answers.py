@@ -83,9 +83,17 @@ def sources(answer: MemoryAnswer) -> list[dict[str, str]]:
     return [{"type": "url", "url": i.url or "", "text": clip(i.title, 100) or "a paper"} for i in found[:SOURCES]]
 
 
-def _task(title: str, status: str, answer: MemoryAnswer | None = None) -> dict[str, Any]:
-    task: dict[str, Any] = {"type": "task_update", "id": "search", "title": title, "status": status}
-    if answer is not None and sources(answer):
+def searched(answer: MemoryAnswer, scope: dict[str, str]) -> str:
+    """What the search went through, as its task says: "Searched #nlp-lab's papers and threads"."""
+    where = f"#{clip(scope.get(answer.channels[0], ''), 80)}'s" if len(answer.channels) == 1 else "your channels'"
+    return f"Searched {where} papers and threads"
+
+
+def search_task(answer: MemoryAnswer, scope: dict[str, str]) -> dict[str, Any]:
+    """The search, done, with the papers it found as the answer's sources (Slack shows it as a task card)."""
+    task: dict[str, Any] = {"type": "task_update", "id": "search", "title": searched(answer, scope)}
+    task["status"] = "complete"
+    if sources(answer):
         task["sources"] = sources(answer)
     return task
 
@@ -113,9 +121,7 @@ def stream_answer(
 
     def found(answer: MemoryAnswer, scope: dict[str, str]) -> None:
         # the papers while the written answer is being written
-        stream.append(
-            markdown_text=render_answer(answer, scope, MARKDOWN), chunks=[_task("Searched", "complete", answer)]
-        )
+        stream.append(markdown_text=render_answer(answer, scope, MARKDOWN), chunks=[search_task(answer, scope)])
         shown.append(answer)
 
     got = memory_answer(ctx, client, team, user, question, in_view, llm_channel=in_view or dm, on_found=found)
@@ -129,7 +135,7 @@ def stream_answer(
     else:
         text = render_answer(answer, scope, MARKDOWN)
     about = answer.channels[0] if len(answer.channels) == 1 else None
-    _finish(stream, text, feedback_blocks(about), [_task("Searched", "complete", answer)] if not shown else None)
+    _finish(stream, text, feedback_blocks(about), [search_task(answer, scope)] if not shown else None)
 
 
 def _finish(

@@ -9,9 +9,10 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
+from bot.delivery.agent_answers import feedback_blocks, searched, sources
 from bot.views.follow_up_text import render_follow_up
 from bot.views.memory_text import render_answer
-from bot.views.post_blocks import build_digest_blocks, clip, mrkdwn
+from bot.views.post_blocks import build_digest_blocks, clip, escape, mrkdwn
 from bot.views.replies import context_blocks
 from bot.views.top_list import render_top_list
 from socialrag import storage
@@ -22,6 +23,7 @@ from socialrag.recommender import (
     ChannelProfile,
     Coverage,
     FollowUpNote,
+    MemoryAnswer,
     Recommendation,
     Recommender,
     ask_memory,
@@ -167,9 +169,10 @@ TIME_QUESTION = "What did we read last week?"  # a time and no topic: that week'
 def show_question(
     db: Database, recommender: Recommender, team: str, channel: str, channel_name: str, at: datetime,
     say: Say, render: Render,
-) -> list[dict[str, Any]]:  # fmt: skip
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:  # fmt: skip
     """A member's question about the lab's history, as a mention of PaperPing in the channel would answer it
-    (no LLM in the demo: the list); the answer's blocks for the demo's page."""
+    (no LLM in the demo: the list); the answer's blocks for the demo's page, and the same answer as the Messages
+    tab shows it once streamed (``agent_blocks``)."""
     embedder = recommender.embedder
 
     def encode(text: str) -> Any:
@@ -185,4 +188,20 @@ def show_question(
     say(f"  And “{TIME_QUESTION}”:")
     for line in render_answer(week, {channel: channel_name}).splitlines():
         say("  " + render(line))
-    return [{"type": "section", "text": mrkdwn(text)}]
+    return [{"type": "section", "text": mrkdwn(text)}], agent_blocks(answer, text, {channel: channel_name})
+
+
+def agent_blocks(answer: MemoryAnswer, text: str, scope: dict[str, str]) -> list[dict[str, Any]]:
+    """A streamed answer in the Messages tab, for the demo's page: the search with its sources (Slack shows them as
+    a task card), the answer, and the feedback buttons under it."""
+    found = len(sources(answer))
+    buttons = feedback_blocks(answer.channels[0] if answer.channels else None)[0]["elements"][0]
+    labels = [buttons["positive_button"]["text"]["text"], buttons["negative_button"]["text"]["text"]]
+    return [
+        {"type": "context", "elements": [mrkdwn(f"✓ {escape(searched(answer, scope))} · {found} sources")]},
+        {"type": "section", "text": mrkdwn(text)},
+        {
+            "type": "actions",
+            "elements": [{"type": "button", "text": {"type": "plain_text", "text": t}} for t in labels],
+        },
+    ]

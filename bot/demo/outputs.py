@@ -23,6 +23,7 @@ from socialrag.knowledge import load_click_counts
 from socialrag.recommender import ChannelProfile
 
 TEAM, CHANNEL, CHANNEL_NAME = "T0DEMO", "C0DEMO", "nlp-reading"
+PLACES = {"home": "PaperPing · Home", "agent": "PaperPing · Messages"}  # the pieces shown outside the channel
 VIEWER = "U09INES"  # the member whose App Home and profile answer the pictures show
 
 Piece = tuple[datetime, str, list[dict[str, Any]]]  # when, what it is, its blocks
@@ -60,7 +61,8 @@ def write_outputs(
     pieces.mkdir(exist_ok=True)
     (pieces / "post.html").write_text(html_page(posts[:1], names, clicks, CHANNEL_NAME))
     for name, piece in {**more, **private}.items():
-        (pieces / f"{name}.html").write_text(html_page([], names, clicks, CHANNEL_NAME, [piece]))
+        header = PLACES.get(name)
+        (pieces / f"{name}.html").write_text(html_page([], names, clicks, CHANNEL_NAME, [piece], header))
 
 
 def private_pieces(settings: Settings, db: Database, channel: ChannelProfile, at: datetime) -> dict[str, Piece]:

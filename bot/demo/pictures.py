@@ -22,6 +22,7 @@ PICTURES = {
     "digest": 760,
     "context-reply": 760,
     "answer": 760,
+    "agent": 760,
     "profile": 760,
     "home": 760,
     "report": 1100,

@@ -101,13 +101,15 @@ def html_page(
     clicks: dict[str, dict[str, int]],
     channel_name: str,
     more: Sequence[tuple[datetime, str, list[dict[str, Any]]]] = (),
+    header: str | None = None,
 ) -> str:
     """The posts as the channel shows them, with their buttons and counts (``templates/slack_page.html.j2``);
-    ``more``: other messages of PaperPing's (when, what it is, its blocks), such as a context reply and a digest."""
+    ``more``: other messages of PaperPing's (when, what it is, its blocks), such as a context reply and a digest;
+    ``header``: the page's heading when it is not the channel (App Home, the Messages tab)."""
     shown = [(p.at, "", build_blocks(p.draft, clicks.get(p.ts))) for p in posts] + list(more)
     messages = [
         Rendered(f"{at:%a %d %b, %H:%M}", what, tuple(_block(b, names) for b in blocks))
         for at, what, blocks in sorted(shown, key=lambda x: x[0])
     ]
     page = templates("bot.demo").get_template("slack_page.html.j2")
-    return page.render(channel=channel_name, messages=messages)
+    return page.render(channel=channel_name, messages=messages, header=header)

@@ -329,11 +329,12 @@ def _story(settings: Settings, db: Database, out: Path, say: Say, tty: bool, sta
     profile = show_profile(recommender, TEAM, CHANNEL, digest_at, say)
     week = [p.draft for p in posts] + (list(digest.drafts) if digest else [])
     show_coverage(recommender, TEAM, CHANNEL, FIRST_POST, week, say)
-    asked = show_question(db, recommender, TEAM, CHANNEL, CHANNEL_NAME, digest_at, say, render)
+    asked, agent = show_question(db, recommender, TEAM, CHANNEL, CHANNEL_NAME, digest_at, say, render)
     more = {"context-reply": (SHARE_AT + timedelta(minutes=1), " · in the thread of @farid's share", reply or [])}
     more["answer"] = (digest_at - timedelta(hours=1), " · in the thread of @farid's question to PaperPing", asked)
     more["digest"] = (digest_at, " · the weekly digest", build_digest_blocks(digest) if digest else [])
     private = private_pieces(settings, db, profile, digest_at)
+    private["agent"] = (digest_at - timedelta(minutes=30), " · @ines asked the same in PaperPing's Messages tab", agent)
     recommender.close()
     write_outputs(posts, names, out, load_clicks(db, posts), {k: v for k, v in more.items() if v[2]}, private)
     show_lists(db, TEAM, CHANNEL, digest_at, SAVER, say, render)

@@ -1,6 +1,6 @@
-"""Every page of ``docs/`` reads in short pieces: a heading at least every 300 words of prose, and no paragraph,
-bullet or table cell longer than 120 words. Code blocks are left out of the count; a table's cells are counted one
-by one, as a reader reads them."""
+"""Every page of ``docs/`` reads in short pieces: a heading at least every 300 words of prose (every word between
+spaces, inline code included), and no paragraph, bullet or table cell longer than 120 words. Code blocks are left
+out of the count; a table's cells are counted one by one, as a reader reads them."""
 
 from __future__ import annotations
 
@@ -69,7 +69,7 @@ def shape(text: str) -> Shape:
             stretches.append(current)
             current = 0
         elif not line.strip().startswith("|"):
-            current += words(line)
+            current += len(line.split())  # every word a reader reads, code spans and link targets included
     stretches.append(current)
     sizes = [words(b) for b in blocks(lines)]
     return Shape(sum(words(line) for line in lines), headings, max(sizes, default=0), max(stretches))
