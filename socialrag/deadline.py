@@ -25,7 +25,8 @@ class _DeadlineStream(httpx2.SyncByteStream):
 
 
 class DeadlineTransport(httpx2.BaseTransport):
-    """A transport that gives each request ``seconds`` in all, body included (the LLM's and Zotero's clients)."""
+    """A transport that gives each request ``seconds`` in all, body included (the LLM's and Zotero's clients), or
+    the request's own read timeout when that is shorter."""
 
     def __init__(
         self, seconds: float, inner: httpx2.BaseTransport | None = None, clock: Callable[[], float] = time.monotonic
@@ -34,11 +35,13 @@ class DeadlineTransport(httpx2.BaseTransport):
         self.inner = inner if inner is not None else httpx2.HTTPTransport()
 
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
-        until = self.clock() + self.seconds
+        asked = (request.extensions.get("timeout") or {}).get("read")  # a call's own, shorter timeout
+        seconds = min(self.seconds, asked) if isinstance(asked, int | float) and asked > 0 else self.seconds
+        until = self.clock() + seconds
         response = self.inner.handle_request(request)
         if not isinstance(response.stream, httpx2.SyncByteStream):  # pragma: no cover - sync transports stream so
             return response
-        stream = _DeadlineStream(response.stream, until, self.seconds, self.clock)
+        stream = _DeadlineStream(response.stream, until, seconds, self.clock)
         return httpx2.Response(
             response.status_code, headers=response.headers, stream=stream, extensions=response.extensions
         )

@@ -30,6 +30,7 @@ class SourceError(PaperPingError):
     def __init__(self, source: str, message: str, *, retry_after: float | None = None) -> None:
         super().__init__(f"{source}: {message}")
         self.source = source
+        self.detail = message  # what happened, without the source's name (said to members as it is)
         self.retry_after = retry_after
 
 

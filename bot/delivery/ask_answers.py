@@ -10,6 +10,7 @@ mention of PaperPing outside a paper's thread, and Slack's AI app panel. One rul
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
@@ -26,6 +27,7 @@ from socialrag.recommender import MemoryAnswer, ask_memory
 log = logging.getLogger(__name__)
 
 ASK_COOLDOWN = timedelta(seconds=20)  # between two of a member's questions, wherever asked
+ANSWER_SECONDS = 25.0  # an answer's time: reading the channels, then writing (the rest is Slack's)
 MAX_CHANNELS = 20  # channels one question searches at most (the panel without a channel in view)
 MAX_QUESTION = 500  # characters of a question that are read
 NOT_SHARED = (
@@ -33,8 +35,9 @@ NOT_SHARED = (
 )
 
 
-def llm_budget(ctx: AppContext, team: str, channel: str, user: str) -> str | None:
-    """Count one LLM call for a member's question; a sentence when their hour's or the channel's cap is reached."""
+def llm_budget(ctx: AppContext, team: str, channel: str | None, user: str) -> str | None:
+    """Count one LLM call for a member's question; a sentence when their hour's or the channel's cap is reached
+    (``channel`` None: a question over all their channels, from their DM, counts against their own cap only)."""
     settings = ctx.settings
     with ctx.db.connection() as conn:
         reached = storage.usage.take_llm_call(
@@ -93,7 +96,10 @@ def memory_answer(
     on_found: Callable[[MemoryAnswer, dict[str, str]], None] | None = None,
 ) -> tuple[MemoryAnswer, dict[str, str]] | str:
     """The answer to a member's question with the channels it may name (id -> name), or a sentence saying why
-    there is none now; ``on_found`` is given the papers found while the written answer is still being written."""
+    there is none now; ``on_found`` is given the papers found while the written answer is still being written.
+    The answer has ``ANSWER_SECONDS`` from here: channels not read in time are said, and the LLM gets what is
+    left."""
+    until = time.monotonic() + ANSWER_SECONDS
     recommender = ctx.recommender
     if recommender is None:
         return "Questions about the channel's history are answered where PaperPing runs as a service (`paperping run`)."
@@ -105,11 +111,13 @@ def memory_answer(
         return scope
     now = datetime.now(UTC)
     with ctx.db.connection() as conn:
-        until = storage.usage.take_cooldown(conn, team, user, "ask", now, ASK_COOLDOWN)
-    if until is not None:
-        return f"You asked me a moment ago; ask again from {works_again(until)}."
+        cooling = storage.usage.take_cooldown(conn, team, user, "ask", now, ASK_COOLDOWN)
+    if cooling is not None:
+        return f"You asked me a moment ago; ask again from {works_again(cooling)}."
     llm = recommender.llm_for(team, llm_channel)
-    llm = llm.with_budget(lambda: llm_budget(ctx, team, llm_channel, user)) if llm is not None else None
+    capped = llm_channel if llm_channel[:1] in ("C", "G") else None  # a DM's question: the member's cap alone
+    if llm is not None:
+        llm = llm.with_budget(lambda: llm_budget(ctx, team, capped, user)).with_deadline(until)
     embedder = recommender.embedder
 
     def encode(text: str) -> np.ndarray:
@@ -120,5 +128,7 @@ def memory_answer(
             on_found(answer, scope)
 
     with ctx.db.connection() as conn:
-        answer = ask_memory(conn, embedder.model_name, encode, team, list(scope), user, question, llm, now, found)
+        answer = ask_memory(
+            conn, embedder.model_name, encode, team, list(scope), user, question, llm, now, found, until
+        )
     return answer, scope

@@ -85,7 +85,13 @@ def item_line(n: int, item: MemoryItem, channels: Mapping[str, str], several: bo
 
 
 def render_answer(answer: MemoryAnswer, channels: Mapping[str, str], d: Dialect = MRKDWN) -> str:
-    """The whole answer in ``d`` (mrkdwn unless said), cut to ``MAX_CHARS``."""
+    """The whole answer in ``d`` (mrkdwn unless said), cut to ``MAX_CHARS``, with the channels not searched in
+    time said last."""
+    body, left_out = _body(answer, channels, d), unsearched_note(answer)
+    return _cut(f"{body}\n{left_out}" if left_out else body)
+
+
+def _body(answer: MemoryAnswer, channels: Mapping[str, str], d: Dialect) -> str:
     several = len(answer.channels) > 1
     where = (
         "your channels"
@@ -123,9 +129,9 @@ def render_answer(answer: MemoryAnswer, channels: Mapping[str, str], d: Dialect 
     if answer.text:
         lines.append(written_part(answer, d))
     lines += [item_line(n, item, channels, several, d) for n, item in enumerate(answer.items, start=1)]
-    if answer.note and answer.kind in ("papers", "discussion"):
+    if note_part(answer, d):
         lines.append(note_part(answer, d))
-    return _cut("\n".join(lines))
+    return "\n".join(lines)
 
 
 def written_part(answer: MemoryAnswer, d: Dialect = MRKDWN) -> str:
@@ -138,6 +144,17 @@ def note_part(answer: MemoryAnswer, d: Dialect = MRKDWN) -> str:
     if not answer.note or answer.kind not in ("papers", "discussion"):
         return ""
     return f"_No written answer: {d.quote(answer.note, 160)}._"
+
+
+def unsearched_note(answer: MemoryAnswer) -> str:
+    """The channels left out for want of time; "" when every channel asked about was searched."""
+    if not answer.unsearched:
+        return ""
+    searched = len(answer.channels)
+    return (
+        f"_I searched {searched} of your {searched + answer.unsearched} channels in the time an answer has; ask "
+        "beside one of the others to search it._"
+    )
 
 
 def _references(text: str, items: tuple[MemoryItem, ...]) -> str:

@@ -33,22 +33,23 @@ def take_cooldown(
 def take_llm_call(
     conn: psycopg.Connection,
     team_id: str,
-    channel_id: str,
+    channel_id: str | None,
     user_id: str,
     now: datetime,
     *,
     per_member: int,
     per_channel: int,
 ) -> str | None:
-    """Count one LLM call for the member and the channel this hour; None when both were under their caps, else
-    which cap is reached ("member" or "channel"), and nothing is counted."""
+    """Count one LLM call for the member and the channel this hour (``channel_id`` None: for the member only);
+    None when both were under their caps, else which cap is reached ("member" or "channel"), and nothing is
+    counted."""
     hour = now.replace(minute=0, second=0, microsecond=0)
     try:
         with conn.transaction():  # a savepoint: a cap reached undoes the count made before it
-            for scope, channel, user, cap in (
-                ("member", "", user_id, per_member),
-                ("channel", channel_id, "", per_channel),
-            ):
+            scopes = [("member", "", user_id, per_member)]
+            if channel_id is not None:
+                scopes.append(("channel", channel_id, "", per_channel))
+            for scope, channel, user, cap in scopes:
                 if not _count_one(conn, team_id, channel, user, hour, cap):
                     raise _CapReached(scope)
     except _CapReached as reached:

@@ -338,3 +338,35 @@ def test_forget_me_takes_the_members_name_out_of_paperpings_posts_and_written_an
         assert "U3" not in post and "chen," not in post and "ben" in post and "chenille" in post, post
         assert answer == "a former member shared [1]; ben replied.", answer
         assert not [r for r in load_thread_matches(conn, T, C, "chen", 10) if r[0] == "1700003000.000100"]
+
+
+def test_an_answer_reads_channels_and_asks_the_llm_only_while_its_time_lasts(
+    db: Database, lab: dict[str, Any]
+) -> None:
+    """Finding 9: an answer over many channels has a time budget. With its time already spent, the first channel
+    is still searched, the others are said as left out, and the LLM is not asked (a note says why)."""
+    import time
+
+    from bot.views.memory_text import render_answer
+    from socialrag.recommender import ask_memory
+    from socialrag.recommender.explain.llm import LLMClient
+
+    calls: list[str] = []
+
+    class Recording(LLMClient):
+        def __init__(self) -> None:  # the budget logic only: no server
+            self.model, self.client, self.recorder, self.budget, self.until = "m", None, None, None, None
+
+    llm = Recording().with_deadline(time.monotonic() + 1.0)  # less than LEAST_TIME left
+    embedder = CachedEmbedder()
+    with db.connection() as conn:
+        answer = ask_memory(
+            conn, "all-MiniLM-L6-v2", lambda t: np.asarray(embedder.encode([t])[0]), T, [C, "C404", "C405"], "U2",
+            "what have we read about attention explanations?", llm, NOW, until=time.monotonic(),
+        )  # fmt: skip
+    assert answer.channels == (C,) and answer.unsearched == 2
+    assert answer.items and answer.text is None and answer.note == "there was no time left to write it"
+    assert not calls
+    text = render_answer(answer, {C: "nlp-lab"})
+    assert "_No written answer: there was no time left to write it._" in text
+    assert text.endswith("_I searched 1 of your 3 channels in the time an answer has; ask beside one of the others to search it._")

@@ -179,3 +179,52 @@ def test_a_streamed_answer_shows_the_papers_before_the_checked_written_answer(db
         harness.stop()
         standin.stop()
         model.stop()
+
+
+def test_an_answer_keeps_to_its_time_and_a_dm_question_spends_no_channels_llm_cap(
+    db: Database, tmp_path: Path
+) -> None:
+    """Findings 9 and 10: a question from the Messages tab with no channel in view counts against the member's
+    hourly LLM cap only (the channel's cap is the channel's questions'); and an answer whose model stalls is
+    streamed whole within 30 s, while another member's `/paperping ask` meanwhile is answered within 30 s too."""
+    import threading
+
+    model = OpenAIStandIn(lambda prompt: "The group read [1], shared in the channel.")
+    nowhere = "http://127.0.0.1:9/"
+    harness, standin = lab(
+        db, tmp_path, offline=False, openai_base_url=model.base_url, s2_api_url=nowhere, arxiv_api_url=nowhere,
+        llm_per_channel_hour=1,
+    )  # fmt: skip
+    try:
+        for n in (1, 3):
+            with db.connection() as conn:
+                conn.execute("DELETE FROM member_cooldowns")
+            ask_in_tab(harness, "what have we read about attention?", f"1700005000.00000{n}", view=None)
+            assert "**In short:**" in stream_in(standin, f"1700005000.00000{n}")["post"]["text"]
+        assert count(db, "SELECT count(*) FROM llm_usage WHERE channel_id <> ''") == 0, "no channel's cap spent"
+        assert count(db, "SELECT sum(calls) FROM llm_usage WHERE user_id = 'U2'") == 2, "the member's own is"
+
+        model.delay = 45.0  # the model stalls past the answer's time
+        with db.connection() as conn:
+            conn.execute("DELETE FROM member_cooldowns")
+        other: dict[str, Any] = {}
+
+        def meanwhile() -> None:
+            started = time.monotonic()
+            other["text"] = harness.command("ask what have we read about dialogue?", user="U1", timeout=40)
+            other["seconds"] = time.monotonic() - started
+
+        started = time.monotonic()
+        ask_in_tab(harness, "what have we read about tables?", "1700005000.000005", view=None)
+        thread = threading.Thread(target=meanwhile)
+        thread.start()
+        stalled = stream_in(standin, "1700005000.000005")
+        waited = time.monotonic() - started
+        thread.join(45)
+        assert waited < 30, waited
+        assert "TaBERT" in stalled["post"]["text"] and "_No written answer:" in stalled["post"]["text"]
+        assert other["seconds"] < 30 and "dialogue" in other["text"], other
+    finally:
+        harness.stop()
+        standin.stop()
+        model.stop()

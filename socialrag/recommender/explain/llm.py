@@ -43,6 +43,13 @@ class BudgetSpent(SourceError):
     """A cap on LLM calls is reached (a member's or a channel's per hour): the call was not made."""
 
 
+class OutOfTime(BudgetSpent):
+    """The answer's time is spent (``LLMClient.with_deadline``): the call was not made."""
+
+
+LEAST_TIME = 3.0  # seconds a call needs at least; with less left before a deadline it is not made
+
+
 class LLMClient:
     """Chat completions against ``OPENAI_BASE_URL`` (any OpenAI-compatible server)."""
 
@@ -69,18 +76,32 @@ class LLMClient:
         )
         self.recorder = recorder
         self.budget: Budget | None = None
+        self.until: float | None = None  # time.monotonic() by which every call must be done
+
+    def _copy(self) -> LLMClient:
+        other = object.__new__(LLMClient)
+        other.model, other.client, other.recorder = self.model, self.client, self.recorder
+        other.budget, other.until = self.budget, self.until
+        return other
 
     def with_recorder(self, recorder: Recorder) -> LLMClient:
         """The same client (one connection pool) recording its calls with ``recorder``."""
-        other = object.__new__(LLMClient)
-        other.model, other.client, other.recorder, other.budget = self.model, self.client, recorder, self.budget
+        other = self._copy()
+        other.recorder = recorder
         return other
 
     def with_budget(self, budget: Budget) -> LLMClient:
         """The same client, asking ``budget`` before each call: a sentence from it (a cap reached) stops the call
         with ``BudgetSpent``, and nothing is sent."""
-        other = object.__new__(LLMClient)
-        other.model, other.client, other.recorder, other.budget = self.model, self.client, self.recorder, budget
+        other = self._copy()
+        other.budget = budget
+        return other
+
+    def with_deadline(self, until: float) -> LLMClient:
+        """The same client, each call given only the time left before ``until`` (``time.monotonic``), with no
+        retry; with less than ``LEAST_TIME`` left, a call is not made (``OutOfTime``)."""
+        other = self._copy()
+        other.until = until
         return other
 
     def close(self) -> None:
@@ -89,12 +110,16 @@ class LLMClient:
     def complete(self, prompt: Prompt, text: str, *, max_tokens: int = 400) -> str:
         """The model's answer to a filled prompt; a failure or timeout raises ``SourceError``, a spent budget
         ``BudgetSpent`` (nothing sent)."""
+        started = time.monotonic()
+        left = self.until - started if self.until is not None else None
+        if left is not None and left < LEAST_TIME:
+            raise OutOfTime("llm", "there was no time left to write it")
         spent = self.budget() if self.budget is not None else None
         if spent:
             raise BudgetSpent("llm", spent)
-        started = time.monotonic()
+        client = self.client if left is None else self.client.with_options(timeout=left, max_retries=0)
         try:
-            response = self.client.chat.completions.create(
+            response = client.chat.completions.create(
                 model=self.model,
                 messages=[{"role": "user", "content": text}],
                 temperature=0.2,

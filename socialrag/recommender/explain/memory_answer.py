@@ -102,7 +102,7 @@ def write_answer(
         try:
             text = llm.complete(prompt, prompt.render(**values)).strip()
         except BudgetSpent as exc:
-            return None, str(exc)
+            return None, exc.detail
         except SourceError as exc:
             why = f"the language model failed ({exc})"
             log.warning("memory answer, attempt %d: %s", attempt, why)

@@ -8,6 +8,7 @@ of now, in their own workspace, where PaperPing still is. Nothing here widens th
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -43,6 +44,7 @@ MISSED_SHOWN = 8  # papers in "what did I miss"
 MISSED_DEFAULT = timedelta(days=30)  # "what did I miss" for a member who never engaged: the last month
 GIST_REPLIES = 2  # replies quoted for a discussion question
 GIST_CHARS = 200
+SEARCH_SHARE = 0.6  # of an answer's time, what reading channels may take; the rest is for writing
 ON_TOPIC = 0.5  # "who knows": the papers scoring at least this share of the best one's are the topic's
 
 
@@ -92,6 +94,7 @@ class MemoryAnswer:
     since: datetime | None = None  # "what did I miss": since when
     words: tuple[str, ...] = field(default_factory=tuple)  # the topic words the question was searched by
     period: str | None = None  # the time the question named, as the answer says it ("last week (11 Jan to 17 Jan)")
+    unsearched: int = 0  # channels asked about that were not searched in the time an answer has
 
 
 Encode = Callable[[str], np.ndarray | None]
@@ -158,19 +161,36 @@ def ask_memory(
     llm: LLMClient | None,
     now: datetime,
     on_found: Callable[[MemoryAnswer], None] | None = None,
+    until: float | None = None,
 ) -> MemoryAnswer:
     """Answer ``question`` from these channels of one workspace (the asker's, checked by the caller). A time the
     question names ("last week", "in March") is counted in the first channel's timezone (else the workspace's)
     and keeps the answer to what was shared (or, for a discussion, replied to) then; a question that names a
     time and no topic is answered with all of that time's papers. ``on_found`` is given the papers found before
-    the LLM is asked to write about them (a streamed answer shows them meanwhile)."""
+    the LLM is asked to write about them (a streamed answer shows them meanwhile). With ``until`` (a
+    ``time.monotonic()``), channels are read only while ``SEARCH_SHARE`` of the time left remains: the first
+    always, the rest said as not searched."""
     kind = question_kind(question)
-    contexts = {c: load_channel_context(conn, team_id, c, now, model) for c in dict.fromkeys(channel_ids)}
+    asked = list(dict.fromkeys(channel_ids))
+    contexts: dict[str, ChannelContext] = {}
+    stop = until - (until - time.monotonic()) * (1 - SEARCH_SHARE) if until is not None else None
+    for c in asked:
+        if contexts and stop is not None and time.monotonic() > stop:
+            break
+        contexts[c] = load_channel_context(conn, team_id, c, now, model)
     first = next(iter(contexts), None)
     timezone = storage.workspaces.load_channel_timezone(conn, team_id, first) if first else None
     period, rest = split_period(question, now, zone(timezone))
     words = tuple(topic_words(rest))
-    base = MemoryAnswer(question, kind, tuple(contexts), (), words=words, period=period.label if period else None)
+    base = MemoryAnswer(
+        question,
+        kind,
+        tuple(contexts),
+        (),
+        words=words,
+        period=period.label if period else None,
+        unsearched=len(asked) - len(contexts),
+    )
     if kind == "missed":  # "what did I miss about parsing?": what happened since, on the topic when one is named
         topic = (rest, encode(rest)) if words else None
         return _missed(conn, contexts, asker, base, now, period, topic)

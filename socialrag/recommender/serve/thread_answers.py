@@ -198,7 +198,7 @@ def answer_question(
         try:
             text = llm.complete(prompt, prompt.render(**values)).strip()
         except BudgetSpent as exc:  # a cap on LLM calls: said to the member, and not tried again
-            return Answer(base.paper_title, url, None, f"{LIMIT_REACHED}{exc}", abstract, related)
+            return Answer(base.paper_title, url, None, f"{LIMIT_REACHED}{exc.detail}", abstract, related)
         except SourceError as exc:
             why = f"the LLM failed: {exc}"
             log.warning("thread answer, attempt %d: %s", attempt, why)
