@@ -60,6 +60,19 @@ def load_channel_timezone(conn: psycopg.Connection, team_id: str, channel_id: st
     return row[0] if row else None
 
 
+def load_member_timezone(conn: psycopg.Connection, team_id: str, user_id: str) -> str | None:
+    """A member's own timezone, as Slack's profile said it when last read, else the workspace's."""
+    row = conn.execute(
+        """
+        SELECT COALESCE(
+            (SELECT timezone FROM members WHERE team_id = %(t)s AND user_id = %(u)s),
+            (SELECT timezone FROM teams WHERE team_id = %(t)s))
+        """,
+        {"t": team_id, "u": user_id},
+    ).fetchone()
+    return row[0] if row else None
+
+
 def upsert_channel(conn: psycopg.Connection, channel: Channel) -> None:
     conn.execute(
         """

@@ -340,9 +340,7 @@ def test_forget_me_takes_the_members_name_out_of_paperpings_posts_and_written_an
         assert not [r for r in load_thread_matches(conn, T, C, "chen", 10) if r[0] == "1700003000.000100"]
 
 
-def test_an_answer_reads_channels_and_asks_the_llm_only_while_its_time_lasts(
-    db: Database, lab: dict[str, Any]
-) -> None:
+def test_an_answer_reads_channels_and_asks_the_llm_only_while_its_time_lasts(db: Database, lab: dict[str, Any]) -> None:
     """Finding 9: an answer over many channels has a time budget. With its time already spent, the first channel
     is still searched, the others are said as left out, and the LLM is not asked (a note says why)."""
     import time
@@ -369,4 +367,31 @@ def test_an_answer_reads_channels_and_asks_the_llm_only_while_its_time_lasts(
     assert not calls
     text = render_answer(answer, {C: "nlp-lab"})
     assert "_No written answer: there was no time left to write it._" in text
-    assert text.endswith("_I searched 1 of your 3 channels in the time an answer has; ask beside one of the others to search it._")
+    assert text.endswith(
+        "_I searched 1 of your 3 channels in the time an answer has; ask beside one of the others to search it._"
+    )
+
+
+def test_over_several_channels_a_time_is_counted_in_the_askers_own_timezone(db: Database, lab: dict[str, Any]) -> None:
+    """Finding 11: asked over several channels (the Messages tab with none in view), "December" is the asker's
+    December, whatever the first channel's timezone; asked of one channel, it stays that channel's."""
+    from socialrag import storage
+    from socialrag.recommender import ask_memory
+
+    embedder = CachedEmbedder()
+
+    def december(channels: list[str]) -> bool:
+        with db.connection() as conn:
+            answer = ask_memory(
+                conn, "all-MiniLM-L6-v2", lambda t: np.asarray(embedder.encode([t])[0]), T, channels, "U2",
+                "What did we read in December?", None, NOW,
+            )  # fmt: skip
+        return any(i.title.startswith("TaBERT") for i in answer.items)
+
+    with db.connection() as conn:
+        storage.settings.upsert_channel_setting(conn, T, C, timezone="UTC")
+        conn.execute("UPDATE members SET timezone = 'Pacific/Pago_Pago' WHERE team_id = %s AND user_id = 'U2'", (T,))
+        assert storage.workspaces.load_member_timezone(conn, T, "U2") == "Pacific/Pago_Pago"
+        assert storage.workspaces.load_member_timezone(conn, T, "U404") == "Europe/Berlin", "unknown: the workspace's"
+    assert december([C]), "one channel: its own timezone (UTC), where TaBERT's share is in December"
+    assert not december([C, "C2EMPTY"]), "several: the asker's, where it was still 30 November"

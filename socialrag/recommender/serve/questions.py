@@ -164,7 +164,8 @@ def ask_memory(
     until: float | None = None,
 ) -> MemoryAnswer:
     """Answer ``question`` from these channels of one workspace (the asker's, checked by the caller). A time the
-    question names ("last week", "in March") is counted in the first channel's timezone (else the workspace's)
+    question names ("last week", "in March") is counted in the channel's timezone when one is asked about, in the
+    asker's own over several (else the workspace's),
     and keeps the answer to what was shared (or, for a discussion, replied to) then; a question that names a
     time and no topic is answered with all of that time's papers. ``on_found`` is given the papers found before
     the LLM is asked to write about them (a streamed answer shows them meanwhile). With ``until`` (a
@@ -178,8 +179,12 @@ def ask_memory(
         if contexts and stop is not None and time.monotonic() > stop:
             break
         contexts[c] = load_channel_context(conn, team_id, c, now, model)
+    # one channel: its days, as its schedule counts them; several: the asker's own (else the workspace's)
     first = next(iter(contexts), None)
-    timezone = storage.workspaces.load_channel_timezone(conn, team_id, first) if first else None
+    if len(asked) > 1:
+        timezone = storage.workspaces.load_member_timezone(conn, team_id, asker)
+    else:
+        timezone = storage.workspaces.load_channel_timezone(conn, team_id, first) if first else None
     period, rest = split_period(question, now, zone(timezone))
     words = tuple(topic_words(rest))
     base = MemoryAnswer(
