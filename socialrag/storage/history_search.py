@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 import numpy as np
 import psycopg
@@ -52,10 +53,10 @@ def load_keyword_candidates(
 
 
 def load_thread_matches(
-    conn: psycopg.Connection, team_id: str, channel_id: str, query: str, most: int
+    conn: psycopg.Connection, team_id: str, channel_id: str, query: str, most: int, before: datetime | None = None
 ) -> list[tuple[str, float]]:
     """(thread root ts, rank) of the channel's threads whose messages (a share's own words, its replies) match
-    ``query``, best first: where the group discussed it."""
+    ``query``, best first: where the group discussed it; with ``before``, only messages posted before it."""
     if not query:
         return []
     rows = conn.execute(
@@ -63,9 +64,10 @@ def load_thread_matches(
         SELECT coalesce(m.thread_ts, m.ts) AS root, max(ts_rank_cd(to_tsvector('english', m.text), q, 1))
           FROM messages m, to_tsquery('english', %(q)s) q
          WHERE m.team_id = %(t)s AND m.channel_id = %(c)s AND to_tsvector('english', m.text) @@ q
+           AND (%(before)s::timestamptz IS NULL OR m.posted_at < %(before)s)
          GROUP BY root ORDER BY 2 DESC, root LIMIT %(n)s
         """,
-        {"t": team_id, "c": channel_id, "q": query, "n": most},
+        {"t": team_id, "c": channel_id, "q": query, "n": most, "before": before},
     ).fetchall()
     return [(r[0], float(r[1])) for r in rows]
 
@@ -100,14 +102,17 @@ class SavedBy:
     user_id: str
 
 
-def load_saves(conn: psycopg.Connection, team_id: str, channel_id: str, paper_ids: Sequence[int]) -> list[SavedBy]:
-    """Who saved which of these papers to the channel's reading list."""
+def load_saves(
+    conn: psycopg.Connection, team_id: str, channel_id: str, paper_ids: Sequence[int], before: datetime | None = None
+) -> list[SavedBy]:
+    """Who saved which of these papers to the channel's reading list (with ``before``, saved before it)."""
     rows = conn.execute(
         """
         SELECT paper_id, user_id FROM saved_papers
          WHERE team_id = %(t)s AND channel_id = %(c)s AND paper_id = ANY(%(ids)s::bigint[]) AND user_id IS NOT NULL
+           AND (%(before)s::timestamptz IS NULL OR saved_at < %(before)s)
         """,
-        {"t": team_id, "c": channel_id, "ids": list(paper_ids)},
+        {"t": team_id, "c": channel_id, "ids": list(paper_ids), "before": before},
     ).fetchall()
     return [SavedBy(r[0], r[1]) for r in rows]
 

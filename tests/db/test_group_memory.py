@@ -395,3 +395,40 @@ def test_over_several_channels_a_time_is_counted_in_the_askers_own_timezone(db: 
         assert storage.workspaces.load_member_timezone(conn, T, "U404") == "Europe/Berlin", "unknown: the workspace's"
     assert december([C]), "one channel: its own timezone (UTC), where TaBERT's share is in December"
     assert not december([C, "C2EMPTY"]), "several: the asker's, where it was still 30 November"
+
+
+def test_an_answer_as_of_a_date_counts_no_later_thread_words_or_saves(db: Database, lab: dict[str, Any]) -> None:
+    """Finding 12: `paperping ask --as-of` replays the channel as it was: a reply posted after that date does not
+    make its thread match, and a save made after it is not counted."""
+    from socialrag import storage
+    from socialrag.recommender import ask_memory
+    from tests.support.labbase import t
+
+    root = f"{t('2020-11-02'):.6f}"
+    embedder = CachedEmbedder()
+    with db.connection() as conn:
+        conn.execute(
+            """
+            INSERT INTO messages (team_id, channel_id, ts, user_id, text, posted_at, thread_ts)
+            VALUES (%s, %s, %s, 'U4', 'reminds me of the zebrafish study', '2021-02-15T10:00:00Z', %s)
+            """,
+            (T, C, f"{t('2021-02-15'):.6f}", root),
+        )
+        weight = conn.execute("SELECT paper_id FROM paper_ids WHERE value = %s", (SHARED["weight"],)).fetchone()[0]
+        storage.reading_list.save_paper(conn, T, C, weight, "U4", datetime(2021, 2, 20, tzinfo=UTC))
+
+    def found(question: str, at: datetime) -> dict[str, int]:
+        with db.connection() as conn:
+            answer = ask_memory(
+                conn, "all-MiniLM-L6-v2", lambda x: np.asarray(embedder.encode([x])[0]), T, [C], "U2", question,
+                None, at,
+            )  # fmt: skip
+        return {i.title: i.saves for i in answer.items}
+
+    before, after = datetime(2021, 2, 10, tzinfo=UTC), NOW
+    assert not any(title.startswith("Weight") for title in found("what have we read about zebrafish?", before))
+    assert any(title.startswith("Weight") for title in found("what have we read about zebrafish?", after))
+    saves = found("what have we read about weight poisoning?", before)
+    assert [n for title, n in saves.items() if title.startswith("Weight")] == [0]
+    saves = found("what have we read about weight poisoning?", after)
+    assert [n for title, n in saves.items() if title.startswith("Weight")] == [1]

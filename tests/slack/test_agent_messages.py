@@ -181,9 +181,7 @@ def test_a_streamed_answer_shows_the_papers_before_the_checked_written_answer(db
         model.stop()
 
 
-def test_an_answer_keeps_to_its_time_and_a_dm_question_spends_no_channels_llm_cap(
-    db: Database, tmp_path: Path
-) -> None:
+def test_an_answer_keeps_to_its_time_and_a_dm_question_spends_no_channels_llm_cap(db: Database, tmp_path: Path) -> None:
     """Findings 9 and 10: a question from the Messages tab with no channel in view counts against the member's
     hourly LLM cap only (the channel's cap is the channel's questions'); and an answer whose model stalls is
     streamed whole within 30 s, while another member's `/paperping ask` meanwhile is answered within 30 s too."""

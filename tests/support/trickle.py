@@ -11,9 +11,17 @@ from typing import Any
 
 class TrickleServer:
     def __init__(
-        self, body: bytes, *, every: float = 0.3, step: int = 1, content_type: str = "application/json"
+        self,
+        body: bytes,
+        *,
+        every: float = 0.3,
+        step: int = 1,
+        content_type: str = "application/json",
+        slow_headers: bool = False,
     ) -> None:
+        """``slow_headers``: the headers themselves come a byte at a time (a header line as long as the body)."""
         self.body, self.every, self.step, self.content_type = body, every, step, content_type
+        self.slow_headers = slow_headers
         self.requests = 0
         self.lock = threading.Lock()
         outer = self
@@ -28,6 +36,16 @@ class TrickleServer:
                 length = int(self.headers.get("Content-Length") or 0)
                 if length:
                     self.rfile.read(length)
+                if outer.slow_headers:
+                    head = b"HTTP/1.1 200 OK\r\nX-Slow: " + b"a" * len(outer.body) + b"\r\n"
+                    try:
+                        for start in range(0, len(head), outer.step):
+                            self.wfile.write(head[start : start + outer.step])
+                            self.wfile.flush()
+                            time.sleep(outer.every)
+                    except OSError:  # the client gave up: that is the point
+                        pass
+                    return
                 self.send_response(200)
                 self.send_header("Content-Type", outer.content_type)
                 self.send_header("Content-Length", str(len(outer.body)))

@@ -42,6 +42,20 @@ def test_a_trickling_answer_is_given_up_at_the_deadline_and_the_source_is_skippe
     assert trickle.requests == 1
 
 
+def test_headers_that_trickle_are_given_up_at_the_deadline_too() -> None:
+    """Finding 12: a server that sends its headers a byte at a time (each read well inside the per-read timeout)
+    is given up at the request's deadline, not held for as long as it trickles."""
+    slow = TrickleServer(b"x" * 400, every=0.1, slow_headers=True).start()
+    try:
+        client = PoliteClient("pubmed", httpx.Client(base_url=slow.url, timeout=1.0), min_interval=0)
+        started = time.monotonic()
+        with pytest.raises(TooSlow, match="not done within 3 s"):
+            client.request("GET", "esearch.fcgi")
+        assert time.monotonic() - started < 4.5
+    finally:
+        slow.stop()
+
+
 def test_a_source_client_built_as_the_service_builds_it_has_the_deadline(trickle: TrickleServer) -> None:
     pubmed = PubMed(trickle.url, timeout=0.5)
     started = time.monotonic()

@@ -5,7 +5,10 @@ Transport failures and exhausted retries become ``SourceError``; the caller deci
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import socket
+import threading
 import time
 from collections.abc import Callable
 from email.utils import parsedate_to_datetime
@@ -33,6 +36,39 @@ class Queued(SourceError):
 
 class TooSlow(SourceError):
     """A source did not finish answering within the request's deadline; it is skipped for the round."""
+
+
+class _Watchdog:
+    """Ends a request whose answer is not done by its deadline, headers included: httpx's timeouts are per read,
+    and a server that sends its headers a byte at a time would hold the request for as long as it trickles. The
+    request's connection is captured as it opens (httpcore's ``trace``; the request asks the server to close it
+    after answering, so that every request opens its own) and shut when the time is up."""
+
+    def __init__(self, seconds: float) -> None:
+        self.fired = False
+        self._sock: socket.socket | None = None
+        self._timer = threading.Timer(max(seconds, 0.0), self._fire)
+        self._timer.daemon = True
+
+    def trace(self, event: str, info: dict[str, Any]) -> None:
+        if event == "connection.connect_tcp.complete":
+            stream = info.get("return_value")
+            sock = stream.get_extra_info("socket") if stream is not None else None
+            if isinstance(sock, socket.socket):
+                self._sock = sock
+
+    def _fire(self) -> None:
+        self.fired = True
+        if self._sock is not None:
+            with contextlib.suppress(OSError):
+                self._sock.shutdown(socket.SHUT_RDWR)  # the blocked read returns at once
+
+    def __enter__(self) -> _Watchdog:
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._timer.cancel()
 
 
 def parse_retry_after(value: str | None, default: float) -> float:
@@ -193,20 +229,31 @@ class PoliteClient:
         kwargs.setdefault(
             "timeout", httpx.Timeout(min(per_read, left), connect=min(self.client.timeout.connect or left, left))
         )
-        with self.client.stream(method, url, **kwargs) as streamed:
-            declared = streamed.headers.get("Content-Length", "")
-            if declared.isdigit() and int(declared) > self.max_bytes:
-                raise SourceError(self.name, f"answered {int(declared) // 1_000_000} MB; at most {self._cap} is read")
-            body = bytearray()
-            for chunk in streamed.iter_bytes():
-                body += chunk
-                if len(body) > self.max_bytes:
-                    raise SourceError(self.name, f"answered more than {self._cap}; the rest was not read")
-                if self._left(started) <= 0:
-                    raise TooSlow(self.name, f"answered too slowly: not done within {self.deadline:g} s")
-            return httpx.Response(
-                streamed.status_code, headers=streamed.headers, content=bytes(body), request=streamed.request
-            )
+        watchdog = _Watchdog(left)
+        kwargs["extensions"] = {**(kwargs.get("extensions") or {}), "trace": watchdog.trace}
+        kwargs["headers"] = {**dict(kwargs.get("headers") or {}), "Connection": "close"}
+        try:
+            with watchdog, self.client.stream(method, url, **kwargs) as streamed:
+                return self._read(streamed, started)
+        except httpx.HTTPError:
+            if watchdog.fired:
+                raise TooSlow(self.name, f"answered too slowly: not done within {self.deadline:g} s") from None
+            raise
+
+    def _read(self, streamed: httpx.Response, started: float) -> httpx.Response:
+        declared = streamed.headers.get("Content-Length", "")
+        if declared.isdigit() and int(declared) > self.max_bytes:
+            raise SourceError(self.name, f"answered {int(declared) // 1_000_000} MB; at most {self._cap} is read")
+        body = bytearray()
+        for chunk in streamed.iter_bytes():
+            body += chunk
+            if len(body) > self.max_bytes:
+                raise SourceError(self.name, f"answered more than {self._cap}; the rest was not read")
+            if self._left(started) <= 0:
+                raise TooSlow(self.name, f"answered too slowly: not done within {self.deadline:g} s")
+        return httpx.Response(
+            streamed.status_code, headers=streamed.headers, content=bytes(body), request=streamed.request
+        )
 
     @property
     def _cap(self) -> str:

@@ -174,7 +174,7 @@ def search_scores(conn: psycopg.Connection, ctx: ChannelContext, question: str, 
             roots[share.ts].append(pid)
     threads: dict[int, float] = {}
     for root, rank in storage.history_search.load_thread_matches(
-        conn, ctx.team_id, ctx.channel_id, tsquery_text(terms), LIST_DEPTH
+        conn, ctx.team_id, ctx.channel_id, tsquery_text(terms), LIST_DEPTH, ctx.as_of
     ):
         for pid in roots.get(root, ()):
             threads[pid] = max(threads.get(pid, 0.0), rank)

@@ -144,7 +144,9 @@ def _items(
         pids = [pid for c, pid in picked if c == channel]
         saves.update(
             (channel, s.paper_id)
-            for s in storage.history_search.load_saves(conn, contexts[channel].team_id, channel, pids)
+            for s in storage.history_search.load_saves(
+                conn, contexts[channel].team_id, channel, pids, contexts[channel].as_of
+            )
         )
     items = [_item(contexts[c], pid, identities.get(pid, {}), saves[(c, pid)], gist) for c, pid in picked]
     return [i for i in items if i is not None]
@@ -270,7 +272,9 @@ def _who(
         mine = [f for f, c in on_topic if c == channel]
         saves = [
             (s.paper_id, s.user_id)
-            for s in storage.history_search.load_saves(conn, ctx.team_id, channel, [f.paper_id for f in mine])
+            for s in storage.history_search.load_saves(
+                conn, ctx.team_id, channel, [f.paper_id for f in mine], ctx.as_of
+            )
         ]
         people += [
             (e.weight, Person(e.user_id, ctx.display(e.user_id), channel, e.papers, e.shared, e.replied, e.reacted))
