@@ -3,6 +3,7 @@ seconds apart (the way a struggling service or a proxy in trouble answers). Ever
 
 from __future__ import annotations
 
+import ssl
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -18,8 +19,13 @@ class TrickleServer:
         step: int = 1,
         content_type: str = "application/json",
         slow_headers: bool = False,
+        tls: ssl.SSLContext | None = None,
+        declared: bool = True,
     ) -> None:
-        """``slow_headers``: the headers themselves come a byte at a time (a header line as long as the body)."""
+        """``slow_headers``: the headers themselves come a byte at a time (a header line as long as the body);
+        ``tls``: served over HTTPS with this context (``https://localhost:PORT/``); ``declared`` False: no
+        Content-Length (the body ends when the connection closes)."""
+        self.declared = declared
         self.body, self.every, self.step, self.content_type = body, every, step, content_type
         self.slow_headers = slow_headers
         self.requests = 0
@@ -48,7 +54,10 @@ class TrickleServer:
                     return
                 self.send_response(200)
                 self.send_header("Content-Type", outer.content_type)
-                self.send_header("Content-Length", str(len(outer.body)))
+                if outer.declared:
+                    self.send_header("Content-Length", str(len(outer.body)))
+                else:
+                    self.close_connection = True
                 self.end_headers()
                 try:
                     for start in range(0, len(outer.body), outer.step):
@@ -62,10 +71,15 @@ class TrickleServer:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
+        self.scheme = "http"
+        if tls is not None:
+            self.server.socket = tls.wrap_socket(self.server.socket, server_side=True)
+            self.scheme = "https"
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}/"
+        host = "localhost" if self.scheme == "https" else "127.0.0.1"
+        return f"{self.scheme}://{host}:{self.server.server_address[1]}/"
 
     def start(self) -> TrickleServer:
         threading.Thread(target=self.server.serve_forever, daemon=True).start()

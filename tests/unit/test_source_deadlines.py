@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -16,6 +17,7 @@ from socialrag.knowledge.papers.http import PoliteClient, TooSlow
 from socialrag.knowledge.papers.pubmed import PubMed
 from socialrag.recommender.explain.llm import LLMClient
 from socialrag.recommender.explain.prompts import load_prompt
+from tests.support.tls import localhost_contexts
 from tests.support.trickle import TrickleServer
 
 
@@ -42,16 +44,31 @@ def test_a_trickling_answer_is_given_up_at_the_deadline_and_the_source_is_skippe
     assert trickle.requests == 1
 
 
-def test_headers_that_trickle_are_given_up_at_the_deadline_too() -> None:
+@pytest.mark.parametrize("https", [False, True], ids=["http", "https"])
+def test_headers_that_trickle_are_given_up_at_the_deadline_too(https: bool, tmp_path: Path) -> None:
     """Finding 12: a server that sends its headers a byte at a time (each read well inside the per-read timeout)
-    is given up at the request's deadline, not held for as long as it trickles."""
-    slow = TrickleServer(b"x" * 400, every=0.1, slow_headers=True).start()
+    is given up at the request's deadline, not held for as long as it trickles; over HTTPS too (every real
+    source), where the connection's socket is the TLS one."""
+    server_tls, client_tls = localhost_contexts(tmp_path) if https else (None, None)
+    slow = TrickleServer(b"x" * 400, every=0.1, slow_headers=True, tls=server_tls).start()
     try:
-        client = PoliteClient("pubmed", httpx.Client(base_url=slow.url, timeout=1.0), min_interval=0)
+        http = httpx.Client(base_url=slow.url, timeout=1.0, verify=client_tls if client_tls is not None else True)
+        client = PoliteClient("pubmed", http, min_interval=0)
         started = time.monotonic()
         with pytest.raises(TooSlow, match="not done within 3 s"):
             client.request("GET", "esearch.fcgi")
         assert time.monotonic() - started < 4.5
+    finally:
+        slow.stop()
+
+
+def test_an_answer_of_no_declared_length_cut_at_the_deadline_is_not_taken_for_a_whole_one() -> None:
+    """The deadline shuts the connection; a body whose end is the connection's close must not then read as done."""
+    slow = TrickleServer(json.dumps({"data": ["x" * 400]}).encode(), every=0.01, step=1, declared=False).start()
+    try:
+        client = PoliteClient("pubmed", httpx.Client(base_url=slow.url, timeout=1.0), min_interval=0, deadline=1.5)
+        with pytest.raises(TooSlow):
+            client.request("GET", "esearch.fcgi")
     finally:
         slow.stop()
 

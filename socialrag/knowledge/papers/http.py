@@ -51,7 +51,9 @@ class _Watchdog:
         self._timer.daemon = True
 
     def trace(self, event: str, info: dict[str, Any]) -> None:
-        if event == "connection.connect_tcp.complete":
+        # the TCP socket as it opens, then the TLS one that takes its place (the TCP one is detached from its
+        # file then, and shutting it would do nothing)
+        if event in ("connection.connect_tcp.complete", "connection.start_tls.complete"):
             stream = info.get("return_value")
             sock = stream.get_extra_info("socket") if stream is not None else None
             if isinstance(sock, socket.socket):
@@ -234,11 +236,14 @@ class PoliteClient:
         kwargs["headers"] = {**dict(kwargs.get("headers") or {}), "Connection": "close"}
         try:
             with watchdog, self.client.stream(method, url, **kwargs) as streamed:
-                return self._read(streamed, started)
+                response = self._read(streamed, started)
         except httpx.HTTPError:
             if watchdog.fired:
                 raise TooSlow(self.name, f"answered too slowly: not done within {self.deadline:g} s") from None
             raise
+        if watchdog.fired:  # an answer with no length, cut where the connection was shut: not an answer
+            raise TooSlow(self.name, f"answered too slowly: not done within {self.deadline:g} s")
+        return response
 
     def _read(self, streamed: httpx.Response, started: float) -> httpx.Response:
         declared = streamed.headers.get("Content-Length", "")

@@ -27,6 +27,8 @@ class TermCounts:
     named: dict[int, set[str]]  # paper -> the question's terms that name one of its authors
     papers: int  # how many papers were asked about
     fields: dict[int, set[str]] = field(default_factory=dict)  # paper -> the terms naming its venue or its year
+    # paper -> term -> how often its authors' names say it ("yang" twice for Yang Yang); 1 when not given
+    named_counts: dict[int, dict[str, int]] = field(default_factory=dict)
 
 
 BM25_K1 = 1.2  # how fast more of one word stops counting more
@@ -45,23 +47,20 @@ def word_forms(text: str) -> list[str]:
     return [singular(w) for w in _WORD.findall(fold_text(text))]
 
 
+_NOT_PLURAL = frozenset({"news", "series", "species", "means", "lens"})  # an s that is not a plural's
+
+
 def singular(word: str) -> str:
-    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is", "ias")) else word
+    """The word without a plural's final s ("tables": "table"); "analysis", "corpus", "bias" and "news" stay."""
+    if len(word) <= 3 or not word.endswith("s") or word.endswith(("ss", "us", "is", "ias")) or word in _NOT_PLURAL:
+        return word
+    return word[:-1]
 
 
 def rarity(papers: int, holding: int) -> float:
     """How rare a word is among ``papers`` papers when ``holding`` of them hold it (BM25's inverse document
     frequency): a word every paper has says little."""
     return math.log(1.0 + (max(papers, 1) - holding + 0.5) / (holding + 0.5))
-
-
-def _holders(by_paper: dict[int, dict[str, tuple[int, int]]] | dict[int, set[str]]) -> dict[str, int]:
-    """How many papers hold each word (or term)."""
-    holders: dict[str, int] = defaultdict(int)
-    for words in by_paper.values():
-        for word in words:
-            holders[word] += 1
-    return holders
 
 
 def keyword_coverage(found: TermCounts, terms: Sequence[str], scores: dict[int, float]) -> float:
@@ -71,7 +70,7 @@ def keyword_coverage(found: TermCounts, terms: Sequence[str], scores: dict[int, 
     if not scores or not terms:
         return 0.0
     best = max(scores, key=lambda pid: (scores[pid], -pid))
-    holders = _holders(found.counts)
+    holders = document_counts(found)
     wanted = {singular(t) for t in terms}
     named = found.named.get(best, set()) | found.fields.get(best, set())
     held = set(found.counts.get(best, {})) | {singular(t) for t in named}
@@ -86,23 +85,41 @@ def keyword_scores(found: TermCounts) -> dict[int, float]:
     one matching a single word of its title does not beat one whose abstract holds them all (a title word counting
     twice lost to a plain BM25 on the real histories: ``TITLE_COUNTS`` is 1). A word naming one of its
     authors counts as ``NAMED_COUNTS`` of them, and one naming its venue or its year as ``FIELD_COUNTS``."""
-    holders = _holders(found.counts)
-    named, fields = _holders(found.named), _holders(found.fields)
-    named_holders = {term: named.get(term, 0) + fields.get(term, 0) for term in {*named, *fields}}
+    holders = document_counts(found)
 
     def saturated(tf: float, length: float) -> float:
         norm = BM25_K1 * (1.0 - BM25_B + BM25_B * length / found.mean_length) if found.mean_length > 0 else BM25_K1
         return tf * (BM25_K1 + 1.0) / (tf + norm)
 
-    score: dict[int, float] = defaultdict(float)
+    # each word's count in each paper's whole record: title, abstract, authors' names, venue and year, then
+    # saturated once, as BM25 over the record counts it (a word in the abstract and the venue is not two words)
+    said: dict[int, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     for pid, words in found.counts.items():
-        length = float(found.lengths.get(pid, found.mean_length))
         for word, (title, abstract) in words.items():
-            score[pid] += rarity(found.papers, holders[word]) * saturated(TITLE_COUNTS * title + abstract, length)
-    for by_field, tf in ((found.named, NAMED_COUNTS), (found.fields, FIELD_COUNTS)):
+            said[pid][word] += TITLE_COUNTS * title + abstract
+    for pid, terms in found.named.items():
+        for term in terms:
+            said[pid][singular(term)] += NAMED_COUNTS * found.named_counts.get(pid, {}).get(term, 1)
+    for pid, terms in found.fields.items():
+        for term in terms:
+            said[pid][singular(term)] += FIELD_COUNTS
+    score: dict[int, float] = {}
+    for pid, told in said.items():
+        length = float(found.lengths.get(pid, found.mean_length))
+        score[pid] = sum(rarity(found.papers, holders[w]) * saturated(tf, length) for w, tf in told.items())
+    return score
+
+
+def document_counts(found: TermCounts) -> dict[str, int]:
+    """How many papers hold each of the question's words anywhere a paper's record says it: its title, abstract,
+    authors, venue or year (one count, as a keyword search over the whole record counts it: "2018" in an abstract
+    is as common as the year 2018)."""
+    holding: dict[str, set[int]] = defaultdict(set)
+    for pid, words in found.counts.items():
+        for word in words:
+            holding[word].add(pid)
+    for by_field in (found.named, found.fields):
         for pid, terms in by_field.items():
             for term in terms:
-                score[pid] += rarity(found.papers, named_holders[term]) * saturated(
-                    TITLE_COUNTS * tf, found.mean_length
-                )
-    return dict(score)
+                holding[singular(term)].add(pid)
+    return {word: len(pids) for word, pids in holding.items()}

@@ -39,6 +39,7 @@ _ASKING = """
     discuss discussed discussion discussions talk talked missed miss whats anything
     something work works worked expert experts familiar group channel thread threads ones one did article
     articles find found look looked show list any lately recently recent ago catch away
+    use uses used using
 """
 ASKING_WORDS = frozenset(_ASKING.split())
 
@@ -117,7 +118,12 @@ def term_counts(
                 found[word] = exact
         counts[pid] = found
     mean = sum(lengths.values()) / len(lengths) if lengths else 0.0
-    return TermCounts(counts, lengths, mean, named, len(ctx.papers), fields)
+    said: dict[int, dict[str, int]] = {}  # how often the authors' names say each term naming one ("Yang Yang": 2)
+    for pid, naming in named.items():
+        paper = ctx.papers.get(pid)
+        names = [w for a in (paper.info.authors if paper else ()) for w in word_forms(a.name)]
+        said[pid] = {term: max(1, names.count(singular(term))) for term in naming}
+    return TermCounts(counts, lengths, mean, named, len(ctx.papers), fields, said)
 
 
 @dataclass(frozen=True)
