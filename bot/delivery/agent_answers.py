@@ -12,7 +12,9 @@ The answer itself is the one `/paperping ask` gives (``delivery.ask_answers``): 
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -98,6 +100,21 @@ def search_task(answer: MemoryAnswer, scope: dict[str, str]) -> dict[str, Any]:
     return task
 
 
+class _Paced:
+    """The Web API client with each call through PaperPing's Slack pacer (a 429 waited out as Slack asks), for
+    ``ChatStream``, which calls the client itself."""
+
+    def __init__(self, client: WebClient, pace: Callable[..., Any]) -> None:
+        self.client, self.pace = client, pace
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self.client, name)
+        return (lambda **kwargs: self.pace(method, **kwargs)) if callable(method) else method
+
+
+SORRY = "Something went wrong while I looked; please ask again in a minute."
+
+
 def stream_answer(
     ctx: AppContext,
     client: WebClient,
@@ -107,10 +124,14 @@ def stream_answer(
     thread_ts: str,
     question: str,
     in_view: str | None,
+    asked_at: float | None = None,
 ) -> None:
     """Answer ``question`` in the member's thread ``thread_ts`` of their DM ``dm``, streamed; from the channel in
-    view when there is one, else from every channel the member shares with PaperPing."""
-    stream = client.chat_stream(
+    view when there is one, else from every channel the member shares with PaperPing. A stream that started and
+    then failed is stopped with a sentence saying so, never left open."""
+    stream = ChatStream(
+        _Paced(client, ctx.pacer.call),  # type: ignore[arg-type]
+        logger=log,
         channel=dm,
         thread_ts=thread_ts,
         recipient_team_id=team,
@@ -124,24 +145,29 @@ def stream_answer(
         stream.append(markdown_text=render_answer(answer, scope, MARKDOWN), chunks=[search_task(answer, scope)])
         shown.append(answer)
 
-    got = memory_answer(ctx, client, team, user, question, in_view, llm_channel=in_view or dm, on_found=found)
-    if isinstance(got, str):  # a refusal or a cooldown: said, with nothing to mark
-        _finish(stream, got, None)
-        return
-    answer, scope = got
-    if shown:
-        part = written_part(answer, MARKDOWN) or note_part(answer, MARKDOWN)
-        text = f"\n\n**In short:** {part}" if answer.text else (f"\n\n{part}" if part else "")
-    else:
-        text = render_answer(answer, scope, MARKDOWN)
-    about = answer.channels[0] if len(answer.channels) == 1 else None
-    _finish(stream, text, feedback_blocks(about), [search_task(answer, scope)] if not shown else None)
-
-
-def _finish(
-    stream: ChatStream, text: str, blocks: list[dict[str, Any]] | None, chunks: list[dict[str, Any]] | None = None
-) -> None:
-    stream.stop(markdown_text=text or None, blocks=blocks, chunks=chunks)
+    try:
+        got = memory_answer(
+            ctx, client, team, user, question, in_view, llm_channel=in_view or dm, on_found=found, asked_at=asked_at
+        )
+        if isinstance(got, str):  # a refusal or a cooldown: said, with nothing to mark
+            stream.stop(markdown_text=got)
+            return
+        answer, scope = got
+        if shown:
+            part = written_part(answer, MARKDOWN) or note_part(answer, MARKDOWN)
+            text = f"\n\n**In short:** {part}" if answer.text else (f"\n\n{part}" if part else "")
+        else:
+            text = render_answer(answer, scope, MARKDOWN)
+        # marks count for a channel only when the answer was that channel's alone, all of it searched
+        about = answer.channels[0] if len(answer.channels) == 1 and not answer.unsearched else None
+        chunks = [search_task(answer, scope)] if not shown else None
+        stream.stop(markdown_text=text or None, blocks=feedback_blocks(about), chunks=chunks)
+    except Exception:
+        if stream.ts is None:
+            raise  # nothing was shown yet: the caller says so in the thread
+        log.exception("a streamed answer in %s failed midway; it is closed with a note", dm)
+        with contextlib.suppress(Exception):
+            stream.stop(markdown_text=f"\n\n_{SORRY}_")
 
 
 def answer_in_thread(
@@ -156,26 +182,24 @@ def answer_in_thread(
     busy: Callable[[], None],
 ) -> None:
     """Queue the streamed answer on the slow-work pool (``busy`` says so when the member already has one
-    running), with the thread's status set meanwhile; a failure is said in the thread and logged."""
+    running), with the thread's status set meanwhile (once: a status is not worth waiting out a 429 for, the
+    listener answers Slack first); a failure is said in the thread and logged. The answer's time counts from
+    here."""
+    asked_at = time.monotonic()
 
     def work() -> None:
         try:
-            stream_answer(ctx, client, team, user, dm, thread_ts, question, in_view)
+            stream_answer(ctx, client, team, user, dm, thread_ts, question, in_view, asked_at)
         except Exception:  # the member gets a sentence, the admin the log
             log.exception("answering in the Messages tab failed")
             try:
-                ctx.pacer.post(
-                    client.chat_postMessage,
-                    channel=dm,
-                    thread_ts=thread_ts,
-                    text="Something went wrong while I looked; please ask again in a minute.",
-                )
+                ctx.pacer.post(client.chat_postMessage, channel=dm, thread_ts=thread_ts, text=SORRY)
             except Exception:
                 log.exception("telling the member in %s failed", dm)
 
     try:
-        ctx.pacer.call(client.assistant_threads_setStatus, channel_id=dm, thread_ts=thread_ts, status=WORKING)
-    except Exception:  # a status is a courtesy: the answer still comes
+        client.assistant_threads_setStatus(channel_id=dm, thread_ts=thread_ts, status=WORKING)
+    except Exception:  # a courtesy: the answer still comes
         log.warning("setting the thread's status in %s failed", dm, exc_info=True)
     if not ctx.slow.submit(work, owner=f"{team}:{user}"):
         busy()

@@ -94,12 +94,13 @@ def memory_answer(
     *,
     llm_channel: str,
     on_found: Callable[[MemoryAnswer, dict[str, str]], None] | None = None,
+    asked_at: float | None = None,
 ) -> tuple[MemoryAnswer, dict[str, str]] | str:
     """The answer to a member's question with the channels it may name (id -> name), or a sentence saying why
     there is none now; ``on_found`` is given the papers found while the written answer is still being written.
-    The answer has ``ANSWER_SECONDS`` from here: channels not read in time are said, and the LLM gets what is
-    left."""
-    until = time.monotonic() + ANSWER_SECONDS
+    The answer has ``ANSWER_SECONDS`` from ``asked_at`` (a ``time.monotonic()``; else from here): channels not
+    read in time are said, and the LLM gets what is left."""
+    until = (asked_at if asked_at is not None else time.monotonic()) + ANSWER_SECONDS
     recommender = ctx.recommender
     if recommender is None:
         return "Questions about the channel's history are answered where PaperPing runs as a service (`paperping run`)."
@@ -124,6 +125,7 @@ def memory_answer(
         return np.asarray(embedder.encode([text])[0], dtype=np.float32)
 
     def found(answer: MemoryAnswer) -> None:
+        conn.commit()  # no transaction stays open while Slack is called and the LLM writes
         if on_found is not None and isinstance(scope, dict):
             on_found(answer, scope)
 

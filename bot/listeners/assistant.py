@@ -133,23 +133,31 @@ def keep_view(ctx: AppContext, team: str, user: str, dm: str, in_view: str | Non
         storage.history_search.upsert_assistant_thread(conn, dm, MEMBERS_VIEW, team, in_view, user)
 
 
-def kept_view(ctx: AppContext, team: str, dm: str, thread_ts: str | None) -> str | None:
-    """The channel in view kept for a thread of the older panel, else for the member's Messages tab."""
+def kept_view(ctx: AppContext, team: str, dm: str, thread_ts: str | None, *, members: bool = True) -> str | None:
+    """The channel in view kept for a thread of the older panel, else (``members``) for the member's Messages
+    tab."""
     with ctx.db.connection() as conn:
-        for key in (thread_ts, MEMBERS_VIEW):
+        for key in (thread_ts, MEMBERS_VIEW if members else None):
             found = storage.history_search.load_assistant_thread(conn, dm, key) if key is not None else None
             if found is not None and found[0] in ("", team) and found[1]:
                 return found[1]
     return None
 
 
-def set_prompts(ctx: AppContext, client: WebClient, team: str, user: str, dm: str, in_view: str | None) -> None:
-    """The Messages tab's suggested prompts (``agent_view`` takes them for the conversation, with no thread)."""
-    prompts = suggested_prompts(ctx, client, team, in_view, user)
-    try:
-        ctx.pacer.call(client.assistant_threads_setSuggestedPrompts, channel_id=dm, prompts=prompts)
-    except Exception:  # prompts are a courtesy
-        log.warning("setting the suggested prompts in %s failed", dm, exc_info=True)
+def offer_prompts(ctx: AppContext, client: WebClient, team: str, user: str, dm: str) -> None:
+    """The Messages tab's suggested prompts (``agent_view`` takes them for the conversation, with no thread), for
+    the channel kept as in view when the work runs (the latest of a burst of changes), built off the listener (the
+    channel's member list may be read first), two at most at a time a member. A courtesy: one try, no wait on a
+    429, nothing when the pool is full."""
+
+    def work() -> None:
+        try:
+            prompts = suggested_prompts(ctx, client, team, kept_view(ctx, team, dm, None), user)
+            client.assistant_threads_setSuggestedPrompts(channel_id=dm, prompts=prompts)
+        except Exception:
+            log.warning("setting the suggested prompts in %s failed", dm, exc_info=True)
+
+    ctx.slow.submit(work, owner=f"{team}:{user}:prompts")
 
 
 def messages_tab_opened(ctx: AppContext, client: WebClient, team: str, event: dict[str, Any]) -> None:
@@ -158,24 +166,45 @@ def messages_tab_opened(ctx: AppContext, client: WebClient, team: str, event: di
     user, dm = str(event.get("user") or ""), str(event.get("channel") or "")
     if not user or not dm.startswith("D"):
         return
-    in_view = in_view_of(event, team) or kept_view(ctx, team, dm, None)
+    named = in_view_of(event, team)
     with ctx.db.connection() as conn:
         if storage.privacy.is_forgotten(conn, [team], user):
             return
         quiet = storage.usage.take_cooldown(conn, team, user, "greeting", datetime.now(UTC), GREET_EVERY)
+    if named is not None:
+        keep_view(ctx, team, user, dm, named)
     if quiet is None:
-        ctx.pacer.post(client.chat_postMessage, channel=dm, text=GREETING)
-    set_prompts(ctx, client, team, user, dm, in_view)
+        try:
+            client.chat_postMessage(channel=dm, text=GREETING)
+        except Exception:  # a greeting is a courtesy: no wait on a 429 in the listener
+            log.warning("greeting %s in %s failed", user, dm, exc_info=True)
+    offer_prompts(ctx, client, team, user, dm)
+
+
+def members_view(ctx: AppContext, team: str, user: str, dm: str, thread_ts: str | None) -> str | None:
+    """The channel in view for a message that names none: the one a panel thread was opened beside (as Slack said
+    it, refused when not theirs), else the one kept for the Messages tab when the member is still in it (else
+    None: all their channels are searched, rather than a channel they left refusing every question)."""
+    if thread_ts is not None and (beside := kept_view(ctx, team, dm, thread_ts, members=False)) is not None:
+        return beside
+    kept = kept_view(ctx, team, dm, None)
+    if kept is None:
+        return None
+    with ctx.db.connection() as conn:
+        theirs = dict(storage.workspaces.load_member_channels(conn, team, user, current=True))
+    return kept if kept in theirs else None
 
 
 def answer_message(ctx: AppContext, client: WebClient, team: str, event: dict[str, Any]) -> None:
-    """A member's message to PaperPing in its Messages tab or a panel thread: the answer, streamed in its thread."""
+    """A member's message to PaperPing in its Messages tab or a panel thread: the answer, streamed in its thread,
+    from the channel the message says is in view (refused when it is not theirs), else the one kept as in view."""
     user, dm = str(event.get("user") or ""), str(event.get("channel") or "")
     thread = str(event.get("thread_ts") or event.get("ts") or "")
     question = " ".join(str(event.get("text") or "").split())[:MAX_QUESTION]
     if not user or not dm.startswith("D") or not thread:
         return
-    in_view = in_view_of(event, team) or kept_view(ctx, team, dm, str(event.get("thread_ts") or "") or None)
+    named = in_view_of(event, team)
+    in_view = named or members_view(ctx, team, user, dm, str(event.get("thread_ts") or "") or None)
 
     def busy() -> None:
         ctx.pacer.post(client.chat_postMessage, channel=dm, thread_ts=thread, text=MEMBER_BUSY)
@@ -213,7 +242,10 @@ def register(app: App, ctx: AppContext) -> None:
         client: WebClient,
     ) -> None:
         if not payload.get("app_context"):  # the older panel's thread is titled by its question
-            set_title(" ".join(str(payload.get("text") or "").split())[:80] or "A question")
+            try:
+                set_title(" ".join(str(payload.get("text") or "").split())[:80] or "A question")
+            except Exception:  # a title is a courtesy: the answer still comes
+                log.warning("titling a panel thread failed", exc_info=True)
         answer_message(ctx, client, str(context.team_id or ""), payload)
         with ctx.db.connection() as conn:
             mark_handled(conn, body)  # a resent copy is dropped: one answer per question
@@ -225,7 +257,7 @@ def register(app: App, ctx: AppContext) -> None:
         in_view = in_view_of(event, team)
         if in_view != kept_view(ctx, team, dm, None):
             keep_view(ctx, team, user, dm, in_view)
-            set_prompts(ctx, client, team, user, dm, in_view)
+            offer_prompts(ctx, client, team, user, dm)
         with ctx.db.connection() as conn:
             mark_handled(conn, body)
 

@@ -42,6 +42,10 @@ def handle_message(
 ) -> None:
     team, channel = _team(body, event), str(event.get("channel") or "")
     subtype = event.get("subtype")
+    if event.get("channel_type") == "im" and channel.startswith("D") and _members_own(event):
+        if not subtype and not event.get("bot_id"):  # a question in the Messages tab
+            answer_message(ctx, client, team, event)
+        return  # a member's words in a DM, edited or not, are never indexed
     if subtype == "message_deleted":
         knowledge.record_deletion(conn, team, channel, str(event.get("deleted_ts") or ""))
         return
@@ -51,9 +55,6 @@ def handle_message(
             handle_edit(ctx, conn, client, team, channel, inner)
         return
     by_member = bool(event.get("user")) and not event.get("bot_id")
-    if by_member and event.get("channel_type") == "im" and channel.startswith("D") and not subtype:
-        answer_message(ctx, client, team, event)  # a question in the Messages tab; a DM is never indexed
-        return
     message = _parse(ctx, client, team, channel, event)
     if message is None:
         return
@@ -61,6 +62,14 @@ def handle_message(
         return  # PaperPing's own answers and context replies in a thread are not the group's replies
     if knowledge.record_message(conn, message, by_member=by_member) and note_share(conn, message, by_member=by_member):
         ctx.wake.index_soon()  # its paper is looked up at once, and the context reply follows
+
+
+def _members_own(event: dict[str, Any]) -> bool:
+    """Whether a DM event is a member's own message (new, edited or deleted), not PaperPing's."""
+    found = [event] + [event[k] for k in ("message", "previous_message") if isinstance(event.get(k), dict)]
+    if len(found) > 1:
+        found = found[1:]  # an edit or a deletion: the message it is of
+    return any(bool(m.get("user")) and not m.get("bot_id") for m in found)
 
 
 def _parse(ctx: AppContext, client: WebClient, team: str, channel: str, raw: dict[str, Any]) -> Message | None:

@@ -33,8 +33,9 @@ def register(app: App, ctx: AppContext) -> None:
     def opened(client: WebClient, body: dict[str, Any], event: dict[str, Any]) -> None:
         if event.get("tab") == "home":
             publish(client, str(body.get("team_id")), str(event["user"]))
-        elif event.get("tab") == "messages":  # the agent's conversation (``agent_view``)
-            messages_tab_opened(ctx, client, str(body.get("team_id") or ""), event)
+        elif event.get("tab") == "messages":  # the agent's conversation (``agent_view``), off the listener
+            team = str(body.get("team_id") or "")
+            ctx.slow.submit(lambda: messages_tab_opened(ctx, client, team, event), owner=f"{team}:{event['user']}:tab")
 
     def mentions(ack: Ack, client: WebClient, body: dict[str, Any]) -> None:
         ack()

@@ -17,8 +17,8 @@ def load_keyword_candidates(
 ) -> tuple[dict[int, set[str]], dict[int, set[str]], dict[int, set[str]]]:
     """For each of these papers whose title or abstract holds one of the question's ``terms`` (plain words
     ``[a-z0-9]``, as ``topic_words`` gives them) in some form Postgres' English dictionary folds together
-    ("evaluate", "evaluation"), the terms it holds so (its full-text index finds them; a term with a digit also as
-    written anywhere in them, where the parser kept it inside a longer token); and, for each paper, the
+    ("evaluate", "evaluation"), the terms it holds so (its full-text index finds them; a term also as written
+    anywhere in them, where the parser kept it inside a longer token); and, for each paper, the
     terms that name one of its authors, and those that name its venue or its year."""
     if not paper_ids or not terms:
         return {}, {}, {}
@@ -29,8 +29,9 @@ def load_keyword_candidates(
         SELECT p.id, t.term FROM papers p, unnest(%(terms)s::text[]) AS t(term)
          WHERE p.id = ANY(%(ids)s::bigint[])
            AND (p.search @@ to_tsquery('english', t.term)
-                -- a name the English parser keeps whole in a longer token ("github.com/diego999/x")
-                OR (t.term ~ '[0-9]'
+                -- a name the English parser keeps whole in a longer token ("github.com/facebookresearch/lama");
+                -- the caller counts only whole words; a stop word ("same") stays unmatched, as the index has it
+                OR (numnode(to_tsquery('english', t.term)) > 0
                     AND strpos(lower(coalesce(p.title, '') || ' ' || coalesce(p.abstract, '')), t.term) > 0))
         """,
         args,

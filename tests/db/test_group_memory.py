@@ -432,3 +432,20 @@ def test_an_answer_as_of_a_date_counts_no_later_thread_words_or_saves(db: Databa
     assert [n for title, n in saves.items() if title.startswith("Weight")] == [0]
     saves = found("what have we read about weight poisoning?", after)
     assert [n for title, n in saves.items() if title.startswith("Weight")] == [1]
+
+
+def test_a_name_inside_a_link_is_found_and_a_stop_word_is_not(db: Database, lab: dict[str, Any]) -> None:
+    """A name Postgres' parser keeps inside a longer token (a repository's address) is still a word of the paper;
+    a stop word the index leaves out ("same") is not matched by its letters either."""
+    from socialrag import storage
+
+    with db.connection() as conn:
+        weight = conn.execute("SELECT paper_id FROM paper_ids WHERE value = %s", (SHARED["weight"],)).fetchone()[0]
+        conn.execute(
+            "UPDATE papers SET abstract = abstract || ' Code: https://github.com/lab/Zorbnik-kit and the same data.' "
+            "WHERE id = %s",
+            (weight,),
+        )
+        held, _, _ = storage.history_search.load_keyword_candidates(conn, [weight], ["zorbnik", "same"])
+    assert held == {weight: {"zorbnik"}}
+    assert titles(ask(db, "which papers use Zorbnik?"))[0].startswith("Weight Poisoning")

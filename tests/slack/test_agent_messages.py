@@ -226,3 +226,46 @@ def test_an_answer_keeps_to_its_time_and_a_dm_question_spends_no_channels_llm_ca
         harness.stop()
         standin.stop()
         model.stop()
+
+
+def test_a_stream_that_fails_midway_is_closed_and_a_dm_is_never_indexed(db: Database, tmp_path: Path) -> None:
+    """A stream Slack refuses to stop is stopped again with a note, never left open; a member's edit of a question
+    holding a paper link stores nothing; a kept channel in view the member has left does not refuse their next
+    question (all their channels are searched)."""
+    harness, standin = lab(db, tmp_path)
+    try:
+        standin.fail_next["chat.stopStream"] = 1
+        ask_in_tab(harness, "what have we read about attention?", "1700006000.000100")
+        stream = stream_in(standin, "1700006000.000100")
+        assert "Something went wrong while I looked" in stream["post"]["text"]
+        assert "Learning to Deceive" in stream["post"]["text"], "what was shown stays"
+
+        before = count(db, "SELECT count(*) FROM messages")
+        edited = {
+            "type": "message",
+            "subtype": "message_changed",
+            "channel": "DU2",
+            "channel_type": "im",
+            "event_ts": "1700006000.000300",
+            "message": {
+                "type": "message",
+                "user": "U2",
+                "text": "what about <https://aclanthology.org/2020.acl-main.1/>?",
+                "ts": "1700006000.000100",
+                "edited": {"user": "U2", "ts": "1700006000.000300"},
+            },
+            "previous_message": {"type": "message", "user": "U2", "text": "what", "ts": "1700006000.000100"},
+        }
+        harness.event(edited)
+        assert count(db, "SELECT count(*) FROM messages") == before
+        assert count(db, "SELECT count(*) FROM messages WHERE channel_id LIKE 'D%%'") == 0
+
+        harness.event({"type": "app_context_changed", "user": "U2", "channel": "DU2", "context": in_view("G9")})
+        with db.connection() as conn:
+            conn.execute("DELETE FROM member_cooldowns")
+        ask_in_tab(harness, "what have we read about attention?", "1700006000.000500", view=None)
+        answered = stream_in(standin, "1700006000.000500")["post"]["text"]
+        assert "Learning to Deceive" in answered and "both in now" not in answered
+    finally:
+        harness.stop()
+        standin.stop()

@@ -51,3 +51,36 @@ def test_words_are_compared_as_written_a_plurals_s_aside() -> None:
     assert word_forms("Tables, Datasets and an Analysis of BIAS in Ünïcode") == [
         "table", "dataset", "and", "an", "analysis", "of", "bias", "in", "unicode",
     ]  # fmt: skip
+
+
+def test_a_word_is_as_common_as_the_records_that_say_it_anywhere() -> None:
+    """ "2018" in one abstract is not rare when every paper of 2018 says it by its year: one paper of EMNLP 2018
+    is never behind a paper of EMNLP 2019 whose abstract cites a work of 2018 (a word counts once per paper,
+    wherever the paper's record says it, as BM25 over the whole record counts it; counted from abstracts alone,
+    "2018" was rare and the citing paper won by far)."""
+    year_2018 = {pid: {"2018"} for pid in range(100, 300)}
+    found = TermCounts(
+        {5: {"2018": (0, 1)}},  # EMNLP 2019, citing "(2018)"
+        {5: 80},
+        80.0,
+        {},
+        700,
+        {**year_2018, 5: {"emnlp"}, 6: {"emnlp", "2018"}},  # paper 6: EMNLP 2018
+    )
+    scores = keyword_scores(found)
+    assert scores[6] >= scores[5], scores
+
+
+def test_a_name_said_twice_by_an_authors_name_and_names_folded_as_typed() -> None:
+    """ "Yang Yang" holds the name twice; "Vulić", "Grießhaber" and "Müller" are found as typed plainly; "news" is
+    not "new"."""
+    from socialrag.recommender.retrieve.keywords import fold_words, word_forms
+
+    once = TermCounts({}, {}, 80.0, {1: {"yang"}, 2: {"yang"}}, 700, {}, {1: {"yang": 2}, 2: {"yang": 1}})
+    scores = keyword_scores(once)
+    assert scores[1] > scores[2]
+    assert word_forms("Ivan Vulić, Daniel Grießhaber, Thomas Müller") == [
+        "ivan", "vulic", "daniel", "griesshaber", "thoma", "muller",
+    ]  # fmt: skip
+    assert fold_words("Søren Łukasz") == "soren lukasz"
+    assert word_forms("Multi-News: a news dataset") == ["multi", "news", "a", "news", "dataset"]

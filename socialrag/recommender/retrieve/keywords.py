@@ -41,10 +41,20 @@ NAMED_COUNTS = 1.0
 FIELD_COUNTS = 1.0
 
 
+# letters Unicode does not decompose into a plain one and an accent, written as a reader would type them
+_PLAIN_LETTERS = str.maketrans({"ß": "ss", "æ": "ae", "Æ": "AE", "œ": "oe", "Œ": "OE", "ø": "o", "Ø": "O", "đ": "d",
+                                "Đ": "D", "ð": "d", "ł": "l", "Ł": "L", "þ": "th", "ı": "i"})  # fmt: skip
+
+
+def fold_words(text: str) -> str:
+    """``fold_text`` for matching words: "Grießhaber" is "griesshaber", "Vulić" is "vulic"."""
+    return fold_text(text.translate(_PLAIN_LETTERS))
+
+
 def word_forms(text: str) -> list[str]:
     """The words of a text as the keyword score compares them: folded (lower case, accents aside), letters and
     digits, a plural's final s taken off ("tables" is "table"; "analysis", "corpus" and "bias" stay)."""
-    return [singular(w) for w in _WORD.findall(fold_text(text))]
+    return [singular(w) for w in _WORD.findall(fold_words(text))]
 
 
 _NOT_PLURAL = frozenset({"news", "series", "species", "means", "lens"})  # an s that is not a plural's

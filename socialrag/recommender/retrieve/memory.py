@@ -24,7 +24,14 @@ import psycopg
 from socialrag import storage
 from socialrag.names import fold_text
 from socialrag.recommender.retrieve.context import ChannelContext
-from socialrag.recommender.retrieve.keywords import TermCounts, keyword_coverage, keyword_scores, singular, word_forms
+from socialrag.recommender.retrieve.keywords import (
+    TermCounts,
+    fold_words,
+    keyword_coverage,
+    keyword_scores,
+    singular,
+    word_forms,
+)
 
 Kind = Literal["papers", "discussion", "who", "missed"]
 
@@ -51,7 +58,8 @@ _DISCUSSION = re.compile(r"\b(discuss|discussed|discussion|talk|talked|think|tho
 # what the meaning and the thread weigh beside the words (1), each scaled to the channel's best first; chosen on
 # ``bench/bench_ask.py``'s real histories (0.5 to 1.0 give the same hit@3 there; 0.7 the best MRR)
 # the meaning's weight beside the words: from MEANING_WEIGHT when the best keyword match holds none of the question's
-# distinctive words, down to MEANING_WEIGHT_MATCHED when it holds them all (``Scores.coverage``)
+# distinctive words, down to MEANING_WEIGHT_MATCHED when it holds them all (``Scores.coverage``), with the square of
+# what is left unmatched (chosen on three real histories by MRR, confirmed on the other two: docs/benchmarks.md)
 MEANING_WEIGHT = 0.9
 MEANING_WEIGHT_MATCHED = 0.1
 THREAD_WEIGHT = 0.7
@@ -79,7 +87,7 @@ _RANKING_WORDS = re.compile(r"\b(?:most|more|least)\s+(?:active|engaged)\b|\btop
 def topic_words(question: str, most: int = 12) -> list[str]:
     """The words of a question that name its topic: letters and digits, accents and case aside, without the
     words of asking. Each is safe to put in a ``to_tsquery`` (nothing but ``[a-z0-9]``)."""
-    text = _RANKING_WORDS.sub(" ", fold_text(question))
+    text = _RANKING_WORDS.sub(" ", fold_words(question))
     words = [w for w in _WORD.findall(text) if w not in ASKING_WORDS and len(w) > 1]
     return list(dict.fromkeys(words))[:most]
 
@@ -118,12 +126,17 @@ def term_counts(
                 found[word] = exact
         counts[pid] = found
     mean = sum(lengths.values()) / len(lengths) if lengths else 0.0
-    said: dict[int, dict[str, int]] = {}  # how often the authors' names say each term naming one ("Yang Yang": 2)
-    for pid, naming in named.items():
-        paper = ctx.papers.get(pid)
-        names = [w for a in (paper.info.authors if paper else ()) for w in word_forms(a.name)]
-        said[pid] = {term: max(1, names.count(singular(term))) for term in naming}
-    return TermCounts(counts, lengths, mean, named, len(ctx.papers), fields, said)
+    # the terms naming an author, read from the papers' own author names folded as the question is ("Vulić" is
+    # "vulic"), with how often the names say each ("Yang Yang": twice); Postgres' ``named`` besides
+    said: dict[int, dict[str, int]] = {}
+    by_author: dict[int, set[str]] = {pid: set(terms) for pid, terms in named.items()}
+    for pid, paper in ctx.papers.items():
+        names = [w for a in paper.info.authors for w in word_forms(a.name)]
+        naming = {t for t in asked if singular(t) in names} | by_author.get(pid, set())
+        if naming:
+            by_author[pid] = naming
+            said[pid] = {term: max(1, names.count(singular(term))) for term in naming}
+    return TermCounts(counts, lengths, mean, by_author, len(ctx.papers), fields, said)
 
 
 @dataclass(frozen=True)
@@ -150,7 +163,8 @@ def combine(scores: Scores) -> dict[int, float]:
         top = max(part.values(), default=0.0)
         for pid, value in part.items():
             out[pid] += weight * value / top if top > 0 else 0.0
-    meaning_weight = MEANING_WEIGHT - (MEANING_WEIGHT - MEANING_WEIGHT_MATCHED) * scores.coverage
+    # falling faster as more of the question's words match: half of them matched leaves the meaning a third
+    meaning_weight = MEANING_WEIGHT_MATCHED + (MEANING_WEIGHT - MEANING_WEIGHT_MATCHED) * (1 - scores.coverage) ** 2
     if scores.meaning:
         low, high = min(scores.meaning.values()), max(scores.meaning.values())
         for pid, value in scores.meaning.items():
