@@ -16,7 +16,8 @@ from bot.views.post_blocks import quote
 from socialrag.errors import PaperPingError
 
 log = logging.getLogger(__name__)
-MEMBER_BUSY = "Two of your requests are still under way; send this one again when they are done."
+# a member's two slow requests are under way, or every place for slow requests is taken: one sentence says both
+MEMBER_BUSY = "I'm busy with your other requests or many others' right now; send this one again in a minute."
 
 
 def register(app: App, ctx: AppContext) -> None:
