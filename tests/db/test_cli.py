@@ -30,6 +30,7 @@ def test_import_then_status(env: Database, tmp_path: Path, capsys: pytest.Captur
     # offline and --no-embed: the papers wait in the queue for `paperping run` to look them up and embed them, and
     # have no vector yet (``unusable``: what a post waits for)
     waiting = {"looked_up": 0, "embedded": 0, "given_up": 0, "empty_reason": None, "emoji_learnt": []}
+    waiting |= {"answers_marked": {"helpful": 0, "not_helpful": 0, "days": 30}}  # no answer marked yet
     assert data == {
         "channels": [
             {"id": "C1", "name": "general", "messages": 6, "papers": 4, "reactions": 5, "replies": 3, "members": 3}
