@@ -1,0 +1,65 @@
+"""What a paper's full text is read into, and the bounds every parser keeps."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+MAX_BYTES = 20_000_000  # a file larger than this is not read
+MAX_PAGES = 60  # pages of a PDF read at most (a 30-page paper and its appendix)
+MAX_CHARS = 400_000  # characters of text kept from one paper, the references apart
+MAX_SECTIONS = 200
+MAX_REFERENCES = 500
+
+
+class FullTextError(ValueError):
+    """A file that cannot be read as a paper's full text: the sentence says why (too large, no text layer, not
+    well-formed, an entity declaration)."""
+
+
+@dataclass(frozen=True)
+class Section:
+    """One section of a paper: its heading as the paper writes it ("4.2 Datasets"), with its parents' before it
+    for a subsection ("Materials and Methods › Chemicals"), and its paragraphs."""
+
+    heading: str
+    paragraphs: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class FullText:
+    title: str | None
+    sections: tuple[Section, ...]
+    references: tuple[str, ...] = ()
+    licence: str | None = None  # the licence the file states (a URL or its words), None when it states none
+    kind: str = ""  # "jats", "html" or "pdf"
+    notes: tuple[str, ...] = field(default_factory=tuple)  # what was left out, in words ("pages after 60")
+
+    @property
+    def chars(self) -> int:
+        return sum(len(p) for s in self.sections for p in s.paragraphs)
+
+
+def clean(text: str) -> str:
+    """Whitespace folded to single spaces; a word hyphenated across a line joined again."""
+    text = re.sub(r"(\w)-\n(\w)", r"\1\2", text)
+    return " ".join(text.split())
+
+
+class Budget:
+    """The characters a parser may still keep (``MAX_CHARS``); paragraphs past it are left out and said."""
+
+    def __init__(self, most: int = MAX_CHARS) -> None:
+        self.left = most
+        self.cut = False
+
+    def take(self, text: str) -> str | None:
+        if not text:
+            return None
+        if self.left <= 0:
+            self.cut = True
+            return None
+        kept = text[: self.left]
+        self.left -= len(kept)
+        self.cut = self.cut or len(kept) < len(text)
+        return kept

@@ -1,0 +1,130 @@
+"""A paper's full text read into sections (``socialrag.knowledge.fulltext``): JATS XML, an arXiv HTML page and a
+PDF, each written here in the shape those sources give them; and hostile files (an XML bomb, an outside entity,
+malformed XML, a PDF with no text layer, a 500-page PDF, a PDF whose stream inflates to 300 MB) cost at most their
+caps and say what they are."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from socialrag.knowledge.fulltext import MAX_PAGES, FullTextError, parse_fulltext
+from tests.support.pdfs import blank_pdf, bomb_pdf, text_pdf
+
+JATS = b"""<?xml version="1.0"?>
+<!DOCTYPE article PUBLIC "-//NLM//DTD JATS (Z39.96) Journal Archiving and Interchange DTD v1.0 20120330//EN"
+ "JATS-archivearticle1.dtd">
+<article xmlns:xlink="http://www.w3.org/1999/xlink" article-type="research-article"><front><article-meta>
+<title-group><article-title>Reading <italic>Together</italic>: How Labs Discuss Papers</article-title></title-group>
+<permissions><license xlink:href="https://creativecommons.org/licenses/by/4.0/"><license-p>CC BY</license-p>
+</license></permissions><abstract><p>An abstract.</p></abstract></article-meta></front>
+<body><sec id="s1"><title>Introduction</title><p>Labs share papers in channels <xref ref-type="bibr" rid="r1">[1]</xref>.</p>
+<fig id="f1"><caption><p>A figure caption, not a paragraph of the section.</p></caption></fig></sec>
+<sec id="s2"><label>2</label><title>Materials and Methods</title><sec id="s2a"><label>2.1</label><title>Datasets</title>
+<p>We used the <bold>LabThreads</bold> dataset of 1,200 threads.</p><p>Each thread was read twice.</p></sec>
+</sec></body><back><ref-list><ref id="r1"><mixed-citation>A. Author. Papers in channels. 2020.</mixed-citation></ref>
+</ref-list></back></article>"""
+
+BOMB = b"""<?xml version="1.0"?>
+<!DOCTYPE article [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">
+<!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;"><!ENTITY d "&c;&c;&c;&c;&c;&c;&c;&c;&c;&c;">]>
+<article><body><sec><title>T</title><p>&d;&d;&d;&d;&d;&d;&d;&d;</p></sec></body></article>"""
+
+OUTSIDE = b"""<?xml version="1.0"?>
+<!DOCTYPE article [<!ENTITY secret SYSTEM "file:///etc/passwd">]>
+<article><body><sec><title>T</title><p>&secret;</p></sec></body></article>"""
+
+HTML = b"""<!DOCTYPE html><html><head><title>arXiv page</title><script>var tracked = 1;</script></head><body>
+<nav><p>Skip to content</p></nav><article class="ltx_document">
+<h1 class="ltx_title ltx_title_document">Streams of Papers in Research Chat</h1>
+<div class="ltx_abstract"><h6 class="ltx_title ltx_title_abstract">Abstract</h6><p class="ltx_p">We study paper streams.</p></div>
+<section class="ltx_section"><h2 class="ltx_title ltx_title_section">1 Introduction</h2>
+<div class="ltx_para"><p class="ltx_p">Groups post papers and react to them.</p></div>
+<section class="ltx_subsection"><h3 class="ltx_title ltx_title_subsection">1.1 Scope</h3>
+<div class="ltx_para"><p class="ltx_p">We look at twelve groups.</p></div></section></section>
+<section class="ltx_bibliography"><h2 class="ltx_title ltx_title_bibliography">References</h2>
+<ul><li class="ltx_bibitem">B. Writer. Chat and science. 2021.</li></ul></section>
+<p>Licence: <a href="https://creativecommons.org/licenses/by-sa/4.0/">CC BY-SA 4.0</a></p>
+</article></body></html>"""
+
+
+def test_jats_is_read_into_its_own_sections_with_its_licence_and_references() -> None:
+    paper = parse_fulltext(JATS, "jats")
+    assert paper.title == "Reading Together: How Labs Discuss Papers"
+    assert [s.heading for s in paper.sections] == ["Introduction", "2 Materials and Methods › 2.1 Datasets"]
+    assert paper.sections[0].paragraphs == ("Labs share papers in channels [1].",), "a caption is not the section's"
+    assert paper.sections[1].paragraphs[0] == "We used the LabThreads dataset of 1,200 threads."
+    assert paper.licence == "https://creativecommons.org/licenses/by/4.0/"
+    assert paper.references == ("A. Author. Papers in channels. 2020.",)
+
+
+@pytest.mark.parametrize("data", [BOMB, OUTSIDE], ids=["entity bomb", "outside entity"])
+def test_xml_that_declares_entities_is_refused_without_expanding_them(data: bytes) -> None:
+    started = time.monotonic()
+    with pytest.raises(FullTextError, match="declares entities"):
+        parse_fulltext(data, "jats")
+    assert time.monotonic() - started < 1.0
+
+
+def test_malformed_or_foreign_xml_says_what_it_is() -> None:
+    with pytest.raises(FullTextError, match="not well-formed"):
+        parse_fulltext(b"<article><body><sec></body>", "jats")
+    with pytest.raises(FullTextError, match="not a JATS article"):
+        parse_fulltext(b"<html><body/></html>", "jats")
+    with pytest.raises(FullTextError, match="empty"):
+        parse_fulltext(b"  ", "jats")
+
+
+def test_an_arxiv_html_page_is_read_without_its_scripts_navigation_or_bibliography() -> None:
+    paper = parse_fulltext(HTML, "html")
+    assert paper.title == "Streams of Papers in Research Chat"
+    # text after the bibliography (an appendix, here a licence line) is text again, under its own heading or none
+    assert [s.heading for s in paper.sections] == ["Abstract", "1 Introduction", "1.1 Scope", ""]
+    assert paper.sections[1].paragraphs == ("Groups post papers and react to them.",)
+    assert "Skip to content" not in str(paper) and "tracked" not in str(paper)
+    assert paper.references == ("B. Writer. Chat and science. 2021.",)
+    assert paper.licence == "creativecommons.org/licenses/by-sa/4.0/"
+
+
+def test_a_pdf_is_read_into_its_headed_sections_and_its_references_apart() -> None:
+    lines = [
+        "Streams of Papers in Research Chat",
+        "Abstract",
+        "We ask how groups read papers together over a year of meetings.",
+        "1 Introduction",
+        "Research groups share papers in their channels and discuss them in threads week",
+        "after week. This paper looks at that.",
+        "2 Method",
+        "We counted the papers each group discussed in its threads over fifty-",
+        "two weeks.",
+        "References",
+        "[1] A. Author. Papers in channels. 2020.",
+    ]
+    paper = parse_fulltext(text_pdf([lines]), "pdf")
+    assert paper.title == "Streams of Papers in Research Chat"
+    assert [s.heading for s in paper.sections] == ["Abstract", "1 Introduction", "2 Method"]
+    assert paper.sections[1].paragraphs == (
+        "Research groups share papers in their channels and discuss them in threads week after week. This paper "
+        "looks at that.",
+    )
+    assert paper.sections[2].paragraphs == (
+        "We counted the papers each group discussed in its threads over fiftytwo weeks.",
+    )
+    assert paper.references == ("[1] A. Author. Papers in channels. 2020.",)
+
+
+def test_hostile_pdfs_cost_at_most_their_caps_and_say_what_they_are() -> None:
+    with pytest.raises(FullTextError, match="no text layer"):
+        parse_fulltext(blank_pdf(3), "pdf")
+    with pytest.raises(FullTextError, match="not a PDF"):
+        parse_fulltext(b"<html>not a pdf</html>", "pdf")
+    long = text_pdf([["A line of text long enough to count as the words of a page."] * 5] * 500)
+    started = time.monotonic()
+    paper = parse_fulltext(long, "pdf")
+    assert paper.notes == (f"pages after {MAX_PAGES} of 500",)
+    assert paper.chars < 60 * 5 * 70, "only the pages read are kept"
+    started = time.monotonic()
+    with pytest.raises(FullTextError):
+        parse_fulltext(bomb_pdf(300), "pdf")  # 300 MB inflated: pypdf stops it at its own cap
+    assert time.monotonic() - started < 10
