@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass, field
 
 MAX_BYTES = 20_000_000  # a file larger than this is not read
@@ -41,8 +42,9 @@ class FullText:
 
 
 def clean(text: str) -> str:
-    """Whitespace folded to single spaces; a word hyphenated across a line joined again."""
-    text = re.sub(r"(\w)-\n(\w)", r"\1\2", text)
+    """Whitespace folded to single spaces; a word hyphenated across a line joined again; a typeset ligature ("ﬁ")
+    as its letters."""
+    text = re.sub(r"(\w)-\n(\w)", r"\1\2", unicodedata.normalize("NFKC", text))
     return " ".join(text.split())
 
 

@@ -19,7 +19,8 @@ from socialrag.knowledge.fulltext.model import (
     clean,
 )
 
-NUMBERED = re.compile(r"^(?:\d{1,2}(?:\.\d{1,2}){0,2}\.?|[IVX]{1,4}\.|[A-H](?:\.\d{1,2})?)\s+([A-Z][^.!?]{2,70})$")
+# "3 Method", "4.2 Datasets", "IV. Results", "A.1 Prompts"; not a footnote ("1 As the noun is almost always,")
+NUMBERED = re.compile(r"^(?:\d{1,2}(?:\.\d{1,2}){0,2}\.?|[IVX]{1,4}\.|[A-H](?:\.\d{1,2})?)\s+([A-Z][^.!?,;]{2,70})$")
 NAMED = re.compile(
     r"^(abstract|introduction|background|related work|method|methods|methodology|approach|experiments?|"
     r"experimental setup|results|discussion|analysis|evaluation|conclusions?|limitations|"
@@ -85,14 +86,14 @@ def _sections(lines: list[str]) -> tuple[tuple[Section, ...], tuple[str, ...]]:
     for line in lines:
         if REFERENCES.match(line):
             end_section()
-            heading, in_references = line, True
+            heading, in_references = clean(line), True
             paragraphs.clear()
         elif in_references:
             if line and len(references) < MAX_REFERENCES:
                 references.append(line[:300])
         elif NAMED.match(line) or (NUMBERED.match(line) and len(line) < 80):
             end_section()
-            heading = line
+            heading = clean(line)
             paragraphs.clear()
         elif not line:
             end_paragraph()
