@@ -27,6 +27,8 @@ PUBLIC = {
     "paper_citations",
     "paper_popularity",
     "paper_embeddings",
+    "paper_fulltexts",
+    "paper_passages",
     "index_queue",
     "source_pace",
     "paper_watch",

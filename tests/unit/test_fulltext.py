@@ -128,3 +128,17 @@ def test_hostile_pdfs_cost_at_most_their_caps_and_say_what_they_are() -> None:
     with pytest.raises(FullTextError):
         parse_fulltext(bomb_pdf(300), "pdf")  # 300 MB inflated: pypdf stops it at its own cap
     assert time.monotonic() - started < 10
+
+
+def test_a_long_paragraph_becomes_passages_cut_at_its_sentences() -> None:
+    from socialrag.knowledge.fulltext import FullText, Section, passages
+    from socialrag.knowledge.fulltext.model import PASSAGE_CHARS
+
+    sentence = "Each thread was read twice by two members of the lab. "
+    paper = FullText("T", (Section("3 Data", (sentence * 60, "A short one.")),))
+    cut = passages(paper)
+    assert all(len(p.text) <= PASSAGE_CHARS for p in cut) and all(p.section == "3 Data" for p in cut)
+    assert all(p.text.endswith(".") for p in cut), "cut at a sentence's end"
+    assert " ".join(p.text for p in cut[:-1]) == (sentence * 60).strip() and cut[-1].text == "A short one."
+    one = FullText("T", (Section("", ("x" * (PASSAGE_CHARS * 2 + 5),)),))
+    assert [len(p.text) for p in passages(one)] == [PASSAGE_CHARS, PASSAGE_CHARS, 5], "no sentence end: cut anyway"

@@ -7,7 +7,26 @@ of input, ``MAX_PAGES`` pages of a PDF, ``MAX_CHARS`` of text kept, and no XML e
 read raises ``FullTextError`` with a sentence saying why; nothing here fetches or stores.
 """
 
-from socialrag.knowledge.fulltext.model import MAX_BYTES, MAX_CHARS, MAX_PAGES, FullText, FullTextError, Section
+from socialrag.knowledge.fulltext.model import (
+    MAX_BYTES,
+    MAX_CHARS,
+    MAX_PAGES,
+    FullText,
+    FullTextError,
+    Passage,
+    Section,
+    passages,
+)
 from socialrag.knowledge.fulltext.parse import parse_fulltext
 
-__all__ = ["MAX_BYTES", "MAX_CHARS", "MAX_PAGES", "FullText", "FullTextError", "Section", "parse_fulltext"]
+__all__ = [
+    "MAX_BYTES",
+    "MAX_CHARS",
+    "MAX_PAGES",
+    "FullText",
+    "FullTextError",
+    "Passage",
+    "Section",
+    "parse_fulltext",
+    "passages",
+]

@@ -65,3 +65,34 @@ class Budget:
         self.left -= len(kept)
         self.cut = self.cut or len(kept) < len(text)
         return kept
+
+
+PASSAGE_CHARS = 1200  # a passage at most this long: a paragraph, or a long one cut at its sentences
+
+
+@dataclass(frozen=True)
+class Passage:
+    section: str
+    text: str
+
+
+def passages(paper: FullText) -> list[Passage]:
+    """The paper's paragraphs as passages, in order: each paragraph, a long one cut at a sentence's end so that
+    no passage is over ``PASSAGE_CHARS``."""
+    out: list[Passage] = []
+    for section in paper.sections:
+        for paragraph in section.paragraphs:
+            piece = ""
+            for sentence in re.split(r"(?<=[.!?])\s+(?=[A-Z0-9(\[])", paragraph):
+                if piece and len(piece) + 1 + len(sentence) > PASSAGE_CHARS:
+                    out.append(Passage(section.heading, piece))
+                    piece = ""
+                piece = f"{piece} {sentence}".strip()
+                while len(piece) > PASSAGE_CHARS:  # one sentence longer than a passage: cut at a space
+                    cut = piece.rfind(" ", 0, PASSAGE_CHARS)
+                    cut = cut if cut > 0 else PASSAGE_CHARS
+                    out.append(Passage(section.heading, piece[:cut]))
+                    piece = piece[cut:].strip()
+            if piece:
+                out.append(Passage(section.heading, piece))
+    return out
