@@ -3,6 +3,7 @@ gone with it; which channel may read a passage out is the caller's rule (the cha
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -77,10 +78,12 @@ def load_passages(conn: psycopg.Connection, paper_id: int) -> list[StoredPassage
 
 
 def search_passages(
-    conn: psycopg.Connection, paper_ids: Sequence[int], query: str, most: int = 5
+    conn: psycopg.Connection, paper_ids: Sequence[int], words: Sequence[str], most: int = 5
 ) -> list[tuple[StoredPassage, float]]:
-    """The passages of these papers (the asking channel's own) that match ``query`` (a ``to_tsquery`` text),
-    best first."""
+    """The passages of these papers (the asking channel's own) that hold any of ``words`` (letters and digits
+    only; anything else in a word is left out), best first."""
+    plain = [w for w in (re.sub(r"[^a-z0-9]", "", word.lower()) for word in words) if w]
+    query = " | ".join(plain)
     if not paper_ids or not query:
         return []
     rows = conn.execute(

@@ -22,7 +22,8 @@ JATS = b"""<?xml version="1.0"?>
 <body><sec id="s1"><title>Introduction</title><p>Labs share papers in channels <xref ref-type="bibr" rid="r1">[1]</xref>.</p>
 <fig id="f1"><caption><p>A figure caption, not a paragraph of the section.</p></caption></fig></sec>
 <sec id="s2"><label>2</label><title>Materials and Methods</title><sec id="s2a"><label>2.1</label><title>Datasets</title>
-<p>We used the <bold>LabThreads</bold> dataset of 1,200 threads.</p><p>Each thread was read twice.</p></sec>
+<p>We used the <bold>LabThreads</bold> dataset of 1,200 threads.</p><p>Each thread was read twice.</p>
+<list><list-item><p>Threads with fewer than two replies were set aside before the counting began.</p></list-item></list></sec>
 </sec></body><back><ref-list><ref id="r1"><mixed-citation>A. Author. Papers in channels. 2020.</mixed-citation></ref>
 </ref-list></back></article>"""
 
@@ -41,6 +42,8 @@ HTML = b"""<!DOCTYPE html><html><head><title>arXiv page</title><script>var track
 <div class="ltx_abstract"><h6 class="ltx_title ltx_title_abstract">Abstract</h6><p class="ltx_p">We study paper streams.</p></div>
 <section class="ltx_section"><h2 class="ltx_title ltx_title_section">1 Introduction</h2>
 <div class="ltx_para"><p class="ltx_p">Groups post papers and react to them.</p></div>
+<ul class="ltx_itemize"><li class="ltx_item"><div class="ltx_para"><p class="ltx_p">First we collect the threads of
+twelve research groups over two years, with their replies and their reactions.</p></div></li></ul>
 <section class="ltx_subsection"><h3 class="ltx_title ltx_title_subsection">1.1 Scope</h3>
 <div class="ltx_para"><p class="ltx_p">We look at twelve groups.</p></div></section></section>
 <section class="ltx_bibliography"><h2 class="ltx_title ltx_title_bibliography">References</h2>
@@ -55,6 +58,7 @@ def test_jats_is_read_into_its_own_sections_with_its_licence_and_references() ->
     assert [s.heading for s in paper.sections] == ["Introduction", "2 Materials and Methods › 2.1 Datasets"]
     assert paper.sections[0].paragraphs == ("Labs share papers in channels [1].",), "a caption is not the section's"
     assert paper.sections[1].paragraphs[0] == "We used the LabThreads dataset of 1,200 threads."
+    assert paper.sections[1].paragraphs[2].startswith("Threads with fewer"), "a list's paragraphs are the section's"
     assert paper.licence == "https://creativecommons.org/licenses/by/4.0/"
     assert paper.references == ("A. Author. Papers in channels. 2020.",)
 
@@ -81,7 +85,8 @@ def test_an_arxiv_html_page_is_read_without_its_scripts_navigation_or_bibliograp
     assert paper.title == "Streams of Papers in Research Chat"
     # text after the bibliography (an appendix, here a licence line) is text again, under its own heading or none
     assert [s.heading for s in paper.sections] == ["Abstract", "1 Introduction", "1.1 Scope", ""]
-    assert paper.sections[1].paragraphs == ("Groups post papers and react to them.",)
+    assert paper.sections[1].paragraphs[0] == "Groups post papers and react to them."
+    assert paper.sections[1].paragraphs[1].startswith("First we collect"), "a list item's paragraph is read"
     assert "Skip to content" not in str(paper) and "tracked" not in str(paper)
     assert paper.references == ("B. Writer. Chat and science. 2021.",)
     assert paper.licence == "creativecommons.org/licenses/by-sa/4.0/"
@@ -142,3 +147,39 @@ def test_a_long_paragraph_becomes_passages_cut_at_its_sentences() -> None:
     assert " ".join(p.text for p in cut[:-1]) == (sentence * 60).strip() and cut[-1].text == "A short one."
     one = FullText("T", (Section("", ("x" * (PASSAGE_CHARS * 2 + 5),)),))
     assert [len(p.text) for p in passages(one)] == [PASSAGE_CHARS, PASSAGE_CHARS, 5], "no sentence end: cut anyway"
+
+
+def test_crafted_files_are_bounded_in_time_size_and_kind_of_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A PDF whose text takes long to extract is given up at its deadline (it is read in a process of its own, with
+    CPU and memory limits); headings and titles are cut; NUL and lone surrogates never reach the database; a deep
+    nest of sections or an unknown encoding is a ``FullTextError``, not a crash."""
+    from socialrag.knowledge.fulltext import pdf
+    from socialrag.knowledge.fulltext.model import HEADING_CHARS
+
+    slow = text_pdf([["(words) and more words on a line that goes on " * 3] * 40] * 60)
+    monkeypatch.setattr(pdf, "PDF_SECONDS", 0.05)
+    started = time.monotonic()
+    with pytest.raises(FullTextError, match="took more than"):
+        parse_fulltext(slow, "pdf")
+    assert time.monotonic() - started < 5
+    monkeypatch.undo()
+
+    nul = text_pdf(
+        [["1 Intro\x00duction", "Text with a NUL\x00 inside it that goes on long enough to be a body. " * 5]]
+    )
+    paper = parse_fulltext(nul, "pdf")
+    assert "\x00" not in repr(paper) and paper.sections[0].heading == "1 Introduction"
+
+    long_title = b"<article><front><article-meta><title-group><article-title>" + b"T" * 50_000
+    long_title += b"</article-title></title-group></article-meta></front><body><sec><title>" + b"H" * 50_000
+    long_title += (
+        b"</title><p>" + b"Body text of the paper that is long enough to count. " * 5 + b"</p></sec></body></article>"
+    )
+    paper = parse_fulltext(long_title, "jats")
+    assert len(paper.title or "") <= 300 and len(paper.sections[0].heading) <= HEADING_CHARS
+
+    deep = b"<article><body>" + b"<sec><title>S</title>" * 3000 + b"<p>x</p>" + b"</sec>" * 3000 + b"</body></article>"
+    with pytest.raises(FullTextError):
+        parse_fulltext(deep, "jats")  # no body text within the depth read: said, not a RecursionError
+    with pytest.raises(FullTextError, match=r"cannot be read|not well-formed"):
+        parse_fulltext(b'<?xml version="1.0" encoding="x-nonexistent"?><article/>', "jats")

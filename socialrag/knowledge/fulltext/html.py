@@ -18,9 +18,10 @@ from socialrag.knowledge.fulltext.model import (
     FullTextError,
     Section,
     clean,
+    heading_of,
 )
 
-SKIPPED = {"script", "style", "nav", "header", "footer", "noscript", "math", "svg", "figure", "table", "button"}
+SKIPPED = {"script", "style", "nav", "footer", "aside", "noscript", "math", "svg", "figure", "table", "button", "form"}
 HEADINGS = {"h1", "h2", "h3", "h4", "h5", "h6"}
 REFERENCES = re.compile(r"^(\d+\.?\s*)?(references|bibliography|works cited)$", re.IGNORECASE)
 LICENCE = re.compile(r"creativecommons\.org/(licenses|publicdomain)/[a-z0-9.\-/]+", re.IGNORECASE)
@@ -31,10 +32,14 @@ def parse_html(data: bytes) -> FullText:
         root: Any = lxml.html.fromstring(data)
     except (lxml.etree.ParserError, ValueError) as exc:
         raise FullTextError(f"the page cannot be read as HTML ({exc})") from None
-    articles = root.xpath("//article")
+    # LaTeXML's document, else the page's article holding the most text (not a sidebar's teaser), else the page
+    articles = root.xpath("//article[contains(@class, 'ltx_document')]") or sorted(
+        root.xpath("//article[not(ancestor::aside) and not(ancestor::nav)]"),
+        key=lambda a: -len(a.text_content()[:1_000_000]),
+    )
     main = articles[0] if len(articles) else root
     title_found = main.xpath(".//h1[contains(@class, 'ltx_title_document')]") or root.xpath("//h1") or []
-    title = clean(title_found[0].text_content()) if title_found else clean(root.findtext(".//title") or "")
+    title = clean(title_found[0].text_content(), 300) if title_found else clean(root.findtext(".//title") or "", 300)
     budget = Budget()
     sections: list[Section] = []
     references: list[str] = []
@@ -54,15 +59,15 @@ def parse_html(data: bytes) -> FullText:
             heading = ""
         if tag in HEADINGS and element is not (title_found[0] if title_found else None):
             close()
-            heading = clean(element.text_content())
+            heading = heading_of(element.text_content())
             paragraphs.clear()
-            if REFERENCES.match(heading) or "ltx_title_bibliography" in classes:
-                cited = element.getparent()
+            # the bibliography is what its heading heads; the next heading of another kind ends it
+            cited = element.getparent() if REFERENCES.match(heading) or "ltx_title_bibliography" in classes else None
         elif (tag == "li" and "ltx_bibitem" in classes) or (cited is not None and tag in ("li", "p")):
             if len(references) < MAX_REFERENCES:
-                references.append(clean(element.text_content())[:300])
+                references.append(clean(element.text_content(), 300))
         elif tag == "p":
-            kept = budget.take(clean(element.text_content()))
+            kept = budget.take(element.text_content())
             if kept:
                 paragraphs.append(kept)
     close()
@@ -78,5 +83,6 @@ def _walk(element: Any) -> Any:
         if not isinstance(child.tag, str) or child.tag in SKIPPED:
             continue
         yield child
-        if child.tag not in ("p", "li") and child.tag not in HEADINGS:
+        bibitem = child.tag == "li" and "ltx_bibitem" in (child.get("class") or "")
+        if child.tag != "p" and child.tag not in HEADINGS and not bibitem:
             yield from _walk(child)

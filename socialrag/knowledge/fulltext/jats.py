@@ -10,6 +10,7 @@ import defusedxml
 import defusedxml.ElementTree
 
 from socialrag.knowledge.fulltext.model import (
+    HEADING_CHARS,
     MAX_REFERENCES,
     MAX_SECTIONS,
     Budget,
@@ -17,6 +18,7 @@ from socialrag.knowledge.fulltext.model import (
     FullTextError,
     Section,
     clean,
+    heading_of,
 )
 
 XLINK_HREF = "{http://www.w3.org/1999/xlink}href"
@@ -28,13 +30,28 @@ def _text(element: Element | None) -> str:
 
 
 def _paragraph(p: Element) -> str:
-    """A paragraph's words, a formula or a figure inside it left out (its caption is not the paragraph)."""
+    """A paragraph's words as written (cleaned when kept), a formula or a figure inside it left out (its caption
+    is not the paragraph)."""
     parts: list[str] = [p.text or ""]
     for child in p:
         if child.tag not in NOT_TEXT:
             parts.append("".join(child.itertext()))
         parts.append(child.tail or "")
-    return clean("".join(parts))
+    return "".join(parts)
+
+
+def _paragraphs(sec: Element) -> list[Element]:
+    """A section's paragraphs, in a list, a quote or a box included; a subsection's, a figure's or a table's
+    not."""
+    found: list[Element] = []
+    stack = list(reversed(list(sec)))
+    while stack:
+        element = stack.pop()
+        if element.tag == "p":
+            found.append(element)
+        elif element.tag not in NOT_TEXT and element.tag not in ("sec", "title", "label"):
+            stack.extend(reversed(list(element)))
+    return found
 
 
 def parse_jats(data: bytes) -> FullText:
@@ -49,7 +66,8 @@ def parse_jats(data: bytes) -> FullText:
     if root.tag != "article":
         raise FullTextError(f"the XML is not a JATS article (its root is <{root.tag}>)")
     meta = root.find("front/article-meta")
-    title = _text(meta.find("title-group/article-title")) if meta is not None else ""
+    found = meta.find("title-group/article-title") if meta is not None else None
+    title = clean("".join(found.itertext()), HEADING_CHARS) if found is not None else ""
     budget = Budget()
     sections: list[Section] = []
     body = root.find("body")
@@ -58,22 +76,30 @@ def parse_jats(data: bytes) -> FullText:
         if loose:
             sections.append(Section("", tuple(loose)))
         for sec in body.findall("sec"):
-            _walk(sec, (), sections, budget)
-    references = [clean(_text(ref))[:300] for ref in root.findall("back/ref-list/ref")][:MAX_REFERENCES]
+            _walk(sec, (), sections, budget, 0)
+    cited = root.findall("back/ref-list/ref")[:MAX_REFERENCES]
+    references = [clean("".join(ref.itertext()), 300) for ref in cited]
     notes = ("text past the length kept",) if budget.cut else ()
     return FullText(title or None, tuple(sections[:MAX_SECTIONS]), tuple(references), _licence(root), "jats", notes)
 
 
-def _walk(sec: Element, parents: tuple[str, ...], out: list[Section], budget: Budget) -> None:
-    heading = " ".join(x for x in (_text(sec.find("label")), _text(sec.find("title"))) if x)
+MAX_DEPTH = 8  # subsections deeper than this are read as part of their parent's text, not walked
+
+
+def _walk(sec: Element, parents: tuple[str, ...], out: list[Section], budget: Budget, depth: int) -> None:
+    label, title = sec.find("label"), sec.find("title")
+    parts = ["".join(x.itertext()) for x in (label, title) if x is not None]
+    heading = heading_of(" ".join(parts))
     path = (*parents, heading) if heading else parents
-    paragraphs = [t for t in (budget.take(_paragraph(p)) for p in sec.findall("p")) if t]
-    if paragraphs:
-        out.append(Section(" › ".join(path), tuple(paragraphs)))
+    paragraphs = [t for t in (budget.take(_paragraph(p)) for p in _paragraphs(sec)) if t]
+    if paragraphs and len(out) < MAX_SECTIONS:
+        out.append(Section(heading_of(" › ".join(path)), tuple(paragraphs)))
+    if depth >= MAX_DEPTH:
+        return
     for child in sec.findall("sec"):
         if len(out) >= MAX_SECTIONS:
             return
-        _walk(child, path, out, budget)
+        _walk(child, path, out, budget, depth + 1)
 
 
 def _licence(root: Element) -> str | None:

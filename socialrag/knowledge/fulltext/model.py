@@ -41,11 +41,26 @@ class FullText:
         return sum(len(p) for s in self.sections for p in s.paragraphs)
 
 
-def clean(text: str) -> str:
+_UNSTORABLE = re.compile(
+    r"[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff]"
+)  # Postgres takes neither NUL nor a lone surrogate
+HEADING_CHARS = 300  # a heading, and a subsection's whole path, at most
+MAX_PASSAGES = 3000
+
+
+def clean(text: str, most: int | None = None) -> str:
     """Whitespace folded to single spaces; a word hyphenated across a line joined again; a typeset ligature ("ﬁ")
-    as its letters."""
+    as its letters; control characters and lone surrogates dropped. With ``most``, the raw text is cut first
+    (twice over, for what folding removes), so that a huge paragraph costs no more than what is kept."""
+    if most is not None:
+        text = text[: most * 2 + 1000]
+    text = _UNSTORABLE.sub("", text)
     text = re.sub(r"(\w)-\n(\w)", r"\1\2", unicodedata.normalize("NFKC", text))
-    return " ".join(text.split())
+    return " ".join(text.split())[:most] if most is not None else " ".join(text.split())
+
+
+def heading_of(text: str) -> str:
+    return clean(text, HEADING_CHARS)
 
 
 class Budget:
@@ -55,7 +70,9 @@ class Budget:
         self.left = most
         self.cut = False
 
-    def take(self, text: str) -> str | None:
+    def take(self, raw: str) -> str | None:
+        """``raw`` cleaned and kept while characters are left (None once they are spent)."""
+        text = clean(raw, max(self.left, 0) + 1)
         if not text:
             return None
         if self.left <= 0:
@@ -81,6 +98,8 @@ def passages(paper: FullText) -> list[Passage]:
     no passage is over ``PASSAGE_CHARS``."""
     out: list[Passage] = []
     for section in paper.sections:
+        if len(out) >= MAX_PASSAGES:
+            break
         for paragraph in section.paragraphs:
             piece = ""
             for sentence in re.split(r"(?<=[.!?])\s+(?=[A-Z0-9(\[])", paragraph):

@@ -6,6 +6,8 @@ from typing import Literal
 
 from socialrag.knowledge.fulltext.model import MAX_BYTES, FullText, FullTextError
 
+LEAST_TEXT = 150  # characters of body text a full text has at least (a real body has thousands)
+
 Kind = Literal["jats", "html", "pdf"]
 
 
@@ -15,6 +17,18 @@ def parse_fulltext(data: bytes, kind: Kind) -> FullText:
         raise FullTextError(f"the file has {len(data) // 1_000_000} MB; at most {MAX_BYTES // 1_000_000} MB is read")
     if not data.strip():
         raise FullTextError("the file is empty")
+    try:
+        paper = _parse(data, kind)
+    except FullTextError:
+        raise
+    except Exception as exc:  # a crafted file can reach any corner of a parser: said, never raised as itself
+        raise FullTextError(f"the file cannot be read ({type(exc).__name__}: {str(exc)[:200]})") from None
+    if paper.chars < LEAST_TEXT:
+        raise FullTextError("the file holds no body text (a landing page, or an abstract only)")
+    return paper
+
+
+def _parse(data: bytes, kind: Kind) -> FullText:
     if kind == "jats":
         from socialrag.knowledge.fulltext.jats import parse_jats
 

@@ -4,9 +4,10 @@ own limits stop a stream that would decompress without end; a PDF with no text l
 
 from __future__ import annotations
 
-import io
-import logging
+import json
 import re
+import subprocess
+import sys
 
 from socialrag.knowledge.fulltext.model import (
     MAX_PAGES,
@@ -17,50 +18,72 @@ from socialrag.knowledge.fulltext.model import (
     FullTextError,
     Section,
     clean,
+    heading_of,
 )
 
 # "3 Method", "4.2 Datasets", "IV. Results", "A.1 Prompts"; not a footnote ("1 As the noun is almost always,")
 NUMBERED = re.compile(r"^(?:\d{1,2}(?:\.\d{1,2}){0,2}\.?|[IVX]{1,4}\.|[A-H](?:\.\d{1,2})?)\s+([A-Z][^.!?,;]{2,70})$")
+HEADING_WORDS = 8  # a numbered line of more words is a sentence ("12 Participants completed the survey in ...")
 NAMED = re.compile(
     r"^(abstract|introduction|background|related work|method|methods|methodology|approach|experiments?|"
     r"experimental setup|results|discussion|analysis|evaluation|conclusions?|limitations|"
     r"acknowledge?ments|ethics statement|appendix)$",
     re.IGNORECASE,
 )
+APPENDIX = re.compile(
+    r"^(appendix|appendices|supplementary material|[A-H](?:\.\d{1,2})?\s+[A-Z][^.!?,;]{2,60})$", re.IGNORECASE
+)
 REFERENCES = re.compile(r"^(\d{1,2}\.?\s+)?(references|bibliography)$", re.IGNORECASE)
 LEAST_TEXT = 200  # characters a PDF with a text layer has at least
 
 
-def parse_pdf(data: bytes) -> FullText:
-    from pypdf import PdfReader
-    from pypdf.errors import PyPdfError
+PDF_SECONDS = 20.0  # wall-clock seconds the extraction may take
+PDF_CPU_SECONDS = 15  # CPU seconds, and memory, the extracting process may use
+PDF_MEMORY = 1_500_000_000
 
-    logging.getLogger("pypdf").setLevel(logging.ERROR)  # a malformed file is said once, by the error below
+
+def parse_pdf(data: bytes) -> FullText:
     try:
-        reader = PdfReader(io.BytesIO(data))
-        if reader.is_encrypted:
-            raise FullTextError("the PDF is encrypted")
-        pages = reader.pages
-        count = len(pages)
-        texts = [pages[i].extract_text() or "" for i in range(min(count, MAX_PAGES))]
-        title = (reader.metadata.title if reader.metadata else None) or None
-    except FullTextError:
-        raise
-    except (PyPdfError, ValueError, KeyError, TypeError, AttributeError, IndexError, RecursionError) as exc:
-        raise FullTextError(f"the PDF cannot be read ({type(exc).__name__}: {str(exc)[:200]})") from None
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "socialrag.knowledge.fulltext.pdf_worker",
+                str(MAX_PAGES),
+                str(PDF_CPU_SECONDS),
+                str(PDF_MEMORY),
+            ],
+            input=data,
+            capture_output=True,
+            timeout=PDF_SECONDS,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise FullTextError(f"the PDF took more than {PDF_SECONDS:g} s to read") from None
+    try:
+        out = json.loads(done.stdout or b"{}")
+    except ValueError:
+        out = {}
+    if not out:
+        raise FullTextError("the PDF could not be read within the memory and time a file may take")
+    if out.get("error"):
+        raise FullTextError(f"the PDF cannot be read ({str(out['error'])[:200]})")
+    texts = [str(t) for t in out.get("pages") or []]
+    count = int(out.get("count") or 0)
     if sum(len(t.strip()) for t in texts) < LEAST_TEXT:
         raise FullTextError("the PDF has no text layer (a scan or images only)")
     lines = [line.strip() for text in texts for line in text.splitlines()]
     notes = (f"pages after {MAX_PAGES} of {count}",) if count > MAX_PAGES else ()
-    named = clean(str(title)) if title else _first_line(lines)
-    if lines and named and clean(next((x for x in lines if x), "")) == named:
+    title = out.get("title")
+    named = clean(str(title))[:300] if title else _first_line(lines)
+    if lines and named and clean(next((x for x in lines if x), ""))[:300] == named:
         lines = lines[lines.index(next(x for x in lines if x)) + 1 :]  # the title is not the first paragraph
     found = _sections(lines)
     return FullText(named, *found, None, "pdf", notes)
 
 
 def _first_line(lines: list[str]) -> str | None:
-    return next((clean(line) for line in lines if len(line) > 15), None)
+    return next((clean(line[:1000])[:300] for line in lines if len(line) > 15), None)
 
 
 def _sections(lines: list[str]) -> tuple[tuple[Section, ...], tuple[str, ...]]:
@@ -73,7 +96,7 @@ def _sections(lines: list[str]) -> tuple[tuple[Section, ...], tuple[str, ...]]:
 
     def end_paragraph() -> None:
         if paragraph:
-            kept = budget.take(clean("\n".join(paragraph)))
+            kept = budget.take("\n".join(paragraph))
             if kept:
                 paragraphs.append(kept)
             paragraph.clear()
@@ -86,14 +109,17 @@ def _sections(lines: list[str]) -> tuple[tuple[Section, ...], tuple[str, ...]]:
     for line in lines:
         if REFERENCES.match(line):
             end_section()
-            heading, in_references = clean(line), True
+            heading, in_references = heading_of(line), True
+            paragraphs.clear()
+        elif in_references and APPENDIX.match(line):  # an appendix after the references is text again
+            heading, in_references = heading_of(line), False
             paragraphs.clear()
         elif in_references:
             if line and len(references) < MAX_REFERENCES:
                 references.append(line[:300])
-        elif NAMED.match(line) or (NUMBERED.match(line) and len(line) < 80):
+        elif NAMED.match(line) or (NUMBERED.match(line) and len(line.split()) <= HEADING_WORDS):
             end_section()
-            heading = clean(line)
+            heading = heading_of(line)
             paragraphs.clear()
         elif not line:
             end_paragraph()
