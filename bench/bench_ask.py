@@ -108,8 +108,11 @@ def question_words(row: dict[str, Any], rng: random.Random) -> list[str]:
     return [words[i] for i in picked]
 
 
-def build(db: Any, tmp: Path) -> dict[str, list[dict[str, str]]]:
-    """The histories as channels of ``db``; their choices by history."""
+def build(
+    db: Any, tmp: Path, *, team: str = TEAM, copies: int = 1, also: tuple[str, ...] = ()
+) -> tuple[dict[str, list[dict[str, str]]], list[str]]:
+    """The histories as channels of ``db`` in workspace ``team`` (``copies`` times over, the members ``also``
+    in every channel); their choices by history, and the channels' ids (``C1`` to ``C5`` for one copy)."""
     from bot.slack.workspace_export import import_export
     from socialrag.config import Settings
     from socialrag.knowledge.embed import Embedder, embed_pending
@@ -124,18 +127,20 @@ def build(db: Any, tmp: Path) -> dict[str, list[dict[str, str]]]:
     catalog = tmp / "catalog.jsonl"
     catalog.write_text("\n".join(json.dumps(r) for r in rows.values()) + "\n")
     import_catalog(db, catalog)
-    members = sorted({c["member"] for h in histories.values() for c in h})
+    members = sorted({c["member"] for h in histories.values() for c in h} | set(also))
     channels = {}
-    for k, (name, choices) in enumerate(histories.items()):
-        messages = []
-        for n, c in enumerate(choices):
-            ts = datetime.fromisoformat(c["at"]).astimezone(UTC).timestamp() + n * 0.001
-            messages.append(msg(ts, c["member"], f"<https://aclanthology.org/{c['acl_id']}/>"))
-        channels[name] = (f"C{k + 1}", members, messages)
+    for copy in range(copies):
+        for k, (name, choices) in enumerate(histories.items()):
+            messages = []
+            for n, c in enumerate(choices):
+                ts = datetime.fromisoformat(c["at"]).astimezone(UTC).timestamp() + n * 0.001
+                messages.append(msg(ts, c["member"], f"<https://aclanthology.org/{c['acl_id']}/>"))
+            key, cid = (name, f"C{k + 1}") if copies == 1 else (f"{name}-{copy}", f"C{copy}{k:02d}")
+            channels[key] = (cid, members, messages)
     export = write_export(tmp / "histories.zip", channels, [user(m, m.lower()) for m in members])
-    import_export(db, export, domain="histories", team_id=TEAM, progress=False)
+    import_export(db, export, domain="histories", team_id=team, progress=False)
     embed_pending(db, Embedder(cache=Settings.from_env().embed_cache_dir))
-    return histories
+    return histories, [cid for cid, _, _ in channels.values()]
 
 
 def rank_of(ranked: list[int], wanted: set[int]) -> int | None:
@@ -261,7 +266,7 @@ def main() -> None:
     uri, server = start_embedded(tmp / "pgdata")
     db = migrated_database(uri, "ask")
     try:
-        histories = build(db, tmp)
+        histories, _ = build(db, tmp)
         rows = load_rows({c["acl_id"] for h in histories.values() for c in h})
         embedder = Embedder()
         rng = random.Random(args.seed)

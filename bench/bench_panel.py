@@ -16,7 +16,6 @@ every answer within 30 s (Slack's part, a few Web API calls, comes on top).
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import tempfile
 import threading
@@ -27,41 +26,10 @@ from typing import Any
 
 import numpy as np
 
-from bench.bench_ask import DATA, HISTORIES, load_rows
+from bench.bench_ask import build
 
 TEAM = "T0PANEL"
 COPIES = 4
-
-
-def build(db: Any, tmp: Path) -> list[str]:
-    """The histories as twenty channels that member U0ASKER is in; their ids."""
-    from bot.slack.workspace_export import import_export
-    from socialrag.config import Settings
-    from socialrag.knowledge.embed import Embedder, embed_pending
-    from socialrag.knowledge.papers.local_catalog import import_catalog
-    from tests.support.exports import msg, user, write_export
-
-    histories = {
-        name: [json.loads(line) for line in (DATA / "real_histories" / f"{name}.jsonl").read_text().splitlines()]
-        for name in HISTORIES
-    }
-    rows = load_rows({c["acl_id"] for h in histories.values() for c in h})
-    catalog = tmp / "catalog.jsonl"
-    catalog.write_text("\n".join(json.dumps(r) for r in rows.values()) + "\n")
-    import_catalog(db, catalog)
-    members = sorted({c["member"] for h in histories.values() for c in h} | {"U0ASKER"})
-    channels = {}
-    for copy in range(COPIES):
-        for k, (name, choices) in enumerate(histories.items()):
-            messages = []
-            for n, c in enumerate(choices):
-                ts = datetime.fromisoformat(c["at"]).astimezone(UTC).timestamp() + n * 0.001
-                messages.append(msg(ts, c["member"], f"<https://aclanthology.org/{c['acl_id']}/>"))
-            channels[f"{name}-{copy}"] = (f"C{copy}{k:02d}", members, messages)
-    export = write_export(tmp / "histories.zip", channels, [user(m, m.lower()) for m in members])
-    import_export(db, export, domain="histories", team_id=TEAM, progress=False)
-    embed_pending(db, Embedder(cache=Settings.from_env().embed_cache_dir))
-    return [cid for cid, _, _ in channels.values()]
 
 
 def main() -> None:
@@ -102,7 +70,7 @@ def main() -> None:
         print(f"{label:<52} {out['seconds']:6.1f} s   {searched:<16} {written}")
 
     try:
-        channels = build(db, tmp)
+        _, channels = build(db, tmp, team=TEAM, copies=COPIES, also=("U0ASKER",))
         encode("warm the model")
         quick: dict[str, Any] = {}
         ask(channels, "U0ASKER", "what have we read about attention?", quick)
