@@ -78,8 +78,22 @@ def parse_pdf(data: bytes) -> FullText:
     named = clean(str(title))[:300] if title else _first_line(lines)
     if lines and named and clean(next((x for x in lines if x), ""))[:300] == named:
         lines = lines[lines.index(next(x for x in lines if x)) + 1 :]  # the title is not the first paragraph
-    found = _sections(lines)
-    return FullText(named, *found, None, "pdf", notes)
+    sections, references = _sections(lines)
+    if len(sections) > 1 and not sections[0].heading and sections[1].heading.lower() == "abstract":
+        sections = sections[1:]  # the title, authors and affiliations before the abstract are not its text
+    return FullText(named, sections, references, _licence(texts[:2]), "pdf", notes)
+
+
+LICENCE_URL = re.compile(r"creativecommons\.org/licenses/[a-z\-]+/\d\.\d", re.IGNORECASE)
+LICENCE_WORDS = re.compile(r"Creative\s+Commons\s+Attribution[\w\s\-]{0,40}?\d\.\d(?:\s+International)?")
+
+
+def _licence(first_pages: list[str]) -> str | None:
+    """The Creative Commons licence the first pages state (its address, else its words), None when they state
+    none: a publisher's PDF prints it on its first page."""
+    text = " ".join(" ".join(first_pages).split())
+    found = LICENCE_URL.search(text) or LICENCE_WORDS.search(text)
+    return ("https://" + found.group(0) if found.re is LICENCE_URL else found.group(0)) if found else None
 
 
 def _first_line(lines: list[str]) -> str | None:
