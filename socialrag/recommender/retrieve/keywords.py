@@ -67,6 +67,34 @@ def singular(word: str) -> str:
     return word[:-1]
 
 
+# Words of asking, not of the topic: they would make the full-text search match every abstract that says "we".
+_ASKING = """
+    a about above after again all also am an and any anyone anybody are as at be been before being but by can
+    could did do does done for from get got had has have having he her here him his how i if in into is it its
+    just know knows knew last like me month months more most my need of on or our ours out over paper papers
+    people person read reading reads said say says share shared sharing shares should since so some someone
+    somebody tell than that the their them then there these they think thought this those through to told
+    up us was we week weeks were what when where which while who whom why will with would year years you your
+    discuss discussed discussion discussions talk talked missed miss whats anything
+    something work works worked expert experts familiar group channel thread threads ones one did article
+    articles find found look looked show list any lately recently recent ago catch away
+    use uses used using
+"""
+ASKING_WORDS = frozenset(_ASKING.split())
+
+
+# "who was most active", "the top sharers": asking who, not about a topic ("active learning" stays a topic)
+_RANKING_WORDS = re.compile(r"\b(?:most|more|least)\s+(?:active|engaged)\b|\btop\s+(?:sharers?|posters?|members?)\b")
+
+
+def topic_words(question: str, most: int = 12) -> list[str]:
+    """The words of a question that name its topic: letters and digits, accents and case aside, without the
+    words of asking. Each is safe to put in a ``to_tsquery`` (nothing but ``[a-z0-9]``)."""
+    text = _RANKING_WORDS.sub(" ", fold_words(question))
+    words = [w for w in _WORD.findall(text) if w not in ASKING_WORDS and len(w) > 1]
+    return list(dict.fromkeys(words))[:most]
+
+
 def rarity(papers: int, holding: int) -> float:
     """How rare a word is among ``papers`` papers when ``holding`` of them hold it (BM25's inverse document
     frequency): a word every paper has says little."""
