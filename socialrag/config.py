@@ -8,69 +8,17 @@ by a unit test) all come from that one list.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from socialrag.errors import ConfigError
+from socialrag.setting import Setting
 
 DEFAULT_EMBED_MODEL = "all-MiniLM-L6-v2"
 # Weight of popularity in the default blend a channel's ranking starts from (PAPERPING_POPULARITY_WEIGHT).
 DEFAULT_POPULARITY_WEIGHT = 0.05
-
-Kind = Literal["path", "flag", "text", "url", "int", "float", "device"]
-_TRUE = {"1", "true", "yes", "on"}
-
-
-@dataclass(frozen=True)
-class Setting:
-    variable: str
-    field: str
-    kind: Kind
-    default: str | None  # as it would be written in the environment; None: unset
-    meaning: str
-    shown: str | None = None  # the default as the documentation shows it, where the raw one says too little
-
-    def read(self, env: Mapping[str, str]) -> Any:
-        """This setting's value in ``env`` (its default when unset or empty); a bad value is a ``ConfigError``."""
-        raw = env.get(self.variable, "").strip() or self.default
-        if self.kind == "text":
-            return raw
-        if raw is None:
-            raise AssertionError(f"{self.variable} has no default")
-        if self.kind == "path":
-            return Path(raw).expanduser()
-        if self.kind == "flag":
-            return raw.lower() in _TRUE
-        if self.kind == "url":
-            return raw if raw.endswith("/") else raw + "/"
-        if self.kind == "device":
-            return _device(raw)
-        return _number(self.variable, raw, int if self.kind == "int" else float)
-
-    @property
-    def documented_default(self) -> str:
-        return self.shown or self.default or "(unset)"
-
-
-def _device(value: str) -> str:
-    device = value.lower()
-    if device in ("auto", "cpu", "cuda", "mps") or re.fullmatch(r"cuda:\d+", device):
-        return device
-    raise ConfigError(f"PAPERPING_EMBED_DEVICE must be auto, cpu, cuda, cuda:N or mps, got {value!r}")
-
-
-def _number(name: str, raw: str, kind: type[int] | type[float]) -> int | float:
-    try:
-        value = kind(raw)
-    except ValueError:
-        raise ConfigError(f"{name} must be a number, got {raw!r}") from None
-    if value <= 0:
-        raise ConfigError(f"{name} must be positive, got {raw!r}")
-    return value
-
 
 _EMBED_CACHE = "the vectors of papers' title and abstract, kept for every home on this machine; off: none"
 SETTINGS: tuple[Setting, ...] = (
@@ -148,6 +96,45 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("PUBMED_API_KEY", "pubmed_api_key", "text", None, "optional NCBI API key (10 requests a second, not 3)"),
     Setting(
         "BIORXIV_API_URL", "biorxiv_api_url", "url", "https://api.biorxiv.org/", "base of the bioRxiv and medRxiv API"
+    ),
+    Setting(
+        "PAPERPING_FULLTEXT",
+        "fulltext",
+        "flag",
+        "1",
+        "0 turns off reading papers' open-access full text for the whole service (channels and workspaces can turn it "
+        "off for themselves: `/paperping fulltext off`)",
+    ),
+    Setting(
+        "ARXIV_URL", "arxiv_url", "url", "https://arxiv.org/", "arXiv's site: a paper's HTML (html/ID) and PDF (pdf/ID)"
+    ),
+    Setting(
+        "ACL_ANTHOLOGY_URL",
+        "acl_anthology_url",
+        "url",
+        "https://aclanthology.org/",
+        "the ACL Anthology: a paper's PDF (ID.pdf)",
+    ),
+    Setting(
+        "BIORXIV_URL",
+        "biorxiv_url",
+        "url",
+        "https://www.biorxiv.org/",
+        "bioRxiv's site: the JATS XML of a preprint's version",
+    ),
+    Setting(
+        "MEDRXIV_URL",
+        "medrxiv_url",
+        "url",
+        "https://www.medrxiv.org/",
+        "medRxiv's site: the JATS XML of a preprint's version",
+    ),
+    Setting(
+        "PMC_URL",
+        "pmc_url",
+        "url",
+        "https://pmc.ncbi.nlm.nih.gov/api/oai/v1/mh/",
+        "PubMed Central's OAI-PMH service: the JATS XML of an open-access article (GetRecord, metadataPrefix pmc)",
     ),
     Setting("ZOTERO_API_URL", "zotero_api_url", "url", "https://api.zotero.org/", "base of Zotero's Web API"),
     Setting(
@@ -331,6 +318,12 @@ class Settings:
     pubmed_api_url: str = _default("pubmed_api_url")
     pubmed_api_key: str | None = _default("pubmed_api_key")
     biorxiv_api_url: str = _default("biorxiv_api_url")
+    fulltext: bool = _default("fulltext")
+    arxiv_url: str = _default("arxiv_url")
+    acl_anthology_url: str = _default("acl_anthology_url")
+    biorxiv_url: str = _default("biorxiv_url")
+    medrxiv_url: str = _default("medrxiv_url")
+    pmc_url: str = _default("pmc_url")
     zotero_api_url: str = _default("zotero_api_url")
     orcid_api_url: str = _default("orcid_api_url")
     zotero_api_key: str | None = _default("zotero_api_key")
@@ -371,6 +364,11 @@ class Settings:
     def llm_configured(self) -> bool:
         """An OpenAI-compatible server is set (and the network may be used)."""
         return not self.offline and bool(self.openai_api_key or self.openai_base_url)
+
+    @property
+    def fulltext_on(self) -> bool:
+        """Papers' open-access full text is read (``PAPERPING_FULLTEXT``, and the network may be used)."""
+        return self.fulltext and not self.offline
 
     @property
     def embed_cache_dir(self) -> Path | None:

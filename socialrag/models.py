@@ -115,6 +115,8 @@ class Paper:
     popularity_history: tuple[tuple[date, float], ...] = ()
     # how far ``publication_date`` is known: "day" (the default when there is one) or "month"
     date_precision: DatePrecision | None = None
+    oa_pdf_url: str | None = None  # an open-access PDF a source points to (OpenAlex), and its licence
+    oa_licence: str | None = None
 
 
 DatePrecision = Literal["day", "month", "year"]

@@ -227,19 +227,20 @@ def _update_paper_rows(conn: psycopg.Connection, ids: Sequence[int], papers: Seq
                                                               || string_to_array(n.subjects_joined, ' ')))
                        END,
             in_catalog = p.in_catalog OR %(catalog)s,
+            oa_pdf_url = COALESCE(n.oa_url, p.oa_pdf_url), oa_licence = COALESCE(n.oa_licence, p.oa_licence),
             metadata_source = CASE WHEN n.title IS NULL THEN p.metadata_source ELSE n.source END,
             fetched_at = CASE WHEN n.title IS NULL THEN p.fetched_at ELSE now() END,
             next_fetch_at = CASE WHEN n.title IS NULL THEN p.next_fetch_at ELSE NULL END
           FROM unnest(%(id)s::bigint[], %(title)s::text[], %(abstract)s::text[], %(tldr)s::text[],
                       %(venue)s::bigint[], %(year)s::int[], %(pdate)s::date[], %(url)s::text[],
                       %(pop)s::float8[], %(cit)s::int[], %(source)s::text[], %(cats)s::text[], %(prec)s::text[],
-                      %(subjects)s::text[])
+                      %(subjects)s::text[], %(oa_url)s::text[], %(oa_licence)s::text[])
                AS n(id, title, abstract, tldr, venue_id, year, pdate, url, popularity, citations, source, cats_joined,
-                    prec, subjects_joined)
+                    prec, subjects_joined, oa_url, oa_licence)
           CROSS JOIN LATERAL (SELECT string_to_array(n.cats_joined, ' ') AS categories) c
          WHERE p.id = n.id
            AND (p.title, p.abstract, p.tldr, p.venue_id, p.year, p.publication_date, p.popularity,
-                p.citation_count, p.in_catalog OR %(catalog)s, p.arxiv_categories, p.date_precision,
+                p.citation_count, p.in_catalog OR %(catalog)s, p.arxiv_categories, p.date_precision, p.oa_pdf_url,
                 n.subjects_joined IS NOT NULL
                     AND NOT COALESCE(p.subjects, ARRAY[]::text[]) @> string_to_array(n.subjects_joined, ' '))
                IS DISTINCT FROM
@@ -247,7 +248,7 @@ def _update_paper_rows(conn: psycopg.Connection, ids: Sequence[int], papers: Seq
                 COALESCE(n.venue_id, p.venue_id), COALESCE(n.year, p.year),
                 CASE WHEN {_FINER_DATE} THEN n.pdate ELSE p.publication_date END, COALESCE(n.popularity, p.popularity),
                 COALESCE(n.citations, p.citation_count), p.in_catalog, COALESCE(c.categories, p.arxiv_categories),
-                {_NEW_PRECISION}, false)
+                {_NEW_PRECISION}, COALESCE(n.oa_url, p.oa_pdf_url), false)
         """,
         {
             "id": list(ids),
@@ -264,6 +265,8 @@ def _update_paper_rows(conn: psycopg.Connection, ids: Sequence[int], papers: Seq
             "cats": [" ".join(p.arxiv_categories) or None for p in papers],
             "prec": [p.date_precision for p in papers],
             "subjects": [" ".join(p.subjects) or None for p in papers],
+            "oa_url": [p.oa_pdf_url for p in papers],
+            "oa_licence": [p.oa_licence for p in papers],
             "catalog": in_catalog,
         },
     )

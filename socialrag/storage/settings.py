@@ -64,6 +64,7 @@ class ChannelSettings:
     source_terms: dict[str, Any] = field(default_factory=dict)
     sources_chosen: bool = False  # members set the sources (each then runs as named; else the defaults' rules)
     follow_ups: bool = True  # replies in a shared paper's thread when it is published, updated or built on
+    fulltext: bool = True  # PaperPing reads the open-access full text of the channel's papers (`/paperping fulltext`)
 
 
 @dataclass(frozen=True)

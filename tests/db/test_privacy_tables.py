@@ -29,6 +29,8 @@ PUBLIC = {
     "paper_embeddings",
     "paper_fulltexts",
     "paper_passages",
+    "paper_passage_vectors",
+    "fulltext_claims",
     "index_queue",
     "source_pace",
     "paper_watch",

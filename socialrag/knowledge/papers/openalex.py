@@ -21,7 +21,7 @@ MAX_ABSTRACT_WORDS = 3000  # an inverted abstract larger than this is cut: it is
 _KINDS = (("doi", "doi"), ("pmid", "pmid"), ("pmcid", "pmcid"), ("openalex", "openalex"))
 SELECT = (
     "id,doi,ids,title,display_name,publication_date,publication_year,authorships,primary_location,"
-    "abstract_inverted_index,cited_by_count,primary_topic,type"
+    "abstract_inverted_index,cited_by_count,primary_topic,type,best_oa_location,open_access"
 )
 
 
@@ -83,6 +83,17 @@ def _part(raw: Mapping[str, Any], key: str) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
+def open_access_pdf(raw: Mapping[str, Any]) -> tuple[str | None, str | None]:
+    """The open-access PDF OpenAlex reports for a work (``best_oa_location.pdf_url``, else ``open_access.oa_url``)
+    and the licence it gives for it; an address that is not https is not kept."""
+    best = _part(raw, "best_oa_location")
+    for url in (best.get("pdf_url"), _part(raw, "open_access").get("oa_url")):
+        text = clean_text(url)
+        if text and text.lower().startswith("https://") and len(text) <= 2000:
+            return text, clean_text(best.get("license"))
+    return None, None
+
+
 def paper_from_openalex(raw: Mapping[str, Any]) -> Paper | None:
     """One OpenAlex work as a ``Paper`` (None without a title)."""
     title = clean_text(raw.get("title") or raw.get("display_name"))
@@ -94,6 +105,7 @@ def paper_from_openalex(raw: Mapping[str, Any]) -> Paper | None:
     year = raw.get("publication_year")
     count = raw.get("cited_by_count")
     ids = identities(raw)
+    pdf, licence = open_access_pdf(raw)
     return Paper(
         ids=ids,
         source="openalex",
@@ -107,6 +119,8 @@ def paper_from_openalex(raw: Mapping[str, Any]) -> Paper | None:
         citation_count=count if isinstance(count, int) else None,
         popularity=float(count) if isinstance(count, int) else None,
         subjects=(f"openalex:{t}",) if (t := _last(topic.get("id"))) else (),
+        oa_pdf_url=pdf,
+        oa_licence=licence,
     )
 
 
