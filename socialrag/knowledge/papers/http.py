@@ -38,6 +38,18 @@ class TooSlow(SourceError):
     """A source did not finish answering within the request's deadline; it is skipped for the round."""
 
 
+class TooLarge(SourceError):
+    """The answer is larger than the client reads (``max_bytes``); the rest was not read."""
+
+
+class Refused(SourceError):
+    """A 4xx answer other than 404 and 429 (401 and 403: the thing asked for is behind a login)."""
+
+    def __init__(self, source: str, status: int, message: str) -> None:
+        super().__init__(source, message)
+        self.status = status
+
+
 class _Watchdog:
     """Ends a request whose answer is not done by its deadline, headers included: httpx's timeouts are per read,
     and a server that sends its headers a byte at a time would hold the request for as long as it trickles. The
@@ -218,7 +230,7 @@ class PoliteClient:
                 backoff *= 2
                 continue
             if response.status_code >= 400:
-                raise SourceError(self.name, f"HTTP {response.status_code}: {response.text[:200]}")
+                raise Refused(self.name, response.status_code, f"HTTP {response.status_code}: {response.text[:200]}")
             return response
         raise SourceError(self.name, "no response")  # pragma: no cover - the loop always returns or raises
 
@@ -248,12 +260,12 @@ class PoliteClient:
     def _read(self, streamed: httpx.Response, started: float) -> httpx.Response:
         declared = streamed.headers.get("Content-Length", "")
         if declared.isdigit() and int(declared) > self.max_bytes:
-            raise SourceError(self.name, f"answered {int(declared) // 1_000_000} MB; at most {self._cap} is read")
+            raise TooLarge(self.name, f"answered {int(declared) // 1_000_000} MB; at most {self._cap} is read")
         body = bytearray()
         for chunk in streamed.iter_bytes():
             body += chunk
             if len(body) > self.max_bytes:
-                raise SourceError(self.name, f"answered more than {self._cap}; the rest was not read")
+                raise TooLarge(self.name, f"answered more than {self._cap}; the rest was not read")
             if self._left(started) <= 0:
                 raise TooSlow(self.name, f"answered too slowly: not done within {self.deadline:g} s")
         return httpx.Response(

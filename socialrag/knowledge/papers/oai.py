@@ -1,0 +1,61 @@
+"""The JATS ``<article>`` of a full-text answer as the JATS reader takes it: inside an answer of PubMed Central's
+OAI-PMH service (``GetRecord`` with ``metadataPrefix=pmc``: ``<OAI-PMH><GetRecord><record><metadata><article>``), or a
+file whose elements are in JATS's namespace, read out with its elements' names plain. Parsed with ``defusedxml`` as
+the reader parses: an entity declaration is refused, never expanded."""
+
+from __future__ import annotations
+
+from typing import Any
+from xml.etree.ElementTree import ParseError, tostring
+
+import defusedxml
+import defusedxml.ElementTree
+
+from socialrag.knowledge.fulltext import MAX_BYTES, FullTextError
+
+
+class NotOpenAccess(LookupError):
+    """PMC answered an OAI-PMH error: it has no such article, or none of its full text in the open-access subset."""
+
+
+OAI_ERRORS = {
+    "idDoesNotExist": "it has no such article",
+    "cannotDisseminateFormat": "its full text is not in PMC's open-access subset",
+}
+
+
+def _local(tag: Any) -> str:
+    return tag.rsplit("}", 1)[-1] if isinstance(tag, str) else ""
+
+
+def article_of(data: bytes) -> bytes:
+    """``data`` itself when it is a plain JATS article; else the article inside it with plain element names.
+    ``NotOpenAccess`` for PMC's error answers, ``FullTextError`` when it cannot be read."""
+    if len(data) > MAX_BYTES:
+        raise FullTextError(f"the file has {len(data) // 1_000_000} MB; at most {MAX_BYTES // 1_000_000} MB is read")
+    try:
+        root: Any = defusedxml.ElementTree.fromstring(
+            data, forbid_dtd=False, forbid_entities=True, forbid_external=True
+        )
+    except defusedxml.DefusedXmlException as exc:
+        raise FullTextError(f"the XML declares entities or outside files, which are never expanded ({exc})") from None
+    except ParseError as exc:
+        raise FullTextError(f"the XML is not well-formed ({exc})") from None
+    if root.tag == "article":
+        return data
+    if _local(root.tag) == "OAI-PMH":
+        error = next((e for e in root.iter() if _local(e.tag) == "error"), None)
+        if error is not None:
+            code = str(error.get("code") or "")
+            raise NotOpenAccess(OAI_ERRORS.get(code, f"it answered an error ({code[:60] or 'no code'})"))
+        article = next((e for e in root.iter() if _local(e.tag) == "article"), None)
+        if article is None:
+            raise FullTextError("the answer holds no article")
+    elif _local(root.tag) == "article":
+        article = root
+    else:
+        return data  # the JATS reader says what it is
+    for element in article.iter():
+        if isinstance(element.tag, str):
+            element.tag = _local(element.tag)
+    return bytes(tostring(article, encoding="utf-8"))
