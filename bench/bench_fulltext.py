@@ -62,7 +62,8 @@ def main() -> None:
     try:
         db = migrated_database(uri, "bench_fulltext")
         with db.connection() as conn:
-            (paper_id,) = storage.papers.record_papers(conn, [Paper(source="bench", ids={"acl": ACL_ID}, title="A 30-page paper")])
+            paper = Paper(source="bench", ids={"acl": ACL_ID}, title="A 30-page paper")
+            (paper_id,) = storage.papers.record_papers(conn, [paper])
         for run in range(args.runs):
             reader = open_fulltext_reader(settings)  # a new reader each run: robots.txt is read again
             assert reader is not None
