@@ -1,7 +1,7 @@
 """A member mentions PaperPing (``app_mention``): in a paper's thread, a question answered there from the paper's
-abstract (an LLM call counted against the member's and the channel's hourly caps); elsewhere, a question about
-what the channel read and discussed, answered in a thread from the channel's own history (``delivery.ask``). The
-answer is worked out off bolt's listener pool; a resent copy of the event is dropped."""
+full text or abstract (an LLM call counted against the member's and the channel's hourly caps); elsewhere, a
+question about what the channel read and discussed, answered in a thread from the channel's own history
+(``delivery.ask``). The answer is worked out off bolt's listener pool; a resent copy of the event is dropped."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import numpy as np
 from slack_bolt import Ack, App
 from slack_sdk import WebClient
 
@@ -46,8 +47,13 @@ def handle_mention(ctx: AppContext, client: WebClient, body: dict[str, Any], eve
         llm = recommender.llm_for(team, channel) if recommender is not None else None
         llm = llm.with_budget(lambda: llm_budget(ctx, team, channel, asker)) if llm is not None else None
         model = recommender.embedder.model_name if recommender is not None else ctx.settings.embed_model
+        encode = None
+        if recommender is not None:  # a question's meaning, when the paper's passages have vectors
+            embedder = recommender.embedder
+            encode = lambda text: np.asarray(embedder.encode([text])[0], dtype=np.float32)  # noqa: E731
         with ctx.db.connection() as conn:
-            answer = answer_question(conn, model, team, channel, thread, question, llm, datetime.now(UTC))
+            at = datetime.now(UTC)
+            answer = answer_question(conn, model, team, channel, thread, question, llm, at, encode=encode)
     if not isinstance(answer, str):
         text = answer_blocks(answer)
     elif question:  # outside a paper's thread: a question about what the channel read and discussed

@@ -6,9 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 from bot.views.post_blocks import escape, link, mrkdwn, quote
-from socialrag.recommender import LIMIT_REACHED, Answer, ShareContext
+from socialrag.recommender import LIMIT_REACHED, TEXT_SILENT, Answer, ShareContext
 
 ABSTRACT_SHOWN = 700
+QUOTE_SHOWN = 450
 
 
 def context_blocks(found: ShareContext) -> tuple[str, list[dict[str, Any]]]:
@@ -23,8 +24,10 @@ def context_blocks(found: ShareContext) -> tuple[str, list[dict[str, Any]]]:
 
 def answer_blocks(answer: Answer) -> str:
     """The answer in the thread: the LLM's checked answer, or plainly why there is none, then the abstract and
-    the channel's related threads."""
+    the channel's related threads; from a paper's full text, the passage with its section (``text_answer``)."""
     paper = link(answer.paper_url, answer.paper_title)
+    if answer.from_text:
+        return text_answer(answer, paper)
     if answer.text is not None:
         return f"{escape(answer.text)}\n_From the abstract of {paper}; check the paper for details._"
     if answer.why_not == "no LLM is configured here":
@@ -46,3 +49,35 @@ def answer_blocks(answer: Answer) -> str:
     if answer.related and answer.why_not == "no LLM is configured here":  # otherwise the paper's own link only
         parts.append("Related here: " + ", ".join(link(r.link, r.title) for r in answer.related))
     return "\n".join(parts)
+
+
+def passage_line(answer: Answer) -> str:
+    """The passage an answer rests on, as the paper writes it: ``From *4.2 Datasets*: “…”``."""
+    if answer.quoted is None:
+        return ""
+    section = quote(answer.quoted.section.replace("*", ""), 120)
+    where = f"From *{section}*" if section else "From its text"
+    return f"{where}: “{quote(answer.quoted.text, QUOTE_SHOWN)}”"
+
+
+def text_answer(answer: Answer, paper: str) -> str:
+    """An answer from a paper's full text: the checked answer and the passage it quotes; else the passage closest
+    to the question and why there is no written answer; or that the paper's text does not say."""
+    if answer.why_not == TEXT_SILENT or answer.quoted is None:
+        return f"The paper's text does not say: I found no passage of {paper} that answers that."
+    if answer.text is not None:
+        note = f"_From the full text of {paper}; check the paper for details._"
+        return f"{escape(answer.text)}\n{passage_line(answer)}\n{note}"
+    if answer.why_not and answer.why_not.startswith(LIMIT_REACHED):
+        head = (
+            f"I can't answer more questions with the language model right now: "
+            f"{answer.why_not.removeprefix(LIMIT_REACHED)}. Try again next hour; here is the passage of {paper} "
+            "closest to your question."
+        )
+    elif answer.why_not == "no LLM is configured here":
+        head = f"The passage of {paper} closest to your question (no language model is configured to write an answer):"
+    else:
+        head = (
+            f"I couldn't write an answer I could check against {paper}; here is the passage closest to your question:"
+        )
+    return f"{head}\n{passage_line(answer)}"

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
         render_markdown,
     )
     from socialrag.recommender.serve.context_replies import SendReply, note_share, reply_to_shares
+    from socialrag.recommender.serve.fulltext_answers import TEXT_SILENT
     from socialrag.recommender.serve.picks import PICKS_EVERY, Picks, PicksRefused, send_due_picks, send_picks
     from socialrag.recommender.serve.pipeline import Recommendation
     from socialrag.recommender.serve.questions import MemoryAnswer, MemoryItem, Person, ask_memory

@@ -16,6 +16,7 @@ from socialrag.knowledge.fulltext import parse_fulltext, passages
 from socialrag.recommender.retrieve.passages import (
     MEANING_FROM,
     best_sentences,
+    cosines_to,
     question_roots,
     score_passages,
     word_root,
@@ -80,10 +81,10 @@ def test_a_passage_is_found_by_its_meaning_only_when_it_is_close() -> None:
     assert score_passages(pieces, question) == []
     near = np.array([1.0, 0.0], dtype=np.float32)
     vectors = {(1, 0): np.array([0.8, 0.6], dtype=np.float32), (1, 1): np.array([0.0, 1.0], dtype=np.float32)}
-    (found,) = score_passages(pieces, question, vectors=vectors, question_vector=near)
+    (found,) = score_passages(pieces, question, meaning=cosines_to(near, pieces, vectors))
     assert found.n == 0 and found.meaning is not None and found.meaning >= MEANING_FROM and found.coverage == 0.0
     far = np.array([-0.6, 0.8], dtype=np.float32)
-    assert [m.n for m in score_passages(pieces, question, vectors=vectors, question_vector=far)] == [1]
+    assert [m.n for m in score_passages(pieces, question, meaning=cosines_to(far, pieces, vectors))] == [1]
 
 
 def test_the_sentences_shown_are_those_holding_the_words() -> None:

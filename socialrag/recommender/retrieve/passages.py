@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 import numpy as np
@@ -142,17 +142,18 @@ def passage_counts(passages: Sequence[PassageText], roots: Sequence[str]) -> Ter
     return TermCounts(counts, {i: lengths[i] for i in counts}, mean, {}, len(passages))
 
 
-def _cosines(
-    passages: Sequence[PassageText], vectors: Mapping[tuple[int, int], np.ndarray], question: np.ndarray | None
-) -> dict[int, float]:
+def cosines_to(
+    question: np.ndarray | None, passages: Sequence[PassageText], vectors: Mapping[tuple[int, int], np.ndarray]
+) -> dict[tuple[int, int], float]:
+    """(paper id, n) -> the cosine of each passage's vector (where ``vectors`` has one) to the question's."""
     if question is None or not vectors:
         return {}
     norm = float(np.linalg.norm(question)) or 1.0
     out = {}
-    for i, p in enumerate(passages):
+    for p in passages:
         v = vectors.get((p.paper_id, p.n))
         if v is not None:
-            out[i] = float(np.dot(v, question) / ((float(np.linalg.norm(v)) or 1.0) * norm))
+            out[(p.paper_id, p.n)] = float(np.dot(v, question) / ((float(np.linalg.norm(v)) or 1.0) * norm))
     return out
 
 
@@ -160,23 +161,26 @@ def score_passages(
     passages: Sequence[PassageText],
     question: str,
     *,
-    vectors: Mapping[tuple[int, int], np.ndarray] | None = None,
-    question_vector: np.ndarray | None = None,
+    meaning: Mapping[tuple[int, int], float] | None = None,
+    among: int | None = None,
     most: int = 3,
 ) -> list[PassageMatch]:
-    """The passages that answer ``question``, best first (at most ``most``): by the question's words, and by
-    meaning where ``vectors`` ((paper id, n) -> vector) and ``question_vector`` are given. Empty when none clears
-    ``COVERAGE_FROM`` or ``MEANING_FROM``."""
+    """The passages that answer ``question``, best first (at most ``most``): by the question's words, their rarity
+    counted among ``among`` passages (those given when None), and by ``meaning`` ((paper id, n) -> the cosine of the
+    passage's vector to the question's, ``cosines_to``) where it is known. Empty when none clears ``COVERAGE_FROM``
+    or ``MEANING_FROM``."""
     roots = question_roots(question)
     counts = passage_counts(passages, roots)
+    if among is not None:
+        counts = replace(counts, papers=max(among, len(passages)))
     words = _scaled(counts)
-    meaning = _cosines(passages, vectors or {}, question_vector)
+    close_to = meaning or {}
     quantity = bool(_QUANTITY.search(" ".join(question.lower().split())))
     found = []
     for i, passage in enumerate(passages):
         held = tuple(counts.counts.get(i, {}))
         coverage = _coverage(counts, roots, i)
-        close = meaning.get(i)
+        close = close_to.get((passage.paper_id, passage.n))
         if coverage < COVERAGE_FROM and (close is None or close < MEANING_FROM):
             continue
         score = words.get(i, 0.0) + MEANING_WEIGHT * max(close or 0.0, 0.0)

@@ -5,17 +5,18 @@ it is closest to, the authors and venues the group discussed, how the group rece
 paper's gist, in short lines verified like posts; it says nothing when nothing grounded links it. Nobody is
 @-mentioned: members are named in plain text.
 
-``answer_question`` answers from the paper's own text (title, abstract, tldr) and the thread so far, with the
-LLM when one is configured, verified like posts (no member, no link but the paper's own, no number the paper
-and the thread do not hold). Without an LLM, or when the answer fails the check, it says so and shows the
-abstract and the related threads of the channel.
+``answer_question`` answers from the paper's full text when PaperPing has read it (``fulltext_answers``: the
+passage it rests on quoted, with its section). Otherwise from the paper's title, abstract and tldr and the thread
+so far, with the LLM when one is configured, verified like posts (no member, no link but the paper's own, no number
+the paper and the thread do not hold). Without an LLM, or when the answer fails the check, it says so and shows
+the abstract and the related threads of the channel.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 import numpy as np
@@ -33,7 +34,9 @@ from socialrag.recommender.explain.wording import MEMBER_TOKEN, render_signals
 from socialrag.recommender.rank.engagement import ScoringConfig, channel_weights, select_signals
 from socialrag.recommender.retrieve.context import ChannelContext, load_channel_context
 from socialrag.recommender.retrieve.signals import SignalInput, compute_signals
+from socialrag.recommender.serve.fulltext_answers import Encode, Quoted, answer_from_text, find_passages
 from socialrag.recommender.serve.on_demand import RELATED_FROM
+from socialrag.recommender.serve.paper_text import text_in_use
 from socialrag.recommender.serve.pipeline import load_relations
 from socialrag.rows import PaperInfo
 from socialrag.storage.embeddings import as_array, load_vectors
@@ -124,6 +127,8 @@ class Answer:
     why_not: str | None = None  # why there is no answer from the LLM
     abstract: str | None = None
     related: tuple[Related, ...] = field(default_factory=tuple)
+    quoted: Quoted | None = None  # the passage of the paper's full text the answer rests on, or the closest one
+    from_text: bool = False  # the paper's full text was searched (``why_not`` then speaks of its text)
 
 
 def _pick_paper(infos: dict[int, PaperInfo], question: str) -> PaperInfo | None:
@@ -162,8 +167,11 @@ def answer_question(
     question: str,
     llm: LLMClient | None,
     asked_at: datetime,
+    encode: Encode | None = None,
 ) -> Answer | str:
-    """The answer to a question asked in the thread at ``thread_ts``, or why there is none to give."""
+    """The answer to a question asked in the thread at ``thread_ts``, or why there is none to give: from the
+    paper's full text when it was read (by meaning too, with ``encode`` and the passages' vectors), else from its
+    abstract."""
     paper_ids = storage.messages.load_message_paper_ids(conn, team_id, channel_id, thread_ts)
     infos = storage.context_rows.load_paper_infos(conn, paper_ids)
     info = _pick_paper(infos, question)
@@ -178,13 +186,19 @@ def answer_question(
     thread = [as_data(t)[:400] for t in storage.messages.load_thread_texts(conn, team_id, channel_id, thread_ts)]
     abstract = as_data(info.abstract) or as_data(info.tldr) or None
     base = Answer(as_data(info.title), url, None, "no LLM is configured here", abstract, related)
+    passages = storage.fulltext.load_passages(conn, info.paper_id) if text_in_use(conn, team_id, channel_id) else []
+    if passages:
+        found = find_passages(conn, model, passages, question, encode)
+        said = answer_from_text(found, question, base.paper_title, abstract or "", thread, llm)
+        why = f"{LIMIT_REACHED}{said.capped}" if said.capped else said.why_not
+        return replace(base, text=said.text, why_not=why, quoted=said.quoted, from_text=True)
     if llm is None:
         return base
     allowed = build_allowed(ctx, info, [])
     allowed.urls.add(url)
     for text in thread:
         allowed.numbers |= numbers_in(text)
-    prompt = load_prompt("answer")
+    prompt = load_prompt("answer", 1)  # from the abstract (``answer.v2`` answers from passages)
     values = {
         "title": as_data(info.title),
         "abstract": abstract or "(not known)",
