@@ -69,7 +69,8 @@ def reception(item: MemoryItem) -> str:
 
 def item_line(n: int, item: MemoryItem, channels: Mapping[str, str], several: bool, d: Dialect = MRKDWN) -> str:
     """One paper: its title linked, who shared it and when (in which channel, when the answer spans several),
-    its thread, its reception, and the gist of its thread for a discussion question."""
+    its thread, its reception, the gist of its thread for a discussion question, and the passage of its full text
+    the question matched."""
     url = item.url if item.url and _URL_OK.match(item.url) else ""
     title = d.link(url, " ".join(item.title.split())[:200])
     who = (
@@ -81,6 +82,10 @@ def item_line(n: int, item: MemoryItem, channels: Mapping[str, str], several: bo
     thread = f" · {d.link(item.permalink, 'thread')}" if item.permalink and _URL_OK.match(item.permalink) else ""
     lines = [f"{n}. {title} — {who}{where} on {item.shared_at:%d %b %Y}{thread} · {reception(item)}"]
     lines += [f"> {d.quote(g, 220)}" for g in item.gist]
+    if item.passage is not None:  # the passage of its full text the question matched
+        section = d.quote(item.passage.section.replace("*", ""), 120)
+        where = f"From {d.strong(section)}" if section else "From its text"
+        lines.append(f"> {where}: “{d.quote(item.passage.text, 300)}”")
     return "\n".join(lines)
 
 

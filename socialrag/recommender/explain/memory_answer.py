@@ -20,6 +20,7 @@ log = logging.getLogger(__name__)
 
 ANSWER_LIMIT = 500  # characters of the written answer
 ABSTRACT_SHOWN = 600  # characters of an abstract given to the model
+PASSAGE_SHOWN = 500  # of a passage of its full text
 NOT_THERE = "NOT IN THE CHANNEL"
 _REFERENCE = re.compile(r"\[(\d+)\]")
 # a title the answer quotes: in double quotes or guillemets, or in single quotes that open and close at a word's
@@ -38,6 +39,7 @@ class ItemText:
     abstract: str | None
     thread: tuple[str, ...]  # "name: what they said", the first few replies
     by_paperping: bool = False  # PaperPing posted it (a member's share whose name is withheld has neither)
+    passage: str | None = None  # "(its section) what its full text says" that matched the question
 
 
 def render_items(items: Sequence[ItemText]) -> str:
@@ -53,15 +55,19 @@ def render_items(items: Sequence[ItemText]) -> str:
         if item.abstract:
             lines.append(f"    Abstract: {as_data(item.abstract)[:ABSTRACT_SHOWN]}")
         lines += [f"    In the thread: {as_data(t)[:300]}" for t in item.thread]
+        if item.passage:
+            lines.append(f"    In its full text: {as_data(item.passage)[:PASSAGE_SHOWN]}")
     return "\n".join(lines)
 
 
 def allowed_for(items: Sequence[ItemText]) -> Allowed:
     """What an answer about these items may state: their members' names (in plain text), and the numbers their
-    dates, counts, titles, abstracts and threads hold. No link at all: the answer's links are PaperPing's own."""
+    dates, counts, titles, abstracts, passages and threads hold. No link at all: the answer's links are PaperPing's
+    own."""
     allowed = Allowed()
     for n, item in enumerate(items, start=1):
         allowed.numbers |= {str(n)} | numbers_in(item.title) | numbers_in(item.abstract) | numbers_in(item.reception)
+        allowed.numbers |= numbers_in(as_data(item.passage)[:PASSAGE_SHOWN] if item.passage else None)
         allowed.numbers |= numbers_in(f"{item.shared_at:%d %b %Y}") | {str(item.shared_at.year)}
         for line in item.thread:
             allowed.numbers |= numbers_in(line)

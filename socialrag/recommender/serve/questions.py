@@ -22,6 +22,7 @@ from socialrag.names import fold_text
 from socialrag.recommender.explain.generate import paper_url
 from socialrag.recommender.explain.llm import LLMClient
 from socialrag.recommender.explain.memory_answer import ItemText, write_answer
+from socialrag.recommender.retrieve.body_search import search_bodies, with_bodies
 from socialrag.recommender.retrieve.context import ChannelContext, SharedPaper, load_channel_context
 from socialrag.recommender.retrieve.memory import (
     LIST_DEPTH,
@@ -35,7 +36,10 @@ from socialrag.recommender.retrieve.memory import (
     topic_words,
     who_knows,
 )
+from socialrag.recommender.retrieve.passages import PassageMatch
 from socialrag.recommender.retrieve.periods import Period, split_period
+from socialrag.recommender.serve.fulltext_answers import Quoted, quoted_from
+from socialrag.recommender.serve.paper_text import text_in_use
 from socialrag.recommender.serve.schedule import zone
 from socialrag.text import as_data
 
@@ -67,6 +71,7 @@ class MemoryItem:
     posted_by_paperping: bool
     gist: tuple[str, ...] = ()  # for a discussion question: "name: what they said", quoted as data
     abstract: str | None = None
+    passage: Quoted | None = None  # the passage of its full text that matches the question, when one does
 
 
 @dataclass(frozen=True)
@@ -208,14 +213,26 @@ def ask_memory(
     unreadable = bool(question.strip()) and not fold_text(question).strip()
     vector = encode(rest) if words else (encode(question) if unreadable else None)
     found: list[tuple[Found, str]] = []
+    bodies: dict[tuple[str, int], PassageMatch] = {}
     for channel, ctx in contexts.items():
         hits = search_channel(conn, ctx, rest, vector, most=LIST_DEPTH if period else 10)
+        if words and text_in_use(conn, team_id, channel):  # what the papers' bodies say, too
+            by_body = search_bodies(conn, ctx, rest, vector)
+            hits = with_bodies(hits, by_body)
+            bodies.update(((channel, pid), match) for pid, match in by_body.items())
         found += [(f, channel) for f in hits if period is None or _within_period(ctx, f.paper_id, period, kind)][:10]
     found.sort(key=lambda x: (-x[0].score, x[1], x[0].paper_id))
     if kind == "who":
-        return _who(conn, contexts, found, base)
+        who = _who(conn, contexts, found, base)
+        return replace(who, items=_with_passages(who.items, bodies))
     items = _items(conn, contexts, [(c, f.paper_id) for f, c in found[:SHOWN]], gist=kind == "discussion")
-    return _written(replace(base, items=tuple(items)), contexts, llm, on_found)
+    return _written(replace(base, items=_with_passages(items, bodies)), contexts, llm, on_found)
+
+
+def _with_passages(items: Sequence[MemoryItem], bodies: dict[tuple[str, int], PassageMatch]) -> tuple[MemoryItem, ...]:
+    """The items, each with the passage of its body that matched the question (if one did)."""
+    found = ((i, bodies.get((i.channel_id, i.paper_id))) for i in items)
+    return tuple(replace(i, passage=quoted_from(m)) if m is not None else i for i, m in found)
 
 
 def _within_period(ctx: ChannelContext, pid: int, period: Period, kind: Kind) -> bool:
@@ -350,6 +367,7 @@ def _written(
             i.abstract,
             i.gist,
             i.shared_by is None,  # PaperPing's post; a member whose name is withheld is "a member"
+            f"({i.passage.section}) {i.passage.text}" if i.passage else None,
         )
         for i in answer.items
     ]
