@@ -33,7 +33,15 @@ from bot.slack.pacer import SlackPacer
 from socialrag.config import Settings
 from socialrag.db import Database
 from socialrag.errors import ConfigError
-from socialrag.knowledge import DatabasePace, Indexer, check_authors, check_follow_ups, open_sources
+from socialrag.knowledge import (
+    DatabasePace,
+    FullTextWorker,
+    Indexer,
+    check_authors,
+    check_follow_ups,
+    open_fulltext_reader,
+    open_sources,
+)
 from socialrag.reading.zotero import push_due
 from socialrag.recommender import Recommender, SlotWorker, announce_member_papers, send_follow_ups
 
@@ -78,6 +86,13 @@ FOLLOW_UP_MINUTES = 5.0  # how often it looks for shared papers due a check, and
 # the follow-ups job asks its sources for at most this long a run (each request has its own deadline too); what
 # is left waits for the next run, so one slow source never keeps the job running into the next
 JOB_SECONDS = 240.0
+FULLTEXT_MINUTES = 3.0  # how often a process reads the full text of a few papers its channels have
+
+
+def build_fulltext_worker(settings: Settings, db: Database, recommender: Recommender) -> FullTextWorker:
+    """This process's share of the full-text reading, embedding with the recommender's model, each host's pace
+    shared through Postgres; it reads nothing when full text is off (``PAPERPING_FULLTEXT=0``, or offline)."""
+    return FullTextWorker(db, recommender.embedder, open_fulltext_reader(settings, DatabasePace(db)))
 
 
 def build_indexer(settings: Settings, db: Database, recommender: Recommender) -> Indexer:
@@ -93,10 +108,11 @@ def start_scheduler(
     members: Callable[[], int] | None = None,
     follow_ups: Callable[[], int] | None = None,
     follow_up_minutes: float = FOLLOW_UP_MINUTES,
+    fulltext: FullTextWorker | None = None,
 ) -> BackgroundScheduler:
     """The tick that posts, the indexing jobs (the queue every few seconds, citations hourly), the context
-    replies on members' shares (every few seconds), the hourly sweep of channel member lists, and the follow-ups
-    (every few minutes)."""
+    replies on members' shares (every few seconds), the hourly sweep of channel member lists, the follow-ups
+    (every few minutes) and the full-text reading (every few minutes, when it is on)."""
     scheduler = BackgroundScheduler(timezone=UTC)
     now = datetime.now(UTC)
     every = {"max_instances": 1, "coalesce": True, "next_run_time": now}
@@ -110,6 +126,8 @@ def start_scheduler(
         scheduler.add_job(members, "interval", hours=MEMBERS_HOURS, id="members", **every)
     if follow_ups is not None:
         scheduler.add_job(follow_ups, "interval", minutes=follow_up_minutes, id="follow-ups", **every)
+    if fulltext is not None and fulltext.reader is not None:
+        scheduler.add_job(fulltext.run, "interval", minutes=FULLTEXT_MINUTES, id="fulltext", **every)
     scheduler.start()
     return scheduler
 
@@ -130,6 +148,7 @@ def cmd_run(args: argparse.Namespace, settings: Settings, db: Database) -> int:
     ctx.recommender = recommender
     worker = build_worker(settings, db, recommender, ctx.pacer)
     indexer = build_indexer(settings, db, recommender)
+    fulltext = build_fulltext_worker(settings, db, recommender)
     clients = client_for(settings, db)
     ctx.channels.resume_backfills(clients)
     model, scoring, window = recommender.embedder.model_name, recommender.scoring(), settings.signal_window_days
@@ -153,7 +172,9 @@ def cmd_run(args: argparse.Namespace, settings: Settings, db: Database) -> int:
     # a shared paper is asked about at most once per PAPERPING_FOLLOWUPS_EVERY_MINUTES; the job looks that often
     # (and at least every few minutes, for follow-ups to send)
     minutes = min(FOLLOW_UP_MINUTES, settings.followups_every_minutes, settings.authors_every_minutes)
-    scheduler = start_scheduler(worker, settings.tick_seconds, indexer, replies, members, follow_ups, minutes)
+    scheduler = start_scheduler(
+        worker, settings.tick_seconds, indexer, replies, members, follow_ups, minutes, fulltext=fulltext
+    )
     ctx.wake.scheduler = lambda: scheduler.modify_job("tick", next_run_time=datetime.now(UTC))
     ctx.wake.indexer = lambda: scheduler.modify_job("index", next_run_time=datetime.now(UTC))
     stop = threading.Event()
@@ -164,6 +185,7 @@ def cmd_run(args: argparse.Namespace, settings: Settings, db: Database) -> int:
         stop.set()
         worker.stopping.set()  # the tick stops between channels
         indexer.stopping.set()  # and the indexing between batches
+        fulltext.stopping.set()  # and the full-text reading between papers
 
     signal.signal(signal.SIGTERM, shutdown)
     signal.signal(signal.SIGINT, shutdown)
@@ -186,6 +208,7 @@ def cmd_run(args: argparse.Namespace, settings: Settings, db: Database) -> int:
     finally:
         scheduler.shutdown(wait=True)
         indexer.close()
+        fulltext.close()
         recommender.close()
     print("PaperPing stopped", flush=True)
     return 0

@@ -3,7 +3,8 @@ feedback (``emoji``), what is kept of a channel (``intake``: shares, their threa
 the same rule for each new message, edit, deletion and reaction), papers looked up in the outside sources
 (``papers/``) and embedded (``embed``) by the index queue's worker (``queue_worker``, at a pace shared by every
 process: ``shared_pace``), what members are told of it (``readiness``), what became of the papers shared
-(``paper_watch``) and what the followed authors and the members wrote since (``author_watch``).
+(``paper_watch``), what the followed authors and the members wrote since (``author_watch``), and papers'
+open-access full text read and embedded by passage (``fulltext_worker``, from ``papers/fulltext_source``).
 
 The Slack side and the CLI use the names below; the modules behind them are free to change.
 """
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
         normalize_emoji,
         parse_sentiment,
     )
+    from socialrag.knowledge.fulltext_worker import FullTextConfig, FullTextWorker
     from socialrag.knowledge.intake import IndexStats, ThreadTracker, index_messages
     from socialrag.knowledge.links import find_paper_refs
     from socialrag.knowledge.live import (
@@ -42,6 +44,7 @@ if TYPE_CHECKING:
     )
     from socialrag.knowledge.paper_watch import check_follow_ups
     from socialrag.knowledge.papers.biorxiv import CATEGORIES, SERVERS, normalize_category
+    from socialrag.knowledge.papers.fulltext_source import open_fulltext_reader
     from socialrag.knowledge.papers.local_catalog import import_catalog
     from socialrag.knowledge.papers.resolve import build_sources, open_sources, refresh_metadata
     from socialrag.knowledge.queue_worker import Indexer, IndexerConfig

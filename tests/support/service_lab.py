@@ -50,6 +50,9 @@ class Lab:
             "SLACK_SIGNING_SECRET": SECRET,
             "SLACK_API_URL": slack.url,
             **source_env(scholar.url),
+            # papers' full text is read from hosts these labs have no stand-in of (tests/db/test_fulltext_reading.py
+            # runs the job against its own)
+            "PAPERPING_FULLTEXT": "0",
             **(extra_env or {}),
             "PAPERPING_TICK_SECONDS": "1",
             "PAPERPING_FOLLOWUPS_EVERY_MINUTES": "0.05",  # shared papers are asked about again every 3 s
