@@ -127,6 +127,8 @@ def cmd_status(inv: Invocation) -> str:
         ranker = load_fit(conn, inv.team, inv.channel, inv.ctx.settings.popularity_weight)
         progress = storage.queue.load_index_progress(conn, inv.team, inv.channel, inv.ctx.settings.embed_model)
         emoji = load_emoji_readings(conn, inv.team, inv.channel, inv.ctx.settings.embed_model)
+        fulltext = storage.fulltext.load_fulltext_counts(conn, inv.team, inv.channel)
+        workspace_reads = storage.fulltext.load_workspace_fulltext(conn, inv.team)
     state = "paused" if s.paused else "active" if s.active else "not in this channel yet"
     if s.stopped_reason and not s.active:
         state = "stopped"
@@ -141,6 +143,7 @@ def cmd_status(inv: Invocation) -> str:
     lines.append(describe_ranker(ranker))
     lines += [r.describe() + "." for r in emoji]
     lines.append(describe_index(progress))
+    lines.append(describe_fulltext(fulltext.read, fulltext.papers, s.fulltext, workspace_reads))
     empty = describe_empty(s.empty_reason, s.empty_at, s.next_post_at)
     if empty:
         lines.append(quote(empty, 400))
@@ -160,7 +163,9 @@ def cmd_status(inv: Invocation) -> str:
     with inv.ctx.db.connection() as conn:  # the member's own: only they see this answer
         mine = storage.settings.load_member_setting(conn, inv.team, inv.user)
         failing = storage.source_pace.load_failing_sources(conn)
-    lines += [describe_failing(f, inv.now) for f in failing if f.held_until is not None and f.held_until > inv.now]
+    held = [f for f in failing if f.held_until is not None and f.held_until > inv.now]
+    # a full-text host is one paper's, maybe another workspace's: not named here
+    lines += [describe_failing(f, inv.now) for f in held if not f.source.startswith("fulltext:")]
     if mine.picks_stopped_reason:
         lines.append(
             f"Your personal picks stopped: {quote(mine.picks_stopped_reason, 200)}. `/paperping for-me on` starts "
@@ -182,6 +187,15 @@ def cmd_status(inv: Invocation) -> str:
         received = describe_received(p.emoji, p.replies)
         lines.append(f"• {p.posted_at:%d %b}: {quote(p.title or 'a paper', 200)} — {received}")
     return "\n".join(lines)
+
+
+def describe_fulltext(read: int, papers: int, channel_on: bool, workspace_on: bool) -> str:
+    """How many of the channel's papers PaperPing has read in full, and whether it reads them here."""
+    if not workspace_on:
+        return "Full text: the workspace's admins turned it off (`/paperping fulltext on workspace`)."
+    if not channel_on:
+        return "Full text: off here; `/paperping fulltext on` lets me read the open-access copies of papers here."
+    return f"Full text: read for {read} of {papers} papers (open-access copies; `/paperping fulltext off` stops it)."
 
 
 SOURCE_NAMES = {

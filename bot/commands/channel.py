@@ -1,6 +1,6 @@
 """Commands that set how PaperPing posts in a channel: `frequency` (or a weekly digest), `pause` and `resume`,
-`style`, `length`, `language`, `context`, `hours` and `report`. Each change is announced in the channel in one
-short line, so the group sees what steers it."""
+`style`, `length`, `language`, `context`, `hours`, `report` and `fulltext`. Each change is announced in the channel
+in one short line, so the group sees what steers it."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import re
 from datetime import timedelta
 from typing import Any
 
-from bot.commands.base import Command, Invocation, UsageError, command, may_steer, one_of
+from bot.commands.base import ELSEWHERE, Command, Invocation, UsageError, command, may_steer, one_of
 from bot.delivery.report_upload import post_month_report
 from bot.views.post_blocks import quote, works_again
 from socialrag import storage
@@ -225,3 +225,68 @@ def cmd_lock(inv: Invocation) -> str:
         return "Done: only the member who invited me and the workspace's admins can change my settings here."
     inv.announce("unlocked PaperPing's settings in this channel.")
     return "Done: members of this workspace can change my settings here again (guests can't)."
+
+
+_FULLTEXT_HINT = (
+    "Try `/paperping fulltext on` or `/paperping fulltext off` (this channel), or `/paperping fulltext off workspace` "
+    "(the whole workspace; admins)."
+)
+
+
+def parse_fulltext(name: str, args: tuple[str, ...], rest: str) -> Command:
+    """``fulltext on|off`` (this channel) or ``fulltext on|off workspace`` (the whole workspace)."""
+    words = tuple(a.lower() for a in args)
+    if words[:1] in (("on",), ("off",)) and words[1:] in ((), ("workspace",)):
+        return Command(name, words)
+    raise UsageError(_FULLTEXT_HINT)
+
+
+@command(
+    "fulltext",
+    "`fulltext on|off` — whether I read the open-access full text of the papers here, to quote it; "
+    "`fulltext on|off workspace` — the same for the whole workspace (admins)",
+    parse=parse_fulltext,
+    steers=lambda c: len(c.args) == 1,
+    stops=lambda c: c.args == ("off",),
+)
+def cmd_fulltext(inv: Invocation) -> str:
+    on = inv.args[0] == "on"
+    if len(inv.args) == 2:
+        return _workspace_fulltext(inv, on)
+    inv.set(fulltext=on)
+    if not on:
+        inv.announce("turned off PaperPing's reading of the full text of papers shared here.")
+        return "Done: I won't read the full text of papers for this channel; `/paperping fulltext on` turns it back on."
+    with inv.ctx.db.connection() as conn:
+        workspace = storage.fulltext.load_workspace_fulltext(conn, inv.team)
+    inv.announce("asked PaperPing to read the open-access full text of papers shared here.")
+    held = (
+        "" if workspace else " Your workspace's admins turned it off for the whole workspace, so nothing is read yet."
+    )
+    return (
+        "Done: I'll read the open-access full text (arXiv, the ACL Anthology, PubMed Central, bioRxiv, medRxiv) of "
+        f"papers posted, shared or asked about here, and quote it in answers.{held}"
+    )
+
+
+def _workspace_fulltext(inv: Invocation, on: bool) -> str:
+    """Full text on or off for every channel of the workspace: its admins only."""
+    if inv.from_elsewhere:
+        return ELSEWHERE
+    standing = inv.ctx.slack.standing(inv.client, inv.team, inv.user)
+    if standing.unknown:
+        return "Slack didn't tell me in time who is asking, so nothing was changed; try again in a minute."
+    if standing.stranger:
+        return ELSEWHERE
+    if not standing.admin or standing.guest:
+        return (
+            "Only the workspace's admins can turn full text on or off for the whole workspace; "
+            "`/paperping fulltext off` turns it off for this channel."
+        )
+    with inv.ctx.db.connection() as conn:
+        storage.fulltext.set_workspace_fulltext(conn, inv.team, on)
+    verb = "on" if on else "off"
+    inv.announce(f"turned {verb} PaperPing's reading of papers' full text for the whole workspace.")
+    if on:
+        return "Done: I read papers' open-access full text again in every channel of this workspace that has it on."
+    return "Done: I won't read papers' full text for any channel of this workspace."

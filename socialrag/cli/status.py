@@ -44,6 +44,7 @@ def run(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase) -> 
         for r, (team, cid, _) in zip(rows, channels, strict=True):
             helpful, not_helpful = storage.usage.load_answer_feedback(conn, team, cid, since)
             r["answers_marked"] = {"helpful": helpful, "not_helpful": not_helpful, "days": FEEDBACK_WINDOW.days}
+            r["fulltext"] = fulltext_state(conn, team, cid, settings)
         rankers = [describe_ranker(load_fit(conn, team, cid, settings.popularity_weight)) for team, cid, _ in channels]
         emoji = [load_emoji_readings(conn, team, cid, model) for team, cid, _ in channels]
         for r, readings in zip(rows, emoji, strict=True):
@@ -77,9 +78,41 @@ def run(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase) -> 
                 f"#{r['name']}: answers about it in the last {marked['days']} days: {marked['helpful']} marked "
                 f"helpful, {marked['not_helpful']} not helpful"
             )
+        print(f"#{r['name']}: {describe_fulltext(r['fulltext'])}")
         if r["empty_reason"]:
             print(f"#{r['name']}: the last slot posted nothing: {r['empty_reason']}")
     return 0
+
+
+def fulltext_state(conn: psycopg.Connection, team: str, channel: str, settings: Settings) -> dict[str, Any]:
+    """How many of a channel's papers have their open-access full text read, and whether it is read at all."""
+    counts = storage.fulltext.load_fulltext_counts(conn, team, channel)
+    off = (
+        "service" if not settings.fulltext_on
+        else "workspace" if not storage.fulltext.load_workspace_fulltext(conn, team)
+        else "channel" if not storage.settings.load_channel_settings(conn, team, channel).fulltext
+        else None
+    )  # fmt: skip
+    return {
+        "on": off is None,
+        "off_for": off,
+        "papers": counts.papers,
+        "read": counts.read,
+        "none": counts.none,
+        "unreadable": counts.unreadable,
+        "waiting": counts.waiting,
+    }
+
+
+def describe_fulltext(state: dict[str, Any]) -> str:
+    said = (
+        f"full text read for {state['read']} of its {state['papers']} papers ({state['none']} with no open full "
+        f"text, {state['unreadable']} unreadable, {state['waiting']} not looked for yet)"
+    )
+    where = {"service": "this service (PAPERPING_FULLTEXT=0 or offline)", "workspace": "the workspace"}
+    if state["off_for"]:
+        return f"{said}; reading is off for {where.get(state['off_for'], 'this channel')}"
+    return said
 
 
 FEEDBACK_WINDOW = timedelta(days=30)  # the members' marks on answers that `status` counts

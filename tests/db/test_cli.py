@@ -31,14 +31,16 @@ def test_import_then_status(env: Database, tmp_path: Path, capsys: pytest.Captur
     # have no vector yet (``unusable``: what a post waits for)
     waiting = {"looked_up": 0, "embedded": 0, "given_up": 0, "empty_reason": None, "emoji_learnt": []}
     waiting |= {"answers_marked": {"helpful": 0, "not_helpful": 0, "days": 30}}  # no answer marked yet
+    # offline: no full text is read (none read yet either)
+    fulltext = {"on": False, "off_for": "service", "read": 0, "none": 0, "unreadable": 0}
     assert data == {
         "channels": [
             {"id": "C1", "name": "general", "messages": 6, "papers": 4, "reactions": 5, "replies": 3, "members": 3}
             | waiting
-            | {"waiting": 4, "unusable": 4},
+            | {"waiting": 4, "unusable": 4, "fulltext": fulltext | {"papers": 4, "waiting": 4}},
             {"id": "C2", "name": "random", "messages": 2, "papers": 2, "reactions": 0, "replies": 0, "members": 1}
             | waiting
-            | {"waiting": 2, "unusable": 2},
+            | {"waiting": 2, "unusable": 2, "fulltext": fulltext | {"papers": 2, "waiting": 2}},
         ]
     }
     assert main(["status", "--channel", "general"]) == 0
