@@ -79,6 +79,10 @@ _SAYS_ALSO = {
     "give": ("gave", "yielded", "resulted"),
     "wavelength": ("nm",),
 }
+# the frame of a question about a paper's methods ("which datasets do they *evaluate* on?"): when the paper's text
+# never says it, the question's other words decide alone (a word the text never says otherwise counts against it)
+_FRAME = frozenset({"evaluate", "evaluation", "use", "train", "test", "measure", "perform", "report", "apply", "run",
+                    "conduct", "employ", "experiment", "assess", "study", "work", "describe"})  # fmt: skip
 # words of a question about one paper that name nothing in it ("how many", "how much", "did they")
 _ASKING_HERE = frozenset({"many", "much", "exactly", "main", "kind", "type", "sort", "way", "really"})
 # a question asking for a quantity: a passage with a number beside one of its words answers it more surely
@@ -108,6 +112,7 @@ def word_root(word: str) -> str:
 
 
 _ALSO = {word_root(k): frozenset(word_root(w) for w in v) for k, v in _SAYS_ALSO.items()}
+_FRAME_ROOTS = frozenset(word_root(w) for w in _FRAME)
 
 
 def question_roots(question: str) -> list[str]:
@@ -171,6 +176,10 @@ def score_passages(
     or ``MEANING_FROM``."""
     roots = question_roots(question)
     counts = passage_counts(passages, roots)
+    said = {w for words in counts.counts.values() for w in words}
+    framing = [r for r in roots if r in _FRAME_ROOTS and r not in said]
+    if framing and len(framing) < len(roots):
+        roots = [r for r in roots if r not in framing]
     if among is not None:
         counts = replace(counts, papers=max(among, len(passages)))
     words = _scaled(counts)
