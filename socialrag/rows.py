@@ -32,6 +32,8 @@ class PaperInfo:
     url: str | None = None
     publication_date: date | None = None  # the first day of what is known of it
     date_precision: str | None = None  # "day", "month", "year" (None: nothing known)
+    # its full text's introduction and conclusion (section, text), loaded only where a poor abstract's gist needs them
+    body: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -121,7 +121,7 @@ def build_meta(info: PaperInfo, ids: dict[str, str], *, summary_limit: int = 300
         authors=authors,
         venue=as_data(info.venue) or None,
         year=info.year,
-        summary=summarize(info.abstract, info.tldr, limit=summary_limit),
+        summary=summarize(info.abstract, info.tldr, limit=summary_limit, body=info.body),
         ids=ids,
     )
 
@@ -135,8 +135,15 @@ def thread_of(signals: Sequence[SocialSignal]) -> tuple[str | None, str | None]:
 
 
 def template_text(style: Style, signals: Sequence[SocialSignal], info: PaperInfo, limit: int) -> str:
+    with_summary, with_signals = style != "template", style != "tldr"
     return build_template_text(
-        signals, info.abstract, info.tldr, with_summary=style != "template", with_signals=style != "tldr", limit=limit
+        signals,
+        info.abstract,
+        info.tldr,
+        with_summary=with_summary,
+        with_signals=with_signals,
+        limit=limit,
+        body=info.body,
     )
 
 
@@ -150,7 +157,7 @@ def build_allowed(ctx: ChannelContext, info: PaperInfo, signals: Sequence[Social
     known_venues = {p.info.venue for p in ctx.papers.values() if p.info.venue}
     return allowed_from(
         signals,
-        paper_texts=[info.abstract, info.tldr, info.title, str(info.year or "")],
+        paper_texts=[info.abstract, info.tldr, info.title, str(info.year or ""), *(text for _, text in info.body)],
         paper_authors=[a.name for a in info.authors],
         paper_venue=info.venue,
         known_authors=known_authors,

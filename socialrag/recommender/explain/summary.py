@@ -1,8 +1,11 @@
-"""A short summary of a paper without an LLM: Semantic Scholar's tldr, or sentences picked from the abstract."""
+"""A short summary of a paper without an LLM: Semantic Scholar's tldr, or sentences picked from the abstract; when
+the abstract is missing or says too little, from the full text's contribution sentences (its introduction's "we
+propose", "our contributions", "in this paper") or its conclusion."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from socialrag.text import as_data
 
@@ -155,13 +158,57 @@ def stands_alone(original: str, said: str) -> bool:
     return not (_POINTER.search(said) or _FIRST_PERSON.search(said) or _THEIR_WORK.search(said))
 
 
-def summarize(abstract: str | None, tldr: str | None = None, *, limit: int = 300) -> str | None:
+POOR_ABSTRACT = 25  # an abstract of fewer words than this says too little for a gist ("Abstract not available.")
+_CONTRIBUTION = re.compile(
+    r"\b(?:we (?:propose|present|introduce|develop|describe|show|find|demonstrate|report|investigate|conduct|"
+    r"examine|evaluate|assess)\w*|our (?:main )?contributions?|in this (?:paper|work|study)|"
+    r"(?:this|the present|the current) (?:paper|work|study)\b|here,? we|"
+    r"the (?:objective|aim|purpose|goal)s? of (?:this|the present|the current) (?:paper|work|study))\b",
+    re.IGNORECASE,
+)
+# a licence, a copyright line or a correspondence address a PDF's text runs into: never a gist
+_BOILERPLATE = re.compile(
+    r"licen[cs]|creative commons|copyright|©|correspond|competing interest|\bdoi\b|unrestricted use", re.IGNORECASE
+)
+_OPENING_SECTION = re.compile(r"(?:^|[^a-z])(?:introduction|background)(?:[^a-z]|$)", re.IGNORECASE)
+_CLOSING_SECTION = re.compile(r"(?:^|[^a-z])(?:conclusions?|concluding remarks|summary)(?:[^a-z]|$)", re.IGNORECASE)
+_SUMMING_UP = re.compile(r"(?:in summary|in conclusion|taken together|to conclude|overall),", re.IGNORECASE)
+BODY_SENTENCES = 6  # of a conclusion, read at most
+
+
+def poor_abstract(abstract: str | None) -> bool:
+    """Whether an abstract is missing or says too little to summarise (fewer than ``POOR_ABSTRACT`` words)."""
+    return len(as_data(abstract).split()) < POOR_ABSTRACT
+
+
+def body_source(body: Sequence[tuple[str, str]]) -> str | None:
+    """What a gist may be picked from in a paper's full text (``body``: its passages as (section, text), in order):
+    the introduction's contribution sentences, else the conclusion's first sentences (or the discussion's "In
+    summary, ..."); None when it has none of them."""
+    opening = [as_data(t) for section, t in body if _OPENING_SECTION.search(section.split(" › ")[0])]
+    said = [x for t in opening for x in split_sentences(t) if _CONTRIBUTION.search(x) and not _BOILERPLATE.search(x)]
+    if said:
+        return " ".join(said)
+    closing = [as_data(t) for section, t in body if _CLOSING_SECTION.search(section.split(" › ")[0])]
+    sentences = [x for t in closing for x in split_sentences(t) if not _BOILERPLATE.search(x)][:BODY_SENTENCES]
+    if not sentences:  # no conclusion of its own: the discussion's sentences that sum the paper up
+        discussion = [as_data(t) for section, t in body if section.split(" › ")[0].lower().endswith("discussion")]
+        sentences = [x for t in discussion for x in split_sentences(t) if _SUMMING_UP.match(x)][:BODY_SENTENCES]
+    return " ".join(sentences) or None
+
+
+def summarize(
+    abstract: str | None, tldr: str | None = None, *, limit: int = 300, body: Sequence[tuple[str, str]] = ()
+) -> str | None:
     """The tldr when there is one; otherwise the most informative abstract sentences within ``limit``, each one
-    that reads whole on its own (or right after the sentence it leans on). Both are text written by others:
-    their markup, links and member tokens are dropped first."""
+    that reads whole on its own (or right after the sentence it leans on); from the full text (``body``, its
+    passages as (section, text), ``body_source``) when the abstract is missing or poor. All are text written by
+    others: their markup, links and member tokens are dropped first."""
     tldr, abstract = as_data(tldr), as_data(abstract)
     if tldr:
         return _clip(tldr, limit)
+    if body and poor_abstract(abstract):
+        abstract = body_source(body) or abstract
     if not abstract:
         return None
     original = split_sentences(abstract)

@@ -185,13 +185,15 @@ def build_template_text(
     with_summary: bool,
     with_signals: bool,
     limit: int = 400,
+    body: Sequence[tuple[str, str]] = (),
 ) -> str:
-    """The ``tldr``, ``template`` and ``template+tldr`` explanations, within ``limit`` characters."""
+    """The ``tldr``, ``template`` and ``template+tldr`` explanations, within ``limit`` characters (the summary from
+    the paper's full text, ``body``, when its abstract is poor)."""
     social = render_signals(signals) if with_signals else ""
     if not with_summary:
         return _clip(social or SAFE_TEXT, limit)
     room = max(120, limit - len(social) - 1) if social else limit
-    summary = summarize(abstract, tldr, limit=room) or ""
+    summary = summarize(abstract, tldr, limit=room, body=body) or ""
     text = " ".join(x for x in (summary, social) if x)
     return _clip(text, limit)
 

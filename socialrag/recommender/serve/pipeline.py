@@ -36,6 +36,7 @@ from socialrag.recommender.retrieve.context import ChannelContext, load_channel_
 from socialrag.recommender.retrieve.followed import FOLLOWED
 from socialrag.recommender.retrieve.signals import Relations, SignalInput, compute_signals
 from socialrag.recommender.retrieve.topics import Steer, boosted_by, muted
+from socialrag.recommender.serve.paper_text import with_body, with_section_line
 from socialrag.rows import PaperInfo
 from socialrag.storage.context_rows import load_paper_infos
 from socialrag.storage.embeddings import load_vectors
@@ -341,9 +342,9 @@ def recommend(conn: psycopg.Connection, request: ChannelRequest, *, llm: LLMClie
     best = next((c for c in r.ranked if c.source == FOLLOWED), r.ranked[0])
     all_signals = paper_signals(conn, r, best.paper_id, config.signal_window_days)
     chosen = select_signals(all_signals)
-    draft = build_draft(
-        r.ctx, r.infos[best.paper_id], best.ids, chosen, config.style, config.generate, llm=llm, score=best.score
-    )
+    info = with_body(conn, request.team_id, request.channel_id, r.infos[best.paper_id])  # a poor abstract's gist
+    draft = build_draft(r.ctx, info, best.ids, chosen, config.style, config.generate, llm=llm, score=best.score)
+    draft = with_section_line(conn, r.ctx, draft, config.generate.limit)  # a section meets a recent thread
     note = pick_note(r, best, config)
     said = note is not None and note.startswith("Picked because") and "this channel follows" in draft.explanation
     draft = replace(draft, note=None if said else note)  # the explanation said it already (h2)

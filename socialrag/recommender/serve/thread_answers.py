@@ -36,7 +36,7 @@ from socialrag.recommender.retrieve.context import ChannelContext, load_channel_
 from socialrag.recommender.retrieve.signals import SignalInput, compute_signals
 from socialrag.recommender.serve.fulltext_answers import Encode, Quoted, answer_from_text, find_passages
 from socialrag.recommender.serve.on_demand import RELATED_FROM
-from socialrag.recommender.serve.paper_text import text_in_use
+from socialrag.recommender.serve.paper_text import text_in_use, with_body
 from socialrag.recommender.serve.pipeline import load_relations
 from socialrag.rows import PaperInfo
 from socialrag.storage.embeddings import as_array, load_vectors
@@ -97,9 +97,10 @@ def share_context(
         if not any(not isinstance(s.fact, EarlierReception) for s in usable):
             continue
         chosen = select_signals(usable, limit=2)
+        info = with_body(conn, team_id, channel_id, info)  # a poor abstract's gist from the paper's text
         allowed = build_allowed(ctx, info, chosen)
         social = render_signals(chosen)
-        gist = summarize(info.abstract, info.tldr, limit=GIST_LIMIT)
+        gist = summarize(info.abstract, info.tldr, limit=GIST_LIMIT, body=info.body)
         for lines in ((f"Gist: {gist}" if gist else None, social), (social,)):
             kept = tuple(x for x in lines if x)
             if kept and not check_text("\n".join(kept), allowed, limit=CONTEXT_LIMIT):
