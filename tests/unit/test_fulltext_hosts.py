@@ -6,12 +6,15 @@ expected; redirects only to https, no cookie kept and no credential sent; a host
 
 from __future__ import annotations
 
+import gzip
 import json
+import socket
 import time
 
 import httpx
 import pytest
 
+from socialrag.knowledge.papers import web_hosts
 from socialrag.knowledge.papers.biorxiv import BiorxivApi
 from socialrag.knowledge.papers.fulltext_source import FullTextHosts, FullTextReader, acl_licence, list_locations
 from socialrag.knowledge.papers.openalex import OpenAlex
@@ -253,3 +256,63 @@ def test_a_host_slower_than_the_papers_deadline_leaves_it_for_later() -> None:
     assert got.status == "later" and "did not answer now" in (got.note or ""), got.note
     assert took < 6, f"the paper's deadline holds: {took:.1f} s"
     assert host.asked("/html/2401.00001") == 1 and host.asked("robots.txt") == 1
+
+
+def test_a_gzipped_answer_is_read_and_a_gzip_bomb_is_cut_at_the_cap_or_refused() -> None:
+    web = Web()
+    url = "https://acl.test/2020.acl-main.1.pdf"
+    web.on(url, Answer(200, gzip.compress(text_pdf(PAGE_LINES)), "application/pdf", {"Content-Encoding": "gzip"}))
+    got = reader(web).read({"acl": "2020.acl-main.1"})
+    assert (got.status, got.kind) == ("read", "pdf"), got.note
+    assert all(r.headers.get("Accept-Encoding") == "gzip, deflate" for r in web.seen)
+    # 60 MB of zeros in 60 KB: decoded no further than the cap
+    bomb = gzip.compress(b"%PDF-1.4\n" + b"\0" * 60_000_000)
+    web.on(url, Answer(200, bomb, "application/pdf", {"Content-Encoding": "gzip"}))
+    got = reader(web).read({"acl": "2020.acl-main.1"})
+    assert got.status == "unreadable" and "larger than 20 MB" in (got.note or ""), got.note
+    # gzipped twice, a few KB would be gigabytes: never decoded; nor a coding PaperPing does not read
+    for coding, body in (("gzip, gzip", gzip.compress(bomb)), ("br", b"\x1b")):
+        web.on(url, Answer(200, body, "application/pdf", {"Content-Encoding": coding}))
+        got = reader(web).read({"acl": "2020.acl-main.1"})
+        assert got.status == "unreadable" and "content coding" in (got.note or ""), (coding, got.note)
+
+
+@pytest.mark.parametrize(
+    "target",
+    [
+        "https://2130706433/a.pdf",  # 127.0.0.1 as one decimal number
+        "https://0x7f000001/a.pdf",
+        "https://127.1/a.pdf",
+        "https://0/a.pdf",
+        "https://localhost./a.pdf",
+        "https://169.254.169.254/latest/meta-data/",
+        "https://[::ffff:127.0.0.1]/a.pdf",
+        "https://[::1]/a.pdf",
+        "https://100.64.0.1/a.pdf",
+    ],
+)
+def test_a_redirect_to_a_local_address_written_any_way_is_not_followed(target: str) -> None:
+    web = Web()
+    web.on("https://journal.test/a.pdf", Answer(301, b"", "text/html", {"Location": target}))
+    got = reader(web).read({}, "https://journal.test/a.pdf")
+    assert got.status == "none" and "private or local" in (got.note or ""), got.note
+    assert len(web.seen) == 2, "robots.txt and the redirecting address only"
+
+
+def test_a_name_that_resolves_to_a_local_address_is_not_read() -> None:
+    name = socket.gethostname()
+    try:
+        resolved = str(socket.getaddrinfo(name, 443, proto=socket.IPPROTO_TCP)[0][4][0])
+    except OSError:
+        pytest.skip("this machine's name does not resolve")
+    if not resolved.startswith("127.") or web_hosts._private(name):
+        pytest.skip("this machine's name does not stand for a loopback address")
+    host = HostStandIn().start()  # on 127.0.0.1: the connection is made, and ended before anything is sent
+    try:
+        port = host.url.rsplit(":", 1)[1].strip("/")
+        pages = WebHosts(HOSTS.all(), interval=0)
+        got = FullTextReader(HOSTS, pages).read({}, f"https://{name}:{port}/a.pdf")
+    finally:
+        host.stop()
+    assert got.status == "none" and "private or local (127." in (got.note or ""), got.note
+    assert host.requests == [], "nothing was asked of it, robots.txt included"

@@ -28,7 +28,7 @@ from socialrag.knowledge.fulltext import MAX_BYTES, FullTextError, parse_fulltex
 from socialrag.knowledge.link_ids import acl_id, normalize_arxiv_id
 from socialrag.knowledge.papers.biorxiv import BiorxivApi, latest_version
 from socialrag.knowledge.papers.crossref import is_doi
-from socialrag.knowledge.papers.http import Refused, SharedPace, TooLarge
+from socialrag.knowledge.papers.http import Refused, SharedPace, TooLarge, Undecodable
 from socialrag.knowledge.papers.oai import NotOpenAccess, article_of
 from socialrag.knowledge.papers.openalex import OpenAlex
 from socialrag.knowledge.papers.web_hosts import Disallowed, Fetched, WebHosts
@@ -215,6 +215,8 @@ class FullTextReader:
         except TooLarge:
             cap = MAX_BYTES // 1_000_000
             return _Try("unreadable", f"{_where(location)} has a file larger than {cap} MB", location.url)
+        except Undecodable as exc:  # a body gzipped twice, or in a coding not read
+            return _Try("unreadable", f"{_where(location)}: {exc.detail[:160]}", location.url)
         except SourceError as exc:  # too slow, held by a Retry-After, robots.txt unreadable, unreachable: later
             return _Try("later", f"{_host(location.url)} did not answer now ({exc.detail[:160]})", location.url)
         return read_fetched(location, fetched)

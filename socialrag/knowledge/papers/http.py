@@ -10,6 +10,7 @@ import logging
 import socket
 import threading
 import time
+import zlib
 from collections.abc import Callable
 from email.utils import parsedate_to_datetime
 from typing import Any, Protocol
@@ -56,13 +57,16 @@ class _Watchdog:
     request's connection is captured as it opens (httpcore's ``trace``; the request asks the server to close it
     after answering, so that every request opens its own) and shut when the time is up."""
 
-    def __init__(self, seconds: float) -> None:
+    def __init__(self, seconds: float, then: Callable[[str, dict[str, Any]], None] | None = None) -> None:
         self.fired = False
+        self._then = then  # the caller's own trace (``WebHosts`` checks the address each connection reached)
         self._sock: socket.socket | None = None
         self._timer = threading.Timer(max(seconds, 0.0), self._fire)
         self._timer.daemon = True
 
     def trace(self, event: str, info: dict[str, Any]) -> None:
+        if self._then is not None:
+            self._then(event, info)
         # the TCP socket as it opens, then the TLS one that takes its place (the TCP one is detached from its
         # file then, and shutting it would do nothing)
         if event in ("connection.connect_tcp.complete", "connection.start_tls.complete"):
@@ -83,6 +87,48 @@ class _Watchdog:
 
     def __exit__(self, *exc: object) -> None:
         self._timer.cancel()
+
+
+# The content codings PaperPing asks for and reads, each bounded as it is decoded; another one, or one coding on top
+# of another (a body gzipped twice is a few KB that inflates without end), is refused.
+ACCEPT_ENCODING = "gzip, deflate"
+_BODY_HEADERS = ("content-encoding", "content-length")
+
+
+class Undecodable(SourceError):
+    """The answer's body is in a content coding PaperPing does not read, or is not what its coding says."""
+
+
+class _Inflater:
+    """A gzip or deflate body decoded a chunk at a time, never more than it is asked for (``max_length``)."""
+
+    def __init__(self, source: str, coding: str) -> None:
+        self.source, self.coding = source, coding
+        self._zlib = zlib.decompressobj(16 + zlib.MAX_WBITS if coding in ("gzip", "x-gzip") else zlib.MAX_WBITS)
+        self._first = True
+
+    def decompress(self, chunk: bytes, most: int) -> bytes:
+        try:
+            try:
+                out = self._zlib.decompress(chunk, most)
+            except zlib.error:
+                if not (self._first and self.coding == "deflate"):
+                    raise
+                self._zlib = zlib.decompressobj(-zlib.MAX_WBITS)  # a raw deflate stream, as some servers send
+                out = self._zlib.decompress(chunk, most)
+        except zlib.error as exc:
+            raise Undecodable(self.source, f"answered a body that is not {self.coding} ({exc})") from None
+        self._first = False
+        return out  # ``most`` bytes when there was more: the caller's cap is passed then
+
+
+def _decoder(source: str, header: str) -> _Inflater | None:
+    codings = [c.strip().lower() for c in header.split(",") if c.strip() and c.strip().lower() != "identity"]
+    if not codings:
+        return None
+    if len(codings) > 1 or codings[0] not in ("gzip", "x-gzip", "deflate"):
+        raise Undecodable(source, f"answered in a content coding that is not read ({header[:60]!r})")
+    return _Inflater(source, codings[0])
 
 
 def parse_retry_after(value: str | None, default: float) -> float:
@@ -243,9 +289,14 @@ class PoliteClient:
         kwargs.setdefault(
             "timeout", httpx.Timeout(min(per_read, left), connect=min(self.client.timeout.connect or left, left))
         )
-        watchdog = _Watchdog(left)
-        kwargs["extensions"] = {**(kwargs.get("extensions") or {}), "trace": watchdog.trace}
-        kwargs["headers"] = {**dict(kwargs.get("headers") or {}), "Connection": "close"}
+        extensions = dict(kwargs.get("extensions") or {})
+        watchdog = _Watchdog(left, extensions.get("trace"))
+        kwargs["extensions"] = {**extensions, "trace": watchdog.trace}
+        kwargs["headers"] = {
+            **dict(kwargs.get("headers") or {}),
+            "Connection": "close",
+            "Accept-Encoding": ACCEPT_ENCODING,
+        }
         try:
             with watchdog, self.client.stream(method, url, **kwargs) as streamed:
                 response = self._read(streamed, started)
@@ -261,16 +312,20 @@ class PoliteClient:
         declared = streamed.headers.get("Content-Length", "")
         if declared.isdigit() and int(declared) > self.max_bytes:
             raise TooLarge(self.name, f"answered {int(declared) // 1_000_000} MB; at most {self._cap} is read")
+        decoder = _decoder(self.name, streamed.headers.get("Content-Encoding", ""))
         body = bytearray()
-        for chunk in streamed.iter_bytes():
-            body += chunk
+        raw = streamed.stream  # the body as sent (a stand-in's answer may have been decoded already: not used)
+        assert isinstance(raw, httpx.SyncByteStream)
+        for chunk in raw:
+            # decoded no further than the cap: a small compressed answer may stand for gigabytes
+            body += decoder.decompress(chunk, self.max_bytes - len(body) + 1) if decoder else chunk
             if len(body) > self.max_bytes:
                 raise TooLarge(self.name, f"answered more than {self._cap}; the rest was not read")
             if self._left(started) <= 0:
                 raise TooSlow(self.name, f"answered too slowly: not done within {self.deadline:g} s")
-        return httpx.Response(
-            streamed.status_code, headers=streamed.headers, content=bytes(body), request=streamed.request
-        )
+        # the body is decoded here: its response must not say it is encoded (it would be decoded again)
+        headers = [(k, v) for k, v in streamed.headers.multi_items() if k.lower() not in _BODY_HEADERS]
+        return httpx.Response(streamed.status_code, headers=headers, content=bytes(body), request=streamed.request)
 
     @property
     def _cap(self) -> str:

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+import socket
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from http.cookiejar import CookieJar, DefaultCookiePolicy
+from typing import Any
 from urllib.robotparser import RobotFileParser
 
 import httpx
@@ -59,13 +61,46 @@ def origin_of(url: httpx.URL) -> str:
 
 
 def _private(host: str) -> bool:
-    if host.lower() in ("localhost", "localhost.localdomain") or host.lower().endswith(".localhost"):
+    """Whether ``host`` names this machine or a network not on the internet: ``localhost``, an address that is not
+    global (loopback, private, link-local such as 169.254.169.254, shared, reserved, IPv6's own), written any way
+    the system's resolver reads one (``2130706433``, ``0x7f.1``, ``127.1``, a final dot)."""
+    name = host.strip("[]").rstrip(".").lower()
+    if name in ("localhost", "localhost.localdomain") or name.endswith(".localhost") or not name:
         return True
     try:
-        address = ipaddress.ip_address(host.strip("[]"))
+        return not _global(ipaddress.ip_address(name))
     except ValueError:
+        pass
+    try:  # the forms inet_aton reads, as getaddrinfo does: decimal, octal, hex, fewer than four parts
+        return not _global(ipaddress.IPv4Address(socket.inet_aton(name)))
+    except (OSError, ValueError):
         return False
-    return address.is_private or address.is_loopback or address.is_link_local or address.is_reserved
+
+
+def _global(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    return address.is_global and not address.is_multicast
+
+
+def _refuse_private_peer(origin: str) -> Callable[[str, dict[str, Any]], None]:
+    """A request's trace that ends a connection to ``origin`` that reached a private or local address: a name
+    that resolves to one (``internal.example``, a DNS record that changes between two lookups) is refused as the
+    address itself is."""
+
+    def trace(event: str, info: dict[str, Any]) -> None:
+        if event != "connection.connect_tcp.complete":
+            return
+        stream = info.get("return_value")
+        if stream is None:
+            return
+        peer = stream.get_extra_info("server_addr")
+        address = str(peer[0]) if isinstance(peer, tuple) and peer else ""
+        if _private(address.split("%", 1)[0]):
+            stream.close()
+            raise Disallowed(_name(origin), f"its address is private or local ({address[:60] or 'unknown'})")
+
+    return trace
 
 
 class WebHosts:
@@ -132,7 +167,9 @@ class WebHosts:
         if left <= 0:
             raise OutOfTime(client.name, "the time for this paper was spent before it was asked")
         client.deadline = left
-        return client.request("GET", str(url), headers={"Accept": accept})
+        # a host the settings name may be a local stand-in; any other must reach a public address
+        extensions = {} if origin in self.trusted else {"trace": _refuse_private_peer(origin)}
+        return client.request("GET", str(url), headers={"Accept": accept}, extensions=extensions)
 
     def _client(self, origin: str) -> PoliteClient:
         if origin not in self._clients:
@@ -186,7 +223,7 @@ class WebHosts:
         except NotFound:
             parser.parse([])  # no robots.txt: everything may be read
             return now_plus(self._clock, ROBOTS_SECONDS), parser, ""
-        except OutOfTime:
+        except (OutOfTime, Disallowed):  # the host is not one PaperPing reads (a private address): said as such
             raise
         except SourceError as exc:
             reason = f"its robots.txt could not be read ({exc.detail[:160]}); the host is skipped for now"
