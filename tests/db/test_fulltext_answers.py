@@ -12,6 +12,7 @@ import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import numpy as np
 import pytest
 
 from bot.views.replies import answer_blocks
@@ -19,6 +20,7 @@ from socialrag import storage
 from socialrag.db import Database
 from socialrag.recommender import TEXT_SILENT, Answer, answer_question
 from socialrag.recommender.explain.llm import LLMClient
+from tests.support.labbase import CachedEmbedder
 from tests.support.openai_standin import OpenAIStandIn
 from tests.support.read_papers import DATA, REAL, save_read, share_paper, share_read
 
@@ -70,6 +72,43 @@ def test_thread_questions_are_answered_from_the_passage_that_holds_the_answer(
     assert "using Vero cells" in shown
     silent_reply = answer_blocks(ask(db, "lysis", "Is their source code released on GitHub?"))
     assert silent_reply.startswith("The paper's text does not say: I found no passage of <https://doi.org/10.1186/")
+
+
+def test_with_the_passages_vectors_the_meaning_finds_what_the_words_miss(
+    db: Database, read_lab: dict[str, int]
+) -> None:
+    """The passages embedded on the service's model (as the fetcher's worker embeds them): every hand-written
+    question quotes its answer's passage or is said not to be answered, the question embedded only when the paper's
+    passages have vectors."""
+    embedder = CachedEmbedder()
+    with db.connection() as conn:
+        for pid in read_lab.values():
+            pieces = storage.fulltext.load_passages(conn, pid)
+            vectors = embedder.encode([p.text for p in pieces])
+            storage.fulltext.upsert_passage_vectors(
+                conn, MODEL, [(pid, p.n, v) for p, v in zip(pieces, vectors, strict=True)]
+            )
+    asked: list[str] = []
+
+    def encode(text: str) -> np.ndarray:
+        asked.append(text)
+        return np.asarray(embedder.encode([text])[0], dtype=np.float32)
+
+    wrong = []
+    for q in QUESTIONS:
+        with db.connection() as conn:
+            at = AT + timedelta(hours=1)
+            answer = answer_question(
+                conn, MODEL, T, C, thread_ts(FILES[q["paper"]]), q["question"], None, at, encode=encode
+            )
+        assert isinstance(answer, Answer)
+        if (q["evidence"] is None and answer.why_not != TEXT_SILENT) or (
+            q["evidence"] and (answer.quoted is None or q["evidence"] not in answer.quoted.text)
+        ):
+            wrong.append(q["question"])
+    print(f"with passage vectors: {len(QUESTIONS) - len(wrong)} of {len(QUESTIONS)} questions right; wrong: {wrong}")
+    assert len(wrong) <= 1, wrong
+    assert len(asked) == len(QUESTIONS)
 
 
 def faithful(prompt: str) -> str:
