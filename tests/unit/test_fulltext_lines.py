@@ -118,6 +118,21 @@ def test_a_section_meets_a_members_recent_replies_by_the_words_both_hold() -> No
     assert link_section(PAPER, recent_replies(channel([("U1", "the outputs look long", NOW)]))) is None
 
 
+def test_a_long_heading_and_thread_title_still_fit_the_line() -> None:
+    ctx = channel([("U1", "Does beam search beat nucleus sampling for long outputs?", NOW - timedelta(days=2))])
+    long_title = "Lipase inhibitors of the hormone-sensitive family alter mycobacterial growth in culture and cells"
+    ctx.papers[5].info = replace(ctx.papers[5].info, title=long_title)
+    heading = "Materials and Methods › Assessment of inter-epidemic transmission of the virus in young sheep"
+    paper = tuple(replace(p, section=heading) if p.n == 1 else p for p in PAPER)
+    link = link_section(paper, recent_replies(ctx))
+    assert link is not None
+    line = render_section_line(link)
+    assert len(line) <= 260 and "the thread on “Lipase inhibitors" in line and line.endswith("…”.")
+    assert check_section_line(line, link, {p.section for p in paper}) == []
+    crowded = replace(link, phrases=("beam search nucleus sampling long outputs compared", "nucleus sampling"))
+    assert render_section_line(crowded).endswith("in a thread here.")  # no room left for the title
+
+
 def test_the_words_shown_are_the_passages_own() -> None:
     text = "Label smoothing (LS) and label-smoothing variants; we smooth labels."
     assert phrases_in(text, {"label", "smooth"}, most=3) == ("Label smoothing", "label-smoothing", "smooth labels")

@@ -24,19 +24,25 @@ def _heading(link: SectionLink) -> str:
     return as_data(link.section).replace("*", "")[:HEADING_SHOWN]
 
 
-def _title(link: SectionLink) -> str:
+TITLE_LEAST = 24  # a thread's title shortened below this is left out ("a thread here")
+
+
+def _title(link: SectionLink, most: int = TITLE_SHOWN) -> str:
     title = as_data(link.reply.title).replace("“", "").replace("”", "")
-    return title if len(title) <= TITLE_SHOWN else title[: TITLE_SHOWN - 1].rsplit(" ", 1)[0] + "…"
+    return title if len(title) <= most else title[: most - 1].rsplit(" ", 1)[0] + "…"
 
 
 def render_section_line(link: SectionLink) -> str:
-    """The sentence, the member as their token (the caller names them in plain text)."""
+    """The sentence, the member as their token (the caller names them in plain text); the thread's title is
+    shortened, or left out, so that the line keeps within ``LINE_LIMIT`` with a long heading."""
     phrases = " and ".join(f"“{as_data(p)}”" for p in link.phrases)
     when = f"{link.reply.at.day} {link.reply.at:%b}"
-    where = f"the thread on “{_title(link)}”" if _title(link) else "a thread here"
     heading = _heading(link)
     section = f"Its section *{heading}*" if heading else "Its text"
-    return f"{section} speaks of {phrases}, which {member_token(link.reply.user_id)} raised on {when} in {where}."
+    head = f"{section} speaks of {phrases}, which {member_token(link.reply.user_id)} raised on {when} in "
+    room = LINE_LIMIT - len(head) - len("the thread on “”.")
+    title = _title(link, min(TITLE_SHOWN, room)) if room >= TITLE_LEAST else ""
+    return head + (f"the thread on “{title}”." if title else "a thread here.")
 
 
 def check_section_line(line: str, link: SectionLink, headings: Collection[str]) -> list[str]:
