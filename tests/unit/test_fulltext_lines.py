@@ -129,7 +129,7 @@ def test_a_long_heading_and_thread_title_still_fit_the_line() -> None:
     line = render_section_line(link)
     assert len(line) <= 260 and "the thread on “Lipase inhibitors" in line and line.endswith("…”.")
     assert check_section_line(line, link, {p.section for p in paper}) == []
-    crowded = replace(link, phrases=("beam search nucleus sampling long outputs compared", "nucleus sampling"))
+    crowded = replace(link, phrases=("beam search with nucleus sampling on long outputs, compared " * 2, "nucleus"))
     assert render_section_line(crowded).endswith("in a thread here.")  # no room left for the title
 
 
