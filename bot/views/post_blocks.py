@@ -19,11 +19,17 @@ def escape(text: str) -> str:
 
 
 def render_mentions(text: str, draft: Draft) -> str:
-    """``{@U1}`` as ``<@U1>`` for members to notify, as their plain name for the others."""
+    """``{@U1}`` as ``<@U1>`` for members to notify, at the first place the text names them; as their plain name
+    everywhere else and for the others (a line added after the signals' text, such as the full text's section
+    line, names a member and never mentions them, though the signals mention them above)."""
+    mentioned: set[str] = set()
 
     def one(m: re.Match[str]) -> str:
         uid = m.group(1)
-        return f"<@{uid}>" if uid in draft.mentions else escape(draft.named.get(uid, uid))
+        if uid in draft.mentions and uid not in mentioned:
+            mentioned.add(uid)
+            return f"<@{uid}>"
+        return escape(draft.named.get(uid, uid))
 
     return MEMBER_TOKEN.sub(one, escape(text))
 

@@ -68,7 +68,10 @@ def test_a_section_that_meets_a_recent_thread_is_said_with_the_member_named(db: 
     assert after.explanation == f"{before.explanation}\n{line}"
     assert after.named["U3"] == "chen" and after.mentions == before.mentions, "the line notifies no one more"
     posted = json.dumps(build_blocks(after)) + build_fallback_text(after)
-    assert "which <@U3> raised on 12 Jan" in posted and "<!channel>" not in posted  # U3 is notified by h8 already
+    # U3 is notified by h8 above: the section line names them in plain text, never as a mention of its own
+    assert "which chen raised on 12 Jan" in posted and "which <@U3>" not in posted and "<!channel>" not in posted
+    assert before.explanation.count("{@U3}") == 1 and "<@U3>" in posted
+    assert json.dumps(build_blocks(after)).count("<@U3>") == 1, "one mention: Slack notifies once, the line adds none"
     plain = build_fallback_text(replace(after, mentions=()))
     assert "which chen raised on 12 Jan" in plain and "<@U3>" not in plain
     # the `tldr` style says nothing of members; a reply of weeks ago is not "recent"
