@@ -5,6 +5,7 @@ passage's markup reaches neither the answer nor the model."""
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
@@ -43,14 +44,20 @@ def build(db: Database) -> dict[str, int]:
     return ids
 
 
-def ask(db: Database, question: str, channels: tuple[str, ...] = ("C1",), llm: LLMClient | None = None) -> MemoryAnswer:
+def ask(
+    db: Database,
+    question: str,
+    channels: tuple[str, ...] = ("C1",),
+    llm: LLMClient | None = None,
+    until: float | None = None,
+) -> MemoryAnswer:
     embedder = CachedEmbedder()
 
     def encode(text: str) -> np.ndarray:
         return np.asarray(embedder.encode([text])[0])
 
     with db.connection() as conn:
-        return ask_memory(conn, "all-MiniLM-L6-v2", encode, T, list(channels), "U1", question, llm, NOW)
+        return ask_memory(conn, "all-MiniLM-L6-v2", encode, T, list(channels), "U1", question, llm, NOW, until=until)
 
 
 def test_a_paper_is_found_by_what_its_body_says_with_the_passage(db: Database) -> None:
@@ -89,3 +96,13 @@ def test_the_written_answer_reads_the_passage_as_data(db: Database) -> None:
     prompt = model.prompts[-1]
     assert "In its full text: (4.2 Training details) We apply label smoothing of 0.1" in prompt
     assert "<!here>" not in prompt
+
+
+def test_bodies_are_read_only_while_the_answer_has_time_to_read(db: Database) -> None:
+    """The Messages tab's answer has 25 s: once reading channels has taken its share, the papers' bodies are not
+    searched (the records and threads still are), so body search never eats the writing's time."""
+    ids = build(db)
+    late = ask(db, "Where did we read about label smoothing?", ("C1", "C2"), until=time.monotonic() - 1)
+    assert late.unsearched == 1 and all(i.passage is None and i.paper_id != ids["mt"] for i in late.items)
+    on_time = ask(db, "Where did we read about label smoothing?", ("C1", "C2"), until=time.monotonic() + 600)
+    assert on_time.items[0].paper_id == ids["mt"] and on_time.items[0].passage is not None

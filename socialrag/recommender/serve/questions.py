@@ -177,7 +177,7 @@ def ask_memory(
     time and no topic is answered with all of that time's papers. ``on_found`` is given the papers found before
     the LLM is asked to write about them (a streamed answer shows them meanwhile). With ``until`` (a
     ``time.monotonic()``), channels are read only while ``SEARCH_SHARE`` of the time left remains: the first
-    always, the rest said as not searched."""
+    always, the rest said as not searched; papers' bodies only while that share lasts."""
     kind = question_kind(question)
     asked = list(dict.fromkeys(channel_ids))
     contexts: dict[str, ChannelContext] = {}
@@ -216,7 +216,8 @@ def ask_memory(
     bodies: dict[tuple[str, int], PassageMatch] = {}
     for channel, ctx in contexts.items():
         hits = search_channel(conn, ctx, rest, vector, most=LIST_DEPTH if period else 10)
-        if words and text_in_use(conn, team_id, channel):  # what the papers' bodies say, too
+        # what the papers' bodies say, too, while the time to read channels lasts (the rest is the writing's)
+        if words and (stop is None or time.monotonic() <= stop) and text_in_use(conn, team_id, channel):
             by_body = search_bodies(conn, ctx, rest, vector)
             hits = with_bodies(hits, by_body)
             bodies.update(((channel, pid), match) for pid, match in by_body.items())
