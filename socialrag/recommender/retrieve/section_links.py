@@ -72,8 +72,9 @@ def recent_replies(ctx: ChannelContext, days: int = RECENT_DAYS) -> list[RecentR
 
 
 def phrases_in(text: str, shared: set[str], most: int = PHRASES_SHOWN) -> tuple[str, ...]:
-    """The runs of the passage's words whose roots are ``shared`` ("label smoothing", "label-smoothing"), as the
-    passage writes them, the longest first, each once."""
+    """The runs of the passage's words whose roots are ``shared`` ("label smoothing", "beam search"), as the
+    passage writes them, the longest first; a run whose words a longer one already holds is not said again
+    ("label-smoothing" after "Label smoothing")."""
     runs: list[tuple[int, int, int]] = []  # (start, end, words)
     for m in _TOKEN.finditer(text):
         if word_root(m.group(0).lower()) not in shared:
@@ -83,8 +84,12 @@ def phrases_in(text: str, shared: set[str], most: int = PHRASES_SHOWN) -> tuple[
             runs[-1] = (start, m.end(), words + 1)
         else:
             runs.append((m.start(), m.end(), 1))
-    said = [text[start:end] for start, end, _ in sorted(runs, key=lambda r: -r[2])]
-    return tuple(list(dict.fromkeys(said))[:most])
+    kept: list[tuple[str, set[str]]] = []
+    for start, end, _ in sorted(runs, key=lambda r: -r[2]):
+        roots = {word_root(w.lower()) for w in _TOKEN.findall(text[start:end])}
+        if not any(roots <= other for _, other in kept):  # "virus neutralization" after "Virus neutralization test"
+            kept.append((text[start:end], roots))
+    return tuple(phrase for phrase, _ in kept[:most])
 
 
 def link_section(
