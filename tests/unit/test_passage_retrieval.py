@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from socialrag.knowledge.fulltext import parse_fulltext, passages
+from socialrag.recommender.explain.passage_answer import check_passage_answer, given
 from socialrag.recommender.retrieve.passages import (
     MEANING_FROM,
     best_sentences,
@@ -96,3 +97,13 @@ def test_the_sentences_shown_are_those_holding_the_words() -> None:
     assert shown == "The study was approved. Eight young healthy subjects took part in it."
     assert best_sentences(text, ["nothing"], limit=30) == "The study was approved."
     assert best_sentences("x " * 400, ["x"], limit=50).endswith("…")
+
+
+def test_an_answer_whose_quote_holds_no_word_of_the_passage_quotes_nothing() -> None:
+    """A quote of punctuation ("- -", "...") is no quote: the claim around it ("kidney tissue") rests on nothing the
+    passage says, and the answer is refused as one quoting nothing."""
+    passage = given("2 Methods", "Virus was grown in Vero cells for 48 hours.")
+    for quote in ("“- -”", "“...”", '"…, …"'):
+        problems = check_passage_answer(f"They grew it in kidney tissue {quote}.", passage, [])
+        assert problems == ["quotes nothing from the passage"], quote
+    assert check_passage_answer("They grew it “- -” in “Vero cells”.", passage, []) == []

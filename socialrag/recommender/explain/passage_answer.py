@@ -92,7 +92,7 @@ def check_passage_answer(text: str, passage: GivenPassage, sources: Sequence[str
     problems = check_text(text, Allowed(numbers=numbers_in(held)), limit=ANSWER_LIMIT)
     quotes = [q.strip() for q in _QUOTED.findall(text)]
     body = _plain(passage.text)
-    if not quotes:
+    if not any(_plain(_ELLIPSIS.sub(" ", q)) for q in quotes):  # “...” or “- -” quotes no word of it
         problems.append("quotes nothing from the passage")
     for quote in quotes:
         if not all(_plain(part) in body for part in _ELLIPSIS.split(quote) if _plain(part)):
@@ -157,7 +157,8 @@ def write_passage_answer(llm: LLMClient, asked: Asked) -> PassageAnswer | str:
         k, text = parsed
         problems = check_passage_answer(text, asked.passages[k], sources)
         if not problems:
-            return PassageAnswer(text, k, _QUOTED.findall(text)[0].strip())
+            quote = next(q.strip() for q in _QUOTED.findall(text) if _plain(_ELLIPSIS.sub(" ", q)))
+            return PassageAnswer(text, k, quote)
         why = "the answer said what the paper's text does not"
         log.warning("passage answer, attempt %d failed the check: %s", attempt, "; ".join(problems[:3]))
     return why
