@@ -24,8 +24,12 @@ BARE_DOMAIN = re.compile(
 )
 _BROADCAST = re.compile(r"@+(?=(?:here|channel|everyone|all)\b)", re.IGNORECASE)
 # the fence the prompts put around data (``<<<DATA`` ... ``DATA>>>``): data must not be able to close it
-_FENCE = re.compile(r"<{3,}|>{3,}")
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
+_FENCE = re.compile(r"[<\uff1c\ufe64]{3,}|[>\uff1e\ufe65]{3,}")  # its lookalikes too (＞＞＞, ﹥﹥﹥)
+# invisible characters: controls, zero-width spaces and joiners, direction marks, the soft hyphen, the byte-order
+# mark (what would hide a fence, ``DATA>\u2060>>``, or split a word the checks look for)
+_CONTROL = re.compile(
+    r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\xad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff]"
+)
 
 
 def _angle(m: re.Match[str]) -> str:
