@@ -23,6 +23,8 @@ PICTURES = {
     "context-reply": 760,
     "answer": 760,
     "agent": 760,
+    "fulltext-post": 760,
+    "fulltext-answer": 760,
     "profile": 760,
     "home": 760,
     "report": 1100,

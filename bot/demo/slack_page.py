@@ -95,6 +95,9 @@ def _block(block: dict[str, Any], names: dict[str, str]) -> Block:
     return Block("context", parse_mrkdwn(block["elements"][0]["text"], names))
 
 
+FOOTER = "PaperPing demo: a fictional channel sharing real ACL Anthology papers (CC BY 4.0)."
+
+
 def html_page(
     posts: Sequence[Shown],
     names: dict[str, str],
@@ -102,14 +105,16 @@ def html_page(
     channel_name: str,
     more: Sequence[tuple[datetime, str, list[dict[str, Any]]]] = (),
     header: str | None = None,
+    footer: str = FOOTER,
 ) -> str:
     """The posts as the channel shows them, with their buttons and counts (``templates/slack_page.html.j2``);
     ``more``: other messages of PaperPing's (when, what it is, its blocks), such as a context reply and a digest;
-    ``header``: the page's heading when it is not the channel (App Home, the Messages tab)."""
+    ``header``: the page's heading when it is not the channel (App Home, the Messages tab); ``footer``: what the
+    page's data is."""
     shown = [(p.at, "", build_blocks(p.draft, clicks.get(p.ts))) for p in posts] + list(more)
     messages = [
         Rendered(f"{at:%a %d %b, %H:%M}", what, tuple(_block(b, names) for b in blocks))
         for at, what, blocks in sorted(shown, key=lambda x: x[0])
     ]
     page = templates("bot.demo").get_template("slack_page.html.j2")
-    return page.render(channel=channel_name, messages=messages, header=header)
+    return page.render(channel=channel_name, messages=messages, header=header, footer=footer)

@@ -33,6 +33,7 @@ from bot.demo.extras import (
     show_profile,
     show_question,
 )
+from bot.demo.fulltext_scene import show_club, write_club_pieces
 from bot.demo.loop import LOOP_BEFORE, LOOP_WIDTH, show_loop
 from bot.demo.outputs import CHANNEL, CHANNEL_NAME, TEAM, load_clicks, private_pieces, write_outputs
 from bot.slack.workspace_export import import_export
@@ -330,6 +331,7 @@ def _story(settings: Settings, db: Database, out: Path, say: Say, tty: bool, sta
     week = [p.draft for p in posts] + (list(digest.drafts) if digest else [])
     show_coverage(recommender, TEAM, CHANNEL, FIRST_POST, week, say)
     asked, agent = show_question(db, recommender, TEAM, CHANNEL, CHANNEL_NAME, digest_at, say, render)
+    club = show_club(db, recommender, say, render)
     more = {"context-reply": (SHARE_AT + timedelta(minutes=1), " · in the thread of @farid's share", reply or [])}
     more["answer"] = (digest_at - timedelta(hours=1), " · in the thread of @farid's question to PaperPing", asked)
     more["digest"] = (digest_at, " · the weekly digest", build_digest_blocks(digest) if digest else [])
@@ -337,6 +339,8 @@ def _story(settings: Settings, db: Database, out: Path, say: Say, tty: bool, sta
     private["agent"] = (digest_at - timedelta(minutes=30), " · @ines asked the same in PaperPing's Messages tab", agent)
     recommender.close()
     write_outputs(posts, names, out, load_clicks(db, posts), {k: v for k, v in more.items() if v[2]}, private)
+    with db.connection() as conn:
+        write_club_pieces(out, club, storage.workspaces.load_member_names(conn, TEAM))
     show_lists(db, TEAM, CHANNEL, digest_at, SAVER, say, render)
     show_follow_up(db, TEAM, CHANNEL, digest_at, say, render)
     say(f"\nWrote {out / 'blocks.json'} (Block Kit) and {out / 'index.html'} (the posts as Slack shows them).")

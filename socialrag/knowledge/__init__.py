@@ -28,6 +28,7 @@ if TYPE_CHECKING:
         normalize_emoji,
         parse_sentiment,
     )
+    from socialrag.knowledge.fulltext import parse_fulltext, passages
     from socialrag.knowledge.fulltext_worker import FullTextConfig, FullTextWorker
     from socialrag.knowledge.intake import IndexStats, ThreadTracker, index_messages
     from socialrag.knowledge.links import find_paper_refs

@@ -84,6 +84,14 @@ def test_demo_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
     assert {p.stem for p in pieces.glob("*.html")} == set(PICTURES) - {"report"}
     assert "What I believe this channel reads" in (pieces / "profile.html").read_text()
     assert "Your settings" in (pieces / "home.html").read_text() and "<@" not in (pieces / "home.html").read_text()
+    # the journal club whose papers PaperPing read in full: a post naming the section that meets nadia's reply, and
+    # an answer in its thread quoting the passage that holds it, with its section
+    club_post, club_answer = (pieces / "fulltext-post.html").read_text(), (pieces / "fulltext-answer.html").read_text()
+    assert "bio-journal-club" in club_post and "Materials and Methods › Laboratory tests" in club_post
+    assert "which nadia raised on 3 Mar" in club_post and "<@" not in club_post and "@nadia" not in club_post
+    assert "From <b>Discussion</b>" in club_answer
+    assert "125 animals were bled at approximately 45-day intervals" in club_answer
+    assert "open-access papers (PLOS, CC BY)" in club_answer and "ACL Anthology" not in club_answer
     if shutil.which("chromium") or os.environ.get("PAPERPING_REQUIRE_CHROMIUM"):
         made = make_pictures(out, out / "pictures")
         assert [p.stem for p in made] == list(PICTURES) and all(p.stat().st_size > 5_000 for p in made)
@@ -107,7 +115,7 @@ def test_demo_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
     # a second run on the same home (warm) tells the same story
     assert main(["demo", "--home", str(tmp_path / "home"), "--out", str(out)]) == 0
     again = capsys.readouterr().out
-    assert again.count("── Recommendation ") == 3
+    assert again.count("── Recommendation ") == 3 and again.count("── #bio-journal-club") == 1
     assert json.loads((out / "blocks.json").read_text()) == posts
 
 

@@ -30,8 +30,13 @@ def test_the_page_escapes_whatever_the_texts_hold() -> None:
     page = (
         templates("bot.demo")
         .get_template("slack_page.html.j2")
-        .render(channel="<lab>", messages=[Rendered("Mon", " · <x>", tuple(_block(b, names) for b in blocks))])
+        .render(
+            channel="<lab>",
+            messages=[Rendered("Mon", " · <x>", tuple(_block(b, names) for b in blocks))],
+            footer="<b>demo</b>",
+        )
     )
     assert "<script" not in page and "<img" not in page and "<i>" not in page and "<b>Save" not in page
     assert "&lt;script&gt;" in page and "@&lt;i&gt;mallory" in page and "# &lt;lab&gt;" in page
+    assert "&lt;b&gt;demo&lt;/b&gt;" in page
     assert 'href="https://e.example/&#34;onmouseover=x"' in page, "a quote cannot leave the attribute"
