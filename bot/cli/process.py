@@ -87,12 +87,22 @@ FOLLOW_UP_MINUTES = 5.0  # how often it looks for shared papers due a check, and
 # is left waits for the next run, so one slow source never keeps the job running into the next
 JOB_SECONDS = 240.0
 FULLTEXT_MINUTES = 3.0  # how often a process reads the full text of a few papers its channels have
+READ_AHEAD_SECONDS = 30.0  # a post waits at most this long for its paper's full text
 
 
 def build_fulltext_worker(settings: Settings, db: Database, recommender: Recommender) -> FullTextWorker:
     """This process's share of the full-text reading, embedding with the recommender's model, each host's pace
     shared through Postgres; it reads nothing when full text is off (``PAPERPING_FULLTEXT=0``, or offline)."""
     return FullTextWorker(db, recommender.embedder, open_fulltext_reader(settings, DatabasePace(db)))
+
+
+def build_read_ahead(settings: Settings, db: Database, recommender: Recommender) -> FullTextWorker:
+    """The full-text reading a post waits for (``Recommender.read_now``): its paper, at most ``READ_AHEAD_SECONDS``,
+    beside the job's own reader (the two never read one paper at once: each claims it first)."""
+    reader = open_fulltext_reader(settings, DatabasePace(db))
+    if reader is not None:
+        reader.paper_seconds = READ_AHEAD_SECONDS
+    return FullTextWorker(db, recommender.embedder, reader)
 
 
 def build_indexer(settings: Settings, db: Database, recommender: Recommender) -> Indexer:
@@ -149,6 +159,8 @@ def cmd_run(args: argparse.Namespace, settings: Settings, db: Database) -> int:
     worker = build_worker(settings, db, recommender, ctx.pacer)
     indexer = build_indexer(settings, db, recommender)
     fulltext = build_fulltext_worker(settings, db, recommender)
+    ahead = build_read_ahead(settings, db, recommender)
+    recommender.read_now = ahead.read_now if ahead.reader is not None else None
     clients = client_for(settings, db)
     ctx.channels.resume_backfills(clients)
     model, scoring, window = recommender.embedder.model_name, recommender.scoring(), settings.signal_window_days
@@ -209,6 +221,7 @@ def cmd_run(args: argparse.Namespace, settings: Settings, db: Database) -> int:
         scheduler.shutdown(wait=True)
         indexer.close()
         fulltext.close()
+        ahead.close()
         recommender.close()
     print("PaperPing stopped", flush=True)
     return 0

@@ -108,6 +108,25 @@ class FullTextWorker:
             )  # fmt: skip
         return done
 
+    def read_now(self, paper_id: int) -> bool:
+        """Read one paper's full text at once, within the reader's time for a paper (a post about to go out names
+        the section that meets the group's threads), unless another process is reading it; True when it was read.
+        Never raises: the post goes out without it."""
+        if self.reader is None:
+            return False
+        done = FullTextRound(claimed=1)
+        try:
+            now = self.clock()
+            until = now + self.config.lease
+            with self.db.connection() as conn:
+                if not storage.fulltext.claim_fulltext_paper(conn, paper_id, self.worker_id, now, until):
+                    return False
+            self.read_paper(paper_id, done)
+        except Exception:
+            log.exception("full text: reading paper %d before its post failed; it is posted without it", paper_id)
+            return False
+        return done.read == 1
+
     def read_paper(self, paper_id: int, done: FullTextRound) -> None:
         """Read one claimed paper (outside any transaction), record what came of it and release the claim."""
         assert self.reader is not None

@@ -158,6 +158,22 @@ def claim_fulltext_work(
     return [r[0] for r in rows]
 
 
+def claim_fulltext_paper(
+    conn: psycopg.Connection, paper_id: int, worker_id: str, now: datetime, until: datetime
+) -> bool:
+    """Claim one paper to read at once (a post about to go out), unless another process is reading it now."""
+    row = conn.execute(
+        """
+        INSERT INTO fulltext_claims (paper_id, worker_id, claimed_until) VALUES (%(p)s, %(w)s, %(until)s)
+        ON CONFLICT (paper_id) DO UPDATE SET worker_id = EXCLUDED.worker_id, claimed_until = EXCLUDED.claimed_until
+         WHERE fulltext_claims.claimed_until < %(now)s
+        RETURNING paper_id
+        """,
+        {"p": paper_id, "w": worker_id, "now": now, "until": until},
+    ).fetchone()
+    return row is not None
+
+
 def release_fulltext_claim(conn: psycopg.Connection, paper_id: int, worker_id: str) -> None:
     conn.execute(
         "DELETE FROM fulltext_claims WHERE paper_id = %(p)s AND worker_id = %(w)s", {"p": paper_id, "w": worker_id}

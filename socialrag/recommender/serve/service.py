@@ -60,6 +60,7 @@ from socialrag.recommender.serve.pipeline import (
     rank_channel,
     recommend,
 )
+from socialrag.recommender.serve.read_ahead import ReadNow, pick_with_text
 from socialrag.storage.embeddings import as_array, load_vectors
 from socialrag.storage.rankers import channels_to_refit
 from socialrag.storage.settings import ChannelSettings
@@ -71,10 +72,8 @@ SEARCH_BESIDE_WAIT_S = 1.0  # how long the catalog's second search waits for a f
 
 
 class Recommender:
-    """Recommendations for any channel of any workspace, from one set of models and clients.
-
-    ``embedder`` may be passed in (the demo brings vectors it ships); everything else comes from settings.
-    """
+    """Recommendations for any channel of any workspace, from one set of models and clients. ``embedder`` may be
+    passed in (the demo brings vectors it ships); everything else comes from settings."""
 
     def __init__(self, settings: Settings, db: Database, *, embedder: Embedder | None = None) -> None:
         self.settings = settings
@@ -85,6 +84,7 @@ class Recommender:
         self.llm = build_llm(settings)
         self.searches = SearchCache()  # online searches for papers on demand, shared by the process's members
         self.clients = OnlineClients.open(settings, db)
+        self.read_now: ReadNow | None = None  # reads a pick's full text before its post (``paperping run`` sets it)
 
     @property
     def semantic_scholar(self) -> SemanticScholar | None:
@@ -171,7 +171,8 @@ class Recommender:
         first_day = self.first_day(team_id, channel_id, at)
         if first_day is not None:
             return first_day
-        found = self.recommend(team_id, channel_id, at=at, style=style)
+        pick = partial(self.recommend, team_id, channel_id, at=at, style=style)
+        found = pick_with_text(pick, self.db, team_id, channel_id, self.read_now)
         if found.draft is None:
             return NoPost(found.empty_reason or "no candidate was found")
         with self.db.connection() as conn:
