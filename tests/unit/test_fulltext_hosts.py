@@ -148,6 +148,16 @@ def test_nothing_known_is_said_and_a_crafted_identifier_asks_nothing() -> None:
     assert [r for r in web.seen if "api.oa.test" not in str(r.url)] == []
 
 
+def test_a_huge_robots_txt_is_read_as_far_as_search_engines_read_it_and_obeyed() -> None:
+    web = Web()
+    rules = b"User-agent: PaperPing\nDisallow: /pdf/\nDisallow: /html/\n"
+    web.on("https://arxiv.test/robots.txt", Answer(200, rules + b"# padding\n" * 2_500_000, "text/plain"))  # 25 MB
+    web.on("https://arxiv.test/pdf/2401.00001", pdf(text_pdf(PAGE_LINES)))
+    got = reader(web).read(ARXIV)
+    assert got.status == "none" and "robots.txt asks robots not to read" in (got.note or ""), got.note
+    assert web.asked("/pdf/") == 0 and web.asked("robots.txt") == 1
+
+
 def test_robots_txt_is_obeyed_for_papperping_and_one_that_cannot_be_read_skips_the_host() -> None:
     web = Web()
     web.on(

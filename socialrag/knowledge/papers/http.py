@@ -238,8 +238,10 @@ class PoliteClient:
     def request(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
         """Send one request, waiting and retrying as the service asks; 404 raises ``NotFound``. A path that
         climbs out of the API (``..``) is refused before it is sent, and a body over ``max_bytes`` is not read
-        further (``SourceError``). The whole of it, tries and waits included, has ``deadline`` seconds: a source
-        that misses it (``TooSlow``) or cannot be reached is skipped for the round."""
+        further (``SourceError``); with ``keep_bytes=N``, the first N bytes are kept and the rest is not read (a
+        robots.txt, read as far as search engines read it). The whole of it, tries and waits included, has
+        ``deadline`` seconds: a source that misses it (``TooSlow``) or cannot be reached is skipped for the
+        round."""
         check_path(self.name, url)
         self._check_round()
         started = self._clock()
@@ -286,6 +288,7 @@ class PoliteClient:
         if left <= 0:
             raise TooSlow(self.name, f"no answer within {self.deadline:g} s")
         per_read = self.client.timeout.read or left
+        keep = kwargs.pop("keep_bytes", None)
         kwargs.setdefault(
             "timeout", httpx.Timeout(min(per_read, left), connect=min(self.client.timeout.connect or left, left))
         )
@@ -299,7 +302,7 @@ class PoliteClient:
         }
         try:
             with watchdog, self.client.stream(method, url, **kwargs) as streamed:
-                response = self._read(streamed, started)
+                response = self._read(streamed, started, keep)
         except httpx.HTTPError:
             if watchdog.fired:
                 raise TooSlow(self.name, f"answered too slowly: not done within {self.deadline:g} s") from None
@@ -308,9 +311,10 @@ class PoliteClient:
             raise TooSlow(self.name, f"answered too slowly: not done within {self.deadline:g} s")
         return response
 
-    def _read(self, streamed: httpx.Response, started: float) -> httpx.Response:
+    def _read(self, streamed: httpx.Response, started: float, keep: int | None = None) -> httpx.Response:
         declared = streamed.headers.get("Content-Length", "")
-        if declared.isdigit() and int(declared) > self.max_bytes:
+        most = min(keep, self.max_bytes) if keep is not None else self.max_bytes
+        if keep is None and declared.isdigit() and int(declared) > self.max_bytes:
             raise TooLarge(self.name, f"answered {int(declared) // 1_000_000} MB; at most {self._cap} is read")
         decoder = _decoder(self.name, streamed.headers.get("Content-Encoding", ""))
         body = bytearray()
@@ -318,7 +322,10 @@ class PoliteClient:
         assert isinstance(raw, httpx.SyncByteStream)
         for chunk in raw:
             # decoded no further than the cap: a small compressed answer may stand for gigabytes
-            body += decoder.decompress(chunk, self.max_bytes - len(body) + 1) if decoder else chunk
+            body += decoder.decompress(chunk, most - len(body) + 1) if decoder else chunk
+            if keep is not None and len(body) >= most:  # what is kept is read; the rest is left unread
+                del body[most:]
+                break
             if len(body) > self.max_bytes:
                 raise TooLarge(self.name, f"answered more than {self._cap}; the rest was not read")
             if self._left(started) <= 0:

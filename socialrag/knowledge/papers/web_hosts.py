@@ -161,7 +161,7 @@ class WebHosts:
             return Fetched(str(current), kind, response.content)
         raise SourceError(_name(origin_of(current)), f"more than {MAX_REDIRECTS} redirects")
 
-    def _get(self, origin: str, url: httpx.URL, until: float, accept: str) -> httpx.Response:
+    def _get(self, origin: str, url: httpx.URL, until: float, accept: str, keep: int | None = None) -> httpx.Response:
         client = self._client(origin)
         left = until - self._clock()
         if left <= 0:
@@ -169,7 +169,8 @@ class WebHosts:
         client.deadline = left
         # a host the settings name may be a local stand-in; any other must reach a public address
         extensions = {} if origin in self.trusted else {"trace": _refuse_private_peer(origin)}
-        return client.request("GET", str(url), headers={"Accept": accept}, extensions=extensions)
+        kept = {"keep_bytes": keep} if keep is not None else {}
+        return client.request("GET", str(url), headers={"Accept": accept}, extensions=extensions, **kept)
 
     def _client(self, origin: str) -> PoliteClient:
         if origin not in self._clients:
@@ -211,7 +212,7 @@ class WebHosts:
         url = httpx.URL(origin + "/robots.txt")
         try:
             for _ in range(MAX_REDIRECTS + 1):  # a robots.txt that moved is followed, on the same host only
-                response = self._get(origin, url, until, "text/plain")
+                response = self._get(origin, url, until, "text/plain", keep=ROBOTS_CHARS)
                 if not (response.is_redirect and response.headers.get("Location")):
                     break
                 moved = self.check_url(str(url.join(response.headers["Location"])))
