@@ -7,11 +7,9 @@ itself)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
-
-import defusedxml.ElementTree as ElementTree
 
 from bot.demo.outputs import TEAM
 from bot.demo.slack_page import html_page
@@ -19,8 +17,15 @@ from bot.views.post_blocks import build_blocks, build_fallback_text, mrkdwn
 from bot.views.replies import answer_blocks
 from socialrag import storage
 from socialrag.db import Database
-from socialrag.knowledge import embed_pending, index_messages, parse_fulltext, passages, record_own_post
-from socialrag.models import Author, Channel, Draft, Member, Message, Paper, PaperRef, draft_json
+from socialrag.knowledge import (
+    embed_pending,
+    index_messages,
+    parse_fulltext,
+    passages,
+    read_jats_front,
+    record_own_post,
+)
+from socialrag.models import Channel, Draft, Member, Message, Paper, PaperRef, draft_json
 from socialrag.recommender import Answer, Recommender, answer_question
 
 FULLTEXT = Path(__file__).resolve().parent / "data" / "fulltext"
@@ -38,29 +43,7 @@ Render = Callable[[str], str]
 
 def front_of(name: str) -> Paper:
     """The paper's metadata from its own JATS front matter: title, abstract, authors, journal, date, DOI, PMCID."""
-    data = (FULLTEXT / name).read_bytes()
-    root = ElementTree.fromstring(data[data.index(b"<article") :], forbid_dtd=True)
-    meta = root.find("front/article-meta")
-    assert meta is not None, f"{name} has its article-meta"
-
-    def text(path: str) -> str | None:
-        found = meta.find(path)
-        return " ".join("".join(found.itertext()).split()) if found is not None else None
-
-    ids = {"doi": meta.findtext("article-id[@pub-id-type='doi']") or ""}
-    ids["pmcid"] = "PMC" + (meta.findtext("article-id[@pub-id-type='pmc']") or "")
-    epub = next(d for d in meta.findall("pub-date") if d.get("pub-type") == "epub")
-    published = date(int(epub.findtext("year") or 0), int(epub.findtext("month") or 1), int(epub.findtext("day") or 1))
-    authors = tuple(
-        Author(f"{c.findtext('name/given-names')} {c.findtext('name/surname')}")
-        for c in meta.findall("contrib-group/contrib")
-        if c.get("contrib-type") == "author" and c.find("name") is not None
-    )
-    venue = root.findtext("front/journal-meta/journal-id[@journal-id-type='nlm-ta']")
-    return Paper(
-        ids=ids, source="demo", title=text("title-group/article-title"), abstract=text("abstract"), authors=authors,
-        venue=venue, year=published.year, publication_date=published, url=f"https://doi.org/{ids['doi']}",
-    )  # fmt: skip
+    return read_jats_front((FULLTEXT / name).read_bytes(), source="demo")
 
 
 def prepare_club(db: Database) -> dict[str, int]:

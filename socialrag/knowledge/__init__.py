@@ -29,6 +29,7 @@ if TYPE_CHECKING:
         parse_sentiment,
     )
     from socialrag.knowledge.fulltext import parse_fulltext, passages
+    from socialrag.knowledge.fulltext.front import read_jats_front
     from socialrag.knowledge.fulltext_worker import FullTextConfig, FullTextWorker
     from socialrag.knowledge.intake import IndexStats, ThreadTracker, index_messages
     from socialrag.knowledge.links import find_paper_refs

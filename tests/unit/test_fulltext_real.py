@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from socialrag.knowledge.fulltext import parse_fulltext, passages
+from socialrag.knowledge.fulltext import FullTextError, parse_fulltext, passages
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "fulltext"
 
@@ -58,3 +58,18 @@ def test_the_pdf_leaves_its_front_matter_and_running_heads_out_of_the_first_pass
     first = passages(paper)[0]
     assert first.section == "Abstract" and first.text.startswith("Background: Functional Electrical Stimulation")
     assert paper.title and paper.title.startswith("Multi-contact functional electrical stimulation for hand opening")
+
+
+def test_a_jats_articles_front_matter_is_the_paper_it_says_it_is() -> None:
+    from socialrag.knowledge import read_jats_front
+
+    paper = read_jats_front((DATA / "pntd.0002065.nxml").read_bytes())
+    assert paper.ids == {"doi": "10.1371/journal.pntd.0002065", "pmcid": "PMC3585041", "pmid": "23469300"}
+    assert paper.title and paper.title.startswith("Serological Evidence of Rift Valley Fever Virus Circulation")
+    assert paper.venue == "PLoS Negl Trop Dis" and str(paper.publication_date) == "2013-02-28"
+    assert [a.name for a in paper.authors][:2] == ["José Fafetine", "Luis Neves"] and len(paper.authors) == 6
+    assert paper.abstract and paper.abstract.startswith("Rift Valley fever (RVF) is endemic in most parts of Africa")
+    bomb = b'<?xml version="1.0"?><!DOCTYPE a [<!ENTITY x "xxxxxxxx">]><article><front>&x;</front></article>'
+    for hostile in (bomb, b"<html>not an article</html>", b"<article><front></front>"):
+        with pytest.raises(FullTextError):
+            read_jats_front(hostile)
