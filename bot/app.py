@@ -1,6 +1,6 @@
 """The bolt ``App`` built from settings: one workspace on a bot token, or many through OAuth installations
 kept in Postgres (``bot.slack.installation_store``); every listener, the middleware that handles each event once and the
-error handler are registered by ``bot.listeners``."""
+error handler are registered by ``bot.listeners``; each request is counted for ``/metrics``."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from slack_sdk import WebClient
 from bot import listeners
 from bot.app_context import AppContext
 from bot.slack.installation_store import BOT_SCOPES, PostgresInstallationStore, SignedStateStore, token_cipher
+from bot.slack.metrics import count_requests
 from socialrag.config import Settings
 from socialrag.db import Database
 from socialrag.errors import ConfigError
@@ -45,4 +46,5 @@ def build_app(settings: Settings, db: Database, ctx: AppContext, *, socket_mode:
     else:
         raise ConfigError("set SLACK_BOT_TOKEN (one workspace) or SLACK_CLIENT_ID and SLACK_CLIENT_SECRET (OAuth)")
     listeners.register_all(app, ctx)
+    count_requests(app, ctx.metrics)  # how every request ended, for /metrics
     return app

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from bot.delivery.joining import ChannelStarts
 from bot.slack.directory import SlackDirectory
+from bot.slack.metrics import Metrics
 from bot.slack.pacer import SlackPacer
 from socialrag.config import Settings
 from socialrag.db import Database
@@ -100,4 +101,5 @@ class AppContext:
 
     def __post_init__(self) -> None:
         self.slack = SlackDirectory(self.db)
+        self.metrics = Metrics(self.db)  # what /metrics shows: this process's counts and the database's figures
         self.channels = ChannelStarts(self.db, self.pacer)

@@ -13,13 +13,15 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from socialrag.errors import ConfigError
 from socialrag.setting import Setting
+from socialrag.setting import zotero_allow_list as zotero_allow_list  # its home was here
 
 DEFAULT_EMBED_MODEL = "all-MiniLM-L6-v2"
 # Weight of popularity in the default blend a channel's ranking starts from (PAPERPING_POPULARITY_WEIGHT).
 DEFAULT_POPULARITY_WEIGHT = 0.05
 
+_METRICS_TOKEN = "bearer token `/metrics` asks for (401 without it); unset, it answers only direct private addresses"
+_METRICS_PORT = "in Socket Mode, a port serving only `/metrics` and `/healthz` (docs/metrics.md)"
 _EMBED_CACHE = "the vectors of papers' title and abstract, kept for every home on this machine; off: none"
 SETTINGS: tuple[Setting, ...] = (
     Setting("PAPERPING_HOME", "home", "path", "~/.paperping", "where the embedded Postgres and other local state live"),
@@ -269,6 +271,8 @@ SETTINGS: tuple[Setting, ...] = (
         str(DEFAULT_POPULARITY_WEIGHT),
         "weight of popularity (citations, upvotes) in the default ranking a channel starts from",
     ),
+    Setting("PAPERPING_METRICS_TOKEN", "metrics_token", "text", None, _METRICS_TOKEN),
+    Setting("PAPERPING_METRICS_PORT", "metrics_port", "text", None, _METRICS_PORT),
 )
 # name -> (default, meaning); docs/configuration.md's settings table is checked against this in a unit test.
 SETTINGS_HELP: dict[str, tuple[str, str]] = {s.variable: (s.documented_default, s.meaning) for s in SETTINGS}
@@ -348,6 +352,8 @@ class Settings:
     half_life_days: float = _default("half_life_days")
     signal_window_days: int = _default("signal_window_days")
     popularity_weight: float = _default("popularity_weight")
+    metrics_token: str | None = _default("metrics_token")
+    metrics_port: str | None = _default("metrics_port")
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -378,21 +384,3 @@ class Settings:
     def with_changes(self, **changes: object) -> Settings:
         """A copy with some fields replaced (command-line flags use this)."""
         return replace(self, **changes)  # type: ignore[arg-type]
-
-
-def zotero_allow_list(raw: str | None) -> dict[str, frozenset[str]]:
-    """``PAPERPING_ZOTERO_GROUPS`` as {workspace: its group ids}; empty when unset. A malformed value is a
-    ``ConfigError`` that says what to write."""
-    out: dict[str, frozenset[str]] = {}
-    for part in (raw or "").split(";"):
-        if not part.strip():
-            continue
-        team, _, groups = part.partition("=")
-        ids = frozenset(g.strip() for g in groups.split(",") if g.strip())
-        if not team.strip() or not ids or not all(g.isdigit() for g in ids):
-            raise ConfigError(
-                f"PAPERPING_ZOTERO_GROUPS: {part.strip()[:60]!r} is not WORKSPACE=GROUP[,GROUP]; write it as "
-                "`T0123=123456,234567;T0456=345678`"
-            )
-        out[team.strip()] = out.get(team.strip(), frozenset()) | ids
-    return out

@@ -1,5 +1,6 @@
 """One setting as ``socialrag.config`` declares it: its variable, the ``Settings`` field it fills, how its value is
-read from the environment's text, its default and what it means (the row docs/configuration.md shows)."""
+read from the environment's text, its default and what it means (the row docs/configuration.md shows); and the
+parsers of settings whose text has a shape of its own (``zotero_allow_list``)."""
 
 from __future__ import annotations
 
@@ -61,3 +62,21 @@ def _number(name: str, raw: str, kind: type[int] | type[float]) -> int | float:
     if value <= 0:
         raise ConfigError(f"{name} must be positive, got {raw!r}")
     return value
+
+
+def zotero_allow_list(raw: str | None) -> dict[str, frozenset[str]]:
+    """``PAPERPING_ZOTERO_GROUPS`` as {workspace: its group ids}; empty when unset. A malformed value is a
+    ``ConfigError`` that says what to write."""
+    out: dict[str, frozenset[str]] = {}
+    for part in (raw or "").split(";"):
+        if not part.strip():
+            continue
+        team, _, groups = part.partition("=")
+        ids = frozenset(g.strip() for g in groups.split(",") if g.strip())
+        if not team.strip() or not ids or not all(g.isdigit() for g in ids):
+            raise ConfigError(
+                f"PAPERPING_ZOTERO_GROUPS: {part.strip()[:60]!r} is not WORKSPACE=GROUP[,GROUP]; write it as "
+                "`T0123=123456,234567;T0456=345678`"
+            )
+        out[team.strip()] = out.get(team.strip(), frozenset()) | ids
+    return out

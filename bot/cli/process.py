@@ -142,6 +142,14 @@ def start_scheduler(
     return scheduler
 
 
+def metrics_port(settings: Settings) -> int:
+    """``PAPERPING_METRICS_PORT`` as a port number; a wrong one says what to write."""
+    raw = settings.metrics_port or ""
+    if not raw.isdigit() or not 0 < int(raw) < 65536:
+        raise ConfigError(f"PAPERPING_METRICS_PORT must be a port number (1-65535), got {raw!r}")
+    return int(raw)
+
+
 def cmd_run(args: argparse.Namespace, settings: Settings, db: Database) -> int:
     if not args.http and not settings.slack_app_token:
         raise ConfigError(
@@ -150,6 +158,7 @@ def cmd_run(args: argparse.Namespace, settings: Settings, db: Database) -> int:
             "Slack's requests over HTTP instead, run `paperping run --http` with SLACK_SIGNING_SECRET set."
         )
     socket_mode = not args.http
+    own_port = metrics_port(settings) if socket_mode and settings.metrics_port else None  # checked before starting
     if settings.slack_client_id and settings.slack_client_secret:
         check_token_keys(db, token_cipher(settings))  # a wrong key stops here, not at every channel's post
     ctx = AppContext(settings, db)
@@ -191,6 +200,7 @@ def cmd_run(args: argparse.Namespace, settings: Settings, db: Database) -> int:
     ctx.wake.indexer = lambda: scheduler.modify_job("index", next_run_time=datetime.now(UTC))
     stop = threading.Event()
     server: HttpFront | None = None
+    page = ctx.metrics.page(settings.metrics_token)
 
     def shutdown(signum: int, frame: Any) -> None:
         log.warning("signal %s: finishing the current work and stopping", signum)
@@ -209,11 +219,15 @@ def cmd_run(args: argparse.Namespace, settings: Settings, db: Database) -> int:
                 app, settings.slack_app_token, web_client=WebClient(base_url=settings.slack_api_url)
             )
             handler.connect()
+            if own_port is not None:  # no HTTP front in Socket Mode: /metrics on a port of its own
+                server = HttpFront(None, "0.0.0.0", own_port, metrics=page).start()
             print("PaperPing is running (Socket Mode)", flush=True)
             stop.wait()
             handler.close()
+            if server is not None:
+                server.stop()
         else:
-            server = HttpFront(app, "0.0.0.0", args.port).start()
+            server = HttpFront(app, "0.0.0.0", args.port, metrics=page).start()
             print(f"PaperPing is running on http://0.0.0.0:{args.port}/slack/events", flush=True)
             stop.wait()
             server.stop()

@@ -57,5 +57,6 @@ class Deduplicate(Middleware):
                 seen = storage.slack_events.event_seen(conn, str(event_id))
             if seen:
                 log.info("event %s seen before; ignored", event_id)
+                req.context["paperping_duplicate"] = True  # counted by bot.slack.metrics
                 return BoltResponse(status=200, body="")
         return next()

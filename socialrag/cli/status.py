@@ -11,6 +11,7 @@ from typing import Any
 import psycopg
 
 from socialrag import storage
+from socialrag.cli.gauges import load_figures
 from socialrag.cli.subcommand import OpenDatabase, Subcommand
 from socialrag.config import Settings
 from socialrag.knowledge import describe_index
@@ -52,7 +53,8 @@ def run(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase) -> 
                 {"emoji": x.emoji, "default": x.default, "reads_as": x.learnt, "why": x.describe()} for x in readings
             ]
     if args.json:
-        print(json.dumps({"channels": rows}, indent=2))
+        # the figures /metrics shows (docs/metrics.md), read now; this process's own request counts are not here
+        print(json.dumps({"channels": rows, "metrics": load_figures(db)}, indent=2))
         return 0
     if not rows:
         print("no channels yet: import an export (paperping import-export) or backfill a channel")

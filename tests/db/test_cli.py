@@ -27,6 +27,7 @@ def test_import_then_status(env: Database, tmp_path: Path, capsys: pytest.Captur
     assert "offline: paper metadata will be looked up on a later run" in out
     assert main(["status", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
+    assert data.pop("metrics")["index_queue"]["waiting"] >= 4  # the figures /metrics shows (tests/slack/test_metrics)
     # offline and --no-embed: the papers wait in the queue for `paperping run` to look them up and embed them, and
     # have no vector yet (``unusable``: what a post waits for)
     waiting = {"looked_up": 0, "embedded": 0, "given_up": 0, "empty_reason": None, "emoji_learnt": []}

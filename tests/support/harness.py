@@ -53,7 +53,8 @@ class Harness:
         ).with_changes(**changes)
         self.ctx = AppContext(self.settings, db)
         self.app = build_app(self.settings, db, self.ctx)
-        self.server = HttpFront(self.app, "127.0.0.1", 0).start()  # the front `paperping run --http` serves
+        page = self.ctx.metrics.page(self.settings.metrics_token)
+        self.server = HttpFront(self.app, "127.0.0.1", 0, metrics=page).start()  # as `paperping run --http` serves
         self.url = f"http://127.0.0.1:{self.server.port}/slack/events"
         self.events = 0
 

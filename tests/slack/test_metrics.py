@@ -1,0 +1,181 @@
+"""``/metrics`` on the HTTP front: Prometheus text that counts signed events, a token that is asked for, labels
+that never carry what members wrote, one database read per interval however many scrape, and the last figures
+served when the database is slow; ``paperping status --json`` carries the same figures."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from bot.slack.http_front import HttpFront
+from bot.slack.metrics import Metrics
+from socialrag.cli.gauges import FiguresCache, load_figures
+from socialrag.db import Database
+from tests.support.harness import Harness, lab_state, message_event
+from tests.support.slack_standin import SlackStandIn
+
+
+def _metrics_url(harness: Harness) -> str:
+    return harness.url.replace("/slack/events", "/metrics")
+
+
+def scrape(url: str, **headers: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    """Every sample of a scrape, by name and labels (parsed by prometheus_client's own parser)."""
+    answer = httpx.get(url, headers=headers, timeout=10)
+    assert answer.status_code == 200, answer.text
+    assert answer.headers["content-type"].startswith("text/plain; version=")
+    return {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(answer.text)
+        for s in family.samples
+    }
+
+
+def sample(samples: dict[Any, float], name: str, **labels: str) -> float:
+    return samples.get((name, tuple(sorted(labels.items()))), 0.0)
+
+
+def test_a_scrape_is_prometheus_text_and_counts_signed_events(harness: Harness) -> None:
+    assert harness.ctx.metrics.cache is not None
+    harness.ctx.metrics.cache.seconds = 0  # read the database at every scrape here
+    before = scrape(_metrics_url(harness))
+    assert sample(before, "paperping_figures_age_seconds") < 60
+    harness.event(message_event("1700000000.000100", "<https://arxiv.org/abs/2401.10000>"))
+    harness.event(message_event("1700000001.000100", "<https://arxiv.org/abs/2401.10001>"))
+    harness.event(message_event("1700000001.000100", "<https://arxiv.org/abs/2401.10001>"), event_id="Ev00002")
+    time.sleep(0.2)
+    after = scrape(_metrics_url(harness))
+    handled = ("paperping_slack_requests_total", {"kind": "message", "outcome": "handled"})
+    duplicate = ("paperping_slack_requests_total", {"kind": "message", "outcome": "duplicate"})
+    assert sample(after, handled[0], **handled[1]) - sample(before, handled[0], **handled[1]) == 2
+    assert sample(after, duplicate[0], **duplicate[1]) - sample(before, duplicate[0], **duplicate[1]) == 1
+    events = sample(after, "paperping_events_handled_last_hour", team="T0LAB")
+    assert events - sample(before, "paperping_events_handled_last_hour", team="T0LAB") == 2
+    assert sample(after, "paperping_index_queue", state="waiting") >= 2  # offline: the two papers wait
+    assert sample(after, "paperping_index_queue_oldest_ready_seconds") >= 0
+    refused = sample(after, "paperping_requests_refused_total", reason="signature")
+    assert harness.signed(json.dumps({"type": "event_callback"}), "application/json", "wrong").status_code == 401
+    assert sample(scrape(_metrics_url(harness)), "paperping_requests_refused_total", reason="signature") == refused + 1
+
+
+@pytest.fixture
+def token_harness(db: Database, tmp_path: Path) -> Iterator[Harness]:
+    standin = SlackStandIn(lab_state()).start()
+    h = Harness(db, standin, tmp_path, metrics_token="s3cret-scrape")
+    yield h
+    h.stop()
+    standin.stop()
+
+
+def test_with_a_token_set_a_scrape_without_it_gets_401(token_harness: Harness) -> None:
+    url = _metrics_url(token_harness)
+    assert httpx.get(url).status_code == 401
+    assert httpx.get(url, headers={"Authorization": "Bearer wrong"}).status_code == 401
+    assert scrape(url, Authorization="Bearer s3cret-scrape")
+    assert httpx.post(url, headers={"Authorization": "Bearer s3cret-scrape"}).status_code == 405
+
+
+def test_without_a_token_a_relayed_request_is_refused(harness: Harness) -> None:
+    """Unset, the page answers direct requests from private addresses only: one relayed by a proxy (from the
+    internet, say) is refused."""
+    url = _metrics_url(harness)
+    assert httpx.get(url, headers={"X-Forwarded-For": "203.0.113.9"}).status_code == 401
+    assert httpx.get(url).status_code == 200
+
+
+LABEL = re.compile(r'(\w+)="([^"]*)"')
+
+
+def test_no_label_value_comes_from_what_members_wrote(harness: Harness) -> None:
+    """A hostile message (its text, its channel's name, an odd event type) leaves only ids and words of the code
+    in the labels."""
+    harness.standin.state.channels["C1"]["name"] = 'secret-plans"} evil{x="1'
+    hostile = 'Graham\'s secret-plans"} injected{team="x"} 1\n# HELP <https://arxiv.org/abs/2401.10002>'
+    harness.event(message_event("1700000002.000100", hostile, user="U1"))
+    harness.event({"type": 'message"} injected{a="b', "channel": "C1", "user": "U1", "text": hostile, "ts": "1.2"})
+    assert harness.ctx.metrics.cache is not None
+    harness.ctx.metrics.cache.seconds = 0
+    text = httpx.get(_metrics_url(harness)).text
+    assert "secret" not in text and "Graham" not in text and "injected" not in text and "2401" not in text
+    allowed = re.compile(r"[A-Z0-9]{1,24}|[a-z][a-z0-9_-]{0,39}|\d+(\.\d+)?")
+    values = {v for line in text.splitlines() if not line.startswith("#") for _, v in LABEL.findall(line)}
+    assert values and all(allowed.fullmatch(v) for v in values), values
+    assert {"U1", "C1", "nlp-lab"}.isdisjoint(values)  # no member, no channel
+    assert list(text_string_to_metric_families(text))
+
+
+def test_many_scrapes_at_once_read_the_database_once_per_interval(db: Database) -> None:
+    loads = []
+
+    def load() -> dict[str, Any]:
+        loads.append(time.monotonic())
+        time.sleep(0.2)  # a query set that takes a while: every scrape arrives while it runs
+        return load_figures(db)
+
+    metrics = Metrics(cache=FiguresCache(load, seconds=60))
+    front = HttpFront(None, "127.0.0.1", 0, metrics=metrics.page(None)).start()
+    url = f"http://127.0.0.1:{front.port}/metrics"
+    codes: list[int] = []
+
+    def one() -> None:
+        codes.append(httpx.get(url, timeout=10).status_code)
+
+    try:
+        for _ in range(3):
+            threads = [threading.Thread(target=one) for _ in range(40)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+        assert len(loads) == 1, "one query set per interval, however many scrape"
+        assert codes.count(200) >= 40 and set(codes) <= {200, 503}  # past two at once: 503, never a wait
+        assert httpx.post(url).status_code == 405
+        assert httpx.get(f"http://127.0.0.1:{front.port}/slack/events").status_code == 404
+    finally:
+        front.stop()
+
+
+def test_a_slow_database_serves_the_last_figures_with_their_age(db: Database) -> None:
+    slow = threading.Event()
+    release = threading.Event()
+
+    def load() -> dict[str, Any]:
+        if slow.is_set():
+            release.wait(10)
+        return load_figures(db)
+
+    cache = FiguresCache(load, seconds=0, wait=0.3)
+    first, age = cache.figures()
+    assert first is not None and age < 5
+    slow.set()
+    started = time.monotonic()
+    again, age = cache.figures()
+    assert time.monotonic() - started < 1.0, "a scrape waits a bounded time"
+    assert again is first and age >= 0.3
+    release.set()
+
+
+def test_status_json_carries_the_figures(db: Database, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import io
+    from contextlib import redirect_stdout
+
+    from bot.cli import main
+
+    monkeypatch.setenv("DATABASE_URL", db.conninfo)
+    monkeypatch.setenv("PAPERPING_OFFLINE", "1")
+    monkeypatch.setenv("PAPERPING_HOME", str(tmp_path / "home"))
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert main(["status", "--json"]) == 0
+    figures = json.loads(out.getvalue())["metrics"]
+    assert set(figures) >= {"events_handled_last_hour", "posts", "channels", "index_queue", "sources", "llm_today"}
+    assert figures["index_queue"].keys() == {"waiting", "ready", "working", "given_up"}
