@@ -5,7 +5,9 @@ This script, the client, measures:
 
 - the server's memory (RSS) before and after an unsigned POST that declares 150 MB and sends it;
 - the server's threads while 300 clients hold half-sent requests;
-- the time to answer a signed event (``url_verification``) while those 300 are held, median of 20.
+- the time to answer a signed event (``url_verification``) while those 300 are held, median of 20;
+- the same median of 50 with and without scrapers hammering ``/metrics`` (``--scrapers`` at once, back to back),
+  and how many scrapes they made; and with one client scraping ten times a second.
 
     python -m bench.bench_http_front
 """
@@ -41,7 +43,8 @@ def serve(home: Path) -> None:
     settings = Settings(
         home=home, offline=True, slack_bot_token="xoxb-bench", slack_signing_secret=SECRET, slack_api_url=slack.url
     )
-    front = HttpFront(build_app(settings, db, AppContext(settings, db)), "127.0.0.1", 0).start()
+    ctx = AppContext(settings, db)
+    front = HttpFront(build_app(settings, db, ctx), "127.0.0.1", 0, metrics=ctx.metrics.page(None)).start()
     print(front.port, flush=True)
     sys.stdin.read()  # until the client closes it
     front.stop()
@@ -82,11 +85,40 @@ def _signed_event(port: int) -> float:
     return time.perf_counter() - started
 
 
+def _under_scrapes(port: int, scrapers: int, pause: float = 0.0) -> tuple[float, float, int]:
+    """Median event time (of 50) without, then with ``scrapers`` threads scraping ``/metrics`` (``pause`` seconds
+    between two scrapes of one thread; 0: back to back)."""
+    import threading
+
+    import httpx
+
+    quiet = statistics.median(_signed_event(port) for _ in range(50))
+    stop, scrapes = threading.Event(), [0]
+
+    def scrape() -> None:
+        with httpx.Client(timeout=10) as client:
+            while not stop.is_set():
+                client.get(f"http://127.0.0.1:{port}/metrics")
+                scrapes[0] += 1
+                stop.wait(pause)
+
+    threads = [threading.Thread(target=scrape) for _ in range(scrapers)]
+    for t in threads:
+        t.start()
+    time.sleep(0.5)
+    busy = statistics.median(_signed_event(port) for _ in range(50))
+    stop.set()
+    for t in threads:
+        t.join()
+    return quiet, busy, scrapes[0]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("serve", nargs="?", help=argparse.SUPPRESS)
     parser.add_argument("--home", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--slow", type=int, default=300, help="half-sent requests to hold")
+    parser.add_argument("--scrapers", type=int, default=4, help="clients scraping /metrics back to back")
     args = parser.parse_args()
     if args.serve == "serve":
         serve(args.home)
@@ -115,6 +147,8 @@ def main() -> None:
         held = statistics.median(_signed_event(port) for _ in range(20))
         for sock in slow:
             sock.close()
+        plain, scraped, scrapes = _under_scrapes(port, args.scrapers)
+        paced = _under_scrapes(port, 1, 0.1)
         proc.stdin.close()
         proc.wait(timeout=60)
     print(
@@ -125,6 +159,15 @@ def main() -> None:
     print(
         f"signed event answered in {quiet * 1000:.1f} ms (median of 20) when idle, "
         f"{held * 1000:.1f} ms while the {args.slow} are held"
+    )
+    print(
+        f"/metrics: signed event answered in {plain * 1000:.1f} ms (median of 50) with no scraper, "
+        f"{scraped * 1000:.1f} ms while {args.scrapers} clients scraped back to back ({scrapes} scrapes); "
+        f"ratio {scraped / plain:.2f}"
+    )
+    print(
+        f"/metrics: {paced[0] * 1000:.1f} ms with no scraper, {paced[1] * 1000:.1f} ms while one client scraped ten "
+        f"times a second ({paced[2]} scrapes); ratio {paced[1] / paced[0]:.2f}"
     )
 
 
