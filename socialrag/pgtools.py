@@ -4,11 +4,12 @@ progress counted from its ``--verbose`` lines."""
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
+import tempfile
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import psycopg
@@ -68,25 +69,33 @@ def with_dbname(conninfo: str, dbname: str) -> str:
     return make_conninfo(conninfo, dbname=dbname)
 
 
-def tool_env(conninfo: str) -> tuple[str, dict[str, str]]:
-    """(the connection string without its password, the environment that carries the password): a password on a
-    command line is visible to every user of the machine."""
+@contextmanager
+def tool_dsn(conninfo: str) -> Iterator[str]:
+    """The connection string for a client program, its password in a passfile that only this user reads: a
+    password on a command line is visible to every user of the machine."""
     params = {k: str(v) for k, v in conninfo_to_dict(conninfo).items() if v is not None}
-    env = dict(os.environ)
-    if "password" in params:
-        env["PGPASSWORD"] = params.pop("password")
-    return make_conninfo("", **params), env
+    password = params.pop("password", None)
+    if password is None:
+        yield make_conninfo("", **params)
+        return
+    escaped = password.replace("\\", "\\\\").replace(":", "\\:")
+    with tempfile.TemporaryDirectory(prefix="paperping-pass-") as folder:
+        passfile = Path(folder) / "pgpass"
+        passfile.touch(mode=0o600)
+        passfile.write_text(f"*:*:*:*:{escaped}\n", encoding="utf-8")
+        yield make_conninfo("", **params, passfile=str(passfile))
 
 
 def run_tool(argv: Sequence[str], conninfo: str, *, what: str, tables: int) -> None:
     """Run ``pg_dump``/``pg_restore`` with ``-d`` for ``conninfo`` and ``--verbose``, counting tables for progress;
     a failure raises ``DatabaseError`` with what the program said last."""
-    dsn, env = tool_env(conninfo)
-    args = [*argv, "--verbose", "-d", dsn]
     tail: list[str] = []
     with (
+        tool_dsn(conninfo) as dsn,
         Progress(tables or None, what, "table") as progress,
-        subprocess.Popen(args, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=env) as proc,
+        subprocess.Popen(
+            [*argv, "--verbose", "-d", dsn], stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True
+        ) as proc,
     ):
         assert proc.stderr is not None
         for line in proc.stderr:

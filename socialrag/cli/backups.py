@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from socialrag.backup import backup_database, database_name, move_database, restore_database
+from socialrag.cli.archive import backup_database, database_name, move_database, restore_database
 from socialrag.cli.subcommand import OpenDatabase, Subcommand
 from socialrag.config import Settings
 from socialrag.db import DB_NAME, start_embedded

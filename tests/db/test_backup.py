@@ -19,7 +19,7 @@ import psycopg
 import pytest
 
 from bot.cli import main
-from socialrag.backup import backup_database, database_name
+from socialrag.cli.archive import backup_database, database_name
 from socialrag.db import Database, ensure_database, start_embedded
 from socialrag.migrate import apply_migrations
 from socialrag.pgtools import with_dbname

@@ -17,11 +17,12 @@ from importlib import metadata
 from pathlib import Path
 
 import psycopg
-from psycopg import sql
+from psycopg.conninfo import conninfo_to_dict
 
 from socialrag.errors import DatabaseError, InputError
 from socialrag.migrate import apply_migrations, load_migrations
-from socialrag.pgtools import choose_tools, run_tool, server_major, shipped_tools, tool_env, tools_for, with_dbname
+from socialrag.pgtools import choose_tools, run_tool, server_major, shipped_tools, tools_for, with_dbname
+from socialrag.storage import homes
 
 MAGIC = b"PGDMP"  # how every pg_dump custom-format file begins
 LOCK_WAIT_MS = 20_000  # pg_dump gives up rather than queue behind a schema change (and make the service queue)
@@ -101,15 +102,9 @@ def backup_database(conninfo: str, dest: Path) -> BackupInfo:
 def _describe_schema(conninfo: str) -> tuple[int, int]:
     """(the last migration applied, the number of tables) of a PaperPing database."""
     with psycopg.connect(conninfo) as conn:
-        if not _has_schema(conn):
+        if not homes.load_has_schema(conn):
             raise InputError("this database holds no PaperPing schema: there is nothing to back up")
-        row = conn.execute("SELECT max(version) FROM schema_migrations").fetchone()
-        count = conn.execute("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'").fetchone()
-    return int(row[0] or 0) if row else 0, int(count[0]) if count else 0
-
-
-def _has_schema(conn: psycopg.Connection) -> bool:
-    return conn.execute("SELECT to_regclass('public.schema_migrations') IS NOT NULL").fetchone() == (True,)
+        return homes.load_schema_size(conn)
 
 
 def _sha256(path: Path) -> str:
@@ -208,39 +203,28 @@ def restore_into(tools: Path, path: Path, conninfo: str, *, tables: int, clean: 
 def holds_data(conninfo: str) -> bool:
     """Whether a database holds a home's data (channels, messages or papers), not just an empty schema."""
     with psycopg.connect(conninfo) as conn:
-        if not _has_schema(conn):
-            return False
-        row = conn.execute(
-            "SELECT EXISTS (SELECT 1 FROM channels) OR EXISTS (SELECT 1 FROM messages) OR EXISTS (SELECT 1 FROM papers)"
-        ).fetchone()
-    return bool(row and row[0])
+        return homes.load_has_schema(conn) and homes.load_holds_data(conn)
 
 
 def has_paperping_tables(conninfo: str) -> bool:
     with psycopg.connect(conninfo) as conn:
-        return _has_schema(conn)
+        return homes.load_has_schema(conn)
 
 
 def summarize(conninfo: str) -> Summary:
     with psycopg.connect(conninfo) as conn:
-        row = conn.execute(
-            "SELECT (SELECT count(*) FROM channels), (SELECT count(*) FROM papers),"
-            " (SELECT count(*) FROM recommendations WHERE status = 'posted'),"
-            " (SELECT max(version) FROM schema_migrations)"
-        ).fetchone()
-    assert row is not None
-    return Summary(*(int(x or 0) for x in row))
+        return Summary(*homes.load_home_counts(conn))
 
 
 def _database_exists(server: str, name: str) -> bool:
     with psycopg.connect(server, autocommit=True) as conn:
-        return conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone() is not None
+        return homes.load_database_exists(conn, name)
 
 
 def _create_database(server: str, name: str) -> None:
     try:
         with psycopg.connect(server, autocommit=True) as conn:
-            conn.execute(sql.SQL("CREATE DATABASE {} TEMPLATE template0").format(sql.Identifier(name)))
+            homes.create_database(conn, name)
     except psycopg.errors.InsufficientPrivilege as exc:
         raise DatabaseError(
             f"this database user may not create a database to restore into ({exc}); restore into an empty "
@@ -250,34 +234,31 @@ def _create_database(server: str, name: str) -> None:
 
 def _drop_database(server: str, name: str) -> None:
     with psycopg.connect(server, autocommit=True) as conn:
-        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+        homes.drop_database(conn, name, force=True)
 
 
 def _switch(server: str, name: str, staging: str) -> None:
     """``staging`` becomes ``name``; the database it replaces goes once nothing uses it."""
     with psycopg.connect(server, autocommit=True) as conn:
-        users = conn.execute(
-            "SELECT count(*) FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()", (name,)
-        ).fetchone()
-        if users and users[0]:
+        users = homes.load_other_sessions(conn, name)
+        if users:
             raise DatabaseError(
-                f"{users[0]} connections still use database {name} (a running `paperping run`?): stop them, then "
+                f"{users} connections still use database {name} (a running `paperping run`?): stop them, then "
                 f"restore again; the restored copy waits as database {staging}"
             )
         old = f"{name}_replaced"
-        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(sql.Identifier(old)))
-        if conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone():
-            conn.execute(sql.SQL("ALTER DATABASE {} RENAME TO {}").format(sql.Identifier(name), sql.Identifier(old)))
-        conn.execute(sql.SQL("ALTER DATABASE {} RENAME TO {}").format(sql.Identifier(staging), sql.Identifier(name)))
-        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(sql.Identifier(old)))
+        homes.drop_database(conn, old)
+        if homes.load_database_exists(conn, name):
+            homes.rename_database(conn, name, old)
+        homes.rename_database(conn, staging, name)
+        homes.drop_database(conn, old)
 
 
 def database_name(conninfo: str) -> str:
-    dsn, _ = tool_env(conninfo)
-    found = re.search(r"dbname=('(?:[^'\\]|\\.)*'|\S+)", dsn)
-    if not found:
+    name = conninfo_to_dict(conninfo).get("dbname")
+    if not name:
         raise InputError("the database URL names no database")
-    return found.group(1).strip("'")
+    return str(name)
 
 
 def move_database(source: str, target: str, *, force: bool = False) -> tuple[Summary, Summary]:
@@ -298,8 +279,8 @@ def move_database(source: str, target: str, *, force: bool = False) -> tuple[Sum
 def check_vector(conninfo: str) -> None:
     """The target must offer pgvector; say how to get it when it does not."""
     with psycopg.connect(conninfo) as conn:
-        row = conn.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'").fetchone()
-    if row is None:
+        available = homes.load_vector_available(conn)
+    if not available:
         raise DatabaseError(
             "the target Postgres has no pgvector extension: on a managed Postgres enable it in the provider's "
             "settings (AWS RDS, Google Cloud SQL, Azure, Supabase and Neon ship it), on your own server install "
