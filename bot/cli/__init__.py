@@ -25,7 +25,7 @@ GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Running in Slack", ("run", "keygen")),
     ("Importing", ("import-export", "backfill", "catalog", "index")),
     ("Asking and evaluating", ("ask", "status", "recommend", "eval", "refit", "report", "export")),
-    ("Maintenance", ("migrate", "backup", "restore", "move-to", "purge", "zotero-group")),
+    ("Maintenance", ("migrate", "backup", "restore", "move-to", "upgrade-home", "purge", "zotero-group")),
 )
 
 

@@ -3,7 +3,7 @@ options and its work, in the module of its kind. ``bot.cli`` adds the Slack ones
 ``import-export``, ``demo``) and is the ``paperping`` program.
 """
 
-from socialrag.cli import ask, backups, catalog, export, maintenance, recommend, report, status
+from socialrag.cli import ask, backups, catalog, export, maintenance, recommend, report, status, upgrades
 from socialrag.cli.subcommand import Subcommand
 
 CORE_COMMANDS: tuple[Subcommand, ...] = (
@@ -23,6 +23,7 @@ CORE_COMMANDS: tuple[Subcommand, ...] = (
     backups.BACKUP,
     backups.RESTORE,
     backups.MOVE_TO,
+    upgrades.UPGRADE_HOME,
 )
 
 __all__ = ["CORE_COMMANDS", "Subcommand"]

@@ -69,10 +69,10 @@ def paperping_version() -> str | None:
         return None
 
 
-def backup_database(conninfo: str, dest: Path) -> BackupInfo:
+def backup_database(conninfo: str, dest: Path, tools: Path | None = None) -> BackupInfo:
     """Write the database to ``dest`` (custom format) and its sidecar; a failed or killed backup leaves nothing
-    under ``dest``."""
-    tools = tools_for(conninfo)
+    under ``dest``. ``tools``: the folder of the ``pg_dump`` to use (by default the one for the server's major)."""
+    tools = tools or tools_for(conninfo)
     migration, tables = _describe_schema(conninfo)
     dest = dest.expanduser().absolute()
     dest.parent.mkdir(parents=True, exist_ok=True)

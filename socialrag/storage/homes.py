@@ -68,3 +68,14 @@ def drop_database(conn: psycopg.Connection, name: str, *, force: bool = False) -
 
 def rename_database(conn: psycopg.Connection, old: str, new: str) -> None:
     conn.execute(sql.SQL("ALTER DATABASE {} RENAME TO {}").format(sql.Identifier(old), sql.Identifier(new)))
+
+
+def load_has_database(conn: psycopg.Connection, name: str) -> bool:
+    """Whether the server holds a database of this name (a home that never held PaperPing's has none)."""
+    return conn.execute("SELECT 1 FROM pg_database WHERE datname = %(name)s", {"name": name}).fetchone() is not None
+
+
+def update_vector_extension(conn: psycopg.Connection) -> None:
+    """Bring pgvector's extension to the version the server ships (after ``pg_upgrade``, which keeps the old one)."""
+    if conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone():
+        conn.execute("ALTER EXTENSION vector UPDATE")

@@ -1,0 +1,187 @@
+"""``paperping upgrade-home``: a home made by an older major of the embedded Postgres brought onto the installed
+one. A backup first (``HOME/backups/pre-upgrade-pg16-DATE.dump``, taken with the old major's own ``pg_dump``),
+then ``pg_upgrade`` into a new folder; the old folder is kept under another name until the admin deletes it."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import psycopg
+
+from socialrag.cli.archive import backup_database
+from socialrag.cli.subcommand import OpenDatabase, Subcommand
+from socialrag.config import Settings
+from socialrag.db import DB_NAME, migrated_database, start_embedded
+from socialrag.errors import DatabaseError, InputError
+from socialrag.pgtools import shipped_tools
+from socialrag.pgupgrade import (
+    check_home,
+    give_to_service,
+    going_back,
+    home_major,
+    installed_major,
+    old_server,
+    pg_run,
+    stamp,
+)
+from socialrag.storage import homes
+
+Say = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Upgraded:
+    old_major: int
+    new_major: int
+    backup: Path | None
+    old_folder: Path
+    seconds: float
+
+
+def upgrade_home(home: Path, *, wheel: Path | None = None, offline: bool = False, say: Say = print) -> Upgraded:
+    """Upgrade ``home/pgdata`` to the installed major; raises ``DatabaseError`` with what to do when it cannot,
+    leaving the home as it was."""
+    started = time.monotonic()
+    pgdata = home / "pgdata"
+    found, target = home_major(pgdata), installed_major()
+    if found is None:
+        raise InputError(f"no embedded Postgres home at {pgdata}: there is nothing to upgrade")
+    if found == target:
+        raise InputError(f"the home {pgdata} already runs on Postgres {target}: there is nothing to upgrade")
+    if found > target:
+        check_home(pgdata)
+    refuse_if_running(pgdata)
+    old = old_server(found, home / "cache" / "pgserver", wheel=wheel, offline=offline)
+    say(f"Postgres {found} programs: {old.bin} ({old.origin})")
+    when = stamp()
+    backup: Path | None = home / "backups" / f"pre-upgrade-pg{found}-{when}.dump"
+    with running(old.bin, pgdata) as server:
+        if has_paperping(server):
+            say(f"[1/4] backup with Postgres {found}'s pg_dump: {backup}")
+            info = backup_database(with_db(server, DB_NAME), backup or home, tools=old.bin)
+            say(f"      {info.describe()}")
+        else:
+            backup = None
+            say("[1/4] the home holds no PaperPing database: nothing to back up")
+    new_bin = shipped_tools()[target]
+    fresh = home / f".pgdata-pg{target}-{when}"
+    say(f"[2/4] pg_upgrade from Postgres {found} to {target} into {fresh}")
+    run_pg_upgrade(old.bin, new_bin, pgdata, fresh, say)
+    kept = home / f"pgdata-pg{found}-{when}"
+    pgdata.rename(kept)
+    fresh.rename(pgdata)
+    say(f"[3/4] the old folder is kept as {kept}; opening the home on Postgres {target}")
+    try:
+        open_upgraded(pgdata)
+    except Exception:
+        pgdata.rename(home / f"pgdata-failed-pg{target}-{when}")
+        kept.rename(pgdata)
+        raise
+    say("[4/4] schema migrations applied")
+    return Upgraded(found, target, backup, kept, time.monotonic() - started)
+
+
+def refuse_if_running(pgdata: Path) -> None:
+    pid_file = pgdata / "postmaster.pid"
+    if not pid_file.is_file():
+        return
+    pid = int(pid_file.read_text().split()[0])
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return  # a server that was killed: pg_ctl below starts and stops it cleanly
+    except PermissionError:
+        pass
+    raise DatabaseError(
+        f"a Postgres server (pid {pid}) still runs on {pgdata}: stop every PaperPing process on this home first"
+    )
+
+
+@contextmanager
+def running(bin_dir: Path, pgdata: Path) -> Iterator[str]:
+    """The old server started on ``pgdata`` for the backup, on a private socket only, stopped afterwards."""
+    sockets = Path(tempfile.mkdtemp(prefix="pp-up-"))
+    give_to_service(sockets)
+    ctl = [str(bin_dir / "pg_ctl"), "-D", str(pgdata)]
+    options = f"-c listen_addresses='' -k {sockets} -p 5432"
+    pg_run([*ctl, "-w", "-t", "120", "-l", str(sockets / "log"), "-o", options, "start"])
+    try:
+        yield f"host={sockets} port=5432 user=postgres dbname=postgres"
+    finally:
+        pg_run([*ctl, "-w", "-m", "fast", "stop"])
+        shutil.rmtree(sockets, ignore_errors=True)
+
+
+def with_db(conninfo: str, name: str) -> str:
+    return conninfo.replace("dbname=postgres", f"dbname={name}")
+
+
+def has_paperping(conninfo: str) -> bool:
+    with psycopg.connect(conninfo) as conn:
+        return homes.load_has_database(conn, DB_NAME)
+
+
+def run_pg_upgrade(old_bin: Path, new_bin: Path, pgdata: Path, fresh: Path, say: Say) -> None:
+    """``pg_upgrade`` (copy mode: the old folder stays whole) into a new folder made like the old one."""
+    work = Path(tempfile.mkdtemp(prefix="pp-upgrade-"))
+    fresh.mkdir()
+    give_to_service(work, fresh)
+    checksums = re.search(r"checksum version:\s*(\d+)", pg_run([str(old_bin / "pg_controldata"), "-D", str(pgdata)]))
+    init = [str(new_bin / "initdb"), "--auth=trust", "--auth-local=trust", "--encoding=utf8", "-U", "postgres"]
+    if checksums is None or checksums.group(1) == "0":
+        init.append("--no-data-checksums")  # pg_upgrade needs both alike; the old folder is left untouched
+    try:
+        pg_run([*init, "-D", str(fresh)])
+        argv = [str(new_bin / "pg_upgrade"), "-b", str(old_bin), "-B", str(new_bin), "-d", str(pgdata)]
+        jobs = str(min(os.cpu_count() or 1, 8))
+        pg_run([*argv, "-D", str(fresh), "-U", "postgres", "-j", jobs, "--socketdir", str(work)], cwd=work, say=say)
+    except BaseException:
+        shutil.rmtree(fresh, ignore_errors=True)
+        raise
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def open_upgraded(pgdata: Path) -> None:
+    """Start the new server, bring pgvector's extension to the installed version, apply migrations."""
+    uri, server = start_embedded(pgdata)
+    try:
+        db = migrated_database(uri, DB_NAME)
+        with psycopg.connect(db.conninfo, autocommit=True) as conn:
+            homes.update_vector_extension(conn)
+        db.close()
+    finally:
+        server.cleanup()
+
+
+def upgrade_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--wheel", type=Path, help="the old release's wheel, downloaded elsewhere, when this machine has no registry"
+    )
+
+
+def upgrade(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase) -> int:
+    if settings.database_url:
+        raise InputError("DATABASE_URL is set: its server is upgraded by whoever runs it, not by PaperPing")
+    done = upgrade_home(settings.home, wheel=args.wheel, offline=settings.offline)
+    print(f"upgraded the home from Postgres {done.old_major} to {done.new_major} in {done.seconds:.0f} s")
+    if done.backup is not None:
+        print(f"backup kept: {done.backup} (`paperping restore` reads it)")
+    print(f"old folder kept: {done.old_folder}; once PaperPing runs well, delete it: rm -rf '{done.old_folder}'")
+    print(f"to go back: {going_back(done.old_major)}, then mv '{settings.home / 'pgdata'}' aside and")
+    print(f"            mv '{done.old_folder}' '{settings.home / 'pgdata'}'")
+    return 0
+
+
+UPGRADE_HOME = Subcommand(
+    "upgrade-home", "move a home made by an older embedded Postgres onto the installed one", upgrade_arguments, upgrade
+)
