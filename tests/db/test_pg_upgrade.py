@@ -100,6 +100,8 @@ def test_a_pg16_home_is_upgraded_with_its_data(
     monkeypatch.setattr(pgupgrade, "shipped_tools", lambda: {})
     assert main(["upgrade-home", "--wheel", str(old_wheel)]) == 0, capsys.readouterr().err
     out = capsys.readouterr().out
+    with capsys.disabled():  # the steps and the time it took, in the test's log
+        print(out)
     assert "old folder kept" in out and "to go back" in out
 
     assert (home / "pgdata" / "PG_VERSION").read_text().strip() == str(pgupgrade.installed_major())
