@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
@@ -27,6 +28,20 @@ from socialrag.storage import homes
 MAGIC = b"PGDMP"  # how every pg_dump custom-format file begins
 LOCK_WAIT_MS = 20_000  # pg_dump gives up rather than queue behind a schema change (and make the service queue)
 _COPY = re.compile(r"^COPY public\.schema_migrations \(")
+CORE_TABLES = ("schema_migrations", "channels", "messages", "papers")  # a dump without them is another program's
+# what a restore takes from a dump: PaperPing's own objects in schema public, pgvector, and the schema's one
+# function and trigger; anything else (another extension, function, trigger, rule, event trigger, schema) stays
+# behind, so a dump of a tampered or shared database cannot bring code that the service would then run
+_KINDS = (
+    "TABLE", "TABLE DATA", "SEQUENCE", "SEQUENCE OWNED BY", "SEQUENCE SET", "DEFAULT", "CONSTRAINT",
+    "FK CONSTRAINT", "INDEX",
+)  # fmt: skip
+_OWN = (
+    "EXTENSION - vector ",
+    "FUNCTION public record_popularity() ",
+    "TRIGGER public papers papers_popularity_history ",
+)
+_ENTRY = re.compile(r"^\d+; \d+ \d+ (.+)$")
 
 
 @dataclass(frozen=True)
@@ -77,6 +92,9 @@ def backup_database(conninfo: str, dest: Path, tools: Path | None = None) -> Bac
     dest = dest.expanduser().absolute()
     dest.parent.mkdir(parents=True, exist_ok=True)
     partial = dest.with_name(f".{dest.name}.partial-{os.getpid()}")
+    partial.unlink(missing_ok=True)  # a link left there is removed, never written through
+    # only this user reads it (it holds the channels' messages and the workspaces' tokens); pg_dump keeps the mode
+    os.close(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
     try:
         argv = [str(tools / "pg_dump"), "-Fc", f"--lock-wait-timeout={LOCK_WAIT_MS}", "-f", str(partial)]
         run_tool(argv, conninfo, what="backup", tables=tables)
@@ -95,8 +113,20 @@ def backup_database(conninfo: str, dest: Path, tools: Path | None = None) -> Bac
     except BaseException:
         partial.unlink(missing_ok=True)
         raise
-    sidecar(dest).write_text(json.dumps(asdict(info), indent=2) + "\n", encoding="utf-8")
+    _write_new(sidecar(dest), json.dumps(asdict(info), indent=2) + "\n")
     return info
+
+
+def _write_new(path: Path, text: str) -> None:
+    """Write ``path`` whole (0600), replacing what is there without writing through a link that stands there."""
+    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(name, path)
+    except BaseException:
+        Path(name).unlink(missing_ok=True)
+        raise
 
 
 def _describe_schema(conninfo: str) -> tuple[int, int]:
@@ -124,18 +154,50 @@ def read_backup(path: Path, tools: Path) -> BackupInfo:
         if fh.read(len(MAGIC)) != MAGIC:
             raise InputError(f"{path} is not a PaperPing backup (not a file that `paperping backup` writes)")
     size = path.stat().st_size
-    noted = json.loads(sidecar(path).read_text(encoding="utf-8")) if sidecar(path).is_file() else None
+    noted = _read_sidecar(path)
     if noted and noted.get("size") != size:
         raise InputError(f"{path} is truncated or damaged: {size:,} bytes where the backup wrote {noted['size']:,}")
     if noted and noted.get("sha256") and noted["sha256"] != _sha256(path):
         raise InputError(f"{path} is damaged: its checksum is not the one the backup recorded")
     listing = _restore_output(tools, ["-l", str(path)], path)
-    if " TABLE DATA public schema_migrations " not in listing:
-        raise InputError(f"{path} is a Postgres backup but not of a PaperPing home (it has no schema_migrations)")
+    missing = [t for t in CORE_TABLES if f" TABLE DATA public {t} " not in listing]
+    if missing:
+        raise InputError(
+            f"{path} is a Postgres backup but not of a PaperPing home (it has no {', '.join(missing)} table)"
+        )
     migrations = _restore_output(tools, ["-a", "-t", "schema_migrations", "-f", "-", str(path)], path)
-    if noted:
-        return BackupInfo(**{k: v for k, v in noted.items() if k in BackupInfo.__dataclass_fields__})
-    return BackupInfo(migration=_last_migration(migrations), tables=listing.count(" TABLE DATA "), size=size)
+    try:
+        migration = _last_migration(migrations)  # the file's own word, whatever the sidecar says
+    except ValueError as exc:
+        raise InputError(f"{path} is not a PaperPing backup (its schema_migrations are another program's)") from exc
+    found = BackupInfo(migration=migration, tables=listing.count(" TABLE DATA "), size=size)
+    if not noted:
+        return found
+    made, when = noted.get("paperping"), noted.get("created_at")
+    return BackupInfo(
+        migration=migration,
+        tables=found.tables,
+        size=size,
+        paperping=made if isinstance(made, str) else None,
+        postgres=noted.get("postgres") if isinstance(noted.get("postgres"), int) else None,
+        sha256=noted.get("sha256"),
+        created_at=when if isinstance(when, str) else None,
+    )
+
+
+def _read_sidecar(path: Path) -> dict[str, Any] | None:
+    """``FILE.json`` as written by ``paperping backup``; one that is not says so (``InputError``)."""
+    if not sidecar(path).is_file():
+        return None
+    try:
+        noted = json.loads(sidecar(path).read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise InputError(f"{sidecar(path)} is not the note `paperping backup` writes ({exc}); move it away") from exc
+    if not isinstance(noted, dict) or not isinstance(noted.get("size"), int):
+        raise InputError(f"{sidecar(path)} is not the note `paperping backup` writes; move it away")
+    if noted.get("sha256") is not None and not isinstance(noted["sha256"], str):
+        raise InputError(f"{sidecar(path)} is not the note `paperping backup` writes; move it away")
+    return noted
 
 
 def _restore_output(tools: Path, args: list[str], path: Path) -> str:
@@ -189,7 +251,7 @@ def restore_into(tools: Path, path: Path, conninfo: str, *, tables: int, clean: 
     extension's comment (which only its owner may set) stay behind, so that any user can restore."""
     listing = _restore_output(tools, ["-l", str(path)], path)
     with tempfile.NamedTemporaryFile("w", suffix=".list", delete=False) as fh:
-        fh.write("\n".join(x for x in listing.splitlines() if "COMMENT - EXTENSION" not in x) + "\n")
+        fh.write("\n".join(x for x in listing.splitlines() if _restored(x)) + "\n")
     try:
         argv = [str(tools / "pg_restore"), "--no-owner", "--no-privileges", "--exit-on-error", "--single-transaction"]
         argv += [*(["--clean", "--if-exists"] if clean else []), "-L", fh.name, str(path)]
@@ -198,6 +260,17 @@ def restore_into(tools: Path, path: Path, conninfo: str, *, tables: int, clean: 
         os.unlink(fh.name)
     with psycopg.connect(conninfo, autocommit=True) as conn:
         apply_migrations(conn)
+
+
+def _restored(line: str) -> bool:
+    """Whether a line of ``pg_restore -l`` names an entry a restore takes (see ``_KINDS``)."""
+    entry = _ENTRY.match(line)
+    if entry is None:
+        return False
+    what = entry.group(1) + " "
+    if any(what.startswith(own) for own in _OWN):
+        return True
+    return any(what.startswith(f"{kind} public ") for kind in _KINDS)
 
 
 def holds_data(conninfo: str) -> bool:

@@ -7,7 +7,9 @@ carries channels, papers, vectors, rankers, settings and posts."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import stat
 import tempfile
 import threading
 import time
@@ -20,6 +22,7 @@ import pytest
 
 from bot.cli import main
 from socialrag.cli.archive import backup_database, database_name
+from socialrag.cli.archive import sidecar as sidecar_of
 from socialrag.db import Database, ensure_database, start_embedded
 from socialrag.migrate import apply_migrations
 from socialrag.pgtools import with_dbname
@@ -212,3 +215,85 @@ def _rows(conninfo: str, table: str) -> list[tuple[Any, ...]]:
         columns = [r[0] for r in conn.execute(f"SELECT * FROM {table} LIMIT 0").description or []]
         rows = conn.execute(f"SELECT * FROM {table} ORDER BY 1, 2").fetchall()
     return [tuple(str(v) for v in row) for row in rows] + [tuple(columns)]
+
+
+def test_a_backup_is_private_and_writes_through_no_link(db: Database, tmp_path: Path) -> None:
+    victim = tmp_path / "victim.txt"
+    victim.write_text("kept\n")
+    dump = tmp_path / "home.dump"
+    for planted in (sidecar_of(dump), dump.with_name(f".{dump.name}.partial-{os.getpid()}")):
+        planted.symlink_to(victim)  # what another user of a shared folder could leave there
+    backup_database(db.conninfo, dump)
+    assert victim.read_text() == "kept\n"
+    assert stat.S_IMODE(dump.stat().st_mode) == 0o600  # it holds the messages and the workspaces' tokens
+    assert stat.S_IMODE(sidecar_of(dump).stat().st_mode) == 0o600
+    assert not sidecar_of(dump).is_symlink()
+
+
+@pytest.fixture
+def restore_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PAPERPING_OFFLINE", "1")
+    monkeypatch.setenv("PAPERPING_HOME", str(tmp_path / "home"))
+
+
+def test_foreign_or_lying_backups_are_refused(
+    db: Database, pg_server_uri: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], restore_env: None
+) -> None:
+    target = with_dbname(pg_server_uri, "pp_backup_refused")
+    ensure_database(pg_server_uri, "pp_backup_other")
+    other = with_dbname(pg_server_uri, "pp_backup_other")
+    try:
+        with psycopg.connect(other, autocommit=True) as conn:  # another program's migrations table, same name
+            conn.execute("CREATE TABLE schema_migrations (version bigint PRIMARY KEY, dirty boolean)")
+            conn.execute("INSERT INTO schema_migrations VALUES (3, false)")
+        backup_database(other, tmp_path / "other.dump")
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv("DATABASE_URL", target)
+            assert main(["restore", str(tmp_path / "other.dump")]) == 2
+            assert "not of a PaperPing home (it has no channels, messages, papers table)" in capsys.readouterr().err
+            with db.connection() as conn:  # a newer PaperPing's backup whose sidecar says an older schema
+                conn.execute("INSERT INTO schema_migrations (version, name, checksum) VALUES (9999, 'future', 'x')")
+            dump = tmp_path / "future.dump"
+            backup_database(db.conninfo, dump)
+            noted = json.loads(sidecar_of(dump).read_text())
+            sidecar_of(dump).write_text(json.dumps({**noted, "migration": 1}))
+            assert main(["restore", str(dump)]) == 2
+            assert "comes from a newer PaperPing (schema 9999" in capsys.readouterr().err
+            for note in ("not json", "[1, 2]", json.dumps({**noted, "size": "big"})):
+                sidecar_of(dump).write_text(note)
+                assert main(["restore", str(dump)]) == 2
+                assert "is not the note `paperping backup` writes" in capsys.readouterr().err
+    finally:
+        with psycopg.connect(pg_server_uri, autocommit=True) as conn:
+            for name in ("pp_backup_other", "pp_backup_refused"):
+                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def test_a_restore_leaves_code_that_is_not_paperpings_behind(
+    db: Database, pg_server_uri: str, tmp_path: Path, restore_env: None
+) -> None:
+    with db.connection() as conn:  # a tampered home: a function and trigger the service would run, and a rule
+        conn.execute("CREATE FUNCTION planted() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NEW; END $$")
+        conn.execute("CREATE TRIGGER planted AFTER INSERT ON channels FOR EACH ROW EXECUTE FUNCTION planted()")
+        conn.execute("CREATE RULE planted AS ON INSERT TO teams DO ALSO NOTIFY planted")
+        conn.execute("CREATE SCHEMA planted")
+        conn.execute("INSERT INTO teams (team_id) VALUES ('T1')")
+        conn.execute("INSERT INTO channels (team_id, channel_id, name) VALUES ('T1', 'C1', 'lab')")
+    backup_database(db.conninfo, tmp_path / "tampered.dump")
+    target = with_dbname(pg_server_uri, "pp_backup_clean")
+    try:
+        _restore_as(target, tmp_path / "tampered.dump")
+        with psycopg.connect(target) as conn:
+            functions = conn.execute(
+                "SELECT proname FROM pg_proc WHERE pronamespace = 'public'::regnamespace"
+                " AND prokind = 'f' AND proname NOT LIKE '%vector%'"
+            ).fetchall()
+            assert ("planted",) not in functions and ("record_popularity",) in functions
+            triggers = conn.execute("SELECT tgname FROM pg_trigger WHERE NOT tgisinternal").fetchall()
+            assert triggers == [("papers_popularity_history",)]
+            assert conn.execute("SELECT count(*) FROM pg_rewrite WHERE rulename = 'planted'").fetchone() == (0,)
+            assert conn.execute("SELECT to_regnamespace('planted')").fetchone() == (None,)
+            assert conn.execute("SELECT name FROM channels").fetchall() == [("lab",)]
+    finally:
+        with psycopg.connect(pg_server_uri, autocommit=True) as conn:
+            conn.execute('DROP DATABASE IF EXISTS "pp_backup_clean" WITH (FORCE)')
