@@ -4,6 +4,7 @@ a managed Postgres with pgvector."""
 from __future__ import annotations
 
 import argparse
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -66,8 +67,16 @@ def move_to(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase)
         print(f"warning: the home holds {source.describe()}: something wrote to it during the move; move again")
         return 1
     print("set this for every PaperPing process (and keep the home as a fallback until it runs there):")
-    print(f"DATABASE_URL={args.url}")
+    print(
+        f"DATABASE_URL={hide_password(args.url)}"
+        + (" (with your password)" if ":****@" in hide_password(args.url) else "")
+    )
     return 0
+
+
+def hide_password(url: str) -> str:
+    """``url`` with its password as ``****``: what is printed may end in a terminal's log or a CI's."""
+    return re.sub(r"^([a-z][a-z0-9+.-]*://[^:/@]*:).*@(?=[^@/]*(?:[/?]|$))", r"\1****@", url, flags=re.IGNORECASE)
 
 
 BACKUP = Subcommand("backup", "write the home's data to a file, while PaperPing serves", backup_arguments, backup)

@@ -297,3 +297,12 @@ def test_a_restore_leaves_code_that_is_not_paperpings_behind(
     finally:
         with psycopg.connect(pg_server_uri, autocommit=True) as conn:
             conn.execute('DROP DATABASE IF EXISTS "pp_backup_clean" WITH (FORCE)')
+
+
+def test_move_to_never_prints_the_targets_password() -> None:
+    from socialrag.cli.backups import hide_password
+
+    assert hide_password("postgresql://paper:s3cr@t@db.example:5432/pp") == "postgresql://paper:****@db.example:5432/pp"
+    assert hide_password("postgres://u:pw@h/db?sslmode=require") == "postgres://u:****@h/db?sslmode=require"
+    assert hide_password("postgresql://u@h/db") == "postgresql://u@h/db"
+    assert hide_password("postgresql:///pp?host=/tmp") == "postgresql:///pp?host=/tmp"
