@@ -14,6 +14,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from bot.app_context import AppContext
+from bot.slack.directory import Standing
 from socialrag import storage
 from socialrag.errors import PaperPingError
 
@@ -222,10 +223,9 @@ ELSEWHERE = (
 )
 
 
-def may_steer(inv: Invocation, *, locking: bool = False) -> str | None:
-    """Why this member may not change what the whole channel gets, or None when they may. Guests and members of
-    other organisations never do; in a locked channel (and to lock or unlock one) only the member who invited
-    PaperPing and the workspace's admins do. A member's own settings are always theirs."""
+def member_standing(inv: Invocation) -> Standing | str:
+    """Who is asking, as Slack says; or why nothing is changed: the command comes from another organisation, the
+    member is a stranger to the workspace, or Slack did not say in time."""
     if inv.from_elsewhere:
         return ELSEWHERE
     standing = inv.ctx.slack.standing(inv.client, inv.team, inv.user)
@@ -233,6 +233,16 @@ def may_steer(inv: Invocation, *, locking: bool = False) -> str | None:
         return "Slack didn't tell me in time who is asking, so nothing was changed; try again in a minute."
     if standing.stranger:
         return ELSEWHERE
+    return standing
+
+
+def may_steer(inv: Invocation, *, locking: bool = False) -> str | None:
+    """Why this member may not change what the whole channel gets, or None when they may. Guests and members of
+    other organisations never do; in a locked channel (and to lock or unlock one) only the member who invited
+    PaperPing and the workspace's admins do. A member's own settings are always theirs."""
+    standing = member_standing(inv)
+    if isinstance(standing, str):
+        return standing
     if standing.guest:
         return "Guests can't change what PaperPing does in a channel; ask a member of the workspace."
     with inv.ctx.db.connection() as conn:

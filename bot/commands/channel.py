@@ -8,7 +8,7 @@ import re
 from datetime import timedelta
 from typing import Any
 
-from bot.commands.base import ELSEWHERE, Command, Invocation, UsageError, command, may_steer, one_of
+from bot.commands.base import Command, Invocation, UsageError, command, may_steer, member_standing, one_of
 from bot.delivery.report_upload import post_month_report
 from bot.views.post_blocks import quote, works_again
 from socialrag import storage
@@ -271,13 +271,9 @@ def cmd_fulltext(inv: Invocation) -> str:
 
 def _workspace_fulltext(inv: Invocation, on: bool) -> str:
     """Full text on or off for every channel of the workspace: its admins only."""
-    if inv.from_elsewhere:
-        return ELSEWHERE
-    standing = inv.ctx.slack.standing(inv.client, inv.team, inv.user)
-    if standing.unknown:
-        return "Slack didn't tell me in time who is asking, so nothing was changed; try again in a minute."
-    if standing.stranger:
-        return ELSEWHERE
+    standing = member_standing(inv)
+    if isinstance(standing, str):
+        return standing
     if not standing.admin or standing.guest:
         return (
             "Only the workspace's admins can turn full text on or off for the whole workspace; "
