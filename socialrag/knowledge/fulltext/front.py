@@ -7,8 +7,7 @@ from __future__ import annotations
 from datetime import date
 from xml.etree.ElementTree import Element
 
-import defusedxml.ElementTree
-
+from socialrag.knowledge.fulltext.jats import read_xml
 from socialrag.knowledge.fulltext.model import FullTextError, clean
 from socialrag.models import Author, Paper
 
@@ -37,10 +36,7 @@ def read_jats_front(data: bytes, source: str = "jats") -> Paper:
     start = data.find(b"<article")
     if start < 0:
         raise FullTextError("the file is not a JATS article")
-    try:
-        root = defusedxml.ElementTree.fromstring(data[start:], forbid_entities=True, forbid_external=True)
-    except Exception as exc:  # defused, or not well-formed: said, never raised as itself
-        raise FullTextError(f"the XML cannot be read ({type(exc).__name__})") from None
+    root = read_xml(data[start:])
     meta = root.find("front/article-meta")
     if meta is None:
         raise FullTextError("the article has no front matter")

@@ -54,15 +54,19 @@ def _paragraphs(sec: Element) -> list[Element]:
     return found
 
 
-def parse_jats(data: bytes) -> FullText:
+def read_xml(data: bytes) -> Any:
+    """The root element of ``data``, parsed with ``defusedxml``: a document type is allowed, an entity
+    declaration or an outside file never (``FullTextError``, as for XML that is not well-formed)."""
     try:
-        root: Any = defusedxml.ElementTree.fromstring(
-            data, forbid_dtd=False, forbid_entities=True, forbid_external=True
-        )
+        return defusedxml.ElementTree.fromstring(data, forbid_dtd=False, forbid_entities=True, forbid_external=True)
     except defusedxml.DefusedXmlException as exc:
         raise FullTextError(f"the XML declares entities or outside files, which are never expanded ({exc})") from None
-    except ParseError as exc:
+    except (ParseError, ValueError) as exc:
         raise FullTextError(f"the XML is not well-formed ({exc})") from None
+
+
+def parse_jats(data: bytes) -> FullText:
+    root = read_xml(data)
     if root.tag != "article":
         raise FullTextError(f"the XML is not a JATS article (its root is <{root.tag}>)")
     meta = root.find("front/article-meta")

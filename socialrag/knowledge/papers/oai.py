@@ -6,12 +6,10 @@ the reader parses: an entity declaration is refused, never expanded."""
 from __future__ import annotations
 
 from typing import Any
-from xml.etree.ElementTree import ParseError, tostring
-
-import defusedxml
-import defusedxml.ElementTree
+from xml.etree.ElementTree import tostring
 
 from socialrag.knowledge.fulltext import MAX_BYTES, FullTextError
+from socialrag.knowledge.fulltext.jats import read_xml
 
 
 class NotOpenAccess(LookupError):
@@ -33,14 +31,7 @@ def article_of(data: bytes) -> bytes:
     ``NotOpenAccess`` for PMC's error answers, ``FullTextError`` when it cannot be read."""
     if len(data) > MAX_BYTES:
         raise FullTextError(f"the file has {len(data) // 1_000_000} MB; at most {MAX_BYTES // 1_000_000} MB is read")
-    try:
-        root: Any = defusedxml.ElementTree.fromstring(
-            data, forbid_dtd=False, forbid_entities=True, forbid_external=True
-        )
-    except defusedxml.DefusedXmlException as exc:
-        raise FullTextError(f"the XML declares entities or outside files, which are never expanded ({exc})") from None
-    except ParseError as exc:
-        raise FullTextError(f"the XML is not well-formed ({exc})") from None
+    root = read_xml(data)
     if root.tag == "article":
         return data
     if _local(root.tag) == "OAI-PMH":
