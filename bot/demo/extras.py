@@ -10,15 +10,16 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from bot.delivery.agent_answers import feedback_blocks, searched, sources
+from bot.demo.outputs import BOT, TEAM
 from bot.views.follow_up_text import render_follow_up
 from bot.views.memory_text import render_answer
-from bot.views.post_blocks import build_digest_blocks, clip, escape, mrkdwn
+from bot.views.post_blocks import build_digest_blocks, build_fallback_text, clip, escape, mrkdwn
 from bot.views.replies import context_blocks
 from bot.views.top_list import render_top_list
 from socialrag import storage
 from socialrag.db import Database
-from socialrag.knowledge import READING_LIST_EMOJI, check_follow_ups, index_messages
-from socialrag.models import Digest, Draft, Message, PaperRef
+from socialrag.knowledge import READING_LIST_EMOJI, check_follow_ups, index_messages, record_own_post
+from socialrag.models import Digest, Draft, Message, PaperRef, draft_json
 from socialrag.recommender import (
     ChannelProfile,
     Coverage,
@@ -205,3 +206,23 @@ def agent_blocks(answer: MemoryAnswer, text: str, scope: dict[str, str]) -> list
             "elements": [{"type": "button", "text": {"type": "plain_text", "text": t}} for t in labels],
         },
     ]
+
+
+def record_post(db: Database, channel: str, slot_key: str, draft: Draft, at: datetime) -> str:
+    """Record a post as the app would: a recommendation row, and PaperPing's message in the base; its ts."""
+    ts = f"{at.timestamp():.6f}"
+    with db.connection() as conn:
+        row = storage.posts.open_slot(conn, TEAM, channel, slot_key, draft.style, at=at)
+        storage.posts.record_draft(conn, row.id, draft.paper.paper_id, draft.style, draft.score, draft_json(draft))
+        storage.posts.record_posted(conn, row.id, ts, at)
+        record_own_post(conn, Message(TEAM, channel, ts, BOT, build_fallback_text(draft), at), draft.paper)
+    return ts
+
+
+def reset_posts(db: Database, channel: str) -> None:
+    """Forget the posts of an earlier demo run in the same home, so that every run tells the same story."""
+    with db.connection() as conn:
+        for ts in storage.messages.load_message_ts_by_user(conn, TEAM, channel, BOT):
+            storage.messages.delete_thread(conn, TEAM, channel, ts)
+        storage.posts.delete_posts(conn, TEAM, channel)
+        storage.follow_ups.delete_follow_ups(conn, TEAM, channel)

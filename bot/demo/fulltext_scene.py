@@ -11,9 +11,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from bot.demo.extras import record_post, reset_posts
 from bot.demo.outputs import TEAM
 from bot.demo.slack_page import html_page
-from bot.views.post_blocks import build_blocks, build_fallback_text, mrkdwn
+from bot.views.post_blocks import build_blocks, mrkdwn
 from bot.views.replies import answer_blocks
 from socialrag import storage
 from socialrag.db import Database
@@ -23,15 +24,13 @@ from socialrag.knowledge import (
     parse_fulltext,
     passages,
     read_jats_front,
-    record_own_post,
 )
-from socialrag.models import Channel, Draft, Member, Message, Paper, PaperRef, draft_json
+from socialrag.models import Channel, Member, Message, Paper, PaperRef
 from socialrag.recommender import Answer, Recommender, answer_question
 
 FULLTEXT = Path(__file__).resolve().parent / "data" / "fulltext"
 CLUB, CLUB_NAME = "C0CLUB", "bio-journal-club"
 MEMBERS = (("U21NADIA", "nadia"), ("U22TOMAS", "tomas"), ("U23LENA", "lena"))
-BOT = "UPAPERPING"
 POST_AT = datetime(2013, 3, 12, 9, 0, tzinfo=UTC)  # the club reads papers of early 2013
 SHARED = "pone.0046493.nxml"  # shared by a member, with a thread
 POSTED = "pntd.0002065.nxml"  # in the catalog, published two weeks before the post
@@ -66,18 +65,17 @@ def prepare_club(db: Database) -> dict[str, int]:
         storage.workspaces.upsert_members(conn, [Member(TEAM, u, n) for u, n in MEMBERS])
         ids = {}
         for name, in_catalog in ((SHARED, False), (POSTED, True)):
-            (ids[name],) = storage.papers.record_papers(conn, [front_of(name)], in_catalog=in_catalog)
+            record = front_of(name)
+            (ids[name],) = storage.papers.record_papers(conn, [record], in_catalog=in_catalog)
             paper = parse_fulltext((FULLTEXT / name).read_bytes(), "jats")
             storage.fulltext.save_fulltext(
                 conn, ids[name], status="read", kind="jats", licence=paper.licence,
-                source_url=f"https://pmc.ncbi.nlm.nih.gov/articles/{front_of(name).ids['pmcid']}/",
+                source_url=f"https://pmc.ncbi.nlm.nih.gov/articles/{record.ids['pmcid']}/",
                 passages=[(p.section, p.text) for p in passages(paper)],
             )  # fmt: skip
         index_messages(conn, [share, reply])
         storage.settings.upsert_channel_setting(conn, TEAM, CLUB, sources=["catalog"], style="template")
-        for ts in storage.messages.load_message_ts_by_user(conn, TEAM, CLUB, BOT):  # an earlier run's post
-            storage.messages.delete_thread(conn, TEAM, CLUB, ts)
-        storage.posts.delete_posts(conn, TEAM, CLUB)
+    reset_posts(db, CLUB)  # an earlier run's post
     return ids
 
 
@@ -91,7 +89,7 @@ def show_club(db: Database, recommender: Recommender, say: Say, render: Render) 
         say(f"\n── #{CLUB_NAME}: nothing to post ({rec.empty_reason})")
         return {}
     draft = rec.draft
-    ts = _record_post(db, draft)
+    ts = record_post(db, CLUB, "demo-club-1", draft, POST_AT)
     say(f"\n── #{CLUB_NAME}, a journal club whose papers PaperPing has read in full · {POST_AT:%a %d %b %Y} " + "─" * 4)
     for block in build_blocks(draft):
         if block["type"] == "section":
@@ -109,16 +107,6 @@ def show_club(db: Database, recommender: Recommender, say: Say, render: Render) 
         "fulltext-answer": (asked_at, " · in the thread of the post, @lena asked PaperPing", [
             {"type": "section", "text": mrkdwn(text)}]),
     }  # fmt: skip
-
-
-def _record_post(db: Database, draft: Draft) -> str:
-    ts = f"{POST_AT.timestamp():.6f}"
-    with db.connection() as conn:
-        row = storage.posts.open_slot(conn, TEAM, CLUB, "demo-club-1", draft.style, at=POST_AT)
-        storage.posts.record_draft(conn, row.id, draft.paper.paper_id, draft.style, draft.score, draft_json(draft))
-        storage.posts.record_posted(conn, row.id, ts, POST_AT)
-        record_own_post(conn, Message(TEAM, CLUB, ts, BOT, build_fallback_text(draft), POST_AT), draft.paper)
-    return ts
 
 
 def _answer(conn: Any, recommender: Recommender, ts: str, at: datetime) -> Answer | str:

@@ -23,6 +23,7 @@ from socialrag.knowledge import load_click_counts
 from socialrag.recommender import ChannelProfile
 
 TEAM, CHANNEL, CHANNEL_NAME = "T0DEMO", "C0DEMO", "nlp-reading"
+BOT = "UPAPERPING"  # PaperPing's own user in the demo's workspace
 PLACES = {"home": "PaperPing · Home", "agent": "PaperPing · Messages"}  # the pieces shown outside the channel
 VIEWER = "U09INES"  # the member whose App Home and profile answer the pictures show
 

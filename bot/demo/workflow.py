@@ -25,6 +25,8 @@ import numpy as np
 
 from bot.demo.extras import (
     forget_share,
+    record_post,
+    reset_posts,
     show_context_reply,
     show_coverage,
     show_digest,
@@ -35,9 +37,9 @@ from bot.demo.extras import (
 )
 from bot.demo.fulltext_scene import show_club, write_club_pieces
 from bot.demo.loop import LOOP_BEFORE, LOOP_WIDTH, show_loop
-from bot.demo.outputs import CHANNEL, CHANNEL_NAME, TEAM, load_clicks, private_pieces, write_outputs
+from bot.demo.outputs import BOT, CHANNEL, CHANNEL_NAME, TEAM, load_clicks, private_pieces, write_outputs
 from bot.slack.workspace_export import import_export
-from bot.views.post_blocks import build_blocks, build_digest_blocks, build_fallback_text
+from bot.views.post_blocks import build_blocks, build_digest_blocks
 from socialrag import storage
 from socialrag.config import Settings
 from socialrag.db import Database, open_database
@@ -48,15 +50,13 @@ from socialrag.knowledge import (
     embed_pending,
     import_catalog,
     index_messages,
-    record_own_post,
 )
-from socialrag.models import Candidate, Draft, Message, Paper, PaperRef, Reaction, draft_json
+from socialrag.models import Candidate, Draft, Message, Paper, PaperRef, Reaction
 from socialrag.names import normalize_person_name
 from socialrag.recommender import Recommendation, Recommender, describe_fact, describe_ranker
 from socialrag.report import load_report_data, write_report
 
 DATA = Path(__file__).resolve().parent / "data"
-BOT = "UPAPERPING"
 AUTHOR_MEMBER = ("U11MATT", "Matt Gardner")
 FIRST_POST = datetime(2021, 1, 11, 9, 0, tzinfo=UTC)
 SHARE_AT = FIRST_POST + timedelta(days=5)  # a member shares a paper, and PaperPing replies with context
@@ -132,15 +132,6 @@ def store_member() -> Any:
     return Member(TEAM, BOT, "PaperPing", is_bot=True)
 
 
-def reset_posts(db: Database) -> None:
-    """Forget the posts of an earlier demo run in the same home, so that every run tells the same story."""
-    with db.connection() as conn:
-        for ts in storage.messages.load_message_ts_by_user(conn, TEAM, CHANNEL, BOT):
-            storage.messages.delete_thread(conn, TEAM, CHANNEL, ts)
-        storage.posts.delete_posts(conn, TEAM, CHANNEL)
-        storage.follow_ups.delete_follow_ups(conn, TEAM, CHANNEL)
-
-
 @dataclass
 class Post:
     draft: Draft
@@ -152,14 +143,7 @@ class Post:
 def post_draft(db: Database, rec: Recommendation, at: datetime, slot: int) -> Post:
     """Record the post as the app would: a recommendation row, and PaperPing's message in the base."""
     assert rec.draft is not None
-    draft = rec.draft
-    ts = f"{at.timestamp():.6f}"
-    with db.connection() as conn:
-        row = storage.posts.open_slot(conn, TEAM, CHANNEL, f"demo-{slot}", draft.style, at=at)
-        storage.posts.record_draft(conn, row.id, draft.paper.paper_id, draft.style, draft.score, draft_json(draft))
-        storage.posts.record_posted(conn, row.id, ts, at)
-        record_own_post(conn, Message(TEAM, CHANNEL, ts, BOT, build_fallback_text(draft), at), draft.paper)
-    return Post(draft, at, ts, rec)
+    return Post(rec.draft, at, record_post(db, CHANNEL, f"demo-{slot}", rec.draft, at), rec)
 
 
 def react(db: Database, post: Post, at: datetime) -> None:
@@ -288,7 +272,7 @@ def _run_demo(settings: Settings, home: Path, out: Path, say: Say) -> list[Post]
 
 def _story(settings: Settings, db: Database, out: Path, say: Say, tty: bool, started: float) -> list[Post]:
     prepare(db, say=say)
-    reset_posts(db)
+    reset_posts(db, CHANNEL)
     forget_share(db, TEAM, CHANNEL, SHARE_AT)
     with db.connection() as conn:
         counts = storage.messages.load_channel_counts(conn, TEAM, CHANNEL)
