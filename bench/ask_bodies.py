@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -16,27 +17,29 @@ FILES = ("pntd.0002065.nxml", "pone.0046493.nxml", "1471-2180-11-174.nxml")
 KIND = "body only"
 
 
+@cache
+def read(name: str) -> tuple[Any, list[tuple[str, str]]]:
+    """The paper as its front matter says, and its passages (section, text), read once."""
+    from socialrag.knowledge import parse_fulltext, passages, read_jats_front
+
+    data = (FULLTEXT / name).read_bytes()
+    return read_jats_front(data, source="bench"), [(p.section, p.text) for p in passages(parse_fulltext(data, "jats"))]
+
+
 def add_papers(db: Any, team: str, channels: dict[str, tuple[str, str, datetime]], embedder: Any) -> dict[str, int]:
     """The papers, each shared in every channel (``channels``: id -> (member, when)) with its full text kept and
     its passages embedded, and the papers themselves embedded as the service embeds every paper; their paper ids
     by file."""
     from socialrag import storage
-    from socialrag.knowledge import embed_pending, index_messages, parse_fulltext, passages, read_jats_front
+    from socialrag.knowledge import FullTextWorker, embed_pending, index_messages
     from socialrag.models import Message, PaperRef
 
     ids: dict[str, int] = {}
     with db.connection() as conn:
         for j, name in enumerate(FILES):
-            data = (FULLTEXT / name).read_bytes()
-            paper = read_jats_front(data, source="bench")
+            paper, kept = read(name)
             (ids[name],) = storage.papers.record_papers(conn, [paper])
-            read = parse_fulltext(data, "jats")
-            kept = [(p.section, p.text) for p in passages(read)]
             storage.fulltext.save_fulltext(conn, ids[name], status="read", kind="jats", passages=kept)
-            vectors = embedder.encode([f"{s}\n{t}" if s else t for s, t in kept])
-            storage.fulltext.ensure_passage_index(conn, embedder.model_name, int(vectors.shape[1]))
-            rows = [(ids[name], n, v) for n, v in enumerate(vectors)]
-            storage.fulltext.upsert_passage_vectors(conn, embedder.model_name, rows)
             doi = paper.ids["doi"]
             ref = PaperRef("doi", doi, f"https://doi.org/{doi}")
             shares = [
@@ -53,24 +56,19 @@ def add_papers(db: Any, team: str, channels: dict[str, tuple[str, str, datetime]
             ]
             index_messages(conn, shares)
     embed_pending(db, embedder)
+    FullTextWorker(db, embedder, None).embed_passages()  # the passages as the service's job embeds them
     return ids
 
 
 def body_text(name: str) -> str:
     """The paper as a keyword search over full texts would index it: title, abstract and body."""
-    from socialrag.knowledge import parse_fulltext, passages, read_jats_front
-
-    data = (FULLTEXT / name).read_bytes()
-    paper = read_jats_front(data)
-    body = " ".join(p.text for p in passages(parse_fulltext(data, "jats")))
-    return " ".join([paper.title or "", paper.abstract or "", body])
+    paper, kept = read(name)
+    return " ".join([paper.title or "", paper.abstract or "", " ".join(text for _, text in kept)])
 
 
 def record_text(name: str) -> str:
     """The paper as a keyword search over records would index it: title, abstract, authors, journal, year."""
-    from socialrag.knowledge import read_jats_front
-
-    paper = read_jats_front((FULLTEXT / name).read_bytes())
+    paper, _ = read(name)
     names = " ".join(a.name for a in paper.authors)
     return " ".join([paper.title or "", paper.abstract or "", names, paper.venue or "", str(paper.year or "")])
 

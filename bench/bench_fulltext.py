@@ -4,8 +4,9 @@
 paper of ``tests/data/fulltext/`` (its seven pages of body text over and over, then its references, so that every
 page carries a publisher's text density), serves it as the ACL Anthology would (a stand-in on a loopback port,
 with a robots.txt), and times what the service does for a paper: ``FullTextReader.read`` (robots, the fetch, the
-PDF read in its own process, the passages), then saving the passages and embedding them on the bundled model.
-Target: fetch and parse under 10 s on two cores. It prints each run and the medians.
+PDF read in its own process, the passages), then saving the passages and embedding them on the bundled model as
+the service's job does (each with its heading, the vectors kept). Target: fetch and parse under 10 s on two
+cores. It prints each run and the medians.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ def main() -> None:
     from socialrag import storage
     from socialrag.config import Settings
     from socialrag.db import migrated_database, start_embedded
+    from socialrag.knowledge import FullTextWorker
     from socialrag.knowledge.embed import Embedder
     from socialrag.knowledge.papers.fulltext_source import open_fulltext_reader
     from socialrag.models import Paper
@@ -81,7 +83,7 @@ def main() -> None:
                 )  # fmt: skip
             keeps.append(time.perf_counter() - t)
             t = time.perf_counter()
-            embedder.encode([text for _, text in reading.passages], batch_size=64)
+            FullTextWorker(db, embedder, None).embed_passages()  # as the service's job embeds them, and keeps them
             embeds.append(time.perf_counter() - t)
             print(
                 f"run {run + 1}: fetched and parsed in {reads[-1]:.2f} s ({len(reading.passages)} passages), "
