@@ -20,7 +20,7 @@ DEFAULT_EMBED_MODEL = "all-MiniLM-L6-v2"
 # Weight of popularity in the default blend a channel's ranking starts from (PAPERPING_POPULARITY_WEIGHT).
 DEFAULT_POPULARITY_WEIGHT = 0.05
 
-_METRICS_TOKEN = "bearer token `/metrics` asks for (401 without it); unset, it answers only direct private addresses"
+_METRICS_TOKEN = "bearer token `/metrics` asks for (401 without it); unset, it answers only this machine's loopback"
 _METRICS_PORT = "in Socket Mode, a port serving only `/metrics` and `/healthz` (docs/metrics.md)"
 _EMBED_CACHE = "the vectors of papers' title and abstract, kept for every home on this machine; off: none"
 SETTINGS: tuple[Setting, ...] = (

@@ -4,9 +4,11 @@ database's figures (``socialrag.cli.gauges``), in Prometheus's text format.
 The page is served by the HTTP front's worker threads but never holds one long: the database is read at most once
 per ``FIGURES_SECONDS`` by one background thread, a scrape waits at most ``WAIT_SECONDS`` for it, and at most
 ``SCRAPES`` scrapes are served at once (more are answered 503 at once), so events always find free threads.
-With ``PAPERPING_METRICS_TOKEN`` set a scrape must send ``Authorization: Bearer <token>`` (else 401); unset, the
-page answers only direct requests from loopback or private addresses (a request relayed by a proxy says so in
-``X-Forwarded-For`` or ``Forwarded`` and is refused), since the HTTP port faces the internet for Slack.
+With ``PAPERPING_METRICS_TOKEN`` set a scrape must send ``Authorization: Bearer <token>`` (else 401), compared in
+constant time; unset, the page answers only direct requests from this machine's loopback (else 403, saying what to
+set): the HTTP port faces the internet for Slack, and a private address is no proof of trust (any host of a shared
+LAN, a cloud VPC or a Docker network has one). A request relayed by a proxy says so in one of ``RELAYED`` and is
+refused without a token.
 """
 
 from __future__ import annotations
@@ -28,6 +30,20 @@ if TYPE_CHECKING:
 
 SCRAPES = 2  # scrapes served at once (the HTTP front has eight threads; events keep the rest)
 DUPLICATE = "paperping_duplicate"  # set in a request's context by the middleware that drops a resent event
+# Headers a proxy, load balancer or tunnel (nginx, Caddy, ngrok, cloudflared) adds to a request it relays.
+RELAYED = (
+    "HTTP_X_FORWARDED_FOR",
+    "HTTP_FORWARDED",
+    "HTTP_X_REAL_IP",
+    "HTTP_VIA",
+    "HTTP_X_FORWARDED_HOST",
+    "HTTP_X_FORWARDED_PROTO",
+    "HTTP_CF_CONNECTING_IP",
+)
+NO_TOKEN = (
+    b"/metrics without PAPERPING_METRICS_TOKEN answers only this machine's loopback. Set PAPERPING_METRICS_TOKEN "
+    b"and send it as a bearer token (Prometheus: authorization.credentials) to scrape from another host.\n"
+)
 
 
 class Metrics:
@@ -44,7 +60,8 @@ class Metrics:
         )
         self.refused = Counter(
             "paperping_requests_refused",
-            "requests this process refused, by reason (signature: unsigned or wrongly signed; metrics_token)",
+            "requests this process refused, by reason (signature: unsigned or wrongly signed; metrics_token: a "
+            "scrape without the token; metrics_address: without a token set, a scrape not from loopback)",
             ["reason"],
             registry=self.registry,
         )
@@ -97,14 +114,18 @@ def count_requests(app: App, metrics: Metrics) -> None:
     app.dispatch = counted  # type: ignore[method-assign]
 
 
-def _direct_and_private(environ: WSGIEnvironment) -> bool:
-    if environ.get("HTTP_X_FORWARDED_FOR") or environ.get("HTTP_FORWARDED"):
+def direct_from_loopback(environ: WSGIEnvironment) -> bool:
+    """The request came straight from this machine: its peer is a loopback address and no proxy header says it
+    was relayed (a proxy or tunnel on this machine connects from loopback too)."""
+    if any(environ.get(header) for header in RELAYED):
         return False
     try:
-        address = ipaddress.ip_address(str(environ.get("REMOTE_ADDR") or ""))
+        address = ipaddress.ip_address(str(environ.get("REMOTE_ADDR") or "").split("%")[0])
     except ValueError:
         return False
-    return address.is_loopback or address.is_private
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped  # ::ffff:127.0.0.1 from a dual-stack socket
+    return address.is_loopback
 
 
 class MetricsPage:
@@ -115,19 +136,18 @@ class MetricsPage:
         self._room = threading.BoundedSemaphore(SCRAPES)
 
     def allowed(self, environ: WSGIEnvironment) -> bool:
+        """With a token: the request sends it (compared in constant time). Without: it comes from loopback."""
         if not self.token:
-            return _direct_and_private(environ)
+            return direct_from_loopback(environ)
         sent = str(environ.get("HTTP_AUTHORIZATION") or "")
-        return hmac.compare_digest(sent.encode(), f"Bearer {self.token}".encode())
+        wanted = f"Bearer {self.token}"
+        return hmac.compare_digest(sent.encode("utf-8", "surrogateescape"), wanted.encode("utf-8", "surrogateescape"))
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         if environ.get("REQUEST_METHOD") not in ("GET", "HEAD"):
             return _plain(start_response, "405 Method Not Allowed", b"GET only", [("Allow", "GET, HEAD")])
         if not self.allowed(environ):
-            self.metrics.refused.labels("metrics_token").inc()
-            why = b"set PAPERPING_METRICS_TOKEN and send it as a bearer token"
-            headers = [("WWW-Authenticate", 'Bearer realm="paperping-metrics"')]
-            return _plain(start_response, "401 Unauthorized", why, headers)
+            return self._refuse(start_response)
         if not self._room.acquire(blocking=False):
             return _plain(start_response, "503 Service Unavailable", b"busy: scrape again", [("Retry-After", "1")])
         try:
@@ -136,6 +156,16 @@ class MetricsPage:
             self._room.release()
         start_response("200 OK", [("Content-Type", CONTENT_TYPE_LATEST), ("Content-Length", str(len(text)))])
         return [b""] if environ.get("REQUEST_METHOD") == "HEAD" else [text]
+
+    def _refuse(self, start_response: StartResponse) -> list[bytes]:
+        if not self.token:  # no token a scraper could send: say what the admin sets
+            self.metrics.refused.labels("metrics_address").inc()
+            return _plain(start_response, "403 Forbidden", NO_TOKEN, [])
+        self.metrics.refused.labels("metrics_token").inc()
+        why = b"send the PAPERPING_METRICS_TOKEN value as a bearer token\n"
+        return _plain(
+            start_response, "401 Unauthorized", why, [("WWW-Authenticate", 'Bearer realm="paperping-metrics"')]
+        )
 
 
 def _plain(start_response: StartResponse, status: str, text: bytes, headers: list[tuple[str, str]]) -> list[bytes]:

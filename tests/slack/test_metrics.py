@@ -17,7 +17,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from bot.slack.http_front import HttpFront
-from bot.slack.metrics import Metrics
+from bot.slack.metrics import Metrics, MetricsPage
 from socialrag.cli.gauges import FiguresCache, load_figures
 from socialrag.db import Database
 from tests.support.harness import Harness, lab_state, message_event
@@ -85,11 +85,61 @@ def test_with_a_token_set_a_scrape_without_it_gets_401(token_harness: Harness) -
 
 
 def test_without_a_token_a_relayed_request_is_refused(harness: Harness) -> None:
-    """Unset, the page answers direct requests from private addresses only: one relayed by a proxy (from the
-    internet, say) is refused."""
+    """Unset, the page answers direct requests from loopback only: one relayed by a proxy or tunnel on this
+    machine (from the internet, say) is refused, and the answer says what to set."""
     url = _metrics_url(harness)
-    assert httpx.get(url, headers={"X-Forwarded-For": "203.0.113.9"}).status_code == 401
+    for header in ("X-Forwarded-For", "X-Real-IP", "Forwarded", "Via"):
+        refused = httpx.get(url, headers={header: "203.0.113.9"})
+        assert refused.status_code == 403 and "PAPERPING_METRICS_TOKEN" in refused.text, header
     assert httpx.get(url).status_code == 200
+
+
+def _answer(page: MetricsPage, remote: str, **headers: str) -> tuple[str, bytes]:
+    """``page``'s status and body for a GET from ``remote`` (as waitress fills the environ)."""
+    environ: dict[str, Any] = {"REQUEST_METHOD": "GET", "PATH_INFO": "/metrics", "REMOTE_ADDR": remote}
+    environ.update({"HTTP_" + k.upper().replace("-", "_"): v for k, v in headers.items()})
+    status: list[str] = []
+    body = b"".join(page(environ, lambda s, h, e=None: status.append(s)))  # type: ignore[arg-type]
+    return status[0], body
+
+
+@pytest.mark.parametrize("remote", ["10.0.0.7", "172.18.0.5", "192.168.1.20", "fd00::5", "100.64.0.9", "8.8.8.8"])
+def test_without_a_token_another_host_is_refused_even_on_a_private_network(remote: str) -> None:
+    """A shared LAN, a cloud VPC or a Docker network: every host there has a private address, so without a token
+    only this machine's loopback is answered. The refusal names the setting and is counted."""
+    metrics = Metrics()
+    status, body = _answer(metrics.page(None), remote)
+    assert status.startswith("403") and b"PAPERPING_METRICS_TOKEN" in body and b"bearer" in body
+    assert metrics.refused.labels("metrics_address")._value.get() == 1
+
+
+@pytest.mark.parametrize("remote", ["127.0.0.1", "127.0.0.53", "::1", "::ffff:127.0.0.1"])
+def test_without_a_token_loopback_is_answered(remote: str) -> None:
+    assert _answer(Metrics().page(None), remote)[0].startswith("200")
+
+
+def test_with_a_token_any_host_that_sends_it_is_answered() -> None:
+    page = Metrics().page("s3cret-scrape")
+    assert _answer(page, "172.18.0.5", Authorization="Bearer s3cret-scrape")[0].startswith("200")
+    assert _answer(page, "127.0.0.1")[0].startswith("401")  # with a token set, loopback sends it too
+    status, body = _answer(page, "172.18.0.5", Authorization="Bearer s3cret-scrapf")
+    assert status.startswith("401") and b"PAPERPING_METRICS_TOKEN" in body
+
+
+def test_the_token_is_compared_in_constant_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bearer token goes through ``hmac.compare_digest``, never ``==``."""
+    import hmac
+
+    seen: list[tuple[bytes, bytes]] = []
+    real = hmac.compare_digest
+
+    def spy(a: bytes, b: bytes) -> bool:
+        seen.append((a, b))
+        return real(a, b)
+
+    monkeypatch.setattr(hmac, "compare_digest", spy)
+    assert _answer(Metrics().page("tok"), "10.0.0.1", Authorization="Bearer nope")[0].startswith("401")
+    assert seen == [(b"Bearer nope", b"Bearer tok")]
 
 
 LABEL = re.compile(r'(\w+)="([^"]*)"')
