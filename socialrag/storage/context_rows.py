@@ -1,6 +1,8 @@
 """What one channel's context is loaded from, scoped to (team, channel, as of a moment): its shares, their
 reactions and replies, its members with their own settings, and what PaperPing recommended and mentioned there.
-``socialrag.recommender.retrieve.context`` puts them together; nothing here reads another channel.
+``socialrag.recommender.retrieve.context`` puts them together; nothing here reads another channel. Rows come in
+the order of stable keys (paper ids, times, message ids), never the order they lie in on disk: a restore or a
+``VACUUM FULL`` writes them in another order, and the channel's topics and ranking must not change with it.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ def load_paper_infos(
                              AND pp.observed_at <= %(as_of)s::timestamptz ORDER BY pp.observed_at DESC LIMIT 1) END,
                p.abstract, p.tldr, p.url, p.publication_date, p.date_precision
           FROM papers p LEFT JOIN venues v ON v.id = p.venue_id WHERE p.id = ANY(%(ids)s::bigint[])
+         ORDER BY p.id
         """,
         {"ids": id_array(paper_ids), "as_of": as_of},
     ).fetchall()
@@ -61,6 +64,7 @@ def load_shares(conn: psycopg.Connection, team: str, channel: str, as_of: dateti
         SELECT mp.paper_id, m.id, m.ts, m.user_id, m.posted_at, m.permalink, mp.label
           FROM message_papers mp JOIN messages m ON m.id = mp.message_id
          WHERE mp.team_id = %(t)s AND mp.channel_id = %(c)s AND m.posted_at < %(as_of)s
+         ORDER BY mp.paper_id, m.posted_at, m.id
         """,
         {"t": team, "c": channel, "as_of": as_of},
     ).fetchall()
@@ -75,6 +79,7 @@ def load_reactions(conn: psycopg.Connection, message_ids: list[int], as_of: date
         """
         SELECT message_id, user_id, emoji, reacted_at FROM reactions
          WHERE message_id = ANY(%(ids)s::bigint[]) AND reacted_at < %(as_of)s
+         ORDER BY message_id, reacted_at, user_id, emoji
         """,
         {"ids": id_array(message_ids), "as_of": as_of},
     ).fetchall()
@@ -89,6 +94,7 @@ def load_replies(
         SELECT id, thread_ts, user_id, posted_at, text, permalink FROM messages
          WHERE team_id = %(t)s AND channel_id = %(c)s AND is_reply AND thread_ts = ANY(%(roots)s::text[])
            AND posted_at < %(as_of)s
+         ORDER BY posted_at, id
         """,
         {"t": team, "c": channel, "roots": list(roots), "as_of": as_of},
     ).fetchall()
@@ -109,6 +115,7 @@ def load_members(conn: psycopg.Connection, team: str, channel: str) -> dict[str,
           FROM people p JOIN members m ON m.team_id = %(t)s AND m.user_id = p.user_id
           LEFT JOIN member_settings s ON s.team_id = m.team_id AND s.user_id = m.user_id
          WHERE NOT m.deleted
+         ORDER BY m.user_id
         """,
         {"t": team, "c": channel},
     ).fetchall()
@@ -142,6 +149,7 @@ def _member_author_ids(conn: psycopg.Connection, s2: str | None, orcid: str | No
         SELECT id FROM authors WHERE s2_author_id = %(s2)s
         UNION SELECT id FROM authors WHERE orcid = %(orcid)s
         UNION SELECT id FROM authors WHERE normalized_name = ANY(%(names)s::text[])
+         ORDER BY id
         """,
         {"s2": s2, "orcid": orcid, "names": names},
     ).fetchall()
@@ -153,7 +161,7 @@ def load_recommended(conn: psycopg.Connection, team: str, channel: str, as_of: d
         """
         SELECT paper_id, max(created_at) FROM recommendations
          WHERE team_id = %(t)s AND channel_id = %(c)s AND paper_id IS NOT NULL AND created_at < %(as_of)s
-         GROUP BY paper_id
+         GROUP BY paper_id ORDER BY paper_id
         """,
         {"t": team, "c": channel, "as_of": as_of},
     ).fetchall()
@@ -166,7 +174,7 @@ def load_last_mentions(conn: psycopg.Connection, team: str, channel: str, as_of:
         SELECT u, max(coalesce(posted_at, created_at)) FROM recommendations,
                jsonb_array_elements_text(COALESCE(draft -> 'mentions', '[]'::jsonb)) AS u
          WHERE team_id = %(t)s AND channel_id = %(c)s AND status = 'posted' AND created_at < %(as_of)s
-         GROUP BY u
+         GROUP BY u ORDER BY u
         """,
         {"t": team, "c": channel, "as_of": as_of},
     ).fetchall()
@@ -183,6 +191,7 @@ def load_recent_posts(
         SELECT draft, coalesce(posted_at, created_at) FROM recommendations
          WHERE team_id = %(t)s AND channel_id = %(c)s AND status = 'posted'
            AND created_at < %(as_of)s AND created_at >= %(since)s
+         ORDER BY created_at, id
         """,
         {"t": team, "c": channel, "as_of": as_of, "since": since},
     ).fetchall():

@@ -148,11 +148,12 @@ def score_candidates(
 ) -> list[Candidate]:
     """Every candidate with its score and the parts of it, best first (after re-ranking against the last
     posts, so successive posts differ, and toward the channel's ``interests`` its last month of posts left
-    waiting, ``coverage``). ``recent`` is the last month's posts, newest first. Pure."""
+    waiting, ``coverage``). ``recent`` is the last month's posts, newest first. Candidates whose scores tie keep
+    paper-id order, whatever order ``infos`` came in. Pure."""
     seen_titles = {fold_text(p.info.title) for p in ctx.papers.values() if p.info.title}
-    kept = [
+    kept = sorted(
         pid for pid, info in infos.items() if pid in vectors and info.title and fold_text(info.title) not in seen_titles
-    ]
+    )
     if not kept:
         return []
     universe = build_universe(
