@@ -1,6 +1,7 @@
 """Postgres's own client programs (``pg_dump``, ``pg_restore``) as the embedded server's package ships them: which
 major's to use for a server, how to hand them a connection without showing its password, and how to run one with
-progress counted from its ``--verbose`` lines."""
+progress counted from its ``--verbose`` lines; and the table of contents of a custom-format dump, read as
+``pg_restore`` reads it (``read_archive``), so that a restore can check every statement it would run."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ import tempfile
 import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
@@ -115,3 +118,115 @@ def explain_failure(program: str, said: list[str]) -> str:
     if "could not read input file" in text or "unexpected end of file" in text:
         return f"{program} stopped: the backup file is truncated or damaged ({text})"
     return f"{program} failed: {text}"
+
+
+@dataclass(frozen=True)
+class TocEntry:
+    """One entry of a dump's table of contents: the SQL ``pg_restore`` runs for it (``defn``; ``copy`` before a
+    table's rows; ``drop`` with ``--clean``) and where (``namespace``, ``tablespace``, ``tableam``)."""
+
+    dump_id: int
+    desc: str
+    namespace: str
+    tag: str
+    defn: str
+    drop: str
+    copy: str
+    tablespace: str
+    tableam: str
+
+    @property
+    def name(self) -> str:
+        """The entry as ``pg_restore --list`` names it: ``TABLE public papers``, ``EVENT TRIGGER - x``."""
+        return f"{self.desc} {self.namespace or '-'} {self.tag}"
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return self.desc, self.namespace, self.tag
+
+
+@dataclass(frozen=True)
+class Archive:
+    """A custom-format dump's header strings (database name, server and ``pg_dump`` versions, which
+    ``pg_restore --verbose`` prints into its SQL) and table of contents."""
+
+    header: tuple[str, ...]
+    entries: tuple[TocEntry, ...]
+
+
+_CUSTOM = 1  # the format byte of `pg_dump -Fc`
+_OLDEST, _NEWEST = (1, 12), (1, 16)  # archive versions read here: Postgres 9.0's to 18's
+
+
+class _Reader:
+    """``ReadInt``, ``ReadStr`` and ``ReadOffset`` of pg_backup_archiver.c, over a file."""
+
+    def __init__(self, fh: BinaryIO, size: int) -> None:
+        self.fh, self.size, self.int_size, self.off_size = fh, size, 4, 8
+
+    def bytes(self, n: int) -> bytes:
+        data = self.fh.read(n)
+        if len(data) != n:
+            raise ValueError("the table of contents is cut short")
+        return data
+
+    def byte(self) -> int:
+        return self.bytes(1)[0]
+
+    def integer(self) -> int:
+        sign = self.byte()
+        value = int.from_bytes(self.bytes(self.int_size), "little")
+        return -value if sign else value
+
+    def string(self) -> str | None:
+        length = self.integer()
+        if length < 0:
+            return None
+        if length > self.size:
+            raise ValueError("a string of the table of contents is longer than the file")
+        return self.bytes(length).decode("utf-8", "surrogateescape")
+
+    def text(self) -> str:
+        return self.string() or ""
+
+
+def read_archive(path: Path) -> Archive:
+    """The header and table of contents of ``pg_dump -Fc`` file ``path`` (a ``ValueError`` says what is wrong with
+    one that is not such a file, or of an archive version this does not read)."""
+    with path.open("rb") as fh:
+        r = _Reader(fh, path.stat().st_size)
+        if r.bytes(5) != b"PGDMP":
+            raise ValueError("not a pg_dump custom-format file")
+        version = (r.byte(), r.byte())
+        r.byte()  # revision
+        if not _OLDEST <= version <= _NEWEST:
+            raise ValueError(f"archive version {version[0]}.{version[1]} is not one PaperPing reads")
+        r.int_size, r.off_size = r.byte(), r.byte()
+        # pg_dump writes 4-byte integers (a C int); pg_restore would read wider ones differently from Python
+        if r.int_size != 4 or not 1 <= r.off_size <= 16 or r.byte() != _CUSTOM:
+            raise ValueError("not a pg_dump custom-format header")
+        r.byte() if version >= (1, 15) else r.integer()  # compression
+        for _ in range(7):  # the time it was made
+            r.integer()
+        header = (r.text(), r.text(), r.text())
+        count = r.integer()
+        if not 0 <= count <= r.size:
+            raise ValueError("the table of contents has an impossible number of entries")
+        return Archive(header, tuple(_read_entry(r, version) for _ in range(count)))
+
+
+def _read_entry(r: _Reader, version: tuple[int, int]) -> TocEntry:
+    dump_id = r.integer()
+    r.integer()  # has data
+    r.text(), r.text()  # catalog ids
+    tag, desc = r.text(), r.text()
+    r.integer()  # section
+    defn, drop, copy, namespace, tablespace = r.text(), r.text(), r.text(), r.text(), r.text()
+    tableam = r.text() if version >= (1, 14) else ""
+    if version >= (1, 16):
+        r.integer()  # relkind
+    r.text(), r.text()  # owner (a restore with --no-owner sets none), "with oids"
+    while r.string() is not None:  # dependencies
+        pass
+    r.byte(), r.bytes(r.off_size)  # where its data lies
+    return TocEntry(dump_id, desc, namespace, tag, defn, drop, copy, tablespace, tableam)

@@ -20,18 +20,19 @@ from typing import Any
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
+from socialrag.cli.restore_check import check_dump, reference_archive
 from socialrag.errors import DatabaseError, InputError
 from socialrag.migrate import apply_migrations, load_migrations
-from socialrag.pgtools import choose_tools, run_tool, server_major, shipped_tools, tools_for, with_dbname
+from socialrag.pgtools import choose_tools, read_archive, run_tool, server_major, shipped_tools, tools_for, with_dbname
 from socialrag.storage import homes
 
 MAGIC = b"PGDMP"  # how every pg_dump custom-format file begins
 LOCK_WAIT_MS = 20_000  # pg_dump gives up rather than queue behind a schema change (and make the service queue)
 _COPY = re.compile(r"^COPY public\.schema_migrations \(")
 CORE_TABLES = ("schema_migrations", "channels", "messages", "papers")  # a dump without them is another program's
-# what a restore takes from a dump: PaperPing's own objects in schema public, pgvector, and the schema's one
-# function and trigger; anything else (another extension, function, trigger, rule, event trigger, schema) stays
-# behind, so a dump of a tampered or shared database cannot bring code that the service would then run
+# what a move takes from the dump it just made of the home: PaperPing's kinds of object in schema public, pgvector,
+# and the schema's one function and trigger. A restore of a file checks more (``restore_check``): every entry's SQL
+# must be the one PaperPing's migrations make, or nothing is restored
 _KINDS = (
     "TABLE", "TABLE DATA", "SEQUENCE", "SEQUENCE OWNED BY", "SEQUENCE SET", "DEFAULT", "CONSTRAINT",
     "FK CONSTRAINT", "INDEX",
@@ -234,11 +235,16 @@ def restore_database(path: Path, server: str, name: str, *, force: bool = False)
     target = with_dbname(server, name)
     if not force and _database_exists(server, name) and holds_data(target):
         raise InputError(f"database {name} already holds a home's data; add --force to replace it with {path}")
+    try:
+        dump = read_archive(path)
+    except ValueError as exc:
+        raise InputError(f"{path} cannot be read as a backup ({exc})") from exc
+    chosen = check_dump(dump, reference_archive(server, name, info.migration, tools), path, info.migration)
     staging = f"{name}_restoring"
     _drop_database(server, staging)  # what an earlier restore left when it was stopped
     _create_database(server, staging)
     try:
-        restore_into(tools, path, with_dbname(server, staging), tables=info.tables)
+        restore_into(tools, path, with_dbname(server, staging), tables=info.tables, chosen=chosen)
     except BaseException:
         _drop_database(server, staging)
         raise
@@ -246,12 +252,19 @@ def restore_database(path: Path, server: str, name: str, *, force: bool = False)
     return info, summarize(target)
 
 
-def restore_into(tools: Path, path: Path, conninfo: str, *, tables: int, clean: bool = False) -> None:
+def restore_into(
+    tools: Path, path: Path, conninfo: str, *, tables: int, clean: bool = False, chosen: list[int] | None = None
+) -> None:
     """``pg_restore`` into ``conninfo`` in one transaction, then today's migrations. Ownership, grants and the
-    extension's comment (which only its owner may set) stay behind, so that any user can restore."""
-    listing = _restore_output(tools, ["-l", str(path)], path)
+    extension's comment (which only its owner may set) stay behind, so that any user can restore. ``chosen``: the
+    entries to restore (``restore_check.check_dump``); by default PaperPing's kinds of entry (a move's own dump)."""
+    if chosen is None:
+        listing = _restore_output(tools, ["-l", str(path)], path)
+        lines = [x for x in listing.splitlines() if _restored(x)]
+    else:
+        lines = [f"{dump_id};" for dump_id in chosen]
     with tempfile.NamedTemporaryFile("w", suffix=".list", delete=False) as fh:
-        fh.write("\n".join(x for x in listing.splitlines() if _restored(x)) + "\n")
+        fh.write("\n".join(lines) + "\n")
     try:
         argv = [str(tools / "pg_restore"), "--no-owner", "--no-privileges", "--exit-on-error", "--single-transaction"]
         argv += [*(["--clean", "--if-exists"] if clean else []), "-L", fh.name, str(path)]

@@ -1,0 +1,128 @@
+"""What a restore may run: every statement of a dump, checked against the dump PaperPing's own migrations make.
+
+``pg_restore`` runs SQL that the file carries: each entry's definition, the ``COPY`` before a table's rows, a
+sequence's ``setval``, the ``search_path`` its header sets and, with ``--verbose``, the versions it names. The
+embedded server restores as a superuser, so a hand-made file could bring a function, a trigger, an event trigger,
+another extension, a default or check that calls a function, or any statement in place of a ``COPY``.
+
+``reference_archive`` dumps an empty home at the file's schema version, made by PaperPing's migrations on the
+server that restores; ``check_dump`` then takes an entry only when its SQL is that reference's, word for word (a
+sequence's value and the rows excepted), and refuses the whole restore, naming the entry, on anything else: an
+entry the reference lacks, one whose SQL differs, one the reference has and the file lacks. Entries that a restore
+never runs (privileges, the database's own entry, the ``public`` schema itself) are left behind.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import psycopg
+
+from socialrag.errors import DatabaseError, InputError
+from socialrag.migrate import apply_migrations, load_migrations
+from socialrag.pgtools import Archive, TocEntry, read_archive, tool_dsn, with_dbname
+from socialrag.storage import homes
+
+# never run by a restore: privileges (--no-privileges), the database itself (no --create), the schema public
+# that every database has; the extension's comment, which only its owner may set, stays behind too
+NEVER_RUN = {"ACL", "DEFAULT ACL", "DATABASE", "DATABASE PROPERTIES"}
+PUBLIC_SCHEMA = {("SCHEMA", "", "public"), ("COMMENT", "", "SCHEMA public")}
+LEFT_BEHIND = {("COMMENT", "", "EXTENSION vector")}
+SPECIAL = {"ENCODING", "STDSTRINGS", "SEARCHPATH"}  # read from the header before anything else
+_ENCODING = re.compile(r"SET client_encoding = '[A-Za-z0-9_]+';\n")
+_SETVAL = re.compile(r"(SELECT pg_catalog\.setval\('[^']+', )-?\d+, (?:true|false)\);\n")  # the value, is_called
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def shown(entry: TocEntry) -> str:
+    """An entry's name for a message: no control character of a hand-made file reaches the terminal."""
+    return _CONTROL.sub("?", entry.name)[:160]
+
+
+def check_dump(dump: Archive, reference: Archive, path: Path, migration: int) -> list[int]:
+    """The ids of the entries of ``dump`` a restore runs, once every entry is one ``reference`` has with the same
+    SQL; anything else raises ``InputError`` naming the first entry that is not, before anything is restored."""
+    refused = f"nothing was restored: {path} "
+    if any(_CONTROL.search(text) for text in dump.header):
+        raise InputError(f"{refused}is not a PaperPing backup: its header carries control characters")
+    expected = {e.key: e for e in reference.entries}
+    seen: set[tuple[str, str, str]] = set()
+    chosen: list[int] = []
+    for entry in dump.entries:
+        if entry.key in seen:
+            raise InputError(f"{refused}holds {shown(entry)} twice")
+        seen.add(entry.key)
+        if entry.desc in NEVER_RUN or entry.key in PUBLIC_SCHEMA:
+            continue
+        if entry.desc == "ENCODING" and _ENCODING.fullmatch(entry.defn):
+            continue
+        mine = expected.get(entry.key)
+        if mine is None:
+            raise InputError(
+                f"{refused}holds {shown(entry)}, which PaperPing's schema {migration:04d} never makes. A restore "
+                "takes a home's own tables and code only; back up a database that holds only a PaperPing home"
+            )
+        if not _same(entry, mine):
+            raise InputError(
+                f"{refused}holds {shown(entry)} with SQL other than PaperPing's migrations make (changed by hand "
+                "or by another program); restore a backup that `paperping backup` wrote"
+            )
+        if entry.desc not in SPECIAL and entry.key not in LEFT_BEHIND:
+            chosen.append(entry.dump_id)
+    lacking = [e for e in reference.entries if e.key not in seen and e.desc not in NEVER_RUN | {"COMMENT"}]
+    if lacking:
+        raise InputError(f"{refused}lacks {shown(lacking[0])}, which PaperPing's schema {migration:04d} has")
+    return chosen
+
+
+def _same(entry: TocEntry, mine: TocEntry) -> bool:
+    """The same SQL in every field pg_restore runs; a sequence's value (its ``setval``) may differ."""
+    defn, wanted = entry.defn, mine.defn
+    if entry.desc == "SEQUENCE SET":
+        found, ours = _SETVAL.fullmatch(defn), _SETVAL.fullmatch(wanted)
+        if not found or not ours or found.groups() != ours.groups():
+            return False
+        defn = wanted
+    fields = (defn, entry.drop, entry.copy, entry.tablespace, entry.tableam)
+    return fields == (wanted, mine.drop, mine.copy, mine.tablespace, mine.tableam)
+
+
+def reference_archive(server: str, name: str, migration: int, tools: Path) -> Archive:
+    """The dump of an empty home at schema ``migration``, made by PaperPing's migrations in a scratch database
+    ``NAME_checking`` of ``server`` (a connection to another database there), dropped afterwards."""
+    with _scratch(server, f"{name}_checking") as scratch, tempfile.TemporaryDirectory(prefix="paperping-") as folder:
+        sql = Path(folder) / "sql"
+        sql.mkdir()
+        for m in load_migrations():
+            if m.version <= migration:
+                (sql / f"{m.version:04d}_{m.name}.sql").write_text(m.sql, encoding="utf-8")
+        with psycopg.connect(scratch, autocommit=True) as conn:
+            apply_migrations(conn, sql)
+        dump = Path(folder) / "reference.dump"
+        with tool_dsn(scratch) as dsn:
+            done = subprocess.run(
+                [str(tools / "pg_dump"), "-Fc", "-f", str(dump), "-d", dsn], capture_output=True, text=True, check=False
+            )
+        if done.returncode != 0:
+            raise DatabaseError(f"pg_dump of the reference schema failed: {done.stderr.strip()[-300:]}")
+        return read_archive(dump)
+
+
+@contextmanager
+def _scratch(server: str, name: str) -> Iterator[str]:
+    with psycopg.connect(server, autocommit=True) as conn:
+        homes.drop_database(conn, name, force=True)  # what a stopped restore left
+        try:
+            homes.create_database(conn, name)
+        except psycopg.errors.InsufficientPrivilege as exc:
+            raise DatabaseError(f"this database user may not create a database to check the backup in ({exc})") from exc
+    try:
+        yield with_dbname(server, name)
+    finally:
+        with psycopg.connect(server, autocommit=True) as conn:
+            homes.drop_database(conn, name, force=True)

@@ -1,0 +1,121 @@
+"""``restore_check.check_dump`` on tables of contents made by hand: a restore takes an entry only when its SQL is
+the one PaperPing's migrations make, leaves privileges behind, and refuses the whole file, naming the entry, on
+anything else (another extension, another sequence, a missing table's rows, a header with control characters);
+``pgtools.read_archive`` refuses a file that is not a custom-format dump. No database is used; the file lives
+here because the modules it tests import the driver."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from socialrag.cli.restore_check import check_dump
+from socialrag.errors import InputError
+from socialrag.pgtools import Archive, TocEntry, read_archive
+
+FILE = Path("home.dump")
+
+
+def entry(dump_id: int, desc: str, namespace: str, tag: str, defn: str = "", copy: str = "") -> TocEntry:
+    return TocEntry(dump_id, desc, namespace, tag, defn, "", copy, "", "heap" if desc == "TABLE" else "")
+
+
+REFERENCE = Archive(
+    ("paperping", "18.4", "18.4"),
+    (
+        entry(1, "ENCODING", "", "ENCODING", "SET client_encoding = 'UTF8';\n"),
+        entry(2, "SEARCHPATH", "", "SEARCHPATH", "SELECT pg_catalog.set_config('search_path', '', false);\n"),
+        entry(3, "EXTENSION", "", "vector", "CREATE EXTENSION IF NOT EXISTS vector WITH SCHEMA public;\n"),
+        entry(4, "COMMENT", "", "EXTENSION vector", "COMMENT ON EXTENSION vector IS 'vector data type';\n"),
+        entry(5, "TABLE", "public", "authors", "CREATE TABLE public.authors (id bigint NOT NULL);\n"),
+        entry(6, "SEQUENCE", "public", "authors_id_seq", "CREATE SEQUENCE public.authors_id_seq;\n"),
+        entry(7, "TABLE DATA", "public", "authors", copy="COPY public.authors (id) FROM stdin;\n"),
+        entry(8, "SEQUENCE SET", "public", "authors_id_seq", "SELECT pg_catalog.setval('public.authors_id_seq', 1, false);\n"),
+    ),
+)  # fmt: skip
+
+
+def dump(*entries: TocEntry, header: tuple[str, ...] = REFERENCE.header) -> Archive:
+    return Archive(header, (*REFERENCE.entries, *entries))
+
+
+def refusal(archive: Archive) -> str:
+    with pytest.raises(InputError) as caught:
+        check_dump(archive, REFERENCE, FILE, 33)
+    assert "nothing was restored" in str(caught.value)
+    return str(caught.value)
+
+
+def test_paperpings_own_entries_are_taken_and_the_header_and_comment_left() -> None:
+    assert check_dump(REFERENCE, REFERENCE, FILE, 33) == [3, 5, 6, 7, 8]
+
+
+def test_a_sequence_keeps_its_value_but_not_another_statement() -> None:
+    at_42 = replace(REFERENCE.entries[7], defn="SELECT pg_catalog.setval('public.authors_id_seq', 42, true);\n")
+    assert check_dump(Archive(REFERENCE.header, (*REFERENCE.entries[:7], at_42)), REFERENCE, FILE, 33)
+    for hostile in (
+        "SELECT pg_catalog.setval('public.other_seq', 42, true);\n",
+        "SELECT pg_catalog.setval('public.authors_id_seq', 42, true); CREATE ROLE x SUPERUSER;\n",
+    ):
+        swapped = replace(REFERENCE.entries[7], defn=hostile)
+        assert "SEQUENCE SET public authors_id_seq with SQL other than" in refusal(
+            Archive(REFERENCE.header, (*REFERENCE.entries[:7], swapped))
+        )
+
+
+@pytest.mark.parametrize(
+    ("extra", "named"),
+    [
+        (entry(20, "EXTENSION", "", "pg_trgm", "CREATE EXTENSION pg_trgm;\n"), "EXTENSION - pg_trgm"),
+        (entry(21, "EVENT TRIGGER", "", "planted", "CREATE EVENT TRIGGER planted ...;\n"), "EVENT TRIGGER - planted"),
+        (entry(22, "FUNCTION", "public", "planted()", "CREATE FUNCTION public.planted() ...;\n"), "FUNCTION public"),
+        (entry(23, "COMMENT", "public", "TABLE authors", "COMMENT ON TABLE public.authors IS 'x';\n"), "COMMENT"),
+        (entry(24, "SCHEMA", "", "planted", "CREATE SCHEMA planted;\n"), "SCHEMA - planted"),
+    ],
+)
+def test_anything_paperping_never_makes_refuses_the_whole_file(extra: TocEntry, named: str) -> None:
+    message = refusal(dump(extra))
+    assert named in message and "never makes" in message
+
+
+def test_what_a_restore_never_runs_is_left_behind() -> None:
+    """Privileges (restored with --no-privileges: never), the database's own entry (no --create) and the public
+    schema every database has: a backup of a managed Postgres carries them."""
+    extra = (
+        entry(30, "ACL", "public", "TABLE authors", "GRANT SELECT ON TABLE public.authors TO anon;\n"),
+        entry(31, "DEFAULT ACL", "public", "DEFAULT PRIVILEGES FOR TABLES", "ALTER DEFAULT PRIVILEGES ...;\n"),
+        entry(32, "DATABASE", "", "paperping", "CREATE DATABASE paperping;\n"),
+        entry(33, "SCHEMA", "", "public", "CREATE SCHEMA public;\n"),
+    )
+    assert check_dump(dump(*extra), REFERENCE, FILE, 33) == [3, 5, 6, 7, 8]
+
+
+def test_a_changed_definition_a_missing_entry_or_a_repeated_one_is_refused() -> None:
+    changed = replace(REFERENCE.entries[4], defn="CREATE TABLE public.authors (id bigint DEFAULT public.f());\n")
+    assert "TABLE public authors with SQL other than" in refusal(
+        Archive(REFERENCE.header, (*REFERENCE.entries[:4], changed, *REFERENCE.entries[5:]))
+    )
+    copy = replace(REFERENCE.entries[6], copy="CREATE ROLE x;\nCOPY public.authors (id) FROM stdin;\n")
+    assert "TABLE DATA public authors" in refusal(
+        Archive(REFERENCE.header, (*REFERENCE.entries[:6], copy, REFERENCE.entries[7]))
+    )
+    path = replace(REFERENCE.entries[1], defn="SET ROLE postgres; SELECT 1;\n")
+    assert "SEARCHPATH" in refusal(Archive(REFERENCE.header, (REFERENCE.entries[0], path, *REFERENCE.entries[2:])))
+    without_rows = Archive(REFERENCE.header, tuple(e for e in REFERENCE.entries if e.desc != "TABLE DATA"))
+    assert "lacks TABLE DATA public authors" in refusal(without_rows)
+    assert "twice" in refusal(dump(replace(REFERENCE.entries[4], dump_id=40)))
+
+
+def test_a_header_or_name_with_control_characters_is_refused_and_never_printed() -> None:
+    assert "control characters" in refusal(dump(header=("paperping", "18.4\nCREATE ROLE x;", "18.4")))
+    message = refusal(dump(entry(50, "TABLE", "public", "x\n\x1b[2Jcleared", "CREATE TABLE ...;\n")))
+    assert "\n" not in message and "\x1b" not in message
+
+
+def test_a_file_that_is_not_a_custom_format_dump(tmp_path: Path) -> None:
+    for content in (b"not a dump", b"PGDMP\x01\x0e\x00\x08\x08\x01", b"PGDMP\x01\x0f\x00\x04\x08\x03"):
+        (tmp_path / "x.dump").write_bytes(content)
+        with pytest.raises(ValueError):
+            read_archive(tmp_path / "x.dump")

@@ -1,0 +1,182 @@
+"""``paperping restore`` of a hostile dump: a home with code PaperPing never made (a function and trigger, an event
+trigger, a default that calls a function, PaperPing's own function with another body, a view, a comment), dumped
+with the embedded server's own pg_dump, is refused as a whole, naming what it holds, and the home it would replace
+is untouched; a file whose header or sequence was rewritten to run a statement is refused the same way; privileges
+a managed Postgres adds are left behind and the rest restores; a backup of each old home restores."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from bot.cli import main
+from socialrag.cli.archive import backup_database
+from socialrag.db import Database, ensure_database
+from socialrag.migrate import apply_migrations
+from socialrag.pgtools import tools_for, with_dbname
+
+pytestmark = pytest.mark.slow
+
+TARGET = "pp_restore_target"
+
+
+@pytest.fixture
+def target(pg_server_uri: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A home holding a channel, the restores' DATABASE_URL."""
+    ensure_database(pg_server_uri, TARGET)
+    home = with_dbname(pg_server_uri, TARGET)
+    with psycopg.connect(home, autocommit=True) as conn:
+        apply_migrations(conn)
+        conn.execute("INSERT INTO teams (team_id) VALUES ('TKEEP')")
+        conn.execute("INSERT INTO channels (team_id, channel_id, name) VALUES ('TKEEP', 'CKEEP', 'kept')")
+    monkeypatch.setenv("DATABASE_URL", home)
+    monkeypatch.setenv("PAPERPING_OFFLINE", "1")
+    monkeypatch.setenv("PAPERPING_HOME", str(tmp_path / "home"))
+    yield home
+    with psycopg.connect(pg_server_uri, autocommit=True) as conn:
+        for name in (TARGET, f"{TARGET}_restoring", f"{TARGET}_checking", f"{TARGET}_replaced"):
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def _untouched(pg_server_uri: str, home: str) -> None:
+    with psycopg.connect(home) as conn:
+        assert conn.execute("SELECT team_id, name FROM channels").fetchall() == [("TKEEP", "kept")]
+    with psycopg.connect(pg_server_uri) as conn:
+        left = conn.execute("SELECT datname FROM pg_database WHERE datname LIKE 'pp_restore_target_%'").fetchall()
+        assert left == []  # no staging copy, no scratch database
+        assert conn.execute("SELECT count(*) FROM pg_roles WHERE rolname LIKE 'planted%'").fetchone() == (0,)
+
+
+def _tampered(db: Database, path: Path, *statements: str) -> Path:
+    with db.connection() as conn:
+        conn.execute("INSERT INTO teams (team_id) VALUES ('T1')")
+        conn.execute("INSERT INTO channels (team_id, channel_id, name) VALUES ('T1', 'C1', 'lab')")
+        for statement in statements:
+            conn.execute(statement)
+    backup_database(db.conninfo, path)  # pg_dump -Fc, the embedded server's own
+    db.close()
+    return path
+
+
+FUNCTION = "CREATE FUNCTION planted() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NEW; END $$"
+DDL = "CREATE FUNCTION planted_ddl() RETURNS event_trigger LANGUAGE plpgsql AS $$ BEGIN END $$"
+BODY = (
+    "CREATE OR REPLACE FUNCTION record_popularity() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+    "EXECUTE 'CREATE ROLE planted_body SUPERUSER'; RETURN NEW; END $$"
+)
+TAMPERED = {
+    "a function and a trigger": (
+        [FUNCTION, "CREATE TRIGGER planted AFTER INSERT ON channels FOR EACH ROW EXECUTE FUNCTION planted()"],
+        "FUNCTION public planted()",
+    ),
+    "an event trigger": ([DDL, "CREATE EVENT TRIGGER planted ON ddl_command_end EXECUTE FUNCTION planted_ddl()"], "planted"),
+    "a default that calls a function": (
+        ["ALTER TABLE channels ALTER COLUMN name SET DEFAULT pg_catalog.current_setting('is_superuser')"],
+        "TABLE public channels with SQL other than",
+    ),
+    "PaperPing's function with another body": ([BODY], "FUNCTION public record_popularity() with SQL other than"),
+    "a view": (["CREATE VIEW planted AS SELECT pg_catalog.pg_read_file('/etc/hostname')"], "VIEW public planted"),
+    "a comment": (["COMMENT ON TABLE channels IS 'planted'"], "COMMENT public TABLE channels"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("kind", list(TAMPERED))
+def test_a_dump_with_code_paperping_never_made_is_refused_and_the_home_kept(
+    kind: str,
+    db: Database,
+    pg_server_uri: str,
+    target: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    statements, named = TAMPERED[kind]
+    dump = _tampered(db, tmp_path / "tampered.dump", *statements)
+    assert main(["restore", str(dump), "--force"]) == 2
+    err = capsys.readouterr().err
+    assert "nothing was restored" in err and named in err, err
+    _untouched(pg_server_uri, target)
+
+
+def _rewrite(path: Path, old: str, new: str) -> None:
+    """Put ``new`` in place of the TOC string ``old`` (same length, so every offset stays right), as a hand-made
+    file would; the string as pg_dump stores it: a sign byte, four bytes of length, the text."""
+    assert len(new) == len(old), (len(new), len(old))
+    stored = b"\x00" + len(old).to_bytes(4, "little") + old.encode()
+    data = path.read_bytes()
+    assert data.count(stored) == 1
+    path.write_bytes(data.replace(stored, b"\x00" + len(new).to_bytes(4, "little") + new.encode()))
+    path.with_name(path.name + ".json").unlink()  # its note's checksum would give it away
+
+
+SEARCH_PATH = "SELECT pg_catalog.set_config('search_path', '', false);\n"
+SETVAL = "SELECT pg_catalog.setval('public.authors_id_seq', 1, false);\n"
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "named"),
+    [
+        (SEARCH_PATH, "CREATE ROLE planted_path SUPERUSER;".ljust(len(SEARCH_PATH) - 1) + "\n", "SEARCHPATH"),
+        (SETVAL, "CREATE ROLE planted_seq SUPERUSER;".ljust(len(SETVAL) - 1) + "\n", "SEQUENCE SET public authors_id"),
+    ],
+)
+def test_a_statement_written_into_the_files_own_sql_is_refused(
+    old: str,
+    new: str,
+    named: str,
+    db: Database,
+    pg_server_uri: str,
+    target: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """pg_restore runs the header's search_path and a sequence's setval as the file gives them: a role made there
+    would be a superuser of the whole server."""
+    dump = _tampered(db, tmp_path / "rewritten.dump")
+    _rewrite(dump, old, new)
+    script = subprocess.run(
+        [str(tools_for(target) / "pg_restore"), "-f", "-", str(dump)], capture_output=True, text=True, check=True
+    ).stdout
+    assert new in script  # what pg_restore, unchecked, would run
+    assert main(["restore", str(dump), "--force"]) == 2
+    err = capsys.readouterr().err
+    assert "nothing was restored" in err and named in err and "with SQL other than" in err, err
+    _untouched(pg_server_uri, target)
+
+
+def test_privileges_are_left_behind_and_the_rest_restores(
+    db: Database, target: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A managed Postgres grants PaperPing's tables to its own roles: those grants never run (--no-privileges),
+    and the home comes back."""
+    dump = _tampered(db, tmp_path / "granted.dump", "GRANT SELECT ON channels TO PUBLIC")
+    assert main(["restore", str(dump), "--force"]) == 0, capsys.readouterr().err
+    with psycopg.connect(target) as conn:
+        assert conn.execute("SELECT team_id, name FROM channels").fetchall() == [("T1", "lab")]
+        assert conn.execute("SELECT relacl FROM pg_class WHERE oid = 'channels'::regclass").fetchone() == (None,)
+
+
+OLD_HOMES = sorted((Path(__file__).resolve().parents[1] / "data" / "old_homes").glob("v*.sql"))
+
+
+@pytest.mark.parametrize("fixture", OLD_HOMES, ids=[p.stem for p in OLD_HOMES])
+def test_a_backup_of_an_old_home_passes_the_check(
+    fixture: Path, pg_server_uri: str, target: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The check compares a file with what today's migrations make at its schema: a home as an old release left it
+    (tests/data/old_homes) is what they made then, so its backup restores."""
+    name = f"pp_restore_old_{fixture.stem.split('_')[0]}"
+    ensure_database(pg_server_uri, name)
+    old = with_dbname(pg_server_uri, name)
+    try:
+        with psycopg.connect(old) as conn:
+            conn.execute(fixture.read_bytes())
+        backup_database(old, tmp_path / "old.dump")
+        assert main(["restore", str(tmp_path / "old.dump"), "--force"]) == 0, capsys.readouterr().err
+        assert "1 channels, " in capsys.readouterr().out
+    finally:
+        with psycopg.connect(pg_server_uri, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
