@@ -17,6 +17,7 @@ from pathlib import Path
 
 import psutil
 import psycopg
+from psycopg.conninfo import conninfo_to_dict
 
 from socialrag.cli.archive import backup_database
 from socialrag.cli.subcommand import OpenDatabase, Subcommand
@@ -83,13 +84,13 @@ def upgrade_home(
     when = stamp()
     backup = back_up(old.bin, pgdata, home / "backups" / f"pre-upgrade-pg{found}-{when}.dump", found, say)
     fresh, kept = home / f".pgdata-pg{target}-{when}", home / f"pgdata-pg{found}-{when}"
-    say(f"[2/4] pg_upgrade from Postgres {found} to {target} into {fresh}")
+    say(f"[2/5] pg_upgrade from Postgres {found} to {target} into {fresh}")
     run_pg_upgrade(old.bin, shipped_tools()[target], pgdata, fresh, say)
     swapping = Unfinished(found, target, kept.name, fresh.name)
     record_unfinished(home, swapping)  # until the new folder has opened, a start finds it and stops
     pgdata.rename(kept)
     fresh.rename(pgdata)
-    say(f"[3/4] the old folder is kept as {kept}; opening the home on Postgres {target}")
+    say(f"[3/5] the old folder is kept as {kept}; opening the home on Postgres {target}")
     try:
         (open_new or open_upgraded)(pgdata, say)
     except Exception as exc:
@@ -102,9 +103,9 @@ def back_up(old_bin: Path, pgdata: Path, backup: Path, major: int, say: Say) -> 
     """Step 1: PaperPing's database dumped with the old major's ``pg_dump``; None when the home holds none."""
     with running(old_bin, pgdata) as server:
         if not has_paperping(server):
-            say("[1/4] the home holds no PaperPing database: nothing to back up")
+            say("[1/5] the home holds no PaperPing database: nothing to back up")
             return None
-        say(f"[1/4] backup with Postgres {major}'s pg_dump: {backup}")
+        say(f"[1/5] backup with Postgres {major}'s pg_dump: {backup}")
         info = backup_database(with_db(server, DB_NAME), backup, tools=old_bin)
         say(f"      {info.describe()}")
         return backup
@@ -202,16 +203,55 @@ def run_pg_upgrade(old_bin: Path, new_bin: Path, pgdata: Path, fresh: Path, say:
 
 
 def open_upgraded(pgdata: Path, say: Say) -> None:
-    """Start the new server, bring pgvector's extension to the installed version, apply migrations."""
+    """Start the new server, bring pgvector's extension to the installed version, apply migrations, then gather the
+    planner's statistics."""
     uri, server = start_embedded(pgdata, upgrading=True)
     try:
         db = migrated_database(uri, DB_NAME)
         with psycopg.connect(db.conninfo, autocommit=True) as conn:
             homes.update_vector_extension(conn)
         db.close()
-        say("[4/4] schema migrations applied")
+        say("[4/5] schema migrations applied")
+        gather_statistics(uri, home_major(pgdata) or installed_major(), say)
     finally:
         server.cleanup()
+
+
+def analyze_commands(major: int) -> list[list[str]]:
+    """``vacuumdb``'s options as ``pg_upgrade`` of this major advises once the new server runs: from 18 on it carries
+    most statistics over, so the missing ones are made in stages, then all of them refreshed."""
+    if major >= 18:
+        return [["--all", "--analyze-in-stages", "--missing-stats-only"], ["--all", "--analyze-only"]]
+    return [["--all", "--analyze-in-stages"]]
+
+
+def gather_statistics(uri: str, major: int, say: Say) -> bool:
+    """Step 5: the planner's statistics with the new major's ``vacuumdb``, its lines printed as it goes. A failure
+    only warns: the upgrade is done, and autovacuum gathers them in time."""
+    params = conninfo_to_dict(uri)
+    where = ["-h", str(params["host"]), "-U", str(params.get("user") or "postgres")]
+    where += ["-p", str(params["port"])] if params.get("port") else []
+    vacuumdb = str(shipped_tools()[major] / "vacuumdb")
+    failed: list[str] = []
+
+    def relay(line: str) -> None:
+        if line.startswith("vacuumdb: error:"):  # with --all it goes on to the next database, and may exit 0
+            failed.append(line.removeprefix("vacuumdb: error: "))
+        say(f"      {line}")
+
+    for options in analyze_commands(major):
+        say(f"[5/5] the planner's statistics: vacuumdb {' '.join(options)}")
+        try:
+            pg_run([vacuumdb, *options, *where], say=relay)
+        except (DatabaseError, OSError) as exc:
+            failed.append(str(exc))
+        if failed:
+            say(
+                f"warning: gathering the planner's statistics failed ({failed[0]}). The upgrade itself is done and "
+                f"the home opens; autovacuum gathers them over time, and some queries may be slower until then."
+            )
+            return False
+    return True
 
 
 def upgrade_arguments(parser: argparse.ArgumentParser) -> None:

