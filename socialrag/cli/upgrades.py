@@ -1,6 +1,8 @@
 """``paperping upgrade-home``: a home made by an older major of the embedded Postgres brought onto the installed
 one. A backup first (``HOME/backups/pre-upgrade-pg16-DATE.dump``, taken with the old major's own ``pg_dump``),
-then ``pg_upgrade`` into a new folder; the old folder is kept under another name until the admin deletes it."""
+then ``pg_upgrade`` into a new folder, the swap (journalled, and undone when the new folder does not open), the
+migrations and the planner's statistics; the old folder is kept under another name until the admin deletes it.
+Nothing is done while a server runs on the home."""
 
 from __future__ import annotations
 
