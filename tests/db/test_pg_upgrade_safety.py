@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import psycopg
@@ -73,7 +73,7 @@ def test_a_pid_file_left_by_a_crash_does_not_stop_the_upgrade(tmp_path: Path) ->
     assert running_server(tmp_path) is None
 
 
-def breaking_open(pgdata: Path, say: pgupgrade.Callable[[str], None]) -> None:
+def breaking_open(pgdata: Path, say: Callable[[str], None]) -> None:
     """Open the upgraded folder with a setting its server refuses to start with."""
     with (pgdata / "postgresql.auto.conf").open("a") as fh:
         fh.write("shared_buffers = 'plenty'\n")
