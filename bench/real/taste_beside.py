@@ -4,7 +4,9 @@ and dropped (``docs/benchmarks.md``, the paper model beside the calibrated ranki
 ``python -m bench.real.taste_beside [--only NAME] [--ridge R ...]`` replays each history as
 ``bench.real.replay_real`` does (refitted at every step, 365-day pools), and at each step also ranks by the
 calibrated score plus w times the taste relearnt from the picks before the step (both in units of their spread
-among the step's candidates), and by the two orders fused by reciprocal rank (k = 60). It prints R@10, R@50 and
+among the step's candidates), by the two orders fused by reciprocal rank (k = 60), and by the calibrated score plus
+half a kernel on the nearest papers: the mean cosine to the ten closest picks less that to the ten closest papers
+passed over. It prints R@10, R@50 and
 MRR per ranking.
 """
 
@@ -28,6 +30,12 @@ from socialrag.recommender.rank.training import training_set
 
 WEIGHTS = (0.25, 0.5, 1.0)
 RRF_K = 60.0
+KNN = 10
+
+
+def nearest_mean(candidates: np.ndarray, papers: np.ndarray) -> np.ndarray:
+    """Each candidate's mean cosine to its ``KNN`` closest ``papers``."""
+    return np.asarray(np.sort(candidates @ papers.T, axis=1)[:, -KNN:].mean(axis=1))
 
 
 def spread_units(s: np.ndarray) -> np.ndarray:
@@ -66,8 +74,9 @@ def replay_beside(history: ChannelHistory, ridges: list[float], warmup: int = 8)
         rows = np.union1d(pool_rows(u, t, 365.0, history.rows[known]), truth)
         x = fill_unknown(features(replace(state, taste=model.taste), u.candidates(rows, t), t))
         calibrated = model.score(x)
-        if model.window_days is not None:
-            calibrated = np.where(t - u.available[rows] > model.window_days * DAY, calibrated.min() - 1, calibrated)
+        # serving offers nothing older than the channel's window, whatever the ranking
+        outside = t - u.available[rows] > (model.window_days or np.inf) * DAY
+        calibrated = np.where(outside, calibrated.min() - 1, calibrated)
         scores = {"calibrated": calibrated}
         samples = pairs.samples(t)
         for ridge in ridges:
@@ -77,9 +86,15 @@ def replay_beside(history: ChannelHistory, ridges: list[float], warmup: int = 8)
                 scores[f"+ {w} x taste (ridge {ridge})"] = spread_units(calibrated) + w * spread_units(taste)
             fused = 1 / (RRF_K + rank_positions(calibrated, rng)) + 1 / (RRF_K + rank_positions(taste, rng))
             scores[f"fused by rank (ridge {ridge})"] = fused
+        if samples is not None and samples.picks >= KNN:  # a kernel on the nearest papers picked and passed over
+            near = nearest_mean(u.vectors[rows], u.vectors[np.unique(samples.liked_rows)])
+            far = nearest_mean(u.vectors[rows], u.vectors[np.unique(samples.passed_rows)])
+            scores[f"+ 0.5 x {KNN} nearest picked less passed"] = spread_units(calibrated) + 0.5 * spread_units(
+                near - far
+            )
         relevant = np.isin(rows, truth)
         for name, s in scores.items():
-            hits = relevant[_order(s, rng)]
+            hits = relevant[_order(np.where(outside, s.min() - 1, s), rng)]
             found = np.flatnonzero(hits)
             r = out.setdefault(name, [[], [], []])
             r[0].append(hits[:10].sum() / relevant.sum())
