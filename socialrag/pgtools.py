@@ -123,7 +123,8 @@ def explain_failure(program: str, said: list[str]) -> str:
 @dataclass(frozen=True)
 class TocEntry:
     """One entry of a dump's table of contents: the SQL ``pg_restore`` runs for it (``defn``; ``copy`` before a
-    table's rows; ``drop`` with ``--clean``) and where (``namespace``, ``tablespace``, ``tableam``)."""
+    table's rows; ``drop`` with ``--clean``), where (``namespace``, ``tablespace``, ``tableam``), and whether it has
+    a block of data (``has_data``: its rows after ``copy``, or, with no ``copy``, statements ``pg_restore`` runs)."""
 
     dump_id: int
     desc: str
@@ -134,6 +135,7 @@ class TocEntry:
     copy: str
     tablespace: str
     tableam: str
+    has_data: int = 0
 
     @property
     def name(self) -> str:
@@ -176,6 +178,8 @@ class _Reader:
     def integer(self) -> int:
         sign = self.byte()
         value = int.from_bytes(self.bytes(self.int_size), "little")
+        if value >= 1 << 31:  # pg_restore's C int wraps it to another number than this one: no file pg_dump wrote
+            raise ValueError("an integer of the table of contents is out of range")
         return -value if sign else value
 
     def string(self) -> str | None:
@@ -216,8 +220,7 @@ def read_archive(path: Path) -> Archive:
 
 
 def _read_entry(r: _Reader, version: tuple[int, int]) -> TocEntry:
-    dump_id = r.integer()
-    r.integer()  # has data
+    dump_id, has_data = r.integer(), r.integer()
     r.text(), r.text()  # catalog ids
     tag, desc = r.text(), r.text()
     r.integer()  # section
@@ -229,4 +232,4 @@ def _read_entry(r: _Reader, version: tuple[int, int]) -> TocEntry:
     while r.string() is not None:  # dependencies
         pass
     r.byte(), r.bytes(r.off_size)  # where its data lies
-    return TocEntry(dump_id, desc, namespace, tag, defn, drop, copy, tablespace, tableam)
+    return TocEntry(dump_id, desc, namespace, tag, defn, drop, copy, tablespace, tableam, has_data)

@@ -7,9 +7,11 @@ another extension, a default or check that calls a function, or any statement in
 
 ``reference_archive`` dumps an empty home at the file's schema version, made by PaperPing's migrations on the
 server that restores; ``check_dump`` then takes an entry only when its SQL is that reference's, word for word (a
-sequence's value and the rows excepted), and refuses the whole restore, naming the entry, on anything else: an
-entry the reference lacks, one whose SQL differs, one the reference has and the file lacks. Entries that a restore
-never runs (privileges, the database's own entry, the ``public`` schema itself) are left behind.
+sequence's value and the rows excepted), and so is whether it has data (data with no ``COPY`` before it is run as
+statements). It refuses the whole restore, naming the entry, on anything else: an entry the reference lacks, one
+whose SQL or data flag differs, one the reference has and the file lacks, an id that two entries share
+(``pg_restore -L`` picks entries by id, so both would run). Entries that a restore never runs (privileges, the
+database's own entry, the ``public`` schema itself) are left behind.
 """
 
 from __future__ import annotations
@@ -52,11 +54,16 @@ def check_dump(dump: Archive, reference: Archive, path: Path, migration: int) ->
         raise InputError(f"{refused}is not a PaperPing backup: its header carries control characters")
     expected = {e.key: e for e in reference.entries}
     seen: set[tuple[str, str, str]] = set()
+    ids: set[int] = set()
     chosen: list[int] = []
     for entry in dump.entries:
         if entry.key in seen:
             raise InputError(f"{refused}holds {shown(entry)} twice")
+        # pg_restore -L takes entries by id: a second entry under a taken one's id would run too, unchecked
+        if entry.dump_id <= 0 or entry.dump_id in ids:
+            raise InputError(f"{refused}gives {shown(entry)} the id {entry.dump_id}, which is not its own")
         seen.add(entry.key)
+        ids.add(entry.dump_id)
         if entry.desc in NEVER_RUN or entry.key in PUBLIC_SCHEMA:
             continue
         if entry.desc == "ENCODING" and _ENCODING.fullmatch(entry.defn):
@@ -88,8 +95,9 @@ def _same(entry: TocEntry, mine: TocEntry) -> bool:
         if not found or not ours or found.groups() != ours.groups():
             return False
         defn = wanted
-    fields = (defn, entry.drop, entry.copy, entry.tablespace, entry.tableam)
-    return fields == (wanted, mine.drop, mine.copy, mine.tablespace, mine.tableam)
+    # an entry with data but no COPY has its data run as statements (how large objects' comments are restored)
+    fields = (defn, entry.drop, entry.copy, entry.tablespace, entry.tableam, entry.has_data)
+    return fields == (wanted, mine.drop, mine.copy, mine.tablespace, mine.tableam, mine.has_data)
 
 
 def reference_archive(server: str, name: str, migration: int, tools: Path) -> Archive:

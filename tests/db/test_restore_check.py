@@ -119,3 +119,23 @@ def test_a_file_that_is_not_a_custom_format_dump(tmp_path: Path) -> None:
         (tmp_path / "x.dump").write_bytes(content)
         with pytest.raises(ValueError):
             read_archive(tmp_path / "x.dump")
+
+
+def test_an_entry_with_data_it_should_not_have_or_anothers_id_is_refused() -> None:
+    """Data with no COPY before it is run as statements by pg_restore, and ``-L`` takes every entry of a listed id:
+    an entry of PaperPing's own SQL that says it has data, or an entry left behind under a taken id, is refused."""
+    with_data = replace(REFERENCE.entries[2], has_data=1)
+    assert "EXTENSION - vector with SQL other than" in refusal(
+        Archive(REFERENCE.header, (*REFERENCE.entries[:2], with_data, *REFERENCE.entries[3:]))
+    )
+    twin = entry(5, "COMMENT", "", "SCHEMA public", "CREATE ROLE planted SUPERUSER;\n")
+    assert "the id 5" in refusal(dump(twin))
+    assert "the id 0" in refusal(dump(entry(0, "ACL", "public", "TABLE authors")))
+
+
+def test_an_integer_pg_restore_would_read_as_another_is_refused(tmp_path: Path) -> None:
+    """pg_restore reads four bytes into a C int: 2**31 and up wrap to another number than Python's."""
+    header = b"PGDMP\x01\x0e\x00\x04\x08\x01" + b"\x00" * 5 * 8  # archive 1.14: compression, the time
+    (tmp_path / "x.dump").write_bytes(header + b"\x00\x05\x00\x00\x80")  # the database's name: 2**31 + 5 long
+    with pytest.raises(ValueError, match="out of range"):
+        read_archive(tmp_path / "x.dump")

@@ -180,3 +180,89 @@ def test_a_backup_of_an_old_home_passes_the_check(
     finally:
         with psycopg.connect(pg_server_uri, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def _toc_places(path: Path) -> dict[tuple[str, str], tuple[int, int, int, int]]:
+    """Each TOC entry's (desc, tag) -> (where its dump id lies, where its has-data flag lies, where its data offset
+    lies, that offset), read as pg_restore reads them."""
+    from socialrag.pgtools import _Reader
+
+    places = {}
+    with path.open("rb") as fh:
+        r = _Reader(fh, path.stat().st_size)
+        r.bytes(5)
+        version = (r.byte(), r.byte())
+        r.byte()
+        r.int_size, r.off_size = r.byte(), r.byte()
+        r.byte()
+        r.byte() if version >= (1, 15) else r.integer()
+        for _ in range(7):
+            r.integer()
+        r.text(), r.text(), r.text()
+        for _ in range(r.integer()):
+            id_at = fh.tell()
+            r.integer()
+            data_at = fh.tell()
+            r.integer()
+            r.text(), r.text()
+            tag, desc = r.text(), r.text()
+            r.integer()
+            for _ in range(6 if version >= (1, 14) else 5):
+                r.text()
+            if version >= (1, 16):
+                r.integer()
+            r.text(), r.text()
+            while r.string() is not None:
+                pass
+            offset_at = fh.tell()
+            r.byte()
+            offset = int.from_bytes(r.bytes(r.off_size), "little")
+            places[(desc, tag)] = (id_at, data_at, offset_at, offset)
+    return places
+
+
+def test_an_entry_given_the_rows_of_a_table_is_refused(
+    db: Database, pg_server_uri: str, target: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """pg_restore sends an entry's data as SQL statements when the entry says it has data and carries no COPY
+    (as large objects' comments do): pgvector's entry, its SQL PaperPing's own (and harmless run twice), flagged as
+    having data and pointed at the rows of ``teams`` would run those rows as statements, as a superuser."""
+    with db.connection() as conn:
+        conn.execute("INSERT INTO teams (team_id) VALUES ('CREATE ROLE planted_rows SUPERUSER; --')")
+    dump = tmp_path / "rows.dump"
+    backup_database(db.conninfo, dump)
+    db.close()
+    places = _toc_places(dump)
+    table_id, has_data, table_offset, _ = places[("EXTENSION", "vector")]
+    _, _, rows_offset, block = places[("TABLE DATA", "teams")]
+    data = bytearray(dump.read_bytes())
+    data[has_data : has_data + 5] = b"\x00" + (1).to_bytes(4, "little")  # the extension "has data"
+    data[table_offset : table_offset + 9] = data[rows_offset : rows_offset + 9]  # teams' rows
+    data[rows_offset] = 3  # the rows' own entry has none (K_OFFSET_NO_DATA)
+    data[block + 1 : block + 6] = data[table_id : table_id + 5]  # the block names the extension's id
+    dump.write_bytes(bytes(data))
+    dump.with_name(dump.name + ".json").unlink()
+    assert main(["restore", str(dump), "--force"]) == 2
+    err = capsys.readouterr().err
+    assert "nothing was restored" in err and "EXTENSION - vector" in err, err
+    _untouched(pg_server_uri, target)
+
+
+def test_a_second_entry_under_a_taken_entrys_id_is_refused(
+    db: Database, pg_server_uri: str, target: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """pg_restore -L takes entries by id: an entry a restore leaves behind (the public schema's comment) given the id
+    of one it takes would run too, whatever its SQL."""
+    said = "COMMENT ON SCHEMA public IS 'the lab''s';\n"
+    dump = _tampered(db, tmp_path / "twin.dump", said.rstrip(";\n"))
+    _rewrite(dump, said, "CREATE ROLE planted_twin SUPERUSER;".ljust(len(said) - 1) + "\n")
+    places = _toc_places(dump)
+    taken = places[("TABLE", "teams")][0]
+    twin = places[("COMMENT", "SCHEMA public")][0]
+    data = bytearray(dump.read_bytes())
+    data[twin : twin + 5] = data[taken : taken + 5]
+    dump.write_bytes(bytes(data))
+    assert main(["restore", str(dump), "--force"]) == 2
+    err = capsys.readouterr().err
+    assert "nothing was restored" in err and "id" in err, err
+    _untouched(pg_server_uri, target)
