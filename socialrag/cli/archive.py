@@ -224,6 +224,7 @@ def _last_migration(copy_text: str) -> int:
 def restore_database(path: Path, server: str, name: str, *, force: bool = False) -> tuple[BackupInfo, Summary]:
     """Restore ``path`` as database ``name`` of ``server`` (a connection to any other database there): into a new
     database, migrated to today's schema, that replaces ``name`` only when complete."""
+    check_room(name)
     tools = tools_for(server)
     info = read_backup(path, tools)
     known = max(m.version for m in load_migrations())
@@ -250,6 +251,20 @@ def restore_database(path: Path, server: str, name: str, *, force: bool = False)
         raise
     _switch(server, name, staging)
     return info, summarize(target)
+
+
+NAME_BYTES = 63  # Postgres cuts a longer name to this: NAME_restoring would be NAME itself, dropped
+SUFFIXES = ("_checking", "_restoring", "_replaced")  # the databases a restore makes beside the home's
+
+
+def check_room(name: str) -> None:
+    room = NAME_BYTES - max(len(suffix) for suffix in SUFFIXES)
+    if len(name.encode()) > room:
+        raise InputError(
+            f"the database name {name!r} is too long for a restore, whose own databases beside it ({name}_restoring) "
+            f"Postgres would cut to the home's own name: nothing was changed. Rename the database to at most {room} "
+            "bytes (ALTER DATABASE ... RENAME TO ...), set DATABASE_URL to it and restore again"
+        )
 
 
 def restore_into(

@@ -266,3 +266,32 @@ def test_a_second_entry_under_a_taken_entrys_id_is_refused(
     err = capsys.readouterr().err
     assert "nothing was restored" in err and "id" in err, err
     _untouched(pg_server_uri, target)
+
+
+def test_a_home_whose_name_leaves_no_room_for_the_restores_own_is_refused_and_kept(
+    db: Database,
+    pg_server_uri: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Postgres cuts a name at 63 bytes: the scratch and staging databases of a home named with 63 would be the
+    home itself, dropped before the check."""
+    dump = _tampered(db, tmp_path / "home.dump")
+    name = "pp_" + "x" * 60
+    ensure_database(pg_server_uri, name)
+    home = with_dbname(pg_server_uri, name)
+    try:
+        with psycopg.connect(home, autocommit=True) as conn:
+            apply_migrations(conn)
+            conn.execute("INSERT INTO teams (team_id) VALUES ('TKEEP')")
+        monkeypatch.setenv("DATABASE_URL", home)
+        monkeypatch.setenv("PAPERPING_OFFLINE", "1")
+        monkeypatch.setenv("PAPERPING_HOME", str(tmp_path / "home"))
+        assert main(["restore", str(dump), "--force"]) == 2
+        assert "too long for a restore" in capsys.readouterr().err
+        with psycopg.connect(home) as conn:
+            assert conn.execute("SELECT team_id FROM teams").fetchall() == [("TKEEP",)]
+    finally:
+        with psycopg.connect(pg_server_uri, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
