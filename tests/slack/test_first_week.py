@@ -10,15 +10,21 @@ PaperPing has not joined gets an answer.
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 
+from bot.cli import main
 from socialrag.db import Database
+from socialrag.pgtools import with_dbname
 from tests.support.scholar_standin import ScholarStandIn, load_acl_rows
 from tests.support.service_lab import Lab, T, shared_history, slack_users, stop_lab, wait_for
 from tests.support.slack_standin import SlackStandIn, SlackState
@@ -81,7 +87,7 @@ def scalar(db: Database, sql: str, *params: Any) -> Any:
 
 
 @pytest.mark.slow
-def test_a_labs_first_hour_with_only_paperping_run(lab: Lab, db: Database) -> None:
+def test_a_labs_first_hour_with_only_paperping_run(lab: Lab, db: Database, pg_server_uri: str, tmp_path: Path) -> None:
     # a command in a channel PaperPing has not joined: an answer, and nothing saved
     answer = lab.command("C3", "frequency daily")
     assert "I'm not in this channel yet" in answer and "/invite @PaperPing" in answer
@@ -223,6 +229,37 @@ def test_a_labs_first_hour_with_only_paperping_run(lab: Lab, db: Database) -> No
     assert why.startswith("*Why I posted 5 papers to rate*"), why
     assert why.count("\n• ") == 5 and "<@" not in why
     assert not lab.posts("C3", blocks=True) and not lab.posts("C3", blocks=False)
+
+    # the admin backs the lab up while paperping run still serves, and the backup restores into a new database
+    backed_up(lab, db, pg_server_uri, tmp_path)
+
+
+def backed_up(lab: Lab, db: Database, server: str, tmp_path: Path) -> None:
+    """``paperping backup`` in its own process beside the running service, then ``paperping restore`` of the file
+    into a new database: the channels' shares, the posts and the settings as they were when it was taken."""
+    dump = tmp_path / "lab.dump"
+    env = {**os.environ, "DATABASE_URL": db.conninfo}
+    took = subprocess.run(
+        [sys.executable, "-c", "from bot.cli import main; raise SystemExit(main())", "backup", str(dump)],
+        env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert took.returncode == 0, took.stderr
+    assert lab.proc.poll() is None, "the service kept running through the backup"
+    counts = "SELECT (SELECT count(*) FROM message_papers), (SELECT count(*) FROM recommendations), (SELECT count(*) FROM channel_settings)"
+    target = with_dbname(server, "pp_first_week_restored")
+    try:
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv("DATABASE_URL", target)
+            assert main(["restore", str(dump)]) == 0
+        with psycopg.connect(target) as conn:
+            shares, posts, settings = conn.execute(counts).fetchone() or (0, 0, 0)
+        assert shares >= len(HISTORY) + 1 and posts >= 2 and settings >= 2
+        with db.connection() as conn:
+            now = conn.execute(counts).fetchone() or (0, 0, 0)
+        assert (shares, posts, settings) <= tuple(now), "the backup holds no more than the home had"
+    finally:
+        with psycopg.connect(server, autocommit=True) as conn:
+            conn.execute('DROP DATABASE IF EXISTS "pp_first_week_restored" WITH (FORCE)')
 
 
 def two_channel_slack(now: float, per_channel: int) -> SlackState:
