@@ -89,6 +89,8 @@ def request_kind(body: Any) -> str:
     """A request's kind as a label: the event's type, ``command``, or the payload's type (never its content)."""
     if not isinstance(body, dict):
         return "other"
+    if body.get("ssl_check"):  # answered by bolt before the signature is checked: anyone's words, never a label
+        return "ssl_check"
     if body.get("command"):
         return "command"
     event = body.get("event")

@@ -229,3 +229,14 @@ def test_status_json_carries_the_figures(db: Database, monkeypatch: pytest.Monke
     figures = json.loads(out.getvalue())["metrics"]
     assert set(figures) >= {"events_handled_last_hour", "posts", "channels", "index_queue", "sources", "llm_today"}
     assert figures["index_queue"].keys() == {"waiting", "ready", "working", "given_up"}
+
+
+def test_an_unsigned_ssl_check_makes_no_label_of_its_own(harness: Harness) -> None:
+    """Bolt answers Slack's ``ssl_check`` before checking signatures: anyone may send one, with any ``type``, so
+    a label taken from it would grow the page and the process's memory by one series per request."""
+    for n in range(3):
+        form = {"ssl_check": "1", "type": f"planted{n}", "token": "x"}
+        assert httpx.post(harness.url, data=form, timeout=10).status_code == 200
+    samples = scrape(_metrics_url(harness))
+    assert not [key for key in samples if any("planted" in v for _, v in key[1])]
+    assert sample(samples, "paperping_slack_requests_total", kind="ssl_check", outcome="handled") == 3
