@@ -69,14 +69,18 @@ def move_to(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase)
     print("set this for every PaperPing process (and keep the home as a fallback until it runs there):")
     print(
         f"DATABASE_URL={hide_password(args.url)}"
-        + (" (with your password)" if ":****@" in hide_password(args.url) else "")
+        + (" (with your password)" if "****" in hide_password(args.url) else "")
     )
     return 0
 
 
 def hide_password(url: str) -> str:
-    """``url`` with its password as ``****``: what is printed may end in a terminal's log or a CI's."""
-    return re.sub(r"^([a-z][a-z0-9+.-]*://[^:/@]*:).*@(?=[^@/]*(?:[/?]|$))", r"\1****@", url, flags=re.IGNORECASE)
+    """``url`` with its password as ``****``, in the URL's user part, a URL's parameter or a keyword of
+    ``key=value`` form: what is printed may end in a terminal's log or a CI's."""
+    url = re.sub(r"^([a-z][a-z0-9+.-]*://[^:/@]*:).*@(?=[^@/]*(?:[/?]|$))", r"\1****@", url, flags=re.IGNORECASE)
+    if "://" in url:
+        return re.sub(r"([?&](?:ssl)?password=)[^&#]*", r"\1****", url, flags=re.IGNORECASE)
+    return re.sub(r"(\b(?:ssl)?password\s*=\s*)(?:'(?:[^'\\]|\\.)*'|\S+)", r"\1****", url, flags=re.IGNORECASE)
 
 
 BACKUP = Subcommand("backup", "write the home's data to a file, while PaperPing serves", backup_arguments, backup)

@@ -1,8 +1,9 @@
 """``restore_check.check_dump`` on tables of contents made by hand: a restore takes an entry only when its SQL is
 the one PaperPing's migrations make, leaves privileges behind, and refuses the whole file, naming the entry, on
 anything else (another extension, another sequence, a missing table's rows, a header with control characters);
-``pgtools.read_archive`` refuses a file that is not a custom-format dump. No database is used; the file lives
-here because the modules it tests import the driver."""
+``pgtools.read_archive`` refuses a file that is not a custom-format dump; what ``move-to`` prints hides the
+password however the URL gives it. No database is used; the file lives here because the modules it tests import
+the driver."""
 
 from __future__ import annotations
 
@@ -139,3 +140,21 @@ def test_an_integer_pg_restore_would_read_as_another_is_refused(tmp_path: Path) 
     (tmp_path / "x.dump").write_bytes(header + b"\x00\x05\x00\x00\x80")  # the database's name: 2**31 + 5 long
     with pytest.raises(ValueError, match="out of range"):
         read_archive(tmp_path / "x.dump")
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "host=db.example dbname=pp user=paper password=s3cr3t",
+        "host=db.example password = 's3cr3t with spaces' dbname=pp",
+        "postgresql://paper@db.example/pp?sslmode=require&password=s3cr3t",
+        "postgresql://paper:s3cr3t@db.example/pp",
+    ],
+)
+def test_move_to_prints_the_url_without_its_password(url: str) -> None:
+    """What ``paperping move-to`` prints may end in a terminal's log or a CI's: a password given as a keyword or a
+    URL's parameter is hidden as one in the URL's user part is."""
+    from socialrag.cli.backups import hide_password
+
+    shown = hide_password(url)
+    assert "s3cr3t" not in shown and "****" in shown and ("db.example" in shown), shown
