@@ -111,6 +111,27 @@ def run_tool(argv: Sequence[str], conninfo: str, *, what: str, tables: int) -> N
         raise DatabaseError(explain_failure(Path(argv[0]).name, tail))
 
 
+OUTPUT_BYTES = 16 << 20  # what pg_restore prints of a home's backup here (its listing, its migrations) is a few KB
+
+
+def tool_output(argv: Sequence[str], limit: int | None = None) -> str:
+    """What a program prints (``pg_restore -l FILE``, one table's rows), read up to ``limit`` bytes: a hand-made
+    file's compressed rows may print gigabytes. A failure, or output past the limit, raises ``ValueError`` saying so."""
+    limit = limit or OUTPUT_BYTES
+    with tempfile.TemporaryFile() as err, subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=err) as proc:
+        assert proc.stdout is not None
+        out = proc.stdout.read(limit + 1)
+        if len(out) > limit:
+            proc.kill()
+            raise ValueError(f"it prints more than {limit:,} bytes where a PaperPing home's prints a few thousand")
+        code = proc.wait()
+        err.seek(max(0, err.seek(0, 2) - 2000))
+        said = err.read().decode("utf-8", "replace").strip().splitlines()[-1:]
+    if code != 0:
+        raise ValueError(said[0] if said else "no message")
+    return out.decode("utf-8", "replace")
+
+
 def explain_failure(program: str, said: list[str]) -> str:
     text = " / ".join(said) or "no message"
     if "No space left on device" in text or "could not extend file" in text:

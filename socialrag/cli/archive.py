@@ -9,7 +9,6 @@ import hashlib
 import json
 import os
 import re
-import subprocess
 import tempfile
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
@@ -23,7 +22,16 @@ from psycopg.conninfo import conninfo_to_dict
 from socialrag.cli.restore_check import check_dump, reference_archive
 from socialrag.errors import DatabaseError, InputError
 from socialrag.migrate import apply_migrations, load_migrations
-from socialrag.pgtools import choose_tools, read_archive, run_tool, server_major, shipped_tools, tools_for, with_dbname
+from socialrag.pgtools import (
+    choose_tools,
+    read_archive,
+    run_tool,
+    server_major,
+    shipped_tools,
+    tool_output,
+    tools_for,
+    with_dbname,
+)
 from socialrag.storage import homes
 
 MAGIC = b"PGDMP"  # how every pg_dump custom-format file begins
@@ -179,10 +187,10 @@ def read_backup(path: Path, tools: Path) -> BackupInfo:
         migration=migration,
         tables=found.tables,
         size=size,
-        paperping=made if isinstance(made, str) else None,
+        paperping=made if isinstance(made, str) and made.isprintable() else None,  # no escape reaches the terminal
         postgres=noted.get("postgres") if isinstance(noted.get("postgres"), int) else None,
         sha256=noted.get("sha256"),
-        created_at=when if isinstance(when, str) else None,
+        created_at=when if isinstance(when, str) and when.isprintable() else None,
     )
 
 
@@ -191,8 +199,10 @@ def _read_sidecar(path: Path) -> dict[str, Any] | None:
     if not sidecar(path).is_file():
         return None
     try:
+        if sidecar(path).stat().st_size > 64_000:  # the note is a few lines
+            raise ValueError("it is too large")
         noted = json.loads(sidecar(path).read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as exc:
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise InputError(f"{sidecar(path)} is not the note `paperping backup` writes ({exc}); move it away") from exc
     if not isinstance(noted, dict) or not isinstance(noted.get("size"), int):
         raise InputError(f"{sidecar(path)} is not the note `paperping backup` writes; move it away")
@@ -202,11 +212,10 @@ def _read_sidecar(path: Path) -> dict[str, Any] | None:
 
 
 def _restore_output(tools: Path, args: list[str], path: Path) -> str:
-    done = subprocess.run([str(tools / "pg_restore"), *args], capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        said = done.stderr.strip().splitlines()[-1:] or ["no message"]
-        raise InputError(f"{path} cannot be read as a backup; it is truncated or damaged ({said[0]})")
-    return done.stdout
+    try:
+        return tool_output([str(tools / "pg_restore"), *args])
+    except ValueError as exc:
+        raise InputError(f"{path} cannot be read as a backup; it is truncated or damaged ({exc})") from exc
 
 
 def _last_migration(copy_text: str) -> int:

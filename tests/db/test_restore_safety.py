@@ -295,3 +295,45 @@ def test_a_home_whose_name_leaves_no_room_for_the_restores_own_is_refused_and_ke
     finally:
         with psycopg.connect(pg_server_uri, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def test_a_file_whose_rows_print_without_end_is_refused_before_they_fill_memory(
+    db: Database,
+    pg_server_uri: str,
+    target: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The file's schema_migrations rows are printed to learn its schema: compressed, a few kilobytes of a file
+    print gigabytes. What is read of them is bounded (here 200 KB, rows of 1 MB)."""
+    with db.connection() as conn:
+        conn.execute(
+            "INSERT INTO schema_migrations (version, name, checksum)"
+            " SELECT -n, 'x', 'x' FROM generate_series(1, 40000) AS n"
+        )
+    dump = _tampered(db, tmp_path / "bomb.dump")
+    monkeypatch.setattr("socialrag.pgtools.OUTPUT_BYTES", 200_000)
+    assert main(["restore", str(dump), "--force"]) == 2
+    err = capsys.readouterr().err
+    assert "more than 200,000 bytes" in err, err
+    _untouched(pg_server_uri, target)
+
+
+def test_a_hand_made_note_beside_the_file_neither_reaches_the_terminal_nor_stops_with_a_traceback(
+    db: Database, target: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``FILE.json`` travels with the file: its strings are printed, so one with control characters is not; one
+    nested past Python's recursion limit is refused with the sentence that names it."""
+    import json
+
+    dump = _tampered(db, tmp_path / "noted.dump")
+    note = dump.with_name(dump.name + ".json")
+    said = json.loads(note.read_text())
+    note.write_text(json.dumps({**said, "paperping": "9\x1b]0;owned\x07", "created_at": "x\n\x1b[2J"}))
+    assert main(["restore", str(dump), "--force"]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "restored" in out, out
+    note.write_text("[" * 100_000)
+    assert main(["restore", str(dump), "--force"]) == 2
+    assert "is not the note `paperping backup` writes" in capsys.readouterr().err
