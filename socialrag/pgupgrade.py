@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -146,15 +147,39 @@ def sync_folder(folder: Path) -> None:
         os.close(fd)
 
 
+# the names an upgrade gives the old folder and its upgraded copy (``cli/upgrades.py``): nothing else is renamed or
+# deleted on the journal's word, so a journal written by hand cannot point the undo at another folder
+KEPT_NAME = re.compile(r"pgdata-pg[0-9]{1,3}-[0-9]{8}-[0-9]{6}")
+FRESH_NAME = re.compile(r"\.pgdata-pg[0-9]{1,3}-[0-9]{8}-[0-9]{6}")
+JOURNAL_BYTES = 4096
+
+
 def load_unfinished(home: Path) -> Unfinished | None:
+    """The journal an upgrade stopped halfway left in ``home``, or None; one that is not of the form an upgrade
+    writes (a major that is not a number, a folder name that is not one it gives) stops the start, touching
+    nothing."""
+    path = home / JOURNAL
     try:
-        return Unfinished(**json.loads((home / JOURNAL).read_text()))
+        with path.open("rb") as fh:
+            raw = fh.read(JOURNAL_BYTES + 1)
     except FileNotFoundError:
         return None
+    try:
+        if len(raw) > JOURNAL_BYTES:
+            raise ValueError(f"longer than {JOURNAL_BYTES} bytes")
+        found = Unfinished(**json.loads(raw))
+        majors = (found.old_major, found.new_major)
+        if not all(type(m) is int and 9 <= m <= 999 for m in majors):
+            raise ValueError("its Postgres majors are not numbers")
+        if not (isinstance(found.kept, str) and KEPT_NAME.fullmatch(found.kept)):
+            raise ValueError("the old folder's name is not one an upgrade gives")
+        if not (isinstance(found.fresh, str) and FRESH_NAME.fullmatch(found.fresh)):
+            raise ValueError("the upgraded folder's name is not one an upgrade gives")
     except (ValueError, TypeError) as exc:
         raise HomeUpgradeUnfinished(
-            f"{home / JOURNAL} is unreadable ({exc}): look at the pgdata folders in {home}"
+            f"{path} is unreadable ({exc}): nothing was started or moved; look at the pgdata folders in {home}"
         ) from exc
+    return found
 
 
 def unfinished_help(home: Path, unfinished: Unfinished) -> str:
@@ -198,7 +223,7 @@ def undo_unfinished(home: Path, say: Callable[[str], None]) -> None:
         raise HomeUpgradeUnfinished(unfinished_help(home, unfinished))
     clear_unfinished(home)
     say(f"an earlier upgrade stopped halfway: {pgdata} is the Postgres {unfinished.old_major} folder again")
-    if fresh.is_dir():  # pg_upgrade's output that never moved in, so never ran: only disk space
+    if fresh.is_dir() and not fresh.is_symlink():  # pg_upgrade's output that never moved in, so never ran
         shutil.rmtree(fresh)
         say(f"its unused upgraded copy {fresh} is deleted")
 

@@ -76,3 +76,38 @@ def test_the_journal_is_written_whole(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == [pgupgrade.JOURNAL]
     pgupgrade.clear_unfinished(tmp_path)
     assert pgupgrade.load_unfinished(tmp_path) is None
+
+
+# Journals an upgrade never writes. Every folder they name lies inside this test's own tmp_path (``victim``, beside
+# the home), so that even a broken check could only touch the test's own files.
+HOSTILE: dict[str, dict[str, object]] = {
+    "a folder outside the home": {"kept": OLD, "fresh": "../victim"},
+    "a path into another folder": {"kept": OLD, "fresh": ".pgdata-pg18-20250101-000000/../../victim"},
+    "the home's own pgdata": {"kept": OLD, "fresh": "pgdata"},
+    "an old folder elsewhere": {"kept": "../victim", "fresh": FRESH},
+    "a major that is not a number": {"kept": OLD, "fresh": FRESH, "old_major": "16; rm"},
+    "a major that is true": {"kept": OLD, "fresh": FRESH, "old_major": True},
+}
+
+
+@pytest.mark.parametrize("kind", list(HOSTILE))
+def test_a_journal_an_upgrade_never_writes_moves_and_deletes_nothing(kind: str, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    victim = folder(tmp_path / "victim", 18)
+    folder(home / OLD, 16)
+    folder(home / FRESH, 18)
+    folder(home / "pgdata", 18)
+    written: dict[str, object] = {"old_major": 16, "new_major": 18, **HOSTILE[kind]}
+    (home / pgupgrade.JOURNAL).write_text(json.dumps(written))
+    for step in (lambda: pgupgrade.check_home(home / "pgdata"), lambda: pgupgrade.undo_unfinished(home, print)):
+        with pytest.raises(pgupgrade.HomeUpgradeUnfinished, match="nothing was started or moved"):
+            step()
+    assert (victim / "PG_VERSION").read_text() == "18\n"
+    assert sorted(p.name for p in home.iterdir()) == sorted([OLD, FRESH, "pgdata", pgupgrade.JOURNAL])
+
+
+def test_a_huge_journal_is_refused_unread(tmp_path: Path) -> None:
+    (tmp_path / pgupgrade.JOURNAL).write_text(" " * 10_000_000 + "{}")
+    with pytest.raises(pgupgrade.HomeUpgradeUnfinished, match="longer than"):
+        pgupgrade.load_unfinished(tmp_path)
