@@ -215,6 +215,11 @@ class _Reader:
         return self.string() or ""
 
 
+# far above any id pg_dump gives an object of a PaperPing home (a few thousand), far below what would make
+# pg_restore, which allocates its tables by the largest id, take more than a few megabytes
+MAX_DUMP_ID = 1_000_000
+
+
 def read_archive(path: Path) -> Archive:
     """The header and table of contents of ``pg_dump -Fc`` file ``path`` (a ``ValueError`` says what is wrong with
     one that is not such a file, or of an archive version this does not read)."""
@@ -242,6 +247,8 @@ def read_archive(path: Path) -> Archive:
 
 def _read_entry(r: _Reader, version: tuple[int, int]) -> TocEntry:
     dump_id, has_data = r.integer(), r.integer()
+    if not 0 < dump_id <= MAX_DUMP_ID:  # pg_restore sizes its tables by the largest id: read before it runs
+        raise ValueError(f"an entry of the table of contents has the id {dump_id}, which no home's dump gives")
     r.text(), r.text()  # catalog ids
     tag, desc = r.text(), r.text()
     r.integer()  # section

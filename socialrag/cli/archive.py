@@ -19,12 +19,11 @@ from typing import Any
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
-from socialrag.cli.restore_check import check_dump, reference_archive
+from socialrag.cli.restore_check import check_dump, reference_archive, toc_of
 from socialrag.errors import DatabaseError, InputError
 from socialrag.migrate import apply_migrations, load_migrations
 from socialrag.pgtools import (
     choose_tools,
-    read_archive,
     run_tool,
     server_major,
     shipped_tools,
@@ -168,6 +167,7 @@ def read_backup(path: Path, tools: Path) -> BackupInfo:
         raise InputError(f"{path} is truncated or damaged: {size:,} bytes where the backup wrote {noted['size']:,}")
     if noted and noted.get("sha256") and noted["sha256"] != _sha256(path):
         raise InputError(f"{path} is damaged: its checksum is not the one the backup recorded")
+    toc_of(path)  # read by PaperPing first: pg_restore trusts what the file says of its own size
     listing = _restore_output(tools, ["-l", str(path)], path)
     missing = [t for t in CORE_TABLES if f" TABLE DATA public {t} " not in listing]
     if missing:
@@ -245,11 +245,7 @@ def restore_database(path: Path, server: str, name: str, *, force: bool = False)
     target = with_dbname(server, name)
     if not force and _database_exists(server, name) and holds_data(target):
         raise InputError(f"database {name} already holds a home's data; add --force to replace it with {path}")
-    try:
-        dump = read_archive(path)
-    except ValueError as exc:
-        raise InputError(f"{path} cannot be read as a backup ({exc})") from exc
-    chosen = check_dump(dump, reference_archive(server, name, info.migration, tools), path, info.migration)
+    chosen = check_dump(toc_of(path), reference_archive(server, name, info.migration, tools), path, info.migration)
     staging = f"{name}_restoring"
     _drop_database(server, staging)  # what an earlier restore left when it was stopped
     _create_database(server, staging)

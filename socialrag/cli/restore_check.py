@@ -46,6 +46,14 @@ def shown(entry: TocEntry) -> str:
     return _CONTROL.sub("?", entry.name)[:160]
 
 
+def toc_of(path: Path) -> Archive:
+    """The file's header and table of contents, read by PaperPing; ``InputError`` when they cannot be."""
+    try:
+        return read_archive(path)
+    except ValueError as exc:
+        raise InputError(f"{path} cannot be read as a backup ({exc})") from exc
+
+
 def check_dump(dump: Archive, reference: Archive, path: Path, migration: int) -> list[int]:
     """The ids of the entries of ``dump`` a restore runs, once every entry is one ``reference`` has with the same
     SQL; anything else raises ``InputError`` naming the first entry that is not, before anything is restored."""

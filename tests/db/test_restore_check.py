@@ -142,6 +142,34 @@ def test_an_integer_pg_restore_would_read_as_another_is_refused(tmp_path: Path) 
         read_archive(tmp_path / "x.dump")
 
 
+def _toc_file(path: Path, dump_id: int) -> Path:
+    """The start of a custom-format file (archive 1.14) whose first entry has ``dump_id``."""
+
+    def integer(value: int) -> bytes:
+        return b"\x00" + value.to_bytes(4, "little")
+
+    def text(value: str) -> bytes:
+        return integer(len(value.encode())) + value.encode()
+
+    header = b"PGDMP\x01\x0e\x00\x04\x08\x01" + integer(0) * 8  # compression, the time
+    names = text("pp") + text("16.4") + text("16.4")  # the database, the server, pg_dump
+    entry = integer(dump_id) + integer(0)  # its id and whether it has data: what is read first
+    path.write_bytes(header + names + integer(1) + entry)
+    return path
+
+
+def test_an_entry_id_no_home_gives_is_refused_before_pg_restore_reads_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """pg_restore sizes its tables by the largest id it reads: PaperPing reads the ids first."""
+    with pytest.raises(ValueError, match="the id 2000000000, which no home's dump gives"):
+        read_archive(_toc_file(tmp_path / "huge.dump", 2_000_000_000))
+    from bot.cli import main
+
+    assert main(["restore", str(tmp_path / "huge.dump")]) == 2
+    assert "cannot be read as a backup" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize(
     "url",
     [
