@@ -72,11 +72,15 @@ def with_dbname(conninfo: str, dbname: str) -> str:
     return make_conninfo(conninfo, dbname=dbname)
 
 
+CONNECT_SECONDS = 20  # how long pg_dump and pg_restore wait for a server to answer a connection
+
+
 @contextmanager
 def tool_dsn(conninfo: str) -> Iterator[str]:
     """The connection string for a client program, its password in a passfile that only this user reads: a
     password on a command line is visible to every user of the machine."""
     params = {k: str(v) for k, v in conninfo_to_dict(conninfo).items() if v is not None}
+    params.setdefault("connect_timeout", str(CONNECT_SECONDS))  # a server that never answers is said so
     password = params.pop("password", None)
     if password is None:
         yield make_conninfo("", **params)

@@ -186,3 +186,15 @@ def test_move_to_prints_the_url_without_its_password(url: str) -> None:
 
     shown = hide_password(url)
     assert "s3cr3t" not in shown and "****" in shown and ("db.example" in shown), shown
+
+
+def test_the_programs_give_up_on_a_server_that_never_answers() -> None:
+    """pg_dump and pg_restore are given a connection timeout, unless the admin's URL sets its own."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    from socialrag.pgtools import CONNECT_SECONDS, tool_dsn
+
+    with tool_dsn("postgresql://paper:pw@db.example/pp") as dsn:
+        assert conninfo_to_dict(dsn)["connect_timeout"] == str(CONNECT_SECONDS)
+    with tool_dsn("postgresql://paper@db.example/pp?connect_timeout=3") as dsn:
+        assert conninfo_to_dict(dsn)["connect_timeout"] == "3"
