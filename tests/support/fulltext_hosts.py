@@ -103,14 +103,16 @@ class Web:
 
 
 class HostStandIn:
-    """One host on ``http://127.0.0.1:PORT/``: ``routes`` path (with its query) -> answers, the last repeated."""
+    """One host on ``http://127.0.0.1:PORT/`` (or another loopback ``address``): ``routes`` path (with its query) ->
+    answers, the last repeated."""
 
-    def __init__(self, robots: str | None = "User-agent: *\nDisallow: /private/\n") -> None:
+    def __init__(self, robots: str | None = "User-agent: *\nDisallow: /private/\n", address: str = "127.0.0.1") -> None:
         self.routes: dict[str, list[Answer]] = {}
         if robots is not None:
             self.routes["/robots.txt"] = [Answer(200, robots.encode(), "text/plain")]
         self.requests: list[tuple[str, dict[str, str]]] = []
         self.lock = threading.Lock()
+        self.address = address
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -137,12 +139,12 @@ class HostStandIn:
                 except OSError:  # the reader gave up: that is the point of a slow answer
                     pass
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = ThreadingHTTPServer((address, 0), Handler)
         self._server.daemon_threads = True
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}/"
+        return f"http://{self.address}:{self._server.server_address[1]}/"
 
     def asked(self, part: str) -> int:
         with self.lock:

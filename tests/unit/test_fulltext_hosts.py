@@ -317,7 +317,9 @@ def test_a_name_that_resolves_to_a_local_address_is_not_read() -> None:
         pytest.skip("this machine's name does not resolve")
     if not resolved.startswith("127.") or web_hosts._private(name):
         pytest.skip("this machine's name does not stand for a loopback address")
-    host = HostStandIn().start()  # on 127.0.0.1: the connection is made, and ended before anything is sent
+    # on the address the name stands for (127.0.0.1, or 127.0.1.1 as Debian writes a machine's name in /etc/hosts):
+    # the connection is made, and ended before anything is sent
+    host = HostStandIn(address=resolved).start()
     try:
         port = host.url.rsplit(":", 1)[1].strip("/")
         pages = WebHosts(HOSTS.all(), interval=0)
