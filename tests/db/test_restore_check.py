@@ -134,27 +134,30 @@ def test_an_entry_with_data_it_should_not_have_or_anothers_id_is_refused() -> No
     assert "the id 0" in refusal(dump(entry(0, "ACL", "public", "TABLE authors")))
 
 
+def _integer(value: int) -> bytes:
+    """An integer as pg_dump writes it: a sign byte, then four bytes."""
+    return b"\x00" + value.to_bytes(4, "little")
+
+
+def _text(value: str) -> bytes:
+    return _integer(len(value.encode())) + value.encode()
+
+
+HEADER_1_14 = b"PGDMP\x01\x0e\x00\x04\x08\x01" + _integer(0) * 8  # archive 1.14: compression, the time
+
+
 def test_an_integer_pg_restore_would_read_as_another_is_refused(tmp_path: Path) -> None:
     """pg_restore reads four bytes into a C int: 2**31 and up wrap to another number than Python's."""
-    header = b"PGDMP\x01\x0e\x00\x04\x08\x01" + b"\x00" * 5 * 8  # archive 1.14: compression, the time
-    (tmp_path / "x.dump").write_bytes(header + b"\x00\x05\x00\x00\x80")  # the database's name: 2**31 + 5 long
+    (tmp_path / "x.dump").write_bytes(HEADER_1_14 + b"\x00\x05\x00\x00\x80")  # the database's name: 2**31 + 5 long
     with pytest.raises(ValueError, match="out of range"):
         read_archive(tmp_path / "x.dump")
 
 
 def _toc_file(path: Path, dump_id: int) -> Path:
     """The start of a custom-format file (archive 1.14) whose first entry has ``dump_id``."""
-
-    def integer(value: int) -> bytes:
-        return b"\x00" + value.to_bytes(4, "little")
-
-    def text(value: str) -> bytes:
-        return integer(len(value.encode())) + value.encode()
-
-    header = b"PGDMP\x01\x0e\x00\x04\x08\x01" + integer(0) * 8  # compression, the time
-    names = text("pp") + text("16.4") + text("16.4")  # the database, the server, pg_dump
-    entry = integer(dump_id) + integer(0)  # its id and whether it has data: what is read first
-    path.write_bytes(header + names + integer(1) + entry)
+    names = _text("pp") + _text("16.4") + _text("16.4")  # the database, the server, pg_dump
+    entry = _integer(dump_id) + _integer(0)  # its id and whether it has data: what is read first
+    path.write_bytes(HEADER_1_14 + names + _integer(1) + entry)
     return path
 
 
