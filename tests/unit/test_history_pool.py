@@ -275,6 +275,36 @@ def test_a_replay_judges_a_weekly_group_when_it_picks() -> None:
     assert "against newest first (standard error" in last and "; MRR " in last
 
 
+def test_a_ranking_under_study_is_scored_on_the_same_steps_and_pools() -> None:
+    """``replay``'s ``extra`` rankings see each step's pool and calibrated scores but not what was shared: a copy
+    of the calibrated scores scores exactly what the calibrated ranking does, step by step, and the newest first
+    by the step's features is right every week, as the replay's own newest first is."""
+    from socialrag.recommender.rank.evaluate import CALIBRATED, Step, replay
+
+    infos, vectors, readings = catalog(n_days=300, per_day=1)
+    picks = []
+    for w in range(20):
+        day = START + timedelta(days=120 + 7 * w)
+        picks.append((next(p for p, i in infos.items() if i.publication_date == day.date()), day + timedelta(hours=9)))
+    history = build_history(channel(infos, readings, picks), build_universe(infos, vectors, readings), 60.0)
+    seen: list[Step] = []
+
+    def studied(step: Step) -> dict[str, np.ndarray]:
+        seen.append(step)
+        assert not hasattr(step, "relevant") and len(step.rows) == len(step.x) == len(step.calibrated)
+        assert step.pairs.samples(step.t) is None or step.pairs.samples(step.t).picks <= len(picks)
+        return {"copy": step.calibrated.copy(), "newest by features": step.x[:, FEATURES.index("recency")]}
+
+    topics = np.zeros(len(infos), dtype=np.int64)
+    report = replay(history, warmup=8, refit_every=None, topics=topics, extra=studied)
+    assert report.steps == len(seen) == 12
+    assert report.results["copy"].reciprocal == report.results[CALIBRATED].reciprocal
+    assert report.results["copy"].recall50 == report.results[CALIBRATED].recall50
+    assert report.results["newest by features"].mrr == 1.0
+    assert "copy" in report.table()  # listed with the others, without coverage columns
+    assert report.results["copy"].coverage.split() == ["-", "-"]
+
+
 def test_the_fast_paths_give_the_same_numbers() -> None:
     """The readings of many papers found at once, and the window learnt along the shares, answer exactly what
     the paper-by-paper and quantile-by-quantile forms do."""

@@ -14,6 +14,7 @@ k-means clusters of the papers' embeddings).
 from __future__ import annotations
 
 import random
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
@@ -25,6 +26,7 @@ from socialrag.recommender.rank.calibrate import RankerModel, default_model
 from socialrag.recommender.rank.diversity import diversify
 from socialrag.recommender.rank.engagement import ScoringConfig
 from socialrag.recommender.rank.features import FEATURES, ChannelState, features, fill_unknown
+from socialrag.recommender.rank.guard import TrainingSet
 from socialrag.recommender.rank.history import DAY, ChannelHistory, build_history, pool_rows
 from socialrag.recommender.rank.refit import load_universe
 from socialrag.recommender.rank.replay_coverage import POSTS_PER_STEP, CoverageTally
@@ -141,6 +143,23 @@ class EvalReport:
         return "\n".join(lines)
 
 
+@dataclass(frozen=True)
+class Step:
+    """One replayed step as a ranking under study sees it (``replay``'s ``extra``): the moment, the pool's rows of
+    the universe, their features, the calibrated scores (the channel's window applied), and the pairs to learn
+    from (only those before ``t`` may be used)."""
+
+    t: float
+    rows: np.ndarray
+    x: np.ndarray
+    calibrated: np.ndarray
+    pairs: TrainingSet
+
+
+# more rankings to replay beside the project's own (a measurement of an idea): scores by name, best highest
+ExtraRankings = Callable[[Step], Mapping[str, np.ndarray]]
+
+
 def topic_labels(vectors: np.ndarray, k: int = 20, seed: int = 0) -> np.ndarray:
     """A topic per paper: k-means clusters of the embeddings."""
     from sklearn.cluster import KMeans
@@ -162,10 +181,12 @@ def replay(
     seed: int = 13,
     max_steps: int = 200,
     topics: np.ndarray | None = None,
+    extra: ExtraRankings | None = None,
 ) -> EvalReport:
     """The replay itself, on arrays (``paperping eval`` and ``bench/replay_eval.py`` load them). ``refit_every``
     None: the channel is never refitted, and its calibrated ranking is the default blend throughout (a channel
-    before its first refit)."""
+    before its first refit). ``extra`` adds rankings under study, scored on the same steps and pools, with the same
+    window and draws for ties (no coverage columns)."""
     u = history.universe
     topics = topic_labels(u.vectors) if topics is None else topics
     member_first = history.member_first
@@ -196,12 +217,18 @@ def replay(
         elif steps % refit_every == 0:
             model = pairs.fit(popularity_weight, before=t, now=datetime.fromtimestamp(t, UTC), current=model)
         tally.begin(t)
-        if _score_step(history, t, week, window_days, model, blend, topics, rng, results, sizes, recall, tally):
+        scored = _score_step(history, t, week, window_days, (model, blend), topics, rng, results, sizes, recall, tally)
+        if scored is not None and extra is not None:
+            rows, x, scores, relevant, outside = scored
+            for name, s in extra(Step(t, rows, x, scores, pairs)).items():
+                order = _order(np.where(outside, s.min() - 1.0, s), rng)  # serving's window, whatever the ranking
+                _record(results.setdefault(name, MethodResult()), relevant[order], topics[rows[order[:10]]])
+        if scored is not None:
             steps += 1
         start = int(np.searchsorted(times, t + span))
     tally.close()
-    for name, r in results.items():
-        r.covered, r.named = tally.topics[name], tally.members[name]
+    for name in METHODS:  # the rankings under study have no coverage columns
+        results[name].covered, results[name].named = tally.topics[name], tally.members[name]
     report = EvalReport(steps, int(np.median(sizes)) if sizes else 0, results, len(shared), model, recall)
     return report
 
@@ -211,17 +238,18 @@ def _score_step(
     t: float,
     week: np.ndarray,
     window_days: float,
-    model: RankerModel,
-    blend: RankerModel,
+    models: tuple[RankerModel, RankerModel],
     topics: np.ndarray,
     rng: random.Random,
     results: dict[str, MethodResult],
     sizes: list[int],
     recall: list[float],
     tally: CoverageTally,
-) -> bool:
-    """Score every method at one step, and the candidate stage's recall; False when nothing shared that week
-    was a candidate then."""
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """Score every method at one step (``models``: the calibrated one and the default blend), and the candidate
+    stage's recall; None when nothing shared that week was a candidate then, else the pool's rows, their features,
+    the calibrated scores, which rows the channel shared, and which lie outside the channel's window."""
+    model, blend = models
     u = history.universe
     state, known = history.state_at(t)
     state = replace(state, taste=model.taste)  # the refit's model of the paper itself, if it learnt one
@@ -231,15 +259,16 @@ def _score_step(
     truth_rows = history.rows[week]
     truth_rows = truth_rows[~(u.available[truth_rows] >= t)]
     if len(truth_rows) == 0:
-        return False
+        return None
     rows = np.union1d(pool_rows(u, t, window_days, history.rows[known]), truth_rows)
     sizes.append(len(rows))
     recall.append(_retrieval_recall(u, state, rows, truth_rows))
     x = fill_unknown(features(state, u.candidates(rows, t), t))
     relevant = np.isin(rows, truth_rows)
     scores = model.score(x)
-    if model.window_days is not None:  # serving would not have offered what is older than the channel's window
-        scores = np.where(t - u.available[rows] > model.window_days * DAY, scores.min() - 1.0, scores)
+    # serving would not have offered what is older than the channel's window
+    outside = t - u.available[rows] > (model.window_days if model.window_days is not None else np.inf) * DAY
+    scores = np.where(outside, scores.min() - 1.0, scores)
     orders: dict[str, np.ndarray] = {
         CALIBRATED: _order(scores, rng),
         # as serving chooses: variety, and the channel's topics in proportion to their engagement over the month
@@ -254,16 +283,19 @@ def _score_step(
         orders[name] = _order(-column if feature == "disliked" else column, rng)
     orders.update(_baselines(history, t, rows, known, rng))
     for name, order in orders.items():
-        hits = relevant[order]
-        r = results[name]
-        r.precision5.append(float(hits[:5].sum()) / 5.0)
-        r.recall10.append(float(hits[:10].sum()) / float(relevant.sum()))
-        r.recall50.append(float(hits[:50].sum()) / float(relevant.sum()))
-        first = np.flatnonzero(hits)
-        r.reciprocal.append(1.0 / (first[0] + 1) if len(first) else 0.0)
-        r.topics10.append(len(set(topics[rows[order[:10]]].tolist())))
+        _record(results[name], relevant[order], topics[rows[order[:10]]])
     tally.add({name: rows[order[:POSTS_PER_STEP]] for name, order in orders.items()})
-    return True
+    return rows, x, scores, relevant, outside
+
+
+def _record(r: MethodResult, hits: np.ndarray, top_topics: np.ndarray) -> None:
+    """One step's figures for one ranking: ``hits`` marks what the channel shared, in the ranking's order."""
+    r.precision5.append(float(hits[:5].sum()) / 5.0)
+    r.recall10.append(float(hits[:10].sum()) / float(hits.sum()))
+    r.recall50.append(float(hits[:50].sum()) / float(hits.sum()))
+    first = np.flatnonzero(hits)
+    r.reciprocal.append(1.0 / (first[0] + 1) if len(first) else 0.0)
+    r.topics10.append(len(set(top_topics.tolist())))
 
 
 def _baselines(
