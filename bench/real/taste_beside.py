@@ -7,7 +7,9 @@ rankings: the same steps, pools, window and draws for ties), and at each step al
 calibrated score plus w times the taste relearnt from the picks before the step (both in units of their spread
 among the step's candidates), by the two orders fused by reciprocal rank (k = 60), and by the calibrated score plus
 half a kernel on the nearest papers: the mean cosine to the ten closest picks less that to the ten closest papers
-passed over. It prints R@10, R@50 and
+passed over, and by the calibrated score plus half the mean cosine to the ten closest papers the channel had (the
+ten nearest baseline). Each figure is also given for the steps where the judge served the default blend (it had
+too little to judge on, or judged the blend best). It prints R@10, R@50 and
 MRR per ranking.
 """
 
@@ -29,7 +31,9 @@ KNN = 10
 
 
 def nearest_mean(candidates: np.ndarray, papers: np.ndarray) -> np.ndarray:
-    """Each candidate's mean cosine to its ``KNN`` closest ``papers``."""
+    """Each candidate's mean cosine to its ``KNN`` closest ``papers`` (zero for each when there are none)."""
+    if not len(papers):
+        return np.zeros(len(candidates))
     return np.asarray(np.sort(candidates @ papers.T, axis=1)[:, -KNN:].mean(axis=1))
 
 
@@ -46,14 +50,21 @@ def rank_positions(s: np.ndarray) -> np.ndarray:
     return out
 
 
-def beside(vectors: np.ndarray, ridges: list[float]) -> Callable[[Step], dict[str, np.ndarray]]:
+def beside(
+    history: ChannelHistory, ridges: list[float], blend_kept: list[bool]
+) -> Callable[[Step], dict[str, np.ndarray]]:
     """The rankings under study at a step, from the calibrated scores and what was picked and passed over
-    before it (``vectors``: the universe's)."""
+    before it. Appends to ``blend_kept`` whether the judge served the default blend at the step."""
+    vectors = history.universe.vectors
 
     def rankings(step: Step) -> dict[str, np.ndarray]:
+        blend_kept.append(bool(np.array_equal(step.model.weights, step.model.prior)))
         scores: dict[str, np.ndarray] = {}
         samples = step.pairs.samples(step.t)
         candidates = vectors[step.rows]
+        _, known = history.state_at(step.t)  # the mean cosine to the ten closest papers the channel had
+        nearest = nearest_mean(candidates, vectors[history.rows[known]])
+        scores[f"+ 0.5 x {KNN} nearest had"] = spread_units(step.calibrated) + 0.5 * spread_units(nearest)
         for ridge in ridges:
             direction = fit_taste(samples, ridge) if samples is not None else None
             taste = candidates @ direction if direction is not None else np.zeros(len(step.rows))
@@ -61,21 +72,25 @@ def beside(vectors: np.ndarray, ridges: list[float]) -> Callable[[Step], dict[st
                 scores[f"+ {w} x taste (ridge {ridge})"] = spread_units(step.calibrated) + w * spread_units(taste)
             fused = 1 / (RRF_K + rank_positions(step.calibrated)) + 1 / (RRF_K + rank_positions(taste))
             scores[f"fused by rank (ridge {ridge})"] = fused
-        if samples is not None and samples.picks >= KNN:  # a kernel on the nearest papers picked and passed over
+        kernel = step.calibrated  # a kernel on the nearest papers picked and passed over, once there are enough
+        if samples is not None and samples.picks >= KNN:
             near = nearest_mean(candidates, vectors[np.unique(samples.liked_rows)])
             far = nearest_mean(candidates, vectors[np.unique(samples.passed_rows)])
             kernel = spread_units(step.calibrated) + 0.5 * spread_units(near - far)
-            scores[f"+ 0.5 x {KNN} nearest picked less passed"] = kernel
+        scores[f"+ 0.5 x {KNN} nearest picked less passed"] = kernel
         return scores
 
     return rankings
 
 
-def replay_beside(history: ChannelHistory, ridges: list[float], warmup: int = 8) -> EvalReport:
-    """``bench.real.replay_real``'s replay, with the rankings under study beside the project's."""
+def replay_beside(history: ChannelHistory, ridges: list[float], warmup: int = 8) -> tuple[EvalReport, np.ndarray]:
+    """``bench.real.replay_real``'s replay, with the rankings under study beside the project's, and at each step
+    whether the judge served the default blend."""
     zeros = np.zeros(len(history.universe.vectors), dtype=np.int64)
-    extra = beside(history.universe.vectors, ridges)
-    return replay(history, warmup=warmup, window_days=365.0, refit_every=1, topics=zeros, extra=extra)
+    kept: list[bool] = []
+    extra = beside(history, ridges, kept)
+    report = replay(history, warmup=warmup, window_days=365.0, refit_every=1, topics=zeros, extra=extra)
+    return report, np.array(kept, dtype=bool)
 
 
 def main() -> None:
@@ -88,13 +103,16 @@ def main() -> None:
     names = [n for n in sorted(p.stem for p in rr.HISTORIES.glob("*.jsonl")) if args.only in (None, n)]
     for name in names:
         history, _ = rr.history_of(name, rows, vectors)
-        report = replay_beside(history, args.ridge)
-        print(f"\n## {name}: {report.steps} steps")
-        print(f"{'ranking':<40}{'R@10':>7}{'R@50':>7}{'MRR':>7}")
-        studied = [CALIBRATED, *(m for m in report.results if m not in METHODS)]
-        for method in studied:
+        report, kept = replay_beside(history, args.ridge)
+        print(f"\n## {name}: {report.steps} steps, the default blend served at {int(kept.sum())}")
+        print(f"{'ranking':<40}{'R@10':>7}{'R@50':>7}{'MRR':>7}   (the same, where the blend was served)")
+        for method in [CALIBRATED, *(m for m in report.results if m not in METHODS)]:
             r = report.results[method]
-            print(f"{method:<40}{r.r10:7.3f}{r.r50:7.3f}{r.mrr:7.3f}")
+            figures = [np.array(v) for v in (r.recall10, r.recall50, r.reciprocal)]
+            line = f"{method:<40}" + "".join(f"{v.mean():7.3f}" for v in figures)
+            if kept.any():
+                line += "   " + "".join(f"{v[kept].mean():7.3f}" for v in figures)
+            print(line)
 
 
 if __name__ == "__main__":

@@ -278,7 +278,8 @@ def test_a_replay_judges_a_weekly_group_when_it_picks() -> None:
 def test_a_ranking_under_study_is_scored_on_the_same_steps_and_pools() -> None:
     """``replay``'s ``extra`` rankings see each step's pool and calibrated scores but not what was shared: a copy
     of the calibrated scores scores exactly what the calibrated ranking does, step by step, and the newest first
-    by the step's features is right every week, as the replay's own newest first is."""
+    by the step's features is right every week, as the replay's own newest first is. The rankings under study take
+    nothing from the project's own: its figures are the same with and without them."""
     from socialrag.recommender.rank.evaluate import CALIBRATED, Step, replay
 
     infos, vectors, readings = catalog(n_days=300, per_day=1)
@@ -298,6 +299,8 @@ def test_a_ranking_under_study_is_scored_on_the_same_steps_and_pools() -> None:
     topics = np.zeros(len(infos), dtype=np.int64)
     report = replay(history, warmup=8, refit_every=None, topics=topics, extra=studied)
     assert report.steps == len(seen) == 12
+    alone = replay(history, warmup=8, refit_every=None, topics=topics)  # the project's figures are its own
+    assert all(alone.results[m].reciprocal == report.results[m].reciprocal for m in alone.results)
     assert report.results["copy"].reciprocal == report.results[CALIBRATED].reciprocal
     assert report.results["copy"].recall50 == report.results[CALIBRATED].recall50
     assert report.results["newest by features"].mrr == 1.0

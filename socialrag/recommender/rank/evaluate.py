@@ -146,14 +146,15 @@ class EvalReport:
 @dataclass(frozen=True)
 class Step:
     """One replayed step as a ranking under study sees it (``replay``'s ``extra``): the moment, the pool's rows of
-    the universe, their features, the calibrated scores (the channel's window applied), and the pairs to learn
-    from (only those before ``t`` may be used)."""
+    the universe, their features, the calibrated scores (the channel's window applied) and the model that gave
+    them, and the pairs to learn from (only those before ``t`` may be used)."""
 
     t: float
     rows: np.ndarray
     x: np.ndarray
     calibrated: np.ndarray
     pairs: TrainingSet
+    model: RankerModel
 
 
 # more rankings to replay beside the project's own (a measurement of an idea): scores by name, best highest
@@ -186,7 +187,7 @@ def replay(
     """The replay itself, on arrays (``paperping eval`` and ``bench/replay_eval.py`` load them). ``refit_every``
     None: the channel is never refitted, and its calibrated ranking is the default blend throughout (a channel
     before its first refit). ``extra`` adds rankings under study, scored on the same steps and pools, with the same
-    window and draws for ties (no coverage columns)."""
+    window, and draws for ties of their own (no coverage columns)."""
     u = history.universe
     topics = topic_labels(u.vectors) if topics is None else topics
     member_first = history.member_first
@@ -198,6 +199,7 @@ def replay(
     pairs = training_set(history, judged=None)  # every step's fit is judged on the shares before it
     blend = default_model(popularity_weight)
     rng = random.Random(seed)
+    studied = random.Random(seed + 1)  # the draws for ties of ``extra``: the project's rankings keep theirs
     model = blend
     sizes: list[int] = []
     recall: list[float] = []
@@ -220,8 +222,8 @@ def replay(
         scored = _score_step(history, t, week, window_days, (model, blend), topics, rng, results, sizes, recall, tally)
         if scored is not None and extra is not None:
             rows, x, scores, relevant, outside = scored
-            for name, s in extra(Step(t, rows, x, scores, pairs)).items():
-                order = _order(np.where(outside, s.min() - 1.0, s), rng)  # serving's window, whatever the ranking
+            for name, s in extra(Step(t, rows, x, scores, pairs, model)).items():
+                order = _order(np.where(outside, s.min() - 1.0, s), studied)  # serving's window, whatever the ranking
                 _record(results.setdefault(name, MethodResult()), relevant[order], topics[rows[order[:10]]])
         if scored is not None:
             steps += 1
