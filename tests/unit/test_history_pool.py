@@ -306,6 +306,9 @@ def test_a_ranking_under_study_is_scored_on_the_same_steps_and_pools() -> None:
     assert report.results["newest by features"].mrr == 1.0
     assert "copy" in report.table()  # listed with the others, without coverage columns
     assert report.results["copy"].coverage.split() == ["-", "-"]
+    for clash in ({CALIBRATED: np.zeros(3)}, {"short": np.zeros(1)}):  # never mixed into the project's figures
+        with pytest.raises(ValueError, match="ranking under study"):
+            replay(history, warmup=8, refit_every=None, topics=topics, extra=lambda step, c=clash: c)
 
 
 def test_the_fast_paths_give_the_same_numbers() -> None:

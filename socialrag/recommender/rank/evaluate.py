@@ -223,6 +223,10 @@ def replay(
         if scored is not None and extra is not None:
             rows, x, scores, relevant, outside = scored
             for name, s in extra(Step(t, rows, x, scores, pairs, model)).items():
+                if name in METHODS or len(s) != len(rows):
+                    raise ValueError(
+                        f"a ranking under study is named as one of the replay's own, or misses papers: {name}"
+                    )
                 order = _order(np.where(outside, s.min() - 1.0, s), studied)  # serving's window, whatever the ranking
                 _record(results.setdefault(name, MethodResult()), relevant[order], topics[rows[order[:10]]])
         if scored is not None:
