@@ -1,5 +1,6 @@
-"""The paper model beside the calibrated ranking, on the real histories: a measurement of a change that was tried
-and dropped (``docs/benchmarks.md``, the paper model beside the calibrated ranking).
+"""The paper model beside the calibrated ranking, on the real histories: the measurements of the changes that were
+tried and dropped (``docs/benchmarks.md``, the paper model beside the calibrated ranking), and of the one served:
+the paper model orders the default blend's shortlist (``rank/shortlist.py``), against the same ranking without it.
 
 ``python -m bench.real.taste_beside [--only NAME] [--ridge R ...]`` replays each history as
 ``bench.real.replay_real`` does (refitted at every step, 365-day pools), through the same replay (its ``extra``
@@ -8,9 +9,10 @@ calibrated score plus w times the taste relearnt from the picks before the step 
 among the step's candidates), by the two orders fused by reciprocal rank (k = 60), and by the calibrated score plus
 half a kernel on the nearest papers: the mean cosine to the ten closest picks less that to the ten closest papers
 passed over, and by the calibrated score plus half the mean cosine to the ten closest papers the channel had (the
-ten nearest baseline). Each figure is also given for the steps where the judge served the default blend (it had
-too little to judge on, or judged the blend best). It prints R@10, R@50 and
-MRR per ranking.
+ten nearest baseline). Each of those is built on the calibrated score without the shortlist, as they were
+measured. Each figure is also given for the steps where the judge served the default blend (it had too little to
+judge on, or judged the blend best). It prints R@10, R@50 and MRR per ranking, and the calibrated ranking less the
+same without the shortlist, step by step, with its standard error.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from socialrag.recommender.rank.taste import fit_taste
 WEIGHTS = (0.25, 0.5, 1.0)
 RRF_K = 60.0
 KNN = 10
+WITHOUT = "calibrated, without the shortlist"  # as served before the paper model ordered the blend's first papers
 
 
 def nearest_mean(candidates: np.ndarray, papers: np.ndarray) -> np.ndarray:
@@ -59,24 +62,26 @@ def beside(
 
     def rankings(step: Step) -> dict[str, np.ndarray]:
         blend_kept.append(bool(np.array_equal(step.model.weights, step.model.prior)))
-        scores: dict[str, np.ndarray] = {}
+        alone = step.model.score(step.x)  # the ranking in use without the paper model's order of the shortlist
+        calibrated = np.where(step.outside, alone.min() - 1.0, alone)
+        scores: dict[str, np.ndarray] = {WITHOUT: calibrated}
         samples = step.pairs.samples(step.t)
         candidates = vectors[step.rows]
         _, known = history.state_at(step.t)  # the mean cosine to the ten closest papers the channel had
         nearest = nearest_mean(candidates, vectors[history.rows[known]])
-        scores[f"+ 0.5 x {KNN} nearest had"] = spread_units(step.calibrated) + 0.5 * spread_units(nearest)
+        scores[f"+ 0.5 x {KNN} nearest had"] = spread_units(calibrated) + 0.5 * spread_units(nearest)
         for ridge in ridges:
             direction = fit_taste(samples, ridge) if samples is not None else None
             taste = candidates @ direction if direction is not None else np.zeros(len(step.rows))
             for w in WEIGHTS:
-                scores[f"+ {w} x taste (ridge {ridge})"] = spread_units(step.calibrated) + w * spread_units(taste)
-            fused = 1 / (RRF_K + rank_positions(step.calibrated)) + 1 / (RRF_K + rank_positions(taste))
+                scores[f"+ {w} x taste (ridge {ridge})"] = spread_units(calibrated) + w * spread_units(taste)
+            fused = 1 / (RRF_K + rank_positions(calibrated)) + 1 / (RRF_K + rank_positions(taste))
             scores[f"fused by rank (ridge {ridge})"] = fused
-        kernel = step.calibrated  # a kernel on the nearest papers picked and passed over, once there are enough
+        kernel = calibrated  # a kernel on the nearest papers picked and passed over, once there are enough
         if samples is not None and samples.picks >= KNN:
             near = nearest_mean(candidates, vectors[np.unique(samples.liked_rows)])
             far = nearest_mean(candidates, vectors[np.unique(samples.passed_rows)])
-            kernel = spread_units(step.calibrated) + 0.5 * spread_units(near - far)
+            kernel = spread_units(calibrated) + 0.5 * spread_units(near - far)
         scores[f"+ 0.5 x {KNN} nearest picked less passed"] = kernel
         return scores
 
@@ -113,6 +118,9 @@ def main() -> None:
             if kept.any():
                 line += "   " + "".join(f"{v[kept].mean():7.3f}" for v in figures)
             print(line)
+        for metric, label in (("recall10", "R@10"), ("reciprocal", "MRR")):
+            diff, noise = report.paired(CALIBRATED, WITHOUT, metric)
+            print(f"calibrated less the same without the shortlist, {label}: {diff:+.4f} (standard error {noise:.4f})")
 
 
 if __name__ == "__main__":

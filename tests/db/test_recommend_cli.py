@@ -229,3 +229,45 @@ def test_a_paper_model_survives_the_database_ranks_in_serving_and_status_says_so
         assert set(c["parts"]) <= {"taste"} and abs(c["score"] - taste) < 1e-3, c
     best = max(data["candidates"], key=lambda c: c["score"])
     assert best["acl_id"] == lab_env["others"][30], "the paper the direction points at ranks first"
+
+
+def test_a_default_blend_with_a_direction_orders_its_first_papers_in_serving(
+    lab_env: dict[str, Any], db: Database, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A refit kept the default blend and learnt a direction: serving ranks the blend's first 50 papers with it
+    (the same papers with the same scores, in another order), the next process reads it back, and `status`
+    says what it does."""
+    from socialrag import storage
+    from socialrag.recommender.rank.calibrate import default_model
+    from socialrag.recommender.rank.refit import load_fit
+    from socialrag.storage.embeddings import load_vectors
+
+    ids = lab_env["ids"]
+    blend = {**default_model().to_json(), "decision": "kept the default blend: 4 of its latest shares could be judged"}
+    with db.connection() as conn:
+        storage.rankers.save_fit(conn, "T0LAB", "C1", datetime.now(UTC) - timedelta(minutes=10), blend, 40, 800)
+    assert main(["recommend", "nlp-lab", "--json", "--top", "1000"]) == 0
+    plain = {c["acl_id"]: c for c in json.loads(capsys.readouterr().out)["candidates"]}
+    by_blend = sorted(plain, key=lambda a: -plain[a]["score"])
+    assert len(by_blend) > 60 and all("taste" not in c["parts"] for c in plain.values())
+    lifted = by_blend[12]  # the direction points at the blend's thirteenth
+    with db.connection() as conn:
+        direction = next(iter(load_vectors(conn, "all-MiniLM-L6-v2", [ids[lifted]]).values())).astype(np.float64)
+    note = "learnt from 40 papers the channel picked against 800 it passed over; it helps order the default blend's first 50 papers"
+    ordered = {**blend, "taste": direction.tolist(), "taste_note": note}
+    with db.connection() as conn:
+        storage.rankers.save_fit(conn, "T0LAB", "C1", datetime.now(UTC) - timedelta(minutes=5), ordered, 40, 800)
+    with db.connection() as conn:
+        assert load_fit(conn, "T0LAB", "C1").orders_shortlist
+    assert main(["status", "--channel", "nlp-lab"]) == 0
+    assert f"Its paper model: {note}" in capsys.readouterr().out
+
+    assert main(["recommend", "nlp-lab", "--json", "--top", "1000"]) == 0
+    shaped = {c["acl_id"]: c for c in json.loads(capsys.readouterr().out)["candidates"]}
+    by_shaped = sorted(shaped, key=lambda a: -shaped[a]["score"])
+    assert set(by_shaped[:50]) == set(by_blend[:50]), "the same papers reach the top 50"
+    assert [shaped[a]["score"] for a in by_shaped[:50]] == pytest.approx([plain[a]["score"] for a in by_blend[:50]])
+    assert by_shaped.index(lifted) < 12 and shaped[lifted]["parts"]["taste"] > 0
+    assert all(shaped[a]["score"] == pytest.approx(plain[a]["score"]) for a in by_blend[50:])
+    for c in shaped.values():
+        assert c["score"] == pytest.approx(sum(c["parts"].values()), abs=1e-3), c

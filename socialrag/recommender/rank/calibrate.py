@@ -28,6 +28,7 @@ from socialrag.recommender.rank.leanings import (
     STANDING_BLEND_WEIGHT,
     Leanings,
 )
+from socialrag.recommender.rank.shortlist import order_shortlist
 
 PRIOR_STRENGTH = 3.0  # the pull toward the prior, divided by the number of shares learnt from
 NEGATIVES_PER_SHARE = 20
@@ -98,6 +99,23 @@ class RankerModel:
 
     def score(self, x: np.ndarray) -> np.ndarray:
         return np.asarray(x @ self.weights)
+
+    @property
+    def orders_shortlist(self) -> bool:
+        """Whether the paper model helps order this model's first papers (``rank/shortlist.py``): the model is the
+        default blend of a channel that does not read what its field reads, and it carries a direction."""
+        blend = bool(np.array_equal(self.weights, self.prior))
+        return self.taste is not None and blend and not self.widely_read
+
+    def serving_scores(self, x: np.ndarray, outside: np.ndarray | None = None) -> np.ndarray:
+        """The scores serving ranks by: ``score``, with papers ``outside`` the channel's window below all others,
+        and the default blend's shortlist ordered with the paper model when it has one (``x``'s ``taste``)."""
+        scores = self.score(x)
+        if outside is not None and outside.any():
+            scores = np.where(outside, scores.min() - 1.0, scores)
+        if self.orders_shortlist:
+            scores = order_shortlist(scores, x[:, FEATURES.index("taste")], outside=outside)
+        return scores
 
     def for_serving(self, embedding_model: str, dim: int) -> RankerModel:
         """This model as serving may use it: one that leans on the paper model (``taste``) whose direction cannot

@@ -146,8 +146,9 @@ class EvalReport:
 @dataclass(frozen=True)
 class Step:
     """One replayed step as a ranking under study sees it (``replay``'s ``extra``): the moment, the pool's rows of
-    the universe, their features, the calibrated scores (the channel's window applied) and the model that gave
-    them, and the pairs to learn from (only those before ``t`` may be used)."""
+    the universe, their features, the calibrated scores as serving ranks by them (the channel's window applied)
+    and the model that gave them, which papers lie outside that window, and the pairs to learn from (only those
+    before ``t`` may be used)."""
 
     t: float
     rows: np.ndarray
@@ -155,6 +156,7 @@ class Step:
     calibrated: np.ndarray
     pairs: TrainingSet
     model: RankerModel
+    outside: np.ndarray
 
 
 # more rankings to replay beside the project's own (a measurement of an idea): scores by name, best highest
@@ -222,7 +224,7 @@ def replay(
         scored = _score_step(history, t, week, window_days, (model, blend), topics, rng, results, sizes, recall, tally)
         if scored is not None and extra is not None:
             rows, x, scores, relevant, outside = scored
-            for name, s in extra(Step(t, rows, x, scores, pairs, model)).items():
+            for name, s in extra(Step(t, rows, x, scores, pairs, model, outside)).items():
                 if name in METHODS or len(s) != len(rows):
                     raise ValueError(
                         f"a ranking under study is named as one of the replay's own, or misses papers: {name}"
@@ -271,10 +273,9 @@ def _score_step(
     recall.append(_retrieval_recall(u, state, rows, truth_rows))
     x = fill_unknown(features(state, u.candidates(rows, t), t))
     relevant = np.isin(rows, truth_rows)
-    scores = model.score(x)
     # serving would not have offered what is older than the channel's window
     outside = t - u.available[rows] > (model.window_days if model.window_days is not None else np.inf) * DAY
-    scores = np.where(outside, scores.min() - 1.0, scores)
+    scores = model.serving_scores(x, outside)
     orders: dict[str, np.ndarray] = {
         CALIBRATED: _order(scores, rng),
         # as serving chooses: variety, and the channel's topics in proportion to their engagement over the month

@@ -52,7 +52,7 @@ from socialrag.recommender.rank.served import (
     served_ranks,
     stacked_pairs,
 )
-from socialrag.recommender.rank.taste import PAPER_MODEL, TasteSamples, learn_taste, paper_model_clear
+from socialrag.recommender.rank.taste import PAPER_MODEL, TasteSamples, learn_taste, paper_model_clear, with_shortlist
 
 STRENGTHS = (1.0, 3.0, 10.0, 30.0, 100.0)
 MIN_VALIDATION_MOMENTS = 12  # shares held out to judge rankings on
@@ -291,7 +291,7 @@ def fit_guarded(
     kept = replace(blend, shares=len(moments), pairs=len(times), fitted_at=now)
     if len(moments) < MIN_SHARES:
         reason = f"the default blend: the channel has {len(moments)} shares to learn from, fewer than {MIN_SHARES}"
-        return replace(kept, decision=reason)
+        return with_shortlist(replace(kept, decision=reason), samples)
     if served is None:
         late = moments[-max(MIN_VALIDATION_MOMENTS, len(moments) // 4) :]
         at = times >= late[0]
@@ -304,7 +304,9 @@ def fit_guarded(
     learnt = learn_taste(samples if enough_days else None, split, served)
     if not enough_days or (n_early < MIN_SHARES and learnt.direction is None):
         reason = too_few_sentence(served, left_out, n_early)
-        return replace(kept, decision=f"kept the default blend: {reason}", window_days=window_days)
+        return with_shortlist(
+            replace(kept, decision=f"kept the default blend: {reason}", window_days=window_days), samples
+        )
     served = learnt.served
     strength: float | None = None
     if n_early >= MIN_SHARES:
@@ -333,7 +335,8 @@ def fit_guarded(
     taste, note = learnt.final(samples, blend.weights)
     # the window is where serving draws candidates from, whichever ranking orders them: every outcome keeps it
     if name == "the default blend":
-        return replace(kept, decision=f"kept {decision}", window_days=window_days, taste=taste, taste_note=note)
+        kept = replace(kept, decision=f"kept {decision}", window_days=window_days, taste=taste, taste_note=note)
+        return with_shortlist(kept, samples)
     if name.startswith("the fit learnt"):
         kept = replace(current, shares=len(moments), pairs=len(times), fitted_at=now)
         return replace(kept, decision=f"kept {decision}", window_days=window_days, taste=taste, taste_note=note)

@@ -16,10 +16,11 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from socialrag.recommender.rank.calibrate import unit_direction
+from socialrag.recommender.rank.calibrate import RankerModel, unit_direction
 from socialrag.recommender.rank.decision import NOISE_ERRORS
 from socialrag.recommender.rank.features import FEATURES
 from socialrag.recommender.rank.served import ServedMoment, reciprocal_ranks, stacked
+from socialrag.recommender.rank.shortlist import SHORTLIST, SHORTLIST_RIDGE
 
 TASTE_RIDGE = 0.01  # the pull toward no direction, in units of the vectors' (unit) second moment
 MIN_TASTE_MOMENTS = 8  # fewer picks than this: no direction (the taste is unknown)
@@ -175,3 +176,19 @@ def paper_model_clear(chosen: str, ranks: dict[str, np.ndarray]) -> str:
     return (
         f"; the paper model's lead ({float(diff.mean()):+.3f}) is within the noise of {len(diff)} shares, so it waits"
     )
+
+
+def with_shortlist(model: RankerModel, samples: TasteSamples | None) -> RankerModel:
+    """The default blend ``model`` as served: with the direction that helps order its first ``SHORTLIST`` papers
+    (``rank/shortlist.py``), learnt from every pick before the refit, and the note saying so (after the held-out
+    figures, when the judge had them). As it was with too few picks, and for a channel that reads what its field
+    reads (``widely_read``): its picks follow how widely a paper is read for its age, which the paper model cannot
+    see, and ordering its shortlist by what the papers are about cost the simulated curator half its MRR in those
+    weeks (``docs/benchmarks.md``)."""
+    direction = fit_taste(samples, SHORTLIST_RIDGE) if samples is not None and not model.widely_read else None
+    if direction is None or samples is None:
+        return model
+    picks, passed = len(np.unique(samples.liked_rows)), len(np.unique(samples.passed_rows))
+    learnt = model.taste_note or f"learnt from {picks} papers the channel picked against {passed} it passed over"
+    note = f"{learnt}; it helps order the default blend's first {SHORTLIST} papers"
+    return replace(model, taste=direction, taste_note=note)
