@@ -25,10 +25,10 @@ import numpy as np
 from bench.real import replay_real as rr
 from socialrag.recommender.rank.evaluate import CALIBRATED, METHODS, EvalReport, Step, replay
 from socialrag.recommender.rank.history import ChannelHistory
+from socialrag.recommender.rank.shortlist import FUSION_K, places
 from socialrag.recommender.rank.taste import fit_taste
 
 WEIGHTS = (0.25, 0.5, 1.0)
-RRF_K = 60.0
 KNN = 10
 WITHOUT = "calibrated, without the shortlist"  # as served before the paper model ordered the blend's first papers
 
@@ -47,10 +47,7 @@ def spread_units(s: np.ndarray) -> np.ndarray:
 
 def rank_positions(s: np.ndarray) -> np.ndarray:
     """Each candidate's place (0 = best) by ``s``, ties in row order."""
-    order = np.argsort(-s, kind="stable")
-    out = np.empty(len(order))
-    out[order] = np.arange(len(order))
-    return out
+    return places(s, np.arange(len(s)))
 
 
 def beside(
@@ -61,7 +58,7 @@ def beside(
     vectors = history.universe.vectors
 
     def rankings(step: Step) -> dict[str, np.ndarray]:
-        blend_kept.append(bool(np.array_equal(step.model.weights, step.model.prior)))
+        blend_kept.append(step.model.is_default_blend)
         alone = step.model.score(step.x)  # the ranking in use without the paper model's order of the shortlist
         calibrated = np.where(step.outside, alone.min() - 1.0, alone)
         scores: dict[str, np.ndarray] = {WITHOUT: calibrated}
@@ -75,7 +72,7 @@ def beside(
             taste = candidates @ direction if direction is not None else np.zeros(len(step.rows))
             for w in WEIGHTS:
                 scores[f"+ {w} x taste (ridge {ridge})"] = spread_units(calibrated) + w * spread_units(taste)
-            fused = 1 / (RRF_K + rank_positions(calibrated)) + 1 / (RRF_K + rank_positions(taste))
+            fused = 1 / (FUSION_K + rank_positions(calibrated)) + 1 / (FUSION_K + rank_positions(taste))
             scores[f"fused by rank (ridge {ridge})"] = fused
         kernel = calibrated  # a kernel on the nearest papers picked and passed over, once there are enough
         if samples is not None and samples.picks >= KNN:

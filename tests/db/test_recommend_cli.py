@@ -253,14 +253,14 @@ def test_a_default_blend_with_a_direction_orders_its_first_papers_in_serving(
     lifted = by_blend[12]  # the direction points at the blend's thirteenth
     with db.connection() as conn:
         direction = next(iter(load_vectors(conn, "all-MiniLM-L6-v2", [ids[lifted]]).values())).astype(np.float64)
-    note = "learnt from 40 papers the channel picked against 800 it passed over; it helps order the default blend's first 50 papers"
-    ordered = {**blend, "taste": direction.tolist(), "taste_note": note}
+    note = "learnt from 40 papers the channel picked against 800 it passed over"
+    ordered = {**blend, "taste": direction.tolist(), "taste_note": note, "shortlist": True}
     with db.connection() as conn:
         storage.rankers.save_fit(conn, "T0LAB", "C1", datetime.now(UTC) - timedelta(minutes=5), ordered, 40, 800)
     with db.connection() as conn:
         assert load_fit(conn, "T0LAB", "C1").orders_shortlist
     assert main(["status", "--channel", "nlp-lab"]) == 0
-    assert f"Its paper model: {note}" in capsys.readouterr().out
+    assert f"Its paper model: {note}; it helps order the default blend's first 50 papers." in capsys.readouterr().out
 
     assert main(["recommend", "nlp-lab", "--json", "--top", "1000"]) == 0
     shaped = {c["acl_id"]: c for c in json.loads(capsys.readouterr().out)["candidates"]}

@@ -5,6 +5,7 @@ reading when a history was imported with undated ones."""
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from itertools import count
 
 import numpy as np
 import pytest
@@ -280,7 +281,7 @@ def test_a_ranking_under_study_is_scored_on_the_same_steps_and_pools() -> None:
     of the calibrated scores scores exactly what the calibrated ranking does, step by step, and the newest first
     by the step's features is right every week, as the replay's own newest first is. The rankings under study take
     nothing from the project's own: its figures are the same with and without them."""
-    from socialrag.recommender.rank.evaluate import CALIBRATED, Step, replay
+    from socialrag.recommender.rank.evaluate import CALIBRATED, ExtraRankings, Step, replay
 
     infos, vectors, readings = catalog(n_days=300, per_day=1)
     picks = []
@@ -306,9 +307,23 @@ def test_a_ranking_under_study_is_scored_on_the_same_steps_and_pools() -> None:
     assert report.results["newest by features"].mrr == 1.0
     assert "copy" in report.table()  # listed with the others, without coverage columns
     assert report.results["copy"].coverage.split() == ["-", "-"]
-    for clash in ({CALIBRATED: np.zeros(3)}, {"short": np.zeros(1)}):  # never mixed into the project's figures
-        with pytest.raises(ValueError, match="ranking under study"):
-            replay(history, warmup=8, refit_every=None, topics=topics, extra=lambda step, c=clash: c)
+    # never mixed into the project's figures: a name of its own, every paper, at every step, and no writing
+    steps = count()
+    clashes: list[ExtraRankings] = [
+        lambda step: {CALIBRATED: np.zeros(len(step.rows))},
+        lambda step: {"short": np.zeros(1)},
+        lambda step: {f"step {next(steps)}": np.zeros(len(step.rows))},
+    ]
+    for clash in clashes:
+        with pytest.raises(ValueError, match=r"ranking under study|rankings under study changed"):
+            replay(history, warmup=8, refit_every=None, topics=topics, extra=clash)
+
+    def writes(step: Step) -> dict[str, np.ndarray]:
+        step.calibrated[0] = 1e9
+        return {}
+
+    with pytest.raises(ValueError, match="read-only"):
+        replay(history, warmup=8, refit_every=None, topics=topics, extra=writes)
 
 
 def test_the_fast_paths_give_the_same_numbers() -> None:

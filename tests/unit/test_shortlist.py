@@ -55,8 +55,10 @@ def test_ties_and_unknowns_are_ordered_the_same_way_every_time() -> None:
 
 def test_only_the_default_blend_with_a_direction_lets_the_paper_model_order_it() -> None:
     direction = np.ones(4) / 2.0
-    blend = replace(default_model(), taste=direction)
+    blend = replace(default_model(), taste=direction, shortlist=True)
     assert blend.orders_shortlist and not default_model().orders_shortlist
+    older = replace(blend, shortlist=False)  # an older release's blend with the paper model's own direction
+    assert not older.orders_shortlist
     fit = replace(blend, weights=blend.weights * 1.5)
     assert not fit.orders_shortlist, "a fit or a single feature ranks by its own weights alone"
     x = np.zeros((80, len(FEATURES)))
@@ -66,8 +68,17 @@ def test_only_the_default_blend_with_a_direction_lets_the_paper_model_order_it()
     assert int(np.argmax(default_model().serving_scores(x))) == 0
     outside = np.arange(80) == 3  # outside the channel's window: below every other paper, shortlist or not
     assert int(np.argmin(blend.serving_scores(x, outside))) == 3
-    back = RankerModel.from_json(blend.to_json(), 10, 100, NOW, float(blend.prior[FEATURES.index("popularity")]))
+    weight = float(blend.prior[FEATURES.index("popularity")])
+    back = RankerModel.from_json(blend.to_json(), 10, 100, NOW, weight)
     assert back.orders_shortlist, "it survives a restart"
+    stored = {k: v for k, v in blend.to_json().items() if k != "shortlist"}  # as an older release stored it
+    assert not RankerModel.from_json(stored, 10, 100, NOW, weight).orders_shortlist
+    reweighted = RankerModel.from_json(blend.to_json(), 10, 100, NOW, weight * 2)  # the admin changed the blend
+    assert not reweighted.orders_shortlist, "weights that are no longer the blend's are a fit's: ranked alone"
+    noted = replace(blend, taste_note="learnt from 9 papers the channel picked against 90 it passed over")
+    assert "it helps order the default blend's first 50 papers" in describe(noted)
+    assert "helps order" not in describe(replace(noted, shortlist=False))
+    assert "helps order" not in describe(RankerModel.from_json(noted.to_json(), 10, 100, NOW, weight * 2))
     assert replace(blend, taste_model="another-model").for_serving("all-MiniLM-L6-v2", 4).taste is None
 
 
@@ -78,8 +89,8 @@ def test_a_channel_kept_on_the_default_blend_gets_the_direction_and_status_says_
     model = fit_guarded(pos, neg, times, default_model(), now=NOW, served=few_days, samples=samples)
     assert model.decision.startswith("kept the default blend"), model.decision
     assert model.orders_shortlist and model.taste is not None
-    assert model.taste_note.endswith(f"it helps order the default blend's first {SHORTLIST} papers")
-    assert "Its paper model: learnt from" in describe(model)
+    assert f"it helps order the default blend's first {SHORTLIST} papers." in describe(model)
+    assert "Its paper model: learnt from" in describe(model) and "helps" not in model.taste_note
     early = samples.before(float(np.sort(samples.liked_at)[MIN_TASTE_MOMENTS - 2]) + 1.0)
     assert with_shortlist(default_model(), early).taste is None, "too few picks: the blend alone"
     blend = default_model()
@@ -96,7 +107,7 @@ def test_a_judged_blend_keeps_its_held_out_figures_in_the_note() -> None:
     model = fit_guarded(pos, neg, times, default_model(), now=NOW, served=served, samples=samples)
     assert model.decision.startswith("kept the default blend: on the latest 40 shares"), model.decision
     assert model.orders_shortlist and "ROC-AUC" in model.taste_note
-    assert model.taste_note.endswith("first 50 papers")
+    assert describe(model).count("it helps order the default blend's first 50 papers") == 1
     other = fit_guarded(pos, neg, times, default_model(), now=NOW, served=served[:-1] + served[-1:], samples=None)
     assert not other.orders_shortlist, "without the picks to learn from, the blend alone"
     rng = np.random.default_rng(3)

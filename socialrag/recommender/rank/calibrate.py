@@ -28,7 +28,7 @@ from socialrag.recommender.rank.leanings import (
     STANDING_BLEND_WEIGHT,
     Leanings,
 )
-from socialrag.recommender.rank.shortlist import order_shortlist
+from socialrag.recommender.rank.shortlist import SHORTLIST, order_shortlist
 
 PRIOR_STRENGTH = 3.0  # the pull toward the prior, divided by the number of shares learnt from
 NEGATIVES_PER_SHARE = 20
@@ -78,6 +78,7 @@ class RankerModel:
     taste: np.ndarray | None = None  # the channel's model of the paper itself (``rank/taste.py``); None: none
     taste_note: str = ""  # what that model learnt from and how it scored on the held-out shares (for `status`)
     taste_model: str = ""  # the embedding model whose vectors it reads ("": not said, as in a replay)
+    shortlist: bool = False  # the direction orders the blend's first papers (``taste.with_shortlist`` learnt it so)
 
     @property
     def new_work(self) -> bool:
@@ -101,11 +102,16 @@ class RankerModel:
         return np.asarray(x @ self.weights)
 
     @property
+    def is_default_blend(self) -> bool:
+        """Whether these weights are the default blend's (the prior of the channel's leanings, as configured now)."""
+        return bool(np.array_equal(self.weights, self.prior))
+
+    @property
     def orders_shortlist(self) -> bool:
-        """Whether the paper model helps order this model's first papers (``rank/shortlist.py``): the model is the
-        default blend of a channel that does not read what its field reads, and it carries a direction."""
-        blend = bool(np.array_equal(self.weights, self.prior))
-        return self.taste is not None and blend and not self.widely_read
+        """Whether the paper model helps order this model's first papers (``rank/shortlist.py``): a refit learnt the
+        direction for it (not a direction an older release stored for the paper model alone), and the model is
+        the default blend of a channel that does not read what its field reads."""
+        return self.shortlist and self.taste is not None and self.is_default_blend and not self.widely_read
 
     def serving_scores(self, x: np.ndarray, outside: np.ndarray | None = None) -> np.ndarray:
         """The scores serving ranks by: ``score``, with papers ``outside`` the channel's window below all others,
@@ -143,6 +149,7 @@ class RankerModel:
             "taste": _stored(self.taste),
             "taste_note": self.taste_note,
             "taste_model": self.taste_model,
+            "shortlist": self.shortlist,
         }
 
     @staticmethod
@@ -177,6 +184,7 @@ class RankerModel:
             taste,
             note if isinstance(note, str) else "",
             taste_model if isinstance(taste_model, str) else "",
+            data.get("shortlist") is True,
         )
 
 
@@ -376,7 +384,8 @@ def describe(model: RankerModel, *, evidence: bool = True) -> str:
     if model.estimated:
         sentence += f" The popularity of {model.estimated} papers when shared is estimated from a later count."
     if model.taste_note and evidence:
-        sentence += f" Its paper model: {model.taste_note}."
+        orders = f"; it helps order the default blend's first {SHORTLIST} papers" if model.orders_shortlist else ""
+        sentence += f" Its paper model: {model.taste_note}{orders}."
     if model.decision:
         when = f" {model.fitted_at:%Y-%m-%d}" if model.fitted_at else ""
         if evidence:

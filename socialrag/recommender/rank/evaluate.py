@@ -223,14 +223,7 @@ def replay(
         tally.begin(t)
         scored = _score_step(history, t, week, window_days, (model, blend), topics, rng, results, sizes, recall, tally)
         if scored is not None and extra is not None:
-            rows, x, scores, relevant, outside = scored
-            for name, s in extra(Step(t, rows, x, scores, pairs, model, outside)).items():
-                if name in METHODS or len(s) != len(rows):
-                    raise ValueError(
-                        f"a ranking under study is named as one of the replay's own, or misses papers: {name}"
-                    )
-                order = _order(np.where(outside, s.min() - 1.0, s), studied)  # serving's window, whatever the ranking
-                _record(results.setdefault(name, MethodResult()), relevant[order], topics[rows[order[:10]]])
+            _score_studied(extra, Step(t, *scored[:3], pairs, model, scored[4]), scored[3], topics, studied, results)
         if scored is not None:
             steps += 1
         start = int(np.searchsorted(times, t + span))
@@ -293,6 +286,30 @@ def _score_step(
         _record(results[name], relevant[order], topics[rows[order[:10]]])
     tally.add({name: rows[order[:POSTS_PER_STEP]] for name, order in orders.items()})
     return rows, x, scores, relevant, outside
+
+
+def _score_studied(
+    extra: ExtraRankings,
+    step: Step,
+    relevant: np.ndarray,
+    topics: np.ndarray,
+    rng: random.Random,
+    results: dict[str, MethodResult],
+) -> None:
+    """Score the rankings under study at one step. Each must rank every paper of the pool, under a name of its
+    own, at every step (so that its figures pair with the others' step by step); the step's arrays are read-only."""
+    for array in (step.rows, step.x, step.calibrated, step.outside):
+        array.setflags(write=False)
+    studied = dict(extra(step))
+    before = [n for n in results if n not in METHODS]
+    for name, s in studied.items():
+        if name in METHODS or len(s) != len(step.rows):
+            raise ValueError(f"a ranking under study takes a name of the replay's own or misses papers: {name}")
+    if before and sorted(before) != sorted(studied):
+        raise ValueError(f"the rankings under study changed from one step to the next: {sorted(studied)}")
+    for name, s in studied.items():
+        order = _order(np.where(step.outside, s.min() - 1.0, s), rng)  # serving's window, whatever the ranking
+        _record(results.setdefault(name, MethodResult()), relevant[order], topics[step.rows[order[:10]]])
 
 
 def _record(r: MethodResult, hits: np.ndarray, top_topics: np.ndarray) -> None:

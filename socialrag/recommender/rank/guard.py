@@ -12,7 +12,9 @@ feature alone (the ten nearest papers, the centroid, the newest, the most read: 
 single feature on the pairs; the fit in use (when it never saw the held-out shares); a new fit held close to the
 blend by how little it learnt from (``shrink``); and the new fit itself. The one with the highest mean
 reciprocal rank on the held-out shares wins; one within ``GUARD_MARGIN`` of a simpler one ties with it, and the
-simpler stays. The ranking in use is judged again at every refit.
+simpler stays. The ranking in use is judged again at every refit. The default blend is judged in its own order,
+not with the shortlist the paper model orders in serving (``rank/shortlist.py``): judged as served, it kept the
+BERT list on the blend in weeks where a fit ranked the next picks better (``docs/benchmarks.md``).
 
 The old bar (0.02 plus 1.5 standard errors) and why it went: ``docs/recommending.md``, the judge. Pure (numpy only).
 """

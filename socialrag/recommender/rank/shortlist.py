@@ -6,6 +6,7 @@ the blend's first ``SHORTLIST`` papers are ranked by reciprocal-rank fusion of t
 in the paper model, and the rest follow in the blend's order. The shortlist's papers are the blend's, so what
 reaches the top 50 is unchanged; only their order is. Each place keeps the score the blend gave that place, so
 whatever reads the scores afterwards (variety, the coverage of the channel's topics) sees the blend's spread.
+Papers the blend scores exactly alike stay alike: among them serving keeps paper-id order, and a replay draws.
 
 The direction is learnt with a stronger pull toward none (``SHORTLIST_RIDGE``) than the paper model weighed alone
 (``TASTE_RIDGE``): mixed with the blend, the smoother one did better on the real histories it was chosen on
@@ -21,7 +22,7 @@ FUSION_K = 60.0  # reciprocal-rank fusion: a place p counts 1 / (FUSION_K + p)
 SHORTLIST_RIDGE = 0.1  # the direction's pull toward none, in units of the vectors' (unit) second moment
 
 
-def _places(scores: np.ndarray, then: np.ndarray) -> np.ndarray:
+def places(scores: np.ndarray, then: np.ndarray) -> np.ndarray:
     """Each paper's place (0 = first) by ``scores``, best first, ties in the order of ``then``."""
     order = np.lexsort((then, -scores))
     out = np.empty(len(scores), dtype=np.int64)
@@ -44,7 +45,7 @@ def order_shortlist(
     top = inside[np.lexsort((inside, -scores[inside]))][:size]
     blend_place = np.arange(len(top))
     read = np.where(np.isnan(taste[top]), -np.inf, taste[top])
-    taste_place = _places(read, blend_place)
+    taste_place = places(read, blend_place)
     fused = 1.0 / (FUSION_K + blend_place) + 1.0 / (FUSION_K + taste_place)
     new = top[np.lexsort((blend_place, -fused))]
     out = np.array(scores, dtype=np.float64, copy=True)

@@ -20,7 +20,7 @@ from socialrag.recommender.rank.calibrate import RankerModel, unit_direction
 from socialrag.recommender.rank.decision import NOISE_ERRORS
 from socialrag.recommender.rank.features import FEATURES
 from socialrag.recommender.rank.served import ServedMoment, reciprocal_ranks, stacked
-from socialrag.recommender.rank.shortlist import SHORTLIST, SHORTLIST_RIDGE
+from socialrag.recommender.rank.shortlist import SHORTLIST_RIDGE
 
 TASTE_RIDGE = 0.01  # the pull toward no direction, in units of the vectors' (unit) second moment
 MIN_TASTE_MOMENTS = 8  # fewer picks than this: no direction (the taste is unknown)
@@ -141,9 +141,8 @@ class LearntTaste:
         scores = {PAPER_MODEL: x[:, _TASTE], TEN_NEAREST: x[:, FEATURES.index("nearby")], BLEND: x @ blend}
         auc = {n: float(roc_auc(v, starts).mean()) for n, v in scores.items()}
         mrr = {n: float(reciprocal_ranks(v, starts).mean()) for n, v in scores.items()}
-        picks, passed = len(np.unique(samples.liked_rows)), len(np.unique(samples.passed_rows))
         note = (
-            f"learnt from {picks} papers the channel picked against {passed} it passed over; on the latest "
+            f"{learnt_from(samples)}; on the latest "
             f"{len(self.served)} held-out shares it had ROC-AUC {auc[PAPER_MODEL]:.2f} (the ten nearest papers "
             f"{auc[TEN_NEAREST]:.2f}, the default blend {auc[BLEND]:.2f}) and MRR {mrr[PAPER_MODEL]:.2f} "
             f"({mrr[TEN_NEAREST]:.2f}, {mrr[BLEND]:.2f})"
@@ -179,16 +178,20 @@ def paper_model_clear(chosen: str, ranks: dict[str, np.ndarray]) -> str:
 
 
 def with_shortlist(model: RankerModel, samples: TasteSamples | None) -> RankerModel:
-    """The default blend ``model`` as served: with the direction that helps order its first ``SHORTLIST`` papers
-    (``rank/shortlist.py``), learnt from every pick before the refit, and the note saying so (after the held-out
-    figures, when the judge had them). As it was with too few picks, and for a channel that reads what its field
-    reads (``widely_read``): its picks follow how widely a paper is read for its age, which the paper model cannot
-    see, and ordering its shortlist by what the papers are about cost the simulated curator half its MRR in those
-    weeks (``docs/benchmarks.md``)."""
+    """The default blend ``model`` as served: with the direction that helps order its first papers
+    (``rank/shortlist.py``), learnt from every pick before the refit, and what it learnt from (after the held-out
+    figures, when the judge had them; ``describe`` says what it does). As it was with too few picks, and for a
+    channel that reads what its field reads (``widely_read``): its picks follow how widely a paper is read for its
+    age, which the paper model cannot see, and ordering its shortlist by what the papers are about cost the
+    simulated curator half its MRR in those weeks (``docs/benchmarks.md``)."""
     direction = fit_taste(samples, SHORTLIST_RIDGE) if samples is not None and not model.widely_read else None
     if direction is None or samples is None:
         return model
+    return replace(model, taste=direction, taste_note=model.taste_note or learnt_from(samples), shortlist=True)
+
+
+def learnt_from(samples: TasteSamples) -> str:
+    """What a direction was learnt from, in a sentence for `status`."""
     picks, passed = len(np.unique(samples.liked_rows)), len(np.unique(samples.passed_rows))
-    learnt = model.taste_note or f"learnt from {picks} papers the channel picked against {passed} it passed over"
-    note = f"{learnt}; it helps order the default blend's first {SHORTLIST} papers"
-    return replace(model, taste=direction, taste_note=note)
+    return f"learnt from {picks} papers the channel picked against {passed} it passed over"
+

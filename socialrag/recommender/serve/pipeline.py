@@ -168,7 +168,7 @@ def score_candidates(
     rows = np.array([index[pid] for pid in kept], dtype=np.int64)
     x = fill_unknown(features(state, universe.candidates(rows, at), at))
     scores = ranker.serving_scores(x)
-    blend = ranker.score(x)  # what the paper model's order of the blend's shortlist moved is its part of a score
+    linear = ranker.score(x)  # what the paper model's order of the blend's shortlist moved is its part of a score
     last = np.stack(recent[: config.recent_for_diversity]) if recent else None
     posted = np.stack(recent) if recent else None
     order = diversify(scores, universe.vectors[rows], 10, last, config.diversity_weight, interests, posted)
@@ -176,8 +176,8 @@ def score_candidates(
     for i in order:
         contributions = ((name, round(float(ranker.weights[k] * x[i, k]), 4)) for k, name in enumerate(FEATURES))
         parts = {name: value for name, value in contributions if value}
-        if scores[i] != blend[i]:
-            parts["taste"] = round(float(scores[i] - blend[i]), 4)
+        if scores[i] != linear[i]:
+            parts["taste"] = round(float(scores[i] - linear[i]), 4)
         out.append(
             Candidate(kept[i], infos[kept[i]].title or "", float(scores[i]), sources.get(kept[i], "?"), parts=parts)
         )
