@@ -194,4 +194,3 @@ def learnt_from(samples: TasteSamples) -> str:
     """What a direction was learnt from, in a sentence for `status`."""
     picks, passed = len(np.unique(samples.liked_rows)), len(np.unique(samples.passed_rows))
     return f"learnt from {picks} papers the channel picked against {passed} it passed over"
-
