@@ -340,7 +340,8 @@ def fit_guarded(
         kept = replace(kept, decision=f"kept {decision}", window_days=window_days, taste=taste, taste_note=note)
         return with_shortlist(kept, samples)
     if name.startswith("the fit learnt"):
-        kept = replace(current, shares=len(moments), pairs=len(times), fitted_at=now)
+        # the paper model's own direction: whatever the fit in use was, it is not the shortlist's
+        kept = replace(current, shares=len(moments), pairs=len(times), fitted_at=now, shortlist=False)
         return replace(kept, decision=f"kept {decision}", window_days=window_days, taste=taste, taste_note=note)
     full = fit(
         positives,
