@@ -25,7 +25,7 @@ import numpy as np
 from bench.real import replay_real as rr
 from socialrag.recommender.rank.evaluate import CALIBRATED, METHODS, EvalReport, Step, replay
 from socialrag.recommender.rank.history import ChannelHistory
-from socialrag.recommender.rank.shortlist import FUSION_K, places
+from socialrag.recommender.rank.shortlist import FUSION_K, below_window, places
 from socialrag.recommender.rank.taste import fit_taste
 
 WEIGHTS = (0.25, 0.5, 1.0)
@@ -60,7 +60,7 @@ def beside(
     def rankings(step: Step) -> dict[str, np.ndarray]:
         blend_kept.append(step.model.is_default_blend)
         alone = step.model.score(step.x)  # the ranking in use without the paper model's order of the shortlist
-        calibrated = np.where(step.outside, alone.min() - 1.0, alone)
+        calibrated = below_window(alone, step.outside)
         scores: dict[str, np.ndarray] = {WITHOUT: calibrated}
         samples = step.pairs.samples(step.t)
         candidates = vectors[step.rows]

@@ -28,7 +28,7 @@ from socialrag.recommender.rank.leanings import (
     STANDING_BLEND_WEIGHT,
     Leanings,
 )
-from socialrag.recommender.rank.shortlist import SHORTLIST, order_shortlist
+from socialrag.recommender.rank.shortlist import SHORTLIST, below_window, order_shortlist
 
 PRIOR_STRENGTH = 3.0  # the pull toward the prior, divided by the number of shares learnt from
 NEGATIVES_PER_SHARE = 20
@@ -116,9 +116,7 @@ class RankerModel:
     def serving_scores(self, x: np.ndarray, outside: np.ndarray | None = None) -> np.ndarray:
         """The scores serving ranks by: ``score``, with papers ``outside`` the channel's window below all others,
         and the default blend's shortlist ordered with the paper model when it has one (``x``'s ``taste``)."""
-        scores = self.score(x)
-        if outside is not None and outside.any():
-            scores = np.where(outside, scores.min() - 1.0, scores)
+        scores = below_window(self.score(x), outside)
         if self.orders_shortlist:
             scores = order_shortlist(scores, x[:, FEATURES.index("taste")], outside=outside)
         return scores

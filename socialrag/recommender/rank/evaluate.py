@@ -30,6 +30,7 @@ from socialrag.recommender.rank.guard import TrainingSet
 from socialrag.recommender.rank.history import DAY, ChannelHistory, build_history, pool_rows
 from socialrag.recommender.rank.refit import load_universe
 from socialrag.recommender.rank.replay_coverage import POSTS_PER_STEP, CoverageTally
+from socialrag.recommender.rank.shortlist import below_window
 from socialrag.recommender.rank.training import training_set
 from socialrag.recommender.rank.universe import Universe
 from socialrag.recommender.retrieve.candidates import WHOLE_WINDOW, CatalogSource
@@ -221,17 +222,18 @@ def replay(
         elif steps % refit_every == 0:
             model = pairs.fit(popularity_weight, before=t, now=datetime.fromtimestamp(t, UTC), current=model)
         tally.begin(t)
-        scored = _score_step(history, t, week, window_days, (model, blend), topics, rng, results, sizes, recall, tally)
-        if scored is not None and extra is not None:
-            _score_studied(extra, Step(t, *scored[:3], pairs, model, scored[4]), scored[3], topics, studied, results)
+        scored = _score_step(history, t, week, window_days, model, blend, topics, rng, results, sizes, recall, tally)
         if scored is not None:
             steps += 1
+            if extra is not None:
+                rows, x, scores, relevant, outside = scored
+                step = Step(t, rows, x, scores, pairs, model, outside)
+                _score_studied(extra, step, relevant, topics, studied, results)
         start = int(np.searchsorted(times, t + span))
     tally.close()
     for name in METHODS:  # the rankings under study have no coverage columns
         results[name].covered, results[name].named = tally.topics[name], tally.members[name]
-    report = EvalReport(steps, int(np.median(sizes)) if sizes else 0, results, len(shared), model, recall)
-    return report
+    return EvalReport(steps, int(np.median(sizes)) if sizes else 0, results, len(shared), model, recall)
 
 
 def _score_step(
@@ -239,7 +241,8 @@ def _score_step(
     t: float,
     week: np.ndarray,
     window_days: float,
-    models: tuple[RankerModel, RankerModel],
+    model: RankerModel,
+    blend: RankerModel,
     topics: np.ndarray,
     rng: random.Random,
     results: dict[str, MethodResult],
@@ -247,10 +250,9 @@ def _score_step(
     recall: list[float],
     tally: CoverageTally,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
-    """Score every method at one step (``models``: the calibrated one and the default blend), and the candidate
-    stage's recall; None when nothing shared that week was a candidate then, else the pool's rows, their features,
-    the calibrated scores, which rows the channel shared, and which lie outside the channel's window."""
-    model, blend = models
+    """Score every method at one step, and the candidate stage's recall; None when nothing shared that week was
+    a candidate then, else the pool's rows, their features, the calibrated scores, which rows the channel shared,
+    and which lie outside the channel's window."""
     u = history.universe
     state, known = history.state_at(t)
     state = replace(state, taste=model.taste)  # the refit's model of the paper itself, if it learnt one
@@ -308,7 +310,7 @@ def _score_studied(
     if before and sorted(before) != sorted(studied):
         raise ValueError(f"the rankings under study changed from one step to the next: {sorted(studied)}")
     for name, s in studied.items():
-        order = _order(np.where(step.outside, s.min() - 1.0, s), rng)  # serving's window, whatever the ranking
+        order = _order(below_window(s, step.outside), rng)  # serving's window, whatever the ranking
         _record(results.setdefault(name, MethodResult()), relevant[order], topics[step.rows[order[:10]]])
 
 

@@ -22,6 +22,14 @@ FUSION_K = 60.0  # reciprocal-rank fusion: a place p counts 1 / (FUSION_K + p)
 SHORTLIST_RIDGE = 0.1  # the direction's pull toward none, in units of the vectors' (unit) second moment
 
 
+def below_window(scores: np.ndarray, outside: np.ndarray | None) -> np.ndarray:
+    """``scores`` with the papers ``outside`` the channel's window below every other (serving never offers them),
+    tied among themselves."""
+    if outside is None or not outside.any():
+        return scores
+    return np.where(outside, scores.min() - 1.0, scores)
+
+
 def places(scores: np.ndarray, then: np.ndarray) -> np.ndarray:
     """Each paper's place (0 = first) by ``scores``, best first, ties in the order of ``then``."""
     order = np.lexsort((then, -scores))
