@@ -56,6 +56,8 @@ def recommend(args: argparse.Namespace, settings: Settings, open_db: OpenDatabas
     db = open_db()
     if args.style and args.style not in STYLES:
         raise InputError(f"--style takes one of {', '.join(STYLES)}")
+    if args.window_days is not None and args.window_days < 1:
+        raise InputError("--window-days takes a number of days, 1 or more")
     with Recommender(settings, db) as recommender:
         rec = run_recommend(
             recommender,
@@ -122,7 +124,11 @@ def recommend_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--top", type=int, default=5, help="how many ranked candidates to show")
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.add_argument("--as-of", help="replay: use only history before this ISO time")
-    parser.add_argument("--window-days", type=int, help="only candidates published in the N days before --as-of")
+    parser.add_argument(
+        "--window-days",
+        type=int,
+        help="only candidates published in the N days before --as-of (within the channel's own window)",
+    )
     parser.add_argument("--style", help="tldr, template, template+tldr or llm (default: the channel's)")
 
 

@@ -271,3 +271,41 @@ def test_a_default_blend_with_a_direction_orders_its_first_papers_in_serving(
     assert all(shaped[a]["score"] == pytest.approx(plain[a]["score"]) for a in by_blend[50:])
     for c in shaped.values():
         assert c["score"] == pytest.approx(sum(c["parts"].values()), abs=1e-3), c
+
+
+def test_a_window_asked_for_narrows_the_channels_own_and_never_widens_it(
+    lab_env: dict[str, Any], db: Database, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`recommend --window-days N` ranks what serving would offer the channel, within the last N days: a fit that
+    learnt the channel picks among the last 60 days is not widened to a year (a weekly replay through the command
+    line ranks the pool a replay ranks), and a narrower N narrows it. A channel with no window of its own gets N."""
+    from socialrag import storage
+    from socialrag.recommender.rank.calibrate import default_model
+
+    others = lab_env["others"]
+    ids = lab_env["ids"]
+    ages = {**{a: 5 for a in others[10:20]}, **{a: 40 for a in others[20:30]}}  # the rest are 194 days old
+    with db.connection() as conn:
+        for acl, days in ages.items():
+            day = (AS_OF - timedelta(days=days)).date()
+            conn.execute(
+                "UPDATE papers SET publication_date = %s, date_precision = 'day' WHERE id = %s", (day, ids[acl])
+            )
+
+    def ages_offered(*window: str) -> set[int]:
+        args = ["recommend", "nlp-lab", "--json", "--as-of", AS_OF.isoformat(), "--top", "500", *window]
+        assert main(args) == 0
+        found = json.loads(capsys.readouterr().out)["candidates"]
+        assert found, "something is offered"
+        return {ages.get(c["acl_id"], 194) for c in found}
+
+    assert ages_offered("--window-days", "365") == {5, 40, 194}  # no window of its own: the one asked for
+    learnt = {**default_model().to_json(), "window_days": 60.0, "decision": "kept the default blend: too few shares"}
+    with db.connection() as conn:
+        storage.rankers.save_fit(conn, "T0LAB", "C1", AS_OF - timedelta(hours=1), learnt, 5, 100)
+    assert ages_offered() == {5, 40}
+    assert ages_offered("--window-days", "365") == {5, 40}, "a year asked for is still the channel's 60 days"
+    assert ages_offered("--window-days", "20") == {5}
+    for odd in ("0", "-30"):
+        assert main(["recommend", "nlp-lab", "--window-days", odd]) == 2
+        assert "--window-days takes a number of days, 1 or more" in capsys.readouterr().err

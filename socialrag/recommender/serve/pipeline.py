@@ -1,8 +1,8 @@
 """The recommender: one channel's context -> candidates -> scores -> signals -> a verified ``Draft``.
 
 Nothing here posts; the Slack side posts the ``Draft``. ``as_of`` replays the past: only history before it
-is used. Candidates are papers published in the ``window_days`` before it, or in the window the channel's
-fit learnt it picks from (any date when neither says).
+is used. Candidates are papers published in the window the channel's fit learnt it picks from, narrowed to
+the ``window_days`` before it when asked (any date when neither says).
 """
 
 from __future__ import annotations
@@ -282,7 +282,10 @@ def rank_channel(conn: psycopg.Connection, request: ChannelRequest, *, identifie
         ctx.vectors[FOCUS_ID] = config.focus
         weights[FOCUS_ID] = 2.0 * max([1.0, *weights.values()])
     ranker = load_fit(conn, team_id, channel_id, config.scoring.popularity_weight, as_of)
-    window = config.window_days or (round(ranker.window_days) if ranker.window_days else None)
+    # a window asked for (``recommend --window-days``) narrows the channel's own, never widens it: what is
+    # ranked is what serving would offer the channel, as a replay ranks it
+    learnt = round(ranker.window_days) if ranker.window_days else None
+    window = min((w for w in (config.window_days, learnt) if w), default=None)
     query = CandidateQuery(
         ctx,
         weights,
