@@ -360,6 +360,32 @@ def _epoch(day: str) -> float:
     return datetime.fromisoformat(day).replace(tzinfo=UTC).timestamp()
 
 
+def open_home(home: Path, data: Path, months: int, seed: int) -> tuple[Any, Any, list[dict[str, Any]], dict[str, Any]]:
+    """The simulated channels' database under ``home`` (built on the first run, reused after): the database, its
+    embedded server (``cleanup()`` when done), the catalog's papers, and each kind's channel id, members and
+    messages."""
+    from bot.slack.workspace_export import import_export
+    from socialrag.db import migrated_database, start_embedded
+    from socialrag.knowledge.embed import Embedder, embed_pending
+    from socialrag.knowledge.papers.local_catalog import import_catalog
+    from tests.support.exports import user, write_export
+
+    home.mkdir(parents=True, exist_ok=True)
+    reuse = (home / "pgdata").exists()
+    papers = load_papers(data, seed)
+    channels = {kind: (f"C{i + 1}", MEMBERS, simulate(kind, papers, months, seed)) for i, kind in enumerate(KINDS)}
+    uri, server = start_embedded(home / "pgdata")
+    db = migrated_database(uri, "replay")
+    if not reuse:
+        catalog = home / "catalog.jsonl"
+        catalog.write_text("\n".join(json.dumps({k: v for k, v in p.items() if k[0] != "_"}) for p in papers))
+        import_catalog(db, catalog)
+        export = write_export(home / "labs.zip", channels, [user(u, f"member{u[1:]}") for u in MEMBERS])
+        import_export(db, export, progress=False)
+        embed_pending(db, Embedder())
+    return db, server, papers, channels
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--months", type=int, default=22)
@@ -369,30 +395,11 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=ACL, help="ACL Anthology JSON lines (default: the demo's)")
     parser.add_argument("--kinds", nargs="+", choices=KINDS, default=list(KINDS), help="replay only these kinds")
     args = parser.parse_args()
-    from bot.slack.workspace_export import import_export
-    from socialrag.db import migrated_database, start_embedded
-    from socialrag.knowledge.embed import Embedder, embed_pending
-    from socialrag.knowledge.papers.local_catalog import import_catalog
     from socialrag.recommender.rank.evaluate import evaluate_channel
-    from tests.support.exports import user, write_export
 
     home = args.home or Path(tempfile.mkdtemp(prefix="paperping-replay-"))
-    home.mkdir(parents=True, exist_ok=True)
-    reuse = (home / "pgdata").exists()
-    papers = load_papers(args.data, args.seed)
-    channels = {
-        kind: (f"C{i + 1}", MEMBERS, simulate(kind, papers, args.months, args.seed)) for i, kind in enumerate(KINDS)
-    }
-    uri, server = start_embedded(home / "pgdata")
+    db, server, papers, channels = open_home(home, args.data, args.months, args.seed)
     try:
-        db = migrated_database(uri, "replay")
-        if not reuse:
-            catalog = home / "catalog.jsonl"
-            catalog.write_text("\n".join(json.dumps({k: v for k, v in p.items() if k[0] != "_"}) for p in papers))
-            import_catalog(db, catalog)
-            export = write_export(home / "labs.zip", channels, [user(u, f"member{u[1:]}") for u in MEMBERS])
-            import_export(db, export, progress=False)
-            embed_pending(db, Embedder())
         print(f"catalog: {len(papers)} ACL Anthology papers; {args.months} months; {len(MEMBERS)} members a channel\n")
         reports = {}
         for kind, (cid, _, messages) in channels.items():
