@@ -37,11 +37,13 @@ def reading_channel(db: Database, lab: dict[str, Any]) -> list[int]:
         conn.execute("INSERT INTO channels (team_id, channel_id, name) VALUES (%s, %s, 'reading')", (T, CHANNEL))
         for k, paper in enumerate(shared):
             at = NOW - timedelta(days=SHARES - k, hours=2)
-            mid = conn.execute(
+            row = conn.execute(
                 """INSERT INTO messages (team_id, channel_id, ts, user_id, text, permalink, posted_at)
                    VALUES (%s, %s, %s, 'U2', 'worth a read', %s, %s) RETURNING id""",
                 (T, CHANNEL, f"{at.timestamp():.6f}", f"https://lab.slack.com/archives/{CHANNEL}/p{k}", at),
-            ).fetchone()[0]
+            ).fetchone()
+            assert row is not None
+            mid = row[0]
             conn.execute(
                 "INSERT INTO message_papers (message_id, paper_id, team_id, channel_id, url)"
                 " VALUES (%s, %s, %s, %s, 'https://aclanthology.org/')",
