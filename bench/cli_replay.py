@@ -22,7 +22,7 @@ import contextlib
 import io
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -41,17 +41,17 @@ STEP_DAYS = 7.0  # the replay's weekly step (its default)
 TEAM = "T0LAB"
 
 
-def picked(history: ChannelHistory, t: float) -> np.ndarray:
-    """The papers (ids) the channel first shared in the week from ``t`` that were out by ``t``: what the replay
-    judges its step at ``t`` on."""
+def picked(history: ChannelHistory, t: float, window_days: float) -> np.ndarray:
+    """The papers (ids) the channel first shared in the week from ``t`` that were out by ``t`` and not older than
+    the pools: what the replay judges its step at ``t`` on."""
     u = history.universe
     mine = history.member_first
     week = np.flatnonzero((mine >= t) & (mine < t + (STEP_DAYS - 0.5) * DAY))
-    rows = history.rows[week]
-    return np.asarray(u.ids[rows[~(u.available[rows] >= t)]])
+    out = u.available[history.rows[week]]
+    return np.asarray(u.ids[history.rows[week][~(out >= t) & ~(out < t - window_days * DAY)]])
 
 
-def figures(ranked: list[int], truth: set[int]) -> tuple[float, float, float]:
+def figures(ranked: list[str], truth: set[str]) -> tuple[float, float, float]:
     """R@10, R@50 and the reciprocal rank of the first pick within ``TOP`` (0 past it) of one week."""
     hits = [p in truth for p in ranked[:TOP]]
     first = next((k + 1 for k, hit in enumerate(hits) if hit), None)
@@ -84,49 +84,69 @@ def command(*args: str) -> str:
     return out.getvalue()
 
 
-def through_the_commands(db: Any, channel: str, t: float, window_days: int) -> list[int]:
-    """The ranked papers (ids) ``recommend`` lists for the channel as of ``t``, after ``refit`` as of ``t``."""
+def through_the_commands(channel: str, t: float, window_days: int) -> list[str]:
+    """The ranked papers (ACL ids) ``recommend`` lists for the channel as of ``t``, after ``refit`` as of ``t``."""
     when = datetime.fromtimestamp(t, UTC).isoformat()
     command("refit", channel, "--as-of", when)
     listed = json.loads(
         command("recommend", channel, "--json", "--as-of", when, "--window-days", str(window_days), "--top", str(TOP))
     )
-    acl = [c["acl_id"] for c in listed["candidates"]]
-    with db.connection() as conn:
-        ids = dict(
-            conn.execute(
-                "SELECT value, paper_id FROM paper_ids WHERE scheme = 'acl' AND value = ANY(%s)", (acl,)
-            ).fetchall()
-        )
-    return [ids[a] for a in acl]
+    return [c["acl_id"] for c in listed["candidates"]]
 
 
-def replay_kind(db: Any, channel: str, window_days: int) -> dict[str, np.ndarray]:
-    """Per step, the replay's figures and the command line's, for one channel."""
-    with db.connection() as conn:  # each run starts from no fit, as the replay does
-        conn.execute("DELETE FROM channel_rankers WHERE team_id = %s AND channel_id = %s", (TEAM, channel))
-        ctx, universe = read_together(
-            conn, TEAM, channel, MODEL, datetime.now(UTC), pool=load_embedded_ids(conn, MODEL)
-        )
-    assert universe is not None, f"{channel} shared nothing"
-    history = build_history(ctx, universe, 60.0)
+def beside_the_replay(
+    history: ChannelHistory, channel: str, window_days: int, acl_of: Callable[[int], str], warmup: int = 8
+) -> dict[str, np.ndarray]:
+    """Per weekly step of the replay of ``history`` (refitted every week), the figures of the replay's calibrated
+    ranking, of the same with variety, and of the commands on ``channel`` (the same group in the database the
+    commands use); ``acl_of`` names a paper of the history by its ACL id."""
     moments: list[float] = []
 
     def note(step: Step) -> dict[str, np.ndarray]:
         moments.append(step.t)
         return {}
 
-    report = replay(history, window_days=float(window_days), refit_every=1, extra=note)
-    served = [
-        figures(through_the_commands(db, channel, t, window_days), set(picked(history, t).tolist())) for t in moments
-    ]
+    zeros = np.zeros(len(history.universe.ids), dtype=np.int64)  # no topic columns: they are not compared here
+    report = replay(history, warmup=warmup, window_days=float(window_days), refit_every=1, topics=zeros, extra=note)
     out = {}
     for name, method in (("replay", CALIBRATED), ("replay, variety", CALIBRATED_DIVERSE)):
         r = report.results[method]
         cut = np.where(np.array(r.reciprocal) >= 1.0 / TOP, r.reciprocal, 0.0)
         out[name] = np.column_stack([r.recall10, r.recall50, cut])
-    out["command line"] = np.array(served).reshape(-1, 3)
+    served = [
+        figures(
+            through_the_commands(channel, t, window_days), {acl_of(int(p)) for p in picked(history, t, window_days)}
+        )
+        for t in moments
+    ]
+    out["command line"] = np.array(served, dtype=np.float64).reshape(-1, 3)
     return out
+
+
+def print_beside(name: str, rows: dict[str, np.ndarray], window_days: int) -> None:
+    """One group's figures, and the commands less each replay step by step with its standard error."""
+    steps = len(rows["replay"])
+    print(f"\n## {name}: {steps} weekly steps, pools of {window_days} days, top {TOP}")
+    print(f"{'':<16}{'R@10':>7}{'R@50':>7}{'MRR':>7}")
+    for label, values in rows.items():
+        print(f"{label:<16}" + "".join(f"{v:7.3f}" for v in values.mean(axis=0)))
+    for label in ("replay", "replay, variety"):
+        diff = rows["command line"] - rows[label]
+        noise = diff.std(axis=0, ddof=1) / np.sqrt(steps) if steps > 1 else np.full(3, np.nan)
+        cells = "".join(f"{d:+7.3f} ± {e:.3f}" for d, e in zip(diff.mean(axis=0), noise, strict=True))
+        print(f"command line less the {label}: {cells}")
+
+
+def replay_kind(db: Any, channel: str, window_days: int) -> dict[str, np.ndarray]:
+    """``beside_the_replay`` for one simulated channel, from no stored fit."""
+    with db.connection() as conn:  # each run starts from no fit, as the replay does
+        conn.execute("DELETE FROM channel_rankers WHERE team_id = %s AND channel_id = %s", (TEAM, channel))
+        ctx, universe = read_together(
+            conn, TEAM, channel, MODEL, datetime.now(UTC), pool=load_embedded_ids(conn, MODEL)
+        )
+        acl = dict(conn.execute("SELECT paper_id, value FROM paper_ids WHERE scheme = 'acl'").fetchall())
+    assert universe is not None, f"{channel} shared nothing"
+    return beside_the_replay(build_history(ctx, universe, 60.0), channel, window_days, acl.__getitem__)
 
 
 def main() -> None:
@@ -141,17 +161,7 @@ def main() -> None:
     try:
         with environment(db.conninfo, args.home):
             for kind in args.kinds:
-                rows = replay_kind(db, channels[kind][0], args.window_days)
-                steps = len(rows["replay"])
-                print(f"\n## {kind}: {steps} weekly steps, pools of {args.window_days} days, top {TOP}")
-                print(f"{'':<16}{'R@10':>7}{'R@50':>7}{'MRR':>7}")
-                for name, values in rows.items():
-                    print(f"{name:<16}" + "".join(f"{v:7.3f}" for v in values.mean(axis=0)))
-                for name in ("replay", "replay, variety"):
-                    diff = rows["command line"] - rows[name]
-                    noise = diff.std(axis=0, ddof=1) / np.sqrt(steps) if steps > 1 else np.full(3, np.nan)
-                    cells = "".join(f"{d:+7.3f} ± {e:.3f}" for d, e in zip(diff.mean(axis=0), noise, strict=True))
-                    print(f"command line less the {name}: {cells}")
+                print_beside(kind, replay_kind(db, channels[kind][0], args.window_days), args.window_days)
     finally:
         server.cleanup()
 

@@ -276,6 +276,32 @@ def test_a_replay_judges_a_weekly_group_when_it_picks() -> None:
     assert "against newest first (standard error" in last and "; MRR " in last
 
 
+def test_a_pick_older_than_the_pools_is_judged_as_serving_would_offer_it_not_at_all() -> None:
+    """A group that picks the newest paper each week and, in some weeks, a classic two years old as well: a replay
+    over pools of a year judges only the newest (serving asked for the last year would not offer the classic), so
+    newest first is right every week; a week whose only pick is a classic is no step at all. With pools of three
+    years, the classics are judged too, and newest first misses them."""
+    from socialrag.recommender.rank.evaluate import replay
+
+    infos, vectors, readings = catalog(n_days=1100, per_day=1)
+    picks: list[tuple[int, datetime]] = []
+    for w in range(20):
+        day = START + timedelta(days=800 + 7 * w)
+        newest = next(p for p, i in infos.items() if i.publication_date == day.date())
+        if w != 15:
+            picks.append((newest, day + timedelta(hours=9)))
+        if w % 3 == 0:  # a paper of two years before, the same week (and alone in week 15)
+            picks.append((newest - 730, day + timedelta(hours=10)))
+    history = build_history(channel(infos, readings, picks), build_universe(infos, vectors, readings), 60.0)
+    topics = np.zeros(len(infos), dtype=np.int64)
+    year = replay(history, warmup=8, window_days=365.0, refit_every=None, topics=topics)
+    assert year.steps == 14 - 1  # weeks 6 to 19 after the warm-up's 8 shares, less the week of a classic only
+    newest = year.results["newest first"]
+    assert newest.mrr == 1.0 and newest.r10 == 1.0 and newest.r50 == 1.0
+    wider = replay(history, warmup=8, window_days=3 * 365.0, refit_every=None, topics=topics)
+    assert wider.steps == 14 and wider.results["newest first"].r50 < 1.0
+
+
 def test_a_ranking_under_study_is_scored_on_the_same_steps_and_pools() -> None:
     """``replay``'s ``extra`` rankings see each step's pool and calibrated scores but not what was shared: a copy
     of the calibrated scores scores exactly what the calibrated ranking does, step by step, and the newest first

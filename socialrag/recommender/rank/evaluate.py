@@ -4,8 +4,8 @@ channel shared in the following week.
 Each weekly step (after ``warmup`` shares to learn from) starts just before a share and covers what was shared
 in the week from there (less half a day, so that a group picking on the same weekday a few hours earlier starts
 the next step); the next step starts at the next share. The candidates are the papers with a vector published
-in the ``window_days`` before the step's moment, plus the ones really shared that week, minus what the channel
-already had. Each method ranks them using only the past; the calibrated ranker is refitted on the
+in the ``window_days`` before the step's moment, minus what the channel already had; a paper shared that week
+counts only if it was one of them. Each method ranks them using only the past; the calibrated ranker is refitted on the
 pairs from before the moment (every ``refit_every`` steps). Reported per method: precision@5, recall@10 and @50,
 MRR (of the first paper shared that week) and how many distinct topics the top 10 spans (topics are
 k-means clusters of the papers' embeddings).
@@ -256,11 +256,11 @@ def _score_step(
     u = history.universe
     state, known = history.state_at(t)
     state = replace(state, taste=model.taste)  # the refit's model of the paper itself, if it learnt one
-    # a paper shared before serving could offer it (before its listed date, or within the month or year its date
-    # is known to, before that stretch ended) was no candidate then: counted neither for nor against a ranking,
-    # or its peers of the same month, not yet offered, would hand it to whatever ranks the newest first
-    truth_rows = history.rows[week]
-    truth_rows = truth_rows[~(u.available[truth_rows] >= t)]
+    # a paper shared before serving could offer it (before its listed date, or within the month or year its date is
+    # known to, before that stretch ended), or older than the pools (serving asked for the last ``window_days``
+    # would not offer it), was no candidate then: counted neither for nor against a ranking
+    out = u.available[history.rows[week]]
+    truth_rows = history.rows[week][~(out >= t) & ~(out < t - window_days * DAY)]
     if len(truth_rows) == 0:
         return None
     rows = np.union1d(pool_rows(u, t, window_days, history.rows[known]), truth_rows)
