@@ -45,10 +45,10 @@ def picked(history: ChannelHistory, t: float, window_days: float) -> np.ndarray:
     """The papers (ids) the channel first shared in the week from ``t`` that were out by ``t`` and not older than
     the pools: what the replay judges its step at ``t`` on."""
     u = history.universe
-    mine = history.member_first
-    week = np.flatnonzero((mine >= t) & (mine < t + (STEP_DAYS - 0.5) * DAY))
-    out = u.available[history.rows[week]]
-    return np.asarray(u.ids[history.rows[week][~(out >= t) & ~(out < t - window_days * DAY)]])
+    mine = np.where(np.isnan(history.member_first), np.inf, history.member_first)  # NaN: only PaperPing posted it
+    week = history.rows[(mine <= history.first_at) & (mine >= t) & (mine < t + (STEP_DAYS - 0.5) * DAY)]
+    offered = (u.available[week] < t) & (u.available[week] >= t - window_days * DAY)  # NaN: undated, never offered
+    return np.asarray(u.ids[week[offered]])
 
 
 def figures(ranked: list[str], truth: set[str]) -> tuple[float, float, float]:
@@ -60,18 +60,20 @@ def figures(ranked: list[str], truth: set[str]) -> tuple[float, float, float]:
 
 @contextlib.contextmanager
 def environment(uri: str, home: Path) -> Iterator[None]:
-    """The commands' settings: this database, offline (the local catalog is the one source), a home of their own."""
-    wanted = {"DATABASE_URL": uri, "PAPERPING_OFFLINE": "1", "PAPERPING_HOME": str(home / "cli")}
-    before = {k: os.environ.get(k) for k in wanted}
-    os.environ.update(wanted)
+    """The commands' settings: this database, offline (the local catalog is the one source), a home of their own,
+    and every other setting at its default, as the replay has it (the embedding cache excepted: it only saves time)."""
+    kept = {k: v for k, v in os.environ.items() if k.startswith("PAPERPING_") or k == "DATABASE_URL"}
+    for k in kept:
+        os.environ.pop(k)
+    os.environ.update({"DATABASE_URL": uri, "PAPERPING_OFFLINE": "1", "PAPERPING_HOME": str(home / "cli")})
+    if "PAPERPING_EMBED_CACHE" in kept:
+        os.environ["PAPERPING_EMBED_CACHE"] = kept["PAPERPING_EMBED_CACHE"]
     try:
         yield
     finally:
-        for k, v in before.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+        for k in [k for k in os.environ if k.startswith("PAPERPING_") or k == "DATABASE_URL"]:
+            os.environ.pop(k)
+        os.environ.update(kept)
 
 
 def command(*args: str) -> str:

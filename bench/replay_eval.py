@@ -370,8 +370,7 @@ def open_home(home: Path, data: Path, months: int, seed: int) -> tuple[Any, Any,
     from socialrag.knowledge.papers.local_catalog import import_catalog
     from tests.support.exports import user, write_export
 
-    home.mkdir(parents=True, exist_ok=True)
-    reuse = (home / "pgdata").exists()
+    reuse = bench_home(home, "replay")
     papers = load_papers(data, seed)
     channels = {kind: (f"C{i + 1}", MEMBERS, simulate(kind, papers, months, seed)) for i, kind in enumerate(KINDS)}
     uri, server = start_embedded(home / "pgdata")
@@ -383,7 +382,19 @@ def open_home(home: Path, data: Path, months: int, seed: int) -> tuple[Any, Any,
         export = write_export(home / "labs.zip", channels, [user(u, f"member{u[1:]}") for u in MEMBERS])
         import_export(db, export, progress=False)
         embed_pending(db, Embedder())
+        (home / "bench-built-replay").touch()
     return db, server, papers, channels
+
+
+def bench_home(home: Path, name: str) -> bool:
+    """Whether ``home`` holds a bench's complete database ``name`` to reuse (False: a new home, to build). A home
+    with a database the bench did not finish building, or a lab's own home, is refused: the bench would change it."""
+    if (home / f"bench-built-{name}").exists():
+        return True
+    if (home / "pgdata").exists():
+        raise SystemExit(f"{home} holds a database this bench did not build (or did not finish): give a new --home")
+    home.mkdir(parents=True, exist_ok=True)
+    return False
 
 
 def main() -> None:

@@ -23,6 +23,7 @@ from typing import Any
 
 from bench.cli_replay import beside_the_replay, command, environment, print_beside
 from bench.real import replay_real as rr
+from bench.replay_eval import bench_home
 from tests.support.exports import msg, user, write_export
 
 WINDOW_DAYS = 365
@@ -57,8 +58,7 @@ def open_real_home(home: Path, names: list[str]) -> tuple[Any, Any]:
     """The database under ``home`` with the histories and the catalog imported through the commands (first run)."""
     from socialrag.db import migrated_database, start_embedded
 
-    home.mkdir(parents=True, exist_ok=True)
-    reuse = (home / "pgdata").exists()
+    reuse = bench_home(home, "histories")
     uri, server = start_embedded(home / "pgdata")
     db = migrated_database(uri, "histories")
     if not reuse:
@@ -66,6 +66,7 @@ def open_real_home(home: Path, names: list[str]) -> tuple[Any, Any]:
             export = write_histories(home / "histories.zip", names)
             print(command("import-export", str(export), "--team-domain", "histories").strip().splitlines()[-1])
             print(command("catalog", "import", str(rr.CATALOG)).strip().splitlines()[-1])
+        (home / "bench-built-histories").touch()
     return db, server
 
 

@@ -15,6 +15,7 @@ from socialrag.models import STYLES, Draft, Style, draft_json
 from socialrag.recommender import Recommendation, Recommender, describe_fact, describe_ranker, render_plain
 
 ID_KEYS = {"arxiv": "arxiv_id", "doi": "doi", "acl": "acl_id", "s2": "s2_id"}
+MAX_WINDOW_DAYS = 36500  # a hundred years: more reaches no paper and would overflow a date
 
 
 def run_recommend(
@@ -53,11 +54,11 @@ def render_draft_text(draft: Draft) -> str:
 
 
 def recommend(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase) -> int:
-    db = open_db()
     if args.style and args.style not in STYLES:
         raise InputError(f"--style takes one of {', '.join(STYLES)}")
-    if args.window_days is not None and args.window_days < 1:
-        raise InputError("--window-days takes a number of days, 1 or more")
+    if args.window_days is not None and not 1 <= args.window_days <= MAX_WINDOW_DAYS:
+        raise InputError(f"--window-days takes a number of days from 1 to {MAX_WINDOW_DAYS}")
+    db = open_db()
     with Recommender(settings, db) as recommender:
         rec = run_recommend(
             recommender,
@@ -127,7 +128,7 @@ def recommend_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--window-days",
         type=int,
-        help="only candidates published in the N days before --as-of (within the channel's own window)",
+        help="only candidates published in the N days before --as-of or now (within the channel's own window)",
     )
     parser.add_argument("--style", help="tldr, template, template+tldr or llm (default: the channel's)")
 

@@ -113,5 +113,5 @@ def test_a_refit_that_keeps_the_blend_orders_the_next_post(db: Database, service
     (post,) = slack.posts
     assert post["channel"] == CHANNEL
     assert post["metadata"]["event_payload"]["paper_id"] == expected.draft.paper.paper_id
-    with db.connection() as conn:  # the refit chore ran again after the post, and the fit in force is the same
+    with db.connection() as conn:  # after the post's tick, the fit in force still orders the shortlist
         assert load_fit(conn, T, CHANNEL).orders_shortlist

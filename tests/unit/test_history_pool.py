@@ -277,14 +277,18 @@ def test_a_replay_judges_a_weekly_group_when_it_picks() -> None:
 
 
 def test_a_pick_older_than_the_pools_is_judged_as_serving_would_offer_it_not_at_all() -> None:
-    """A group that picks the newest paper each week and, in some weeks, a classic two years old as well: a replay
-    over pools of a year judges only the newest (serving asked for the last year would not offer the classic), so
-    newest first is right every week; a week whose only pick is a classic is no step at all. With pools of three
+    """A group that picks the newest paper each week and, in some weeks, a classic two years old as well, and once a
+    paper of no known date: a replay over pools of a year judges only the newest (serving asked for the last year
+    would not offer the classic, nor ever the undated paper), so newest first is right every week; a week whose only
+    pick is a classic is no step at all, and the table says how many shares were not judged. With pools of three
     years, the classics are judged too, and newest first misses them."""
     from socialrag.recommender.rank.evaluate import replay
 
     infos, vectors, readings = catalog(n_days=1100, per_day=1)
-    picks: list[tuple[int, datetime]] = []
+    undated = max(infos) + 1
+    infos[undated] = PaperInfo(undated, "Undated", None, None, None, (), None)
+    vectors[undated], readings[undated] = vectors[1], []
+    picks: list[tuple[int, datetime]] = [(undated, START + timedelta(days=800 + 70, hours=11))]  # in week 10
     for w in range(20):
         day = START + timedelta(days=800 + 7 * w)
         newest = next(p for p, i in infos.items() if i.publication_date == day.date())
@@ -298,8 +302,10 @@ def test_a_pick_older_than_the_pools_is_judged_as_serving_would_offer_it_not_at_
     assert year.steps == 14 - 1  # weeks 6 to 19 after the warm-up's 8 shares, less the week of a classic only
     newest = year.results["newest first"]
     assert newest.mrr == 1.0 and newest.r10 == 1.0 and newest.r50 == 1.0
+    assert year.unjudged == 5 + 1  # the classics of weeks 6, 9, 12, 15 and 18, and the undated paper
+    assert "not judged: 6 shares of papers not yet out, undated or older than the pools" in year.table()
     wider = replay(history, warmup=8, window_days=3 * 365.0, refit_every=None, topics=topics)
-    assert wider.steps == 14 and wider.results["newest first"].r50 < 1.0
+    assert wider.steps == 14 and wider.results["newest first"].r50 < 1.0 and wider.unjudged == 1
 
 
 def test_a_ranking_under_study_is_scored_on_the_same_steps_and_pools() -> None:

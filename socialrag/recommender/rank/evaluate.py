@@ -102,11 +102,7 @@ class EvalReport:
     shares: int = 0
     fit: RankerModel | None = None
     recall: list[float] = field(default_factory=list)  # of the catalog source, at each step
-
-    @property
-    def candidate_recall(self) -> float:
-        """The share of what the channel shared that the candidate stage would have found (before ranking)."""
-        return float(np.mean(self.recall)) if self.recall else 0.0
+    unjudged: int = 0  # shares in the weeks replayed of papers serving could not have offered then
 
     def paired(self, method: str, baseline: str = BLEND, metric: str = "reciprocal") -> tuple[float, float]:
         """``method``'s MRR (or another per-step ``metric`` of ``MethodResult``) less ``baseline``'s, with the
@@ -123,8 +119,10 @@ class EvalReport:
         for name, r in self.results.items():
             lines.append(f"{name:<28}{r.p5:>7.3f}{r.r10:>7.3f}{r.r50:>7.3f}{r.mrr:>7.3f}{r.topics:>11.1f}{r.coverage}")
         lines.append(f"{self.steps} weekly steps, {self.shares} shares, median {self.candidates} candidates per step")
+        if self.unjudged:
+            lines.append(f"not judged: {self.unjudged} shares of papers not yet out, undated or older than the pools")
         lines.append(
-            f"candidate recall (of what was shared, what the catalog source would find): {self.candidate_recall:.3f}"
+            f"candidate recall (what the catalog source would find of the shares): {np.mean(self.recall or [0]):.3f}"
         )
         lines.append(
             f"coverage, per month of posts ({POSTS_PER_STEP} a week): the share of the channel's topics with a tenth "
@@ -211,11 +209,15 @@ def replay(
     # before, even when it picks at another hour of the same weekday
     span = (step_days - 0.5) * DAY
     start = warmup
-    steps = 0
+    steps = unjudged = 0
     tally = CoverageTally(history, list(METHODS))
     while start < len(times) and steps < max_steps:
         t = float(times[start]) - 1.0
-        week = shared[(member_first[shared] >= t) & (member_first[shared] < t + span)]
+        week = history.rows[shared[(member_first[shared] >= t) & (member_first[shared] < t + span)]]
+        # a paper not yet out (its month or year known only: until that stretch ended), undated, or older than the pools
+        # (serving asked for the last ``window_days``) was no candidate then: counted neither for nor against a ranking
+        offered = (u.available[week] < t) & (u.available[week] >= t - window_days * DAY)
+        unjudged, week = unjudged + int((~offered).sum()), week[offered]
         blend = default_model(popularity_weight, pairs.leanings(t))  # the channel's default blend then
         if refit_every is None:
             model = blend
@@ -233,13 +235,13 @@ def replay(
     tally.close()
     for name in METHODS:  # the rankings under study have no coverage columns
         results[name].covered, results[name].named = tally.topics[name], tally.members[name]
-    return EvalReport(steps, int(np.median(sizes)) if sizes else 0, results, len(shared), model, recall)
+    return EvalReport(steps, int(np.median(sizes)) if sizes else 0, results, len(shared), model, recall, unjudged)
 
 
 def _score_step(
     history: ChannelHistory,
     t: float,
-    week: np.ndarray,
+    truth_rows: np.ndarray,
     window_days: float,
     model: RankerModel,
     blend: RankerModel,
@@ -250,17 +252,12 @@ def _score_step(
     recall: list[float],
     tally: CoverageTally,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
-    """Score every method at one step, and the candidate stage's recall; None when nothing shared that week was
-    a candidate then, else the pool's rows, their features, the calibrated scores, which rows the channel shared,
-    and which lie outside the channel's window."""
+    """Score every method at one step on what the channel shared that week and serving could have offered
+    (``truth_rows``), and the candidate stage's recall; None when there is none, else the pool's rows, their
+    features, the calibrated scores, which rows the channel shared, and which lie outside the channel's window."""
     u = history.universe
     state, known = history.state_at(t)
     state = replace(state, taste=model.taste)  # the refit's model of the paper itself, if it learnt one
-    # a paper shared before serving could offer it (before its listed date, or within the month or year its date is
-    # known to, before that stretch ended), or older than the pools (serving asked for the last ``window_days``
-    # would not offer it), was no candidate then: counted neither for nor against a ranking
-    out = u.available[history.rows[week]]
-    truth_rows = history.rows[week][~(out >= t) & ~(out < t - window_days * DAY)]
     if len(truth_rows) == 0:
         return None
     rows = np.union1d(pool_rows(u, t, window_days, history.rows[known]), truth_rows)
