@@ -257,6 +257,51 @@ def test_a_date_known_to_the_month_or_year_is_offered_only_once_it_surely_existe
     assert pool == {ids["2020.acl-main.1"]}
 
 
+def test_a_date_a_source_gives_as_its_years_first_day_is_offered_in_a_replay_from_the_years_end(db: Database) -> None:
+    """PubMed gives a paper known only to its year as January 1 of it: a replay (`recommend --as-of`) offers it from
+    the year's last day, as the project's replay does, and serving offers it now."""
+    from datetime import UTC, date, datetime
+
+    from socialrag.models import Paper
+    from socialrag.recommender.rank.universe import build_universe
+    from socialrag.storage.context_rows import load_paper_infos
+    from socialrag.storage.embeddings import load_catalog_neighbours, upsert_embeddings
+    from socialrag.storage.papers import record_papers
+
+    vec = np.ones(384, dtype=np.float32) / np.sqrt(384)
+    with db.connection() as conn:
+        (pid,) = record_papers(
+            conn,
+            [
+                Paper(
+                    {"pmid": "123"},
+                    "pubmed",
+                    "A paper of 2020",
+                    year=2020,
+                    publication_date=date(2020, 1, 1),
+                    date_precision="year",
+                )
+            ],
+            in_catalog=True,
+        )
+        upsert_embeddings(conn, "all-MiniLM-L6-v2", [(pid, "h", vec)])
+        stored = conn.execute("SELECT available_on FROM papers WHERE id = %s", (pid,)).fetchone()
+
+        def offered(day: datetime, serving: bool) -> bool:
+            found = load_catalog_neighbours(
+                conn, "all-MiniLM-L6-v2", [vec], before=day, after=None, k=10, serving=serving
+            )
+            return pid in found
+
+        march = datetime(2020, 3, 10, tzinfo=UTC)
+        assert not offered(march, serving=False) and offered(march, serving=True)
+        assert offered(datetime(2021, 1, 2, tzinfo=UTC), serving=False)
+        infos = load_paper_infos(conn, [pid])
+    assert stored == (date(2020, 12, 31),)
+    universe = build_universe(infos, {pid: vec})
+    assert universe.available[0] == datetime(2020, 12, 31, tzinfo=UTC).timestamp(), "the replay's own rule"
+
+
 @pytest.mark.slow
 def test_a_second_home_takes_the_catalog_vectors_from_the_shared_cache(
     db: Database, pg_server_uri: str, tmp_path: Path
