@@ -19,12 +19,13 @@ from socialrag.db import Database
 from socialrag.recommender.rank.refit import load_fit
 from socialrag.recommender.serve.service import Recommender
 from tests.support.labbase import CachedEmbedder, build_lab
+from tests.support.multiworker import T, add_shared_channel
 from tests.support.slack_standin import SlackStandIn, SlackState
 from tests.support.slots import slot_worker
 
 pytestmark = pytest.mark.slow
 
-T, CHANNEL = "T0LAB", "CREAD"
+CHANNEL = "CREAD"
 NOW = datetime(2021, 1, 15, 9, tzinfo=UTC)  # the lab's catalog came out in July 2020
 SHARES = 12  # enough picks for a direction (8), too few shares for the judge to weigh a fit against the blend
 
@@ -33,39 +34,10 @@ def reading_channel(db: Database, lab: dict[str, Any]) -> list[int]:
     """#reading: a member shared one of the lab's catalog papers a day for twelve days, each liked by another."""
     ids = lab["ids"]
     shared = [ids[acl] for acl in lab["others"][40 : 40 + SHARES]]
-    with db.connection() as conn:
-        conn.execute("INSERT INTO channels (team_id, channel_id, name) VALUES (%s, %s, 'reading')", (T, CHANNEL))
-        for k, paper in enumerate(shared):
-            at = NOW - timedelta(days=SHARES - k, hours=2)
-            row = conn.execute(
-                """INSERT INTO messages (team_id, channel_id, ts, user_id, text, permalink, posted_at)
-                   VALUES (%s, %s, %s, 'U2', 'worth a read', %s, %s) RETURNING id""",
-                (T, CHANNEL, f"{at.timestamp():.6f}", f"https://lab.slack.com/archives/{CHANNEL}/p{k}", at),
-            ).fetchone()
-            assert row is not None
-            mid = row[0]
-            conn.execute(
-                "INSERT INTO message_papers (message_id, paper_id, team_id, channel_id, url)"
-                " VALUES (%s, %s, %s, %s, 'https://aclanthology.org/')",
-                (mid, paper, T, CHANNEL),
-            )
-            conn.execute(
-                "INSERT INTO reactions (message_id, team_id, channel_id, user_id, emoji, reacted_at)"
-                " VALUES (%s, %s, %s, 'U3', '+1', %s)",
-                (mid, T, CHANNEL, at + timedelta(hours=1)),
-            )
-        storage.settings.upsert_channel_setting(
-            conn,
-            T,
-            CHANNEL,
-            active=True,
-            style="template",
-            sources=["catalog"],
-            next_post_at=NOW + timedelta(days=1),  # not due at the first tick: that one only refits
-            weekdays_only=False,
-            post_start_hour=0,
-            post_end_hour=24,
-        )
+    at = [NOW - timedelta(days=SHARES - k, hours=2) for k in range(SHARES)]
+    shares = [(paper, day, day + timedelta(hours=1)) for paper, day in zip(shared, at, strict=True)]
+    with db.connection() as conn:  # not due at the first tick: that one only refits
+        add_shared_channel(conn, CHANNEL, "reading", shares, style="template", next_post_at=NOW + timedelta(days=1))
     return shared
 
 

@@ -7,8 +7,11 @@ until no channel is due and exits.
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+
+import psycopg
 
 from socialrag import storage
 from socialrag.db import Database
@@ -23,37 +26,54 @@ def add_due_channels(db: Database, n: int, now: datetime, papers_per_channel: in
         papers = [r[0] for r in conn.execute("SELECT id FROM papers WHERE in_catalog ORDER BY id").fetchall()]
         storage.workspaces.upsert_team(conn, T, domain="lab")
         for i, cid in enumerate(channels):
-            conn.execute("INSERT INTO channels (team_id, channel_id, name) VALUES (%s, %s, %s)", (T, cid, f"w-{i}"))
-            for k in range(papers_per_channel):
-                ts = f"{1_600_000_000 + i * 100 + k}.000000"
-                mid = conn.execute(
-                    """INSERT INTO messages (team_id, channel_id, ts, user_id, text, permalink, posted_at)
-                       VALUES (%s, %s, %s, 'U2', 'a paper', %s, %s) RETURNING id""",
-                    (T, cid, ts, f"https://lab.slack.com/archives/{cid}/p{k}", now - timedelta(days=10 - k)),
-                ).fetchone()[0]
-                conn.execute(
-                    "INSERT INTO message_papers (message_id, paper_id, team_id, channel_id, url)"
-                    " VALUES (%s, %s, %s, %s, 'https://x')",
-                    (mid, papers[(i * 7 + k * 13) % len(papers)], T, cid),
-                )
-                conn.execute(
-                    "INSERT INTO reactions (message_id, team_id, channel_id, user_id, emoji, reacted_at)"
-                    " VALUES (%s, %s, %s, 'U3', '+1', %s)",
-                    (mid, T, cid, now - timedelta(days=9 - k)),
-                )
-            storage.settings.upsert_channel_setting(
-                conn,
-                T,
-                cid,
-                active=True,
-                style="llm",
-                sources=["catalog"],
-                next_post_at=now - timedelta(minutes=1),
-                weekdays_only=False,
-                post_start_hour=0,
-                post_end_hour=24,
-            )
+            shares = [
+                (papers[(i * 7 + k * 13) % len(papers)], now - timedelta(days=10 - k), now - timedelta(days=9 - k))
+                for k in range(papers_per_channel)
+            ]
+            add_shared_channel(conn, cid, f"w-{i}", shares, style="llm", next_post_at=now - timedelta(minutes=1))
     return channels
+
+
+def add_shared_channel(
+    conn: psycopg.Connection,
+    cid: str,
+    name: str,
+    shares: Sequence[tuple[int, datetime, datetime]],
+    *,
+    style: str,
+    next_post_at: datetime,
+) -> None:
+    """#``name``, in which U2 shared each paper at its moment and U3 liked it (+1) at the moment given after it,
+    active on the local catalog with ``style``, posting at any hour from ``next_post_at``."""
+    conn.execute("INSERT INTO channels (team_id, channel_id, name) VALUES (%s, %s, %s)", (T, cid, name))
+    for k, (paper, at, liked_at) in enumerate(shares):
+        row = conn.execute(
+            """INSERT INTO messages (team_id, channel_id, ts, user_id, text, permalink, posted_at)
+               VALUES (%s, %s, %s, 'U2', 'a paper', %s, %s) RETURNING id""",
+            (T, cid, f"{at.timestamp():.6f}", f"https://lab.slack.com/archives/{cid}/p{k}", at),
+        ).fetchone()
+        assert row is not None
+        conn.execute(
+            "INSERT INTO message_papers (message_id, paper_id, team_id, channel_id, url) VALUES (%s, %s, %s, %s, 'https://x')",
+            (row[0], paper, T, cid),
+        )
+        conn.execute(
+            "INSERT INTO reactions (message_id, team_id, channel_id, user_id, emoji, reacted_at)"
+            " VALUES (%s, %s, %s, 'U3', '+1', %s)",
+            (row[0], T, cid, liked_at),
+        )
+    storage.settings.upsert_channel_setting(
+        conn,
+        T,
+        cid,
+        active=True,
+        style=style,
+        sources=["catalog"],
+        next_post_at=next_post_at,
+        weekdays_only=False,
+        post_start_hour=0,
+        post_end_hour=24,
+    )
 
 
 def run_workers(n: int, db_url: str, slack_url: str, llm_url: str, timeout: float = 600) -> list[tuple[int, str, str]]:
