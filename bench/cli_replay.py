@@ -32,7 +32,7 @@ import numpy as np
 from bench.replay_eval import ACL, KINDS, MODEL, open_home
 from bot.cli import main as paperping
 from socialrag.recommender.rank.evaluate import CALIBRATED, CALIBRATED_DIVERSE, Step, replay
-from socialrag.recommender.rank.history import DAY, ChannelHistory, build_history
+from socialrag.recommender.rank.history import DAY, ChannelHistory, build_history, offered_at
 from socialrag.recommender.rank.refit import read_together
 from socialrag.storage.embeddings import load_embedded_ids
 
@@ -47,8 +47,7 @@ def picked(history: ChannelHistory, t: float, window_days: float) -> np.ndarray:
     u = history.universe
     mine = np.where(np.isnan(history.member_first), np.inf, history.member_first)  # NaN: only PaperPing posted it
     week = history.rows[(mine <= history.first_at) & (mine >= t) & (mine < t + (STEP_DAYS - 0.5) * DAY)]
-    offered = (u.available[week] < t) & (u.available[week] >= t - window_days * DAY)  # NaN: undated, never offered
-    return np.asarray(u.ids[week[offered]])
+    return np.asarray(u.ids[week[offered_at(u.available[week], t, window_days)]])
 
 
 def figures(ranked: list[str], truth: set[str]) -> tuple[float, float, float]:

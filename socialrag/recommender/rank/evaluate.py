@@ -27,7 +27,7 @@ from socialrag.recommender.rank.diversity import diversify
 from socialrag.recommender.rank.engagement import ScoringConfig
 from socialrag.recommender.rank.features import FEATURES, ChannelState, features, fill_unknown
 from socialrag.recommender.rank.guard import TrainingSet
-from socialrag.recommender.rank.history import DAY, ChannelHistory, build_history, pool_rows
+from socialrag.recommender.rank.history import DAY, ChannelHistory, build_history, offered_at, pool_rows
 from socialrag.recommender.rank.refit import load_universe
 from socialrag.recommender.rank.replay_coverage import POSTS_PER_STEP, CoverageTally
 from socialrag.recommender.rank.shortlist import below_window
@@ -216,7 +216,7 @@ def replay(
         week = history.rows[shared[(member_first[shared] >= t) & (member_first[shared] < t + span)]]
         # a paper not yet out (its month or year known only: until that stretch ended), undated, or older than the pools
         # (serving asked for the last ``window_days``) was no candidate then: counted neither for nor against a ranking
-        offered = (u.available[week] < t) & (u.available[week] >= t - window_days * DAY)
+        offered = offered_at(u.available[week], t, window_days)
         unjudged, week = unjudged + int((~offered).sum()), week[offered]
         blend = default_model(popularity_weight, pairs.leanings(t))  # the channel's default blend then
         if refit_every is None:

@@ -210,9 +210,14 @@ def build_history(
     )
 
 
+def offered_at(available: np.ndarray, t: float, window_days: float) -> np.ndarray:
+    """Which papers (by the day each surely existed, ``Universe.available``) serving asked for the ``window_days``
+    before ``t`` could have offered then: out by ``t`` and not older (never one of unknown date)."""
+    return np.asarray((available < t) & (available >= t - window_days * DAY))
+
+
 def pool_rows(universe: Universe, t: float, window_days: float, exclude: np.ndarray) -> np.ndarray:
     """Universe rows a ranking at ``t`` could have offered: published in the window before ``t``."""
-    out = universe.available
-    ok = (out < t) & (out >= t - window_days * DAY)
+    ok = offered_at(universe.available, t, window_days)
     ok[exclude] = False
     return np.flatnonzero(ok)
