@@ -34,6 +34,7 @@ from socialrag.pgtools import (
 from socialrag.storage import homes
 
 MAGIC = b"PGDMP"  # how every pg_dump custom-format file begins
+SETTLE_S = 5.0  # how long a restore waits for connections that have just closed before refusing to switch
 LOCK_WAIT_MS = 20_000  # pg_dump gives up rather than queue behind a schema change (and make the service queue)
 _COPY = re.compile(r"^COPY public\.schema_migrations \(")
 CORE_TABLES = ("schema_migrations", "channels", "messages", "papers")  # a dump without them is another program's
@@ -346,7 +347,7 @@ def _drop_database(server: str, name: str) -> None:
 def _switch(server: str, name: str, staging: str) -> None:
     """``staging`` becomes ``name``; the database it replaces goes once nothing uses it."""
     with psycopg.connect(server, autocommit=True) as conn:
-        users = homes.load_other_sessions(conn, name)
+        users = homes.load_other_sessions(conn, name, settle_s=SETTLE_S)
         if users:
             raise DatabaseError(
                 f"{users} connections still use database {name} (a running `paperping run`?): stop them, then "

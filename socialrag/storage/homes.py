@@ -3,6 +3,8 @@ what it holds in short, and the server-level statements that create, rename and 
 
 from __future__ import annotations
 
+import time
+
 import psycopg
 from psycopg import sql
 
@@ -48,12 +50,18 @@ def load_database_exists(conn: psycopg.Connection, name: str) -> bool:
     return conn.execute("SELECT 1 FROM pg_database WHERE datname = %(n)s", {"n": name}).fetchone() is not None
 
 
-def load_other_sessions(conn: psycopg.Connection, name: str) -> int:
-    """How many connections other than this one use database ``name``."""
-    row = conn.execute(
-        "SELECT count(*) FROM pg_stat_activity WHERE datname = %(n)s AND pid <> pg_backend_pid()", {"n": name}
-    ).fetchone()
-    return int(row[0]) if row else 0
+def load_other_sessions(conn: psycopg.Connection, name: str, *, settle_s: float = 0.0) -> int:
+    """How many connections other than this one use database ``name``, waiting up to ``settle_s`` seconds for them
+    to end: a server process lingers a moment after its client has closed (``conn`` is in autocommit)."""
+    deadline = time.monotonic() + settle_s
+    while True:
+        row = conn.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = %(n)s AND pid <> pg_backend_pid()", {"n": name}
+        ).fetchone()
+        users = int(row[0]) if row else 0
+        if not users or time.monotonic() >= deadline:
+            return users
+        time.sleep(0.1)
 
 
 def create_database(conn: psycopg.Connection, name: str) -> None:

@@ -45,6 +45,10 @@ def target(pg_server_uri: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
 def _untouched(pg_server_uri: str, home: str) -> None:
     with psycopg.connect(home) as conn:
         assert conn.execute("SELECT team_id, name FROM channels").fetchall() == [("TKEEP", "kept")]
+    _untouched_server(pg_server_uri)
+
+
+def _untouched_server(pg_server_uri: str) -> None:
     with psycopg.connect(pg_server_uri) as conn:
         left = conn.execute("SELECT datname FROM pg_database WHERE datname LIKE 'pp_restore_target_%'").fetchall()
         assert left == []  # no staging copy, no scratch database
@@ -160,6 +164,24 @@ def test_privileges_are_left_behind_and_the_rest_restores(
     with psycopg.connect(target) as conn:
         assert conn.execute("SELECT team_id, name FROM channels").fetchall() == [("T1", "lab")]
         assert conn.execute("SELECT relacl FROM pg_class WHERE oid = 'channels'::regclass").fetchone() == (None,)
+
+
+def test_a_home_in_use_is_not_replaced_and_the_restored_copy_waits(
+    db: Database, pg_server_uri: str, target: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A connection still open on the home (a running service) stops the switch, after a short wait for ones that
+    have just closed: the home is kept, the restored copy waits beside it, and a restore once it is free succeeds."""
+    dump = _tampered(db, tmp_path / "clean.dump")
+    with psycopg.connect(target) as held:
+        assert main(["restore", str(dump), "--force"]) == 2
+        err = capsys.readouterr().err
+        assert "1 connections still use database pp_restore_target" in err, err
+        assert "waits as database pp_restore_target_restoring" in err, err
+        assert held.execute("SELECT team_id, name FROM channels").fetchall() == [("TKEEP", "kept")]
+    assert main(["restore", str(dump), "--force"]) == 0, capsys.readouterr().err
+    with psycopg.connect(target) as conn:
+        assert conn.execute("SELECT team_id, name FROM channels").fetchall() == [("T1", "lab")]
+    _untouched_server(pg_server_uri)
 
 
 OLD_HOMES = sorted((Path(__file__).resolve().parents[1] / "data" / "old_homes").glob("v*.sql"))
