@@ -256,9 +256,12 @@ def load_embedded_ids(conn: psycopg.Connection, model: str) -> list[int]:
     return [r[0] for r in conn.execute("SELECT paper_id FROM paper_embeddings WHERE model = %s", (model,)).fetchall()]
 
 
-# a catalog paper a ranking at %(as_of)s may offer, published from %(after)s on (NULL: any date); a fixed condition
-_OFFERED = """(p.available_on < %(as_of)s OR (%(serving)s AND p.publication_date <= %(as_of)s))
-    AND (%(after)s::timestamptz IS NULL OR p.available_on >= %(after)s)"""
+# a catalog paper a ranking at %(as_of)s may offer, published from %(after)s on (NULL: any date); a fixed condition.
+# A day begins at midnight UTC, as in the replay (``Universe.available``), whatever the session's time zone: the
+# moments are read as UTC wall time, to which a date compares as its midnight (and the index on the date serves).
+_AS_OF = "(%(as_of)s::timestamptz AT TIME ZONE 'UTC')"
+_OFFERED = f"""(p.available_on < {_AS_OF} OR (%(serving)s AND p.publication_date <= {_AS_OF}))
+    AND (%(after)s::timestamptz IS NULL OR p.available_on >= (%(after)s::timestamptz AT TIME ZONE 'UTC'))"""
 
 
 def load_catalog_neighbours(

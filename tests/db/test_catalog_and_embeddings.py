@@ -257,6 +257,48 @@ def test_a_date_known_to_the_month_or_year_is_offered_only_once_it_surely_existe
     assert pool == {ids["2020.acl-main.1"]}
 
 
+@pytest.mark.parametrize(
+    ("zone", "moment", "offered"),
+    [
+        ("America/Los_Angeles", "2020-11-30T05:00:00+00:00", True),  # its midnight of Nov 30 is 08:00 UTC
+        ("Pacific/Kiritimati", "2020-11-29T12:00:00+00:00", False),  # its midnight of Nov 30 is 10:00 UTC on Nov 29
+    ],
+)
+def test_a_day_begins_at_midnight_utc_whatever_the_servers_time_zone(
+    db: Database, zone: str, moment: str, offered: bool
+) -> None:
+    """A paper that surely existed from November 30 is offered from midnight UTC of that day, as the replay offers
+    it, in a session of any time zone (an outside Postgres in another zone shifted a replay's days)."""
+    from datetime import date
+
+    from socialrag.models import Paper
+    from socialrag.storage.embeddings import load_catalog_neighbours, load_catalog_window, upsert_embeddings
+    from socialrag.storage.papers import record_papers
+
+    vec = np.ones(384, dtype=np.float32) / np.sqrt(384)
+    at = datetime.fromisoformat(moment)
+    with db.connection() as conn:
+        paper = Paper(
+            {"acl": "2020.emnlp-main.9"},
+            "acl",
+            "A November paper",
+            publication_date=date(2020, 11, 1),
+            date_precision="month",
+        )
+        (pid,) = record_papers(conn, [paper], in_catalog=True)
+        upsert_embeddings(conn, "all-MiniLM-L6-v2", [(pid, "h", vec)])
+        assert conn.execute("SELECT available_on::text FROM papers WHERE id = %s", (pid,)).fetchone() == ("2020-11-30",)
+        conn.execute(f"SET TIME ZONE '{zone}'")
+        near = load_catalog_neighbours(conn, "all-MiniLM-L6-v2", [vec], before=at, after=None, k=10)
+        window = load_catalog_window(
+            conn, "all-MiniLM-L6-v2", before=at, after=datetime(2020, 11, 30, tzinfo=UTC), most=10
+        )
+        late = load_catalog_window(conn, "all-MiniLM-L6-v2", before=datetime(2021, 1, 1, tzinfo=UTC), after=at, most=10)
+    assert (pid in near) is offered
+    assert (window == [pid]) is offered
+    assert late == ([] if offered else [pid]), "a window from the same moment starts at the same midnight"
+
+
 def test_a_date_a_source_gives_as_its_years_first_day_is_offered_in_a_replay_from_the_years_end(db: Database) -> None:
     """PubMed gives a paper known only to its year as January 1 of it: a replay (`recommend --as-of`) offers it from
     the year's last day, as the project's replay does, and serving offers it now."""
