@@ -16,6 +16,7 @@ from socialrag.recommender import Recommendation, Recommender, describe_fact, de
 
 ID_KEYS = {"arxiv": "arxiv_id", "doi": "doi", "acl": "acl_id", "s2": "s2_id"}
 MAX_WINDOW_DAYS = 36500  # a hundred years: more reaches no paper and would overflow a date
+MAX_TOP = 1000  # more than a ranking's shortlist ever holds
 
 
 def run_recommend(
@@ -58,6 +59,8 @@ def recommend(args: argparse.Namespace, settings: Settings, open_db: OpenDatabas
         raise InputError(f"--style takes one of {', '.join(STYLES)}")
     if args.window_days is not None and not 1 <= args.window_days <= MAX_WINDOW_DAYS:
         raise InputError(f"--window-days takes a number of days from 1 to {MAX_WINDOW_DAYS}")
+    if not 1 <= args.top <= MAX_TOP:
+        raise InputError(f"--top takes a number of candidates from 1 to {MAX_TOP}")
     db = open_db()
     with Recommender(settings, db) as recommender:
         rec = run_recommend(

@@ -309,3 +309,15 @@ def test_a_window_asked_for_narrows_the_channels_own_and_never_widens_it(
     for odd in ("0", "-30", "1000000"):
         assert main(["recommend", "nlp-lab", "--window-days", odd]) == 2
         assert "--window-days takes a number of days from 1 to 36500" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("odd", ["0", "-3", "1001"])
+def test_a_number_of_candidates_outside_reason_is_refused_before_any_work(
+    odd: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    """`--top -3` listed all but the last three; a million asked for every candidate's identifiers. Both are refused
+    with what is allowed, before a database is opened (the home named here does not exist)."""
+    monkeypatch.setenv("DATABASE_URL", "postgresql://nobody@127.0.0.1:1/absent")
+    monkeypatch.setenv("PAPERPING_HOME", str(tmp_path / "home"))
+    assert main(["recommend", "nlp-lab", "--top", odd]) == 2
+    assert "--top takes a number of candidates from 1 to 1000" in capsys.readouterr().err
