@@ -306,6 +306,10 @@ def test_a_window_asked_for_narrows_the_channels_own_and_never_widens_it(
     assert ages_offered() == {5, 40}
     assert ages_offered("--window-days", "365") == {5, 40}, "a year asked for is still the channel's 60 days"
     assert ages_offered("--window-days", "20") == {5}
+    with db.connection() as conn:  # the papers 40 days old are outside 39.6 days, as the replay has it
+        learnt = {**learnt, "window_days": 39.6}
+        storage.rankers.save_fit(conn, "T0LAB", "C1", AS_OF - timedelta(minutes=30), learnt, 5, 100)
+    assert ages_offered() == {5}, "the learnt window is used as it is, not rounded up to 40 days"
     for odd in ("0", "-30", "1000000"):
         assert main(["recommend", "nlp-lab", "--window-days", odd]) == 2
         assert "--window-days takes a number of days from 1 to 36500" in capsys.readouterr().err

@@ -46,7 +46,7 @@ class CandidateQuery:
     ctx: ChannelContext
     weights: Mapping[int, float]
     model: str
-    window_days: int | None = None
+    window_days: float | None = None  # the learnt window is a fraction of days, used as it is (as the replay does)
     limit: int = 200
     categories: tuple[str, ...] = ()  # arXiv categories members set for the channel
     focus_words: str | None = None  # the words of a focus, links taken out

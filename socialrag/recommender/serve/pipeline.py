@@ -284,8 +284,7 @@ def rank_channel(conn: psycopg.Connection, request: ChannelRequest, *, identifie
     ranker = load_fit(conn, team_id, channel_id, config.scoring.popularity_weight, as_of)
     # a window asked for (``recommend --window-days``) narrows the channel's own, never widens it: what is
     # ranked is what serving would offer the channel, as a replay ranks it
-    learnt = round(ranker.window_days) if ranker.window_days else None
-    window = min((w for w in (config.window_days, learnt) if w), default=None)
+    window = min((w for w in (config.window_days, ranker.window_days) if w), default=None)
     query = CandidateQuery(
         ctx,
         weights,
