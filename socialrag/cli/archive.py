@@ -347,16 +347,19 @@ def _drop_database(server: str, name: str) -> None:
 def _switch(server: str, name: str, staging: str) -> None:
     """``staging`` becomes ``name``; the database it replaces goes once nothing uses it."""
     with psycopg.connect(server, autocommit=True) as conn:
-        users = homes.load_other_sessions(conn, name, settle_s=SETTLE_S)
-        if users:
-            raise DatabaseError(
-                f"{users} connections still use database {name} (a running `paperping run`?): stop them, then "
-                f"restore again; the restored copy waits as database {staging}"
-            )
+        in_use = DatabaseError(
+            f"database {name} is in use (a running `paperping run`?): stop what uses it, then restore again; the "
+            f"restored copy waits as database {staging}"
+        )
+        if homes.load_other_sessions(conn, name, settle_s=SETTLE_S):
+            raise in_use
         old = f"{name}_replaced"
         homes.drop_database(conn, old)
-        if homes.load_database_exists(conn, name):
-            homes.rename_database(conn, name, old)
+        try:  # one that connects after the look stops the rename
+            if homes.load_database_exists(conn, name):
+                homes.rename_database(conn, name, old)
+        except psycopg.errors.ObjectInUse as exc:
+            raise in_use from exc
         homes.rename_database(conn, staging, name)
         homes.drop_database(conn, old)
 

@@ -16,7 +16,7 @@ from socialrag.recommender import Recommendation, Recommender, describe_fact, de
 
 ID_KEYS = {"arxiv": "arxiv_id", "doi": "doi", "acl": "acl_id", "s2": "s2_id"}
 MAX_WINDOW_DAYS = 36500  # a hundred years: more reaches no paper and would overflow a date
-MAX_TOP = 1000  # more than a ranking's shortlist ever holds
+MAX_TOP = 1000  # a list to read, not an export of the whole ranking
 
 
 def run_recommend(

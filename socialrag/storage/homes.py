@@ -51,12 +51,16 @@ def load_database_exists(conn: psycopg.Connection, name: str) -> bool:
 
 
 def load_other_sessions(conn: psycopg.Connection, name: str, *, settle_s: float = 0.0) -> int:
-    """How many connections other than this one use database ``name``, waiting up to ``settle_s`` seconds for them
-    to end: a server process lingers a moment after its client has closed (``conn`` is in autocommit)."""
+    """How many clients other than this one are connected to database ``name`` (the server's own workers, such as
+    autovacuum, are not counted: a rename stops them), waiting up to ``settle_s`` seconds for them to leave: a
+    server process lingers a moment after its client has closed. ``conn`` must be in autocommit, so that each look
+    sees the present."""
     deadline = time.monotonic() + settle_s
     while True:
         row = conn.execute(
-            "SELECT count(*) FROM pg_stat_activity WHERE datname = %(n)s AND pid <> pg_backend_pid()", {"n": name}
+            "SELECT count(*) FROM pg_stat_activity"
+            " WHERE datname = %(n)s AND pid <> pg_backend_pid() AND backend_type = 'client backend'",
+            {"n": name},
         ).fetchone()
         users = int(row[0]) if row else 0
         if not users or time.monotonic() >= deadline:

@@ -4,7 +4,7 @@ readings and paper pool a refit reads. Fitting itself is ``socialrag.recommender
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -94,7 +94,7 @@ def sample_pool(conn: psycopg.Connection, model: str, since: datetime, limit: in
         SELECT p.id FROM papers p JOIN paper_embeddings e ON e.paper_id = p.id AND e.model = %(m)s
          WHERE p.available_on >= %(since)s ORDER BY random() LIMIT %(n)s
         """,
-        {"m": model, "since": since.date(), "n": limit},
+        {"m": model, "since": since.astimezone(UTC).date(), "n": limit},  # a day as the replay has it
     ).fetchall()
     return [r[0] for r in rows]
 

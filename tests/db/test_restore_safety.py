@@ -14,6 +14,7 @@ import psycopg
 import pytest
 
 from bot.cli import main
+from socialrag.cli import archive
 from socialrag.cli.archive import backup_database
 from socialrag.db import Database, ensure_database
 from socialrag.migrate import apply_migrations
@@ -167,21 +168,50 @@ def test_privileges_are_left_behind_and_the_rest_restores(
 
 
 def test_a_home_in_use_is_not_replaced_and_the_restored_copy_waits(
-    db: Database, pg_server_uri: str, target: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    db: Database,
+    pg_server_uri: str,
+    target: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """A connection still open on the home (a running service) stops the switch, after a short wait for ones that
-    have just closed: the home is kept, the restored copy waits beside it, and a restore once it is free succeeds."""
+    """A client still connected to the home (a running service) stops the switch: the home is kept, the restored
+    copy waits beside it, and a restore once the home is free succeeds."""
+    monkeypatch.setattr(archive, "SETTLE_S", 0.5)
     dump = _tampered(db, tmp_path / "clean.dump")
     with psycopg.connect(target) as held:
         assert main(["restore", str(dump), "--force"]) == 2
         err = capsys.readouterr().err
-        assert "1 connections still use database pp_restore_target" in err, err
+        assert "database pp_restore_target is in use" in err, err
         assert "waits as database pp_restore_target_restoring" in err, err
         assert held.execute("SELECT team_id, name FROM channels").fetchall() == [("TKEEP", "kept")]
+    with psycopg.connect(pg_server_uri) as conn:
+        waiting = conn.execute("SELECT 1 FROM pg_database WHERE datname = 'pp_restore_target_restoring'").fetchone()
+    assert waiting == (1,), "the restored copy is kept"
     assert main(["restore", str(dump), "--force"]) == 0, capsys.readouterr().err
     with psycopg.connect(target) as conn:
         assert conn.execute("SELECT team_id, name FROM channels").fetchall() == [("T1", "lab")]
     _untouched_server(pg_server_uri)
+
+
+def test_a_client_that_is_leaving_is_waited_for(pg_server_uri: str, target: str) -> None:
+    """A client that closes while the restore looks is not counted once it has gone (its server process lingers a
+    moment after the close); one that stays is counted when the wait is over."""
+    import threading
+
+    from socialrag.storage.homes import load_other_sessions
+
+    leaving = psycopg.connect(target)
+    closer = threading.Timer(0.3, leaving.close)
+    with psycopg.connect(pg_server_uri, autocommit=True) as conn:
+        assert load_other_sessions(conn, TARGET) == 1
+        closer.start()
+        try:
+            assert load_other_sessions(conn, TARGET, settle_s=10.0) == 0
+        finally:
+            closer.join()
+        with psycopg.connect(target):
+            assert load_other_sessions(conn, TARGET, settle_s=0.3) == 1
 
 
 OLD_HOMES = sorted((Path(__file__).resolve().parents[1] / "data" / "old_homes").glob("v*.sql"))

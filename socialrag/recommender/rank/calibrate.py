@@ -378,7 +378,8 @@ def describe(model: RankerModel, *, evidence: bool = True) -> str:
             " The papers it shares are mostly read more than others of their age, so its default leans to those."
         )
     if model.window_days is not None:
-        sentence += f" It picks among papers published in the last {model.window_days:.0f} days."
+        days = round(model.window_days, 1)
+        sentence += f" It picks among papers published in the last {days:g} days."
     if model.estimated:
         sentence += f" The popularity of {model.estimated} papers when shared is estimated from a later count."
     if model.taste_note and evidence:

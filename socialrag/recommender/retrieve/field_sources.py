@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import UTC, timedelta
 from typing import Any
 
 import psycopg
@@ -91,7 +91,7 @@ def channel_words(query: CandidateQuery, most: int = 4) -> list[str]:
 
 
 def _since(query: CandidateQuery, days: int) -> Any:
-    return (query.published_after or query.ctx.as_of - timedelta(days=days)).date()
+    return (query.published_after or query.ctx.as_of - timedelta(days=days)).astimezone(UTC).date()
 
 
 class OpenAlexRecent:
@@ -152,7 +152,7 @@ class PreprintServer:
         return storage.subjects.load_subjects(conn, shared, f"{self.server}:")[:3]
 
     def fetch_candidates(self, conn: psycopg.Connection, query: CandidateQuery) -> list[int]:
-        until = query.ctx.as_of.date()
+        until = query.ctx.as_of.astimezone(UTC).date()
         since = until - timedelta(days=PREPRINT_DAYS)
         found: list[int] = []
         for category in self.categories(conn, query):
@@ -191,7 +191,7 @@ class PubMedRecent:
             term = pubmed_query(words) if words else None
         if not term:
             return []
-        days = max(1, (query.ctx.as_of.date() - _since(query, FIELD_WINDOW_DAYS)).days)
+        days = max(1, (query.ctx.as_of.astimezone(UTC).date() - _since(query, FIELD_WINDOW_DAYS)).days)
         try:
             papers = self.client.recent(term, days=days)
         except SourceError as exc:
