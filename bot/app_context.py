@@ -55,7 +55,13 @@ class SlowWork:
         self._room = threading.BoundedSemaphore(workers + waiting)
         self._per_owner = per_owner
         self._held: dict[str, int] = {}
+        self._busy = 0  # requests running or waiting
         self._lock = threading.Lock()
+
+    def pending(self) -> int:
+        """How many requests are running or waiting (work a request submits counts before the request ends)."""
+        with self._lock:
+            return self._busy
 
     def full_for(self, owner: str) -> bool:
         """Whether ``owner`` holds as many places as one member may."""
@@ -72,6 +78,7 @@ class SlowWork:
                 return False
             if owner is not None:
                 self._held[owner] = self._held.get(owner, 0) + 1
+            self._busy += 1
 
         def run() -> None:
             try:
@@ -84,6 +91,7 @@ class SlowWork:
                         self._held[owner] -= 1
                         if not self._held[owner]:
                             del self._held[owner]
+                    self._busy -= 1
                 self._room.release()
 
         self._pool.submit(run)

@@ -70,6 +70,7 @@ def cli_json(capsys: pytest.CaptureFixture[str], *argv: str) -> Any:
 
 def test_backup_while_a_writer_inserts(lab: Database, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     waits: list[float] = []
+    done: list[float] = []  # when each insert was committed
     stop = threading.Event()
 
     def write() -> None:
@@ -77,19 +78,26 @@ def test_backup_while_a_writer_inserts(lab: Database, tmp_path: Path, capsys: py
             while not stop.is_set():
                 started = time.monotonic()
                 conn.execute("INSERT INTO teams (team_id, name) VALUES (%s, 'w')", (f"W{len(waits):06d}",))
-                waits.append(time.monotonic() - started)
+                done.append(time.monotonic())
+                waits.append(done[-1] - started)
 
     writer = threading.Thread(target=write)
     writer.start()
     try:
         time.sleep(0.3)
+        began = time.monotonic()
         assert main(["backup", str(tmp_path / "lab.dump")]) == 0
+        ended = time.monotonic()
         time.sleep(0.3)
     finally:
         stop.set()
         writer.join()
     assert "backup written to" in capsys.readouterr().out
-    assert max(waits) < 1.0, "the backup held the writer up"
+    # the writer went on while the dump ran (a lock would have held it for the whole dump); a single commit may
+    # stall a moment on a loaded machine
+    assert sum(began < t < ended for t in done) >= 5 and max(waits) < max(2.0, (ended - began) / 2), (
+        "the backup held the writer up"
+    )
     assert list(tmp_path.glob(".lab.dump.partial*")) == []
     sidecar = json.loads((tmp_path / "lab.dump.json").read_text())
     assert sidecar["migration"] >= 33 and sidecar["paperping"]

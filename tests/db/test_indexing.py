@@ -305,7 +305,7 @@ def test_a_long_retry_after_delays_the_source_by_about_that_long_and_no_more(db:
                 client.request("GET", "paper")
             refused += 1
             time.sleep(0.1)
-        assert refused >= 8 and answers["asked"] == 1
+        assert refused >= 3 and answers["asked"] == 1  # as many as a loaded machine fits in the time
         time.sleep(max(0.0, 3.3 - (time.monotonic() - started)))
         assert pace.reserve("s2", 0.5, within=1.0) < 0.6, "the next turn is the hold's end, not pushed back"
         with db.connection() as conn:

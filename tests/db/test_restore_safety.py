@@ -201,9 +201,10 @@ def test_a_client_that_is_leaving_is_waited_for(pg_server_uri: str, target: str)
 
     from socialrag.storage.homes import load_other_sessions
 
-    leaving = psycopg.connect(target)
-    closer = threading.Timer(0.3, leaving.close)
     with psycopg.connect(pg_server_uri, autocommit=True) as conn:
+        assert load_other_sessions(conn, TARGET, settle_s=10.0) == 0  # the fixture's own client has gone
+        leaving = psycopg.connect(target)
+        closer = threading.Timer(0.3, leaving.close)
         assert load_other_sessions(conn, TARGET) == 1
         closer.start()
         try:

@@ -92,6 +92,7 @@ def test_the_messages_tab_greets_once_suggests_and_answers_streamed_with_sources
         opened = {"type": "app_home_opened", "user": "U2", "channel": "DU2", "tab": "messages", "event_ts": "1"}
         harness.event(opened)
         harness.event({**opened, "event_ts": "2"})
+        harness.settle()
         greetings = [p for p in standin.posts if p["channel"] == "DU2" and "Ask me what" in p["text"]]
         assert len(greetings) == 1, "greeted once, not at every opening"
         prompts = [a for a in standin.assistant if a["channel"] == "DU2" and "prompts" in a]
@@ -99,6 +100,7 @@ def test_the_messages_tab_greets_once_suggests_and_answers_streamed_with_sources
         assert "What did I miss?" in prompts[-1]["prompts"] and "Read about" not in prompts[-1]["prompts"]
         # the member looks at #nlp-lab: kept for them, and the prompts name its words
         harness.event({"type": "app_context_changed", "user": "U2", "channel": "DU2", "context": in_view("C1")})
+        harness.settle()
         assert "Read about" in [a for a in standin.assistant if "prompts" in a][-1]["prompts"]
         assert count(db, "SELECT count(*) FROM assistant_threads WHERE user_id = 'U2' AND context_channel_id = 'C1'")
 

@@ -605,12 +605,16 @@ def test_socket_mode(db: Database, tmp_path: Path) -> None:
                     "event": message_event("1700000009.000100", "<https://arxiv.org/abs/1706.03762>"),
                 }
             )
-            for _ in range(100):
-                if count(db, "SELECT count(*) FROM messages") == 1:
+
+            def acknowledged() -> bool:  # after the listener has run (process_before_response)
+                return any(a.get("envelope_id") == envelope for a in sockets.acks)
+
+            for _ in range(200):
+                if count(db, "SELECT count(*) FROM messages") == 1 and acknowledged():
                     break
                 time.sleep(0.05)
             assert count(db, "SELECT count(*) FROM messages") == 1
-            assert any(a.get("envelope_id") == envelope for a in sockets.acks), "the envelope was acknowledged"
+            assert acknowledged(), "the envelope was acknowledged"
     finally:
         standin.stop()
 

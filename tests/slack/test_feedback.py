@@ -84,17 +84,22 @@ def send(harness: Harness, payload: dict[str, Any], *, answered: bool = True) ->
     """Send a click; Slack has its answer at once, and the click is handled after it: wait (when ``answered``)
     until it shows, as a ``chat.update`` of the post or a private answer. Returns the seconds Slack waited."""
     updates, answers = len(harness.standin.calls_to("chat.update")), len(harness.standin.responses)
+    saving = payload["actions"][0]["action_id"] == "feedback_save"  # its private answer comes after the update
+
+    def shown() -> bool:
+        answer = len(harness.standin.responses) > answers
+        return answer if saving else answer or len(harness.standin.calls_to("chat.update")) > updates
+
     started = time.monotonic()
     response = harness.signed(urlencode({"payload": json.dumps(payload)}), "application/x-www-form-urlencoded")
     waited = time.monotonic() - started
     assert response.status_code == 200
-    for _ in range(100 if answered else 10):
-        if len(harness.standin.calls_to("chat.update")) > updates or len(harness.standin.responses) > answers:
+    for _ in range(200 if answered else 10):
+        if shown():
             break
         time.sleep(0.05)
     else:
         assert not answered, "the click showed neither an update of the post nor an answer"
-    time.sleep(0.1)  # a save's private answer follows its update
     return waited
 
 

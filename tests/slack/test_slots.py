@@ -42,9 +42,11 @@ def setup(db: Database, tmp_path: Path) -> Iterator[dict[str, Any]]:
     slack.stop()
 
 
-def slow(recommend: Recommend, seconds: float, calls: list[str]) -> Recommend:
+def slow(recommend: Recommend, seconds: float, calls: list[str], entered: threading.Event | None = None) -> Recommend:
     def wrapped(team: str, channel: str, now: datetime, style: Style | None) -> Draft | None:
         calls.append(channel)
+        if entered is not None:
+            entered.set()  # the worker has claimed the slot by now
         time.sleep(seconds)
         return recommend(team, channel, now, style)
 
@@ -72,13 +74,16 @@ def test_a_slow_recommendation_and_a_second_worker_make_one_post(
     slack, channels = setup["slack"], setup["channels"]
     only_first_channel(db, channels)
     calls: list[str] = []
-    lease = timedelta(seconds=1)
-    a = worker(db, slack, slow(setup["recommend"], 3.0, calls), lease=lease, renew_every=0.2 if renewed else 60)
+    lease = timedelta(seconds=2)  # renewed every 0.2 s, it would take a stall of 1.8 s to lapse
+    entered = threading.Event()
+    a_slow = slow(setup["recommend"], 6.0, calls, entered)
+    a = worker(db, slack, a_slow, lease=lease, renew_every=0.2 if renewed else 60)
     b = worker(db, slack, slow(setup["recommend"], 0.0, calls), lease=lease, renew_every=0.2)
     served_a: list[int] = []
     thread = threading.Thread(target=lambda: served_a.append(a.tick()))
     thread.start()
-    time.sleep(1.6)  # A's first lease has run out
+    assert entered.wait(30), "A claimed the slot"
+    time.sleep(2.6)  # A's first lease, taken before it began to recommend, has run out
     served_b = b.tick()
     thread.join(timeout=30)
     posts = [p for p in slack.posts if p["channel"] == channels[0]]

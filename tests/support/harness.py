@@ -68,6 +68,13 @@ class Harness:
         time.sleep(0.3)  # listeners run after the acknowledgement
         return response
 
+    def settle(self, seconds: float = 30.0) -> None:
+        """Wait until the slow work the events so far started (and any it started in turn) has ended."""
+        deadline = time.monotonic() + seconds
+        while self.ctx.slow.pending():
+            assert time.monotonic() < deadline, "the slow work did not end"
+            time.sleep(0.05)
+
     def command(self, text: str, user: str = "U2", team: str = T, timeout: float = 5.0) -> str:
         before = len(self.standin.responses)
         body = urlencode(
