@@ -179,6 +179,7 @@ def test_the_indexer_looks_papers_up_embeds_them_and_gives_up_visibly(db: Databa
 @pytest.mark.slow
 def test_two_processes_share_the_indexing_without_doing_any_paper_twice(db: Database, tmp_path: Path) -> None:
     scholar = ScholarStandIn().start()
+    start = str(tmp_path / "start")  # both take work only once both have loaded
     try:
         setup_channel(db)
         ids = acl_ids(120, skip=20)
@@ -186,7 +187,7 @@ def test_two_processes_share_the_indexing_without_doing_any_paper_twice(db: Data
             index_messages(conn, [share(f"{i}.0", f"https://aclanthology.org/{a}") for i, a in enumerate(ids)])
         procs = [
             subprocess.Popen(
-                [sys.executable, "-m", "tests.support.index_worker", db.conninfo, scholar.url, "10"],
+                [sys.executable, "-m", "tests.support.index_worker", db.conninfo, scholar.url, "10", start, "2"],
                 cwd=ROOT,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,

@@ -1,11 +1,12 @@
 """Many due channels and separate worker processes sharing one Postgres (for the scale test and benchmark).
 
-``python -m tests.support.multiworker DATABASE_URL SLACK_API_URL OPENAI_BASE_URL`` runs one worker process: it ticks
-until no channel is due and exits.
+``python -m tests.support.multiworker DATABASE_URL SLACK_API_URL OPENAI_BASE_URL START_DIR WORKERS`` runs one worker
+process: once WORKERS of them have loaded, it ticks until no channel is due and exits.
 """
 
 from __future__ import annotations
 
+import shutil
 import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
@@ -15,6 +16,7 @@ import psycopg
 
 from socialrag import storage
 from socialrag.db import Database
+from tests.support.barrier import meet
 
 T = "T0LAB"
 
@@ -79,11 +81,13 @@ def add_shared_channel(
 def run_workers(n: int, db_url: str, slack_url: str, llm_url: str, timeout: float = 600) -> list[tuple[int, str, str]]:
     """Start ``n`` worker processes, wait for all, and return each one's (exit code, stdout, stderr)."""
     import subprocess
+    import tempfile
 
     root = Path(__file__).resolve().parents[2]
+    start = tempfile.mkdtemp(prefix="paperping-workers-")  # all take work only once all have loaded
     procs = [
         subprocess.Popen(
-            [sys.executable, "-m", "tests.support.multiworker", db_url, slack_url, llm_url],
+            [sys.executable, "-m", "tests.support.multiworker", db_url, slack_url, llm_url, start, str(n)],
             cwd=root,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -91,7 +95,10 @@ def run_workers(n: int, db_url: str, slack_url: str, llm_url: str, timeout: floa
         )
         for _ in range(n)
     ]
-    outputs = [p.communicate(timeout=timeout) for p in procs]
+    try:
+        outputs = [p.communicate(timeout=timeout) for p in procs]
+    finally:
+        shutil.rmtree(start, ignore_errors=True)
     return [(p.returncode, out, err) for p, (out, err) in zip(procs, outputs, strict=True)]
 
 
@@ -102,7 +109,7 @@ def main() -> None:
     from socialrag.recommender.serve.service import Recommender
     from tests.support.slots import slot_worker
 
-    url, slack, openai_url = sys.argv[1:4]
+    url, slack, openai_url, start, everyone = sys.argv[1:6]
     settings = Settings(
         home=Path("/nonexistent"),
         database_url=url,
@@ -115,6 +122,7 @@ def main() -> None:
     db = Database(url)
     client = WebClient(token="xoxb-w", base_url=slack)
     worker = slot_worker(db, lambda team: client, Recommender(settings, db), clock=lambda: datetime.now(UTC))
+    meet(Path(start), int(everyone))
     served = worker.tick(max_posts=10_000)
     print(f"served {served}", flush=True)
 
