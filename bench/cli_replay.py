@@ -32,22 +32,12 @@ import numpy as np
 from bench.replay_eval import ACL, KINDS, MODEL, open_home
 from bot.cli import main as paperping
 from socialrag.recommender.rank.evaluate import CALIBRATED, CALIBRATED_DIVERSE, Step, replay
-from socialrag.recommender.rank.history import DAY, ChannelHistory, build_history, offered_at
+from socialrag.recommender.rank.history import ChannelHistory, build_history
 from socialrag.recommender.rank.refit import read_together
 from socialrag.storage.embeddings import load_embedded_ids
 
 TOP = 50
-STEP_DAYS = 7.0  # the replay's weekly step (its default)
 TEAM = "T0LAB"
-
-
-def picked(history: ChannelHistory, t: float, window_days: float) -> np.ndarray:
-    """The papers (ids) the channel first shared in the week from ``t`` that were out by ``t`` and not older than
-    the pools: what the replay judges its step at ``t`` on."""
-    u = history.universe
-    mine = np.where(np.isnan(history.member_first), np.inf, history.member_first)  # NaN: only PaperPing posted it
-    week = history.rows[(mine <= history.first_at) & (mine >= t) & (mine < t + (STEP_DAYS - 0.5) * DAY)]
-    return np.asarray(u.ids[week[offered_at(u.available[week], t, window_days)]])
 
 
 def figures(ranked: list[str], truth: set[str]) -> tuple[float, float, float]:
@@ -114,11 +104,10 @@ def beside_the_replay(
         r = report.results[method]
         cut = np.where(np.array(r.reciprocal) >= 1.0 / TOP, r.reciprocal, 0.0)
         out[name] = np.column_stack([r.recall10, r.recall50, cut])
+    ids = history.universe.ids  # each step judged on what the replay judges it on
     served = [
-        figures(
-            through_the_commands(channel, t, window_days), {acl_of(int(p)) for p in picked(history, t, window_days)}
-        )
-        for t in moments
+        figures(through_the_commands(channel, t, window_days), {acl_of(int(ids[r])) for r in week})
+        for t, week in zip(moments, report.judged, strict=True)
     ]
     out["command line"] = np.array(served, dtype=np.float64).reshape(-1, 3)
     return out

@@ -304,6 +304,10 @@ def test_a_pick_older_than_the_pools_is_judged_as_serving_would_offer_it_not_at_
     assert newest.mrr == 1.0 and newest.r10 == 1.0 and newest.r50 == 1.0
     assert year.unjudged == 5 + 1  # the classics of weeks 6, 9, 12, 15 and 18, and the undated paper
     assert "not judged: 6 shares of papers not yet out, undated or older than the pools" in year.table()
+    judged = [[int(history.universe.ids[r]) for r in week] for week in year.judged]  # what each step is judged on
+    first = (START + timedelta(days=800)).date()
+    assert len(judged) == year.steps and all(len(week) == 1 for week in judged)
+    assert all(infos[week[0]].publication_date >= first for week in judged), "only the week's newest, no classic"
     wider = replay(history, warmup=8, window_days=3 * 365.0, refit_every=None, topics=topics)
     assert wider.steps == 14 and wider.results["newest first"].r50 < 1.0 and wider.unjudged == 1
 

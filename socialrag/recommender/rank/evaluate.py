@@ -103,6 +103,7 @@ class EvalReport:
     fit: RankerModel | None = None
     recall: list[float] = field(default_factory=list)  # of the catalog source, at each step
     unjudged: int = 0  # shares in the weeks replayed of papers serving could not have offered then
+    judged: list[np.ndarray] = field(default_factory=list)  # the universe rows each step is judged on
 
     def paired(self, method: str, baseline: str = BLEND, metric: str = "reciprocal") -> tuple[float, float]:
         """``method``'s MRR (or another per-step ``metric`` of ``MethodResult``) less ``baseline``'s, with the
@@ -204,6 +205,7 @@ def replay(
     model = blend
     sizes: list[int] = []
     recall: list[float] = []
+    judged: list[np.ndarray] = []
     # each step ranks as of the moment just before its first share and scores what was shared in the
     # ``step_days`` from there, less half a day: a group that picks once a week is judged when it picks, not days
     # before, even when it picks at another hour of the same weekday
@@ -227,6 +229,7 @@ def replay(
         scored = _score_step(history, t, week, window_days, model, blend, topics, rng, results, sizes, recall, tally)
         if scored is not None:
             steps += 1
+            judged.append(week)
             if extra is not None:
                 rows, x, scores, relevant, outside = scored
                 step = Step(t, rows, x, scores, pairs, model, outside)
@@ -235,7 +238,7 @@ def replay(
     tally.close()
     for name in METHODS:  # the rankings under study have no coverage columns
         results[name].covered, results[name].named = tally.topics[name], tally.members[name]
-    return EvalReport(steps, int(np.median(sizes)) if sizes else 0, results, len(shared), model, recall, unjudged)
+    return EvalReport(steps, int(np.median(sizes or [0])), results, len(shared), model, recall, unjudged, judged)
 
 
 def _score_step(
