@@ -123,7 +123,7 @@ def handle_joined(
     arrived = ctx.channels.activate(team, channel)
     inviter = event.get("inviter")
     if isinstance(inviter, str) and inviter:
-        storage.settings.upsert_channel_setting(conn, team, channel, invited_by=inviter)
+        storage.settings.record_inviter(conn, team, channel, inviter)  # the first inviter stays the steward
     if arrived:  # a second invitation while PaperPing is in the channel says nothing again
         ctx.pacer.post(client.chat_postMessage, channel=channel, text=INTRO)
     ctx.channels.start_backfill(client, team, channel)  # one reading of a channel's history at a time

@@ -139,6 +139,20 @@ def upsert_channel_setting(conn: psycopg.Connection, team_id: str, channel_id: s
     _upsert_settings(conn, ChannelSettings, team_id, channel_id, values)
 
 
+def record_inviter(conn: psycopg.Connection, team_id: str, channel_id: str, user_id: str) -> None:
+    """The member who invited PaperPing into the channel, its steward: set once, by the first invitation. A
+    member who removes PaperPing and invites it back does not take the steward's place (an admin can change
+    anything)."""
+    conn.execute(
+        """
+        INSERT INTO channel_settings (team_id, channel_id, invited_by) VALUES (%(t)s, %(c)s, %(u)s)
+        ON CONFLICT (team_id, channel_id) DO UPDATE
+            SET invited_by = COALESCE(channel_settings.invited_by, EXCLUDED.invited_by), updated_at = now()
+        """,
+        {"t": team_id, "c": channel_id, "u": user_id},
+    )
+
+
 def upsert_member_setting(conn: psycopg.Connection, team_id: str, user_id: str, **values: Any) -> None:
     """Set some of a member's own settings (any field of ``MemberSettings``)."""
     _upsert_settings(conn, MemberSettings, team_id, user_id, values)

@@ -202,6 +202,20 @@ def test_a_locked_channel_is_steered_by_its_inviter_and_the_admins(harness: Harn
     assert harness.command("frequency daily", user="U3") == "Done: I'll post daily here."
 
 
+def test_removing_and_inviting_paperping_again_does_not_make_a_new_steward(harness: Harness, db: Database) -> None:
+    joined = {"type": "member_joined_channel", "user": "UBOT", "channel": "C1", "team": T}
+    harness.event({**joined, "inviter": "U1", "event_ts": "1.0"})
+    assert "Done: only the member who invited me" in harness.command("lock", user="U1")
+    # any member may remove PaperPing from a channel and invite it back
+    harness.event({"type": "member_left_channel", "user": "UBOT", "channel": "C1", "team": T, "event_ts": "2.0"})
+    harness.event({**joined, "inviter": "U3", "event_ts": "3.0"})
+    assert "Only <@U1> and the workspace's admins" in harness.command("unlock", user="U3")
+    assert "settings here are locked" in harness.command("frequency daily", user="U3")
+    assert harness.command("style tldr", user="U1") == "Done: style is now tldr.", "the first inviter still may"
+    with db.connection() as conn:
+        assert storage.settings.load_channel_settings(conn, T, "C1").invited_by == "U1"
+
+
 def test_a_second_invitation_says_hello_once_and_reads_once(harness: Harness, db: Database) -> None:
     joined = {"type": "member_joined_channel", "user": "UBOT", "channel": "C1", "team": T, "inviter": "U1"}
     harness.event({**joined, "event_ts": "1.0"})
