@@ -83,11 +83,14 @@ class SlackPacer:
         return self.call(fn, channel=channel, **kwargs)
 
     def wait_channel(self, channel_id: str) -> None:
+        """Wait for this channel's next free second. The second is reserved under the lock and waited for
+        outside it, so that posts queued for one channel never hold up another channel's."""
         with self._lock:
-            wait = self._last.get(channel_id, -1e9) + 1.0 - self.clock()
-            if wait > 0:
-                self.sleep(wait)
-            self._last[channel_id] = self.clock()
+            now = self.clock()
+            slot = max(now, self._last.get(channel_id, -1e9) + 1.0)
+            self._last[channel_id] = slot
+        if slot > now:
+            self.sleep(slot - now)
 
 
 @dataclass

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import threading
+
 from bot.slack.pacer import SlackPacer
 
 
@@ -18,3 +20,40 @@ def test_one_message_a_second_per_channel() -> None:
     now[0] += 0.25
     pacer.wait_channel("C1")
     assert slept == [0.75]
+
+
+def test_posts_queued_for_one_channel_do_not_hold_up_another() -> None:
+    # three posts for C1 at once take the seconds after one another; C2's post, asked for meanwhile, waits for none
+    started = threading.Event()
+    release = threading.Event()
+    now = [100.0]
+    waits: dict[str, list[float]] = {"C1": [], "C2": [], "MainThread": []}
+
+    def sleep(seconds: float) -> None:
+        name = threading.current_thread().name
+        waits[name].append(seconds)
+        if name == "C1":
+            started.set()
+            release.wait(10)
+
+    pacer = SlackPacer(sleep=sleep, clock=lambda: now[0])
+    pacer.wait_channel("C1")  # C1's first second is taken
+    first = threading.Thread(target=pacer.wait_channel, args=("C1",), name="C1")
+    first.start()
+    assert started.wait(10), "C1's second post waits for its second"
+    other = threading.Thread(target=pacer.wait_channel, args=("C2",), name="C2")
+    other.start()
+    other.join(10)
+    assert not other.is_alive() and waits["C2"] == [], "C2 went ahead while C1's post waited"
+    release.set()
+    first.join(10)
+    pacer.wait_channel("C1")  # reserved after the one waiting: two seconds on
+    assert waits["C1"] == [1.0] and waits["MainThread"] == [2.0], "the waiting post's second was reserved"
+
+
+def test_reserved_seconds_follow_one_another() -> None:
+    slept: list[float] = []
+    pacer = SlackPacer(sleep=slept.append, clock=lambda: 50.0)
+    for _ in range(4):
+        pacer.wait_channel("C1")
+    assert slept == [1.0, 2.0, 3.0], "each post waits for the second after the one reserved before it"
