@@ -4,6 +4,7 @@ agent's (``listeners.assistant``)."""
 
 from __future__ import annotations
 
+import logging
 from datetime import UTC, datetime
 from typing import Any
 
@@ -12,9 +13,12 @@ from slack_sdk import WebClient
 
 from bot.app_context import AppContext
 from bot.listeners.assistant import messages_tab_opened
+from bot.slack.dedupe import mark_handled
 from bot.slack.members import refresh_for_member
-from bot.views.home_tab import build_home
+from bot.views.home_tab import HOME_CHANNELS, build_home
 from socialrag import storage
+
+log = logging.getLogger(__name__)
 
 
 def home_team(body: dict[str, Any]) -> str:
@@ -27,15 +31,24 @@ def home_team(body: dict[str, Any]) -> str:
 
 def register(app: App, ctx: AppContext) -> None:
     def publish(client: WebClient, team: str, user: str) -> None:
-        refresh_for_member(ctx.db, ctx.pacer.call, client, team, user, datetime.now(UTC))
-        client.views_publish(user_id=user, view=build_home(ctx, team, user))
+        """Build and publish the member's Home off the listener pool (``ctx.slow``), so that Slack gets its answer
+        at once: reading stale member lists again may take several Slack calls."""
+
+        def work() -> None:
+            refresh_for_member(ctx.db, ctx.pacer.call, client, team, user, datetime.now(UTC), limit=HOME_CHANNELS)
+            client.views_publish(user_id=user, view=build_home(ctx, team, user))
+
+        if not ctx.slow.submit(work, owner=f"{team}:{user}"):
+            log.info("App Home of %s not refreshed now: busy; the next opening shows it", user)
 
     def opened(client: WebClient, body: dict[str, Any], event: dict[str, Any]) -> None:
         if event.get("tab") == "home":
             publish(client, str(body.get("team_id")), str(event["user"]))
         elif event.get("tab") == "messages":  # the agent's conversation (``agent_view``), off the listener
             team = str(body.get("team_id") or "")
-            ctx.slow.submit(lambda: messages_tab_opened(ctx, client, team, event), owner=f"{team}:{event['user']}:tab")
+            ctx.slow.submit(lambda: messages_tab_opened(ctx, client, team, event), owner=f"{team}:{event['user']}")
+        with ctx.db.connection() as conn:
+            mark_handled(conn, body)  # a resend of this opening is dropped: the work is under way
 
     def mentions(ack: Ack, client: WebClient, body: dict[str, Any]) -> None:
         ack()

@@ -62,16 +62,17 @@ def refresh_for_member(
     now: datetime,
     *,
     channel_id: str | None = None,
+    limit: int = SWEEP_LIMIT,
 ) -> None:
     """Before something reaches a member in private: read again the lists of their channels older than a day (with
-    ``channel_id``, that channel's only)."""
+    ``channel_id``, that channel's only), ``limit`` at most (the hourly sweep reads the others)."""
     with db.connection() as conn:
         stale = storage.workspaces.load_stale_member_lists(
             conn, now - storage.workspaces.MEMBER_LIST_FRESH, team_id=team_id, user_id=user_id
         )
-    for team, channel in stale:
-        if channel_id is None or channel == channel_id:
-            refresh_members(db, call, client, team, channel, now)
+    wanted = [(team, channel) for team, channel in stale if channel_id is None or channel == channel_id]
+    for team, channel in wanted[:limit]:
+        refresh_members(db, call, client, team, channel, now)
 
 
 def refresh_stale_lists(db: Database, call: Call, client_for: Callable[[str], WebClient], now: datetime) -> int:

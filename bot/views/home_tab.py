@@ -20,6 +20,7 @@ from socialrag.storage.settings import MemberSettings
 
 HOME_SAVED = 5  # papers of each channel's reading list shown on the Home tab
 HOME_TOP = 3  # papers of the channel's month top list shown there
+HOME_CHANNELS = 25  # channels shown, by name: Slack takes at most 100 blocks a view, and each channel costs queries
 
 
 def build_home(ctx: AppContext, team: str, user: str) -> dict[str, Any]:
@@ -42,9 +43,23 @@ def build_home(ctx: AppContext, team: str, user: str) -> dict[str, Any]:
         )
     now = datetime.now(UTC)
     with ctx.db.connection() as conn:
-        for channel_id, name in channels:
+        for channel_id, name in channels[:HOME_CHANNELS]:
             text = "\n".join(channel_lines(ctx, conn, team, channel_id, name, now))
             blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": text[:SECTION_LIMIT]}})
+        if len(channels) > HOME_CHANNELS:
+            more = len(channels) - HOME_CHANNELS
+            blocks.append(
+                {
+                    "type": "context",
+                    "elements": [
+                        {
+                            "type": "mrkdwn",
+                            "text": f"And {more} more channel{'s' if more > 1 else ''} you share with me: "
+                            "`/paperping status` in one shows the same.",
+                        }
+                    ],
+                }
+            )
         member = storage.settings.load_member_setting(conn, team, user)
     blocks += member_controls(member)
     return {"type": "home", "blocks": blocks}

@@ -228,12 +228,55 @@ def test_app_home(harness: Harness, db: Database) -> None:
     harness.ctx.slack.ensure_channel(WebClient(token="x", base_url=harness.standin.url), T, "C1")
     harness.ctx.channels.activate(T, "C1")
     harness.event({"type": "app_home_opened", "user": "U1", "channel": "D1", "tab": "home", "event_ts": "1.0"})
+    harness.settle()  # the Home is built off the listener pool
     view = harness.standin.views["U1"]
     text = json.dumps(view)
     assert view["type"] == "home" and "nlp-lab" in text and "Turn mentions off" in text and "Forget me" in text
     assert "Ranking: the default blend" in text, "App Home says what drives the channel's ranking"
     assert "This month: 0 papers shared; 0 posts by PaperPing, 0 drew a reaction or a reply." in text
     assert "*Ask there*: `/paperping ask QUESTION`" in text, "App Home tells a member they can ask the group's memory"
+
+
+def test_app_home_answers_slack_at_once_while_member_lists_are_read(harness: Harness, db: Database) -> None:
+    # the member's channel list is a day old: opening the Home reads it again, and Slack takes 5 s to answer;
+    # the opening is acknowledged without waiting for that, and a resend of it is dropped
+    harness.ctx.slack.ensure_channel(WebClient(token="x", base_url=harness.standin.url), T, "C1")
+    harness.ctx.channels.activate(T, "C1")
+    with db.connection() as conn:
+        storage.workspaces.add_channel_member(conn, T, "C1", "U1")
+        conn.execute("UPDATE channels SET members_read_at = now() - interval '2 days'")
+    harness.standin.hold_seconds = 5.0
+    harness.standin.hold = lambda call: call.method == "conversations.members"
+    opened = {"type": "app_home_opened", "user": "U1", "channel": "D1", "tab": "home", "event_ts": "1.0"}
+    started = time.monotonic()
+    assert harness.event(opened, event_id="EvHOME1").status_code == 200
+    assert time.monotonic() - started < 4.0, "Slack got its answer before the member list was read"
+    harness.event(opened, event_id="EvHOME1")  # Slack's resend of the same event
+    harness.settle()
+    assert len(harness.standin.calls_to("conversations.members")) == 1, "the resend read nothing again"
+    assert "nlp-lab" in json.dumps(harness.standin.views["U1"])
+
+
+def test_app_home_of_a_member_in_many_channels_stays_within_slacks_limit(harness: Harness, db: Database) -> None:
+    from bot.views.home_tab import HOME_CHANNELS, build_home
+
+    with db.connection() as conn:
+        storage.workspaces.upsert_team(conn, T, domain="lab")
+        for k in range(120):
+            cid = f"C{k:04d}"
+            storage.workspaces.upsert_channel(conn, Channel(T, cid, f"reading-{k:03d}"))
+            storage.settings.upsert_channel_setting(conn, T, cid, active=True)
+            storage.workspaces.add_channel_member(conn, T, cid, "U1")
+        conn.execute("UPDATE channels SET members_read_at = now()")
+    view = build_home(harness.ctx, T, "U1")
+    assert len(view["blocks"]) <= 100, "Slack refuses a view of more than 100 blocks"
+    text = json.dumps(view)
+    assert (
+        "reading-000" in text
+        and f"reading-{HOME_CHANNELS - 1:03d}" in text
+        and f"reading-{HOME_CHANNELS:03d}" not in text
+    )
+    assert f"And {120 - HOME_CHANNELS} more channels you share with me" in text and "Forget me" in text
 
 
 @pytest.mark.slow

@@ -76,6 +76,7 @@ def test_the_top_list_matches_the_stored_engagement(harness: Harness, db: Databa
     harness.ctx.slack.ensure_channel(WebClient(token="x", base_url=harness.standin.url), T, "C1")
     harness.ctx.channels.activate(T, "C1")
     harness.event({"type": "app_home_opened", "user": "U2", "channel": "D1", "tab": "home", "event_ts": "1.0"})
+    harness.settle()  # the Home is built off the listener pool
     home = json.dumps(harness.standin.views["U2"])
     assert "Most engaged with, past month" in home and "1. <https://arxiv.org/abs/2401.00001|Paper A>" in home
     assert "3. <https://arxiv.org/abs/2401.00003|Paper C>" in home
