@@ -58,16 +58,29 @@ def cmd_forget(inv: Invocation) -> str:
     )
 
 
-@command("remember-me", "`remember-me` — lift `forget-me`: what you share from now on counts again", about_member=True)
+REMEMBER_COOLDOWN = timedelta(hours=1)  # between two readings of a workspace's member lists that remember-me causes
+
+
+@command(
+    "remember-me",
+    "`remember-me` — lift `forget-me`: what you share from now on counts again",
+    about_member=True,
+    slow=True,
+)
 def cmd_remember(inv: Invocation) -> str:
     with inv.ctx.db.connection() as conn:
         lifted = storage.privacy.remember_member(conn, inv.team, inv.user)
-    if not lifted:
-        return "You have not asked me to forget you, so there is nothing to lift."
-    # forget-me took them off every channel's member list: read the workspace's lists again, so that their
-    # picks and App Home see the channels they are in
+        if not lifted:
+            return "You have not asked me to forget you, so there is nothing to lift."
+        # the workspace's, not the member's: forget-me deletes a member's cooldowns with the rest of their rows
+        until = storage.usage.take_cooldown(conn, inv.team, "", "remember-me lists", inv.now, REMEMBER_COOLDOWN)
+    done = "Done: what you share and react to from now on counts again. What I deleted stays deleted."
+    if until is not None:  # a member who forgets and comes back again and again costs one reading an hour
+        return f"{done} The channels you are in count again as I read their member lists (each at least once a day)."
+    # forget-me took them off every channel's member list: read the workspace's lists again (50 at most), so
+    # that their picks and App Home see the channels they are in
     refresh_team_lists(inv.ctx.db, inv.ctx.pacer.call, inv.client, inv.team, inv.now)
-    return "Done: what you share and react to from now on counts again. What I deleted stays deleted."
+    return done
 
 
 def parse_link_author(name: str, args: tuple[str, ...], rest: str) -> Command:

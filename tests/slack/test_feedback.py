@@ -263,3 +263,11 @@ def test_a_forgotten_member_is_told_that_nothing_is_stored_and_remember_me_resto
     assert count(db, "SELECT count(*) FROM channel_members WHERE user_id = 'U3'") == 0
     assert "counts again" in harness.command("remember-me", user="U3")
     assert count(db, "SELECT count(*) FROM channel_members WHERE user_id = 'U3' AND channel_id = 'C1'") == 1
+    # forgetting and coming back again within the hour lifts the forgetting, and reads the lists no more
+    read = len(harness.standin.calls_to("conversations.members"))
+    assert "Done: I deleted" in harness.command("forget-me confirm", user="U3")
+    again = harness.command("remember-me", user="U3")
+    assert "counts again" in again and "as I read their member lists" in again, again
+    assert len(harness.standin.calls_to("conversations.members")) == read
+    with db.connection() as conn:
+        assert not storage.privacy.is_forgotten(conn, [T], "U3")
