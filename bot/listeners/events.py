@@ -26,6 +26,8 @@ from socialrag.recommender import note_share
 
 log = logging.getLogger(__name__)
 
+CHANNEL_NAME_MAX = 80  # Slack's own limit on a channel's name; a longer one is not Slack's and is ignored
+
 INTRO = (
     "Hi, I'm PaperPing. Every few days I'll share one new paper that fits what this channel reads, with a "
     "short note on why. I'm reading the links shared here, newest first: my first pick starts from the latest "
@@ -53,6 +55,11 @@ def handle_message(
         inner = event.get("message")
         if isinstance(inner, dict):
             handle_edit(ctx, conn, client, team, channel, inner)
+        return
+    if subtype in ("channel_name", "group_name"):  # the channel was renamed: answers and App Home say the new name
+        name = event.get("name")
+        if isinstance(name, str) and 0 < len(name) <= CHANNEL_NAME_MAX and "\x00" not in name:
+            storage.workspaces.rename_channel(conn, team, channel, name)
         return
     by_member = bool(event.get("user")) and not event.get("bot_id")
     message = _parse(ctx, client, team, channel, event)

@@ -94,6 +94,14 @@ def upsert_channel(conn: psycopg.Connection, channel: Channel) -> None:
         )
 
 
+def rename_channel(conn: psycopg.Connection, team_id: str, channel_id: str, name: str) -> None:
+    """A stored channel's new name, as Slack said when it was renamed (a channel not stored stays unknown)."""
+    conn.execute(
+        "UPDATE channels SET name = %(n)s WHERE team_id = %(t)s AND channel_id = %(c)s AND name IS DISTINCT FROM %(n)s",
+        {"t": team_id, "c": channel_id, "n": name},
+    )
+
+
 def replace_channel_members(
     conn: psycopg.Connection, team_id: str, channel_id: str, user_ids: Sequence[str], now: datetime
 ) -> int:

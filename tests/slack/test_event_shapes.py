@@ -191,6 +191,21 @@ def test_every_documented_message_subtype(
     assert [r for r in caplog.records if r.levelno >= logging.ERROR] == [], "handled without an error"
 
 
+def test_a_renamed_channel_is_called_by_its_new_name(harness: Harness, db: Database) -> None:
+    # PaperPing read the name once, on first sight; Slack says in the channel when it is renamed
+    harness.event({"type": "message", "channel": "C1", "user": "U2", "text": ARXIV, "ts": TS, "event_ts": TS})
+    assert count(db, "SELECT count(*) FROM channels WHERE channel_id = 'C1' AND name = 'nlp-lab'") == 1
+    renamed = {"type": "message", "subtype": "channel_name", "channel": "C1", "user": "U2", "old_name": "nlp-lab"}
+    harness.event({**renamed, "name": "nlp-reading", "ts": "1700000001.000100", "event_ts": "1700000001.000100"})
+    assert count(db, "SELECT count(*) FROM channels WHERE channel_id = 'C1' AND name = 'nlp-reading'") == 1
+    # a name that is none of Slack's (too long, not text) changes nothing; a channel not stored is not made
+    for name in ("x" * 81, 7, ""):
+        harness.event({**renamed, "name": name, "ts": "1700000002.000100", "event_ts": "1700000002.000100"})
+    harness.event({**renamed, "channel": "C9", "name": "other", "ts": "1700000003.000100"})
+    assert count(db, "SELECT count(*) FROM channels WHERE channel_id = 'C1' AND name = 'nlp-reading'") == 1
+    assert count(db, "SELECT count(*) FROM channels WHERE name = 'other'") == 0
+
+
 def test_uninstalling_stops_the_workspace_and_keeps_its_data_until_purged(
     harness: Harness, db: Database, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
