@@ -131,6 +131,7 @@ class ScholarStandIn:
         self.arxiv_entries = ""  # Atom <entry> elements the arXiv stand-in answers with
         self.citations: dict[str, list[dict[str, Any]]] = {}  # paperId -> the papers citing it
         self.citation_answers: dict[str, Any] = {}  # paperId -> a whole citations answer, as given (malformed ones)
+        self.endless_citations: set[str] = set()  # paperIds whose citations come as empty pages, each naming a next
         # authorId -> {"name", "paperCount", "affiliations", "papers": [paper objects]}
         self.authors: dict[str, dict[str, Any]] = {}
         self.orcid_names: dict[str, tuple[str, str]] = {}  # ORCID -> (given names, family name) on its record
@@ -227,6 +228,9 @@ class ScholarStandIn:
             return 200, {"name": name}, "application/json"
         m = re.fullmatch(r"/graph/v1/paper/([^/]+)/(references|citations)", path)
         if m:
+            if m.group(2) == "citations" and m.group(1) in self.endless_citations:
+                offset = int((query.get("offset") or ["0"])[0])
+                return 200, {"offset": offset, "next": offset + limit, "data": []}, "application/json"
             if m.group(2) == "citations" and m.group(1) in self.citation_answers:
                 return 200, self.citation_answers[m.group(1)], "application/json"
             citing = self.citations.get(m.group(1), []) if m.group(2) == "citations" else []

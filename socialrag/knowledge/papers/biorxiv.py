@@ -19,7 +19,7 @@ from socialrag.errors import NotFound
 from socialrag.knowledge.papers.arxiv import ArxivVersion
 from socialrag.knowledge.papers.crossref import is_doi
 from socialrag.knowledge.papers.http import PoliteClient
-from socialrag.knowledge.papers.source import clean_text, parse_date
+from socialrag.knowledge.papers.source import clean_text, parse_count, parse_date, parse_records
 from socialrag.models import Author, Paper
 
 Server = Literal["biorxiv", "medrxiv"]
@@ -65,10 +65,15 @@ def server_of(doi: str) -> Server:
     return "medrxiv" if re.fullmatch(r"10\.1101/\d{4}\.\d{2}\.\d{2}\.\d{8}", doi) else "biorxiv"
 
 
-def _author(raw: str) -> str:
+def _author(raw: str) -> str | None:
     """``Zhou, P.`` -> ``P. Zhou`` (the API's ``Last, Initials`` form)."""
     last, _, first = raw.partition(",")
-    return " ".join(x for x in (first.strip(), last.strip()) if x)
+    return clean_text(f"{first} {last}")
+
+
+def _version(row: Mapping[str, Any]) -> int | None:
+    """A row's version number (ASCII digits only: ``"²"`` is a digit to ``isdigit`` but no number)."""
+    return parse_count(row.get("version"))
 
 
 def paper_from_versions(rows: Sequence[Mapping[str, Any]], server: Server) -> Paper | None:
@@ -76,12 +81,12 @@ def paper_from_versions(rows: Sequence[Mapping[str, Any]], server: Server) -> Pa
     rows = [r for r in rows if isinstance(r, Mapping) and clean_text(r.get("doi")) and clean_text(r.get("title"))]
     if not rows:
         return None
-    rows.sort(key=lambda r: int(r["version"]) if str(r.get("version", "")).isdigit() else 0)
+    rows.sort(key=lambda r: _version(r) or 0)
     latest, first = rows[-1], rows[0]
     posted = parse_date(first.get("date"))
-    category = normalize_category(server, str(latest.get("category") or ""))
-    authors = [_author(a) for a in str(latest.get("authors") or "").split(";")[:200]]
-    doi = str(latest["doi"]).strip().lower()
+    category = normalize_category(server, clean_text(latest.get("category")) or "")
+    authors = [_author(a) for a in (clean_text(latest.get("authors")) or "").split(";")[:200]]
+    doi = str(clean_text(latest["doi"])).lower()
     return Paper(
         ids={"doi": doi},
         source=server,
@@ -96,9 +101,15 @@ def paper_from_versions(rows: Sequence[Mapping[str, Any]], server: Server) -> Pa
     )
 
 
+def _preprint(server: Server, rows: list[Mapping[str, Any]]) -> Paper | None:
+    """``paper_from_versions``, where a value of an unexpected shape costs this preprint only."""
+    found = parse_records(server, [rows], lambda r: paper_from_versions(rows, server), 1)
+    return found[0] if found else None
+
+
 def latest_version(rows: Sequence[Mapping[str, Any]]) -> int | None:
     """The highest version among a preprint's rows."""
-    versions = [int(r["version"]) for r in rows if isinstance(r, Mapping) and str(r.get("version", "")).isdigit()]
+    versions = [v for r in rows if isinstance(r, Mapping) and (v := _version(r)) is not None]
     return max(versions) if versions else None
 
 
@@ -146,7 +157,7 @@ class BiorxivApi:
             latest = latest_version(found[1]) if found else None
             if found is None or latest is None:
                 continue
-            row = next(r for r in found[1] if str(r.get("version")) == str(latest))
+            row = next(r for r in found[1] if _version(r) == latest)
             label = "bioRxiv" if found[0] == "biorxiv" else "medRxiv"
             page = f"https://www.{found[0]}.org/content/{doi}v{latest}"
             out[doi] = ArxivVersion(latest, parse_date(row.get("date")), None, label, page)
@@ -156,7 +167,7 @@ class BiorxivApi:
         out: list[Paper | None] = []
         for ids in requests:
             found = self.details(ids.get("doi", ""))
-            out.append(paper_from_versions(found[1], found[0]) if found else None)
+            out.append(_preprint(found[0], found[1]) if found else None)
         return out
 
     def recent(self, server: Server, category: str, since: date, until: date, *, pages: int = 2) -> list[Paper]:
@@ -171,7 +182,7 @@ class BiorxivApi:
             rows = body.get("collection") if isinstance(body, dict) else None
             rows = [r for r in rows[:PAGE] if isinstance(r, Mapping)] if isinstance(rows, list) else []
             new = [r for r in rows if str(r.get("version", "1")) == "1"]  # a revision is not a new preprint
-            papers += [p for r in new if (p := paper_from_versions([r], server)) is not None]
+            papers += [p for r in new if (p := _preprint(server, [r])) is not None]
             if len(rows) < PAGE:
                 break
         return papers

@@ -14,7 +14,7 @@ import httpx
 
 from socialrag.errors import NotFound
 from socialrag.knowledge.papers.http import contact_client
-from socialrag.knowledge.papers.source import clean_text, parse_records
+from socialrag.knowledge.papers.source import clean_text, clean_texts, parse_records, parse_year
 from socialrag.models import Author, Paper
 
 _TAGS = re.compile(r"<[^>]+>")
@@ -36,15 +36,35 @@ def _first(value: Any) -> str | None:
 
 
 def _issued(raw: Mapping[str, Any]) -> date | None:
+    """The first of the work's dates with a publication year (``date-parts``: ``[[year, month, day]]``, the
+    month and day optional); a month or day that is not a number of its range counts as the first."""
     for key in ("published-print", "published-online", "issued", "created"):
-        parts = ((raw.get(key) or {}).get("date-parts") or [[None]])[0]
-        if parts and isinstance(parts[0], int):
-            year, month, day = [*parts, 1, 1][:3]
-            try:
-                return date(year, month or 1, day or 1)
-            except ValueError:
-                return date(year, 1, 1)
+        held = raw.get(key)
+        parts = held.get("date-parts") if isinstance(held, Mapping) else None
+        first = parts[0] if isinstance(parts, list) and parts and isinstance(parts[0], list) else []
+        year = parse_year(first[0]) if first and isinstance(first[0], int) else None
+        if year is None:
+            continue
+        month, day = [p if isinstance(p, int) and not isinstance(p, bool) else 1 for p in [*first[1:3], 1, 1][:2]]
+        try:
+            return date(year, month, day)
+        except (ValueError, OverflowError):
+            return date(year, month, 1) if 1 <= month <= 12 else date(year, 1, 1)
     return None
+
+
+def _author(raw: Mapping[str, Any]) -> Author:
+    """One entry of a work's ``author`` list (its name empty when it has none)."""
+    name = clean_text(" ".join(x for x in (raw.get("given"), raw.get("family")) if isinstance(x, str)))
+    places = raw.get("affiliation")
+    orcid = clean_text(raw.get("ORCID"))
+    return Author(
+        name=name or clean_text(raw.get("name")) or "",
+        affiliations=clean_texts([f.get("name") for f in places if isinstance(f, Mapping)])
+        if isinstance(places, list)
+        else (),
+        orcid=orcid.rsplit("/", 1)[-1] if orcid else None,
+    )
 
 
 def paper_from_crossref(raw: Mapping[str, Any]) -> Paper | None:
@@ -54,15 +74,7 @@ def paper_from_crossref(raw: Mapping[str, Any]) -> Paper | None:
     if not doi or not title:
         return None
     abstract = raw.get("abstract")
-    authors = tuple(
-        Author(
-            name=" ".join(x for x in (a.get("given"), a.get("family")) if x) or str(a.get("name") or ""),
-            affiliations=tuple(str(f.get("name")) for f in a.get("affiliation") or () if f.get("name")),
-            orcid=(str(a["ORCID"]).rsplit("/", 1)[-1] if a.get("ORCID") else None),
-        )
-        for a in raw.get("author") or ()
-        if isinstance(a, Mapping)
-    )
+    authors = tuple(_author(a) for a in raw.get("author") or () if isinstance(a, Mapping))
     issued = _issued(raw)
     count = raw.get("is-referenced-by-count")
     return Paper(

@@ -26,12 +26,11 @@ from socialrag import storage
 from socialrag.db import Database
 from socialrag.errors import InputError
 from socialrag.knowledge.links import doi_identity, normalize_arxiv_id, parse_paper_url
-from socialrag.knowledge.papers.source import clean_text, parse_date, parse_month
+from socialrag.knowledge.papers.source import MAX_YEAR, MIN_YEAR, clean_text, parse_date, parse_month
 from socialrag.models import Author, DatePrecision, Paper, PaperRef
 
 BATCH = 1000
 MAX_LINE = 1 << 20  # one catalog line, in bytes
-MIN_YEAR, MAX_YEAR = 1000, 2200
 _ID_FIELDS = {"arxiv_id": "arxiv", "doi": "doi", "acl_id": "acl", "s2_id": "s2"}
 _SCHEMES = {
     "arxiv",

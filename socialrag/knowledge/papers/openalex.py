@@ -13,7 +13,7 @@ import httpx
 
 from socialrag.knowledge.link_ids import doi_identity
 from socialrag.knowledge.papers.http import contact_client
-from socialrag.knowledge.papers.source import clean_text, parse_date, parse_records
+from socialrag.knowledge.papers.source import clean_text, parse_date, parse_records, parse_year
 from socialrag.models import Author, Paper
 
 BATCH = 50  # values OR-ed in one filter (OpenAlex takes up to 100)
@@ -68,7 +68,7 @@ def _authors(raw: Mapping[str, Any]) -> tuple[Author, ...]:
         name = clean_text(person.get("display_name")) if isinstance(person, Mapping) else None
         if not name or not isinstance(person, Mapping):
             continue
-        places = tuple(str(i["display_name"]) for i in entry.get("institutions") or () if _named(i))
+        places = tuple(t for i in entry.get("institutions") or () if _named(i) and (t := clean_text(i["display_name"])))
         out.append(Author(name=name, affiliations=places, orcid=_last(person.get("orcid"))))
     return tuple(out)
 
@@ -102,7 +102,7 @@ def paper_from_openalex(raw: Mapping[str, Any]) -> Paper | None:
     location = _part(raw, "primary_location")
     source, topic = _part(location, "source"), _part(raw, "primary_topic")
     published = parse_date(raw.get("publication_date"))
-    year = raw.get("publication_year")
+    year = parse_year(raw.get("publication_year"))
     count = raw.get("cited_by_count")
     ids = identities(raw)
     pdf, licence = open_access_pdf(raw)
@@ -113,7 +113,7 @@ def paper_from_openalex(raw: Mapping[str, Any]) -> Paper | None:
         abstract=abstract_text(raw.get("abstract_inverted_index")),
         authors=_authors(raw),
         venue=clean_text(source.get("display_name")),
-        year=year if isinstance(year, int) else published.year if published else None,
+        year=year or (published.year if published else None),
         publication_date=published,
         url=clean_text(raw.get("doi")) or clean_text(location.get("landing_page_url")),
         citation_count=count if isinstance(count, int) else None,

@@ -16,7 +16,7 @@ import httpx
 from socialrag.errors import SourceError
 from socialrag.knowledge.link_ids import doi_identity
 from socialrag.knowledge.papers.http import PoliteClient
-from socialrag.knowledge.papers.source import clean_text, parse_month
+from socialrag.knowledge.papers.source import clean_text, parse_count, parse_month, parse_records, parse_year
 from socialrag.models import Author, Paper
 
 BATCH = 200  # ids in one efetch
@@ -33,19 +33,19 @@ def _published(article: ET.Element) -> tuple[date | None, str | None]:
     for node in (article.find("Article/ArticleDate"), article.find("Article/Journal/JournalIssue/PubDate")):
         if node is None:
             continue
-        year = (node.findtext("Year") or node.findtext("MedlineDate") or "")[:4]
-        if not year.isdigit():
+        year = parse_year((node.findtext("Year") or node.findtext("MedlineDate") or "")[:4])
+        if year is None:  # none, or not a publication year (``<Year>0000</Year>``)
             continue
         month = parse_month(node.findtext("Month") or "")
-        day = node.findtext("Day")
+        day = parse_count(node.findtext("Day"))
         if month is None:
-            return date(int(year), 1, 1), "year"
-        if day and day.isdigit():
+            return date(year, 1, 1), "year"
+        if day:
             try:
-                return date(int(year), month[0], int(day)), "day"
+                return date(year, month[0], day), "day"
             except ValueError:
                 pass
-        return date(int(year), month[0], 1), "month"
+        return date(year, month[0], 1), "month"
     return None, None
 
 
@@ -101,8 +101,13 @@ def papers_from_efetch(xml_text: str, most: int | None = None) -> list[Paper]:
         root = ET.fromstring(xml_text)
     except ET.ParseError as exc:
         raise SourceError("pubmed", f"answer is not valid XML: {exc}") from exc
-    nodes = root.findall("PubmedArticle")[:most]
-    return [p for node in nodes if (p := paper_from_pubmed(node)) is not None]
+    nodes = root.findall("PubmedArticle")
+
+    def parse(node: object) -> Paper | None:
+        return paper_from_pubmed(node) if isinstance(node, ET.Element) else None
+
+    # an article with a value of an unexpected shape costs that article only
+    return parse_records("pubmed", nodes, parse, len(nodes) if most is None else most)
 
 
 class PubMed:

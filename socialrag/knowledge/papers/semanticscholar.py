@@ -13,7 +13,17 @@ import httpx
 from socialrag.errors import NotFound, SourceError
 from socialrag.knowledge.links import doi_identity, normalize_arxiv_id
 from socialrag.knowledge.papers.http import PoliteClient
-from socialrag.knowledge.papers.source import clean_text, next_month, parse_date, parse_records
+from socialrag.knowledge.papers.source import (
+    MAX_YEAR,
+    MIN_YEAR,
+    clean_text,
+    clean_texts,
+    next_month,
+    parse_count,
+    parse_date,
+    parse_records,
+    parse_year,
+)
 from socialrag.models import Author, Paper, PaperRef
 
 log = logging.getLogger(__name__)
@@ -68,7 +78,7 @@ def citation_history(citations: Sequence[Citation], total: int | None, today: da
     the count was (a list cut short, or too many undated)."""
     days = []
     for c in citations:
-        day = c.published or (date(c.year, 12, 31) if c.year else None)
+        day = c.published or (date(c.year, 12, 31) if c.year and MIN_YEAR <= c.year <= MAX_YEAR else None)
         if day is not None:
             days.append(min(day, today))
     if not days or (total is not None and len(days) < COMPLETE_ENOUGH * total):
@@ -94,55 +104,52 @@ def s2_lookup_id(ids: Mapping[str, str]) -> str | None:
 def identities_from_external(external: Mapping[str, Any] | None, paper_id: str | None) -> dict[str, str]:
     """Semantic Scholar's ``externalIds`` as PaperPing identities (the same keys ``links`` produces)."""
     ids: dict[str, str] = {}
-    if isinstance(paper_id, str) and paper_id:
-        ids["s2"] = paper_id
+    if s2 := _id_text(paper_id):
+        ids["s2"] = s2
     ext = external if isinstance(external, Mapping) else {}
-    if ext.get("ArXiv"):
-        arxiv = normalize_arxiv_id(str(ext["ArXiv"]))
-        if arxiv:
-            ids["arxiv"] = arxiv
-    if ext.get("ACL"):
-        ids["acl"] = str(ext["ACL"])
-    if ext.get("DOI"):
-        mapped = doi_identity(str(ext["DOI"]))
-        if mapped:
-            ids.setdefault(*mapped)
-    if ext.get("CorpusId") is not None:
-        ids["corpus"] = str(ext["CorpusId"])
-    if ext.get("PubMed"):
-        ids["pmid"] = str(ext["PubMed"])
-    if ext.get("PubMedCentral"):
-        ids["pmcid"] = "PMC" + str(ext["PubMedCentral"]).upper().removeprefix("PMC")
+    if (arxiv := normalize_arxiv_id(_id_text(ext.get("ArXiv")) or "")) is not None:
+        ids["arxiv"] = arxiv
+    if acl := _id_text(ext.get("ACL")):
+        ids["acl"] = acl
+    if (doi := _id_text(ext.get("DOI"))) and (mapped := doi_identity(doi)):
+        ids.setdefault(*mapped)
+    if corpus := _id_text(ext.get("CorpusId")):
+        ids["corpus"] = corpus
+    if pmid := _id_text(ext.get("PubMed")):
+        ids["pmid"] = pmid
+    if pmcid := _id_text(ext.get("PubMedCentral")):
+        ids["pmcid"] = "PMC" + pmcid.upper().removeprefix("PMC")
     return ids
+
+
+def _id_text(value: object) -> str | None:
+    """An identifier as text (a number or a string, NUL bytes dropped), or None."""
+    return clean_text(str(value)) if isinstance(value, int | str) and not isinstance(value, bool) else None
 
 
 def _reference_refs(raw: Any) -> tuple[PaperRef, ...]:
     refs: list[PaperRef] = []
     for entry in raw or ():
-        if not isinstance(entry, Mapping) or not entry.get("paperId"):
+        s2 = _id_text(entry.get("paperId")) if isinstance(entry, Mapping) else None
+        if not isinstance(entry, Mapping) or not s2:
             continue
-        for scheme, value in identities_from_external(entry.get("externalIds"), entry["paperId"]).items():
+        for scheme, value in identities_from_external(entry.get("externalIds"), s2).items():
             if scheme != "corpus":
-                refs.append(PaperRef(scheme, value, url=f"https://www.semanticscholar.org/paper/{entry['paperId']}"))
+                refs.append(PaperRef(scheme, value, url=f"https://www.semanticscholar.org/paper/{s2}"))
     return tuple(refs)
 
 
 def _authors(raw: Any) -> tuple[Author, ...]:
     out = []
     for a in raw or ():
-        if not isinstance(a, Mapping) or not a.get("name"):
+        name = clean_text(a.get("name")) if isinstance(a, Mapping) else None
+        if not isinstance(a, Mapping) or not name:
             continue
         ext = a.get("externalIds") or {}
         orcid = ext.get("ORCID") if isinstance(ext, Mapping) else None
-        affiliations = tuple(str(x) for x in a.get("affiliations") or () if x)
-        out.append(
-            Author(
-                name=str(a["name"]),
-                s2_author_id=a.get("authorId"),
-                affiliations=affiliations,
-                orcid=str(orcid) if orcid else None,
-            )
-        )
+        places = clean_texts(a.get("affiliations") or [])
+        author_id = _id_text(a.get("authorId"))
+        out.append(Author(name=name, s2_author_id=author_id, affiliations=places, orcid=_id_text(orcid)))
     return tuple(out)
 
 
@@ -161,10 +168,10 @@ def paper_from_s2(raw: Mapping[str, Any]) -> Paper:
         tldr=clean_text(tldr.get("text")) if isinstance(tldr, Mapping) else None,
         authors=_authors(raw.get("authors")),
         venue=venue,
-        year=raw.get("year") if isinstance(raw.get("year"), int) else None,
+        year=parse_year(raw.get("year")),
         publication_date=parse_date(raw.get("publicationDate")),
-        url=raw.get("url")
-        or (f"https://www.semanticscholar.org/paper/{raw['paperId']}" if raw.get("paperId") else None),
+        url=clean_text(raw.get("url"))
+        or (f"https://www.semanticscholar.org/paper/{s2}" if (s2 := _id_text(raw.get("paperId"))) else None),
         popularity=float(raw["citationCount"]) if isinstance(raw.get("citationCount"), int) else None,
         citation_count=raw.get("citationCount") if isinstance(raw.get("citationCount"), int) else None,
         references=_reference_refs(raw.get("references")),
@@ -187,9 +194,10 @@ def next_offset(body: Mapping[str, Any], offset: int) -> int | None:
     raw = body.get("next")
     if raw is None:
         return None
-    if isinstance(raw, bool) or not isinstance(raw, int | str) or not str(raw).isdigit() or int(raw) <= offset:
+    after = parse_count(raw) if isinstance(raw, int | str) and not isinstance(raw, bool) else None
+    if after is None or after <= offset:
         raise SourceError("semanticscholar", f"a page marker that is not a later offset: {str(raw)[:40]!r}")
-    return int(raw)
+    return after
 
 
 def entries(body: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -200,18 +208,32 @@ def entries(body: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 
 def _citation(entry: object) -> Citation | None:
     """One entry of a citations page (the citing paper and its sentences); None without a citing paper id."""
-    if not isinstance(entry, Mapping):
-        return None
-    citing = entry.get("citingPaper") or {}
-    if not isinstance(citing.get("paperId"), str):
+    citing = entry.get("citingPaper") if isinstance(entry, Mapping) else None
+    if not isinstance(entry, Mapping) or not isinstance(citing, Mapping) or not _id_text(citing.get("paperId")):
         return None
     return Citation(
         ids=identities_from_external(citing.get("externalIds"), citing["paperId"]),
         title=clean_text(citing.get("title")),
-        year=citing.get("year") if isinstance(citing.get("year"), int) else None,
-        contexts=tuple(clean_text(c) or "" for c in entry.get("contexts") or () if c),
+        year=parse_year(citing.get("year")),
+        contexts=_contexts(entry.get("contexts")),
         published=parse_date(citing.get("publicationDate")),
     )
+
+
+def _contexts(raw: object) -> tuple[str, ...]:
+    """The citing sentences of an entry (a list of strings; anything else holds none)."""
+    return clean_texts(raw) if isinstance(raw, list) else ()
+
+
+def _reference_contexts(entry: object) -> list[tuple[str, tuple[str, ...]]]:
+    """(``scheme:value``, sentences) for each identity of one entry of a references page; none when the entry
+    has no cited paper id or no sentence."""
+    cited = entry.get("citedPaper") if isinstance(entry, Mapping) else None
+    sentences = _contexts(entry.get("contexts")) if isinstance(entry, Mapping) else ()
+    if not isinstance(cited, Mapping) or not sentences or not _id_text(cited.get("paperId")):
+        return []
+    found = identities_from_external(cited.get("externalIds"), cited["paperId"])
+    return [(f"{scheme}:{value}", sentences) for scheme, value in found.items()]
 
 
 def _one_paper(raw: object) -> Paper | None:
@@ -279,24 +301,24 @@ class SemanticScholar:
             except NotFound:
                 return contexts
             body = body if isinstance(body, dict) else {}
-            for entry in entries(body)[:page]:
-                cited = entry.get("citedPaper") or {}
-                sentences = tuple(clean_text(c) or "" for c in entry.get("contexts") or () if c)
-                if not sentences or not cited.get("paperId"):
-                    continue
-                for scheme, value in identities_from_external(cited.get("externalIds"), cited["paperId"]).items():
-                    contexts[f"{scheme}:{value}"] = sentences
+            for found in parse_records(self.name, entries(body), _reference_contexts, page):
+                contexts.update(found)
             after = next_offset(body, offset)
             if after is None:
                 break
             offset = after
         return contexts
 
-    def fetch_citations(self, s2_id: str, *, page: int = 1000, max_items: int = 1000) -> list[Citation]:
-        """Papers citing ``s2_id`` (at most ``max_items``), with the sentences they cite it in."""
+    def fetch_citations(
+        self, s2_id: str, *, page: int = 1000, max_items: int = 1000, max_pages: int = 20
+    ) -> list[Citation]:
+        """Papers citing ``s2_id`` (at most ``max_items``, from at most ``max_pages`` pages: an answer that keeps
+        naming a next page, empty or not, is not followed forever), with the sentences they cite it in."""
         found: list[Citation] = []
         offset = 0
-        while len(found) < max_items:
+        for _ in range(max_pages):
+            if len(found) >= max_items:
+                break
             try:
                 body = self.http.request_json(
                     "GET",
@@ -335,9 +357,11 @@ class SemanticScholar:
         found = body.get("data") if isinstance(body, dict) else None
         for r in found[:limit] if isinstance(found, list) else ():
             if isinstance(r, Mapping) and r.get("authorId") and r.get("name"):
-                affs = tuple(str(a) for a in r.get("affiliations") or () if a)
+                affs = clean_texts(r.get("affiliations") or [])
                 count = r.get("paperCount") if isinstance(r.get("paperCount"), int) else None
-                out.append((str(r["authorId"]), str(r["name"]), count, affs))
+                author_id, named = _id_text(r["authorId"]), clean_text(r["name"])
+                if author_id and named:
+                    out.append((author_id, named, count, affs))
         return out
 
     def fetch_author(self, author_id: str) -> str | None:

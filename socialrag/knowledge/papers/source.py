@@ -14,6 +14,9 @@ log = logging.getLogger(__name__)
 
 R = TypeVar("R")
 
+# a publication year PaperPing keeps (the catalog import and every source): outside it a year is unknown
+MIN_YEAR, MAX_YEAR = 1000, 2200
+
 
 class MetadataSource(Protocol):
     """Looks papers up by their identities; returns one ``Paper`` or None per request, in order."""
@@ -28,13 +31,41 @@ class MetadataSource(Protocol):
 
 
 def parse_date(value: object) -> date | None:
-    """An ISO date (or its first 10 characters), or None."""
+    """An ISO date (or its first 10 characters) in a publication year, or None."""
     if not isinstance(value, str) or len(value) < 10:
         return None
     try:
-        return date.fromisoformat(value[:10])
+        day = date.fromisoformat(value[:10])
     except ValueError:
         return None
+    return day if MIN_YEAR <= day.year <= MAX_YEAR else None
+
+
+def parse_year(value: object) -> int | None:
+    """A publication year given as a number or as ASCII digits; None for anything else, a year outside
+    ``MIN_YEAR``..``MAX_YEAR`` included (an unknown year stays unknown: it never becomes 0)."""
+    if isinstance(value, str):
+        text = value.strip()
+        value = int(text) if text.isascii() and text.isdecimal() and len(text) <= 6 else None
+    if not isinstance(value, int) or isinstance(value, bool):
+        return None
+    return value if MIN_YEAR <= value <= MAX_YEAR else None
+
+
+def parse_count(value: object) -> int | None:
+    """A whole number given as ASCII digits (a version, a day), or None: ``"²".isdigit()`` is true, but it is no
+    number ``int`` reads."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value if value >= 0 else None
+    text = value.strip() if isinstance(value, str) else ""
+    return int(text) if text.isascii() and text.isdecimal() and len(text) <= 9 else None
+
+
+def clean_texts(values: object) -> tuple[str, ...]:
+    """``clean_text`` of each string of a list (affiliations, institutions); anything else in it is left out."""
+    if not isinstance(values, list | tuple):
+        return ()
+    return tuple(t for v in values if (t := clean_text(v)))
 
 
 def next_month(day: date) -> date:
@@ -61,12 +92,12 @@ def parse_month(value: object) -> tuple[int, int | None] | None:
     if not isinstance(value, str):
         return None
     words = re.findall(r"[a-z]+|\d+", value.lower()[:60])
-    if len(words) == 1 and words[0].isdigit():
+    if len(words) == 1 and words[0].isdecimal():
         number = int(words[0])
         return (number, None) if 1 <= number <= 12 else None
     for i, word in enumerate(words):
-        if not word.isdigit() and len(word) >= 3 and word[:3] in _MONTHS:
-            day = int(words[0]) if i > 0 and words[0].isdigit() and 1 <= int(words[0]) <= 31 else None
+        if not word.isdecimal() and len(word) >= 3 and word[:3] in _MONTHS:
+            day = int(words[0]) if i > 0 and words[0].isdecimal() and 1 <= int(words[0]) <= 31 else None
             return _MONTHS.index(word[:3]) + 1, day
     return None
 
