@@ -31,7 +31,7 @@ from socialrag.errors import SourceError
 from socialrag.knowledge.papers.arxiv import ArxivApi, ArxivVersion
 from socialrag.knowledge.papers.biorxiv import BiorxivApi
 from socialrag.knowledge.papers.crossref import Crossref
-from socialrag.knowledge.papers.resolve import citation_rows, source_of
+from socialrag.knowledge.papers.resolve import record_citing_papers, source_of
 from socialrag.knowledge.papers.semanticscholar import SemanticScholar
 from socialrag.knowledge.papers.source import MetadataSource
 from socialrag.models import Paper
@@ -163,8 +163,7 @@ def _fetch_citations(db: Database, s2: SemanticScholar | None, paper_id: int, id
     except SourceError as exc:
         log.warning("follow-ups: citations: %s", exc)
         return
-    with db.connection() as conn:
-        storage.citations.record_citations(conn, paper_id, citation_rows(citing))
+    record_citing_papers(db, paper_id, citing)
 
 
 def _notice(

@@ -27,7 +27,13 @@ from socialrag import storage
 from socialrag.db import Database
 from socialrag.errors import PaperPingError
 from socialrag.knowledge.embed import Embedder, embed_channel_texts, embed_papers
-from socialrag.knowledge.papers.resolve import RefreshResult, ask_sources, fill_citations, fill_reference_contexts
+from socialrag.knowledge.papers.resolve import (
+    RefreshResult,
+    ask_sources,
+    fill_citations,
+    fill_reference_contexts,
+    record_found,
+)
 from socialrag.knowledge.papers.source import MetadataSource
 
 log = logging.getLogger(__name__)
@@ -190,15 +196,18 @@ class Indexer:
         with self.db.connection() as conn:
             for source, error in result.outcomes.items():  # a source failing again and again is held as a whole
                 storage.source_pace.record_source_outcome(conn, source, error, now)
-            papers = [replace(p, ids={**requests[i], **p.ids}) for i, p in enumerate(found) if p is not None]
-            storage.lookups.mark_fetched(conn, storage.papers.record_papers(conn, papers), now)
+        papers = [(i, replace(p, ids={**requests[i], **p.ids})) for i, p in enumerate(found) if p is not None]
+        refused = record_found(self.db, papers, now)  # a record the database refuses costs only its own paper
+        if refused:
+            result.errors = [*(result.errors or []), f"the database refused the metadata of {len(refused)} paper(s)"]
+        with self.db.connection() as conn:
             waiting = {need[i] for i in result.held_back}  # they wait for their source, no attempt spent
             if waiting:
                 storage.queue.defer_papers(conn, sorted(waiting), min(held.values()))
-            missing = [pid for pid, p in zip(need, found, strict=True) if p is None and pid not in waiting]
+            missing = [pid for i, pid in enumerate(need) if (found[i] is None or i in refused) and pid not in waiting]
             retry_at = now + self.config.first_wait
             storage.lookups.record_fetch_failure(conn, missing, retry_at)
-        done.looked_up += len(papers)
+        done.looked_up += len(papers) - len(refused)
         done.not_found += len(missing)
         done.errors += result.errors or []
         why = "; ".join(result.errors or []) or "no source knows this paper"

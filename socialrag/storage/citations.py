@@ -92,6 +92,12 @@ def record_citations(
     conn.execute("UPDATE papers SET citations_fetched_at = now() WHERE id = %(id)s", {"id": paper_id})
 
 
+def mark_citations_fetched(conn: psycopg.Connection, paper_id: int) -> None:
+    """Note that ``paper_id``'s citing papers were asked for now, its stored ones kept (an answer that could not
+    be stored waits for the next turn, behind the other papers)."""
+    conn.execute("UPDATE papers SET citations_fetched_at = now() WHERE id = %(id)s", {"id": paper_id})
+
+
 def load_citation_links(
     conn: psycopg.Connection, candidate_id: int, paper_ids: Sequence[int]
 ) -> list[tuple[int, int, list[str] | None]]:

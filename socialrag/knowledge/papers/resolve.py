@@ -19,6 +19,8 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, timedelta
 from typing import TypeVar
 
+import psycopg
+
 from socialrag import storage
 from socialrag.config import Settings
 from socialrag.db import Database
@@ -102,12 +104,12 @@ def refresh_metadata(
             if not todo:
                 break
             found = ask_sources(sources, [ids for _, ids in todo], result)
+            papers = [(i, replace(p, ids={**todo[i][1], **p.ids})) for i, p in enumerate(found) if p]
+            refused = record_found(db, papers, now)
+            missing = [pid for i, ((pid, _), p) in enumerate(zip(todo, found, strict=True)) if not p or i in refused]
             with db.connection() as conn:
-                papers = [replace(p, ids={**ids, **p.ids}) for (_, ids), p in zip(todo, found, strict=True) if p]
-                storage.lookups.mark_fetched(conn, storage.papers.record_papers(conn, papers), now)
-                missing = [pid for (pid, _), p in zip(todo, found, strict=True) if p is None]
                 storage.lookups.record_fetch_failure(conn, missing, retry_at)
-            result.found += len(papers)
+            result.found += len(papers) - len(refused)
             result.missing += len(missing)
             progress.update(len(todo))
     fill_reference_contexts(db, sources, result)
@@ -148,6 +150,24 @@ def ask_sources(
     return found
 
 
+def record_found(db: Database, found: Sequence[tuple[int, Paper]], now: datetime) -> set[int]:
+    """Store what the sources answered, each paper under the caller's own number, and mark those papers fetched.
+    One the database still refuses (a value no source's checks foresaw) costs only itself: the others are
+    stored, and the numbers of the refused ones are returned."""
+    refused: set[int] = set()
+
+    def write(conn: psycopg.Connection, items: Sequence[tuple[int, Paper]]) -> int:
+        storage.lookups.mark_fetched(conn, storage.papers.record_papers(conn, [p for _, p in items]), now)
+        return len(items)
+
+    def refuse(item: tuple[int, Paper], exc: psycopg.DataError) -> None:
+        log.warning("metadata: the database refused %s's record of %s: %s", item[1].source, item[1].ids, exc)
+        refused.add(item[0])
+
+    db.write_batch(found, write, refuse)
+    return refused
+
+
 def source_of(sources: Sequence[MetadataSource], kind: type[S]) -> S | None:
     """The source of this kind among ``sources`` (None when this process has none: offline, or not configured)."""
     return next((s for s in sources if isinstance(s, kind)), None)
@@ -169,11 +189,10 @@ def fill_reference_contexts(
             return
         try:
             contexts = s2.fetch_reference_contexts(s2_id)
-        except SourceError as exc:
-            log.warning("reference contexts: %s", exc)
-            continue
-        with db.connection() as conn:
-            result.contexts += storage.citations.record_reference_contexts(conn, citing_id, contexts)
+            with db.connection() as conn:
+                result.contexts += storage.citations.record_reference_contexts(conn, citing_id, contexts)
+        except (SourceError, psycopg.DataError) as exc:  # this paper's only: the next one goes on
+            log.warning("reference contexts of paper %d: %s", citing_id, exc)
 
 
 def citation_rows(citing: Sequence[Citation]) -> list[tuple[str, str, str | None, int | None, tuple[str, ...]]]:
@@ -206,11 +225,26 @@ def fill_citations(
         except SourceError as exc:
             log.warning("citations: %s", exc)
             continue
-        rows = citation_rows(citing)
         # the count as it was on earlier days, from the citing papers' dates (when it is the paper's popularity)
         history = citation_history(citing, count, today) if count is not None else ()
+        if record_citing_papers(db, paper_id, citing, history):
+            result.citations += len(citing)
+            result.dated_counts += len(history)
+
+
+def record_citing_papers(
+    db: Database, paper_id: int, citing: Sequence[Citation], history: Sequence[tuple[date, float]] = ()
+) -> bool:
+    """Store the papers citing ``paper_id`` (and its count as it was, from their dates). Ones the database refuses
+    are logged and the paper is marked asked for, its earlier citations kept: it goes behind the others, never
+    first in every run, holding up the papers after it. False when they were not stored."""
+    try:
         with db.connection() as conn:
-            storage.citations.record_citations(conn, paper_id, rows)
+            storage.citations.record_citations(conn, paper_id, citation_rows(citing))
             storage.papers.add_popularity_readings(conn, paper_id, history)
-        result.citations += len(citing)
-        result.dated_counts += len(history)
+    except psycopg.DataError as exc:
+        log.warning("citations: the database refused the citing papers of paper %d: %s", paper_id, exc)
+        with db.connection() as conn:
+            storage.citations.mark_citations_fetched(conn, paper_id)
+        return False
+    return True
