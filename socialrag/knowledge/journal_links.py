@@ -16,12 +16,22 @@ _RXIV = re.compile(
 # Elsevier's publisher item id as Cell Press, ScienceDirect and The Lancet write it: ``S0092-8674(20)30401-0``,
 # ``S0092867420304010``, ``PIIS0140-6736(20)30183-5``; kept as its 17 characters, upper case
 _PII = re.compile(r"^(?:PII)?(S[\dX]{4}-?[\dX]{4}\(?\d{2}\)?\d{5}-?[\dX])$", re.IGNORECASE)
-# a DOI inside a path, up to the views publishers add after it (``/full``, ``/abstract``, ``/pdf``, ``.pdf``)
+# a DOI inside a path, up to the views publishers add after it (``/full``, ``/abstract``, ``/pdf``, ``.pdf``); the
+# DOI runs to the end of the path, so these are searched only after the path's last ``?`` or ``#`` (see _search_tail)
 _DOI_IN_PATH = re.compile(r"/(10\.\d{4,9}/[^?#]+?)(?:/(?:full|fulltext|abstract|pdf|epdf|meta|html))?(?:\.pdf)?/?$")
 _QUERY_DOI = re.compile(r"^(?:doi:)?(10\.\d{4,9}/[^\s&#]+)$", re.IGNORECASE)
 _PATH_DOI = re.compile(
     r"/doi/(?:abs/|full/|pdf/|epdf/|pdfdirect/|fullHtml/|reader/|book/|suppl/)?(10\.\d{4,9}/[^?#]+?)/?$"
 )
+
+
+def _search_tail(pattern: re.Pattern[str], path: str) -> re.Match[str] | None:
+    """``pattern.search(path)`` for a pattern whose match runs to the end of the path with no ``?`` or ``#`` in it.
+
+    Only the part after the last ``?`` or ``#`` (an unquoted ``%3F``) can hold such a match. Searching the whole path
+    would try every ``/10.`` before that character and scan to it each time, which is quadratic in the path's length;
+    in the tail the first place that starts a DOI matches, so the work is linear."""
+    return pattern.search(path, max(path.rfind("?"), path.rfind("#")) + 1)
 
 
 def pii(raw: str) -> str | None:
@@ -84,7 +94,7 @@ def _elife(path: str, query: dict[str, list[str]], url: str, label: str | None) 
 def _doi_after_articles(path: str, query: dict[str, list[str]], url: str, label: str | None) -> PaperRef | None:
     """Frontiers (``/articles/10.3389/...`` or ``/journals/X/articles/10.3389/.../full``) and BMC
     (``/articles/10.1186/...``): the DOI is in the path."""
-    m = _DOI_IN_PATH.search(path)
+    m = _search_tail(_DOI_IN_PATH, path)
     return doi_ref(m.group(1), label, url) if m else None
 
 
@@ -122,7 +132,7 @@ def doi_in_query(query: dict[str, list[str]], url: str, label: str | None) -> Pa
 
 
 def _doi_in_path(path: str, url: str, label: str | None) -> PaperRef | None:
-    m = _PATH_DOI.search(path)
+    m = _search_tail(_PATH_DOI, path)
     return doi_ref(m.group(1).removesuffix(".pdf"), label, url) if m else None
 
 

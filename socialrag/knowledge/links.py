@@ -19,16 +19,22 @@ from socialrag.knowledge.journal_links import JOURNAL_HOSTS, doi_anywhere
 from socialrag.knowledge.link_ids import TRAILING, doi_identity, doi_ref, normalize_arxiv_id, ref
 from socialrag.models import PaperRef
 
-__all__ = ["doi_identity", "find_paper_refs", "normalize_arxiv_id", "parse_paper_url"]
+__all__ = ["MAX_URL_CHARS", "doi_identity", "find_paper_refs", "normalize_arxiv_id", "parse_paper_url"]
 
-# Slack wraps links as <url> or <url|label>; <@U..>, <#C..> and <!here> are not links.
-_SLACK_LINK = re.compile(r"<(https?://[^>|\s]+)(?:\|([^>]*))?>", re.IGNORECASE)
+# Slack wraps links as <url> or <url|label>; <@U..>, <#C..> and <!here> are not links. Slack writes a ``<`` in text
+# as ``&lt;``, so neither part holds one: a ``<`` that never closes then stops the scan at the next ``<`` instead of
+# sending it to the end of the message from every ``<``.
+_SLACK_LINK = re.compile(r"<(https?://[^<>|\s]+)(?:\|([^<>]*))?>", re.IGNORECASE)
 _BARE_URL = re.compile(r"https?://[^\s<>\"'`]+", re.IGNORECASE)
 _TEXT_ARXIV = re.compile(r"\barxiv:\s?((?:\d{4}\.\d{4,5}|[a-z][a-z\-]+(?:\.[a-z]{2})?/\d{7})(?:v\d+)?)", re.IGNORECASE)
 _TEXT_DOI = re.compile(r"\bdoi:\s?(10\.\d{4,9}/[^\s<>\"']+)", re.IGNORECASE)
 _TEXT_PMID = re.compile(r"\bPMID:?\s?(\d{4,9})\b")
 _TEXT_PMCID = re.compile(r"\b(PMC\d{4,9})\b")
 _HOSTS = (*CS_HOSTS, *JOURNAL_HOSTS)
+# The longest URL read as a paper link. Paper pages, PDFs and DOI links run to a few hundred characters, and 2 KB is
+# the length browsers and servers have long been held to; a longer "link" is not a paper, and reading one would let
+# a single message (Slack allows 40 KB) cost as much as thousands of ordinary links.
+MAX_URL_CHARS = 2048
 
 
 def find_paper_refs(text: str) -> tuple[PaperRef, ...]:
@@ -47,17 +53,16 @@ def find_paper_refs(text: str) -> tuple[PaperRef, ...]:
 
 
 def _iter_links(text: str) -> Iterator[tuple[str, str | None]]:
-    consumed: list[tuple[int, int]] = []
     for m in _SLACK_LINK.finditer(text):
-        consumed.append(m.span())
         label = unescape(m.group(2)).strip() if m.group(2) else None
         if label and (label.startswith(("http://", "https://")) or label == m.group(1)):
             label = None
-        yield unescape(m.group(1)), label or None
-    for m in _BARE_URL.finditer(text):
-        if any(a <= m.start() < b for a, b in consumed):
-            continue
-        yield _strip_trailing(unescape(m.group(0))), None
+        if len(m.group(1)) <= MAX_URL_CHARS:
+            yield unescape(m.group(1)), label or None
+    # the bare URLs outside Slack's links: a link's place is blanked rather than looked up among the others
+    for m in _BARE_URL.finditer(_SLACK_LINK.sub(" ", text)):
+        if len(m.group(0)) <= MAX_URL_CHARS:
+            yield _strip_trailing(unescape(m.group(0))), None
 
 
 def _iter_text_ids(text: str) -> Iterator[PaperRef]:
@@ -76,19 +81,27 @@ def _iter_text_ids(text: str) -> Iterator[PaperRef]:
 
 
 def _strip_trailing(url: str) -> str:
-    while url and url[-1] in TRAILING:
-        url = url[:-1]
+    # Works on an end index, each bracket counted once, so a run of thousands of ``)`` costs no more than reading it.
+    end = _trim_end(url, len(url))
     # A closing bracket belongs to the URL only when the URL opened one.
     for close, open_ in ((")", "("), ("]", "["), ("}", "{")):
-        while url.endswith(close) and url.count(close) > url.count(open_):
-            url = url[:-1]
-            while url and url[-1] in TRAILING:
-                url = url[:-1]
-    return url
+        extra = url.count(close, 0, end) - url.count(open_, 0, end)
+        while extra > 0 and end and url[end - 1] == close:
+            end = _trim_end(url, end - 1)
+            extra -= 1
+    return url[:end]
+
+
+def _trim_end(url: str, end: int) -> int:
+    while end and url[end - 1] in TRAILING:
+        end -= 1
+    return end
 
 
 def parse_paper_url(url: str, label: str | None = None) -> PaperRef | None:
-    """The paper a single URL points at, or None when it is not a paper page."""
+    """The paper a single URL points at, or None when it is not a paper page (or longer than ``MAX_URL_CHARS``)."""
+    if len(url) > MAX_URL_CHARS:
+        return None
     try:
         parts = urlsplit(url.strip())
     except ValueError:
