@@ -1,13 +1,16 @@
 """Import a Slack workspace export (zip) into the knowledge base.
 
 The export is read file by file from the zip (memory does not grow with its size); a day file that cannot
-be read is reported by name and the rest goes on; importing the same export twice changes nothing.
+be read (damaged in the zip, not JSON, nested too deeply, too large) is reported by name and the rest goes on;
+importing the same export twice changes nothing.
 """
 
 from __future__ import annotations
 
 import json
+import lzma
 import zipfile
+import zlib
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -28,6 +31,21 @@ BATCH = 2000
 # takes several times its size in memory, and a small zip can inflate to gigabytes.
 MAX_FILE_BYTES = 24 * 1024 * 1024
 MAX_RATIO = 100  # inflated size / compressed size, for files over a megabyte
+# What reading one file of a damaged export raises: a bad entry or checksum (BadZipFile), a broken compressed
+# stream (zlib.error, lzma.LZMAError, OSError for bzip2), one cut short (EOFError), an encrypted entry or an unknown
+# compression method (RuntimeError, NotImplementedError), JSON that is not valid text (ValueError) or is nested
+# deeper than Python's parser goes (RecursionError). Each costs that one file, never the import.
+_UNREADABLE = (
+    ValueError,
+    OSError,
+    EOFError,
+    zipfile.BadZipFile,
+    zlib.error,
+    lzma.LZMAError,
+    RecursionError,
+    NotImplementedError,
+    RuntimeError,
+)
 
 
 @dataclass
@@ -99,8 +117,8 @@ class ExportReader:
             return None
         try:
             return self.load(name)
-        except (ValueError, zipfile.BadZipFile, OSError, EOFError) as exc:
-            problems.append(f"{rel}: could not be read ({exc})")
+        except _UNREADABLE as exc:
+            problems.append(f"{rel}: could not be read ({_reason(exc)})")
             return None
 
     def channels(self, problems: list[str]) -> list[dict[str, Any]]:
@@ -121,8 +139,8 @@ class ExportReader:
             rel = name[len(self.prefix) :]
             try:
                 data = self.load(name)
-            except (ValueError, zipfile.BadZipFile, OSError, EOFError, RecursionError) as exc:
-                problems.append(f"{rel}: could not be read ({exc}); skipped")
+            except _UNREADABLE as exc:
+                problems.append(f"{rel}: could not be read ({_reason(exc)}); skipped")
                 yield rel, []
                 continue
             if not isinstance(data, list):
@@ -140,13 +158,22 @@ def _load(fh: IO[bytes]) -> Any:
     return json.loads(data)
 
 
-def _team_id(users: Sequence[dict[str, Any]], override: str | None) -> str:
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, RecursionError):
+        return "its JSON is nested too deeply to read"
+    if isinstance(exc, zlib.error | lzma.LZMAError):
+        return f"its compressed data is damaged: {exc}"
+    return str(exc)
+
+
+def _team_id(users: Sequence[dict[str, Any]], override: str | None, problems: Sequence[str]) -> str:
     if override:
         return override
     counts = Counter(u.get("team_id") for u in users if isinstance(u.get("team_id"), str))
     if counts:
         return str(counts.most_common(1)[0][0])
-    raise InputError("cannot tell which workspace this export is from: pass --team-id T... (the workspace id)")
+    why = next((f"{p}, so PaperPing" for p in problems if p.startswith("users.json:")), "PaperPing")
+    raise InputError(f"{why} cannot tell which workspace this export is from: pass --team-id T... (the workspace id)")
 
 
 def _select_channels(raw: list[dict[str, Any]], team_id: str, wanted: Sequence[str] | None) -> list[Channel]:
@@ -177,7 +204,7 @@ def import_export(
     try:
         users = reader.read_json("users.json", problems) or []
         users = [u for u in users if isinstance(u, dict)] if isinstance(users, list) else []
-        team = _team_id(users, team_id)
+        team = _team_id(users, team_id, problems)
         selected = _select_channels(reader.channels(problems), team, channels)
         members = {m.user_id: m for m in (member_from_slack(u, team) for u in users) if m is not None}
         report = ImportReport(team_id=team, problems=problems)

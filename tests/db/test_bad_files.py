@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import struct
 import zipfile
 from pathlib import Path
 
@@ -85,6 +86,76 @@ def test_unreadable_users_or_channels_files(db: Database, tmp_path: Path) -> Non
         import_export(db, broken_channels, progress=False)
 
 
+def _damage_entry(export: Path, name: str) -> None:
+    """Overwrite one zip entry's compressed bytes in place: ``0xff`` starts a deflate block of the reserved type,
+    which no deflate stream holds, so inflating it fails at once."""
+    with zipfile.ZipFile(export) as zf:
+        info = zf.getinfo(name)
+    with export.open("r+b") as fh:
+        fh.seek(info.header_offset + 26)
+        name_len, extra_len = struct.unpack("<HH", fh.read(4))
+        fh.seek(info.header_offset + 30 + name_len + extra_len)
+        fh.write(b"\xff" * info.compress_size)
+
+
+def test_a_damaged_day_file_is_reported_by_name_and_the_other_days_imported(db: Database, tmp_path: Path) -> None:
+    days = [msg(T0 + 1, "U1", f"first day {ARXIV}"), msg(T0 + 86400, "U1", f"second day {ARXIV}")]
+    days.append(msg(T0 + 2 * 86400, "U1", f"third day {ARXIV}"))
+    export = write_export(tmp_path / "d.zip", {"lab": ("C1", ["U1"], days)}, [user("U1", "a")])
+    _damage_entry(export, "lab/2023-11-15.json")
+    report = import_export(db, export, progress=False)
+    assert report.problems == [
+        "lab/2023-11-15.json: could not be read (its compressed data is damaged: Error -3 while decompressing data: "
+        "invalid block type); skipped"
+    ]
+    assert count(db, "SELECT count(*) FROM messages") == 2
+    assert count(db, "SELECT count(*) FROM messages WHERE text LIKE 'second day%%'") == 0
+
+
+def test_a_users_file_nested_too_deeply_is_reported_in_a_sentence(db: Database, tmp_path: Path) -> None:
+    good = [msg(T0 + 1, "U1", f"good {ARXIV}")]
+    export = write_export(tmp_path / "e.zip", {"lab": ("C1", ["U1"], good)}, [])
+    deep = tmp_path / "n.zip"
+    with zipfile.ZipFile(export) as src, zipfile.ZipFile(deep, "w") as dst:
+        for item in src.infolist():
+            dst.writestr(item, b"[" * 100_000 if item.filename == "users.json" else src.read(item))
+    with pytest.raises(InputError, match=r"^users\.json: .*nested too deeply.*pass --team-id"):
+        import_export(db, deep, progress=False)
+    report = import_export(db, deep, team_id="T0LAB", progress=False)
+    assert report.problems == ["users.json: could not be read (its JSON is nested too deeply to read)"]
+    assert count(db, "SELECT count(*) FROM messages") == 1
+
+
+def _damaged_catalog(path: Path, how: str) -> int:
+    """A gzip catalog of 2,000 good lines, damaged as told; returns how many lines it holds."""
+    lines = b"".join(
+        json.dumps({"acl_id": f"2020.x-{i}", "title": f"Paper {i} " + "w" * (i % 97)}).encode() + b"\n"
+        for i in range(2000)
+    )
+    packed = gzip.compress(lines)
+    if how == "cut short":
+        path.write_bytes(packed[: len(packed) // 2])
+    else:  # a second gzip member whose deflate data is not deflate
+        path.write_bytes(packed + gzip.compress(b"x" * 1000)[:10] + b"\xff" * 64)
+    return 2000
+
+
+@pytest.mark.parametrize("how", ["cut short", "corrupt"])
+def test_a_damaged_gzip_catalog_keeps_the_lines_before_the_damage(db: Database, tmp_path: Path, how: str) -> None:
+    path = tmp_path / "catalog.jsonl.gz"
+    total = _damaged_catalog(path, how)
+    report = import_catalog(db, path)
+    assert 0 < report.papers <= total
+    if how == "corrupt":
+        assert report.papers == total
+    assert count(db, "SELECT count(*) FROM papers") == report.papers
+    (problem,) = report.problems
+    assert problem.startswith(
+        f"catalog.jsonl.gz: reading stopped at line {report.papers + 1}, where the file is damaged ("
+    )
+    assert problem.endswith("the lines before it were read, the rest could not be")
+
+
 def test_a_day_file_that_inflates_is_refused_and_the_rest_imported(db: Database, tmp_path: Path) -> None:
     good = [msg(T0 + 1, "U1", f"good {ARXIV}")]
     bomb = b"[" + b" " * (200 * 2**20) + b"]"  # 200 MB of spaces: a few hundred KB zipped
@@ -115,6 +186,7 @@ def test_bad_catalog_lines_are_reported_and_the_rest_imported(db: Database, tmp_
                     b"[1, 2]",
                     line(6, popularity=1e300),
                     line(7),
+                    b"[" * 200_000,  # deeper than Python's JSON parser goes
                 ]
             )
             + b"\n"
@@ -125,4 +197,5 @@ def test_bad_catalog_lines_are_reported_and_the_rest_imported(db: Database, tmp_
     assert "line 2: year 1000000000000 is not a publication year" in text
     assert "line 3:" in text and "utf-8" in text and "line 5: is not a JSON object" in text
     assert "line 6: popularity" in text
+    assert "line 8: its JSON is nested too deeply to read; skipped" in text
     assert count(db, "SELECT count(*) FROM papers WHERE title = 'nul title'") == 1

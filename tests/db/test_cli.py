@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gzip
 import json
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -67,6 +69,28 @@ def test_catalog_import_command(env: Database, tmp_path: Path, capsys: pytest.Ca
     captured = capsys.readouterr()
     assert "catalog: 1 papers imported" in captured.out
     assert "c.jsonl line 2" in captured.err
+
+
+def test_damaged_files_are_told_in_sentences(env: Database, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "c.jsonl.gz"
+    good = [json.dumps({"arxiv_id": f"2401.{i:05d}", "title": f"Paper {i}"}).encode() + b"\n" for i in range(200)]
+    # more bad lines than the command lists, then a cut: where reading stopped is still said, and first
+    lines = good[0] + b"{broken\n" * 30 + b"[" * 200_000 + b"\n" + b"".join(good[1:])
+    path.write_bytes(gzip.compress(lines)[:-20])
+    assert main(["catalog", "import", str(path), "--no-embed"]) == 0
+    captured = capsys.readouterr()
+    papers = int(captured.out.split("catalog: ")[1].split()[0])
+    assert 1 < papers < 200  # the lines read before the cut, after the 31 bad ones
+    assert captured.err.startswith(f"warning: c.jsonl.gz: reading stopped at line {papers + 32}, where the file is")
+    assert captured.err.endswith("... and 12 more lines skipped\n") and "Traceback" not in captured.err
+    export = tmp_path / "deep.zip"
+    with zipfile.ZipFile(lab_export(tmp_path)) as src, zipfile.ZipFile(export, "w") as dst:
+        for item in src.infolist():
+            dst.writestr(item, b"[" * 100_000 if item.filename == "users.json" else src.read(item))
+    assert main(["import-export", str(export), "--no-embed"]) == 2
+    err = capsys.readouterr().err
+    assert "users.json: could not be read (its JSON is nested too deeply to read), so PaperPing" in err
+    assert "pass --team-id" in err and "Traceback" not in err
 
 
 def test_three_migrates_on_a_fresh_home_all_succeed(tmp_path: Path) -> None:

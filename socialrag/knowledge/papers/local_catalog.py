@@ -13,6 +13,7 @@ from __future__ import annotations
 import gzip
 import json
 import typing
+import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
@@ -185,23 +186,34 @@ def _lines(fh: IO[bytes]) -> Iterator[bytes]:
 
 
 def iter_catalog(path: Path, problems: list[str]) -> Iterator[Paper]:
-    """Papers of a catalog file; bad lines (not UTF-8, not JSON, wrong fields) are reported by line number
-    and skipped."""
+    """Papers of a catalog file; bad lines (not UTF-8, not JSON, nested too deeply, wrong fields) are reported by
+    line number and skipped. A file damaged partway (a corrupt or cut ``.gz``) gives the lines before the damage,
+    and a problem saying where reading stopped comes first among the file's problems, where it is seen."""
+    first = len(problems)
+    number = 0
     with _open(path) as fh:
         try:
             for number, data in enumerate(_lines(fh), 1):
-                if not data.strip():
-                    continue
-                try:
-                    line = data.decode("utf-8")
-                    raw = json.loads(line)
-                    if not isinstance(raw, dict):
-                        raise ValueError("is not a JSON object")
-                    yield paper_from_catalog(raw)
-                except ValueError as exc:
-                    problems.append(f"{path.name} line {number}: {exc}; skipped")
-        except (OSError, EOFError) as exc:
-            problems.append(f"{path.name}: stopped reading ({exc}); the lines before were imported")
+                if data.strip():
+                    yield from _read_line(data, f"{path.name} line {number}", problems)
+        except (OSError, EOFError, zlib.error) as exc:
+            problems.insert(
+                first,
+                f"{path.name}: reading stopped at line {number + 1}, where the file is damaged ({exc}); "
+                "the lines before it were read, the rest could not be",
+            )
+
+
+def _read_line(data: bytes, where: str, problems: list[str]) -> Iterator[Paper]:
+    try:
+        raw = json.loads(data.decode("utf-8"))
+        if not isinstance(raw, dict):
+            raise ValueError("is not a JSON object")
+        yield paper_from_catalog(raw)
+    except ValueError as exc:
+        problems.append(f"{where}: {exc}; skipped")
+    except RecursionError:
+        problems.append(f"{where}: its JSON is nested too deeply to read; skipped")
 
 
 def import_catalog(db: Database, path: Path, *, progress: bool = False) -> CatalogReport:
