@@ -12,12 +12,14 @@ from typing import Any
 
 
 class OpenAIStandIn:
-    """``responder(prompt) -> text``; ``status`` other than 200 answers an error; ``delay`` stalls each answer."""
+    """``responder(prompt) -> text``; ``status`` other than 200 answers an error; ``delay`` stalls each answer;
+    ``body``, when set, is sent as the whole answer instead (a server that is not quite OpenAI-compatible)."""
 
     def __init__(self, responder: Callable[[str], str]) -> None:
         self.responder = responder
         self.status = 200
         self.delay = 0.0
+        self.body: bytes | None = None
         self.prompts: list[str] = []
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
@@ -62,7 +64,7 @@ class OpenAIStandIn:
                             "total_tokens": (len(prompt) + len(text)) // 4,
                         },
                     }
-                data = json.dumps(payload).encode()
+                data = standin.body if standin.body is not None else json.dumps(payload).encode()
                 try:
                     self.send_response(standin.status)
                     self.send_header("Content-Type", "application/json")

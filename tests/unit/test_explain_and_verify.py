@@ -328,3 +328,43 @@ def test_an_author_is_named_only_by_their_whole_name_not_by_letters_inside_words
         "names an author the signals do not give: He He",
         "names an author the signals do not give: Mohit Iyyer",
     ]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"choices": [{"index": 0}]}',
+        b'{"choices": "nope"}',
+        b'{"choices": [{"message": {"content": 42}}]}',
+        b'{"choices": [{"message": {"content": ["a list"]}}]}',
+        b'{"error": "the model is loading"}',
+        b"[]",
+    ],
+)
+def test_an_answer_that_is_no_chat_completion_is_a_failure_and_the_post_falls_back(body: bytes) -> None:
+    """A server that calls itself OpenAI-compatible and answers another shape: the call fails as any failed call
+    does, so a post gets the template and its summary instead of no post."""
+    from datetime import UTC, datetime
+
+    from socialrag.errors import SourceError
+    from socialrag.recommender.explain.generate import GenerateConfig, build_draft
+    from socialrag.recommender.explain.llm import LLMClient
+    from socialrag.recommender.explain.prompts import load_prompt
+    from socialrag.recommender.retrieve.context import ChannelContext
+    from socialrag.rows import PaperInfo
+    from tests.support.openai_standin import OpenAIStandIn, chain_answer
+
+    standin = OpenAIStandIn(chain_answer)
+    standin.body = body
+    calls: list[object] = []
+    try:
+        llm = LLMClient(model="m", base_url=standin.base_url, api_key="k", recorder=calls.append)
+        with pytest.raises(SourceError, match="not a chat completion"):
+            llm.complete(load_prompt("paper"), "Say something.")
+        ctx = ChannelContext("T", "C", datetime(2024, 1, 1, tzinfo=UTC), {}, {}, {}, {}, {})
+        info = PaperInfo(9, "Table Pretraining Revisited", None, None, 2024, (), abstract="We revisit tables.")
+        draft = build_draft(ctx, info, {}, [], "llm", GenerateConfig(), llm=llm)
+    finally:
+        standin.stop()
+    assert draft.style == "template+tldr" and "not a chat completion" in (draft.fallback_reason or "")
+    assert calls and all(getattr(c, "outcome", None) == "error" for c in calls), "each failed call is recorded"

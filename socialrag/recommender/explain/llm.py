@@ -50,6 +50,20 @@ class OutOfTime(BudgetSpent):
 LEAST_TIME = 3.0  # seconds a call needs at least; with less left before a deadline it is not made
 
 
+def answer_text(response: object) -> str | None:
+    """The text of a chat completion's first choice ("" when it has none or says nothing), or None when the
+    answer is not shaped as one: the openai package does not check what a server sends."""
+    choices = getattr(response, "choices", None)
+    if choices is None or choices == []:
+        return "" if choices == [] else None
+    if not isinstance(choices, list):
+        return None
+    content = getattr(getattr(choices[0], "message", None), "content", None)
+    if content is None:
+        return "" if getattr(choices[0], "message", None) is not None else None
+    return content.strip() if isinstance(content, str) else None
+
+
 class LLMClient:
     """Chat completions against ``OPENAI_BASE_URL`` (any OpenAI-compatible server)."""
 
@@ -128,8 +142,11 @@ class LLMClient:
         except Exception as exc:  # the openai package raises many kinds; all mean "no answer"
             self._record(prompt, started, None, "error", str(exc)[:300])
             raise SourceError("llm", f"{prompt.name}: {exc}") from exc
-        answer = (response.choices[0].message.content or "").strip() if response.choices else ""
-        self._record(prompt, started, response.usage, "ok" if answer else "empty", None, answer)
+        answer = answer_text(response)
+        if answer is None:  # a server that calls itself OpenAI-compatible and answers something else
+            self._record(prompt, started, None, "error", "an answer of another shape than a chat completion")
+            raise SourceError("llm", f"{prompt.name}: the server's answer is not a chat completion")
+        self._record(prompt, started, getattr(response, "usage", None), "ok" if answer else "empty", None, answer)
         if not answer:
             raise SourceError("llm", f"{prompt.name}: empty answer")
         return answer
