@@ -278,7 +278,7 @@ def test_llm_chain_is_verified_and_recorded(db: Database, lab: dict[str, Any], l
     names = [c[0] for c in calls]
     assert names[0] == "paper" and names[-1] == "final"
     assert all(
-        c[1] == (3 if c[0] == "final" else 2) and c[2] == 16 and c[3] == "test-model" and c[4] == "ok" for c in calls
+        c[1] == (4 if c[0] == "final" else 3) and c[2] == 16 and c[3] == "test-model" and c[4] == "ok" for c in calls
     )
 
 

@@ -80,11 +80,10 @@ class OpenAIStandIn:
 def chain_answer(prompt: str) -> str:
     """Plausible answers to PaperPing's four prompts that keep what they are told to keep."""
     if prompt.startswith("You edit a draft"):
-        draft = prompt.split("Draft:\n", 1)[1].split("\n\nFirst,", 1)[0]
-        draft = draft.removeprefix("<<<DATA\n").removesuffix("\nDATA>>>")
+        draft = prompt.split("Draft:\n<<<DATA\n", 1)[1].split("\nDATA>>>", 1)[0]
         return re.sub(r"because (\w+ \w+ \w+)", r"because *\1*", draft, count=1)
-    if "Begin with exactly" in prompt:
-        found = re.search(r'"This paper relates to (.+) because"', prompt)
+    if "Opening: This paper relates to" in prompt:
+        found = re.search(r"Opening: This paper relates to (.+) because", prompt)
         title = found.group(1) if found else "that paper"
         return f"This paper relates to {title} because both study how models handle language."
     if "Possibly of interest to" in prompt:

@@ -308,8 +308,8 @@ def run_chain(
         final.render(
             draft="\n".join(parts),
             limit=limit,
-            required="; ".join(_required(signals)) or "(none)",
-            no_bold="; ".join(dict.fromkeys(x for x in no_bold if x)),
+            required="\n".join(_required(signals)) or "(none)",
+            no_bold="\n".join(dict.fromkeys(x for x in no_bold if x)) or "(none)",
             language_line=language_line(language),
         ),
     )
@@ -320,12 +320,9 @@ def _paper_part(llm: LLMClient, info: PaperInfo, signals: Sequence[SocialSignal]
     for s in signals:
         f = s.fact
         if isinstance(f, MemberIsAuthor):
-            lines.append(
-                f"- The author {as_data(f.author)} is the group member written {member_token(f.member)}; "
-                "say once, neutrally, that they are an author."
-            )
+            lines.append(f"- The author {as_data(f.author)} is the group member written {member_token(f.member)}.")
         elif isinstance(f, AuthorDiscussedHere):
-            lines.append(f"- Mention that {as_data(f.author)} wrote {f.count} papers the group discussed recently.")
+            lines.append(f"- {as_data(f.author)} wrote {f.count} papers the group discussed recently.")
     prompt = load_prompt("paper")
     return llm.complete(
         prompt,
@@ -334,7 +331,7 @@ def _paper_part(llm: LLMClient, info: PaperInfo, signals: Sequence[SocialSignal]
             authors=", ".join(as_data(a.name) for a in info.authors),
             abstract=as_data(info.abstract or info.tldr),
             limit=min(limit, 300),
-            author_lines="\n".join(lines),
+            author_facts="\n".join(lines) or "(nothing)",
         ),
     )
 
