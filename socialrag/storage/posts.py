@@ -109,14 +109,18 @@ def record_draft(
     worker: str | None = None,
     length: str | None = None,
 ) -> bool:
-    """The draft of a slot, written by the worker that holds it (any worker when ``worker`` is None) while
-    nothing is being sent; False when the slot is no longer this worker's to draft. ``length``: the channel's
-    explanation length it was written to."""
+    """The draft of a slot, written by the worker that holds it (any worker when ``worker`` is None); False when
+    the slot is no longer this worker's to draft. ``length``: the channel's explanation length it was written to.
+
+    A slot left *sending* is redrafted only by the worker holding its lease: one that took it over after the
+    sender's lease lapsed (the sender died, or could not record its failure) and found no post of it in the
+    channel. Without ``worker`` a slot being sent is left alone."""
     row = conn.execute(
         """
         UPDATE recommendations SET paper_id = %(p)s, style = %(s)s, score = %(score)s, draft = %(d)s,
                status = 'posting', explanation_length = %(len)s
-         WHERE id = %(id)s AND status NOT IN ('sending', 'posted')
+         WHERE id = %(id)s AND status <> 'posted'
+           AND (status <> 'sending' OR %(w)s::text IS NOT NULL)
            AND (%(w)s::text IS NULL OR claimed_by = %(w)s)
         RETURNING 1
         """,

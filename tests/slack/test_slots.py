@@ -1,5 +1,5 @@
-"""Exactly one post per slot, however slow a recommendation is; one channel's failure never stops the others;
-a failure that cannot heal stops the channel and says why."""
+"""Exactly one post per slot, however slow a recommendation is and wherever a process dies on the way; one
+channel's failure never stops the others; a failure that cannot heal stops the channel and says why."""
 
 from __future__ import annotations
 
@@ -14,18 +14,20 @@ from typing import Any
 import pytest
 from slack_sdk import WebClient
 
+from bot.delivery.slot_posts import SlackOutlet
+from bot.slack.pacer import SlackPacer
 from socialrag import storage
 from socialrag.config import Settings
 from socialrag.db import Database
-from socialrag.models import Draft, Style
-from socialrag.recommender import SlotWorker
+from socialrag.models import Digest, Draft, PaperMeta, Style
+from socialrag.recommender import Posted, SlotWorker
 from socialrag.recommender.retrieve.candidates import CandidateQuery
 from socialrag.recommender.serve.pipeline import gather_candidates
 from socialrag.recommender.serve.service import Recommender
 from tests.support.labbase import CachedEmbedder, build_lab
 from tests.support.multiworker import T, add_due_channels
 from tests.support.slack_standin import SlackStandIn, SlackState
-from tests.support.slots import Recommend, slot_worker
+from tests.support.slots import Chooser, Recommend, slot_worker
 
 pytestmark = pytest.mark.slow
 
@@ -202,3 +204,126 @@ def test_a_key_that_cannot_open_the_token_never_stops_a_channel(db: Database, se
     assert s.active and s.stopped_reason is None and s.failures == 1
     assert s.next_post_at is not None and s.next_post_at > datetime.now(UTC), "retried later, not given up"
     assert asked == [], "no recommendation (nor LLM call) is made for a post that cannot go out"
+
+
+class BrokenOutlet(SlackOutlet):
+    """A Slack outlet whose post raises ``error``: before Slack has the message, or just after Slack accepted it.
+    ``SystemExit`` passes every handler of the worker, like a kill."""
+
+    def __init__(self, client: WebClient, error: BaseException, *, after_slack: bool = False) -> None:
+        super().__init__(lambda team: client, SlackPacer())
+        self.error, self.after_slack = error, after_slack
+
+    def post(self, draft: Draft | Digest, slot_key: str) -> Posted:
+        if self.after_slack:
+            super().post(draft, slot_key)
+        raise self.error
+
+
+@pytest.fixture
+def one_channel(db: Database) -> Iterator[dict[str, Any]]:
+    """#lab, due now, and a chooser that always drafts the same paper (counting its calls)."""
+    now = datetime.now(UTC)
+    with db.connection() as conn:
+        storage.workspaces.upsert_team(conn, T, domain="lab")
+        conn.execute("INSERT INTO channels (team_id, channel_id, name) VALUES (%s, 'C1', 'lab')", (T,))
+        pid = storage.papers.ensure_papers(conn, [("arxiv", "1706.03762")])[("arxiv", "1706.03762")]
+        due = {"active": True, "next_post_at": now - timedelta(minutes=1), "frequency": "daily"}
+        anytime = {"weekdays_only": False, "post_start_hour": 0, "post_end_hour": 24}
+        storage.settings.upsert_channel_setting(conn, T, "C1", **due, **anytime)
+    paper = PaperMeta(pid, "Attention Is All You Need", "https://arxiv.org/abs/1706.03762", (), None, None, None)
+    calls: list[str] = []
+
+    def recommend(team: str, channel: str, at: datetime, style: Style | None) -> Draft:
+        calls.append(channel)
+        return Draft(T, channel, paper, "template", "It proposes the Transformer.", ())
+
+    slack = SlackStandIn(SlackState(channels={"C1": {"id": "C1", "name": "lab"}})).start()
+    client = WebClient(token="xoxb-test", base_url=slack.url, retry_handlers=[])
+    yield {"now": now, "slack": slack, "client": client, "chooser": Chooser(recommend), "calls": calls}
+    slack.stop()
+
+
+def killed_while_posting(db: Database, setup: dict[str, Any], *, after_slack: bool) -> SlotWorker:
+    """A worker takes #lab's slot, records its draft, moves it to sending, and dies in ``chat.postMessage``."""
+    now = setup["now"]
+    outlet = BrokenOutlet(setup["client"], SystemExit("killed while posting"), after_slack=after_slack)
+    dying = SlotWorker(db, outlet, setup["chooser"], clock=lambda: now)
+    with pytest.raises(SystemExit):
+        dying.tick()
+    with db.connection() as conn:
+        assert conn.execute("SELECT status FROM recommendations").fetchall() == [("sending",)]
+    return dying
+
+
+def ticks_at(db: Database, setup: dict[str, Any], at: datetime, worker_id: str | None = None) -> int:
+    kw = {"worker_id": worker_id} if worker_id else {}
+    return slot_worker(db, lambda team: setup["client"], setup["chooser"], clock=lambda: at, **kw).tick()
+
+
+@pytest.mark.parametrize("restarted", [True, False], ids=["another-process", "same-process"])
+def test_a_post_cut_short_before_slack_had_it_goes_out_once_when_its_lease_lapses(
+    db: Database, one_channel: dict[str, Any], restarted: bool
+) -> None:
+    """The process is killed (or, living on, could not record the failure) after the slot moved to sending and
+    before Slack had the post: once the lease lapses the next tick finds no post in the channel, drafts again,
+    posts once, records it and schedules the next slot."""
+    slack, now, calls = one_channel["slack"], one_channel["now"], one_channel["calls"]
+    dying = killed_while_posting(db, one_channel, after_slack=False)
+    same = None if restarted else dying.worker_id
+    assert slack.posts == [] and calls == ["C1"]
+    assert ticks_at(db, one_channel, now + timedelta(minutes=5), same) == 0, "the lease still holds the slot"
+    later = now + timedelta(minutes=11)
+    assert ticks_at(db, one_channel, later, same) == 1
+    assert len(slack.posts) == 1 and calls == ["C1", "C1"]
+    with db.connection() as conn:
+        rows = conn.execute("SELECT status, message_ts FROM recommendations").fetchall()
+        s = storage.settings.load_channel_settings(conn, T, "C1")
+    assert rows == [("posted", slack.posts[0]["ts"])]
+    assert s.last_post_at == later and s.next_post_at is not None and s.next_post_at > later + timedelta(hours=6)
+    assert ticks_at(db, one_channel, later + timedelta(minutes=11)) == 0 and len(slack.posts) == 1
+
+
+def test_a_post_slack_accepted_before_the_kill_is_recorded_not_repeated(
+    db: Database, one_channel: dict[str, Any]
+) -> None:
+    """Slack accepted the post and the process died before recording it: the next tick finds the post by its
+    slot, records it, and neither recommends nor posts again."""
+    slack, now, calls = one_channel["slack"], one_channel["now"], one_channel["calls"]
+    killed_while_posting(db, one_channel, after_slack=True)
+    assert len(slack.posts) == 1
+    later = now + timedelta(minutes=11)
+    assert ticks_at(db, one_channel, later) == 1
+    assert len(slack.posts) == 1 and calls == ["C1"], "found in the channel, not posted again"
+    with db.connection() as conn:
+        rows = conn.execute("SELECT status, message_ts FROM recommendations").fetchall()
+        s = storage.settings.load_channel_settings(conn, T, "C1")
+    assert rows == [("posted", slack.posts[0]["ts"])]
+    assert s.last_post_at == later and s.next_post_at is not None and s.next_post_at > later + timedelta(hours=6)
+
+
+def test_a_failure_the_database_would_not_record_is_retried_when_its_lease_lapses(
+    db: Database, one_channel: dict[str, Any]
+) -> None:
+    """Slack fails the post and the database then refuses to record the failure: the tick goes on, the slot
+    stays sending, and once its lease lapses the next tick posts it once."""
+    slack, now = one_channel["slack"], one_channel["now"]
+    with db.connection() as conn:  # the database refuses to mark a slot failed (a full disk would do the same)
+        conn.execute(
+            """CREATE FUNCTION refuse_failed() RETURNS trigger LANGUAGE plpgsql AS $$
+               BEGIN RAISE EXCEPTION 'could not extend file: no space left on device'; END $$"""
+        )
+        conn.execute(
+            """CREATE TRIGGER refuse_failed BEFORE UPDATE ON recommendations FOR EACH ROW
+               WHEN (NEW.status = 'failed') EXECUTE FUNCTION refuse_failed()"""
+        )
+    outlet = BrokenOutlet(one_channel["client"], OSError("connection reset by peer"))
+    assert SlotWorker(db, outlet, one_channel["chooser"], clock=lambda: now).tick() == 1, "the tick goes on"
+    with db.connection() as conn:
+        assert conn.execute("SELECT status FROM recommendations").fetchall() == [("sending",)]
+        conn.execute("DROP TRIGGER refuse_failed ON recommendations")
+    later = now + timedelta(minutes=11)
+    assert ticks_at(db, one_channel, later) == 1
+    with db.connection() as conn:
+        rows = conn.execute("SELECT status, message_ts FROM recommendations").fetchall()
+    assert len(slack.posts) == 1 and rows == [("posted", slack.posts[0]["ts"])]

@@ -5,9 +5,11 @@ the channel stopped answering, and schedule the next slot.
 The group space's side is an ``Outlet``: it sends a draft (``post``) and looks a slot's post up in the channel
 (``find_posted``); it decides nothing. A slot's recommendation row is written before posting and a post carries
 its slot, so a process that died between posting and recording is found out by the next one instead of posting
-twice. A failed post (the group space or the LLM down) keeps its slot and is retried, backing off; one that
-cannot succeed stops the channel and says why. Each process runs one ``SlotWorker``; due channels are claimed in
-Postgres with ``FOR UPDATE SKIP LOCKED``, so two processes never serve the same slot.
+twice, and a slot whose sender stopped before the group space had the post (killed, or unable to record its
+failure) is sent by the worker that takes it over once the lease lapses. A failed post (the group space or the
+LLM down) keeps its slot and is retried, backing off; one that cannot succeed stops the channel and says why.
+Each process runs one ``SlotWorker``; due channels are claimed in Postgres with ``FOR UPDATE SKIP LOCKED``, so
+two processes never serve the same slot.
 """
 
 from __future__ import annotations
@@ -204,9 +206,14 @@ class SlotWorker:
         permanent = isinstance(exc, PermanentError | ConfigError)
         try:
             self._record_failure(due, rec, now, exc, permanent)
-        except PaperPingError as db_exc:
+        except Exception as db_exc:  # whatever it is, the other channels go on
+            # the slot keeps its status (``sending`` too): when its lease runs out the channel is due again, and
+            # the worker that takes it looks for the post in the channel and sends it only if it is not there
             log.warning(
-                "#%s: could not record a failed post (%s); its lease runs out and it is retried", due.channel_id, db_exc
+                "#%s: could not record a failed post (%s); its lease runs out and it is retried",
+                due.channel_id,
+                db_exc,
+                exc_info=not isinstance(db_exc, PaperPingError),
             )
 
     def _record_failure(
@@ -249,6 +256,12 @@ class SlotWorker:
         if ts is None and rec.status != "drafted" and rec.created_at < now - timedelta(seconds=1):
             # an earlier attempt may have posted before it died or failed: look before posting again
             ts = self.outlet.find_posted(due.team_id, due.channel_id, slot_key, rec.created_at)
+            if ts is None and rec.status == "sending":  # its sender stopped before the post went out: ours now
+                log.warning(
+                    "#%s: slot %s was cut short while sending and is not in the channel; sending it again",
+                    due.channel_id,
+                    slot_key,
+                )
         if ts is None:
             draft = self._choose(due, now)
             if not isinstance(draft, Draft | Digest):
