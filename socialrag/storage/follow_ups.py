@@ -182,13 +182,13 @@ _UNDER_CAPS = """(
 def load_due_follow_ups(
     conn: psycopg.Connection, now: datetime, *, thread_gap_days: int, per_week: int, limit: int = 20
 ) -> list[FollowUp]:
-    """Follow-ups waiting in channels with follow-ups on, whose thread got none in ``thread_gap_days`` and whose
-    channel got fewer than ``per_week`` in the past week; the oldest first."""
+    """Follow-ups waiting in channels with follow-ups on and not paused (they wait for `resume`), whose thread got
+    none in ``thread_gap_days`` and whose channel got fewer than ``per_week`` in the past week; the oldest first."""
     rows = conn.execute(
         f"""
         SELECT f.id, f.team_id, f.channel_id, f.paper_id, f.kind, f.key, f.detail, f.noticed_at FROM follow_ups f
           JOIN channel_settings s ON (s.team_id, s.channel_id) = (f.team_id, f.channel_id)
-         WHERE f.status = 'waiting' AND s.active AND s.follow_ups
+         WHERE f.status = 'waiting' AND s.active AND s.follow_ups AND NOT s.paused
            AND {_UNDER_CAPS}
          ORDER BY f.noticed_at, f.id
          LIMIT %(n)s

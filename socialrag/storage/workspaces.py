@@ -255,6 +255,15 @@ def add_channel_member(conn: psycopg.Connection, team_id: str, channel_id: str, 
     )
 
 
+def in_channel(conn: psycopg.Connection, team_id: str, channel_id: str, user_id: str) -> bool:
+    """Whether the member is in the channel, as its stored member list says."""
+    row = conn.execute(
+        "SELECT 1 FROM channel_members WHERE team_id = %(t)s AND channel_id = %(c)s AND user_id = %(u)s",
+        {"t": team_id, "c": channel_id, "u": user_id},
+    ).fetchone()
+    return row is not None
+
+
 def remove_channel_member(conn: psycopg.Connection, team_id: str, channel_id: str, user_id: str) -> None:
     conn.execute(
         "DELETE FROM channel_members WHERE team_id = %(t)s AND channel_id = %(c)s AND user_id = %(u)s",

@@ -232,3 +232,33 @@ def test_a_batch_of_follow_ups_keeps_the_channels_weekly_cap(harness: Harness, d
     assert sum(1 for p in harness.standin.posts if p.get("thread_ts")) == 3
     assert send_follow_ups(db, send, now + DAY) == 0, "the cap holds for the rest of the week"
     assert send_follow_ups(db, send, now + 8 * DAY) == 2
+
+
+def test_a_paused_channel_hears_its_follow_ups_after_resume_and_a_sharer_who_left_is_not_named(
+    harness: Harness, db: Database, scholar: ScholarStandIn
+) -> None:
+    now = datetime.now(UTC).replace(microsecond=0)
+    shared = ts(now - 20 * DAY)
+    harness.event(message_event(shared, f"<https://arxiv.org/abs/{P1}>", user="U2"))
+    harness.ctx.channels.activate(T, "C1")
+    with db.connection() as conn:
+        conn.execute(
+            "UPDATE papers p SET title = 'First preprint' FROM paper_ids i WHERE i.paper_id = p.id AND i.value = %s",
+            (P1,),
+        )
+    scholar.by_key["ARXIV:" + P1] = s2_arxiv(P1, "First preprint")
+    s2 = SemanticScholar(scholar.url, min_interval=0)
+    client = WebClient(token="xoxb-test", base_url=harness.standin.url)
+    send = thread_replier(harness.ctx.pacer, lambda team: client)
+    assert check_follow_ups(db, [s2], now, DAY) == 0, "the first look says nothing"
+    scholar.by_key["ARXIV:" + P1] = s2_arxiv(P1, "First preprint", "ACL 2026", doi="10.18653/v1/2026.acl-long.1")
+    assert "Done" in harness.command("pause", user="U1")
+    later = now + DAY + timedelta(minutes=1)
+    assert check_follow_ups(db, [s2], later, DAY) == 1
+    assert send_follow_ups(db, send, later) == 0, "a paused channel hears nothing"
+    # the member who shared it left the channel meanwhile: after `resume` the thread hears it, naming nobody
+    harness.event({"type": "member_left_channel", "user": "U2", "channel": "C1", "team": T, "event_ts": "5.0"})
+    assert "Done" in harness.command("resume", user="U1")
+    assert send_follow_ups(db, send, later + timedelta(minutes=5)) == 1
+    (reply,) = [p["text"] for p in harness.standin.posts if p.get("thread_ts") == shared]
+    assert reply.startswith("The preprint shared here on") and "<@" not in reply, reply

@@ -81,7 +81,7 @@ def build_note(
     conn: psycopg.Connection, f: FollowUp, thread: SharedThread, threads: dict[int, SharedThread]
 ) -> FollowUpNote | None:
     """The note of one follow-up from what is stored now (None when a paper it names is gone)."""
-    sharer = _nameable(conn, f.team_id, thread.user_id)
+    sharer = _nameable(conn, f.team_id, f.channel_id, thread.user_id)
     d = f.detail
     if f.kind == "published":
         return FollowUpNote("published", sharer, thread.posted_at, venue=d.get("venue"), url=d.get("url"))
@@ -95,9 +95,11 @@ def build_note(
     return FollowUpNote("builds_on", sharer, thread.posted_at, title=title, url=url, others=others)
 
 
-def _nameable(conn: psycopg.Connection, team_id: str, user_id: str | None) -> str | None:
-    """The member to name, unless they turned mentions off or asked to be forgotten."""
+def _nameable(conn: psycopg.Connection, team_id: str, channel_id: str, user_id: str | None) -> str | None:
+    """The member to name, unless they turned mentions off, asked to be forgotten or left the channel."""
     if not user_id or storage.privacy.is_forgotten(conn, (team_id,), user_id):
+        return None
+    if not storage.workspaces.in_channel(conn, team_id, channel_id, user_id):
         return None
     return user_id if storage.settings.load_member_setting(conn, team_id, user_id).mentions_enabled else None
 
