@@ -132,9 +132,17 @@ def load_fits(
     return [StoredFit(*r) for r in rows]
 
 
-def channels_to_refit(conn: psycopg.Connection, now: datetime, limit: int = 20) -> list[tuple[str, str]]:
+def channels_to_refit(
+    conn: psycopg.Connection,
+    now: datetime,
+    limit: int = 20,
+    *,
+    skip: Sequence[tuple[str, str]] = (),
+    only: tuple[str, str] | None = None,
+) -> list[tuple[str, str]]:
     """Channels whose fit is older than a week, or older than feedback they got since (a new share, a
-    reaction or a reply), oldest first. A channel never fitted comes first."""
+    reaction or a reply), oldest first, leaving out those ``skip`` names and those PaperPing was removed from.
+    A channel never fitted comes first. With ``only``, that channel if it is due."""
     rows = conn.execute(
         """
         WITH latest AS (
@@ -143,6 +151,10 @@ def channels_to_refit(conn: psycopg.Connection, now: datetime, limit: int = 20) 
         SELECT c.team_id, c.channel_id, l.fitted_at FROM channels c
           LEFT JOIN latest l ON (l.team_id, l.channel_id) = (c.team_id, c.channel_id)
          WHERE EXISTS (SELECT 1 FROM message_papers mp WHERE (mp.team_id, mp.channel_id) = (c.team_id, c.channel_id))
+           AND NOT EXISTS (SELECT 1 FROM channel_settings s
+                            WHERE (s.team_id, s.channel_id) = (c.team_id, c.channel_id) AND NOT s.active)
+           AND NOT (c.team_id || '/' || c.channel_id) = ANY(%(skip)s::text[])
+           AND (%(only)s::text IS NULL OR c.team_id || '/' || c.channel_id = %(only)s)
            AND (l.fitted_at IS NULL OR l.fitted_at < %(stale)s
                 OR EXISTS (SELECT 1 FROM messages m WHERE (m.team_id, m.channel_id) = (c.team_id, c.channel_id)
                               AND m.posted_at > l.fitted_at + interval '1 hour')
@@ -150,6 +162,11 @@ def channels_to_refit(conn: psycopg.Connection, now: datetime, limit: int = 20) 
                               AND r.reacted_at > l.fitted_at + interval '1 hour'))
          ORDER BY l.fitted_at NULLS FIRST LIMIT %(n)s
         """,
-        {"stale": now - REFIT_AFTER, "n": limit},
+        {
+            "stale": now - REFIT_AFTER,
+            "n": limit,
+            "skip": [f"{t}/{c}" for t, c in skip],
+            "only": f"{only[0]}/{only[1]}" if only else None,
+        },
     ).fetchall()
     return [(r[0], r[1]) for r in rows]

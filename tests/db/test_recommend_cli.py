@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from bot.cli import main
+from socialrag import storage
 from socialrag.db import Database
 from socialrag.models import signal_from_json
 from socialrag.recommender.rank.evaluate import METHODS, evaluate_channel
@@ -111,6 +112,40 @@ def test_the_scheduler_refits_channels_when_due(lab_env: dict[str, Any], db: Dat
         assert recommender.refit_due(now) == 0  # nothing new since
         assert recommender.ranker("T0LAB", "C1").fitted_at == now
         assert recommender.refit_due(now + timedelta(days=8)) >= 1
+
+
+def test_the_scheduler_refits_a_channel_in_one_process_and_a_failed_one_an_hour_later(
+    lab_env: dict[str, Any], db: Database, caplog: pytest.LogCaptureFixture
+) -> None:
+    from socialrag.config import Settings
+    from socialrag.recommender.serve.refits import claim_refit
+    from socialrag.recommender.serve.service import Recommender
+
+    now = datetime.now(UTC)
+    failed = "refitting T0LAB/C1 failed"
+    with Recommender(Settings(home=Path("."), offline=True), db, embedder=CachedEmbedder()) as recommender:
+        with db.connection() as other:  # another process is refitting the channel: this one leaves it
+            assert claim_refit(other, "T0LAB", "C1", now)
+            assert recommender.refit_due(now) == 0
+        with db.connection() as conn:  # Postgres refuses the channel's new fit
+            conn.execute(
+                "CREATE FUNCTION refuse_fit() RETURNS trigger LANGUAGE plpgsql AS $$"
+                " BEGIN RAISE EXCEPTION 'the disk is full'; END $$"
+            )
+            conn.execute(
+                "CREATE TRIGGER refuse BEFORE INSERT ON channel_rankers FOR EACH ROW EXECUTE FUNCTION refuse_fit()"
+            )
+        assert recommender.refit_due(now) == 0
+        assert sum(failed in r.getMessage() for r in caplog.records) == 1
+        assert recommender.refit_due(now + timedelta(minutes=10)) == 0
+        assert sum(failed in r.getMessage() for r in caplog.records) == 1, "not tried again at every tick"
+        with db.connection() as conn:
+            conn.execute("DROP TRIGGER refuse ON channel_rankers")
+        assert recommender.refit_due(now + timedelta(minutes=61)) == 1, "tried again an hour later"
+        with db.connection() as conn:  # a channel PaperPing was removed from is no longer relearnt
+            storage.settings.upsert_channel_setting(conn, "T0LAB", "C1", active=True)
+            assert storage.workspaces.deactivate_channels(conn, "T0LAB", "C1") == 1
+        assert recommender.refit_due(now + timedelta(days=8)) == 0
 
 
 def test_a_refit_reads_the_catalog_beside_the_channel_and_learns_the_same(

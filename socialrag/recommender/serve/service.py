@@ -21,7 +21,6 @@ import psycopg
 from socialrag import storage
 from socialrag.config import Settings
 from socialrag.db import Database
-from socialrag.errors import PaperPingError
 from socialrag.knowledge.embed import Embedder, embed_papers
 from socialrag.knowledge.papers.orcid import OrcidApi
 from socialrag.knowledge.papers.semanticscholar import SemanticScholar
@@ -61,8 +60,8 @@ from socialrag.recommender.serve.pipeline import (
     recommend,
 )
 from socialrag.recommender.serve.read_ahead import ReadNow, pick_with_text
+from socialrag.recommender.serve.refits import RefitSchedule
 from socialrag.storage.embeddings import as_array, load_vectors
-from socialrag.storage.rankers import channels_to_refit
 from socialrag.storage.settings import ChannelSettings
 from socialrag.storage.topic_steering import SteerRow
 
@@ -85,6 +84,7 @@ class Recommender:
         self.searches = SearchCache()  # online searches for papers on demand, shared by the process's members
         self.clients = OnlineClients.open(settings, db)
         self.read_now: ReadNow | None = None  # reads a pick's full text before its post (``paperping run`` sets it)
+        self.refits = RefitSchedule(db)  # the channels this process relearns, and those whose refit failed
 
     @property
     def semantic_scholar(self) -> SemanticScholar | None:
@@ -329,33 +329,26 @@ class Recommender:
 
     def refit(self, team_id: str, channel_id: str, *, now: datetime | None = None) -> RankerModel:
         """Learn the channel's ranking from all of its history now, and keep it with today's date."""
-        scoring = self.scoring()
         with self.db.connection() as conn:
-            return refit_channel(
-                conn,
-                team_id,
-                channel_id,
-                self.embedder.model_name,
-                half_life_days=scoring.half_life_days,
-                popularity_weight=scoring.popularity_weight,
-                now=now,
-                connect=self.db.connection,  # the catalog's papers are read alongside the channel's history
-            )
+            return self._refit_on(conn, team_id, channel_id, now)
+
+    def _refit_on(self, conn: psycopg.Connection, team_id: str, channel_id: str, now: datetime | None) -> RankerModel:
+        scoring = self.scoring()
+        return refit_channel(
+            conn,
+            team_id,
+            channel_id,
+            self.embedder.model_name,
+            half_life_days=scoring.half_life_days,
+            popularity_weight=scoring.popularity_weight,
+            now=now,
+            connect=self.db.connection,  # the catalog's papers are read alongside the channel's history
+        )
 
     def refit_due(self, now: datetime, limit: int = 20) -> int:
-        """Refit the channels whose fit is a week old or older than their latest feedback; how many were."""
-        with self.db.connection() as conn:
-            due = channels_to_refit(conn, now, limit)
-        done = 0
-        for team_id, channel_id in due:
-            try:
-                self.refit(team_id, channel_id, now=now)
-                done += 1
-            except PaperPingError as exc:  # one channel's failure leaves the others to be refitted
-                log.warning("refitting %s/%s failed; it keeps its last fit: %s", team_id, channel_id, exc)
-            except Exception:  # and so does one nobody foresaw (logged in full); the channel keeps its last fit
-                log.exception("refitting %s/%s failed unexpectedly; it keeps its last fit", team_id, channel_id)
-        return done
+        """Refit the channels whose fit is a week old or older than their latest feedback (``serve/refits.py``:
+        one process at a time, a failed one again an hour later); how many were."""
+        return self.refits.run(lambda conn, team, channel: self._refit_on(conn, team, channel, now), now, limit)
 
     def ranker(self, team_id: str, channel_id: str) -> RankerModel:
         """The channel's ranking in force: its latest fit, or the default blend."""

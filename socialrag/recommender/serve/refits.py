@@ -1,0 +1,58 @@
+"""When the service relearns a channel's ranking (``paperping run``'s refit chore): the channels due
+(``storage.rankers.channels_to_refit``), each refitted by one process at a time, and a channel whose refit
+failed tried again an hour later rather than at every tick, out of the way of the others due."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from datetime import datetime, timedelta
+
+import psycopg
+
+from socialrag.db import Database
+from socialrag.errors import PaperPingError
+from socialrag.storage.rankers import channels_to_refit
+
+log = logging.getLogger(__name__)
+
+RETRY_AFTER = timedelta(hours=1)  # a channel whose refit failed waits this long before the next try
+
+Refit = Callable[[psycopg.Connection, str, str], object]
+
+
+class RefitSchedule:
+    """One process's refits of the channels due. ``failed``: the channels whose refit failed, and when."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self.failed: dict[tuple[str, str], datetime] = {}
+
+    def run(self, refit: Refit, now: datetime, limit: int = 20) -> int:
+        """Refit the channels due (``limit`` at most), each on a connection holding its claim; how many were."""
+        self.failed = {key: at for key, at in self.failed.items() if at > now - RETRY_AFTER}
+        with self.db.connection() as conn:
+            due = channels_to_refit(conn, now, limit, skip=list(self.failed))
+        done = 0
+        for team_id, channel_id in due:
+            try:
+                with self.db.connection() as conn:
+                    if not claim_refit(conn, team_id, channel_id, now):
+                        continue  # another process refits it, or just did
+                    refit(conn, team_id, channel_id)
+                done += 1
+            except PaperPingError as exc:  # one channel's failure leaves the others to be refitted
+                self.failed[(team_id, channel_id)] = now
+                log.warning("refitting %s/%s failed; it keeps its last fit: %s", team_id, channel_id, exc)
+            except Exception:  # and so does one nobody foresaw (logged in full); the channel keeps its last fit
+                self.failed[(team_id, channel_id)] = now
+                log.exception("refitting %s/%s failed unexpectedly; it keeps its last fit", team_id, channel_id)
+        return done
+
+
+def claim_refit(conn: psycopg.Connection, team_id: str, channel_id: str, now: datetime) -> bool:
+    """Take the channel's refit for this transaction (no other process refits it meanwhile), if it is still due:
+    one that waited for another's refit finds the channel fitted."""
+    key = f"refit:{team_id}/{channel_id}"
+    got = conn.execute("SELECT pg_try_advisory_xact_lock(hashtextextended(%(k)s, 0))", {"k": key}).fetchone()
+    return bool(got and got[0]) and bool(channels_to_refit(conn, now, 1, only=(team_id, channel_id)))
