@@ -170,3 +170,10 @@ def channels_to_refit(
         },
     ).fetchall()
     return [(r[0], r[1]) for r in rows]
+
+
+def lock_refit(conn: psycopg.Connection, team_id: str, channel_id: str) -> bool:
+    """Take the channel's refit for the rest of this transaction (False: another process holds it)."""
+    key = f"refit:{team_id}/{channel_id}"
+    got = conn.execute("SELECT pg_try_advisory_xact_lock(hashtextextended(%(k)s, 0))", {"k": key}).fetchone()
+    return bool(got and got[0])

@@ -12,7 +12,7 @@ import psycopg
 
 from socialrag.db import Database
 from socialrag.errors import PaperPingError
-from socialrag.storage.rankers import channels_to_refit
+from socialrag.storage.rankers import channels_to_refit, lock_refit
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +53,4 @@ class RefitSchedule:
 def claim_refit(conn: psycopg.Connection, team_id: str, channel_id: str, now: datetime) -> bool:
     """Take the channel's refit for this transaction (no other process refits it meanwhile), if it is still due:
     one that waited for another's refit finds the channel fitted."""
-    key = f"refit:{team_id}/{channel_id}"
-    got = conn.execute("SELECT pg_try_advisory_xact_lock(hashtextextended(%(k)s, 0))", {"k": key}).fetchone()
-    return bool(got and got[0]) and bool(channels_to_refit(conn, now, 1, only=(team_id, channel_id)))
+    return lock_refit(conn, team_id, channel_id) and bool(channels_to_refit(conn, now, 1, only=(team_id, channel_id)))
