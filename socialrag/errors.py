@@ -39,6 +39,11 @@ class PermanentError(SourceError):
     a revoked token)."""
 
 
+class OutcomeUnknown(SourceError):
+    """The service may have done what was asked: its answer was lost, or said it failed partway. Not repeated
+    where doing it twice would show (a second file in a channel)."""
+
+
 class RateLimited(SourceError):
     """The service answered 429 and we gave up waiting within our budget."""
 

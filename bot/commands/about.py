@@ -153,6 +153,9 @@ def cmd_status(inv: Invocation) -> str:
     if s.report_monthly and s.report_stopped_reason:
         reason = quote(s.report_stopped_reason, 200)
         lines.append(f"Monthly report stopped because of: {reason}. `/paperping report monthly` tries again.")
+    unsure = describe_unconfirmed_report(s, inv.now)
+    if unsure:
+        lines.append(unsure)
     if s.zotero_group_id:
         with inv.ctx.db.connection() as conn:
             sent, error = storage.reading_list.load_zotero_state(conn, inv.team, inv.channel, s.zotero_group_id)
@@ -187,6 +190,22 @@ def cmd_status(inv: Invocation) -> str:
         received = describe_received(p.emoji, p.replies)
         lines.append(f"• {p.posted_at:%d %b}: {quote(p.title or 'a paper', 200)} — {received}")
     return "\n".join(lines)
+
+
+def describe_unconfirmed_report(s: storage.settings.ChannelSettings, now: datetime) -> str | None:
+    """This month's monthly report began uploading and Slack never confirmed it (a crash, a lost answer, or an
+    upload still under way): it may be in the channel, so it is not uploaded again."""
+    began = s.report_uploading_at
+    month = now.astimezone(UTC).replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+    if not s.report_monthly or began is None or began < month:
+        return None
+    if s.report_last_at is not None and s.report_last_at >= began:
+        return None
+    return (
+        f"This month's report went to Slack at {began.astimezone(UTC):%H:%M} UTC on {began.day} {began:%B} and Slack "
+        "never confirmed it. If it is not in the channel it was lost: PaperPing does not upload it twice. "
+        "`/paperping report` posts one now."
+    )
 
 
 def describe_fulltext(read: int, papers: int, channel_on: bool, workspace_on: bool) -> str:

@@ -12,7 +12,7 @@ from bot.commands.base import Command, Invocation, UsageError, command, may_stee
 from bot.delivery.report_upload import post_month_report
 from bot.views.post_blocks import quote, works_again
 from socialrag import storage
-from socialrag.errors import SourceError
+from socialrag.errors import OutcomeUnknown, SourceError
 from socialrag.models import STYLES
 from socialrag.recommender import DIGEST, DIGEST_DEFAULT, DIGEST_SIZES, FREQUENCIES, LANGUAGES
 
@@ -201,6 +201,8 @@ def cmd_report(inv: Invocation) -> str:
     inv.set(report_asked_at=inv.now)
     try:
         post_month_report(inv.ctx.db, inv.ctx.pacer, inv.client, inv.team, inv.channel, inv.now)
+    except OutcomeUnknown:  # the file may be in the channel: the ten minutes stand
+        return "Slack did not confirm the upload: look in the channel before asking for the report again."
     except SourceError as exc:  # Slack's refusal, as the pacer reports it
         inv.set(report_asked_at=asked)  # nothing was posted: the member may try again at once
         if "missing_scope" in str(exc):

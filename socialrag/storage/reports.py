@@ -15,14 +15,15 @@ from socialrag.storage.messages import MEMBER_SHARE
 def claim_monthly_reports_due(
     conn: psycopg.Connection, month_start: datetime, now: datetime, lease: timedelta, limit: int = 20
 ) -> list[tuple[str, str]]:
-    """Claim the monthly reports due (channels that asked, not yet posted this month, not stopped, not waiting
-    to retry, not claimed by another worker whose claim still holds) until ``now + lease``."""
+    """Claim the monthly reports due (channels that asked, not yet posted or begun this month, not stopped, not
+    waiting to retry, not claimed by another worker whose claim still holds) until ``now + lease``."""
     rows = conn.execute(
         """
         UPDATE channel_settings s SET report_claimed_until = %(until)s
           FROM (SELECT team_id, channel_id FROM channel_settings
                  WHERE report_monthly AND active AND report_stopped_reason IS NULL
                    AND (report_last_at IS NULL OR report_last_at < %(m)s)
+                   AND (report_uploading_at IS NULL OR report_uploading_at < %(m)s)
                    AND (report_retry_at IS NULL OR report_retry_at <= %(now)s)
                    AND (report_claimed_until IS NULL OR report_claimed_until < %(now)s)
                  ORDER BY team_id, channel_id LIMIT %(n)s FOR UPDATE SKIP LOCKED) due
@@ -34,11 +35,49 @@ def claim_monthly_reports_due(
     return [(r[0], r[1]) for r in rows]
 
 
+def start_report_upload(
+    conn: psycopg.Connection, team_id: str, channel_id: str, month_start: datetime, now: datetime
+) -> bool:
+    """The compare-and-set before the monthly report's upload: True for the one worker that may upload it this
+    month. False when another began it (its claim may have run out while it waited on Slack), it was posted,
+    or the channel no longer wants it."""
+    cur = conn.execute(
+        """
+        UPDATE channel_settings SET report_uploading_at = %(now)s
+         WHERE team_id = %(t)s AND channel_id = %(c)s
+           AND report_monthly AND active AND report_stopped_reason IS NULL
+           AND (report_last_at IS NULL OR report_last_at < %(m)s)
+           AND (report_uploading_at IS NULL OR report_uploading_at < %(m)s)
+        """,
+        {"t": team_id, "c": channel_id, "m": month_start, "now": now},
+    )
+    return cur.rowcount == 1
+
+
+def cancel_report_upload(conn: psycopg.Connection, team_id: str, channel_id: str) -> None:
+    """Slack answered that nothing reached the channel: the month's report may be tried again."""
+    conn.execute(
+        "UPDATE channel_settings SET report_uploading_at = NULL WHERE team_id = %(t)s AND channel_id = %(c)s",
+        {"t": team_id, "c": channel_id},
+    )
+
+
+def record_report_unconfirmed(conn: psycopg.Connection, team_id: str, channel_id: str) -> None:
+    """The upload may be in the channel: the month's report stays begun (never sent twice), its claim ends."""
+    conn.execute(
+        """
+        UPDATE channel_settings SET report_claimed_until = NULL, report_retry_at = NULL, report_failures = 0
+         WHERE team_id = %(t)s AND channel_id = %(c)s
+        """,
+        {"t": team_id, "c": channel_id},
+    )
+
+
 def record_report_posted(conn: psycopg.Connection, team_id: str, channel_id: str, at: datetime) -> None:
     conn.execute(
         """
         UPDATE channel_settings SET report_last_at = %(at)s, report_claimed_until = NULL, report_retry_at = NULL,
-               report_failures = 0 WHERE team_id = %(t)s AND channel_id = %(c)s
+               report_failures = 0, report_uploading_at = NULL WHERE team_id = %(t)s AND channel_id = %(c)s
         """,
         {"at": at, "t": team_id, "c": channel_id},
     )

@@ -53,6 +53,7 @@ class ChannelSettings:
     report_failures: int = 0
     report_stopped_reason: str | None = None
     report_asked_at: datetime | None = None  # the last on-demand report
+    report_uploading_at: datetime | None = None  # the monthly report's upload began (cleared once it is settled)
     export_asked_at: datetime | None = None  # the last `/paperping export`
     zotero_group_id: str | None = None  # the Zotero group library saved papers go to (`/paperping zotero`)
     zotero_collection: str | None = None  # and the collection in it (None: the library's top level)

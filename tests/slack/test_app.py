@@ -895,3 +895,91 @@ def test_help_answers_at_once_while_slow_commands_run(harness: Harness, db: Data
         time.sleep(0.05)
     assert len(harness.standin.responses) >= answered + 6
     harness.standin.hold = None
+
+
+def _monthly_report_lab(harness: Harness, db: Database, tmp_path: Path, timeout: int = 30) -> WebClient:
+    build_lab(db, tmp_path, CachedEmbedder())
+    client = WebClient(token="xoxb-test", base_url=harness.standin.url, timeout=timeout)
+    harness.ctx.slack.ensure_channel(client, T, "C1")
+    harness.ctx.channels.activate(T, "C1")
+    assert "monthly report here on the 1st" in harness.command("report monthly")
+    return client
+
+
+def test_a_monthly_report_slack_may_have_taken_is_not_uploaded_again(
+    harness: Harness, db: Database, tmp_path: Path
+) -> None:
+    """The file is in the channel but the process died before recording it, or Slack's answer to the last step
+    was lost: the report is not uploaded a second time that month (status says so), and next month's comes."""
+    from bot.delivery.report_upload import post_due_reports, uploader
+    from socialrag.report import post_due_reports as decide_due_reports
+
+    client = _monthly_report_lab(harness, db, tmp_path, timeout=1)
+    upload = uploader(harness.ctx.pacer, lambda team: client)
+
+    def upload_then_die(team: str, channel: str, png: Path, text: str, title: str) -> None:
+        upload(team, channel, png, text, title)
+        raise SystemExit("the process is killed before it records the report")
+
+    first = datetime(2031, 3, 1, 8, tzinfo=UTC)
+    with pytest.raises(SystemExit):
+        decide_due_reports(db, upload_then_die, first)
+    assert len(harness.standin.files) == 1
+    for later in (timedelta(minutes=11), timedelta(hours=2), timedelta(days=3)):
+        assert post_due_reports(db, harness.ctx.pacer, lambda team: client, first + later) == 0
+    assert len(harness.standin.files) == 1, "the report is in the channel once"
+    assert "Slack never confirmed" in harness.command("status")
+
+    april = datetime(2031, 4, 1, 8, tzinfo=UTC)  # Slack takes the file, but its answer never arrives
+    harness.standin.hold = lambda call: call.method == "files.completeUploadExternal"
+    harness.standin.hold_seconds = 2
+    assert post_due_reports(db, harness.ctx.pacer, lambda team: client, april) == 0
+    wait_for_files = time.monotonic() + 10
+    while len(harness.standin.files) < 2 and time.monotonic() < wait_for_files:
+        time.sleep(0.05)
+    harness.standin.hold = None
+    assert post_due_reports(db, harness.ctx.pacer, lambda team: client, april + timedelta(hours=1, minutes=1)) == 0
+    assert post_due_reports(db, harness.ctx.pacer, lambda team: client, april + timedelta(days=1, minutes=1)) == 0
+    assert len(harness.standin.files) == 2
+    may = datetime(2031, 5, 1, 8, tzinfo=UTC)
+    assert post_due_reports(db, harness.ctx.pacer, lambda team: client, may) == 1
+    assert len(harness.standin.files) == 3
+    assert "Slack never confirmed" not in harness.command("status")
+
+
+def test_a_second_worker_never_uploads_a_report_the_first_still_holds(
+    harness: Harness, db: Database, tmp_path: Path
+) -> None:
+    """The first worker waits out a 429 longer than its claim; a second claims the report meanwhile. One
+    upload reaches the channel."""
+    from bot.delivery.report_upload import post_due_reports
+    from bot.slack.pacer import SlackPacer
+
+    client = _monthly_report_lab(harness, db, tmp_path)
+    first = datetime(2031, 3, 1, 8, tzinfo=UTC)
+    other: list[int] = []
+
+    def wait_while_another_ticks(seconds: float) -> None:  # the first worker's wait out of Slack's Retry-After
+        other.append(post_due_reports(db, SlackPacer(), lambda team: client, first + timedelta(seconds=seconds)))
+
+    harness.standin.rate_limits["files.getUploadURLExternal"] = 1
+    harness.standin.retry_after = 15 * 60
+    assert post_due_reports(db, SlackPacer(sleep=wait_while_another_ticks), lambda team: client, first) == 1
+    assert other == [0] and len(harness.standin.files) == 1
+
+
+def test_a_report_slack_refused_is_retried_and_uploaded_once(harness: Harness, db: Database, tmp_path: Path) -> None:
+    """An error answer before the file was completed left nothing in the channel: an hour later the report is
+    uploaded, once."""
+    from bot.delivery.report_upload import post_due_reports
+
+    client = _monthly_report_lab(harness, db, tmp_path)
+    first = datetime(2031, 3, 1, 8, tzinfo=UTC)
+    harness.standin.fail_next["files.getUploadURLExternal"] = 1
+    assert post_due_reports(db, harness.ctx.pacer, lambda team: client, first) == 0
+    assert "Slack never confirmed" not in harness.command("status")
+    assert post_due_reports(db, harness.ctx.pacer, lambda team: client, first + timedelta(minutes=30)) == 0
+    assert post_due_reports(db, harness.ctx.pacer, lambda team: client, first + timedelta(hours=1, minutes=1)) == 1
+    for later in (timedelta(hours=3), timedelta(days=2)):
+        assert post_due_reports(db, harness.ctx.pacer, lambda team: client, first + later) == 0
+    assert len(harness.standin.files) == 1

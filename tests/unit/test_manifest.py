@@ -30,6 +30,8 @@ METHOD_SCOPES: dict[str, tuple[str, ...]] = {
     "users_info": ("users:read",),
     "views_publish": (),
     "files_upload_v2": ("files:write",),
+    "files_getUploadURLExternal": ("files:write",),  # the monthly report's upload, step by step
+    "files_completeUploadExternal": ("files:write",),
     "conversations_open": ("im:write",),  # a direct message with one member (personal picks)
     # the agent: a streamed answer (chat.startStream / appendStream / stopStream), its thread's status and the
     # Messages tab's suggested prompts
