@@ -201,8 +201,9 @@ def describe_unconfirmed_report(s: storage.settings.ChannelSettings, now: dateti
         return None
     if s.report_last_at is not None and s.report_last_at >= began:
         return None
+    began = began.astimezone(UTC)
     return (
-        f"This month's report went to Slack at {began.astimezone(UTC):%H:%M} UTC on {began.day} {began:%B} and Slack "
+        f"This month's report went to Slack at {began:%H:%M} UTC on {began.day} {began:%B} and Slack "
         "never confirmed it. If it is not in the channel it was lost: PaperPing does not upload it twice. "
         "`/paperping report` posts one now."
     )

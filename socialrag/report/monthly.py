@@ -3,12 +3,13 @@ month's chart and two lines of figures, what is recorded once it is up, and how 
 group space's side only uploads (``UploadReport``).
 
 A monthly report is uploaded at most once. Just before the upload, one worker marks the month's report as begun
-(a compare-and-set no other worker passes that month, however long the first waits on Slack). Only an answer that
-says for certain that nothing reached the channel (a ``SourceError`` that is not ``OutcomeUnknown``) undoes the
-mark, and the report is retried later. A crash or a lost answer leaves it: the report may be in the channel, and
-a lab would rather miss one month's chart (the log and ``status`` say so) than find it there twice. Looking in
-the channel first, as slots do, is no way out here: a file shared by upload carries no metadata to know it by,
-and Slack may list it in the channel's history only some time after the upload."""
+(a compare-and-set no other worker passes that month, however long the first waits on Slack). Only the
+uploader's ``OutcomeUnknown`` (a crash aside, a lost or ambiguous answer to the step that shares the file) keeps
+the mark: the report may be in the channel, and a lab would rather miss one month's chart (the log and
+``status`` say so) than find it there twice. Any other failure came before the file was shared: it undoes the
+mark, and the report is retried later. Looking in the channel first, as slots do, is no way out here: a file
+shared by upload carries no metadata to know it by, and Slack may list it in the channel's history only some
+time after the upload."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from pathlib import Path
 
 from socialrag import storage
 from socialrag.db import Database
-from socialrag.errors import ConfigError, OutcomeUnknown, PaperPingError, PermanentError, SourceError
+from socialrag.errors import ConfigError, OutcomeUnknown, PaperPingError, PermanentError
 from socialrag.report.data import load_report_data
 from socialrag.report.page import month_summary
 
@@ -87,16 +88,13 @@ def _post_claimed_report(db: Database, upload: UploadReport, team: str, channel:
                 return False
         try:
             upload(team, channel, png, text, title)
-        except SourceError as exc:
-            if isinstance(exc, OutcomeUnknown):
-                _report_unconfirmed(db, team, channel, exc)
-                return False
-            with db.connection() as conn:  # Slack said no: nothing is in the channel, the retry may upload
-                storage.reports.cancel_report_upload(conn, team, channel)
-            raise
-        except Exception as exc:  # no answer we can read: the file may be in the channel
+        except OutcomeUnknown as exc:  # the uploader says the file may be in the channel
             _report_unconfirmed(db, team, channel, exc)
             return False
+        except Exception:  # anything else happened before the file was shared: the retry may upload
+            with db.connection() as conn:  # (Slack said no, the workspace has no token, the chart is unreadable)
+                storage.reports.cancel_report_upload(conn, team, channel)
+            raise
     with db.connection() as conn:
         storage.reports.record_report_posted(conn, team, channel, now)
     return True

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import time
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import httpx
@@ -945,6 +945,41 @@ def test_a_monthly_report_slack_may_have_taken_is_not_uploaded_again(
     assert post_due_reports(db, harness.ctx.pacer, lambda team: client, may) == 1
     assert len(harness.standin.files) == 3
     assert "Slack never confirmed" not in harness.command("status")
+
+
+def test_a_report_that_fails_before_slack_has_the_file_is_not_called_unconfirmed(
+    harness: Harness, db: Database, tmp_path: Path
+) -> None:
+    """The workspace has no token left (PaperPing was uninstalled): nothing went to Slack, so the report is
+    stopped with that reason, as before, and status does not say Slack may have it."""
+    from bot.delivery.report_upload import post_due_reports
+
+    _monthly_report_lab(harness, db, tmp_path)
+    settings = Settings(home=tmp_path, offline=True)  # no single-workspace token, no key, no installation
+
+    def client_for(team: str) -> WebClient:
+        return WebClient(token=token_for(settings, db, team), base_url=harness.standin.url)
+
+    now = datetime.now(UTC)
+    assert post_due_reports(db, harness.ctx.pacer, client_for, now) == 0
+    assert harness.standin.files == []
+    with db.connection() as conn:
+        s = storage.settings.load_channel_settings(conn, T, "C1")
+    assert s.report_uploading_at is None and s.report_stopped_reason, "stopped with why, not marked begun"
+    assert "Slack never confirmed" not in harness.command("status")
+
+
+def test_an_unconfirmed_report_is_said_in_its_month_only() -> None:
+    from bot.commands.about import describe_unconfirmed_report
+    from socialrag.storage.settings import ChannelSettings
+
+    began = datetime(2031, 3, 31, 23, 30, tzinfo=timezone(timedelta(hours=-5)))  # 1 April, 04:30 UTC
+    s = ChannelSettings(report_monthly=True, report_uploading_at=began)
+    said = describe_unconfirmed_report(s, datetime(2031, 4, 20, tzinfo=UTC))
+    assert said is not None and "at 04:30 UTC on 1 April" in said, said
+    assert describe_unconfirmed_report(s, datetime(2031, 5, 1, 0, 1, tzinfo=UTC)) is None, "a month on"
+    recorded = ChannelSettings(report_monthly=True, report_uploading_at=began, report_last_at=began)
+    assert describe_unconfirmed_report(recorded, datetime(2031, 4, 20, tzinfo=UTC)) is None
 
 
 def test_a_second_worker_never_uploads_a_report_the_first_still_holds(
