@@ -18,9 +18,9 @@ from slack_sdk import WebClient
 from bot.app_context import AppContext
 from bot.listeners.assistant import answer_message
 from bot.slack.dedupe import mark_handled
-from bot.slack.payloads import message_from_slack, ts_to_datetime
+from bot.slack.payloads import channel_from_slack, message_from_slack, ts_to_datetime
 from socialrag import knowledge, storage
-from socialrag.errors import BadRecord
+from socialrag.errors import BadRecord, PaperPingError
 from socialrag.models import Message
 from socialrag.recommender import note_share
 
@@ -57,9 +57,7 @@ def handle_message(
             handle_edit(ctx, conn, client, team, channel, inner)
         return
     if subtype in ("channel_name", "group_name"):  # the channel was renamed: answers and App Home say the new name
-        name = event.get("name")
-        if isinstance(name, str) and 0 < len(name) <= CHANNEL_NAME_MAX and "\x00" not in name:
-            storage.workspaces.rename_channel(conn, team, channel, name)
+        handle_rename(ctx, conn, client, team, channel)
         return
     by_member = bool(event.get("user")) and not event.get("bot_id")
     message = _parse(ctx, client, team, channel, event)
@@ -69,6 +67,18 @@ def handle_message(
         return  # PaperPing's own answers and context replies in a thread are not the group's replies
     if knowledge.record_message(conn, message, by_member=by_member) and note_share(conn, message, by_member=by_member):
         ctx.wake.index_soon()  # its paper is looked up at once, and the context reply follows
+
+
+def handle_rename(ctx: AppContext, conn: psycopg.Connection, client: WebClient, team: str, channel: str) -> None:
+    """A rename: the channel's name as Slack gives it now, not as the event says, so that a resent or late event
+    never brings back an older name."""
+    try:
+        found = channel_from_slack(ctx.pacer.call(client.conversations_info, channel=channel)["channel"], team)
+    except (PaperPingError, KeyError, TypeError) as exc:
+        log.warning("%s was renamed, and Slack did not say its new name: %s", channel, exc)
+        return
+    if found is not None and 0 < len(found.name) <= CHANNEL_NAME_MAX:
+        storage.workspaces.rename_channel(conn, team, channel, found.name)
 
 
 def _members_own(event: dict[str, Any]) -> bool:
