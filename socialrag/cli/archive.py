@@ -101,7 +101,9 @@ def backup_database(conninfo: str, dest: Path, tools: Path | None = None) -> Bac
     dest = dest.expanduser().absolute()
     dest.parent.mkdir(parents=True, exist_ok=True)
     partial = dest.with_name(f".{dest.name}.partial-{os.getpid()}")
-    partial.unlink(missing_ok=True)  # a link left there is removed, never written through
+    staged = dest.with_name(f".{sidecar(dest).name}.partial-{os.getpid()}")
+    for leftover in (partial, staged):
+        leftover.unlink(missing_ok=True)  # a link left there is removed, never written through
     # only this user reads it (it holds the channels' messages and the workspaces' tokens); pg_dump keeps the mode
     os.close(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
     try:
@@ -118,24 +120,23 @@ def backup_database(conninfo: str, dest: Path, tools: Path | None = None) -> Bac
             sha256=_sha256(partial),
             created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         )
+        # the sidecar is written whole before either file is replaced: a full disk keeps the last backup's pair
+        _write_whole(staged, json.dumps(asdict(info), indent=2) + "\n")
         os.replace(partial, dest)
+        os.replace(staged, sidecar(dest))
     except BaseException:
         partial.unlink(missing_ok=True)
+        staged.unlink(missing_ok=True)
         raise
-    _write_new(sidecar(dest), json.dumps(asdict(info), indent=2) + "\n")
     return info
 
 
-def _write_new(path: Path, text: str) -> None:
-    """Write ``path`` whole (0600), replacing what is there without writing through a link that stands there."""
-    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(name, path)
-    except BaseException:
-        Path(name).unlink(missing_ok=True)
-        raise
+def _write_whole(path: Path, text: str) -> None:
+    """Write ``text`` to the new file ``path`` (0600, flushed to disk; never through a link that stands there)."""
+    with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600), "w") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
 
 
 def _describe_schema(conninfo: str) -> tuple[int, int]:

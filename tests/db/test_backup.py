@@ -230,13 +230,42 @@ def test_a_backup_is_private_and_writes_through_no_link(db: Database, tmp_path: 
     victim = tmp_path / "victim.txt"
     victim.write_text("kept\n")
     dump = tmp_path / "home.dump"
-    for planted in (sidecar_of(dump), dump.with_name(f".{dump.name}.partial-{os.getpid()}")):
+    partials = (
+        dump.with_name(f".{dump.name}.partial-{os.getpid()}"),
+        dump.with_name(f".{dump.name}.json.partial-{os.getpid()}"),
+    )
+    for planted in (sidecar_of(dump), *partials):
         planted.symlink_to(victim)  # what another user of a shared folder could leave there
     backup_database(db.conninfo, dump)
     assert victim.read_text() == "kept\n"
     assert stat.S_IMODE(dump.stat().st_mode) == 0o600  # it holds the messages and the workspaces' tokens
     assert stat.S_IMODE(sidecar_of(dump).stat().st_mode) == 0o600
     assert not sidecar_of(dump).is_symlink()
+
+
+def test_a_backup_that_cannot_write_its_sidecar_keeps_the_last_backup_whole(
+    db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The disk fills as the nightly backup writes its sidecar: the last night's file and sidecar are kept as a
+    pair (before, the new file stood beside the old sidecar and read as damaged, and the old file was gone)."""
+    import hashlib
+
+    from socialrag.cli import archive
+
+    dump = tmp_path / "nightly.dump"
+    first = backup_database(db.conninfo, dump)
+    with db.connection() as conn:  # the home grows before the next night
+        conn.execute("CREATE TABLE IF NOT EXISTS ballast AS SELECT g FROM generate_series(1, 20000) g")
+
+    def disk_full(path: Path, text: str) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(archive, "_write_whole", disk_full)
+    with pytest.raises(OSError, match="No space left"):
+        backup_database(db.conninfo, dump)
+    noted = json.loads(sidecar_of(dump).read_text())
+    assert noted["sha256"] == first.sha256 == hashlib.sha256(dump.read_bytes()).hexdigest()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["nightly.dump", "nightly.dump.json"], "nothing half left"
 
 
 @pytest.fixture
