@@ -230,3 +230,29 @@ def test_a_dm_section_stays_within_slacks_3000_characters() -> None:
     long = sections("word " * 1500 + "x" * 5000)
     assert all(len(p) <= SECTION_LIMIT for p in long), "a line longer than a section is split"
     assert "".join(long).replace(" ", "").replace("\n", "") == ("word" * 1500 + "x" * 5000), "nothing lost"
+
+
+def test_a_network_failure_on_one_members_picks_costs_only_that_member_an_hour(
+    harness: Harness, db: Database, tmp_path: Path
+) -> None:
+    """Slack did not answer U3's conversations.open in time: before, the error escaped the weekly run after U3's
+    week was claimed (U3 missed that week, and the members after U3 were skipped for that tick)."""
+    build_lab(db, tmp_path, CachedEmbedder())
+    harness.ctx.channels.activate(T, "C1", AS_OF)
+    recommender = Recommender(harness.settings, db, embedder=CachedEmbedder())
+    harness.ctx.recommender = recommender
+    for user in ("U3", "U4"):
+        assert "once a week" in harness.command("for-me on", user=user)
+    client = WebClient(token="xoxb-test", base_url=harness.standin.url, timeout=1)
+    harness.standin.hold_seconds = 3.0
+    harness.standin.hold = lambda call: call.method == "conversations.open" and call.params.get("users") == "U3"
+    later = datetime.now(UTC) + timedelta(days=8)
+    assert send_due_picks(db, recommender, harness.ctx.pacer, lambda team: client, later) == 1
+    assert [p["channel"] for p in harness.standin.posts if p["channel"].startswith("D")] == ["DU4"]
+    with db.connection() as conn:
+        retry = storage.settings.load_member_setting(conn, T, "U3").picks_next_at
+    assert retry is not None and retry <= later + timedelta(hours=1), "U3 is tried again within the hour"
+    harness.standin.hold = None
+    assert send_due_picks(db, recommender, harness.ctx.pacer, lambda team: client, later + timedelta(hours=1)) == 1
+    assert [p["channel"] for p in harness.standin.posts if p["channel"].startswith("D")] == ["DU4", "DU3"]
+    recommender.close()

@@ -20,7 +20,7 @@ import psycopg
 
 from socialrag import storage
 from socialrag.db import Database
-from socialrag.errors import PaperPingError, PermanentError
+from socialrag.errors import PermanentError
 from socialrag.knowledge.emoji import SAVE_EMOJI, normalize_emoji, read_sentiment
 from socialrag.recommender.serve.on_demand import Like
 from socialrag.storage.embeddings import as_array, load_vectors
@@ -153,8 +153,8 @@ def send_due_picks(db: Database, find: FindPicks, outlet: PicksOutlet, now: date
                 storage.settings.upsert_member_setting(
                     conn, team, user, picks_enabled=False, picks_stopped_reason=exc.reason
                 )
-        except PaperPingError as exc:
-            log.warning("personal picks for %s/%s failed, retrying within the hour: %s", team, user, exc)
+        except Exception as exc:  # Slack out of reach, a timeout, or the database: this member's only, retried
+            log.warning("personal picks for %s/%s failed, retrying within the hour: %r", team, user, exc)
             with db.connection() as conn:
                 storage.settings.upsert_member_setting(conn, team, user, picks_next_at=now + PICKS_RETRY)
     return sent
