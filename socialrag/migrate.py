@@ -60,6 +60,12 @@ def apply_migrations(conn: psycopg.Connection, folder: Path | None = None) -> li
             " applied_at timestamptz NOT NULL DEFAULT now())"
         )
         done: dict[int, str] = dict(conn.execute("SELECT version, checksum FROM schema_migrations").fetchall())
+        known = max((m.version for m in migrations), default=0)
+        if done and max(done) > known:  # an older PaperPing on a home a newer one wrote: refused, not guessed at
+            raise DatabaseError(
+                f"this database's schema is at migration {max(done):04d}, newer than this PaperPing knows "
+                f"({known:04d}): a newer PaperPing wrote it. Run that release (or a later one), not an older one"
+            )
         for migration in migrations:
             if migration.version in done:
                 if done[migration.version] != migration.checksum:

@@ -110,3 +110,16 @@ def test_three_migrates_on_a_fresh_home_all_succeed(tmp_path: Path) -> None:
     ]
     results = [(p.wait(timeout=240), p.stderr.read().decode() if p.stderr else "") for p in procs]
     assert [rc for rc, _ in results] == [0, 0, 0], [err[-500:] for _, err in results]
+
+
+def test_an_older_paperping_refuses_a_home_a_newer_one_wrote(
+    db: Database, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """After a downgrade (pip installed an older release), `migrate` and `run` would go on with a schema they
+    do not know; they stop with what to do instead."""
+    with db.connection() as conn:
+        conn.execute("INSERT INTO schema_migrations (version, name, checksum) VALUES (9999, 'from_the_future', 'x')")
+    monkeypatch.setenv("DATABASE_URL", db.conninfo)
+    assert main(["migrate"]) != 0
+    err = capsys.readouterr().err
+    assert "schema is at migration 9999, newer than this PaperPing knows" in err and "Traceback" not in err
