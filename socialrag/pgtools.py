@@ -105,12 +105,16 @@ def run_tool(argv: Sequence[str], conninfo: str, *, what: str, tables: int) -> N
         ) as proc,
     ):
         assert proc.stderr is not None
-        for line in proc.stderr:
-            if _TABLE_LINE.search(line):
-                progress.update()
-            elif "error" in line.lower() or "fatal" in line.lower():
-                tail = [*tail[-4:], line.strip()]
-        code = proc.wait()
+        try:
+            for line in proc.stderr:
+                if _TABLE_LINE.search(line):
+                    progress.update()
+                elif "error" in line.lower() or "fatal" in line.lower():
+                    tail = [*tail[-4:], line.strip()]
+            code = proc.wait()
+        except BaseException:  # stopped (a signal, Ctrl-C): the program stops with us, writing nothing more
+            proc.kill()
+            raise
     if code != 0:
         raise DatabaseError(explain_failure(Path(argv[0]).name, tail))
 

@@ -19,6 +19,7 @@ from typing import Any
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
+from socialrag.cli.leftovers import dead_partials
 from socialrag.cli.restore_check import check_dump, reference_archive, toc_of
 from socialrag.errors import DatabaseError, InputError
 from socialrag.migrate import apply_migrations, load_migrations
@@ -102,7 +103,7 @@ def backup_database(conninfo: str, dest: Path, tools: Path | None = None) -> Bac
     dest.parent.mkdir(parents=True, exist_ok=True)
     partial = dest.with_name(f".{dest.name}.partial-{os.getpid()}")
     staged = dest.with_name(f".{sidecar(dest).name}.partial-{os.getpid()}")
-    for leftover in (partial, staged):
+    for leftover in (partial, staged, *dead_partials(dest)):
         leftover.unlink(missing_ok=True)  # a link left there is removed, never written through
     # only this user reads it (it holds the channels' messages and the workspaces' tokens); pg_dump keeps the mode
     os.close(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -22,9 +23,16 @@ def backup_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def backup(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase) -> int:
+    # a stop (a cron job's timeout, systemd) ends the backup as an error would: pg_dump is stopped and the
+    # half-written file removed, and the last backup stays as it was
+    signal.signal(signal.SIGTERM, _stop)
     info = backup_database(open_db().conninfo, args.file)
     print(f"backup written to {args.file}: {info.describe()}")
     return 0
+
+
+def _stop(signum: int, frame: object) -> None:
+    raise SystemExit(f"backup stopped by signal {signum}; the last backup is kept as it was")
 
 
 def restore_arguments(parser: argparse.ArgumentParser) -> None:

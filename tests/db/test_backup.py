@@ -268,6 +268,43 @@ def test_a_backup_that_cannot_write_its_sidecar_keeps_the_last_backup_whole(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["nightly.dump", "nightly.dump.json"], "nothing half left"
 
 
+def test_a_stopped_backup_removes_its_half_file_and_the_next_cleans_what_a_killed_one_left(
+    db: Database, tmp_path: Path
+) -> None:
+    """A cron job's timeout sends SIGTERM mid-dump: pg_dump stops and the half file goes (before, both were left,
+    pg_dump writing on). A backup killed outright leaves its half file; the next backup to that name removes it,
+    and keeps one a running backup is writing."""
+    import signal
+    import subprocess
+    import sys
+
+    dump = tmp_path / "nightly.dump"
+    env = {**os.environ, "DATABASE_URL": db.conninfo, "PAPERPING_OFFLINE": "1", "PAPERPING_HOME": str(tmp_path)}
+    with psycopg.connect(db.conninfo) as locker:  # pg_dump waits on this lock (up to 20 s): the backup is mid-way
+        locker.execute("LOCK TABLE papers IN ACCESS EXCLUSIVE MODE")
+        proc = subprocess.Popen([sys.executable, "-m", "bot.cli", "backup", str(dump)], env=env, stderr=subprocess.PIPE)
+        partial = dump.with_name(f".{dump.name}.partial-{proc.pid}")
+        deadline = time.monotonic() + 60
+        while not partial.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert partial.exists(), "the backup began"
+        time.sleep(0.5)  # pg_dump is waiting for the lock
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+    assert proc.returncode != 0 and b"backup stopped by signal" in err and b"Traceback" not in err
+    assert list(tmp_path.glob(".nightly.dump*")) == [], "no half file is left"
+    with psycopg.connect(db.conninfo) as conn:
+        dumps = conn.execute("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'pg_dump'").fetchone()
+    assert dumps == (0,), "pg_dump stopped with it"
+    # what a killed backup leaves (its process gone), and what a running one is writing
+    dead = dump.with_name(f".{dump.name}.partial-4194305")  # above any pid Linux gives
+    running = dump.with_name(f".{dump.name}.json.partial-{os.getppid()}")
+    for left in (dead, running):
+        left.write_bytes(b"PGDMP half")
+    backup_database(db.conninfo, dump)
+    assert not dead.exists() and running.exists()
+
+
 @pytest.fixture
 def restore_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PAPERPING_OFFLINE", "1")
