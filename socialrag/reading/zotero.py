@@ -1,10 +1,18 @@
 """The reading list sent to a Zotero group library through Zotero's Web API (with pyzotero, at
 ``ZOTERO_API_URL``): each saved paper once, as an item in the channel's collection. A paper Zotero refused
 or could not take now is kept with why, and tried again later (an hour, doubling, up to a day); a missing
-key, a wrong group or a refused write is said in `status`, never lost."""
+key, a wrong group or a refused write is said in `status`, never lost.
+
+Each item carries its own key, derived from the group, the channel and the paper, with version 0 ("create only"):
+when Zotero stored a batch but its answer was lost, the retry meets items that are already there, which Zotero
+refuses one by one with a 412, and that refusal counts as sent. So a retry never makes a second item, and an item
+a member moved to the trash stays there. (Only an item a member purged from the trash between a lost answer and its
+retry comes back, once: Zotero lets a deleted key be created again. A paper recorded as sent is never written again,
+so a member's deletion after that stands.)"""
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from datetime import datetime, timedelta
 from typing import Any
@@ -25,10 +33,23 @@ BATCH = 50  # items Zotero takes in one write
 RETRY = timedelta(hours=1)
 RETRY_LIMIT = timedelta(days=1)
 PUSH_LOCK = 0x50505A54  # advisory lock of the Zotero push
+KEY_ALPHABET = "23456789ABCDEFGHIJKLMNPQRSTUVWXYZ"  # the characters of Zotero's object keys
+EXISTS = 412  # Zotero's per-item code for an item already stored under a version-0 key
 
 
-def zotero_item(ref: Reference, collection: str | None) -> dict[str, Any]:
-    """A reference as a Zotero item: a conference paper when its venue is known, else a preprint."""
+def build_item_key(group: str, team: str, channel: str, paper_id: int) -> str:
+    """The Zotero key of one paper of one channel in one group library: eight characters, the same at each try."""
+    number = int.from_bytes(hashlib.sha256(f"{group}/{team}/{channel}/{paper_id}".encode()).digest()[:8])
+    chars = []
+    for _ in range(8):
+        number, digit = divmod(number, len(KEY_ALPHABET))
+        chars.append(KEY_ALPHABET[digit])
+    return "".join(chars)
+
+
+def zotero_item(ref: Reference, collection: str | None, key: str | None = None) -> dict[str, Any]:
+    """A reference as a Zotero item: a conference paper when its venue is known, else a preprint. With ``key``,
+    the item is created under that key only if no item has it yet (version 0)."""
     kind = "conferencePaper" if ref.venue and not (ref.arxiv and "arxiv" in ref.venue.lower()) else "preprint"
     item: dict[str, Any] = {
         "itemType": kind,
@@ -50,6 +71,8 @@ def zotero_item(ref: Reference, collection: str | None) -> dict[str, Any]:
         item["url"] = ref.link
     if ref.arxiv:
         item["extra"] = f"arXiv: {ref.arxiv}"
+    if key:
+        item.update(key=key, version=0)
     return item
 
 
@@ -109,7 +132,8 @@ def _push_batches(
     sent = 0
     for start in range(0, len(refs), BATCH):
         batch = refs[start : start + BATCH]
-        results = _write(zot, [zotero_item(r, collection) for r in batch])
+        keys = [build_item_key(group, team, channel, r.paper_id) for r in batch]
+        results = _write(zot, [zotero_item(r, collection, k) for r, k in zip(batch, keys, strict=True)])
         with db.connection() as conn:
             failures = storage.reading_list.load_zotero_failures(conn, team, channel, group)
             for i, ref in enumerate(batch):
@@ -133,7 +157,7 @@ def _push_batches(
 
 
 def _write(zot: zotero.Zotero, items: list[dict[str, Any]]) -> dict[int, tuple[str | None, str | None]]:
-    """Per item of the batch: (its new key, None) or (None, why it was not taken)."""
+    """Per item of the batch: (its key, None) or (None, why it was not taken)."""
     try:
         answer = zot.create_items(items)
     except zotero_errors.UserNotAuthorisedError:
@@ -150,6 +174,10 @@ def _write(zot: zotero.Zotero, items: list[dict[str, Any]]) -> dict[int, tuple[s
     for index, unchanged in (answer.get("unchanged") or {}).items():
         out[int(index)] = (str(unchanged), None)
     for index, failed in (answer.get("failed") or {}).items():
+        key = items[int(index)].get("key") if 0 <= int(index) < len(items) else None
+        if key and isinstance(failed, dict) and failed.get("code") == EXISTS:
+            out[int(index)] = (str(key), None)  # there already: an earlier try was stored, its answer lost
+            continue
         message = failed.get("message") if isinstance(failed, dict) else failed
         out[int(index)] = (None, f"Zotero refused it: {str(message)[:200]}")
     return out

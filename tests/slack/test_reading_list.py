@@ -165,6 +165,50 @@ def test_saved_papers_go_to_the_channels_zotero_library(harness: Harness, db: Da
         zotero.stop()
 
 
+def test_a_lost_zotero_answer_never_makes_a_second_item(harness: Harness, db: Database) -> None:
+    """Zotero stores the batch but its answer comes after PaperPing stopped waiting: the paper is tried again
+    later with the same item key, Zotero says that item is already there, and the library holds one item. An
+    item a member moved to the trash before the retry stays there, and the paper counts as sent."""
+    from slack_sdk import WebClient
+
+    zotero = ZoteroStandIn("zkey", {"4242": set()}).start()
+    harness.ctx.slack.ensure_channel(WebClient(token="x", base_url=harness.standin.url), T, "C1")
+    harness.ctx.channels.activate(T, "C1")
+    settings = harness.settings.with_changes(
+        offline=False, zotero_api_key="zkey", zotero_api_url=zotero.url, http_timeout=0.3
+    )
+    harness.ctx.settings = settings
+    try:
+        assert "Zotero group 4242" in harness.command("zotero 4242")
+        harness.command("save https://arxiv.org/abs/1706.03762")
+        name_papers(db)
+        now = datetime.now(UTC)
+        zotero.held_answers = 1
+        assert push_due(db, settings, now) == 0
+        assert len(zotero.items["4242"]) == 1, "Zotero kept it though PaperPing heard nothing"
+        with db.connection() as conn:
+            sent, error = storage.reading_list.load_zotero_state(conn, T, "C1", "4242")
+        assert sent == 0 and error is not None
+        assert push_due(db, settings, now + timedelta(hours=2)) == 1
+        assert [i["title"] for i in zotero.items["4242"]] == ["Attention Is All You Need"], "one item, not two"
+        with db.connection() as conn:
+            assert storage.reading_list.load_zotero_state(conn, T, "C1", "4242") == (1, None)
+        assert push_due(db, settings, now + timedelta(hours=3)) == 0, "sent once"
+        # the answer is lost again, and a member trashes the new item before the retry: it stays in the trash
+        harness.command("save https://aclanthology.org/N19-1423/")
+        name_papers(db)
+        zotero.held_answers = 1
+        assert push_due(db, settings, now + timedelta(hours=4)) == 0
+        bert = next(i for i in zotero.items["4242"] if i["title"].startswith("BERT"))
+        zotero.trash("4242", bert["key"])
+        assert push_due(db, settings, now + timedelta(hours=6)) == 1
+        assert len(zotero.items["4242"]) == 2 and bert["deleted"] == 1
+        with db.connection() as conn:
+            assert storage.reading_list.load_zotero_state(conn, T, "C1", "4242") == (2, None)
+    finally:
+        zotero.stop()
+
+
 def test_a_zotero_group_library_belongs_to_one_workspace(harness: Harness, db: Database, tmp_path: Path) -> None:
     """One ZOTERO_API_KEY serves every workspace: a member of another workspace could bind the first one's group
     library and push its own saves there. A group now belongs to the first workspace that binds it (or to the one

@@ -6,17 +6,26 @@ array, ``success`` (the new item's key, with the object in ``successful``), ``un
 and a message: here an item without ``itemType`` or ``title``, or of an unknown type). The key goes in the
 ``Zotero-API-Key`` header or ``Authorization: Bearer``; a key without write access to the group gets 403, an
 unknown group 404, a ``Zotero-Write-Token`` used before 412, and ``rate_limited`` writes 429 with
-``Retry-After``. ``items[group]`` holds what was created.
+``Retry-After``. ``items[group]`` holds what was stored.
+
+An item may bring its own ``key`` (eight characters of Zotero's key alphabet) with a ``version``: version 0 creates
+it, and if an item of that key is already there (in the trash too) Zotero refuses it with a per-item 412 ("modified
+since specified version"); a key without a version (and no ``If-Unmodified-Since-Version``) is a per-item 428.
+``trash`` marks an item deleted as a member's move to the trash does. ``held_answers`` writes are stored and then left unanswered for
+``hold_seconds``, so that the client gives up first: Zotero kept the batch, the client never heard.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import secrets
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+KEY_ALPHABET = "23456789ABCDEFGHIJKLMNPQRSTUVWXYZ"
+KEY_FORM = re.compile(f"[{KEY_ALPHABET}]{{8}}")
 ITEM_TYPES = frozenset({"conferencePaper", "preprint", "journalArticle", "book", "report", "thesis", "webpage"})
 
 
@@ -28,6 +37,10 @@ class ZoteroStandIn:
         self.items: dict[str, list[dict[str, Any]]] = {g: [] for g in groups}
         self.tokens: set[str] = set()
         self.rate_limited = 0  # how many writes to answer 429 first
+        self.held_answers = 0  # how many writes to store and then not answer in time
+        self.hold_seconds = 5.0
+        self.version = 0  # the library's version, bumped by each stored item
+        self.released = threading.Event()  # ends the holds when the stand-in stops
         self.requests: list[tuple[str, str]] = []
         self.lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -43,6 +56,7 @@ class ZoteroStandIn:
         return self
 
     def stop(self) -> None:
+        self.released.set()
         self._server.shutdown()
         self._server.server_close()
 
@@ -72,18 +86,58 @@ class ZoteroStandIn:
         if not isinstance(items, list) or len(items) > 50:
             return 413 if isinstance(items, list) else 400, "Send an array of at most 50 items", {}
         answer: dict[str, dict[str, Any]] = {"successful": {}, "success": {}, "unchanged": {}, "failed": {}}
+        versioned = "if-unmodified-since-version" in headers
         for i, item in enumerate(items):
             problem = self._problem(group, item)
             if problem:
-                answer["failed"][str(i)] = {"code": 400, "message": problem}
+                answer["failed"][str(i)] = {"key": _key_of(item), "code": 400, "message": problem}
                 continue
-            new_key = secrets.token_hex(4).upper()
-            stored = {**item, "key": new_key, "version": 1}
             with self.lock:
-                self.items[group].append(stored)
-            answer["success"][str(i)] = new_key
-            answer["successful"][str(i)] = {"key": new_key, "version": 1, "data": stored}
-        return 200, answer, {"Last-Modified-Version": "1"}
+                code, outcome = self._store(group, item, versioned)
+            if code != 200:
+                answer["failed"][str(i)] = {"key": item.get("key", ""), "code": code, "message": outcome}
+                continue
+            answer["success"][str(i)] = outcome["key"]
+            answer["successful"][str(i)] = {"key": outcome["key"], "version": outcome["version"], "data": outcome}
+        return 200, answer, {"Last-Modified-Version": str(self.version)}
+
+    def _store(self, group: str, item: dict[str, Any], versioned: bool) -> tuple[int, Any]:
+        """(200, the stored item) or (a per-item code, why), as Zotero answers an item with or without a key."""
+        key = item.get("key")
+        if key is None:
+            key = "".join(secrets.choice(KEY_ALPHABET) for _ in range(8))
+        elif not isinstance(key, str) or not KEY_FORM.fullmatch(key):
+            return 400, f"'{key}' is not a valid item key"
+        elif "version" not in item and not versioned:
+            return (
+                428,
+                "Either If-Unmodified-Since-Version or 'version' property must be provided for 'key'-based writes",
+            )
+        existing = next((i for i in self.items[group] if i["key"] == key), None)
+        expected = int(item.get("version") or 0)
+        if existing is not None and existing["version"] > expected:
+            return (
+                412,
+                f"Item has been modified since specified version (expected {expected}, found {existing['version']})",
+            )
+        if existing is None and expected > 0:
+            return 404, f"Item doesn't exist (expected version {expected}; use 0 instead)"
+        self.version += 1
+        stored = {**item, "key": key, "version": self.version}
+        if existing is not None:
+            existing.clear()
+            existing.update(stored)
+        else:
+            self.items[group].append(stored)
+        return 200, stored
+
+    def trash(self, group: str, key: str) -> None:
+        """A member moves an item to the trash: it is still there, marked deleted."""
+        with self.lock:
+            self.version += 1
+            for item in self.items[group]:
+                if item["key"] == key:
+                    item.update(deleted=1, version=self.version)
 
     def _problem(self, group: str, item: Any) -> str | None:
         if not isinstance(item, dict) or item.get("itemType") not in ITEM_TYPES:
@@ -108,6 +162,12 @@ class ZoteroStandIn:
                 with standin.lock:
                     standin.requests.append(("POST", self.path))
                 status, answer, extra = standin.write(self.path.split("?")[0], headers, body)
+                with standin.lock:
+                    hold = standin.held_answers > 0 and status == 200
+                    standin.held_answers -= hold
+                if hold:  # stored, but no answer before the client gives up
+                    standin.released.wait(standin.hold_seconds)
+                    return
                 data = (json.dumps(answer) if not isinstance(answer, str) else answer).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json" if not isinstance(answer, str) else "text/plain")
@@ -118,3 +178,7 @@ class ZoteroStandIn:
                 self.wfile.write(data)
 
         return Handler
+
+
+def _key_of(item: Any) -> str:
+    return str(item.get("key", "")) if isinstance(item, dict) else ""
