@@ -20,7 +20,7 @@ import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
 from socialrag.cli.leftovers import dead_partials
-from socialrag.cli.restore_check import check_dump, reference_archive, toc_of
+from socialrag.cli.restore_check import check_file, toc_of
 from socialrag.errors import DatabaseError, InputError
 from socialrag.migrate import apply_migrations, load_migrations
 from socialrag.pgtools import (
@@ -248,7 +248,7 @@ def restore_database(path: Path, server: str, name: str, *, force: bool = False)
     target = with_dbname(server, name)
     if not force and _database_exists(server, name) and holds_data(target):
         raise InputError(f"database {name} already holds a home's data; add --force to replace it with {path}")
-    chosen = check_dump(toc_of(path), reference_archive(server, name, info.migration, tools), path, info.migration)
+    chosen = check_file(path, server, name, info.migration, tools)
     staging = f"{name}_restoring"
     _drop_database(server, staging)  # what an earlier restore left when it was stopped
     _create_database(server, staging)

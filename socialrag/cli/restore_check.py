@@ -12,6 +12,13 @@ statements). It refuses the whole restore, naming the entry, on anything else: a
 whose SQL or data flag differs, one the reference has and the file lacks, an id that two entries share
 (``pg_restore -L`` picks entries by id, so both would run). Entries that a restore never runs (privileges, the
 database's own entry, the ``public`` schema itself) are left behind.
+
+A home that embeds with a model other than the default also holds that model's vector indexes, which PaperPing
+makes as it embeds (``ensure_vector_index`` in ``storage.embeddings``, ``ensure_passage_index`` in
+``storage.fulltext``) rather than by a migration; the default model's come from the migrations. ``model_indexes``
+reads, from each index of the file named as such an index, the model and dimension it claims; the reference home
+gets those indexes, made by the same functions, and the word-for-word comparison decides as for any entry, so an
+index with another definition under such a name is refused.
 """
 
 from __future__ import annotations
@@ -19,8 +26,9 @@ from __future__ import annotations
 import re
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import psycopg
@@ -28,7 +36,7 @@ import psycopg
 from socialrag.errors import DatabaseError, InputError
 from socialrag.migrate import apply_migrations, load_migrations
 from socialrag.pgtools import Archive, TocEntry, read_archive, tool_dsn, with_dbname
-from socialrag.storage import homes
+from socialrag.storage import embeddings, fulltext, homes
 
 # never run by a restore: privileges (--no-privileges), the database itself (no --create), the schema public
 # that every database has; the extension's comment, which only its owner may set, stays behind too
@@ -39,6 +47,24 @@ SPECIAL = {"ENCODING", "STDSTRINGS", "SEARCHPATH"}  # read from the header befor
 _ENCODING = re.compile(r"SET client_encoding = '[A-Za-z0-9_]+';\n")
 _SETVAL = re.compile(r"(SELECT pg_catalog\.setval\('[^']+', )-?\d+, (?:true|false)\);\n")  # the value, is_called
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# the model and dimension a per-model vector index names, as pg_dump writes its definition
+_DIMENSION = re.compile(r"\(\(embedding\)::public\.vector\((\d{1,5})\)\)")
+_MODEL = re.compile(r" WHERE \(model = '((?:[^']|'')*)'::text\);\n\Z")
+# how PaperPing names a model's vector index, and the function that makes it as a home starts embedding
+_MAKERS: tuple[tuple[Callable[[str], str], Callable[[psycopg.Connection, str, int], None]], ...] = (
+    (embeddings.index_name, embeddings.ensure_vector_index),
+    (fulltext.passage_index_name, fulltext.ensure_passage_index),
+)
+
+
+@dataclass(frozen=True)
+class ModelIndex:
+    """A vector index that a file holds under the name PaperPing gives ``model``'s index, and the dimension its
+    definition names; whether the rest of it is PaperPing's is for ``check_dump`` to tell."""
+
+    name: str
+    model: str
+    dimension: int
 
 
 def shown(entry: TocEntry) -> str:
@@ -52,6 +78,28 @@ def toc_of(path: Path) -> Archive:
         return read_archive(path)
     except ValueError as exc:
         raise InputError(f"{path} cannot be read as a backup ({exc})") from exc
+
+
+def check_file(path: Path, server: str, name: str, migration: int, tools: Path) -> list[int]:
+    """``check_dump`` of the file at ``path`` against a reference home at its schema (``reference_archive``) that
+    holds the vector indexes PaperPing would have made for the models the file's indexes name."""
+    dump = toc_of(path)
+    reference = reference_archive(server, name, migration, tools, model_indexes(dump))
+    return check_dump(dump, reference, path, migration)
+
+
+def model_indexes(dump: Archive) -> list[ModelIndex]:
+    """The indexes of ``dump`` named as PaperPing names a model's vector index, with the model and dimension their
+    definitions give; any other entry, however named, is left to the comparison with the reference."""
+    found = []
+    for entry in dump.entries:
+        dimension, model = _DIMENSION.search(entry.defn), _MODEL.search(entry.defn)
+        if entry.desc != "INDEX" or entry.namespace != "public" or not dimension or not model:
+            continue
+        named = model.group(1).replace("''", "'")
+        if any(naming(named) == entry.tag for naming, _ in _MAKERS):
+            found.append(ModelIndex(entry.tag, named, int(dimension.group(1))))
+    return found
 
 
 def check_dump(dump: Archive, reference: Archive, path: Path, migration: int) -> list[int]:
@@ -108,9 +156,12 @@ def _same(entry: TocEntry, mine: TocEntry) -> bool:
     return fields == (wanted, mine.drop, mine.copy, mine.tablespace, mine.tableam, mine.has_data)
 
 
-def reference_archive(server: str, name: str, migration: int, tools: Path) -> Archive:
+def reference_archive(
+    server: str, name: str, migration: int, tools: Path, indexes: Sequence[ModelIndex] = ()
+) -> Archive:
     """The dump of an empty home at schema ``migration``, made by PaperPing's migrations in a scratch database
-    ``NAME_checking`` of ``server`` (a connection to another database there), dropped afterwards."""
+    ``NAME_checking`` of ``server`` (a connection to another database there), dropped afterwards; with the vector
+    indexes PaperPing makes for the models of ``indexes``."""
     with _scratch(server, f"{name}_checking") as scratch, tempfile.TemporaryDirectory(prefix="paperping-") as folder:
         sql = Path(folder) / "sql"
         sql.mkdir()
@@ -119,6 +170,8 @@ def reference_archive(server: str, name: str, migration: int, tools: Path) -> Ar
                 (sql / f"{m.version:04d}_{m.name}.sql").write_text(m.sql, encoding="utf-8")
         with psycopg.connect(scratch, autocommit=True) as conn:
             apply_migrations(conn, sql)
+            for index in indexes:
+                _make_model_index(conn, index)
         dump = Path(folder) / "reference.dump"
         with tool_dsn(scratch) as dsn:
             done = subprocess.run(
@@ -127,6 +180,19 @@ def reference_archive(server: str, name: str, migration: int, tools: Path) -> Ar
         if done.returncode != 0:
             raise DatabaseError(f"pg_dump of the reference schema failed: {done.stderr.strip()[-300:]}")
         return read_archive(dump)
+
+
+def _make_model_index(conn: psycopg.Connection, index: ModelIndex) -> None:
+    """The index PaperPing makes for ``index.model``, when that is ``index.name``. One it cannot make (a dimension
+    that HNSW refuses, a table that schema lacks) stays out of the reference, so the check refuses the file's."""
+    for naming, make in _MAKERS:
+        if naming(index.model) != index.name:
+            continue
+        try:
+            make(conn, index.model, index.dimension)
+        except psycopg.DatabaseError:
+            if conn.closed:
+                raise
 
 
 @contextmanager
