@@ -50,6 +50,7 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 # the model and dimension a per-model vector index names, as pg_dump writes its definition
 _DIMENSION = re.compile(r"\(\(embedding\)::public\.vector\((\d{1,5})\)\)")
 _MODEL = re.compile(r" WHERE \(model = '((?:[^']|'')*)'::text\);\n\Z")
+MOST_MODEL_INDEXES = 16  # two a model (papers, passages): a home that has embedded with eight models
 # how PaperPing names a model's vector index, and the function that makes it as a home starts embedding
 _MAKERS: tuple[tuple[Callable[[str], str], Callable[[psycopg.Connection, str, int], None]], ...] = (
     (embeddings.index_name, embeddings.ensure_vector_index),
@@ -84,7 +85,13 @@ def check_file(path: Path, server: str, name: str, migration: int, tools: Path) 
     """``check_dump`` of the file at ``path`` against a reference home at its schema (``reference_archive``) that
     holds the vector indexes PaperPing would have made for the models the file's indexes name."""
     dump = toc_of(path)
-    reference = reference_archive(server, name, migration, tools, model_indexes(dump))
+    indexes = model_indexes(dump)
+    if len(indexes) > MOST_MODEL_INDEXES:  # each one is built in the reference home: a file does not choose how many
+        raise InputError(
+            f"{path} names {len(indexes)} vector indexes of embedding models; a PaperPing home has at most "
+            f"{MOST_MODEL_INDEXES}, so nothing was restored"
+        )
+    reference = reference_archive(server, name, migration, tools, indexes)
     return check_dump(dump, reference, path, migration)
 
 

@@ -92,3 +92,18 @@ def test_an_index_named_like_a_models_but_made_otherwise_is_refused(
         assert conn.execute("SELECT count(*) FROM pg_database WHERE datname LIKE 'pp_restore_models%'").fetchone() == (
             0,
         )
+
+
+def test_a_file_naming_more_model_indexes_than_a_home_has_is_refused_before_any_is_built(
+    db: Database, target: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from socialrag.cli.restore_check import MOST_MODEL_INDEXES
+
+    with _home_with_a_paper(db) as conn:  # each would be built in the check's reference home
+        for k in range(MOST_MODEL_INDEXES + 1):
+            ensure_vector_index(conn, f"model-{k}", 3)
+    backup_database(db.conninfo, tmp_path / "many.dump")
+    db.close()
+    assert main(["restore", str(tmp_path / "many.dump")]) == 2
+    err = capsys.readouterr().err
+    assert f"vector indexes of embedding models; a PaperPing home has at most {MOST_MODEL_INDEXES}" in err, err
