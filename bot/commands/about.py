@@ -24,6 +24,7 @@ from socialrag.recommender import (
     read_reception,
     silent_streak,
 )
+from socialrag.report import month_start
 
 
 @command("help", "`help` — this list", about_member=True)
@@ -196,8 +197,7 @@ def describe_unconfirmed_report(s: storage.settings.ChannelSettings, now: dateti
     """This month's monthly report began uploading and Slack never confirmed it (a crash, a lost answer, or an
     upload still under way): it may be in the channel, so it is not uploaded again."""
     began = s.report_uploading_at
-    month = now.astimezone(UTC).replace(day=1, hour=0, minute=0, second=0, microsecond=0)
-    if not s.report_monthly or began is None or began < month:
+    if not s.report_monthly or began is None or began < month_start(now):
         return None
     if s.report_last_at is not None and s.report_last_at >= began:
         return None

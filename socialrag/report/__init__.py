@@ -14,7 +14,7 @@ from socialrag.packages import entry_points
 
 if TYPE_CHECKING:
     from socialrag.report.data import load_report_data
-    from socialrag.report.monthly import UploadReport, post_due_reports, post_month_report
+    from socialrag.report.monthly import UploadReport, month_start, post_due_reports, post_month_report
     from socialrag.report.page import month_summary, safe_filename, write_report
     from socialrag.report.top import PERIODS, TopList, TopPaper, load_top_list
 

@@ -89,7 +89,7 @@ def record_citations(
                 "c": ["\x1f".join(c[4]) for c in citations],
             },
         )
-    conn.execute("UPDATE papers SET citations_fetched_at = now() WHERE id = %(id)s", {"id": paper_id})
+    mark_citations_fetched(conn, paper_id)
 
 
 def mark_citations_fetched(conn: psycopg.Connection, paper_id: int) -> None:

@@ -11,6 +11,12 @@ import psycopg
 
 from socialrag.storage.messages import MEMBER_SHARE
 
+# a channel's monthly report still to send in the month from %(m)s: asked for, not stopped, and neither posted nor
+# begun that month (a fixed condition)
+_TO_SEND = """report_monthly AND active AND report_stopped_reason IS NULL
+           AND (report_last_at IS NULL OR report_last_at < %(m)s)
+           AND (report_uploading_at IS NULL OR report_uploading_at < %(m)s)"""
+
 
 def claim_monthly_reports_due(
     conn: psycopg.Connection, month_start: datetime, now: datetime, lease: timedelta, limit: int = 20
@@ -18,12 +24,10 @@ def claim_monthly_reports_due(
     """Claim the monthly reports due (channels that asked, not yet posted or begun this month, not stopped, not
     waiting to retry, not claimed by another worker whose claim still holds) until ``now + lease``."""
     rows = conn.execute(
-        """
+        f"""
         UPDATE channel_settings s SET report_claimed_until = %(until)s
           FROM (SELECT team_id, channel_id FROM channel_settings
-                 WHERE report_monthly AND active AND report_stopped_reason IS NULL
-                   AND (report_last_at IS NULL OR report_last_at < %(m)s)
-                   AND (report_uploading_at IS NULL OR report_uploading_at < %(m)s)
+                 WHERE {_TO_SEND}
                    AND (report_retry_at IS NULL OR report_retry_at <= %(now)s)
                    AND (report_claimed_until IS NULL OR report_claimed_until < %(now)s)
                  ORDER BY team_id, channel_id LIMIT %(n)s FOR UPDATE SKIP LOCKED) due
@@ -42,12 +46,9 @@ def start_report_upload(
     month. False when another began it (its claim may have run out while it waited on Slack), it was posted,
     or the channel no longer wants it."""
     cur = conn.execute(
-        """
+        f"""
         UPDATE channel_settings SET report_uploading_at = %(now)s
-         WHERE team_id = %(t)s AND channel_id = %(c)s
-           AND report_monthly AND active AND report_stopped_reason IS NULL
-           AND (report_last_at IS NULL OR report_last_at < %(m)s)
-           AND (report_uploading_at IS NULL OR report_uploading_at < %(m)s)
+         WHERE team_id = %(t)s AND channel_id = %(c)s AND {_TO_SEND}
         """,
         {"t": team_id, "c": channel_id, "m": month_start, "now": now},
     )

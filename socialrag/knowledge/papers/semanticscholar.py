@@ -14,8 +14,6 @@ from socialrag.errors import NotFound, SourceError
 from socialrag.knowledge.links import doi_identity, normalize_arxiv_id
 from socialrag.knowledge.papers.http import PoliteClient
 from socialrag.knowledge.papers.source import (
-    MAX_YEAR,
-    MIN_YEAR,
     clean_text,
     clean_texts,
     next_month,
@@ -78,7 +76,7 @@ def citation_history(citations: Sequence[Citation], total: int | None, today: da
     the count was (a list cut short, or too many undated)."""
     days = []
     for c in citations:
-        day = c.published or (date(c.year, 12, 31) if c.year and MIN_YEAR <= c.year <= MAX_YEAR else None)
+        day = c.published or (date(year, 12, 31) if (year := parse_year(c.year)) else None)
         if day is not None:
             days.append(min(day, today))
     if not days or (total is not None and len(days) < COMPLETE_ENOUGH * total):

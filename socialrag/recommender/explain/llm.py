@@ -54,13 +54,16 @@ def answer_text(response: object) -> str | None:
     """The text of a chat completion's first choice ("" when it has none or says nothing), or None when the
     answer is not shaped as one: the openai package does not check what a server sends."""
     choices = getattr(response, "choices", None)
-    if choices is None or choices == []:
-        return "" if choices == [] else None
     if not isinstance(choices, list):
         return None
-    content = getattr(getattr(choices[0], "message", None), "content", None)
+    if not choices:
+        return ""
+    message = getattr(choices[0], "message", None)
+    if message is None:
+        return None
+    content = getattr(message, "content", None)
     if content is None:
-        return "" if getattr(choices[0], "message", None) is not None else None
+        return ""
     return content.strip() if isinstance(content, str) else None
 
 
