@@ -17,6 +17,7 @@ from socialrag.db import Database
 from socialrag.pgtools import with_dbname
 from socialrag.storage.embeddings import ensure_vector_index, index_name
 from socialrag.storage.fulltext import ensure_passage_index, passage_index_name
+from tests.support.pghomes import restore_target
 
 pytestmark = pytest.mark.slow
 
@@ -27,14 +28,8 @@ TARGET = "pp_restore_models"
 @pytest.fixture
 def target(pg_server_uri: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     """The restores' DATABASE_URL: a home not made yet."""
-    home = with_dbname(pg_server_uri, TARGET)
-    monkeypatch.setenv("DATABASE_URL", home)
-    monkeypatch.setenv("PAPERPING_OFFLINE", "1")
-    monkeypatch.setenv("PAPERPING_HOME", str(tmp_path / "home"))
-    yield home
-    with psycopg.connect(pg_server_uri, autocommit=True) as conn:
-        for name in (TARGET, f"{TARGET}_restoring", f"{TARGET}_checking", f"{TARGET}_replaced"):
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with restore_target(pg_server_uri, TARGET, tmp_path / "home", monkeypatch) as home:
+        yield home
 
 
 def _home_with_a_paper(db: Database) -> psycopg.Connection:

@@ -19,6 +19,7 @@ from socialrag.cli.archive import backup_database
 from socialrag.db import Database, ensure_database
 from socialrag.migrate import apply_migrations
 from socialrag.pgtools import tools_for, with_dbname
+from tests.support.pghomes import restore_target
 
 pytestmark = pytest.mark.slow
 
@@ -28,19 +29,13 @@ TARGET = "pp_restore_target"
 @pytest.fixture
 def target(pg_server_uri: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     """A home holding a channel, the restores' DATABASE_URL."""
-    ensure_database(pg_server_uri, TARGET)
-    home = with_dbname(pg_server_uri, TARGET)
-    with psycopg.connect(home, autocommit=True) as conn:
-        apply_migrations(conn)
-        conn.execute("INSERT INTO teams (team_id) VALUES ('TKEEP')")
-        conn.execute("INSERT INTO channels (team_id, channel_id, name) VALUES ('TKEEP', 'CKEEP', 'kept')")
-    monkeypatch.setenv("DATABASE_URL", home)
-    monkeypatch.setenv("PAPERPING_OFFLINE", "1")
-    monkeypatch.setenv("PAPERPING_HOME", str(tmp_path / "home"))
-    yield home
-    with psycopg.connect(pg_server_uri, autocommit=True) as conn:
-        for name in (TARGET, f"{TARGET}_restoring", f"{TARGET}_checking", f"{TARGET}_replaced"):
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with restore_target(pg_server_uri, TARGET, tmp_path / "home", monkeypatch) as home:
+        ensure_database(pg_server_uri, TARGET)
+        with psycopg.connect(home, autocommit=True) as conn:
+            apply_migrations(conn)
+            conn.execute("INSERT INTO teams (team_id) VALUES ('TKEEP')")
+            conn.execute("INSERT INTO channels (team_id, channel_id, name) VALUES ('TKEEP', 'CKEEP', 'kept')")
+        yield home
 
 
 def _untouched(pg_server_uri: str, home: str) -> None:

