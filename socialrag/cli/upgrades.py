@@ -7,6 +7,7 @@ Nothing is done while a server runs on the home."""
 from __future__ import annotations
 
 import argparse
+import fcntl
 import os
 import re
 import shutil
@@ -28,6 +29,7 @@ from socialrag.db import DB_NAME, migrated_database, start_embedded
 from socialrag.errors import DatabaseError, InputError
 from socialrag.pgtools import shipped_tools
 from socialrag.pgupgrade import (
+    FRESH_NAME,
     HomeUpgradeUnfinished,
     Unfinished,
     check_home,
@@ -73,7 +75,24 @@ def upgrade_home(
     started = time.monotonic()
     pgdata = home / "pgdata"
     refuse_if_running(pgdata)
-    undo_unfinished(home, say)
+    with upgrading_alone(home):
+        undo_unfinished(home, say)
+        remove_dead_copies(home, say)
+        return upgrade_alone(home, started, wheel=wheel, trusted=trusted, offline=offline, say=say, open_new=open_new)
+
+
+def upgrade_alone(
+    home: Path,
+    started: float,
+    *,
+    wheel: Path | None,
+    trusted: str | None,
+    offline: bool,
+    say: Say,
+    open_new: OpenHome | None,
+) -> Upgraded:
+    """The upgrade's five steps, under ``upgrading_alone``."""
+    pgdata = home / "pgdata"
     found, target = home_major(pgdata), installed_major()
     if found is None:
         raise InputError(f"no embedded Postgres home at {pgdata}: there is nothing to upgrade")
@@ -99,6 +118,53 @@ def upgrade_home(
         raise swap_back(home, swapping, when, exc) from exc
     clear_unfinished(home)
     return Upgraded(found, target, backup, kept, time.monotonic() - started)
+
+
+@contextmanager
+def upgrading_alone(home: Path) -> Iterator[None]:
+    """One ``paperping upgrade-home`` at a time on a home: a lock on the home's folder, which goes with the process
+    however it ends (a kill included), so that a second one stops before it touches anything."""
+    try:
+        fd = os.open(home, os.O_RDONLY | os.O_DIRECTORY)
+    except (FileNotFoundError, NotADirectoryError):
+        raise InputError(f"no embedded Postgres home at {home / 'pgdata'}: there is nothing to upgrade") from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise DatabaseError(
+                f"another `paperping upgrade-home` is running on {home}: nothing was changed. Let it finish, then run "
+                "`paperping status`"
+            ) from None
+        yield
+    finally:
+        os.close(fd)  # and the lock with it
+
+
+def remove_dead_copies(home: Path, say: Say) -> list[Path]:
+    """Delete what an upgrade killed while ``pg_upgrade`` ran leaves: its new folder (``.pgdata-pgNN-DATE``), written
+    before the journal and never moved in. Only under ``upgrading_alone``, and only a folder no running program
+    names (an orphaned ``pg_upgrade``, or a server left on it), which is kept and named instead."""
+    removed = []
+    for path in sorted(home.iterdir()):
+        if not (FRESH_NAME.fullmatch(path.name) and path.is_dir() and not path.is_symlink()):
+            continue
+        user = program_using(path)
+        if user is not None:
+            say(f"{path} is an earlier upgrade's unfinished copy, still used by {user}: it is left as it is")
+            continue
+        shutil.rmtree(path)
+        removed.append(path)
+        say(f"an earlier upgrade stopped while pg_upgrade ran: its unfinished copy {path} is deleted")
+    return removed
+
+
+def program_using(folder: Path) -> str | None:
+    """A running program (its name and pid) whose command line names ``folder``, else None."""
+    for proc in psutil.process_iter(["pid", "name", "cmdline"]):
+        if any(str(folder) in arg for arg in proc.info["cmdline"] or []):
+            return f"{proc.info['name']} (pid {proc.info['pid']})"
+    return None
 
 
 def back_up(old_bin: Path, pgdata: Path, backup: Path, major: int, say: Say) -> Path | None:

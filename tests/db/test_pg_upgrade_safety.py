@@ -109,6 +109,9 @@ def test_an_upgrade_stopped_between_its_renames_is_found_and_undone(
     (fresh / "PG_VERSION").write_text("18\n")
     journal = {"old_major": 16, "new_major": 18, "kept": kept.name, "fresh": fresh.name}
     (home / "upgrade-home.json").write_text(json.dumps(journal))
+    earlier = home / ".pgdata-pg18-20241231-000000"  # and an earlier try killed while pg_upgrade copied
+    earlier.mkdir()
+    (earlier / "PG_VERSION").write_text("18\n")
 
     assert main(["status"]) == 2  # a start stops, and makes no empty home in its place
     said = capsys.readouterr().err
@@ -119,6 +122,7 @@ def test_an_upgrade_stopped_between_its_renames_is_found_and_undone(
     assert main(["upgrade-home"]) == 0, capsys.readouterr().err
     out = capsys.readouterr().out
     assert f"{home / 'pgdata'} is the Postgres 16 folder again" in out and f"{fresh} is deleted" in out
+    assert f"its unfinished copy {earlier} is deleted" in out and not earlier.exists()
     assert "[5/5] the planner's statistics" in out and 'vacuumdb: processing database "paperping"' in out
     assert major(home / "pgdata") == 18 and not fresh.exists() and not (home / "upgrade-home.json").exists()
 

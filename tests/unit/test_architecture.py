@@ -242,6 +242,7 @@ NEEDS_THE_DRIVER = (
     "test_conference.py",
     "test_field_sources.py",
     "test_manifest.py",
+    "test_pg_upgrade_alone.py",
     "test_profile_words.py",
     "test_properties.py",
     "test_readiness.py",
