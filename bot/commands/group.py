@@ -12,7 +12,7 @@ from bot.delivery.conference_post import post_plan
 from bot.views.post_blocks import quote, works_again
 from bot.views.top_list import render_top_list
 from socialrag import storage
-from socialrag.errors import SourceError
+from socialrag.errors import OutcomeUnknown, SourceError
 from socialrag.recommender import VenueNotFound
 from socialrag.report import PERIODS, load_top_list
 
@@ -75,11 +75,18 @@ def cmd_conference(inv: Invocation) -> str:
         names = storage.workspaces.load_member_names(conn, inv.team)
         channel_name = storage.workspaces.load_channel_name(conn, inv.team, inv.channel) or inv.channel
     try:
-        post_plan(inv.client, inv.ctx.pacer, inv.channel, channel_name, plan, inv.user, names)
+        failed = post_plan(inv.client, inv.ctx.pacer, inv.channel, channel_name, plan, inv.user, names)
     except SourceError as exc:
         if "missing_scope" in str(exc):
-            return "I can't upload files yet: an admin needs to reinstall PaperPing so it gets `files:write`."
+            return "I can't post in this channel: an admin needs to reinstall PaperPing so it gets `chat:write`."
         return f"Posting the planner failed ({quote(str(exc), 200)})."
+    posted = f"Posted the {quote(plan.venue, 80)} {year} planner here"
+    if isinstance(failed, OutcomeUnknown):
+        return f"{posted}, but Slack did not confirm its files' upload: they may be in its thread all the same."
+    if failed is not None and "missing_scope" in str(failed):
+        return f"{posted}, without its files: an admin needs to reinstall PaperPing so it gets `files:write`."
+    if failed is not None:
+        return f"{posted}, without its files: their upload failed ({quote(str(failed), 200)})."
     return f"Posted the {quote(plan.venue, 80)} {year} planner here: the files and the first ten are in its thread."
 
 

@@ -9,10 +9,11 @@ from datetime import timedelta
 from bot.commands.base import Command, Invocation, UsageError, command, free_text, may_steer
 from bot.delivery.ask_answers import answer_ask
 from bot.delivery.like import answer_like
+from bot.delivery.uploads import Upload, upload_files
 from bot.views.post_blocks import link, quote, works_again
 from socialrag import storage
 from socialrag.config import zotero_allow_list
-from socialrag.errors import SourceError
+from socialrag.errors import OutcomeUnknown, SourceError
 from socialrag.knowledge import READING_LIST_EMOJI, find_paper_refs
 from socialrag.reading.library import load_references
 from socialrag.reading.references import EXTENSIONS, render
@@ -150,14 +151,20 @@ def cmd_export(inv: Invocation) -> str:
     if not refs:
         return "The reading list is empty, so there is nothing to export yet."
     inv.set(export_asked_at=inv.now)
+    title = f"Reading list ({len(refs)} papers, {'BibTeX' if fmt == 'bibtex' else 'RIS'})"
+    listed = Upload(f"reading-list.{EXTENSIONS[fmt]}", render(refs, fmt).encode(), title)
     try:
-        inv.ctx.pacer.call(
-            inv.client.files_upload_v2,
-            channel=inv.channel,
-            content=render(refs, fmt),
-            filename=f"reading-list.{EXTENSIONS[fmt]}",
-            title=f"Reading list ({len(refs)} papers, {'BibTeX' if fmt == 'bibtex' else 'RIS'})",
+        upload_files(
+            inv.ctx.pacer,
+            inv.client,
+            inv.channel,
+            [listed],
             initial_comment=f"<@{inv.user}> exported this channel's reading list.",
+        )
+    except OutcomeUnknown as exc:  # it may be in the channel: the cooldown stays, so a retry cannot post it twice
+        return (
+            f"Slack did not confirm the upload ({quote(exc.detail, 200)}); it may be in the channel all the same. "
+            f"`/paperping export` works again from {works_again(inv.now + EXPORT_COOLDOWN)}."
         )
     except SourceError as exc:
         inv.set(export_asked_at=asked)  # nothing was uploaded: the member may try again at once

@@ -7,8 +7,10 @@ from __future__ import annotations
 from slack_sdk import WebClient
 
 from bot.delivery.short_messages import post_text
+from bot.delivery.uploads import Upload, upload_files
 from bot.slack.pacer import SlackPacer
 from bot.views.post_blocks import link, quote
+from socialrag.errors import OutcomeUnknown, SourceError
 from socialrag.recommender import SHOWN, ConferencePlan, render_csv, render_markdown, render_plain
 
 
@@ -23,8 +25,10 @@ def top_ten_text(plan: ConferencePlan, names: dict[str, str]) -> str:
 def post_plan(
     client: WebClient, pacer: SlackPacer, channel: str, channel_name: str, plan: ConferencePlan, asker: str,
     names: dict[str, str],
-) -> str:  # fmt: skip
-    """Post the plan in the channel; the ts of its message."""
+) -> SourceError | None:  # fmt: skip
+    """Post the plan in the channel: its message, the files and the first ten in its thread. The first ten go there
+    whatever became of the files; what the files' upload failed with is returned (``OutcomeUnknown`` when Slack may
+    have them), None when they are there. Raises ``SourceError`` when the message itself could not be posted."""
     head = (
         f"*{quote(plan.venue, 80)} {plan.year}*: the papers this channel would most want to see, ranked with its own "
         f"ranking ({len(plan.papers)} of {plan.found}; asked by <@{asker}>). The files and the first ten are in the "
@@ -32,14 +36,17 @@ def post_plan(
     )
     ts = post_text(pacer, client, channel, head)
     stem = f"{plan.venue}-{plan.year}".replace(" ", "-")
-    pacer.call(
-        client.files_upload_v2,
-        channel=channel,
-        thread_ts=ts,
-        file_uploads=[
-            {"content": render_markdown(plan, names, channel_name), "filename": f"{stem}.md", "title": f"{stem}.md"},
-            {"content": render_csv(plan, names), "filename": f"{stem}.csv", "title": f"{stem}.csv"},
-        ],
-    )
-    post_text(pacer, client, channel, top_ten_text(plan, names), thread_ts=ts)
-    return ts
+    files = [
+        Upload(f"{stem}.md", render_markdown(plan, names, channel_name).encode(), f"{stem}.md"),
+        Upload(f"{stem}.csv", render_csv(plan, names).encode(), f"{stem}.csv"),
+    ]
+    failed: SourceError | None = None
+    try:
+        upload_files(pacer, client, channel, files, thread_ts=ts)
+    except SourceError as exc:
+        failed = exc
+    top = top_ten_text(plan, names)
+    if failed is not None and not isinstance(failed, OutcomeUnknown):
+        top += "\n_The files could not be uploaded; ask again later for them._"
+    post_text(pacer, client, channel, top, thread_ts=ts)
+    return failed

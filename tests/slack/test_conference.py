@@ -150,3 +150,31 @@ def test_the_planner_never_shows_a_paper_only_another_channel_shared(
         "I found no papers of `Secret Retreat` in 2020" in answer
         and "Secret Retreat`" not in answer.split("in 2020", 1)[1]
     ), answer
+
+
+def test_the_planners_files_failing_still_leaves_the_first_ten_and_says_what_happened(
+    harness: Harness, db: Database, tmp_path: Path
+) -> None:
+    """The files are uploaded step by step: when the step that shares them fails in a way that may come after Slack
+    shared them, the member is told they may be there; when Slack refuses them for certain (no `files:write`), the
+    thread still gets the first ten, with a line saying the files are missing, and the member is told why."""
+    build_lab(db, tmp_path, CachedEmbedder())
+    harness.ctx.channels.activate(T, "C1")
+    harness.ctx.recommender = Recommender(harness.settings, db, embedder=CachedEmbedder())
+
+    harness.standin.fail_next["files.completeUploadExternal"] = 1
+    answer = harness.command("conference ACL 2020")
+    assert "Slack did not confirm its files' upload: they may be in its thread all the same" in answer, answer
+    (head,) = [p for p in harness.standin.posts if not p.get("thread_ts") and "ACL 2020" in p["text"]]
+    (reply,) = [p for p in harness.standin.posts if p.get("thread_ts") == head["ts"]]
+    assert "could not be uploaded" not in reply["text"] and reply["text"].count("\n") >= 10
+
+    with db.connection() as conn:  # the planner's wait of ten minutes, over
+        conn.execute("DELETE FROM member_cooldowns")
+    harness.standin.missing_scopes.add("files.getUploadURLExternal")
+    answer = harness.command("conference ACL 2020")
+    assert "without its files: an admin needs to reinstall PaperPing so it gets `files:write`" in answer, answer
+    second = [p for p in harness.standin.posts if not p.get("thread_ts") and "ACL 2020" in p["text"]][-1]
+    (reply,) = [p for p in harness.standin.posts if p.get("thread_ts") == second["ts"]]
+    assert "_The files could not be uploaded; ask again later for them._" in reply["text"]
+    assert not harness.standin.files

@@ -264,3 +264,25 @@ def test_a_zotero_group_library_belongs_to_one_workspace(harness: Harness, db: D
         assert "saved papers stay here only" in harness.command("zotero off")
     finally:
         zotero.stop()
+
+
+def test_an_export_slack_may_have_taken_is_not_uploaded_twice(harness: Harness, db: Database) -> None:
+    """Slack fails the first step: nothing reached the channel, so the member may ask again at once. Slack fails the
+    step that shares the file (an error it says may come after the work was done): the file may be there, so the
+    answer says so and the ten minutes' wait stays, and a second ask cannot post it twice."""
+    share(harness, "1700000001.000100", "https://arxiv.org/abs/1706.03762", "Attention")
+    assert "Saved" in harness.command("save https://arxiv.org/abs/1706.03762")
+    name_papers(db)
+
+    harness.standin.fail_next["files.getUploadURLExternal"] = 1
+    said = harness.command("export bibtex")
+    assert said == "The upload failed (slack: internal_error); nothing was posted.", said
+    assert not harness.standin.files
+
+    harness.standin.fail_next["files.completeUploadExternal"] = 1
+    said = harness.command("export bibtex")
+    assert said.startswith("Slack did not confirm the upload (internal_error); it may be in the channel"), said
+    assert "`/paperping export` works again from" in said
+    again = harness.command("export ris")
+    assert "I uploaded the reading list here at" in again
+    assert len(harness.standin.calls_to("files.completeUploadExternal")) == 1, "the file was shared at most once"
