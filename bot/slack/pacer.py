@@ -15,7 +15,7 @@ from typing import Any
 
 from slack_sdk.errors import SlackApiError
 
-from socialrag.errors import PermanentError, SourceError
+from socialrag.errors import PermanentError, RateLimited, SourceError
 
 log = logging.getLogger(__name__)
 progress_log = logging.getLogger("paperping.progress")
@@ -40,14 +40,22 @@ PERMANENT_SLACK_ERRORS = frozenset(
 PAGE = 200
 LIMITED_PAGE = 15
 LIMITED_INTERVAL = 60.0
+# the longest one call of a listener or a job waits out Slack's Retry-After, all its 429s together: half the
+# ten-minute lease a worker holds on a post or a report, so that no other worker takes over a post still on its way
+MAX_WAIT_SECONDS = 300.0
 
 
 def call_with_retry_after(
-    fn: Callable[..., Any], wait: Callable[[float], None], max_retries: int, kwargs: dict[str, Any]
+    fn: Callable[..., Any],
+    wait: Callable[[float], None],
+    max_retries: int,
+    kwargs: dict[str, Any],
+    max_wait: float | None = None,
 ) -> tuple[Any, float]:
     """Call a Web API method, waiting out 429s; returns the answer and the longest wait asked for.
-    Other Slack errors become ``SourceError``."""
-    longest = 0.0
+    Other Slack errors become ``SourceError``. With ``max_wait``, a wait that would take the call's waits past it
+    is not begun: ``RateLimited`` instead, and the caller's usual retry applies."""
+    longest = waited = 0.0
     for _ in range(max_retries):
         try:
             return fn(**kwargs), longest
@@ -57,7 +65,13 @@ def call_with_retry_after(
                 kind = PermanentError if error in PERMANENT_SLACK_ERRORS else SourceError
                 raise kind("slack", error) from exc
             retry_after = float(exc.response.headers.get("Retry-After", 1) or 1)
+            if max_wait is not None and waited + retry_after > max_wait:
+                raise RateLimited(
+                    "slack",
+                    f"rate limited: Slack asked to wait {retry_after:.0f} s, past the {max_wait:.0f} s a call waits",
+                ) from exc
             longest = max(longest, retry_after)
+            waited += retry_after
             log.info("Slack asked to wait %.0fs", retry_after)
             wait(retry_after)
     raise SourceError("slack", f"still rate limited after {max_retries} waits")
@@ -65,17 +79,19 @@ def call_with_retry_after(
 
 @dataclass
 class SlackPacer:
-    """The process's pace of Slack calls: 429s waited out, and at most one message a second per channel."""
+    """The process's pace of Slack calls: 429s waited out, up to ``max_wait`` seconds a call, and at most one
+    message a second per channel."""
 
     sleep: Callable[[float], None] = time.sleep
     clock: Callable[[], float] = time.monotonic
     max_retries: int = 20
+    max_wait: float = MAX_WAIT_SECONDS
     _last: dict[str, float] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def call(self, fn: Callable[..., Any], **kwargs: Any) -> Any:
         """Any Web API call, with 429s waited out."""
-        return call_with_retry_after(fn, self.sleep, self.max_retries, kwargs)[0]
+        return call_with_retry_after(fn, self.sleep, self.max_retries, kwargs, self.max_wait)[0]
 
     def post(self, fn: Callable[..., Any], *, channel: str, **kwargs: Any) -> Any:
         """A message to a channel (``chat.postMessage`` and the like), spaced a second from the last one there."""

@@ -985,10 +985,11 @@ def test_an_unconfirmed_report_is_said_in_its_month_only() -> None:
 def test_a_second_worker_never_uploads_a_report_the_first_still_holds(
     harness: Harness, db: Database, tmp_path: Path
 ) -> None:
-    """The first worker waits out a 429 longer than its claim; a second claims the report meanwhile. One
-    upload reaches the channel."""
+    """The first worker waits out a 429 while a second one ticks: the first's claim holds, one upload reaches the
+    channel. A Retry-After past half the claim is not waited out at all (a second worker could take the report
+    over meanwhile): nothing is sent, and the report goes an hour later, once."""
     from bot.delivery.report_upload import post_due_reports
-    from bot.slack.pacer import SlackPacer
+    from bot.slack.pacer import MAX_WAIT_SECONDS, SlackPacer
 
     client = _monthly_report_lab(harness, db, tmp_path)
     first = datetime(2031, 3, 1, 8, tzinfo=UTC)
@@ -998,9 +999,18 @@ def test_a_second_worker_never_uploads_a_report_the_first_still_holds(
         other.append(post_due_reports(db, SlackPacer(), lambda team: client, first + timedelta(seconds=seconds)))
 
     harness.standin.rate_limits["files.getUploadURLExternal"] = 1
-    harness.standin.retry_after = 15 * 60
+    harness.standin.retry_after = int(MAX_WAIT_SECONDS)
     assert post_due_reports(db, SlackPacer(sleep=wait_while_another_ticks), lambda team: client, first) == 1
     assert other == [0] and len(harness.standin.files) == 1
+
+    april = datetime(2031, 4, 1, 8, tzinfo=UTC)
+    slept: list[float] = []
+    harness.standin.rate_limits["files.getUploadURLExternal"] = 1
+    harness.standin.retry_after = 15 * 60  # longer than the claim itself
+    assert post_due_reports(db, SlackPacer(sleep=slept.append), lambda team: client, april) == 0
+    assert slept == [] and len(harness.standin.files) == 1, "not waited out, and nothing sent"
+    assert post_due_reports(db, SlackPacer(), lambda team: client, april + timedelta(hours=1, minutes=1)) == 1
+    assert len(harness.standin.files) == 2
 
 
 def test_a_report_slack_refused_is_retried_and_uploaded_once(harness: Harness, db: Database, tmp_path: Path) -> None:

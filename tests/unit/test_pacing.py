@@ -57,3 +57,35 @@ def test_reserved_seconds_follow_one_another() -> None:
     for _ in range(4):
         pacer.wait_channel("C1")
     assert slept == [1.0, 2.0, 3.0], "each post waits for the second after the one reserved before it"
+
+
+def test_a_call_waits_out_slacks_429s_only_up_to_its_budget() -> None:
+    """Retry-Afters are waited out while their sum stays within ``max_wait``; the wait that would pass it is not
+    begun, and the call fails as rate limited, for the caller's own retry."""
+    import pytest
+    from slack_sdk.errors import SlackApiError
+    from slack_sdk.web import SlackResponse
+
+    from socialrag.errors import RateLimited
+
+    def limited(after: int) -> SlackApiError:
+        answer = SlackResponse(
+            client=None, http_verb="POST", api_url="https://slack.com/api/chat.postMessage", req_args={},
+            data={"ok": False, "error": "ratelimited"}, headers={"Retry-After": str(after)}, status_code=429,
+        )  # fmt: skip
+        return SlackApiError("ratelimited", answer)
+
+    asked = [100, 150, 60]
+
+    def post(**kwargs: object) -> dict[str, bool]:
+        if asked:
+            raise limited(asked.pop(0))
+        return {"ok": True}
+
+    slept: list[float] = []
+    pacer = SlackPacer(sleep=slept.append, max_wait=300)
+    with pytest.raises(RateLimited, match="asked to wait 60 s, past the 300 s"):
+        pacer.call(post, channel="C1")
+    assert slept == [100.0, 150.0], "the third wait would pass 300 s: not begun"
+    asked[:] = [120]
+    assert pacer.call(post, channel="C1") == {"ok": True} and slept[-1] == 120.0
