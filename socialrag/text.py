@@ -25,6 +25,9 @@ BARE_DOMAIN = re.compile(
 _BROADCAST = re.compile(r"@+(?=(?:here|channel|everyone|all)\b)", re.IGNORECASE)
 # the fence the prompts put around data (``<<<DATA`` ... ``DATA>>>``): data must not be able to close it
 _FENCE = re.compile(r"[<\uff1c\ufe64]{3,}|[>\uff1e\ufe65]{3,}")  # its lookalikes too (＞＞＞, ﹥﹥﹥)
+# every angle bracket and its lookalikes, dropped from text nested too deep to clean layer by layer
+_BRACKET = re.compile(r"[<>\uff1c\uff1e\ufe64\ufe65]")
+MOST_PASSES = 8  # layers of nested markup taken off one at a time
 # invisible characters: controls, zero-width spaces and joiners, direction marks, the soft hyphen, the byte-order
 # mark (what would hide a fence, ``DATA>\u2060>>``, or split a word the checks look for)
 _CONTROL = re.compile(
@@ -43,11 +46,22 @@ def _angle(m: re.Match[str]) -> str:
 def as_data(text: str | None) -> str:
     """``text`` with mentions, broadcasts, channel links, link markup, addresses, member tokens and the prompts'
     data fence (``<<<``, ``>>>``) removed (a link keeps its label), invisible control characters dropped, and
-    spaces folded."""
+    spaces folded. Markup nested deeper than ``MOST_PASSES`` layers keeps none of its angle brackets."""
     if not text:
         return ""
-    out = _CONTROL.sub("", text)
-    for _ in range(8):  # markup nested in markup (``<<!here>>``) comes out a layer at a time
+    out, settled = _settle(_CONTROL.sub("", text))
+    if not settled:
+        # deeper than any real message nests: a crafted one (``<!here|<a|<a|...x>x>>``), whose brackets all go,
+        # so that no layer left over can close into markup; what remains is cleaned as usual
+        out, _ = _settle(_BRACKET.sub("", out))
+    return out
+
+
+def _settle(text: str) -> tuple[str, bool]:
+    """``text`` cleaned a layer at a time (``<<!here>>`` needs two), and whether it stopped changing within
+    ``MOST_PASSES`` layers. Bounded: each layer reads the whole text again."""
+    out = text
+    for _ in range(MOST_PASSES):
         before = out
         out = _ANGLE.sub(_angle, out)
         out = _MEMBER_TOKEN.sub("", out)
@@ -57,5 +71,5 @@ def as_data(text: str | None) -> str:
         out = _FENCE.sub("", out)
         out = " ".join(out.replace("{@", "{ @").split())
         if out == before:
-            break
-    return out
+            return out, True
+    return out, False

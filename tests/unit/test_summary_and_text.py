@@ -68,6 +68,23 @@ def test_data_cannot_close_the_prompt_fence() -> None:
     assert as_data("@\u2060here and <\ufeff!channel> in a pass\u00adage") == "here and in a passage"
 
 
+def test_markup_nested_deeper_than_the_cleaning_passes_keeps_no_bracket() -> None:
+    """A broadcast wrapped in more layers of link markup than ``as_data`` takes off one at a time
+    (``<!here|<a|<a|...x>x>x>``) comes out without a single angle bracket, so that no layer left over closes into
+    ``<!here|...>``; markup nested less deep is cleaned as before, link labels kept."""
+    for depth in (8, 9, 30):
+        inner = "x"
+        for _ in range(depth):
+            inner = f"<a|{inner}x>"
+        cleaned = as_data(f"Results <!here|{inner}> below")
+        assert "<" not in cleaned and ">" not in cleaned, (depth, cleaned)
+        assert cleaned.startswith("Results") and cleaned.endswith("below"), cleaned
+        assert as_data(cleaned) == cleaned, "cleaning is stable"
+    assert as_data("Read <https://a.example|the paper>, <<!here>> and <@U1>: p < 0.05.") == (
+        "Read the paper, and : p < 0.05."
+    ), "a lone bracket in ordinary text stays"
+
+
 def test_a_sentence_from_an_abstract_stands_on_its_own() -> None:
     """No "this task", "this gap", "we" or "our" pointing at what the post does not say: the reference goes, or
     another sentence is chosen, or the sentence it leans on comes first."""
