@@ -3,8 +3,9 @@
 ``parse_fulltext(data, kind)`` reads a JATS XML file (PubMed Central, bioRxiv, medRxiv), an arXiv HTML page
 (LaTeXML's) or a PDF (``pypdf``) into a ``FullText``: the title, the sections in order (each its heading and
 paragraphs), the references apart, and the licence the file states. Every parser is bounded: at most ``MAX_BYTES``
-of input, ``MAX_PAGES`` pages of a PDF, ``MAX_CHARS`` of text kept, and no XML entity is expanded. What cannot be
-read raises ``FullTextError`` with a sentence saying why; nothing here fetches or stores.
+of input, ``MAX_PAGES`` pages of a PDF, ``MAX_CHARS`` of text kept, and an XML file whose DOCTYPE declares anything
+of its own (an entity, a default attribute) is refused unread. What cannot be read raises ``FullTextError`` with a
+sentence saying why; nothing here fetches or stores.
 """
 
 from socialrag.knowledge.fulltext.model import (

@@ -1,5 +1,6 @@
-"""JATS XML (PubMed Central's open-access subset, bioRxiv, medRxiv) read into sections, with ``defusedxml``: an
-entity declaration (the way an XML bomb or an outside file gets in) is refused, never expanded."""
+"""JATS XML (PubMed Central's open-access subset, bioRxiv, medRxiv) read into sections, with ``defusedxml``: a
+document type that declares anything of its own (an entity, the way an XML bomb or an outside file gets in, or a
+default attribute, copied onto every element) is refused, never expanded."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import Any
 from xml.etree.ElementTree import Element, ParseError
 
 import defusedxml
-import defusedxml.ElementTree
+from defusedxml.ElementTree import DefusedXMLParser
 
 from socialrag.knowledge.fulltext.model import (
     HEADING_CHARS,
@@ -54,11 +55,37 @@ def _paragraphs(sec: Element) -> list[Element]:
     return found
 
 
+INTERNAL_DTD = (
+    "the XML declares a document type of its own (entities, attributes or elements in its DOCTYPE), which is never read"
+)
+
+
+class _Parser(DefusedXMLParser):
+    """``defusedxml``'s parser that also refuses a document type with declarations of its own (an internal
+    subset): a default attribute declared there (``<!ATTLIST p x CDATA "...">``) is copied onto every element
+    that lacks it, so a few kilobytes of XML could fill the memory without a single entity. The files PaperPing
+    reads name their DTD outside (``"JATS-archivearticle1.dtd"``), which is never fetched."""
+
+    def __init__(self) -> None:
+        super().__init__(forbid_dtd=False, forbid_entities=True, forbid_external=True)
+        self.parser.StartDoctypeDeclHandler = self._refuse_own_declarations
+
+    @staticmethod
+    def _refuse_own_declarations(name: str, sysid: str | None, pubid: str | None, has_internal_subset: bool) -> None:
+        if has_internal_subset:
+            raise FullTextError(INTERNAL_DTD)
+
+
 def read_xml(data: bytes) -> Any:
-    """The root element of ``data``, parsed with ``defusedxml``: a document type is allowed, an entity
-    declaration or an outside file never (``FullTextError``, as for XML that is not well-formed)."""
+    """The root element of ``data``, parsed with ``defusedxml``: a document type is allowed when it only names its
+    DTD; declarations of its own (entities, default attributes, elements) or an outside file never
+    (``FullTextError``, as for XML that is not well-formed)."""
+    parser = _Parser()
     try:
-        return defusedxml.ElementTree.fromstring(data, forbid_dtd=False, forbid_entities=True, forbid_external=True)
+        parser.feed(data)
+        return parser.close()
+    except FullTextError:
+        raise
     except defusedxml.DefusedXmlException as exc:
         raise FullTextError(f"the XML declares entities or outside files, which are never expanded ({exc})") from None
     except (ParseError, ValueError) as exc:

@@ -1,7 +1,7 @@
 """The JATS ``<article>`` of a full-text answer as the JATS reader takes it: inside an answer of PubMed Central's
 OAI-PMH service (``GetRecord`` with ``metadataPrefix=pmc``: ``<OAI-PMH><GetRecord><record><metadata><article>``), or a
 file whose elements are in JATS's namespace, read out with its elements' names plain. Parsed with ``defusedxml`` as
-the reader parses: an entity declaration is refused, never expanded."""
+the reader parses: a DOCTYPE with declarations of its own is refused, never expanded."""
 
 from __future__ import annotations
 
