@@ -1,10 +1,14 @@
 """Files crafted against the full-text reader, each built here and served where a real host would serve it: a
-DOCTYPE whose default attribute would be copied onto every paragraph. Each is said as the paper's note, and costs
-no more than a real paper."""
+DOCTYPE whose default attribute would be copied onto every paragraph; an article nested thousands of elements deep
+in PubMed Central's answer; a file that breaks the reader in a way nobody foresaw. Each is said as the paper's note
+(unreadable: looked for again after 30 days, not the next day), and costs no more than a real paper."""
 
 from __future__ import annotations
 
-from tests.support.fulltext_hosts import Answer, Web
+import pytest
+
+from socialrag.knowledge.papers import fulltext_source
+from tests.support.fulltext_hosts import NXML, OAI_NS, Answer, Web, pmc_record
 from tests.unit.test_fulltext_hosts import PMC, reader
 
 
@@ -21,3 +25,51 @@ def test_pmcs_answer_with_a_default_attribute_in_its_doctype_is_unreadable_and_n
     got = reader(web).read({"pmcid": "PMC3460867"})
     assert got.status == "unreadable" and got.passages == ()
     assert "PubMed Central" in (got.note or "") and "document type of its own" in (got.note or ""), got.note
+
+
+def _in_pmcs_answer(article: bytes) -> bytes:
+    head = f'<OAI-PMH xmlns="{OAI_NS}"><GetRecord><record><metadata>'.encode()
+    return head + article + b"</metadata></record></GetRecord></OAI-PMH>"
+
+
+DEEP = 5_000  # far past Python's recursion limit, far within what expat parses
+
+
+@pytest.mark.parametrize(
+    ("article", "said"),
+    [
+        (b'<article xmlns="x">' + b"<b>" * DEEP + b"</b>" * DEEP + b"</article>", "holds no body text"),
+        (
+            b'<article xmlns="x"><body><sec><title>T</title><p>'
+            + b"<b>" * DEEP
+            + b"words " * 50
+            + b"</b>" * DEEP
+            + b"</p></sec></body></article>",
+            "cannot be read (RecursionError",
+        ),
+    ],
+    ids=["deep and empty", "deep paragraph"],
+)
+def test_an_article_nested_thousands_deep_in_pmcs_answer_is_unreadable_not_a_crash(article: bytes, said: str) -> None:
+    web = Web()
+    web.on(PMC, Answer(200, _in_pmcs_answer(article), "text/xml"))
+    got = reader(web).read({"pmcid": "PMC3460867"})
+    assert got.status == "unreadable" and said in (got.note or ""), got.note
+
+
+@pytest.mark.parametrize("error", [RecursionError, MemoryError, KeyError])
+def test_a_file_that_breaks_the_reader_in_an_unforeseen_way_is_unreadable_with_what_happened(
+    monkeypatch: pytest.MonkeyPatch, error: type[Exception]
+) -> None:
+    """The reader never raises for what a file does: the worker would take the error for a host that did not
+    answer and fetch the same file again the next day."""
+
+    def breaks(*args: object) -> None:
+        raise error("deep inside")
+
+    monkeypatch.setattr(fulltext_source, "article_of", breaks)
+    web = Web()
+    web.on(PMC, Answer(200, pmc_record(NXML["pone.0046493.nxml"], 3460867), "text/xml"))
+    got = reader(web).read({"pmcid": "PMC3460867"})
+    assert got.status == "unreadable" and got.source_url == PMC
+    assert got.note == f"PubMed Central: the file broke the reader ({error.__name__})"

@@ -18,7 +18,7 @@ from socialrag.knowledge.fulltext.model import (
     Section,
     passages,
 )
-from socialrag.knowledge.fulltext.parse import parse_fulltext
+from socialrag.knowledge.fulltext.parse import parse_article, parse_fulltext
 
 __all__ = [
     "MAX_BYTES",
@@ -28,6 +28,7 @@ __all__ = [
     "FullTextError",
     "Passage",
     "Section",
+    "parse_article",
     "parse_fulltext",
     "passages",
 ]

@@ -93,7 +93,11 @@ def read_xml(data: bytes) -> Any:
 
 
 def parse_jats(data: bytes) -> FullText:
-    root = read_xml(data)
+    return read_article(read_xml(data))
+
+
+def read_article(root: Element) -> FullText:
+    """A JATS ``<article>`` already parsed (its elements' names plain) read into sections."""
     if root.tag != "article":
         raise FullTextError(f"the XML is not a JATS article (its root is <{root.tag}>)")
     meta = root.find("front/article-meta")

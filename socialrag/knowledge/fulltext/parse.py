@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Callable
+from typing import Any, Literal
 
 from socialrag.knowledge.fulltext.model import MAX_BYTES, FullText, FullTextError
 
@@ -17,8 +18,20 @@ def parse_fulltext(data: bytes, kind: Kind) -> FullText:
         raise FullTextError(f"the file has {len(data) // 1_000_000} MB; at most {MAX_BYTES // 1_000_000} MB is read")
     if not data.strip():
         raise FullTextError("the file is empty")
+    return _checked(lambda: _parse(data, kind))
+
+
+def parse_article(article: Any) -> FullText:
+    """A JATS ``<article>`` element already parsed (PubMed Central's answer, its names made plain) read as
+    ``parse_fulltext`` reads a JATS file."""
+    from socialrag.knowledge.fulltext.jats import read_article
+
+    return _checked(lambda: read_article(article))
+
+
+def _checked(parse: Callable[[], FullText]) -> FullText:
     try:
-        paper = _parse(data, kind)
+        paper = parse()
     except FullTextError:
         raise
     except Exception as exc:  # a crafted file can reach any corner of a parser: said, never raised as itself

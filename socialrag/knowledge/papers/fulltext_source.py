@@ -24,7 +24,7 @@ import httpx
 
 from socialrag.config import Settings
 from socialrag.errors import NotFound, SourceError
-from socialrag.knowledge.fulltext import MAX_BYTES, FullTextError, parse_fulltext, passages
+from socialrag.knowledge.fulltext import MAX_BYTES, FullTextError, parse_article, parse_fulltext, passages
 from socialrag.knowledge.link_ids import acl_id, normalize_arxiv_id
 from socialrag.knowledge.papers.biorxiv import BiorxivApi, latest_version
 from socialrag.knowledge.papers.crossref import is_doi
@@ -245,7 +245,8 @@ _NO_LOCATION = (
 
 def read_fetched(location: Location, fetched: Fetched) -> Reading | _Try:
     """A fetched file parsed as the location's kind; a web page where a PDF was expected (a login or landing
-    page) and a file that cannot be read are unreadable, with the parser's reason."""
+    page) and a file that cannot be read are unreadable, with the parser's reason. Never raises: a file that breaks
+    the reading some other way (too deep, too large for the memory) is unreadable too, with what happened."""
     body, where = fetched.body, _where(location)
     head = body[:512].lstrip().lower()
     page = fetched.content_type in ("text/html", "application/xhtml+xml")
@@ -253,13 +254,15 @@ def read_fetched(location: Location, fetched: Fetched) -> Reading | _Try:
     if location.kind == "pdf" and looks_html and not body.startswith(b"%PDF-"):
         return _Try("unreadable", f"{where} answered a web page (a login or landing page), not a PDF", fetched.url)
     try:
-        data = article_of(body) if location.kind == "jats" else body
-        paper = parse_fulltext(data, location.kind)
+        paper = parse_article(article_of(body)) if location.kind == "jats" else parse_fulltext(body, location.kind)
+        pieces = tuple((p.section, p.text) for p in passages(paper))
     except NotOpenAccess as exc:  # PMC has no open full text of it (not in its open-access subset)
         return _Try("none", f"{where}: {exc}", fetched.url)
     except FullTextError as exc:
         return _Try("unreadable", f"{where}: {exc}", fetched.url)
-    pieces = tuple((p.section, p.text) for p in passages(paper))
+    except Exception as exc:  # RecursionError, MemoryError...: this file, not the host; not asked for again soon
+        log.warning("full text: %s broke the reader: %s", fetched.url[:200], type(exc).__name__)
+        return _Try("unreadable", f"{where}: the file broke the reader ({type(exc).__name__})", fetched.url)
     note = "; ".join(paper.notes) or None
     return Reading("read", note, location.kind, fetched.url, paper.licence or location.licence, pieces)
 
