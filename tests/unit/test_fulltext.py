@@ -162,6 +162,35 @@ def test_a_long_paragraph_becomes_passages_cut_at_its_sentences() -> None:
     assert [len(p.text) for p in passages(one)] == [PASSAGE_CHARS, PASSAGE_CHARS, 5], "no sentence end: cut anyway"
 
 
+def test_short_paragraphs_run_on_into_the_next_so_passages_follow_the_texts_length() -> None:
+    from socialrag.knowledge.fulltext import FullText, Section, passages
+    from socialrag.knowledge.fulltext.model import PASSAGE_CHARS, SHORT_CHARS
+
+    lines = tuple(f"Line {n} of the table." for n in range(2_000))  # 2,000 paragraphs of about 20 characters
+    paper = FullText("T", (Section("2 Data", lines), Section("3 Method", ("A short one.", "Another."))))
+    cut = passages(paper)
+    data = [p for p in cut if p.section == "2 Data"]
+    assert len(data) < sum(len(x) + 1 for x in lines) // SHORT_CHARS + 2, len(data)
+    assert all(SHORT_CHARS <= len(p.text) <= PASSAGE_CHARS for p in data[:-1])
+    assert " ".join(p.text for p in data) == " ".join(lines), "nothing lost, nothing moved"
+    assert [p.text for p in cut if p.section == "3 Method"] == ["A short one. Another."], "never across sections"
+    long = "Each thread was read twice by two members of the lab. " * 10
+    assert [p.text for p in passages(FullText("T", (Section("", (long, long)),)))] == [long.strip()] * 2
+
+
+def test_passages_stop_at_the_cap_inside_a_section_too() -> None:
+    """One section can hold the whole file: the cap holds between its paragraphs, not only between sections."""
+    from socialrag.knowledge.fulltext import MAX_PASSAGES, FullText, Section, passages
+
+    paragraph = "A paragraph of the results that is long enough to be a passage of its own. " * 4
+    paper = FullText("T", (Section("4 Results", (paragraph,) * (MAX_PASSAGES + 500)), Section("5 End", ("x",))))
+    started = time.monotonic()
+    cut = passages(paper)
+    assert len(cut) == MAX_PASSAGES and {p.section for p in cut} == {"4 Results"}
+    assert len(passages(paper, 10)) == 10
+    assert time.monotonic() - started < 5
+
+
 def test_crafted_files_are_bounded_in_time_size_and_kind_of_error(monkeypatch: pytest.MonkeyPatch) -> None:
     """A PDF whose text takes long to extract is given up at its deadline (it is read in a process of its own, with
     CPU and memory limits); headings and titles are cut; NUL and lone surrogates never reach the database; a deep

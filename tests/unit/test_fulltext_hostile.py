@@ -1,14 +1,17 @@
 """Files crafted against the full-text reader, each built here and served where a real host would serve it: a
 DOCTYPE whose default attribute would be copied onto every paragraph; an article nested thousands of elements deep
-in PubMed Central's answer; a file that breaks the reader in a way nobody foresaw. Each is said as the paper's note
-(unreadable: looked for again after 30 days, not the next day), and costs no more than a real paper."""
+in PubMed Central's answer; a file that breaks the reader in a way nobody foresaw; a small PDF or JATS file of
+thousands of one-word paragraphs. Each is said as the paper's note (unreadable: looked for again after 30 days, not
+the next day), or read into no more passages than its text's length gives, and costs no more than a real paper."""
 
 from __future__ import annotations
 
 import pytest
 
+from socialrag.knowledge.fulltext.model import SHORT_CHARS
 from socialrag.knowledge.papers import fulltext_source
 from tests.support.fulltext_hosts import NXML, OAI_NS, Answer, Web, pmc_record
+from tests.support.pdfs import text_pdf
 from tests.unit.test_fulltext_hosts import PMC, reader
 
 
@@ -73,3 +76,35 @@ def test_a_file_that_breaks_the_reader_in_an_unforeseen_way_is_unreadable_with_w
     got = reader(web).read({"pmcid": "PMC3460867"})
     assert got.status == "unreadable" and got.source_url == PMC
     assert got.note == f"PubMed Central: the file broke the reader ({error.__name__})"
+
+
+def test_a_small_pdf_of_thousands_of_short_lines_gives_passages_by_its_texts_length() -> None:
+    """One heading and 3,000 lines a page on ten pages: 30,000 paragraphs of a word each in 500 KB, which were
+    30,000 passages to store, embed and compare; now a passage holds a couple of hundred characters."""
+    lines = ["Xa."] * 3_000
+    web = Web()
+    web.on("https://acl.test/2020.acl-main.1.pdf", Answer(200, text_pdf([["Results", *lines]] + [lines] * 9)))
+    got = reader(web).read({"acl": "2020.acl-main.1"})
+    assert got.status == "read", got.note
+    text = sum(len(t) + 1 for _, t in got.passages)
+    assert 100 < len(got.passages) <= text // SHORT_CHARS + 1, len(got.passages)
+
+
+def test_a_jats_section_of_thousands_of_tiny_paragraphs_gives_passages_by_its_texts_length() -> None:
+    body = b"<sec><title>Methods</title>" + b"<p>a.</p>" * 20_000 + b"</sec>"
+    article = b"<article><front><article-meta><title-group><article-title>T</article-title></title-group>"
+    article += b"</article-meta></front><body>" + body + b"</body></article>"
+    web = Web()
+    web.on(PMC, Answer(200, _in_pmcs_answer(article), "text/xml"))
+    got = reader(web).read({"pmcid": "PMC3460867"})
+    assert got.status == "read" and {s for s, _ in got.passages} == {"Methods"}
+    assert len(got.passages) <= 20_000 * 3 // SHORT_CHARS + 1, len(got.passages)
+
+
+def test_passages_past_the_cap_are_left_out_and_said_in_the_note(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(fulltext_source, "MAX_PASSAGES", 5)
+    web = Web()
+    web.on(PMC, Answer(200, pmc_record(NXML["pone.0046493.nxml"], 3460867), "text/xml"))
+    got = reader(web).read({"pmcid": "PMC3460867"})
+    assert got.status == "read" and len(got.passages) == 5
+    assert got.note == "passages after 5", got.note

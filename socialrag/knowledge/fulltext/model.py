@@ -45,7 +45,7 @@ _UNSTORABLE = re.compile(
     r"[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff]"
 )  # Postgres takes neither NUL nor a lone surrogate
 HEADING_CHARS = 300  # a heading, and a subsection's whole path, at most
-MAX_PASSAGES = 3000
+MAX_PASSAGES = 3000  # passages kept of one paper at most; the rest is left out and said
 
 
 def clean(text: str, most: int | None = None) -> str:
@@ -85,6 +85,7 @@ class Budget:
 
 
 PASSAGE_CHARS = 1200  # a passage at most this long: a paragraph, or a long one cut at its sentences
+SHORT_CHARS = 200  # a paragraph (or a long one's last piece) shorter than this runs on into the next one
 
 
 @dataclass(frozen=True)
@@ -93,25 +94,39 @@ class Passage:
     text: str
 
 
-def passages(paper: FullText) -> list[Passage]:
-    """The paper's paragraphs as passages, in order: each paragraph, a long one cut at a sentence's end so that
-    no passage is over ``PASSAGE_CHARS``."""
+def passages(paper: FullText, most: int = MAX_PASSAGES) -> list[Passage]:
+    """The paper's text as passages, in order, at most ``most``: each section's paragraphs, a long one cut at a
+    sentence's end so that no passage is over ``PASSAGE_CHARS``, and one shorter than ``SHORT_CHARS`` run on into
+    the next paragraph of its section, so that the number of passages follows the length of the text (a file of
+    thousands of one-word lines gives a few passages, not thousands)."""
     out: list[Passage] = []
     for section in paper.sections:
-        if len(out) >= MAX_PASSAGES:
-            break
+        piece = ""
         for paragraph in section.paragraphs:
-            piece = ""
-            for sentence in re.split(r"(?<=[.!?])\s+(?=[A-Z0-9(\[])", paragraph):
-                if piece and len(piece) + 1 + len(sentence) > PASSAGE_CHARS:
-                    out.append(Passage(section.heading, piece))
-                    piece = ""
-                piece = f"{piece} {sentence}".strip()
-                while len(piece) > PASSAGE_CHARS:  # one sentence longer than a passage: cut at a space
-                    cut = piece.rfind(" ", 0, PASSAGE_CHARS)
-                    cut = cut if cut > 0 else PASSAGE_CHARS
-                    out.append(Passage(section.heading, piece[:cut]))
-                    piece = piece[cut:].strip()
-            if piece:
+            if len(piece) >= SHORT_CHARS:
                 out.append(Passage(section.heading, piece))
+                piece = ""
+            piece = _run_on(piece, paragraph, section.heading, out)
+            if len(out) >= most:  # checked within a section too: one section may hold the whole file
+                return out[:most]
+        if piece:
+            out.append(Passage(section.heading, piece))
+        if len(out) >= most:
+            return out[:most]
     return out
+
+
+def _run_on(piece: str, paragraph: str, heading: str, out: list[Passage]) -> str:
+    """``paragraph``'s sentences added after ``piece``: each passage filled up to ``PASSAGE_CHARS`` goes into
+    ``out``; what is left (the start of the next passage) is returned."""
+    for sentence in re.split(r"(?<=[.!?])\s+(?=[A-Z0-9(\[])", paragraph):
+        if piece and len(piece) + 1 + len(sentence) > PASSAGE_CHARS:
+            out.append(Passage(heading, piece))
+            piece = ""
+        piece = f"{piece} {sentence}".strip()
+        while len(piece) > PASSAGE_CHARS:  # one sentence longer than a passage: cut at a space
+            cut = piece.rfind(" ", 0, PASSAGE_CHARS)
+            cut = cut if cut > 0 else PASSAGE_CHARS
+            out.append(Passage(heading, piece[:cut]))
+            piece = piece[cut:].strip()
+    return piece

@@ -24,7 +24,14 @@ import httpx
 
 from socialrag.config import Settings
 from socialrag.errors import NotFound, SourceError
-from socialrag.knowledge.fulltext import MAX_BYTES, FullTextError, parse_article, parse_fulltext, passages
+from socialrag.knowledge.fulltext import (
+    MAX_BYTES,
+    MAX_PASSAGES,
+    FullTextError,
+    parse_article,
+    parse_fulltext,
+    passages,
+)
 from socialrag.knowledge.link_ids import acl_id, normalize_arxiv_id
 from socialrag.knowledge.papers.biorxiv import BiorxivApi, latest_version
 from socialrag.knowledge.papers.crossref import is_doi
@@ -255,7 +262,7 @@ def read_fetched(location: Location, fetched: Fetched) -> Reading | _Try:
         return _Try("unreadable", f"{where} answered a web page (a login or landing page), not a PDF", fetched.url)
     try:
         paper = parse_article(article_of(body)) if location.kind == "jats" else parse_fulltext(body, location.kind)
-        pieces = tuple((p.section, p.text) for p in passages(paper))
+        found = passages(paper, MAX_PASSAGES + 1)  # one more than is kept: whether any was left out
     except NotOpenAccess as exc:  # PMC has no open full text of it (not in its open-access subset)
         return _Try("none", f"{where}: {exc}", fetched.url)
     except FullTextError as exc:
@@ -263,7 +270,9 @@ def read_fetched(location: Location, fetched: Fetched) -> Reading | _Try:
     except Exception as exc:  # RecursionError, MemoryError...: this file, not the host; not asked for again soon
         log.warning("full text: %s broke the reader: %s", fetched.url[:200], type(exc).__name__)
         return _Try("unreadable", f"{where}: the file broke the reader ({type(exc).__name__})", fetched.url)
-    note = "; ".join(paper.notes) or None
+    cut = (f"passages after {MAX_PASSAGES:,}",) if len(found) > MAX_PASSAGES else ()
+    pieces = tuple((p.section, p.text) for p in found[:MAX_PASSAGES])
+    note = "; ".join(paper.notes + cut) or None
     return Reading("read", note, location.kind, fetched.url, paper.licence or location.licence, pieces)
 
 
