@@ -17,6 +17,7 @@ from socialrag.knowledge.fulltext.model import (
     FullTextError,
     Passage,
     Section,
+    TimeUp,
     passages,
 )
 from socialrag.knowledge.fulltext.parse import parse_article, parse_fulltext
@@ -30,6 +31,7 @@ __all__ = [
     "FullTextError",
     "Passage",
     "Section",
+    "TimeUp",
     "parse_article",
     "parse_fulltext",
     "passages",

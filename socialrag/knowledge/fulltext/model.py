@@ -18,6 +18,11 @@ class FullTextError(ValueError):
     well-formed, an entity declaration)."""
 
 
+class TimeUp(FullTextError):
+    """The time the caller gave ran out while the file was read: not the file's fault (it may be read another
+    time, with more)."""
+
+
 @dataclass(frozen=True)
 class Section:
     """One section of a paper: its heading as the paper writes it ("4.2 Datasets"), with its parents' before it

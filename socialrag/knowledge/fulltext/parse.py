@@ -12,13 +12,14 @@ LEAST_TEXT = 150  # characters of body text a full text has at least (a real bod
 Kind = Literal["jats", "html", "pdf"]
 
 
-def parse_fulltext(data: bytes, kind: Kind) -> FullText:
-    """``data`` read as ``kind``; ``FullTextError`` with a sentence saying why when it cannot be."""
+def parse_fulltext(data: bytes, kind: Kind, seconds: float | None = None) -> FullText:
+    """``data`` read as ``kind``; ``FullTextError`` with a sentence saying why when it cannot be. ``seconds``: the
+    time the caller has left, which a PDF's extraction keeps to (``TimeUp``)."""
     if len(data) > MAX_BYTES:
         raise FullTextError(f"the file has {len(data) // 1_000_000} MB; at most {MAX_BYTES // 1_000_000} MB is read")
     if not data.strip():
         raise FullTextError("the file is empty")
-    return _checked(lambda: _parse(data, kind))
+    return _checked(lambda: _parse(data, kind, seconds))
 
 
 def parse_article(article: Any) -> FullText:
@@ -41,7 +42,7 @@ def _checked(parse: Callable[[], FullText]) -> FullText:
     return paper
 
 
-def _parse(data: bytes, kind: Kind) -> FullText:
+def _parse(data: bytes, kind: Kind, seconds: float | None) -> FullText:
     if kind == "jats":
         from socialrag.knowledge.fulltext.jats import parse_jats
 
@@ -55,5 +56,5 @@ def _parse(data: bytes, kind: Kind) -> FullText:
             raise FullTextError("the file is not a PDF")
         from socialrag.knowledge.fulltext.pdf import parse_pdf
 
-        return parse_pdf(data)
+        return parse_pdf(data, seconds)
     raise FullTextError(f"no reader for {kind!r}")

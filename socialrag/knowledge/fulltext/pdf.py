@@ -17,6 +17,7 @@ from socialrag.knowledge.fulltext.model import (
     FullText,
     FullTextError,
     Section,
+    TimeUp,
     clean,
     heading_of,
 )
@@ -42,7 +43,10 @@ PDF_CPU_SECONDS = 15  # CPU seconds, and memory, the extracting process may use
 PDF_MEMORY = 1_500_000_000
 
 
-def parse_pdf(data: bytes) -> FullText:
+def parse_pdf(data: bytes, seconds: float | None = None) -> FullText:
+    """``data`` read into sections, its text extracted within ``PDF_SECONDS`` or the ``seconds`` the caller has
+    left, whichever is shorter (``TimeUp`` when the caller's time is what ran out)."""
+    limit = PDF_SECONDS if seconds is None else max(min(seconds, PDF_SECONDS), 0.0)
     try:
         done = subprocess.run(
             [
@@ -55,10 +59,12 @@ def parse_pdf(data: bytes) -> FullText:
             ],
             input=data,
             capture_output=True,
-            timeout=PDF_SECONDS,
+            timeout=limit,
             check=False,
         )
     except subprocess.TimeoutExpired:
+        if limit < PDF_SECONDS:
+            raise TimeUp(f"the time for this paper ran out while its PDF was read ({limit:.0f} s left)") from None
         raise FullTextError(f"the PDF took more than {PDF_SECONDS:g} s to read") from None
     try:
         out = json.loads(done.stdout or b"{}")

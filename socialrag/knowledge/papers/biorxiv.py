@@ -133,14 +133,15 @@ class BiorxivApi:
     def can_fetch(self, ids: dict[str, str]) -> bool:
         return ids.get("doi", "").startswith("10.1101/")
 
-    def details(self, doi: str) -> tuple[Server, list[Mapping[str, Any]]] | None:
-        """The rows of every version of a preprint, from the server that has it (None: neither has it)."""
+    def details(self, doi: str, until: float | None = None) -> tuple[Server, list[Mapping[str, Any]]] | None:
+        """The rows of every version of a preprint, from the server that has it (None: neither has it); with
+        ``until`` (``time.monotonic``), asked no later than that (``OutOfTime``)."""
         if not is_doi(doi):
             return None
         first = server_of(doi)
         for server in (first, *(s for s in SERVERS if s != first)):
             try:
-                body = self.http.request_json("GET", f"details/{server}/{doi}/na/json")
+                body = self.http.request_json("GET", f"details/{server}/{doi}/na/json", until=until)
             except NotFound:
                 continue
             rows = body.get("collection") if isinstance(body, dict) else None

@@ -28,6 +28,7 @@ from socialrag.knowledge.fulltext import (
     MAX_BYTES,
     MAX_PASSAGES,
     FullTextError,
+    TimeUp,
     parse_article,
     parse_fulltext,
     passages,
@@ -35,7 +36,7 @@ from socialrag.knowledge.fulltext import (
 from socialrag.knowledge.link_ids import acl_id, normalize_arxiv_id
 from socialrag.knowledge.papers.biorxiv import BiorxivApi, latest_version
 from socialrag.knowledge.papers.crossref import is_doi
-from socialrag.knowledge.papers.http import Refused, SharedPace, TooLarge, Undecodable
+from socialrag.knowledge.papers.http import OutOfTime, Refused, SharedPace, TooLarge, Undecodable
 from socialrag.knowledge.papers.oai import NotOpenAccess, article_of
 from socialrag.knowledge.papers.openalex import OpenAlex
 from socialrag.knowledge.papers.web_hosts import Disallowed, Fetched, WebHosts
@@ -164,12 +165,16 @@ class FullTextReader:
         self._clock = clock
 
     def read(self, ids: Mapping[str, str], oa_url: str | None = None, oa_licence: str | None = None) -> Reading:
-        """The paper's full text from the first location that gives one; never raises for what a host does."""
+        """The paper's full text from the first location that gives one; never raises for what a host does. All of
+        it, the look-ups at OpenAlex and bioRxiv included, takes at most ``paper_seconds``."""
         until = self._clock() + self.paper_seconds
         found = None
         locations = list_locations(ids, oa_url, oa_licence, self.hosts)
         if not locations and oa_url is None:
-            record = self._ask_openalex(ids)
+            try:
+                record = self._ask_openalex(ids, until)
+            except OutOfTime as exc:
+                return Reading("later", f"the time for this paper was spent asking OpenAlex ({exc.detail[:160]})")
             if record is not None:
                 locations = list_locations({**record.ids, **ids}, record.oa_pdf_url, record.oa_licence, self.hosts)
                 found = (record.oa_pdf_url, record.oa_licence) if record.oa_pdf_url else None
@@ -192,13 +197,16 @@ class FullTextReader:
             if client is not None:
                 client.close()
 
-    def _ask_openalex(self, ids: Mapping[str, str]) -> Paper | None:
-        """OpenAlex's record of a paper known by its DOI alone: its open-access PDF, or a PMCID."""
+    def _ask_openalex(self, ids: Mapping[str, str], until: float) -> Paper | None:
+        """OpenAlex's record of a paper known by its DOI alone: its open-access PDF, or a PMCID (``OutOfTime`` when
+        the paper's time runs out first)."""
         doi = ids.get("doi")
         if self.openalex is None or not doi:
             return None
         try:
-            answers = self.openalex.fetch_papers([{"doi": doi}])
+            answers = self.openalex.fetch_papers([{"doi": doi}], until)
+        except OutOfTime:
+            raise
         except SourceError as exc:
             log.info("full text: OpenAlex could not be asked: %s", exc)
             return None
@@ -207,7 +215,7 @@ class FullTextReader:
     def _try(self, location: Location, until: float) -> Reading | _Try:
         try:
             if location.source == "biorxiv":
-                resolved = self._biorxiv_location(location.url)
+                resolved = self._biorxiv_location(location.url, until)
                 if isinstance(resolved, _Try):
                     return resolved
                 location = resolved
@@ -226,13 +234,17 @@ class FullTextReader:
             return _Try("unreadable", f"{_where(location)}: {exc.detail[:160]}", location.url)
         except SourceError as exc:  # too slow, held by a Retry-After, robots.txt unreadable, unreachable: later
             return _Try("later", f"{_host(location.url)} did not answer now ({exc.detail[:160]})", location.url)
-        return read_fetched(location, fetched)
+        left = until - self._clock()
+        if left <= 0:  # fetched in time, but no time is left to read it
+            spent = "the time for this paper was spent as its file came, before it was read"
+            return _Try("later", f"{_where(location)}: {spent}", location.url)
+        return read_fetched(location, fetched, left)
 
-    def _biorxiv_location(self, doi: str) -> Location | _Try:
-        """The JATS address of the preprint's latest version, on the server's own site."""
+    def _biorxiv_location(self, doi: str, until: float) -> Location | _Try:
+        """The JATS address of the preprint's latest version, on the server's own site, asked before ``until``."""
         if self.biorxiv is None:
             return _Try("none", "bioRxiv's API is not used here")
-        found = self.biorxiv.details(doi)  # a SourceError is the caller's: later
+        found = self.biorxiv.details(doi, until)  # a SourceError is the caller's: later
         rows = found[1] if found else []
         latest = latest_version(rows)
         row = next((r for r in rows if str(r.get("version")) == str(latest)), None)
@@ -250,10 +262,11 @@ _NO_LOCATION = (
 )
 
 
-def read_fetched(location: Location, fetched: Fetched) -> Reading | _Try:
-    """A fetched file parsed as the location's kind; a web page where a PDF was expected (a login or landing
-    page) and a file that cannot be read are unreadable, with the parser's reason. Never raises: a file that breaks
-    the reading some other way (too deep, too large for the memory) is unreadable too, with what happened."""
+def read_fetched(location: Location, fetched: Fetched, seconds: float | None = None) -> Reading | _Try:
+    """A fetched file parsed as the location's kind, a PDF within the ``seconds`` the paper has left (later when
+    they run out); a web page where a PDF was expected (a login or landing page) and a file that cannot be read
+    are unreadable, with the parser's reason. Never raises: a file that breaks the reading some other way (too
+    deep, too large for the memory) is unreadable too, with what happened."""
     body, where = fetched.body, _where(location)
     head = body[:512].lstrip().lower()
     page = fetched.content_type in ("text/html", "application/xhtml+xml")
@@ -261,10 +274,15 @@ def read_fetched(location: Location, fetched: Fetched) -> Reading | _Try:
     if location.kind == "pdf" and looks_html and not body.startswith(b"%PDF-"):
         return _Try("unreadable", f"{where} answered a web page (a login or landing page), not a PDF", fetched.url)
     try:
-        paper = parse_article(article_of(body)) if location.kind == "jats" else parse_fulltext(body, location.kind)
+        if location.kind == "jats":
+            paper = parse_article(article_of(body))
+        else:
+            paper = parse_fulltext(body, location.kind, seconds)
         found = passages(paper, MAX_PASSAGES + 1)  # one more than is kept: whether any was left out
     except NotOpenAccess as exc:  # PMC has no open full text of it (not in its open-access subset)
         return _Try("none", f"{where}: {exc}", fetched.url)
+    except TimeUp as exc:  # the paper's time, not the file: read again another time
+        return _Try("later", f"{where}: {exc}", fetched.url)
     except FullTextError as exc:
         return _Try("unreadable", f"{where}: {exc}", fetched.url)
     except Exception as exc:  # RecursionError, MemoryError...: this file, not the host; not asked for again soon

@@ -39,6 +39,11 @@ class TooSlow(SourceError):
     """A source did not finish answering within the request's deadline; it is skipped for the round."""
 
 
+class OutOfTime(SourceError):
+    """The time the caller gave the request (``until``: what is left of a paper's time) was spent before it was
+    answered, or before it could be sent. The caller's limit, not the source failing: it is not skipped."""
+
+
 class TooLarge(SourceError):
     """The answer is larger than the client reads (``max_bytes``); the rest was not read."""
 
@@ -206,8 +211,8 @@ class PoliteClient:
         self._last = -1e9
         self.shared = shared
 
-    def _pace(self, started: float) -> None:
-        left = self._left(started)
+    def _pace(self, ends: float) -> None:
+        left = self._left(ends)
         if self.shared is not None:  # a turn past this request's deadline is not taken: nobody waits for it
             wait = self.shared.reserve(self.name, self.min_interval, within=max(left, 0.0))
         else:
@@ -219,8 +224,8 @@ class PoliteClient:
         if self.shared is None:
             self._last = self._clock()
 
-    def _left(self, started: float) -> float:
-        return started + self.deadline - self._clock()
+    def _left(self, ends: float) -> float:
+        return ends - self._clock()
 
     def _check_round(self) -> None:
         """Refuse at once while the source is skipped for the round (by this process or, through the shared
@@ -235,32 +240,42 @@ class PoliteClient:
         if self.shared is not None:
             self.shared.skip(self.name, self.round_seconds, reason)
 
-    def request(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
+    def request(self, method: str, url: str, *, until: float | None = None, **kwargs: Any) -> httpx.Response:
         """Send one request, waiting and retrying as the service asks; 404 raises ``NotFound``. A path that
         climbs out of the API (``..``) is refused before it is sent, and a body over ``max_bytes`` is not read
         further (``SourceError``); with ``keep_bytes=N``, the first N bytes are kept and the rest is not read (a
         robots.txt, read as far as search engines read it). The whole of it, tries and waits included, has
         ``deadline`` seconds: a source that misses it (``TooSlow``) or cannot be reached is skipped for the
-        round."""
+        round. With ``until`` (this client's clock), it has no longer than that either: a request that runs into
+        it is ``OutOfTime``, and the source is not skipped for it."""
         check_path(self.name, url)
         self._check_round()
         started = self._clock()
+        ends = started + self.deadline
+        if until is not None and until < ends:
+            if until <= started:
+                raise OutOfTime(self.name, "no time was left to ask it")
+            ends = until
         try:
-            return self._request(method, url, started, **kwargs)
+            return self._request(method, url, started, ends, **kwargs)
         except TooSlow as exc:
+            if ends < started + self.deadline:  # the caller's time ran out first: said as such
+                raise OutOfTime(self.name, f"not answered in the {ends - started:.0f} s it was given") from None
             self._skip_round(str(exc))
             raise
 
-    def _request(self, method: str, url: str, started: float, **kwargs: Any) -> httpx.Response:
+    def _request(self, method: str, url: str, started: float, ends: float, **kwargs: Any) -> httpx.Response:
         backoff = max(self.min_interval, 1.0)
         for attempt in range(1, self.max_tries + 1):
-            self._pace(started)
+            self._pace(ends)
             try:
-                response = self._send(method, url, started, **kwargs)
+                response = self._send(method, url, ends, **kwargs)
             except httpx.HTTPError as exc:
-                if attempt == self.max_tries or backoff > self._left(started):
+                if attempt == self.max_tries or backoff > self._left(started + self.deadline):
                     self._skip_round(f"unreachable: {exc}")
                     raise SourceError(self.name, f"request failed: {exc}") from exc
+                if backoff > self._left(ends):  # another try would outlast the caller's time, not the source's
+                    raise OutOfTime(self.name, f"request failed and no time was left to try again: {exc}") from exc
                 self._sleep(backoff)
                 backoff *= 2
                 continue
@@ -271,7 +286,7 @@ class PoliteClient:
                 log.info("%s answered %s; waiting %.1fs", self.name, response.status_code, wait)
                 if self.shared is not None and response.status_code == 429:
                     self.shared.hold_off(self.name, min(wait, self.max_wait))
-                if attempt == self.max_tries or wait > min(self.max_wait, self._left(started)):
+                if attempt == self.max_tries or wait > min(self.max_wait, self._left(ends)):
                     error = RateLimited if response.status_code == 429 else SourceError
                     raise error(self.name, f"HTTP {response.status_code} after {attempt} tries", retry_after=wait)
                 self._sleep(wait)
@@ -282,9 +297,9 @@ class PoliteClient:
             return response
         raise SourceError(self.name, "no response")  # pragma: no cover - the loop always returns or raises
 
-    def _send(self, method: str, url: str, started: float, **kwargs: Any) -> httpx.Response:
-        """The response with its body read, up to ``max_bytes`` and until the request's deadline."""
-        left = self._left(started)
+    def _send(self, method: str, url: str, ends: float, **kwargs: Any) -> httpx.Response:
+        """The response with its body read, up to ``max_bytes`` and until the request's deadline (``ends``)."""
+        left = self._left(ends)
         if left <= 0:
             raise TooSlow(self.name, f"no answer within {self.deadline:g} s")
         per_read = self.client.timeout.read or left
@@ -302,7 +317,7 @@ class PoliteClient:
         }
         try:
             with watchdog, self.client.stream(method, url, **kwargs) as streamed:
-                response = self._read(streamed, started, keep)
+                response = self._read(streamed, ends, keep)
         except httpx.HTTPError:
             if watchdog.fired:
                 raise TooSlow(self.name, f"answered too slowly: not done within {self.deadline:g} s") from None
@@ -311,7 +326,7 @@ class PoliteClient:
             raise TooSlow(self.name, f"answered too slowly: not done within {self.deadline:g} s")
         return response
 
-    def _read(self, streamed: httpx.Response, started: float, keep: int | None = None) -> httpx.Response:
+    def _read(self, streamed: httpx.Response, ends: float, keep: int | None = None) -> httpx.Response:
         declared = streamed.headers.get("Content-Length", "")
         most = min(keep, self.max_bytes) if keep is not None else self.max_bytes
         if keep is None and declared.isdigit() and int(declared) > self.max_bytes:
@@ -328,7 +343,7 @@ class PoliteClient:
                 break
             if len(body) > self.max_bytes:
                 raise TooLarge(self.name, f"answered more than {self._cap}; the rest was not read")
-            if self._left(started) <= 0:
+            if self._left(ends) <= 0:
                 raise TooSlow(self.name, f"answered too slowly: not done within {self.deadline:g} s")
         # the body is decoded here: its response must not say it is encoded (it would be decoded again)
         headers = [(k, v) for k, v in streamed.headers.multi_items() if k.lower() not in _BODY_HEADERS]

@@ -147,26 +147,27 @@ class OpenAlex:
     def can_fetch(self, ids: dict[str, str]) -> bool:
         return any(kind in ids for kind, _ in _KINDS)
 
-    def fetch_papers(self, requests: Sequence[dict[str, str]]) -> list[Paper | None]:
-        """Each request's work, asked in batches of one filter per kind of identity."""
+    def fetch_papers(self, requests: Sequence[dict[str, str]], until: float | None = None) -> list[Paper | None]:
+        """Each request's work, asked in batches of one filter per kind of identity; with ``until``
+        (``time.monotonic``), no request is answered later than that (``OutOfTime``)."""
         out: list[Paper | None] = [None] * len(requests)
         for kind, field in _KINDS:
             todo = [i for i, ids in enumerate(requests) if out[i] is None and _safe(ids.get(kind))]
             for start in range(0, len(todo), BATCH):
                 chunk = todo[start : start + BATCH]
                 values = "|".join(requests[i][kind] for i in chunk)
-                found = self.works({"filter": f"{field}:{values}", "per-page": BATCH})
+                found = self.works({"filter": f"{field}:{values}", "per-page": BATCH}, until)
                 for i in chunk:
                     wanted = requests[i][kind].lower()
                     out[i] = next((p for p in found if p.ids.get(kind, "").lower() == wanted), None)
         return out
 
-    def works(self, params: dict[str, Any]) -> list[Paper]:
-        """The works of one ``/works`` query (a ``SourceError`` when the service fails)."""
+    def works(self, params: dict[str, Any], until: float | None = None) -> list[Paper]:
+        """The works of one ``/works`` query (a ``SourceError`` when the service fails), asked before ``until``."""
         query = {**params, "select": SELECT}
         if self.mailto:
             query["mailto"] = self.mailto
-        body = self.http.request_json("GET", "works", params=query)
+        body = self.http.request_json("GET", "works", params=query, until=until)
         results = body.get("results") if isinstance(body, dict) else None
         asked = int(params.get("per-page") or 25)  # the service's own default page
         # read no further than the page asked for, whatever the answer holds

@@ -23,7 +23,7 @@ import httpx
 
 from socialrag.errors import NotFound, SourceError
 from socialrag.knowledge.fulltext import MAX_BYTES
-from socialrag.knowledge.papers.http import PoliteClient, SharedPace
+from socialrag.knowledge.papers.http import OutOfTime, PoliteClient, SharedPace
 
 log = logging.getLogger(__name__)
 
@@ -43,10 +43,6 @@ class Disallowed(SourceError):
 
 class HostSkipped(SourceError):
     """The host's robots.txt could not be read (anything but a 404): the host is skipped for the round."""
-
-
-class OutOfTime(SourceError):
-    """The paper's time was spent before this request could be sent."""
 
 
 @dataclass(frozen=True)
