@@ -4,6 +4,8 @@ an id, an ORCID (a stored paper's, or the name on its public record), or a name 
 
 from __future__ import annotations
 
+import logging
+
 from bot.commands.base import Command, Invocation, UsageError, command, one_of
 from bot.commands.member import parse_author_link
 from bot.views.post_blocks import quote
@@ -11,7 +13,10 @@ from socialrag import storage
 from socialrag.errors import SourceError
 from socialrag.names import same_person
 
+log = logging.getLogger(__name__)
+
 CHOICES = 5  # authors offered when a name matches several
+S2_SILENT = "Semantic Scholar did not answer just now; try again in a minute."
 HINT = (
     "Give a Semantic Scholar author link or id, an ORCID, or a name: "
     "`/paperping follow https://www.semanticscholar.org/author/1740765` or `/paperping follow Graham Neubig`."
@@ -55,7 +60,8 @@ def _resolve(inv: Invocation, text: str) -> tuple[str, str] | str:
             return (author_id, name) if name else f"Semantic Scholar knows no author {quote(author_id, 40)}."
         found = s2.search_authors(text, limit=CHOICES)
     except SourceError as exc:
-        return f"Semantic Scholar did not answer ({quote(str(exc), 120)}); try again in a minute."
+        log.warning("Semantic Scholar failed for an author lookup: %s", exc)  # its words are for the admin
+        return S2_SILENT
     if len(found) == 1:
         return found[0][0], found[0][1]
     if not found:
@@ -172,7 +178,8 @@ def _not_yours(inv: Invocation, author_id: str) -> str | None:
     try:
         name = s2.fetch_author(author_id)
     except SourceError as exc:
-        return f"Semantic Scholar did not answer ({quote(str(exc), 120)}); try again in a minute."
+        log.warning("Semantic Scholar failed for an author lookup: %s", exc)  # its words are for the admin
+        return S2_SILENT
     if name is None:
         return f"Semantic Scholar knows no author {quote(author_id, 40)}; check it with `/paperping link-author`."
     names = inv.ctx.slack.standing(inv.client, inv.team, inv.user).names

@@ -175,6 +175,27 @@ def test_one_members_burst_of_slow_commands_never_makes_another_wait(harness: Ha
     assert len(harness.standin.posts) == before, "nothing announced"
 
 
+def test_a_refusal_from_semantic_scholar_is_said_without_its_words(
+    harness: Harness, db: Database, scholar: ScholarStandIn
+) -> None:
+    """`follow` quoted Semantic Scholar's error text to the member: a refusal's body, whatever a gateway in front of
+    it writes there, reached Slack. Now the member reads that Semantic Scholar did not answer, and the log keeps
+    the rest for the admin."""
+    from bot.commands.authors import S2_SILENT
+    from socialrag.models import Channel
+
+    with db.connection() as conn:
+        storage.workspaces.upsert_team(conn, T)
+        storage.workspaces.upsert_channel(conn, Channel(T, "C1", "papers"))
+    harness.ctx.channels.activate(T, "C1")
+    online(harness, db, scholar)
+    scholar.author_refusal = (403, {"message": "Forbidden: key s2k-****9F2A is not allowed via edge-pop-internal-3"})
+    for asked in ("follow Ada Byron", f"follow https://www.semanticscholar.org/author/Ada-Byron/{ADA}"):
+        answer = harness.command(asked, timeout=10)
+        assert answer == S2_SILENT, answer
+    assert not any("edge-pop" in p["text"] or "s2k-" in p["text"] for p in harness.standin.posts)
+
+
 @pytest.mark.slow
 def test_my_papers_is_a_channel_setting_bounded_and_stopped_by_pause_and_leaving(
     harness: Harness, db: Database, tmp_path: Path, scholar: ScholarStandIn

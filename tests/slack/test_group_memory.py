@@ -142,6 +142,43 @@ def test_a_mention_outside_a_papers_thread_answers_from_the_channel(db: Database
         standin.stop()
 
 
+REFUSAL = (  # an OpenAI-style refusal, as a gateway in front of the model sends it
+    b'{"error": {"message": "Incorrect API key provided: sk-proj-AbCd****WXYZ; tenant acme-prod via gw-internal-7",'
+    b' "type": "invalid_request_error", "code": "invalid_api_key"}}'
+)
+
+
+def test_a_failing_model_is_said_in_a_fixed_sentence_and_its_words_kept_for_the_admin(
+    db: Database, tmp_path: Path
+) -> None:
+    """A mention's answer showed the model server's error text in the channel's thread: a refusal naming a masked
+    key, a tenant and a gateway was posted for everyone to read. Now members read only that the language model did
+    not answer; what the server said is kept in the log of LLM calls for the admin."""
+    model = OpenAIStandIn(lambda prompt: "unused")
+    model.status, model.body = 401, REFUSAL
+    nowhere = "http://127.0.0.1:9/"
+    harness, standin = lab(
+        db, tmp_path, offline=False, openai_base_url=model.base_url, s2_api_url=nowhere, arxiv_api_url=nowhere
+    )
+    try:
+        ts = "1700000800.000100"
+        mention = {"type": "app_mention", "channel": "C1", "user": "U2", "ts": ts, "event_ts": ts}
+        harness.event({**mention, "text": "<@UBOT> what have we read about tables?"})
+        reply = wait(lambda: [p for p in standin.posts if p.get("thread_ts") == ts])[0]
+        assert "TaBERT" in reply["text"], "the list, as without a model"
+        assert "_No written answer: the language model did not answer._" in reply["text"], reply["text"]
+        posted = json.dumps(standin.posts)
+        for word in ("sk-proj", "API key", "acme-prod", "gw-internal", "Error code"):
+            assert word not in posted, word
+        with db.connection() as conn:
+            errors = [r[0] for r in conn.execute("SELECT error FROM llm_calls WHERE prompt_name = 'ask'").fetchall()]
+        assert errors and all("gw-internal-7" in e for e in errors), "the admin still has the server's words"
+    finally:
+        harness.stop()
+        standin.stop()
+        model.stop()
+
+
 def assistant_events(harness: Harness, user: str, dm: str, in_view: str | None, question: str, n: int) -> None:
     thread = f"17000010{n:02d}.000100"
     context = {"channel_id": in_view, "team_id": T} if in_view else {}

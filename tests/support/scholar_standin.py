@@ -135,6 +135,7 @@ class ScholarStandIn:
         # authorId -> {"name", "paperCount", "affiliations", "papers": [paper objects]}
         self.authors: dict[str, dict[str, Any]] = {}
         self.orcid_names: dict[str, tuple[str, str]] = {}  # ORCID -> (given names, family name) on its record
+        self.author_refusal: tuple[int, Any] | None = None  # (status, body) the author endpoints answer instead
         self.lock = threading.Lock()
         self._last = 0.0
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -247,6 +248,8 @@ class ScholarStandIn:
 
     def answer_author(self, path: str, query: dict[str, list[str]]) -> tuple[int, Any, str]:
         """``author/search?query=``, ``author/{id}`` and ``author/{id}/papers``, from ``authors``."""
+        if self.author_refusal is not None:
+            return self.author_refusal[0], self.author_refusal[1], "application/json"
         if path == "/graph/v1/author/search":
             words = set((query.get("query") or [""])[0].lower().split())
             found = [

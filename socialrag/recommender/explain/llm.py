@@ -37,6 +37,10 @@ OPENAI_DEFAULT_URL = "https://api.openai.com/v1"
 
 
 Budget = Callable[[], str | None]  # None: the call may go; else why not, in a sentence for the member
+# What a member reads of a call that failed: a server's error text can hold a masked key, a tenant or a gateway's
+# name, so it goes to the log and to ``llm_calls.error`` only, never into a reply.
+NO_ANSWER = "the language model did not answer"
+NO_TIME = "there was no time left to write it"
 
 
 class BudgetSpent(SourceError):
@@ -130,7 +134,7 @@ class LLMClient:
         started = time.monotonic()
         left = self.until - started if self.until is not None else None
         if left is not None and left < LEAST_TIME:
-            raise OutOfTime("llm", "there was no time left to write it")
+            raise OutOfTime("llm", NO_TIME)
         spent = self.budget() if self.budget is not None else None
         if spent:
             raise BudgetSpent("llm", spent)

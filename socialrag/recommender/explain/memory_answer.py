@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from socialrag.errors import SourceError
-from socialrag.recommender.explain.llm import BudgetSpent, LLMClient
+from socialrag.recommender.explain.llm import NO_ANSWER, BudgetSpent, LLMClient
 from socialrag.recommender.explain.prompts import load_prompt
 from socialrag.recommender.explain.verify import Allowed, check_text, numbers_in
 from socialrag.text import as_data
@@ -109,9 +109,9 @@ def write_answer(
             text = llm.complete(prompt, prompt.render(**values)).strip()
         except BudgetSpent as exc:
             return None, exc.detail
-        except SourceError as exc:
-            why = f"the language model failed ({exc})"
-            log.warning("memory answer, attempt %d: %s", attempt, why)
+        except SourceError as exc:  # the member reads a fixed sentence; what the server said is for the log
+            why = NO_ANSWER
+            log.warning("memory answer, attempt %d: the language model failed: %s", attempt, exc)
             continue
         if text.upper().strip(". ") == NOT_THERE:
             return None, "the items found do not answer it in so many words"

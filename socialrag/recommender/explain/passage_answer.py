@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from socialrag.errors import SourceError
-from socialrag.recommender.explain.llm import BudgetSpent, LLMClient
+from socialrag.recommender.explain.llm import NO_ANSWER, BudgetSpent, LLMClient
 from socialrag.recommender.explain.prompts import load_prompt
 from socialrag.recommender.explain.verify import Allowed, check_text, numbers_in
 from socialrag.text import as_data
@@ -143,9 +143,9 @@ def write_passage_answer(llm: LLMClient, asked: Asked) -> PassageAnswer | str:
             raw = llm.complete(prompt, prompt.render(**values)).strip()
         except BudgetSpent:
             raise
-        except SourceError as exc:
-            why = f"the LLM failed: {exc}"
-            log.warning("passage answer, attempt %d: %s", attempt, why)
+        except SourceError as exc:  # what the server said is for the log, never for the thread
+            why = NO_ANSWER
+            log.warning("passage answer, attempt %d: the language model failed: %s", attempt, exc)
             continue
         if raw.upper().strip(". ") == NOT_THERE:
             return NOT_THERE

@@ -26,7 +26,7 @@ from socialrag import storage
 from socialrag.errors import SourceError
 from socialrag.models import AuthorDiscussedHere, EarlierReception, RelatedToEarlierPaper, VenueEngagedWith
 from socialrag.recommender.explain.generate import build_allowed, paper_url, thread_of
-from socialrag.recommender.explain.llm import BudgetSpent, LLMClient
+from socialrag.recommender.explain.llm import NO_ANSWER, BudgetSpent, LLMClient
 from socialrag.recommender.explain.prompts import load_prompt
 from socialrag.recommender.explain.summary import summarize
 from socialrag.recommender.explain.verify import check_text, numbers_in
@@ -214,9 +214,9 @@ def answer_question(
             text = llm.complete(prompt, prompt.render(**values)).strip()
         except BudgetSpent as exc:  # a cap on LLM calls: said to the member, and not tried again
             return Answer(base.paper_title, url, None, f"{LIMIT_REACHED}{exc.detail}", abstract, related)
-        except SourceError as exc:
-            why = f"the LLM failed: {exc}"
-            log.warning("thread answer, attempt %d: %s", attempt, why)
+        except SourceError as exc:  # what the server said is for the log, never for the thread
+            why = NO_ANSWER
+            log.warning("thread answer, attempt %d: the language model failed: %s", attempt, exc)
             continue
         if text.upper() == "NOT IN THE PAPER":
             return Answer(base.paper_title, url, None, "the paper's abstract does not say", abstract, related)
