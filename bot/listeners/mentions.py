@@ -20,7 +20,7 @@ from bot.delivery.short_messages import post_text
 from bot.slack.dedupe import mark_handled
 from bot.views.replies import answer_blocks
 from socialrag import storage
-from socialrag.recommender import Answer, answer_question
+from socialrag.recommender import read_question, write_thread_answer
 
 log = logging.getLogger(__name__)
 
@@ -40,27 +40,33 @@ def handle_mention(ctx: AppContext, client: WebClient, body: dict[str, Any], eve
     question = MENTION.sub(" ", str(event.get("text") or "")).strip()
     if event.get("bot_id") or not channel or not ts:
         return
-    answer: Answer | str = "no paper"
     asker = str(event.get("user") or "")
-    if thread:
-        recommender = ctx.recommender
-        llm = recommender.llm_for(team, channel) if recommender is not None else None
-        llm = llm.with_budget(lambda: llm_budget(ctx, team, channel, asker)) if llm is not None else None
-        model = recommender.embedder.model_name if recommender is not None else ctx.settings.embed_model
-        encode = None
-        if recommender is not None:  # a question's meaning, when the paper's passages have vectors
-            embedder = recommender.embedder
-            encode = lambda text: np.asarray(embedder.encode([text])[0], dtype=np.float32)  # noqa: E731
-        with ctx.db.connection() as conn:
-            at = datetime.now(UTC)
-            answer = answer_question(conn, model, team, channel, thread, question, llm, at, encode=encode)
-    if not isinstance(answer, str):
-        text = answer_blocks(answer)
-    elif question:  # outside a paper's thread: a question about what the channel read and discussed
+    text = answer_in_papers_thread(ctx, team, channel, thread, asker, question) if thread else None
+    if text is None and question:  # outside a paper's thread: a question about what the channel read and discussed
         text = answer_ask(ctx, client, team, asker, question, channel, llm_channel=channel)
-    else:
-        text = HINT
-    post_text(ctx.pacer, client, channel, text, thread_ts=thread or ts)
+    post_text(ctx.pacer, client, channel, text or HINT, thread_ts=thread or ts)
+
+
+def answer_in_papers_thread(
+    ctx: AppContext, team: str, channel: str, thread: str, asker: str, question: str
+) -> str | None:
+    """The answer to a question in the thread at ``thread`` about its paper, as Slack text; None when no paper is
+    shared there. What the answer needs is read first and the connection let go: no transaction stays open while
+    the LLM writes (each of its calls counted against the member's and the channel's hourly caps)."""
+    recommender = ctx.recommender
+    model = recommender.embedder.model_name if recommender is not None else ctx.settings.embed_model
+    encode = None
+    if recommender is not None:  # a question's meaning, when the paper's passages have vectors
+        embedder = recommender.embedder
+        encode = lambda text: np.asarray(embedder.encode([text])[0], dtype=np.float32)  # noqa: E731
+    with ctx.db.connection() as conn:
+        asked = read_question(conn, model, team, channel, thread, question, datetime.now(UTC), encode=encode)
+    if isinstance(asked, str):
+        return None
+    llm = recommender.llm_for(team, channel) if recommender is not None else None
+    if llm is not None:
+        llm = llm.with_budget(lambda: llm_budget(ctx, team, channel, asker))
+    return answer_blocks(write_thread_answer(asked, llm))
 
 
 FAILED = "I could not answer that just now (the failure is in PaperPing's log for your admin). Please ask again later."

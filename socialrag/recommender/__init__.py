@@ -69,8 +69,11 @@ if TYPE_CHECKING:
         LIMIT_REACHED,
         Answer,
         ShareContext,
+        ThreadQuestion,
         answer_question,
+        read_question,
         share_context,
+        write_thread_answer,
     )
     from socialrag.recommender.serve.thread_follow_ups import FollowUpNote, SendFollowUp, send_follow_ups
 

@@ -7,11 +7,13 @@ a hostile question."""
 from __future__ import annotations
 
 import json
+import threading
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 from slack_sdk import WebClient
 
@@ -220,3 +222,36 @@ def test_twenty_mentions_in_a_minute_make_at_most_ten_llm_calls(db: Database, tm
         harness.stop()
         standin.stop()
         model.stop()
+
+
+def test_no_transaction_stays_open_while_the_model_writes_a_thread_answer(db: Database, tmp_path: Path) -> None:
+    """The answer to a question in a paper's thread was worked out inside one transaction, the LLM's seconds
+    included: a connection sat idle in a transaction for as long as the model took, holding its snapshot and
+    locks. Now what the answer needs is read, the connection let go, and only then the model is asked."""
+    harness, standin, model = llm_lab(db, tmp_path)
+    model.delay = 4.0
+    open_for: list[float] = []
+    done = threading.Event()
+
+    def watch() -> None:
+        with psycopg.connect(db.conninfo, autocommit=True) as conn:
+            while not done.is_set():
+                rows = conn.execute(
+                    "SELECT extract(epoch FROM now() - xact_start) FROM pg_stat_activity WHERE datname = "
+                    "current_database() AND pid <> pg_backend_pid() AND state = 'idle in transaction'"
+                ).fetchall()
+                open_for.extend(float(age) for (age,) in rows)
+                time.sleep(0.2)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        (answer,) = mention(harness, "what do they show?", t("2021-01-10"))
+    finally:
+        done.set()
+        watcher.join(5)
+        harness.stop()
+        standin.stop()
+        model.stop()
+    assert answer["text"].startswith("The paper shows that poisoned pre-trained weights")
+    assert max(open_for, default=0.0) < 2.0, f"a transaction stayed open {max(open_for):.1f} s"

@@ -5,11 +5,12 @@ it is closest to, the authors and venues the group discussed, how the group rece
 paper's gist, in short lines verified like posts; it says nothing when nothing grounded links it. Nobody is
 @-mentioned: members are named in plain text.
 
-``answer_question`` answers from the paper's full text when PaperPing has read it (``fulltext_answers``: the
-passage it rests on quoted, with its section). Otherwise from the paper's title, abstract and tldr and the thread
-so far, with the LLM when one is configured, verified like posts (no member, no link but the paper's own, no number
-the paper and the thread do not hold). Without an LLM, or when the answer fails the check, it says so and shows
-the abstract and the related threads of the channel.
+A question in a paper's thread is answered in two steps, so that no transaction stays open while the LLM writes:
+``read_question`` reads all the answer needs, then ``write_thread_answer`` answers from the paper's full text when
+PaperPing has read it (``fulltext_answers``: the passage it rests on quoted, with its section), otherwise from the
+paper's title, abstract and tldr and the thread so far, with the LLM when one is configured, verified like posts
+(no member, no link but the paper's own, no number the paper and the thread do not hold). Without an LLM, or when
+the answer fails the check, it says so and shows the abstract and the related threads of the channel.
 """
 
 from __future__ import annotations
@@ -29,10 +30,11 @@ from socialrag.recommender.explain.generate import build_allowed, paper_url, thr
 from socialrag.recommender.explain.llm import NO_ANSWER, BudgetSpent, LLMClient
 from socialrag.recommender.explain.prompts import load_prompt
 from socialrag.recommender.explain.summary import summarize
-from socialrag.recommender.explain.verify import check_text, numbers_in
+from socialrag.recommender.explain.verify import Allowed, check_text, numbers_in
 from socialrag.recommender.explain.wording import MEMBER_TOKEN, render_signals
 from socialrag.recommender.rank.engagement import ScoringConfig, channel_weights, select_signals
 from socialrag.recommender.retrieve.context import ChannelContext, load_channel_context
+from socialrag.recommender.retrieve.passages import PassageMatch
 from socialrag.recommender.retrieve.signals import SignalInput, compute_signals
 from socialrag.recommender.serve.fulltext_answers import Encode, Quoted, answer_from_text, find_passages
 from socialrag.recommender.serve.on_demand import RELATED_FROM
@@ -159,20 +161,33 @@ def related_threads(ctx: ChannelContext, vector: np.ndarray | None, exclude: Seq
     return tuple(r for _, r in sorted(near, key=lambda x: -x[0])[:RELATED_SHOWN])
 
 
-def answer_question(
+@dataclass(frozen=True)
+class ThreadQuestion:
+    """A question in a paper's thread with all it is answered from, read before the LLM is asked: the answer
+    without its written text, the question, the thread so far (as data), the passages its full text gives (None:
+    the text was not read, or is off here) and what an answer from the abstract may state."""
+
+    base: Answer
+    question: str
+    tldr: str
+    thread: tuple[str, ...]
+    found: tuple[PassageMatch, ...] | None
+    allowed: Allowed
+
+
+def read_question(
     conn: psycopg.Connection,
     model: str,
     team_id: str,
     channel_id: str,
     thread_ts: str,
     question: str,
-    llm: LLMClient | None,
     asked_at: datetime,
     encode: Encode | None = None,
-) -> Answer | str:
-    """The answer to a question asked in the thread at ``thread_ts``, or why there is none to give: from the
-    paper's full text when it was read (by meaning too, with ``encode`` and the passages' vectors), else from its
-    abstract."""
+) -> ThreadQuestion | str:
+    """What the question asked in the thread at ``thread_ts`` is answered from (its paper's full text searched
+    by meaning too, with ``encode`` and the passages' vectors), or why there is nothing to answer it from. Only
+    reads: the caller lets the connection go before ``write_thread_answer`` asks the LLM."""
     paper_ids = storage.messages.load_message_paper_ids(conn, team_id, channel_id, thread_ts)
     infos = storage.context_rows.load_paper_infos(conn, paper_ids)
     info = _pick_paper(infos, question)
@@ -188,24 +203,32 @@ def answer_question(
     abstract = as_data(info.abstract) or as_data(info.tldr) or None
     base = Answer(as_data(info.title), url, None, "no LLM is configured here", abstract, related)
     passages = storage.fulltext.load_passages(conn, info.paper_id) if text_in_use(conn, team_id, channel_id) else []
-    if passages:
-        found = find_passages(conn, model, passages, question, encode)
-        said = answer_from_text(found, question, base.paper_title, abstract or "", thread, llm)
-        why = f"{LIMIT_REACHED}{said.capped}" if said.capped else said.why_not
-        return replace(base, text=said.text, why_not=why, quoted=said.quoted, from_text=True)
-    if llm is None:
-        return base
+    found = tuple(find_passages(conn, model, passages, question, encode)) if passages else None
     allowed = build_allowed(ctx, info, [])
     allowed.urls.add(url)
     for text in thread:
         allowed.numbers |= numbers_in(text)
+    return ThreadQuestion(base, question, as_data(info.tldr), tuple(thread), found, allowed)
+
+
+def write_thread_answer(asked: ThreadQuestion, llm: LLMClient | None) -> Answer:
+    """The answer to a question read by ``read_question``: from the passages found in the paper's full text when
+    it was read, else from its abstract; written by ``llm`` and checked, or the abstract or passage alone. Needs
+    no database: the LLM's calls are counted and recorded by ``llm`` itself."""
+    base = asked.base
+    if asked.found is not None:
+        said = answer_from_text(asked.found, asked.question, base.paper_title, base.abstract or "", asked.thread, llm)
+        why = f"{LIMIT_REACHED}{said.capped}" if said.capped else said.why_not
+        return replace(base, text=said.text, why_not=why, quoted=said.quoted, from_text=True)
+    if llm is None:
+        return base
     prompt = load_prompt("answer", 1)  # from the abstract (``answer.v2`` answers from passages)
     values = {
-        "title": as_data(info.title),
-        "abstract": abstract or "(not known)",
-        "tldr": as_data(info.tldr) or "(none)",
-        "thread": "\n".join(f"- {t}" for t in thread[-20:]) or "(no replies yet)",
-        "question": as_data(question)[:500],
+        "title": base.paper_title,
+        "abstract": base.abstract or "(not known)",
+        "tldr": asked.tldr or "(none)",
+        "thread": "\n".join(f"- {t}" for t in asked.thread[-20:]) or "(no replies yet)",
+        "question": as_data(asked.question)[:500],
         "limit": ANSWER_LIMIT,
     }
     why = "the answer could not be checked against the paper"
@@ -213,16 +236,33 @@ def answer_question(
         try:
             text = llm.complete(prompt, prompt.render(**values)).strip()
         except BudgetSpent as exc:  # a cap on LLM calls: said to the member, and not tried again
-            return Answer(base.paper_title, url, None, f"{LIMIT_REACHED}{exc.detail}", abstract, related)
+            return replace(base, why_not=f"{LIMIT_REACHED}{exc.detail}")
         except SourceError as exc:  # what the server said is for the log, never for the thread
             why = NO_ANSWER
             log.warning("thread answer, attempt %d: the language model failed: %s", attempt, exc)
             continue
         if text.upper() == "NOT IN THE PAPER":
-            return Answer(base.paper_title, url, None, "the paper's abstract does not say", abstract, related)
-        problems = check_text(text, allowed, limit=ANSWER_LIMIT)
+            return replace(base, why_not="the paper's abstract does not say")
+        problems = check_text(text, asked.allowed, limit=ANSWER_LIMIT)
         if not problems:
-            return Answer(base.paper_title, url, text, None, abstract, related)
+            return replace(base, text=text, why_not=None)
         why = "the answer failed verification: " + "; ".join(problems[:3])
         log.warning("thread answer, attempt %d: %s", attempt, why)
-    return Answer(base.paper_title, url, None, why, abstract, related)
+    return replace(base, why_not=why)
+
+
+def answer_question(
+    conn: psycopg.Connection,
+    model: str,
+    team_id: str,
+    channel_id: str,
+    thread_ts: str,
+    question: str,
+    llm: LLMClient | None,
+    asked_at: datetime,
+    encode: Encode | None = None,
+) -> Answer | str:
+    """``read_question`` then ``write_thread_answer`` on one connection, for callers with no slow LLM to wait on
+    (the demo, replays); the service reads, lets its connection go, then asks the LLM."""
+    asked = read_question(conn, model, team_id, channel_id, thread_ts, question, asked_at, encode)
+    return asked if isinstance(asked, str) else write_thread_answer(asked, llm)
