@@ -1,12 +1,14 @@
 """A member mentions PaperPing (``app_mention``): in a paper's thread, a question answered there from the paper's
-full text or abstract (an LLM call counted against the member's and the channel's hourly caps); elsewhere, a
-question about what the channel read and discussed, answered in a thread from the channel's own history
-(``delivery.ask``). The answer is worked out off bolt's listener pool; a resent copy of the event is dropped."""
+full text or abstract; elsewhere, a question about what the channel read and discussed, answered in a thread from
+the channel's own history (``delivery.ask``). Both are bounded alike: one question every 20 s a member, an answer's
+time, and each LLM call counted against the member's and the channel's hourly caps. The answer is worked out off
+bolt's listener pool; a resent copy of the event is dropped."""
 
 from __future__ import annotations
 
 import logging
 import re
+import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -15,9 +17,10 @@ from slack_bolt import Ack, App
 from slack_sdk import WebClient
 
 from bot.app_context import AppContext
-from bot.delivery.ask_answers import answer_ask, llm_budget
+from bot.delivery.ask_answers import ANSWER_SECONDS, ASK_COOLDOWN, answer_ask, llm_budget
 from bot.delivery.short_messages import post_text
 from bot.slack.dedupe import mark_handled
+from bot.views.post_blocks import works_again
 from bot.views.replies import answer_blocks
 from socialrag import storage
 from socialrag.recommender import read_question, write_thread_answer
@@ -50,9 +53,12 @@ def handle_mention(ctx: AppContext, client: WebClient, body: dict[str, Any], eve
 def answer_in_papers_thread(
     ctx: AppContext, team: str, channel: str, thread: str, asker: str, question: str
 ) -> str | None:
-    """The answer to a question in the thread at ``thread`` about its paper, as Slack text; None when no paper is
-    shared there. What the answer needs is read first and the connection let go: no transaction stays open while
-    the LLM writes (each of its calls counted against the member's and the channel's hourly caps)."""
+    """The answer to a question in the thread at ``thread`` about its paper, as Slack text (or when the member may
+    ask again); None when no paper is shared there. Bounded as every question is: one every ``ASK_COOLDOWN`` a
+    member, wherever asked, and ``ANSWER_SECONDS`` in all, in which each LLM call is made once (no retry) and
+    counted against the member's and the channel's hourly caps. What the answer needs is read first and the
+    connection let go: no transaction stays open while the LLM writes."""
+    until = time.monotonic() + ANSWER_SECONDS
     recommender = ctx.recommender
     model = recommender.embedder.model_name if recommender is not None else ctx.settings.embed_model
     encode = None
@@ -61,11 +67,14 @@ def answer_in_papers_thread(
         encode = lambda text: np.asarray(embedder.encode([text])[0], dtype=np.float32)  # noqa: E731
     with ctx.db.connection() as conn:
         asked = read_question(conn, model, team, channel, thread, question, datetime.now(UTC), encode=encode)
-    if isinstance(asked, str):
-        return None
+        if isinstance(asked, str):
+            return None
+        cooling = storage.usage.take_cooldown(conn, team, asker, "ask", datetime.now(UTC), ASK_COOLDOWN)
+    if cooling is not None:
+        return f"You asked me a moment ago; ask again from {works_again(cooling)}."
     llm = recommender.llm_for(team, channel) if recommender is not None else None
     if llm is not None:
-        llm = llm.with_budget(lambda: llm_budget(ctx, team, channel, asker))
+        llm = llm.with_budget(lambda: llm_budget(ctx, team, channel, asker)).with_deadline(until)
     return answer_blocks(write_thread_answer(asked, llm))
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from bot.views.post_blocks import escape, link, mrkdwn, quote
-from socialrag.recommender import LIMIT_REACHED, TEXT_SILENT, Answer, ShareContext
+from socialrag.recommender import LIMIT_REACHED, NO_ANSWER, NO_TIME, TEXT_SILENT, Answer, ShareContext
 
 ABSTRACT_SHOWN = 700
 QUOTE_SHOWN = 450
@@ -40,6 +40,8 @@ def answer_blocks(answer: Answer) -> str:
             f"I can't answer more questions with the language model right now: "
             f"{answer.why_not.removeprefix(LIMIT_REACHED)}. Try again next hour; here is the abstract of {paper}."
         )
+    elif answer.why_not in (NO_ANSWER, NO_TIME):
+        head = f"The language model did not answer just now. Here is the abstract of {paper}."
     elif answer.why_not == "the paper's abstract does not say":
         head = f"The abstract of {paper} does not answer that. Here it is, with the related threads here."
     else:
@@ -74,6 +76,8 @@ def text_answer(answer: Answer, paper: str) -> str:
             f"{answer.why_not.removeprefix(LIMIT_REACHED)}. Try again next hour; here is the passage of {paper} "
             "closest to your question."
         )
+    elif answer.why_not in (NO_ANSWER, NO_TIME):
+        head = f"The language model did not answer just now; here is the passage of {paper} closest to your question:"
     elif answer.why_not == "no LLM is configured here":
         head = f"The passage of {paper} closest to your question (no language model is configured to write an answer):"
     else:

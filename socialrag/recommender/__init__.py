@@ -21,6 +21,7 @@ from socialrag.packages import entry_points
 
 if TYPE_CHECKING:
     from socialrag.recommender.explain.generate import LANGUAGES, paper_url
+    from socialrag.recommender.explain.llm import NO_ANSWER, NO_TIME
     from socialrag.recommender.explain.styles import describe_style, resolve_style
     from socialrag.recommender.explain.wording import MEMBER_TOKEN, describe_fact, render_plain
     from socialrag.recommender.rank.calibrate import RankerModel

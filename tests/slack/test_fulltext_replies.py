@@ -52,6 +52,9 @@ def read_lab(db: Database, tmp_path: Path) -> Any:
 
 
 def mention(harness: Harness, standin: SlackStandIn, question: str, at: float, thread: str | None = ROOT) -> str:
+    """U3's question and PaperPing's reply; each comes after the 20 s a member waits between questions."""
+    with harness.db.connection() as conn:
+        conn.execute("DELETE FROM member_cooldowns")
     ts = f"{at:.6f}"
     event: dict[str, Any] = {"type": "app_mention", "channel": "C1", "user": "U3", "text": f"<@UBOT> {question}"}
     event |= {"ts": ts, "event_ts": ts} | ({"thread_ts": thread} if thread else {})

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from socialrag.errors import SourceError
-from socialrag.recommender.explain.llm import NO_ANSWER, BudgetSpent, LLMClient
+from socialrag.recommender.explain.llm import NO_ANSWER, BudgetSpent, LLMClient, OutOfTime
 from socialrag.recommender.explain.prompts import load_prompt
 from socialrag.recommender.explain.verify import Allowed, check_text, numbers_in
 from socialrag.text import as_data
@@ -126,7 +126,8 @@ class Asked:
 
 def write_passage_answer(llm: LLMClient, asked: Asked) -> PassageAnswer | str:
     """The checked answer, or why there is none: the model found no passage answering (``NOT_THERE``), every try
-    failed the check, the LLM failed; a cap on LLM calls reached raises ``BudgetSpent``."""
+    failed the check, the LLM failed, the answer's time ran out; a cap on LLM calls reached raises
+    ``BudgetSpent``."""
     prompt = load_prompt("answer", 2)
     values = {
         "title": asked.title,
@@ -141,6 +142,8 @@ def write_passage_answer(llm: LLMClient, asked: Asked) -> PassageAnswer | str:
     for attempt in (1, 2):
         try:
             raw = llm.complete(prompt, prompt.render(**values)).strip()
+        except OutOfTime as exc:  # the answer's time is spent: no further try, and why the last one failed
+            return why if attempt > 1 else exc.detail
         except BudgetSpent:
             raise
         except SourceError as exc:  # what the server said is for the log, never for the thread

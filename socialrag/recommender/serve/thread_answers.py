@@ -27,7 +27,7 @@ from socialrag import storage
 from socialrag.errors import SourceError
 from socialrag.models import AuthorDiscussedHere, EarlierReception, RelatedToEarlierPaper, VenueEngagedWith
 from socialrag.recommender.explain.generate import build_allowed, paper_url, thread_of
-from socialrag.recommender.explain.llm import NO_ANSWER, BudgetSpent, LLMClient
+from socialrag.recommender.explain.llm import NO_ANSWER, BudgetSpent, LLMClient, OutOfTime
 from socialrag.recommender.explain.prompts import load_prompt
 from socialrag.recommender.explain.summary import summarize
 from socialrag.recommender.explain.verify import Allowed, check_text, numbers_in
@@ -235,6 +235,9 @@ def write_thread_answer(asked: ThreadQuestion, llm: LLMClient | None) -> Answer:
     for attempt in (1, 2):
         try:
             text = llm.complete(prompt, prompt.render(**values)).strip()
+        except OutOfTime as exc:  # the answer's time is spent: no further try, and why the last one failed
+            why = why if attempt > 1 else exc.detail
+            break
         except BudgetSpent as exc:  # a cap on LLM calls: said to the member, and not tried again
             return replace(base, why_not=f"{LIMIT_REACHED}{exc.detail}")
         except SourceError as exc:  # what the server said is for the log, never for the thread
