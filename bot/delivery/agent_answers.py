@@ -25,7 +25,7 @@ from slack_sdk.web.chat_stream import ChatStream
 from bot.app_context import AppContext
 from bot.delivery.ask_answers import memory_answer
 from bot.views.memory_text import MARKDOWN, note_part, render_answer, written_part
-from bot.views.post_blocks import clip
+from bot.views.post_blocks import clip, escape
 from socialrag import storage
 from socialrag.recommender import MemoryAnswer
 
@@ -80,14 +80,19 @@ def read_feedback(value: str) -> tuple[bool, str | None] | None:
 
 
 def sources(answer: MemoryAnswer) -> list[dict[str, str]]:
-    """The papers an answer rests on, as Slack's URL sources (https links only, titles as plain text)."""
+    """The papers an answer rests on, as Slack's URL sources (https links only; titles escaped as every view
+    escapes others' words, so that markup the cleaning missed can neither notify nor link)."""
     found = [i for i in answer.items if i.url and i.url.startswith("https://")]
-    return [{"type": "url", "url": i.url or "", "text": clip(i.title, 100) or "a paper"} for i in found[:SOURCES]]
+    return [
+        {"type": "url", "url": i.url or "", "text": escape(clip(i.title, 100)) or "a paper"} for i in found[:SOURCES]
+    ]
 
 
 def searched(answer: MemoryAnswer, scope: dict[str, str]) -> str:
     """What the search went through, as its task says: "Searched #nlp-lab's papers and threads"."""
-    where = f"#{clip(scope.get(answer.channels[0], ''), 80)}'s" if len(answer.channels) == 1 else "your channels'"
+    where = (
+        f"#{escape(clip(scope.get(answer.channels[0], ''), 80))}'s" if len(answer.channels) == 1 else "your channels'"
+    )
     return f"Searched {where} papers and threads"
 
 

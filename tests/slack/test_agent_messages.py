@@ -183,6 +183,32 @@ def test_a_streamed_answer_shows_the_papers_before_the_checked_written_answer(db
         model.stop()
 
 
+def test_the_sources_of_a_streamed_answer_show_titles_escaped(db: Database, tmp_path: Path) -> None:
+    """The sources under a streamed answer gave each title as the cleaning of others' words left it, unescaped:
+    markup the cleaning missed (a broadcast nested more deeply than it unpicks) reached Slack as markup. Now each
+    source's title is escaped as every other view escapes a title: no angle bracket or bare ampersand is left."""
+    harness, standin = lab(db, tmp_path)
+    nested = "<!channel|all " + "<x " * 24 + " >" * 24 + " >"  # deeper than the cleaning unpicks
+    try:
+        with db.connection() as conn:
+            conn.execute(
+                "UPDATE papers SET title = %s WHERE id = "
+                "(SELECT paper_id FROM paper_ids WHERE value = '2020.acl-main.745')",
+                (f"{nested} TaBERT & tables <!channel> <@U123>",),
+            )
+        ask_in_tab(harness, "what have we read about tables?", "1700006000.000100")
+        stream = stream_in(standin, "1700006000.000100")
+        shown = [src["text"] for c in stream["chunks"] if c["type"] == "task_update" for src in c.get("sources", [])]
+        titles = [text for text in shown if "TaBERT" in text]
+        assert titles and all("&amp; tables" in text for text in titles), shown
+        assert not any("<" in text or ">" in text for text in shown), shown
+        whole = json.dumps(stream)
+        assert "<!channel" not in whole and "<@U123" not in whole, "nothing in the stream can notify anyone"
+    finally:
+        harness.stop()
+        standin.stop()
+
+
 def test_an_answer_keeps_to_its_time_and_a_dm_question_spends_no_channels_llm_cap(db: Database, tmp_path: Path) -> None:
     """Findings 9 and 10: a question from the Messages tab with no channel in view counts against the member's
     hourly LLM cap only (the channel's cap is the channel's questions'); and an answer whose model stalls is
