@@ -157,7 +157,7 @@ def offer_prompts(ctx: AppContext, client: WebClient, team: str, user: str, dm: 
         except Exception:
             log.warning("setting the suggested prompts in %s failed", dm, exc_info=True)
 
-    ctx.slow.submit(work, owner=f"{team}:{user}:prompts")
+    ctx.slow.submit(work, owner=f"{team}:{user}")  # the member's own two places, shared with their questions
 
 
 def messages_tab_opened(ctx: AppContext, client: WebClient, team: str, event: dict[str, Any]) -> None:

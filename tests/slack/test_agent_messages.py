@@ -297,3 +297,29 @@ def test_a_stream_that_fails_midway_is_closed_and_a_dm_is_never_indexed(db: Data
     finally:
         harness.stop()
         standin.stop()
+
+
+def test_the_suggested_prompts_share_the_members_two_slow_places(db: Database, tmp_path: Path) -> None:
+    """Building the prompts is slow work of the member who changed the channel in view: it takes one of the two
+    places each member holds, not two more of its own, so a member switching channels while two questions run
+    gets no prompts (a courtesy) rather than four places of the slow pool."""
+    import threading
+
+    harness, standin = lab(db, tmp_path)
+    release = threading.Event()
+    try:
+        for _ in range(2):  # two questions of U2's, still running
+            assert harness.ctx.slow.submit(lambda: release.wait(20), owner=f"{T}:U2")
+        before = len([a for a in standin.assistant if "prompts" in a])
+        harness.event({"type": "app_context_changed", "user": "U2", "channel": "DU2", "context": in_view("C1")})
+        time.sleep(1.0)
+        assert len([a for a in standin.assistant if "prompts" in a]) == before, "no third place for the prompts"
+        release.set()
+        harness.settle()
+        harness.event({"type": "app_context_changed", "user": "U2", "channel": "DU2", "context": in_view("C2")})
+        harness.settle()
+        assert len([a for a in standin.assistant if "prompts" in a]) == before + 1
+    finally:
+        release.set()
+        harness.stop()
+        standin.stop()
