@@ -1,6 +1,7 @@
 """The bolt ``App`` built from settings: one workspace on a bot token, or many through OAuth installations
-kept in Postgres (``bot.slack.installation_store``); every listener, the middleware that handles each event once and the
-error handler are registered by ``bot.listeners``; each request is counted for ``/metrics``."""
+kept in Postgres (``bot.slack.installation_store``), each request authorized from them (``bot.slack.authorization``);
+every listener, the middleware that handles each event once and the error handler are registered by
+``bot.listeners``; each request is counted for ``/metrics``."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from slack_sdk import WebClient
 
 from bot import listeners
 from bot.app_context import AppContext
+from bot.slack.authorization import StoredAuthorize
 from bot.slack.installation_store import BOT_SCOPES, PostgresInstallationStore, SignedStateStore, token_cipher
 from bot.slack.metrics import count_requests
 from socialrag.config import Settings
@@ -29,13 +31,19 @@ def build_app(settings: Settings, db: Database, ctx: AppContext, *, socket_mode:
         "process_before_response": True,
     }
     if settings.slack_client_id and settings.slack_client_secret:
+        installations = PostgresInstallationStore(db, token_cipher(settings))
         app = App(
             **common,
+            # one read of the workspace's bot a request, and no auth.test: see bot.slack.authorization (bolt
+            # takes an ``Authorize`` as it is, though its annotation names plain functions only)
+            authorize=StoredAuthorize(installations),  # type: ignore[arg-type]
+            installation_store_bot_only=True,
             oauth_settings=OAuthSettings(
                 client_id=settings.slack_client_id,
                 client_secret=settings.slack_client_secret,
                 scopes=BOT_SCOPES,
-                installation_store=PostgresInstallationStore(db, token_cipher(settings)),
+                installation_store=installations,
+                installation_store_bot_only=True,
                 state_store=SignedStateStore(db, settings.slack_client_secret),
                 authorization_url="https://slack.com/oauth/v2/authorize",
             ),

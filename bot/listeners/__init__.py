@@ -8,22 +8,28 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from slack_bolt import App
+from slack_bolt import App, BoltResponse
 
 from bot.app_context import AppContext
 from bot.listeners import actions, assistant, commands, events, home, mentions, shortcuts, uninstalls
+from bot.listeners.commands import TRY_AGAIN
 from bot.slack.dedupe import Deduplicate
 from socialrag.errors import PaperPingError
 
 log = logging.getLogger(__name__)
 
 
-def failed(error: Exception, body: dict[str, Any]) -> None:
-    """A listener failed: Slack gets an error answer and sends the event again."""
+def failed(error: Exception, body: dict[str, Any]) -> BoltResponse | None:
+    """A listener, or the authorization of its request, failed: Slack gets an error answer and sends an event
+    again. A slash command is never sent again, so the member who typed it is told to try again instead (the text
+    of a 200 is what Slack shows them)."""
+    command = isinstance(body, dict) and bool(body.get("command"))
+    what = "a command could not be carried out" if command else "an event could not be handled"
     if isinstance(error, PaperPingError):
-        log.warning("an event could not be handled now (Slack will send it again): %s", error)
+        log.warning("%s now (%s): %s", what, "its member is told" if command else "Slack will send it again", error)
     else:
-        log.error("an event could not be handled (Slack will send it again)", exc_info=error)
+        log.error("%s (%s)", what, "its member is told" if command else "Slack will send it again", exc_info=error)
+    return BoltResponse(status=200, body=TRY_AGAIN) if command else None
 
 
 def register_all(app: App, ctx: AppContext) -> None:

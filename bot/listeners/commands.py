@@ -18,6 +18,7 @@ from socialrag.errors import PaperPingError
 log = logging.getLogger(__name__)
 # a member's two slow requests are under way, or every place for slow requests is taken: one sentence says both
 MEMBER_BUSY = "I'm busy with your other requests or many others' right now; send this one again in a minute."
+TRY_AGAIN = "I couldn't do that just now (a service I depend on is not answering). Try again in a minute."
 
 
 def register(app: App, ctx: AppContext) -> None:
@@ -40,7 +41,7 @@ def register(app: App, ctx: AppContext) -> None:
             answer = f"{exc}\n\n{usage_text()}"
         except PaperPingError as exc:  # the database or a service away: the member hears of it
             log.warning("/paperping %s failed: %s", quote(str(body.get("text") or ""), 60), exc)
-            answer = "I couldn't do that just now (a service I depend on is not answering). Try again in a minute."
+            answer = TRY_AGAIN
         except Exception:  # no command ends without an answer to the member who typed it
             log.exception("/paperping failed unexpectedly")
             answer = "Something went wrong on my side while doing that; it is logged for your admin. Try again later."
