@@ -2,7 +2,8 @@
 
 Each listener turns Slack's payload into a call of the knowledge base's live entry points
 (``socialrag.knowledge``: a message, an edit, a deletion, a reaction), which own the rule of what is kept, on
-one connection with the event's de-duplication record: both commit together or neither does.
+one connection with the event's de-duplication record: both commit together or neither does. What an event
+brings is stored under the workspace bolt authorized it for (``event_team``), the one whose token answers it.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import psycopg
-from slack_bolt import App
+from slack_bolt import App, BoltContext
 from slack_sdk import WebClient
 
 from bot.app_context import AppContext
@@ -35,14 +36,19 @@ INTRO = (
 )
 
 
-def _team(body: dict[str, Any], event: dict[str, Any]) -> str:
-    return str(body.get("team_id") or event.get("team") or "")
+def event_team(context: BoltContext, body: dict[str, Any]) -> str:
+    """The workspace an event is stored under: the one bolt authorized it for (the installation of the event's
+    ``authorizations``), whose token PaperPing answers with. In a Slack Connect channel the outer ``team_id`` may
+    be the partner organisation's workspace, where PaperPing may not even be installed."""
+    event = body.get("event")
+    inner = event.get("team") if isinstance(event, dict) else None
+    return str(context.team_id or body.get("team_id") or inner or "")
 
 
 def handle_message(
-    ctx: AppContext, conn: psycopg.Connection, client: WebClient, body: dict[str, Any], event: dict[str, Any]
+    ctx: AppContext, conn: psycopg.Connection, client: WebClient, team: str, event: dict[str, Any]
 ) -> None:
-    team, channel = _team(body, event), str(event.get("channel") or "")
+    channel = str(event.get("channel") or "")
     subtype = event.get("subtype")
     if event.get("channel_type") == "im" and channel.startswith("D") and _members_own(event):
         if not subtype and not event.get("bot_id"):  # a question in the Messages tab
@@ -112,13 +118,13 @@ def handle_edit(
         knowledge.record_edit(conn, message)
 
 
-def handle_reaction(conn: psycopg.Connection, body: dict[str, Any], event: dict[str, Any], added: bool) -> None:
+def handle_reaction(conn: psycopg.Connection, team: str, event: dict[str, Any], added: bool) -> None:
     item = event.get("item") or {}
     if item.get("type") != "message":
         return
     knowledge.record_reaction(
         conn,
-        _team(body, event),
+        team,
         str(item.get("channel")),
         str(item.get("ts")),
         str(event["user"]),
@@ -129,9 +135,9 @@ def handle_reaction(conn: psycopg.Connection, body: dict[str, Any], event: dict[
 
 
 def handle_joined(
-    ctx: AppContext, conn: psycopg.Connection, client: WebClient, body: dict[str, Any], event: dict[str, Any]
+    ctx: AppContext, conn: psycopg.Connection, client: WebClient, team: str, event: dict[str, Any]
 ) -> None:
-    team, channel = _team(body, event), str(event.get("channel"))
+    channel = str(event.get("channel"))
     ctx.slack.ensure_channel(client, team, channel)
     if event.get("user") != ctx.slack.bot_user_id(client, team):
         storage.workspaces.add_channel_member(conn, team, channel, str(event.get("user") or ""))
@@ -146,12 +152,10 @@ def handle_joined(
     ctx.channels.start_backfill(client, team, channel)  # one reading of a channel's history at a time
 
 
-def handle_left(
-    ctx: AppContext, conn: psycopg.Connection, client: WebClient, body: dict[str, Any], event: dict[str, Any]
-) -> None:
+def handle_left(ctx: AppContext, conn: psycopg.Connection, client: WebClient, team: str, event: dict[str, Any]) -> None:
     """PaperPing was removed from a channel (``channel_left``, ``group_left``, or ``member_left_channel``
     naming the bot): that channel stops being scheduled; what it learned there stays until purged."""
-    team, channel = _team(body, event), str(event.get("channel") or "")
+    channel = str(event.get("channel") or "")
     if event.get("type") == "member_left_channel" and event.get("user") != ctx.slack.bot_user_id(client, team):
         # a member who left is named, no longer notified
         storage.workspaces.remove_channel_member(conn, team, channel, str(event.get("user") or ""))
@@ -160,21 +164,21 @@ def handle_left(
     log.info("removed from %s: its posts stop", channel)
 
 
-Handler = Callable[[psycopg.Connection, WebClient, dict[str, Any], dict[str, Any]], None]
+Handler = Callable[[psycopg.Connection, WebClient, str, dict[str, Any]], None]
 
 
 def register(app: App, ctx: AppContext) -> None:
     def on(kind: str, handle: Handler) -> None:
-        def listener(client: WebClient, body: dict[str, Any], event: dict[str, Any]) -> None:
+        def listener(client: WebClient, context: BoltContext, body: dict[str, Any], event: dict[str, Any]) -> None:
             with ctx.db.connection() as conn:
-                handle(conn, client, body, event)
+                handle(conn, client, event_team(context, body), event)
                 mark_handled(conn, body)  # only now, with what it stored, is a resend of this event a duplicate
 
         app.event(kind)(listener)
 
-    on("message", lambda conn, client, body, event: handle_message(ctx, conn, client, body, event))
-    on("reaction_added", lambda conn, client, body, event: handle_reaction(conn, body, event, True))
-    on("reaction_removed", lambda conn, client, body, event: handle_reaction(conn, body, event, False))
-    on("member_joined_channel", lambda conn, client, body, event: handle_joined(ctx, conn, client, body, event))
+    on("message", lambda conn, client, team, event: handle_message(ctx, conn, client, team, event))
+    on("reaction_added", lambda conn, client, team, event: handle_reaction(conn, team, event, True))
+    on("reaction_removed", lambda conn, client, team, event: handle_reaction(conn, team, event, False))
+    on("member_joined_channel", lambda conn, client, team, event: handle_joined(ctx, conn, client, team, event))
     for kind in ("channel_left", "group_left", "member_left_channel"):
-        on(kind, lambda conn, client, body, event: handle_left(ctx, conn, client, body, event))
+        on(kind, lambda conn, client, team, event: handle_left(ctx, conn, client, team, event))

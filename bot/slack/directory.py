@@ -48,14 +48,20 @@ class SlackDirectory:
     _known_channels: set[tuple[str, str]] = field(default_factory=set)
 
     def bot_user_id(self, client: WebClient, team_id: str) -> str | None:
-        if team_id not in self._bot_users:
-            auth = client.auth_test()
-            self._bot_users[team_id] = str(auth.get("user_id") or "")
-            domain = str(auth.get("url") or "").removeprefix("https://").split(".slack.com")[0] or None
-            self._domains[team_id] = domain
-            with self.db.connection() as conn:
-                storage.workspaces.upsert_team(conn, team_id, name=auth.get("team"), domain=domain)
-        return self._bot_users[team_id] or None
+        """PaperPing's user id as ``client``'s token says (``auth.test``), with the name and domain of the token's
+        own workspace kept. Asked for another workspace (a Slack Connect partner's, say), nothing is written under
+        that workspace's id."""
+        if team_id in self._bot_users:
+            return self._bot_users[team_id] or None
+        auth = client.auth_test()
+        user, own = str(auth.get("user_id") or ""), str(auth.get("team_id") or team_id)
+        domain = str(auth.get("url") or "").removeprefix("https://").split(".slack.com")[0] or None
+        if own != team_id:
+            log.warning("asked for workspace %s with the token of workspace %s; kept for %s only", team_id, own, own)
+        self._bot_users[own], self._domains[own] = user, domain
+        with self.db.connection() as conn:
+            storage.workspaces.upsert_team(conn, own, name=auth.get("team"), domain=domain)
+        return user or None
 
     def domain(self, team_id: str) -> str | None:
         if team_id not in self._domains:

@@ -125,3 +125,57 @@ def test_a_workspace_without_an_installation_is_answered_as_one(oauth: Harness, 
     answer = oauth.signed(json.dumps(body), "application/json")
     assert answer.status_code == 200, "nothing to send again: PaperPing is not installed there"
     assert count(db, "SELECT count(*) FROM messages") == 0
+
+
+def shared_channel_event(event: dict[str, object], event_id: str) -> dict[str, object]:
+    """An event in a Slack Connect channel that a partner organisation created: the outer ``team_id`` is theirs,
+    the one authorization Slack names is the lab's installation, whose token answers it."""
+    body = event_callback(event, event_id)
+    body["team_id"] = "T0PARTNER"
+    body["authorizations"] = [{"team_id": T, "user_id": "UBOT", "is_bot": True, "is_enterprise_install": False}]
+    body["is_ext_shared_channel"] = True
+    return body
+
+
+def tenants(db: Database) -> dict[str, list[tuple[str, ...]]]:
+    with db.connection() as conn:
+        return {
+            table: conn.execute(f"SELECT DISTINCT team_id FROM {table} ORDER BY 1").fetchall()
+            for table in ("messages", "channels", "reactions")
+        } | {"teams": conn.execute("SELECT team_id, name, domain FROM teams ORDER BY 1").fetchall()}
+
+
+def check_stored_under_the_lab(h: Harness, db: Database) -> None:
+    share = message_event("1700000009.000100", PAPER)
+    assert h.signed(json.dumps(shared_channel_event(share, "EvS1")), "application/json").status_code == 200
+    time.sleep(0.3)
+    reaction = {
+        "type": "reaction_added",
+        "user": "U3",
+        "reaction": "fire",
+        "item": {"type": "message", "channel": "C1", "ts": "1700000009.000100"},
+        "event_ts": "1700000010.000100",
+    }
+    assert h.signed(json.dumps(shared_channel_event(reaction, "EvS2")), "application/json").status_code == 200
+    time.sleep(0.3)
+    found = tenants(db)
+    assert found["messages"] == found["channels"] == found["reactions"] == [(T,)], found
+    assert found["teams"] == [(T, "Lab", "lab")], "no row of the partner's workspace, nor the lab's name on it"
+
+
+def test_a_shared_channel_is_stored_under_the_installation_that_answers_it(oauth: Harness, db: Database) -> None:
+    install(db)
+    check_stored_under_the_lab(oauth, db)
+
+
+def test_a_shared_channel_is_stored_under_the_workspace_of_the_bot_token(harness: Harness, db: Database) -> None:
+    check_stored_under_the_lab(harness, db)
+
+
+def test_the_workspace_name_is_kept_only_for_the_tokens_own_workspace(harness: Harness, db: Database) -> None:
+    from slack_sdk import WebClient
+
+    directory = harness.ctx.slack
+    client = WebClient(token="xoxb-test", base_url=harness.standin.url)
+    assert directory.bot_user_id(client, "T0PARTNER") == "UBOT"
+    assert tenants(db)["teams"] == [(T, "Lab", "lab")]
