@@ -1,19 +1,19 @@
 """Every bolt registration of PaperPing, one module a kind, as bolt's own starter template lays them out: events
 (messages, reactions, joins), the ``/paperping`` command, actions (buttons), the message shortcut, mentions,
 the AI app panel (``assistant``), App Home and installs. ``register_all`` also adds the middleware that handles
-each event once and the error handler."""
+each event once and the error handler, which lets go of a failed event's claim so that Slack's next copy runs."""
 
 from __future__ import annotations
 
 import logging
 from typing import Any
 
-from slack_bolt import App, BoltResponse
+from slack_bolt import App, BoltContext, BoltResponse
 
 from bot.app_context import AppContext
 from bot.listeners import actions, assistant, commands, events, home, mentions, shortcuts, uninstalls
 from bot.listeners.commands import TRY_AGAIN
-from bot.slack.dedupe import Deduplicate
+from bot.slack.dedupe import Deduplicate, release_claim
 from socialrag.errors import PaperPingError
 
 log = logging.getLogger(__name__)
@@ -36,6 +36,11 @@ def register_all(app: App, ctx: AppContext) -> None:
     """PaperPing's middleware, error handler and listeners on ``app``."""
     app.use(Deduplicate(ctx.db))
     assistant.register(app, ctx)  # middleware: the AI app panel's events, before the listeners below
-    app.error(failed)
+
+    def on_error(error: Exception, body: dict[str, Any], context: BoltContext) -> BoltResponse | None:
+        release_claim(ctx.db, context)  # Slack's next copy of a failed event is handled
+        return failed(error, body)
+
+    app.error(on_error)
     for kind in (events, commands, home, actions, shortcuts, mentions, uninstalls):
         kind.register(app, ctx)

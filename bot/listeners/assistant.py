@@ -221,6 +221,7 @@ def register(app: App, ctx: AppContext) -> None:
         say: Say,
         set_suggested_prompts: SetSuggestedPrompts,
         payload: dict[str, Any],
+        body: dict[str, Any],
         context: BoltContext,
         client: WebClient,
     ) -> None:
@@ -228,10 +229,14 @@ def register(app: App, ctx: AppContext) -> None:
         say(GREETING)
         user = str((payload.get("assistant_thread") or {}).get("user_id") or "") or None
         set_suggested_prompts(prompts=suggested_prompts(ctx, client, str(context.team_id or ""), in_view, user))
+        with ctx.db.connection() as conn:
+            mark_handled(conn, body)  # a resent copy is dropped: one greeting per thread
 
     @assistant.thread_context_changed
-    def context_changed(payload: dict[str, Any]) -> None:
+    def context_changed(payload: dict[str, Any], body: dict[str, Any]) -> None:
         contexts.save_thread(payload)  # bolt's own handler would keep the channel, not whose thread it is
+        with ctx.db.connection() as conn:
+            mark_handled(conn, body)
 
     @assistant.user_message
     def asked(

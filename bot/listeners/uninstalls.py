@@ -30,6 +30,9 @@ def register(app: App, ctx: AppContext) -> None:
     def revoked(body: dict[str, Any], event: dict[str, Any]) -> None:
         if (event.get("tokens") or {}).get("bot"):
             uninstalled(body)
+            return
+        with ctx.db.connection() as conn:  # a member's token, which PaperPing never holds: nothing to do
+            mark_handled(conn, body)
 
     app.event("app_uninstalled")(uninstalled)
     app.event("tokens_revoked")(revoked)

@@ -1,19 +1,28 @@
-"""Slack events handled once: an event's id is recorded in the transaction that stores what it brought, and a
-resent copy of an event already recorded is acknowledged and dropped."""
+"""Slack events handled once. An event's id is claimed before its listener runs and marked handled in the
+transaction that stores what it brought; a copy Slack resends is dropped once the first is handled, and told to
+come back later while the first is still being handled."""
 
 from __future__ import annotations
 
 import logging
+from datetime import timedelta
 from typing import Any
 
 import psycopg
-from slack_bolt import BoltRequest, BoltResponse
+from slack_bolt import BoltContext, BoltRequest, BoltResponse
 from slack_bolt.middleware import Middleware
 
+from bot.slack.metrics import DUPLICATE
 from socialrag import storage
 from socialrag.db import Database
 
 log = logging.getLogger(__name__)
+
+CLAIMED = "paperping_claimed"  # the event id this request claimed, in its context, until it is handled
+# How long a claim stands without its event being handled. Slack sends a copy again at once, a minute later and
+# five minutes after that; a claim whose process died before handling its event is taken over by the last copy,
+# while a listener that waits out Slack's rate limits (up to five minutes) is never run twice.
+LEASE = timedelta(minutes=5)
 
 
 def handled_id(body: dict[str, Any]) -> str | None:
@@ -35,28 +44,59 @@ def mark_handled(conn: psycopg.Connection, body: dict[str, Any]) -> None:
     key = handled_id(body)
     if key:
         team = body.get("team_id") or (body.get("team") or {}).get("id")
-        storage.slack_events.record_event(conn, key, team)
+        storage.slack_events.record_handled(conn, key, team)
+
+
+def release_claim(db: Database, context: BoltContext) -> None:
+    """The listener of a claimed event failed: let go of the claim, so that Slack's next copy is handled. When
+    the database cannot be reached for that either, the claim lapses after ``LEASE``."""
+    key = context.get(CLAIMED)
+    if not key:
+        return
+    try:
+        with db.connection() as conn:
+            storage.slack_events.release_event(conn, str(key))
+    except Exception:
+        log.warning("the claim on event %s could not be let go; a copy after %s handles it", key, LEASE, exc_info=True)
 
 
 class Deduplicate(Middleware):
-    """Slack resends an event it thinks was missed; a copy of one already handled is acknowledged and dropped.
+    """Each event is handled by one copy at a time, and once.
 
-    Events are handled before Slack gets its answer (``process_before_response``), and each listener records
-    its event as handled only when it is done (``mark_handled``, in the transaction of what it stored): an
-    event whose handling failed (the database restarting, say) is answered with an error and sent again by
-    Slack instead of being lost.
-    Handling an event twice changes nothing, so two copies arriving together need no lock."""
+    Events are handled before Slack gets its answer (``process_before_response``), and Slack sends a copy again
+    when the answer takes more than 3 seconds, often while the first copy is still at work. So the event's id is
+    claimed before its listener runs. A copy of a handled event is acknowledged and dropped; a copy of one still
+    being handled is answered 503 (Slack sends it again later, and by then the first copy is done, or has failed
+    and let the claim go). Each listener marks its event handled (``mark_handled``, in the transaction of what it
+    stored); when it fails, ``release_claim`` lets the claim go so that Slack's next copy is handled."""
 
     def __init__(self, db: Database) -> None:
         self.db = db
 
     def process(self, *, req: BoltRequest, resp: BoltResponse, next: Any) -> BoltResponse | None:
-        event_id = handled_id(req.body) if isinstance(req.body, dict) else None
-        if event_id:
+        body = req.body if isinstance(req.body, dict) else {}
+        key = handled_id(body)
+        if key is None:
+            return next()
+        if not body.get("event_id"):  # a click: its listener records it (bot.listeners.actions)
             with self.db.connection() as conn:
-                seen = storage.slack_events.event_seen(conn, str(event_id))
-            if seen:
-                log.info("event %s seen before; ignored", event_id)
-                req.context["paperping_duplicate"] = True  # counted by bot.slack.metrics
-                return BoltResponse(status=200, body="")
-        return next()
+                seen = storage.slack_events.event_seen(conn, key)
+            return self._drop(req, key, "seen before") if seen else next()
+        team = req.context.team_id or body.get("team_id")
+        with self.db.connection() as conn:
+            claim = storage.slack_events.claim_event(conn, key, team, LEASE)
+        if claim == "claimed":
+            req.context[CLAIMED] = key
+            return next()
+        if claim == "handled":
+            return self._drop(req, key, "handled before")
+        req.context[DUPLICATE] = True
+        retry = (req.headers.get("x-slack-retry-num") or ["none"])[0]
+        log.info("event %s (Slack's retry %s) is still being handled; Slack is asked to send it later", key, retry)
+        return BoltResponse(status=503, body="")
+
+    @staticmethod
+    def _drop(req: BoltRequest, key: str, why: str) -> BoltResponse:
+        log.info("event %s %s; ignored", key, why)
+        req.context[DUPLICATE] = True
+        return BoltResponse(status=200, body="")

@@ -1,19 +1,60 @@
-"""Slack event ids already handled, so that a retried event is not handled twice."""
+"""Slack event ids: claimed while an event is being handled, then kept as handled, so that a resent event is not
+handled twice (and a click delivered twice does not undo itself)."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
+from typing import Literal
 
 import psycopg
 
+Claim = Literal["claimed", "handled", "busy"]
+
 
 def record_event(conn: psycopg.Connection, event_id: str, team_id: str | None) -> bool:
-    """Remember a Slack event id; False when it was seen before (a retry)."""
+    """Remember a Slack event id as handled; False when it was seen before (a retry)."""
     row = conn.execute(
         "INSERT INTO processed_events (event_id, team_id) VALUES (%(e)s, %(t)s) ON CONFLICT DO NOTHING RETURNING 1",
         {"e": event_id, "t": team_id},
     ).fetchone()
     return row is not None
+
+
+def claim_event(conn: psycopg.Connection, event_id: str, team_id: str | None, lease: timedelta) -> Claim:
+    """Claim an event id before its handling starts: ``claimed`` when it was unknown, or claimed more than
+    ``lease`` ago and never handled (its handler died with its process); ``handled`` when it was handled;
+    ``busy`` while another copy is being handled."""
+    row = conn.execute(
+        """
+        INSERT INTO processed_events (event_id, team_id, handled_at) VALUES (%(e)s, %(t)s, NULL)
+        ON CONFLICT (event_id) DO UPDATE SET received_at = now()
+         WHERE processed_events.handled_at IS NULL AND processed_events.received_at < now() - %(lease)s
+        RETURNING 1
+        """,
+        {"e": event_id, "t": team_id, "lease": lease},
+    ).fetchone()
+    if row is not None:
+        return "claimed"
+    found = conn.execute(
+        "SELECT handled_at IS NOT NULL FROM processed_events WHERE event_id = %(e)s", {"e": event_id}
+    ).fetchone()
+    return "handled" if found is not None and found[0] else "busy"
+
+
+def record_handled(conn: psycopg.Connection, event_id: str, team_id: str | None) -> None:
+    """Mark an event id handled (claimed or not): a copy that arrives from now on is dropped."""
+    conn.execute(
+        """
+        INSERT INTO processed_events (event_id, team_id) VALUES (%(e)s, %(t)s)
+        ON CONFLICT (event_id) DO UPDATE SET handled_at = now() WHERE processed_events.handled_at IS NULL
+        """,
+        {"e": event_id, "t": team_id},
+    )
+
+
+def release_event(conn: psycopg.Connection, event_id: str) -> None:
+    """Let go of the claim on an event whose handling failed, so that Slack's next copy is handled."""
+    conn.execute("DELETE FROM processed_events WHERE event_id = %(e)s AND handled_at IS NULL", {"e": event_id})
 
 
 def event_seen(conn: psycopg.Connection, event_id: str) -> bool:
