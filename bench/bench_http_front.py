@@ -44,7 +44,8 @@ def serve(home: Path) -> None:
         home=home, offline=True, slack_bot_token="xoxb-bench", slack_signing_secret=SECRET, slack_api_url=slack.url
     )
     ctx = AppContext(settings, db)
-    front = HttpFront(build_app(settings, db, ctx), "127.0.0.1", 0, metrics=ctx.metrics.page(None)).start()
+    app, page = build_app(settings, db, ctx), ctx.metrics.page(None)
+    front = HttpFront(app, "127.0.0.1", 0, signing_secret=SECRET, metrics=page).start()
     print(front.port, flush=True)
     sys.stdin.read()  # until the client closes it
     front.stop()

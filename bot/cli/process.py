@@ -227,7 +227,8 @@ def cmd_run(args: argparse.Namespace, settings: Settings, db: Database) -> int:
             if server is not None:
                 server.stop()
         else:
-            server = HttpFront(app, "0.0.0.0", args.port, metrics=page).start()
+            secret = settings.slack_signing_secret
+            server = HttpFront(app, "0.0.0.0", args.port, signing_secret=secret, metrics=page).start()
             print(f"PaperPing is running on http://0.0.0.0:{args.port}/slack/events", flush=True)
             stop.wait()
             server.stop()

@@ -2,22 +2,26 @@
 
 Slack's requests are small (an event, a command, a button: a few KB), so the front refuses a body over
 ``MAX_BODY_BYTES`` from its declared length before reading it (413), and stops reading a chunked one at the
-cap. Requests are read by waitress's event loop, not by the worker threads, so a client that sends slowly holds
-a socket, not a thread; one that sends nothing for ``READ_TIMEOUT`` seconds is dropped. At most ``THREADS``
-requests are handled at once and at most ``CONNECTIONS`` connections are open. Every request that reaches bolt
-has its signature checked there (wrong secret, stale timestamp and unsigned requests get 401; `/metrics` counts them).
-``/metrics`` (``bot.slack.metrics``) serves Prometheus's text format; with no bolt app (Socket Mode's metrics port)
-the front serves only it and ``/healthz``.
+cap. Requests are read by waitress's event loop, not by the worker threads, so a slow client holds a socket, not
+a thread; one that sends nothing for ``READ_TIMEOUT`` seconds is dropped. At most ``THREADS`` requests are handled
+at once and at most ``CONNECTIONS`` connections are open.
+
+A POST to ``/slack/events`` has its Slack signature checked over the raw body before bolt parses anything: an
+unsigned, wrongly signed or stale one gets 401 and costs one HMAC, whatever its body holds (``/metrics`` counts
+it). ``/metrics`` (``bot.slack.metrics``) serves Prometheus's text format; with no bolt app (Socket Mode's
+metrics port) the front serves only it and ``/healthz``.
 """
 
 from __future__ import annotations
 
+import io
 import logging
 import threading
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from slack_bolt import App
+from slack_sdk.signature import SignatureVerifier
 from waitress.server import create_server
 
 from bot.slack.metrics import MetricsPage
@@ -31,33 +35,69 @@ MAX_BODY_BYTES = 1_000_000
 READ_TIMEOUT = 15  # seconds a connection may stay silent
 THREADS = 8  # requests handled at once
 CONNECTIONS = 500  # open connections (slow ones included); more wait to be accepted
+EVENTS_PATH = "/slack/events"
+UNSIGNED = b"unsigned, wrongly signed or stale request: PaperPing answers only Slack\n"
 
 
-def wsgi_app(app: App | None, metrics: MetricsPage | None = None) -> WSGIApplication:
+def wsgi_app(
+    app: App | None,
+    metrics: MetricsPage | None = None,
+    *,
+    signing_secret: str | None = None,
+) -> WSGIApplication:
     """``/slack/events`` (events, interactivity, the command), OAuth pages, ``/metrics`` and ``/healthz``."""
     handler = None
     if app is not None:
         from slack_bolt.adapter.wsgi import SlackRequestHandler
 
-        handler = SlackRequestHandler(app)
+        if not signing_secret:
+            raise ValueError("the HTTP front checks Slack's signatures itself: give it the signing secret")
+        handler = SlackRequestHandler(app, EVENTS_PATH)
+    verifier = SignatureVerifier(signing_secret) if signing_secret else None
+    counts = metrics.metrics if metrics is not None else None
 
     def serve(environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         path = environ.get("PATH_INFO")
         if path == "/healthz":
-            start_response("200 OK", [("Content-Type", "text/plain")])
-            return [b"ok"]
+            return _plain(start_response, "200 OK", b"ok")
         if path == "/metrics" and metrics is not None:
             return metrics(environ, start_response)
-        if handler is None:
-            start_response("404 Not Found", [("Content-Type", "text/plain")])
-            return [b"only /metrics and /healthz here"]
+        if handler is None or verifier is None:  # no bolt app here (a verifier comes with one)
+            return _plain(start_response, "404 Not Found", b"only /metrics and /healthz here")
+        if environ.get("REQUEST_METHOD") == "POST" and path == EVENTS_PATH and not keep_signed_body(environ, verifier):
+            if counts is not None:
+                counts.refused.labels("signature").inc()
+            return _plain(start_response, "401 Unauthorized", UNSIGNED)
         return handler(environ, start_response)
 
     return serve
 
 
+def keep_signed_body(environ: WSGIEnvironment, verifier: SignatureVerifier) -> bool:
+    """Whether the request's body carries Slack's signature (fresh, over these very bytes). The body, read here
+    (waitress has it in memory or in a temporary file, at most ``MAX_BODY_BYTES``), is put back for bolt."""
+    try:
+        length = max(0, int(environ.get("CONTENT_LENGTH") or 0))
+    except ValueError:
+        return False
+    body = environ["wsgi.input"].read(length) if length else b""
+    environ["wsgi.input"], environ["CONTENT_LENGTH"] = io.BytesIO(body), str(len(body))
+    timestamp = environ.get("HTTP_X_SLACK_REQUEST_TIMESTAMP")
+    signature = environ.get("HTTP_X_SLACK_SIGNATURE")
+    try:
+        return verifier.is_valid(body, timestamp, signature)
+    except (ValueError, TypeError):  # a timestamp that is no number, a body or signature that is no text
+        return False
+
+
+def _plain(start_response: StartResponse, status: str, text: bytes) -> list[bytes]:
+    start_response(status, [("Content-Type", "text/plain")])
+    return [text]
+
+
 class HttpFront:
-    """The server, run in a thread of its own; ``port`` is the one it listens on (0 picks a free one)."""
+    """The server, run in a thread of its own; ``port`` is the one it listens on (0 picks a free one). With a bolt
+    app it needs the app's ``signing_secret``."""
 
     def __init__(
         self,
@@ -65,11 +105,12 @@ class HttpFront:
         host: str = "0.0.0.0",
         port: int = 3000,
         *,
-        read_timeout: int = READ_TIMEOUT,
+        signing_secret: str | None = None,
         metrics: MetricsPage | None = None,
+        read_timeout: int = READ_TIMEOUT,
     ) -> None:
         self.server = create_server(
-            wsgi_app(app, metrics),
+            wsgi_app(app, metrics, signing_secret=signing_secret),
             host=host,
             port=port,
             threads=THREADS,

@@ -89,7 +89,7 @@ def request_kind(body: Any) -> str:
     """A request's kind as a label: the event's type, ``command``, or the payload's type (never its content)."""
     if not isinstance(body, dict):
         return "other"
-    if body.get("ssl_check"):  # answered by bolt before the signature is checked: anyone's words, never a label
+    if body.get("ssl_check"):  # Slack's certificate check: one kind, whatever else it carries
         return "ssl_check"
     if body.get("command"):
         return "command"
@@ -101,7 +101,9 @@ def request_kind(body: Any) -> str:
 
 def count_requests(app: App, metrics: Metrics) -> None:
     """Count every request ``app`` dispatches (over HTTP or Socket Mode) with how it ended. Bolt runs its global
-    middleware one after the other, not around the listeners, so only ``dispatch`` sees the final answer."""
+    middleware one after the other, not around the listeners, so only ``dispatch`` sees the final answer. Over
+    HTTP the front has checked the signature before ``dispatch`` (bolt answers an ``ssl_check`` before its own
+    check), so only Slack's requests are counted here; the front counts the refused ones."""
     dispatch = app.dispatch
 
     def counted(req: BoltRequest) -> BoltResponse:

@@ -90,7 +90,7 @@ def test_slow_clients_hold_no_threads_and_a_signed_event_is_answered(harness: Ha
 
 
 def test_a_silent_connection_is_dropped(db: Database, harness: Harness) -> None:
-    front = HttpFront(harness.app, "127.0.0.1", 0, read_timeout=1).start()
+    front = HttpFront(harness.app, "127.0.0.1", 0, signing_secret=SECRET, read_timeout=1).start()
     try:
         sock = _connect(front.port)
         sock.settimeout(10)
@@ -107,7 +107,7 @@ def test_stopping_when_the_wake_up_pipe_was_closed_under_it(harness: Harness, ca
     says so, closes the sockets from the stopping thread, and frees the port instead of raising."""
     import os
 
-    front = HttpFront(harness.app, "127.0.0.1", 0).start()
+    front = HttpFront(harness.app, "127.0.0.1", 0, signing_secret=SECRET).start()
     port = front.port
     os.close(front.server.trigger.trigger)
     with caplog.at_level(logging.WARNING, logger="bot.slack.http_front"):

@@ -231,12 +231,21 @@ def test_status_json_carries_the_figures(db: Database, monkeypatch: pytest.Monke
     assert figures["index_queue"].keys() == {"waiting", "ready", "working", "given_up"}
 
 
-def test_an_unsigned_ssl_check_makes_no_label_of_its_own(harness: Harness) -> None:
-    """Bolt answers Slack's ``ssl_check`` before checking signatures: anyone may send one, with any ``type``, so
-    a label taken from it would grow the page and the process's memory by one series per request."""
+def test_slacks_certificate_check_is_counted_only_when_signed(harness: Harness) -> None:
+    """Slack signs its ``ssl_check`` like any request. An unsigned one is anybody's: it is refused and counted as
+    refused, never as a Slack request; a signed one is counted under ``ssl_check`` alone, whatever ``type`` it
+    carries (a label taken from it would grow the page by one series per request)."""
+    before = scrape(_metrics_url(harness))
     for n in range(3):
         form = {"ssl_check": "1", "type": f"planted{n}", "token": "x"}
-        assert httpx.post(harness.url, data=form, timeout=10).status_code == 200
-    samples = scrape(_metrics_url(harness))
-    assert not [key for key in samples if any("planted" in v for _, v in key[1])]
-    assert sample(samples, "paperping_slack_requests_total", kind="ssl_check", outcome="handled") == 3
+        assert httpx.post(harness.url, data=form, timeout=10).status_code == 401
+    signed = harness.signed("ssl_check=1&type=planted9&token=x", "application/x-www-form-urlencoded")
+    assert signed.status_code == 200
+    after = scrape(_metrics_url(harness))
+
+    def more(name: str, **labels: str) -> float:
+        return sample(after, name, **labels) - sample(before, name, **labels)
+
+    assert not [key for key in after if any("planted" in v for _, v in key[1])]
+    assert more("paperping_slack_requests_total", kind="ssl_check", outcome="handled") == 1
+    assert more("paperping_requests_refused_total", reason="signature") == 3

@@ -54,7 +54,9 @@ class Harness:
         self.ctx = AppContext(self.settings, db)
         self.app = build_app(self.settings, db, self.ctx)
         page = self.ctx.metrics.page(self.settings.metrics_token)
-        self.server = HttpFront(self.app, "127.0.0.1", 0, metrics=page).start()  # as `paperping run --http` serves
+        self.server = HttpFront(  # as `paperping run --http` serves
+            self.app, "127.0.0.1", 0, signing_secret=SECRET, metrics=page
+        ).start()
         self.url = f"http://127.0.0.1:{self.server.port}/slack/events"
         self.events = 0
 
