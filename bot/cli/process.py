@@ -13,6 +13,7 @@ import threading
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from typing import Any
 
 from apscheduler.schedulers.background import BackgroundScheduler
@@ -201,6 +202,8 @@ def cmd_run(args: argparse.Namespace, settings: Settings, db: Database) -> int:
     stop = threading.Event()
     server: HttpFront | None = None
     page = ctx.metrics.page(settings.metrics_token)
+    # this process's page, and how many connections one address may hold
+    front = partial(HttpFront, metrics=page, peer_connections=settings.http_peer_connections)
 
     def shutdown(signum: int, frame: Any) -> None:
         log.warning("signal %s: finishing the current work and stopping", signum)
@@ -220,15 +223,14 @@ def cmd_run(args: argparse.Namespace, settings: Settings, db: Database) -> int:
             )
             handler.connect()
             if own_port is not None:  # no HTTP front in Socket Mode: /metrics on a port of its own
-                server = HttpFront(None, "0.0.0.0", own_port, metrics=page).start()
+                server = front(None, "0.0.0.0", own_port).start()
             print("PaperPing is running (Socket Mode)", flush=True)
             stop.wait()
             handler.close()
             if server is not None:
                 server.stop()
         else:
-            secret = settings.slack_signing_secret
-            server = HttpFront(app, "0.0.0.0", args.port, signing_secret=secret, metrics=page).start()
+            server = front(app, "0.0.0.0", args.port, signing_secret=settings.slack_signing_secret).start()
             print(f"PaperPing is running on http://0.0.0.0:{args.port}/slack/events", flush=True)
             stop.wait()
             server.stop()

@@ -1,10 +1,12 @@
 """The HTTP front of ``paperping run --http``: waitress, a production WSGI server, in front of bolt.
 
-Slack's requests are small (an event, a command, a button: a few KB), so the front refuses a body over
-``MAX_BODY_BYTES`` from its declared length before reading it (413), and stops reading a chunked one at the
-cap. Requests are read by waitress's event loop, not by the worker threads, so a slow client holds a socket, not
-a thread; one that sends nothing for ``READ_TIMEOUT`` seconds is dropped. At most ``THREADS`` requests are handled
-at once and at most ``CONNECTIONS`` connections are open.
+Slack's requests are small (an event, a command, a button: a few KB) and arrive at once, so the front refuses a
+body over ``MAX_BODY_BYTES`` from its declared length before reading it (413), stops reading a chunked one at the
+cap, and closes a connection whose request (headers and body) is not all there ``REQUEST_DEADLINE`` seconds after
+its first byte, however steadily it trickles in. Requests are read by waitress's event loop, not by the worker
+threads, so a slow client holds a socket, not a thread; one that sends nothing for ``READ_TIMEOUT`` seconds is
+dropped. At most ``CONNECTIONS`` connections are open, and one address holds at most ``peer_connections`` of them
+(``PAPERPING_HTTP_PEER_CONNECTIONS``); at most ``THREADS`` requests are handled at once.
 
 A POST to ``/slack/events`` has its Slack signature checked over the raw body before bolt parses anything: an
 unsigned, wrongly signed or stale one gets 401 and costs one HMAC, whatever its body holds (``/metrics`` counts
@@ -17,14 +19,16 @@ from __future__ import annotations
 import io
 import logging
 import threading
+import time
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from slack_bolt import App
 from slack_sdk.signature import SignatureVerifier
+from waitress.channel import HTTPChannel
 from waitress.server import create_server
 
-from bot.slack.metrics import MetricsPage
+from bot.slack.metrics import Metrics, MetricsPage
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
@@ -33,8 +37,10 @@ log = logging.getLogger(__name__)
 
 MAX_BODY_BYTES = 1_000_000
 READ_TIMEOUT = 15  # seconds a connection may stay silent
+REQUEST_DEADLINE = 5.0  # seconds from a request's first byte to its last
 THREADS = 8  # requests handled at once
 CONNECTIONS = 500  # open connections (slow ones included); more wait to be accepted
+PEER_CONNECTIONS = 50  # open connections from one address (PAPERPING_HTTP_PEER_CONNECTIONS; 0: no cap)
 EVENTS_PATH = "/slack/events"
 UNSIGNED = b"unsigned, wrongly signed or stale request: PaperPing answers only Slack\n"
 
@@ -95,6 +101,49 @@ def _plain(start_response: StartResponse, status: str, text: bytes) -> list[byte
     return [text]
 
 
+def guarded_channel(deadline: float, peer_connections: int, metrics: Metrics | None) -> type[HTTPChannel]:
+    """waitress's connection with two limits of its own: the request's deadline (checked each time the event loop
+    asks whether to read, at least once a second) and the open connections one address may hold."""
+
+    def refuse(reason: str) -> None:
+        if metrics is not None:
+            metrics.refused.labels(reason).inc()
+
+    class GuardedChannel(HTTPChannel):
+        reading_since: float | None = None  # when the first byte of the request being read arrived
+
+        def __init__(self, server: Any, sock: Any, addr: Any, adj: Any, map: Any = None) -> None:
+            super().__init__(server, sock, addr, adj, map=map)
+            peer = _peer(self)
+            held = sum(_peer(channel) == peer for channel in server.active_channels.values())  # this one included
+            if 0 < peer_connections < held:
+                self.will_close = True  # closed before a byte is read (readable() now says no)
+                refuse("peer_connections")
+
+        def received(self, data: bytes) -> bool:
+            before = self.request
+            went = bool(super().received(data))
+            if self.request is None:
+                self.reading_since = None
+            elif self.request is not before or self.reading_since is None:
+                self.reading_since = time.monotonic()
+            return went
+
+        def readable(self) -> bool:
+            late = self.reading_since is not None and time.monotonic() - self.reading_since > deadline
+            if late and not self.requests:  # (a request being answered finishes first, as waitress's own timeout)
+                self.reading_since, self.will_close = None, True  # too slow: closed at the next write turn
+                refuse("slow_request")
+                return False
+            return bool(super().readable())
+
+    return GuardedChannel
+
+
+def _peer(channel: Any) -> Any:
+    return channel.addr[0] if isinstance(channel.addr, tuple) else channel.addr
+
+
 class HttpFront:
     """The server, run in a thread of its own; ``port`` is the one it listens on (0 picks a free one). With a bolt
     app it needs the app's ``signing_secret``."""
@@ -108,6 +157,8 @@ class HttpFront:
         signing_secret: str | None = None,
         metrics: MetricsPage | None = None,
         read_timeout: int = READ_TIMEOUT,
+        request_deadline: float = REQUEST_DEADLINE,
+        peer_connections: int = PEER_CONNECTIONS,
     ) -> None:
         self.server = create_server(
             wsgi_app(app, metrics, signing_secret=signing_secret),
@@ -124,6 +175,8 @@ class HttpFront:
             # kept in the environ, trusted for nothing: /metrics refuses a relayed request when it has no token
             clear_untrusted_proxy_headers=False,
         )
+        counts = metrics.metrics if metrics is not None else None
+        self.server.channel_class = guarded_channel(request_deadline, peer_connections, counts)
         self.port = int(self.server.effective_port)
         self._thread = threading.Thread(target=self.server.run, daemon=True, name="http-front")
 

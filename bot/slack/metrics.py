@@ -60,8 +60,10 @@ class Metrics:
         )
         self.refused = Counter(
             "paperping_requests_refused",
-            "requests this process refused, by reason (signature: unsigned or wrongly signed; metrics_token: a "
-            "scrape without the token; metrics_address: without a token set, a scrape not from loopback)",
+            "requests this process refused, by reason (signature: unsigned or wrongly signed; slow_request: not "
+            "all there at the HTTP front's deadline; peer_connections: over one address's share of connections; "
+            "metrics_token: a scrape without the token; metrics_address: without a token set, a scrape not from "
+            "loopback)",
             ["reason"],
             registry=self.registry,
         )
