@@ -45,7 +45,7 @@ def serve(home: Path) -> None:
     )
     ctx = AppContext(settings, db)
     app, page = build_app(settings, db, ctx), ctx.metrics.page(None)
-    front = HttpFront(app, "127.0.0.1", 0, signing_secret=SECRET, metrics=page).start()
+    front = HttpFront(app, "127.0.0.1", 0, signing_secret=SECRET, db=db, metrics=page).start()
     print(front.port, flush=True)
     sys.stdin.read()  # until the client closes it
     front.stop()

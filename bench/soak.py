@@ -300,7 +300,7 @@ def run(args: argparse.Namespace) -> None:
     }
     settings = Settings.from_env(env)
     app = build_app(settings, db, AppContext(settings, db))
-    web = HttpFront(app, "127.0.0.1", 0, signing_secret=settings.slack_signing_secret).start()  # as --http
+    web = HttpFront(app, "127.0.0.1", 0, signing_secret=settings.slack_signing_secret, db=db).start()  # as --http
     url = f"http://127.0.0.1:{web.port}/slack/events"
 
     stop_file = home / "stop"

@@ -21,7 +21,7 @@ DEFAULT_EMBED_MODEL = "all-MiniLM-L6-v2"
 DEFAULT_POPULARITY_WEIGHT = 0.05
 
 _METRICS_TOKEN = "bearer token `/metrics` asks for (401 without it); unset, it answers only this machine's loopback"
-_METRICS_PORT = "in Socket Mode, a port serving only `/metrics` and `/healthz` (docs/metrics.md)"
+_METRICS_PORT = "in Socket Mode, a port serving only `/metrics`, `/healthz` and `/readyz` (docs/metrics.md)"
 _PEER_CONNECTIONS = "open connections the HTTP front lets one address hold (0: no cap; raise it behind a proxy)"
 _EMBED_CACHE = "the vectors of papers' title and abstract, kept for every home on this machine; off: none"
 SETTINGS: tuple[Setting, ...] = (

@@ -7,6 +7,7 @@ reused on the next run; it stops when the last PaperPing process using it exits.
 from __future__ import annotations
 
 import logging
+import math
 import stat
 import threading
 import warnings
@@ -49,6 +50,7 @@ class Database:
         self._pool_size = pool_size
         self._pool: ConnectionPool | None = None
         self._pool_lock = threading.Lock()
+        self._cap = threading.local()  # .seconds: this thread's cap on a wait for a connection (see waiting_at_most)
 
     def _configure(self, conn: psycopg.Connection) -> None:
         with suppress(psycopg.ProgrammingError):  # the vector extension does not exist before the first migration
@@ -85,10 +87,28 @@ class Database:
             self._server.cleanup()
             self._server = None
 
+    @contextmanager
+    def waiting_at_most(self, seconds: float) -> Iterator[None]:
+        """Until the block ends, this thread waits at most ``seconds`` for a connection (from the pool, or a new
+        one: at least the 2 s Postgres's clients allow) and then gets ``DatabaseError``. The HTTP front sets it
+        around each Slack request, which Slack gives up on after 3 s; other threads keep their waits."""
+        before = getattr(self._cap, "seconds", None)
+        self._cap.seconds = seconds
+        try:
+            yield
+        finally:
+            self._cap.seconds = before
+
+    def _capped(self, wait: float | None) -> float | None:
+        cap: float | None = getattr(self._cap, "seconds", None)
+        return wait if cap is None else cap if wait is None else min(wait, cap)
+
     def connect(self, *, autocommit: bool = False) -> psycopg.Connection:
         """A new connection with pgvector's types registered."""
+        cap = self._capped(None)
+        limit = None if cap is None else max(2, math.ceil(cap))  # None: the address's own connect_timeout
         try:
-            conn = psycopg.connect(self.conninfo, autocommit=autocommit)
+            conn = psycopg.connect(self.conninfo, autocommit=autocommit, connect_timeout=limit)
         except psycopg.OperationalError as exc:
             raise DatabaseError(f"cannot connect to the database: {exc}") from exc
         # The vector extension does not exist before the first migration.
@@ -101,7 +121,7 @@ class Database:
         """A connection whose work is one transaction, committed at the end; with ``autocommit`` each
         statement commits by itself (for work that waits on the network between statements). A connection
         lost on the way (the server restarting) raises ``DatabaseError``, like one that cannot be opened, and so
-        does a pool still full after ``wait`` seconds (None: the pool's 30)."""
+        does a pool still full after ``wait`` seconds (None: the pool's 30; ``waiting_at_most`` caps both)."""
         if autocommit:
             conn = self.connect(autocommit=True)
             try:
@@ -112,7 +132,7 @@ class Database:
                 conn.close()
             return
         try:
-            with self.pool().connection(timeout=wait) as pooled:
+            with self.pool().connection(timeout=self._capped(wait)) as pooled:
                 yield pooled  # committed when the block ends, rolled back when it raises
         except (psycopg.OperationalError, PoolTimeout) as exc:
             raise DatabaseError(f"the database connection failed: {exc}") from exc

@@ -202,8 +202,8 @@ def cmd_run(args: argparse.Namespace, settings: Settings, db: Database) -> int:
     stop = threading.Event()
     server: HttpFront | None = None
     page = ctx.metrics.page(settings.metrics_token)
-    # this process's page, and how many connections one address may hold
-    front = partial(HttpFront, metrics=page, peer_connections=settings.http_peer_connections)
+    # the database for /readyz and for each request's wait on a connection; the page; one address's connections
+    front = partial(HttpFront, db=db, metrics=page, peer_connections=settings.http_peer_connections)
 
     def shutdown(signum: int, frame: Any) -> None:
         log.warning("signal %s: finishing the current work and stopping", signum)

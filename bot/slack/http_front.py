@@ -9,9 +9,12 @@ dropped. At most ``CONNECTIONS`` connections are open, and one address holds at 
 (``PAPERPING_HTTP_PEER_CONNECTIONS``); at most ``THREADS`` requests are handled at once.
 
 A POST to ``/slack/events`` has its Slack signature checked over the raw body before bolt parses anything: an
-unsigned, wrongly signed or stale one gets 401 and costs one HMAC, whatever its body holds (``/metrics`` counts
-it). ``/metrics`` (``bot.slack.metrics``) serves Prometheus's text format; with no bolt app (Socket Mode's
-metrics port) the front serves only it and ``/healthz``.
+unsigned, wrongly signed or stale one gets 401 and costs one HMAC, whatever its body holds. While bolt handles a
+signed one, its thread waits at most ``REQUEST_DB_WAIT`` seconds for a database connection (Slack gives up after
+3), so a database that stopped answering fails requests quickly instead of filling the threads.
+``/metrics`` (``bot.slack.metrics``) serves Prometheus's text format, ``/healthz`` says the process is up and
+``/readyz`` (``bot.slack.ready_page``) whether its database answers; with no bolt app (Socket Mode's metrics port)
+the front serves only these three.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import logging
 import threading
 import time
 from collections.abc import Iterable
+from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any
 
 from slack_bolt import App
@@ -29,6 +33,8 @@ from waitress.channel import HTTPChannel
 from waitress.server import create_server
 
 from bot.slack.metrics import Metrics, MetricsPage
+from bot.slack.ready_page import ReadyPage
+from socialrag.db import Database
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
@@ -41,6 +47,7 @@ REQUEST_DEADLINE = 5.0  # seconds from a request's first byte to its last
 THREADS = 8  # requests handled at once
 CONNECTIONS = 500  # open connections (slow ones included); more wait to be accepted
 PEER_CONNECTIONS = 50  # open connections from one address (PAPERPING_HTTP_PEER_CONNECTIONS; 0: no cap)
+REQUEST_DB_WAIT = 2.0  # seconds a Slack request waits for a database connection
 EVENTS_PATH = "/slack/events"
 UNSIGNED = b"unsigned, wrongly signed or stale request: PaperPing answers only Slack\n"
 
@@ -50,8 +57,9 @@ def wsgi_app(
     metrics: MetricsPage | None = None,
     *,
     signing_secret: str | None = None,
+    db: Database | None = None,
 ) -> WSGIApplication:
-    """``/slack/events`` (events, interactivity, the command), OAuth pages, ``/metrics`` and ``/healthz``."""
+    """``/slack/events`` (events, interactivity, the command), OAuth pages, ``/metrics``, ``/healthz``, ``/readyz``."""
     handler = None
     if app is not None:
         from slack_bolt.adapter.wsgi import SlackRequestHandler
@@ -60,21 +68,25 @@ def wsgi_app(
             raise ValueError("the HTTP front checks Slack's signatures itself: give it the signing secret")
         handler = SlackRequestHandler(app, EVENTS_PATH)
     verifier = SignatureVerifier(signing_secret) if signing_secret else None
+    ready = ReadyPage(db) if db is not None else None
     counts = metrics.metrics if metrics is not None else None
 
     def serve(environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         path = environ.get("PATH_INFO")
         if path == "/healthz":
             return _plain(start_response, "200 OK", b"ok")
+        if path == "/readyz" and ready is not None:
+            return ready(environ, start_response)
         if path == "/metrics" and metrics is not None:
             return metrics(environ, start_response)
         if handler is None or verifier is None:  # no bolt app here (a verifier comes with one)
-            return _plain(start_response, "404 Not Found", b"only /metrics and /healthz here")
+            return _plain(start_response, "404 Not Found", b"only /metrics, /healthz and /readyz here")
         if environ.get("REQUEST_METHOD") == "POST" and path == EVENTS_PATH and not keep_signed_body(environ, verifier):
             if counts is not None:
                 counts.refused.labels("signature").inc()
             return _plain(start_response, "401 Unauthorized", UNSIGNED)
-        return handler(environ, start_response)
+        with db.waiting_at_most(REQUEST_DB_WAIT) if db is not None else nullcontext():
+            return handler(environ, start_response)
 
     return serve
 
@@ -145,8 +157,8 @@ def _peer(channel: Any) -> Any:
 
 
 class HttpFront:
-    """The server, run in a thread of its own; ``port`` is the one it listens on (0 picks a free one). With a bolt
-    app it needs the app's ``signing_secret``."""
+    """The server, run in a thread of its own; ``port`` is the one it listens on (0 picks a free one). With ``db``
+    it serves ``/readyz`` and caps a Slack request's wait for a database connection."""
 
     def __init__(
         self,
@@ -155,13 +167,14 @@ class HttpFront:
         port: int = 3000,
         *,
         signing_secret: str | None = None,
+        db: Database | None = None,
         metrics: MetricsPage | None = None,
         read_timeout: int = READ_TIMEOUT,
         request_deadline: float = REQUEST_DEADLINE,
         peer_connections: int = PEER_CONNECTIONS,
     ) -> None:
         self.server = create_server(
-            wsgi_app(app, metrics, signing_secret=signing_secret),
+            wsgi_app(app, metrics, signing_secret=signing_secret, db=db),
             host=host,
             port=port,
             threads=THREADS,

@@ -618,7 +618,7 @@ def test_oauth_installation_flow(db: Database, tmp_path: Path) -> None:
         token_key="sPzJ8m0TtTYUCLUWcaE6JhS2CYk1dNBhUYQHdGa_VXE=",
     )
     app = build_app(settings, db, AppContext(settings, db))
-    server = HttpFront(app, "127.0.0.1", 0, signing_secret=SECRET).start()
+    server = HttpFront(app, "127.0.0.1", 0, signing_secret=SECRET, db=db).start()
     base = f"http://127.0.0.1:{server.port}"
     try:
         with httpx.Client(base_url=base, timeout=10) as browser:

@@ -55,7 +55,7 @@ class Harness:
         self.app = build_app(self.settings, db, self.ctx)
         page = self.ctx.metrics.page(self.settings.metrics_token)
         self.server = HttpFront(  # as `paperping run --http` serves
-            self.app, "127.0.0.1", 0, signing_secret=SECRET, metrics=page
+            self.app, "127.0.0.1", 0, signing_secret=SECRET, db=db, metrics=page
         ).start()
         self.url = f"http://127.0.0.1:{self.server.port}/slack/events"
         self.events = 0
