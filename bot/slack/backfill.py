@@ -121,13 +121,15 @@ class _Run:
         return kept, (data.get("response_metadata") or {}).get("next_cursor") or None
 
     def save(self, kept: list[Message], cursor: str | None) -> None:
-        """Write a page's messages together with the checkpoint that says what comes next."""
-        self.state["users"] = sorted({*self.state["users"], *_users(kept)})
+        """Write a page's messages together with the checkpoint that says what comes next. A member on the
+        forget list is never written into it."""
+        team = self.channel.team_id
         with self.db.connection() as conn:
+            forgotten = storage.privacy.load_forgotten(conn, [team])
+            users = {*self.state["users"], *_users(kept)}
+            self.state["users"] = sorted(u for u in users if (team, u) not in forgotten)
             self.report.stats.add(index_messages(conn, kept))
-            storage.checkpoints.record_checkpoint(
-                conn, self.channel.team_id, self.channel.channel_id, SOURCE, cursor, self.state
-            )
+            storage.checkpoints.record_checkpoint(conn, team, self.channel.channel_id, SOURCE, cursor, self.state)
 
 
 def _history(run: _Run, cursor: str | None) -> None:
@@ -166,9 +168,10 @@ def _users(messages: list[Message]) -> set[str]:
 def _members(db: Database, client: WebClient, team_id: str, pacer: HistoryPacer, state: dict[str, Any]) -> None:
     with db.connection() as conn:
         known = storage.workspaces.load_member_ids(conn, team_id)
+        forgotten = storage.privacy.load_forgotten(conn, [team_id])
     members = []
     for user_id in state["users"]:
-        if user_id in known:
+        if user_id in known or (team_id, user_id) in forgotten:  # Slack is not asked about a forgotten member
             continue
         try:
             data = pacer.call(client.users_info, user=user_id)

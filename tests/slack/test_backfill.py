@@ -172,3 +172,20 @@ def test_a_backfill_with_a_member_of_another_organisation_completes(db: Database
         done = conn.execute("SELECT completed_at IS NOT NULL FROM import_checkpoints").fetchall()
         partner = conn.execute("SELECT team_id FROM members WHERE user_id = 'U2'").fetchall()
     assert done == [(True,)] and partner == [("T0LAB",)]
+
+
+def test_a_forgotten_member_is_not_written_into_the_checkpoint_nor_looked_up(db: Database) -> None:
+    """U2 asked to be forgotten: their reactions in the history are not stored, their id is not saved in the
+    read's checkpoint, and Slack is not asked who they are."""
+    server = SlackStandIn(lab_state(12)).start()
+    try:
+        with db.connection() as conn:
+            storage.privacy.forget_member(conn, "T0LAB", "U2")
+        backfill_channel(db, WebClient(token="xoxb-test", base_url=server.url), "C1")
+        asked = [c.params.get("user") for c in server.calls_to("users.info")]
+    finally:
+        server.stop()
+    with db.connection() as conn:
+        users = conn.execute("SELECT state -> 'users' FROM import_checkpoints").fetchone()[0]
+        reactions = conn.execute("SELECT count(*) FROM reactions WHERE user_id = 'U2'").fetchone()[0]
+    assert users == ["U1", "U3"] and "U2" not in asked and reactions == 0
