@@ -74,6 +74,9 @@ def load_member_timezone(conn: psycopg.Connection, team_id: str, user_id: str) -
 
 
 def upsert_channel(conn: psycopg.Connection, channel: Channel) -> None:
+    """A channel's row and its name; the members it lists (an export's, a demo's) are added only to a channel whose
+    member list Slack has not given yet: a list read from ``conversations.members`` is Slack's, and an older
+    description never adds back a member who left (``replace_channel_members`` alone changes it)."""
     conn.execute(
         """
         INSERT INTO channels (team_id, channel_id, name) VALUES (%(team_id)s, %(channel_id)s, %(name)s)
@@ -88,6 +91,8 @@ def upsert_channel(conn: psycopg.Connection, channel: Channel) -> None:
             INSERT INTO channel_members (team_id, channel_id, user_id)
             SELECT %(team_id)s, %(channel_id)s, u FROM unnest(%(users)s::text[]) AS u
              WHERE NOT EXISTS (SELECT 1 FROM forgotten_members f WHERE f.team_id = %(team_id)s AND f.user_id = u)
+               AND NOT EXISTS (SELECT 1 FROM channels c WHERE c.team_id = %(team_id)s AND c.channel_id = %(channel_id)s
+                                                          AND c.members_read_at IS NOT NULL)
             ON CONFLICT DO NOTHING
             """,
             {"team_id": channel.team_id, "channel_id": channel.channel_id, "users": list(channel.member_ids)},

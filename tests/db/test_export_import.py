@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import zipfile
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -146,3 +147,23 @@ def test_a_member_of_another_organisation_is_imported_with_everyone_else(db: Dat
         members = conn.execute("SELECT team_id, user_id FROM members ORDER BY user_id").fetchall()
         counts = storage.messages.load_channel_counts(conn, TEAM, "C11")
     assert ("T0LAB", "UP1") in members and counts["messages"] == 1
+
+
+def test_an_export_never_adds_back_a_member_slack_says_left(db: Database, tmp_path: Path) -> None:
+    """The export was taken while U3 was in the private channel. Before Slack has given its member list, the
+    export's list stands; once Slack's list is read (U3 has left), importing the export again adds nobody to it."""
+    share = msg(T0, "U2", "<https://arxiv.org/abs/1706.03762>")
+    path = write_export(
+        tmp_path / "e.zip", {"secret": ("G2", ["U2", "U3"], [share])}, [user("U2", "ben"), user("U3", "chen")]
+    )
+    import_export(db, path, progress=False)
+    with db.connection() as conn:
+        storage.settings.upsert_channel_setting(conn, TEAM, "G2", active=True)
+        listed = storage.workspaces.in_channel(conn, TEAM, "G2", "U3")
+        storage.workspaces.replace_channel_members(conn, TEAM, "G2", ["U2"], datetime.now(UTC))
+    import_export(db, path, progress=False)
+    with db.connection() as conn:
+        members = [r[0] for r in conn.execute("SELECT user_id FROM channel_members WHERE channel_id = 'G2'")]
+        private = storage.workspaces.load_member_channels(conn, TEAM, "U3", current=True)
+    assert listed, "the export's list counts while Slack has not given one"
+    assert members == ["U2"] and private == []
