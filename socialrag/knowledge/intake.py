@@ -52,6 +52,38 @@ class IndexStats:
         self.paper_links += other.paper_links
 
 
+def _not_deleted(conn: psycopg.Connection, messages: Sequence[Message]) -> list[Message]:
+    """``messages`` without those Slack said were deleted (or whose thread was), and without the reactions it
+    said were taken off: an event heard out of order, a history read again or an older export brings none back."""
+    keys = [(m.team_id, m.channel_id, _base_ts(m.ts)) for m in messages]
+    threads = [(m.team_id, m.channel_id, m.thread_ts) for m in messages if m.thread_ts]
+    deleted = storage.deletions.load_deleted(conn, [*keys, *threads])
+    kept = [
+        m
+        for m, key in zip(messages, keys, strict=True)
+        if key not in deleted and (m.thread_ts is None or (m.team_id, m.channel_id, m.thread_ts) not in deleted)
+    ]
+    removed = storage.deletions.load_removed_reactions(
+        conn, [(m.team_id, m.channel_id, _base_ts(m.ts)) for m in kept if m.reactions]
+    )
+    if not removed:
+        return kept
+    return [
+        replace(
+            m,
+            reactions=tuple(
+                r for r in m.reactions if (m.team_id, m.channel_id, _base_ts(m.ts), r.user_id, r.emoji) not in removed
+            ),
+        )
+        for m in kept
+    ]
+
+
+def _base_ts(ts: str) -> str:
+    """The Slack message a stored key stands for (a digest's paper is kept under ``ts/paper``)."""
+    return ts.partition("/")[0]
+
+
 def index_messages(conn: psycopg.Connection, messages: Sequence[Message]) -> IndexStats:
     """Write kept messages with their paper links and reactions; repeated calls change nothing."""
     if not messages:
@@ -63,6 +95,7 @@ def index_messages(conn: psycopg.Connection, messages: Sequence[Message]) -> Ind
             for m in messages
             if (m.team_id, m.user_id or "") not in forgotten
         ]
+    messages = _not_deleted(conn, messages)
     if not messages:
         return IndexStats()
     messages = [

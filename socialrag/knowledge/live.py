@@ -29,8 +29,8 @@ def record_message(conn: psycopg.Connection, message: Message, *, by_member: boo
         storage.posts.record_activity(conn, message.team_id, message.channel_id, message.posted_at)
     if not is_kept(message, root_kept=message.is_reply and _root_kept(conn, message)):
         return False
-    index_messages(conn, [message])
-    return True
+    stats = index_messages(conn, [message])  # nothing, when Slack already said it was deleted
+    return stats.messages + stats.replies > 0
 
 
 def record_edit(conn: psycopg.Connection, message: Message) -> None:
@@ -47,7 +47,11 @@ def record_edit(conn: psycopg.Connection, message: Message) -> None:
 
 def record_deletion(conn: psycopg.Connection, team_id: str, channel_id: str, ts: str) -> int:
     """A deleted message (or the tombstone left of a thread's first message): it and its thread leave the
-    base. Returns how many messages were removed."""
+    base, and the deletion is remembered (``storage.deletions``) so that the message, an edit of it or a reply
+    in its thread heard later is not stored. Returns how many messages were removed."""
+    if not ts:
+        return 0
+    storage.deletions.record_deleted_message(conn, team_id, channel_id, ts)
     return storage.messages.delete_thread(conn, team_id, channel_id, ts)
 
 
@@ -62,7 +66,12 @@ def record_reaction(
     added: bool,
     at: datetime,
 ) -> bool:
-    """A reaction added or removed on a message; only reactions on kept messages count. True if recorded."""
+    """A reaction added or removed on a message; only reactions on kept messages count. True if recorded. A
+    removal is remembered, kept message or not: an add made before it and heard after it is not stored."""
+    if not added:
+        storage.deletions.record_removed_reaction(conn, team_id, channel_id, ts, user_id, emoji, at)
+    elif storage.deletions.removal_stands(conn, team_id, channel_id, ts, user_id, emoji, at):
+        return False
     message_id = storage.messages.load_message_id(conn, team_id, channel_id, ts)
     if message_id is None:
         return False

@@ -290,7 +290,8 @@ UNION SELECT unnest(focus_paper_ids) FROM channel_settings WHERE team_id = %(t)s
 
 def purge_team(conn: psycopg.Connection, team_id: str) -> dict[str, int]:
     """Everything PaperPing holds of a workspace: its channels with their messages, reactions, settings and
-    posts, its members and their settings, checkpoints, LLM logs, events seen and its installation.
+    posts, its members and their settings, checkpoints, LLM logs, events seen, deletions remembered and its
+    installation.
     Public paper metadata, shared by every workspace, stays."""
     params = {"t": team_id}
     made_here = forget_text_vectors(conn, "m.team_id = %(t)s", params)
@@ -305,6 +306,8 @@ def purge_team(conn: psycopg.Connection, team_id: str) -> dict[str, int]:
         "import_checkpoints",
         "llm_calls",
         "processed_events",
+        "deleted_messages",
+        "removed_reactions",
         "installations",
         "forgotten_members",
         "assistant_threads",

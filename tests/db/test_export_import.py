@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from bot.slack.workspace_export import import_export
-from socialrag import storage
+from socialrag import knowledge, storage
 from socialrag.db import Database
 from socialrag.errors import InputError
 from tests.support.exports import DAY, T0, TEAM, lab_export, msg, user, write_export
@@ -147,6 +147,30 @@ def test_a_member_of_another_organisation_is_imported_with_everyone_else(db: Dat
         members = conn.execute("SELECT team_id, user_id FROM members ORDER BY user_id").fetchall()
         counts = storage.messages.load_channel_counts(conn, TEAM, "C11")
     assert ("T0LAB", "UP1") in members and counts["messages"] == 1
+
+
+def test_an_older_export_brings_back_nothing_deleted_since(db: Database, tmp_path: Path) -> None:
+    """The share's thread reply, then the share itself, were deleted in Slack after the export was taken, and a
+    reaction on another share was taken off: importing the same export again stores none of them."""
+    share = msg(T0, "U2", "<https://arxiv.org/abs/1706.03762|our take>", reply_count=1, thread_ts=f"{T0:.6f}")
+    reply = msg(T0 + 5, "U3", "a reply deleted later", thread_ts=f"{T0:.6f}")
+    other = msg(T0 + 9, "U3", "<https://arxiv.org/abs/2005.14165>", reactions=[{"name": "-1", "users": ["U2"]}])
+    path = write_export(
+        tmp_path / "e.zip",
+        {"general": ("C1", ["U2", "U3"], [share, reply, other])},
+        [user("U2", "ben"), user("U3", "c")],
+    )
+    import_export(db, path, progress=False)
+    with db.connection() as conn:
+        knowledge.record_deletion(conn, TEAM, "C1", f"{T0 + 5:.6f}")
+        knowledge.record_deletion(conn, TEAM, "C1", f"{T0:.6f}")
+        at = datetime.now(UTC)
+        knowledge.record_reaction(conn, TEAM, "C1", f"{T0 + 9:.6f}", "U2", "-1", added=False, at=at)
+    import_export(db, path, progress=False)
+    with db.connection() as conn:
+        texts = [r[0] for r in conn.execute("SELECT text FROM messages ORDER BY ts")]
+        reactions = conn.execute("SELECT count(*) FROM reactions").fetchone()[0]
+    assert texts == ["<https://arxiv.org/abs/2005.14165>"] and reactions == 0
 
 
 def test_an_export_never_adds_back_a_member_slack_says_left(db: Database, tmp_path: Path) -> None:

@@ -54,6 +54,8 @@ BY_TEAM = {
     "recommendations",
     "llm_calls",
     "processed_events",
+    "deleted_messages",
+    "removed_reactions",
     "installations",
     "forgotten_members",
     "channel_rankers",
@@ -92,6 +94,7 @@ BY_MEMBER = {
     "topic_steering",
     "assistant_threads",
     "answer_feedback",
+    "removed_reactions",
 }
 # tables where a member's id can sit inside text or JSON: forget-me scrubs it
 MENTIONING = {"recommendations": "draft::text", "llm_calls": "output", "import_checkpoints": "state::text"}
@@ -171,6 +174,9 @@ def _lab(db: Database) -> dict[str, int]:
             },
         )
         storage.slack_events.record_event(conn, "Ev1", T)
+        # U2 took a reaction off U1's share, and another message of the channel was deleted in Slack
+        storage.deletions.record_removed_reaction(conn, T, "C1", "1.000001", "U2", "eyes", AT)
+        storage.deletions.record_deleted_message(conn, T, "C1", "0.000009")
         # the reading list: a paper U2 saved, one taken off, one sent to the channel's Zotero library
         storage.reading_list.save_paper(conn, T, "C1", known_id, "U2", AT)
         storage.reading_list.remove_paper(conn, T, "C1", ids["2999.00001"], AT)

@@ -236,10 +236,12 @@ class SlotWorker:
             log.exception("#%s: post of slot %s failed unexpectedly, retrying in %s", due.channel_id, slot_key, wait)
 
     def _prune(self) -> None:
-        """Forget event ids old enough that Slack no longer retries them, expired OAuth states, and the LLM call
-        counts of hours that limit nothing any more."""
+        """Forget event ids old enough that Slack no longer retries them, deletions and removed reactions older
+        than ``storage.deletions.KEPT``, expired OAuth states, and the LLM call counts of hours that limit nothing
+        any more."""
         with self.db.connection() as conn:
             storage.slack_events.prune_processed_events(conn, self.clock() - timedelta(days=1))
+            storage.deletions.prune_deletions(conn, self.clock() - storage.deletions.KEPT)
             storage.installs.prune_oauth_states(conn, datetime.now(UTC))
             storage.usage.prune_llm_usage(conn, datetime.now(UTC) - timedelta(hours=2))
 

@@ -1,0 +1,88 @@
+"""What Slack said is gone: deleted messages and removed reactions, remembered for ``KEPT`` so that an event
+heard out of order, a history read again or an older export cannot bring them back."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+
+import psycopg
+
+KEPT = timedelta(days=30)  # how long a deletion or a removal is remembered
+
+
+def record_deleted_message(conn: psycopg.Connection, team_id: str, channel_id: str, ts: str) -> None:
+    """A message (and so its thread) Slack deleted."""
+    conn.execute(
+        """
+        INSERT INTO deleted_messages (team_id, channel_id, ts) VALUES (%(t)s, %(c)s, %(ts)s)
+        ON CONFLICT (team_id, channel_id, ts) DO UPDATE SET deleted_at = now()
+        """,
+        {"t": team_id, "c": channel_id, "ts": ts},
+    )
+
+
+def load_deleted(conn: psycopg.Connection, keys: Sequence[tuple[str, str, str]]) -> set[tuple[str, str, str]]:
+    """Those of these (team, channel, ts) whose message Slack deleted."""
+    if not keys:
+        return set()
+    rows = conn.execute(
+        """
+        SELECT d.team_id, d.channel_id, d.ts
+          FROM unnest(%(t)s::text[], %(c)s::text[], %(ts)s::text[]) AS k(team_id, channel_id, ts)
+          JOIN deleted_messages d USING (team_id, channel_id, ts)
+        """,
+        {"t": [k[0] for k in keys], "c": [k[1] for k in keys], "ts": [k[2] for k in keys]},
+    ).fetchall()
+    return {(r[0], r[1], r[2]) for r in rows}
+
+
+def record_removed_reaction(
+    conn: psycopg.Connection, team_id: str, channel_id: str, ts: str, user_id: str, emoji: str, at: datetime
+) -> None:
+    """A member took a reaction off a message at ``at`` (nothing is written of a member on the forget list)."""
+    conn.execute(
+        """
+        INSERT INTO removed_reactions (team_id, channel_id, ts, user_id, emoji, removed_at)
+        SELECT %(t)s, %(c)s, %(ts)s, %(u)s, %(e)s, %(at)s
+         WHERE NOT EXISTS (SELECT 1 FROM forgotten_members WHERE team_id = %(t)s AND user_id = %(u)s)
+        ON CONFLICT (team_id, channel_id, ts, user_id, emoji) DO UPDATE
+           SET removed_at = GREATEST(removed_reactions.removed_at, EXCLUDED.removed_at)
+        """,
+        {"t": team_id, "c": channel_id, "ts": ts, "u": user_id, "e": emoji, "at": at},
+    )
+
+
+def removal_stands(
+    conn: psycopg.Connection, team_id: str, channel_id: str, ts: str, user_id: str, emoji: str, at: datetime
+) -> bool:
+    """Whether a reaction added at ``at`` was removed at that time or later (the add was heard late). A removal
+    before ``at`` is forgotten: the member reacted again."""
+    params = {"t": team_id, "c": channel_id, "ts": ts, "u": user_id, "e": emoji, "at": at}
+    key = "team_id = %(t)s AND channel_id = %(c)s AND ts = %(ts)s AND user_id = %(u)s AND emoji = %(e)s"
+    conn.execute(f"DELETE FROM removed_reactions WHERE {key} AND removed_at < %(at)s", params)
+    return conn.execute(f"SELECT 1 FROM removed_reactions WHERE {key}", params).fetchone() is not None
+
+
+def load_removed_reactions(
+    conn: psycopg.Connection, keys: Sequence[tuple[str, str, str]]
+) -> set[tuple[str, str, str, str, str]]:
+    """(team, channel, ts, member, emoji) of the reactions removed from these (team, channel, ts)."""
+    if not keys:
+        return set()
+    rows = conn.execute(
+        """
+        SELECT r.team_id, r.channel_id, r.ts, r.user_id, r.emoji
+          FROM unnest(%(t)s::text[], %(c)s::text[], %(ts)s::text[]) AS k(team_id, channel_id, ts)
+          JOIN removed_reactions r USING (team_id, channel_id, ts)
+        """,
+        {"t": [k[0] for k in keys], "c": [k[1] for k in keys], "ts": [k[2] for k in keys]},
+    ).fetchall()
+    return {(r[0], r[1], r[2], r[3], r[4]) for r in rows}
+
+
+def prune_deletions(conn: psycopg.Connection, before: datetime) -> int:
+    """Forget the deletions and removals older than ``before``; returns how many rows went."""
+    params = {"b": before}
+    gone = conn.execute("DELETE FROM deleted_messages WHERE deleted_at < %(b)s", params).rowcount
+    return gone + conn.execute("DELETE FROM removed_reactions WHERE removed_at < %(b)s", params).rowcount

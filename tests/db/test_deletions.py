@@ -1,0 +1,96 @@
+"""What Slack said is gone stays gone, whatever order its events arrive in: a deletion heard before its message or
+an edit, a reaction removal heard before its add. Deletions are remembered 30 days, then forgotten."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+
+from slack_sdk import WebClient
+
+from socialrag import knowledge, storage
+from socialrag.db import Database
+from socialrag.knowledge import index_messages
+from socialrag.models import Channel, Message, PaperRef, Reaction
+from tests.support.slots import slot_worker
+
+T = "T0LAB"
+AT = datetime(2025, 3, 3, 10, tzinfo=UTC)
+REF = PaperRef("arxiv", "1706.03762", "https://arxiv.org/abs/1706.03762")
+
+
+def _share(ts: str, text: str = "<https://arxiv.org/abs/1706.03762>", thread_ts: str | None = None) -> Message:
+    return Message(T, "C1", ts, "U1", text, AT, thread_ts=thread_ts, papers=(REF,))
+
+
+def _stored(db: Database) -> list[str]:
+    with db.connection() as conn:
+        return [r[0] for r in conn.execute("SELECT ts FROM messages ORDER BY ts").fetchall()]
+
+
+def _channel(db: Database) -> None:
+    with db.connection() as conn:
+        storage.workspaces.upsert_team(conn, T)
+        storage.workspaces.upsert_channel(conn, Channel(T, "C1", "papers"))
+
+
+def test_a_deletion_heard_first_keeps_out_the_message_its_edit_and_its_thread(db: Database) -> None:
+    _channel(db)
+    with db.connection() as conn:
+        assert knowledge.record_deletion(conn, T, "C1", "7.000001") == 0  # message_deleted, handled first
+        kept = knowledge.record_message(conn, _share("7.000001", thread_ts="7.000001"), by_member=True)
+        reply = Message(T, "C1", "7.000002", "U2", "a reply to it", AT, thread_ts="7.000001")
+        knowledge.record_edit(conn, reply)
+        knowledge.record_deletion(conn, T, "C1", "8.000001")
+        knowledge.record_edit(conn, _share("8.000001", "now with a link <https://arxiv.org/abs/1706.03762>"))
+        knowledge.record_message(conn, _share("9.000001"), by_member=True)  # a share never deleted
+    assert not kept
+    assert _stored(db) == ["9.000001"]
+
+
+def test_a_reaction_removed_before_its_add_is_heard_stays_removed(db: Database) -> None:
+    """The removal is heard first, then the add it took back: the reaction is not stored. A reaction added again
+    after the removal counts, and a later read of the history that still shows it is believed."""
+    _channel(db)
+    with db.connection() as conn:
+        knowledge.record_message(conn, _share("1.000001"), by_member=True)
+        removed_at = AT + timedelta(minutes=1)
+        knowledge.record_reaction(conn, T, "C1", "1.000001", "U2", "-1", added=False, at=removed_at)
+        late = knowledge.record_reaction(conn, T, "C1", "1.000001", "U2", "-1", added=True, at=AT)
+        before = conn.execute("SELECT count(*) FROM reactions").fetchone()[0]
+        again = knowledge.record_reaction(
+            conn, T, "C1", "1.000001", "U2", "-1", added=True, at=removed_at + timedelta(seconds=1)
+        )
+        after = conn.execute("SELECT user_id, emoji FROM reactions").fetchall()
+        history = replace(_share("1.000001"), reactions=(Reaction("U2", "-1"),))
+        index_messages(conn, [history])  # the history, read afterwards, shows the reaction
+        read = conn.execute("SELECT user_id, emoji FROM reactions").fetchall()
+    assert not late and before == 0
+    assert again and after == [("U2", "-1")] and read == after
+
+
+def test_a_removal_is_not_written_for_a_forgotten_member_and_forget_me_clears_theirs(db: Database) -> None:
+    _channel(db)
+    with db.connection() as conn:
+        knowledge.record_reaction(conn, T, "C1", "1.000001", "U2", "eyes", added=False, at=AT)
+        storage.privacy.forget_member(conn, T, "U2")
+        knowledge.record_reaction(conn, T, "C1", "1.000001", "U2", "tada", added=False, at=AT)
+        rows = conn.execute("SELECT count(*) FROM removed_reactions").fetchone()[0]
+    assert rows == 0
+
+
+def test_deletions_are_forgotten_after_thirty_days(db: Database) -> None:
+    """The slot worker's tick prunes what is older than 30 days, as it prunes the events already seen."""
+    _channel(db)
+    now = datetime.now(UTC)
+    with db.connection() as conn:
+        knowledge.record_deletion(conn, T, "C1", "1.000001")
+        knowledge.record_deletion(conn, T, "C1", "2.000001")
+        conn.execute("UPDATE deleted_messages SET deleted_at = %s WHERE ts = '1.000001'", (now - timedelta(days=31),))
+        knowledge.record_reaction(conn, T, "C1", "3.000001", "U2", "-1", added=False, at=now - timedelta(days=31))
+        knowledge.record_reaction(conn, T, "C1", "3.000001", "U3", "-1", added=False, at=now - timedelta(days=29))
+    slot_worker(db, lambda team: WebClient(), lambda *a: None, clock=lambda: now).tick()
+    with db.connection() as conn:
+        deleted = [r[0] for r in conn.execute("SELECT ts FROM deleted_messages")]
+        removed = [r[0] for r in conn.execute("SELECT user_id FROM removed_reactions")]
+    assert deleted == ["2.000001"] and removed == ["U3"]
