@@ -84,9 +84,10 @@ def backfill(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase
     report = backfill_channel(db, client, channel_id, restart=args.restart)
     s = report.stats
     resumed = " (resumed from a checkpoint)" if report.resumed else ""
+    removed = f"; removed {report.removed} stored messages Slack no longer has" if report.removed else ""
     print(
         f"#{report.channel.name}: {report.pages} pages, {report.threads} threads{resumed}; stored "
-        f"{s.messages} messages with paper links, {s.replies} replies, {s.reactions} reactions"
+        f"{s.messages} messages with paper links, {s.replies} replies, {s.reactions} reactions{removed}"
     )
     run_indexing(args, settings, db)
     return 0

@@ -5,6 +5,11 @@ together with the cursor of the next one. Then ``conversations.replies`` fetches
 messages, each thread written with the list of threads still to do. ``429`` answers are waited out as
 ``Retry-After`` says; when the workspace gives only 15 messages a page (Slack's tier for non-Marketplace
 apps), the backfill slows to one request a minute instead of failing.
+
+Every read goes through the whole history Slack gives, so it also tells what was deleted while PaperPing was not
+listening: a stored message within the span a page covers that the page did not return, and a stored reply its
+thread no longer has, is noted in the checkpoint; when the read completes, those leave the base as a deletion
+does.
 """
 
 from __future__ import annotations
@@ -12,15 +17,16 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import psycopg
 from slack_sdk import WebClient
 
 from bot.slack.members import read_members
 from bot.slack.pacer import HistoryPacer
-from bot.slack.payloads import channel_from_slack, member_from_slack, message_from_slack
-from socialrag import storage
+from bot.slack.payloads import channel_from_slack, member_from_slack, message_from_slack, parse_ts
+from socialrag import knowledge, storage
 from socialrag.db import Database
 from socialrag.errors import BadRecord, InputError, SourceError
 from socialrag.knowledge import IndexStats, ThreadTracker, index_messages
@@ -29,6 +35,15 @@ from socialrag.models import Channel, Message
 log = logging.getLogger(__name__)
 
 SOURCE = storage.checkpoints.HISTORY_SOURCE  # where a channel's history read stopped
+Gone = Callable[[psycopg.Connection], list[str]]  # the ts of stored messages a page shows deleted
+# how far this machine's clock may be from Slack's: a message posted this close to the start of a read may be one
+# the read could not see, so it is never taken for deleted
+CLOCK_SKEW = timedelta(minutes=5)
+# a history whose oldest message is this close to the channel's creation is whole, and a stored message older than
+# that message was deleted; one that starts later may be cut short (a free workspace shows its last 90 days), and
+# nothing older than its first message is taken for deleted
+WHOLE_FROM = timedelta(days=1)
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 @dataclass
@@ -37,6 +52,7 @@ class BackfillReport:
     pages: int = 0
     threads: int = 0
     resumed: bool = False
+    removed: int = 0  # stored messages Slack no longer returned (deleted meanwhile)
     stats: IndexStats = field(default_factory=IndexStats)
 
 
@@ -84,19 +100,32 @@ def backfill_channel(
         saved = None if restart else storage.checkpoints.load_checkpoint(conn, team_id, channel.channel_id, SOURCE)
         tracker = ThreadTracker(storage.messages.load_thread_roots(conn, team_id, channel.channel_id))
     report = BackfillReport(channel)
-    state: dict[str, Any] = {"phase": "history", "threads": [], "users": []}
+    read_from = (datetime.now(UTC) - CLOCK_SKEW).isoformat()
+    state: dict[str, Any] = {"phase": "history", "threads": [], "users": [], "read_from": read_from, "gone": []}
     cursor: str | None = None
     if saved and not saved.completed_at:
         state, cursor, report.resumed = dict(saved.state), saved.cursor, True
         log.info("resuming the backfill of #%s at %s", channel.name, state.get("phase"))
-    run = _Run(db, client, channel, domain, tracker, pacer, report, state)
+    run = _Run(db, client, channel, domain, tracker, pacer, report, state, _created(info["channel"]))
     if state["phase"] == "history":
         _history(run, cursor)
     _threads(run)
     _members(db, client, team_id, pacer, state)
-    with db.connection() as conn:
-        storage.checkpoints.record_checkpoint(conn, team_id, channel.channel_id, SOURCE, None, state, completed=True)
+    _complete(db, report, state)
     return report
+
+
+def _complete(db: Database, report: BackfillReport, state: dict[str, Any]) -> None:
+    """The whole history was read: the stored messages it showed deleted leave the base as a deletion does (a
+    read begun before such messages were noted removes nothing), and the checkpoint says the read is done."""
+    team, channel = report.channel.team_id, report.channel.channel_id
+    gone = state.pop("gone", [])
+    state.pop("newest", None)
+    with db.connection() as conn:
+        report.removed = knowledge.record_deletions(conn, team, channel, gone)
+        storage.checkpoints.record_checkpoint(conn, team, channel, SOURCE, None, state, completed=True)
+    if report.removed:
+        log.info("#%s: %d stored messages are no longer in Slack; removed", report.channel.name, report.removed)
 
 
 @dataclass
@@ -111,34 +140,77 @@ class _Run:
     pacer: HistoryPacer
     report: BackfillReport
     state: dict[str, Any]
+    created: datetime | None = None  # when Slack says the channel was made
 
-    def fetch(self, method: Callable[..., Any], **kwargs: Any) -> tuple[list[Message], str | None]:
-        """One page: the messages to keep and the cursor of the next page (None at the end)."""
+    def fetch(self, method: Callable[..., Any], **kwargs: Any) -> tuple[list[Message], str | None, list[str]]:
+        """One page: the messages to keep, the cursor of the next page (None at the end), and the ts of every
+        message it returned (kept or not)."""
         asked = self.pacer.page_size
         data = self.pacer.call(method, channel=self.channel.channel_id, limit=asked, **kwargs)
         self.pacer.after_page(asked, len(data.get("messages") or ()), bool(data.get("has_more")))
         kept = _page_messages(data, self.channel, self.domain, self.tracker)
-        return kept, (data.get("response_metadata") or {}).get("next_cursor") or None
+        returned = [raw["ts"] for raw in data.get("messages") or () if isinstance(raw, dict) and _time(raw.get("ts"))]
+        return kept, (data.get("response_metadata") or {}).get("next_cursor") or None, returned
 
-    def save(self, kept: list[Message], cursor: str | None) -> None:
-        """Write a page's messages together with the checkpoint that says what comes next. A member on the
-        forget list is never written into it."""
+    def save(self, kept: list[Message], cursor: str | None, gone: Gone | None = None) -> None:
+        """Write a page's messages together with the checkpoint that says what comes next, with the stored
+        messages the page shows deleted (``gone``, read on the same connection). A member on the forget list is
+        never written into it."""
         team = self.channel.team_id
         with self.db.connection() as conn:
             forgotten = storage.privacy.load_forgotten(conn, [team])
             users = {*self.state["users"], *_users(kept)}
             self.state["users"] = sorted(u for u in users if (team, u) not in forgotten)
+            if gone is not None:
+                self.state["gone"] = sorted({*self.state["gone"], *gone(conn)})
             self.report.stats.add(index_messages(conn, kept))
             storage.checkpoints.record_checkpoint(conn, team, self.channel.channel_id, SOURCE, cursor, self.state)
+
+    def read_from(self) -> datetime | None:
+        """When this read began, less ``CLOCK_SKEW``: every message Slack had by then, it returns (None for a
+        read begun before this was noted, which takes nothing for deleted)."""
+        value = self.state.get("read_from")
+        return datetime.fromisoformat(value) if isinstance(value, str) and "gone" in self.state else None
+
+    def gone_from_page(self, kept: list[Message], returned: list[str], last: bool) -> Gone | None:
+        """What a history page (newest first) shows deleted: the stored messages posted between its oldest
+        message (the last page's: the channel's start, when the history is whole) and the newer edge of what was
+        read before it (for the first page, the read's start) that it did not return, and the stored replies of
+        its shares that have none any more."""
+        read_from, times = self.read_from(), [t for t in map(_time, returned) if t is not None]
+        if read_from is None or not times:
+            return None
+        newest = self.state.get("newest")
+        upper = datetime.fromisoformat(newest) if isinstance(newest, str) else max([read_from, *times])
+        oldest = min(times)
+        self.state["newest"] = oldest.isoformat()
+        if last and self.created is not None and oldest <= self.created + WHOLE_FROM:
+            oldest = EPOCH
+        bare = [m.ts for m in kept if not m.is_reply and not m.reply_count]
+        team, channel = self.channel.team_id, self.channel.channel_id
+        return lambda conn: [
+            *storage.messages.load_unreturned_shares(conn, team, channel, oldest, upper, returned),
+            *storage.messages.load_unreturned_replies(conn, team, channel, bare, read_from, []),
+        ]
+
+    def gone_from_thread(self, root: str, returned: list[str]) -> Gone | None:
+        """The stored replies of a thread read to its end that it did not return (one posted after the read
+        began and after every reply it returned may be newer than the read, and stays)."""
+        read_from = self.read_from()
+        if read_from is None:
+            return None
+        upper = max([read_from, *(t for t in map(_time, returned) if t is not None)])
+        team, channel = self.channel.team_id, self.channel.channel_id
+        return lambda conn: storage.messages.load_unreturned_replies(conn, team, channel, [root], upper, returned)
 
 
 def _history(run: _Run, cursor: str | None) -> None:
     while True:
-        kept, next_cursor = run.fetch(run.client.conversations_history, cursor=cursor)
+        kept, next_cursor, returned = run.fetch(run.client.conversations_history, cursor=cursor)
         run.state["threads"] += [m.ts for m in kept if m.reply_count and not m.is_reply]
         if next_cursor is None:
             run.state["phase"] = "threads"
-        run.save(kept, next_cursor)
+        run.save(kept, next_cursor, run.gone_from_page(kept, returned, last=next_cursor is None))
         run.report.pages += 1
         if next_cursor is None:
             return
@@ -150,14 +222,32 @@ def _threads(run: _Run) -> None:
         root = run.state["threads"][0]
         cursor: str | None = None
         kept: list[Message] = []
+        returned: list[str] = []
         while True:
-            page, cursor = run.fetch(run.client.conversations_replies, ts=root, cursor=cursor)
+            page, cursor, seen = run.fetch(run.client.conversations_replies, ts=root, cursor=cursor)
             kept += [m for m in page if m.is_reply]
+            returned += seen
             if cursor is None:
                 break
         run.state["threads"] = run.state["threads"][1:]
-        run.save(kept, None)
+        run.save(kept, None, run.gone_from_thread(root, returned))
         run.report.threads += 1
+
+
+def _created(raw: Any) -> datetime | None:
+    """When Slack says a channel was made (``created``, in seconds), if it says."""
+    value = raw.get("created") if isinstance(raw, dict) else None
+    if isinstance(value, int) and not isinstance(value, bool) and 0 < value < 2**33:
+        return datetime.fromtimestamp(value, UTC)
+    return None
+
+
+def _time(ts: object) -> datetime | None:
+    """A returned message's time, as its stored row has it (None for a ts that is not Slack's)."""
+    try:
+        return parse_ts(ts)[1]
+    except BadRecord:
+        return None
 
 
 def _users(messages: list[Message]) -> set[str]:

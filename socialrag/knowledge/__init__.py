@@ -38,6 +38,7 @@ if TYPE_CHECKING:
         load_click_counts,
         record_click,
         record_deletion,
+        record_deletions,
         record_edit,
         record_message,
         record_own_digest,

@@ -55,6 +55,11 @@ def record_deletion(conn: psycopg.Connection, team_id: str, channel_id: str, ts:
     return storage.messages.delete_thread(conn, team_id, channel_id, ts)
 
 
+def record_deletions(conn: psycopg.Connection, team_id: str, channel_id: str, ts_list: Sequence[str]) -> int:
+    """``record_deletion`` of each of these messages (those a history read again no longer found)."""
+    return sum(record_deletion(conn, team_id, channel_id, ts) for ts in ts_list)
+
+
 def record_reaction(
     conn: psycopg.Connection,
     team_id: str,

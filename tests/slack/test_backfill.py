@@ -16,8 +16,11 @@ from slack_sdk import WebClient
 
 from bot.slack.backfill import SOURCE, backfill_channel
 from bot.slack.pacer import HistoryPacer
-from socialrag import storage
+from bot.slack.payloads import ts_to_datetime
+from socialrag import knowledge, storage
 from socialrag.db import Database
+from socialrag.errors import SourceError
+from socialrag.models import Message, PaperRef
 from tests.support.slack_standin import SlackStandIn, SlackState
 
 T0 = 1_700_000_000.0
@@ -174,6 +177,71 @@ def test_a_backfill_with_a_member_of_another_organisation_completes(db: Database
     assert done == [(True,)] and partner == [("T0LAB",)]
 
 
+def _stored(db: Database) -> list[str]:
+    with db.connection() as conn:
+        return [r[0] for r in conn.execute("SELECT ts FROM messages ORDER BY ts").fetchall()]
+
+
+def _ts(i: int, reply: int = 0) -> str:
+    return f"{T0 + i * 100 + reply:.6f}"
+
+
+def test_reading_the_history_again_removes_what_was_deleted_meanwhile(db: Database) -> None:
+    """While PaperPing was out of #papers, a share, a thread (its first message and replies), one reply of another
+    thread and the oldest share were deleted in Slack. Reading the history again (on the next invitation) takes
+    them out of the base and remembers them as deleted; a share posted as the read began, which the read could
+    not see, stays."""
+    state = lab_state(12)  # shares at 0, 3, 6, 9; threads on 0 and 6
+    state.channels["C1"]["created"] = int(T0) - 60
+    server = SlackStandIn(state).start()
+    try:
+        client = WebClient(token="xoxb-test", base_url=server.url)
+        backfill_channel(db, client, "C1", pacer=HistoryPacer(sleep=lambda s: None))
+        assert len(_stored(db)) == 8
+        gone = {_ts(0), _ts(0, 1), _ts(0, 2), _ts(3), _ts(6, 2)}
+        state.messages["C1"] = [m for m in state.messages["C1"] if m["ts"] not in gone]
+        for m in state.messages["C1"]:
+            if m["ts"] == _ts(6):
+                m["reply_count"] = 1
+        with db.connection() as conn:  # heard live just before the read began: not in its pages
+            just_now = f"{time.time() - 30:.6f}"
+            knowledge.record_message(conn, _share(just_now), by_member=True)
+        report = backfill_channel(db, client, "C1", pacer=HistoryPacer(sleep=lambda s: None))
+    finally:
+        server.stop()
+    assert _stored(db) == [_ts(6), _ts(6, 1), _ts(9), just_now]
+    assert report.removed == 5
+    with db.connection() as conn:
+        assert storage.deletions.load_deleted(conn, [("T0LAB", "C1", _ts(3))]) == {("T0LAB", "C1", _ts(3))}
+        state_after = conn.execute("SELECT state FROM import_checkpoints").fetchone()[0]
+    assert "gone" not in state_after, "the list of what went is not kept once it is done"
+
+
+def test_a_history_that_may_be_cut_short_or_a_read_that_fails_removes_nothing(db: Database) -> None:
+    """A history whose first message is long after the channel was made may hide its older messages (a free
+    workspace shows its last 90 days): a stored share older than anything it returned stays. And a read that
+    fails on the way removes nothing of what it did not see."""
+    state = lab_state(12)
+    state.channels["C1"]["created"] = int(T0) - 400 * 86400
+    server = SlackStandIn(state).start()
+    try:
+        client = WebClient(token="xoxb-test", base_url=server.url)
+        backfill_channel(db, client, "C1", pacer=HistoryPacer(sleep=lambda s: None))
+        older = f"{T0 - 200 * 86400:.6f}"
+        with db.connection() as conn:
+            knowledge.record_message(conn, _share(older), by_member=True)
+        state.messages["C1"] = [m for m in state.messages["C1"] if m["ts"] not in (_ts(3), _ts(9))]
+        server.fail_next["conversations.replies"] = 1
+        with pytest.raises(SourceError):
+            backfill_channel(db, client, "C1", pacer=HistoryPacer(sleep=lambda s: None))
+        assert _ts(3) in _stored(db) and _ts(9) in _stored(db), "the read did not complete"
+        report = backfill_channel(db, client, "C1", pacer=HistoryPacer(sleep=lambda s: None))
+    finally:
+        server.stop()
+    assert report.resumed and report.removed == 2
+    assert older in _stored(db) and _ts(3) not in _stored(db) and _ts(9) not in _stored(db)
+
+
 def test_a_forgotten_member_is_not_written_into_the_checkpoint_nor_looked_up(db: Database) -> None:
     """U2 asked to be forgotten: their reactions in the history are not stored, their id is not saved in the
     read's checkpoint, and Slack is not asked who they are."""
@@ -189,3 +257,8 @@ def test_a_forgotten_member_is_not_written_into_the_checkpoint_nor_looked_up(db:
         users = conn.execute("SELECT state -> 'users' FROM import_checkpoints").fetchone()[0]
         reactions = conn.execute("SELECT count(*) FROM reactions WHERE user_id = 'U2'").fetchone()[0]
     assert users == ["U1", "U3"] and "U2" not in asked and reactions == 0
+
+
+def _share(ts: str) -> Message:
+    ref = PaperRef("arxiv", "2401.99999", "https://arxiv.org/abs/2401.99999")
+    return Message("T0LAB", "C1", ts, "U1", "<https://arxiv.org/abs/2401.99999>", ts_to_datetime(ts), papers=(ref,))
