@@ -35,3 +35,8 @@ $$ LANGUAGE plpgsql;
 
 CREATE TRIGGER forgotten_members_removed_reactions AFTER INSERT ON forgotten_members
     FOR EACH ROW EXECUTE FUNCTION forget_removed_reactions();
+
+-- Which channel brought a paper in is also read from saves and personal picks (a paper only another channel saved
+-- is not this channel's to see): by paper.
+CREATE INDEX saved_papers_paper ON saved_papers (paper_id);
+CREATE INDEX personal_picks_paper ON personal_picks (paper_id);

@@ -363,10 +363,10 @@ OR EXISTS (SELECT 1 FROM channel_settings cs WHERE p.id = ANY(cs.focus_paper_ids
 
 
 def drop_orphaned_papers(conn: psycopg.Connection, linked: Sequence[int], referred: Sequence[int]) -> int:
-    """After a purge or a forget-me: delete the papers that only the rows just deleted brought in, and that no
-    row refers to any more: those their messages ``linked`` (whatever the sources said of them), and those
-    otherwise ``referred`` to (a focus, a save, an asked-about link) that no source knows, whose identifiers were
-    theirs alone. Catalog papers always stay. Returns how many went."""
+    """After a purge, a forget-me, a deletion or an edit: delete the papers that only the rows just deleted (or
+    unlinked) brought in, and that no row refers to any more: those their messages ``linked`` (whatever the sources
+    said of them), and those otherwise ``referred`` to (a focus, a save, an asked-about link) that no source knows,
+    whose identifiers were theirs alone. Catalog papers always stay. Returns how many went."""
     return conn.execute(
         f"""
         DELETE FROM papers p

@@ -11,7 +11,7 @@ from datetime import datetime
 import psycopg
 
 from socialrag.models import Message
-from socialrag.storage.embeddings import forget_text_vectors
+from socialrag.storage.embeddings import drop_orphaned_papers, forget_text_vectors
 from socialrag.storage.queue import requeue_shared
 
 # A message ``m`` that shares a paper the way a member does: not a reply, not one of PaperPing's own posts, not a
@@ -74,16 +74,26 @@ def upsert_messages(conn: psycopg.Connection, messages: Sequence[Message]) -> di
 def replace_message_papers(
     conn: psycopg.Connection, message_ids: Sequence[int], rows: Sequence[tuple[int, int, str, str, str, str | None]]
 ) -> None:
-    """Make the papers of ``message_ids`` exactly ``rows`` (message_id, paper_id, team, channel, url, label)."""
-    conn.execute(
+    """Make the papers of ``message_ids`` exactly ``rows`` (message_id, paper_id, team, channel, url, label). A
+    paper an edit took out of the only message that linked it goes, as with a deletion."""
+    unlinked = conn.execute(
         """
         DELETE FROM message_papers mp
          WHERE mp.message_id = ANY(%(ids)s::bigint[])
            AND NOT EXISTS (SELECT 1 FROM unnest(%(mid)s::bigint[], %(pid)s::bigint[]) AS n(mid, pid)
                             WHERE n.mid = mp.message_id AND n.pid = mp.paper_id)
+        RETURNING mp.paper_id
         """,
         {"ids": list(message_ids), "mid": [r[0] for r in rows], "pid": [r[1] for r in rows]},
-    )
+    ).fetchall()
+    _insert_message_papers(conn, rows)
+    if unlinked:
+        drop_orphaned_papers(conn, sorted({r[0] for r in unlinked}), [])
+
+
+def _insert_message_papers(
+    conn: psycopg.Connection, rows: Sequence[tuple[int, int, str, str, str, str | None]]
+) -> None:
     if not rows:
         return
     conn.execute(
@@ -204,10 +214,12 @@ def delete_messages(conn: psycopg.Connection, team_id: str, channel_id: str, ts_
 
 def _delete_where(conn: psycopg.Connection, where: str, params: Mapping[str, object]) -> int:
     """Delete the messages ``where`` selects (a fixed condition on ``messages m``, never input), with the
-    channel vectors made from their words; the papers still shared are queued to be embedded again from what
-    remains. Returns how many messages went."""
+    channel vectors made from their words; a paper only they brought in (not the catalog's, saved, focused or
+    posted nowhere) goes with them, as with forget-me, so no other channel comes to see it; the papers still shared
+    are queued to be embedded again from what remains. Returns how many messages went."""
     made_from = forget_text_vectors(conn, where, params)
     deleted = conn.execute(f"DELETE FROM messages m WHERE {where}", params).rowcount
+    drop_orphaned_papers(conn, made_from, [])
     requeue_shared(conn, made_from)
     return deleted
 
