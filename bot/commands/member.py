@@ -53,7 +53,8 @@ def cmd_forget(inv: Invocation) -> str:
         counts = storage.privacy.forget_member_in(conn, (inv.team, inv.home_team), inv.user)
     return (
         f"Done: I deleted {counts['messages']} stored messages and replies and {counts['reactions']} reactions "
-        "of yours, your profile, and your name and id in my past drafts and logs. I will store nothing of yours "
+        f"of yours, the {counts.get('replies', 0)} replies in the threads of your shares, your profile, and your "
+        "name and id in my past drafts and logs. I will store nothing of yours "
         "in this workspace again, from live messages, imports or history, until you type `/paperping remember-me`."
     )
 

@@ -40,6 +40,13 @@ def remember_member(conn: psycopg.Connection, team_id: str, user_id: str) -> boo
 
 
 FORMER = "a former member"
+# who invited PaperPing into a channel, once that member asked to be forgotten: no member id matches it, so the
+# channel's stewards are its workspace's admins, and a member who invites PaperPing again does not take the place
+FORMER_STEWARD = "a-former-member"
+# a reply (row ``m``) in the thread of a share by member ``%(u)s``
+_IN_THEIR_THREAD = """m.is_reply AND EXISTS (
+    SELECT 1 FROM messages s WHERE (s.team_id, s.channel_id, s.ts) = (m.team_id, m.channel_id, m.thread_ts)
+       AND s.user_id = %(u)s AND NOT s.is_reply)"""
 NAMED_FROM = 3  # a display name this long or longer is taken out of stored text; a shorter one matches too much
 
 
@@ -105,9 +112,9 @@ def _scrub_member(conn: psycopg.Connection, team_id: str, user_id: str, name: st
 
 
 def forget_member(conn: psycopg.Connection, team_id: str, user_id: str) -> dict[str, int]:
-    """Everything PaperPing holds of one member in a workspace: messages, replies, reactions, profile, their
-    id and name in stored drafts, LLM logs and checkpoints; and a note that keeps it so (``remember_member``
-    lifts it)."""
+    """Everything PaperPing holds of one member in a workspace: messages, replies (theirs, and others' in the
+    threads of their shares), reactions, profile, their id and name in stored drafts, LLM logs, checkpoints and
+    channels they invited PaperPing into; and a note that keeps it so (``remember_member`` lifts it)."""
     row = conn.execute(
         "SELECT display_name FROM members WHERE team_id = %(t)s AND user_id = %(u)s", {"t": team_id, "u": user_id}
     ).fetchone()
@@ -117,7 +124,9 @@ def forget_member(conn: psycopg.Connection, team_id: str, user_id: str) -> dict[
     )
     _scrub_member(conn, team_id, user_id, row[0] if row else None)
     # vectors made from the words of the messages about to go, so that nothing of theirs stays in one
-    made_from = forget_text_vectors(conn, "m.team_id = %(t)s AND m.user_id = %(u)s", {"t": team_id, "u": user_id})
+    made_from = forget_text_vectors(
+        conn, f"m.team_id = %(t)s AND (m.user_id = %(u)s OR {_IN_THEIR_THREAD})", {"t": team_id, "u": user_id}
+    )
     theirs = conn.execute(  # papers only their own rows may refer to: saved, picked for them
         """
         SELECT paper_id FROM saved_papers WHERE team_id = %(t)s AND user_id = %(u)s
@@ -138,6 +147,10 @@ def forget_member(conn: psycopg.Connection, team_id: str, user_id: str) -> dict[
         """,
         {"t": team_id, "u": user_id},
     )
+    # others' replies in the threads of their shares go with the shares, as when a share is deleted in Slack
+    counts["replies"] = conn.execute(
+        f"DELETE FROM messages m WHERE m.team_id = %(t)s AND {_IN_THEIR_THREAD}", {"t": team_id, "u": user_id}
+    ).rowcount
     counts["messages"] = conn.execute(
         "DELETE FROM messages WHERE team_id = %(t)s AND user_id = %(u)s", {"t": team_id, "u": user_id}
     ).rowcount
@@ -166,6 +179,10 @@ def forget_member(conn: psycopg.Connection, team_id: str, user_id: str) -> dict[
     conn.execute(
         "UPDATE installations SET installer_id = NULL WHERE team_id = %(t)s AND installer_id = %(u)s",
         {"t": team_id, "u": user_id},
+    )
+    conn.execute(  # the channels they invited PaperPing into are steered by the workspace's admins from now on
+        "UPDATE channel_settings SET invited_by = %(former)s WHERE team_id = %(t)s AND invited_by = %(u)s",
+        {"t": team_id, "u": user_id, "former": FORMER_STEWARD},
     )
     # a paper only their shares brought in goes with them: a later purge of the workspace could no longer find it
     counts["papers"] = drop_orphaned_papers(conn, made_from, [r[0] for r in theirs])

@@ -132,6 +132,9 @@ def _lab(db: Database) -> dict[str, int]:
                 ),
                 Message(T, "C1", "2.000001", "U2", "our secret draft", AT, papers=(unknown, only_here)),
                 Message(OTHER, "C1", "3.000001", "UX", "elsewhere", AT, papers=(unknown,)),
+                # U1 replies in U2's thread (naming U2), and in their own
+                Message(T, "C1", "2.000002", "U1", "great find ben", AT, thread_ts="2.000001"),
+                Message(T, "C1", "1.000002", "U1", "see section 3", AT, thread_ts="1.000001"),
             ],
         )
         ids = dict(conn.execute("SELECT value, paper_id FROM paper_ids").fetchall())
@@ -177,6 +180,7 @@ def _lab(db: Database) -> dict[str, int]:
         # U2 took a reaction off U1's share, and another message of the channel was deleted in Slack
         storage.deletions.record_removed_reaction(conn, T, "C1", "1.000001", "U2", "eyes", AT)
         storage.deletions.record_deleted_message(conn, T, "C1", "0.000009")
+        storage.settings.record_inviter(conn, T, "C1", "U2")  # U2 invited PaperPing into #papers
         # the reading list: a paper U2 saved, one taken off, one sent to the channel's Zotero library
         storage.reading_list.save_paper(conn, T, "C1", known_id, "U2", AT)
         storage.reading_list.remove_paper(conn, T, "C1", ids["2999.00001"], AT)
@@ -243,6 +247,37 @@ def test_forget_me_reaches_every_table(db: Database) -> None:
     assert _count(db, "SELECT count(*) FROM paper_embeddings WHERE paper_id = %s", papers["known"]) == 1, (
         "a vector of public metadata stays"
     )
+
+
+def test_forget_me_leaves_the_member_in_no_column(db: Database) -> None:
+    """Every column that can hold text (text, names, arrays, JSON) of every table is searched for the member's id
+    and name after forget-me: only the forget list itself may hold the id."""
+    _lab(db)
+    with db.connection() as conn:
+        storage.privacy.forget_member(conn, T, "U2")
+        columns = conn.execute(
+            "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = 'public'"
+            " AND data_type IN ('text', 'character varying', 'jsonb', 'json', 'ARRAY')"
+        ).fetchall()
+        assert ("channel_settings", "invited_by") in columns and ("recommendations", "draft") in columns
+        holding = set()
+        for table, column in columns:  # names from the schema itself
+            found = conn.execute(f'SELECT count(*) FROM "{table}" WHERE "{column}"::text ~ %s', (r"\mU2\M|\mben\M",))
+            if found.fetchone() != (0,):
+                holding.add((table, column))
+    assert holding == {("forgotten_members", "user_id")}
+
+
+def test_forget_me_takes_the_replies_in_the_members_threads_and_their_steward_role(db: Database) -> None:
+    _lab(db)
+    with db.connection() as conn:
+        counts = storage.privacy.forget_member(conn, T, "U2")
+        replies = conn.execute("SELECT ts, text FROM messages WHERE team_id = %s AND is_reply", (T,)).fetchall()
+        steward = storage.settings.load_channel_settings(conn, T, "C1").invited_by
+        storage.settings.record_inviter(conn, T, "C1", "U3")  # a member who removes PaperPing and invites it back
+        after = storage.settings.load_channel_settings(conn, T, "C1").invited_by
+    assert counts["replies"] == 1 and replies == [("1.000002", "see section 3")], "a reply in U1's own thread stays"
+    assert steward == after == storage.privacy.FORMER_STEWARD, "no member becomes the steward in U2's place"
 
 
 def test_purge_reaches_every_table(db: Database) -> None:
