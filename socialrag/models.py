@@ -186,7 +186,7 @@ class EarlierReception:
     replies: int
     top_emoji: tuple[str, ...] = ()
     repliers: tuple[str, ...] = ()
-    first_reply: str | None = None
+    first_reply_id: int | None = None  # the thread's first reply, by its stored row; never its words
 
 
 @dataclass(frozen=True)

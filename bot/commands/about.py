@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from bot.app_context import AppContext
 from bot.commands.base import Invocation, command, usage_text
 from bot.views.post_blocks import describe_received, quote, works_again
 from socialrag import storage
 from socialrag.knowledge import Readiness, assess, describe_empty, describe_index, focus_active
-from socialrag.models import Digest, SocialSignal, digest_from_json, signal_from_json
+from socialrag.models import Digest, EarlierReception, SocialSignal, digest_from_json, signal_from_json
+from socialrag.reasons import draft_links, first_reply_ids, keep_standing
 from socialrag.recommender import (
     LANGUAGES,
     SILENT_TO_STEP_DOWN,
@@ -252,29 +255,48 @@ def describe_tone(s: storage.settings.ChannelSettings) -> str:
 
 @command("why", "`why` — the signals behind my last post")
 def cmd_why(inv: Invocation) -> str:
+    draft: dict[str, Any] = {}
+    fallen, quotes = 0, dict[int, str]()
     with inv.ctx.db.connection() as conn:
-        draft = storage.posts.load_last_posted_draft(conn, inv.team, inv.channel)
+        stored = storage.posts.load_last_posted_draft(conn, inv.team, inv.channel)
         ranker = load_fit(conn, inv.team, inv.channel, inv.ctx.settings.popularity_weight)
+        if stored:  # only what still rests on the channel's kept messages: nothing deleted or forgotten since
+            kept = storage.post_sources.load_kept_links(conn, inv.team, inv.channel, draft_links(stored))
+            draft, fallen = keep_standing(stored, kept)
+            quotes = storage.post_sources.load_kept_replies(conn, inv.team, inv.channel, first_reply_ids(draft))
     digest = digest_from_json(draft) if draft else None
     if digest is not None:
-        return why_digest(digest, describe_ranker(ranker))
-    if not draft or not draft.get("signals"):
+        return why_digest(digest, describe_ranker(ranker), quotes, fallen)
+    if not stored or not stored.get("signals"):
         return "I haven't posted here yet, so there's nothing to explain."
     title = quote(str(draft["paper"]["title"] or "a paper"), 200)
     lines = [f"*Why I posted {title}* (style {draft['style']}, score {draft['score']:.3f}):", describe_ranker(ranker)]
-    lines += [describe_signal(signal_from_json(raw)) for raw in draft["signals"]]
-    return "\n".join(lines)
+    lines += [describe_signal(signal_from_json(raw), quotes=quotes) for raw in draft["signals"]]
+    return "\n".join(lines + describe_fallen(fallen))
 
 
-def describe_signal(signal: SocialSignal, indent: str = "") -> str:
-    """One signal as a line of `why`: its kind, its fact, and the channel's permalinks it rests on."""
-    # titles, names and citing sentences are others' text: quoted, so that they can neither link nor notify;
-    # the only links are Slack's own permalinks of the channel's messages
+def describe_fallen(fallen: int) -> list[str]:
+    """The line saying how many of a post's reasons rested only on messages deleted since (none when none did)."""
+    if not fallen:
+        return []
+    reasons = "reason" if fallen == 1 else "reasons"
+    return [f"_{fallen} more {reasons} rested on messages deleted since (or a member who asked to be forgotten)._"]
+
+
+def describe_signal(signal: SocialSignal, indent: str = "", quotes: Mapping[int, str] | None = None) -> str:
+    """One signal as a line of `why`: its kind, its fact, and the channel's permalinks it rests on; an earlier
+    reception's first reply is quoted when it is in ``quotes`` (the replies still kept, by row)."""
+    # titles, names, citing sentences and replies are others' text: quoted, so that they can neither link nor
+    # notify; the only links are Slack's own permalinks of the channel's messages
     sources = ", ".join(link for link in signal.permalinks if SLACK_PERMALINK.match(link))
-    return f"{indent}• {signal.kind}: {quote(describe_fact(signal), 600)}" + (f" — from {sources}" if sources else "")
+    fact = describe_fact(signal)
+    reply = signal.fact.first_reply_id if isinstance(signal.fact, EarlierReception) else None
+    if reply is not None and quotes and reply in quotes:
+        fact += f', first reply: "{quotes[reply]}"'
+    return f"{indent}• {signal.kind}: {quote(fact, 600)}" + (f" — from {sources}" if sources else "")
 
 
-def why_digest(digest: Digest, ranker: str) -> str:
+def why_digest(digest: Digest, ranker: str, quotes: Mapping[int, str] | None = None, fallen: int = 0) -> str:
     """`why` for a post of several papers: the five papers to rate (the first day or a start-over) or a digest."""
     if digest.kind == "onboarding":
         head = (
@@ -287,5 +309,5 @@ def why_digest(digest: Digest, ranker: str) -> str:
     lines = [head]
     for d in digest.drafts:
         lines.append(f"• {quote(d.paper.title or 'a paper', 200)}")
-        lines += [describe_signal(signal, "    ") for signal in d.signals]
-    return "\n".join(lines)
+        lines += [describe_signal(signal, "    ", quotes) for signal in d.signals]
+    return "\n".join(lines + describe_fallen(fallen))

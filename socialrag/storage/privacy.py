@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import psycopg
 
 from socialrag.storage.embeddings import drop_orphaned_papers, forget_text_vectors
+from socialrag.storage.post_sources import load_team_channels_with_posts, prune_fallen_reasons
 from socialrag.storage.queue import requeue_shared
 
 
@@ -114,7 +115,8 @@ def _scrub_member(conn: psycopg.Connection, team_id: str, user_id: str, name: st
 def forget_member(conn: psycopg.Connection, team_id: str, user_id: str) -> dict[str, int]:
     """Everything PaperPing holds of one member in a workspace: messages, replies (theirs, and others' in the
     threads of their shares), reactions, profile, their id and name in stored drafts, LLM logs, checkpoints and
-    channels they invited PaperPing into; and a note that keeps it so (``remember_member`` lifts it)."""
+    channels they invited PaperPing into, the reasons of stored posts that rested on their messages; and a note
+    that keeps it so (``remember_member`` lifts it)."""
     row = conn.execute(
         "SELECT display_name FROM members WHERE team_id = %(t)s AND user_id = %(u)s", {"t": team_id, "u": user_id}
     ).fetchone()
@@ -187,6 +189,8 @@ def forget_member(conn: psycopg.Connection, team_id: str, user_id: str) -> dict[
     # a paper only their shares brought in goes with them: a later purge of the workspace could no longer find it
     counts["papers"] = drop_orphaned_papers(conn, made_from, [r[0] for r in theirs])
     requeue_shared(conn, made_from)  # embedded again from the messages that remain
+    for channel_id in load_team_channels_with_posts(conn, team_id):  # reasons that rested on their messages
+        prune_fallen_reasons(conn, team_id, channel_id)
     return counts
 
 

@@ -20,7 +20,8 @@ from bot.slack.installation_store import token_for
 from socialrag import storage
 from socialrag.config import Settings
 from socialrag.db import Database
-from socialrag.models import Channel
+from socialrag.knowledge.intake import index_messages
+from socialrag.models import Channel, Message
 from socialrag.recommender.rank.engagement import ScoringConfig, channel_weights
 from socialrag.recommender.retrieve.candidates import CandidateQuery, seed_papers
 from socialrag.recommender.retrieve.context import load_channel_context
@@ -755,6 +756,9 @@ def test_a_monthly_report_that_cannot_be_uploaded_stops_and_says_why(
     assert post_due_reports(db, harness.ctx.pacer, lambda team: client, april + timedelta(hours=6)) == 1
 
 
+LINK = "https://lab.slack.com/archives/C1/p1700000010000000"
+
+
 def test_why_quotes_what_others_wrote(harness: Harness, db: Database) -> None:
     """`/paperping why` shows titles, names and citing sentences as text: no link, no mention, and only Slack's
     own permalinks as sources."""
@@ -768,12 +772,15 @@ def test_why_quotes_what_others_wrote(harness: Harness, db: Database) -> None:
             "context": "as shown by <@U0BOSS> in <!here>",
             "shared_authors": ["Ann <https://evil.example|Lee>"],
         },
-        "permalinks": ["https://lab.slack.com/archives/C1/p1700000010000000", "https://evil.example/phish"],
+        "permalinks": [LINK, "https://evil.example/phish"],
     }
     draft = {"paper": {"title": "A <!everyone> paper"}, "style": "template", "score": 0.5, "signals": [hostile]}
     with db.connection() as conn:
         storage.workspaces.upsert_team(conn, T)
         storage.workspaces.upsert_channel(conn, Channel(T, "C1", "lab"))
+        shared = "<https://arxiv.org/abs/1706.03762>"  # the earlier share the reason rests on, still in the channel
+        when = datetime(2023, 11, 14, tzinfo=UTC)
+        index_messages(conn, [Message(T, "C1", "1700000010.000000", "U1", shared, when, permalink=LINK)])
         conn.execute(
             "INSERT INTO recommendations (team_id, channel_id, slot_key, status, style, draft, posted_at)"
             " VALUES (%s, 'C1', 'why-test', 'posted', 'template', %s, now())",
@@ -782,7 +789,7 @@ def test_why_quotes_what_others_wrote(harness: Harness, db: Database) -> None:
     why = harness.command("why")
     assert "Why I posted" in why and "click here" in why
     assert "<!" not in why and "<@" not in why and "<https://evil" not in why and "evil.example" not in why
-    assert "https://lab.slack.com/archives/C1/p1700000010000000" in why
+    assert LINK in why
 
 
 def test_a_partner_organisations_member_forgets_from_app_home(harness: Harness, db: Database) -> None:

@@ -222,9 +222,10 @@ def members_in_text(text: str) -> list[str]:
 
 
 def describe_fact(signal: SocialSignal) -> str:
-    """A signal's fact as ``name=value`` pairs, for terminals and ``/paperping why`` (empty values left out)."""
+    """A signal's fact as ``name=value`` pairs, for terminals and ``/paperping why`` (empty values left out, and the
+    row id of a quoted reply: ``why`` quotes the reply itself while it is kept)."""
     values = vars(signal.fact)
-    return ", ".join(f"{k}={v}" for k, v in values.items() if v not in (None, (), "", False))
+    return ", ".join(f"{k}={v}" for k, v in values.items() if v not in (None, (), "", False) and k != "first_reply_id")
 
 
 def render_plain(text: str, names: Mapping[str, str]) -> str:

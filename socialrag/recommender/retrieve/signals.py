@@ -237,7 +237,7 @@ def signal_h6(inp: SignalInput, related: SharedPaper) -> list[SocialSignal]:
         replies=len(related.replies),
         top_emoji=tuple(e for e, _ in emoji.most_common(3)),
         repliers=repliers,
-        first_reply=first.text[:140] if first else None,
+        first_reply_id=first.message_id if first else None,
     )
     members = tuple(m for m in repliers if m in inp.ctx.members)
     links = tuple(r.permalink for r in related.replies if r.permalink)[:1] or (
