@@ -12,6 +12,17 @@ import copy
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+# what a post says beyond its paper: emptied when the post itself is deleted in Slack
+_SPOKEN: dict[str, Any] = {
+    "explanation": "",
+    "signals": [],
+    "thread_link": None,
+    "thread_title": None,
+    "mentions": [],
+    "named": {},
+    "note": None,
+}
+
 
 def _drafts(draft: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     """A single post's draft, or each paper's draft of a digest."""
@@ -71,3 +82,13 @@ def keep_standing(draft: Mapping[str, Any], kept: set[str]) -> tuple[dict[str, A
         if one.get("thread_link") and one["thread_link"] not in kept:
             one["thread_link"] = one["thread_title"] = None
     return out, gone
+
+
+def blank_draft(draft: Mapping[str, Any]) -> dict[str, Any]:
+    """What is kept of a post deleted in Slack: its paper, style and score (so that it is not posted again), not
+    what it said, whom it named or the messages it pointed at."""
+    out = copy.deepcopy(dict(draft))
+    for one in _drafts(out):
+        assert isinstance(one, dict)
+        one.update(copy.deepcopy(_SPOKEN))
+    return out

@@ -1,3 +1,7 @@
+-- A post deleted in Slack is marked, not forgotten: its paper stays (so that it is not posted again), what it said
+-- does not, and `why`, App Home and status leave it out.
+ALTER TABLE recommendations ADD COLUMN deleted_at timestamptz;
+
 -- A post's stored reasons no longer quote a member's reply: an earlier reception keeps the reply's row
 -- (`first_reply_id`) and `why` quotes it only while it is kept. The quotes stored before are taken out.
 CREATE FUNCTION pg_temp.without_quotes(j jsonb) RETURNS jsonb LANGUAGE plpgsql IMMUTABLE AS $$

@@ -1,5 +1,5 @@
 """What PaperPing's stored posts rest on, checked against what the channel still keeps: the messages a post's
-reasons link to, and the reply an earlier reception quotes.
+reasons link to, the reply an earlier reception quotes, and the post itself once it is deleted in Slack.
 
 A post's draft never holds a member's words (a reply is kept by its row, and quoted only while that row is);
 ``socialrag.reasons`` decides which reasons still stand, and this module loads and writes them.
@@ -13,7 +13,7 @@ from typing import Any
 import psycopg
 from psycopg.types.json import Jsonb
 
-from socialrag.reasons import draft_links, keep_standing
+from socialrag.reasons import blank_draft, draft_links, keep_standing
 
 QUOTED_CHARS = 140  # how much of a kept reply `/paperping why` quotes
 
@@ -82,3 +82,33 @@ def load_team_channels_with_posts(conn: psycopg.Connection, team_id: str) -> lis
         "SELECT DISTINCT channel_id FROM recommendations WHERE team_id = %(t)s ORDER BY channel_id", {"t": team_id}
     ).fetchall()
     return [r[0] for r in rows]
+
+
+def record_post_deleted(conn: psycopg.Connection, team_id: str, channel_id: str, ts: str) -> bool:
+    """PaperPing's own post (or digest) with this ts was deleted in Slack: it is marked so (``why``, App Home and
+    status leave it out) and its draft keeps only its paper (``socialrag.reasons.blank_draft``). False when no
+    post of the channel has that ts."""
+    row = conn.execute(
+        """
+        SELECT id, draft FROM recommendations
+         WHERE team_id = %(t)s AND channel_id = %(c)s AND message_ts = %(ts)s AND status = 'posted'
+         FOR UPDATE
+        """,
+        {"t": team_id, "c": channel_id, "ts": ts},
+    ).fetchone()
+    if row is None:
+        return False
+    conn.execute(
+        "UPDATE recommendations SET deleted_at = COALESCE(deleted_at, now()), draft = %(d)s WHERE id = %(id)s",
+        {"d": Jsonb(blank_draft(dict(row[1] or {}))), "id": row[0]},
+    )
+    return True
+
+
+def record_message_deleted(conn: psycopg.Connection, team_id: str, channel_id: str, ts: str, *, removed: int) -> None:
+    """After a message (``ts``) was deleted in Slack and ``removed`` stored messages went with it: PaperPing's own
+    post with that ts is marked deleted; and when anything stored went, the channel's stored posts drop the reasons
+    that rested on it."""
+    post = record_post_deleted(conn, team_id, channel_id, ts)
+    if removed or post:
+        prune_fallen_reasons(conn, team_id, channel_id)

@@ -194,8 +194,8 @@ class PostEngagement:
 def load_post_engagement(
     conn: psycopg.Connection, team_id: str, channel_id: str, limit: int = 5
 ) -> list[PostEngagement]:
-    """The last posts (newest first, since the last step-down) with the reactions (and clicks) and replies each
-    drew; ``emoji`` counts each reaction's name."""
+    """The last posts (newest first, since the last step-down; none deleted in Slack) with the reactions (and
+    clicks) and replies each drew; ``emoji`` counts each reaction's name."""
     rows = conn.execute(
         """
         SELECT r.id, r.posted_at, r.message_ts, p.title,
@@ -209,7 +209,7 @@ def load_post_engagement(
                     WHERE m.team_id = r.team_id AND m.channel_id = r.channel_id AND m.ts = r.message_ts
                     GROUP BY x.emoji) x)
           FROM recommendations r LEFT JOIN papers p ON p.id = r.paper_id
-         WHERE r.team_id = %(t)s AND r.channel_id = %(c)s AND r.status = 'posted'
+         WHERE r.team_id = %(t)s AND r.channel_id = %(c)s AND r.status = 'posted' AND r.deleted_at IS NULL
            AND r.posted_at > COALESCE((SELECT stepped_down_at FROM channel_settings s
                                         WHERE s.team_id = r.team_id AND s.channel_id = r.channel_id), '-infinity')
          ORDER BY r.posted_at DESC LIMIT %(n)s
@@ -252,10 +252,11 @@ def delete_posts(conn: psycopg.Connection, team_id: str, channel_id: str) -> Non
 
 
 def load_last_posted_draft(conn: psycopg.Connection, team_id: str, channel_id: str) -> dict[str, Any] | None:
-    """The stored draft of the channel's latest post (for ``/paperping why``)."""
+    """The stored draft of the channel's latest post still in Slack (for ``/paperping why``)."""
     row = conn.execute(
         """
         SELECT draft FROM recommendations WHERE team_id = %(t)s AND channel_id = %(c)s AND status = 'posted'
+           AND deleted_at IS NULL
          ORDER BY posted_at DESC LIMIT 1
         """,
         {"t": team_id, "c": channel_id},
@@ -338,6 +339,7 @@ def load_posted_draft(
         """
         SELECT draft FROM recommendations
          WHERE team_id = %(t)s AND channel_id = %(c)s AND message_ts = %(ts)s AND status = 'posted'
+           AND deleted_at IS NULL
         """,
         {"t": team_id, "c": channel_id, "ts": message_ts},
     ).fetchone()

@@ -1,8 +1,10 @@
-"""PaperPing's stored posts rest on what the channel still keeps: a reason whose message was deleted leaves the
-stored drafts, and quotes stored before this release are taken out by migration 0037."""
+"""PaperPing's stored posts rest on what the channel still keeps: a post deleted in Slack is left out of `why`, App
+Home and status and keeps only its paper; a reason whose message was deleted leaves the stored drafts; quotes
+stored before this release are taken out by migration 0037."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from datetime import UTC, datetime
 from pathlib import Path
@@ -84,8 +86,24 @@ def _lab(db: Database) -> int:
 def _deleted_in_slack(db: Database, ts: str) -> None:
     """Slack said the message was deleted: the knowledge base lets it go, then the stored posts follow."""
     with db.connection() as conn:
-        knowledge.record_deletion(conn, T, "C1", ts)
-        storage.post_sources.prune_fallen_reasons(conn, T, "C1")
+        removed = knowledge.record_deletion(conn, T, "C1", ts)
+        storage.post_sources.record_message_deleted(conn, T, "C1", ts, removed=removed)
+
+
+def test_a_post_deleted_in_slack_is_left_out_and_keeps_only_its_paper(db: Database) -> None:
+    _lab(db)
+    _deleted_in_slack(db, LATEST_POST)
+    with db.connection() as conn:
+        why = storage.posts.load_last_posted_draft(conn, T, "C1")
+        home = storage.posts.load_post_engagement(conn, T, "C1")
+        clicked = storage.posts.load_posted_draft(conn, T, "C1", LATEST_POST)
+        kept = conn.execute("SELECT draft, deleted_at FROM recommendations WHERE message_ts = %s", (LATEST_POST,))
+        draft, deleted_at = kept.fetchone() or (None, None)
+    assert why is not None and why["paper"]["title"] == "Post 0", "`why` explains the post still in Slack"
+    assert [p.message_ts for p in home] == [EARLIER_POST], "App Home and status list only posts still in Slack"
+    assert clicked is None and deleted_at is not None
+    assert draft["paper"]["title"] == "Post 1" and draft["signals"] == [] and draft["explanation"] == ""
+    assert "U3" not in json.dumps(draft) and "lab.slack.com" not in json.dumps(draft)
 
 
 def test_a_deleted_reply_leaves_the_reasons_that_rested_on_it(db: Database) -> None:

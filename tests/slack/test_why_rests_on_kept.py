@@ -1,5 +1,6 @@
-"""`/paperping why` says only what the channel still keeps: a reply deleted in Slack is no longer quoted, and a
-reason whose messages went (deleted, or their writer forgotten) is left out."""
+"""`/paperping why` and App Home say only what the channel still keeps: a reply deleted in Slack is no longer
+quoted, a reason whose messages went (deleted, or their writer forgotten) is left out, and PaperPing's own post,
+once deleted, is neither explained nor listed."""
 
 from __future__ import annotations
 
@@ -62,7 +63,7 @@ def _home(harness: Harness) -> str:
     return json.dumps(harness.standin.views["U1"])
 
 
-def test_why_says_only_what_the_channel_still_keeps(harness: Harness, db: Database) -> None:
+def test_why_and_app_home_say_only_what_the_channel_still_keeps(harness: Harness, db: Database) -> None:
     harness.ctx.slack.ensure_channel(WebClient(token="x", base_url=harness.standin.url), T, "C1")
     harness.ctx.channels.activate(T, "C1")
     harness.event(message_event(SHARE_TS, "<https://arxiv.org/abs/2004.06660>", user="U3"))
@@ -83,3 +84,9 @@ def test_why_says_only_what_the_channel_still_keeps(harness: Harness, db: Databa
     with db.connection() as conn:
         stored = conn.execute("SELECT draft::text FROM recommendations").fetchone()
     assert stored is not None and share not in stored[0] and WORDS not in stored[0]
+
+    _deleted(harness, POST_TS)  # an admin deletes PaperPing's post itself
+    with db.connection() as conn:  # what Slack's deletion of a post means for the stored posts
+        storage.post_sources.record_message_deleted(conn, T, "C1", POST_TS, removed=0)
+    assert "haven't posted here yet" in harness.command("why")
+    assert "Predicting Performance" not in _home(harness), "App Home lists no post deleted in Slack"

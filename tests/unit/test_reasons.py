@@ -1,4 +1,5 @@
-"""A stored post's reasons stand only on messages the channel still keeps. Pure, no database."""
+"""A stored post's reasons stand only on messages the channel still keeps; a post deleted in Slack keeps only its
+paper. Pure, no database."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from socialrag.models import (
     draft_from_json,
     draft_json,
 )
-from socialrag.reasons import draft_links, first_reply_ids, keep_standing
+from socialrag.reasons import blank_draft, draft_links, first_reply_ids, keep_standing
 
 SHARE = "https://lab.slack.com/archives/C1/p1604311200000000"
 REPLY = "https://lab.slack.com/archives/C1/p1604314800000000?thread_ts=1604311200.000000&cid=C1"
@@ -78,3 +79,12 @@ def test_a_digest_keeps_each_papers_standing_reasons() -> None:
     assert fallen == 4
     assert [[s["kind"] for s in d["signals"]] for d in standing["digest"]] == [["h2"], ["h2"]]
     assert digest_from_json(standing) is not None
+
+
+def test_a_deleted_post_keeps_its_paper_and_nothing_it_said() -> None:
+    for stored in (_draft(), {"digest": [_draft()], "kind": "weekly"}):
+        blank = blank_draft(stored)
+        one = blank["digest"][0] if "digest" in blank else blank
+        assert one["paper"]["title"] == "A new paper" and one["style"] == "template"
+        assert "U3" not in str(blank) and "chen" not in str(blank) and "lab.slack.com" not in str(blank)
+        assert one["explanation"] == "" and one["signals"] == []
