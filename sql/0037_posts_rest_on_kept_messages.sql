@@ -17,3 +17,6 @@ BEGIN
 END $$;
 UPDATE recommendations SET draft = pg_temp.without_quotes(draft) WHERE draft::text LIKE '%"first_reply"%';
 DROP FUNCTION pg_temp.without_quotes(jsonb);
+
+-- What the model wrote is kept a while (to see what it wrote), then cleared: the age sweep finds it by this.
+CREATE INDEX llm_calls_output_age ON llm_calls (created_at) WHERE output IS NOT NULL;

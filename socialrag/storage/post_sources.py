@@ -14,6 +14,7 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from socialrag.reasons import blank_draft, draft_links, keep_standing
+from socialrag.storage.llm_log import forget_llm_outputs
 
 QUOTED_CHARS = 140  # how much of a kept reply `/paperping why` quotes
 
@@ -108,7 +109,8 @@ def record_post_deleted(conn: psycopg.Connection, team_id: str, channel_id: str,
 def record_message_deleted(conn: psycopg.Connection, team_id: str, channel_id: str, ts: str, *, removed: int) -> None:
     """After a message (``ts``) was deleted in Slack and ``removed`` stored messages went with it: PaperPing's own
     post with that ts is marked deleted; and when anything stored went, the channel's stored posts drop the reasons
-    that rested on it."""
+    that rested on it, and its LLM logs their output (an answer may have quoted it)."""
     post = record_post_deleted(conn, team_id, channel_id, ts)
     if removed or post:
         prune_fallen_reasons(conn, team_id, channel_id)
+        forget_llm_outputs(conn, team_id, channel_id)

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import psycopg
 
 from socialrag.storage.embeddings import drop_orphaned_papers, forget_text_vectors
+from socialrag.storage.llm_log import forget_llm_outputs
 from socialrag.storage.post_sources import load_team_channels_with_posts, prune_fallen_reasons
 from socialrag.storage.queue import requeue_shared
 
@@ -60,9 +61,9 @@ def _name_pattern(name: str | None) -> str | None:
 
 
 def _scrub_member(conn: psycopg.Connection, team_id: str, user_id: str, name: str | None) -> None:
-    """The member's id and name out of stored drafts, LLM logs (the written answers that named them) and
-    PaperPing's own posts (a post that @-mentioned or named them: thread search no longer finds them there), and
-    their id out of import checkpoints."""
+    """The member's id and name out of stored drafts, PaperPing's own posts (a post that @-mentioned or named them:
+    thread search no longer finds them there) and LLM logs' errors, and their id out of import checkpoints; what
+    the model wrote in the workspace's LLM logs is cleared."""
     params = {"t": team_id, "u": user_id, "n": f'"{name}"' if name else f'"{user_id}"', "like": f"%{user_id}%"}
     conn.execute(
         """
@@ -73,22 +74,18 @@ def _scrub_member(conn: psycopg.Connection, team_id: str, user_id: str, name: st
         """,
         params,
     )
+    # what the model wrote may quote the member's words anywhere in the workspace: all of it goes, the rows stay
+    forget_llm_outputs(conn, team_id)
+    pattern = _name_pattern(name)
     conn.execute(
         """
-        UPDATE llm_calls SET output = replace(output, %(u)s, 'a-former-member'), error = replace(error, %(u)s, '')
-         WHERE team_id = %(t)s AND (output LIKE %(like)s OR error LIKE %(like)s)
+        UPDATE llm_calls
+           SET error = CASE WHEN %(p)s::text IS NULL THEN replace(error, %(u)s, '')
+                            ELSE regexp_replace(replace(error, %(u)s, ''), %(p)s, %(former)s, 'gi') END
+         WHERE team_id = %(t)s AND (error LIKE %(like)s OR (%(p)s::text IS NOT NULL AND error ~* %(p)s))
         """,
-        params,
+        {**params, "p": pattern, "former": FORMER},
     )
-    pattern = _name_pattern(name)
-    if pattern is not None:
-        conn.execute(
-            """
-            UPDATE llm_calls SET output = regexp_replace(output, %(p)s, %(former)s, 'gi')
-             WHERE team_id = %(t)s AND output ~* %(p)s
-            """,
-            {**params, "p": pattern, "former": FORMER},
-        )
     conn.execute(  # PaperPing's own posts: by the workspace's bot user, or by a member stored as a bot
         """
         UPDATE messages m
@@ -115,8 +112,8 @@ def _scrub_member(conn: psycopg.Connection, team_id: str, user_id: str, name: st
 def forget_member(conn: psycopg.Connection, team_id: str, user_id: str) -> dict[str, int]:
     """Everything PaperPing holds of one member in a workspace: messages, replies (theirs, and others' in the
     threads of their shares), reactions, profile, their id and name in stored drafts, LLM logs, checkpoints and
-    channels they invited PaperPing into, the reasons of stored posts that rested on their messages; and a note
-    that keeps it so (``remember_member`` lifts it)."""
+    channels they invited PaperPing into, the reasons of stored posts that rested on their messages, what the
+    model wrote in the workspace; and a note that keeps it so (``remember_member`` lifts it)."""
     row = conn.execute(
         "SELECT display_name FROM members WHERE team_id = %(t)s AND user_id = %(u)s", {"t": team_id, "u": user_id}
     ).fetchone()

@@ -1,6 +1,7 @@
 """PaperPing's stored posts rest on what the channel still keeps: a post deleted in Slack is left out of `why`, App
-Home and status and keeps only its paper; a reason whose message was deleted leaves the stored drafts; quotes
-stored before this release are taken out by migration 0037."""
+Home and status and keeps only its paper; a reason whose message was deleted leaves the stored drafts; the model's
+words are cleared where they may quote what went, and after 30 days everywhere; quotes stored before this release
+are taken out by migration 0037."""
 
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ from socialrag.models import (
     draft_json,
 )
 from socialrag.resources import resource_dir
+from tests.support.slots import slot_worker
 
 T = "T0LAB"
 AT = datetime(2021, 1, 4, 10, tzinfo=UTC)
@@ -54,7 +56,7 @@ def _draft(reply_id: int, title: str) -> dict[str, Any]:
 
 def _lab(db: Database) -> int:
     """#c1: U3 shared a paper and U1 replied in its thread; PaperPing posted twice there, both times pointing at that
-    thread. Returns the reply's row."""
+    thread; the model wrote in #c1 and #c2. Returns the reply's row."""
     with db.connection() as conn:
         storage.workspaces.upsert_team(conn, T)
         for channel in ("C1", "C2"):
@@ -80,6 +82,12 @@ def _lab(db: Database) -> int:
                 " VALUES (%s, 'C1', %s, 'posted', 'template', %s, %s, %s::timestamptz + %s * interval '1 day')",
                 (T, ts, Jsonb(_draft(reply_id, f"Post {n}")), ts, AT, n),
             )
+        for channel in ("C1", "C2"):
+            conn.execute(
+                "INSERT INTO llm_calls (team_id, channel_id, prompt_name, prompt_version, prompt_hash, model, output,"
+                " latency_ms, outcome) VALUES (%s, %s, 'answer', 2, 'x', 'm', 'ana said: a neat trick', 5, 'ok')",
+                (T, channel),
+            )
     return reply_id
 
 
@@ -99,11 +107,13 @@ def test_a_post_deleted_in_slack_is_left_out_and_keeps_only_its_paper(db: Databa
         clicked = storage.posts.load_posted_draft(conn, T, "C1", LATEST_POST)
         kept = conn.execute("SELECT draft, deleted_at FROM recommendations WHERE message_ts = %s", (LATEST_POST,))
         draft, deleted_at = kept.fetchone() or (None, None)
+        outputs = dict(conn.execute("SELECT channel_id, output FROM llm_calls").fetchall())
     assert why is not None and why["paper"]["title"] == "Post 0", "`why` explains the post still in Slack"
     assert [p.message_ts for p in home] == [EARLIER_POST], "App Home and status list only posts still in Slack"
     assert clicked is None and deleted_at is not None
     assert draft["paper"]["title"] == "Post 1" and draft["signals"] == [] and draft["explanation"] == ""
     assert "U3" not in json.dumps(draft) and "lab.slack.com" not in json.dumps(draft)
+    assert outputs == {"C1": None, "C2": "ana said: a neat trick"}, "only the channel's model output goes"
 
 
 def test_a_deleted_reply_leaves_the_reasons_that_rested_on_it(db: Database) -> None:
@@ -123,6 +133,17 @@ def test_a_deleted_reply_leaves_the_reasons_that_rested_on_it(db: Database) -> N
     with db.connection() as conn:
         drafts = [r[0] for r in conn.execute("SELECT draft FROM recommendations ORDER BY id").fetchall()]
     assert all([s["kind"] for s in d["signals"]] == ["h2"] and d["thread_link"] is None for d in drafts)
+
+
+def test_what_the_model_wrote_is_cleared_after_30_days(db: Database) -> None:
+    _lab(db)
+    with db.connection() as conn:
+        conn.execute("UPDATE llm_calls SET created_at = now() - interval '31 days' WHERE channel_id = 'C2'")
+    slot_worker(db, lambda team: None, lambda *args: None).tick()  # the worker's chores after each tick
+    with db.connection() as conn:
+        outputs = dict(conn.execute("SELECT channel_id, output FROM llm_calls").fetchall())
+        rows = conn.execute("SELECT count(*) FROM llm_calls").fetchone()
+    assert outputs == {"C1": "ana said: a neat trick", "C2": None} and rows == (2,), "the row itself stays"
 
 
 def test_migration_0037_takes_stored_quotes_out_of_drafts(pg_server_uri: str, tmp_path: Path) -> None:

@@ -181,6 +181,11 @@ def _lab(db: Database) -> dict[str, int]:
         storage.deletions.record_removed_reaction(conn, T, "C1", "1.000001", "U2", "eyes", AT)
         storage.deletions.record_deleted_message(conn, T, "C1", "0.000009")
         storage.settings.record_inviter(conn, T, "C1", "U2")  # U2 invited PaperPing into #papers
+        conn.execute(
+            "INSERT INTO llm_calls (team_id, channel_id, prompt_name, prompt_version, prompt_hash, model, output,"
+            " latency_ms, outcome) VALUES (%s, 'C1', 'answer', 2, 'x', 'm', 'as they said: our secret draft', 5, 'ok')",
+            (OTHER,),
+        )
         # the reading list: a paper U2 saved, one taken off, one sent to the channel's Zotero library
         storage.reading_list.save_paper(conn, T, "C1", known_id, "U2", AT)
         storage.reading_list.remove_paper(conn, T, "C1", ids["2999.00001"], AT)
@@ -276,8 +281,10 @@ def test_forget_me_takes_the_replies_in_the_members_threads_and_their_steward_ro
         steward = storage.settings.load_channel_settings(conn, T, "C1").invited_by
         storage.settings.record_inviter(conn, T, "C1", "U3")  # a member who removes PaperPing and invites it back
         after = storage.settings.load_channel_settings(conn, T, "C1").invited_by
+        outputs = conn.execute("SELECT team_id, output FROM llm_calls ORDER BY team_id").fetchall()
     assert counts["replies"] == 1 and replies == [("1.000002", "see section 3")], "a reply in U1's own thread stays"
     assert steward == after == storage.privacy.FORMER_STEWARD, "no member becomes the steward in U2's place"
+    assert outputs == [(OTHER, "as they said: our secret draft"), (T, None)], "the workspace's model output goes"
 
 
 def test_purge_reaches_every_table(db: Database) -> None:

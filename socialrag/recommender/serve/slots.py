@@ -48,6 +48,8 @@ from socialrag.recommender.serve.schedule import (
 
 log = logging.getLogger(__name__)
 
+LLM_OUTPUT_KEPT = timedelta(days=30)  # what the model wrote is kept this long (to see what it wrote), then cleared
+
 
 @dataclass(frozen=True)
 class Posted:
@@ -237,13 +239,14 @@ class SlotWorker:
 
     def _prune(self) -> None:
         """Forget event ids old enough that Slack no longer retries them, deletions and removed reactions older
-        than ``storage.deletions.KEPT``, expired OAuth states, and the LLM call counts of hours that limit nothing
-        any more."""
+        than ``storage.deletions.KEPT``, expired OAuth states, the LLM call counts of hours that limit nothing any
+        more, and what the model wrote longer ago than ``LLM_OUTPUT_KEPT``."""
         with self.db.connection() as conn:
             storage.slack_events.prune_processed_events(conn, self.clock() - timedelta(days=1))
             storage.deletions.prune_deletions(conn, self.clock() - storage.deletions.KEPT)
             storage.installs.prune_oauth_states(conn, datetime.now(UTC))
             storage.usage.prune_llm_usage(conn, datetime.now(UTC) - timedelta(hours=2))
+            storage.llm_log.prune_llm_outputs(conn, datetime.now(UTC) - LLM_OUTPUT_KEPT)
 
     def _serve(
         self,
