@@ -19,19 +19,12 @@ from typing import Any
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
+from socialrag.cli.forget_lists import Reapplied, load_forget_list, reapply_forget_list
 from socialrag.cli.leftovers import dead_partials
 from socialrag.cli.restore_check import check_file, toc_of
 from socialrag.errors import DatabaseError, InputError
 from socialrag.migrate import apply_migrations, load_migrations
-from socialrag.pgtools import (
-    choose_tools,
-    run_tool,
-    server_major,
-    shipped_tools,
-    tool_output,
-    tools_for,
-    with_dbname,
-)
+from socialrag.pgtools import choose_tools, run_tool, server_major, shipped_tools, tool_output, tools_for, with_dbname
 from socialrag.storage import homes
 
 MAGIC = b"PGDMP"  # how every pg_dump custom-format file begins
@@ -233,9 +226,12 @@ def _last_migration(copy_text: str) -> int:
     return max(versions, default=0)
 
 
-def restore_database(path: Path, server: str, name: str, *, force: bool = False) -> tuple[BackupInfo, Summary]:
+def restore_database(
+    path: Path, server: str, name: str, *, force: bool = False
+) -> tuple[BackupInfo, Summary, Reapplied]:
     """Restore ``path`` as database ``name`` of ``server`` (a connection to any other database there): into a new
-    database, migrated to today's schema, that replaces ``name`` only when complete."""
+    database, migrated to today's schema and with forget-me applied again for everyone on the forget list of the
+    database it replaces (``forget_lists``), that replaces ``name`` only when complete."""
     check_room(name)
     tools = tools_for(server)
     info = read_backup(path, tools)
@@ -246,19 +242,22 @@ def restore_database(path: Path, server: str, name: str, *, force: bool = False)
             "upgrade PaperPing, then restore"
         )
     target = with_dbname(server, name)
-    if not force and _database_exists(server, name) and holds_data(target):
+    exists = _database_exists(server, name)
+    if not force and exists and holds_data(target):
         raise InputError(f"database {name} already holds a home's data; add --force to replace it with {path}")
+    forgotten = load_forget_list(target, name) if exists else []
     chosen = check_file(path, server, name, info.migration, tools)
     staging = f"{name}_restoring"
     _drop_database(server, staging)  # what an earlier restore left when it was stopped
     _create_database(server, staging)
     try:
         restore_into(tools, path, with_dbname(server, staging), tables=info.tables, chosen=chosen)
+        reapplied = reapply_forget_list(with_dbname(server, staging), forgotten)
     except BaseException:
         _drop_database(server, staging)
         raise
     _switch(server, name, staging)
-    return info, summarize(target)
+    return info, summarize(target), reapplied
 
 
 NAME_BYTES = 63  # Postgres cuts a longer name to this: NAME_restoring would be NAME itself, dropped

@@ -55,8 +55,10 @@ def home_server(settings: Settings) -> Iterator[tuple[str, str]]:
 
 def restore(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase) -> int:
     with home_server(settings) as (server, name):
-        info, summary = restore_database(args.file, server, name, force=args.force)
+        info, summary, reapplied = restore_database(args.file, server, name, force=args.force)
     print(f"restored {args.file} ({info.describe()})")
+    if reapplied.listed:
+        print(reapplied.describe())
     print(f"the home now holds {summary.describe()}")
     return 0
 
