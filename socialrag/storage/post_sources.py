@@ -59,8 +59,12 @@ def _load_drafts(conn: psycopg.Connection, team_id: str, channel_id: str) -> lis
     return [(int(r[0]), dict(r[1])) for r in rows if isinstance(r[1], dict)]
 
 
-def _update_draft(conn: psycopg.Connection, rec_id: int, draft: dict[str, Any]) -> None:
-    conn.execute("UPDATE recommendations SET draft = %(d)s WHERE id = %(id)s", {"d": Jsonb(draft), "id": rec_id})
+def _update_draft(conn: psycopg.Connection, rec_id: int, was: dict[str, Any], draft: dict[str, Any]) -> None:
+    """Replace a stored draft, unless a worker redrafted its slot since it was read (from what is kept now)."""
+    conn.execute(
+        "UPDATE recommendations SET draft = %(d)s WHERE id = %(id)s AND draft = %(was)s",
+        {"d": Jsonb(draft), "id": rec_id, "was": Jsonb(was)},
+    )
 
 
 def prune_fallen_reasons(conn: psycopg.Connection, team_id: str, channel_id: str) -> int:
@@ -72,7 +76,7 @@ def prune_fallen_reasons(conn: psycopg.Connection, team_id: str, channel_id: str
     for rec_id, draft in drafts:
         standing, _ = keep_standing(draft, kept)
         if standing != draft:
-            _update_draft(conn, rec_id, standing)
+            _update_draft(conn, rec_id, draft, standing)
             changed += 1
     return changed
 
