@@ -40,19 +40,29 @@ def record_edit(conn: psycopg.Connection, message: Message) -> None:
     if is_kept(message, root_kept=message.is_reply and _root_kept(conn, message)):
         index_messages(conn, [message])
     elif message.is_reply:
-        storage.messages.delete_messages(conn, message.team_id, message.channel_id, [message.ts])
+        removed = storage.messages.delete_messages(conn, message.team_id, message.channel_id, [message.ts])
+        storage.post_sources.record_message_deleted(
+            conn, message.team_id, message.channel_id, message.ts, removed=removed
+        )
     else:
-        storage.messages.delete_thread(conn, message.team_id, message.channel_id, message.ts)
+        removed = storage.messages.delete_thread(conn, message.team_id, message.channel_id, message.ts)
+        storage.post_sources.record_message_deleted(
+            conn, message.team_id, message.channel_id, message.ts, removed=removed
+        )
 
 
 def record_deletion(conn: psycopg.Connection, team_id: str, channel_id: str, ts: str) -> int:
     """A deleted message (or the tombstone left of a thread's first message): it and its thread leave the
-    base, and the deletion is remembered (``storage.deletions``) so that the message, an edit of it or a reply
-    in its thread heard later is not stored. Returns how many messages were removed."""
+    base, with what PaperPing's stored posts and LLM logs held of them, and the deletion is remembered
+    (``storage.deletions``) so that the message, an edit of it or a reply in its thread heard later is not
+    stored. Returns how many messages were removed."""
     if not ts:
         return 0
     storage.deletions.record_deleted_message(conn, team_id, channel_id, ts)
-    return storage.messages.delete_thread(conn, team_id, channel_id, ts)
+    removed = storage.messages.delete_thread(conn, team_id, channel_id, ts)
+    # PaperPing's own post of that ts is marked deleted; the reasons stored posts gave from what went are dropped
+    storage.post_sources.record_message_deleted(conn, team_id, channel_id, ts, removed=removed)
+    return removed
 
 
 def record_deletions(conn: psycopg.Connection, team_id: str, channel_id: str, ts_list: Sequence[str]) -> int:
