@@ -22,7 +22,7 @@ DEFAULT_POPULARITY_WEIGHT = 0.05
 
 _METRICS_TOKEN = "bearer token `/metrics` asks for (401 without it); unset, it answers only this machine's loopback"
 _METRICS_PORT = "in Socket Mode, a port serving only `/metrics`, `/healthz` and `/readyz` (docs/metrics.md)"
-_PEER_CONNECTIONS = "open connections the HTTP front lets one address hold (0: no cap; raise it behind a proxy)"
+_PEER_CONNECTIONS = "open connections the HTTP front lets one address hold (0: no cap, for a front behind a proxy)"
 _EMBED_CACHE = "the vectors of papers' title and abstract, kept for every home on this machine; off: none"
 SETTINGS: tuple[Setting, ...] = (
     Setting("PAPERPING_HOME", "home", "path", "~/.paperping", "where the embedded Postgres and other local state live"),
@@ -274,7 +274,7 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting("PAPERPING_METRICS_TOKEN", "metrics_token", "text", None, _METRICS_TOKEN),
     Setting("PAPERPING_METRICS_PORT", "metrics_port", "text", None, _METRICS_PORT),
-    Setting("PAPERPING_HTTP_PEER_CONNECTIONS", "http_peer_connections", "int", "50", _PEER_CONNECTIONS),
+    Setting("PAPERPING_HTTP_PEER_CONNECTIONS", "http_peer_connections", "count", "0", _PEER_CONNECTIONS),
 )
 # name -> (default, meaning); docs/configuration.md's settings table is checked against this in a unit test.
 SETTINGS_HELP: dict[str, tuple[str, str]] = {s.variable: (s.documented_default, s.meaning) for s in SETTINGS}

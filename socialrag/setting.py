@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from socialrag.errors import ConfigError
 
-Kind = Literal["path", "flag", "text", "url", "int", "float", "device"]
+Kind = Literal["path", "flag", "text", "url", "int", "count", "float", "device"]  # count: an int, 0 allowed
 _TRUE = {"1", "true", "yes", "on"}
 
 
@@ -40,7 +40,7 @@ class Setting:
             return raw if raw.endswith("/") else raw + "/"
         if self.kind == "device":
             return _device(raw)
-        return _number(self.variable, raw, int if self.kind == "int" else float)
+        return _number(self.variable, raw, float if self.kind == "float" else int, zero=self.kind == "count")
 
     @property
     def documented_default(self) -> str:
@@ -54,13 +54,13 @@ def _device(value: str) -> str:
     raise ConfigError(f"PAPERPING_EMBED_DEVICE must be auto, cpu, cuda, cuda:N or mps, got {value!r}")
 
 
-def _number(name: str, raw: str, kind: type[int] | type[float]) -> int | float:
+def _number(name: str, raw: str, kind: type[int] | type[float], *, zero: bool = False) -> int | float:
     try:
         value = kind(raw)
     except ValueError:
         raise ConfigError(f"{name} must be a number, got {raw!r}") from None
-    if value <= 0:
-        raise ConfigError(f"{name} must be positive, got {raw!r}")
+    if value < 0 or (value == 0 and not zero):
+        raise ConfigError(f"{name} must be {'0 or more' if zero else 'positive'}, got {raw!r}")
     return value
 
 

@@ -40,6 +40,18 @@ def test_a_bad_number_says_which_setting() -> None:
         Settings.from_env({"PAPERPING_TICK_SECONDS": "soon"})
 
 
+def test_a_count_takes_zero_and_an_amount_does_not() -> None:
+    """The HTTP front's per-address cap is off at 0 (its default, for a front behind a proxy); a number of
+    seconds or of papers is never 0, and neither is negative."""
+    assert Settings.from_env({}).http_peer_connections == 0
+    assert Settings.from_env({"PAPERPING_HTTP_PEER_CONNECTIONS": "0"}).http_peer_connections == 0
+    assert Settings.from_env({"PAPERPING_HTTP_PEER_CONNECTIONS": "50"}).http_peer_connections == 50
+    with pytest.raises(ConfigError, match="PAPERPING_HTTP_PEER_CONNECTIONS must be 0 or more"):
+        Settings.from_env({"PAPERPING_HTTP_PEER_CONNECTIONS": "-1"})
+    with pytest.raises(ConfigError, match="PAPERPING_TICK_SECONDS must be positive"):
+        Settings.from_env({"PAPERPING_TICK_SECONDS": "0"})
+
+
 def test_paperping_help_lists_every_subcommand_once_by_group(capsys: pytest.CaptureFixture[str]) -> None:
     from bot.cli import GROUPS, SUBCOMMANDS, main
 
