@@ -39,11 +39,6 @@ Gone = Callable[[psycopg.Connection], list[str]]  # the ts of stored messages a 
 # how far this machine's clock may be from Slack's: a message posted this close to the start of a read may be one
 # the read could not see, so it is never taken for deleted
 CLOCK_SKEW = timedelta(minutes=5)
-# a history whose oldest message is this close to the channel's creation is whole, and a stored message older than
-# that message was deleted; one that starts later may be cut short (a free workspace shows its last 90 days), and
-# nothing older than its first message is taken for deleted
-WHOLE_FROM = timedelta(days=1)
-EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 @dataclass
@@ -106,7 +101,7 @@ def backfill_channel(
     if saved and not saved.completed_at:
         state, cursor, report.resumed = dict(saved.state), saved.cursor, True
         log.info("resuming the backfill of #%s at %s", channel.name, state.get("phase"))
-    run = _Run(db, client, channel, domain, tracker, pacer, report, state, _created(info["channel"]))
+    run = _Run(db, client, channel, domain, tracker, pacer, report, state)
     if state["phase"] == "history":
         _history(run, cursor)
     _threads(run)
@@ -140,7 +135,6 @@ class _Run:
     pacer: HistoryPacer
     report: BackfillReport
     state: dict[str, Any]
-    created: datetime | None = None  # when Slack says the channel was made
 
     def fetch(self, method: Callable[..., Any], **kwargs: Any) -> tuple[list[Message], str | None, list[str]]:
         """One page: the messages to keep, the cursor of the next page (None at the end), and the ts of every
@@ -172,11 +166,12 @@ class _Run:
         value = self.state.get("read_from")
         return datetime.fromisoformat(value) if isinstance(value, str) and "gone" in self.state else None
 
-    def gone_from_page(self, kept: list[Message], returned: list[str], last: bool) -> Gone | None:
+    def gone_from_page(self, kept: list[Message], returned: list[str]) -> Gone | None:
         """What a history page (newest first) shows deleted: the stored messages posted between its oldest
-        message (the last page's: the channel's start, when the history is whole) and the newer edge of what was
-        read before it (for the first page, the read's start) that it did not return, and the stored replies of
-        its shares that have none any more."""
+        message and the newer edge of what was read before it (for the first page, the read's start) that it did
+        not return, and the stored replies of its shares that have none any more. Nothing older than the oldest
+        message the read returned is taken for deleted: Slack may merely hide it (a free workspace's 90 days, a
+        history imported from elsewhere), and when it says the channel was made does not tell."""
         read_from, times = self.read_from(), [t for t in map(_time, returned) if t is not None]
         if read_from is None or not times:
             return None
@@ -184,8 +179,6 @@ class _Run:
         upper = datetime.fromisoformat(newest) if isinstance(newest, str) else max([read_from, *times])
         oldest = min(times)
         self.state["newest"] = oldest.isoformat()
-        if last and self.created is not None and oldest <= self.created + WHOLE_FROM:
-            oldest = EPOCH
         bare = [m.ts for m in kept if not m.is_reply and not m.reply_count]
         team, channel = self.channel.team_id, self.channel.channel_id
         return lambda conn: [
@@ -210,7 +203,7 @@ def _history(run: _Run, cursor: str | None) -> None:
         run.state["threads"] += [m.ts for m in kept if m.reply_count and not m.is_reply]
         if next_cursor is None:
             run.state["phase"] = "threads"
-        run.save(kept, next_cursor, run.gone_from_page(kept, returned, last=next_cursor is None))
+        run.save(kept, next_cursor, run.gone_from_page(kept, returned))
         run.report.pages += 1
         if next_cursor is None:
             return
@@ -232,14 +225,6 @@ def _threads(run: _Run) -> None:
         run.state["threads"] = run.state["threads"][1:]
         run.save(kept, None, run.gone_from_thread(root, returned))
         run.report.threads += 1
-
-
-def _created(raw: Any) -> datetime | None:
-    """When Slack says a channel was made (``created``, in seconds), if it says."""
-    value = raw.get("created") if isinstance(raw, dict) else None
-    if isinstance(value, int) and not isinstance(value, bool) and 0 < value < 2**33:
-        return datetime.fromtimestamp(value, UTC)
-    return None
 
 
 def _time(ts: object) -> datetime | None:

@@ -187,10 +187,9 @@ def _ts(i: int, reply: int = 0) -> str:
 
 
 def test_reading_the_history_again_removes_what_was_deleted_meanwhile(db: Database) -> None:
-    """While PaperPing was out of #papers, a share, a thread (its first message and replies), one reply of another
-    thread and the oldest share were deleted in Slack. Reading the history again (on the next invitation) takes
-    them out of the base and remembers them as deleted; a share posted as the read began, which the read could
-    not see, stays."""
+    """While PaperPing was out of #papers, a share, a thread (its first message and replies), and one reply of
+    another thread were deleted in Slack. Reading the history again (on the next invitation) takes them out of the
+    base and remembers them as deleted; a share posted as the read began, which the read could not see, stays."""
     state = lab_state(12)  # shares at 0, 3, 6, 9; threads on 0 and 6
     state.channels["C1"]["created"] = int(T0) - 60
     server = SlackStandIn(state).start()
@@ -198,10 +197,10 @@ def test_reading_the_history_again_removes_what_was_deleted_meanwhile(db: Databa
         client = WebClient(token="xoxb-test", base_url=server.url)
         backfill_channel(db, client, "C1", pacer=HistoryPacer(sleep=lambda s: None))
         assert len(_stored(db)) == 8
-        gone = {_ts(0), _ts(0, 1), _ts(0, 2), _ts(3), _ts(6, 2)}
+        gone = {_ts(6), _ts(6, 1), _ts(6, 2), _ts(3), _ts(0, 2)}
         state.messages["C1"] = [m for m in state.messages["C1"] if m["ts"] not in gone]
         for m in state.messages["C1"]:
-            if m["ts"] == _ts(6):
+            if m["ts"] == _ts(0):
                 m["reply_count"] = 1
         with db.connection() as conn:  # heard live just before the read began: not in its pages
             just_now = f"{time.time() - 30:.6f}"
@@ -209,12 +208,34 @@ def test_reading_the_history_again_removes_what_was_deleted_meanwhile(db: Databa
         report = backfill_channel(db, client, "C1", pacer=HistoryPacer(sleep=lambda s: None))
     finally:
         server.stop()
-    assert _stored(db) == [_ts(6), _ts(6, 1), _ts(9), just_now]
+    assert _stored(db) == [_ts(0), _ts(0, 1), _ts(9), just_now]
     assert report.removed == 5
     with db.connection() as conn:
         assert storage.deletions.load_deleted(conn, [("T0LAB", "C1", _ts(3))]) == {("T0LAB", "C1", _ts(3))}
         state_after = conn.execute("SELECT state FROM import_checkpoints").fetchone()[0]
     assert "gone" not in state_after, "the list of what went is not kept once it is done"
+
+
+@pytest.mark.parametrize("created", [T0 - 3600, T0 + 200 * 86400], ids=["first-day", "older-than-created"])
+def test_messages_older_than_anything_the_history_returns_are_kept(db: Database, created: float) -> None:
+    """Slack stops showing the oldest share and its thread, and the message before the next share: a free
+    workspace's 90 days may end inside the channel's first day, and an imported history is older than the day
+    Slack says the channel was made. Slack may only be hiding them, so the read removes none of them, nor
+    remembers them as deleted."""
+    state = lab_state(12)
+    state.channels["C1"]["created"] = int(created)
+    server = SlackStandIn(state).start()
+    try:
+        client = WebClient(token="xoxb-test", base_url=server.url)
+        backfill_channel(db, client, "C1", pacer=HistoryPacer(sleep=lambda s: None))
+        hidden = {_ts(0), _ts(0, 1), _ts(0, 2), _ts(1), _ts(2)}
+        state.messages["C1"] = [m for m in state.messages["C1"] if m["ts"] not in hidden]
+        report = backfill_channel(db, client, "C1", pacer=HistoryPacer(sleep=lambda s: None))
+    finally:
+        server.stop()
+    assert report.removed == 0 and {_ts(0), _ts(0, 1), _ts(0, 2)} <= set(_stored(db))
+    with db.connection() as conn:
+        assert storage.deletions.load_deleted(conn, [("T0LAB", "C1", _ts(0))]) == set()
 
 
 def test_a_history_that_may_be_cut_short_or_a_read_that_fails_removes_nothing(db: Database) -> None:
