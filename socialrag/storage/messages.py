@@ -118,11 +118,13 @@ def _insert_message_papers(
 def replace_reactions(
     conn: psycopg.Connection, message_ids: Sequence[int], rows: Sequence[tuple[int, str, str, str, str, datetime]]
 ) -> None:
-    """Make the reactions on ``message_ids`` exactly ``rows`` (message_id, team, channel, user, emoji, at)."""
+    """Make the emoji reactions on ``message_ids`` exactly ``rows`` (message_id, team, channel, user, emoji, at).
+    Button clicks (``button:*``) are PaperPing's own, never in what Slack gives, and stay."""
     conn.execute(
         """
         DELETE FROM reactions r
          WHERE r.message_id = ANY(%(ids)s::bigint[])
+           AND left(r.emoji, 7) <> 'button:'
            AND NOT EXISTS (SELECT 1 FROM unnest(%(mid)s::bigint[], %(user)s::text[], %(emoji)s::text[])
                                    AS n(mid, user_id, emoji)
                             WHERE (n.mid, n.user_id, n.emoji) = (r.message_id, r.user_id, r.emoji))

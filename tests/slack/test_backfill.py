@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from bot.slack.payloads import ts_to_datetime
 from socialrag import knowledge, storage
 from socialrag.db import Database
 from socialrag.errors import SourceError
+from socialrag.knowledge.emoji import READING_LIST_EMOJI
 from socialrag.models import Message, PaperRef
 from tests.support.slack_standin import SlackStandIn, SlackState
 
@@ -261,6 +263,37 @@ def test_a_history_that_may_be_cut_short_or_a_read_that_fails_removes_nothing(db
         server.stop()
     assert report.resumed and report.removed == 2
     assert older in _stored(db) and _ts(3) not in _stored(db) and _ts(9) not in _stored(db)
+
+
+def test_reading_the_history_again_keeps_the_button_clicks_on_paperpings_posts(db: Database) -> None:
+    """A member saved the paper of one of PaperPing's posts with its button, and another marked it relevant.
+    Reading the history again (the post is in it, with Slack's emoji only) leaves both clicks and the saved paper
+    in the reading list."""
+    state = lab_state(3)
+    own = {
+        "type": "message",
+        "user": "UBOT",
+        "bot_id": "BBOT",
+        "ts": _ts(5),
+        "text": "<https://arxiv.org/abs/2401.55555|A>",
+    }
+    state.messages["C1"].append(own)
+    server = SlackStandIn(state).start()
+    try:
+        client = WebClient(token="xoxb-test", base_url=server.url)
+        backfill_channel(db, client, "C1", pacer=HistoryPacer(sleep=lambda s: None))
+        at = datetime.now(UTC)
+        with db.connection() as conn:
+            assert knowledge.record_click(conn, "T0LAB", "C1", _ts(5), "U2", "save", at)
+            assert knowledge.record_click(conn, "T0LAB", "C1", _ts(5), "U3", "relevant", at)
+        backfill_channel(db, client, "C1", pacer=HistoryPacer(sleep=lambda s: None), restart=True)
+    finally:
+        server.stop()
+    with db.connection() as conn:
+        counts = knowledge.load_click_counts(conn, "T0LAB", "C1", _ts(5))
+        saved, _ = storage.reading_list.load_reading_list(conn, "T0LAB", "C1", READING_LIST_EMOJI, limit=5)
+    assert counts == {"save": 1, "relevant": 1, "not_for_us": 0}
+    assert [p.savers for p in saved] == [("U2",)]
 
 
 def test_a_forgotten_member_is_not_written_into_the_checkpoint_nor_looked_up(db: Database) -> None:
