@@ -351,13 +351,23 @@ def forget_text_vectors(conn: psycopg.Connection, where: str, params: Mapping[st
     return sorted({r[2] for r in rows})
 
 
-# a paper some row still refers to (another member's or another workspace's share, post, save, pick or focus)
+# a paper some row still refers to (another member's or another workspace's share, post or digest, save, pick,
+# focus, removal from or unsave in a reading list, waiting author news or follow-up, first-day offer)
 _STILL_REFERRED = """
 EXISTS (SELECT 1 FROM message_papers mp WHERE mp.paper_id = p.id)
 OR EXISTS (SELECT 1 FROM recommendations r WHERE r.paper_id = p.id)
+OR EXISTS (SELECT 1 FROM recommendations r,
+                  jsonb_array_elements(CASE WHEN jsonb_typeof(r.draft -> 'digest') = 'array'
+                                            THEN r.draft -> 'digest' ELSE '[]'::jsonb END) AS d
+            WHERE d #>> '{paper,paper_id}' = p.id::text)
 OR EXISTS (SELECT 1 FROM saved_papers s WHERE s.paper_id = p.id)
+OR EXISTS (SELECT 1 FROM reading_list_removals rr WHERE rr.paper_id = p.id)
+OR EXISTS (SELECT 1 FROM reading_list_unsaves ru WHERE ru.paper_id = p.id)
 OR EXISTS (SELECT 1 FROM zotero_items z WHERE z.paper_id = p.id)
 OR EXISTS (SELECT 1 FROM personal_picks pp WHERE pp.paper_id = p.id)
+OR EXISTS (SELECT 1 FROM author_news an WHERE an.paper_id = p.id)
+OR EXISTS (SELECT 1 FROM follow_ups fu WHERE fu.paper_id = p.id)
+OR EXISTS (SELECT 1 FROM onboarding o WHERE p.id = ANY(o.paper_ids))
 OR EXISTS (SELECT 1 FROM channel_settings cs WHERE p.id = ANY(cs.focus_paper_ids))
 """
 

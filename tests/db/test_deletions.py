@@ -3,9 +3,12 @@ an edit, a reaction removal heard before its add. Deletions are remembered 30 da
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
+import psycopg
+import pytest
 from slack_sdk import WebClient
 
 from socialrag import knowledge, storage
@@ -94,3 +97,54 @@ def test_deletions_are_forgotten_after_thirty_days(db: Database) -> None:
         deleted = [r[0] for r in conn.execute("SELECT ts FROM deleted_messages")]
         removed = [r[0] for r in conn.execute("SELECT user_id FROM removed_reactions")]
     assert deleted == ["2.000001"] and removed == ["U3"]
+
+
+def _waiting_news(conn: psycopg.Connection, pid: int) -> None:
+    watcher = storage.followed_authors.Watcher(T, "C2", "followed", None, AT)
+    assert storage.followed_authors.record_author_news(conn, watcher, "A1", pid, AT)
+
+
+def _follow_up(conn: psycopg.Connection, pid: int) -> None:
+    assert storage.follow_ups.record_follow_up(conn, T, "C2", pid, "published", "NeurIPS", {}, AT)
+
+
+def _removed_from_list(conn: psycopg.Connection, pid: int) -> None:
+    storage.reading_list.remove_paper(conn, T, "C2", pid, AT)
+
+
+def _unsaved(conn: psycopg.Connection, pid: int) -> None:
+    storage.reading_list.unsave_paper(conn, T, "C2", pid, "U2", AT)
+
+
+def _offered_first_day(conn: psycopg.Connection, pid: int) -> None:
+    assert storage.topic_steering.record_onboarding(conn, T, "C2", "little history", [pid], AT)
+
+
+@pytest.mark.parametrize(
+    ("refer", "table"),
+    [
+        (_waiting_news, "author_news"),
+        (_follow_up, "follow_ups"),
+        (_removed_from_list, "reading_list_removals"),
+        (_unsaved, "reading_list_unsaves"),
+        (_offered_first_day, "onboarding"),
+    ],
+)
+def test_deleting_the_only_share_keeps_a_paper_another_channel_still_refers_to(
+    db: Database, refer: Callable[[psycopg.Connection, int], None], table: str
+) -> None:
+    """#other waits to announce a followed author's paper, has a follow-up of it to post, took it off or unsaved
+    it in its reading list, or offered it on its first day. A member shares its link in #papers and deletes the
+    message: the paper stays, and so does what #other had of it."""
+    _channel(db)
+    with db.connection() as conn:
+        storage.workspaces.upsert_channel(conn, Channel(T, "C2", "other"))
+        index_messages(conn, [_share("1740990000.000100")])
+        pid = conn.execute("SELECT paper_id FROM paper_ids WHERE value = '1706.03762'").fetchone()[0]
+        refer(conn, pid)
+    with db.connection() as conn:
+        knowledge.record_deletion(conn, T, "C1", "1740990000.000100")
+    with db.connection() as conn:
+        assert _stored(db) == []
+        assert conn.execute("SELECT count(*) FROM papers WHERE id = %s", (pid,)).fetchone()[0] == 1
+        assert conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == 1
