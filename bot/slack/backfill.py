@@ -98,7 +98,7 @@ def backfill_channel(
     read_from = (datetime.now(UTC) - CLOCK_SKEW).isoformat()
     state: dict[str, Any] = {"phase": "history", "threads": [], "users": [], "read_from": read_from, "gone": []}
     cursor: str | None = None
-    if saved and not saved.completed_at:
+    if saved and not saved.completed_at and not _not_begun(saved.state, saved.cursor):
         state, cursor, report.resumed = dict(saved.state), saved.cursor, True
         log.info("resuming the backfill of #%s at %s", channel.name, state.get("phase"))
     run = _Run(db, client, channel, domain, tracker, pacer, report, state)
@@ -225,6 +225,12 @@ def _threads(run: _Run) -> None:
         run.state["threads"] = run.state["threads"][1:]
         run.save(kept, None, run.gone_from_thread(root, returned))
         run.report.threads += 1
+
+
+def _not_begun(state: dict[str, Any], cursor: str | None) -> bool:
+    """A checkpoint that only notes a read is to come (joining, an invitation: no page read yet): the read starts
+    as a new one, so that it also looks for what was deleted."""
+    return cursor is None and state.get("phase") == "history" and "gone" not in state
 
 
 def _time(ts: object) -> datetime | None:

@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 from slack_sdk import WebClient
 
+from bot.delivery.joining import ChannelStarts
 from bot.slack.backfill import SOURCE, backfill_channel
-from bot.slack.pacer import HistoryPacer
+from bot.slack.pacer import HistoryPacer, SlackPacer
 from bot.slack.payloads import ts_to_datetime
 from socialrag import knowledge, storage
 from socialrag.db import Database
@@ -216,6 +217,25 @@ def test_reading_the_history_again_removes_what_was_deleted_meanwhile(db: Databa
         assert storage.deletions.load_deleted(conn, [("T0LAB", "C1", _ts(3))]) == {("T0LAB", "C1", _ts(3))}
         state_after = conn.execute("SELECT state FROM import_checkpoints").fetchone()[0]
     assert "gone" not in state_after, "the list of what went is not kept once it is done"
+
+
+def test_being_invited_back_removes_what_was_deleted_meanwhile(db: Database) -> None:
+    """PaperPing is invited back into #papers after a share was deleted there: the read the invitation queues
+    and starts takes the share out of the base, as any history read does."""
+    state = lab_state(12)
+    server = SlackStandIn(state).start()
+    try:
+        client = WebClient(token="xoxb-test", base_url=server.url)
+        backfill_channel(db, client, "C1", pacer=HistoryPacer(sleep=lambda s: None))
+        state.messages["C1"] = [m for m in state.messages["C1"] if m["ts"] != _ts(3)]
+        starts = ChannelStarts(db, SlackPacer(sleep=lambda s: None))
+        starts.queue_backfill("T0LAB", "C1")
+        starts.backfill(client, "T0LAB", "C1")
+    finally:
+        server.stop()
+    assert _ts(3) not in _stored(db) and _ts(0) in _stored(db)
+    with db.connection() as conn:
+        assert storage.deletions.load_deleted(conn, [("T0LAB", "C1", _ts(3))]) == {("T0LAB", "C1", _ts(3))}
 
 
 @pytest.mark.parametrize("created", [T0 - 3600, T0 + 200 * 86400], ids=["first-day", "older-than-created"])
