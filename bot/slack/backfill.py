@@ -135,11 +135,13 @@ class _Run:
     pacer: HistoryPacer
     report: BackfillReport
     state: dict[str, Any]
+    fetched_at: datetime | None = None  # when the first page not yet saved was asked for, less CLOCK_SKEW
 
     def fetch(self, method: Callable[..., Any], **kwargs: Any) -> tuple[list[Message], str | None, list[str]]:
         """One page: the messages to keep, the cursor of the next page (None at the end), and the ts of every
         message it returned (kept or not)."""
         asked = self.pacer.page_size
+        self.fetched_at = self.fetched_at or datetime.now(UTC) - CLOCK_SKEW
         data = self.pacer.call(method, channel=self.channel.channel_id, limit=asked, **kwargs)
         self.pacer.after_page(asked, len(data.get("messages") or ()), bool(data.get("has_more")))
         kept = _page_messages(data, self.channel, self.domain, self.tracker)
@@ -157,7 +159,8 @@ class _Run:
             self.state["users"] = sorted(u for u in users if (team, u) not in forgotten)
             if gone is not None:
                 self.state["gone"] = sorted({*self.state["gone"], *gone(conn)})
-            self.report.stats.add(index_messages(conn, kept))
+            self.report.stats.add(index_messages(conn, kept, read_at=self.fetched_at))
+            self.fetched_at = None
             storage.checkpoints.record_checkpoint(conn, team, self.channel.channel_id, SOURCE, cursor, self.state)
 
     def read_from(self) -> datetime | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 
 import psycopg
 
@@ -52,9 +53,10 @@ class IndexStats:
         self.paper_links += other.paper_links
 
 
-def _not_deleted(conn: psycopg.Connection, messages: Sequence[Message]) -> list[Message]:
+def _not_deleted(conn: psycopg.Connection, messages: Sequence[Message], read_at: datetime | None) -> list[Message]:
     """``messages`` without those Slack said were deleted (or whose thread was), and without the reactions it
-    said were taken off: an event heard out of order, a history read again or an older export brings none back."""
+    said were taken off: an event heard out of order, a history read again or an older export brings none back.
+    Slack's history read at ``read_at`` is newer than a removal before then: a reaction it shows was added again."""
     keys = [(m.team_id, m.channel_id, _base_ts(m.ts)) for m in messages]
     threads = [(m.team_id, m.channel_id, m.thread_ts) for m in messages if m.thread_ts]
     deleted = storage.deletions.load_deleted(conn, [*keys, *threads])
@@ -66,6 +68,8 @@ def _not_deleted(conn: psycopg.Connection, messages: Sequence[Message]) -> list[
     removed = storage.deletions.load_removed_reactions(
         conn, [(m.team_id, m.channel_id, _base_ts(m.ts)) for m in kept if m.reactions]
     )
+    if read_at is not None:
+        removed = {key: at for key, at in removed.items() if at >= read_at}
     if not removed:
         return kept
     return [
@@ -84,8 +88,11 @@ def _base_ts(ts: str) -> str:
     return ts.partition("/")[0]
 
 
-def index_messages(conn: psycopg.Connection, messages: Sequence[Message]) -> IndexStats:
-    """Write kept messages with their paper links and reactions; repeated calls change nothing."""
+def index_messages(
+    conn: psycopg.Connection, messages: Sequence[Message], *, read_at: datetime | None = None
+) -> IndexStats:
+    """Write kept messages with their paper links and reactions; repeated calls change nothing. ``read_at``:
+    when Slack gave them, for a history read (not for an export, an older snapshot)."""
     if not messages:
         return IndexStats()
     forgotten = storage.privacy.load_forgotten(conn, sorted({m.team_id for m in messages}))
@@ -95,7 +102,7 @@ def index_messages(conn: psycopg.Connection, messages: Sequence[Message]) -> Ind
             for m in messages
             if (m.team_id, m.user_id or "") not in forgotten
         ]
-    messages = _not_deleted(conn, messages)
+    messages = _not_deleted(conn, messages, read_at)
     if not messages:
         return IndexStats()
     messages = [

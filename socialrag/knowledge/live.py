@@ -93,7 +93,7 @@ def record_reaction(
     if added:
         storage.messages.add_reaction(conn, message_id, team_id, channel_id, user_id, emoji, at)
     else:
-        storage.messages.remove_reaction(conn, message_id, user_id, emoji)
+        storage.messages.remove_reaction(conn, message_id, user_id, emoji, at)
     return True
 
 

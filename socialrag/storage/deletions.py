@@ -66,19 +66,19 @@ def removal_stands(
 
 def load_removed_reactions(
     conn: psycopg.Connection, keys: Sequence[tuple[str, str, str]]
-) -> set[tuple[str, str, str, str, str]]:
-    """(team, channel, ts, member, emoji) of the reactions removed from these (team, channel, ts)."""
+) -> dict[tuple[str, str, str, str, str], datetime]:
+    """(team, channel, ts, member, emoji) of the reactions removed from these (team, channel, ts): when."""
     if not keys:
-        return set()
+        return {}
     rows = conn.execute(
         """
-        SELECT r.team_id, r.channel_id, r.ts, r.user_id, r.emoji
+        SELECT r.team_id, r.channel_id, r.ts, r.user_id, r.emoji, r.removed_at
           FROM unnest(%(t)s::text[], %(c)s::text[], %(ts)s::text[]) AS k(team_id, channel_id, ts)
           JOIN removed_reactions r USING (team_id, channel_id, ts)
         """,
         {"t": [k[0] for k in keys], "c": [k[1] for k in keys], "ts": [k[2] for k in keys]},
     ).fetchall()
-    return {(r[0], r[1], r[2], r[3], r[4]) for r in rows}
+    return {(r[0], r[1], r[2], r[3], r[4]): r[5] for r in rows}
 
 
 def prune_deletions(conn: psycopg.Connection, before: datetime) -> int:

@@ -242,7 +242,8 @@ def add_reaction(
         INSERT INTO reactions (message_id, team_id, channel_id, user_id, emoji, reacted_at)
         SELECT %(m)s, %(t)s, %(c)s, %(u)s, %(e)s, %(at)s
          WHERE NOT EXISTS (SELECT 1 FROM forgotten_members WHERE team_id = %(t)s AND user_id = %(u)s)
-        ON CONFLICT DO NOTHING
+        ON CONFLICT (message_id, user_id, emoji) DO UPDATE
+           SET reacted_at = GREATEST(reactions.reacted_at, EXCLUDED.reacted_at)
         """,
         {"m": message_id, "t": team_id, "c": channel_id, "u": user_id, "e": emoji, "at": at},
     )
@@ -267,12 +268,15 @@ def load_reaction_counts(conn: psycopg.Connection, message_id: int) -> dict[str,
     return {r[0]: int(r[1]) for r in rows}
 
 
-def remove_reaction(conn: psycopg.Connection, message_id: int, user_id: str, emoji: str) -> bool:
-    """Take a member's reaction off a message; False when they had none of that name."""
+def remove_reaction(
+    conn: psycopg.Connection, message_id: int, user_id: str, emoji: str, at: datetime | None = None
+) -> bool:
+    """Take a member's reaction off a message (one added again after ``at`` stays); False when none went."""
     return (
         conn.execute(
-            "DELETE FROM reactions WHERE message_id = %(m)s AND user_id = %(u)s AND emoji = %(e)s",
-            {"m": message_id, "u": user_id, "e": emoji},
+            "DELETE FROM reactions WHERE message_id = %(m)s AND user_id = %(u)s AND emoji = %(e)s"
+            " AND (%(at)s::timestamptz IS NULL OR reacted_at <= %(at)s)",
+            {"m": message_id, "u": user_id, "e": emoji, "at": at},
         ).rowcount
         > 0
     )

@@ -72,6 +72,36 @@ def test_a_reaction_removed_before_its_add_is_heard_stays_removed(db: Database) 
     assert again and after == [("U2", "-1")] and read == after
 
 
+def test_a_history_read_after_a_removal_brings_back_a_reaction_added_again_unheard(db: Database) -> None:
+    """U2 took :+1: off (heard), then put it back while PaperPing was down (not heard). The history, read after
+    the removal, shows :+1: and is believed; an export (an older snapshot) that shows it is not."""
+    _channel(db)
+    shown = replace(_share("1.000001"), reactions=(Reaction("U2", "+1"),))
+    with db.connection() as conn:
+        index_messages(conn, [shown])
+        knowledge.record_reaction(conn, T, "C1", "1.000001", "U2", "+1", added=False, at=AT + timedelta(minutes=1))
+        index_messages(conn, [shown])  # an import of an export
+        imported = conn.execute("SELECT user_id, emoji FROM reactions").fetchall()
+        index_messages(conn, [shown], read_at=AT + timedelta(minutes=5))  # Slack's history, read later
+        read = conn.execute("SELECT user_id, emoji FROM reactions").fetchall()
+        index_messages(conn, [shown], read_at=AT)  # a read older than the removal
+        older = conn.execute("SELECT user_id, emoji FROM reactions").fetchall()
+    assert imported == [] and read == [("U2", "+1")] and older == []
+
+
+def test_a_removal_heard_after_a_later_add_again_leaves_the_reaction(db: Database) -> None:
+    """U2 reacted, took it off, and reacted again; Slack sent the removal again after the second add was heard.
+    The reaction stays, as it does in Slack."""
+    _channel(db)
+    with db.connection() as conn:
+        knowledge.record_message(conn, _share("1.000001"), by_member=True)
+        for minute, added in ((1, True), (3, True), (2, False)):
+            at = AT + timedelta(minutes=minute)
+            knowledge.record_reaction(conn, T, "C1", "1.000001", "U2", "+1", added=added, at=at)
+        stored = conn.execute("SELECT user_id, emoji FROM reactions").fetchall()
+    assert stored == [("U2", "+1")]
+
+
 def test_a_removal_is_not_written_for_a_forgotten_member_and_forget_me_clears_theirs(db: Database) -> None:
     _channel(db)
     with db.connection() as conn:
