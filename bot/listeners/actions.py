@@ -62,6 +62,7 @@ def updated_post(
 
 
 NOT_A_POST = "Only PaperPing's own posts count these buttons; this message is not one, so nothing was counted."
+NOT_KEPT = "That post is no longer kept by PaperPing, so the click was not counted."
 FORGOTTEN = (
     "Nothing was stored: you asked me to forget you, so I keep no click of yours here. "
     "`/paperping remember-me` lifts that."
@@ -90,7 +91,8 @@ def handle_click(ctx: AppContext, client: WebClient, body: dict[str, Any], respo
             return
         stored = storage.posts.load_posted_draft(conn, team, channel, ts)  # only PaperPing's posts and digests
         if stored is None:
-            respond(text=NOT_A_POST, **PRIVATE)
+            deleted = storage.posts.is_deleted_post(conn, team, channel, ts)
+            respond(text=NOT_KEPT if deleted else NOT_A_POST, **PRIVATE)
             return
         target = ts if paper is None else knowledge.digest_item_ts(ts, paper)  # one paper of a digest
         clicked = knowledge.record_click(conn, team, channel, target, user, kind, click_time(action.get("action_ts")))
@@ -99,7 +101,7 @@ def handle_click(ctx: AppContext, client: WebClient, body: dict[str, Any], respo
             item = knowledge.digest_item_ts(ts, d.paper.paper_id)
             all_counts[d.paper.paper_id] = knowledge.load_click_counts(conn, team, channel, item)
     if clicked is None:
-        respond(text="That post is no longer kept by PaperPing, so the click was not counted.", **PRIVATE)
+        respond(text=NOT_KEPT, **PRIVATE)
         return
     on, counts = clicked
     blocks, text = updated_post(stored, counts, all_counts)

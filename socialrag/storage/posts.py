@@ -331,6 +331,18 @@ def record_channel_failure(
     return int(row[0]) if row else 0
 
 
+def is_deleted_post(conn: psycopg.Connection, team_id: str, channel_id: str, message_ts: str) -> bool:
+    """Whether PaperPing's post with this ts in the channel was deleted in Slack (``post_sources``)."""
+    row = conn.execute(
+        """
+        SELECT 1 FROM recommendations
+         WHERE team_id = %(t)s AND channel_id = %(c)s AND message_ts = %(ts)s AND deleted_at IS NOT NULL
+        """,
+        {"t": team_id, "c": channel_id, "ts": message_ts},
+    ).fetchone()
+    return row is not None
+
+
 def load_posted_draft(
     conn: psycopg.Connection, team_id: str, channel_id: str, message_ts: str
 ) -> dict[str, Any] | None:
