@@ -56,18 +56,21 @@ def record_deletion(conn: psycopg.Connection, team_id: str, channel_id: str, ts:
     base, with what PaperPing's stored posts and LLM logs held of them, and the deletion is remembered
     (``storage.deletions``) so that the message, an edit of it or a reply in its thread heard later is not
     stored. Returns how many messages were removed."""
-    if not ts:
-        return 0
-    storage.deletions.record_deleted_message(conn, team_id, channel_id, ts)
-    removed = storage.messages.delete_thread(conn, team_id, channel_id, ts)
-    # PaperPing's own post of that ts is marked deleted; the reasons stored posts gave from what went are dropped
-    storage.post_sources.record_message_deleted(conn, team_id, channel_id, ts, removed=removed)
-    return removed
+    return record_deletions(conn, team_id, channel_id, [ts])
 
 
 def record_deletions(conn: psycopg.Connection, team_id: str, channel_id: str, ts_list: Sequence[str]) -> int:
-    """``record_deletion`` of each of these messages (those a history read again no longer found)."""
-    return sum(record_deletion(conn, team_id, channel_id, ts) for ts in ts_list)
+    """``record_deletion`` of each of these messages (those a history read again no longer found), the channel's
+    stored posts and LLM logs settled once for them all."""
+    removed, posts = 0, False
+    for ts in filter(None, ts_list):
+        storage.deletions.record_deleted_message(conn, team_id, channel_id, ts)
+        removed += storage.messages.delete_thread(conn, team_id, channel_id, ts)
+        # PaperPing's own post of that ts is marked deleted
+        posts = storage.post_sources.record_post_deleted(conn, team_id, channel_id, ts) or posts
+    if removed or posts:
+        storage.post_sources.drop_what_rested_on_deleted(conn, team_id, channel_id)
+    return removed
 
 
 def record_reaction(

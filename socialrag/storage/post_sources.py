@@ -116,5 +116,11 @@ def record_message_deleted(conn: psycopg.Connection, team_id: str, channel_id: s
     that rested on it, and its LLM logs their output (an answer may have quoted it)."""
     post = record_post_deleted(conn, team_id, channel_id, ts)
     if removed or post:
-        prune_fallen_reasons(conn, team_id, channel_id)
-        forget_llm_outputs(conn, team_id, channel_id)
+        drop_what_rested_on_deleted(conn, team_id, channel_id)
+
+
+def drop_what_rested_on_deleted(conn: psycopg.Connection, team_id: str, channel_id: str) -> None:
+    """Once messages of the channel were deleted (one, or all a history read found gone): its stored posts drop the
+    reasons that rested on them, and its LLM logs their output (an answer may have quoted them)."""
+    prune_fallen_reasons(conn, team_id, channel_id)
+    forget_llm_outputs(conn, team_id, channel_id)
