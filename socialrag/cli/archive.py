@@ -19,7 +19,7 @@ from typing import Any
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
-from socialrag.cli.forget_lists import Reapplied, load_forget_list, reapply_forget_list
+from socialrag.cli.forget_lists import Reapplied, StaysGone, load_forget_list, reapply_forget_list
 from socialrag.cli.leftovers import dead_partials
 from socialrag.cli.restore_check import check_file, toc_of
 from socialrag.errors import DatabaseError, InputError
@@ -230,8 +230,8 @@ def restore_database(
     path: Path, server: str, name: str, *, force: bool = False
 ) -> tuple[BackupInfo, Summary, Reapplied]:
     """Restore ``path`` as database ``name`` of ``server`` (a connection to any other database there): into a new
-    database, migrated to today's schema and with forget-me applied again for everyone on the forget list of the
-    database it replaces (``forget_lists``), that replaces ``name`` only when complete."""
+    database, migrated to today's schema, with the forget list and the deletions of the database it replaces
+    applied again (``forget_lists``), that replaces ``name`` only when complete."""
     check_room(name)
     tools = tools_for(server)
     info = read_backup(path, tools)
@@ -245,14 +245,14 @@ def restore_database(
     exists = _database_exists(server, name)
     if not force and exists and holds_data(target):
         raise InputError(f"database {name} already holds a home's data; add --force to replace it with {path}")
-    forgotten = load_forget_list(target, name) if exists else []
+    stays_gone = load_forget_list(target, name) if exists else StaysGone()
     chosen = check_file(path, server, name, info.migration, tools)
     staging = f"{name}_restoring"
     _drop_database(server, staging)  # what an earlier restore left when it was stopped
     _create_database(server, staging)
     try:
         restore_into(tools, path, with_dbname(server, staging), tables=info.tables, chosen=chosen)
-        reapplied = reapply_forget_list(with_dbname(server, staging), forgotten)
+        reapplied = reapply_forget_list(with_dbname(server, staging), stays_gone)
     except BaseException:
         _drop_database(server, staging)
         raise

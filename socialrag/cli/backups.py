@@ -57,7 +57,7 @@ def restore(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase)
     with home_server(settings) as (server, name):
         info, summary, reapplied = restore_database(args.file, server, name, force=args.force)
     print(f"restored {args.file} ({info.describe()})")
-    if reapplied.listed:
+    if reapplied.listed or reapplied.deleted:
         print(reapplied.describe())
     print(f"the home now holds {summary.describe()}")
     return 0

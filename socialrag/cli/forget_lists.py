@@ -1,50 +1,86 @@
-"""The forget list across a restore: who asked to be forgotten is read from the home's database before a backup
-replaces it, and forget-me is applied again to the restored copy before it becomes the home's, so that a backup
-taken before a member's `/paperping forget-me` does not bring them back."""
+"""What stays gone across a restore: who asked to be forgotten, and what Slack said was deleted (messages, and
+reactions taken off), is read from the home's database before a backup replaces it, and applied again to the
+restored copy before it becomes the home's. So a backup taken before a member's `/paperping forget-me`, or
+before a message's deletion, does not bring them back."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime
 
 import psycopg
 
+from socialrag import storage
 from socialrag.errors import DatabaseError
-from socialrag.storage import privacy
+from socialrag.knowledge import live
+
+
+@dataclass(frozen=True)
+class StaysGone:
+    """The replaced home's forget list and remembered deletions (``storage.deletions``)."""
+
+    forgotten: list[tuple[str, str]] = field(default_factory=list)  # (team, member)
+    messages: list[tuple[str, str, str, datetime]] = field(default_factory=list)  # (team, channel, ts, when)
+    reactions: list[tuple[str, str, str, str, str, datetime]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
 class Reapplied:
-    """What a restore did with the replaced home's forget list."""
+    """What a restore did with the replaced home's forget list and deletions."""
 
     listed: int  # members on it
     since_backup: int  # of them, those the backup did not list yet (they asked after it was taken)
+    deleted: int = 0  # messages deleted in Slack that the backup did not know were
+    removed: int = 0  # stored messages and replies that went with them
 
     def describe(self) -> str:
-        members = "member" if self.listed == 1 else "members"
-        return (
-            f"forget-me applied again for the {self.listed} {members} on the replaced home's forget list "
-            f"({self.since_backup} asked after this backup was taken)"
-        )
+        said = []
+        if self.listed:
+            members = "member" if self.listed == 1 else "members"
+            said.append(
+                f"forget-me applied again for the {self.listed} {members} on the replaced home's forget list "
+                f"({self.since_backup} asked after this backup was taken)"
+            )
+        if self.deleted:
+            gone = "message" if self.deleted == 1 else "messages"
+            said.append(
+                f"{self.deleted} {gone} deleted in Slack since this backup stay deleted "
+                f"({self.removed} stored messages and replies removed)"
+            )
+        return "; ".join(said)
 
 
-def load_forget_list(conninfo: str, name: str) -> list[tuple[str, str]]:
-    """(team, member) of everyone on the forget list of the home's database (``name``, at ``conninfo``)."""
+def load_forget_list(conninfo: str, name: str) -> StaysGone:
+    """The forget list and remembered deletions of the home's database (``name``, at ``conninfo``)."""
     try:
         with psycopg.connect(conninfo) as conn:
-            return privacy.load_every_forgotten(conn)
+            messages, reactions = storage.deletions.load_every_deletion(conn)
+            return StaysGone(storage.privacy.load_every_forgotten(conn), messages, reactions)
     except psycopg.Error as exc:
         raise DatabaseError(
             f"the forget list of database {name} could not be read ({exc}): nothing was changed. A restore carries "
-            "it into the restored copy, so that members who asked to be forgotten since the backup stay forgotten"
+            "it into the restored copy, with the messages deleted in Slack, so that members who asked to be "
+            "forgotten since the backup stay forgotten and deleted messages stay deleted"
         ) from exc
 
 
-def reapply_forget_list(conninfo: str, listed: Sequence[tuple[str, str]]) -> Reapplied:
-    """Forget-me again, in the database at ``conninfo`` (the restored copy, migrated), for every member on
-    ``listed``, in one transaction."""
+def reapply_forget_list(conninfo: str, gone: StaysGone) -> Reapplied:
+    """In the database at ``conninfo`` (the restored copy, migrated), in one transaction: forget-me again for every
+    member on ``gone``'s forget list, then its deletions and reaction removals recorded as if heard again."""
     with psycopg.connect(conninfo) as conn:
-        known = set(privacy.load_every_forgotten(conn))
-        for team_id, user_id in listed:
-            privacy.forget_member(conn, team_id, user_id)
-    return Reapplied(len(listed), len(set(listed) - known))
+        known = set(storage.privacy.load_every_forgotten(conn))
+        for team_id, user_id in gone.forgotten:
+            storage.privacy.forget_member(conn, team_id, user_id)
+        keys = [(t, c, ts) for t, c, ts, _ in gone.messages]
+        new = set(keys) - storage.deletions.load_deleted(conn, keys)
+        by_channel: dict[tuple[str, str], list[tuple[str, datetime]]] = defaultdict(list)
+        for team_id, channel_id, ts, at in gone.messages:
+            by_channel[(team_id, channel_id)].append((ts, at))
+        removed = 0
+        for (team_id, channel_id), rows in by_channel.items():
+            ts_list, times = [ts for ts, _ in rows], [at for _, at in rows]
+            removed += live.record_deletions(conn, team_id, channel_id, ts_list, times)
+        for team_id, channel_id, ts, user_id, emoji, at in gone.reactions:
+            live.record_reaction(conn, team_id, channel_id, ts, user_id, emoji, added=False, at=at)
+    return Reapplied(len(gone.forgotten), len(set(gone.forgotten) - known), len(new), removed)

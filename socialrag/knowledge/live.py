@@ -59,12 +59,21 @@ def record_deletion(conn: psycopg.Connection, team_id: str, channel_id: str, ts:
     return record_deletions(conn, team_id, channel_id, [ts])
 
 
-def record_deletions(conn: psycopg.Connection, team_id: str, channel_id: str, ts_list: Sequence[str]) -> int:
-    """``record_deletion`` of each of these messages (those a history read again no longer found), the channel's
-    stored posts and LLM logs settled once for them all."""
+def record_deletions(
+    conn: psycopg.Connection,
+    team_id: str,
+    channel_id: str,
+    ts_list: Sequence[str],
+    at: Sequence[datetime | None] | None = None,
+) -> int:
+    """``record_deletion`` of each of these messages (those a history read again no longer found, or deletions a
+    restore carries over, made at ``at``), the channel's stored posts and LLM logs settled once for them all."""
     removed, posts = 0, False
-    for ts in filter(None, ts_list):
-        storage.deletions.record_deleted_message(conn, team_id, channel_id, ts)
+    times = list(at) if at is not None else [None] * len(ts_list)
+    for ts, when in zip(ts_list, times, strict=True):
+        if not ts:
+            continue
+        storage.deletions.record_deleted_message(conn, team_id, channel_id, ts, when)
         removed += storage.messages.delete_thread(conn, team_id, channel_id, ts)
         # PaperPing's own post of that ts is marked deleted
         posts = storage.post_sources.record_post_deleted(conn, team_id, channel_id, ts) or posts

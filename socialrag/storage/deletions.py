@@ -11,14 +11,18 @@ import psycopg
 KEPT = timedelta(days=30)  # how long a deletion or a removal is remembered
 
 
-def record_deleted_message(conn: psycopg.Connection, team_id: str, channel_id: str, ts: str) -> None:
-    """A message (and so its thread) Slack deleted."""
+def record_deleted_message(
+    conn: psycopg.Connection, team_id: str, channel_id: str, ts: str, at: datetime | None = None
+) -> None:
+    """A message (and so its thread) Slack deleted, now or at ``at`` (a deletion carried from another home)."""
     conn.execute(
         """
-        INSERT INTO deleted_messages (team_id, channel_id, ts) VALUES (%(t)s, %(c)s, %(ts)s)
-        ON CONFLICT (team_id, channel_id, ts) DO UPDATE SET deleted_at = now()
+        INSERT INTO deleted_messages (team_id, channel_id, ts, deleted_at)
+        VALUES (%(t)s, %(c)s, %(ts)s, COALESCE(%(at)s::timestamptz, now()))
+        ON CONFLICT (team_id, channel_id, ts) DO UPDATE
+           SET deleted_at = GREATEST(deleted_messages.deleted_at, EXCLUDED.deleted_at)
         """,
-        {"t": team_id, "c": channel_id, "ts": ts},
+        {"t": team_id, "c": channel_id, "ts": ts, "at": at},
     )
 
 
@@ -79,6 +83,21 @@ def load_removed_reactions(
         {"t": [k[0] for k in keys], "c": [k[1] for k in keys], "ts": [k[2] for k in keys]},
     ).fetchall()
     return {(r[0], r[1], r[2], r[3], r[4]): r[5] for r in rows}
+
+
+def load_every_deletion(
+    conn: psycopg.Connection,
+) -> tuple[list[tuple[str, str, str, datetime]], list[tuple[str, str, str, str, str, datetime]]]:
+    """Every remembered deletion (team, channel, ts, when) and removal (team, channel, ts, member, emoji, when) of
+    the database, none in one older than these tables."""
+    if conn.execute("SELECT to_regclass('public.deleted_messages') IS NULL").fetchone() == (True,):
+        return [], []
+    deleted = conn.execute("SELECT team_id, channel_id, ts, deleted_at FROM deleted_messages ORDER BY 1, 2, 3")
+    messages = [(r[0], r[1], r[2], r[3]) for r in deleted.fetchall()]
+    removed = conn.execute(
+        "SELECT team_id, channel_id, ts, user_id, emoji, removed_at FROM removed_reactions ORDER BY 1, 2, 3, 4, 5"
+    )
+    return messages, [(r[0], r[1], r[2], r[3], r[4], r[5]) for r in removed.fetchall()]
 
 
 def prune_deletions(conn: psycopg.Connection, before: datetime) -> int:

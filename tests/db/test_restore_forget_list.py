@@ -3,6 +3,7 @@ forget-me applied again for everyone on the forget list of the home it replaces.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
 import psycopg
@@ -11,6 +12,7 @@ import pytest
 from bot.cli import main
 from socialrag import storage
 from socialrag.db import Database
+from socialrag.knowledge import live
 from tests.db.test_privacy_tables import T, _lab
 
 pytestmark = pytest.mark.slow  # pg_dump and pg_restore
@@ -39,3 +41,39 @@ def test_a_restore_does_not_bring_back_a_member_forgotten_since_the_backup(
         elsewhere = conn.execute("SELECT count(*) FROM messages WHERE team_id <> %s", (T,)).fetchone()
     assert messages == (0,) and members == (0,) and listed == [("U1",), ("U2",)]
     assert elsewhere == (1,), "another workspace's rows are restored as they were"
+
+
+def test_a_restore_keeps_messages_deleted_and_reactions_removed_since_the_backup(
+    db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _lab(db)
+    monkeypatch.setenv("DATABASE_URL", db.conninfo)
+    monkeypatch.setenv("PAPERPING_OFFLINE", "1")
+    monkeypatch.setenv("PAPERPING_HOME", str(tmp_path / "home"))
+    assert main(["backup", str(tmp_path / "nightly.dump")]) == 0
+    removed_at = datetime(2031, 1, 1, tzinfo=UTC)
+    with db.connection() as conn:  # after the backup, U2 deletes their share and takes their reaction off U1's
+        live.record_deletion(conn, T, "C1", "2.000001")
+        live.record_reaction(conn, T, "C1", "1.000001", "U2", "+1", added=False, at=removed_at)
+        assert conn.execute("SELECT count(*) FROM reactions").fetchone() == (0,)
+    db.close()
+    capsys.readouterr()
+    assert main(["restore", str(tmp_path / "nightly.dump"), "--force"]) == 0
+    said = capsys.readouterr().out
+    assert "1 message deleted in Slack since this backup stay deleted (2 stored messages and replies" in said
+    assert "forget-me applied again" not in said  # nobody is on the forget list
+    with psycopg.connect(db.conninfo) as conn:
+        kept = conn.execute("SELECT ts FROM messages WHERE team_id = %s ORDER BY ts", (T,)).fetchall()
+        reactions = conn.execute("SELECT count(*) FROM reactions").fetchone()
+        deletions = conn.execute("SELECT ts FROM deleted_messages ORDER BY ts").fetchall()
+        removal = conn.execute("SELECT removed_at FROM removed_reactions").fetchall()
+        elsewhere = conn.execute("SELECT count(*) FROM messages WHERE team_id <> %s", (T,)).fetchone()
+    assert kept == [("1.000001",), ("1.000002",)], "the deleted share and its thread stay gone"
+    assert reactions == (0,) and (removed_at,) in removal
+    assert deletions == [("0.000009",), ("2.000001",)], (
+        "remembered, so a history read or an export cannot bring it back"
+    )
+    assert elsewhere == (1,)
+    # the deletion is still known to the restored home: an older export of the channel does not re-add it
+    with psycopg.connect(db.conninfo) as conn:
+        assert storage.deletions.load_deleted(conn, [(T, "C1", "2.000001")]) == {(T, "C1", "2.000001")}
