@@ -157,10 +157,21 @@ def _member_author_ids(conn: psycopg.Connection, s2: str | None, orcid: str | No
 
 
 def load_recommended(conn: psycopg.Connection, team: str, channel: str, as_of: datetime) -> dict[int, datetime]:
+    """Every paper the channel was offered before ``as_of`` (a post's, and each of a digest's), with when: none is
+    offered again, even once its post was deleted in Slack and the share it made went with it."""
     rows = conn.execute(
         """
-        SELECT paper_id, max(created_at) FROM recommendations
-         WHERE team_id = %(t)s AND channel_id = %(c)s AND paper_id IS NOT NULL AND created_at < %(as_of)s
+        SELECT paper_id, max(created_at) FROM (
+            SELECT r.paper_id, r.created_at FROM recommendations r
+             WHERE r.team_id = %(t)s AND r.channel_id = %(c)s AND r.created_at < %(as_of)s
+            UNION ALL
+            SELECT (d #>> '{paper,paper_id}')::bigint, r.created_at FROM recommendations r,
+                   jsonb_array_elements(CASE WHEN jsonb_typeof(r.draft -> 'digest') = 'array'
+                                             THEN r.draft -> 'digest' ELSE '[]'::jsonb END) AS d
+             WHERE r.team_id = %(t)s AND r.channel_id = %(c)s AND r.created_at < %(as_of)s
+               AND d #>> '{paper,paper_id}' ~ '^[0-9]{1,18}$'
+        ) offered
+         WHERE paper_id IS NOT NULL
          GROUP BY paper_id ORDER BY paper_id
         """,
         {"t": team, "c": channel, "as_of": as_of},

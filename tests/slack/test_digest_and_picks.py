@@ -85,6 +85,8 @@ def test_a_weekly_digest_of_five_papers(harness: Harness, db: Database, tmp_path
         assert worker.tick() == 1
     again = [p for p in harness.standin.posts if p.get("metadata")][-1]
     assert again["ts"] != post["ts"] and sum(1 for b in again["blocks"] if b["type"] == "actions") >= 3
+    offered = [int(b["block_id"].split(":")[1]) for b in again["blocks"] if b["type"] == "actions"]
+    assert not set(offered) & set(papers), "none of the deleted digest's five papers is offered again"
 
 
 def _second_channel(db: Database) -> None:
