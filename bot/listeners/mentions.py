@@ -13,12 +13,13 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import numpy as np
-from slack_bolt import Ack, App
+from slack_bolt import Ack, App, BoltContext
 from slack_sdk import WebClient
 
 from bot.app_context import AppContext
 from bot.delivery.ask_answers import ANSWER_SECONDS, ASK_COOLDOWN, answer_ask, llm_budget
 from bot.delivery.short_messages import post_text
+from bot.listeners.events import event_team
 from bot.slack.dedupe import mark_handled
 from bot.views.post_blocks import works_again
 from bot.views.replies import answer_blocks
@@ -34,15 +35,18 @@ HINT = (
 )
 
 
-def handle_mention(ctx: AppContext, client: WebClient, body: dict[str, Any], event: dict[str, Any]) -> None:
+def handle_mention(ctx: AppContext, client: WebClient, home: str, event: dict[str, Any]) -> None:
     """A member mentioned PaperPing: in a paper's thread, a question about that paper; elsewhere, a question
-    about what the channel read and discussed; with no question, a hint."""
-    team = ctx.slack.channel_team(str(body.get("team_id") or event.get("team") or ""), str(event.get("channel")))
+    about what the channel read and discussed; with no question, a hint. ``home``: the workspace bolt authorized
+    the event for (``event_team``); a channel the base holds under one workspace is answered from that one."""
+    team = ctx.slack.channel_team(home, str(event.get("channel")))
     channel, ts = str(event.get("channel") or ""), str(event.get("ts") or "")
     thread = str(event.get("thread_ts") or "")
     question = MENTION.sub(" ", str(event.get("text") or "")).strip()
     if event.get("bot_id") or not channel or not ts:
         return
+    if channel[:1] in ("C", "G"):  # a channel heard of first by a question is known from then on, as by a command
+        ctx.slack.ensure_channel(client, team, channel)
     asker = str(event.get("user") or "")
     text = answer_in_papers_thread(ctx, team, channel, thread, asker, question) if thread else None
     if text is None and question:  # outside a paper's thread: a question about what the channel read and discussed
@@ -108,16 +112,16 @@ def register(app: App, ctx: AppContext) -> None:
         with ctx.db.connection() as conn:
             mark_handled(conn, body)  # a resent copy is dropped: one answer per question
 
-    def answer(client: WebClient, body: dict[str, Any], event: dict[str, Any]) -> None:
+    def answer(client: WebClient, context: BoltContext, body: dict[str, Any], event: dict[str, Any]) -> None:
         def work() -> None:
             try:
-                handle_mention(ctx, client, body, event)
+                handle_mention(ctx, client, team, event)
             except Exception:  # no half answer: the member is told, the failure is logged for the admin
                 log.exception("answering a mention failed")
                 tell_asker(ctx, client, team, event, "mention failed", FAILED)
 
-        team = str(body.get("team_id") or event.get("team") or "")
-        member = f"{body.get('team_id')}:{event.get('user')}"
+        team = event_team(context, body)  # in a Slack Connect channel, not the partner's outer team_id
+        member = f"{team}:{event.get('user')}"
         if not ctx.slow.submit(work, owner=member):  # an answer may take an LLM's seconds: off the listener pool
             log.warning("too many slow requests; a mention in %s is not answered", event.get("channel"))
             tell_asker(ctx, client, team, event, "mention busy", BUSY)

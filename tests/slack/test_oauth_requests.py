@@ -19,7 +19,7 @@ from bot.slack.installation_store import PostgresInstallationStore
 from socialrag.db import Database
 from socialrag.token_cipher import TokenCipher
 from tests.support.harness import SECRET, Harness, T, count, lab_state, message_event
-from tests.support.service_lab import event_callback, slack_headers
+from tests.support.service_lab import event_callback, slack_headers, wait_for
 from tests.support.slack_standin import SlackStandIn
 
 KEY = "sPzJ8m0TtTYUCLUWcaE6JhS2CYk1dNBhUYQHdGa_VXE="
@@ -179,3 +179,18 @@ def test_the_workspace_name_is_kept_only_for_the_tokens_own_workspace(harness: H
     client = WebClient(token="xoxb-test", base_url=harness.standin.url)
     assert directory.bot_user_id(client, "T0PARTNER") == "UBOT"
     assert tenants(db)["teams"] == [(T, "Lab", "lab")]
+
+
+def test_a_mention_in_a_shared_channel_not_seen_yet_is_answered_for_the_installation(
+    harness: Harness, db: Database
+) -> None:
+    """The first thing PaperPing hears of a partner's Slack Connect channel is a question to it: the channel is
+    stored, and the question answered, under the lab's workspace whose token answers it, not the partner's outer
+    team_id."""
+    ts = "1700000020.000100"
+    mention = {"type": "app_mention", "channel": "C1", "user": "U2", "ts": ts, "event_ts": ts,
+               "text": "<@UBOT> what have we read about attention?"}  # fmt: skip
+    assert harness.signed(json.dumps(shared_channel_event(mention, "EvM1")), "application/json").status_code == 200
+    wait_for(lambda: any(p.get("thread_ts") == ts for p in harness.standin.posts), 20, "the answer in a thread")
+    found = tenants(db)
+    assert found["channels"] == [(T,)] and found["teams"] == [(T, "Lab", "lab")], found
