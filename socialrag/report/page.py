@@ -149,7 +149,7 @@ def month_summary(data: ReportData, out: Path) -> tuple[Path, str]:
     fig.savefig(out, dpi=110, bbox_inches="tight")
     plt.close(fig)
     text = (
-        f"*{_month_words(data).capitalize()}:* {count_papers(data)} papers shared, "
+        f"*{_month_words(data)}:* {count_papers(data)} papers shared, "
         f"{len(data.replies)} thread replies, {len(data.reactions)} reactions.\n"
         f"PaperPing posted {len(data.posts)}; {count_answered(data)} drew a positive reaction or a reply."
     )

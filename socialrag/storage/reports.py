@@ -138,14 +138,15 @@ _IN_WINDOW = "(%(since)s::timestamptz IS NULL OR {col} >= %(since)s) AND {col} <
 def load_report_shares(conn: psycopg.Connection, window: dict[str, Any], bots: set[str]) -> list[ShareRow]:
     rows = conn.execute(
         f"""
-        SELECT DISTINCT ON (m.id, mp.paper_id) m.posted_at, m.user_id, mp.paper_id, m.id
+        SELECT DISTINCT ON (m.id, mp.paper_id) m.posted_at, m.user_id, mp.paper_id, m.id, {MEMBER_SHARE}
           FROM message_papers mp JOIN messages m ON m.id = mp.message_id
          WHERE mp.team_id = %(t)s AND mp.channel_id = %(c)s AND NOT m.is_reply
            AND {_IN_WINDOW.format(col="m.posted_at")}
         """,
         window,
     ).fetchall()
-    shares = (ShareRow(r[0], r[1], r[2], r[3], r[1] in bots) for r in rows)
+    # PaperPing's own posts and digest items are its shares, whether or not its user is among the members
+    shares = (ShareRow(r[0], r[1], r[2], r[3], r[1] in bots or not r[4]) for r in rows)
     return sorted(shares, key=lambda s: (s.at, s.message_id))
 
 
@@ -187,7 +188,7 @@ def load_report_posts(conn: psycopg.Connection, window: dict[str, Any]) -> list[
                    AND m.thread_ts = r.message_ts AND m.is_reply),
                r.explanation_length
           FROM recommendations r LEFT JOIN papers p ON p.id = r.paper_id
-         WHERE r.team_id = %(t)s AND r.channel_id = %(c)s AND r.status = 'posted'
+         WHERE r.team_id = %(t)s AND r.channel_id = %(c)s AND r.status = 'posted' AND r.deleted_at IS NULL
            AND {_IN_WINDOW.format(col="r.posted_at")}
          ORDER BY r.posted_at
         """,
@@ -227,16 +228,16 @@ class Headline:
 def load_headline(conn: psycopg.Connection, team_id: str, channel_id: str, now: datetime) -> Headline:
     start = now.astimezone(UTC).replace(day=1, hour=0, minute=0, second=0, microsecond=0)
     row = conn.execute(
-        """
+        f"""
         SELECT
           (SELECT count(DISTINCT mp.paper_id) FROM message_papers mp JOIN messages m ON m.id = mp.message_id
              LEFT JOIN members u ON u.team_id = m.team_id AND u.user_id = m.user_id
             WHERE mp.team_id = %(t)s AND mp.channel_id = %(c)s AND m.posted_at >= %(s)s AND m.posted_at < %(n)s
-              AND NOT m.is_reply AND NOT COALESCE(u.is_bot, false)),
+              AND {MEMBER_SHARE} AND NOT COALESCE(u.is_bot, false)),
           (SELECT count(*) FROM recommendations r WHERE r.team_id = %(t)s AND r.channel_id = %(c)s
-              AND r.status = 'posted' AND r.posted_at >= %(s)s AND r.posted_at < %(n)s),
+              AND r.status = 'posted' AND r.deleted_at IS NULL AND r.posted_at >= %(s)s AND r.posted_at < %(n)s),
           (SELECT count(*) FROM recommendations r WHERE r.team_id = %(t)s AND r.channel_id = %(c)s
-              AND r.status = 'posted' AND r.posted_at >= %(s)s AND r.posted_at < %(n)s
+              AND r.status = 'posted' AND r.deleted_at IS NULL AND r.posted_at >= %(s)s AND r.posted_at < %(n)s
               AND EXISTS (SELECT 1 FROM messages m WHERE m.team_id = r.team_id AND m.channel_id = r.channel_id
                              AND (m.thread_ts = r.message_ts AND m.is_reply
                                   OR m.ts = r.message_ts AND EXISTS (SELECT 1 FROM reactions x

@@ -1,0 +1,67 @@
+"""The channel report and App Home's month in figures, from what PaperPing really posted through the Slack
+stand-in: PaperPing's own posts are never counted as members' shares, and a post deleted in Slack leaves the
+report (its title, its count) as it leaves `why`, `status` and App Home's list of posts."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from slack_sdk import WebClient
+
+from socialrag import storage
+from socialrag.db import Database
+from socialrag.recommender import Recommender
+from socialrag.report import load_report_data, month_summary, write_report
+from tests.support.harness import Harness, T
+from tests.support.labbase import AS_OF, CachedEmbedder, build_lab
+from tests.support.slots import slot_worker
+
+
+def _post_once(harness: Harness, db: Database, tmp_path: Path) -> dict[str, str]:
+    """The lab's history, then one post by PaperPing at ``AS_OF`` through the stand-in."""
+    build_lab(db, tmp_path, CachedEmbedder())
+    client = WebClient(token="xoxb-test", base_url=harness.standin.url)
+    harness.ctx.channels.activate(T, "C1", AS_OF)
+    with db.connection() as conn:
+        storage.settings.upsert_channel_setting(conn, T, "C1", next_post_at=AS_OF, weekdays_only=False)
+    with Recommender(harness.settings, db, embedder=CachedEmbedder()) as rec:
+        assert slot_worker(db, lambda team: client, rec, clock=lambda: AS_OF).tick() == 1
+    (post,) = [p for p in harness.standin.posts if p.get("metadata")]
+    return post
+
+
+def _month(db: Database, tmp_path: Path) -> tuple[str, str]:
+    """The month's two lines as the upload carries them, and the HTML page, from the post on (the post is recorded
+    at the slot's time, its message at the stand-in's)."""
+    until = datetime.now(UTC) + timedelta(days=1)
+    with db.connection() as conn:
+        data = load_report_data(conn, T, "C1", since=AS_OF - timedelta(hours=1), until=until)
+    _, text = month_summary(data, tmp_path / "month.png")
+    page = write_report(data, tmp_path / "page").path.read_text(encoding="utf-8")
+    return text, page
+
+
+def test_paperpings_own_post_is_not_a_members_share_and_a_deleted_post_leaves_the_report(
+    harness: Harness, db: Database, tmp_path: Path
+) -> None:
+    post = _post_once(harness, db, tmp_path)
+    with db.connection() as conn:
+        title = conn.execute("SELECT p.title FROM recommendations r JOIN papers p ON p.id = r.paper_id").fetchone()[0]
+        headline = storage.reports.load_headline(conn, T, "C1", AS_OF + timedelta(hours=1))
+        shared = storage.reports.load_headline(conn, T, "C1", datetime.now(UTC) + timedelta(seconds=5)).shared
+    text, page = _month(db, tmp_path)
+    # the lab's one share in the period is U2's; PaperPing's post is no member's share
+    assert "1 papers shared" in text and "PaperPing posted 1" in text, text
+    assert text.startswith("*14 Jan to "), "the months keep their capitals"
+    assert shared == 0 and headline.posts == 1, "PaperPing's post is not a member's share"
+    assert title[:40] in page
+
+    harness.event({"type": "message", "subtype": "message_deleted", "channel": "C1", "deleted_ts": post["ts"]})
+    with db.connection() as conn:
+        assert storage.posts.is_deleted_post(conn, T, "C1", post["ts"])
+        headline = storage.reports.load_headline(conn, T, "C1", AS_OF + timedelta(hours=1))
+    text, page = _month(db, tmp_path)
+    assert "PaperPing posted 0" in text, text
+    assert headline.posts == 0, "App Home's month leaves the deleted post out, as its list of posts does"
+    assert title[:40] not in page, "the page no longer lists the deleted post"
