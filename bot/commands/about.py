@@ -121,7 +121,11 @@ def describe_answer_feedback(helpful: int, not_helpful: int) -> str:
     )
 
 
-@command("status", "`status` — settings, what I know of this channel, the next post, how the last posts were received")
+@command(
+    "status",
+    "`status` — settings, what I know of this channel, the next post, how the last posts were received",
+    slow=True,  # it reads the channel's whole history (the emoji it learnt): seconds in a large channel
+)
 def cmd_status(inv: Invocation) -> str:
     with inv.ctx.db.connection() as conn:
         s = storage.settings.load_channel_settings(conn, inv.team, inv.channel)

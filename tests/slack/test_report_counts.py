@@ -65,3 +65,27 @@ def test_paperpings_own_post_is_not_a_members_share_and_a_deleted_post_leaves_th
     assert "PaperPing posted 0" in text, text
     assert headline.posts == 0, "App Home's month leaves the deleted post out, as its list of posts does"
     assert title[:40] not in page, "the page no longer lists the deleted post"
+
+
+def test_status_and_top_take_a_place_in_the_bounded_pool_like_other_slow_commands(
+    harness: Harness, db: Database
+) -> None:
+    """`status` reads the channel's whole history (the emoji it learnt) and `top year` a year of engagement: seconds
+    each in a large channel. They run in the slow pool, so one member's burst holds at most two places there and
+    never the listeners that handle events; another member is answered meanwhile."""
+    import threading
+
+    from bot.listeners.commands import MEMBER_BUSY
+
+    harness.ctx.slack.ensure_channel(WebClient(token="x", base_url=harness.standin.url), T, "C1")
+    harness.ctx.channels.activate(T, "C1")
+    release = threading.Event()
+    for _ in range(2):  # two of U2's slow requests, still under way
+        assert harness.ctx.slow.submit(lambda: release.wait(10), owner=f"{T}:U2")
+    try:
+        assert harness.command("status", user="U2") == MEMBER_BUSY
+        assert harness.command("top year", user="U2") == MEMBER_BUSY
+        assert "PaperPing here" in harness.command("status", user="U3")
+        assert "past month" in harness.command("top", user="U3")
+    finally:
+        release.set()
