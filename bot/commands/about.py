@@ -235,11 +235,20 @@ SOURCE_NAMES = {
 }
 
 
+def failure_kind(error: str, source: str) -> str:
+    """What kind of failure a source's last error was (``HTTP 400``, ``answered too slowly``), in PaperPing's words
+    only: what follows a colon or a parenthesis may be the source's answer to a lookup made for another workspace's
+    channel (a refusal quoting the ids it was sent), so it stays in the log and the admin's figures."""
+    kind = re.split(r"[:(]", error.removeprefix(source + ": "), maxsplit=1)[0].strip(" ;,.")
+    return kind[:60] or "an error"
+
+
 def describe_failing(f: storage.source_pace.SourceHealth, now: datetime) -> str:
-    """A source held as a whole, in a sentence: since when it fails, its last error, and until when it waits."""
+    """A source held as a whole, in a sentence: since when it fails, the kind of its last error, and until when it
+    waits."""
     name = SOURCE_NAMES.get(f.source, f.source)
     since = f" since {f.failing_since:%H:%M} UTC" if f.failing_since else ""
-    error = f" (last: {quote(f.last_error.removeprefix(f.source + ': '), 120)})" if f.last_error else ""
+    error = f" (last: {quote(failure_kind(f.last_error, f.source), 60)})" if f.last_error else ""
     until = f"{f.held_until:%H:%M} UTC" if f.held_until else "later"
     return (
         f"{name} has failed {f.failures} time{'s' if f.failures != 1 else ''} in a row{since}{error}: it is skipped "
