@@ -39,10 +39,15 @@ def safe_url(url: str) -> str:
     return url.replace("&", "&amp;").replace("<", "%3C").replace(">", "%3E").replace("|", "%7C").replace(" ", "%20")
 
 
+WEB_ADDRESS = re.compile(r"https?://[^\s/]", re.IGNORECASE)
+
+
 def link(url: str, label: str) -> str:
-    """``<url|label>`` with the label escaped (and no ``|`` to split it); the bare label without a URL."""
+    """``<url|label>`` with the label escaped (and no ``|`` to split it); the bare label without a URL, or with an
+    address that is not a web page's: a source's ``!channel``, ``@U1`` or ``mailto:`` would be markup of its own
+    (``<!channel|title>`` notifies the channel)."""
     label = escape(label).replace("|", "¦")
-    return f"<{safe_url(url)}|{label}>" if url else label
+    return f"<{safe_url(url)}|{label}>" if url and WEB_ADDRESS.match(url) else label
 
 
 def titled_link(url: str, title: str) -> str:

@@ -262,3 +262,31 @@ def test_my_papers_is_a_channel_setting_bounded_and_stopped_by_pause_and_leaving
     assert announced() == 3
     # `off` is theirs to say, always
     assert "won't hear of your new papers" in harness.command("my-papers off", user="U1")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("address", ["!channel", "mailto:all@lab.example"])
+def test_a_sources_odd_paper_address_notifies_nobody(
+    harness: Harness, db: Database, tmp_path: Path, scholar: ScholarStandIn, address: str
+) -> None:
+    """A source's record with no DOI, arXiv or ACL id is linked to the address the source gave. One that is not a
+    web address (``!channel``, ``@U2``) became Slack markup of its own: ``<!channel|title>`` notified everyone."""
+    build_lab(db, tmp_path, CachedEmbedder())
+    harness.ctx.channels.activate(T, "C1", AS_OF)
+    online(harness, db, scholar)
+    first, second = scholar.papers[10:12]
+    scholar.authors = {GRAHAM: {"name": "Graham Neubig", "papers": [by(first, GRAHAM, "Graham Neubig")]}}
+    harness.command(f"link-author {GRAHAM}", user="U1")
+    assert "Done" in harness.command("my-papers on", user="U1")
+    s2 = SemanticScholar(scholar.url, min_interval=0)
+    assert check_authors(db, [s2], AS_OF, DAY, embed) == 0
+    odd = by(second, GRAHAM, "Graham Neubig")
+    odd["externalIds"], odd["url"] = {}, address
+    scholar.authors[GRAHAM]["papers"].append(odd)
+    assert check_authors(db, [s2], AS_OF + DAY + timedelta(minutes=1), DAY, embed) == 1
+    client = WebClient(token="xoxb-test", base_url=harness.standin.url)
+    assert announce_member_papers(db, news_poster(harness.ctx.pacer, lambda team: client), AS_OF + DAY) == 1
+    (news,) = [p for p in harness.standin.posts if p["text"].startswith("New from the group")]
+    said = news["text"] + json.dumps(news["blocks"])
+    assert f"<{address}" not in said and "mailto:" not in said, said
+    assert odd["title"][:30] in news["text"] and "by <@U1>" in news["text"], "the title, unlinked"
