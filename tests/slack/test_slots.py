@@ -327,3 +327,37 @@ def test_a_failure_the_database_would_not_record_is_retried_when_its_lease_lapse
     with db.connection() as conn:
         rows = conn.execute("SELECT status, message_ts FROM recommendations").fetchall()
     assert len(slack.posts) == 1 and rows == [("posted", slack.posts[0]["ts"])]
+
+
+def test_a_post_recorded_before_its_next_slot_was_scheduled_does_not_stall_the_channel(
+    db: Database, one_channel: dict[str, Any]
+) -> None:
+    """The post went out and was recorded, then the next slot could not be scheduled nor the failure recorded (a
+    full disk; a kill at that moment leaves the same rows). The slot, posted, could never be taken again: every
+    ten minutes the channel was claimed, said to be "served by another worker", and never posted again."""
+    slack, now = one_channel["slack"], one_channel["now"]
+    with db.connection() as conn:  # the database refuses every write after the post's record
+        conn.execute(
+            """CREATE FUNCTION refuse_write() RETURNS trigger LANGUAGE plpgsql AS $$
+               BEGIN RAISE EXCEPTION 'could not extend file: no space left on device'; END $$"""
+        )
+        conn.execute(
+            """CREATE TRIGGER refuse_failed BEFORE UPDATE ON recommendations FOR EACH ROW
+               WHEN (NEW.status = 'failed') EXECUTE FUNCTION refuse_write()"""
+        )
+        conn.execute(
+            """CREATE TRIGGER refuse_next BEFORE UPDATE ON channel_settings FOR EACH ROW
+               WHEN (NEW.last_post_at IS DISTINCT FROM OLD.last_post_at) EXECUTE FUNCTION refuse_write()"""
+        )
+    assert ticks_at(db, one_channel, now) == 1
+    with db.connection() as conn:
+        assert conn.execute("SELECT status FROM recommendations").fetchall() == [("posted",)]
+        conn.execute("DROP TRIGGER refuse_failed ON recommendations")
+        conn.execute("DROP TRIGGER refuse_next ON channel_settings")
+    later = now + timedelta(minutes=11)
+    assert ticks_at(db, one_channel, later) == 1
+    with db.connection() as conn:
+        s = storage.settings.load_channel_settings(conn, T, "C1")
+    assert len(slack.posts) == 1, "not posted again"
+    assert s.slot_at is None and s.last_post_at is not None, "the slot is closed"
+    assert s.next_post_at is not None and s.next_post_at > later + timedelta(hours=6), "the next slot is scheduled"

@@ -180,6 +180,12 @@ class SlotWorker:
             slot_key = slot_key_of(due.slot_at)
             rec = storage.posts.open_slot(conn, due.team_id, due.channel_id, slot_key, due.style)
             held = storage.posts.take_slot(conn, rec.id, self.worker_id, now, now + self.lease)
+        if not held and rec.status == "posted":
+            # its post went out and was recorded, then the next slot was never scheduled (a kill, the database
+            # refusing): close it now, or the channel would be claimed every lease and never post again
+            log.warning("#%s: slot %s was posted but never closed; scheduling the next one", due.channel_id, slot_key)
+            self._finish(due, now, posted=True)
+            return True
         if not held:
             log.info("#%s: slot %s is being served by another worker", due.channel_id, slot_key)
             return True
