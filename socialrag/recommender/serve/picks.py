@@ -10,6 +10,7 @@ decided here (``send_due_picks``); the group space's side reads member lists and
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
@@ -27,12 +28,24 @@ from socialrag.storage.embeddings import as_array, load_vectors
 
 log = logging.getLogger(__name__)
 
+# a member's picks rank the candidates of this many of their channels at most (each ranking may ask the paper
+# sources), so that a member in forty channels costs what one in five does
+PICK_CHANNELS = 5
+
 
 @dataclass(frozen=True)
 class Profile:
     channels: list[tuple[str, str]]  # (channel id, name) the member is in with PaperPing
     vector: np.ndarray | None  # the mean of their papers' vectors (None: nothing to go on)
     excluded: frozenset[int] = frozenset()  # their own papers and the picks already sent
+    liked: dict[str, int] = field(default_factory=dict)  # channel id -> how many of its papers the member liked
+
+    def channels_to_rank(self, most: int = PICK_CHANNELS) -> list[str]:
+        """The channels whose candidates are ranked for the member, ``most`` at most: those where they liked the
+        most papers first, then the others in the order they are listed."""
+        ids = [c for c, _ in self.channels]
+        order = {c: i for i, c in enumerate(ids)}
+        return sorted(ids, key=lambda c: (-self.liked.get(c, 0), order[c]))[:most]
 
 
 @dataclass(frozen=True)
@@ -72,10 +85,11 @@ def member_profile(conn: psycopg.Connection, model: str, team_id: str, user_id: 
         vectors += [as_array(v) for v in found.values()]
     sent = storage.member_picks.load_picks_sent(conn, team_id, user_id)
     excluded = frozenset({p for _, p, _ in engaged} | sent)
+    counts = {c: len(papers) for c, papers in liked.items()}
     if not vectors:
-        return Profile(channels, None, excluded)
+        return Profile(channels, None, excluded, counts)
     mean = np.mean(np.stack(vectors), axis=0)
-    return Profile(channels, np.asarray(mean / (np.linalg.norm(mean) or 1.0), dtype=np.float32), excluded)
+    return Profile(channels, np.asarray(mean / (np.linalg.norm(mean) or 1.0), dtype=np.float32), excluded, counts)
 
 
 def merge_picks(found: list[tuple[str, Like]], top: int) -> list[Pick]:
@@ -91,6 +105,7 @@ def merge_picks(found: list[tuple[str, Like]], top: int) -> list[Pick]:
 
 PICKS_EVERY = timedelta(days=7)  # a member's picks come once a week
 PICKS_RETRY = timedelta(hours=1)  # a direct message refused for now is tried again after this
+PICKS_RUN_SECONDS = 240.0  # a run of the weekly picks starts no member's after this; the rest go at the next run
 
 
 class PicksRefused(PermanentError):
@@ -137,11 +152,15 @@ def send_picks(db: Database, find: FindPicks, outlet: PicksOutlet, team: str, us
 
 def send_due_picks(db: Database, find: FindPicks, outlet: PicksOutlet, now: datetime) -> int:
     """The weekly picks that are due, each taken by one process; a refusal for now is retried within the hour,
-    one for good stops the member's picks with why. Returns how many went."""
+    one for good stops the member's picks with why. Returns how many went. A run starts no member's picks after
+    ``PICKS_RUN_SECONDS``: it shares its process with the scheduled posts, and the members left are still due."""
+    until = time.monotonic() + PICKS_RUN_SECONDS
     with db.connection() as conn:
         due = storage.member_picks.load_picks_due(conn, now)
     sent = 0
-    for team, user in due:
+    for started, (team, user) in enumerate(due):
+        if started and time.monotonic() > until:
+            break
         with db.connection() as conn:
             if not storage.member_picks.claim_picks(conn, team, user, now, now + PICKS_EVERY):
                 continue

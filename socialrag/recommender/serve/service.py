@@ -308,14 +308,15 @@ class Recommender:
 
     def personal_picks(self, team_id: str, user_id: str, *, top: int = 5) -> Picks:
         """A member's personal picks: the papers closest to what they shared, liked, clicked and saved in the
-        channels they are in with PaperPing, each from one of those channels with its hook there. Only those
-        channels are read; nothing of another member is kept in the answer."""
+        channels they are in with PaperPing (the few where they liked most: ``Profile.channels_to_rank``), each
+        from one of those channels with its hook there. Only those channels are read; nothing of another member is
+        kept in the answer."""
         with self.db.connection() as conn:
             profile = member_profile(conn, self.embedder.model_name, team_id, user_id)
         if profile.vector is None:
             return Picks([], profile.channels)
         found: list[tuple[str, Like]] = []
-        for channel_id, _ in profile.channels:
+        for channel_id in profile.channels_to_rank():  # a few of them: each ranking may ask the paper sources
             likes, _ctx = self.papers_near(team_id, channel_id, profile.vector, exclude=profile.excluded, top=top)
             found += [(channel_id, like) for like in likes]
         return Picks(merge_picks(found, top), profile.channels)
