@@ -50,6 +50,23 @@ def posted_recently(s: storage.settings.ChannelSettings, now: datetime, command:
     return None
 
 
+def take_post_ask(inv: Invocation, s: storage.settings.ChannelSettings, command: str) -> str | None:
+    """Note that ``command`` opens a post now, or the sentence refusing it while the last ask is younger than
+    ``NOW_COOLDOWN``: an ask whose search found nothing to post cost as much as one that posted, so it keeps the
+    channel's bound too (else each ask opens a search of every source, one after another)."""
+    with inv.ctx.db.connection() as conn:
+        asked = storage.settings.take_post_ask(conn, inv.team, inv.channel, inv.now, NOW_COOLDOWN)
+    if asked is None:
+        return None
+    again = works_again(asked + NOW_COOLDOWN)
+    if s.empty_at is not None and s.empty_at >= asked and s.empty_reason:
+        why = quote(s.empty_reason, 200)
+        found = f"I looked for a paper here at {asked:%H:%M} UTC and found nothing to post ({why})"
+    else:
+        found = f"A post was asked for here at {asked:%H:%M} UTC"
+    return f"{found}; `/paperping {command}` works again from {again}."
+
+
 @command("now", "`now` — post a recommendation now", steers=True, slow=True)
 def cmd_now(inv: Invocation) -> str:
     with inv.ctx.db.connection() as conn:
@@ -66,6 +83,9 @@ def cmd_now(inv: Invocation) -> str:
             return "A recommendation is already on its way here." + waiting
         inv.ctx.wake.post_soon()
         return wait_for_slot(inv.ctx, inv.team, inv.channel, inv.now)  # the slot under way: say what came of it
+    refused = take_post_ask(inv, s, "now")
+    if refused:
+        return refused
     inv.post_now()
     if ready.kind == "indexing" or inv.ctx.wake.scheduler is None:
         return ready.sentence

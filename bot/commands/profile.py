@@ -5,7 +5,7 @@ the whole channel gets: they follow the channel-settings rule and are announced 
 
 from __future__ import annotations
 
-from bot.commands.about import posted_recently
+from bot.commands.about import posted_recently, take_post_ask
 from bot.commands.base import Command, Invocation, UsageError, command
 from bot.commands.sources import describe_sources
 from bot.views.post_blocks import clip, link, quote, quote_short
@@ -113,6 +113,10 @@ def cmd_start_over(inv: Invocation) -> str:
             return refused
         if s.active and s.slot_at is not None and s.next_post_at is not None and s.next_post_at <= inv.now:
             return "A post is already on its way here; `/paperping start-over` works once it is out."
+    refused = take_post_ask(inv, s, "start-over")
+    if refused:
+        return refused
+    with inv.ctx.db.connection() as conn:
         storage.topic_steering.start_over(conn, inv.team, inv.channel, inv.now)
     inv.post_now()
     inv.announce("asked PaperPing to start over: five papers to rate come next.")

@@ -7,7 +7,7 @@ without a row gets, and its field names are the only columns a caller may set.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import psycopg
@@ -55,6 +55,7 @@ class ChannelSettings:
     report_asked_at: datetime | None = None  # the last on-demand report
     report_uploading_at: datetime | None = None  # the monthly report's upload began (cleared once it is settled)
     export_asked_at: datetime | None = None  # the last `/paperping export`
+    post_asked_at: datetime | None = None  # the last post asked for now (`now`, `start-over`), whatever came of it
     zotero_group_id: str | None = None  # the Zotero group library saved papers go to (`/paperping zotero`)
     zotero_collection: str | None = None  # and the collection in it (None: the library's top level)
     share_context: bool = False  # a short reply with context on each paper a member shares (`/paperping context`)
@@ -127,6 +128,30 @@ def load_channel_settings(conn: psycopg.Connection, team_id: str, channel_id: st
     """The channel's settings (defaults when it has none yet)."""
     found: ChannelSettings = _load_settings(conn, ChannelSettings, team_id, channel_id)
     return found
+
+
+def take_post_ask(
+    conn: psycopg.Connection, team_id: str, channel_id: str, now: datetime, cooldown: timedelta
+) -> datetime | None:
+    """Note a member's ask for a post now in the channel (None: noted, go ahead), or when the last ask was, while it
+    is younger than ``cooldown``. One statement: two asks at once never both go ahead."""
+    params = {"t": team_id, "c": channel_id, "now": now, "since": now - cooldown}
+    row = conn.execute(
+        """
+        INSERT INTO channel_settings (team_id, channel_id, post_asked_at) VALUES (%(t)s, %(c)s, %(now)s)
+        ON CONFLICT (team_id, channel_id) DO UPDATE SET post_asked_at = EXCLUDED.post_asked_at, updated_at = now()
+         WHERE channel_settings.post_asked_at IS NULL OR channel_settings.post_asked_at <= %(since)s
+            OR channel_settings.post_asked_at > %(now)s
+        RETURNING post_asked_at
+        """,
+        params,
+    ).fetchone()
+    if row is not None:
+        return None
+    held = conn.execute(
+        "SELECT post_asked_at FROM channel_settings WHERE team_id = %(t)s AND channel_id = %(c)s", params
+    ).fetchone()
+    return held[0] if held else None
 
 
 def load_member_setting(conn: psycopg.Connection, team_id: str, user_id: str) -> MemberSettings:

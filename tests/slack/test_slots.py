@@ -361,3 +361,40 @@ def test_a_post_recorded_before_its_next_slot_was_scheduled_does_not_stall_the_c
     assert len(slack.posts) == 1, "not posted again"
     assert s.slot_at is None and s.last_post_at is not None, "the slot is closed"
     assert s.next_post_at is not None and s.next_post_at > later + timedelta(hours=6), "the next slot is scheduled"
+
+
+def test_now_that_found_nothing_holds_the_cooldown_too(db: Database, setup: dict[str, Any]) -> None:
+    """A `now` whose slot found nothing to post opened a whole search all the same (sources, ranking, an LLM): a
+    second `now` (or `start-over`), by anyone, within the ten minutes is refused and says why, instead of opening
+    search after search while the channel has nothing to post."""
+    from bot.app_context import AppContext
+    from bot.commands import run_command
+
+    slack, channels = setup["slack"], setup["channels"]
+    slack.state.users["U3"] = {"id": "U3", "team_id": T, "name": "chen"}
+    ctx = AppContext(Settings(home=Path("."), offline=True), db)
+    client = WebClient(token="xoxb-test", base_url=slack.url)
+    body = {"team_id": T, "channel_id": channels[1], "user_id": "U2", "text": "now"}
+    calls: list[str] = []
+
+    def nothing(team: str, channel: str, now: datetime, style: Style | None) -> Draft | None:
+        calls.append(channel)
+        return None
+
+    w = worker(db, slack, nothing)
+    with db.connection() as conn:  # neither channel is due: only what `now` opens runs
+        for channel in channels:
+            storage.settings.upsert_channel_setting(
+                conn, T, channel, next_post_at=datetime.now(UTC) + timedelta(days=1)
+            )
+    assert run_command(ctx, client, body).startswith("On it")
+    assert w.tick() == 1 and calls == [channels[1]]
+    with db.connection() as conn:
+        s = storage.settings.load_channel_settings(conn, T, channels[1])
+    assert s.empty_reason and s.last_post_at is None and s.next_post_at > datetime.now(UTC) + timedelta(minutes=20)
+    for text, user in (("now", "U2"), ("now", "U3"), ("start-over", "U3")):
+        said = run_command(ctx, client, {**body, "text": text, "user_id": user})
+        assert f"`/paperping {text}` works again from" in said and "found nothing" in said, said
+    assert w.tick() == 0 and calls == [channels[1]], "no second search was opened"
+    later = datetime.now(UTC) + timedelta(minutes=11)
+    assert not run_command(ctx, client, body, now=later).startswith("I looked"), "ten minutes on, `now` works"
