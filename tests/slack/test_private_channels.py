@@ -108,3 +108,42 @@ def test_the_hourly_sweep_replaces_lists_older_than_a_day(harness: Harness, db: 
     assert refresh_stale_lists(db, harness.ctx.pacer.call, lambda team: client, now) == 0, "read within the day"
     assert refresh_stale_lists(db, harness.ctx.pacer.call, lambda team: client, now + timedelta(days=2)) == 1
     assert members_of(db, "C1") == {"U1", "U2", "UBOT"}
+
+
+def test_status_names_a_failing_source_without_what_another_workspace_asked_it(harness: Harness, db: Database) -> None:
+    """Crossref refuses the lookups of a paper shared in another workspace's private channel, its answer echoing
+    the DOI asked for. `status` anywhere says Crossref is held and why in a word (HTTP 400), never the words of the
+    answer: they are another workspace's question."""
+    import httpx
+
+    from socialrag.knowledge.intake import index_messages
+    from socialrag.knowledge.links import find_paper_refs
+    from socialrag.knowledge.papers.crossref import Crossref
+    from socialrag.knowledge.queue_worker import Indexer, IndexerConfig
+    from socialrag.models import Channel, Message
+    from tests.support.labbase import CachedEmbedder
+
+    secret = "10.5555/their-unpublished-result"
+
+    def refuse(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(400, text=f'{{"status":"failed","message":"no work for DOI {secret} in this route"}}')
+
+    with db.connection() as conn:
+        storage.workspaces.upsert_team(conn, "T0OTHER", domain="other")
+        storage.workspaces.upsert_channel(conn, Channel("T0OTHER", "G7", "their-secret-lab"))
+        shared = Message("T0OTHER", "G7", "1.0", "U9", f"https://doi.org/{secret}", datetime.now(UTC),
+                         papers=find_paper_refs(f"https://doi.org/{secret}"))  # fmt: skip
+        index_messages(conn, [shared])
+    crossref = Crossref("https://api.crossref.org/", transport=httpx.MockTransport(refuse), min_interval=0.0)
+    indexer = Indexer(db, CachedEmbedder(), [crossref], IndexerConfig(first_wait=timedelta(seconds=0)))
+    clock = [datetime.now(UTC) + timedelta(seconds=1)]
+    indexer.clock = lambda: clock[0]
+    for _ in range(3):
+        indexer.run_batch()
+        clock[0] += timedelta(seconds=5)
+    with db.connection() as conn:
+        (failing,) = storage.source_pace.load_failing_sources(conn)
+    assert failing.source == "crossref" and secret in (failing.last_error or ""), "the answer is kept for the admin"
+    said = harness.command("status")
+    assert "Crossref has failed 3 times in a row" in said and "HTTP 400" in said, said
+    assert "their-unpublished-result" not in said and "no work for DOI" not in said, said
