@@ -1,6 +1,6 @@
 """The group's top list as Slack shows it (`/paperping top`, App Home): each paper linked, what it drew, and who
-engaged. Both places show only to the member who looks, so a mention there shows the name and notifies nobody.
-Pure."""
+engaged (members who left the channel are counted, not named). Both places show only to the member who looks, so a
+mention there shows the name and notifies nobody. Pure."""
 
 from __future__ import annotations
 
@@ -24,8 +24,10 @@ def describe_counts(counts: dict[str, int]) -> str:
 def top_line(rank: int, paper: TopPaper) -> str:
     title = link(paper.url or "", " ".join(paper.title.split())[:TITLE_SHOWN])
     names = ", ".join(f"<@{u}>" if MEMBER_ID.fullmatch(u) else "a member" for u in paper.members[:NAMES_SHOWN])
-    more = f" and {len(paper.members) - NAMES_SHOWN} more" if len(paper.members) > NAMES_SHOWN else ""
-    return f"{rank}. {title} — {describe_counts(paper.counts)} · {names}{more}"
+    rest = max(0, len(paper.members) - NAMES_SHOWN) + paper.unnamed  # members who left are among the rest
+    counted = f"{rest} member{'s' if rest != 1 else ''}"
+    who = (names + (f" and {rest} more" if rest else "")) if names else counted
+    return f"{rank}. {title} — {describe_counts(paper.counts)} · {who}"
 
 
 def render_top_list(top: TopList, limit: int = 10) -> str:

@@ -1,7 +1,8 @@
 """The group's top list (`/paperping top [week|month|year]`, App Home): the papers the channel engaged with most
 in a period, counted from the stored engagement (shares and re-shares, thread replies, reactions, clicks and
 saves), each with who engaged. A negative reaction or a *Not for us* click is not counted: the list is of what
-the group found worth its time. Members who asked to be forgotten have no rows, so they never appear."""
+the group found worth its time. Members who asked to be forgotten have no rows, so they never appear; members who
+left the channel are counted and never named."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from socialrag.storage.context_rows import load_paper_infos
 from socialrag.storage.papers import load_identities
 from socialrag.storage.reports import EngagementEvent, load_engagement_events, load_report_channel_facts
 from socialrag.storage.settings import load_emoji_overrides
+from socialrag.storage.workspaces import load_channel_member_ids
 
 PERIODS: dict[str, timedelta] = {"week": timedelta(days=7), "month": timedelta(days=30), "year": timedelta(days=365)}
 KINDS = ("share", "reply", "reaction", "click", "save")  # in the order a line names them
@@ -32,7 +34,8 @@ class TopPaper:
     title: str
     url: str | None
     counts: dict[str, int]  # by kind (``KINDS``)
-    members: tuple[str, ...]  # who engaged (member ids), the most engaged first
+    members: tuple[str, ...]  # who engaged and is still in the channel (member ids), the most engaged first
+    unnamed: int = 0  # who engaged and has left the channel since: counted, never named
 
     @property
     def total(self) -> int:
@@ -86,13 +89,15 @@ def load_top_list(
     ranked = rank_top(load_engagement_events(conn, window), readings, bots, limit)
     ids = [p for p, _, _ in ranked]
     infos, identities = load_paper_infos(conn, ids), load_identities(conn, ids)
+    current = load_channel_member_ids(conn, team_id, channel_id)  # none known yet: everyone counts as in
     papers = [
         TopPaper(
             p,
             _title(infos.get(p)),
             paper_url(identities.get(p, {}), infos[p].url if p in infos else None) or None,
             counts,
-            tuple(who),
+            tuple(u for u in who if not current or u in current),
+            sum(1 for u in who if current and u not in current),
         )
         for p, counts, who in ranked
     ]

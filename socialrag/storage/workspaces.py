@@ -269,6 +269,15 @@ def in_channel(conn: psycopg.Connection, team_id: str, channel_id: str, user_id:
     return row is not None
 
 
+def load_channel_member_ids(conn: psycopg.Connection, team_id: str, channel_id: str) -> set[str]:
+    """The channel's members, as its stored member list says (empty while Slack has not given one)."""
+    rows = conn.execute(
+        "SELECT user_id FROM channel_members WHERE team_id = %(t)s AND channel_id = %(c)s",
+        {"t": team_id, "c": channel_id},
+    ).fetchall()
+    return {r[0] for r in rows}
+
+
 def remove_channel_member(conn: psycopg.Connection, team_id: str, channel_id: str, user_id: str) -> None:
     conn.execute(
         "DELETE FROM channel_members WHERE team_id = %(t)s AND channel_id = %(c)s AND user_id = %(u)s",

@@ -80,3 +80,31 @@ def test_the_top_list_matches_the_stored_engagement(harness: Harness, db: Databa
     home = json.dumps(harness.standin.views["U2"])
     assert "Most engaged with, past month" in home and "1. <https://arxiv.org/abs/2401.00001|Paper A>" in home
     assert "3. <https://arxiv.org/abs/2401.00003|Paper C>" in home
+
+
+def test_a_member_who_left_is_counted_but_not_named(harness: Harness, db: Database) -> None:
+    """A member who left the channel is no longer named in its top list (`top`, App Home), as no other place
+    names them; what they did still counts, as "more"."""
+    a, b = (f"https://arxiv.org/abs/2401.0000{i}" for i in (1, 2))
+    share_a, share_b = ts(2, 1), ts(3, 2)
+    harness.event({"type": "member_joined_channel", "user": "UBOT", "channel": "C1", "team": T, "event_ts": "1.0"})
+    harness.settle()
+    harness.event(message_event(share_a, f"<{a}>", user="U2"))
+    harness.event(message_event(share_b, f"<{b}>", user="U3"))
+    harness.event(message_event(ts(1.3, 7), "the ablation is thin", user="U2", thread_ts=share_b))
+    titles(db)
+    assert "1 share, 1 reply · <@U2>, <@U3>" in harness.command("top week")
+    harness.standin.state.channels["C1"]["members"].remove("U3")
+    harness.event({"type": "member_left_channel", "user": "U3", "channel": "C1", "team": T, "event_ts": "2.0"})
+    week = harness.command("top week")
+    assert "U3" not in week, week
+    assert f"<{b}|Paper B> — 1 share, 1 reply · <@U2> and 1 more" in week, week
+    harness.event({"type": "member_left_channel", "user": "U2", "channel": "C1", "team": T, "event_ts": "3.0"})
+    week = harness.command("top week", user="U1")
+    assert "U2" not in week and "U3" not in week, week
+    assert f"<{a}|Paper A> — 1 share · 1 member" in week and "1 reply · 2 members" in week, week
+    harness.ctx.channels.activate(T, "C1")
+    harness.event({"type": "app_home_opened", "user": "U1", "channel": "D1", "tab": "home", "event_ts": "4.0"})
+    harness.settle()
+    home = json.dumps(harness.standin.views["U1"])
+    assert "Most engaged with, past month" in home and "U2" not in home and "U3" not in home, home
