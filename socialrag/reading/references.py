@@ -129,13 +129,21 @@ _ORGANISATION = re.compile(
 )
 
 
+def named(authors: Sequence[str]) -> list[str]:
+    """The authors that have a name left to write (one of only markup, punctuation or control characters has
+    none)."""
+    return [a for a in authors if any(ch.isalnum() for ch in clean(a, 200))]
+
+
 def _person(name: str) -> Person:
-    """An author as BibTeX reads names: "Family, Given" for a person; an organisation (a name with "and" in it,
-    or a word such as Consortium) braced whole, so that BibTeX splits nothing of it into names."""
+    """An author as BibTeX reads names: "Family, Given" for a person, the given names braced when they hold a
+    comma (BibTeX reads at most three comma-separated parts, and pybtex refuses more); an organisation (a name
+    with "and" in it, or a word such as Consortium) braced whole, so that BibTeX splits nothing of it into names."""
     if _ORGANISATION.search(exact(name, 200)):
         return Person("{" + tex(exact(name, 200)) + "}")
     family, given = split_name(name)
-    return Person(f"{tex(family)}, {tex(given)}" if given else tex(family))
+    given = "{" + tex(given) + "}" if "," in given else tex(given)
+    return Person(f"{tex(family)}, {given}" if given else tex(family))
 
 
 def to_bibtex(refs: Sequence[Reference]) -> str:
@@ -156,7 +164,8 @@ def to_bibtex(refs: Sequence[Reference]) -> str:
             fields += [("eprint", ref.arxiv), ("archiveprefix", "arXiv")]
         if ref.link:
             fields.append(("url", ref.link))
-        persons = {"author": [_person(a) for a in ref.authors]} if ref.authors else {}
+        authors = named(ref.authors)
+        persons = {"author": [_person(a) for a in authors]} if authors else {}
         data.add_entry(key, Entry(kind, fields=fields, persons=persons))
     return str(data.to_string("bibtex"))
 
@@ -179,8 +188,8 @@ def to_ris(refs: Sequence[Reference]) -> str:
             "type_of_reference": "CONF" if ref.venue and not (ref.arxiv and "arxiv" in ref.venue.lower()) else "GEN",
             "title": exact(ref.title),
         }
-        if ref.authors:
-            record["authors"] = [exact(a if _ORGANISATION.search(a) else _bib_name(a), 200) for a in ref.authors]
+        if named(ref.authors):
+            record["authors"] = [exact(a if _ORGANISATION.search(a) else _bib_name(a), 200) for a in named(ref.authors)]
         if ref.year:
             record["year"] = str(ref.year)
         if ref.venue:
@@ -200,7 +209,7 @@ def to_csl_json(refs: Sequence[Reference]) -> str:
             "id": key,
             "type": "paper-conference" if ref.venue else "article",
             "title": exact(ref.title),
-            "author": [dict(zip(("family", "given"), split_name(a), strict=True)) for a in ref.authors],
+            "author": [dict(zip(("family", "given"), split_name(a), strict=True)) for a in named(ref.authors)],
         }
         if ref.year:
             item["issued"] = {"date-parts": [[ref.year]]}

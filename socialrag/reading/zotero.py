@@ -25,7 +25,7 @@ from socialrag.config import Settings
 from socialrag.db import Database
 from socialrag.deadline import DeadlineTransport
 from socialrag.reading.library import load_references
-from socialrag.reading.references import Reference, exact, split_name
+from socialrag.reading.references import Reference, exact, named, split_name
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +56,7 @@ def zotero_item(ref: Reference, collection: str | None, key: str | None = None) 
         "title": exact(ref.title),
         "creators": [
             {"creatorType": "author", "lastName": family, "firstName": given}
-            for family, given in (split_name(a) for a in ref.authors)
+            for family, given in (split_name(a) for a in named(ref.authors))
         ],
         "tags": [{"tag": "paperping"}],
         "collections": [collection] if collection else [],

@@ -81,3 +81,24 @@ def test_exact_titles_and_organisation_names_survive_both_formats() -> None:
         or len(record["authors"]) == 3
     )
     assert not to_ris([ref]).startswith("1."), "no numbered line before a record"
+
+
+def test_a_name_with_many_commas_or_none_left_keeps_the_file_whole() -> None:
+    """A source's author name such as "King, Martin Luther, Jr., III" made pybtex refuse the whole list (too many
+    commas), so no member of the channel could export it; a name left empty (only markup or control characters)
+    wrote a stray "and" that glued the next two authors into one. Each name now stays one author, and an empty
+    one is left out, in every format."""
+    import rispy
+    from pybtex.database import parse_string
+
+    names = ("King, Martin Luther, Jr., III", "\x00\x0b", "<!here>", "Ann Jones", "Doe, Jane")
+    ref = Reference(8, "A title", names, 2020, None, None, {})
+    entry = next(iter(parse_string(to_bibtex([ref, BARE]), "bibtex").entries.values()))
+    authors = [str(p) for p in entry.persons["author"]]
+    assert len(authors) == 3 and authors[1:] == ["Jones, Ann", "Doe, Jane"], authors
+    assert "King" in authors[0] and "III" in authors[0]
+    assert len(bibtexparser.loads(to_bibtex([ref, BARE])).entries) == 2
+    (record,) = rispy.loads(to_ris([ref]))
+    assert len(record["authors"]) == 3 and record["authors"][1:] == ["Jones, Ann", "Doe, Jane"]
+    (item,) = json.loads(to_csl_json([ref]))
+    assert [a["family"] for a in item["author"]] == ["King", "Jones", "Doe"]
