@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import time
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -35,6 +36,9 @@ RETRY_LIMIT = timedelta(days=1)
 PUSH_LOCK = 0x50505A54  # advisory lock of the Zotero push
 KEY_ALPHABET = "23456789ABCDEFGHIJKLMNPQRSTUVWXYZ"  # the characters of Zotero's object keys
 EXISTS = 412  # Zotero's per-item code for an item already stored under a version-0 key
+ZOTERO = "zotero"  # its name in the pace of outside sources that every process shares
+PUSH_READS = 3  # the push's share of a scheduler tick, in HTTP timeouts: no write starts after it
+LONGEST_WAIT = 3600.0  # the longest wait Zotero may ask for (a Backoff or Retry-After) that the push honours
 
 
 def build_item_key(group: str, team: str, channel: str, paper_id: int) -> str:
@@ -86,9 +90,11 @@ def client_for(settings: Settings, group_id: str, http: httpx2.Client) -> zotero
 
 
 def push_due(db: Database, settings: Settings, now: datetime) -> int:
-    """Send what each channel saved since and is not in its library yet; how many papers went."""
+    """Send what each channel saved since and is not in its library yet; how many papers went. It runs in the
+    scheduler's tick, so it starts no write after ``PUSH_READS`` HTTP timeouts, nor while Zotero asked to wait."""
     if not settings.zotero_api_key or settings.offline:
         return 0
+    until = time.monotonic() + PUSH_READS * settings.http_timeout
     sent = 0
     with db.connection(autocommit=True) as lock:  # one process at a time, so that no paper goes twice
         if not storage.locks.try_session_lock(lock, PUSH_LOCK):
@@ -97,8 +103,10 @@ def push_due(db: Database, settings: Settings, now: datetime) -> int:
             with db.connection() as conn:
                 channels = storage.reading_list.load_zotero_channels(conn)
             for team, channel, group, collection in channels:
+                if not may_write(db, until):  # the rest waits for the next tick
+                    break
                 try:
-                    sent += push_channel(db, settings, team, channel, group, collection, now)
+                    sent += push_channel(db, settings, team, channel, group, collection, now, until)
                 except Exception:  # one channel's library never stops the others'
                     log.exception("#%s: sending the reading list to Zotero failed", channel)
         finally:
@@ -106,8 +114,23 @@ def push_due(db: Database, settings: Settings, now: datetime) -> int:
     return sent
 
 
+def may_write(db: Database, until: float) -> bool:
+    """Whether a write may start now: within the push's time, and not while Zotero asked every client to wait."""
+    if time.monotonic() > until:
+        return False
+    with db.connection() as conn:
+        return storage.source_pace.reserve_turn(conn, ZOTERO, 0.0, within=0.0) <= 0
+
+
 def push_channel(
-    db: Database, settings: Settings, team: str, channel: str, group: str, collection: str | None, now: datetime
+    db: Database,
+    settings: Settings,
+    team: str,
+    channel: str,
+    group: str,
+    collection: str | None,
+    now: datetime,
+    until: float,
 ) -> int:
     with db.connection() as conn:
         done = storage.reading_list.load_zotero_done(conn, team, channel, group, now)
@@ -116,24 +139,27 @@ def push_channel(
         return 0
     deadline = DeadlineTransport(3 * settings.http_timeout)  # each request has three reads' time in all
     with httpx2.Client(timeout=settings.http_timeout, transport=deadline) as http:  # one client for the channel
-        return _push_batches(db, client_for(settings, group, http), team, channel, group, collection, refs, now)
+        zot = client_for(settings, group, http)
+        return _push_batches(db, zot, (team, channel, group, collection), refs, now, until)
 
 
 def _push_batches(
     db: Database,
     zot: zotero.Zotero,
-    team: str,
-    channel: str,
-    group: str,
-    collection: str | None,
+    target: tuple[str, str, str, str | None],
     refs: list[Reference],
     now: datetime,
+    until: float,
 ) -> int:
+    team, channel, group, collection = target
     sent = 0
     for start in range(0, len(refs), BATCH):
+        if start and not may_write(db, until):
+            break
         batch = refs[start : start + BATCH]
         keys = [build_item_key(group, team, channel, r.paper_id) for r in batch]
         results = _write(zot, [zotero_item(r, collection, k) for r, k in zip(batch, keys, strict=True)])
+        _hold_if_asked(db, zot)
         with db.connection() as conn:
             failures = storage.reading_list.load_zotero_failures(conn, team, channel, group)
             for i, ref in enumerate(batch):
@@ -154,6 +180,15 @@ def _push_batches(
     if sent:
         log.info("#%s: %d saved papers sent to Zotero group %s", channel, sent, group)
     return sent
+
+
+def _hold_if_asked(db: Database, zot: zotero.Zotero) -> None:
+    """Zotero asked every client to wait (``Backoff``, or a 429's ``Retry-After``): pyzotero would sleep that long
+    before its next write, in the tick; instead no process writes to Zotero until then (an hour at most)."""
+    wait = zot.backoff_until - time.time()
+    if wait > 0:  # false for a NaN
+        with db.connection() as conn:
+            storage.source_pace.hold_off(conn, ZOTERO, min(wait, LONGEST_WAIT))
 
 
 def _write(zot: zotero.Zotero, items: list[dict[str, Any]]) -> dict[int, tuple[str | None, str | None]]:

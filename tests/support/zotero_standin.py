@@ -6,7 +6,8 @@ array, ``success`` (the new item's key, with the object in ``successful``), ``un
 and a message: here an item without ``itemType`` or ``title``, or of an unknown type). The key goes in the
 ``Zotero-API-Key`` header or ``Authorization: Bearer``; a key without write access to the group gets 403, an
 unknown group 404, a ``Zotero-Write-Token`` used before 412, and ``rate_limited`` writes 429 with
-``Retry-After``. ``items[group]`` holds what was stored.
+``Retry-After`` (``retry_after``); with ``backoff`` set, every answer carries that ``Backoff`` header.
+``items[group]`` holds what was stored.
 
 An item may bring its own ``key`` (eight characters of Zotero's key alphabet) with a ``version``: version 0 creates
 it, and if an item of that key is already there (in the trash too) Zotero refuses it with a per-item 412 ("modified
@@ -37,6 +38,8 @@ class ZoteroStandIn:
         self.items: dict[str, list[dict[str, Any]]] = {g: [] for g in groups}
         self.tokens: set[str] = set()
         self.rate_limited = 0  # how many writes to answer 429 first
+        self.retry_after = "2"  # the 429's Retry-After
+        self.backoff: str | None = None  # a Backoff header on each answer (Zotero's "slow down" when overloaded)
         self.held_answers = 0  # how many writes to store and then not answer in time
         self.hold_seconds = 5.0
         self.version = 0  # the library's version, bumped by each stored item
@@ -73,7 +76,7 @@ class ZoteroStandIn:
         with self.lock:
             if self.rate_limited > 0:
                 self.rate_limited -= 1
-                return 429, "Too many requests", {"Retry-After": "2"}
+                return 429, "Too many requests", {"Retry-After": self.retry_after}
             token = headers.get("zotero-write-token")
             if token and token in self.tokens:
                 return 412, "Write token already used", {}
@@ -99,7 +102,8 @@ class ZoteroStandIn:
                 continue
             answer["success"][str(i)] = outcome["key"]
             answer["successful"][str(i)] = {"key": outcome["key"], "version": outcome["version"], "data": outcome}
-        return 200, answer, {"Last-Modified-Version": str(self.version)}
+        slow_down = {"Backoff": self.backoff} if self.backoff else {}
+        return 200, answer, {"Last-Modified-Version": str(self.version), **slow_down}
 
     def _store(self, group: str, item: dict[str, Any], versioned: bool) -> tuple[int, Any]:
         """(200, the stored item) or (a per-item code, why), as Zotero answers an item with or without a key."""
