@@ -73,3 +73,10 @@ def _settle(text: str) -> tuple[str, bool]:
         if out == before:
             return out, True
     return out, False
+
+
+def printable(text: str) -> str:
+    """``text`` for a terminal: each character a terminal would act on rather than show (an escape sequence's
+    start, a bell, a carriage return) written as its Python escape, so that a name from a file cannot rewrite
+    what the command printed."""
+    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)

@@ -12,6 +12,7 @@ from socialrag import storage
 from socialrag.cli.subcommand import OpenDatabase, Subcommand, add_index_flags, run_indexing
 from socialrag.config import Settings
 from socialrag.errors import ConfigError, InputError
+from socialrag.text import printable
 
 
 def import_arguments(parser: argparse.ArgumentParser) -> None:
@@ -42,14 +43,17 @@ def import_export(args: argparse.Namespace, settings: Settings, open_db: OpenDat
     for ch in report.channels:
         s = ch.stats
         print(
-            f"#{ch.name}: {ch.scanned} messages read, kept {s.messages} with paper links, "
+            f"#{printable(ch.name)}: {ch.scanned} messages read, kept {s.messages} with paper links, "
             f"{s.replies} thread replies, {s.reactions} reactions"
         )
     print(f"read {report.scanned} messages in {seconds:.1f}s")
     for problem in report.problems:
-        print(f"warning: {problem}", file=sys.stderr)
+        print(f"warning: {printable(problem)}", file=sys.stderr)  # names from the export: shown, never obeyed
     if report.problems:
-        print(f"{len(report.problems)} file(s) could not be read; everything else was imported", file=sys.stderr)
+        print(
+            f"{len(report.problems)} problem(s): what they name was skipped; everything else was imported",
+            file=sys.stderr,
+        )
     run_indexing(args, settings, db)
     return 0
 
@@ -86,7 +90,7 @@ def backfill(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase
     resumed = " (resumed from a checkpoint)" if report.resumed else ""
     removed = f"; removed {report.removed} stored messages Slack no longer has" if report.removed else ""
     print(
-        f"#{report.channel.name}: {report.pages} pages, {report.threads} threads{resumed}; stored "
+        f"#{printable(report.channel.name)}: {report.pages} pages, {report.threads} threads{resumed}; stored "
         f"{s.messages} messages with paper links, {s.replies} replies, {s.reactions} reactions{removed}"
     )
     run_indexing(args, settings, db)

@@ -25,6 +25,7 @@ from socialrag.db import Database
 from socialrag.errors import BadRecord, InputError
 from socialrag.knowledge import IndexStats, ThreadTracker, index_messages
 from socialrag.models import Channel, Member, Message
+from socialrag.text import printable
 
 BATCH = 2000
 # A day file is one channel's day. Past these sizes a file is refused rather than read: parsing a JSON file
@@ -176,17 +177,38 @@ def _team_id(users: Sequence[dict[str, Any]], override: str | None, problems: Se
     raise InputError(f"{why} cannot tell which workspace this export is from: pass --team-id T... (the workspace id)")
 
 
-def _select_channels(raw: list[dict[str, Any]], team_id: str, wanted: Sequence[str] | None) -> list[Channel]:
-    channels = [c for c in (channel_from_slack(r, team_id) for r in raw) if c is not None]
-    if not wanted:
-        return channels
-    keys = {w.lstrip("#") for w in wanted}
-    chosen = [c for c in channels if c.name in keys or c.channel_id in keys]
-    unknown = keys - {c.name for c in chosen} - {c.channel_id for c in chosen}
-    if unknown:
-        known = ", ".join(sorted(c.name for c in channels)) or "none"
-        raise InputError(f"no channel named {', '.join(sorted(unknown))} in this export; it has: {known}")
-    return chosen
+def _select_channels(
+    raw: list[dict[str, Any]], team_id: str, wanted: Sequence[str] | None, problems: list[str]
+) -> list[Channel]:
+    first: dict[str, Channel] = {}
+    for listed in (channel_from_slack(r, team_id) for r in raw):
+        if listed is not None:
+            first.setdefault(listed.channel_id, listed)  # a channel listed twice (channels.json, groups.json): once
+    channels = list(first.values())
+    chosen = channels
+    if wanted:
+        keys = {w.lstrip("#") for w in wanted}
+        chosen = [c for c in channels if c.name in keys or c.channel_id in keys]
+        unknown = keys - {c.name for c in chosen} - {c.channel_id for c in chosen}
+        if unknown:
+            known = printable(", ".join(sorted(c.name for c in channels))) or "none"
+            said = printable(", ".join(sorted(unknown)))
+            raise InputError(f"no channel named {said} in this export; it has: {known}")
+    return [c for c in chosen if not _claimed_by_others(c, channels, problems)]
+
+
+def _claimed_by_others(channel: Channel, channels: list[Channel], problems: list[str]) -> bool:
+    """Whether another channel of the export has this one's name, and so its folder of messages: Slack never gives
+    two channels one name, and the folder cannot say whose its messages are (a private channel's must never be
+    stored as a public one's), so it is imported into neither."""
+    claims = sorted(c.channel_id for c in channels if c.name == channel.name)
+    if len(claims) < 2:
+        return False
+    problems.append(
+        f"{channel.name}/: channels {', '.join(claims)} all have this name, so its messages could be any of "
+        f"theirs; not imported into {channel.channel_id}"
+    )
+    return True
 
 
 def import_export(
@@ -205,7 +227,7 @@ def import_export(
         users = reader.read_json("users.json", problems) or []
         users = [u for u in users if isinstance(u, dict)] if isinstance(users, list) else []
         team = _team_id(users, team_id, problems)
-        selected = _select_channels(reader.channels(problems), team, channels)
+        selected = _select_channels(reader.channels(problems), team, channels, problems)
         members = {m.user_id: m for m in (member_from_slack(u, team) for u in users) if m is not None}
         report = ImportReport(team_id=team, problems=problems)
         with db.connection() as conn:

@@ -11,6 +11,7 @@ from socialrag.cli.subcommand import CHANNEL_HELP, OpenDatabase, Subcommand, res
 from socialrag.config import Settings
 from socialrag.reading.library import load_references
 from socialrag.reading.references import FORMATS, render
+from socialrag.text import printable
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -29,7 +30,7 @@ def run(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase) -> 
         sys.stdout.write(text)
         return 0
     args.out.write_text(text, encoding="utf-8")
-    print(f"#{name}: {len(refs)} saved papers written to {args.out} ({args.format}).", file=sys.stderr)
+    print(f"#{printable(name)}: {len(refs)} saved papers written to {args.out} ({args.format}).", file=sys.stderr)
     return 0
 
 

@@ -1,0 +1,65 @@
+"""A Slack export built to mislead the import: two channels that claim one folder, names that would rewrite the
+operator's terminal. Each is said in a sentence; nothing of one channel is stored under another."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from bot.slack.workspace_export import import_export
+from socialrag.db import Database
+from tests.support.exports import TEAM, msg, user
+
+T0 = 1_700_000_000
+
+
+def test_a_folder_two_channels_claim_is_imported_into_neither(db: Database, tmp_path: Path) -> None:
+    """channels.json names a public #reading and groups.json a private channel of the same name: the one folder
+    `reading/` was imported into both, so the private channel's shares became the public channel's (its
+    candidates, its reading list, its answers). Slack never gives two channels one name; such a folder is now
+    skipped, with why, and the other channels are imported."""
+    path = tmp_path / "two.zip"
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("users.json", json.dumps([user("U1", "ana")]))
+        zf.writestr(
+            "channels.json",
+            json.dumps([{"id": "C1", "name": "reading", "members": ["U1"]}, {"id": "C2", "name": "general"}]),
+        )
+        zf.writestr("groups.json", json.dumps([{"id": "G9", "name": "reading", "members": ["U1"]}]))
+        zf.writestr("reading/2023-11-14.json", json.dumps([msg(T0, "U1", "<https://arxiv.org/abs/1706.03762>")]))
+        zf.writestr("general/2023-11-14.json", json.dumps([msg(T0, "U1", "<https://arxiv.org/abs/2005.14165>")]))
+    report = import_export(db, path, progress=False)
+    with db.connection() as conn:
+        stored = conn.execute("SELECT channel_id FROM messages WHERE team_id = %s ORDER BY 1", (TEAM,)).fetchall()
+    assert stored == [("C2",)], "nothing of the shared folder under either channel"
+    assert any("reading/" in p and "C1" in p and "G9" in p for p in report.problems), report.problems
+    assert [c.channel_id for c in report.channels] == ["C2"]
+
+
+def test_names_in_an_export_never_reach_the_terminal_as_escapes(
+    db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A channel named with terminal escapes (set the window title, move the cursor, erase the screen) and a day
+    file named so went to the operator's terminal as written: an export could rewrite what the import said, or
+    hide its warnings. The summary and the warnings now show such characters as escapes."""
+    from bot.cli import main
+
+    monkeypatch.setenv("DATABASE_URL", db.conninfo)
+    monkeypatch.setenv("PAPERPING_OFFLINE", "1")
+    monkeypatch.setenv("PAPERPING_HOME", str(tmp_path / "home"))
+    name = "lab\x1b]0;owned\x07\x1b[2J\r"
+    path = tmp_path / "esc.zip"
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("users.json", json.dumps([user("U1", "ana")]))
+        zf.writestr("channels.json", json.dumps([{"id": "C1", "name": name}]))
+        zf.writestr(f"{name}/2023-11-14.json", json.dumps([msg(T0, "U1", "<https://arxiv.org/abs/1706.03762>")]))
+        zf.writestr(f"{name}/\x1b[1A\x1b[2Kday.json", "not json")
+    assert main(["import-export", str(path), "--no-embed"]) == 0
+    said = capsys.readouterr()
+    assert "kept 1 with paper links" in said.out and "could not be read" in said.err
+    for text in (said.out, said.err):
+        assert not any(ch in text for ch in "\x1b\x07\r"), repr(text)
+    assert "\\x1b" in said.out and "\\x1b[1A" in said.err
