@@ -129,10 +129,13 @@ _ORGANISATION = re.compile(
 )
 
 
+MOST_AUTHORS = 100  # names written of one paper (a large model's report has over a thousand); BibTeX adds "others"
+
+
 def named(authors: Sequence[str]) -> list[str]:
-    """The authors that have a name left to write (one of only markup, punctuation or control characters has
-    none)."""
-    return [a for a in authors if any(ch.isalnum() for ch in clean(a, 200))]
+    """The first ``MOST_AUTHORS`` authors that have a name left to write (one of only markup, punctuation or
+    control characters has none)."""
+    return [a for a in authors if any(ch.isalnum() for ch in clean(a, 200))][:MOST_AUTHORS]
 
 
 def _person(name: str) -> Person:
@@ -164,8 +167,10 @@ def to_bibtex(refs: Sequence[Reference]) -> str:
             fields += [("eprint", ref.arxiv), ("archiveprefix", "arXiv")]
         if ref.link:
             fields.append(("url", ref.link))
-        authors = named(ref.authors)
-        persons = {"author": [_person(a) for a in authors]} if authors else {}
+        authors = [_person(a) for a in named(ref.authors)]
+        if len(authors) == MOST_AUTHORS and len(ref.authors) > MOST_AUTHORS:
+            authors.append(Person("others"))  # BibTeX's own "and others": styles print "et al."
+        persons = {"author": authors} if authors else {}
         data.add_entry(key, Entry(kind, fields=fields, persons=persons))
     return str(data.to_string("bibtex"))
 

@@ -7,7 +7,7 @@ import json
 
 import bibtexparser
 
-from socialrag.reading.references import Reference, citation_keys, render, to_bibtex, to_csl_json, to_ris
+from socialrag.reading.references import Reference, citation_keys, named, render, to_bibtex, to_csl_json, to_ris
 
 ATTENTION = Reference(
     1,
@@ -102,3 +102,20 @@ def test_a_name_with_many_commas_or_none_left_keeps_the_file_whole() -> None:
     assert len(record["authors"]) == 3 and record["authors"][1:] == ["Jones, Ann", "Doe, Jane"]
     (item,) = json.loads(to_csl_json([ref]))
     assert [a["family"] for a in item["author"]] == ["King", "Jones", "Doe"]
+
+
+def test_a_paper_with_a_thousand_authors_lists_the_first_hundred() -> None:
+    """A technical report with 1,300 authors (as large model reports have) wrote every name into each format
+    and each Zotero item: one saved paper made a file of hundreds of kilobytes and an item Zotero may refuse. The
+    first hundred are written, then BibTeX's "and others"."""
+    import rispy
+    from pybtex.database import parse_string
+
+    ref = Reference(9, "A large report", tuple(f"Author{i} Person{i}" for i in range(1300)), 2023, None, None, {})
+    (entry,) = parse_string(to_bibtex([ref]), "bibtex").entries.values()
+    names = [str(p) for p in entry.persons["author"]]
+    assert len(names) == 101 and names[0] == "Person0, Author0" and names[-1] == "others"
+    (record,) = rispy.loads(to_ris([ref]))
+    assert len(record["authors"]) == 100
+    (item,) = json.loads(to_csl_json([ref]))
+    assert len(item["author"]) == 100 and len(named(ref.authors)) == 100, "Zotero's creators are these too"
