@@ -14,9 +14,11 @@ import zlib
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
+import psycopg
 from tqdm import tqdm
 
 from bot.slack.payloads import channel_from_slack, may_share_paper, member_from_slack, message_from_slack
@@ -63,6 +65,7 @@ class ImportReport:
     team_id: str
     channels: list[ChannelReport] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    newest_at: datetime | None = None  # the latest message read: the export was taken after it
 
     @property
     def scanned(self) -> int:
@@ -236,7 +239,7 @@ def import_export(
         total = sum(len(reader.day_files.get(c.name, [])) for c in selected)
         with tqdm(total=total, unit="file", desc="import", disable=not progress, leave=False) as bar:
             for channel in selected:
-                report.channels.append(_import_channel(db, reader, channel, members, domain, report.problems, bar))
+                report.channels.append(_import_channel(db, reader, channel, members, domain, report, bar))
         return report
     finally:
         reader.close()
@@ -248,9 +251,10 @@ def _import_channel(
     channel: Channel,
     members: dict[str, Member],
     domain: str | None,
-    problems: list[str],
+    report: ImportReport,
     bar: tqdm,
 ) -> ChannelReport:
+    problems = report.problems
     out = ChannelReport(channel.channel_id, channel.name)
     seen_users: set[str] = set(channel.member_ids)
     with db.connection() as conn:
@@ -278,22 +282,31 @@ def _import_channel(
                 seen_users.add(msg.user_id)
             seen_users.update(r.user_id for r in msg.reactions)
         if len(batch) >= BATCH:
-            out.stats.add(_flush(db, batch, problems))
+            out.stats.add(_flush(db, batch, report))
             batch = []
-    out.stats.add(_flush(db, batch, problems))
+    out.stats.add(_flush(db, batch, report))
     with db.connection() as conn:
         storage.workspaces.upsert_members(conn, [members[u] for u in sorted(seen_users) if u in members])
         storage.workspaces.update_team_timezone(conn, channel.team_id)
     return out
 
 
-def _flush(db: Database, batch: list[Message], problems: list[str]) -> IndexStats:
-    """Write a batch; a message the database refuses is reported and skipped, the others are kept."""
+def _flush(db: Database, batch: list[Message], report: ImportReport) -> IndexStats:
+    """Write a batch; a message the database refuses is reported and skipped, the others are kept. A reaction
+    stored with a time after the newest message read so far is newer than the export, and stays."""
 
     def refused(message: Message, exc: Exception) -> None:
-        problems.append(f"message {message.ts}: the database refused it ({exc}); skipped")
+        report.problems.append(f"message {message.ts}: the database refused it ({exc}); skipped")
+
+    report.newest_at = max(
+        [m.posted_at for m in batch] + ([report.newest_at] if report.newest_at else []), default=None
+    )
+    taken_after = report.newest_at
+
+    def write(conn: psycopg.Connection, messages: Sequence[Message]) -> IndexStats:
+        return index_messages(conn, messages, taken_after=taken_after)
 
     stats = IndexStats()
-    for written in db.write_batch(batch, index_messages, refused):
+    for written in db.write_batch(batch, write, refused):
         stats.add(written)
     return stats

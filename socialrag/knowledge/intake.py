@@ -89,10 +89,15 @@ def _base_ts(ts: str) -> str:
 
 
 def index_messages(
-    conn: psycopg.Connection, messages: Sequence[Message], *, read_at: datetime | None = None
+    conn: psycopg.Connection,
+    messages: Sequence[Message],
+    *,
+    read_at: datetime | None = None,
+    taken_after: datetime | None = None,
 ) -> IndexStats:
     """Write kept messages with their paper links and reactions; repeated calls change nothing. ``read_at``:
-    when Slack gave them, for a history read (not for an export, an older snapshot)."""
+    when Slack gave them, for a history read (not for an export, an older snapshot). ``taken_after``: an export's
+    newest message time; a stored reaction later than it is newer than the export, not missing from it, and stays."""
     if not messages:
         return IndexStats()
     forgotten = storage.privacy.load_forgotten(conn, sorted({m.team_id for m in messages}))
@@ -130,7 +135,7 @@ def index_messages(
     storage.queue.enqueue_papers(conn, sorted({link[1] for link in links}))
     known = {mid for m, mid in zip(messages, message_ids, strict=True) if m.reactions_known}
     storage.messages.replace_reactions(
-        conn, [mid for mid in message_ids if mid in known], [r for r in reactions if r[0] in known]
+        conn, [mid for mid in message_ids if mid in known], [r for r in reactions if r[0] in known], taken_after
     )
     return IndexStats(
         messages=sum(1 for m in messages if not m.is_reply),

@@ -116,15 +116,20 @@ def _insert_message_papers(
 
 
 def replace_reactions(
-    conn: psycopg.Connection, message_ids: Sequence[int], rows: Sequence[tuple[int, str, str, str, str, datetime]]
+    conn: psycopg.Connection,
+    message_ids: Sequence[int],
+    rows: Sequence[tuple[int, str, str, str, str, datetime]],
+    taken_after: datetime | None = None,
 ) -> None:
     """Make the emoji reactions on ``message_ids`` exactly ``rows`` (message_id, team, channel, user, emoji, at).
-    Button clicks (``button:*``) are PaperPing's own, never in what Slack gives, and stay."""
+    Button clicks (``button:*``) are PaperPing's own, never in what Slack gives, and stay; so do reactions stored
+    with a time after ``taken_after`` (an export's newest message: they are newer than the export)."""
     conn.execute(
         """
         DELETE FROM reactions r
          WHERE r.message_id = ANY(%(ids)s::bigint[])
            AND left(r.emoji, 7) <> 'button:'
+           AND (%(after)s::timestamptz IS NULL OR r.reacted_at <= %(after)s::timestamptz)
            AND NOT EXISTS (SELECT 1 FROM unnest(%(mid)s::bigint[], %(user)s::text[], %(emoji)s::text[])
                                    AS n(mid, user_id, emoji)
                             WHERE (n.mid, n.user_id, n.emoji) = (r.message_id, r.user_id, r.emoji))
@@ -134,6 +139,7 @@ def replace_reactions(
             "mid": [r[0] for r in rows],
             "user": [r[3] for r in rows],
             "emoji": [r[4] for r in rows],
+            "after": taken_after,
         },
     )
     if not rows:

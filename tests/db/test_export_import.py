@@ -191,3 +191,25 @@ def test_an_export_never_adds_back_a_member_slack_says_left(db: Database, tmp_pa
         private = storage.workspaces.load_member_channels(conn, TEAM, "U3", current=True)
     assert listed, "the export's list counts while Slack has not given one"
     assert members == ["U2"] and private == []
+
+
+def test_an_older_export_takes_off_no_reaction_added_since(db: Database, tmp_path: Path) -> None:
+    """Importing an export again (or one taken before PaperPing joined) made each message's reactions exactly the
+    export's: a :bookmark: added in Slack since, heard live, was deleted, and its paper left the reading list.
+    A reaction stored with a time after the export's newest message now stays; one the export should show and does
+    not (taken off before it was made) still goes."""
+    share = msg(T0, "U2", "<https://arxiv.org/abs/1706.03762|our take>", reactions=[{"name": "+1", "users": ["U3"]}])
+    users = [user("U2", "ben"), user("U3", "c")]
+    import_export(
+        db, write_export(tmp_path / "e.zip", {"general": ("C1", ["U2", "U3"], [share])}, users), progress=False
+    )
+    with db.connection() as conn:  # a save in Slack after the export was taken, heard live
+        knowledge.record_reaction(conn, TEAM, "C1", f"{T0:.6f}", "U2", "bookmark", added=True, at=datetime.now(UTC))
+    unliked = {**share, "reactions": []}  # a later export: U3's +1 was taken off before it, the save came after
+    later = write_export(tmp_path / "n.zip", {"general": ("C1", ["U2", "U3"], [unliked])}, users)
+    import_export(db, later, progress=False)
+    with db.connection() as conn:
+        saved, _ = storage.reading_list.load_reading_list(conn, TEAM, "C1", ["bookmark"], limit=10)
+        kept = conn.execute("SELECT user_id, emoji FROM reactions").fetchall()
+    assert len(saved) == 1, "the live save is still on the reading list"
+    assert kept == [("U2", "bookmark")], kept
