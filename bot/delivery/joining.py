@@ -44,6 +44,12 @@ class ChannelStarts:
     _reading: set[tuple[str, str]] = field(default_factory=set)  # channels whose history this process reads now
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
+    def is_in(self, team_id: str, channel_id: str) -> bool:
+        """Whether the channel is active by PaperPing's own arrival (not only by a settings row a command made)."""
+        with self.db.connection() as conn:
+            current = storage.settings.load_channel_settings(conn, team_id, channel_id)
+        return current.active and current.activated_at is not None
+
     def activate(self, team_id: str, channel_id: str, now: datetime | None = None) -> bool:
         """PaperPing is in the channel: schedule its first post (settings keep their defaults). Returns whether
         the channel was inactive until now (a first invitation, or one after PaperPing was removed)."""

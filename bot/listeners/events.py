@@ -143,12 +143,14 @@ def handle_joined(
         storage.workspaces.add_channel_member(conn, team, channel, str(event.get("user") or ""))
         return
     ctx.channels.queue_backfill(team, channel)  # before the first slot opens, so that the slot waits for the history
-    arrived = ctx.channels.activate(team, channel)
+    # a second invitation while PaperPing is in the channel says nothing again; the hello goes before the channel
+    # counts as joined, so that one Slack did not take is said when Slack sends the event again
+    if not ctx.channels.is_in(team, channel):
+        ctx.pacer.post(client.chat_postMessage, channel=channel, text=INTRO)
+    ctx.channels.activate(team, channel)
     inviter = event.get("inviter")
     if isinstance(inviter, str) and inviter:
         storage.settings.record_inviter(conn, team, channel, inviter)  # the first inviter stays the steward
-    if arrived:  # a second invitation while PaperPing is in the channel says nothing again
-        ctx.pacer.post(client.chat_postMessage, channel=channel, text=INTRO)
     ctx.channels.start_backfill(client, team, channel)  # one reading of a channel's history at a time
 
 

@@ -225,6 +225,19 @@ def test_a_second_invitation_says_hello_once_and_reads_once(harness: Harness, db
     assert len(intros) == 1
 
 
+def test_a_hello_slack_did_not_take_is_said_when_the_event_comes_again(harness: Harness, db: Database) -> None:
+    """Slack failed the hello: the event's answer says so, and Slack's next copy of it says hello, once."""
+    joined = {"type": "member_joined_channel", "user": "UBOT", "channel": "C1", "team": T, "inviter": "U1"}
+    harness.standin.fail_next["chat.postMessage"] = 1
+    assert harness.event({**joined, "event_ts": "1.0"}, event_id="EvJoin").status_code != 200
+    assert harness.event({**joined, "event_ts": "1.0"}, event_id="EvJoin").status_code == 200  # Slack's retry
+    intros = [p for p in harness.standin.posts if p["text"].startswith("Hi, I'm PaperPing")]
+    assert len(intros) == 1
+    with db.connection() as conn:
+        s = storage.settings.load_channel_settings(conn, T, "C1")
+    assert s.active and s.activated_at is not None and s.invited_by == "U1"
+
+
 def test_app_home(harness: Harness, db: Database) -> None:
     harness.ctx.slack.ensure_channel(WebClient(token="x", base_url=harness.standin.url), T, "C1")
     harness.ctx.channels.activate(T, "C1")
