@@ -7,7 +7,7 @@ import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from slack_sdk import WebClient
@@ -77,11 +77,49 @@ class Invocation:
 
     def announce(self, line: str) -> None:
         """Tell the channel about a settings change (the paper's DG4: the group sees what steers the bot). A
-        failed announcement is logged; the member still gets the answer."""
+        change within ``ANNOUNCE_MERGE`` of the member's last announcement there is added to it (the message is
+        edited) rather than posted anew, up to ``ANNOUNCED_LINES`` changes. A failed announcement is logged; the
+        member still gets the answer."""
         try:
-            self.ctx.pacer.post(self.client.chat_postMessage, channel=self.channel, text=f"<@{self.user}> {line}")
+            with self.ctx.db.connection() as conn:
+                recent = storage.usage.load_announcement(
+                    conn, self.team, self.channel, self.user, self.now - ANNOUNCE_MERGE
+                )
+            if recent is not None and len(recent[1]) < ANNOUNCED_LINES and self._add_to(recent[0], recent[1] + [line]):
+                return
+            posted = self.ctx.pacer.post(
+                self.client.chat_postMessage, channel=self.channel, text=announcement(self.user, [line])
+            )
+            with self.ctx.db.connection() as conn:
+                storage.usage.record_announcement(
+                    conn, self.team, self.channel, self.user, str(posted["ts"]), [line], self.now
+                )
         except (SlackApiError, PaperPingError) as exc:
             log.warning("could not announce a settings change in %s: %s", self.channel, exc)
+
+    def _add_to(self, ts: str, lines: list[str]) -> bool:
+        """Edit the member's announcement ``ts`` to say ``lines``; False when Slack will not (deleted, too old)."""
+        try:
+            self.ctx.pacer.call(
+                self.client.chat_update, channel=self.channel, ts=ts, text=announcement(self.user, lines)
+            )
+        except (SlackApiError, PaperPingError) as exc:
+            log.info("announcing in a new message in %s: the last could not be edited (%s)", self.channel, exc)
+            return False
+        with self.ctx.db.connection() as conn:
+            storage.usage.record_announcement(conn, self.team, self.channel, self.user, ts, lines, self.now)
+        return True
+
+
+ANNOUNCE_MERGE = timedelta(minutes=10)  # a member's changes within this of their last announcement join it
+ANNOUNCED_LINES = 10  # changes one announcement lists at most; the next starts a new message
+
+
+def announcement(user: str, lines: list[str]) -> str:
+    """The channel's message about a member's settings changes: one sentence, or the changes as a list."""
+    if len(lines) == 1:
+        return f"<@{user}> {lines[0]}"
+    return f"<@{user}> changed PaperPing's settings here:\n" + "\n".join(f"• {line}" for line in lines)
 
 
 Parser = Callable[[str, tuple[str, ...], str], Command]  # (name, words after it, the text after it) -> Command

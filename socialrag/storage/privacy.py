@@ -173,6 +173,7 @@ def forget_member(conn: psycopg.Connection, team_id: str, user_id: str) -> dict[
         "assistant_threads",
         "members",
         "answer_feedback",
+        "announcements",
     ):
         conn.execute(
             f"DELETE FROM {table} WHERE team_id = %(t)s AND user_id = %(u)s",  # the table names are fixed above

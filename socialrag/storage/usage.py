@@ -124,3 +124,37 @@ def load_answer_feedback(
         {"t": team_id, "about": about_channel_id, "since": since},
     ).fetchone()
     return (int(row[0]), int(row[1])) if row else (0, 0)
+
+
+def load_announcement(
+    conn: psycopg.Connection, team_id: str, channel_id: str, user_id: str, since: datetime
+) -> tuple[str, list[str]] | None:
+    """The member's announcement in the channel first posted at ``since`` or later: (its ts, its lines)."""
+    row = conn.execute(
+        """
+        SELECT ts, lines FROM announcements
+         WHERE team_id = %(t)s AND channel_id = %(c)s AND user_id = %(u)s AND posted_at >= %(since)s
+        """,
+        {"t": team_id, "c": channel_id, "u": user_id, "since": since},
+    ).fetchone()
+    return (row[0], list(row[1])) if row else None
+
+
+def record_announcement(
+    conn: psycopg.Connection, team_id: str, channel_id: str, user_id: str, ts: str, lines: list[str], at: datetime
+) -> None:
+    """The member's announcement in the channel is now the message ``ts`` saying ``lines`` (posted at ``at``; an
+    edit of the same message keeps its first time). Nothing is kept of a channel PaperPing has no row of."""
+    conn.execute(
+        """
+        INSERT INTO announcements (team_id, channel_id, user_id, ts, lines, posted_at)
+        SELECT %(t)s, %(c)s, %(u)s, %(ts)s, %(lines)s, %(at)s
+         WHERE EXISTS (SELECT 1 FROM channels WHERE team_id = %(t)s AND channel_id = %(c)s)
+        ON CONFLICT (team_id, channel_id, user_id) DO UPDATE
+           SET lines = EXCLUDED.lines,
+               posted_at = CASE WHEN announcements.ts = EXCLUDED.ts THEN announcements.posted_at
+                                ELSE EXCLUDED.posted_at END,
+               ts = EXCLUDED.ts
+        """,
+        {"t": team_id, "c": channel_id, "u": user_id, "ts": ts, "lines": lines, "at": at},
+    )

@@ -76,6 +76,7 @@ BY_TEAM = {
     "onboarding",
     "assistant_threads",
     "answer_feedback",
+    "announcements",
 }
 # tables with a member's id: forget-me leaves none of their rows (forgotten_members keeps the note that it did)
 BY_MEMBER = {
@@ -95,6 +96,7 @@ BY_MEMBER = {
     "assistant_threads",
     "answer_feedback",
     "removed_reactions",
+    "announcements",
 }
 # tables where a member's id can sit inside text or JSON: forget-me scrubs it
 MENTIONING = {"recommendations": "draft::text", "llm_calls": "output", "import_checkpoints": "state::text"}
@@ -215,6 +217,8 @@ def _lab(db: Database) -> dict[str, int]:
         storage.history_search.upsert_assistant_thread(conn, "DU2", "1.000100", T, "C1", "U2")
         # ... and marked its streamed answer not helpful
         storage.usage.record_answer_feedback(conn, T, "DU2", "1.000200", "U2", "C1", False, AT)
+        # U2 changed a setting of #papers, announced there (U2's topic words in it)
+        storage.usage.record_announcement(conn, T, "C1", "U2", "9.000100", ["asked PaperPing to lean toward: ben"], AT)
     return {"known": ids["1706.03762"], "unknown": ids["2999.00001"], "only_here": ids["10.9999/only-here"]}
 
 

@@ -126,10 +126,11 @@ def test_slash_commands(harness: Harness, db: Database) -> None:
         "America/New_York",
     )
     assert member == (False, "0000-0002-1825-0097") and override == {"eyes": "positive"}
-    announcements = [p["text"] for p in harness.standin.posts]
-    assert "<@U2> set PaperPing to post weekly." in announcements
-    assert any("paused PaperPing's posts" in a for a in announcements)
-    assert all(len(a) < 160 for a in announcements), "announcements are one short line"
+    # the member's changes in a row are one announcement in the channel, a short line each
+    (said,) = [m["text"] for m in harness.standin.state.messages["C1"] if m.get("user") == "UBOT"]
+    assert said.startswith("<@U2> changed PaperPing's settings here:\n• set PaperPing to post weekly.")
+    assert "\n• paused PaperPing's posts in this channel." in said
+    assert all(len(line) < 160 for line in said.splitlines()), "a short line a change"
 
 
 def test_forget_me_asks_then_deletes(harness: Harness, db: Database) -> None:
@@ -236,6 +237,32 @@ def test_a_hello_slack_did_not_take_is_said_when_the_event_comes_again(harness: 
     with db.connection() as conn:
         s = storage.settings.load_channel_settings(conn, T, "C1")
     assert s.active and s.activated_at is not None and s.invited_by == "U1"
+
+
+def test_a_members_changes_in_a_row_are_one_announcement(harness: Harness, db: Database) -> None:
+    """One member changing settings over and over costs the channel one message, edited to list each change; ten
+    minutes on, or another member, or an announcement deleted in Slack, starts a new one."""
+
+    def announcements() -> list[dict[str, object]]:
+        return [p for p in harness.standin.posts if "PaperPing" in str(p["text"]) and str(p["text"]).startswith("<@")]
+
+    assert harness.command("frequency daily", user="U2") == "Done: I'll post daily here."
+    assert harness.command("style tldr", user="U2") == "Done: style is now tldr."
+    assert harness.command("length short", user="U2").startswith("Done")
+    (first,) = announcements()
+    shown = next(m for m in harness.standin.state.messages["C1"] if m["ts"] == first["ts"])["text"]
+    assert shown.startswith("<@U2> changed PaperPing's settings here:\n• set PaperPing to post daily.")
+    assert shown.count("\n• ") == 3 and "`tldr` style" in shown and "short length" in shown
+    assert harness.command("frequency weekly", user="U3") == "Done: I'll post weekly here."
+    assert [p["text"][:6] for p in announcements()] == ["<@U2> ", "<@U3> "], "another member's change is theirs"
+    with db.connection() as conn:  # ten minutes on
+        conn.execute("UPDATE announcements SET posted_at = posted_at - interval '11 minutes'")
+    assert harness.command("style template", user="U2").startswith("Done")
+    assert len(announcements()) == 3 and announcements()[-1]["text"].startswith("<@U2> set PaperPing's")
+    harness.standin.state.messages["C1"] = [m for m in harness.standin.state.messages["C1"]
+                                            if m["ts"] != announcements()[-1]["ts"]]  # fmt: skip
+    assert harness.command("length normal", user="U2").startswith("Done")
+    assert len(announcements()) == 4, "an announcement deleted in Slack is not edited: a new one says the change"
 
 
 def test_app_home(harness: Harness, db: Database) -> None:
