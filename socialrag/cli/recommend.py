@@ -17,6 +17,7 @@ from socialrag.recommender import Recommendation, Recommender, describe_fact, de
 ID_KEYS = {"arxiv": "arxiv_id", "doi": "doi", "acl": "acl_id", "s2": "s2_id"}
 MAX_WINDOW_DAYS = 36500  # a hundred years: more reaches no paper and would overflow a date
 MAX_TOP = 1000  # a list to read, not an export of the whole ranking
+MAX_WARMUP = 100_000  # shared papers learnt from before the replay's first step
 
 
 def run_recommend(
@@ -94,6 +95,8 @@ def recommend(args: argparse.Namespace, settings: Settings, open_db: OpenDatabas
 
 
 def evaluate(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase) -> int:
+    if not 1 <= args.warmup <= MAX_WARMUP:
+        raise InputError(f"--warmup takes a number of shared papers from 1 to {MAX_WARMUP:,}")
     db = open_db()
     team_id, channel_id, name = resolve_channel(db, args.channel)
     with Recommender(settings, db) as recommender:
@@ -138,7 +141,9 @@ def recommend_arguments(parser: argparse.ArgumentParser) -> None:
 
 def eval_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("channel", help=CHANNEL_HELP)
-    parser.add_argument("--warmup", type=int, default=5, help="shared papers to learn from before the first step")
+    parser.add_argument(
+        "--warmup", type=int, default=5, help="shared papers to learn from before the first step (default 5)"
+    )
 
 
 def refit_arguments(parser: argparse.ArgumentParser) -> None:

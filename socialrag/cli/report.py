@@ -22,8 +22,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase) -> int:
     db = open_db()
     team_id, channel_id, name = resolve_channel(db, args.channel)
-    since = parse_time(args.since, "--since") if args.since else None
-    until = parse_time(args.until, "--until") if args.until else None
+    since = parse_time(args.since, "--since", future=True) if args.since else None
+    until = parse_time(args.until, "--until", future=True) if args.until else None
     if since and until and since >= until:
         raise InputError("--since must come before --until")
     out: Path = args.out or Path(f"paperping-report-{safe_filename(name)}")

@@ -32,13 +32,17 @@ def no_arguments(parser: argparse.ArgumentParser) -> None:
 CHANNEL_HELP = "channel name or id (TEAM_ID/CHANNEL_ID when several workspaces have it)"
 
 
-def parse_time(text: str, option: str = "--as-of") -> datetime:
-    """An ISO date or date-time; naive times are UTC."""
+def parse_time(text: str, option: str = "--as-of", *, future: bool = False) -> datetime:
+    """An ISO date or date-time; naive times are UTC. A replay's time (``future`` False) must be past: a refit
+    stored with a later date would be the channel's ranking until then, and never be refitted."""
     try:
         when = datetime.fromisoformat(text)
     except ValueError:
         raise InputError(f"{option} takes an ISO date such as 2021-03-01 or 2021-03-01T09:00, not {text!r}") from None
-    return when if when.tzinfo else when.replace(tzinfo=UTC)
+    when = when if when.tzinfo else when.replace(tzinfo=UTC)
+    if not future and when > datetime.now(UTC):
+        raise InputError(f"{option} replays the past: {text} is later than now (leave {option} out to use now)")
+    return when
 
 
 def resolve_channel(db: Database, name_or_id: str) -> tuple[str, str, str]:

@@ -1,0 +1,56 @@
+"""The operator's command line given what an operator mistypes: a replay date in the future, a number out of reason,
+the wrong workspace to purge; and stored text shown in a terminal. Each is refused with a sentence, before any work,
+and nothing stored changes."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from bot.cli import main
+from socialrag.db import Database
+from tests.support.read_papers import open_channel, share_paper
+
+
+@pytest.fixture
+def env(db: Database, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Database:
+    monkeypatch.setenv("DATABASE_URL", db.conninfo)
+    monkeypatch.setenv("PAPERPING_OFFLINE", "1")
+    monkeypatch.setenv("PAPERPING_HOME", str(tmp_path / "home"))
+    with db.connection() as conn:
+        share_paper(conn, ("T1", "C1"), "1.0", datetime(2024, 1, 1, tzinfo=UTC), "10.1/a", "A paper", "Its abstract.")
+        open_channel(conn, ("T1", "C1"), "lab")
+    return db
+
+
+def test_a_replay_date_in_the_future_is_refused_and_no_fit_is_stored(
+    env: Database, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`refit --as-of 2999-01-01` (a mistyped year) would store a fit dated then: the channel's ranking until that
+    date, never refitted by the scheduler, since its latest fit would always look new."""
+    for command in (
+        ["refit", "lab", "--as-of", "2999-01-01"],
+        ["recommend", "lab", "--as-of", "2999-01-01"],
+        ["ask", "lab", "what did we read", "--as-of", "2999-01-01"],
+    ):
+        assert main(command) == 2, command
+        assert "--as-of replays the past: 2999-01-01 is later than now" in capsys.readouterr().err
+    with env.connection() as conn:
+        assert conn.execute("SELECT count(*) FROM channel_rankers").fetchone() == (0,)
+    assert main(["refit", "lab", "--as-of", "2024-06-01"]) == 0  # a past date is a backtest, as before
+    assert "stored with that date" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("warmup", ["-3", "0", "100001"])
+def test_eval_refuses_a_warmup_out_of_reason(env: Database, capsys: pytest.CaptureFixture[str], warmup: str) -> None:
+    assert main(["eval", "lab", "--warmup", warmup]) == 2
+    assert "--warmup takes a number of shared papers from 1 to 100,000" in capsys.readouterr().err
+
+
+def test_eval_on_a_channel_with_one_share_says_there_is_nothing_to_replay(
+    env: Database, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["eval", "lab", "--warmup", "1"]) == 0
+    assert "#lab: nothing to replay yet" in capsys.readouterr().out
