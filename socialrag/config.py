@@ -276,6 +276,12 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("PAPERPING_METRICS_PORT", "metrics_port", "text", None, _METRICS_PORT),
     Setting("PAPERPING_HTTP_PEER_CONNECTIONS", "http_peer_connections", "count", "0", _PEER_CONNECTIONS),
 )
+# a number's least and most: beyond them a value is a typo, or overflows a date (checked as it is read)
+_DAYS, _TIMEOUT, _EVERY = (0, 36500), (0, 600), (0, 525600)
+_BOUNDS = {"tick_seconds": (1, 3600), "http_timeout": _TIMEOUT, "llm_timeout": _TIMEOUT, "half_life_days": _DAYS}
+_BOUNDS |= {"metadata_max_age_days": _DAYS, "metadata_retry_hours": (0, 876000), "mention_quiet_days": _DAYS}
+_BOUNDS |= {"signal_window_days": (1, 36500), "followups_every_minutes": _EVERY, "authors_every_minutes": _EVERY}
+SETTINGS = tuple(replace(s, bounds=_BOUNDS.get(s.field)) for s in SETTINGS)
 # name -> (default, meaning); docs/configuration.md's settings table is checked against this in a unit test.
 SETTINGS_HELP: dict[str, tuple[str, str]] = {s.variable: (s.documented_default, s.meaning) for s in SETTINGS}
 _BY_FIELD = {s.field: s for s in SETTINGS}

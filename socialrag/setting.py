@@ -4,6 +4,7 @@ parsers of settings whose text has a shape of its own (``zotero_allow_list``).""
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -14,6 +15,7 @@ from socialrag.errors import ConfigError
 
 Kind = Literal["path", "flag", "text", "url", "int", "count", "float", "device"]  # count: an int, 0 allowed
 _TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
 
 
 @dataclass(frozen=True)
@@ -24,6 +26,7 @@ class Setting:
     default: str | None  # as it would be written in the environment; None: unset
     meaning: str
     shown: str | None = None  # the default as the documentation shows it, where the raw one says too little
+    bounds: tuple[float, float] | None = None  # a number's least and most (beyond them: a typo, or an overflow)
 
     def read(self, env: Mapping[str, str]) -> Any:
         """This setting's value in ``env`` (its default when unset or empty); a bad value is a ``ConfigError``."""
@@ -35,12 +38,16 @@ class Setting:
         if self.kind == "path":
             return Path(raw).expanduser()
         if self.kind == "flag":
-            return raw.lower() in _TRUE
+            return _flag(self.variable, raw)
         if self.kind == "url":
             return raw if raw.endswith("/") else raw + "/"
         if self.kind == "device":
             return _device(raw)
-        return _number(self.variable, raw, float if self.kind == "float" else int, zero=self.kind == "count")
+        value = _number(self.variable, raw, float if self.kind == "float" else int, zero=self.kind == "count")
+        if self.bounds and not self.bounds[0] <= value <= self.bounds[1]:
+            least, most = (f"{b:,g}" for b in self.bounds)
+            raise ConfigError(f"{self.variable} must be from {least} to {most}, got {raw!r}")
+        return value
 
     @property
     def documented_default(self) -> str:
@@ -54,11 +61,22 @@ def _device(value: str) -> str:
     raise ConfigError(f"PAPERPING_EMBED_DEVICE must be auto, cpu, cuda, cuda:N or mps, got {value!r}")
 
 
+def _flag(name: str, raw: str) -> bool:
+    """On or off; any other word is refused rather than read as off (``PAPERPING_OFFLINE=ture`` would go online)."""
+    word = raw.lower()
+    if word not in _TRUE | _FALSE:
+        raise ConfigError(f"{name} is 1 or 0 (true/false, yes/no, on/off), got {raw!r}")
+    return word in _TRUE
+
+
 def _number(name: str, raw: str, kind: type[int] | type[float], *, zero: bool = False) -> int | float:
     try:
         value = kind(raw)
     except ValueError:
-        raise ConfigError(f"{name} must be a number, got {raw!r}") from None
+        whole = "a whole number" if kind is int else "a number"
+        raise ConfigError(f"{name} must be {whole}, got {raw!r}") from None
+    if not math.isfinite(value):  # nan passes every comparison below, and inf is no timeout at all
+        raise ConfigError(f"{name} must be a finite number, got {raw!r}")
     if value < 0 or (value == 0 and not zero):
         raise ConfigError(f"{name} must be {'0 or more' if zero else 'positive'}, got {raw!r}")
     return value

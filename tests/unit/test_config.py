@@ -52,6 +52,30 @@ def test_a_count_takes_zero_and_an_amount_does_not() -> None:
         Settings.from_env({"PAPERPING_TICK_SECONDS": "0"})
 
 
+@pytest.mark.parametrize(
+    ("variable", "value", "said"),
+    [
+        ("PAPERPING_OFFLINE", "ture", "PAPERPING_OFFLINE is 1 or 0"),  # read as off, it went online
+        ("PAPERPING_FULLTEXT", "disabled", "PAPERPING_FULLTEXT is 1 or 0"),
+        ("PAPERPING_HTTP_TIMEOUT", "inf", "must be a finite number"),  # no deadline on any source
+        ("PAPERPING_TICK_SECONDS", "nan", "must be a finite number"),  # passes every comparison
+        ("PAPERPING_TICK_SECONDS", "0.001", "from 1 to 3,600"),  # the database asked a thousand times a second
+        ("PAPERPING_SIGNAL_WINDOW_DAYS", "99999999999", "from 1 to 36,500"),  # overflows a date in every slot
+        ("PAPERPING_MENTION_QUIET_DAYS", "1e9", "from 0 to 36,500"),
+        ("PAPERPING_EMBED_BATCH", "1e3", "must be a whole number"),
+    ],
+)
+def test_a_setting_out_of_reason_stops_the_start_with_its_name(variable: str, value: str, said: str) -> None:
+    with pytest.raises(ConfigError, match=said):
+        Settings.from_env({variable: value})
+
+
+def test_flags_read_the_usual_words() -> None:
+    for word, on in (("1", True), ("Yes", True), ("on", True), ("TRUE", True), ("0", False), ("off", False)):
+        assert Settings.from_env({"PAPERPING_OFFLINE": word}).offline is on
+        assert Settings.from_env({"PAPERPING_FULLTEXT": word}).fulltext is on
+
+
 def test_paperping_help_lists_every_subcommand_once_by_group(capsys: pytest.CaptureFixture[str]) -> None:
     from bot.cli import GROUPS, SUBCOMMANDS, main
 
