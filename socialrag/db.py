@@ -20,10 +20,11 @@ from urllib.parse import parse_qs, urlsplit
 import psycopg
 from pgvector.psycopg import register_vector
 from psycopg import sql
+from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from socialrag.config import Settings
-from socialrag.errors import DatabaseError
+from socialrag.errors import ConfigError, DatabaseError
 from socialrag.migrate import apply_migrations
 from socialrag.pgupgrade import check_home
 
@@ -163,7 +164,11 @@ class Database:
 
     def migrate(self) -> list[int]:
         """Bring the schema up to date; returns the versions applied now."""
-        with psycopg.connect(self.conninfo, autocommit=True) as conn:
+        try:
+            conn = psycopg.connect(self.conninfo, autocommit=True)
+        except psycopg.OperationalError as exc:
+            raise DatabaseError(f"cannot connect to the database: {exc}") from exc
+        with conn:
             return apply_migrations(conn)
 
 
@@ -211,12 +216,31 @@ def restrict_permissions(*paths: Path | None) -> None:
 def open_database(settings: Settings) -> Database:
     """The database PaperPing should use, started if embedded, with migrations applied."""
     if settings.database_url:
+        check_database_url(settings.database_url)
         db = Database(settings.database_url)
     else:
         uri, server = start_embedded(settings.home / "pgdata")
         return migrated_database(uri, DB_NAME, server)
     db.migrate()
     return db
+
+
+def check_database_url(url: str) -> None:
+    """A ``ConfigError`` saying how to write ``DATABASE_URL`` when libpq cannot read it. What libpq says is not
+    repeated: it quotes the part it could not read, which is often the password."""
+    how = (
+        "write it as postgresql://USER:PASSWORD@HOST:PORT/DATABASE (or key=value pairs), with any @ : / ? # % or "
+        "space in the password percent-encoded (@ as %40)"
+    )
+    _, sep, rest = url.partition("://")
+    if sep and rest.split("?", 1)[0].count("@") > 1:  # libpq would take the password's tail for the host
+        raise ConfigError(f"DATABASE_URL has more than one @: {how}")
+    try:
+        port = str(conninfo_to_dict(url).get("port") or "")
+    except psycopg.ProgrammingError:
+        raise ConfigError(f"DATABASE_URL cannot be read as a Postgres address: {how}") from None
+    if not port.replace(",", "").isdigit() and port:  # a / in the password ends the host, and the rest is read as one
+        raise ConfigError(f"DATABASE_URL's port is not a number: {how}")
 
 
 def migrated_database(server_uri: str, name: str, server: Any = None) -> Database:

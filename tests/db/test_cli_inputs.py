@@ -54,3 +54,26 @@ def test_eval_on_a_channel_with_one_share_says_there_is_nothing_to_replay(
 ) -> None:
     assert main(["eval", "lab", "--warmup", "1"]) == 0
     assert "#lab: nothing to replay yet" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("url", "said"),
+    [
+        ("postgresql://paperping:sec ret@localhost/paperping", "cannot be read as a Postgres address"),
+        ("postgresql://paperping:p@ss/word@localhost/paperping", "more than one @"),
+        ("not an address", "cannot be read as a Postgres address"),
+        ("postgresql://paperping:ss/word@localhost/paperping", "port is not a number"),
+        ("postgresql://paperping:word@/paperping?host=/nonexistent-pp", "cannot connect to the database"),
+    ],
+)
+def test_a_database_url_it_cannot_use_is_said_without_its_password(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str], url: str, said: str
+) -> None:
+    """A password with a space or an @ not percent-encoded, or a server not there: one sentence, not a traceback,
+    and the password is not in it (what libpq says of an address it cannot read quotes that part)."""
+    monkeypatch.setenv("DATABASE_URL", url)
+    monkeypatch.setenv("PAPERPING_HOME", str(tmp_path / "home"))
+    assert main(["migrate"]) == 2
+    err = capsys.readouterr().err
+    assert said in err and err.startswith("paperping: ")
+    assert "sec ret" not in err and "ss/word" not in err and "'ss'" not in err
