@@ -8,6 +8,7 @@ import sys
 from socialrag import storage
 from socialrag.cli.subcommand import OpenDatabase, Subcommand, add_index_flags, no_arguments, run_indexing
 from socialrag.config import Settings
+from socialrag.text import printable
 
 
 def migrate(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase) -> int:
@@ -35,21 +36,33 @@ def purge_arguments(parser: argparse.ArgumentParser) -> None:
 
 def purge(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase) -> int:
     """A workspace's channels, messages, reactions, members, settings, posts, LLM logs, checkpoints and
-    installation. Public paper metadata stays."""
+    installation. Public paper metadata stays. Without ``--yes`` it says what would go; a workspace with nothing
+    stored (a mistyped id) is said so, with the ids stored, and nothing is done even with ``--yes``."""
     db = open_db()
     with db.connection() as conn:
         channels = [c for c in storage.workspaces.find_channels(conn) if c[0] == args.team]
+        messages, members, known = storage.workspaces.load_team_footprint(conn, args.team)
+        stored = storage.workspaces.load_team_ids(conn)
+    team = printable(args.team)
+    if not (channels or messages or members or known):
+        ids = ", ".join(printable(t) for t in stored[:20]) or "none"
+        print(f"paperping: no workspace {team} is stored, so nothing was deleted; stored: {ids}", file=sys.stderr)
+        return 2
     if not args.yes:
+        names = ", ".join(f"#{printable(name)}" for _, _, name in channels[:10])
+        more = f" and {len(channels) - 10} more" if len(channels) > 10 else ""
         print(
-            f"paperping: this deletes everything stored about workspace {args.team} ({len(channels)} channels); "
-            "add --yes to go ahead",
+            f"paperping: this deletes everything stored about workspace {team}: {len(channels)} channels"
+            f"{f' ({names}{more})' if channels else ''}, {messages} messages and replies, {members} members, and its "
+            "settings, posts, LLM logs, checkpoints and installation (public paper metadata stays); add --yes to "
+            "go ahead",
             file=sys.stderr,
         )
         return 2
     with db.connection() as conn:
         counts = storage.workspaces.purge_team(conn, args.team)
     print(
-        f"workspace {args.team}: deleted {counts['channels']} channels, {counts['messages']} messages and "
+        f"workspace {team}: deleted {counts['channels']} channels, {counts['messages']} messages and "
         f"replies (with their reactions), {counts['members']} members"
     )
     return 0

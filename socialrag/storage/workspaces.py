@@ -29,6 +29,26 @@ def team_exists(conn: psycopg.Connection, team_id: str) -> bool:
     return conn.execute("SELECT 1 FROM teams WHERE team_id = %(t)s", {"t": team_id}).fetchone() is not None
 
 
+def load_team_footprint(conn: psycopg.Connection, team_id: str) -> tuple[int, int, bool]:
+    """(messages, members, whether the workspace itself or its installation is stored): what a purge says it takes."""
+    row = conn.execute(
+        """
+        SELECT (SELECT count(*) FROM messages WHERE team_id = %(t)s),
+               (SELECT count(*) FROM members WHERE team_id = %(t)s),
+               EXISTS (SELECT 1 FROM teams WHERE team_id = %(t)s)
+               OR EXISTS (SELECT 1 FROM installations WHERE team_id = %(t)s)
+        """,
+        {"t": team_id},
+    ).fetchone()
+    assert row is not None
+    return int(row[0]), int(row[1]), bool(row[2])
+
+
+def load_team_ids(conn: psycopg.Connection) -> list[str]:
+    """The workspaces stored, by id."""
+    return [r[0] for r in conn.execute("SELECT team_id FROM teams ORDER BY team_id").fetchall()]
+
+
 def load_team_domain(conn: psycopg.Connection, team_id: str) -> str | None:
     row = conn.execute("SELECT domain FROM teams WHERE team_id = %(t)s", {"t": team_id}).fetchone()
     return row[0] if row else None

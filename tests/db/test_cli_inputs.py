@@ -77,3 +77,19 @@ def test_a_database_url_it_cannot_use_is_said_without_its_password(
     err = capsys.readouterr().err
     assert said in err and err.startswith("paperping: ")
     assert "sec ret" not in err and "ss/word" not in err and "'ss'" not in err
+
+
+def test_purge_says_what_it_takes_and_a_workspace_not_stored_is_said_so(
+    env: Database, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The admin sees the workspace's channels and counts before adding --yes; a mistyped id deletes nothing and
+    says which ids are stored, rather than 'deleted 0 channels'."""
+    assert main(["purge", "--team", "T1"]) == 2
+    err = capsys.readouterr().err
+    assert "workspace T1: 1 channels (#lab), 1 messages and replies, 3 members" in err and "add --yes" in err
+    assert main(["purge", "--team", "T7", "--yes"]) == 2
+    assert "no workspace T7 is stored, so nothing was deleted; stored: T1" in capsys.readouterr().err
+    with env.connection() as conn:
+        assert conn.execute("SELECT count(*) FROM messages WHERE team_id = 'T1'").fetchone() == (1,)
+    assert main(["purge", "--team", "T1", "--yes"]) == 0
+    assert "workspace T1: deleted 1 channels, 1 messages" in capsys.readouterr().out
