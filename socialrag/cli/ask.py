@@ -9,7 +9,7 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from socialrag.cli.subcommand import CHANNEL_HELP, OpenDatabase, Subcommand, parse_time, resolve_channel
+from socialrag.cli.subcommand import CHANNEL_HELP, OpenDatabase, Subcommand, parse_time, resolve_channel, shown
 from socialrag.config import Settings
 from socialrag.errors import InputError
 from socialrag.recommender import MemoryAnswer, Recommender, ask_memory
@@ -67,20 +67,21 @@ def ask(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase) -> 
     if args.json:
         print(json.dumps(answer_json(answer), indent=2, ensure_ascii=False))
         return 0
-    print(f"#{name}: {question} ({answer.kind}{', ' + answer.period if answer.period else ''})")
+    print(shown(f"#{name}: {question} ({answer.kind}{', ' + answer.period if answer.period else ''})"))
     if answer.text:
-        print(f"\n{answer.text}\n")
+        print(f"\n{shown(answer.text)}\n")
     elif answer.note:
-        print(f"(no written answer: {answer.note})")
+        print(f"(no written answer: {shown(answer.note)})")
     for person in answer.people:
         if answer.words:
-            print(f"  {person.name}: {person.papers} paper{'' if person.papers == 1 else 's'} on it")
+            print(f"  {shown(person.name)}: {person.papers} paper{'' if person.papers == 1 else 's'} on it")
         else:
-            print(f"  {person.name}: shared {person.shared}, replied to {person.replied}, reacted to {person.reacted}")
+            said = f"shared {person.shared}, replied to {person.replied}, reacted to {person.reacted}"
+            print(f"  {shown(person.name)}: {said}")
     for n, item in enumerate(answer.items, start=1):
-        who = item.shared_by_name or ("a member" if item.shared_by else "PaperPing")
-        print(f"{n:>3}. {item.title}  ({who}, {item.shared_at:%Y-%m-%d}; {item.replies} replies, "
-              f"{item.reactions} reactions, {item.saves} saves)  {item.permalink or ''}")  # fmt: skip
+        who = shown(item.shared_by_name or ("a member" if item.shared_by else "PaperPing"))
+        print(f"{n:>3}. {shown(item.title or '')}  ({who}, {item.shared_at:%Y-%m-%d}; {item.replies} replies, "
+              f"{item.reactions} reactions, {item.saves} saves)  {shown(item.permalink or '')}")  # fmt: skip
     if not answer.items and not answer.people:
         print("  nothing found")
     return 0

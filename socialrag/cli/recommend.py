@@ -8,7 +8,7 @@ import json
 from datetime import datetime
 from typing import Any
 
-from socialrag.cli.subcommand import CHANNEL_HELP, OpenDatabase, Subcommand, parse_time, resolve_channel
+from socialrag.cli.subcommand import CHANNEL_HELP, OpenDatabase, Subcommand, parse_time, resolve_channel, shown
 from socialrag.config import Settings
 from socialrag.errors import InputError
 from socialrag.models import STYLES, Draft, Style, draft_json
@@ -52,7 +52,7 @@ def render_draft_text(draft: Draft) -> str:
     p = draft.paper
     meta = ", ".join(x for x in (", ".join(p.authors), p.venue or "", str(p.year or "")) if x)
     lines.append(f"{p.title} <{p.url}>" + (f" ({meta})" if meta else ""))
-    return "\n".join(lines)
+    return shown("\n".join(lines))
 
 
 def recommend(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase) -> int:
@@ -81,14 +81,14 @@ def recommend(args: argparse.Namespace, settings: Settings, open_db: OpenDatabas
     print("Candidates:")
     for i, c in enumerate(rec.candidates, 1):
         ident = ", ".join(f"{k}:{v}" for k, v in c.ids.items() if k in ID_KEYS)
-        print(f"{i:>3}. {c.score:.3f}  [{c.source}] {c.title}  ({ident})")
+        print(f"{i:>3}. {c.score:.3f}  [{c.source}] {shown(c.title or '')}  ({shown(ident)})")
     assert rec.draft is not None
     print("\nSignals used:")
     for s in rec.draft.signals:
-        print(f"  {s.kind}: {describe_fact(s)}")
+        print(f"  {s.kind}: {shown(describe_fact(s))}")
         if s.permalinks:
-            print(f"      from {', '.join(s.permalinks)}")
-    note = f" (fell back: {rec.draft.fallback_reason})" if rec.draft.fallback_reason else ""
+            print(f"      from {shown(', '.join(s.permalinks))}")
+    note = f" (fell back: {shown(rec.draft.fallback_reason)})" if rec.draft.fallback_reason else ""
     print(f"\nMessage ({rec.draft.style}{note}):\n")
     print(render_draft_text(rec.draft))
     return 0
@@ -98,7 +98,8 @@ def evaluate(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase
     if not 1 <= args.warmup <= MAX_WARMUP:
         raise InputError(f"--warmup takes a number of shared papers from 1 to {MAX_WARMUP:,}")
     db = open_db()
-    team_id, channel_id, name = resolve_channel(db, args.channel)
+    team_id, channel_id, stored_name = resolve_channel(db, args.channel)
+    name = shown(stored_name)
     with Recommender(settings, db) as recommender:
         report = recommender.evaluate(team_id, channel_id, warmup=args.warmup)
     if report.steps == 0:
@@ -117,7 +118,8 @@ def evaluate(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase
 
 def refit(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase) -> int:
     db = open_db()
-    team_id, channel_id, name = resolve_channel(db, args.channel)
+    team_id, channel_id, stored_name = resolve_channel(db, args.channel)
+    name = shown(stored_name)
     as_of = parse_time(args.as_of) if args.as_of else None
     with Recommender(settings, db) as recommender:
         model = recommender.refit(team_id, channel_id, now=as_of)

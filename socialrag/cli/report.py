@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from socialrag.cli.subcommand import CHANNEL_HELP, OpenDatabase, Subcommand, parse_time, resolve_channel
+from socialrag.cli.subcommand import CHANNEL_HELP, OpenDatabase, Subcommand, parse_time, resolve_channel, shown
 from socialrag.config import Settings
 from socialrag.errors import InputError
 from socialrag.report import load_report_data, safe_filename, write_report
@@ -30,7 +30,8 @@ def run(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase) -> 
     with db.connection() as conn:
         data = load_report_data(conn, team_id, channel_id, since=since, until=until)
     report = write_report(data, out, anonymous=args.anonymous)
-    print(f"#{name}: {len(data.member_shares)} shares, {len(data.replies)} replies, {len(data.reactions)} reactions")
+    counts = f"{len(data.member_shares)} shares, {len(data.replies)} replies, {len(data.reactions)} reactions"
+    print(f"#{shown(name)}: {counts}")
     for chart in report.charts:
         print(f"  {chart.name}: {chart.png} ({chart.png.stat().st_size // 1024 if chart.png else 0} KB)")
     print(f"Wrote {report.path} ({report.path.stat().st_size // 1024} KB) in {report.seconds:.1f} s.")

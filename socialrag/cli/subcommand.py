@@ -13,6 +13,7 @@ from socialrag import storage
 from socialrag.config import Settings
 from socialrag.db import Database
 from socialrag.errors import InputError
+from socialrag.text import printable
 
 OpenDatabase = Callable[[], Database]
 
@@ -43,6 +44,13 @@ def parse_time(text: str, option: str = "--as-of", *, future: bool = False) -> d
     if not future and when > datetime.now(UTC):
         raise InputError(f"{option} replays the past: {text} is later than now (leave {option} out to use now)")
     return when
+
+
+def shown(text: str) -> str:
+    """Stored text (a title, a member's or channel's name, a written answer) for the terminal: its lines kept, any
+    character a terminal would act on escaped (``printable``), so that a catalog line or a Slack name cannot write
+    the operator's clipboard or screen."""
+    return "\n".join(printable(line) for line in text.split("\n"))
 
 
 def resolve_channel(db: Database, name_or_id: str) -> tuple[str, str, str]:

@@ -360,3 +360,29 @@ def test_a_number_of_candidates_outside_reason_is_refused_before_any_work(
     monkeypatch.setenv("PAPERPING_HOME", str(tmp_path / "home"))
     assert main(["recommend", "nlp-lab", "--top", odd]) == 2
     assert "--top takes a number of candidates from 1 to 1000" in capsys.readouterr().err
+
+
+def test_stored_text_reaches_the_terminal_shown_never_obeyed(
+    lab_env: dict[str, Any], db: Database, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A title from a catalog file or a source, or a member's name, can carry a terminal's escape sequences (OSC 52
+    writes the operator's clipboard, CSI 2J clears the screen): `recommend`, `ask` and `eval` print them escaped."""
+    hostile = "\x1b]52;c;cm0gLXJmIH4=\x07\x1b[2J"
+    with db.connection() as conn:
+        conn.execute("UPDATE papers SET title = title || %(h)s", {"h": hostile})
+        conn.execute("UPDATE members SET display_name = display_name || %(h)s", {"h": hostile})
+        conn.execute(
+            "UPDATE channels SET name = name || %(h)s", {"h": hostile}
+        )  # as an export's channels.json may have it
+    commands = (
+        ["recommend", "C1", "--as-of", AS_OF.isoformat(), "--style", "template"],
+        ["ask", "C1", "who shared the most", "--as-of", AS_OF.isoformat()],
+        ["ask", "C1", "parsing", "--as-of", AS_OF.isoformat()],
+        ["eval", "C1", "--warmup", "2"],
+        ["refit", "C1", "--as-of", AS_OF.isoformat()],
+    )
+    for command in commands:
+        assert main(command) == 0, command
+        out = capsys.readouterr().out
+        assert "\x1b" not in out and "\x07" not in out, command
+        assert "\\x1b]52;c;" in out, command  # shown, escaped
