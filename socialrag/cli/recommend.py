@@ -130,7 +130,9 @@ def refit(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase) -
 
 def recommend_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("channel", help=CHANNEL_HELP)
-    parser.add_argument("--top", type=int, default=5, help="how many ranked candidates to show")
+    parser.add_argument(
+        "--top", type=int, default=5, help=f"how many ranked candidates to show (1 to {MAX_TOP:,}; default 5)"
+    )
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.add_argument("--as-of", help="replay: use only history before this ISO time")
     parser.add_argument(
