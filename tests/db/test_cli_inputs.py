@@ -93,3 +93,16 @@ def test_purge_says_what_it_takes_and_a_workspace_not_stored_is_said_so(
         assert conn.execute("SELECT count(*) FROM messages WHERE team_id = 'T1'").fetchone() == (1,)
     assert main(["purge", "--team", "T1", "--yes"]) == 0
     assert "workspace T1: deleted 1 channels, 1 messages" in capsys.readouterr().out
+
+
+def test_a_home_whose_path_has_a_space_is_refused_before_anything_is_made(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The embedded server is started with its folder unquoted in its options: in "My Lab/paperping" it made a
+    half home and failed with pg_ctl's command line. Now one sentence says what to set, and nothing is made."""
+    home = tmp_path / "My Lab ü" / "paperping"
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+    monkeypatch.setenv("PAPERPING_HOME", str(home))
+    assert main(["migrate"]) == 2
+    assert "path has a space" in capsys.readouterr().err
+    assert not (home / "pgdata").exists()
