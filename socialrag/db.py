@@ -35,6 +35,10 @@ _Item = TypeVar("_Item")
 _Result = TypeVar("_Result")
 
 
+# What the database refuses for a value it cannot keep, rather than for the connection: a value of the wrong kind
+# or range (DataError), a key too long for its index (a crafted identifier, a source's runaway name), and text no
+# encoding holds (half of a surrogate pair). ``write_batch`` writes a refused batch again one item at a time.
+REFUSED = (psycopg.DataError, psycopg.errors.ProgramLimitExceeded, UnicodeEncodeError)
 POOL_SIZE = 10  # connections one process keeps open at most (listeners, the scheduler, the indexer)
 # one more connection for work beside the caller's (a read the database can do on another core), closed when done
 Connect = Callable[[], AbstractContextManager[psycopg.Connection]]
@@ -127,6 +131,8 @@ class Database:
             conn = self.connect(autocommit=True)
             try:
                 yield conn
+            except REFUSED:
+                raise
             except psycopg.OperationalError as exc:
                 raise DatabaseError(f"the database connection failed: {exc}") from exc
             finally:
@@ -135,6 +141,8 @@ class Database:
         try:
             with self.pool().connection(timeout=self._capped(wait)) as pooled:
                 yield pooled  # committed when the block ends, rolled back when it raises
+        except REFUSED:
+            raise  # a value the database cannot keep, not a connection failing: the caller's to handle
         except (psycopg.OperationalError, PoolTimeout) as exc:
             raise DatabaseError(f"the database connection failed: {exc}") from exc
 
@@ -142,23 +150,23 @@ class Database:
         self,
         items: Sequence[_Item],
         write: Callable[[psycopg.Connection, Sequence[_Item]], _Result],
-        refused: Callable[[_Item, psycopg.DataError], None],
+        refused: Callable[[_Item, Exception], None],
     ) -> list[_Result]:
         """``write`` the items in one transaction; if the database refuses the batch (a value it cannot
-        store), write them one by one, so that a bad item costs only itself and ``refused`` hears of it.
-        Returns what each successful write returned."""
+        store, ``REFUSED``), write them one by one, so that a bad item costs only itself and ``refused`` hears of
+        it. Returns what each successful write returned."""
         if not items:
             return []
         try:
             with self.connection() as conn:
                 return [write(conn, items)]
-        except psycopg.DataError:
+        except REFUSED:
             results = []
             for item in items:
                 try:
                     with self.connection() as conn:
                         results.append(write(conn, [item]))
-                except psycopg.DataError as exc:
+                except REFUSED as exc:
                     refused(item, exc)
             return results
 

@@ -5,6 +5,8 @@ the job for every channel, run after run."""
 from __future__ import annotations
 
 import hashlib
+import random
+import string
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
@@ -83,10 +85,21 @@ def stored(db: Database, scheme: str) -> dict[str, tuple[Any, ...]]:
     return {r[0]: tuple(r[1:]) for r in rows}
 
 
+# a name of 4,000 letters no pattern repeats: its key is too long for the authors' index, whatever compression does
+RUNAWAY = "".join(random.Random(7).choices(string.ascii_letters, k=4000))
+
+
 @pytest.mark.parametrize(
     "odd",
-    [{"year": 0}, {"year": 3_000_000_000}, {"authors": (Author(name="A\x00B"),)}, {"venue": "Proc.\x00"}],
-    ids=["year-0", "year-3e9", "nul-author", "nul-venue"],
+    [
+        {"year": 0},
+        {"year": 3_000_000_000},
+        {"authors": (Author(name="A\x00B"),)},
+        {"venue": "Proc.\x00"},
+        {"title": "Cut \ud83d in two"},
+        {"authors": (Author(name=RUNAWAY),)},
+    ],
+    ids=["year-0", "year-3e9", "nul-author", "nul-venue", "lone-surrogate", "key-too-long"],
 )
 def test_a_record_the_database_refuses_costs_only_its_own_paper(db: Database, odd: dict[str, Any]) -> None:
     """Two papers in one batch; the database cannot keep one answer. The other is stored with its title and
@@ -123,6 +136,23 @@ def test_values_semantic_scholar_should_not_send_are_stored_cleaned_or_unknown(d
         expected = [(p["title"], p["year"] if p is papers[2] else None) for p in papers]
         assert [found[p["externalIds"]["ACL"]][:2] for p in papers] == expected
         assert found[papers[2]["externalIds"]["ACL"]][2] == ["Grace Hopper"]
+    finally:
+        scholar.stop()
+
+
+def test_half_an_emoji_in_a_title_is_dropped_and_the_batch_stored(db: Database) -> None:
+    """Semantic Scholar's JSON with half of a surrogate pair in a title (an emoji cut in two): the title is kept
+    without it, and the batch is stored; it used to fail every paper of the batch, try after try."""
+    scholar = ScholarStandIn().start()
+    try:
+        papers = scholar.papers[:2]
+        papers[0]["title"] = "Emoji \ud83d cut in two"
+        share_links(db, " ".join(f"https://aclanthology.org/{p['externalIds']['ACL']}" for p in papers))
+        done = Indexer(db, DigestEmbedder(), [SemanticScholar(scholar.url, min_interval=0)]).run_batch()
+        assert done is not None and done.looked_up == 2 and done.errors == []
+        found = stored(db, "acl")
+        assert found[papers[0]["externalIds"]["ACL"]][0] == "Emoji cut in two"
+        assert found[papers[1]["externalIds"]["ACL"]][0] == papers[1]["title"]
     finally:
         scholar.stop()
 

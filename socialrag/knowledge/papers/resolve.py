@@ -23,7 +23,7 @@ import psycopg
 
 from socialrag import storage
 from socialrag.config import Settings
-from socialrag.db import Database
+from socialrag.db import REFUSED, Database
 from socialrag.errors import SourceError
 from socialrag.knowledge.papers.arxiv import ArxivApi
 from socialrag.knowledge.papers.biorxiv import BiorxivApi
@@ -160,7 +160,7 @@ def record_found(db: Database, found: Sequence[tuple[int, Paper]], now: datetime
         storage.lookups.mark_fetched(conn, storage.papers.record_papers(conn, [p for _, p in items]), now)
         return len(items)
 
-    def refuse(item: tuple[int, Paper], exc: psycopg.DataError) -> None:
+    def refuse(item: tuple[int, Paper], exc: Exception) -> None:
         log.warning("metadata: the database refused %s's record of %s: %s", item[1].source, item[1].ids, exc)
         refused.add(item[0])
 
@@ -191,7 +191,7 @@ def fill_reference_contexts(
             contexts = s2.fetch_reference_contexts(s2_id)
             with db.connection() as conn:
                 result.contexts += storage.citations.record_reference_contexts(conn, citing_id, contexts)
-        except (SourceError, psycopg.DataError) as exc:  # this paper's only: the next one goes on
+        except (SourceError, *REFUSED) as exc:  # this paper's only: the next one goes on
             log.warning("reference contexts of paper %d: %s", citing_id, exc)
 
 
@@ -242,7 +242,7 @@ def record_citing_papers(
         with db.connection() as conn:
             storage.citations.record_citations(conn, paper_id, citation_rows(citing))
             storage.papers.add_popularity_readings(conn, paper_id, history)
-    except psycopg.DataError as exc:
+    except REFUSED as exc:
         log.warning("citations: the database refused the citing papers of paper %d: %s", paper_id, exc)
         with db.connection() as conn:
             storage.citations.mark_citations_fetched(conn, paper_id)

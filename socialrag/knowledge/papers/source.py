@@ -73,11 +73,16 @@ def next_month(day: date) -> date:
     return date(day.year + day.month // 12, day.month % 12 + 1, 1)
 
 
+# half of a surrogate pair (a JSON ``\ud83d`` without its other half: an emoji cut in two), which UTF-8 cannot hold
+_LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
 def clean_text(value: object) -> str | None:
-    """A string field from outside, with NUL bytes (which Postgres refuses) dropped and spaces folded."""
+    """A string field from outside, with NUL bytes and lone surrogates (which Postgres refuses) dropped and spaces
+    folded."""
     if not isinstance(value, str):
         return None
-    text = " ".join(value.replace("\x00", "").split())
+    text = " ".join(_LONE_SURROGATE.sub("", value.replace("\x00", "")).split())
     return text or None
 
 
