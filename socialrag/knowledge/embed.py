@@ -20,6 +20,7 @@ import psycopg
 
 from socialrag.config import DEFAULT_EMBED_MODEL
 from socialrag.db import Database
+from socialrag.knowledge.papers.source import bound_paper
 from socialrag.knowledge.vector_cache import VectorCache
 from socialrag.models import Paper
 from socialrag.progress import Progress
@@ -215,7 +216,7 @@ def record_found(conn: psycopg.Connection, papers: Sequence[Paper], embed: Embed
     """Store the metadata of papers a source found (their ids once each, in order), and embed them so that they
     can be scored."""
     with conn.transaction():
-        ids = list(dict.fromkeys(record_papers(conn, papers))) if papers else []
+        ids = list(dict.fromkeys(record_papers(conn, [bound_paper(p) for p in papers]))) if papers else []
         if ids and embed is not None:
             embed(conn, ids)
     return ids

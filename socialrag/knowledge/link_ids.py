@@ -15,6 +15,12 @@ _ARXIV_ID = re.compile(rf"^({ARXIV_NEW}|{ARXIV_OLD})(v\d+)?$", re.IGNORECASE)
 _ACL_NEW = re.compile(r"^(\d{4}\.[a-z0-9\-]+\.\d+)$", re.IGNORECASE)
 _ACL_OLD = re.compile(r"^([A-Z]\d{2}-\d{4})$", re.IGNORECASE)
 _DOI = re.compile(r"^10\.\d{4,9}/\S+$")
+# The longest identifier kept, in UTF-8 bytes: as long as the longest link read (``links.MAX_URL_CHARS``), and under
+# the 2,700 bytes or so Postgres can index. Real ones run to a few dozen characters; a longer one (a crafted
+# ``doi:`` in a message, which runs to the next space, a link's path in a script of three bytes a letter, a source's
+# runaway id) would fail every write that holds it: a whole page of a channel's history, read again and failing
+# again, or a batch of lookups.
+MAX_ID_BYTES = 2048
 
 # One site's link forms: (path, query, url, label) -> the paper, or None when the URL is not a paper page.
 Handler = Callable[[str, dict[str, list[str]], str, "str | None"], "PaperRef | None"]
@@ -22,6 +28,11 @@ Handler = Callable[[str, dict[str, list[str]], str, "str | None"], "PaperRef | N
 
 def ref(scheme: str, value: str, url: str, label: str | None, version: int | None = None) -> PaperRef:
     return PaperRef(scheme=scheme, value=value, url=url, label=label, version=version)
+
+
+def fits_index(value: str) -> bool:
+    """Whether an identifier's value is short enough to keep (``MAX_ID_BYTES``)."""
+    return len(value.encode("utf-8", "replace")) <= MAX_ID_BYTES
 
 
 def segments(path: str) -> list[str]:

@@ -16,7 +16,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from socialrag.knowledge.cs_links import CS_HOSTS
 from socialrag.knowledge.journal_links import JOURNAL_HOSTS, doi_anywhere
-from socialrag.knowledge.link_ids import TRAILING, doi_identity, doi_ref, normalize_arxiv_id, ref
+from socialrag.knowledge.link_ids import TRAILING, doi_identity, doi_ref, fits_index, normalize_arxiv_id, ref
 from socialrag.models import PaperRef
 
 __all__ = ["MAX_URL_CHARS", "doi_identity", "find_paper_refs", "normalize_arxiv_id", "parse_paper_url"]
@@ -48,7 +48,8 @@ def find_paper_refs(text: str) -> tuple[PaperRef, ...]:
             found[paper.key] = paper
     if any(word in text for word in ("arxiv:", "arXiv:", "ArXiv:", "doi:", "DOI:", "PMID", "PMC")):
         for paper in _iter_text_ids(_SLACK_LINK.sub(" ", text)):
-            found.setdefault(paper.key, paper)
+            if fits_index(paper.value):  # a ``doi:`` runs to the next space: 40 KB of it is no identifier
+                found.setdefault(paper.key, paper)
     return tuple(found.values())
 
 
@@ -99,7 +100,8 @@ def _trim_end(url: str, end: int) -> int:
 
 
 def parse_paper_url(url: str, label: str | None = None) -> PaperRef | None:
-    """The paper a single URL points at, or None when it is not a paper page (or longer than ``MAX_URL_CHARS``)."""
+    """The paper a single URL points at, or None when it is not a paper page (or longer than ``MAX_URL_CHARS``, or
+    its identifier longer than ``MAX_ID_BYTES``)."""
     if len(url) > MAX_URL_CHARS:
         return None
     try:
@@ -115,6 +117,7 @@ def parse_paper_url(url: str, label: str | None = None) -> PaperRef | None:
         if host == suffix or host.endswith("." + suffix):
             found = handler(path, query, url, label)
             if found is not None:
-                return found
+                return found if fits_index(found.value) else None
     # any publisher: a DOI in the query string (PLOS ``article?id=10.1371/...``) or after ``/doi/`` in the path
-    return doi_anywhere(path, query, url, label)
+    found = doi_anywhere(path, query, url, label)
+    return found if found is not None and fits_index(found.value) else None

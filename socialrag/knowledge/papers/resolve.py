@@ -32,7 +32,7 @@ from socialrag.knowledge.papers.http import Queued, SharedPace
 from socialrag.knowledge.papers.openalex import OpenAlex
 from socialrag.knowledge.papers.pubmed import PubMed
 from socialrag.knowledge.papers.semanticscholar import Citation, SemanticScholar, citation_history
-from socialrag.knowledge.papers.source import MetadataSource
+from socialrag.knowledge.papers.source import MetadataSource, bound_paper, bounded_ids
 from socialrag.models import Paper
 from socialrag.progress import Progress
 
@@ -157,7 +157,7 @@ def record_found(db: Database, found: Sequence[tuple[int, Paper]], now: datetime
     refused: set[int] = set()
 
     def write(conn: psycopg.Connection, items: Sequence[tuple[int, Paper]]) -> int:
-        storage.lookups.mark_fetched(conn, storage.papers.record_papers(conn, [p for _, p in items]), now)
+        storage.lookups.mark_fetched(conn, storage.papers.record_papers(conn, [bound_paper(p) for _, p in items]), now)
         return len(items)
 
     def refuse(item: tuple[int, Paper], exc: Exception) -> None:
@@ -197,7 +197,7 @@ def fill_reference_contexts(
 
 def citation_rows(citing: Sequence[Citation]) -> list[tuple[str, str, str | None, int | None, tuple[str, ...]]]:
     """Citing papers as ``paper_citations`` keeps them: one row per identity (the corpus id left out)."""
-    return [(s, v, c.title, c.year, c.contexts) for c in citing for s, v in c.ids.items() if s != "corpus"]
+    return [(s, v, c.title, c.year, c.contexts) for c in citing for s, v in bounded_ids(c.ids).items() if s != "corpus"]
 
 
 def fill_citations(

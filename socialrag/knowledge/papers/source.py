@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from datetime import date
 from typing import Protocol, TypeVar
 
+from socialrag.knowledge.link_ids import fits_index
 from socialrag.models import Paper
 
 log = logging.getLogger(__name__)
@@ -126,3 +128,24 @@ def parse_records(source: str, records: Iterable[object], parse: Callable[[objec
     if malformed:
         log.warning("%s: skipped %d malformed record(s) of an answer", source, malformed)
     return out
+
+
+def bounded_ids(ids: Mapping[str, str]) -> dict[str, str]:
+    """``ids`` without the identities too long to keep (``link_ids.MAX_ID_BYTES``)."""
+    return {scheme: value for scheme, value in ids.items() if fits_index(value)}
+
+
+def bound_paper(paper: Paper) -> Paper:
+    """A paper a source found, without the identifiers too long to keep: its own identities, its references', and
+    its authors' Semantic Scholar ids and ORCIDs. Checked here, before anything is stored, because one such key
+    fails the write of every paper stored with it."""
+    authors = tuple(
+        replace(
+            a,
+            s2_author_id=a.s2_author_id if a.s2_author_id is None or fits_index(a.s2_author_id) else None,
+            orcid=a.orcid if a.orcid is None or fits_index(a.orcid) else None,
+        )
+        for a in paper.authors
+    )
+    references = tuple(r for r in paper.references if fits_index(r.value))
+    return replace(paper, ids=bounded_ids(paper.ids), references=references, authors=authors)
