@@ -152,3 +152,18 @@ def test_a_biorxiv_version_that_is_a_digit_but_no_number_is_not_read_as_one() ->
     assert latest_version(rows) == 2
     paper = paper_from_versions(rows, "biorxiv")
     assert paper is not None and paper.title == "Second" and paper.authors[0].name == "P. Zhou"
+
+
+@pytest.mark.parametrize(
+    ("count", "kept"), [(-5, None), (True, None), (10**12, None), ("42", 42), (None, None), (7, 7)]
+)
+def test_a_citation_count_no_paper_has_is_unknown_never_negative_or_a_flag(count: object, kept: int | None) -> None:
+    """A count of -5, ``true`` or 10^12 is unknown (a negative one ranked a paper below every unknown one, and one
+    past the column's range cost the whole paper's metadata); a count given as digits is read, and a missing one
+    stays unknown, never 0."""
+    s2 = paper_from_s2({**GOOD, "citationCount": count})
+    crossref = paper_from_crossref({"DOI": "10.1/x", "title": ["T"], "is-referenced-by-count": count})
+    openalex = paper_from_openalex({"id": "https://openalex.org/W1", "title": "T", "cited_by_count": count})
+    for paper in (s2, crossref, openalex):
+        assert paper is not None and paper.citation_count == kept
+        assert paper.popularity == (None if kept is None else float(kept))

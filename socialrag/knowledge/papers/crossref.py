@@ -14,7 +14,7 @@ import httpx
 
 from socialrag.errors import NotFound
 from socialrag.knowledge.papers.http import contact_client
-from socialrag.knowledge.papers.source import clean_text, clean_texts, parse_records, parse_year
+from socialrag.knowledge.papers.source import clean_text, clean_texts, parse_count, parse_records, parse_year
 from socialrag.models import Author, Paper
 
 _TAGS = re.compile(r"<[^>]+>")
@@ -76,7 +76,7 @@ def paper_from_crossref(raw: Mapping[str, Any]) -> Paper | None:
     abstract = raw.get("abstract")
     authors = tuple(_author(a) for a in raw.get("author") or () if isinstance(a, Mapping))
     issued = _issued(raw)
-    count = raw.get("is-referenced-by-count")
+    count = parse_count(raw.get("is-referenced-by-count"))
     return Paper(
         ids={"doi": doi.lower()},
         source="crossref",
@@ -87,8 +87,8 @@ def paper_from_crossref(raw: Mapping[str, Any]) -> Paper | None:
         year=issued.year if issued else None,
         publication_date=issued,
         url=clean_text(raw.get("URL")) or f"https://doi.org/{doi}",
-        citation_count=count if isinstance(count, int) else None,
-        popularity=float(count) if isinstance(count, int) else None,
+        citation_count=count,
+        popularity=float(count) if count is not None else None,
     )
 
 

@@ -13,7 +13,7 @@ import httpx
 
 from socialrag.knowledge.link_ids import doi_identity
 from socialrag.knowledge.papers.http import contact_client
-from socialrag.knowledge.papers.source import clean_text, parse_date, parse_records, parse_year
+from socialrag.knowledge.papers.source import clean_text, parse_count, parse_date, parse_records, parse_year
 from socialrag.models import Author, Paper
 
 BATCH = 50  # values OR-ed in one filter (OpenAlex takes up to 100)
@@ -103,7 +103,7 @@ def paper_from_openalex(raw: Mapping[str, Any]) -> Paper | None:
     source, topic = _part(location, "source"), _part(raw, "primary_topic")
     published = parse_date(raw.get("publication_date"))
     year = parse_year(raw.get("publication_year"))
-    count = raw.get("cited_by_count")
+    count = parse_count(raw.get("cited_by_count"))
     ids = identities(raw)
     pdf, licence = open_access_pdf(raw)
     return Paper(
@@ -116,8 +116,8 @@ def paper_from_openalex(raw: Mapping[str, Any]) -> Paper | None:
         year=year or (published.year if published else None),
         publication_date=published,
         url=clean_text(raw.get("doi")) or clean_text(location.get("landing_page_url")),
-        citation_count=count if isinstance(count, int) else None,
-        popularity=float(count) if isinstance(count, int) else None,
+        citation_count=count,
+        popularity=float(count) if count is not None else None,
         subjects=(f"openalex:{t}",) if (t := _last(topic.get("id"))) else (),
         oa_pdf_url=pdf,
         oa_licence=licence,

@@ -170,8 +170,8 @@ def paper_from_s2(raw: Mapping[str, Any]) -> Paper:
         publication_date=parse_date(raw.get("publicationDate")),
         url=clean_text(raw.get("url"))
         or (f"https://www.semanticscholar.org/paper/{s2}" if (s2 := _id_text(raw.get("paperId"))) else None),
-        popularity=float(raw["citationCount"]) if isinstance(raw.get("citationCount"), int) else None,
-        citation_count=raw.get("citationCount") if isinstance(raw.get("citationCount"), int) else None,
+        popularity=float(count) if (count := parse_count(raw.get("citationCount"))) is not None else None,
+        citation_count=count,
         references=_reference_refs(raw.get("references")),
     )
 
@@ -356,7 +356,7 @@ class SemanticScholar:
         for r in found[:limit] if isinstance(found, list) else ():
             if isinstance(r, Mapping) and r.get("authorId") and r.get("name"):
                 affs = clean_texts(r.get("affiliations") or [])
-                count = r.get("paperCount") if isinstance(r.get("paperCount"), int) else None
+                count = parse_count(r.get("paperCount"))
                 author_id, named = _id_text(r["authorId"]), clean_text(r["name"])
                 if author_id and named:
                     out.append((author_id, named, count, affs))

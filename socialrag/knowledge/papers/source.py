@@ -54,11 +54,15 @@ def parse_year(value: object) -> int | None:
     return value if MIN_YEAR <= value <= MAX_YEAR else None
 
 
+MAX_COUNT = 2**31 - 1  # the largest count a paper's row holds (a citation count); a larger one is no real count
+
+
 def parse_count(value: object) -> int | None:
-    """A whole number given as ASCII digits (a version, a day), or None: ``"²".isdigit()`` is true, but it is no
-    number ``int`` reads."""
+    """A whole number from 0 to ``MAX_COUNT`` given as a number or as ASCII digits (a version, a day, a citation
+    count), or None: ``"²".isdigit()`` is true, but it is no number ``int`` reads, and a count of -5, ``true`` or
+    10^12 is unknown, not a count."""
     if isinstance(value, int) and not isinstance(value, bool):
-        return value if value >= 0 else None
+        return value if 0 <= value <= MAX_COUNT else None
     text = value.strip() if isinstance(value, str) else ""
     return int(text) if text.isascii() and text.isdecimal() and len(text) <= 9 else None
 
