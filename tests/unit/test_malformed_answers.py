@@ -167,3 +167,20 @@ def test_a_citation_count_no_paper_has_is_unknown_never_negative_or_a_flag(count
     for paper in (s2, crossref, openalex):
         assert paper is not None and paper.citation_count == kept
         assert paper.popularity == (None if kept is None else float(kept))
+
+
+def test_an_arxiv_entry_keeps_the_doi_its_authors_gave_only_when_it_is_one_doi() -> None:
+    """arXiv's DOI field is written by the authors: two DOIs with a space between them were kept as one identity no
+    source could look up; a DOI of arXiv's own becomes no second identity."""
+    from socialrag.knowledge.papers.arxiv import papers_from_atom
+
+    def feed(doi: str) -> str:
+        return (
+            '<feed xmlns="http://www.w3.org/2005/Atom" xmlns:arxiv="http://arxiv.org/schemas/atom"><entry>'
+            "<id>http://arxiv.org/abs/2401.01234v2</id><title>T</title>"
+            f"<arxiv:doi>{doi}</arxiv:doi></entry></feed>"
+        )
+
+    assert papers_from_atom(feed("10.1000/A1 10.1000/b2"))["2401.01234"].ids == {"arxiv": "2401.01234"}
+    assert papers_from_atom(feed("not a doi"))["2401.01234"].ids == {"arxiv": "2401.01234"}
+    assert papers_from_atom(feed(" 10.1000/AB1 "))["2401.01234"].ids == {"arxiv": "2401.01234", "doi": "10.1000/ab1"}

@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 
 from socialrag.errors import SourceError
-from socialrag.knowledge.links import normalize_arxiv_id
+from socialrag.knowledge.links import doi_identity, normalize_arxiv_id
 from socialrag.knowledge.papers.http import PoliteClient
 from socialrag.knowledge.papers.source import clean_text, parse_date
 from socialrag.models import Author, Paper
@@ -49,10 +49,11 @@ def papers_from_atom(xml_text: str, most: int = 2000) -> dict[str, Paper]:
             )
             for a in entry.findall("a:author", _NS)
         )
-        doi = entry.findtext("arxiv:doi", default=None, namespaces=_NS)
         ids = {"arxiv": ident}
-        if doi:
-            ids["doi"] = doi.strip().lower()
+        # the DOI the authors gave: kept only when it is one DOI (some list two, with a space between them)
+        doi = clean_text(entry.findtext("arxiv:doi", default=None, namespaces=_NS))
+        if doi and " " not in doi and (mapped := doi_identity(doi)) is not None:
+            ids.setdefault(*mapped)
         published = parse_date(entry.findtext("a:published", default="", namespaces=_NS))
         found[ident] = Paper(
             ids=ids,
