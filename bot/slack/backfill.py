@@ -185,8 +185,8 @@ class _Run:
         bare = [m.ts for m in kept if not m.is_reply and not m.reply_count]
         team, channel = self.channel.team_id, self.channel.channel_id
         return lambda conn: [
-            *storage.messages.load_unreturned_shares(conn, team, channel, oldest, upper, returned),
-            *storage.messages.load_unreturned_replies(conn, team, channel, bare, read_from, []),
+            *storage.checkpoints.load_unreturned_shares(conn, team, channel, oldest, upper, returned),
+            *storage.checkpoints.load_unreturned_replies(conn, team, channel, bare, read_from, []),
         ]
 
     def gone_from_thread(self, root: str, returned: list[str]) -> Gone | None:
@@ -197,7 +197,7 @@ class _Run:
             return None
         upper = max([read_from, *(t for t in map(_time, returned) if t is not None)])
         team, channel = self.channel.team_id, self.channel.channel_id
-        return lambda conn: storage.messages.load_unreturned_replies(conn, team, channel, [root], upper, returned)
+        return lambda conn: storage.checkpoints.load_unreturned_replies(conn, team, channel, [root], upper, returned)
 
 
 def _history(run: _Run, cursor: str | None) -> None:

@@ -88,6 +88,22 @@ def _base_ts(ts: str) -> str:
     return ts.partition("/")[0]
 
 
+def _paper_links(
+    conn: psycopg.Connection, messages: Sequence[tuple[Message, int]]
+) -> list[tuple[int, int, str, str, str, str | None]]:
+    """The paper links of these (message, id): one row a message and paper, the first link's url and label."""
+    paper_ids = ensure_papers(conn, [(r.scheme, r.value) for m, _ in messages for r in m.papers])
+    links = []
+    for m, mid in messages:
+        seen: set[int] = set()
+        for ref in m.papers:
+            pid = paper_ids[(ref.scheme, ref.value)]
+            if pid not in seen:
+                seen.add(pid)
+                links.append((mid, pid, m.team_id, m.channel_id, ref.url, ref.label))
+    return links
+
+
 def index_messages(
     conn: psycopg.Connection,
     messages: Sequence[Message],
@@ -114,21 +130,18 @@ def index_messages(
         replace(m, papers=m.papers[:MAX_PAPERS_PER_MESSAGE]) if len(m.papers) > MAX_PAPERS_PER_MESSAGE else m
         for m in messages
     ]
-    ids = storage.messages.upsert_messages(conn, messages)
-    paper_ids = ensure_papers(conn, [(r.scheme, r.value) for m in messages for r in m.papers])
+    ids, older = storage.messages.upsert_messages(conn, messages)
     message_ids = [ids[(m.team_id, m.channel_id, m.ts)] for m in messages]
-    links = []
-    reactions = []
-    for m, mid in zip(messages, message_ids, strict=True):
-        seen: set[int] = set()
-        for ref in m.papers:
-            pid = paper_ids[(ref.scheme, ref.value)]
-            if pid not in seen:
-                seen.add(pid)
-                links.append((mid, pid, m.team_id, m.channel_id, ref.url, ref.label))
-        for r in {(r.user_id, r.emoji): r for r in m.reactions}.values():
-            reactions.append((mid, m.team_id, m.channel_id, r.user_id, r.emoji, r.reacted_at or m.posted_at))
-    storage.messages.replace_message_papers(conn, message_ids, links)
+    # an older copy (an export or a history page taken before an edit stored since) leaves the newer one's papers
+    stale = {ids[key] for key in older}
+    fresh = [(m, mid) for m, mid in zip(messages, message_ids, strict=True) if mid not in stale]
+    links = _paper_links(conn, fresh)
+    reactions = [
+        (mid, m.team_id, m.channel_id, r.user_id, r.emoji, r.reacted_at or m.posted_at)
+        for m, mid in zip(messages, message_ids, strict=True)
+        for r in {(r.user_id, r.emoji): r for r in m.reactions}.values()
+    ]
+    storage.messages.replace_message_papers(conn, [mid for _, mid in fresh], links)
     # a channel's own vector of a paper no source knows is made from its words, which these messages change
     storage.embeddings.mark_channel_texts_changed(conn, sorted({(link[2], link[3], link[1]) for link in links}))
     # every paper a share links to is looked up and embedded in the background (``socialrag.knowledge.queue_worker``)

@@ -35,8 +35,11 @@ def record_message(conn: psycopg.Connection, message: Message, *, by_member: boo
 
 def record_edit(conn: psycopg.Connection, message: Message) -> None:
     """An edited message. An edit carries no reactions, so the stored ones stay; losing its paper link takes
-    a share and its thread out of the base, gaining one makes a message a share."""
+    a share and its thread out of the base, gaining one makes a message a share. An edit older than the stored
+    copy changes nothing."""
     message = replace(message, reactions_known=False)
+    if storage.messages.newer_copy_stored(conn, message):
+        return  # an edit heard after a later one (Slack resends events): the later one stands
     if is_kept(message, root_kept=message.is_reply and _root_kept(conn, message)):
         index_messages(conn, [message])
     elif message.is_reply:

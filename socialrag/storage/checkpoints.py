@@ -1,7 +1,9 @@
-"""Where each import or history read stopped, so that a restart goes on from there."""
+"""Where each import or history read stopped, so that a restart goes on from there, and which stored messages a
+history read did not return (deleted while PaperPing was not listening)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -74,3 +76,50 @@ def history_being_read(conn: psycopg.Connection, team_id: str, channel_id: str) 
     """The channel's history is still being read through the group space's API (queued or under way)."""
     checkpoint = load_checkpoint(conn, team_id, channel_id, HISTORY_SOURCE)
     return checkpoint is not None and checkpoint.completed_at is None
+
+
+def load_unreturned_shares(
+    conn: psycopg.Connection,
+    team_id: str,
+    channel_id: str,
+    oldest: datetime,
+    newest: datetime,
+    returned: Sequence[str],
+) -> list[str]:
+    """The ts of the channel's stored messages outside threads' replies posted from ``oldest`` up to (not at)
+    ``newest`` that are not among ``returned`` (what a read of that span of the history gave). A digest's
+    papers' keys are not listed: they go with their digest."""
+    rows = conn.execute(
+        """
+        SELECT ts FROM messages
+         WHERE team_id = %(t)s AND channel_id = %(c)s AND NOT is_reply AND position('/' in ts) = 0
+           AND posted_at >= %(oldest)s AND posted_at < %(newest)s AND NOT ts = ANY(%(returned)s::text[])
+         ORDER BY ts
+        """,
+        {"t": team_id, "c": channel_id, "oldest": oldest, "newest": newest, "returned": list(returned)},
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
+def load_unreturned_replies(
+    conn: psycopg.Connection,
+    team_id: str,
+    channel_id: str,
+    roots: Sequence[str],
+    newest: datetime,
+    returned: Sequence[str],
+) -> list[str]:
+    """The ts of the stored replies in these threads posted up to ``newest`` that are not among ``returned``
+    (what a read of the threads gave)."""
+    if not roots:
+        return []
+    rows = conn.execute(
+        """
+        SELECT ts FROM messages
+         WHERE team_id = %(t)s AND channel_id = %(c)s AND is_reply AND thread_ts = ANY(%(roots)s::text[])
+           AND posted_at <= %(newest)s AND NOT ts = ANY(%(returned)s::text[])
+         ORDER BY ts
+        """,
+        {"t": team_id, "c": channel_id, "roots": list(roots), "newest": newest, "returned": list(returned)},
+    ).fetchall()
+    return [r[0] for r in rows]

@@ -21,54 +21,79 @@ MEMBER_SHARE = """NOT m.is_reply AND position('/' in m.ts) = 0
                       WHERE (r.team_id, r.channel_id, r.message_ts) = (m.team_id, m.channel_id, m.ts))"""
 
 
-def upsert_messages(conn: psycopg.Connection, messages: Sequence[Message]) -> dict[tuple[str, str, str], int]:
-    """Insert or update messages; returns (team, channel, ts) -> message id for all of them."""
+# The stored copy ``messages`` is newer than the one arriving (``EXCLUDED``): edited later, or edited at all while
+# the arriving one was not (an export or a history page taken before the edit). Its content stays as it is.
+OLDER_COPY = """(messages.edited_at IS NOT NULL
+                 AND (EXCLUDED.edited_at IS NULL OR EXCLUDED.edited_at < messages.edited_at))"""
+_KEEP_NEWER = ",\n".join(
+    f"{c} = CASE WHEN {OLDER_COPY} THEN messages.{c} ELSE EXCLUDED.{c} END"
+    for c in ("thread_ts", "user_id", "text", "subtype", "edited_at")
+)
+
+
+def upsert_messages(
+    conn: psycopg.Connection, messages: Sequence[Message]
+) -> tuple[dict[tuple[str, str, str], int], set[tuple[str, str, str]]]:
+    """Insert or update messages; returns (team, channel, ts) -> message id for all of them, and the keys of those
+    whose stored copy is newer (edited later): an older copy never replaces its text, only adds replies' count."""
     if not messages:
-        return {}
+        return {}, set()
+    params = {
+        "team": [m.team_id for m in messages],
+        "channel": [m.channel_id for m in messages],
+        "ts": [m.ts for m in messages],
+        "thread": [m.thread_ts for m in messages],
+        "user": [m.user_id for m in messages],
+        "text": [m.text for m in messages],
+        "subtype": [m.subtype for m in messages],
+        "permalink": [m.permalink for m in messages],
+        "posted": [m.posted_at for m in messages],
+        "edited": [m.edited_at for m in messages],
+        "replies": [m.reply_count for m in messages],
+    }
     conn.execute(
-        """
+        f"""
         INSERT INTO messages (team_id, channel_id, ts, thread_ts, user_id, text, subtype, permalink,
                               posted_at, edited_at, reply_count)
         SELECT * FROM unnest(%(team)s::text[], %(channel)s::text[], %(ts)s::text[], %(thread)s::text[],
                              %(user)s::text[], %(text)s::text[], %(subtype)s::text[], %(permalink)s::text[],
                              %(posted)s::timestamptz[], %(edited)s::timestamptz[], %(replies)s::int[])
         ON CONFLICT (team_id, channel_id, ts) DO UPDATE
-           SET thread_ts = EXCLUDED.thread_ts, user_id = EXCLUDED.user_id, text = EXCLUDED.text,
-               subtype = EXCLUDED.subtype, permalink = COALESCE(EXCLUDED.permalink, messages.permalink),
-               edited_at = EXCLUDED.edited_at, reply_count = GREATEST(EXCLUDED.reply_count, messages.reply_count)
-         WHERE (messages.thread_ts, messages.user_id, messages.text, messages.subtype, messages.edited_at)
-               IS DISTINCT FROM
-               (EXCLUDED.thread_ts, EXCLUDED.user_id, EXCLUDED.text, EXCLUDED.subtype, EXCLUDED.edited_at)
+           SET {_KEEP_NEWER},
+               permalink = COALESCE(EXCLUDED.permalink, messages.permalink),
+               reply_count = GREATEST(EXCLUDED.reply_count, messages.reply_count)
+         WHERE (NOT {OLDER_COPY}
+                AND (messages.thread_ts, messages.user_id, messages.text, messages.subtype, messages.edited_at)
+                    IS DISTINCT FROM
+                    (EXCLUDED.thread_ts, EXCLUDED.user_id, EXCLUDED.text, EXCLUDED.subtype, EXCLUDED.edited_at))
             OR EXCLUDED.reply_count > messages.reply_count
             OR (messages.permalink IS NULL AND EXCLUDED.permalink IS NOT NULL)
         """,
-        {
-            "team": [m.team_id for m in messages],
-            "channel": [m.channel_id for m in messages],
-            "ts": [m.ts for m in messages],
-            "thread": [m.thread_ts for m in messages],
-            "user": [m.user_id for m in messages],
-            "text": [m.text for m in messages],
-            "subtype": [m.subtype for m in messages],
-            "permalink": [m.permalink for m in messages],
-            "posted": [m.posted_at for m in messages],
-            "edited": [m.edited_at for m in messages],
-            "replies": [m.reply_count for m in messages],
-        },
+        params,
     )
     rows = conn.execute(
         """
-        SELECT m.id, m.team_id, m.channel_id, m.ts
-          FROM unnest(%(team)s::text[], %(channel)s::text[], %(ts)s::text[]) AS k(team_id, channel_id, ts)
+        SELECT m.id, m.team_id, m.channel_id, m.ts,
+               m.edited_at IS NOT NULL AND (k.edited_at IS NULL OR k.edited_at < m.edited_at)
+          FROM unnest(%(team)s::text[], %(channel)s::text[], %(ts)s::text[], %(edited)s::timestamptz[])
+               AS k(team_id, channel_id, ts, edited_at)
           JOIN messages m USING (team_id, channel_id, ts)
         """,
-        {
-            "team": [m.team_id for m in messages],
-            "channel": [m.channel_id for m in messages],
-            "ts": [m.ts for m in messages],
-        },
+        params,
     ).fetchall()
-    return {(r[1], r[2], r[3]): r[0] for r in rows}
+    return {(r[1], r[2], r[3]): r[0] for r in rows}, {(r[1], r[2], r[3]) for r in rows if r[4]}
+
+
+def newer_copy_stored(conn: psycopg.Connection, message: Message) -> bool:
+    """Whether the stored copy of ``message`` was edited after it (or edited at all, when it was not)."""
+    row = conn.execute(
+        """
+        SELECT 1 FROM messages WHERE team_id = %(t)s AND channel_id = %(c)s AND ts = %(ts)s
+           AND edited_at IS NOT NULL AND (%(e)s::timestamptz IS NULL OR edited_at > %(e)s::timestamptz)
+        """,
+        {"t": message.team_id, "c": message.channel_id, "ts": message.ts, "e": message.edited_at},
+    ).fetchone()
+    return row is not None
 
 
 def replace_message_papers(
@@ -297,53 +322,6 @@ def delete_thread(conn: psycopg.Connection, team_id: str, channel_id: str, root_
         " AND (m.ts = %(ts)s OR m.thread_ts = %(ts)s OR starts_with(m.ts, %(item)s))",
         {"t": team_id, "c": channel_id, "ts": root_ts, "item": root_ts + "/"},
     )
-
-
-def load_unreturned_shares(
-    conn: psycopg.Connection,
-    team_id: str,
-    channel_id: str,
-    oldest: datetime,
-    newest: datetime,
-    returned: Sequence[str],
-) -> list[str]:
-    """The ts of the channel's stored messages outside threads' replies posted from ``oldest`` up to (not at)
-    ``newest`` that are not among ``returned`` (what a read of that span of the history gave). A digest's
-    papers' keys are not listed: they go with their digest."""
-    rows = conn.execute(
-        """
-        SELECT ts FROM messages
-         WHERE team_id = %(t)s AND channel_id = %(c)s AND NOT is_reply AND position('/' in ts) = 0
-           AND posted_at >= %(oldest)s AND posted_at < %(newest)s AND NOT ts = ANY(%(returned)s::text[])
-         ORDER BY ts
-        """,
-        {"t": team_id, "c": channel_id, "oldest": oldest, "newest": newest, "returned": list(returned)},
-    ).fetchall()
-    return [r[0] for r in rows]
-
-
-def load_unreturned_replies(
-    conn: psycopg.Connection,
-    team_id: str,
-    channel_id: str,
-    roots: Sequence[str],
-    newest: datetime,
-    returned: Sequence[str],
-) -> list[str]:
-    """The ts of the stored replies in these threads posted up to ``newest`` that are not among ``returned``
-    (what a read of the threads gave)."""
-    if not roots:
-        return []
-    rows = conn.execute(
-        """
-        SELECT ts FROM messages
-         WHERE team_id = %(t)s AND channel_id = %(c)s AND is_reply AND thread_ts = ANY(%(roots)s::text[])
-           AND posted_at <= %(newest)s AND NOT ts = ANY(%(returned)s::text[])
-         ORDER BY ts
-        """,
-        {"t": team_id, "c": channel_id, "roots": list(roots), "newest": newest, "returned": list(returned)},
-    ).fetchall()
-    return [r[0] for r in rows]
 
 
 def load_message_ts_by_user(conn: psycopg.Connection, team_id: str, channel_id: str, user_id: str) -> list[str]:
