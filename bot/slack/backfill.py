@@ -39,6 +39,7 @@ Gone = Callable[[psycopg.Connection], list[str]]  # the ts of stored messages a 
 # how far this machine's clock may be from Slack's: a message posted this close to the start of a read may be one
 # the read could not see, so it is never taken for deleted
 CLOCK_SKEW = timedelta(minutes=5)
+TOMBSTONE = "/tombstone"  # marks a returned ts that is a tombstone: in the page's span, yet not a returned message
 
 
 @dataclass
@@ -136,17 +137,28 @@ class _Run:
     report: BackfillReport
     state: dict[str, Any]
     fetched_at: datetime | None = None  # when the first page not yet saved was asked for, less CLOCK_SKEW
+    cursors: set[str | None] = field(default_factory=set)  # the cursors given in this paging (history, a thread)
 
     def fetch(self, method: Callable[..., Any], **kwargs: Any) -> tuple[list[Message], str | None, list[str]]:
         """One page: the messages to keep, the cursor of the next page (None at the end), and the ts of every
-        message it returned (kept or not)."""
+        message it returned (kept or not; a tombstone, the place of a deleted thread's first message, is marked
+        ``TOMBSTONE`` so that the message it stands for is taken for deleted). A cursor this read was given
+        before is Slack's error, never read again."""
         asked = self.pacer.page_size
         self.fetched_at = self.fetched_at or datetime.now(UTC) - CLOCK_SKEW
         data = self.pacer.call(method, channel=self.channel.channel_id, limit=asked, **kwargs)
         self.pacer.after_page(asked, len(data.get("messages") or ()), bool(data.get("has_more")))
+        cursor = (data.get("response_metadata") or {}).get("next_cursor") or None
+        if cursor is not None and (cursor in self.cursors or cursor == kwargs.get("cursor")):
+            raise SourceError("slack", f"{method.__name__} gave back a cursor it gave before; the read stops")
+        self.cursors.add(cursor)
         kept = _page_messages(data, self.channel, self.domain, self.tracker)
-        returned = [raw["ts"] for raw in data.get("messages") or () if isinstance(raw, dict) and _time(raw.get("ts"))]
-        return kept, (data.get("response_metadata") or {}).get("next_cursor") or None, returned
+        returned = [
+            raw["ts"] + (TOMBSTONE if raw.get("subtype") == "tombstone" else "")
+            for raw in data.get("messages") or ()
+            if isinstance(raw, dict) and _time(raw.get("ts"))
+        ]
+        return kept, cursor, returned
 
     def save(self, kept: list[Message], cursor: str | None, gone: Gone | None = None) -> None:
         """Write a page's messages together with the checkpoint that says what comes next, with the stored
@@ -175,7 +187,8 @@ class _Run:
         not return, and the stored replies of its shares that have none any more. Nothing older than the oldest
         message the read returned is taken for deleted: Slack may merely hide it (a free workspace's 90 days, a
         history imported from elsewhere), and when it says the channel was made does not tell."""
-        read_from, times = self.read_from(), [t for t in map(_time, returned) if t is not None]
+        read_from, times = self.read_from(), [t for t in (_time(ts.removesuffix(TOMBSTONE)) for ts in returned) if t]
+        returned = [ts for ts in returned if not ts.endswith(TOMBSTONE)]
         if read_from is None or not times:
             return None
         newest = self.state.get("newest")
@@ -219,6 +232,7 @@ def _threads(run: _Run) -> None:
         cursor: str | None = None
         kept: list[Message] = []
         returned: list[str] = []
+        run.cursors = set()  # a thread's cursors are its own
         while True:
             page, cursor, seen = run.fetch(run.client.conversations_replies, ts=root, cursor=cursor)
             kept += [m for m in page if m.is_reply]

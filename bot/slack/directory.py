@@ -11,6 +11,7 @@ from typing import Any
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
+from bot.slack.pacer import retry_after_seconds
 from bot.slack.payloads import channel_from_slack
 from socialrag import storage
 from socialrag.db import Database
@@ -81,9 +82,7 @@ class SlackDirectory:
                 user = client.users_info(user=user_id)["user"]
                 break
             except SlackApiError as exc:
-                wait = (
-                    float(exc.response.headers.get("Retry-After", 1) or 1) if exc.response.status_code == 429 else None
-                )
+                wait = retry_after_seconds(exc.response.headers) if exc.response.status_code == 429 else None
                 if wait is None or time.monotonic() + wait > deadline:
                     log.warning(
                         "users.info %s: %s; the member may change nothing now", user_id, exc.response.get("error")

@@ -6,9 +6,10 @@
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -43,6 +44,23 @@ LIMITED_INTERVAL = 60.0
 # the longest one call of a listener or a job waits out Slack's Retry-After, all its 429s together: half the
 # ten-minute lease a worker holds on a post or a report, so that no other worker takes over a post still on its way
 MAX_WAIT_SECONDS = 300.0
+LONGEST_WAIT = 3600.0  # the longest one Retry-After is waited (a backfill waits for it; a listener gives up first)
+
+
+def retry_after_seconds(headers: Mapping[str, Any]) -> float:
+    """How long a 429 asks to wait: its ``Retry-After`` in seconds (1 without one), at most ``LONGEST_WAIT``. One
+    that is not a plain positive number of seconds (a date, a negative or infinite number) is waited out as a
+    minute, the pace of Slack's slowest tier."""
+    raw = headers.get("Retry-After") or headers.get("retry-after")
+    if raw is None or raw == "":
+        return 1.0
+    try:
+        seconds = float(str(raw).strip()[:20])
+    except ValueError:
+        return LIMITED_INTERVAL
+    if not math.isfinite(seconds) or seconds <= 0:
+        return LIMITED_INTERVAL
+    return min(seconds, LONGEST_WAIT)
 
 
 def call_with_retry_after(
@@ -64,7 +82,7 @@ def call_with_retry_after(
                 error = str(exc.response.get("error") or exc)
                 kind = PermanentError if error in PERMANENT_SLACK_ERRORS else SourceError
                 raise kind("slack", error) from exc
-            retry_after = float(exc.response.headers.get("Retry-After", 1) or 1)
+            retry_after = retry_after_seconds(exc.response.headers)
             if max_wait is not None and waited + retry_after > max_wait:
                 raise RateLimited(
                     "slack",

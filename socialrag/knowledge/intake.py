@@ -83,6 +83,17 @@ def _not_deleted(conn: psycopg.Connection, messages: Sequence[Message], read_at:
     ]
 
 
+def _newest_copies(messages: Sequence[Message]) -> list[Message]:
+    """One copy of each message (a page read twice, an export listing a message twice): the one edited last."""
+    newest: dict[tuple[str, str, str], Message] = {}
+    for m in messages:
+        key = (m.team_id, m.channel_id, m.ts)
+        seen = newest.get(key)
+        if seen is None or (m.edited_at or m.posted_at) >= (seen.edited_at or seen.posted_at):
+            newest[key] = m
+    return list(newest.values())
+
+
 def _base_ts(ts: str) -> str:
     """The Slack message a stored key stands for (a digest's paper is kept under ``ts/paper``)."""
     return ts.partition("/")[0]
@@ -126,10 +137,12 @@ def index_messages(
     messages = _not_deleted(conn, messages, read_at)
     if not messages:
         return IndexStats()
-    messages = [
-        replace(m, papers=m.papers[:MAX_PAPERS_PER_MESSAGE]) if len(m.papers) > MAX_PAPERS_PER_MESSAGE else m
-        for m in messages
-    ]
+    messages = _newest_copies(
+        [
+            replace(m, papers=m.papers[:MAX_PAPERS_PER_MESSAGE]) if len(m.papers) > MAX_PAPERS_PER_MESSAGE else m
+            for m in messages
+        ]
+    )
     ids, older = storage.messages.upsert_messages(conn, messages)
     message_ids = [ids[(m.team_id, m.channel_id, m.ts)] for m in messages]
     # an older copy (an export or a history page taken before an edit stored since) leaves the newer one's papers

@@ -63,3 +63,23 @@ def test_names_in_an_export_never_reach_the_terminal_as_escapes(
     for text in (said.out, said.err):
         assert not any(ch in text for ch in "\x1b\x07\r"), repr(text)
     assert "\\x1b" in said.out and "\\x1b[1A" in said.err
+
+
+def test_a_message_listed_twice_is_imported_once_as_its_latest_copy(db: Database, tmp_path: Path) -> None:
+    """A day file lists one share twice (its first copy, then the edited one): the import stores it once, as edited,
+    instead of failing on the channel."""
+    share = msg(T0, "U1", "<https://arxiv.org/abs/1706.03762>")
+    edited = {
+        **share,
+        "text": "<https://arxiv.org/abs/2005.14165>",
+        "edited": {"user": "U1", "ts": f"{T0 + 60}.000000"},
+    }
+    path = tmp_path / "twice.zip"
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("users.json", json.dumps([user("U1", "ana")]))
+        zf.writestr("channels.json", json.dumps([{"id": "C1", "name": "general", "members": ["U1"]}]))
+        zf.writestr("general/2023-11-14.json", json.dumps([edited, share]))
+    import_export(db, path, progress=False)
+    with db.connection() as conn:
+        stored = conn.execute("SELECT text FROM messages").fetchall()
+    assert stored == [("<https://arxiv.org/abs/2005.14165>",)]

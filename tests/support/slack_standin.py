@@ -61,7 +61,7 @@ class SlackStandIn(StreamedMessages):
         # answered 429 with Retry-After, as Slack does
         self.paced: dict[str, float] = {}
         self._last_call: dict[str, float] = {}
-        self.retry_after = 1
+        self.retry_after: float | str = 1  # a str: a Retry-After that is not a number of seconds
         self.hold: Callable[[Call], bool] | None = None  # when true for a call, the answer waits
         self.hold_seconds = 30.0
         self.posts: list[dict[str, Any]] = []
@@ -74,6 +74,8 @@ class SlackStandIn(StreamedMessages):
         self.files: list[dict[str, Any]] = []
         self.missing_scopes: set[str] = set()  # methods to answer with missing_scope
         self.fail_next: dict[str, int] = {}  # method -> how many of its next calls fail with internal_error
+        # method -> a change made to its answers (a misbehaving Slack: a cursor that repeats, a bad Retry-After)
+        self.rewrite: dict[str, Callable[[Call, dict[str, Any]], dict[str, Any]]] = {}
         self.responses: list[dict[str, str]] = []
         self.clock = 0
         self.socket_url: str | None = None
@@ -131,7 +133,9 @@ class SlackStandIn(StreamedMessages):
         handler = getattr(self, "api_" + method.replace(".", "_"), None)
         if handler is None:
             return 200, {"ok": False, "error": "unknown_method"}, {}
-        return 200, handler(params), {}
+        answer = handler(params)
+        change = self.rewrite.get(method)
+        return 200, change(call, answer) if change else answer, {}
 
     def api_auth_test(self, params: dict[str, str]) -> dict[str, Any]:
         return {

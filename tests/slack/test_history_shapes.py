@@ -1,0 +1,92 @@
+"""A history read against a Slack that misbehaves or shows odd shapes: a deleted thread's first message left as a
+tombstone, a cursor that comes back, a Retry-After that is not a number of seconds. Through the real slack_sdk
+WebClient against the local stand-in of the Slack Web API."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from slack_sdk import WebClient
+
+from bot.slack.backfill import backfill_channel
+from bot.slack.pacer import HistoryPacer
+from socialrag import storage
+from socialrag.db import Database
+from socialrag.errors import SourceError
+from tests.slack.test_backfill import _stored, _ts, lab_state
+from tests.support.slack_standin import Call, SlackStandIn
+
+
+def _read(db: Database, server: SlackStandIn, sleeps: list[float] | None = None) -> Any:
+    pacer = HistoryPacer(sleep=(sleeps if sleeps is not None else []).append, clock=lambda: 0.0)
+    return backfill_channel(db, WebClient(token="xoxb-test", base_url=server.url), "C1", pacer=pacer)
+
+
+def test_a_thread_whose_first_message_was_deleted_leaves_the_base_on_the_next_read(db: Database) -> None:
+    """While PaperPing was out of #papers, the share that opened a thread was deleted: Slack leaves a tombstone in
+    its place (the thread's replies stay). Reading the history again takes the share and its thread out, and
+    remembers the deletion."""
+    state = lab_state(12)  # shares at 0, 3, 6, 9; threads on 0 and 6
+    server = SlackStandIn(state).start()
+    try:
+        _read(db, server)
+        assert {_ts(6), _ts(6, 1), _ts(6, 2)} <= set(_stored(db))
+        for m in state.messages["C1"]:
+            if m["ts"] == _ts(6):
+                m.clear()
+                m.update(
+                    type="message",
+                    subtype="tombstone",
+                    hidden=True,
+                    user="USLACKBOT",
+                    text="This message was deleted.",
+                    ts=_ts(6),
+                    thread_ts=_ts(6),
+                    reply_count=2,
+                )
+        report = _read(db, server)
+    finally:
+        server.stop()
+    assert not {_ts(6), _ts(6, 1), _ts(6, 2)} & set(_stored(db))
+    assert report.removed == 3
+    with db.connection() as conn:
+        assert storage.deletions.load_deleted(conn, [("T0LAB", "C1", _ts(6))]) == {("T0LAB", "C1", _ts(6))}
+
+
+@pytest.mark.parametrize("method", ["conversations.history", "conversations.replies"])
+def test_a_cursor_that_comes_back_ends_the_read_with_an_error(db: Database, method: str) -> None:
+    """Slack answers ``has_more`` with the cursor it was just given: the read stops with Slack's error after the
+    page that repeated it, instead of reading the same page for ever."""
+    server = SlackStandIn(lab_state(12)).start()
+    server.page_cap = 2
+
+    def loop(call: Call, answer: dict[str, Any]) -> dict[str, Any]:
+        if len(server.calls_to(method)) > 50:  # the stand-in stops looping, so that the old code ends too
+            return answer
+        first = call.params.get("cursor") or answer["response_metadata"]["next_cursor"]
+        return {**answer, "has_more": True, "response_metadata": {"next_cursor": first}}
+
+    server.rewrite[method] = loop
+    try:
+        with pytest.raises(SourceError, match="cursor"):
+            _read(db, server)
+        calls = len(server.calls_to(method))
+    finally:
+        server.stop()
+    assert calls <= 3
+
+
+@pytest.mark.parametrize("retry_after", ["nan", "inf", "-5", "Wed, 21 Oct 2015 07:28:00 GMT", "1e12"])
+def test_a_retry_after_that_is_not_a_number_of_seconds_is_waited_out_sensibly(db: Database, retry_after: str) -> None:
+    """A 429 whose Retry-After is not a plain number of seconds (not a number, negative, a date, or longer than a
+    day) is waited out as a minute, Slack's own pace for history, and the read completes."""
+    server = SlackStandIn(lab_state(12)).start()
+    server.rate_limits = {"conversations.history": 1}
+    server.retry_after = retry_after
+    sleeps: list[float] = []
+    try:
+        report = _read(db, server, sleeps)
+    finally:
+        server.stop()
+    assert report.pages >= 1 and sleeps and all(0 < s <= 3600 for s in sleeps)
