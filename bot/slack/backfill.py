@@ -2,9 +2,9 @@
 
 ``conversations.history`` pages (newest first) give the messages that share papers; each page is written
 together with the cursor of the next one. Then ``conversations.replies`` fetches the threads of those
-messages, each thread written with the list of threads still to do. ``429`` answers are waited out as
-``Retry-After`` says; when the workspace gives only 15 messages a page (Slack's tier for non-Marketplace
-apps), the backfill slows to one request a minute instead of failing.
+messages, each page of a thread written with the list of threads still to do and where that thread stands.
+``429`` answers are waited out as ``Retry-After`` says; when the workspace gives only 15 messages a page (Slack's
+tier for non-Marketplace apps), the backfill slows to one request a minute instead of failing.
 
 Every read goes through the whole history Slack gives, so it also tells what was deleted while PaperPing was not
 listening: a stored message within the span a page covers that the page did not return, and a stored reply its
@@ -227,20 +227,27 @@ def _history(run: _Run, cursor: str | None) -> None:
 
 
 def _threads(run: _Run) -> None:
+    """Read the threads of the shares, each page written with where the thread's read stands (``thread``: its
+    cursor and the replies it returned so far), so that a read cut short goes on at that page: on Slack's slow
+    tier a thread of thousands of replies takes hours."""
     while run.state["threads"]:
         root = run.state["threads"][0]
-        cursor: str | None = None
-        kept: list[Message] = []
-        returned: list[str] = []
+        partial = run.state.get("thread") or {}
+        resumed = partial.get("root") == root
+        cursor: str | None = partial.get("cursor") if resumed else None
+        returned: list[str] = list(partial.get("seen") or ()) if resumed else []
         run.cursors = set()  # a thread's cursors are its own
         while True:
             page, cursor, seen = run.fetch(run.client.conversations_replies, ts=root, cursor=cursor)
-            kept += [m for m in page if m.is_reply]
             returned += seen
+            replies = [m for m in page if m.is_reply]
             if cursor is None:
                 break
+            run.state["thread"] = {"root": root, "cursor": cursor, "seen": returned}
+            run.save(replies, None)
         run.state["threads"] = run.state["threads"][1:]
-        run.save(kept, None, run.gone_from_thread(root, returned))
+        run.state.pop("thread", None)
+        run.save(replies, None, run.gone_from_thread(root, returned))
         run.report.threads += 1
 
 

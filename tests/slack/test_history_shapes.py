@@ -14,8 +14,10 @@ from bot.slack.pacer import HistoryPacer
 from socialrag import storage
 from socialrag.db import Database
 from socialrag.errors import SourceError
-from tests.slack.test_backfill import _stored, _ts, lab_state
+from tests.slack.test_backfill import T0, _stored, _ts, lab_state
 from tests.support.slack_standin import Call, SlackStandIn
+
+ARXIV = "<https://arxiv.org/abs/2401.10000|Paper 0>"
 
 
 def _read(db: Database, server: SlackStandIn, sleeps: list[float] | None = None) -> Any:
@@ -90,3 +92,34 @@ def test_a_retry_after_that_is_not_a_number_of_seconds_is_waited_out_sensibly(db
     finally:
         server.stop()
     assert report.pages >= 1 and sleeps and all(0 < s <= 3600 for s in sleeps)
+
+
+def test_a_long_thread_cut_short_resumes_at_its_page(db: Database) -> None:
+    """A share with 60 replies, read 10 a page (Slack's slow tier reads a page a minute, so a thread of thousands
+    takes hours): the read fails on its fourth page and resumes from there, not from the thread's first page."""
+    state = lab_state(1)  # one share, at T0
+    root = _ts(0)
+    state.messages["C1"] = [
+        {"type": "message", "user": "U1", "ts": root, "thread_ts": root, "reply_count": 60, "text": ARXIV},
+        *(
+            {"type": "message", "user": "U2", "ts": f"{T0 + 1 + i:.6f}", "thread_ts": root, "text": f"r{i}"}
+            for i in range(60)
+        ),
+    ]
+    server = SlackStandIn(state).start()
+    server.page_cap = 10
+
+    def fail_fourth(call: Call, answer: dict[str, Any]) -> dict[str, Any]:
+        return {"ok": False, "error": "internal_error"} if len(server.calls_to("conversations.replies")) == 4 else answer
+
+    server.rewrite["conversations.replies"] = fail_fourth
+    try:
+        with pytest.raises(SourceError):
+            _read(db, server)
+        report = _read(db, server)
+        calls = server.calls_to("conversations.replies")
+    finally:
+        server.stop()
+    assert report.resumed and calls[4].params.get("cursor") == calls[3].params.get("cursor")
+    assert len(calls) == 8, "seven pages and the one that failed"
+    assert len(_stored(db)) == 61
