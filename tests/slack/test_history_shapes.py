@@ -110,7 +110,9 @@ def test_a_long_thread_cut_short_resumes_at_its_page(db: Database) -> None:
     server.page_cap = 10
 
     def fail_fourth(call: Call, answer: dict[str, Any]) -> dict[str, Any]:
-        return {"ok": False, "error": "internal_error"} if len(server.calls_to("conversations.replies")) == 4 else answer
+        return (
+            {"ok": False, "error": "internal_error"} if len(server.calls_to("conversations.replies")) == 4 else answer
+        )
 
     server.rewrite["conversations.replies"] = fail_fourth
     try:
