@@ -35,6 +35,7 @@ from socialrag.models import Channel, Message
 log = logging.getLogger(__name__)
 
 SOURCE = storage.checkpoints.HISTORY_SOURCE  # where a channel's history read stopped
+READING_LOCK = 7_301  # the advisory locks, by channel, of history reads under way
 Gone = Callable[[psycopg.Connection], list[str]]  # the ts of stored messages a page shows deleted
 # how far this machine's clock may be from Slack's: a message posted this close to the start of a read may be one
 # the read could not see, so it is never taken for deleted
@@ -77,8 +78,18 @@ def backfill_channel(
     pacer: HistoryPacer | None = None,
     restart: bool = False,
 ) -> BackfillReport:
-    """Import one channel's papers, threads and reactions from the Web API, resuming a saved checkpoint."""
-    pacer = pacer or HistoryPacer()
+    """Import one channel's papers, threads and reactions from the Web API, resuming a saved checkpoint. One
+    process reads a channel's history at a time: another that is reading it already is an ``InputError``."""
+    with db.connection(autocommit=True) as lock:
+        if not storage.locks.try_named_lock(lock, READING_LOCK, channel_id):
+            raise InputError(f"the history of {channel_id} is already being read by another process")
+        try:
+            return _backfill(db, client, channel_id, pacer or HistoryPacer(), restart)
+        finally:
+            storage.locks.release_named_lock(lock, READING_LOCK, channel_id)
+
+
+def _backfill(db: Database, client: WebClient, channel_id: str, pacer: HistoryPacer, restart: bool) -> BackfillReport:
     auth = pacer.call(client.auth_test)
     team_id = str(auth["team_id"])
     domain = str(auth.get("url") or "").removeprefix("https://").split(".slack.com")[0] or None

@@ -1,5 +1,5 @@
 """Postgres advisory locks: work that one process of ``paperping run`` does at a time (the index sweep, the
-citation fill), whichever process gets there first."""
+citation fill, one channel's history read), whichever process gets there first."""
 
 from __future__ import annotations
 
@@ -20,3 +20,14 @@ def try_session_lock(conn: psycopg.Connection, key: int) -> bool:
 
 def release_session_lock(conn: psycopg.Connection, key: int) -> None:
     conn.execute("SELECT pg_advisory_unlock(%(k)s)", {"k": key})
+
+
+def try_named_lock(conn: psycopg.Connection, kind: int, name: str) -> bool:
+    """Take the lock on ``name`` of work ``kind`` (one channel's history read, say) until ``release_named_lock``
+    or the connection closes; False when another session holds it."""
+    row = conn.execute("SELECT pg_try_advisory_lock(%(k)s, hashtext(%(n)s))", {"k": kind, "n": name}).fetchone()
+    return bool(row and row[0])
+
+
+def release_named_lock(conn: psycopg.Connection, kind: int, name: str) -> None:
+    conn.execute("SELECT pg_advisory_unlock(%(k)s, hashtext(%(n)s))", {"k": kind, "n": name})

@@ -4,6 +4,8 @@ WebClient against the local stand-in of the Slack Web API."""
 
 from __future__ import annotations
 
+import threading
+import time
 from typing import Any
 
 import pytest
@@ -13,7 +15,7 @@ from bot.slack.backfill import backfill_channel
 from bot.slack.pacer import HistoryPacer
 from socialrag import storage
 from socialrag.db import Database
-from socialrag.errors import SourceError
+from socialrag.errors import InputError, SourceError
 from tests.slack.test_backfill import T0, _stored, _ts, lab_state
 from tests.support.slack_standin import Call, SlackStandIn
 
@@ -125,3 +127,30 @@ def test_a_long_thread_cut_short_resumes_at_its_page(db: Database) -> None:
     assert report.resumed and calls[4].params.get("cursor") == calls[3].params.get("cursor")
     assert len(calls) == 8, "seven pages and the one that failed"
     assert len(_stored(db)) == 61
+
+
+def test_two_processes_never_read_one_channels_history_at_once(db: Database) -> None:
+    """Two processes of ``paperping run`` start together and both resume the channel's unfinished read: the second
+    finds the first reading it, reads nothing, and the first completes."""
+    server = SlackStandIn(lab_state(60)).start()
+    server.page_cap = 15
+    server.hold_seconds = 3.0
+    server.hold = lambda call: call.method == "conversations.history" and bool(call.params.get("cursor"))
+    first: list[Any] = []
+    reader = threading.Thread(target=lambda: first.append(_read(db, server)))
+    try:
+        reader.start()
+        while not server.calls_to("conversations.history")[1:]:
+            time.sleep(0.05)
+        server.hold = None
+        before = len(server.calls_to("conversations.history"))
+        with pytest.raises(InputError, match="already"):
+            _read(db, server)
+        during = len(server.calls_to("conversations.history")) - before
+        reader.join(60)
+    finally:
+        server.stop()
+    assert during <= 1, "the second read asked Slack for no page of its own"
+    assert first and first[0].pages == 4
+    with db.connection() as conn:
+        assert conn.execute("SELECT completed_at IS NOT NULL FROM import_checkpoints").fetchall() == [(True,)]
