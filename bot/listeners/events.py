@@ -65,6 +65,9 @@ def handle_message(
     if subtype in ("channel_name", "group_name"):  # the channel was renamed: answers and App Home say the new name
         handle_rename(ctx, conn, client, team, channel)
         return
+    if subtype in ("channel_archive", "group_archive", "channel_unarchive", "group_unarchive"):
+        handle_archive(ctx, conn, client, team, channel, archived=subtype.endswith("_archive"))
+        return
     by_member = bool(event.get("user")) and not event.get("bot_id")
     message = _parse(ctx, client, team, channel, event)
     if message is None:
@@ -85,6 +88,29 @@ def handle_rename(ctx: AppContext, conn: psycopg.Connection, client: WebClient, 
         return
     if found is not None and 0 < len(found.name) <= CHANNEL_NAME_MAX:
         storage.workspaces.rename_channel(conn, team, channel, found.name)
+
+
+ARCHIVED = "slack: is_archived"  # the reason a channel stopped when it was archived, as a post refused there says
+
+
+def handle_archive(
+    ctx: AppContext, conn: psycopg.Connection, client: WebClient, team: str, channel: str, *, archived: bool
+) -> None:
+    """The channel was archived: its posts stop, with why. Unarchived, a channel that stopped for that alone starts
+    again (its next slot scheduled, as on joining), if PaperPing is still in it; else an invitation starts it."""
+    current = storage.settings.load_channel_settings(conn, team, channel)
+    if current.activated_at is None:
+        return  # a channel PaperPing never joined
+    if archived:
+        if current.active:
+            storage.settings.upsert_channel_setting(
+                conn, team, channel, active=False, stopped_reason=ARCHIVED, slot_at=None
+            )
+            log.info("%s was archived: its posts stop", channel)
+        return
+    if not current.active and current.stopped_reason == ARCHIVED and ctx.slack.is_member(client, channel):
+        ctx.channels.activate(team, channel)
+        log.info("%s was unarchived: its posts start again", channel)
 
 
 def _members_own(event: dict[str, Any]) -> bool:

@@ -265,6 +265,29 @@ def test_a_members_changes_in_a_row_are_one_announcement(harness: Harness, db: D
     assert len(announcements()) == 4, "an announcement deleted in Slack is not edited: a new one says the change"
 
 
+def test_an_archived_channel_stops_and_starts_again_when_unarchived(harness: Harness, db: Database) -> None:
+    """Archived, the channel's posts stop with why (no post is tried there); unarchived with PaperPing still in
+    it, they start again, the next slot scheduled as on joining. A channel stopped for another reason stays."""
+    joined = {"type": "member_joined_channel", "user": "UBOT", "channel": "C1", "team": T, "inviter": "U1"}
+    harness.event({**joined, "event_ts": "1.0"})
+
+    def settings() -> storage.settings.ChannelSettings:
+        with db.connection() as conn:
+            return storage.settings.load_channel_settings(conn, T, "C1")
+
+    archived = {"type": "message", "subtype": "channel_archive", "channel": "C1", "user": "U1", "ts": "2.0"}
+    harness.event(archived)
+    assert not settings().active and settings().stopped_reason == "slack: is_archived"
+    assert "stopped" in harness.command("status").lower()
+    harness.event({**archived, "subtype": "channel_unarchive", "ts": "3.0"})
+    s = settings()
+    assert s.active and s.stopped_reason is None and s.next_post_at is not None
+    with db.connection() as conn:  # a channel stopped for another reason is not started by an unarchive
+        storage.settings.upsert_channel_setting(conn, T, "C1", active=False, stopped_reason="slack: not_in_channel")
+    harness.event({**archived, "subtype": "channel_unarchive", "ts": "4.0"})
+    assert not settings().active and settings().stopped_reason == "slack: not_in_channel"
+
+
 def test_app_home(harness: Harness, db: Database) -> None:
     harness.ctx.slack.ensure_channel(WebClient(token="x", base_url=harness.standin.url), T, "C1")
     harness.ctx.channels.activate(T, "C1")
