@@ -57,6 +57,13 @@ def as_data(text: str | None) -> str:
     return out
 
 
+def without_fence(text: str) -> str:
+    """``text`` with invisible control characters and the prompts' data fence (``<<<``, ``>>>`` and lookalikes)
+    dropped, and nothing else: what the model wrote from others' words, fed to a later prompt, keeps its member
+    tokens and lines but cannot close that prompt's fence."""
+    return _FENCE.sub("", _CONTROL.sub("", text))
+
+
 def _settle(text: str) -> tuple[str, bool]:
     """``text`` cleaned a layer at a time (``<<!here>>`` needs two), and whether it stopped changing within
     ``MOST_PASSES`` layers. Bounded: each layer reads the whole text again."""

@@ -38,7 +38,7 @@ from socialrag.recommender.explain.wording import (
 )
 from socialrag.recommender.retrieve.context import ChannelContext
 from socialrag.rows import PaperInfo
-from socialrag.text import as_data
+from socialrag.text import as_data, without_fence
 
 log = logging.getLogger(__name__)
 
@@ -306,7 +306,8 @@ def run_chain(
     return llm.complete(
         final,
         final.render(
-            draft="\n".join(parts),
+            # the parts are the model's reading of others' words: they stay inside the final prompt's fence
+            draft="\n".join(without_fence(p) for p in parts),
             limit=limit,
             required="\n".join(_required(signals)) or "(none)",
             no_bold="\n".join(dict.fromkeys(x for x in no_bold if x)) or "(none)",

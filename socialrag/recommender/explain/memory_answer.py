@@ -47,7 +47,7 @@ def render_items(items: Sequence[ItemText]) -> str:
     lines = []
     for n, item in enumerate(items, start=1):
         who = (
-            f"shared by {item.shared_by}"
+            f"shared by {as_data(item.shared_by)}"  # a display name is its member's to choose: data too
             if item.shared_by
             else ("posted by PaperPing" if item.by_paperping else "shared by a member")
         )
@@ -72,7 +72,7 @@ def allowed_for(items: Sequence[ItemText]) -> Allowed:
         for line in item.thread:
             allowed.numbers |= numbers_in(line)
         if item.shared_by:
-            allowed.member_names.add(item.shared_by)
+            allowed.member_names |= {item.shared_by, as_data(item.shared_by)}
     return allowed
 
 
