@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 
+import pytest
+
 from socialrag.models import MemberMayCare, RelatedToEarlierPaper, SocialSignal
 from socialrag.recommender.explain.generate import run_chain
 from socialrag.recommender.explain.llm import LLMClient
@@ -63,3 +65,48 @@ def test_what_the_model_wrote_of_hostile_data_cannot_close_the_final_prompts_fen
     assert final.startswith("You edit a draft")
     assert INJECTED not in outside_fences(final), outside_fences(final)
     assert "{@U2}" in final, "the member's token is kept in the draft"
+
+
+def _draft_with(final_answer: str, abstract: str) -> tuple[str, str, str | None]:
+    """(the style posted, its text, why it fell back) when the final prompt is answered ``final_answer``."""
+    from socialrag.recommender.explain.generate import GenerateConfig, build_draft
+
+    def louder(prompt: str) -> str:
+        return final_answer if prompt.startswith("You edit a draft") else chain_answer(prompt)
+
+    standin = OpenAIStandIn(louder)
+    try:
+        llm = LLMClient(model="m", base_url=standin.base_url, api_key="k")
+        ctx = ChannelContext("T", "C", datetime(2024, 1, 1, tzinfo=UTC), {}, {}, {}, {}, {})
+        info = PaperInfo(9, "Tables as text", None, None, 2024, (), abstract=abstract)
+        draft = build_draft(ctx, info, {}, [], "llm", GenerateConfig(), llm=llm)
+    finally:
+        standin.stop()
+    return draft.style, draft.explanation, draft.fallback_reason
+
+
+ABSTRACT = "We pretrain a model on tables and text. It improves table question answering on two benchmarks."
+
+
+@pytest.mark.parametrize(
+    "hype",
+    [
+        "This paper pretrains a model on tables and text. \U0001f680",
+        "This paper pretrains a model on tables and text!",
+        "This groundbreaking paper pretrains a model on tables and text.",
+        "A must-read: this paper pretrains a model on tables and text.",
+    ],
+)
+def test_an_llm_answer_louder_than_its_sources_is_refused_and_the_post_falls_back(hype: str) -> None:
+    """The prompts ask for a neutral tone with no emoji and no exclamation marks; a model that adds a rocket, an
+    exclamation mark or "groundbreaking" anyway is held to it by the verifier, and the post gets its template."""
+    style, text, why = _draft_with(hype, ABSTRACT)
+    assert style == "template+tldr", text
+    assert "sounds louder than its sources" in (why or ""), why
+
+
+def test_a_word_the_abstract_itself_uses_is_not_hype() -> None:
+    """What the paper says of itself may be repeated ("a remarkable gain", its own title's "!")."""
+    abstract = ABSTRACT + " The gain is remarkable!"
+    style, _, why = _draft_with("This paper pretrains on tables and text, with a remarkable gain!", abstract)
+    assert style == "llm", why

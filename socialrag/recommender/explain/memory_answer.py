@@ -13,7 +13,7 @@ from datetime import datetime
 from socialrag.errors import SourceError
 from socialrag.recommender.explain.llm import NO_ANSWER, BudgetSpent, LLMClient
 from socialrag.recommender.explain.prompts import load_prompt
-from socialrag.recommender.explain.verify import Allowed, check_text, numbers_in
+from socialrag.recommender.explain.verify import Allowed, check_text, loud_in, numbers_in
 from socialrag.text import as_data
 
 log = logging.getLogger(__name__)
@@ -71,6 +71,9 @@ def allowed_for(items: Sequence[ItemText]) -> Allowed:
         allowed.numbers |= numbers_in(f"{item.shared_at:%d %b %Y}") | {str(item.shared_at.year)}
         for line in item.thread:
             allowed.numbers |= numbers_in(line)
+            allowed.loud |= loud_in(line)
+        for text in (item.title, item.abstract, item.passage):
+            allowed.loud |= loud_in(text)
         if item.shared_by:
             allowed.member_names |= {item.shared_by, as_data(item.shared_by)}
     return allowed

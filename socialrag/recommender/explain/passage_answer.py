@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from socialrag.errors import SourceError
 from socialrag.recommender.explain.llm import NO_ANSWER, BudgetSpent, LLMClient, OutOfTime
 from socialrag.recommender.explain.prompts import load_prompt
-from socialrag.recommender.explain.verify import Allowed, check_text, numbers_in
+from socialrag.recommender.explain.verify import Allowed, check_text, loud_in, numbers_in
 from socialrag.text import as_data
 
 log = logging.getLogger(__name__)
@@ -89,7 +89,7 @@ def check_passage_answer(text: str, passage: GivenPassage, sources: Sequence[str
     from nowhere, over ``ANSWER_LIMIT``), no quote, a quoted phrase the passage does not hold word for word, and a
     number or a name that neither the passage nor ``sources`` (the title, the abstract, the thread) holds."""
     held = " ".join([passage.text, passage.section, *sources])
-    problems = check_text(text, Allowed(numbers=numbers_in(held)), limit=ANSWER_LIMIT)
+    problems = check_text(text, Allowed(numbers=numbers_in(held), loud=loud_in(held)), limit=ANSWER_LIMIT)
     quotes = [q.strip() for q in _QUOTED.findall(text)]
     body = _plain(passage.text)
     if not any(_plain(_ELLIPSIS.sub(" ", q)) for q in quotes):  # “...” or “- -” quotes no word of it

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from socialrag.recommender.explain.verify import Allowed, check_text, numbers_in
+from socialrag.recommender.explain.verify import Allowed, check_text, loud_in, numbers_in
 from socialrag.recommender.explain.wording import member_token
 from socialrag.recommender.retrieve.keywords import topic_words
 from socialrag.recommender.retrieve.passages import word_root
@@ -60,5 +60,7 @@ def check_section_line(line: str, link: SectionLink, headings: Collection[str]) 
     if not link.phrases:
         problems.append("shows no words the passage and the thread share")
     said = " ".join([_heading(link), _title(link), *link.phrases, f"{link.reply.at.day}"])
-    allowed = Allowed(members={link.reply.user_id}, numbers=numbers_in(said), no_bold={_title(link)})
+    allowed = Allowed(
+        members={link.reply.user_id}, numbers=numbers_in(said), no_bold={_title(link)}, loud=loud_in(said)
+    )
     return problems + check_text(line, allowed, limit=LINE_LIMIT, max_bold=1)

@@ -2,7 +2,8 @@
 
 Members, links, numbers, emoji, author and venue names in the text must be among what the chosen signals
 (and the paper's own metadata) allow; required strings must be there; the length and bold limits must
-hold; bold never covers a title or a member.
+hold; bold never covers a title or a member; no pictograph, exclamation mark or word of hype its sources do not
+hold.
 """
 
 from __future__ import annotations
@@ -22,6 +23,13 @@ _BOLD = re.compile(r"\*([^*\n]+)\*")
 _SLACK_MENTION = re.compile(r"<@([A-Z0-9]+)>|(?<![\w{])@([A-Za-z][\w.\-]*)")
 _SPECIAL = re.compile(r"<[!#@][^>]*>|<(?:https?|mailto|ftp):[^>]*>", re.IGNORECASE)
 _BROADCAST_WORDS = {"here", "channel", "everyone", "all"}
+# what makes a message sound louder than its sources: a pictograph (🚀, 🔥, ⭐), an exclamation mark, a word of hype
+_PICTOGRAPH = re.compile(r"[\U0001F000-\U0001FAFF\u2600-\u27BF\u2B00-\u2BFF]")
+_HYPE = re.compile(
+    r"\b(?:ground-?breaking|revolution(?:ary|i[sz]es?)|game[- ]chang(?:er|ing)|must[- ]read|amazing|incredible|"
+    r"exciting|breakthrough|mind-blowing|stunning|awesome|fantastic|remarkable|unprecedented|cutting-edge)\b",
+    re.IGNORECASE,
+)
 
 
 @dataclass
@@ -39,6 +47,14 @@ class Allowed:
     known_authors: set[str] = field(default_factory=set)
     known_venues: set[str] = field(default_factory=set)
     no_bold: set[str] = field(default_factory=set)
+    loud: set[str] = field(default_factory=set)  # what ``loud_in`` finds in the sources: theirs to say, not hype
+
+
+def loud_in(text: str | None) -> set[str]:
+    """The pictographs, exclamation marks and words of hype in ``text`` (words lower-cased)."""
+    text = text or ""
+    found = set(_PICTOGRAPH.findall(text)) | {m.group(0).lower() for m in _HYPE.finditer(text)}
+    return found | ({"!"} if "!" in text else set())
 
 
 def numbers_in(text: str | None) -> set[str]:
@@ -70,15 +86,20 @@ def allowed_from(
         for value in vars(s.fact).values():
             if isinstance(value, str):
                 allowed.numbers |= numbers_in(value)
+                allowed.loud |= loud_in(value)
     for text in paper_texts:
         allowed.numbers |= numbers_in(text)
+        allowed.loud |= loud_in(text)
     allowed.authors.update(paper_authors)
     for name in allowed.authors | allowed.venues:  # a name may carry a number ("Wei Wang 0001", "WMT 2020")
         allowed.numbers |= numbers_in(name)
+        allowed.loud |= loud_in(name)
     if paper_venue:
         allowed.venues.add(paper_venue)
         allowed.numbers |= numbers_in(paper_venue)
+        allowed.loud |= loud_in(paper_venue)
     allowed.no_bold.update(t for t in titles if t)
+    allowed.loud |= {mark for t in titles for mark in loud_in(t)}
     allowed.member_names.update(n for n in member_names if n)
     return allowed
 
@@ -117,6 +138,8 @@ def check_text(
     for name in _EMOJI.findall(text):
         if name not in allowed.emoji:
             problems.append(f"shows an emoji nobody used: :{name}:")
+    for mark in sorted(loud_in(text) - allowed.loud):  # the prompts ask for a neutral tone; this holds them to it
+        problems.append(f"sounds louder than its sources: {mark}")
     lowered = text.lower()
     for author in allowed.known_authors - allowed.authors:
         # a whole name, not letters inside words ("He He" is not in "the help")
