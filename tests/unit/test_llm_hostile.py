@@ -110,3 +110,22 @@ def test_a_word_the_abstract_itself_uses_is_not_hype() -> None:
     abstract = ABSTRACT + " The gain is remarkable!"
     style, _, why = _draft_with("This paper pretrains on tables and text, with a remarkable gain!", abstract)
     assert style == "llm", why
+
+
+def test_a_stalling_server_costs_one_call_and_its_retry_not_a_second_chain() -> None:
+    """A server that answers slower than ``PAPERPING_LLM_TIMEOUT``: the call and the client's one retry time out, and
+    the post falls back to its template at once, instead of running the whole chain again against the same
+    stalled server (twice the wait before every post)."""
+    from socialrag.recommender.explain.generate import GenerateConfig, build_draft
+
+    standin = OpenAIStandIn(chain_answer)
+    standin.delay = 3.0
+    try:
+        llm = LLMClient(model="m", base_url=standin.base_url, api_key="k", timeout=0.5)
+        ctx = ChannelContext("T", "C", datetime(2024, 1, 1, tzinfo=UTC), {}, {}, {}, {}, {})
+        info = PaperInfo(9, "Tables as text", None, None, 2024, (), abstract=ABSTRACT)
+        draft = build_draft(ctx, info, {}, [], "llm", GenerateConfig(), llm=llm)
+    finally:
+        standin.stop()
+    assert draft.style == "template+tldr" and "the LLM failed" in (draft.fallback_reason or "")
+    assert len(standin.prompts) == 2, "one call and the client's own retry"

@@ -2,8 +2,8 @@
 
 ``tldr``, ``template`` and ``template+tldr`` are built without an LLM. ``llm`` runs the prompt chain (the
 paper; its relation to the earlier paper and how the group received it; the member it may interest; a final
-prompt that shortens and bolds), checks the result against the signals, retries once, and otherwise falls
-back to ``template+tldr`` for that post.
+prompt that shortens and bolds), checks the result against the signals, retries once a text that fails the
+check, and otherwise (or when the LLM fails) falls back to ``template+tldr`` for that post.
 """
 
 from __future__ import annotations
@@ -215,7 +215,8 @@ def build_draft(
     score: float = 0.0,
 ) -> Draft:
     """The explanation in ``style``, verified whatever the style; ``llm`` falls back to ``template+tldr`` when
-    it fails verification twice, and a template text that fails drops the paper's summary, then the signals."""
+    it fails verification twice or the LLM fails once, and a template text that fails drops the paper's summary,
+    then the signals."""
     allowed = build_allowed(ctx, info, signals)
     if style != "llm":
         chosen, text, reason = verified_template(style, signals, info, allowed, config.limit)
@@ -227,9 +228,10 @@ def build_draft(
             try:
                 text = run_chain(llm, ctx, info, signals, config.limit, config.language)
             except SourceError as exc:
+                # the client tried the call twice already: a second chain would wait on the same failing server
                 reason = f"the LLM failed: {exc}"
                 log.warning("attempt %d: %s", attempt, reason)
-                continue
+                break
             problems = check_text(text, allowed, required=required, limit=config.limit)
             if not problems:
                 return finish_draft(ctx, info, ids, signals, "llm", text, config, score=score)
