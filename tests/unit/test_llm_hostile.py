@@ -5,6 +5,7 @@ that stalls or floods is a failed call that leaves the post its template. Pure a
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from datetime import UTC, datetime
 
 import pytest
@@ -129,3 +130,61 @@ def test_a_stalling_server_costs_one_call_and_its_retry_not_a_second_chain() -> 
         standin.stop()
     assert draft.style == "template+tldr" and "the LLM failed" in (draft.fallback_reason or "")
     assert len(standin.prompts) == 2, "one call and the client's own retry"
+
+
+def test_a_flooding_server_is_a_failed_call_and_its_flood_is_neither_kept_nor_parsed_whole() -> None:
+    """A server that ignores ``max_tokens`` and sends megabytes (a looping local model, a broken gateway): the answer
+    is cut off at ``MOST_ANSWER_BYTES`` as a failed call, and ``llm_calls`` keeps no copy of the flood."""
+    import json
+
+    from socialrag.errors import SourceError
+    from socialrag.recommender.explain.llm import MOST_ANSWER_BYTES, LLMCall
+    from socialrag.recommender.explain.prompts import load_prompt
+
+    flood = "tables " * (MOST_ANSWER_BYTES // 3)
+    standin = OpenAIStandIn(chain_answer)
+    standin.body = json.dumps({"choices": [{"index": 0, "message": {"role": "assistant", "content": flood}}]}).encode()
+    calls: list[LLMCall] = []
+    try:
+        llm = LLMClient(model="m", base_url=standin.base_url, api_key="k", recorder=calls.append)
+        with pytest.raises(SourceError):
+            llm.complete(load_prompt("paper"), "Describe the paper.")
+    finally:
+        standin.stop()
+    assert calls and all(c.outcome == "error" and not c.output for c in calls)
+    assert all(len(c.error or "") <= 300 for c in calls)
+
+
+def test_what_the_log_keeps_of_an_answer_is_bounded() -> None:
+    """An answer under the byte cap but far over any message's length is recorded cut to ``KEPT_OUTPUT`` characters."""
+    from socialrag.recommender.explain.llm import KEPT_OUTPUT, LLMCall
+    from socialrag.recommender.explain.prompts import load_prompt
+
+    standin = OpenAIStandIn(lambda prompt: "tables " * 20_000)
+    calls: list[LLMCall] = []
+    try:
+        llm = LLMClient(model="m", base_url=standin.base_url, api_key="k", recorder=calls.append)
+        llm.complete(load_prompt("paper"), "Describe the paper.")
+    finally:
+        standin.stop()
+    assert [c.outcome for c in calls] == ["ok"] and len(calls[0].output or "") == KEPT_OUTPUT
+
+
+def test_an_answer_streamed_without_its_length_is_cut_off_at_the_byte_cap_too() -> None:
+    """Without ``Content-Length`` (a chunked answer) the bytes are counted as they come, and reading stops there."""
+    import httpx2
+
+    from socialrag.deadline import DeadlineTransport
+
+    sent: list[int] = []
+
+    def chunks() -> Iterator[bytes]:
+        for _ in range(1000):
+            sent.append(1)
+            yield b"x" * 1000
+
+    transport = DeadlineTransport(30.0, httpx2.MockTransport(lambda request: httpx2.Response(200, content=chunks())),
+                                  most_bytes=10_000)  # fmt: skip
+    with httpx2.Client(transport=transport) as client, pytest.raises(httpx2.ReadError, match="over 10000 bytes"):
+        client.get("http://llm.example/v1/chat/completions")
+    assert len(sent) <= 11

@@ -52,6 +52,9 @@ class OutOfTime(BudgetSpent):
 
 
 LEAST_TIME = 3.0  # seconds a call needs at least; with less left before a deadline it is not made
+# an answer of ``max_tokens`` (400) is a few kilobytes: one of a megabyte is a server ignoring it, and a failed call
+MOST_ANSWER_BYTES = 1_000_000
+KEPT_OUTPUT = 4000  # characters of an answer ``llm_calls.output`` keeps (more than any message or answer may say)
 
 
 def answer_text(response: object) -> str | None:
@@ -87,7 +90,7 @@ class LLMClient:
 
         self.model = model
         # each try has ``timeout`` in all (a trickling answer included), and there are two at most
-        http = httpx2.Client(transport=DeadlineTransport(timeout), timeout=timeout)
+        http = httpx2.Client(transport=DeadlineTransport(timeout, most_bytes=MOST_ANSWER_BYTES), timeout=timeout)
         self.client = OpenAI(
             base_url=base_url or OPENAI_DEFAULT_URL,
             api_key=api_key or "unused",
@@ -171,7 +174,7 @@ class LLMClient:
             int((time.monotonic() - started) * 1000),
             outcome,
             error,
-            output,
+            output[:KEPT_OUTPUT] if output else output,
         )
         if self.recorder:
             try:
