@@ -188,3 +188,47 @@ def test_an_answer_streamed_without_its_length_is_cut_off_at_the_byte_cap_too() 
     with httpx2.Client(transport=transport) as client, pytest.raises(httpx2.ReadError, match="over 10000 bytes"):
         client.get("http://llm.example/v1/chat/completions")
     assert len(sent) <= 11
+
+
+@pytest.mark.parametrize(
+    "invented",
+    [
+        "This paper, from Yoshua Bengio's lab, pretrains a model on tables and text.",
+        "This paper pretrains a model on tables and text, as DeepMind did before.",
+        "This paper pretrains a model on tables and text and beats GPT-4.",
+    ],
+)
+def test_an_llm_answer_naming_a_person_a_lab_or_a_model_no_source_gives_falls_back(invented: str) -> None:
+    """An author or a lab the channel never discussed is no "known author": it is refused because no source of the
+    post (the paper's texts and authors, the signals, the members named) holds it."""
+    style, text, why = _draft_with(invented, ABSTRACT)
+    assert style == "template+tldr", text
+    assert "names what its sources do not" in (why or ""), why
+
+
+def test_names_the_sources_hold_pass_and_other_languages_are_not_held_to_english_capitals() -> None:
+    """The paper's own author, a model its abstract names and a plural of an acronym it uses pass; a channel that
+    reads German (whose nouns are capitalised) is not held to the check of names."""
+    from socialrag.models import Author
+    from socialrag.recommender.explain.generate import GenerateConfig, build_draft
+
+    abstract = ABSTRACT + " Unlike BERT, it reads LLM outputs."
+    answers = {
+        "en": "This paper by Ann Lee pretrains a model on tables, unlike BERT, for LLMs.",
+        "de": "Diese Arbeit von Ann Lee trainiert ein Modell auf Tabellen und Texten vor.",
+    }
+    language = ["en"]
+    standin = OpenAIStandIn(lambda p: answers[language[0]] if p.startswith("You edit a draft") else chain_answer(p))
+    try:
+        llm = LLMClient(model="m", base_url=standin.base_url, api_key="k")
+        ctx = ChannelContext("T", "C", datetime(2024, 1, 1, tzinfo=UTC), {}, {}, {}, {}, {})
+        info = PaperInfo(9, "Tables as text", None, None, 2024, (Author("Ann Lee"),), abstract=abstract)
+        english = build_draft(ctx, info, {}, [], "llm", GenerateConfig(), llm=llm)
+        language[0] = "de"
+        german = build_draft(ctx, info, {}, [], "llm", GenerateConfig(language="de"), llm=llm)
+    finally:
+        standin.stop()
+    assert english.style == "llm", english.fallback_reason
+    assert german.style == "llm", german.fallback_reason
+    style, _, _ = _draft_with(answers["en"], abstract)
+    assert style == "template+tldr", "without Ann Lee among its authors, the name comes from nowhere"

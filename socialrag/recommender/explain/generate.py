@@ -147,7 +147,9 @@ def template_text(style: Style, signals: Sequence[SocialSignal], info: PaperInfo
     )
 
 
-def build_allowed(ctx: ChannelContext, info: PaperInfo, signals: Sequence[SocialSignal]) -> Allowed:
+def build_allowed(
+    ctx: ChannelContext, info: PaperInfo, signals: Sequence[SocialSignal], language: str | None = None
+) -> Allowed:
     earlier = [
         ctx.papers[s.related_paper_id].info
         for s in signals
@@ -164,6 +166,7 @@ def build_allowed(ctx: ChannelContext, info: PaperInfo, signals: Sequence[Social
         known_venues=known_venues,
         titles=[info.title or ""] + [p.title or "" for p in earlier],
         member_names=[ctx.display(m) for s in signals for m in s.members],
+        check_names=(language or "en") == "en",
     )
 
 
@@ -217,7 +220,7 @@ def build_draft(
     """The explanation in ``style``, verified whatever the style; ``llm`` falls back to ``template+tldr`` when
     it fails verification twice or the LLM fails once, and a template text that fails drops the paper's summary,
     then the signals."""
-    allowed = build_allowed(ctx, info, signals)
+    allowed = build_allowed(ctx, info, signals, config.language)
     if style != "llm":
         chosen, text, reason = verified_template(style, signals, info, allowed, config.limit)
         return finish_draft(ctx, info, ids, signals, chosen, text, config, score=score, fallback_reason=reason)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from socialrag.errors import SourceError
 from socialrag.recommender.explain.llm import NO_ANSWER, BudgetSpent, LLMClient, OutOfTime
 from socialrag.recommender.explain.prompts import load_prompt
-from socialrag.recommender.explain.verify import Allowed, check_text, loud_in, numbers_in
+from socialrag.recommender.explain.verify import Allowed, check_text, loud_in, names_in, numbers_in, plain_words
 from socialrag.text import as_data
 
 log = logging.getLogger(__name__)
@@ -30,12 +30,6 @@ NOT_THERE = "NOT IN THE PAPER"
 _CHOSEN = re.compile(r"^\s*\[(\d)\]\s*")
 # a quoted phrase: in curly or straight double quotes (an apostrophe inside a word quotes nothing)
 _QUOTED = re.compile(r"[“\"]([^“”\"\n]{2,})[”\"]")
-# a name: a word with a capital or a digit inside it (BERT, MiniVID, GPT-3, H37Rv), or a capitalised word that does
-# not start a sentence (Vero, Butterworth)
-_NAMED = re.compile(r"\b[A-Za-z]*[A-Z0-9][A-Za-z0-9]*[A-Z0-9][\w-]*|\b[A-Z][a-z][\w-]*")
-_SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\n\s*|[“\"(\[]\s*)$")
-_POINT = re.compile(r"(?<!\d)\.|\.(?!\d)")  # a full stop, not a decimal point
-_PLAIN = re.compile(r"[^\w%.]+|_")
 _ELLIPSIS = re.compile(r"…|\.\.\.")
 
 
@@ -66,24 +60,6 @@ def render_passages(passages: Sequence[GivenPassage]) -> str:
     return "\n".join(f"[{k}] ({p.section or 'before the first heading'}) {p.text}" for k, p in enumerate(passages, 1))
 
 
-def _plain(text: str) -> str:
-    """Text compared as words: lower case, quotes and punctuation between words folded to one space."""
-    return " ".join(_PLAIN.sub(" ", _POINT.sub(" ", text.lower())).split())
-
-
-def names_in(text: str) -> list[str]:
-    """The names an answer states: words with a capital or a digit inside them, and capitalised words that do not
-    begin a sentence."""
-    found = []
-    for m in _NAMED.finditer(text):
-        word = m.group(0).strip("-")
-        if word[:1].isupper() and word[1:].islower() and _SENTENCE_START.search(text[: m.start()]):
-            continue
-        if any(c.isalpha() for c in word):
-            found.append(word)
-    return found
-
-
 def check_passage_answer(text: str, passage: GivenPassage, sources: Sequence[str]) -> list[str]:
     """Every reason the answer may not be posted: what ``check_text`` finds (a mention, a link, markup, a number
     from nowhere, over ``ANSWER_LIMIT``), no quote, a quoted phrase the passage does not hold word for word, and a
@@ -91,15 +67,15 @@ def check_passage_answer(text: str, passage: GivenPassage, sources: Sequence[str
     held = " ".join([passage.text, passage.section, *sources])
     problems = check_text(text, Allowed(numbers=numbers_in(held), loud=loud_in(held)), limit=ANSWER_LIMIT)
     quotes = [q.strip() for q in _QUOTED.findall(text)]
-    body = _plain(passage.text)
-    if not any(_plain(_ELLIPSIS.sub(" ", q)) for q in quotes):  # “...” or “- -” quotes no word of it
+    body = plain_words(passage.text)
+    if not any(plain_words(_ELLIPSIS.sub(" ", q)) for q in quotes):  # “...” or “- -” quotes no word of it
         problems.append("quotes nothing from the passage")
     for quote in quotes:
-        if not all(_plain(part) in body for part in _ELLIPSIS.split(quote) if _plain(part)):
+        if not all(plain_words(part) in body for part in _ELLIPSIS.split(quote) if plain_words(part)):
             problems.append(f"quotes what the passage does not say: {quote[:60]!r}")
-    words = set(_plain(held).split())
+    words = set(plain_words(held).split())
     for name in names_in(text):
-        if not set(_plain(name).split()) <= words:
+        if not set(plain_words(name).split()) <= words:
             problems.append(f"names what the passage does not: {name}")
     return problems
 
@@ -160,7 +136,7 @@ def write_passage_answer(llm: LLMClient, asked: Asked) -> PassageAnswer | str:
         k, text = parsed
         problems = check_passage_answer(text, asked.passages[k], sources)
         if not problems:
-            quote = next(q.strip() for q in _QUOTED.findall(text) if _plain(_ELLIPSIS.sub(" ", q)))
+            quote = next(q.strip() for q in _QUOTED.findall(text) if plain_words(_ELLIPSIS.sub(" ", q)))
             return PassageAnswer(text, k, quote)
         why = "the answer said what the paper's text does not"
         log.warning("passage answer, attempt %d failed the check: %s", attempt, "; ".join(problems[:3]))

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from socialrag.models import SocialSignal
 from socialrag.recommender.explain.wording import MEMBER_TOKEN
-from socialrag.text import BARE_DOMAIN
+from socialrag.text import BARE_DOMAIN, as_data
 
 _URL = re.compile(r"https?://[^\s<>|)\]]+")
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)?%?(?![\w])")
@@ -23,6 +23,12 @@ _BOLD = re.compile(r"\*([^*\n]+)\*")
 _SLACK_MENTION = re.compile(r"<@([A-Z0-9]+)>|(?<![\w{])@([A-Za-z][\w.\-]*)")
 _SPECIAL = re.compile(r"<[!#@][^>]*>|<(?:https?|mailto|ftp):[^>]*>", re.IGNORECASE)
 _BROADCAST_WORDS = {"here", "channel", "everyone", "all"}
+# a name: a word with a capital or a digit inside it (BERT, MiniVID, GPT-3, H37Rv), or a capitalised word that does
+# not start a sentence (Vero, Butterworth)
+_NAMED = re.compile(r"\b[A-Za-z]*[A-Z0-9][A-Za-z0-9]*[A-Z0-9][\w-]*|\b[A-Z][a-z][\w-]*")
+_SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\n\s*|[“\"(\[]\s*)$")
+_POINT = re.compile(r"(?<!\d)\.|\.(?!\d)")  # a full stop, not a decimal point
+_PLAIN = re.compile(r"[^\w%.]+|_")
 # what makes a message sound louder than its sources: a pictograph (🚀, 🔥, ⭐), an exclamation mark, a word of hype
 _PICTOGRAPH = re.compile(r"[\U0001F000-\U0001FAFF\u2600-\u27BF\u2B00-\u2BFF]")
 _HYPE = re.compile(
@@ -48,6 +54,8 @@ class Allowed:
     known_venues: set[str] = field(default_factory=set)
     no_bold: set[str] = field(default_factory=set)
     loud: set[str] = field(default_factory=set)  # what ``loud_in`` finds in the sources: theirs to say, not hype
+    # the words (``plain_words``) of every source, when a name the text states must be among them (None: unchecked)
+    words: set[str] | None = None
 
 
 def loud_in(text: str | None) -> set[str]:
@@ -55,6 +63,35 @@ def loud_in(text: str | None) -> set[str]:
     text = text or ""
     found = set(_PICTOGRAPH.findall(text)) | {m.group(0).lower() for m in _HYPE.finditer(text)}
     return found | ({"!"} if "!" in text else set())
+
+
+def plain_words(text: str) -> str:
+    """Text compared as words: lower case, quotes and punctuation between words folded to one space."""
+    return " ".join(_PLAIN.sub(" ", _POINT.sub(" ", text.lower())).split())
+
+
+def names_in(text: str) -> list[str]:
+    """The names a text states: words with a capital or a digit inside them, and capitalised words that do not
+    begin a sentence."""
+    found = []
+    for m in _NAMED.finditer(text):
+        word = m.group(0).strip("-")
+        if word[:1].isupper() and word[1:].islower() and _SENTENCE_START.search(text[: m.start()]):
+            continue
+        if any(c.isalpha() for c in word):
+            found.append(word)
+    return found
+
+
+def unsourced_names(text: str, words: set[str]) -> list[str]:
+    """A problem for each name the text states (``names_in``: "Yoshua Bengio", "DeepMind", "GPT-4") that is not a
+    word of its sources (``words``); a plural of one is (they wrote "LLM", the text says "LLMs")."""
+    problems = []
+    said = MEMBER_TOKEN.sub(" ", _EMOJI.sub(" ", _URL.sub(" ", text))).replace("*", "")  # bold: "*Possibly* ..."
+    for name in dict.fromkeys(names_in(said)):
+        if any(w not in words and w.removesuffix("s") not in words for w in plain_words(name).split()):
+            problems.append(f"names what its sources do not: {name}")
+    return problems
 
 
 def numbers_in(text: str | None) -> set[str]:
@@ -71,8 +108,12 @@ def allowed_from(
     known_venues: Iterable[str],
     titles: Iterable[str],
     member_names: Iterable[str] = (),
+    check_names: bool = False,
 ) -> Allowed:
+    """What a post may state: the chosen signals, the paper's own texts, authors and venue; with ``check_names``
+    (English only: other languages capitalise their nouns), every name it states must be a word of those too."""
     allowed = Allowed(known_authors={a for a in known_authors if a}, known_venues={v for v in known_venues if v})
+    sources: list[str] = []
     for s in signals:
         allowed.members.update(s.members)
         allowed.urls.update(s.permalinks)
@@ -87,9 +128,11 @@ def allowed_from(
             if isinstance(value, str):
                 allowed.numbers |= numbers_in(value)
                 allowed.loud |= loud_in(value)
+                sources.append(value)
     for text in paper_texts:
         allowed.numbers |= numbers_in(text)
         allowed.loud |= loud_in(text)
+        sources.append(text or "")
     allowed.authors.update(paper_authors)
     for name in allowed.authors | allowed.venues:  # a name may carry a number ("Wei Wang 0001", "WMT 2020")
         allowed.numbers |= numbers_in(name)
@@ -101,6 +144,12 @@ def allowed_from(
     allowed.no_bold.update(t for t in titles if t)
     allowed.loud |= {mark for t in titles for mark in loud_in(t)}
     allowed.member_names.update(n for n in member_names if n)
+    if check_names:
+        sources += [*allowed.authors, *allowed.venues, *allowed.no_bold, *allowed.member_names, *allowed.emoji]
+        # the words as given and as quoted (``as_data`` drops the invisible characters that split "English\u200bCzech")
+        words = {w for text in sources for cleaned in (text, as_data(text)) for w in plain_words(cleaned).split()}
+        # "MultiWOZ-2.0", "8.3K" and "2%" are named as "MultiWOZ-2", "3K" and "2" too: their pieces count
+        allowed.words = words | {piece.rstrip("%") for w in words for piece in w.split(".")}
     return allowed
 
 
@@ -138,6 +187,8 @@ def check_text(
     for name in _EMOJI.findall(text):
         if name not in allowed.emoji:
             problems.append(f"shows an emoji nobody used: :{name}:")
+    if allowed.words is not None:
+        problems += unsourced_names(text, allowed.words)
     for mark in sorted(loud_in(text) - allowed.loud):  # the prompts ask for a neutral tone; this holds them to it
         problems.append(f"sounds louder than its sources: {mark}")
     lowered = text.lower()
