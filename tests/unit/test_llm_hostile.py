@@ -232,3 +232,23 @@ def test_names_the_sources_hold_pass_and_other_languages_are_not_held_to_english
     assert german.style == "llm", german.fallback_reason
     style, _, _ = _draft_with(answers["en"], abstract)
     assert style == "template+tldr", "without Ann Lee among its authors, the name comes from nowhere"
+
+
+def test_a_member_who_left_the_channel_is_not_the_one_a_post_says_may_care() -> None:
+    """h8 ("Possibly of interest to ...") names a member to the channel as someone to read the paper: one who left it
+    (graduated, moved labs) is no longer among the candidates, though their shares still count for the group."""
+    import numpy as np
+
+    from socialrag.recommender.retrieve.context import SharedPaper
+    from socialrag.recommender.retrieve.signals import Relations, SignalInput, signal_h8
+    from socialrag.rows import MemberInfo, Share
+
+    at = datetime(2024, 1, 1, tzinfo=UTC)
+    vector = np.ones(4, dtype=np.float32) / 2.0
+    shared = SharedPaper(PaperInfo(1, "Tables as text", None, None, 2023, ()), [Share(1, "1.0", "U2", at, None, None)])
+    for in_channel, expected in ((True, [("U2",)]), (False, [])):
+        ctx = ChannelContext(
+            "T", "C", at, {1: shared}, {"U2": MemberInfo("U2", "ann", in_channel=in_channel)}, {}, {}, {}, {1: vector}
+        )
+        signals = signal_h8(SignalInput(ctx, PaperInfo(9, "New", None, None, 2024, ()), vector, Relations()))
+        assert [s.members for s in signals] == expected, in_channel

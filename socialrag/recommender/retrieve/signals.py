@@ -309,7 +309,7 @@ def signal_h8(inp: SignalInput, exclude: frozenset[str] = frozenset()) -> list[S
     best: tuple[float, str, int, float] | None = None
     own = member_shares(inp)
     for uid, engaged in member_profiles(inp).items():
-        if uid in exclude:
+        if uid in exclude or not inp.ctx.members[uid].in_channel:  # one who left is no one to tell the channel of
             continue
         papers = own.get(uid) or engaged
         vecs = [inp.ctx.vectors[p.info.paper_id] for p in papers if p.info.paper_id in inp.ctx.vectors]
