@@ -252,3 +252,30 @@ def test_a_member_who_left_the_channel_is_not_the_one_a_post_says_may_care() -> 
         )
         signals = signal_h8(SignalInput(ctx, PaperInfo(9, "New", None, None, 2024, ()), vector, Relations()))
         assert [s.members for s in signals] == expected, in_channel
+
+
+@pytest.mark.parametrize(
+    ("status", "body"),
+    [
+        (200, b'{"choices": []}'),
+        (200, b"<html><body>502 Bad Gateway</body></html>"),
+        (200, b'{"choices": [{"message": {"content": "half'),
+        (500, None),
+    ],
+)
+def test_an_empty_malformed_or_failing_answer_leaves_the_post_its_neutral_template(
+    status: int, body: bytes | None
+) -> None:
+    from socialrag.recommender.explain.generate import GenerateConfig, build_draft
+
+    standin = OpenAIStandIn(chain_answer)
+    standin.status, standin.body = status, body
+    try:
+        llm = LLMClient(model="m", base_url=standin.base_url, api_key="k")
+        ctx = ChannelContext("T", "C", datetime(2024, 1, 1, tzinfo=UTC), {}, {}, {}, {}, {})
+        info = PaperInfo(9, "Tables as text", None, None, 2024, (), abstract=ABSTRACT)
+        draft = build_draft(ctx, info, {}, [], "llm", GenerateConfig(), llm=llm)
+    finally:
+        standin.stop()
+    assert draft.style == "template+tldr" and "the LLM failed" in (draft.fallback_reason or "")
+    assert draft.explanation.startswith("The authors pretrain a model on tables and text"), draft.explanation
