@@ -1,16 +1,21 @@
 """One ``paperping run`` process: the Slack app (Socket Mode or HTTP) and this process's share of the scheduled posts.
 
 Several processes can run against one Postgres; each ticks with APScheduler and claims due channels with
-``FOR UPDATE SKIP LOCKED``. SIGTERM stops taking new work, lets the current post finish, and exits.
+``FOR UPDATE SKIP LOCKED``. SIGTERM stops taking new work, gives the work under way ``STOP_SECONDS`` to finish,
+and exits, within the 10 s Docker waits before a SIGKILL: work still running then is cut short, and its claim (a
+slot's lease, an indexing batch's, a paper's) lapses and another process, or the next start, takes it over.
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import os
 import signal
+import sys
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from functools import partial
@@ -91,6 +96,41 @@ FULLTEXT_MINUTES = 3.0  # how often a process reads the full text of a few paper
 READ_AHEAD_SECONDS = 30.0  # a post waits at most this long for its paper's full text
 
 
+# after SIGTERM, how long the work under way may finish: Docker kills the process 10 s after the signal, and an
+# embedded Postgres must still be stopped cleanly in what is left
+STOP_SECONDS = 7.0
+
+
+class RunningJobs:
+    """The scheduler's jobs running now, by name, so that a stop can wait for them (a while)."""
+
+    def __init__(self) -> None:
+        self._running: Counter[str] = Counter()
+        self._changed = threading.Condition()
+
+    def wrap(self, name: str, job: Callable[[], object]) -> Callable[[], object]:
+        """``job``, counted as running while it runs."""
+
+        def run() -> object:
+            with self._changed:
+                self._running[name] += 1
+            try:
+                return job()
+            finally:
+                with self._changed:
+                    self._running[name] -= 1
+                    self._running += Counter()  # drops the names at zero
+                    self._changed.notify_all()
+
+        return run
+
+    def wait(self, seconds: float) -> list[str]:
+        """Wait at most ``seconds`` for the running jobs to end; the names of those still running."""
+        with self._changed:
+            self._changed.wait_for(lambda: not self._running, timeout=max(0.0, seconds))
+            return sorted(self._running)
+
+
 def build_fulltext_worker(settings: Settings, db: Database, recommender: Recommender) -> FullTextWorker:
     """This process's share of the full-text reading, embedding with the recommender's model, each host's pace
     shared through Postgres; it reads nothing when full text is off (``PAPERPING_FULLTEXT=0``, or offline)."""
@@ -120,27 +160,63 @@ def start_scheduler(
     follow_ups: Callable[[], int] | None = None,
     follow_up_minutes: float = FOLLOW_UP_MINUTES,
     fulltext: FullTextWorker | None = None,
+    running: RunningJobs | None = None,
 ) -> BackgroundScheduler:
     """The tick that posts, the indexing jobs (the queue every few seconds, citations hourly), the context
     replies on members' shares (every few seconds), the hourly sweep of channel member lists, the follow-ups
-    (every few minutes) and the full-text reading (every few minutes, when it is on)."""
+    (every few minutes) and the full-text reading (every few minutes, when it is on). ``running`` counts the
+    jobs under way, for a stop to wait on."""
     scheduler = BackgroundScheduler(timezone=UTC)
-    now = datetime.now(UTC)
+    now, jobs = datetime.now(UTC), running or RunningJobs()
     every = {"max_instances": 1, "coalesce": True, "next_run_time": now}
-    scheduler.add_job(worker.tick, "interval", seconds=seconds, id="tick", **every)
+
+    def add(job: Callable[[], object], name: str, **interval: float) -> None:
+        scheduler.add_job(jobs.wrap(name, job), "interval", id=name, **interval, **every)
+
+    add(worker.tick, "tick", seconds=seconds)
     if indexer is not None:
-        scheduler.add_job(indexer.run, "interval", seconds=INDEX_SECONDS, id="index", **every)
-        scheduler.add_job(indexer.fill_citations, "interval", hours=CITATIONS_HOURS, id="citations", **every)
+        add(indexer.run, "index", seconds=INDEX_SECONDS)
+        add(indexer.fill_citations, "citations", hours=CITATIONS_HOURS)
     if replies is not None:
-        scheduler.add_job(replies, "interval", seconds=INDEX_SECONDS, id="replies", **every)
+        add(replies, "replies", seconds=INDEX_SECONDS)
     if members is not None:
-        scheduler.add_job(members, "interval", hours=MEMBERS_HOURS, id="members", **every)
+        add(members, "members", hours=MEMBERS_HOURS)
     if follow_ups is not None:
-        scheduler.add_job(follow_ups, "interval", minutes=follow_up_minutes, id="follow-ups", **every)
+        add(follow_ups, "follow-ups", minutes=follow_up_minutes)
     if fulltext is not None and fulltext.reader is not None:
-        scheduler.add_job(fulltext.run, "interval", minutes=FULLTEXT_MINUTES, id="fulltext", **every)
+        add(fulltext.run, "fulltext", minutes=FULLTEXT_MINUTES)
     scheduler.start()
     return scheduler
+
+
+def stop_work(scheduler: BackgroundScheduler, running: RunningJobs, slow: Callable[[], int], until: float) -> bool:
+    """Start no job again, and wait until ``until`` (``time.monotonic``) for the jobs and the members' slow
+    requests under way; False (and said in the log) when some are still running then."""
+    if scheduler.running:
+        scheduler.shutdown(wait=False)
+    left = running.wait(until - time.monotonic())
+    while slow() and time.monotonic() < until:
+        time.sleep(0.1)
+    if slow():
+        left.append(f"{slow()} member requests")
+    if left:
+        log.warning(
+            "stopping with work under way (%s): it is left to its claims, which lapse, and another process or the "
+            "next start takes it over",
+            ", ".join(left),
+        )
+    return not left
+
+
+def leave_now(db: Database) -> None:
+    """End the process at once, ahead of the threads still at work: Python would wait for them at exit, past
+    Docker's grace. The embedded Postgres this process started, if any, is stopped cleanly first."""
+    try:
+        db.stop()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
 
 
 def metrics_port(settings: Settings) -> int:
@@ -194,8 +270,17 @@ def cmd_run(args: argparse.Namespace, settings: Settings, db: Database) -> int:
     # a shared paper is asked about at most once per PAPERPING_FOLLOWUPS_EVERY_MINUTES; the job looks that often
     # (and at least every few minutes, for follow-ups to send)
     minutes = min(FOLLOW_UP_MINUTES, settings.followups_every_minutes, settings.authors_every_minutes)
+    running = RunningJobs()
     scheduler = start_scheduler(
-        worker, settings.tick_seconds, indexer, replies, members, follow_ups, minutes, fulltext=fulltext
+        worker,
+        settings.tick_seconds,
+        indexer,
+        replies,
+        members,
+        follow_ups,
+        minutes,
+        fulltext=fulltext,
+        running=running,
     )
     ctx.wake.scheduler = lambda: scheduler.modify_job("tick", next_run_time=datetime.now(UTC))
     ctx.wake.indexer = lambda: scheduler.modify_job("index", next_run_time=datetime.now(UTC))
@@ -214,6 +299,7 @@ def cmd_run(args: argparse.Namespace, settings: Settings, db: Database) -> int:
 
     signal.signal(signal.SIGTERM, shutdown)
     signal.signal(signal.SIGINT, shutdown)
+    until: float | None = None  # when the work under way must have finished, once a stop began
     try:
         if socket_mode:
             from slack_bolt.adapter.socket_mode import SocketModeHandler
@@ -226,6 +312,8 @@ def cmd_run(args: argparse.Namespace, settings: Settings, db: Database) -> int:
                 server = front(None, "0.0.0.0", own_port).start()
             print("PaperPing is running (Socket Mode)", flush=True)
             stop.wait()
+            until = time.monotonic() + STOP_SECONDS
+            scheduler.shutdown(wait=False)
             handler.close()
             if server is not None:
                 server.stop()
@@ -233,12 +321,17 @@ def cmd_run(args: argparse.Namespace, settings: Settings, db: Database) -> int:
             server = front(app, "0.0.0.0", args.port, signing_secret=settings.slack_signing_secret).start()
             print(f"PaperPing is running on http://0.0.0.0:{args.port}/slack/events", flush=True)
             stop.wait()
+            until = time.monotonic() + STOP_SECONDS
+            scheduler.shutdown(wait=False)  # no job starts again while the front closes
             server.stop()
     finally:
-        scheduler.shutdown(wait=True)
-        indexer.close()
-        fulltext.close()
-        ahead.close()
-        recommender.close()
+        finished = stop_work(scheduler, running, ctx.slow.pending, until or time.monotonic() + STOP_SECONDS)
+        if finished:  # nothing uses them any more
+            indexer.close()
+            fulltext.close()
+            ahead.close()
+            recommender.close()
     print("PaperPing stopped", flush=True)
+    if not finished:
+        leave_now(db)
     return 0
