@@ -168,10 +168,13 @@ def start_scheduler(
     jobs under way, for a stop to wait on."""
     scheduler = BackgroundScheduler(timezone=UTC)
     now, jobs = datetime.now(UTC), running or RunningJobs()
-    every = {"max_instances": 1, "coalesce": True, "next_run_time": now}
+    # a job that fell due while the process stood still (a laptop asleep, a paused container) runs once when it
+    # wakes, however late: not skipped to its next interval (APScheduler's default after 1 s late), and not once
+    # for each run it missed
+    every = {"max_instances": 1, "coalesce": True, "misfire_grace_time": None, "next_run_time": now}
 
     def add(job: Callable[[], object], name: str, **interval: float) -> None:
-        scheduler.add_job(jobs.wrap(name, job), "interval", id=name, **interval, **every)
+        scheduler.add_job(jobs.wrap(name, job), "interval", id=name, name=name, **interval, **every)
 
     add(worker.tick, "tick", seconds=seconds)
     if indexer is not None:
