@@ -179,13 +179,14 @@ class FullTextWorker:
         while total < self.config.passages_per_run and not self.stopping.is_set():
             if until is not None and time.monotonic() > until:
                 break
+            # one transaction holds the chunk's passages while they are encoded (seconds of CPU, no network): another
+            # process embedding now takes the next chunk instead of encoding the same one
             with self.db.connection() as conn:
                 todo = storage.fulltext.load_passages_to_embed(conn, model, EMBED_CHUNK)
-            if not todo:
-                break
-            # the heading says what a passage is about ("4.2 Datasets"): it is embedded with it
-            vectors = self.embedder.encode([f"{p.section}\n{p.text}" if p.section else p.text for p in todo])
-            with self.db.connection() as conn:
+                if not todo:
+                    break
+                # the heading says what a passage is about ("4.2 Datasets"): it is embedded with it
+                vectors = self.embedder.encode([f"{p.section}\n{p.text}" if p.section else p.text for p in todo])
                 storage.fulltext.ensure_passage_index(conn, model, int(vectors.shape[1]))
                 rows = [(p.paper_id, p.n, v) for p, v in zip(todo, vectors, strict=True)]
                 storage.fulltext.upsert_passage_vectors(conn, model, rows)

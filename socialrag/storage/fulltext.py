@@ -251,13 +251,15 @@ def ensure_passage_index(conn: psycopg.Connection, model: str, dimension: int) -
 
 
 def load_passages_to_embed(conn: psycopg.Connection, model: str, most: int) -> list[StoredPassage]:
-    """Passages with no vector of ``model`` yet (papers just read, or a new model), a paper's together, in order."""
+    """Passages with no vector of ``model`` yet (papers just read, or a new model), a paper's together, in order;
+    locked until the transaction ends, so that another process embedding at the same time takes the next ones."""
     rows = conn.execute(
         """
         SELECT p.paper_id, p.n, p.section, p.text FROM paper_passages p
          WHERE NOT EXISTS (SELECT 1 FROM paper_passage_vectors v
                             WHERE v.paper_id = p.paper_id AND v.n = p.n AND v.model = %(m)s)
          ORDER BY p.paper_id, p.n LIMIT %(most)s
+           FOR UPDATE OF p SKIP LOCKED
         """,
         {"m": model, "most": most},
     ).fetchall()

@@ -326,3 +326,31 @@ def test_a_member_sharing_many_papers_costs_a_few_papers_a_run(db: Database) -> 
     batch = FullTextConfig().batch
     assert done.claimed == batch
     assert len([r for r in web.seen if not r.url.path.endswith("robots.txt")]) <= 2 * batch, "HTML and PDF at most"
+
+
+class _SlowEmbedder(HashEmbedder):
+    """A CPU's pace: each chunk takes a moment, long enough for another process to start on the same passages."""
+
+    def encode(self, texts: Sequence[str], *, batch_size: int = 64) -> np.ndarray:
+        time.sleep(0.3)
+        return super().encode(texts, batch_size=batch_size)
+
+
+def test_two_processes_embed_each_passage_once_not_each_all_of_them(db: Database) -> None:
+    import threading
+
+    with db.connection() as conn:
+        papers = storage.papers.ensure_papers(conn, [("arxiv", f"2402.{i:05d}") for i in range(3)])
+        for paper_id in papers.values():
+            passages = [(f"{s}", f"Passage {s} of paper {paper_id}.") for s in range(100)]
+            storage.fulltext.save_fulltext(conn, paper_id, status="read", kind="pdf", passages=passages)
+    embedders = [_SlowEmbedder(), _SlowEmbedder()]
+    workers = [FullTextWorker(db, e, None) for e in embedders]
+    threads = [threading.Thread(target=w.embed_passages) for w in workers]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert count(db, "SELECT count(*) FROM paper_passage_vectors") == 300
+    encoded = [len(e.texts) for e in embedders]
+    assert sum(encoded) == 300, f"each passage is encoded by one process only, not by both ({encoded})"
