@@ -178,3 +178,21 @@ def test_the_planners_files_failing_still_leaves_the_first_ten_and_says_what_hap
     (reply,) = [p for p in harness.standin.posts if p.get("thread_ts") == second["ts"]]
     assert "_The files could not be uploaded; ask again later for them._" in reply["text"]
     assert not harness.standin.files
+
+
+def test_the_planner_names_no_member_who_left_the_channel(harness: Harness, db: Database, tmp_path: Path) -> None:
+    """ben shared the threads the planner's reasons point to, then left the channel: the plan still points to those
+    threads but names him nowhere (the thread's reply, the Markdown file, the CSV), and names no bot either."""
+    build_lab(db, tmp_path, CachedEmbedder())
+    harness.ctx.channels.activate(T, "C1")
+    harness.ctx.recommender = Recommender(harness.settings, db, embedder=CachedEmbedder())
+    harness.event({"type": "member_left_channel", "user": "U2", "channel": "C1", "team": T, "event_ts": "2.0"})
+    assert "planner here" in harness.command("conference ACL 2020", user="U3")
+    (head,) = [p for p in harness.standin.posts if not p.get("thread_ts") and "ACL 2020" in p["text"]]
+    (reply,) = [p for p in harness.standin.posts if p.get("thread_ts") == head["ts"]]
+    files = {f["name"]: f["data"].decode() for f in harness.standin.files if f.get("thread_ts") == head["ts"]}
+    rows = list(csv.DictReader(io.StringIO(files["ACL-2020.csv"])))
+    assert rows and all(r["why"] for r in rows)
+    assert any("TaBERT" in r["why"] or "Weight Poisoning" in r["why"] for r in rows), "ben's threads still count"
+    for text in (reply["text"], files["ACL-2020.md"], files["ACL-2020.csv"]):
+        assert "ben" not in text and "U2" not in text and "UBOT" not in text, text

@@ -142,3 +142,15 @@ def test_start_over_waits_out_the_cooldown_now_has(harness: Harness, db: Databas
     assert "`/paperping now` works again from" in harness.command("now", user="U3")
     announced = [p for p in harness.standin.posts if "start over" in p.get("text", "")]
     assert len(announced) == 1, "only the start-over that opened a post was announced"
+
+
+def test_papers_like_name_no_member_who_left_the_channel(harness: Harness, db: Database, tmp_path: Path) -> None:
+    """ben (U2) shared the threads the answer points to, then left the channel: each line still links its thread,
+    without saying he shared it."""
+    build_lab(db, tmp_path, CachedEmbedder())
+    harness.ctx.channels.activate(T, "C1")
+    harness.ctx.recommender = Recommender(harness.settings, db, embedder=CachedEmbedder())
+    harness.event({"type": "member_left_channel", "user": "U2", "channel": "C1", "team": T, "event_ts": "2.0"})
+    answer = harness.command("like weight poisoning attacks on pretrained language models", user="U3")
+    assert "closest to <https://lab.slack.com/archives/C1/p" in answer, answer
+    assert "<@U2>" not in answer, answer

@@ -136,6 +136,24 @@ def test_at_most_one_context_reply_a_minute_per_channel(harness: Harness, db: Da
 ROOT = f"{t('2020-11-02'):.6f}"  # the lab's thread on the weight-poisoning paper
 
 
+def test_a_context_reply_names_no_member_who_left_the_channel(
+    harness: Harness, db: Database, lab: dict[str, Any]
+) -> None:
+    """The earlier thread a share is closest to was started by ben, who has since left the channel: the reply still
+    links that thread, without naming him."""
+    client = WebClient(token="xoxb-test", base_url=harness.standin.url)
+    harness.command("context on")
+    harness.event({"type": "member_left_channel", "user": "U2", "channel": "C1", "team": T, "event_ts": "2.0"})
+    ts = f"{t('2021-01-20'):.6f}"
+    harness.event(message_event(ts, f"<https://aclanthology.org/{neubig_unshared(lab)[1]}/>", user="U3"))
+    index_now(harness, db)
+    assert reply_to_shares(db, MODEL, harness.ctx.pacer, lambda team: client, datetime.now(UTC)) == 1
+    (reply,) = thread_posts(harness, ts)
+    text = shown(reply)
+    assert "archives/C1/p" in text and "TaBERT" in text, "the earlier thread, linked"
+    assert "ben" not in text and "U2" not in text, text
+
+
 def mention(harness: Harness, question: str, at: float, user: str = "U3", wait: float = 10) -> list[dict[str, Any]]:
     """``user``'s question in the thread of the weight-poisoning paper, and PaperPing's replies (within ``wait``)."""
     ts = f"{at:.6f}"

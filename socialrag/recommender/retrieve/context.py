@@ -66,6 +66,12 @@ class ChannelContext:
         member = self.members.get(user_id)
         return member.display_name if member else user_id
 
+    def present(self, user_id: str | None) -> bool:
+        """Whether a message in the channel may name this member in plain text: a person in the channel now (one who
+        left, a deactivated account or a bot is not)."""
+        member = self.members.get(user_id or "")
+        return member is not None and not member.is_bot and member.in_channel
+
     def nameable(self, user_id: str | None) -> bool:
         """Whether an answer may name this member or quote them: a person in the channel now who keeps mentions on
         (one who left, turned mentions off or is a bot is never named)."""

@@ -1,8 +1,9 @@
 """Step 4 for a conference (`/paperping conference VENUE YEAR`): the papers of one venue and year that this channel
 would most want, ranked with the channel's own ranking, each with one line on why, grounded like a post (the
-thread it is closest to, the member whose shares it is near, an author the group discussed). The papers come from
-the catalog where it holds the venue and from Semantic Scholar's venue search; a venue nobody knows gets the
-nearest names that are known. ``render_markdown`` and ``render_csv`` write the file the channel keeps."""
+thread it is closest to, the member whose shares it is near, an author the group discussed; a member who left the
+channel is never named). The papers come from the catalog where it holds the venue and from Semantic Scholar's
+venue search; a venue nobody knows gets the nearest names that are known. ``render_markdown`` and ``render_csv``
+write the file the channel keeps."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from socialrag.recommender.explain.generate import paper_url
 from socialrag.recommender.explain.wording import member_token, render_plain, render_signal
 from socialrag.recommender.rank.engagement import select_signals
 from socialrag.recommender.retrieve.context import ChannelContext
+from socialrag.recommender.retrieve.present_members import for_the_channel
 from socialrag.recommender.retrieve.venue_papers import VenuePapers, match_venue, search_venue
 from socialrag.recommender.serve.pipeline import ChannelRequest, paper_signals, rank_channel
 from socialrag.text import as_data
@@ -80,7 +82,8 @@ def plan_conference(
     plan = ConferencePlan(shown, year, r.found)
     for candidate in r.ranked[:LISTED]:
         info = r.infos[candidate.paper_id]
-        signals = select_signals(paper_signals(conn, r, candidate.paper_id, WHY_WINDOW_DAYS), limit=1)
+        said = for_the_channel(paper_signals(conn, r, candidate.paper_id, WHY_WINDOW_DAYS), r.ctx)
+        signals = select_signals(said, limit=1)
         why = render_signal(signals[0]) if signals else nearest_thread(r.ctx, r.vectors.get(candidate.paper_id))
         names = [a.name for a in info.authors]
         authors = ", ".join(names[:3]) + (" et al." if len(names) > 3 else "")
@@ -90,7 +93,8 @@ def plan_conference(
 
 
 def nearest_thread(ctx: ChannelContext, vector: np.ndarray | None) -> str:
-    """The thread of the channel's paper closest to ``vector``, and who shared it: the plainest grounded reason."""
+    """The thread of the channel's paper closest to ``vector``, and who shared it (when that member is in the
+    channel now): the plainest grounded reason."""
     best, best_cos = None, -1.0
     for pid, shared in ctx.papers.items():
         other = ctx.vectors.get(pid)
@@ -102,7 +106,7 @@ def nearest_thread(ctx: ChannelContext, vector: np.ndarray | None) -> str:
     if best is None:
         return NO_HOOK
     share = best.first_share
-    who = f", shared by {member_token(share.user_id)}" if share.user_id else ""
+    who = f", shared by {member_token(share.user_id)}" if share.user_id and ctx.present(share.user_id) else ""
     return f"Closest to the thread on {as_data(best.info.title or 'a paper')}{who}."
 
 

@@ -1,8 +1,8 @@
 """Papers on demand (`/paperping like LINK-OR-WORDS`, the "Papers like this" shortcut): the papers closest to
 what a member named that the channel has not shared and PaperPing has not posted there, found by the same
-candidate sources and ranking as posts, each with one line of why from the channel's own history (the
-earlier thread it is closest to, the member who shared it). The answer is the asker's alone: nothing of it
-is stored as the channel's feedback. Pure apart from ``Like``'s inputs."""
+candidate sources and ranking as posts, each with one line of why from the channel's own history (the earlier
+thread it is closest to, and the member who shared it unless they left). The answer is the asker's alone: nothing
+of it is stored as the channel's feedback. Pure apart from ``Like``'s inputs."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ class Like:
     closeness: float
     related_title: str | None = None  # the channel's earlier paper it is closest to
     related_link: str | None = None  # that paper's thread
-    shared_by: str | None = None  # the member who shared it (a member id of the channel)
+    shared_by: str | None = None  # the member who shared it, when in the channel now (a member id)
 
 
 def closest(
@@ -49,9 +49,7 @@ def closest(
             if float(best @ v) >= RELATED_FROM:
                 paper = ctx.papers[pid]
                 share = paper.first_share
-                member = (
-                    share.user_id if share.user_id in ctx.members and not ctx.members[share.user_id].is_bot else None
-                )
+                member = share.user_id if ctx.present(share.user_id) else None  # never one who left, nor a bot
                 like = Like(
                     like.paper_id, like.title, like.url, like.closeness, paper.info.title, share.permalink, member
                 )

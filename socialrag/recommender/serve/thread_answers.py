@@ -35,6 +35,7 @@ from socialrag.recommender.explain.wording import MEMBER_TOKEN, render_signals
 from socialrag.recommender.rank.engagement import ScoringConfig, channel_weights, select_signals
 from socialrag.recommender.retrieve.context import ChannelContext, load_channel_context
 from socialrag.recommender.retrieve.passages import PassageMatch
+from socialrag.recommender.retrieve.present_members import for_the_channel
 from socialrag.recommender.retrieve.signals import SignalInput, compute_signals
 from socialrag.recommender.serve.fulltext_answers import Encode, Quoted, answer_from_text, find_passages
 from socialrag.recommender.serve.on_demand import RELATED_FROM
@@ -95,6 +96,7 @@ def share_context(
             continue
         vector = as_array(vectors[pid]) if pid in vectors else None
         signals = compute_signals(SignalInput(ctx, info, vector, load_relations(conn, ctx, pid), window_days), weights)
+        signals = for_the_channel(signals, ctx)  # a member who left is not named (their thread still counts)
         usable = [s for s in signals if isinstance(s.fact, CONTEXT_FACTS) and s.related_paper_id not in set(paper_ids)]
         if not any(not isinstance(s.fact, EarlierReception) for s in usable):
             continue
