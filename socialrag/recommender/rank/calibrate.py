@@ -29,6 +29,7 @@ from socialrag.recommender.rank.leanings import (
     Leanings,
 )
 from socialrag.recommender.rank.shortlist import SHORTLIST, below_window, order_shortlist
+from socialrag.recommender.rank.stored_fit import is_real, read_weights, window_readable
 
 PRIOR_STRENGTH = 3.0  # the pull toward the prior, divided by the number of shares learnt from
 NEGATIVES_PER_SHARE = 20
@@ -79,6 +80,7 @@ class RankerModel:
     taste_note: str = ""  # what that model learnt from and how it scored on the held-out shares (for `status`)
     taste_model: str = ""  # the embedding model whose vectors it reads ("": not said, as in a replay)
     shortlist: bool = False  # the direction orders the blend's first papers (``taste.with_shortlist`` learnt it so)
+    unreadable: bool = False  # the stored fit could not be read: the default blend stands in until the next refit
 
     @property
     def new_work(self) -> bool:
@@ -152,34 +154,31 @@ class RankerModel:
 
     @staticmethod
     def from_json(
-        data: Mapping[str, object], shares: int, pairs: int, fitted_at: datetime | None, popularity_weight: float
+        data: object, shares: int, pairs: int, fitted_at: datetime | None, popularity_weight: float
     ) -> RankerModel:
-        """A stored fit; features it does not know get the prior's weight (a fit from an older release)."""
+        """A stored fit; features it does not know get the prior's weight (a fit from an older release). One whose
+        numbers cannot be read (``stored_fit``) is the default blend, marked ``unreadable``, until the next refit."""
+        data = data if isinstance(data, Mapping) else {}
         leanings = Leanings(data.get("new_work") is True, data.get("widely_read") is True)
         prior = prior_weights(popularity_weight, leanings)
-        names = [str(f) for f in _list(data.get("features"))]
-        stored = {
-            n: (w, s) for n, w, s in zip(names, _list(data.get("weights")), _list(data.get("scales")), strict=False)
-        }
-        weights = np.array([float(stored[f][0]) if f in stored else prior[i] for i, f in enumerate(FEATURES)])
-        scales = np.array([float(stored[f][1]) if f in stored else 1.0 for f in FEATURES])
+        read, window = read_weights(data, prior), data.get("window_days")
+        if read is None or not window_readable(window):
+            blend = default_model(popularity_weight, leanings)
+            return replace(blend, shares=shares, fitted_at=fitted_at, unreadable=True)
         share, until, decision = data.get("prior_share"), data.get("trained_until"), data.get("decision")
-        window, estimated = data.get("window_days"), data.get("estimated")
-        taste = unit_direction(data.get("taste"))
-        note, taste_model = data.get("taste_note"), data.get("taste_model")
+        estimated, note, taste_model = data.get("estimated"), data.get("taste_note"), data.get("taste_model")
         return RankerModel(
-            weights,
-            scales,
+            *read,
             prior,
             shares,
             pairs,
             fitted_at,
-            float(share) if isinstance(share, int | float) else 1.0,
-            float(until) if isinstance(until, int | float) else None,
+            float(share) if is_real(share) else 1.0,
+            float(until) if is_real(until) else None,
             decision if isinstance(decision, str) else "",
-            float(window) if isinstance(window, int | float) else None,
-            int(estimated) if isinstance(estimated, int) else 0,
-            taste,
+            float(window) if window is not None else None,
+            int(estimated) if isinstance(estimated, int) and not isinstance(estimated, bool) else 0,
+            unit_direction(data.get("taste")),
             note if isinstance(note, str) else "",
             taste_model if isinstance(taste_model, str) else "",
             data.get("shortlist") is True,
@@ -204,10 +203,6 @@ def unit_direction(value: object) -> np.ndarray | None:
         return None
     vector = vector / largest  # first to at most 1, so that the length cannot overflow
     return vector / float(np.linalg.norm(vector))
-
-
-def _list(value: object) -> list[float | str]:
-    return [v for v in value if isinstance(v, int | float | str)] if isinstance(value, list) else []
 
 
 def default_model(popularity_weight: float = DEFAULT_POPULARITY_WEIGHT, leanings: Leanings = PLAIN) -> RankerModel:
@@ -355,6 +350,9 @@ def describe(model: RankerModel, *, evidence: bool = True) -> str:
     """What drives the channel's ranking and why it is the one in use, for `status`, App Home and
     `/paperping why`; without ``evidence`` (App Home, read at a glance) the judge's figures are left to
     `status`."""
+    if model.unreadable:
+        when = f" on {model.fitted_at:%Y-%m-%d}" if model.fitted_at else ""
+        return f"Ranking: the default blend, as the fit stored{when} could not be read; the next refit learns it again."
     if not model.learnt:
         sentence = (
             f"Ranking: the default blend (closeness to the group's interests, a little popularity); "
