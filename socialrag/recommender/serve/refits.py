@@ -1,10 +1,13 @@
 """When the service relearns a channel's ranking (``paperping run``'s refit chore): the channels due
 (``storage.rankers.channels_to_refit``), each refitted by one process at a time, and a channel whose refit
-failed tried again an hour later rather than at every tick, out of the way of the others due."""
+failed tried again an hour later rather than at every tick, out of the way of the others due. The chore runs in
+the tick that posts: it starts no refit after ``REFIT_SECONDS``, so a post due meanwhile waits for a few refits at
+most; the channels left are refitted at the next tick."""
 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
@@ -17,6 +20,7 @@ from socialrag.storage.rankers import channels_to_refit, lock_refit
 log = logging.getLogger(__name__)
 
 RETRY_AFTER = timedelta(hours=1)  # a channel whose refit failed waits this long before the next try
+REFIT_SECONDS = 60.0  # no refit starts after the chore has run this long in a tick
 
 Refit = Callable[[psycopg.Connection, str, str], object]
 
@@ -24,8 +28,10 @@ Refit = Callable[[psycopg.Connection, str, str], object]
 class RefitSchedule:
     """One process's refits of the channels due. ``failed``: the channels whose refit failed, and when."""
 
-    def __init__(self, db: Database) -> None:
-        self.db = db
+    def __init__(
+        self, db: Database, *, budget: float = REFIT_SECONDS, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.db, self.budget, self.clock = db, budget, clock
         self.failed: dict[tuple[str, str], datetime] = {}
 
     def run(self, refit: Refit, now: datetime, limit: int = 20) -> int:
@@ -33,8 +39,11 @@ class RefitSchedule:
         self.failed = {key: at for key, at in self.failed.items() if at > now - RETRY_AFTER}
         with self.db.connection() as conn:
             due = channels_to_refit(conn, now, limit, skip=list(self.failed))
-        done = 0
+        done, started = 0, self.clock()
         for team_id, channel_id in due:
+            if self.clock() - started > self.budget:
+                log.info("refits: %.0f s spent; the other channels due wait for the next tick", self.budget)
+                break
             try:
                 with self.db.connection() as conn:
                     if not claim_refit(conn, team_id, channel_id, now):
