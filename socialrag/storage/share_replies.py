@@ -32,13 +32,18 @@ def want_share_reply(conn: psycopg.Connection, team_id: str, channel_id: str, ts
     )
 
 
-def load_waiting_replies(conn: psycopg.Connection, limit: int = 20) -> list[WaitingReply]:
+def load_waiting_replies(conn: psycopg.Connection, limit: int = 20, per_channel: int = 3) -> list[WaitingReply]:
+    """The ``limit`` shares waiting longest, at most ``per_channel`` of each channel (which gets one reply a minute):
+    a burst of shares in one channel never holds back another's."""
     rows = conn.execute(
         """
-        SELECT team_id, channel_id, message_ts, created_at FROM share_replies
-         WHERE status = 'waiting' ORDER BY created_at LIMIT %(n)s
+        SELECT team_id, channel_id, message_ts, created_at FROM (
+            SELECT team_id, channel_id, message_ts, created_at,
+                   row_number() OVER (PARTITION BY team_id, channel_id ORDER BY created_at, message_ts) AS place
+              FROM share_replies WHERE status = 'waiting') w
+         WHERE place <= %(k)s ORDER BY created_at, message_ts LIMIT %(n)s
         """,
-        {"n": limit},
+        {"n": limit, "k": per_channel},
     ).fetchall()
     return [WaitingReply(*r) for r in rows]
 

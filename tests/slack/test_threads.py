@@ -154,6 +154,32 @@ def test_a_context_reply_names_no_member_who_left_the_channel(
     assert "ben" not in text and "U2" not in text, text
 
 
+def test_a_burst_of_shares_in_one_channel_leaves_other_channels_their_context_replies(
+    harness: Harness, db: Database, lab: dict[str, Any]
+) -> None:
+    """A member pastes a reading list as 25 messages in #nlp-lab: that channel gets one reply a minute, and a share
+    in another channel with context on is answered (or found ungrounded) at once, not given up behind the burst."""
+    from socialrag import storage
+    from socialrag.models import Channel
+
+    client = WebClient(token="xoxb-test", base_url=harness.standin.url)
+    harness.command("context on")
+    with db.connection() as conn:
+        storage.workspaces.upsert_channel(conn, Channel(T, "C2", "reading"))
+    harness.ctx.channels.activate(T, "C2")
+    with db.connection() as conn:
+        storage.settings.upsert_channel_setting(conn, T, "C2", share_context=True)
+    for k, acl in enumerate([d["acl_id"] for d in lab["lines"]][:25]):
+        harness.event(message_event(f"{t('2021-01-20') + k:.6f}", f"<https://aclanthology.org/{acl}/>", user="U3"))
+    other = f"{t('2021-01-20') + 100:.6f}"
+    harness.event({**message_event(other, f"<https://aclanthology.org/{neubig_unshared(lab)[0]}/>"), "channel": "C2"})
+    index_now(harness, db)
+    reply_to_shares(db, MODEL, harness.ctx.pacer, lambda team: client, datetime.now(UTC))
+    with db.connection() as conn:
+        row = conn.execute("SELECT status FROM share_replies WHERE channel_id = 'C2'").fetchone()
+    assert row is not None and row[0] != "waiting", "the other channel's share was looked at in the same run"
+
+
 def mention(harness: Harness, question: str, at: float, user: str = "U3", wait: float = 10) -> list[dict[str, Any]]:
     """``user``'s question in the thread of the weight-poisoning paper, and PaperPing's replies (within ``wait``)."""
     ts = f"{at:.6f}"
