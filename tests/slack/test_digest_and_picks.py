@@ -258,3 +258,24 @@ def test_a_network_failure_on_one_members_picks_costs_only_that_member_an_hour(
     assert send_due_picks(db, recommender, harness.ctx.pacer, lambda team: client, later + timedelta(hours=1)) == 1
     assert [p["channel"] for p in harness.standin.posts if p["channel"].startswith("D")] == ["DU4", "DU3"]
     recommender.close()
+
+
+def test_a_digest_names_no_member_who_left_the_channel(harness: Harness, db: Database, tmp_path: Path) -> None:
+    """ben shared threads the week's papers hang on, then left the channel: the digest still links those threads
+    but names him nowhere, as context replies and the planner do not."""
+    build_lab(db, tmp_path, CachedEmbedder())
+    harness.ctx.channels.activate(T, "C1", AS_OF)
+    harness.event({"type": "member_left_channel", "user": "U2", "channel": "C1", "team": T, "event_ts": "2.0"})
+    assert "digest of 5 papers" in harness.command("frequency weekly-digest 5", user="U3")
+    client = WebClient(token="xoxb-test", base_url=harness.standin.url)
+    with db.connection() as conn:
+        storage.settings.upsert_channel_setting(conn, T, "C1", next_post_at=AS_OF, weekdays_only=False)
+    with Recommender(harness.settings, db, embedder=CachedEmbedder()) as rec:
+        assert slot_worker(db, lambda team: client, rec, clock=lambda: AS_OF).tick() == 1
+    (post,) = [p for p in harness.standin.posts if p.get("metadata")]
+    shown = json.dumps(post["blocks"]) + post["text"]
+    assert "archives/C1/p" in shown, "the earlier threads are linked"
+    assert "ben" not in shown and "U2" not in shown
+    with db.connection() as conn:
+        stored = json.dumps(conn.execute("SELECT draft FROM recommendations WHERE status = 'posted'").fetchone()[0])
+    assert '"U2"' not in stored, "nor does what PaperPing keeps of the post rest on him"

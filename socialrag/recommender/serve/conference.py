@@ -22,7 +22,6 @@ from socialrag.recommender.explain.generate import paper_url
 from socialrag.recommender.explain.wording import member_token, render_plain, render_signal
 from socialrag.recommender.rank.engagement import select_signals
 from socialrag.recommender.retrieve.context import ChannelContext
-from socialrag.recommender.retrieve.present_members import for_the_channel
 from socialrag.recommender.retrieve.venue_papers import VenuePapers, match_venue, search_venue
 from socialrag.recommender.serve.pipeline import ChannelRequest, paper_signals, rank_channel
 from socialrag.text import as_data
@@ -82,7 +81,7 @@ def plan_conference(
     plan = ConferencePlan(shown, year, r.found)
     for candidate in r.ranked[:LISTED]:
         info = r.infos[candidate.paper_id]
-        said = for_the_channel(paper_signals(conn, r, candidate.paper_id, WHY_WINDOW_DAYS), r.ctx)
+        said = paper_signals(conn, r, candidate.paper_id, WHY_WINDOW_DAYS)  # none about a member who left
         signals = select_signals(said, limit=1)
         why = render_signal(signals[0]) if signals else nearest_thread(r.ctx, r.vectors.get(candidate.paper_id))
         names = [a.name for a in info.authors]

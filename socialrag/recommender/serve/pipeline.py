@@ -34,6 +34,7 @@ from socialrag.recommender.rank.universe import build_universe
 from socialrag.recommender.retrieve.candidates import CandidateQuery, CandidateSource
 from socialrag.recommender.retrieve.context import ChannelContext, load_channel_context
 from socialrag.recommender.retrieve.followed import FOLLOWED
+from socialrag.recommender.retrieve.present_members import for_the_channel
 from socialrag.recommender.retrieve.signals import Relations, SignalInput, compute_signals
 from socialrag.recommender.retrieve.topics import Steer, boosted_by, muted
 from socialrag.recommender.serve.paper_text import with_body, with_section_line
@@ -325,11 +326,12 @@ def rank_channel(conn: psycopg.Connection, request: ChannelRequest, *, identifie
 
 
 def paper_signals(conn: psycopg.Connection, r: Ranked, paper_id: int, window_days: int) -> list[SocialSignal]:
-    """Every social signal (h1..h9) of one ranked candidate."""
+    """Every social signal (h1..h9) of one ranked candidate that a message in the channel may state: none about a
+    member who has left it (``for_the_channel``; a thread they started still counts, without their name)."""
     signal_input = SignalInput(
         r.ctx, r.infos[paper_id], r.vectors.get(paper_id), load_relations(conn, r.ctx, paper_id), window_days
     )
-    return compute_signals(signal_input, r.weights)
+    return for_the_channel(compute_signals(signal_input, r.weights), r.ctx)
 
 
 def empty(r: Ranked, config: RecommendConfig) -> Recommendation:
