@@ -68,7 +68,7 @@ def _openreview(path: str, query: dict[str, list[str]], url: str, label: str | N
 def _semantic_scholar(path: str, query: dict[str, list[str]], url: str, label: str | None) -> PaperRef | None:
     segs = segments(path)
     for seg in segs:
-        m = re.fullmatch(r"corpusid:(\d+)", seg, re.IGNORECASE)
+        m = re.fullmatch(r"corpusid:([0-9]+)", seg, re.IGNORECASE)
         if m:
             return ref("corpus", m.group(1), url, label)
     if len(segs) == 2 and re.fullmatch(r"[0-9a-f]{4}", segs[0]) and re.fullmatch(r"[0-9a-f]{36}\.pdf", segs[1]):
@@ -87,7 +87,7 @@ def _semantic_scholar(path: str, query: dict[str, list[str]], url: str, label: s
 
 
 def _acm(path: str, query: dict[str, list[str]], url: str, label: str | None) -> PaperRef | None:
-    m = re.match(r"^/doi/(?:abs/|pdf/|full/|fullHtml/|epdf/|book/|proceedings/)?(10\.\d{4,9}/.+?)/?$", path)
+    m = re.match(r"^/doi/(?:abs/|pdf/|full/|fullHtml/|epdf/|book/|proceedings/)?(10\.[0-9]{4,9}/.+?)/?$", path)
     if m:
         return doi_ref(m.group(1), label, url)
     if path.startswith("/citation.cfm") and query.get("id"):
@@ -98,17 +98,17 @@ def _acm(path: str, query: dict[str, list[str]], url: str, label: str | None) ->
 
 
 def _neurips(path: str, query: dict[str, list[str]], url: str, label: str | None) -> PaperRef | None:
-    m = re.search(r"/(\d{4})/(?:hash|file)/([0-9a-f]{32})-", path)
+    m = re.search(r"/([0-9]{4})/(?:hash|file)/([0-9a-f]{32})-", path)
     if m:
         return ref("neurips", f"{m.group(1)}/{m.group(2)}", url, label)
-    m = re.match(r"^/paper/(\d{3,5})-[a-z0-9\-]+?(?:\.pdf)?/?$", path)
+    m = re.match(r"^/paper/([0-9]{3,5})-[a-z0-9\-]+?(?:\.pdf)?/?$", path)
     if m:
         return ref("neurips", m.group(1), url, label)
     return None
 
 
 def _pmlr(path: str, query: dict[str, list[str]], url: str, label: str | None) -> PaperRef | None:
-    m = re.match(r"^/(v\d+)/([a-z0-9\-]+?\d{2}[a-z]{0,2})(?:\.html|\.pdf|/\2\.pdf|/\2-supp\.pdf)?/?$", path)
+    m = re.match(r"^/(v[0-9]+)/([a-z0-9\-]+?[0-9]{2}[a-z]{0,2})(?:\.html|\.pdf|/\2\.pdf|/\2-supp\.pdf)?/?$", path)
     if m:
         return ref("pmlr", f"{m.group(1)}/{m.group(2)}", url, label)
     return None
@@ -122,7 +122,7 @@ def _cvf(path: str, query: dict[str, list[str]], url: str, label: str | None) ->
 
 
 def _ieee(path: str, query: dict[str, list[str]], url: str, label: str | None) -> PaperRef | None:
-    m = re.search(r"/document/(\d+)", path)
+    m = re.search(r"/document/([0-9]+)", path)
     if m:
         return ref("ieee", m.group(1), url, label)
     if query.get("arnumber") and query["arnumber"][0].isdigit():
@@ -132,13 +132,13 @@ def _ieee(path: str, query: dict[str, list[str]], url: str, label: str | None) -
 
 def _acm_delivery(path: str, query: dict[str, list[str]], url: str, label: str | None) -> PaperRef | None:
     """``delivery.acm.org/10.1145/<bucket>/<article id>/<file>.pdf``: the ACM DL's old PDF links."""
-    m = re.match(r"^/10\.\d{4,9}/\d+/(\d+)/[^/]+\.pdf$", path, re.IGNORECASE)
+    m = re.match(r"^/10\.[0-9]{4,9}/[0-9]+/([0-9]+)/[^/]+\.pdf$", path, re.IGNORECASE)
     return ref("acm", m.group(1), url, label) if m else None
 
 
 def _ijcai(path: str, query: dict[str, list[str]], url: str, label: str | None) -> PaperRef | None:
     """IJCAI proceedings: ``/proceedings/2019/0123[.pdf]`` (a DOI from 2017 on), ``/Proceedings/16/Papers/123.pdf``."""
-    m = re.match(r"^/proceedings/(\d{2}|\d{4})/(?:papers/)?0*(\d{1,4})(?:\.pdf)?/?$", path, re.IGNORECASE)
+    m = re.match(r"^/proceedings/([0-9]{2}|[0-9]{4})/(?:papers/)?0*([0-9]{1,4})(?:\.pdf)?/?$", path, re.IGNORECASE)
     if not m:
         return None
     year = int(m.group(1))
@@ -152,7 +152,7 @@ def _ojs(scheme: str) -> Handler:
     """Open Journal Systems pages of one journal (TACL, AAAI): ``.../article/view/<id>[/<file>]``."""
 
     def handler(path: str, query: dict[str, list[str]], url: str, label: str | None) -> PaperRef | None:
-        m = re.search(r"/article/(?:view|download)/(\d+)(?:/\d+)?(?:\.pdf)?/?$", path)
+        m = re.search(r"/article/(?:view|download)/([0-9]+)(?:/[0-9]+)?(?:\.pdf)?/?$", path)
         return ref(scheme, m.group(1), url, label) if m else None
 
     return handler

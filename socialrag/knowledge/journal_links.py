@@ -11,17 +11,19 @@ from socialrag.knowledge.link_ids import Handler, doi_ref, ref, segments
 from socialrag.models import PaperRef
 
 _RXIV = re.compile(
-    r"^/content/(?:early/\d{4}/\d{2}/\d{2}/)?(?:10\.1101/)?((?:\d{4}\.\d{2}\.\d{2}\.)?\d{6,})(?:v(\d+))?", re.IGNORECASE
+    r"^/content/(?:early/[0-9]{4}/[0-9]{2}/[0-9]{2}/)?(?:10\.1101/)?"
+    r"((?:[0-9]{4}\.[0-9]{2}\.[0-9]{2}\.)?[0-9]{6,})(?:v([0-9]+))?",
+    re.IGNORECASE,
 )
 # Elsevier's publisher item id as Cell Press, ScienceDirect and The Lancet write it: ``S0092-8674(20)30401-0``,
 # ``S0092867420304010``, ``PIIS0140-6736(20)30183-5``; kept as its 17 characters, upper case
-_PII = re.compile(r"^(?:PII)?(S[\dX]{4}-?[\dX]{4}\(?\d{2}\)?\d{5}-?[\dX])$", re.IGNORECASE)
+_PII = re.compile(r"^(?:PII)?(S[0-9X]{4}-?[0-9X]{4}\(?[0-9]{2}\)?[0-9]{5}-?[0-9X])$", re.IGNORECASE)
 # a DOI inside a path, up to the views publishers add after it (``/full``, ``/abstract``, ``/pdf``, ``.pdf``); the
 # DOI runs to the end of the path, so these are searched only after the path's last ``?`` or ``#`` (see _search_tail)
-_DOI_IN_PATH = re.compile(r"/(10\.\d{4,9}/[^?#]+?)(?:/(?:full|fulltext|abstract|pdf|epdf|meta|html))?(?:\.pdf)?/?$")
-_QUERY_DOI = re.compile(r"^(?:doi:)?(10\.\d{4,9}/[^\s&#]+)$", re.IGNORECASE)
+_DOI_IN_PATH = re.compile(r"/(10\.[0-9]{4,9}/[^?#]+?)(?:/(?:full|fulltext|abstract|pdf|epdf|meta|html))?(?:\.pdf)?/?$")
+_QUERY_DOI = re.compile(r"^(?:doi:)?(10\.[0-9]{4,9}/[^\s&#]+)$", re.IGNORECASE)
 _PATH_DOI = re.compile(
-    r"/doi/(?:abs/|full/|pdf/|epdf/|pdfdirect/|fullHtml/|reader/|book/|suppl/)?(10\.\d{4,9}/[^?#]+?)/?$"
+    r"/doi/(?:abs/|full/|pdf/|epdf/|pdfdirect/|fullHtml/|reader/|book/|suppl/)?(10\.[0-9]{4,9}/[^?#]+?)/?$"
 )
 
 
@@ -48,17 +50,17 @@ def _rxiv(path: str, query: dict[str, list[str]], url: str, label: str | None) -
 
 
 def _ncbi(path: str, query: dict[str, list[str]], url: str, label: str | None) -> PaperRef | None:
-    m = re.search(r"/(PMC\d+)/?", path, re.IGNORECASE)
+    m = re.search(r"/(PMC[0-9]+)/?", path, re.IGNORECASE)
     if m:
         return ref("pmcid", m.group(1).upper(), url, label)
-    m = re.match(r"^/(?:pubmed/)?(\d{4,9})/?$", path)
+    m = re.match(r"^/(?:pubmed/)?([0-9]{4,9})/?$", path)
     if m:
         return ref("pmid", m.group(1), url, label)
     return None
 
 
 def _europepmc(path: str, query: dict[str, list[str]], url: str, label: str | None) -> PaperRef | None:
-    m = re.match(r"^/(?:article|abstract|api/fulltextRepo)/(MED|PMC)/(PMC)?(\d+)", path, re.IGNORECASE)
+    m = re.match(r"^/(?:article|abstract|api/fulltextRepo)/(MED|PMC)/(PMC)?([0-9]+)", path, re.IGNORECASE)
     if not m:
         return None
     if m.group(1).upper() == "PMC":
@@ -68,14 +70,14 @@ def _europepmc(path: str, query: dict[str, list[str]], url: str, label: str | No
 
 def _springer(path: str, query: dict[str, list[str]], url: str, label: str | None) -> PaperRef | None:
     m = re.match(
-        r"^/(?:article|chapter|content/pdf|referenceworkentry|rwe|protocol)/(10\.\d{4,9}/[^?#]+?)(?:\.pdf)?/?$", path
+        r"^/(?:article|chapter|content/pdf|referenceworkentry|rwe|protocol)/(10\.[0-9]{4,9}/[^?#]+?)(?:\.pdf)?/?$", path
     )
     return doi_ref(m.group(1), label, url) if m else None
 
 
 def _nature(path: str, query: dict[str, list[str]], url: str, label: str | None) -> PaperRef | None:
     m = re.match(r"^/articles/([a-z0-9\-.]+?)(?:\.pdf)?/?$", path, re.IGNORECASE)
-    if m and re.search(r"\d", m.group(1)):
+    if m and re.search(r"[0-9]", m.group(1)):
         return doi_ref("10.1038/" + m.group(1), label, url)
     return None
 
@@ -83,9 +85,9 @@ def _nature(path: str, query: dict[str, list[str]], url: str, label: str | None)
 def _elife(path: str, query: dict[str, list[str]], url: str, label: str | None) -> PaperRef | None:
     """eLife: ``/articles/12345``, ``/articles/12345v2``, ``/reviewed-preprints/12345`` and
     ``/download/.../elife-12345-v1.pdf``, all the DOI ``10.7554/eLife.12345``."""
-    m = re.match(r"^/(?:articles|reviewed-preprints)/(\d{4,6})(?:v(\d+))?(?:/|\.pdf)?$", path)
+    m = re.match(r"^/(?:articles|reviewed-preprints)/([0-9]{4,6})(?:v([0-9]+))?(?:/|\.pdf)?$", path)
     if m is None:
-        m = re.search(r"/elife-(\d{4,6})-v(\d+)\.pdf$", path)
+        m = re.search(r"/elife-([0-9]{4,6})-v([0-9]+)\.pdf$", path)
     if m is None:
         return None
     return doi_ref(f"10.7554/eLife.{int(m.group(1)):05d}", label, url)
@@ -114,10 +116,10 @@ def _pii_page(path: str, query: dict[str, list[str]], url: str, label: str | Non
 def _oup(path: str, query: dict[str, list[str]], url: str, label: str | None) -> PaperRef | None:
     """Oxford Academic: ``/JOURNAL/article/doi/10.1093/...`` carries the DOI; ``/JOURNAL/article/VOL/ISSUE/PAGE/ID``
     only the site's article number (an ``oup:`` identity)."""
-    m = re.search(r"/article(?:-abstract|-pdf|-lookup)?/doi/(10\.\d{4,9}/[^/]+/[^/?#]+)", path)
+    m = re.search(r"/article(?:-abstract|-pdf|-lookup)?/doi/(10\.[0-9]{4,9}/[^/]+/[^/?#]+)", path)
     if m:
         return doi_ref(m.group(1).removesuffix(".pdf"), label, url)
-    m = re.match(r"^/([a-z0-9\-]+)/article(?:-abstract|-pdf)?/(?:[^/]+/){2,3}(\d{5,})(?:/|$)", path)
+    m = re.match(r"^/([a-z0-9\-]+)/article(?:-abstract|-pdf)?/(?:[^/]+/){2,3}([0-9]{5,})(?:/|$)", path)
     return ref("oup", f"{m.group(1)}/{m.group(2)}", url, label) if m else None
 
 

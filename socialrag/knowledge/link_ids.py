@@ -9,12 +9,12 @@ from collections.abc import Callable
 from socialrag.models import PaperRef
 
 TRAILING = ".,;:!?'\"*_~"
-ARXIV_NEW = r"\d{4}\.\d{4,5}"
-ARXIV_OLD = r"[a-z][a-z\-]+(?:\.[a-z]{2})?/\d{7}"
-_ARXIV_ID = re.compile(rf"^({ARXIV_NEW}|{ARXIV_OLD})(v\d+)?$", re.IGNORECASE)
-_ACL_NEW = re.compile(r"^(\d{4}\.[a-z0-9\-]+\.\d+)$", re.IGNORECASE)
-_ACL_OLD = re.compile(r"^([A-Z]\d{2}-\d{4})$", re.IGNORECASE)
-_DOI = re.compile(r"^10\.\d{4,9}/\S+$")
+ARXIV_NEW = r"[0-9]{4}\.[0-9]{4,5}"
+ARXIV_OLD = r"[a-z][a-z\-]+(?:\.[a-z]{2})?/[0-9]{7}"
+_ARXIV_ID = re.compile(rf"^({ARXIV_NEW}|{ARXIV_OLD})(v[0-9]+)?$", re.IGNORECASE)
+_ACL_NEW = re.compile(r"^([0-9]{4}\.[a-z0-9\-]+\.[0-9]+)$", re.IGNORECASE)
+_ACL_OLD = re.compile(r"^([A-Z][0-9]{2}-[0-9]{4})$", re.IGNORECASE)
+_DOI = re.compile(r"^10\.[0-9]{4,9}/\S+$")
 # The longest identifier kept, in UTF-8 bytes: as long as the longest link read (``links.MAX_URL_CHARS``), and under
 # the 2,700 bytes or so Postgres can index. Real ones run to a few dozen characters; a longer one (a crafted
 # ``doi:`` in a message, which runs to the next space, a link's path in a script of three bytes a letter, a source's

@@ -26,10 +26,12 @@ __all__ = ["MAX_URL_CHARS", "doi_identity", "find_paper_refs", "normalize_arxiv_
 # sending it to the end of the message from every ``<``.
 _SLACK_LINK = re.compile(r"<(https?://[^<>|\s]+)(?:\|([^<>]*))?>", re.IGNORECASE)
 _BARE_URL = re.compile(r"https?://[^\s<>\"'`]+", re.IGNORECASE)
-_TEXT_ARXIV = re.compile(r"\barxiv:\s?((?:\d{4}\.\d{4,5}|[a-z][a-z\-]+(?:\.[a-z]{2})?/\d{7})(?:v\d+)?)", re.IGNORECASE)
-_TEXT_DOI = re.compile(r"\bdoi:\s?(10\.\d{4,9}/[^\s<>\"']+)", re.IGNORECASE)
-_TEXT_PMID = re.compile(r"\bPMID:?\s?(\d{4,9})\b")
-_TEXT_PMCID = re.compile(r"\b(PMC\d{4,9})\b")
+_TEXT_ARXIV = re.compile(
+    r"\barxiv:\s?((?:[0-9]{4}\.[0-9]{4,5}|[a-z][a-z\-]+(?:\.[a-z]{2})?/[0-9]{7})(?:v[0-9]+)?)", re.IGNORECASE
+)
+_TEXT_DOI = re.compile(r"\bdoi:\s?(10\.[0-9]{4,9}/[^\s<>\"']+)", re.IGNORECASE)
+_TEXT_PMID = re.compile(r"\bPMID:?\s?([0-9]{4,9})\b")
+_TEXT_PMCID = re.compile(r"\b(PMC[0-9]{4,9})\b")
 _HOSTS = (*CS_HOSTS, *JOURNAL_HOSTS)
 # The longest URL read as a paper link. Paper pages, PDFs and DOI links run to a few hundred characters, and 2 KB is
 # the length browsers and servers have long been held to; a longer "link" is not a paper, and reading one would let

@@ -370,3 +370,18 @@ def test_a_preprint_link_keeps_the_version_it_names_but_not_in_its_identity() ->
 def test_pubmed_ids_in_plain_text() -> None:
     refs = find_paper_refs("see PMID: 32015507 and the full text PMC7095418.")
     assert [r.key for r in refs] == ["pmid:32015507", "pmcid:PMC7095418"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "arXiv:٢٠٢٠.١٢٣٤٥",  # Arabic-Indic digits
+        "PMID: १२३४५६७",  # Devanagari digits
+        "doi:10.١٢٣٤/abc",
+        "https://arxiv.org/abs/２０２０.１２３４５",  # full-width digits
+        "https://pubmed.ncbi.nlm.nih.gov/١٢٣٤٥٦٧/",
+    ],
+)
+def test_digits_of_other_scripts_make_no_identifier(text: str) -> None:
+    """An identifier's digits are ASCII: digits of another script (which no source answers for) make no paper."""
+    assert not find_paper_refs(text)
