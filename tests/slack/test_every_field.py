@@ -143,7 +143,9 @@ def test_members_steer_the_sources_and_the_profile_and_start_over(db: Database, 
 
         muted = lab.command("C1", "profile mute 1")
         assert muted.startswith("Done: muted"), muted
-        wait_for(lambda: any("muted the topic" in p["text"] for p in lab.posts("C1", blocks=False)), 30, "the note")
+        # the channel's note (the member's earlier changes' announcement, edited to add this one, or a new one)
+        said = lambda: [m.get("text") or "" for m in lab.slack.state.messages.get("C1", [])]  # noqa: E731
+        wait_for(lambda: any("muted the topic" in text for text in said()), 30, "the note")
         assert "Steered: muted" in lab.command("C1", "profile")
         # muted by words: papers titled with them stay out too, wherever their vectors fall
         by_words = lab.command("C1", "profile mute PINK1 import")

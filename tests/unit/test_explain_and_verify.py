@@ -19,7 +19,7 @@ from socialrag.models import (
     WhyMemberMayCare,
     signal_from_json,
 )
-from socialrag.recommender.explain.verify import allowed_from, check_text
+from socialrag.recommender.explain.verify import Allowed, allowed_from, check_text
 from socialrag.recommender.explain.wording import build_template_text, describe_fact, render_signal, render_signals
 from socialrag.recommender.rank.engagement import select_signals
 
@@ -411,3 +411,26 @@ def test_what_others_wrote_reaches_the_prompts_only_inside_their_data_fences() -
         outside = re.sub(r"<<<DATA\n.*?\nDATA>>>", "", prompt, flags=re.S)
         assert "SYSTEM" not in outside and "Retracted" not in outside, outside
         assert prompt.count("Retracted") >= 1
+
+
+def test_a_venue_named_like_a_common_word_is_said_as_the_paper_says_it() -> None:
+    """A biology lab's channel knows the journal *Cell*: a summary of a paper whose own text speaks of cells says
+    "cell" as a word, not the venue; a paper whose text never says it may not be placed in that journal."""
+
+    def allowed(abstract: str) -> Allowed:
+        return allowed_from(
+            [],
+            paper_texts=[abstract],
+            paper_authors=[],
+            paper_venue="bioRxiv",
+            known_authors=[],
+            known_venues=["Cell", "Neuron"],
+            titles=[],
+            member_names=[],
+        )
+
+    said = "It shows how damaged mitochondria are cleared from the cell."
+    assert check_text(said, allowed("Mitophagy clears damaged mitochondria from the cell.")) == []
+    assert check_text("It appeared in Cell.", allowed("Mitophagy clears damaged mitochondria.")) == [
+        "names a venue the signals do not give: Cell"
+    ]

@@ -279,3 +279,20 @@ def test_an_empty_malformed_or_failing_answer_leaves_the_post_its_neutral_templa
         standin.stop()
     assert draft.style == "template+tldr" and "the LLM failed" in (draft.fallback_reason or "")
     assert draft.explanation.startswith("The authors pretrain a model on tables and text"), draft.explanation
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "In the thread, ana said it “works on small data.” It presents a parser.",  # after a closing quote
+        "It builds on the earlier paper (shared on 3 Mar). It cites it too.",  # a date PaperPing writes
+        "The thread on it… It is close in topic.",
+        "Shared on Monday. We think it fits.",
+    ],
+)
+def test_the_words_that_open_sentences_and_dates_are_no_names(text: str) -> None:
+    """Template sentences open on "It" after a quote or an ellipsis, and say dates: none of it names anyone, so
+    none of it may fail a post's check of names."""
+    from socialrag.recommender.explain.verify import names_in
+
+    assert names_in(text) == []
