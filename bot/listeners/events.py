@@ -185,7 +185,7 @@ def handle_left(ctx: AppContext, conn: psycopg.Connection, client: WebClient, te
     naming the bot): that channel stops being scheduled; what it learned there stays until purged."""
     channel = str(event.get("channel") or "")
     if event.get("type") == "member_left_channel" and event.get("user") != ctx.slack.bot_user_id(client, team):
-        # a member who left is named, no longer notified
+        # a member who left is no longer named or notified in the channel's messages
         storage.workspaces.remove_channel_member(conn, team, channel, str(event.get("user") or ""))
         return
     storage.workspaces.deactivate_channels(conn, team, channel)

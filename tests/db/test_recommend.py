@@ -320,14 +320,17 @@ def test_candidate_query_seeds(db: Database, lab: dict[str, Any]) -> None:
     assert member_token("U1") == "{@U1}"
 
 
-def test_a_member_who_left_the_channel_is_named_not_mentioned(db: Database, lab: dict[str, Any]) -> None:
+def test_a_member_who_left_the_channel_is_neither_mentioned_nor_named(db: Database, lab: dict[str, Any]) -> None:
+    """Once a member leaves, the channel's post neither notifies nor names them: the reasons about them go, and the
+    post still goes out on the others."""
     draft = render_for(db, lab, "template").draft
     assert draft.mentions, "the lab's post mentions someone"
     gone = draft.mentions[0]
     with db.connection() as conn:
         storage.workspaces.remove_channel_member(conn, "T0LAB", "C1", gone)
     again = render_for(db, lab, "template").draft
-    assert gone not in again.mentions and gone in again.named, "still named, no longer notified"
+    assert gone not in again.mentions and gone not in again.named, "a member who left is not named"
+    assert again.explanation and again.signals, "the post stands on the other reasons"
 
 
 def test_a_small_catalog_window_is_ranked_whole_and_a_large_one_searched(db: Database, lab: dict[str, Any]) -> None:

@@ -252,7 +252,7 @@ def test_being_removed_from_a_channel_stops_it(harness: Harness, db: Database) -
         assert storage.settings.load_channel_settings(conn, "T0LAB", "C1").active, (
             "another member leaving does not stop it"
         )
-    assert count(db, "SELECT count(*) FROM channel_members WHERE user_id = 'U3'") == 0, "U3 is named, not notified"
+    assert count(db, "SELECT count(*) FROM channel_members WHERE user_id = 'U3'") == 0, "U3 is no longer a member"
     assert count(db, "SELECT count(*) FROM channel_members WHERE user_id = 'U2'") == 1
     harness.event({"type": "channel_left", "channel": "C1", "actor_id": "U1", "event_ts": "1.0"})
     with db.connection() as conn:
