@@ -156,6 +156,11 @@ def _member_author_ids(conn: psycopg.Connection, s2: str | None, orcid: str | No
     return [r[0] for r in rows]
 
 
+# each paper of a stored digest (``r.draft -> 'digest'``), none of a single post's draft: one row ``d`` a paper
+DIGEST_ITEMS = """jsonb_array_elements(CASE WHEN jsonb_typeof(r.draft -> 'digest') = 'array'
+                                   THEN r.draft -> 'digest' ELSE '[]'::jsonb END)"""
+
+
 def load_recommended(conn: psycopg.Connection, team: str, channel: str, as_of: datetime) -> dict[int, datetime]:
     """Every paper the channel was offered before ``as_of`` (a post's, and each of a digest's), with when: none is
     offered again, even once its post was deleted in Slack and the share it made went with it."""
@@ -165,9 +170,9 @@ def load_recommended(conn: psycopg.Connection, team: str, channel: str, as_of: d
             SELECT r.paper_id, r.created_at FROM recommendations r
              WHERE r.team_id = %(t)s AND r.channel_id = %(c)s AND r.created_at < %(as_of)s
             UNION ALL
-            SELECT (d #>> '{paper,paper_id}')::bigint, r.created_at FROM recommendations r,
-                   jsonb_array_elements(CASE WHEN jsonb_typeof(r.draft -> 'digest') = 'array'
-                                             THEN r.draft -> 'digest' ELSE '[]'::jsonb END) AS d
+            SELECT (d #>> '{paper,paper_id}')::bigint, r.created_at FROM recommendations r, """
+        + DIGEST_ITEMS
+        + """ AS d
              WHERE r.team_id = %(t)s AND r.channel_id = %(c)s AND r.created_at < %(as_of)s
                AND d #>> '{paper,paper_id}' ~ '^[0-9]{1,18}$'
         ) offered

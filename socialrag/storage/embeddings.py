@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import psycopg
 
-from socialrag.storage.context_rows import id_array
+from socialrag.storage.context_rows import DIGEST_ITEMS, id_array
 
 
 def as_array(value: Any) -> np.ndarray:
@@ -353,12 +353,13 @@ def forget_text_vectors(conn: psycopg.Connection, where: str, params: Mapping[st
 
 # a paper some row still refers to (another member's or another workspace's share, post or digest, save, pick,
 # focus, removal from or unsave in a reading list, waiting author news or follow-up, first-day offer)
-_STILL_REFERRED = """
+_STILL_REFERRED = (
+    """
 EXISTS (SELECT 1 FROM message_papers mp WHERE mp.paper_id = p.id)
 OR EXISTS (SELECT 1 FROM recommendations r WHERE r.paper_id = p.id)
-OR EXISTS (SELECT 1 FROM recommendations r,
-                  jsonb_array_elements(CASE WHEN jsonb_typeof(r.draft -> 'digest') = 'array'
-                                            THEN r.draft -> 'digest' ELSE '[]'::jsonb END) AS d
+OR EXISTS (SELECT 1 FROM recommendations r, """
+    + DIGEST_ITEMS
+    + """ AS d
             WHERE d #>> '{paper,paper_id}' = p.id::text)
 OR EXISTS (SELECT 1 FROM saved_papers s WHERE s.paper_id = p.id)
 OR EXISTS (SELECT 1 FROM reading_list_removals rr WHERE rr.paper_id = p.id)
@@ -370,6 +371,7 @@ OR EXISTS (SELECT 1 FROM follow_ups fu WHERE fu.paper_id = p.id)
 OR EXISTS (SELECT 1 FROM onboarding o WHERE p.id = ANY(o.paper_ids))
 OR EXISTS (SELECT 1 FROM channel_settings cs WHERE p.id = ANY(cs.focus_paper_ids))
 """
+)
 
 
 def drop_orphaned_papers(conn: psycopg.Connection, linked: Sequence[int], referred: Sequence[int]) -> int:
