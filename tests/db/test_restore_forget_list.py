@@ -18,14 +18,19 @@ from tests.db.test_privacy_tables import T, _lab
 pytestmark = pytest.mark.slow  # pg_dump and pg_restore
 
 
-def test_a_restore_does_not_bring_back_a_member_forgotten_since_the_backup(
-    db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
+def _nightly_backup(db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The lab's home (``_lab``), backed up to ``nightly.dump`` by the CLI, as an admin's nightly job would."""
     _lab(db)
     monkeypatch.setenv("DATABASE_URL", db.conninfo)
     monkeypatch.setenv("PAPERPING_OFFLINE", "1")
     monkeypatch.setenv("PAPERPING_HOME", str(tmp_path / "home"))
     assert main(["backup", str(tmp_path / "nightly.dump")]) == 0
+
+
+def test_a_restore_does_not_bring_back_a_member_forgotten_since_the_backup(
+    db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _nightly_backup(db, tmp_path, monkeypatch)
     with db.connection() as conn:
         for member in ("U1", "U2"):  # both ask to be forgotten after last night's backup
             storage.privacy.forget_member(conn, T, member)
@@ -46,11 +51,7 @@ def test_a_restore_does_not_bring_back_a_member_forgotten_since_the_backup(
 def test_a_restore_keeps_messages_deleted_and_reactions_removed_since_the_backup(
     db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    _lab(db)
-    monkeypatch.setenv("DATABASE_URL", db.conninfo)
-    monkeypatch.setenv("PAPERPING_OFFLINE", "1")
-    monkeypatch.setenv("PAPERPING_HOME", str(tmp_path / "home"))
-    assert main(["backup", str(tmp_path / "nightly.dump")]) == 0
+    _nightly_backup(db, tmp_path, monkeypatch)
     removed_at = datetime(2031, 1, 1, tzinfo=UTC)
     with db.connection() as conn:  # after the backup, U2 deletes their share and takes their reaction off U1's
         live.record_deletion(conn, T, "C1", "2.000001")
