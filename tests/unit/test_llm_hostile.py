@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from socialrag.models import MemberMayCare, RelatedToEarlierPaper, SocialSignal
+from socialrag.models import Author, Draft, MemberMayCare, RelatedToEarlierPaper, SocialSignal
 from socialrag.recommender.explain.generate import run_chain
 from socialrag.recommender.explain.llm import LLMClient
 from socialrag.recommender.explain.memory_answer import ItemText, write_answer
@@ -68,19 +68,33 @@ def test_what_the_model_wrote_of_hostile_data_cannot_close_the_final_prompts_fen
     assert "{@U2}" in final, "the member's token is kept in the draft"
 
 
+def _post_draft(
+    standin: OpenAIStandIn,
+    abstract: str,
+    *,
+    authors: tuple[Author, ...] = (),
+    timeout: float = 30.0,
+    language: str | None = None,
+) -> Draft:
+    """The LLM-style draft of a post of the paper "Tables as text" (``abstract``, ``authors``), written by the
+    server at ``standin``."""
+    from socialrag.recommender.explain.generate import GenerateConfig, build_draft
+
+    llm = LLMClient(model="m", base_url=standin.base_url, api_key="k", timeout=timeout)
+    ctx = ChannelContext("T", "C", datetime(2024, 1, 1, tzinfo=UTC), {}, {}, {}, {}, {})
+    info = PaperInfo(9, "Tables as text", None, None, 2024, authors, abstract=abstract)
+    return build_draft(ctx, info, {}, [], "llm", GenerateConfig(language=language), llm=llm)
+
+
 def _draft_with(final_answer: str, abstract: str) -> tuple[str, str, str | None]:
     """(the style posted, its text, why it fell back) when the final prompt is answered ``final_answer``."""
-    from socialrag.recommender.explain.generate import GenerateConfig, build_draft
 
     def louder(prompt: str) -> str:
         return final_answer if prompt.startswith("You edit a draft") else chain_answer(prompt)
 
     standin = OpenAIStandIn(louder)
     try:
-        llm = LLMClient(model="m", base_url=standin.base_url, api_key="k")
-        ctx = ChannelContext("T", "C", datetime(2024, 1, 1, tzinfo=UTC), {}, {}, {}, {}, {})
-        info = PaperInfo(9, "Tables as text", None, None, 2024, (), abstract=abstract)
-        draft = build_draft(ctx, info, {}, [], "llm", GenerateConfig(), llm=llm)
+        draft = _post_draft(standin, abstract)
     finally:
         standin.stop()
     return draft.style, draft.explanation, draft.fallback_reason
@@ -117,15 +131,10 @@ def test_a_stalling_server_costs_one_call_and_its_retry_not_a_second_chain() -> 
     """A server that answers slower than ``PAPERPING_LLM_TIMEOUT``: the call and the client's one retry time out, and
     the post falls back to its template at once, instead of running the whole chain again against the same
     stalled server (twice the wait before every post)."""
-    from socialrag.recommender.explain.generate import GenerateConfig, build_draft
-
     standin = OpenAIStandIn(chain_answer)
     standin.delay = 3.0
     try:
-        llm = LLMClient(model="m", base_url=standin.base_url, api_key="k", timeout=0.5)
-        ctx = ChannelContext("T", "C", datetime(2024, 1, 1, tzinfo=UTC), {}, {}, {}, {}, {})
-        info = PaperInfo(9, "Tables as text", None, None, 2024, (), abstract=ABSTRACT)
-        draft = build_draft(ctx, info, {}, [], "llm", GenerateConfig(), llm=llm)
+        draft = _post_draft(standin, ABSTRACT, timeout=0.5)
     finally:
         standin.stop()
     assert draft.style == "template+tldr" and "the LLM failed" in (draft.fallback_reason or "")
@@ -209,9 +218,6 @@ def test_an_llm_answer_naming_a_person_a_lab_or_a_model_no_source_gives_falls_ba
 def test_names_the_sources_hold_pass_and_other_languages_are_not_held_to_english_capitals() -> None:
     """The paper's own author, a model its abstract names and a plural of an acronym it uses pass; a channel that
     reads German (whose nouns are capitalised) is not held to the check of names."""
-    from socialrag.models import Author
-    from socialrag.recommender.explain.generate import GenerateConfig, build_draft
-
     abstract = ABSTRACT + " Unlike BERT, it reads LLM outputs."
     answers = {
         "en": "This paper by Ann Lee pretrains a model on tables, unlike BERT, for LLMs.",
@@ -220,12 +226,9 @@ def test_names_the_sources_hold_pass_and_other_languages_are_not_held_to_english
     language = ["en"]
     standin = OpenAIStandIn(lambda p: answers[language[0]] if p.startswith("You edit a draft") else chain_answer(p))
     try:
-        llm = LLMClient(model="m", base_url=standin.base_url, api_key="k")
-        ctx = ChannelContext("T", "C", datetime(2024, 1, 1, tzinfo=UTC), {}, {}, {}, {}, {})
-        info = PaperInfo(9, "Tables as text", None, None, 2024, (Author("Ann Lee"),), abstract=abstract)
-        english = build_draft(ctx, info, {}, [], "llm", GenerateConfig(), llm=llm)
+        english = _post_draft(standin, abstract, authors=(Author("Ann Lee"),))
         language[0] = "de"
-        german = build_draft(ctx, info, {}, [], "llm", GenerateConfig(language="de"), llm=llm)
+        german = _post_draft(standin, abstract, authors=(Author("Ann Lee"),), language="de")
     finally:
         standin.stop()
     assert english.style == "llm", english.fallback_reason
@@ -266,15 +269,10 @@ def test_a_member_who_left_the_channel_is_not_the_one_a_post_says_may_care() -> 
 def test_an_empty_malformed_or_failing_answer_leaves_the_post_its_neutral_template(
     status: int, body: bytes | None
 ) -> None:
-    from socialrag.recommender.explain.generate import GenerateConfig, build_draft
-
     standin = OpenAIStandIn(chain_answer)
     standin.status, standin.body = status, body
     try:
-        llm = LLMClient(model="m", base_url=standin.base_url, api_key="k")
-        ctx = ChannelContext("T", "C", datetime(2024, 1, 1, tzinfo=UTC), {}, {}, {}, {}, {})
-        info = PaperInfo(9, "Tables as text", None, None, 2024, (), abstract=ABSTRACT)
-        draft = build_draft(ctx, info, {}, [], "llm", GenerateConfig(), llm=llm)
+        draft = _post_draft(standin, ABSTRACT)
     finally:
         standin.stop()
     assert draft.style == "template+tldr" and "the LLM failed" in (draft.fallback_reason or "")
