@@ -526,33 +526,12 @@ def test_a_joined_channel_explains_with_the_llm_when_one_is_configured(
 
 @pytest.mark.slow
 def test_run_serves_http_and_stops_cleanly_on_sigterm(db: Database, tmp_path: Path) -> None:
-    import os
     import signal
-    import socket
-    import subprocess
-    import sys
+
+    from tests.slack.test_run_stop import start_http_run
 
     standin = SlackStandIn(lab_state()).start()
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    env = {
-        **os.environ,
-        "DATABASE_URL": db.conninfo,
-        "SLACK_BOT_TOKEN": "xoxb-test",
-        "SLACK_SIGNING_SECRET": SECRET,
-        "SLACK_API_URL": standin.url,
-        "PAPERPING_OFFLINE": "1",
-        "PAPERPING_HOME": str(tmp_path),
-    }
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "bot.cli", "run", "--http", "--port", str(port)],
-        cwd=Path(__file__).resolve().parents[2],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc, port = start_http_run(db, tmp_path, standin)
     try:
         for _ in range(100):
             try:

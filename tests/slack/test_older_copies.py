@@ -14,6 +14,7 @@ from bot.slack.backfill import backfill_channel
 from bot.slack.pacer import HistoryPacer
 from bot.slack.workspace_export import import_export
 from socialrag.db import Database
+from tests.slack.test_event_shapes import changed
 from tests.support.exports import msg, user, write_export
 from tests.support.harness import Harness, count, message_event
 
@@ -22,19 +23,6 @@ ROOT = f"{T0 + 10:.6f}"
 OLD = "<https://arxiv.org/abs/1706.03762|Attention>"
 NEW = "<https://arxiv.org/abs/1810.04805|BERT>"
 EDIT_1, EDIT_2 = f"{T0 + 500:.6f}", f"{T0 + 900:.6f}"
-
-
-def changed(inner: dict[str, Any], ts: str) -> dict[str, Any]:
-    return {
-        "type": "message",
-        "subtype": "message_changed",
-        "hidden": True,
-        "channel": "C1",
-        "ts": ts,
-        "event_ts": ts,
-        "message": inner,
-        "previous_message": {"type": "message", "ts": inner.get("ts")},
-    }
 
 
 def edited(text: str, at: str, **extra: Any) -> dict[str, Any]:

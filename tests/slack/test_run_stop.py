@@ -46,16 +46,9 @@ def _healthy(port: int) -> bool:
         return False
 
 
-@pytest.mark.slow
-def test_sigterm_ends_the_process_within_dockers_grace_while_a_job_waits_on_slack(db: Database, tmp_path: Path) -> None:
-    with db.connection() as conn:  # a channel whose member list was never read: the hourly sweep reads it at once
-        storage.workspaces.upsert_team(conn, T, name="lab")
-        storage.workspaces.upsert_channel(conn, Channel(T, "C1", "papers"))
-        storage.settings.upsert_channel_setting(conn, T, "C1", active=True)
-    standin = SlackStandIn(lab_state())
-    standin.hold = lambda call: call.method == "conversations.members"  # Slack answers it after a minute
-    standin.hold_seconds = 60.0
-    standin.start()
+def start_http_run(db: Database, tmp_path: Path, standin: SlackStandIn) -> tuple[subprocess.Popen[str], int]:
+    """``paperping run --http`` started as a lab starts it (offline, home ``tmp_path``), answered by ``standin``;
+    the process and its port."""
     port = _free_port()
     env = {
         **os.environ,
@@ -74,6 +67,20 @@ def test_sigterm_ends_the_process_within_dockers_grace_while_a_job_waits_on_slac
         stderr=subprocess.PIPE,
         text=True,
     )
+    return proc, port
+
+
+@pytest.mark.slow
+def test_sigterm_ends_the_process_within_dockers_grace_while_a_job_waits_on_slack(db: Database, tmp_path: Path) -> None:
+    with db.connection() as conn:  # a channel whose member list was never read: the hourly sweep reads it at once
+        storage.workspaces.upsert_team(conn, T, name="lab")
+        storage.workspaces.upsert_channel(conn, Channel(T, "C1", "papers"))
+        storage.settings.upsert_channel_setting(conn, T, "C1", active=True)
+    standin = SlackStandIn(lab_state())
+    standin.hold = lambda call: call.method == "conversations.members"  # Slack answers it after a minute
+    standin.hold_seconds = 60.0
+    standin.start()
+    proc, port = start_http_run(db, tmp_path, standin)
     try:
         _wait(lambda: _healthy(port), 90, "paperping run to serve /healthz")
         _wait(lambda: standin.calls_to("conversations.members"), 30, "the member sweep to ask Slack")
