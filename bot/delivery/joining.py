@@ -37,6 +37,12 @@ def history_note(papers: int, first_share_at: datetime | None) -> str:
     )
 
 
+def joined(s: storage.settings.ChannelSettings) -> bool:
+    """Whether PaperPing is in the channel by its own arrival: a settings row a command made before PaperPing
+    arrived is active by the schema's default but was never activated."""
+    return s.active and s.activated_at is not None
+
+
 @dataclass
 class ChannelStarts:
     db: Database
@@ -47,8 +53,7 @@ class ChannelStarts:
     def is_in(self, team_id: str, channel_id: str) -> bool:
         """Whether the channel is active by PaperPing's own arrival (not only by a settings row a command made)."""
         with self.db.connection() as conn:
-            current = storage.settings.load_channel_settings(conn, team_id, channel_id)
-        return current.active and current.activated_at is not None
+            return joined(storage.settings.load_channel_settings(conn, team_id, channel_id))
 
     def activate(self, team_id: str, channel_id: str, now: datetime | None = None) -> bool:
         """PaperPing is in the channel: schedule its first post (settings keep their defaults). Returns whether
@@ -56,9 +61,7 @@ class ChannelStarts:
         now = now or datetime.now(UTC)
         with self.db.connection() as conn:
             current = storage.settings.load_channel_settings(conn, team_id, channel_id)
-            # a settings row a command made before PaperPing arrived is active by the schema's default but was
-            # never activated
-            was_in = current.active and current.activated_at is not None
+            was_in = joined(current)
             storage.settings.upsert_channel_setting(
                 conn,
                 team_id,
