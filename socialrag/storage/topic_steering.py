@@ -125,6 +125,23 @@ def record_onboarding(
     return cur.rowcount == 1
 
 
+def release_unsent_onboarding(conn: psycopg.Connection, team_id: str, channel_id: str) -> bool:
+    """A slot whose first day's post never went out (Slack failed it, or its sender was killed before Slack had
+    it) gives the five papers back, so that its retry offers the first day again instead of losing it. True
+    when there was such a first day."""
+    cur = conn.execute(
+        """
+        UPDATE onboarding o SET paper_ids = '{}'
+         WHERE o.team_id = %(t)s AND o.channel_id = %(c)s AND o.paper_ids <> '{}'
+           AND NOT EXISTS (SELECT 1 FROM recommendations r
+                            WHERE (r.team_id, r.channel_id) = (o.team_id, o.channel_id)
+                              AND r.message_ts IS NOT NULL AND r.paper_id = ANY(o.paper_ids))
+        """,
+        {"t": team_id, "c": channel_id},
+    )
+    return cur.rowcount == 1
+
+
 def count_ratings(conn: psycopg.Connection, team_id: str, channel_id: str, paper_ids: Sequence[int]) -> int:
     """How many ratings (Relevant or Not for us clicks) members gave the papers of the first day's post."""
     row = conn.execute(

@@ -398,3 +398,29 @@ def test_now_that_found_nothing_holds_the_cooldown_too(db: Database, setup: dict
     assert w.tick() == 0 and calls == [channels[1]], "no second search was opened"
     later = datetime.now(UTC) + timedelta(minutes=11)
     assert not run_command(ctx, client, body, now=later).startswith("I looked"), "ten minutes on, `now` works"
+
+
+def test_a_first_day_post_slack_failed_is_offered_again_by_the_retry(db: Database, setup: dict[str, Any]) -> None:
+    """A new channel's first slot drafts the five papers to rate and Slack fails the post: the retry posts the
+    first day's papers, not an ordinary pick (the first day is not lost), and offers them once."""
+    slack, channels = setup["slack"], setup["channels"]
+    only_first_channel(db, channels)
+    client = WebClient(token="xoxb-test", base_url=slack.url, retry_handlers=[])
+    outlet = BrokenOutlet(client, OSError("connection reset by peer"))
+    first = SlotWorker(db, outlet, Chooser(setup["recommend"]))
+    assert first.tick() == 1
+    with db.connection() as conn:
+        offered = storage.topic_steering.load_onboarding(conn, T, channels[0])
+        assert offered is not None and len(offered.paper_ids) == 5, "the first try drafted the first day"
+        assert conn.execute("SELECT status FROM recommendations").fetchall() == [("failed",)]
+        storage.settings.upsert_channel_setting(conn, T, channels[0], next_post_at=datetime.now(UTC))
+    assert worker(db, slack, setup["recommend"], worker_id=first.worker_id).tick() == 1  # its retry
+    (post,) = [p for p in slack.posts if p["channel"] == channels[0]]
+    buttons = [b for b in post["blocks"] if b.get("type") == "actions"]
+    assert len(buttons) == 5, "the retry posted the five papers to rate"
+    with db.connection() as conn:
+        again = storage.topic_steering.load_onboarding(conn, T, channels[0])
+        assert again is not None and len(again.paper_ids) == 5
+        assert conn.execute("SELECT status FROM recommendations").fetchall() == [("posted",)]
+    later = setup["recommend"](T, channels[0], datetime.now(UTC), None)
+    assert not (isinstance(later, Digest) and later.kind == "onboarding"), "offered once"

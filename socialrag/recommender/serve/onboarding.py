@@ -30,8 +30,9 @@ POOL = 40  # the best candidates the five are drawn from, as far apart as they c
 def onboarding_due(conn: psycopg.Connection, team_id: str, channel_id: str) -> str | None:
     """Why the channel's next slot offers papers to rate (``little history`` or ``start-over``), or None."""
     row = storage.topic_steering.load_onboarding(conn, team_id, channel_id)
-    if row is not None:
-        return row.reason if row.reason == "start-over" and not row.paper_ids else None
+    if row is not None and (row.paper_ids or row.reason == "start-over"):
+        return None if row.paper_ids else row.reason  # offered already, or a start-over is due
+    # never offered, or offered by a post that never went out (``release_unsent_onboarding``)
     shares = storage.topic_steering.count_member_shares(conn, team_id, channel_id)
     return "little history" if shares < LITTLE_HISTORY else None
 
