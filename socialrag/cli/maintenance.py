@@ -32,38 +32,69 @@ def index(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase) -
 def purge_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--team", required=True, help="the workspace id (T...)")
     parser.add_argument("--yes", action="store_true", help="really delete (without it, say what would go)")
+    parser.add_argument(
+        "--drop-forget-list",
+        action="store_true",
+        help="delete the workspace's forget list too (members who used forget-me would be stored again by an old "
+        "export imported after a new installation)",
+    )
+
+
+def _members(n: int) -> str:
+    return f"{n} member{'s' if n != 1 else ''}"
 
 
 def purge(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase) -> int:
     """A workspace's channels, messages, reactions, members, settings, posts, LLM logs, checkpoints and
-    installation. Public paper metadata stays. Without ``--yes`` it says what would go; a workspace with nothing
-    stored (a mistyped id) is said so, with the ids stored, and nothing is done even with ``--yes``."""
+    installation. Public paper metadata stays, and so does the workspace's forget list unless
+    ``--drop-forget-list``. Without ``--yes`` it says what would go; a workspace with nothing stored (a mistyped
+    id) is said so, with the ids stored, and nothing is done even with ``--yes``."""
     db = open_db()
+    drop = bool(args.drop_forget_list)
     with db.connection() as conn:
         channels = [c for c in storage.workspaces.find_channels(conn) if c[0] == args.team]
-        messages, members, known = storage.workspaces.load_team_footprint(conn, args.team)
+        messages, members, known, listed = storage.workspaces.load_team_footprint(conn, args.team)
         stored = storage.workspaces.load_team_ids(conn)
     team = printable(args.team)
-    if not (channels or messages or members or known):
+    if not (channels or messages or members or known or (listed and drop)):
+        if listed:
+            print(
+                f"paperping: workspace {team} was purged already; only its forget list ({_members(listed)}) is "
+                "kept, and --drop-forget-list deletes it",
+                file=sys.stderr,
+            )
+            return 2
         ids = ", ".join(printable(t) for t in stored[:20]) or "none"
         print(f"paperping: no workspace {team} is stored, so nothing was deleted; stored: {ids}", file=sys.stderr)
         return 2
+    if listed and drop:
+        forget_list = f", and its forget list ({_members(listed)}, who then may be stored again by an old export)"
+    elif listed:
+        forget_list = f"; its forget list ({_members(listed)}) stays unless you add --drop-forget-list"
+    else:
+        forget_list = ""
     if not args.yes:
         names = ", ".join(f"#{printable(name)}" for _, _, name in channels[:10])
         more = f" and {len(channels) - 10} more" if len(channels) > 10 else ""
         print(
             f"paperping: this deletes everything stored about workspace {team}: {len(channels)} channels"
             f"{f' ({names}{more})' if channels else ''}, {messages} messages and replies, {members} members, and its "
-            "settings, posts, LLM logs, checkpoints and installation (public paper metadata stays); add --yes to "
-            "go ahead",
+            f"settings, posts, LLM logs, checkpoints and installation (public paper metadata stays){forget_list}; "
+            "add --yes to go ahead",
             file=sys.stderr,
         )
         return 2
     with db.connection() as conn:
-        counts = storage.workspaces.purge_team(conn, args.team)
+        counts = storage.workspaces.purge_team(conn, args.team, keep_forget_list=not drop)
+    kept = (
+        f"; kept its forget list ({_members(counts['kept'])}): an export imported after a new installation stores "
+        "nothing of theirs"
+        if counts["kept"]
+        else ""
+    )
     print(
         f"workspace {team}: deleted {counts['channels']} channels, {counts['messages']} messages and "
-        f"replies (with their reactions), {counts['members']} members"
+        f"replies (with their reactions), {counts['members']} members{kept}"
     )
     return 0
 

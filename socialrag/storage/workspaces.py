@@ -29,19 +29,21 @@ def team_exists(conn: psycopg.Connection, team_id: str) -> bool:
     return conn.execute("SELECT 1 FROM teams WHERE team_id = %(t)s", {"t": team_id}).fetchone() is not None
 
 
-def load_team_footprint(conn: psycopg.Connection, team_id: str) -> tuple[int, int, bool]:
-    """(messages, members, whether the workspace itself or its installation is stored): what a purge says it takes."""
+def load_team_footprint(conn: psycopg.Connection, team_id: str) -> tuple[int, int, bool, int]:
+    """(messages, members, whether the workspace itself or its installation is stored, members on its forget
+    list): what a purge says it takes."""
     row = conn.execute(
         """
         SELECT (SELECT count(*) FROM messages WHERE team_id = %(t)s),
                (SELECT count(*) FROM members WHERE team_id = %(t)s),
                EXISTS (SELECT 1 FROM teams WHERE team_id = %(t)s)
-               OR EXISTS (SELECT 1 FROM installations WHERE team_id = %(t)s)
+               OR EXISTS (SELECT 1 FROM installations WHERE team_id = %(t)s),
+               (SELECT count(*) FROM forgotten_members WHERE team_id = %(t)s)
         """,
         {"t": team_id},
     ).fetchone()
     assert row is not None
-    return int(row[0]), int(row[1]), bool(row[2])
+    return int(row[0]), int(row[1]), bool(row[2]), int(row[3])
 
 
 def load_team_ids(conn: psycopg.Connection) -> list[str]:
@@ -317,11 +319,13 @@ UNION SELECT unnest(focus_paper_ids) FROM channel_settings WHERE team_id = %(t)s
 """
 
 
-def purge_team(conn: psycopg.Connection, team_id: str) -> dict[str, int]:
+def purge_team(conn: psycopg.Connection, team_id: str, *, keep_forget_list: bool = True) -> dict[str, int]:
     """Everything PaperPing holds of a workspace: its channels with their messages, reactions, settings and
     posts, its members and their settings, checkpoints, LLM logs, events seen, deletions remembered and its
     installation.
-    Public paper metadata, shared by every workspace, stays."""
+    Public paper metadata, shared by every workspace, stays. So does the workspace's forget list (member ids
+    and when they asked) unless ``keep_forget_list`` is false: a later installation that imports an old export
+    must not store those members again. ``kept`` in the answer is how many entries stayed."""
     params = {"t": team_id}
     made_here = forget_text_vectors(conn, "m.team_id = %(t)s", params)
     referred = [r[0] for r in conn.execute(_TEAM_PAPERS, params).fetchall()]
@@ -338,9 +342,9 @@ def purge_team(conn: psycopg.Connection, team_id: str) -> dict[str, int]:
         "deleted_messages",
         "removed_reactions",
         "installations",
-        "forgotten_members",
         "assistant_threads",
         "answer_feedback",
+        *(() if keep_forget_list else ("forgotten_members",)),
     ):
         # the table names are fixed here, never from input
         conn.execute(f"DELETE FROM {table} WHERE team_id = %(t)s", params)
@@ -352,6 +356,8 @@ def purge_team(conn: psycopg.Connection, team_id: str) -> dict[str, int]:
     # embedded again
     counts["papers"] = drop_orphaned_papers(conn, made_here, referred)
     requeue_shared(conn, made_here)
+    kept = conn.execute("SELECT count(*) FROM forgotten_members WHERE team_id = %(t)s", params).fetchone()
+    counts["kept"] = int(kept[0]) if kept else 0
     return counts
 
 

@@ -123,3 +123,37 @@ def test_an_older_paperping_refuses_a_home_a_newer_one_wrote(
     assert main(["migrate"]) != 0
     err = capsys.readouterr().err
     assert "schema is at migration 9999, newer than this PaperPing knows" in err and "Traceback" not in err
+
+
+def test_a_member_who_asked_to_be_forgotten_stays_forgotten_after_a_purge_and_a_new_import(
+    env: Database, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The workspace is purged after it uninstalled, installs again and imports the same old export: the member on
+    its forget list is stored again nowhere. The purge keeps only that list (member ids), says so, and
+    ``--drop-forget-list`` deletes it when the admin wants nothing at all kept."""
+    from socialrag import storage
+
+    export = lab_export(tmp_path)
+    assert main(["import-export", str(export), "--team-domain", "lab", "--no-embed"]) == 0
+    with env.connection() as conn:
+        (team,) = storage.workspaces.load_team_ids(conn)
+        storage.privacy.forget_member(conn, team, "U1")
+    capsys.readouterr()
+    assert main(["purge", "--team", team]) == 2
+    assert "its forget list (1 member) stays unless you add --drop-forget-list" in capsys.readouterr().err
+    assert main(["purge", "--team", team, "--yes"]) == 0
+    assert "kept its forget list (1 member)" in capsys.readouterr().out
+    assert main(["purge", "--team", team, "--yes"]) == 2, "nothing else is left to purge"
+    assert "was purged already; only its forget list (1 member) is kept" in capsys.readouterr().err
+
+    assert main(["import-export", str(export), "--team-domain", "lab", "--no-embed"]) == 0
+    with env.connection() as conn:
+        stored = conn.execute("SELECT count(*) FROM messages WHERE team_id = %s", (team,)).fetchone()
+        theirs = conn.execute("SELECT count(*) FROM messages WHERE user_id = 'U1'").fetchone()
+        named = conn.execute("SELECT count(*) FROM members WHERE user_id = 'U1'").fetchone()
+    assert stored is not None and stored[0] > 0 and theirs == (0,) and named == (0,), "U1 is stored nowhere"
+
+    assert main(["purge", "--team", team, "--drop-forget-list", "--yes"]) == 0
+    with env.connection() as conn:
+        assert conn.execute("SELECT count(*) FROM forgotten_members").fetchone() == (0,)
+        assert conn.execute("SELECT count(*) FROM messages").fetchone() == (0,)
