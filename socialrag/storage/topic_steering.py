@@ -125,19 +125,19 @@ def record_onboarding(
     return cur.rowcount == 1
 
 
-def release_unsent_onboarding(conn: psycopg.Connection, team_id: str, channel_id: str) -> bool:
-    """A slot whose first day's post never went out (Slack failed it, or its sender was killed before Slack had
-    it) gives the five papers back, so that its retry offers the first day again instead of losing it. True
-    when there was such a first day."""
+def release_unsent_onboarding(conn: psycopg.Connection, team_id: str, channel_id: str, slot_id: int) -> bool:
+    """The slot ``slot_id`` drafted the first day's post and it never went out (Slack failed it, or its sender
+    was killed before Slack had it): the five papers are given back, so that the slot's retry offers the first
+    day again instead of losing it. True when there was such a first day."""
     cur = conn.execute(
         """
         UPDATE onboarding o SET paper_ids = '{}'
          WHERE o.team_id = %(t)s AND o.channel_id = %(c)s AND o.paper_ids <> '{}'
-           AND NOT EXISTS (SELECT 1 FROM recommendations r
-                            WHERE (r.team_id, r.channel_id) = (o.team_id, o.channel_id)
-                              AND r.message_ts IS NOT NULL AND r.paper_id = ANY(o.paper_ids))
+           AND EXISTS (SELECT 1 FROM recommendations r
+                        WHERE r.id = %(slot)s AND (r.team_id, r.channel_id) = (o.team_id, o.channel_id)
+                          AND r.message_ts IS NULL AND r.draft->>'kind' = 'onboarding')
         """,
-        {"t": team_id, "c": channel_id},
+        {"t": team_id, "c": channel_id, "slot": slot_id},
     )
     return cur.rowcount == 1
 

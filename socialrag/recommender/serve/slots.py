@@ -275,7 +275,7 @@ class SlotWorker:
                 )
         if ts is None:
             if rec.status in ("drafted", "sending", "failed"):
-                self._release_unsent(due)
+                self._release_unsent(due, rec.id)
             draft = self._choose(due, now)
             if not isinstance(draft, Draft | Digest):
                 self._empty(due, now, draft.reason)
@@ -293,10 +293,10 @@ class SlotWorker:
             storage.posts.record_posted(conn, rec.id, ts, now)
         self._finish(due, now, posted=True)
 
-    def _release_unsent(self, due: storage.posts.DueChannel) -> None:
+    def _release_unsent(self, due: storage.posts.DueChannel, slot_id: int) -> None:
         """An earlier try of this slot drafted a post that never went out: what it offered is offered again."""
         with self.db.connection() as conn:
-            if storage.topic_steering.release_unsent_onboarding(conn, due.team_id, due.channel_id):
+            if storage.topic_steering.release_unsent_onboarding(conn, due.team_id, due.channel_id, slot_id):
                 log.info("#%s: the first day's papers never went out; offering them again", due.channel_id)
 
     def _choose(self, due: storage.posts.DueChannel, now: datetime) -> Draft | Digest | NoPost:
