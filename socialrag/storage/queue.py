@@ -12,12 +12,16 @@ from datetime import datetime, timedelta
 import psycopg
 
 from socialrag.storage.lookups import NEEDS_LOOKUP
+from socialrag.storage.usage import take_member_hourly
 
 # priorities: lower is sooner
-PRIORITY_NOW = 0  # a paper a member just linked in a focus
+PRIORITY_NOW = 0  # a paper a member just linked (focus, save, like), within their hourly cap
 PRIORITY_SHARED = 1  # a paper a channel shared
 PRIORITY_REFRESH = 2  # metadata grown stale
 PRIORITY_CATALOG = 3  # a catalog paper without a vector of the current model
+
+# papers one member may put ahead of every channel's shares in an hour, in one workspace (docs/slack.md says why)
+MEMBER_FIRST_PER_HOUR = 20
 
 
 @dataclass(frozen=True)
@@ -59,6 +63,36 @@ def enqueue_papers(conn: psycopg.Connection, paper_ids: Sequence[int], priority:
         {"ids": list(paper_ids), "p": priority},
     )
     return cur.rowcount
+
+
+def enqueue_for_member(
+    conn: psycopg.Connection,
+    team_id: str,
+    user_id: str,
+    paper_ids: Sequence[int],
+    now: datetime,
+    per_hour: int = MEMBER_FIRST_PER_HOUR,
+) -> int:
+    """Queue the papers a member asked for: first (``PRIORITY_NOW``) while fewer than ``per_hour`` of theirs went
+    first this hour in this workspace, else as a channel's shares are (``PRIORITY_SHARED``: still indexed, in
+    turn). Only a paper that moves up counts (one already indexed or already first does not). Returns how many
+    would have gone first but were queued in turn."""
+    behind = 0
+    for paper_id in dict.fromkeys(paper_ids):
+        try:
+            with conn.transaction():  # a savepoint: past the cap the paper's move to the front is undone
+                if enqueue_papers(conn, [paper_id], PRIORITY_NOW) and not take_member_hourly(
+                    conn, team_id, user_id, "lookups", now, per_hour
+                ):
+                    raise _PastCap
+        except _PastCap:
+            behind += 1
+            enqueue_papers(conn, [paper_id], PRIORITY_SHARED)
+    return behind
+
+
+class _PastCap(Exception):
+    pass
 
 
 def claim_index_work(

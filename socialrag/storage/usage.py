@@ -1,5 +1,6 @@
-"""Queries of what members may ask for how often: cooldowns on costly requests, and the LLM calls made for each
-member and each channel in an hour. Kept in Postgres, so every process of ``paperping run`` counts alike."""
+"""Queries of what members may ask for how often: cooldowns on costly requests, the LLM calls made for each
+member and each channel in an hour, and the papers each member put first in the index queue in an hour. Kept in
+Postgres, so every process of ``paperping run`` counts alike."""
 
 from __future__ import annotations
 
@@ -50,28 +51,39 @@ def take_llm_call(
             if channel_id is not None:
                 scopes.append(("channel", channel_id, "", per_channel))
             for scope, channel, user, cap in scopes:
-                if not _count_one(conn, team_id, channel, user, hour, cap):
+                if not _count_one(conn, team_id, "llm", channel, user, hour, cap):
                     raise _CapReached(scope)
     except _CapReached as reached:
         return reached.scope
     return None
 
 
-def _count_one(conn: psycopg.Connection, team_id: str, channel_id: str, user_id: str, hour: datetime, cap: int) -> bool:
+def take_member_hourly(
+    conn: psycopg.Connection, team_id: str, user_id: str, kind: str, now: datetime, cap: int
+) -> bool:
+    """Count one more of the member's ``kind`` this hour (True), unless ``cap`` are counted already (False, and
+    nothing is counted). Counted per workspace: the same id in another workspace has its own count."""
+    return _count_one(conn, team_id, kind, "", user_id, now.replace(minute=0, second=0, microsecond=0), cap)
+
+
+def _count_one(
+    conn: psycopg.Connection, team_id: str, kind: str, channel_id: str, user_id: str, hour: datetime, cap: int
+) -> bool:
     row = conn.execute(
         """
-        INSERT INTO llm_usage AS u (team_id, channel_id, user_id, hour, calls)
-        SELECT %(t)s, %(c)s, %(u)s, %(h)s, 1 WHERE %(cap)s > 0
-        ON CONFLICT (team_id, channel_id, user_id, hour) DO UPDATE SET calls = u.calls + 1 WHERE u.calls < %(cap)s
+        INSERT INTO llm_usage AS u (team_id, kind, channel_id, user_id, hour, calls)
+        SELECT %(t)s, %(k)s, %(c)s, %(u)s, %(h)s, 1 WHERE %(cap)s > 0
+        ON CONFLICT (team_id, kind, channel_id, user_id, hour) DO UPDATE SET calls = u.calls + 1
+         WHERE u.calls < %(cap)s
         RETURNING calls
         """,
-        {"t": team_id, "c": channel_id, "u": user_id, "h": hour, "cap": cap},
+        {"t": team_id, "k": kind, "c": channel_id, "u": user_id, "h": hour, "cap": cap},
     ).fetchone()
     return row is not None
 
 
 def prune_llm_usage(conn: psycopg.Connection, before: datetime) -> int:
-    """Drop the counts of hours before ``before`` (they limit nothing any more)."""
+    """Drop the counts (LLM calls and lookups) of hours before ``before`` (they limit nothing any more)."""
     return conn.execute("DELETE FROM llm_usage WHERE hour < %(b)s", {"b": before}).rowcount
 
 

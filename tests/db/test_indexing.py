@@ -84,6 +84,29 @@ def test_a_paper_with_a_vector_waiting_for_a_lookup_holds_no_post(db: Database) 
     assert progress.waiting == 2 and progress.unusable == 0, "lookups that only enrich hold nothing"
 
 
+def test_a_member_past_the_hourly_cap_is_queued_in_turn_and_only_papers_moved_up_count(db: Database) -> None:
+    setup_channel(db)
+    keys = [("arxiv", f"2601.{i:05d}") for i in range(6)]
+    with db.connection() as conn:
+        made = storage.papers.ensure_papers(conn, keys)
+        ids = [made[k] for k in keys]
+        storage.queue.enqueue_papers(conn, [ids[0]])  # a channel shared it, and it was given up
+        conn.execute("UPDATE index_queue SET given_up_at = %s WHERE paper_id = %s", (NOW, ids[0]))
+        asked = storage.queue.enqueue_for_member
+        # a given-up paper stays given up and counts nothing; the same paper twice counts once
+        assert asked(conn, T, "U2", [ids[0], ids[1], ids[1], ids[2]], NOW, per_hour=3) == 0
+        # one place left of three: the first new paper goes first, the two after it in turn
+        assert asked(conn, T, "U2", [ids[1], ids[3], ids[4], ids[5]], NOW, per_hour=3) == 2
+        rows = conn.execute("SELECT paper_id, priority, given_up_at IS NOT NULL FROM index_queue").fetchall()
+        placed = {r[0]: (r[1], r[2]) for r in rows}
+        # a cap of nought puts nothing first
+        assert asked(conn, T, "U3", [ids[4]], NOW, per_hour=0) == 1
+        counted = conn.execute("SELECT user_id, calls FROM llm_usage WHERE kind = 'lookups'").fetchall()
+    now, shared = storage.queue.PRIORITY_NOW, storage.queue.PRIORITY_SHARED
+    assert [placed[i] for i in ids] == [(shared, True)] + [(now, False)] * 3 + [(shared, False)] * 2
+    assert counted == [("U2", 3)]
+
+
 def test_claims_are_disjoint_leases_expire_and_failures_back_off_then_give_up(db: Database) -> None:
     setup_channel(db)
     NOW = datetime.now(UTC) + timedelta(seconds=1)

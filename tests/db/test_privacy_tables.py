@@ -201,6 +201,7 @@ def _lab(db: Database) -> dict[str, int]:
         storage.reading_list.unsave_paper(conn, T, "C1", known_id, "U2", AT)
         storage.usage.take_cooldown(conn, T, "U2", "like", AT, timedelta(seconds=30))
         storage.usage.take_llm_call(conn, T, "C1", "U2", AT, per_member=10, per_channel=30)
+        storage.usage.take_member_hourly(conn, T, "U2", "lookups", AT, 20)  # a paper U2 linked went first
         storage.member_picks.record_picks_sent(conn, T, "U2", [(known_id, "C1")], AT)
         # a follow-up noticed for U1's share (it names no member: who shared is read when it is sent)
         storage.follow_ups.record_follow_up(conn, T, "C1", known_id, "published", "ACL", {"venue": "ACL"}, AT)
