@@ -49,8 +49,8 @@ def _paper_of(inv: Invocation) -> int:
     with inv.ctx.db.connection() as conn:
         ids = storage.papers.ensure_papers(conn, [(scheme, value)])
         paper_id = ids[(scheme, value)]
-        storage.queue.enqueue_papers(conn, [paper_id], storage.queue.PRIORITY_NOW)
-    inv.ctx.wake.index_soon()  # a paper new to PaperPing is looked up at once
+        storage.queue.enqueue_for_member(conn, inv.team, inv.user, [paper_id], inv.now)
+    inv.ctx.wake.index_soon()  # a paper new to PaperPing is looked up at once (within the member's hourly cap)
     return paper_id
 
 

@@ -38,13 +38,18 @@ def cmd_focus(inv: Invocation) -> str:
     with inv.ctx.db.connection() as conn:
         ids = storage.papers.ensure_papers(conn, [(r.scheme, r.value) for r in refs])
         paper_ids = list(dict.fromkeys(ids.values()))
-        storage.queue.enqueue_papers(conn, paper_ids, storage.queue.PRIORITY_NOW)
-    inv.ctx.wake.index_soon()  # linked papers are looked up and embedded at once
+        behind = storage.queue.enqueue_for_member(conn, inv.team, inv.user, paper_ids, inv.now)
+    inv.ctx.wake.index_soon()  # linked papers are looked up and embedded at once (within the member's hourly cap)
     until = inv.now + timedelta(days=FOCUS_DAYS)
     inv.set(focus_text=inv.text[:500], focus_expires_at=until, focus_paper_ids=paper_ids)
     topic = quote(inv.text, 120)
     inv.announce(f"asked PaperPing to lean toward: {topic} (for {FOCUS_DAYS} days).")
     looking = f" I'm looking up the {len(paper_ids)} linked papers now." if paper_ids else ""
+    if behind:
+        looking = (
+            f" I'm looking up the {len(paper_ids)} linked papers; {behind} of them wait their turn behind the papers "
+            f"channels shared (you had {storage.queue.MEMBER_FIRST_PER_HOUR} looked up first this hour)."
+        )
     return f"Done: the next recommendations lean toward that for {FOCUS_DAYS} days.{looking}{first_post(inv)}"
 
 

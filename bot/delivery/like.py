@@ -53,15 +53,21 @@ def answer_like(ctx: AppContext, client: WebClient, team: str, channel: str, use
         return f"You asked for papers like this a moment ago; ask again from {works_again(until)}."
     refs = find_paper_refs(text)[:3]
     paper_ids: list[int] = []
+    behind = 0
     if refs:
         with ctx.db.connection() as conn:
             ids = storage.papers.ensure_papers(conn, [(r.scheme, r.value) for r in refs])
             paper_ids = list(dict.fromkeys(ids.values()))
-            storage.queue.enqueue_papers(conn, paper_ids, storage.queue.PRIORITY_NOW)
+            behind = storage.queue.enqueue_for_member(conn, team, user, paper_ids, now)
         ctx.wake.index_soon()
     words = as_data(text)[:300]
     found, papers = ctx.recommender.papers_like(team, channel, words=words, paper_ids=paper_ids)
     if papers is None:
+        if refs and behind:
+            return (
+                "I don't know that paper yet; it waits its turn behind the papers channels shared (you had "
+                f"{storage.queue.MEMBER_FIRST_PER_HOUR} looked up first this hour). Ask again later."
+            )
         if refs:
             return "I don't know that paper yet; I'm looking it up now. Ask again in a minute."
         return "Tell me a paper link or a few words: `/paperping like retrieval for dialogue`."

@@ -77,13 +77,13 @@ class Harness:
             assert time.monotonic() < deadline, "the slow work did not end"
             time.sleep(0.05)
 
-    def command(self, text: str, user: str = "U2", team: str = T, timeout: float = 5.0) -> str:
+    def command(self, text: str, user: str = "U2", team: str = T, timeout: float = 5.0, channel: str = "C1") -> str:
         before = len(self.standin.responses)
         body = urlencode(
             {
                 "token": "x",
                 "team_id": team,
-                "channel_id": "C1",
+                "channel_id": channel,
                 "user_id": user,
                 "command": "/paperping",
                 "text": text,
