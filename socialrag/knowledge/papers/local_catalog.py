@@ -27,7 +27,14 @@ from socialrag import storage
 from socialrag.db import Database
 from socialrag.errors import InputError
 from socialrag.knowledge.links import doi_identity, normalize_arxiv_id, parse_paper_url
-from socialrag.knowledge.papers.source import MAX_YEAR, MIN_YEAR, clean_text, parse_date, parse_month
+from socialrag.knowledge.papers.source import (
+    MAX_YEAR,
+    MIN_YEAR,
+    bound_authors,
+    clean_text,
+    parse_date,
+    parse_month,
+)
 from socialrag.models import Author, DatePrecision, Paper, PaperRef
 
 BATCH = 1000
@@ -112,7 +119,7 @@ def paper_from_catalog(raw: Mapping[str, Any]) -> Paper:
         source="catalog",
         title=clean_text(raw.get("title")),
         abstract=clean_text(raw.get("abstract")),
-        authors=tuple(Author(name=name) for name in (clean_text(a) for a in authors) if name),
+        authors=bound_authors(Author(name=a) for a in authors if isinstance(a, str)),
         venue=clean_text(raw.get("venue")),
         year=year if isinstance(year, int) and not isinstance(year, bool) else None,
         publication_date=published,

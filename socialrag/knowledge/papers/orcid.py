@@ -10,6 +10,7 @@ import httpx
 
 from socialrag.errors import NotFound
 from socialrag.knowledge.papers.http import PoliteClient
+from socialrag.knowledge.papers.source import clean_name
 
 ORCID = re.compile(r"\d{4}-\d{4}-\d{4}-\d{3}[\dX]")
 
@@ -25,7 +26,8 @@ class OrcidApi:
         self.http = PoliteClient(self.name, client, min_interval=polite.pop("min_interval", 0.1), **polite)
 
     def fetch_name(self, orcid: str) -> str | None:
-        """The given and family names on the ORCID record, or None (no such record, or no public name)."""
+        """The given and family names on the ORCID record (``clean_name``: anyone writes their own record), or None
+        (no such record, or no public name)."""
         if not ORCID.fullmatch(orcid):
             return None
         try:
@@ -35,9 +37,9 @@ class OrcidApi:
         name = body.get("name") if isinstance(body, dict) else None
         if not isinstance(name, dict):
             return None
-        parts = [(name.get(k) or {}).get("value") for k in ("given-names", "family-name")]
-        full = " ".join(str(p).strip() for p in parts if p)
-        return full or None
+        parts = [name.get(k) for k in ("given-names", "family-name")]
+        values = [p.get("value") for p in parts if isinstance(p, dict)]
+        return clean_name(" ".join(v for v in values if isinstance(v, str)))
 
     def close(self) -> None:
         self.http.close()

@@ -14,6 +14,8 @@ from socialrag.errors import NotFound, SourceError
 from socialrag.knowledge.links import doi_identity, normalize_arxiv_id
 from socialrag.knowledge.papers.http import PoliteClient
 from socialrag.knowledge.papers.source import (
+    clean_name,
+    clean_names,
     clean_text,
     clean_texts,
     next_month,
@@ -125,6 +127,13 @@ def _id_text(value: object) -> str | None:
     return clean_text(str(value)) if isinstance(value, int | str) and not isinstance(value, bool) else None
 
 
+def _author_id(value: object) -> str | None:
+    """A Semantic Scholar author id (ASCII digits, as every one is), or None: the id is written into links and
+    commands members read (``/paperping follow ID``), where anything else could be markup."""
+    text = _id_text(value)
+    return text if text and text.isascii() and text.isdecimal() and len(text) <= 20 else None
+
+
 def _reference_refs(raw: Any) -> tuple[PaperRef, ...]:
     refs: list[PaperRef] = []
     for entry in raw or ():
@@ -146,7 +155,7 @@ def _authors(raw: Any) -> tuple[Author, ...]:
         ext = a.get("externalIds") or {}
         orcid = ext.get("ORCID") if isinstance(ext, Mapping) else None
         places = clean_texts(a.get("affiliations") or [])
-        author_id = _id_text(a.get("authorId"))
+        author_id = _author_id(a.get("authorId"))
         out.append(Author(name=name, s2_author_id=author_id, affiliations=places, orcid=_id_text(orcid)))
     return tuple(out)
 
@@ -355,20 +364,21 @@ class SemanticScholar:
         found = body.get("data") if isinstance(body, dict) else None
         for r in found[:limit] if isinstance(found, list) else ():
             if isinstance(r, Mapping) and r.get("authorId") and r.get("name"):
-                affs = clean_texts(r.get("affiliations") or [])
+                affs = clean_names(r.get("affiliations"))
                 count = parse_count(r.get("paperCount"))
-                author_id, named = _id_text(r["authorId"]), clean_text(r["name"])
+                author_id, named = _author_id(r["authorId"]), clean_name(r["name"])
                 if author_id and named:
                     out.append((author_id, named, count, affs))
         return out
 
     def fetch_author(self, author_id: str) -> str | None:
-        """The author's name, or None when Semantic Scholar knows no such author."""
+        """The author's name (``clean_name``: an author edits their own profile), or None when Semantic Scholar knows
+        no such author or no name is left."""
         try:
             body = self.http.request_json("GET", f"graph/v1/author/{author_id}", params={"fields": "name"})
         except NotFound:
             return None
-        return str(body["name"]) if isinstance(body, dict) and body.get("name") else None
+        return clean_name(body.get("name")) if isinstance(body, dict) else None
 
     def close(self) -> None:
         self.http.close()

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import logging
 import re
+import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import date
+from itertools import islice
 from typing import Protocol, TypeVar
 
 from socialrag.knowledge.link_ids import fits_index
-from socialrag.models import Paper
+from socialrag.models import Author, Paper
+from socialrag.text import as_data
 
 log = logging.getLogger(__name__)
 
@@ -139,17 +142,58 @@ def bounded_ids(ids: Mapping[str, str]) -> dict[str, str]:
     return {scheme: value for scheme, value in ids.items() if fits_index(value)}
 
 
+MAX_NAME = 200  # characters of an author's or an affiliation's name PaperPing keeps
+MAX_AUTHORS = 200  # authors kept of one paper, in its order (a collaboration's paper can list thousands)
+MAX_AFFILIATIONS = 5  # affiliations kept of one author
+# what no name shows: controls (a terminal's escape, C1's CSI included), format characters (direction overrides,
+# zero-width spaces and joiners, tag characters) and surrogates
+_HIDDEN = frozenset(("Cc", "Cf", "Cs"))
+
+
+def clean_name(value: object) -> str | None:
+    """A person's or an institution's name from outside, as PaperPing keeps it: ``clean_text``, every control
+    or format character dropped (before the markup, so that none can hide it), then its markup (``as_data``:
+    mentions, broadcasts, link markup, addresses, the prompts' fence), cut at ``MAX_NAME`` characters. None
+    when no letter or digit is left (a name of only markup or punctuation)."""
+    text = clean_text(value[: 8 * MAX_NAME] if isinstance(value, str) else value)
+    if text is None:
+        return None
+    text = as_data("".join(ch for ch in text if unicodedata.category(ch) not in _HIDDEN))
+    text = text[:MAX_NAME].rstrip()
+    return text if any(ch.isalnum() for ch in text) else None
+
+
+def clean_names(values: object) -> tuple[str, ...]:
+    """``clean_name`` of each string of a list (an author's affiliations), at most ``MAX_AFFILIATIONS`` of them,
+    each once; anything else in it is left out."""
+    if not isinstance(values, list | tuple):
+        return ()
+    return tuple(dict.fromkeys(n for n in map(clean_name, values[: 4 * MAX_AFFILIATIONS]) if n))[:MAX_AFFILIATIONS]
+
+
+def bound_authors(authors: Iterable[Author]) -> tuple[Author, ...]:
+    """``authors`` as PaperPing keeps them: each name and affiliation ``clean_name``d, an author left with no
+    name left out, the first ``MAX_AUTHORS`` of them (of at most four times as many read) with at most
+    ``MAX_AFFILIATIONS`` affiliations each, and the Semantic Scholar ids and ORCIDs too long for the index dropped."""
+    out: list[Author] = []
+    for a in islice(authors, 4 * MAX_AUTHORS):
+        if len(out) >= MAX_AUTHORS:
+            break
+        name = clean_name(a.name)
+        if name is None:
+            continue
+        places = clean_names(a.affiliations)
+        s2, orcid = a.s2_author_id, a.orcid
+        s2 = s2 if s2 is None or fits_index(s2) else None
+        orcid = orcid if orcid is None or fits_index(orcid) else None
+        out.append(replace(a, name=name, affiliations=places, s2_author_id=s2, orcid=orcid))
+    return tuple(out)
+
+
 def bound_paper(paper: Paper) -> Paper:
-    """A paper a source found, without the identifiers too long to keep: its own identities, its references', and
-    its authors' Semantic Scholar ids and ORCIDs. Checked here, before anything is stored, because one such key
-    fails the write of every paper stored with it."""
-    authors = tuple(
-        replace(
-            a,
-            s2_author_id=a.s2_author_id if a.s2_author_id is None or fits_index(a.s2_author_id) else None,
-            orcid=a.orcid if a.orcid is None or fits_index(a.orcid) else None,
-        )
-        for a in paper.authors
-    )
+    """A paper a source found, as PaperPing keeps it: without the identifiers too long to keep (its own
+    identities, its references'), and with its authors bounded and their names cleaned (``bound_authors``).
+    Checked here, before anything is stored, because one overlong key fails the write of every paper stored with
+    it, and because authors' names reach posts, prompts and terminals from here."""
     references = tuple(r for r in paper.references if fits_index(r.value))
-    return replace(paper, ids=bounded_ids(paper.ids), references=references, authors=authors)
+    return replace(paper, ids=bounded_ids(paper.ids), references=references, authors=bound_authors(paper.authors))
