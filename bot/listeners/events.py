@@ -97,18 +97,31 @@ def handle_archive(
     ctx: AppContext, conn: psycopg.Connection, client: WebClient, team: str, channel: str, *, archived: bool
 ) -> None:
     """The channel was archived: its posts stop, with why. Unarchived, a channel that stopped for that alone starts
-    again (its next slot scheduled, as on joining), if PaperPing is still in it; else an invitation starts it."""
+    again (its next slot scheduled, as on joining), if PaperPing is still in it; else an invitation starts it.
+    Whether the channel is archived is Slack's word now (``conversations.info``), not the event's: a late copy of
+    an archive message never stops a channel unarchived since, and an unarchive message starts nothing while
+    Slack says the channel is still archived, or cannot say."""
     current = storage.settings.load_channel_settings(conn, team, channel)
     if current.activated_at is None:
         return  # a channel PaperPing never joined
+    try:
+        info = ctx.pacer.call(client.conversations_info, channel=channel)["channel"]
+    except (PaperPingError, KeyError, TypeError) as exc:
+        log.warning("%s was %sarchived, and Slack did not say so: %s", channel, "" if archived else "un", exc)
+        info = None
+    now_archived = bool(info.get("is_archived")) if isinstance(info, dict) else None
     if archived:
-        if current.active:
+        if now_archived is False:
+            log.info("an archive message of %s, which Slack says is not archived: ignored", channel)
+        elif current.active:  # archived, or Slack could not say (a post would find out): stopped
             storage.settings.upsert_channel_setting(
                 conn, team, channel, active=False, stopped_reason=ARCHIVED, slot_at=None
             )
             log.info("%s was archived: its posts stop", channel)
         return
-    if not current.active and current.stopped_reason == ARCHIVED and ctx.slack.is_member(client, channel):
+    if now_archived is not False:
+        return  # still archived, or Slack could not say: `/paperping resume` or an invitation starts it
+    if not current.active and current.stopped_reason == ARCHIVED and info.get("is_member", True):
         ctx.channels.activate(team, channel)
         log.info("%s was unarchived: its posts start again", channel)
 

@@ -276,9 +276,11 @@ def test_an_archived_channel_stops_and_starts_again_when_unarchived(harness: Har
             return storage.settings.load_channel_settings(conn, T, "C1")
 
     archived = {"type": "message", "subtype": "channel_archive", "channel": "C1", "user": "U1", "ts": "2.0"}
+    harness.standin.state.channels["C1"]["is_archived"] = True  # as Slack says it from then on
     harness.event(archived)
     assert not settings().active and settings().stopped_reason == "slack: is_archived"
     assert "stopped" in harness.command("status").lower()
+    harness.standin.state.channels["C1"]["is_archived"] = False
     harness.event({**archived, "subtype": "channel_unarchive", "ts": "3.0"})
     s = settings()
     assert s.active and s.stopped_reason is None and s.next_post_at is not None
