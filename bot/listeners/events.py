@@ -21,7 +21,7 @@ from bot.listeners.assistant import answer_message
 from bot.slack.dedupe import mark_handled
 from bot.slack.payloads import channel_from_slack, message_from_slack, ts_to_datetime
 from socialrag import knowledge, storage
-from socialrag.errors import BadRecord, PaperPingError
+from socialrag.errors import BadRecord, PaperPingError, PermanentError
 from socialrag.models import Message
 from socialrag.recommender import note_share
 
@@ -185,12 +185,28 @@ def handle_joined(
     # a second invitation while PaperPing is in the channel says nothing again; the hello goes before the channel
     # counts as joined, so that one Slack did not take is said when Slack sends the event again
     if not ctx.channels.is_in(team, channel):
-        ctx.pacer.post(client.chat_postMessage, channel=channel, text=INTRO)
+        say_hello(ctx, client, channel)
     ctx.channels.activate(team, channel)
     inviter = event.get("inviter")
     if isinstance(inviter, str) and inviter:
         storage.settings.record_inviter(conn, team, channel, inviter)  # the first inviter stays the steward
     ctx.channels.start_backfill(client, team, channel)  # one reading of a channel's history at a time
+
+
+# Slack's refusals of the hello that leave PaperPing in the channel, and that no copy of the event would change: it
+# joins without the hello, and the channel's first post, refused alike, stops it with why (`/paperping status`)
+HELLO_REFUSED_HERE = frozenset({"restricted_action"})  # only admins may post in the channel
+
+
+def say_hello(ctx: AppContext, client: WebClient, channel: str) -> None:
+    """The hello on joining. A failure is raised, so that Slack's next copy of the event says the hello; a refusal
+    for good in a channel PaperPing is in (``HELLO_REFUSED_HERE``) is logged, and the channel joined."""
+    try:
+        ctx.pacer.post(client.chat_postMessage, channel=channel, text=INTRO)
+    except PermanentError as exc:
+        if exc.detail not in HELLO_REFUSED_HERE:
+            raise
+        log.warning("joined %s without the hello, which Slack refused: %s", channel, exc.detail)
 
 
 def handle_left(ctx: AppContext, conn: psycopg.Connection, client: WebClient, team: str, event: dict[str, Any]) -> None:

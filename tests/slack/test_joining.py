@@ -1,0 +1,30 @@
+"""Joining a channel (``member_joined_channel`` naming PaperPing) when Slack refuses the hello, through the real
+bolt app against the Slack stand-in."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from socialrag import storage
+from socialrag.db import Database
+from tests.support.harness import Harness, T
+from tests.support.slack_standin import Call
+
+JOINED = {"type": "member_joined_channel", "user": "UBOT", "channel": "C1", "team": T, "inviter": "U1"}
+
+
+def test_a_channel_where_apps_may_not_post_is_joined_without_the_hello(harness: Harness, db: Database) -> None:
+    """A channel where only admins may post refuses the hello for good (``restricted_action``): no copy of the
+    event would do better, so PaperPing joins without it, once, and its first post says why it cannot post."""
+
+    def refused(call: Call, answer: dict[str, Any]) -> dict[str, Any]:
+        return {"ok": False, "error": "restricted_action"}
+
+    harness.standin.rewrite["chat.postMessage"] = refused
+    assert harness.event({**JOINED, "event_ts": "1.0"}, event_id="EvJoin").status_code == 200
+    harness.event({**JOINED, "event_ts": "1.0"}, event_id="EvJoin")  # Slack's copy, had the first failed
+    with db.connection() as conn:
+        s = storage.settings.load_channel_settings(conn, T, "C1")
+    assert s.active and s.activated_at is not None and s.invited_by == "U1"
+    hellos = [c for c in harness.standin.calls_to("chat.postMessage") if c.params.get("text", "").startswith("Hi, I")]
+    assert len(hellos) == 1, "the hello is tried once"
