@@ -82,10 +82,10 @@ class Invocation:
         member still gets the answer."""
         try:
             with self.ctx.db.connection() as conn:
-                recent = storage.usage.load_announcement(
-                    conn, self.team, self.channel, self.user, self.now - ANNOUNCE_MERGE
+                added = storage.usage.add_announcement_line(
+                    conn, self.team, self.channel, self.user, line, self.now - ANNOUNCE_MERGE, ANNOUNCED_LINES
                 )
-            if recent is not None and len(recent[1]) < ANNOUNCED_LINES and self._add_to(recent[0], recent[1] + [line]):
+            if added is not None and self._show(*added):
                 return
             posted = self.ctx.pacer.post(
                 self.client.chat_postMessage, channel=self.channel, text=announcement(self.user, [line])
@@ -97,17 +97,24 @@ class Invocation:
         except (SlackApiError, PaperPingError) as exc:
             log.warning("could not announce a settings change in %s: %s", self.channel, exc)
 
-    def _add_to(self, ts: str, lines: list[str]) -> bool:
-        """Edit the member's announcement ``ts`` to say ``lines``; False when Slack will not (deleted, too old)."""
-        try:
-            self.ctx.pacer.call(
-                self.client.chat_update, channel=self.channel, ts=ts, text=announcement(self.user, lines)
-            )
-        except (SlackApiError, PaperPingError) as exc:
-            log.info("announcing in a new message in %s: the last could not be edited (%s)", self.channel, exc)
-            return False
-        with self.ctx.db.connection() as conn:
-            storage.usage.record_announcement(conn, self.team, self.channel, self.user, ts, lines, self.now)
+    def _show(self, ts: str, lines: list[str]) -> bool:
+        """Edit the member's announcement ``ts`` to say ``lines``; False when Slack will not (deleted, too old).
+        A change added meanwhile (another command of theirs at once) is shown too: after each edit the stored
+        lines are read again and, if they grew, the message is edited again, so that whichever edit Slack applies
+        last, the message ends listing every change."""
+        for edits in range(ANNOUNCED_LINES):
+            try:
+                self.ctx.pacer.call(
+                    self.client.chat_update, channel=self.channel, ts=ts, text=announcement(self.user, lines)
+                )
+            except (SlackApiError, PaperPingError) as exc:
+                log.info("the announcement in %s could not be edited (%s)", self.channel, exc)
+                return edits > 0  # the first edit refused: a new message says the change
+            with self.ctx.db.connection() as conn:
+                stored = storage.usage.load_announcement_lines(conn, self.team, self.channel, self.user, ts)
+            if stored is None or stored == lines:
+                break
+            lines = stored
         return True
 
 

@@ -138,18 +138,34 @@ def load_answer_feedback(
     return (int(row[0]), int(row[1])) if row else (0, 0)
 
 
-def load_announcement(
-    conn: psycopg.Connection, team_id: str, channel_id: str, user_id: str, since: datetime
+def add_announcement_line(
+    conn: psycopg.Connection, team_id: str, channel_id: str, user_id: str, line: str, since: datetime, most: int
 ) -> tuple[str, list[str]] | None:
-    """The member's announcement in the channel first posted at ``since`` or later: (its ts, its lines)."""
+    """Add ``line`` to the member's announcement in the channel first posted at ``since`` or later, while it lists
+    fewer than ``most``: (its ts, all its lines now), None when there is none to add to. One statement, so that
+    two changes added at once both stay."""
     row = conn.execute(
         """
-        SELECT ts, lines FROM announcements
+        UPDATE announcements SET lines = array_append(lines, %(line)s)
          WHERE team_id = %(t)s AND channel_id = %(c)s AND user_id = %(u)s AND posted_at >= %(since)s
+           AND cardinality(lines) < %(most)s
+        RETURNING ts, lines
         """,
-        {"t": team_id, "c": channel_id, "u": user_id, "since": since},
+        {"t": team_id, "c": channel_id, "u": user_id, "line": line, "since": since, "most": most},
     ).fetchone()
     return (row[0], list(row[1])) if row else None
+
+
+def load_announcement_lines(
+    conn: psycopg.Connection, team_id: str, channel_id: str, user_id: str, ts: str
+) -> list[str] | None:
+    """The lines of the member's announcement ``ts`` in the channel; None when their announcement is another now."""
+    row = conn.execute(
+        "SELECT lines FROM announcements WHERE team_id = %(t)s AND channel_id = %(c)s AND user_id = %(u)s"
+        " AND ts = %(ts)s",
+        {"t": team_id, "c": channel_id, "u": user_id, "ts": ts},
+    ).fetchone()
+    return list(row[0]) if row else None
 
 
 def record_announcement(
