@@ -57,8 +57,8 @@ def restore(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase)
     with home_server(settings) as (server, name):
         info, summary, reapplied = restore_database(args.file, server, name, force=args.force)
     print(f"restored {args.file} ({info.describe()})")
-    if reapplied.listed or reapplied.deleted:
-        print(reapplied.describe())
+    if said := reapplied.describe():
+        print(said)
     print(f"the home now holds {summary.describe()}")
     return 0
 

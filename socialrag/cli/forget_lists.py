@@ -21,7 +21,8 @@ class StaysGone:
     """The replaced home's forget list and remembered deletions (``storage.deletions``)."""
 
     forgotten: list[tuple[str, str]] = field(default_factory=list)  # (team, member)
-    messages: list[tuple[str, str, str, datetime]] = field(default_factory=list)  # (team, channel, ts, when)
+    # (team, channel, ts, when, and the time of the edit that left a message with no paper link; None: deleted)
+    messages: list[tuple[str, str, str, datetime, datetime | None]] = field(default_factory=list)
     reactions: list[tuple[str, str, str, str, str, datetime]] = field(default_factory=list)
 
 
@@ -33,6 +34,7 @@ class Reapplied:
     since_backup: int  # of them, those the backup did not list yet (they asked after it was taken)
     deleted: int = 0  # messages deleted in Slack that the backup did not know were
     removed: int = 0  # stored messages and replies that went with them
+    unshared: int = 0  # shares an edit took the last paper link out of, that the backup did not know were
 
     def describe(self) -> str:
         said = []
@@ -48,6 +50,9 @@ class Reapplied:
                 f"{self.deleted} {gone} deleted in Slack since this backup stay deleted "
                 f"({self.removed} stored messages and replies removed)"
             )
+        if self.unshared:
+            shares = "share" if self.unshared == 1 else "shares"
+            said.append(f"{self.unshared} {shares} whose paper link was edited out since this backup stay out")
         return "; ".join(said)
 
 
@@ -72,15 +77,20 @@ def reapply_forget_list(conninfo: str, gone: StaysGone) -> Reapplied:
         known = set(storage.privacy.load_every_forgotten(conn))
         for team_id, user_id in gone.forgotten:
             storage.privacy.forget_member(conn, team_id, user_id)
-        keys = [(t, c, ts) for t, c, ts, _ in gone.messages]
-        new = set(keys) - storage.deletions.load_deleted(conn, keys)
-        by_channel: dict[tuple[str, str], list[tuple[str, datetime]]] = defaultdict(list)
-        for team_id, channel_id, ts, at in gone.messages:
-            by_channel[(team_id, channel_id)].append((ts, at))
+        known_gone = storage.deletions.load_gone(conn, [(t, c, ts) for t, c, ts, _, _ in gone.messages])
+        new = [  # not known to the backup (a deletion is new to it where it knew only of an edit)
+            e
+            for t, c, ts, _, e in gone.messages
+            if (t, c, ts) not in known_gone or (e is None and known_gone[(t, c, ts)] is not None)
+        ]
+        by_channel: dict[tuple[str, str], list[tuple[str, datetime, datetime | None]]] = defaultdict(list)
+        for team_id, channel_id, ts, at, edited in gone.messages:
+            by_channel[(team_id, channel_id)].append((ts, at, edited))
         removed = 0
         for (team_id, channel_id), rows in by_channel.items():
-            ts_list, times = [ts for ts, _ in rows], [at for _, at in rows]
-            removed += live.record_deletions(conn, team_id, channel_id, ts_list, times)
+            ts_list, times, edits = [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]
+            removed += live.record_deletions(conn, team_id, channel_id, ts_list, times, edits)
         for team_id, channel_id, ts, user_id, emoji, at in gone.reactions:
             live.record_reaction(conn, team_id, channel_id, ts, user_id, emoji, added=False, at=at)
-    return Reapplied(len(gone.forgotten), len(set(gone.forgotten) - known), len(new), removed)
+    deleted = sum(1 for edited in new if edited is None)
+    return Reapplied(len(gone.forgotten), len(set(gone.forgotten) - known), deleted, removed, len(new) - deleted)

@@ -53,25 +53,34 @@ class IndexStats:
         self.paper_links += other.paper_links
 
 
-def _not_deleted(conn: psycopg.Connection, messages: Sequence[Message], read_at: datetime | None) -> list[Message]:
-    """``messages`` without those Slack said were deleted (or whose thread was), and without the reactions it
-    said were taken off: an event heard out of order, a history read again or an older export brings none back.
-    Slack's history read at ``read_at`` is newer than a removal before then: a reaction it shows was added again."""
+def _not_deleted(
+    conn: psycopg.Connection, messages: Sequence[Message], read_at: datetime | None
+) -> tuple[list[Message], list[tuple[str, str, str]]]:
+    """``messages`` without those Slack said were deleted (or whose thread was), without the copies older than an
+    edit that took the message's last paper link out (nor the replies in its thread, unless a newer copy of its
+    first message is among them), and without the reactions Slack said were taken off: an event heard out of
+    order, a history read again or an older export brings none back. Slack's history read at ``read_at`` is newer
+    than a removal before then: a reaction it shows was added again. Also returns the keys of messages whose copy
+    here is newer than such an edit: it is stored, and the edit no longer the newest."""
     keys = [(m.team_id, m.channel_id, _base_ts(m.ts)) for m in messages]
     threads = [(m.team_id, m.channel_id, m.thread_ts) for m in messages if m.thread_ts]
-    deleted = storage.deletions.load_deleted(conn, [*keys, *threads])
+    gone = storage.deletions.load_gone(conn, [*keys, *threads])
+    unshared = {key: at for key, at in gone.items() if at is not None}
+    newer = {key for m, key in zip(messages, keys, strict=True) if key in unshared and _edited_since(m, unshared[key])}
     kept = [
         m
         for m, key in zip(messages, keys, strict=True)
-        if key not in deleted and (m.thread_ts is None or (m.team_id, m.channel_id, m.thread_ts) not in deleted)
+        if (key not in gone or key in newer)
+        and (m.thread_ts is None or _thread_stands(gone, newer, (m.team_id, m.channel_id, m.thread_ts)))
     ]
+    stored = sorted(newer & {(m.team_id, m.channel_id, _base_ts(m.ts)) for m in kept})
     removed = storage.deletions.load_removed_reactions(
         conn, [(m.team_id, m.channel_id, _base_ts(m.ts)) for m in kept if m.reactions]
     )
     if read_at is not None:
         removed = {key: at for key, at in removed.items() if at >= read_at}
     if not removed:
-        return kept
+        return kept, stored
     return [
         replace(
             m,
@@ -80,7 +89,20 @@ def _not_deleted(conn: psycopg.Connection, messages: Sequence[Message], read_at:
             ),
         )
         for m in kept
-    ]
+    ], stored
+
+
+def _edited_since(message: Message, at: datetime) -> bool:
+    """Whether this copy of a message is newer than an edit made ``at`` (the same edit is not older either)."""
+    return message.edited_at is not None and message.edited_at >= at
+
+
+def _thread_stands(
+    gone: dict[tuple[str, str, str], datetime | None], newer: set[tuple[str, str, str]], root: tuple[str, str, str]
+) -> bool:
+    """Whether the thread of ``root`` may be stored: its first message was neither deleted nor left with no paper
+    link by an edit, unless a copy of it newer than that edit came with the reply."""
+    return root not in gone or root in newer
 
 
 def _newest_copies(messages: Sequence[Message]) -> list[Message]:
@@ -134,9 +156,10 @@ def index_messages(
             for m in messages
             if (m.team_id, m.user_id or "") not in forgotten
         ]
-    messages = _not_deleted(conn, messages, read_at)
+    messages, newer = _not_deleted(conn, messages, read_at)
     if not messages:
         return IndexStats()
+    storage.deletions.forget_unshared(conn, newer)
     messages = _newest_copies(
         [
             replace(m, papers=m.papers[:MAX_PAPERS_PER_MESSAGE]) if len(m.papers) > MAX_PAPERS_PER_MESSAGE else m

@@ -36,22 +36,22 @@ def record_message(conn: psycopg.Connection, message: Message, *, by_member: boo
 def record_edit(conn: psycopg.Connection, message: Message) -> None:
     """An edited message. An edit carries no reactions, so the stored ones stay; losing its paper link takes
     a share and its thread out of the base, gaining one makes a message a share. An edit older than the stored
-    copy changes nothing."""
+    copy changes nothing. An edit that leaves a message with no link is remembered (``storage.deletions``): a copy
+    of it older than the edit (an export, a history page, the message event heard late) is not stored."""
     message = replace(message, reactions_known=False)
-    if storage.messages.newer_copy_stored(conn, message):
+    team, channel, ts = message.team_id, message.channel_id, message.ts
+    if storage.messages.newer_copy_stored(conn, team, channel, ts, message.edited_at):
         return  # an edit heard after a later one (Slack resends events): the later one stands
     if is_kept(message, root_kept=message.is_reply and _root_kept(conn, message)):
         index_messages(conn, [message])
-    elif message.is_reply:
-        removed = storage.messages.delete_messages(conn, message.team_id, message.channel_id, [message.ts])
-        storage.post_sources.record_message_deleted(
-            conn, message.team_id, message.channel_id, message.ts, removed=removed
-        )
+        return
+    if message.is_reply:
+        removed = storage.messages.delete_messages(conn, team, channel, [ts])
     else:
-        removed = storage.messages.delete_thread(conn, message.team_id, message.channel_id, message.ts)
-        storage.post_sources.record_message_deleted(
-            conn, message.team_id, message.channel_id, message.ts, removed=removed
-        )
+        removed = storage.messages.delete_thread(conn, team, channel, ts)
+    if removed or message.edited_at is not None:  # not a link preview changed on a message never kept
+        storage.deletions.record_unshared_message(conn, team, channel, ts, message.edited_at or message.posted_at)
+    storage.post_sources.record_message_deleted(conn, team, channel, ts, removed=removed)
 
 
 def record_deletion(conn: psycopg.Connection, team_id: str, channel_id: str, ts: str) -> int:
@@ -68,15 +68,24 @@ def record_deletions(
     channel_id: str,
     ts_list: Sequence[str],
     at: Sequence[datetime | None] | None = None,
+    edited: Sequence[datetime | None] | None = None,
 ) -> int:
     """``record_deletion`` of each of these messages (those a history read again no longer found, or deletions a
-    restore carries over, made at ``at``), the channel's stored posts and LLM logs settled once for them all."""
+    restore carries over, made at ``at``), the channel's stored posts and LLM logs settled once for them all. A
+    message with a time in ``edited`` was not deleted: an edit made then left it with no paper link (a restore
+    carries that over too), and a stored copy older than the edit goes as ``record_edit`` takes it out."""
     removed, posts = 0, False
     times = list(at) if at is not None else [None] * len(ts_list)
-    for ts, when in zip(ts_list, times, strict=True):
+    edits = list(edited) if edited is not None else [None] * len(ts_list)
+    for ts, when, edit in zip(ts_list, times, edits, strict=True):
         if not ts:
             continue
-        storage.deletions.record_deleted_message(conn, team_id, channel_id, ts, when)
+        if edit is None:
+            storage.deletions.record_deleted_message(conn, team_id, channel_id, ts, when)
+        elif storage.messages.newer_copy_stored(conn, team_id, channel_id, ts, edit):
+            continue  # a link put back since that edit: the stored copy is the newer one
+        else:
+            storage.deletions.record_unshared_message(conn, team_id, channel_id, ts, edit, when)
         removed += storage.messages.delete_thread(conn, team_id, channel_id, ts)
         # PaperPing's own post of that ts is marked deleted
         posts = storage.post_sources.record_post_deleted(conn, team_id, channel_id, ts) or posts

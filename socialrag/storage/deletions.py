@@ -1,5 +1,6 @@
-"""What Slack said is gone: deleted messages and removed reactions, remembered for ``KEPT`` so that an event
-heard out of order, a history read again or an older export cannot bring them back."""
+"""What Slack said is gone: deleted messages, messages an edit took the last paper link out of, and removed
+reactions, remembered for ``KEPT`` so that an event heard out of order, a history read again or an older export
+cannot bring them back."""
 
 from __future__ import annotations
 
@@ -20,25 +21,70 @@ def record_deleted_message(
         INSERT INTO deleted_messages (team_id, channel_id, ts, deleted_at)
         VALUES (%(t)s, %(c)s, %(ts)s, COALESCE(%(at)s::timestamptz, now()))
         ON CONFLICT (team_id, channel_id, ts) DO UPDATE
-           SET deleted_at = GREATEST(deleted_messages.deleted_at, EXCLUDED.deleted_at)
+           SET deleted_at = GREATEST(deleted_messages.deleted_at, EXCLUDED.deleted_at), edited_at = NULL
         """,
         {"t": team_id, "c": channel_id, "ts": ts, "at": at},
     )
 
 
-def load_deleted(conn: psycopg.Connection, keys: Sequence[tuple[str, str, str]]) -> set[tuple[str, str, str]]:
-    """Those of these (team, channel, ts) whose message Slack deleted."""
+def record_unshared_message(
+    conn: psycopg.Connection,
+    team_id: str,
+    channel_id: str,
+    ts: str,
+    edited_at: datetime,
+    at: datetime | None = None,
+) -> None:
+    """A message an edit made at ``edited_at`` left with no paper link (noted now, or at ``at``): a copy of it
+    edited before then is older. A message remembered as deleted stays deleted."""
+    conn.execute(
+        """
+        INSERT INTO deleted_messages (team_id, channel_id, ts, deleted_at, edited_at)
+        VALUES (%(t)s, %(c)s, %(ts)s, COALESCE(%(at)s::timestamptz, now()), %(e)s)
+        ON CONFLICT (team_id, channel_id, ts) DO UPDATE
+           SET deleted_at = GREATEST(deleted_messages.deleted_at, EXCLUDED.deleted_at),
+               edited_at = GREATEST(deleted_messages.edited_at, EXCLUDED.edited_at)
+         WHERE deleted_messages.edited_at IS NOT NULL
+        """,
+        {"t": team_id, "c": channel_id, "ts": ts, "at": at, "e": edited_at},
+    )
+
+
+def load_gone(
+    conn: psycopg.Connection, keys: Sequence[tuple[str, str, str]]
+) -> dict[tuple[str, str, str], datetime | None]:
+    """Those of these (team, channel, ts) Slack said are gone: None for a deleted message, the edit's time for one
+    an edit left with no paper link."""
     if not keys:
-        return set()
+        return {}
     rows = conn.execute(
         """
-        SELECT d.team_id, d.channel_id, d.ts
+        SELECT d.team_id, d.channel_id, d.ts, d.edited_at
           FROM unnest(%(t)s::text[], %(c)s::text[], %(ts)s::text[]) AS k(team_id, channel_id, ts)
           JOIN deleted_messages d USING (team_id, channel_id, ts)
         """,
         {"t": [k[0] for k in keys], "c": [k[1] for k in keys], "ts": [k[2] for k in keys]},
     ).fetchall()
-    return {(r[0], r[1], r[2]) for r in rows}
+    return {(r[0], r[1], r[2]): r[3] for r in rows}
+
+
+def load_deleted(conn: psycopg.Connection, keys: Sequence[tuple[str, str, str]]) -> set[tuple[str, str, str]]:
+    """Those of these (team, channel, ts) whose message Slack deleted."""
+    return {key for key, edited_at in load_gone(conn, keys).items() if edited_at is None}
+
+
+def forget_unshared(conn: psycopg.Connection, keys: Sequence[tuple[str, str, str]]) -> None:
+    """These (team, channel, ts) are stored again from a copy edited after the edit that had left them with no
+    paper link: that edit is no longer the newest, and the stored copy says what is newer."""
+    if keys:
+        conn.execute(
+            """
+            DELETE FROM deleted_messages d
+             USING unnest(%(t)s::text[], %(c)s::text[], %(ts)s::text[]) AS k(team_id, channel_id, ts)
+             WHERE (d.team_id, d.channel_id, d.ts) = (k.team_id, k.channel_id, k.ts) AND d.edited_at IS NOT NULL
+            """,
+            {"t": [k[0] for k in keys], "c": [k[1] for k in keys], "ts": [k[2] for k in keys]},
+        )
 
 
 def record_removed_reaction(
@@ -87,13 +133,17 @@ def load_removed_reactions(
 
 def load_every_deletion(
     conn: psycopg.Connection,
-) -> tuple[list[tuple[str, str, str, datetime]], list[tuple[str, str, str, str, str, datetime]]]:
-    """Every remembered deletion (team, channel, ts, when) and removal (team, channel, ts, member, emoji, when) of
-    the database, none in one older than these tables."""
+) -> tuple[list[tuple[str, str, str, datetime, datetime | None]], list[tuple[str, str, str, str, str, datetime]]]:
+    """Every remembered deletion (team, channel, ts, when, and the time of the edit for a message an edit left with
+    no paper link) and removal (team, channel, ts, member, emoji, when) of the database, none in one older than
+    these tables (nor an edit's time in one older than that column)."""
     if conn.execute("SELECT to_regclass('public.deleted_messages') IS NULL").fetchone() == (True,):
         return [], []
-    deleted = conn.execute("SELECT team_id, channel_id, ts, deleted_at FROM deleted_messages ORDER BY 1, 2, 3")
-    messages = [(r[0], r[1], r[2], r[3]) for r in deleted.fetchall()]
+    deleted = conn.execute(
+        "SELECT team_id, channel_id, ts, deleted_at, (to_jsonb(d) ->> 'edited_at')::timestamptz"
+        "  FROM deleted_messages d ORDER BY 1, 2, 3"
+    )
+    messages = [(r[0], r[1], r[2], r[3], r[4]) for r in deleted.fetchall()]
     removed = conn.execute(
         "SELECT team_id, channel_id, ts, user_id, emoji, removed_at FROM removed_reactions ORDER BY 1, 2, 3, 4, 5"
     )

@@ -84,14 +84,16 @@ def upsert_messages(
     return {(r[1], r[2], r[3]): r[0] for r in rows}, {(r[1], r[2], r[3]) for r in rows if r[4]}
 
 
-def newer_copy_stored(conn: psycopg.Connection, message: Message) -> bool:
-    """Whether the stored copy of ``message`` was edited after it (or edited at all, when it was not)."""
+def newer_copy_stored(
+    conn: psycopg.Connection, team_id: str, channel_id: str, ts: str, edited_at: datetime | None
+) -> bool:
+    """Whether the stored copy of a message was edited after ``edited_at`` (or edited at all, when it is None)."""
     row = conn.execute(
         """
         SELECT 1 FROM messages WHERE team_id = %(t)s AND channel_id = %(c)s AND ts = %(ts)s
            AND edited_at IS NOT NULL AND (%(e)s::timestamptz IS NULL OR edited_at > %(e)s::timestamptz)
         """,
-        {"t": message.team_id, "c": message.channel_id, "ts": message.ts, "e": message.edited_at},
+        {"t": team_id, "c": channel_id, "ts": ts, "e": edited_at},
     ).fetchone()
     return row is not None
 

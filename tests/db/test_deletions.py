@@ -178,3 +178,26 @@ def test_deleting_the_only_share_keeps_a_paper_another_channel_still_refers_to(
         assert _stored(db) == []
         assert conn.execute("SELECT count(*) FROM papers WHERE id = %s", (pid,)).fetchone()[0] == 1
         assert conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == 1
+
+
+def test_an_edit_that_took_the_link_out_keeps_out_only_the_copies_older_than_it(db: Database) -> None:
+    """A copy from a moment before the edit stays out, with a reply in its thread; a copy of that very edit which
+    Slack gave a link preview, and so a paper, is no older and is stored. A change that is no edit (a preview on a
+    message never kept) remembers nothing, and an edit heard after a deletion leaves it a deletion."""
+    _channel(db)
+    edit = AT + timedelta(hours=1)
+    gone = replace(_share("5.000001", "never mind", thread_ts="5.000001"), papers=(), edited_at=edit)
+    reply = Message(T, "C1", "5.000002", "U2", "a reply to it", AT, thread_ts="5.000001")
+    with db.connection() as conn:
+        knowledge.record_message(conn, _share("5.000001", thread_ts="5.000001"), by_member=True)
+        knowledge.record_edit(conn, gone)
+        index_messages(conn, [replace(gone, edited_at=edit - timedelta(microseconds=1), papers=(REF,)), reply])
+        assert _stored(db) == []
+        knowledge.record_edit(conn, replace(_share("6.000001", "no paper here"), papers=()))
+        knowledge.record_deletion(conn, T, "C1", "7.000001")
+        knowledge.record_edit(conn, replace(_share("7.000001", "never mind"), papers=(), edited_at=edit))
+        marks = conn.execute("SELECT ts, edited_at FROM deleted_messages ORDER BY ts").fetchall()
+        assert marks == [("5.000001", edit), ("7.000001", None)]
+        index_messages(conn, [replace(gone, papers=(REF,)), reply])  # the edit itself, with its link preview
+        assert conn.execute("SELECT ts FROM deleted_messages").fetchall() == [("7.000001",)]
+    assert _stored(db) == ["5.000001", "5.000002"]

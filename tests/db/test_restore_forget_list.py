@@ -3,6 +3,7 @@ forget-me applied again for everyone on the forget list of the home it replaces.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -13,7 +14,11 @@ from bot.cli import main
 from socialrag import storage
 from socialrag.db import Database
 from socialrag.knowledge import live
-from tests.db.test_privacy_tables import T, _lab
+from socialrag.knowledge.intake import index_messages
+from socialrag.models import Message, PaperRef
+from tests.db.test_privacy_tables import AT, T, _lab
+
+KNOWN = PaperRef("arxiv", "1706.03762", "https://arxiv.org/abs/1706.03762")
 
 pytestmark = pytest.mark.slow  # pg_dump and pg_restore
 
@@ -78,3 +83,25 @@ def test_a_restore_keeps_messages_deleted_and_reactions_removed_since_the_backup
     # the deletion is still known to the restored home: an older export of the channel does not re-add it
     with psycopg.connect(db.conninfo) as conn:
         assert storage.deletions.load_deleted(conn, [(T, "C1", "2.000001")]) == {(T, "C1", "2.000001")}
+
+
+def test_a_restore_keeps_out_a_link_edited_out_since_the_backup(
+    db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """U1 edits their share after the backup to take its link out: the restored home does not share it, and an
+    older copy of it (the backup's own text, in an export) does not bring it back."""
+    _nightly_backup(db, tmp_path, monkeypatch)
+    edited_at = datetime(2031, 1, 1, tzinfo=UTC)
+    share = Message(T, "C1", "1.000001", "U1", "<https://arxiv.org/abs/1706.03762>", AT, papers=(KNOWN,))
+    with db.connection() as conn:
+        live.record_edit(conn, replace(share, text="wrong link, sorry", papers=(), edited_at=edited_at))
+    db.close()
+    capsys.readouterr()
+    assert main(["restore", str(tmp_path / "nightly.dump"), "--force"]) == 0
+    assert "1 share whose paper link was edited out since this backup stay out" in capsys.readouterr().out
+    with psycopg.connect(db.conninfo) as conn:
+        index_messages(conn, [share])  # the share as it was before the edit
+        kept = conn.execute("SELECT ts FROM messages WHERE team_id = %s ORDER BY ts", (T,)).fetchall()
+        marks = conn.execute("SELECT ts, edited_at FROM deleted_messages ORDER BY ts").fetchall()
+    assert kept == [("2.000001",), ("2.000002",)], "the share and its thread stay out"
+    assert marks == [("0.000009", None), ("1.000001", edited_at)]
