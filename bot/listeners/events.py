@@ -60,7 +60,7 @@ def handle_message(
     if subtype == "message_changed":
         inner = event.get("message")
         if isinstance(inner, dict):
-            handle_edit(ctx, conn, client, team, channel, inner)
+            handle_edit(ctx, conn, client, team, channel, inner, event.get("previous_message"))
         return
     if subtype in ("channel_name", "group_name"):  # the channel was renamed: answers and App Home say the new name
         handle_rename(ctx, conn, client, team, channel)
@@ -145,16 +145,33 @@ def _parse(ctx: AppContext, client: WebClient, team: str, channel: str, raw: dic
 
 
 def handle_edit(
-    ctx: AppContext, conn: psycopg.Connection, client: WebClient, team: str, channel: str, inner: dict[str, Any]
+    ctx: AppContext,
+    conn: psycopg.Connection,
+    client: WebClient,
+    team: str,
+    channel: str,
+    inner: dict[str, Any],
+    previous: object = None,
 ) -> None:
     """``message_changed``: an edit, or the tombstone Slack leaves when a thread parent with replies is
-    deleted."""
+    deleted. ``previous`` is the message before the edit, as the event gives it."""
     if inner.get("subtype") == "tombstone":
         knowledge.record_deletion(conn, team, channel, str(inner.get("ts") or ""))
         return
     message = _parse(ctx, client, team, channel, inner)
     if message is not None:
-        knowledge.record_edit(conn, message)
+        knowledge.record_edit(conn, message, was_share=_was_share(ctx, team, channel, previous))
+
+
+def _was_share(ctx: AppContext, team: str, channel: str, previous: object) -> bool | None:
+    """Whether the message linked a paper before the edit; None when the event does not say (no text given)."""
+    if not isinstance(previous, dict) or not isinstance(previous.get("text"), str):
+        return None
+    try:
+        before = message_from_slack({**previous, "channel": channel}, team, channel, domain=ctx.slack.domain(team))
+    except BadRecord:
+        return None
+    return before is not None and bool(before.papers)
 
 
 def handle_reaction(conn: psycopg.Connection, team: str, event: dict[str, Any], added: bool) -> None:

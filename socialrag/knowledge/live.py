@@ -33,11 +33,13 @@ def record_message(conn: psycopg.Connection, message: Message, *, by_member: boo
     return stats.messages + stats.replies > 0
 
 
-def record_edit(conn: psycopg.Connection, message: Message) -> None:
+def record_edit(conn: psycopg.Connection, message: Message, *, was_share: bool | None = None) -> None:
     """An edited message. An edit carries no reactions, so the stored ones stay; losing its paper link takes
     a share and its thread out of the base, gaining one makes a message a share. An edit older than the stored
-    copy changes nothing. An edit that leaves a message with no link is remembered (``storage.deletions``): a copy
-    of it older than the edit (an export, a history page, the message event heard late) is not stored."""
+    copy changes nothing. An edit that took a message's link out is remembered (``storage.deletions``): a copy
+    of it older than the edit (an export, a history page, the message event heard late) is not stored.
+    ``was_share`` is whether it linked a paper before the edit (None: unknown); an edit of a message that never
+    linked one is not remembered, so chatter edited in a channel leaves no row."""
     message = replace(message, reactions_known=False)
     team, channel, ts = message.team_id, message.channel_id, message.ts
     if storage.messages.newer_copy_stored(conn, team, channel, ts, message.edited_at):
@@ -49,7 +51,7 @@ def record_edit(conn: psycopg.Connection, message: Message) -> None:
         removed = storage.messages.delete_messages(conn, team, channel, [ts])
     else:
         removed = storage.messages.delete_thread(conn, team, channel, ts)
-    if removed or message.edited_at is not None:  # not a link preview changed on a message never kept
+    if removed or (message.edited_at is not None and was_share is not False):  # a link taken out
         storage.deletions.record_unshared_message(conn, team, channel, ts, message.edited_at or message.posted_at)
     storage.post_sources.record_message_deleted(conn, team, channel, ts, removed=removed)
 

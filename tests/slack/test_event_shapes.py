@@ -31,8 +31,12 @@ def share_with_reply(h: Harness) -> None:
     )
 
 
-def changed(inner: dict[str, Any], ts: str = "1700000009.000100") -> dict[str, Any]:
-    """A ``message_changed`` event as Slack sends it: the new message inside, no reactions in it."""
+def changed(inner: dict[str, Any], ts: str = "1700000009.000100", before: str | None = None) -> dict[str, Any]:
+    """A ``message_changed`` event as Slack sends it: the new message inside, no reactions in it, and the message
+    before the edit (its text ``before``, when given)."""
+    previous: dict[str, Any] = {"type": "message", "ts": inner.get("ts")}
+    if before is not None:
+        previous |= {"text": before, "user": inner.get("user")}
     return {
         "type": "message",
         "subtype": "message_changed",
@@ -41,7 +45,7 @@ def changed(inner: dict[str, Any], ts: str = "1700000009.000100") -> dict[str, A
         "ts": ts,
         "event_ts": ts,
         "message": inner,
-        "previous_message": {"type": "message", "ts": inner.get("ts")},
+        "previous_message": previous,
     }
 
 

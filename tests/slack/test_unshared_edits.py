@@ -45,7 +45,7 @@ def share_then_unshare(h: Harness) -> None:
     h.event(message_event(ROOT, f"read this {OLD}"))
     h.event(message_event(REPLY, "great paper", user="U3", thread_ts=ROOT))
     assert count(h.db, "SELECT count(*) FROM messages") == 2
-    h.event(changed(edited("never mind, wrong link", EDIT_1), EDIT_1))
+    h.event(changed(edited("never mind, wrong link", EDIT_1), EDIT_1, before=f"read this {OLD}"))
     assert_not_shared(h.db)
 
 
@@ -75,7 +75,7 @@ def test_an_older_history_page_does_not_bring_back_a_link_an_edit_took_out(harne
 
 def test_the_message_event_heard_after_its_edit_does_not_share_the_link(harness: Harness, db: Database) -> None:
     """Slack delivers the edit that took the link out before the message it edits."""
-    harness.event(changed(edited("never mind, wrong link", EDIT_1), EDIT_1))
+    harness.event(changed(edited("never mind, wrong link", EDIT_1), EDIT_1, before=f"read this {OLD}"))
     harness.event(message_event(ROOT, f"read this {OLD}"))
     harness.event(changed(edited(f"read this {OLD}", f"{T0 + 300:.6f}"), f"{T0 + 300:.6f}"))  # an earlier edit
     assert_not_shared(db)
@@ -119,3 +119,12 @@ def test_a_message_deleted_after_its_link_was_taken_out_stays_deleted(
     assert_not_shared(db)
     with db.connection() as conn:
         assert storage.deletions.load_deleted(conn, [(T, "C1", ROOT)]) == {(T, "C1", ROOT)}
+
+
+def test_an_edit_of_a_message_that_never_linked_a_paper_is_not_remembered(harness: Harness, db: Database) -> None:
+    """Chatter edited in the channel: nothing was shared before or after, so nothing of it is stored, not even
+    that it was edited."""
+    harness.event(message_event(ROOT, "lunch at noon?"))
+    harness.event(changed(edited("lunch at one?", EDIT_1), EDIT_1, before="lunch at noon?"))
+    assert count(db, "SELECT count(*) FROM messages") == 0
+    assert count(db, "SELECT count(*) FROM deleted_messages") == 0
