@@ -15,10 +15,11 @@ from typing import Any
 import psycopg
 from slack_bolt import App, BoltContext
 from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
 
 from bot.app_context import AppContext
 from bot.listeners.assistant import answer_message
-from bot.slack.dedupe import mark_handled
+from bot.slack.dedupe import is_last_copy, mark_handled
 from bot.slack.payloads import channel_from_slack, message_from_slack, ts_to_datetime
 from socialrag import knowledge, storage
 from socialrag.errors import BadRecord, PaperPingError, PermanentError
@@ -191,8 +192,17 @@ def handle_reaction(conn: psycopg.Connection, team: str, event: dict[str, Any], 
 
 
 def handle_joined(
-    ctx: AppContext, conn: psycopg.Connection, client: WebClient, team: str, event: dict[str, Any]
+    ctx: AppContext,
+    conn: psycopg.Connection,
+    client: WebClient,
+    team: str,
+    event: dict[str, Any],
+    *,
+    last_copy: bool = False,
 ) -> None:
+    """A member joined a channel; PaperPing itself, invited: the hello, then the channel is joined and its history
+    read. ``last_copy``: Slack sends this event no more after this copy, so a hello that fails now is given up
+    and the channel joined without it (a channel never joined is worse than one not greeted)."""
     channel = str(event.get("channel"))
     ctx.slack.ensure_channel(client, team, channel)
     if event.get("user") != ctx.slack.bot_user_id(client, team):
@@ -202,7 +212,7 @@ def handle_joined(
     # a second invitation while PaperPing is in the channel says nothing again; the hello goes before the channel
     # counts as joined, so that one Slack did not take is said when Slack sends the event again
     if not ctx.channels.is_in(team, channel):
-        say_hello(ctx, client, channel)
+        say_hello(ctx, client, channel, last_copy=last_copy)
     ctx.channels.activate(team, channel)
     inviter = event.get("inviter")
     if isinstance(inviter, str) and inviter:
@@ -215,15 +225,22 @@ def handle_joined(
 HELLO_REFUSED_HERE = frozenset({"restricted_action"})  # only admins may post in the channel
 
 
-def say_hello(ctx: AppContext, client: WebClient, channel: str) -> None:
+def say_hello(ctx: AppContext, client: WebClient, channel: str, *, last_copy: bool = False) -> None:
     """The hello on joining. A failure is raised, so that Slack's next copy of the event says the hello; a refusal
-    for good in a channel PaperPing is in (``HELLO_REFUSED_HERE``) is logged, and the channel joined."""
+    for good in a channel PaperPing is in (``HELLO_REFUSED_HERE``), or a failure of Slack's last copy, is logged,
+    and the channel joined."""
     try:
         ctx.pacer.post(client.chat_postMessage, channel=channel, text=INTRO)
     except PermanentError as exc:
         if exc.detail not in HELLO_REFUSED_HERE:
             raise
         log.warning("joined %s without the hello, which Slack refused: %s", channel, exc.detail)
+    except (PaperPingError, SlackApiError, OSError) as exc:
+        if not last_copy:
+            raise
+        log.warning(
+            "joined %s without the hello: Slack's last copy of the invitation could not say it (%s)", channel, exc
+        )
 
 
 def handle_left(ctx: AppContext, conn: psycopg.Connection, client: WebClient, team: str, event: dict[str, Any]) -> None:
@@ -238,21 +255,26 @@ def handle_left(ctx: AppContext, conn: psycopg.Connection, client: WebClient, te
     log.info("removed from %s: its posts stop", channel)
 
 
-Handler = Callable[[psycopg.Connection, WebClient, str, dict[str, Any]], None]
+Handler = Callable[[psycopg.Connection, WebClient, str, dict[str, Any], BoltContext], None]
 
 
 def register(app: App, ctx: AppContext) -> None:
     def on(kind: str, handle: Handler) -> None:
         def listener(client: WebClient, context: BoltContext, body: dict[str, Any], event: dict[str, Any]) -> None:
             with ctx.db.connection() as conn:
-                handle(conn, client, event_team(context, body), event)
+                handle(conn, client, event_team(context, body), event, context)
                 mark_handled(conn, body)  # only now, with what it stored, is a resend of this event a duplicate
 
         app.event(kind)(listener)
 
-    on("message", lambda conn, client, team, event: handle_message(ctx, conn, client, team, event))
-    on("reaction_added", lambda conn, client, team, event: handle_reaction(conn, team, event, True))
-    on("reaction_removed", lambda conn, client, team, event: handle_reaction(conn, team, event, False))
-    on("member_joined_channel", lambda conn, client, team, event: handle_joined(ctx, conn, client, team, event))
+    on("message", lambda conn, client, team, event, _: handle_message(ctx, conn, client, team, event))
+    on("reaction_added", lambda conn, client, team, event, _: handle_reaction(conn, team, event, True))
+    on("reaction_removed", lambda conn, client, team, event, _: handle_reaction(conn, team, event, False))
+    on(
+        "member_joined_channel",
+        lambda conn, client, team, event, context: handle_joined(
+            ctx, conn, client, team, event, last_copy=is_last_copy(context)
+        ),
+    )
     for kind in ("channel_left", "group_left", "member_left_channel"):
-        on(kind, lambda conn, client, team, event: handle_left(ctx, conn, client, team, event))
+        on(kind, lambda conn, client, team, event, _: handle_left(ctx, conn, client, team, event))

@@ -23,6 +23,8 @@ CLAIMED = "paperping_claimed"  # the event id this request claimed, in its conte
 # five minutes after that; a claim whose process died before handling its event is taken over by the last copy,
 # while a listener that waits out Slack's rate limits (up to five minutes) is never run twice.
 LEASE = timedelta(minutes=5)
+RETRY = "paperping_retry"  # which of Slack's copies of the event this request is (0: the first), in its context
+LAST_RETRY = 3  # Slack sends an event again at most three times (x-slack-retry-num 1 to 3)
 
 
 def handled_id(body: dict[str, Any]) -> str | None:
@@ -37,6 +39,18 @@ def handled_id(body: dict[str, Any]) -> str | None:
         if user and action.get("action_ts"):
             return f"action:{user}:{where}:{action.get('action_id')}:{action['action_ts']}"[:200]
     return None
+
+
+def retry_number(req: BoltRequest) -> int:
+    """Which of Slack's copies of an event ``req`` is: 0 for the first, 1 to 3 for the copies sent again (HTTP and
+    Socket Mode alike give it as ``x-slack-retry-num``); a header that is not a small number counts as 0."""
+    raw = (req.headers.get("x-slack-retry-num") or ["0"])[0]
+    return int(raw) if raw.isascii() and raw.isdigit() and len(raw) <= 2 else 0
+
+
+def is_last_copy(context: BoltContext) -> bool:
+    """Whether Slack sends this event no more after this copy: a failure now is not retried."""
+    return int(context.get(RETRY) or 0) >= LAST_RETRY
 
 
 def mark_handled(conn: psycopg.Connection, body: dict[str, Any]) -> None:
@@ -87,6 +101,7 @@ class Deduplicate(Middleware):
             claim = storage.slack_events.claim_event(conn, key, team, LEASE)
         if claim == "claimed":
             req.context[CLAIMED] = key
+            req.context[RETRY] = retry_number(req)
             return next()
         if claim == "handled":
             return self._drop(req, key, "handled before")

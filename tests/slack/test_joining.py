@@ -28,3 +28,24 @@ def test_a_channel_where_apps_may_not_post_is_joined_without_the_hello(harness: 
     assert s.active and s.activated_at is not None and s.invited_by == "U1"
     hellos = [c for c in harness.standin.calls_to("chat.postMessage") if c.params.get("text", "").startswith("Hi, I")]
     assert len(hellos) == 1, "the hello is tried once"
+
+
+def test_a_hello_slack_fails_on_every_copy_still_leaves_the_channel_joined(harness: Harness, db: Database) -> None:
+    """Slack fails the hello (a server error) on the event and on each copy it sends again: each copy but the last
+    leaves the channel to the next, which tries the hello again; Slack's last copy joins the channel without the
+    hello, so the channel still gets its posts."""
+
+    def failing(call: Call, answer: dict[str, Any]) -> dict[str, Any]:
+        return {"ok": False, "error": "internal_error"}
+
+    harness.standin.rewrite["chat.postMessage"] = failing
+    for retry in (None, 1, 2):
+        harness.event({**JOINED, "event_ts": "1.0"}, event_id="EvJoin", retry=retry)
+        with db.connection() as conn:
+            assert storage.settings.load_channel_settings(conn, T, "C1").activated_at is None, retry
+    harness.event({**JOINED, "event_ts": "1.0"}, event_id="EvJoin", retry=3)  # Slack sends it no more after this
+    with db.connection() as conn:
+        s = storage.settings.load_channel_settings(conn, T, "C1")
+    assert s.active and s.activated_at is not None and s.next_post_at is not None
+    hellos = [c for c in harness.standin.calls_to("chat.postMessage") if c.params.get("text", "").startswith("Hi, I")]
+    assert len(hellos) == 4, "the hello was tried by each copy"

@@ -60,13 +60,14 @@ class Harness:
         self.url = f"http://127.0.0.1:{self.server.port}/slack/events"
         self.events = 0
 
-    def signed(self, body: str, content_type: str, secret: str = SECRET) -> httpx.Response:
-        return signed_post(self.url, body, content_type, secret)
+    def signed(self, body: str, content_type: str, secret: str = SECRET, retry: int | None = None) -> httpx.Response:
+        return signed_post(self.url, body, content_type, secret, retry)
 
-    def event(self, event: dict[str, Any], event_id: str | None = None) -> httpx.Response:
+    def event(self, event: dict[str, Any], event_id: str | None = None, retry: int | None = None) -> httpx.Response:
+        """Send ``event`` as Slack does; ``retry``: as Slack's copy number ``retry`` of it."""
         self.events += 1
         body = event_callback(event, event_id or f"Ev{self.events:05d}")
-        response = self.signed(json.dumps(body), "application/json")
+        response = self.signed(json.dumps(body), "application/json", retry=retry)
         time.sleep(0.3)  # listeners run after the acknowledgement
         return response
 

@@ -192,9 +192,12 @@ def slack_headers(body: str, content_type: str, secret: str) -> dict[str, str]:
     return {"Content-Type": content_type, "X-Slack-Request-Timestamp": ts, "X-Slack-Signature": sig}
 
 
-def signed_post(url: str, body: str, content_type: str, secret: str) -> httpx.Response:
-    """A request as Slack sends it."""
-    return httpx.post(url, content=body, headers=slack_headers(body, content_type, secret), timeout=10)
+def signed_post(url: str, body: str, content_type: str, secret: str, retry: int | None = None) -> httpx.Response:
+    """A request as Slack sends it (``retry``: one of the copies Slack sends again, numbered as Slack does)."""
+    headers = slack_headers(body, content_type, secret)
+    if retry is not None:
+        headers = {**headers, "X-Slack-Retry-Num": str(retry), "X-Slack-Retry-Reason": "http_error"}
+    return httpx.post(url, content=body, headers=headers, timeout=10)
 
 
 def wait_for(check: Callable[[], bool], seconds: float, what: str) -> None:
