@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import date
 from xml.etree.ElementTree import Element
 
-from socialrag.knowledge.fulltext.jats import read_xml
+from socialrag.knowledge.fulltext.jats import read_xml, text_of
 from socialrag.knowledge.fulltext.model import FullTextError, clean
 from socialrag.models import Author, Paper
 
@@ -15,7 +15,7 @@ ABSTRACT_CHARS = 5000
 
 
 def _text(element: Element | None, most: int = 1000) -> str | None:
-    return clean("".join(element.itertext()), most) or None if element is not None else None
+    return clean(text_of(element), most) or None if element is not None else None
 
 
 def _date(meta: Element) -> date | None:

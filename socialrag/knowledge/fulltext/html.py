@@ -1,10 +1,12 @@
 """An arXiv HTML page (LaTeXML's: ``ltx_section``, ``ltx_para``, ``ltx_bibliography``), or another article page,
 read into sections with ``lxml``'s HTML parser: headings and paragraphs in document order, the bibliography apart,
-scripts, styles and navigation left out."""
+scripts, styles and navigation left out. The page is parsed a piece at a time, its elements counted as they come
+(``Elements``), and walked with a stack of its own."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Any
 
 import lxml.etree
@@ -14,6 +16,7 @@ from socialrag.knowledge.fulltext.model import (
     MAX_REFERENCES,
     MAX_SECTIONS,
     Budget,
+    Elements,
     FullText,
     FullTextError,
     Section,
@@ -25,17 +28,45 @@ SKIPPED = {"script", "style", "nav", "footer", "aside", "noscript", "math", "svg
 HEADINGS = {"h1", "h2", "h3", "h4", "h5", "h6"}
 REFERENCES = re.compile(r"^(\d+\.?\s*)?(references|bibliography|works cited)$", re.IGNORECASE)
 LICENCE = re.compile(r"creativecommons\.org/(licenses|publicdomain)/[a-z0-9.\-/]+", re.IGNORECASE)
+CHUNK = 65_536  # bytes fed to the parser at a time, its elements counted after each
+
+
+def read_html(data: bytes) -> Any:
+    """The page's root element, parsed ``CHUNK`` bytes at a time: past ``MAX_ELEMENTS`` elements or
+    ``MAX_NESTING`` deep, ``FullTextError`` before the rest is parsed."""
+    parser = lxml.etree.HTMLPullParser(events=("start", "end"))
+    parser.set_element_class_lookup(lxml.html.HtmlElementClassLookup())
+    elements = Elements()
+    try:
+        for at in range(0, len(data), CHUNK):
+            parser.feed(data[at : at + CHUNK])
+            _count(parser, elements)
+        root = parser.close()
+        _count(parser, elements)
+    except FullTextError:
+        raise
+    except (lxml.etree.LxmlError, ValueError) as exc:
+        raise FullTextError(f"the page cannot be read as HTML ({exc})") from None
+    if root is None:
+        raise FullTextError("the page cannot be read as HTML (no element)")
+    return root
+
+
+def _count(parser: Any, elements: Elements) -> None:
+    for event, element in parser.read_events():
+        if event == "start":
+            elements.start(len(element.attrib))
+        else:
+            elements.end()
 
 
 def parse_html(data: bytes) -> FullText:
-    try:
-        root: Any = lxml.html.fromstring(data)
-    except (lxml.etree.ParserError, ValueError) as exc:
-        raise FullTextError(f"the page cannot be read as HTML ({exc})") from None
-    # LaTeXML's document, else the page's article holding the most text (not a sidebar's teaser), else the page
+    root = read_html(data)
+    # LaTeXML's document, else the page's article holding the most text (not a sidebar's teaser), else the page; an
+    # article inside another holds no more than it, so only the outermost are weighed (each text counted once)
     articles = root.xpath("//article[contains(@class, 'ltx_document')]") or sorted(
-        root.xpath("//article[not(ancestor::aside) and not(ancestor::nav)]"),
-        key=lambda a: -len(a.text_content()[:1_000_000]),
+        root.xpath("//article[not(ancestor::aside) and not(ancestor::nav) and not(ancestor::article)]"),
+        key=lambda a: -len(a.text_content()),
     )
     main = articles[0] if len(articles) else root
     title_found = main.xpath(".//h1[contains(@class, 'ltx_title_document')]") or root.xpath("//h1") or []
@@ -50,20 +81,20 @@ def parse_html(data: bytes) -> FullText:
         if paragraphs and len(sections) < MAX_SECTIONS:
             sections.append(Section(heading, tuple(paragraphs)))
 
-    cited: Any = None  # the element the bibliography's heading heads: its items are the references
-    for element in _walk(main):
+    cited = -1  # how deep the element the bibliography's heading heads is (its items are the references); -1: none
+    for element, depth in _walk(main):
         tag = element.tag
         classes = element.get("class") or ""
-        if cited is not None and cited not in element.iterancestors():
-            cited = None  # past the bibliography: text again, under no heading
+        if cited >= 0 and depth <= cited:
+            cited = -1  # past the bibliography: text again, under no heading
             heading = ""
         if tag in HEADINGS and element is not (title_found[0] if title_found else None):
             close()
             heading = heading_of(element.text_content())
             paragraphs.clear()
             # the bibliography is what its heading heads; the next heading of another kind ends it
-            cited = element.getparent() if REFERENCES.match(heading) or "ltx_title_bibliography" in classes else None
-        elif (tag == "li" and "ltx_bibitem" in classes) or (cited is not None and tag in ("li", "p")):
+            cited = depth - 1 if REFERENCES.match(heading) or "ltx_title_bibliography" in classes else -1
+        elif (tag == "li" and "ltx_bibitem" in classes) or (cited >= 0 and tag in ("li", "p")):
             if len(references) < MAX_REFERENCES:
                 references.append(clean(element.text_content(), 300))
         elif tag == "p":
@@ -76,13 +107,16 @@ def parse_html(data: bytes) -> FullText:
     return FullText(title or None, tuple(sections), tuple(r for r in references if r), licence, "html", notes)
 
 
-def _walk(element: Any) -> Any:
-    """The elements in document order, what is not the paper's text left out (and, for a paragraph or a reference,
-    not looked into again)."""
-    for child in element:
+def _walk(element: Any) -> Iterator[tuple[Any, int]]:
+    """The elements below ``element`` in document order, each with how deep it is (1: a child), what is not the
+    paper's text left out (and, for a paragraph or a reference, not looked into again); walked with a stack of its
+    own, so that an element costs the same however deep it is."""
+    stack = [(child, 1) for child in reversed(element)]
+    while stack:
+        child, depth = stack.pop()
         if not isinstance(child.tag, str) or child.tag in SKIPPED:
             continue
-        yield child
+        yield child, depth
         bibitem = child.tag == "li" and "ltx_bibitem" in (child.get("class") or "")
         if child.tag != "p" and child.tag not in HEADINGS and not bibitem:
-            yield from _walk(child)
+            stack.extend((grandchild, depth + 1) for grandchild in reversed(child))

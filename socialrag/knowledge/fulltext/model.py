@@ -11,6 +11,8 @@ MAX_PAGES = 60  # pages of a PDF read at most (a 30-page paper and its appendix)
 MAX_CHARS = 400_000  # characters of text kept from one paper, the references apart
 MAX_SECTIONS = 200
 MAX_REFERENCES = 500
+MAX_ELEMENTS = 500_000  # elements of an XML or HTML file parsed at most (a long paper has tens of thousands)
+MAX_NESTING = 200  # elements nested at most this deep (a paper's, formulas included, are a few dozen deep)
 
 
 class FullTextError(ValueError):
@@ -21,6 +23,27 @@ class FullTextError(ValueError):
 class TimeUp(FullTextError):
     """The time the caller gave ran out while the file was read: not the file's fault (it may be read another
     time, with more)."""
+
+
+class Elements:
+    """The elements a parser has met, counted as it meets them: past ``MAX_ELEMENTS`` in all or ``MAX_NESTING``
+    deep, the file is refused there (``FullTextError``), before the rest of it is parsed or kept."""
+
+    def __init__(self, most: int = MAX_ELEMENTS, deepest: int = MAX_NESTING) -> None:
+        self.most, self.deepest = most, deepest
+        self.count = self.depth = 0
+
+    def start(self, attributes: int = 0) -> None:
+        """One element more, with ``attributes`` attributes (each counted as an element)."""
+        self.count += 1 + attributes
+        self.depth += 1
+        if self.count > self.most:
+            raise FullTextError(f"the file has more than {self.most:,} elements and attributes, far more than a paper")
+        if self.depth > self.deepest:
+            raise FullTextError(f"the file nests elements more than {self.deepest} deep, far deeper than a paper")
+
+    def end(self) -> None:
+        self.depth -= 1
 
 
 @dataclass(frozen=True)
