@@ -1,7 +1,8 @@
 """An arXiv HTML page (LaTeXML's: ``ltx_section``, ``ltx_para``, ``ltx_bibliography``), or another article page,
 read into sections with ``lxml``'s HTML parser: headings and paragraphs in document order, the bibliography apart,
 scripts, styles and navigation left out. The page is parsed a piece at a time, its elements counted as they come
-(``Elements``), and walked with a stack of its own."""
+(``Elements``), and walked with a stack of its own; all of it in a process of its own (``html_worker``), within
+``PAGE_SECONDS`` and that process's CPU time and memory, for what the parser's C code does that no count sees."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Any
 import lxml.etree
 import lxml.html
 
+from socialrag.knowledge.fulltext.apart import run_apart
 from socialrag.knowledge.fulltext.model import (
     MAX_REFERENCES,
     MAX_SECTIONS,
@@ -29,6 +31,19 @@ HEADINGS = {"h1", "h2", "h3", "h4", "h5", "h6"}
 REFERENCES = re.compile(r"^(\d+\.?\s*)?(references|bibliography|works cited)$", re.IGNORECASE)
 LICENCE = re.compile(r"creativecommons\.org/(licenses|publicdomain)/[a-z0-9.\-/]+", re.IGNORECASE)
 CHUNK = 65_536  # bytes fed to the parser at a time, its elements counted after each
+PAGE_SECONDS = 20.0  # wall-clock seconds the reading of a page may take
+
+
+def parse_page(data: bytes, seconds: float | None = None) -> FullText:
+    """``parse_html`` in a process of its own, within ``PAGE_SECONDS`` or the ``seconds`` the caller has left,
+    whichever is shorter (``TimeUp`` when the caller's time is what ran out)."""
+    out = run_apart("socialrag.knowledge.fulltext.html_worker", [], data, PAGE_SECONDS, seconds, "page")
+    if out.get("error"):
+        raise FullTextError(str(out["error"])[:300])
+    sections = tuple(Section(str(s["heading"]), tuple(str(p) for p in s["paragraphs"])) for s in out["sections"])
+    title, licence = out.get("title"), out.get("licence")
+    references, notes = tuple(str(r) for r in out["references"]), tuple(str(n) for n in out["notes"])
+    return FullText(title and str(title), sections, references, licence and str(licence), "html", notes)
 
 
 def read_html(data: bytes) -> Any:

@@ -95,11 +95,11 @@ class _Parser(DefusedXMLParser):
 
     def _start(self, tag: str, attr_list: list[str]) -> Any:
         self.elements.start(len(attr_list) // 2)
-        return super()._start(tag, attr_list)  # type: ignore[misc]
+        return super()._start(tag, attr_list)
 
     def _end(self, tag: str) -> Any:
         self.elements.end()
-        return super()._end(tag)  # type: ignore[misc]
+        return super()._end(tag)
 
     @staticmethod
     def _refuse_own_declarations(name: str, sysid: str | None, pubid: str | None, has_internal_subset: bool) -> None:

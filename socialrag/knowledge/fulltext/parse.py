@@ -14,7 +14,8 @@ Kind = Literal["jats", "html", "pdf"]
 
 def parse_fulltext(data: bytes, kind: Kind, seconds: float | None = None) -> FullText:
     """``data`` read as ``kind``; ``FullTextError`` with a sentence saying why when it cannot be. ``seconds``: the
-    time the caller has left, which a PDF's extraction keeps to (``TimeUp``)."""
+    time the caller has left, which the reading of a PDF or a web page (each in a process of its own) keeps to
+    (``TimeUp``)."""
     if len(data) > MAX_BYTES:
         raise FullTextError(f"the file has {len(data) // 1_000_000} MB; at most {MAX_BYTES // 1_000_000} MB is read")
     if not data.strip():
@@ -48,9 +49,9 @@ def _parse(data: bytes, kind: Kind, seconds: float | None) -> FullText:
 
         return parse_jats(data)
     if kind == "html":
-        from socialrag.knowledge.fulltext.html import parse_html
+        from socialrag.knowledge.fulltext.html import parse_page
 
-        return parse_html(data)
+        return parse_page(data, seconds)
     if kind == "pdf":
         if not data.startswith(b"%PDF-"):
             raise FullTextError("the file is not a PDF")

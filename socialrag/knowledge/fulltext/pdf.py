@@ -4,11 +4,9 @@ own limits stop a stream that would decompress without end; a PDF with no text l
 
 from __future__ import annotations
 
-import json
 import re
-import subprocess
-import sys
 
+from socialrag.knowledge.fulltext.apart import run_apart
 from socialrag.knowledge.fulltext.model import (
     MAX_PAGES,
     MAX_REFERENCES,
@@ -17,7 +15,6 @@ from socialrag.knowledge.fulltext.model import (
     FullText,
     FullTextError,
     Section,
-    TimeUp,
     clean,
     heading_of,
 )
@@ -39,39 +36,13 @@ LEAST_TEXT = 200  # characters a PDF with a text layer has at least
 
 
 PDF_SECONDS = 20.0  # wall-clock seconds the extraction may take
-PDF_CPU_SECONDS = 15  # CPU seconds, and memory, the extracting process may use
-PDF_MEMORY = 1_500_000_000
 
 
 def parse_pdf(data: bytes, seconds: float | None = None) -> FullText:
-    """``data`` read into sections, its text extracted within ``PDF_SECONDS`` or the ``seconds`` the caller has
-    left, whichever is shorter (``TimeUp`` when the caller's time is what ran out)."""
-    limit = PDF_SECONDS if seconds is None else max(min(seconds, PDF_SECONDS), 0.0)
-    try:
-        done = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "socialrag.knowledge.fulltext.pdf_worker",
-                str(MAX_PAGES),
-                str(PDF_CPU_SECONDS),
-                str(PDF_MEMORY),
-            ],
-            input=data,
-            capture_output=True,
-            timeout=limit,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        if limit < PDF_SECONDS:
-            raise TimeUp(f"the time for this paper ran out while its PDF was read ({limit:.0f} s left)") from None
-        raise FullTextError(f"the PDF took more than {PDF_SECONDS:g} s to read") from None
-    try:
-        out = json.loads(done.stdout or b"{}")
-    except ValueError:
-        out = {}
-    if not out:
-        raise FullTextError("the PDF could not be read within the memory and time a file may take")
+    """``data`` read into sections, its text extracted in a process of its own within ``PDF_SECONDS`` or the
+    ``seconds`` the caller has left, whichever is shorter (``TimeUp`` when the caller's time is what ran out)."""
+    worker = "socialrag.knowledge.fulltext.pdf_worker"
+    out = run_apart(worker, [str(MAX_PAGES)], data, PDF_SECONDS, seconds, "PDF")
     if out.get("error"):
         raise FullTextError(f"the PDF cannot be read ({str(out['error'])[:200]})")
     texts = [str(t) for t in out.get("pages") or []]

@@ -1,0 +1,36 @@
+"""A file read in a process of its own (``python -m <worker>``), so that what the parser does inside its C code,
+where no budget reaches (a PDF's streams, an HTML start tag of countless attributes), is bounded by that process's
+CPU seconds and memory and by a wall-clock deadline: the file on standard input, a JSON object on standard output."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from typing import Any
+
+from socialrag.knowledge.fulltext.model import FullTextError, TimeUp
+
+CPU_SECONDS = 15  # CPU seconds, and memory, the reading process may use
+MEMORY = 1_500_000_000
+
+
+def run_apart(worker: str, args: list[str], data: bytes, most: float, seconds: float | None, what: str) -> Any:
+    """The JSON ``worker`` answers for ``data`` within ``most`` seconds or the ``seconds`` the caller has left,
+    whichever is shorter (``TimeUp`` when the caller's time is what ran out; ``FullTextError`` when the file took
+    ``most``, or the process's memory or CPU time)."""
+    limit = most if seconds is None else max(min(seconds, most), 0.0)
+    command = [sys.executable, "-m", worker, *args, str(CPU_SECONDS), str(MEMORY)]
+    try:
+        done = subprocess.run(command, input=data, capture_output=True, timeout=limit, check=False)
+    except subprocess.TimeoutExpired:
+        if limit < most:
+            raise TimeUp(f"the time for this paper ran out while its {what} was read ({limit:.0f} s left)") from None
+        raise FullTextError(f"the {what} took more than {most:g} s to read") from None
+    try:
+        out = json.loads(done.stdout or b"{}")
+    except ValueError:
+        out = {}
+    if not out:
+        raise FullTextError(f"the {what} could not be read within the memory and time a file may take")
+    return out
