@@ -294,3 +294,16 @@ def test_the_words_that_open_sentences_and_dates_are_no_names(text: str) -> None
     from socialrag.recommender.explain.verify import names_in
 
     assert names_in(text) == []
+
+
+def test_a_paper_of_hundreds_of_authors_lists_ten_in_the_paper_prompt() -> None:
+    """A collaboration paper of 180 authors (a source keeps up to 200): the paper prompt lists the first ten and
+    how many more, rather than a prompt of names the text has no use for."""
+    standin = OpenAIStandIn(chain_answer)
+    authors = tuple(Author(f"Author Number{i:03d}", str(1000 + i)) for i in range(180))
+    try:
+        _post_draft(standin, ABSTRACT, authors=authors)
+    finally:
+        standin.stop()
+    (paper,) = [p for p in standin.prompts if "Author Number000" in p]
+    assert "Author Number009 and 170 more" in paper and "Author Number010" not in paper

@@ -334,12 +334,23 @@ def _paper_part(llm: LLMClient, info: PaperInfo, signals: Sequence[SocialSignal]
         prompt,
         prompt.render(
             title=as_data(info.title),
-            authors=", ".join(as_data(a.name) for a in info.authors),
+            authors=prompt_authors([a.name for a in info.authors]),
             abstract=as_data(info.abstract or info.tldr),
             limit=min(limit, 300),
             author_facts="\n".join(lines) or "(nothing)",
         ),
     )
+
+
+PROMPT_AUTHORS = 10  # a paper's authors the paper prompt lists; the group's own are in its facts besides
+
+
+def prompt_authors(names: Sequence[str]) -> str:
+    """A paper's author list for the prompt: the first ``PROMPT_AUTHORS``, then how many more (a collaboration
+    of hundreds would fill the prompt with names the text has no use for)."""
+    shown = ", ".join(as_data(n) for n in names[:PROMPT_AUTHORS])
+    more = len(names) - PROMPT_AUTHORS
+    return f"{shown} and {more} more" if more > 0 else shown
 
 
 def _relation_part(
