@@ -271,3 +271,48 @@ def test_a_forgotten_member_is_told_that_nothing_is_stored_and_remember_me_resto
     assert len(harness.standin.calls_to("conversations.members")) == read
     with db.connection() as conn:
         assert not storage.privacy.is_forgotten(conn, [T], "U3")
+
+
+def test_slacks_edit_event_for_a_post_paperping_updated_leaves_the_post_in_the_base(
+    harness: Harness, db: Database
+) -> None:
+    """PaperPing updates its post's counts (chat.update), and Slack tells the app of that edit like any other
+    (message_changed). The post's paper has an address no link reader knows (a publisher's page), so the edited
+    text shows no paper: the post must stay PaperPing's post of its paper, with its reactions, not be taken for a
+    share a member edited out (which would mark it deleted and drop its feedback)."""
+    from tests.slack.test_event_shapes import changed
+
+    client = WebClient(token="xoxb-test", base_url=harness.standin.url)
+    harness.ctx.slack.ensure_channel(client, T, "C1")
+    harness.ctx.channels.activate(T, "C1", NOW)
+    with db.connection() as conn:
+        pid = storage.papers.ensure_papers(conn, [("doi", "10.1016/j.cell.2024.01.001")])[
+            ("doi", "10.1016/j.cell.2024.01.001")
+        ]
+        storage.settings.upsert_channel_setting(conn, T, "C1", next_post_at=NOW)
+    paper = PaperMeta(
+        pid,
+        "A cell paper",
+        "https://lab.example.org/papers/42",
+        (),
+        "Cell",
+        2024,
+        None,
+        {"doi": "10.1016/j.cell.2024.01.001"},
+    )
+    draft = Draft(T, "C1", paper, "template", "It maps a pathway.", ())
+    assert slot_worker(db, lambda team: client, lambda *a: draft, clock=lambda: NOW).tick() == 1
+    (post,) = harness.standin.posts
+    send(harness, click(harness, post, "U2", "relevant", NOW.timestamp() + 60))
+    updated = harness.standin.updates[-1]
+    inner = {k: updated[k] for k in ("type", "user", "bot_id", "ts", "text", "blocks", "edited") if k in updated}
+    harness.event(changed(inner, f"{NOW.timestamp() + 61:.6f}", before=post["text"]))
+    with db.connection() as conn:
+        kept = conn.execute(
+            "SELECT count(*) FROM message_papers mp JOIN messages m ON m.id = mp.message_id WHERE m.ts = %s",
+            (post["ts"],),
+        ).fetchone()
+        deleted = conn.execute("SELECT deleted_at FROM recommendations WHERE message_ts = %s", (post["ts"],)).fetchone()
+    assert kept == (1,), "the post is still stored as PaperPing's post of its paper"
+    assert deleted == (None,), "and not taken for deleted"
+    assert count(db, "SELECT count(*) FROM reactions WHERE emoji = 'button:relevant'") == 1
