@@ -50,11 +50,16 @@ class BackfillReport:
     threads: int = 0
     resumed: bool = False
     removed: int = 0  # stored messages Slack no longer returned (deleted meanwhile)
+    unshared: int = 0  # stored messages that went with a share Slack returned edited to link no paper
     stats: IndexStats = field(default_factory=IndexStats)
 
 
-def _page_messages(data: Any, channel: Channel, domain: str | None, tracker: ThreadTracker) -> list[Message]:
-    kept = []
+def _page_messages(
+    data: Any, channel: Channel, domain: str | None, tracker: ThreadTracker
+) -> tuple[list[Message], list[Message]]:
+    """A page's messages to keep, and those not kept that were edited and link no paper (a stored share among them
+    lost its link in an edit PaperPing did not hear: ``knowledge.record_unshared_copies``)."""
+    kept, edited = [], []
     for position, raw in enumerate(data.get("messages") or (), 1):
         try:
             m = (
@@ -67,7 +72,9 @@ def _page_messages(data: Any, channel: Channel, domain: str | None, tracker: Thr
             continue
         if m is not None and tracker.keep(m):
             kept.append(m)
-    return kept
+        elif m is not None and m.edited_at is not None and not m.papers:
+            edited.append(replace(m, text="", reactions=()))  # only which message, and when it was edited
+    return kept, edited
 
 
 def backfill_channel(
@@ -133,6 +140,10 @@ def _complete(db: Database, report: BackfillReport, state: dict[str, Any]) -> No
         storage.checkpoints.record_checkpoint(conn, team, channel, SOURCE, None, state, completed=True)
     if report.removed:
         log.info("#%s: %d stored messages are no longer in Slack; removed", report.channel.name, report.removed)
+    if report.unshared:
+        log.info(
+            "#%s: %d stored messages went with shares edited to link no paper", report.channel.name, report.unshared
+        )
 
 
 @dataclass
@@ -149,6 +160,7 @@ class _Run:
     state: dict[str, Any]
     fetched_at: datetime | None = None  # when the first page not yet saved was asked for, less CLOCK_SKEW
     cursors: set[str | None] = field(default_factory=set)  # the cursors given in this paging (history, a thread)
+    edited: list[Message] = field(default_factory=list)  # the edited copies without a link of the pages not saved
 
     def fetch(self, method: Callable[..., Any], **kwargs: Any) -> tuple[list[Message], str | None, list[str]]:
         """One page: the messages to keep, the cursor of the next page (None at the end), and the ts of every
@@ -163,7 +175,8 @@ class _Run:
         if cursor is not None and (cursor in self.cursors or cursor == kwargs.get("cursor")):
             raise SourceError("slack", f"{method.__name__} gave back a cursor it gave before; the read stops")
         self.cursors.add(cursor)
-        kept = _page_messages(data, self.channel, self.domain, self.tracker)
+        kept, edited = _page_messages(data, self.channel, self.domain, self.tracker)
+        self.edited += edited
         returned = [
             raw["ts"] + (TOMBSTONE if raw.get("subtype") == "tombstone" else "")
             for raw in data.get("messages") or ()
@@ -182,8 +195,9 @@ class _Run:
             self.state["users"] = sorted(u for u in users if (team, u) not in forgotten)
             if gone is not None:
                 self.state["gone"] = sorted({*self.state["gone"], *gone(conn)})
+            self.report.unshared += knowledge.record_unshared_copies(conn, self.edited)
             self.report.stats.add(index_messages(conn, kept, read_at=self.fetched_at))
-            self.fetched_at = None
+            self.fetched_at, self.edited = None, []
             storage.checkpoints.record_checkpoint(conn, team, self.channel.channel_id, SOURCE, cursor, self.state)
 
     def read_from(self) -> datetime | None:

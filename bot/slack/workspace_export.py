@@ -13,7 +13,7 @@ import zipfile
 import zlib
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
@@ -22,7 +22,7 @@ import psycopg
 from tqdm import tqdm
 
 from bot.slack.payloads import channel_from_slack, may_share_paper, member_from_slack, message_from_slack
-from socialrag import storage
+from socialrag import knowledge, storage
 from socialrag.db import Database
 from socialrag.errors import BadRecord, InputError
 from socialrag.knowledge import IndexStats, ThreadTracker, index_messages
@@ -58,6 +58,7 @@ class ChannelReport:
     files: int = 0
     scanned: int = 0
     stats: IndexStats = field(default_factory=IndexStats)
+    unshared: int = 0  # stored messages that went with a share the export shows edited to link no paper
 
 
 @dataclass
@@ -261,6 +262,7 @@ def _import_channel(
         storage.workspaces.upsert_channel(conn, channel)
         tracker = ThreadTracker(storage.messages.load_thread_roots(conn, channel.team_id, channel.channel_id))
     batch: list[Message] = []
+    edited: list[Message] = []  # copies not kept that were edited and link no paper (``_flush``)
     for rel, raw_messages in reader.iter_days(channel.name, problems):
         out.files += 1
         bar.update(1)
@@ -268,27 +270,43 @@ def _import_channel(
         for position, raw in enumerate(raw_messages, 1):
             out.scanned += 1
             thread_ts = raw.get("thread_ts")
-            if not may_share_paper(raw) and not (isinstance(thread_ts, str) and thread_ts in tracker.roots):
+            may_keep = may_share_paper(raw) or (isinstance(thread_ts, str) and thread_ts in tracker.roots)
+            if not may_keep and not raw.get("edited"):  # an edited one may have lost the link of a stored share
                 continue
             try:
                 msg = message_from_slack(raw, channel.team_id, channel.channel_id, domain=domain)
             except BadRecord as exc:
-                problems.append(f"{rel}, message {position} (by time): {exc}; skipped")
+                if may_keep:
+                    problems.append(f"{rel}, message {position} (by time): {exc}; skipped")
                 continue
             if msg is None or not tracker.keep(msg):
+                if msg is not None and msg.edited_at is not None and not msg.papers:
+                    edited.append(replace(msg, text="", reactions=()))  # which message, and when it was edited
                 continue
             batch.append(msg)
             if msg.user_id:
                 seen_users.add(msg.user_id)
             seen_users.update(r.user_id for r in msg.reactions)
-        if len(batch) >= BATCH:
+        if len(batch) + len(edited) >= BATCH:
+            out.unshared += _unshare(db, edited)
             out.stats.add(_flush(db, batch, report))
-            batch = []
+            batch, edited = [], []
+    out.unshared += _unshare(db, edited)
     out.stats.add(_flush(db, batch, report))
     with db.connection() as conn:
         storage.workspaces.upsert_members(conn, [members[u] for u in sorted(seen_users) if u in members])
         storage.workspaces.update_team_timezone(conn, channel.team_id)
     return out
+
+
+def _unshare(db: Database, edited: list[Message]) -> int:
+    """The stored shares these copies, edited to link no paper, are newer than leave the base as an edit that took
+    the link out takes them (the edit's event may never have come); before the batch they came with is written, so
+    that its replies in their threads are not stored. Returns how many stored messages went."""
+    if not edited:
+        return 0
+    with db.connection() as conn:
+        return knowledge.record_unshared_copies(conn, edited)
 
 
 def _flush(db: Database, batch: list[Message], report: ImportReport) -> IndexStats:

@@ -47,13 +47,40 @@ def record_edit(conn: psycopg.Connection, message: Message, *, was_share: bool |
     if is_kept(message, root_kept=message.is_reply and _root_kept(conn, message)):
         index_messages(conn, [message])
         return
+    _take_out(conn, message, remember=message.edited_at is not None and was_share is not False)
+
+
+def record_unshared_copies(conn: psycopg.Connection, messages: Sequence[Message]) -> int:
+    """Copies of messages a history page or an export shows that ``is_kept`` does not keep (the reader's
+    ``ThreadTracker`` said so): one edited with no paper link that is stored as a share, edited before this copy
+    or never, is taken out as ``record_edit`` takes out an edit that took the link out (the share and its thread
+    leave, and the edit is remembered), for the edit event may never have come. The stored shares are found in one
+    query; nothing is written of a message not stored, nor of an unedited copy, nor of PaperPing's own posts.
+    Returns how many stored messages went."""
+    seen = sorted(
+        (m for m in messages if m.edited_at is not None and not m.papers), key=lambda m: m.edited_at or m.posted_at
+    )
+    edited = {(m.team_id, m.channel_id, m.ts): m for m in seen}  # a message seen twice: its latest copy
+    copies = [(*key, m.edited_at) for key, m in edited.items() if m.edited_at is not None]
+    return sum(
+        _take_out(conn, edited[key], remember=False)
+        for key in sorted(storage.deletions.load_outdated_shares(conn, copies))
+    )
+
+
+def _take_out(conn: psycopg.Connection, message: Message, *, remember: bool) -> int:
+    """A message an edit left with no paper link: it (and, a thread's first message, its thread) leaves the base,
+    and the edit is remembered when anything went or ``remember`` says the edit took a link out. Returns how many
+    stored messages went."""
+    team, channel, ts = message.team_id, message.channel_id, message.ts
     if message.is_reply:
         removed = storage.messages.delete_messages(conn, team, channel, [ts])
     else:
         removed = storage.messages.delete_thread(conn, team, channel, ts)
-    if removed or (message.edited_at is not None and was_share is not False):  # a link taken out
+    if removed or remember:  # a link taken out
         storage.deletions.record_unshared_message(conn, team, channel, ts, message.edited_at or message.posted_at)
     storage.post_sources.record_message_deleted(conn, team, channel, ts, removed=removed)
+    return removed
 
 
 def record_deletion(conn: psycopg.Connection, team_id: str, channel_id: str, ts: str) -> int:

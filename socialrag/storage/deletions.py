@@ -1,6 +1,7 @@
 """What Slack said is gone: deleted messages, messages an edit took the last paper link out of, and removed
 reactions, remembered for ``KEPT`` so that an event heard out of order, a history read again or an older export
-cannot bring them back."""
+cannot bring them back; and the stored shares a newer copy (a history page, an export) shows such an edit of, for
+the edit's event may never have come (``load_outdated_shares``)."""
 
 from __future__ import annotations
 
@@ -71,6 +72,33 @@ def load_gone(
 def load_deleted(conn: psycopg.Connection, keys: Sequence[tuple[str, str, str]]) -> set[tuple[str, str, str]]:
     """Those of these (team, channel, ts) whose message Slack deleted."""
     return {key for key, edited_at in load_gone(conn, keys).items() if edited_at is None}
+
+
+def load_outdated_shares(
+    conn: psycopg.Connection, copies: Sequence[tuple[str, str, str, datetime]]
+) -> set[tuple[str, str, str]]:
+    """Those of these (team, channel, ts, edited at) copies whose message is stored as a share (it links a paper)
+    that an edit at that time is newer than (stored unedited, or edited earlier), leaving out a reply in a stored
+    thread (kept as a reply whatever it links) and PaperPing's own posts."""
+    if not copies:
+        return set()
+    rows = conn.execute(
+        """
+        SELECT m.team_id, m.channel_id, m.ts
+          FROM unnest(%(t)s::text[], %(c)s::text[], %(ts)s::text[], %(e)s::timestamptz[])
+               AS k(team_id, channel_id, ts, e)
+          JOIN messages m USING (team_id, channel_id, ts)
+         WHERE (m.edited_at IS NULL OR m.edited_at < k.e)
+           AND EXISTS (SELECT 1 FROM message_papers mp WHERE mp.message_id = m.id)
+           AND NOT (m.is_reply AND EXISTS (SELECT 1 FROM messages r
+                                            WHERE r.team_id = m.team_id AND r.channel_id = m.channel_id
+                                              AND r.ts = m.thread_ts))
+           AND NOT EXISTS (SELECT 1 FROM recommendations p
+                            WHERE p.team_id = m.team_id AND p.channel_id = m.channel_id AND p.message_ts = m.ts)
+        """,
+        {f: [c[i] for c in copies] for i, f in enumerate(("t", "c", "ts", "e"))},
+    ).fetchall()
+    return {(r[0], r[1], r[2]) for r in rows}
 
 
 def forget_unshared(conn: psycopg.Connection, keys: Sequence[tuple[str, str, str]]) -> None:
