@@ -44,7 +44,7 @@ def import_export(args: argparse.Namespace, settings: Settings, open_db: OpenDat
         s = ch.stats
         print(
             f"#{printable(ch.name)}: {ch.scanned} messages read, kept {s.messages} with paper links, "
-            f"{s.replies} thread replies, {s.reactions} reactions"
+            f"{s.replies} thread replies, {s.reactions} reactions{_unshared(ch.unshared)}"
         )
     print(f"read {report.scanned} messages in {seconds:.1f}s")
     for problem in report.problems:
@@ -92,9 +92,15 @@ def backfill(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase
     print(
         f"#{printable(report.channel.name)}: {report.pages} pages, {report.threads} threads{resumed}; stored "
         f"{s.messages} messages with paper links, {s.replies} replies, {s.reactions} reactions{removed}"
+        f"{_unshared(report.unshared)}"
     )
     run_indexing(args, settings, db)
     return 0
+
+
+def _unshared(removed: int) -> str:
+    """What a read said of the stored shares it showed edited to link no paper (none: nothing)."""
+    return f"; removed {removed} stored messages of shares edited to link no paper" if removed else ""
 
 
 IMPORT_EXPORT = Subcommand("import-export", "import a Slack workspace export (zip)", import_arguments, import_export)
