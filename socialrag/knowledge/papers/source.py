@@ -13,7 +13,7 @@ from typing import Protocol, TypeVar
 
 from socialrag.knowledge.link_ids import fits_index
 from socialrag.models import Author, Paper
-from socialrag.text import as_data
+from socialrag.text import BARE_DOMAIN, as_data
 
 log = logging.getLogger(__name__)
 
@@ -153,14 +153,27 @@ _HIDDEN = frozenset(("Cc", "Cf", "Cs"))
 def clean_name(value: object) -> str | None:
     """A person's or an institution's name from outside, as PaperPing keeps it: ``clean_text``, every control
     or format character dropped (before the markup, so that none can hide it), then its markup (``as_data``:
-    mentions, broadcasts, link markup, addresses, the prompts' fence), cut at ``MAX_NAME`` characters. None
+    mentions, broadcasts, link markup, addresses, the prompts' fence; initials run into a surname are spaced, not
+    dropped as an address), cut at ``MAX_NAME`` characters. None
     when no letter or digit is left (a name of only markup or punctuation)."""
     text = clean_text(value[: 8 * MAX_NAME] if isinstance(value, str) else value)
     if text is None:
         return None
-    text = as_data("".join(ch for ch in text if unicodedata.category(ch) not in _HIDDEN))
+    text = "".join(ch for ch in text if unicodedata.category(ch) not in _HIDDEN)
+    text = as_data(BARE_DOMAIN.sub(_spaced_initials, text))
     text = text[:MAX_NAME].rstrip()
     return text if any(ch.isalnum() for ch in text) else None
+
+
+def _spaced_initials(found: re.Match[str]) -> str:
+    """Initials run into a capitalised surname ("A.De Vries", "W.Ai"), which ``as_data`` would drop as a web
+    address (turning the author into another, or into none), with the space after each dot that the name is
+    written with elsewhere: then no link can form from it. Anything else that reads as an address is left to
+    ``as_data``."""
+    *initials, last = found.group(0).split(".")
+    if all(len(i) == 1 and i.isupper() for i in initials) and last.isalpha() and last[0].isupper():
+        return ". ".join([*initials, last])
+    return found.group(0)
 
 
 def clean_names(values: object) -> tuple[str, ...]:
