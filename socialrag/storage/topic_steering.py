@@ -125,19 +125,30 @@ def record_onboarding(
     return cur.rowcount == 1
 
 
-def release_unsent_onboarding(conn: psycopg.Connection, team_id: str, channel_id: str, slot_id: int) -> bool:
-    """The slot ``slot_id`` drafted the first day's post and it never went out (Slack failed it, or its sender
-    was killed before Slack had it): the five papers are given back, so that the slot's retry offers the first
-    day again instead of losing it. True when there was such a first day."""
+def release_unsent_onboarding(
+    conn: psycopg.Connection, team_id: str, channel_id: str, slot_id: int, slot_at: datetime, now: datetime
+) -> bool:
+    """The slot ``slot_id`` (due at ``slot_at``) drafted the first day's post and it never went out (Slack failed
+    it, or its sender was killed before Slack had it, or before the slot stored its draft): the five papers are
+    given back, so that the slot's retry offers the first day again instead of losing it. The slot drafted them
+    when its stored draft is the first day's, or when they were drafted since it was due; never while another
+    slot of the channel is being sent, nor once a first day's post drafted since went out. True when there was
+    such a first day."""
     cur = conn.execute(
         """
         UPDATE onboarding o SET paper_ids = '{}'
          WHERE o.team_id = %(t)s AND o.channel_id = %(c)s AND o.paper_ids <> '{}'
            AND EXISTS (SELECT 1 FROM recommendations r
                         WHERE r.id = %(slot)s AND (r.team_id, r.channel_id) = (o.team_id, o.channel_id)
-                          AND r.message_ts IS NULL AND r.draft->>'kind' = 'onboarding')
+                          AND r.message_ts IS NULL
+                          AND (r.draft->>'kind' = 'onboarding' OR o.asked_at >= %(slot_at)s))
+           AND NOT EXISTS (SELECT 1 FROM recommendations r
+                            WHERE (r.team_id, r.channel_id) = (o.team_id, o.channel_id) AND r.id <> %(slot)s
+                              AND ((r.message_ts IS NOT NULL AND r.draft->>'kind' = 'onboarding'
+                                    AND r.posted_at >= o.asked_at)
+                                   OR (r.status = 'sending' AND r.lease_until > %(now)s)))
         """,
-        {"t": team_id, "c": channel_id, "slot": slot_id},
+        {"t": team_id, "c": channel_id, "slot": slot_id, "slot_at": slot_at, "now": now},
     )
     return cur.rowcount == 1
 

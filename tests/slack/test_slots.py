@@ -424,3 +424,63 @@ def test_a_first_day_post_slack_failed_is_offered_again_by_the_retry(db: Databas
         assert conn.execute("SELECT status FROM recommendations").fetchall() == [("posted",)]
     later = setup["recommend"](T, channels[0], datetime.now(UTC), None)
     assert not (isinstance(later, Digest) and later.kind == "onboarding"), "offered once"
+
+
+def first_day_posts(slack: SlackStandIn, channel: str) -> list[dict[str, Any]]:
+    """The posts in ``channel`` that offer papers to rate (the first day's five buttons)."""
+    posts = [p for p in slack.posts if p["channel"] == channel]
+    return [p for p in posts if len([b for b in p["blocks"] if b.get("type") == "actions"]) == 5]
+
+
+def test_a_first_day_drafted_by_a_process_killed_before_its_slot_stored_the_draft_is_offered_again(
+    db: Database, setup: dict[str, Any]
+) -> None:
+    """The worker keeps the first day's five papers as it drafts them and is killed before its slot stores the
+    draft (a deploy, the memory killer): once the lease lapses, the next worker offers the first day, not an
+    ordinary pick, and offers it once."""
+    slack, channels = setup["slack"], setup["channels"]
+    only_first_channel(db, channels)
+    now = datetime.now(UTC)
+
+    def drafts_then_dies(team: str, channel: str, at: datetime, style: Style | None) -> Draft | None:
+        setup["recommend"](team, channel, at, style)
+        raise SystemExit("killed after drafting")
+
+    with pytest.raises(SystemExit):
+        worker(db, slack, drafts_then_dies, clock=lambda: now).tick()
+    with db.connection() as conn:
+        offered = storage.topic_steering.load_onboarding(conn, T, channels[0])
+        assert offered is not None and len(offered.paper_ids) == 5, "the dying try drafted the first day"
+        assert conn.execute("SELECT status, draft FROM recommendations").fetchall() == [("posting", {})], (
+            "no draft stored"
+        )
+    later = now + timedelta(minutes=11)  # the dead worker's lease has lapsed
+    assert worker(db, slack, setup["recommend"], clock=lambda: later).tick() == 1
+    assert len(first_day_posts(slack, channels[0])) == 1, "the retry posted the five papers to rate"
+    with db.connection() as conn:
+        again = storage.topic_steering.load_onboarding(conn, T, channels[0])
+        assert again is not None and len(again.paper_ids) == 5
+        assert conn.execute("SELECT status FROM recommendations").fetchall() == [("posted",)]
+    assert not isinstance(setup["recommend"](T, channels[0], later, None), Digest), "offered once"
+
+
+def test_a_later_slot_that_fails_does_not_offer_the_first_day_again(db: Database, setup: dict[str, Any]) -> None:
+    """The first day went out; the next slot's post fails in Slack and is retried: neither try, nor the retry's
+    post, offers the five papers to rate again."""
+    slack, channels = setup["slack"], setup["channels"]
+    only_first_channel(db, channels)
+    assert worker(db, slack, setup["recommend"]).tick() == 1
+    assert len(first_day_posts(slack, channels[0])) == 1
+    client = WebClient(token="xoxb-test", base_url=slack.url, retry_handlers=[])
+    with db.connection() as conn:
+        storage.settings.upsert_channel_setting(conn, T, channels[0], next_post_at=datetime.now(UTC))
+    failing = SlotWorker(db, BrokenOutlet(client, OSError("connection reset by peer")), Chooser(setup["recommend"]))
+    assert failing.tick() == 1
+    with db.connection() as conn:
+        storage.settings.upsert_channel_setting(conn, T, channels[0], next_post_at=datetime.now(UTC))
+    assert worker(db, slack, setup["recommend"], worker_id=failing.worker_id).tick() == 1  # its retry
+    posts = [p for p in slack.posts if p["channel"] == channels[0]]
+    assert len(posts) == 2 and len(first_day_posts(slack, channels[0])) == 1, "the first day went out once"
+    with db.connection() as conn:
+        offered = storage.topic_steering.load_onboarding(conn, T, channels[0])
+        assert offered is not None and len(offered.paper_ids) == 5

@@ -274,8 +274,7 @@ class SlotWorker:
                     slot_key,
                 )
         if ts is None:
-            if rec.status in ("drafted", "sending", "failed"):
-                self._release_unsent(due, rec.id)
+            self._release_unsent(due, rec.id, now)
             draft = self._choose(due, now)
             if not isinstance(draft, Draft | Digest):
                 self._empty(due, now, draft.reason)
@@ -293,10 +292,12 @@ class SlotWorker:
             storage.posts.record_posted(conn, rec.id, ts, now)
         self._finish(due, now, posted=True)
 
-    def _release_unsent(self, due: storage.posts.DueChannel, slot_id: int) -> None:
-        """An earlier try of this slot drafted a post that never went out: what it offered is offered again."""
+    def _release_unsent(self, due: storage.posts.DueChannel, slot_id: int, now: datetime) -> None:
+        """An earlier try of this slot drafted the first day's post and it never went out (whether or not the try
+        lived to store its draft): what it offered is offered again."""
         with self.db.connection() as conn:
-            if storage.topic_steering.release_unsent_onboarding(conn, due.team_id, due.channel_id, slot_id):
+            team, channel = due.team_id, due.channel_id
+            if storage.topic_steering.release_unsent_onboarding(conn, team, channel, slot_id, due.slot_at, now):
                 log.info("#%s: the first day's papers never went out; offering them again", due.channel_id)
 
     def _choose(self, due: storage.posts.DueChannel, now: datetime) -> Draft | Digest | NoPost:
