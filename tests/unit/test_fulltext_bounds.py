@@ -101,3 +101,17 @@ def test_after_a_refused_file_the_reader_goes_on_to_the_next_place_and_paper() -
     web.on("https://arxiv.test/pdf/2401.00001", Answer(200, text_pdf(PAGE_LINES), "application/pdf"))
     got = reader(web).read(ARXIV)
     assert (got.status, got.kind) == ("read", "pdf"), got.note
+
+
+@pytest.mark.parametrize("location", [PAGE, Location("openalex", "pdf", "https://host.test/paper.pdf")])
+def test_a_reader_process_that_cannot_start_is_the_hosts_fault_not_the_files(
+    location: Location, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The interpreter the reading process runs is gone (the virtual environment replaced under a running
+    PaperPing) or the host cannot start a process: the paper is read another time (later), not marked unreadable
+    for 30 days."""
+    body = _page(b"") if location.kind == "html" else text_pdf([["Methods", WORDS.decode()]])
+    monkeypatch.setattr("sys.executable", "/nonexistent/paperping/python3")
+    status, note = _read(location, body)
+    assert status == "later", (status, note)
+    assert "process" in note, note

@@ -17,8 +17,8 @@ MEMORY = 1_500_000_000
 
 def run_apart(worker: str, args: list[str], data: bytes, most: float, seconds: float | None, what: str) -> Any:
     """The JSON ``worker`` answers for ``data`` within ``most`` seconds or the ``seconds`` the caller has left,
-    whichever is shorter (``TimeUp`` when the caller's time is what ran out; ``FullTextError`` when the file took
-    ``most``, or the process's memory or CPU time)."""
+    whichever is shorter (``TimeUp`` when the caller's time is what ran out, or no process could be started;
+    ``FullTextError`` when the file took ``most``, or the process's memory or CPU time)."""
     limit = most if seconds is None else max(min(seconds, most), 0.0)
     command = [sys.executable, "-m", worker, *args, str(CPU_SECONDS), str(MEMORY)]
     try:
@@ -27,6 +27,8 @@ def run_apart(worker: str, args: list[str], data: bytes, most: float, seconds: f
         if limit < most:
             raise TimeUp(f"the time for this paper ran out while its {what} was read ({limit:.0f} s left)") from None
         raise FullTextError(f"the {what} took more than {most:g} s to read") from None
+    except OSError as exc:  # the host's, not the file's: no process could be started (the interpreter, the memory)
+        raise TimeUp(f"no process could be started to read the {what} ({type(exc).__name__}: {exc.strerror})") from None
     try:
         out = json.loads(done.stdout or b"{}")
     except ValueError:

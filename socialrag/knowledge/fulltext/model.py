@@ -21,8 +21,8 @@ class FullTextError(ValueError):
 
 
 class TimeUp(FullTextError):
-    """The time the caller gave ran out while the file was read: not the file's fault (it may be read another
-    time, with more)."""
+    """The file could not be read now, and not by its fault: the time the caller gave ran out while it was read,
+    or no process could be started to read it. It may be read another time."""
 
 
 class Elements:
