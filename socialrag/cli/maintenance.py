@@ -35,8 +35,8 @@ def purge_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--drop-forget-list",
         action="store_true",
-        help="delete the workspace's forget list too (members who used forget-me would be stored again by an old "
-        "export imported after a new installation)",
+        help="delete the workspace's forget list and remembered deletions too (members who used forget-me, and "
+        "messages deleted in Slack, would be stored again by an old export imported after a new installation)",
     )
 
 
@@ -68,9 +68,14 @@ def purge(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase) -
         print(f"paperping: no workspace {team} is stored, so nothing was deleted; stored: {ids}", file=sys.stderr)
         return 2
     if listed and drop:
-        forget_list = f", and its forget list ({_members(listed)}, who then may be stored again by an old export)"
+        forget_list = (
+            f", and its forget list ({_members(listed)}) and remembered deletions, which an old export may then "
+            "bring back"
+        )
     elif listed:
-        forget_list = f"; its forget list ({_members(listed)}) stays unless you add --drop-forget-list"
+        forget_list = (
+            f"; its forget list ({_members(listed)}) and remembered deletions stay unless you add --drop-forget-list"
+        )
     else:
         forget_list = ""
     if not args.yes:
@@ -87,8 +92,8 @@ def purge(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase) -
     with db.connection() as conn:
         counts = storage.workspaces.purge_team(conn, args.team, keep_forget_list=not drop)
     kept = (
-        f"; kept its forget list ({_members(counts['kept'])}): an export imported after a new installation stores "
-        "nothing of theirs"
+        f"; kept its forget list ({_members(counts['kept'])}) and remembered deletions: an export imported after a "
+        "new installation stores nothing of theirs, nor messages deleted in Slack"
         if counts["kept"]
         else ""
     )

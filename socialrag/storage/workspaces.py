@@ -321,11 +321,13 @@ UNION SELECT unnest(focus_paper_ids) FROM channel_settings WHERE team_id = %(t)s
 
 def purge_team(conn: psycopg.Connection, team_id: str, *, keep_forget_list: bool = True) -> dict[str, int]:
     """Everything PaperPing holds of a workspace: its channels with their messages, reactions, settings and
-    posts, its members and their settings, checkpoints, LLM logs, events seen, deletions remembered and its
-    installation.
-    Public paper metadata, shared by every workspace, stays. So does the workspace's forget list (member ids
-    and when they asked) unless ``keep_forget_list`` is false: a later installation that imports an old export
-    must not store those members again. ``kept`` in the answer is how many entries stayed."""
+    posts, its members and their settings, checkpoints, LLM logs, events seen, reactions remembered as taken off
+    and its installation.
+    Public paper metadata, shared by every workspace, stays. So do the workspace's forget list (member ids and
+    when they asked) and the messages remembered as deleted or edited to link no paper (their ids and times, for
+    ``storage.deletions.KEPT``), unless ``keep_forget_list`` is false: a later installation that imports an old
+    export must not store those members or messages again. ``kept`` in the answer is how many forget-list
+    entries stayed."""
     params = {"t": team_id}
     made_here = forget_text_vectors(conn, "m.team_id = %(t)s", params)
     referred = [r[0] for r in conn.execute(_TEAM_PAPERS, params).fetchall()]
@@ -339,12 +341,11 @@ def purge_team(conn: psycopg.Connection, team_id: str, *, keep_forget_list: bool
         "import_checkpoints",
         "llm_calls",
         "processed_events",
-        "deleted_messages",
         "removed_reactions",
         "installations",
         "assistant_threads",
         "answer_feedback",
-        *(() if keep_forget_list else ("forgotten_members",)),
+        *(() if keep_forget_list else ("forgotten_members", "deleted_messages")),
     ):
         # the table names are fixed here, never from input
         conn.execute(f"DELETE FROM {table} WHERE team_id = %(t)s", params)

@@ -129,18 +129,24 @@ def test_a_member_who_asked_to_be_forgotten_stays_forgotten_after_a_purge_and_a_
     env: Database, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The workspace is purged after it uninstalled, installs again and imports the same old export: the member on
-    its forget list is stored again nowhere. The purge keeps only that list (member ids), says so, and
-    ``--drop-forget-list`` deletes it when the admin wants nothing at all kept."""
+    its forget list is stored again nowhere, nor a share deleted in Slack. The purge keeps only that list (member
+    ids) and the deletions (message ids and times), says so, and ``--drop-forget-list`` deletes them when the admin
+    wants nothing at all kept."""
     from socialrag import storage
+    from socialrag.knowledge import record_deletion
+    from tests.support.exports import DAY, T0
+
+    DELETED = f"{T0 + DAY:.6f}"
 
     export = lab_export(tmp_path)
     assert main(["import-export", str(export), "--team-domain", "lab", "--no-embed"]) == 0
     with env.connection() as conn:
         (team,) = storage.workspaces.load_team_ids(conn)
         storage.privacy.forget_member(conn, team, "U1")
+        record_deletion(conn, team, "C1", DELETED)  # U3 deleted their share in Slack
     capsys.readouterr()
     assert main(["purge", "--team", team]) == 2
-    assert "its forget list (1 member) stays unless you add --drop-forget-list" in capsys.readouterr().err
+    assert "its forget list (1 member) and remembered deletions stay unless you add" in capsys.readouterr().err
     assert main(["purge", "--team", team, "--yes"]) == 0
     assert "kept its forget list (1 member)" in capsys.readouterr().out
     assert main(["purge", "--team", team, "--yes"]) == 2, "nothing else is left to purge"
@@ -151,7 +157,9 @@ def test_a_member_who_asked_to_be_forgotten_stays_forgotten_after_a_purge_and_a_
         stored = conn.execute("SELECT count(*) FROM messages WHERE team_id = %s", (team,)).fetchone()
         theirs = conn.execute("SELECT count(*) FROM messages WHERE user_id = 'U1'").fetchone()
         named = conn.execute("SELECT count(*) FROM members WHERE user_id = 'U1'").fetchone()
+        deleted = conn.execute("SELECT count(*) FROM messages WHERE ts = %s", (DELETED,)).fetchone()
     assert stored is not None and stored[0] > 0 and theirs == (0,) and named == (0,), "U1 is stored nowhere"
+    assert deleted == (0,), "nor the share deleted in Slack before the purge"
 
     assert main(["purge", "--team", team, "--drop-forget-list", "--yes"]) == 0
     with env.connection() as conn:

@@ -38,8 +38,8 @@ PUBLIC = {
     "oauth_states",
     "schema_migrations",
 }
-# tables keyed by the workspace (team_id): purge leaves none of its rows (forgotten_members: unless it keeps the
-# forget list, as it does unless told not to)
+# tables keyed by the workspace (team_id): purge leaves none of its rows (forgotten_members and deleted_messages:
+# unless it keeps the forget list and the deletions, as it does unless told not to)
 BY_TEAM = {
     "teams",
     "channels",
@@ -298,13 +298,16 @@ def test_purge_reaches_every_table(db: Database) -> None:
     with db.connection() as conn:
         storage.privacy.forget_member(conn, T, "U1")
         storage.workspaces.purge_team(conn, T)
-    for table in BY_TEAM - {"forgotten_members"}:
+    stays = {"forgotten_members", "deleted_messages"}  # what must stay gone: member ids, message ids and times
+    for table in BY_TEAM - stays:
         assert _count(db, f"SELECT count(*) FROM {table} WHERE team_id = %s", T) == 0, table
     forgotten = "SELECT user_id FROM forgotten_members WHERE team_id = %s"
     with db.connection() as conn:
         assert conn.execute(forgotten, (T,)).fetchall() == [("U1",)], "the forget list stays (member ids only)"
+        assert _count(db, "SELECT count(*) FROM deleted_messages WHERE team_id = %s", T) > 0, "and the deletions"
         storage.workspaces.purge_team(conn, T, keep_forget_list=False)
-        assert conn.execute(forgotten, (T,)).fetchall() == [], "unless the admin drops it too"
+    for table in stays:
+        assert _count(db, f"SELECT count(*) FROM {table} WHERE team_id = %s", T) == 0, "unless the admin drops them"
     assert _count(db, "SELECT count(*) FROM papers WHERE id = %s", papers["only_here"]) == 0, (
         "a paper only this workspace's links brought in goes with it"
     )
