@@ -115,3 +115,14 @@ def test_a_reader_process_that_cannot_start_is_the_hosts_fault_not_the_files(
     status, note = _read(location, body)
     assert status == "later", (status, note)
     assert "process" in note, note
+
+
+def test_a_reading_process_is_given_none_of_paperpings_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file is read in a process of its own because a crafted file may take its parser over: that process gets
+    where Python finds PaperPing's code and nothing else, so no Slack token, database address or API key."""
+    from socialrag.knowledge.fulltext.apart import run_apart
+
+    for name in ("SLACK_BOT_TOKEN", "DATABASE_URL", "OPENAI_API_KEY", "PAPERPING_TOKEN_KEY"):
+        monkeypatch.setenv(name, "secret")
+    answer = run_apart("tests.support.env_worker", [], b"%PDF", 30, None, "file")
+    assert set(answer["names"]) <= {"PYTHONPATH", "PYTHONUTF8", "LC_CTYPE"}, answer

@@ -5,6 +5,7 @@ CPU seconds and memory and by a wall-clock deadline: the file on standard input,
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from typing import Any
@@ -15,6 +16,13 @@ CPU_SECONDS = 15  # CPU seconds, and memory, the reading process may use
 MEMORY = 1_500_000_000
 
 
+def reader_environment() -> dict[str, str]:
+    """The environment of a reading process: where Python finds PaperPing's code (this process's own import path),
+    and none of this process's settings. A parser a crafted file took over finds no Slack token, database address
+    or API key to take."""
+    return {"PYTHONPATH": os.pathsep.join(p for p in sys.path if p), "PYTHONUTF8": "1"}
+
+
 def run_apart(worker: str, args: list[str], data: bytes, most: float, seconds: float | None, what: str) -> Any:
     """The JSON ``worker`` answers for ``data`` within ``most`` seconds or the ``seconds`` the caller has left,
     whichever is shorter (``TimeUp`` when the caller's time is what ran out, or no process could be started;
@@ -22,7 +30,9 @@ def run_apart(worker: str, args: list[str], data: bytes, most: float, seconds: f
     limit = most if seconds is None else max(min(seconds, most), 0.0)
     command = [sys.executable, "-m", worker, *args, str(CPU_SECONDS), str(MEMORY)]
     try:
-        done = subprocess.run(command, input=data, capture_output=True, timeout=limit, check=False)
+        done = subprocess.run(
+            command, input=data, capture_output=True, timeout=limit, check=False, env=reader_environment()
+        )
     except subprocess.TimeoutExpired:
         if limit < most:
             raise TimeUp(f"the time for this paper ran out while its {what} was read ({limit:.0f} s left)") from None
