@@ -9,6 +9,7 @@ words and drops that markup.
 from __future__ import annotations
 
 import re
+import unicodedata
 
 _MEMBER_TOKEN = re.compile(r"\{@([^{}\s]{0,40})\}")
 # Slack's angle markup: <@U1>, <!here>, <!subteam^S1|@team>, <#C1|general>, <https://x|label>, <mailto:..>
@@ -29,10 +30,28 @@ _FENCE = re.compile(r"[<\uff1c\ufe64]{3,}|[>\uff1e\ufe65]{3,}")  # its lookalike
 _BRACKET = re.compile(r"[<>\uff1c\uff1e\ufe64\ufe65]")
 MOST_PASSES = 8  # layers of nested markup taken off one at a time
 # invisible characters: controls, zero-width spaces and joiners, direction marks, the soft hyphen, the byte-order
-# mark (what would hide a fence, ``DATA>\u2060>>``, or split a word the checks look for)
+# mark (what would hide a fence, ``DATA>\u2060>>``, or split a word the checks look for); the joiners only where
+# they shape nothing (``shaping_joiner``)
 _CONTROL = re.compile(
-    r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\xad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff]"
+    r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\xad\u061c\u180e\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff]"
 )
+JOINERS = "\u200c\u200d"  # zero-width non-joiner and joiner
+_JOINER = re.compile(f"[{JOINERS}]")
+
+
+def shaping_joiner(text: str, i: int) -> bool:
+    """Whether ``text[i]`` is a joiner that shapes a word: between two letters or marks of a script other than
+    ASCII's (a Persian name's non-joiner, a Devanagari conjunct's joiner beside its virama). No markup, fence or
+    English word the checks look for is made of such characters, so it hides none."""
+
+    def shaped(j: int) -> bool:
+        return 0 <= j < len(text) and not text[j].isascii() and unicodedata.category(text[j])[0] in "LM"
+
+    return text[i] in JOINERS and shaped(i - 1) and shaped(i + 1)
+
+
+def _hidden_joiner(m: re.Match[str]) -> str:
+    return m.group(0) if shaping_joiner(m.string, m.start()) else ""
 
 
 def _angle(m: re.Match[str]) -> str:
@@ -49,7 +68,7 @@ def as_data(text: str | None) -> str:
     spaces folded. Markup nested deeper than ``MOST_PASSES`` layers keeps none of its angle brackets."""
     if not text:
         return ""
-    out, settled = _settle(_CONTROL.sub("", text))
+    out, settled = _settle(_JOINER.sub(_hidden_joiner, _CONTROL.sub("", text)))
     if not settled:
         # deeper than any real message nests: a crafted one (``<!here|<a|<a|...x>x>>``), whose brackets all go,
         # so that no layer left over can close into markup; what remains is cleaned as usual

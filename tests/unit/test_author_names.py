@@ -68,6 +68,19 @@ def test_a_long_name_is_cut_and_real_names_are_kept_as_they_are() -> None:
         assert clean_name(real) == real
 
 
+def test_the_joiners_that_shape_persian_and_indic_names_are_kept_and_no_other() -> None:
+    """A zero-width non-joiner in a Persian name and a joiner beside a Devanagari virama are how those names are
+    written: kept. Between ASCII letters, or beside markup, a joiner only hides: dropped."""
+    for real in ("\u0645\u0647\u062f\u06cc\u200c\u0632\u0627\u062f\u0647", "\u0930\u094d\u200d\u092f"):
+        assert clean_name(real) == real
+    assert clean_name("Ada\u200dByron") == "AdaByron"
+    from socialrag.text import as_data
+
+    for hiding in ("DATA>\u200d>>", "<\u200c<<DATA", "@\u200chere", "<\u200d!channel>"):
+        assert not any(m in as_data(hiding) for m in (">>>", "<<<", "@here", "<!")), as_data(hiding)
+    assert clean_name("@\u200dchannel \u0645\u0647\u200c") == "channel \u0645\u0647"
+
+
 # initials run into a surname, as some sources write them: an address to the eye of a link finder ("A.De" ends
 # like a German domain), a name to everyone else
 RUN_ON = {"A.De Vries": "A. De Vries", "C.De Boer": "C. De Boer", "W.Ai": "W. Ai", "J.R.Me": "J. R. Me"}

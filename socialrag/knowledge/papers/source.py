@@ -13,7 +13,7 @@ from typing import Protocol, TypeVar
 
 from socialrag.knowledge.link_ids import fits_index
 from socialrag.models import Author, Paper
-from socialrag.text import BARE_DOMAIN, as_data
+from socialrag.text import BARE_DOMAIN, as_data, shaping_joiner
 
 log = logging.getLogger(__name__)
 
@@ -150,6 +150,13 @@ MAX_AFFILIATIONS = 5  # affiliations kept of one author
 _HIDDEN = frozenset(("Cc", "Cf", "Cs"))
 
 
+def _shown(text: str) -> str:
+    """``text`` without its hidden characters, except a joiner that shapes a word (``text.shaping_joiner``)."""
+    return "".join(
+        ch for i, ch in enumerate(text) if unicodedata.category(ch) not in _HIDDEN or shaping_joiner(text, i)
+    )
+
+
 def clean_name(value: object) -> str | None:
     """A person's or an institution's name from outside, as PaperPing keeps it: ``clean_text``, every control
     or format character dropped (before the markup, so that none can hide it), then its markup (``as_data``:
@@ -159,7 +166,7 @@ def clean_name(value: object) -> str | None:
     text = clean_text(value[: 8 * MAX_NAME] if isinstance(value, str) else value)
     if text is None:
         return None
-    text = "".join(ch for ch in text if unicodedata.category(ch) not in _HIDDEN)
+    text = _shown(text)
     text = as_data(BARE_DOMAIN.sub(_spaced_initials, text))
     text = text[:MAX_NAME].rstrip()
     return text if any(ch.isalnum() for ch in text) else None
