@@ -86,7 +86,11 @@ def cmd_unsave(inv: Invocation) -> str:
                 "Taking a paper off the list for everyone is for the member who invited me and the workspace's "
                 "admins; `/paperping unsave LINK` takes back your own save."
             )
-    paper_id = _paper_of(inv)
+    scheme, value = inv.args[:2]
+    with inv.ctx.db.connection() as conn:  # a paper PaperPing does not know is on no list: nothing is stored
+        paper_id = storage.papers.load_paper_ids(conn, [(scheme, value)]).get((scheme, value))
+    if paper_id is None:
+        return f"{_named(inv)} is not on this channel's reading list."
     with inv.ctx.db.connection() as conn:
         if inv.args[2:] == ("all",):
             storage.reading_list.remove_paper(conn, inv.team, inv.channel, paper_id, inv.now)

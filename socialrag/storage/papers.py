@@ -42,7 +42,7 @@ def ensure_papers(conn: psycopg.Connection, keys: Sequence[Key]) -> dict[Key, in
     wanted = list(dict.fromkeys(keys))
     if not wanted:
         return {}
-    found = _load_paper_ids(conn, wanted)
+    found = load_paper_ids(conn, wanted)
     missing = [k for k in wanted if k not in found]
     if missing:
         new_ids = [
@@ -66,11 +66,12 @@ def ensure_papers(conn: psycopg.Connection, keys: Sequence[Key]) -> dict[Key, in
         if orphans:
             # Another process registered the same identities meanwhile: use its rows.
             conn.execute("DELETE FROM papers WHERE id = ANY(%(ids)s::bigint[])", {"ids": orphans})
-            found.update(_load_paper_ids(conn, [k for k in missing if k not in got]))
+            found.update(load_paper_ids(conn, [k for k in missing if k not in got]))
     return found
 
 
-def _load_paper_ids(conn: psycopg.Connection, keys: Sequence[Key]) -> dict[Key, int]:
+def load_paper_ids(conn: psycopg.Connection, keys: Sequence[Key]) -> dict[Key, int]:
+    """The stored papers these identities name (an identity no paper has is left out; nothing is created)."""
     rows = conn.execute(
         """
         SELECT k.scheme, k.value, p.paper_id
@@ -152,7 +153,7 @@ def _add_readings(conn: psycopg.Connection, rows: Sequence[tuple[int, date, floa
 
 def _resolve_paper_rows(conn: psycopg.Connection, papers: Sequence[Paper]) -> list[int]:
     keys = [(s, v) for p in papers for s, v in p.ids.items()]
-    existing = _load_paper_ids(conn, keys)
+    existing = load_paper_ids(conn, keys)
     ids: list[int] = []
     for paper in papers:
         matches = sorted({existing[(s, v)] for s, v in paper.ids.items() if (s, v) in existing})

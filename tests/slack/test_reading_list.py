@@ -288,3 +288,15 @@ def test_an_export_slack_may_have_taken_is_not_uploaded_twice(harness: Harness, 
     again = harness.command("export ris")
     assert "I uploaded the reading list here at" in again
     assert len(harness.standin.calls_to("files.completeUploadExternal")) == 1, "the file was shared at most once"
+
+
+def test_unsave_of_a_paper_paperping_never_saw_stores_nothing_and_says_so(harness: Harness, db: Database) -> None:
+    """Taking back a save of a link nobody shared or saved: there is nothing to take back, and PaperPing neither
+    stores the paper nor queues it to be looked up on the member's word."""
+    with db.connection() as conn:
+        papers = conn.execute("SELECT count(*) FROM papers").fetchone()
+    said = harness.command("unsave https://arxiv.org/abs/2401.99999")
+    assert said == "`arxiv 2401.99999` is not on this channel's reading list."
+    with db.connection() as conn:
+        assert conn.execute("SELECT count(*) FROM papers").fetchone() == papers
+        assert conn.execute("SELECT count(*) FROM index_queue").fetchone() == (0,)
