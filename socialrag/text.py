@@ -41,17 +41,33 @@ _JOINER = re.compile(f"[{JOINERS}]")
 
 def shaping_joiner(text: str, i: int) -> bool:
     """Whether ``text[i]`` is a joiner that shapes a word: between two letters or marks of a script other than
-    ASCII's (a Persian name's non-joiner, a Devanagari conjunct's joiner beside its virama). No markup, fence or
-    English word the checks look for is made of such characters, so it hides none."""
+    Latin (a Persian name's non-joiner, a Devanagari conjunct's joiner beside its virama). A letter that folds to
+    an ASCII one (``é``, a fullwidth ``ｈ``) is Latin, and so is a mark over one: a joiner there would split a word
+    the checks fold (``fold_text``) and compare. No markup, fence or English word the checks look for is made of
+    such characters, so a joiner kept hides none."""
+    return text[i] in JOINERS and _script_letter(text, i - 1, back=True) and _script_letter(text, i + 1, back=False)
 
-    def shaped(j: int) -> bool:
-        return 0 <= j < len(text) and not text[j].isascii() and unicodedata.category(text[j])[0] in "LM"
 
-    return text[i] in JOINERS and shaped(i - 1) and shaped(i + 1)
+def _script_letter(text: str, j: int, *, back: bool) -> bool:
+    """Whether ``text[j]`` is a letter whose plain form is not ASCII, or a mark; before a joiner (``back``), a mark
+    only over such a letter (the first before its marks)."""
+    if not 0 <= j < len(text):
+        return False
+    if unicodedata.category(text[j])[0] == "M":
+        while back and j > 0 and unicodedata.category(text[j])[0] == "M":  # each run of marks walked once
+            j -= 1
+        if not back:
+            return True
+    return unicodedata.category(text[j])[0] == "L" and not unicodedata.normalize("NFKD", text[j])[0].isascii()
 
 
 def _hidden_joiner(m: re.Match[str]) -> str:
     return m.group(0) if shaping_joiner(m.string, m.start()) else ""
+
+
+def _shown(text: str) -> str:
+    """``text`` without its invisible characters (``_CONTROL``) and joiners that shape nothing."""
+    return _JOINER.sub(_hidden_joiner, _CONTROL.sub("", text))
 
 
 def _angle(m: re.Match[str]) -> str:
@@ -68,7 +84,7 @@ def as_data(text: str | None) -> str:
     spaces folded. Markup nested deeper than ``MOST_PASSES`` layers keeps none of its angle brackets."""
     if not text:
         return ""
-    out, settled = _settle(_JOINER.sub(_hidden_joiner, _CONTROL.sub("", text)))
+    out, settled = _settle(_shown(text))
     if not settled:
         # deeper than any real message nests: a crafted one (``<!here|<a|<a|...x>x>>``), whose brackets all go,
         # so that no layer left over can close into markup; what remains is cleaned as usual
@@ -80,7 +96,7 @@ def without_fence(text: str) -> str:
     """``text`` with invisible control characters and the prompts' data fence (``<<<``, ``>>>`` and lookalikes)
     dropped, and nothing else: what the model wrote from others' words, fed to a later prompt, keeps its member
     tokens and lines but cannot close that prompt's fence."""
-    return _FENCE.sub("", _CONTROL.sub("", text))
+    return _FENCE.sub("", _shown(text))
 
 
 def _settle(text: str) -> tuple[str, bool]:
