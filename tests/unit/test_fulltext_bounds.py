@@ -5,6 +5,8 @@ and nothing else is lost: the reader goes on with the next place, and the next p
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from socialrag.knowledge.fulltext import html, parse_fulltext
@@ -126,3 +128,22 @@ def test_a_reading_process_is_given_none_of_paperpings_settings(monkeypatch: pyt
         monkeypatch.setenv(name, "secret")
     answer = run_apart("tests.support.env_worker", [], b"%PDF", 30, None, "file")
     assert set(answer["names"]) <= {"PYTHONPATH", "PYTHONUTF8", "LC_CTYPE"}, answer
+
+
+def test_a_reading_process_imports_nothing_from_the_folder_paperping_runs_in(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``python -m`` would put the current folder first on the reading process's import path, ahead of the
+    installed parser (`paperping run` puts it on none of its own): a ``pypdf.py`` left in that folder must not be
+    what reads a PDF."""
+    from socialrag.knowledge.fulltext.apart import run_apart
+
+    planted = '{"pages": ["planted"], "count": 1, "title": "planted"}'
+    (tmp_path / "pypdf.py").write_text(
+        f"import os, sys\nsys.stdout.write({planted!r})\nsys.stdout.flush()\nos._exit(0)\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    pdf = text_pdf([["Methods", WORDS.decode()]])
+    answer = run_apart("socialrag.knowledge.fulltext.pdf_worker", ["60"], pdf, 30, None, "PDF")
+    assert answer.get("title") != "planted" and "planted" not in answer.get("pages", []), answer
+    assert any("Methods" in page for page in answer["pages"]), answer

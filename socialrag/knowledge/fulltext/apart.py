@@ -17,10 +17,10 @@ MEMORY = 1_500_000_000
 
 
 def reader_environment() -> dict[str, str]:
-    """The environment of a reading process: where Python finds PaperPing's code (this process's own import path),
-    and none of this process's settings. A parser a crafted file took over finds no Slack token, database address
-    or API key to take."""
-    return {"PYTHONPATH": os.pathsep.join(p for p in sys.path if p), "PYTHONUTF8": "1"}
+    """The environment of a reading process: where Python finds PaperPing's code (this process's own import path,
+    its folders named in full: ``''`` or a relative one would be the current folder), and none of this process's
+    settings. A parser a crafted file took over finds no Slack token, database address or API key to take."""
+    return {"PYTHONPATH": os.pathsep.join(p for p in sys.path if os.path.isabs(p)), "PYTHONUTF8": "1"}
 
 
 def run_apart(worker: str, args: list[str], data: bytes, most: float, seconds: float | None, what: str) -> Any:
@@ -28,7 +28,8 @@ def run_apart(worker: str, args: list[str], data: bytes, most: float, seconds: f
     whichever is shorter (``TimeUp`` when the caller's time is what ran out, or no process could be started;
     ``FullTextError`` when the file took ``most``, or the process's memory or CPU time)."""
     limit = most if seconds is None else max(min(seconds, most), 0.0)
-    command = [sys.executable, "-m", worker, *args, str(CPU_SECONDS), str(MEMORY)]
+    # -P: the current folder is not put first on its import path, as ``-m`` would (a planted ``pypdf.py``)
+    command = [sys.executable, "-P", "-m", worker, *args, str(CPU_SECONDS), str(MEMORY)]
     try:
         done = subprocess.run(
             command, input=data, capture_output=True, timeout=limit, check=False, env=reader_environment()
