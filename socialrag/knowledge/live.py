@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 
 import psycopg
 
@@ -50,18 +50,25 @@ def record_edit(conn: psycopg.Connection, message: Message, *, was_share: bool |
     _take_out(conn, message, remember=message.edited_at is not None and was_share is not False)
 
 
+EDIT_SKEW = timedelta(minutes=5)  # how far a copy's edit time may run ahead of this host's clock
+
+
 def record_unshared_copies(conn: psycopg.Connection, messages: Sequence[Message]) -> int:
     """Copies of messages a history page or an export shows that ``is_kept`` does not keep (the reader's
     ``ThreadTracker`` said so): one edited with no paper link that is stored as a share, edited before this copy
     or never, is taken out as ``record_edit`` takes out an edit that took the link out (the share and its thread
     leave, and the edit is remembered), for the edit event may never have come. The stored shares are found in one
     query; nothing is written of a message not stored, nor of an unedited copy, nor of PaperPing's own posts.
-    Returns how many stored messages went."""
+    An export is a file of unknown origin: a copy is an edit of the stored share only when it has the share's
+    author (only they can edit it) and an edit time between its posting and now (``EDIT_SKEW`` ahead at most; an
+    edit dated in 2099 would outrank every real one). Returns how many stored messages went."""
+    latest = datetime.now(UTC) + EDIT_SKEW
     seen = sorted(
-        (m for m in messages if m.edited_at is not None and not m.papers), key=lambda m: m.edited_at or m.posted_at
+        (m for m in messages if m.edited_at is not None and not m.papers and m.posted_at <= m.edited_at <= latest),
+        key=lambda m: m.edited_at or m.posted_at,
     )
     edited = {(m.team_id, m.channel_id, m.ts): m for m in seen}  # a message seen twice: its latest copy
-    copies = [(*key, m.edited_at) for key, m in edited.items() if m.edited_at is not None]
+    copies = [(*key, m.edited_at, m.user_id) for key, m in edited.items() if m.edited_at is not None]
     return sum(
         _take_out(conn, edited[key], remember=False)
         for key in sorted(storage.deletions.load_outdated_shares(conn, copies))

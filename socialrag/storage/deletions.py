@@ -75,20 +75,21 @@ def load_deleted(conn: psycopg.Connection, keys: Sequence[tuple[str, str, str]])
 
 
 def load_outdated_shares(
-    conn: psycopg.Connection, copies: Sequence[tuple[str, str, str, datetime]]
+    conn: psycopg.Connection, copies: Sequence[tuple[str, str, str, datetime, str | None]]
 ) -> set[tuple[str, str, str]]:
-    """Those of these (team, channel, ts, edited at) copies whose message is stored as a share (it links a paper)
-    that an edit at that time is newer than (stored unedited, or edited earlier), leaving out a reply in a stored
-    thread (kept as a reply whatever it links) and PaperPing's own posts."""
+    """Those of these (team, channel, ts, edited at, author) copies whose message is stored as a share (it links a
+    paper) by that author that an edit at that time is newer than (stored unedited, or edited earlier), leaving out
+    a reply in a stored thread (kept as a reply whatever it links) and PaperPing's own posts."""
     if not copies:
         return set()
     rows = conn.execute(
         """
         SELECT m.team_id, m.channel_id, m.ts
-          FROM unnest(%(t)s::text[], %(c)s::text[], %(ts)s::text[], %(e)s::timestamptz[])
-               AS k(team_id, channel_id, ts, e)
+          FROM unnest(%(t)s::text[], %(c)s::text[], %(ts)s::text[], %(e)s::timestamptz[], %(u)s::text[])
+               AS k(team_id, channel_id, ts, e, u)
           JOIN messages m USING (team_id, channel_id, ts)
          WHERE (m.edited_at IS NULL OR m.edited_at < k.e)
+           AND m.user_id IS NOT DISTINCT FROM k.u
            AND EXISTS (SELECT 1 FROM message_papers mp WHERE mp.message_id = m.id)
            AND NOT (m.is_reply AND EXISTS (SELECT 1 FROM messages r
                                             WHERE r.team_id = m.team_id AND r.channel_id = m.channel_id
@@ -96,7 +97,7 @@ def load_outdated_shares(
            AND NOT EXISTS (SELECT 1 FROM recommendations p
                             WHERE p.team_id = m.team_id AND p.channel_id = m.channel_id AND p.message_ts = m.ts)
         """,
-        {f: [c[i] for c in copies] for i, f in enumerate(("t", "c", "ts", "e"))},
+        {f: [c[i] for c in copies] for i, f in enumerate(("t", "c", "ts", "e", "u"))},
     ).fetchall()
     return {(r[0], r[1], r[2]) for r in rows}
 

@@ -163,3 +163,24 @@ def test_paperping_own_post_shown_edited_without_a_link_stays(harness: Harness, 
     history(harness, own | {"edited": {"user": "UBOT", "ts": f"{float(post['ts']) + 60:.6f}"}})
     assert count(db, "SELECT count(*) FROM messages WHERE ts = %s", post["ts"]) == 1
     assert remembered(db) == []
+
+
+def test_an_export_copy_edited_in_the_future_or_by_someone_else_takes_no_share_out(
+    harness: Harness, db: Database, tmp_path: Path
+) -> None:
+    """An export comes from a file of unknown origin. Its ``edited`` time may be a made-up one (the year 2099:
+    every real edit after it would be taken for older, and the share kept out) and its author another member's
+    (only a message's author can edit it in Slack): neither copy is an edit of the stored share, which stays with
+    its thread, and no edit is remembered."""
+    share(harness)
+    future = f"{4_102_444_000.0:.6f}"  # 2099
+    report = export(db, tmp_path, root(UNLINKED, future), reply())
+    assert report.channels[0].unshared == 0
+    export(db, tmp_path, root(UNLINKED, EDIT_1, user="U3"), reply())
+    history(harness, root(UNLINKED, future), reply())
+    assert stored(db) == (f"read this {OLD}", ["1706.03762"])
+    assert count(db, "SELECT count(*) FROM messages") == 2
+    assert remembered(db) == []
+    # the author's real edit still takes it out
+    export(db, tmp_path, root(UNLINKED, EDIT_1), reply())
+    assert_not_shared(db)
