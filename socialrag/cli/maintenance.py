@@ -53,14 +53,16 @@ def purge(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase) -
     drop = bool(args.drop_forget_list)
     with db.connection() as conn:
         channels = [c for c in storage.workspaces.find_channels(conn) if c[0] == args.team]
-        messages, members, known, listed = storage.workspaces.load_team_footprint(conn, args.team)
+        messages, members, known, listed, remembered = storage.workspaces.load_team_footprint(conn, args.team)
         stored = storage.workspaces.load_team_ids(conn)
     team = printable(args.team)
-    if not (channels or messages or members or known or (listed and drop)):
-        if listed:
+    # what a purge keeps unless --drop-forget-list: the forget list, and the deletions remembered (with or without it)
+    kept_here = f"its forget list ({_members(listed)})" if listed else "its remembered deletions"
+    if not (channels or messages or members or known or ((listed or remembered) and drop)):
+        if listed or remembered:
             print(
-                f"paperping: workspace {team} was purged already; only its forget list ({_members(listed)}) is "
-                "kept, and --drop-forget-list deletes it",
+                f"paperping: workspace {team} was purged already; only {kept_here} {'is' if listed else 'are'} "
+                f"kept, and --drop-forget-list deletes {'it' if listed else 'them'}",
                 file=sys.stderr,
             )
             return 2
@@ -76,6 +78,10 @@ def purge(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase) -
         forget_list = (
             f"; its forget list ({_members(listed)}) and remembered deletions stay unless you add --drop-forget-list"
         )
+    elif remembered and drop:
+        forget_list = ", and its remembered deletions, which an old export may then bring back"
+    elif remembered:
+        forget_list = "; its remembered deletions stay unless you add --drop-forget-list"
     else:
         forget_list = ""
     if not args.yes:
@@ -95,6 +101,9 @@ def purge(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase) -
         f"; kept its forget list ({_members(counts['kept'])}) and remembered deletions: an export imported after a "
         "new installation stores nothing of theirs, nor messages deleted in Slack"
         if counts["kept"]
+        else "; kept its remembered deletions: an export imported after a new installation brings back no message "
+        "deleted in Slack"
+        if remembered and not drop
         else ""
     )
     print(

@@ -29,21 +29,22 @@ def team_exists(conn: psycopg.Connection, team_id: str) -> bool:
     return conn.execute("SELECT 1 FROM teams WHERE team_id = %(t)s", {"t": team_id}).fetchone() is not None
 
 
-def load_team_footprint(conn: psycopg.Connection, team_id: str) -> tuple[int, int, bool, int]:
+def load_team_footprint(conn: psycopg.Connection, team_id: str) -> tuple[int, int, bool, int, int]:
     """(messages, members, whether the workspace itself or its installation is stored, members on its forget
-    list): what a purge says it takes."""
+    list, messages remembered as deleted): what a purge says it takes."""
     row = conn.execute(
         """
         SELECT (SELECT count(*) FROM messages WHERE team_id = %(t)s),
                (SELECT count(*) FROM members WHERE team_id = %(t)s),
                EXISTS (SELECT 1 FROM teams WHERE team_id = %(t)s)
                OR EXISTS (SELECT 1 FROM installations WHERE team_id = %(t)s),
-               (SELECT count(*) FROM forgotten_members WHERE team_id = %(t)s)
+               (SELECT count(*) FROM forgotten_members WHERE team_id = %(t)s),
+               (SELECT count(*) FROM deleted_messages WHERE team_id = %(t)s)
         """,
         {"t": team_id},
     ).fetchone()
     assert row is not None
-    return int(row[0]), int(row[1]), bool(row[2]), int(row[3])
+    return int(row[0]), int(row[1]), bool(row[2]), int(row[3]), int(row[4])
 
 
 def load_team_ids(conn: psycopg.Connection) -> list[str]:

@@ -165,3 +165,27 @@ def test_a_member_who_asked_to_be_forgotten_stays_forgotten_after_a_purge_and_a_
     with env.connection() as conn:
         assert conn.execute("SELECT count(*) FROM forgotten_members").fetchone() == (0,)
         assert conn.execute("SELECT count(*) FROM messages").fetchone() == (0,)
+
+
+def test_remembered_deletions_of_a_workspace_with_no_forget_list_are_said_kept_and_can_be_dropped(
+    env: Database, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A purge keeps the deletions remembered even when nobody is on the forget list; it says so, and a later
+    ``--drop-forget-list`` deletes them, as the help says, where before it answered that no such workspace was
+    stored and kept them."""
+    from socialrag import storage
+    from socialrag.knowledge import record_deletion
+    from tests.support.exports import DAY, T0
+
+    assert main(["import-export", str(lab_export(tmp_path)), "--team-domain", "lab", "--no-embed"]) == 0
+    with env.connection() as conn:
+        (team,) = storage.workspaces.load_team_ids(conn)
+        record_deletion(conn, team, "C1", f"{T0 + DAY:.6f}")
+    capsys.readouterr()
+    assert main(["purge", "--team", team, "--yes"]) == 0
+    assert "kept its remembered deletions" in capsys.readouterr().out
+    assert main(["purge", "--team", team, "--yes"]) == 2
+    assert "was purged already; only its remembered deletions are kept" in capsys.readouterr().err
+    assert main(["purge", "--team", team, "--drop-forget-list", "--yes"]) == 0
+    with env.connection() as conn:
+        assert conn.execute("SELECT count(*) FROM deleted_messages").fetchone() == (0,)
