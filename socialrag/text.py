@@ -25,7 +25,10 @@ BARE_DOMAIN = re.compile(
 )
 _BROADCAST = re.compile(r"@+(?=(?:here|channel|everyone|all)\b)", re.IGNORECASE)
 # the fence the prompts put around data (``<<<DATA`` ... ``DATA>>>``): data must not be able to close it
-_FENCE = re.compile(r"[<\uff1c\ufe64]{3,}|[>\uff1e\ufe65]{3,}")  # its lookalikes too (＞＞＞, ﹥﹥﹥)
+# combining marks, which a bracket may carry without ceasing to read as one (``>\u0301>>``)
+_MARKS = r"[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]*"
+# its lookalikes too (＞＞＞, ﹥﹥﹥), and with marks on its brackets
+_FENCE = re.compile(rf"(?:[<\uff1c\ufe64]{_MARKS}){{3,}}|(?:[>\uff1e\ufe65]{_MARKS}){{3,}}")
 # every angle bracket and its lookalikes, dropped from text nested too deep to clean layer by layer
 _BRACKET = re.compile(r"[<>\uff1c\uff1e\ufe64\ufe65]")
 MOST_PASSES = 8  # layers of nested markup taken off one at a time

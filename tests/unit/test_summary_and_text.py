@@ -269,3 +269,14 @@ def test_a_joiner_between_latin_letters_is_dropped_so_folded_words_stay_whole() 
     for real in ("\u0645\u0647\u062f\u06cc\u200c\u0632\u0627\u062f\u0647", "\u0930\u094d\u200d\u092f"):
         assert as_data(real) == real and clean_name(real) == real
     assert as_data("\u0301\u200d\u0416") == "\u0301\u0416", "a mark with no letter before it shapes nothing"
+
+
+def test_marks_on_the_brackets_hide_no_fence() -> None:
+    """A combining mark on a bracket (``>\u0301``) still reads as that bracket: the fence with marks on it goes from
+    data and from what the model wrote, and a lone ``>`` or ``>>`` in a text stays."""
+    from socialrag.text import without_fence
+
+    for hiding in ("DATA>\u0301>>", "DATA>\u0301\u0302>\u20d2>", "<\u0300<<DATA", "\uff1e\u0301\uff1e\uff1e"):
+        for cleaned in (as_data(hiding), without_fence(hiding)):
+            assert ">" not in cleaned.replace("\u0301", "") and "<" not in cleaned and "\uff1e" not in cleaned, cleaned
+    assert as_data("a > b, x >> y") == "a > b, x >> y"
