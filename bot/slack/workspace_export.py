@@ -181,6 +181,20 @@ def _team_id(users: Sequence[dict[str, Any]], override: str | None, problems: Se
     raise InputError(f"{why} cannot tell which workspace this export is from: pass --team-id T... (the workspace id)")
 
 
+def _one_workspace_home(db: Database, team: str) -> None:
+    """An export says itself which workspace it is from. In a home that holds another workspace, that is taken only
+    from the operator (``--team-id``): a file of unknown origin cannot write into, or take shares out of, a
+    workspace other than the one it was given for."""
+    with db.connection() as conn:
+        others = [t for t in storage.workspaces.load_team_ids(conn) if t != team]
+    if others:
+        held = ", ".join(printable(t) for t in others[:5]) + (" and more" if len(others) > 5 else "")
+        raise InputError(
+            f"this home holds another workspace ({held}), and the export says it is from {printable(team)}: say "
+            f"which workspace it is from with --team-id"
+        )
+
+
 def _select_channels(
     raw: list[dict[str, Any]], team_id: str, wanted: Sequence[str] | None, problems: list[str]
 ) -> list[Channel]:
@@ -231,6 +245,8 @@ def import_export(
         users = reader.read_json("users.json", problems) or []
         users = [u for u in users if isinstance(u, dict)] if isinstance(users, list) else []
         team = _team_id(users, team_id, problems)
+        if team_id is None:
+            _one_workspace_home(db, team)
         selected = _select_channels(reader.channels(problems), team, channels, problems)
         members = {m.user_id: m for m in (member_from_slack(u, team) for u in users) if m is not None}
         report = ImportReport(team_id=team, problems=problems)

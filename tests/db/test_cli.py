@@ -189,3 +189,26 @@ def test_remembered_deletions_of_a_workspace_with_no_forget_list_are_said_kept_a
     assert main(["purge", "--team", team, "--drop-forget-list", "--yes"]) == 0
     with env.connection() as conn:
         assert conn.execute("SELECT count(*) FROM deleted_messages").fetchone() == (0,)
+
+
+def test_an_export_naming_another_workspace_of_the_home_is_imported_only_when_the_operator_says_which(
+    env: Database, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A home that serves two workspaces: an export file says itself which workspace it is from, and a file of
+    unknown origin could name the other one. Without --team-id nothing is imported and the operator is told why;
+    with it, the file goes where the operator said."""
+    from tests.support.exports import TEAM, msg, user, write_export
+
+    with env.connection() as conn:
+        conn.execute("INSERT INTO teams (team_id, domain) VALUES ('T0OTHER', 'other')")
+    share = msg(1_700_000_000.0, "U2", "<https://arxiv.org/abs/1706.03762|Attention>")
+    export = write_export(tmp_path / "x.zip", {"general": ("C9", ["U2"], [share])}, [user("U2", "ben")])
+    assert main(["import-export", str(export), "--no-embed"]) == 2
+    err = capsys.readouterr().err
+    assert f"this home holds another workspace (T0OTHER), and the export says it is from {TEAM}" in err
+    assert "--team-id" in err
+    with env.connection() as conn:
+        assert conn.execute("SELECT count(*) FROM messages").fetchone() == (0,)
+    assert main(["import-export", str(export), "--team-id", TEAM, "--no-embed"]) == 0
+    with env.connection() as conn:
+        assert conn.execute("SELECT count(*) FROM messages WHERE team_id = %s", (TEAM,)).fetchone() == (1,)
