@@ -79,14 +79,22 @@ def handle_message(
         ctx.wake.index_soon()  # its paper is looked up at once, and the context reply follows
 
 
+def channel_now(ctx: AppContext, client: WebClient, channel: str, what: str) -> dict[str, Any] | None:
+    """The channel as Slack says it is now (``conversations.info``), for an event about it that may be late or
+    resent; None, logged with ``what`` the event said, when Slack does not say."""
+    try:
+        info = ctx.pacer.call(client.conversations_info, channel=channel)["channel"]
+    except (PaperPingError, KeyError, TypeError) as exc:
+        log.warning("%s was %s, and Slack did not say so: %s", channel, what, exc)
+        return None
+    return info if isinstance(info, dict) else None
+
+
 def handle_rename(ctx: AppContext, conn: psycopg.Connection, client: WebClient, team: str, channel: str) -> None:
     """A rename: the channel's name as Slack gives it now, not as the event says, so that a resent or late event
     never brings back an older name."""
-    try:
-        found = channel_from_slack(ctx.pacer.call(client.conversations_info, channel=channel)["channel"], team)
-    except (PaperPingError, KeyError, TypeError) as exc:
-        log.warning("%s was renamed, and Slack did not say its new name: %s", channel, exc)
-        return
+    info = channel_now(ctx, client, channel, "renamed")
+    found = channel_from_slack(info, team) if info is not None else None
     if found is not None and 0 < len(found.name) <= CHANNEL_NAME_MAX:
         storage.workspaces.rename_channel(conn, team, channel, found.name)
 
@@ -105,12 +113,8 @@ def handle_archive(
     current = storage.settings.load_channel_settings(conn, team, channel)
     if current.activated_at is None:
         return  # a channel PaperPing never joined
-    try:
-        info = ctx.pacer.call(client.conversations_info, channel=channel)["channel"]
-    except (PaperPingError, KeyError, TypeError) as exc:
-        log.warning("%s was %sarchived, and Slack did not say so: %s", channel, "" if archived else "un", exc)
-        info = None
-    now_archived = bool(info.get("is_archived")) if isinstance(info, dict) else None
+    info = channel_now(ctx, client, channel, "archived" if archived else "unarchived")
+    now_archived = bool(info.get("is_archived")) if info is not None else None
     if archived:
         if now_archived is False:
             log.info("an archive message of %s, which Slack says is not archived: ignored", channel)
@@ -120,7 +124,7 @@ def handle_archive(
             )
             log.info("%s was archived: its posts stop", channel)
         return
-    if now_archived is not False:
+    if info is None or now_archived is not False:
         return  # still archived, or Slack could not say: `/paperping resume` or an invitation starts it
     if not current.active and current.stopped_reason == ARCHIVED and info.get("is_member", True):
         ctx.channels.activate(team, channel)
