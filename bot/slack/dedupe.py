@@ -106,8 +106,8 @@ class Deduplicate(Middleware):
         if claim == "handled":
             return self._drop(req, key, "handled before")
         req.context[DUPLICATE] = True
-        retry = (req.headers.get("x-slack-retry-num") or ["none"])[0]
-        log.info("event %s (Slack's retry %s) is still being handled; Slack is asked to send it later", key, retry)
+        retry = retry_number(req)
+        log.info("event %s (Slack's retry %d) is still being handled; Slack is asked to send it later", key, retry)
         return BoltResponse(status=503, body="")
 
     @staticmethod

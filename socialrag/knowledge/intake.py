@@ -70,8 +70,8 @@ def _not_deleted(
     kept = [
         m
         for m, key in zip(messages, keys, strict=True)
-        if (key not in gone or key in newer)
-        and (m.thread_ts is None or _thread_stands(gone, newer, (m.team_id, m.channel_id, m.thread_ts)))
+        if _stands(gone, newer, key)
+        and (m.thread_ts is None or _stands(gone, newer, (m.team_id, m.channel_id, m.thread_ts)))
     ]
     stored = sorted(newer & {(m.team_id, m.channel_id, _base_ts(m.ts)) for m in kept})
     removed = storage.deletions.load_removed_reactions(
@@ -97,12 +97,12 @@ def _edited_since(message: Message, at: datetime) -> bool:
     return message.edited_at is not None and message.edited_at >= at
 
 
-def _thread_stands(
-    gone: dict[tuple[str, str, str], datetime | None], newer: set[tuple[str, str, str]], root: tuple[str, str, str]
+def _stands(
+    gone: dict[tuple[str, str, str], datetime | None], newer: set[tuple[str, str, str]], key: tuple[str, str, str]
 ) -> bool:
-    """Whether the thread of ``root`` may be stored: its first message was neither deleted nor left with no paper
-    link by an edit, unless a copy of it newer than that edit came with the reply."""
-    return root not in gone or root in newer
+    """Whether the message ``key`` (a copy of it, or the first message of a reply's thread) may be stored: it was
+    neither deleted nor left with no paper link by an edit, unless a copy of it newer than that edit came along."""
+    return key not in gone or key in newer
 
 
 def _newest_copies(messages: Sequence[Message]) -> list[Message]:
