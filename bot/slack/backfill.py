@@ -72,8 +72,8 @@ def _page_messages(
             continue
         if m is not None and tracker.keep(m):
             kept.append(m)
-        elif m is not None and m.edited_at is not None and not m.papers:
-            edited.append(replace(m, text="", reactions=()))  # only which message, and when it was edited
+        elif m is not None and (copy := knowledge.unshared_copy(m)) is not None:
+            edited.append(copy)
     return kept, edited
 
 

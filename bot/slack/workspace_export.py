@@ -13,7 +13,7 @@ import zipfile
 import zlib
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
@@ -296,8 +296,8 @@ def _import_channel(
                     problems.append(f"{rel}, message {position} (by time): {exc}; skipped")
                 continue
             if msg is None or not tracker.keep(msg):
-                if msg is not None and msg.edited_at is not None and not msg.papers:
-                    edited.append(replace(msg, text="", reactions=()))  # which message, and when it was edited
+                if msg is not None and (copy := knowledge.unshared_copy(msg)) is not None:
+                    edited.append(copy)
                 continue
             batch.append(msg)
             if msg.user_id:

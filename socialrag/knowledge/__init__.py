@@ -45,6 +45,7 @@ if TYPE_CHECKING:
         record_own_post,
         record_reaction,
         record_unshared_copies,
+        unshared_copy,
     )
     from socialrag.knowledge.paper_watch import check_follow_ups
     from socialrag.knowledge.papers.biorxiv import CATEGORIES, SERVERS, normalize_category

@@ -53,6 +53,14 @@ def record_edit(conn: psycopg.Connection, message: Message, *, was_share: bool |
 EDIT_SKEW = timedelta(minutes=5)  # how far a copy's edit time may run ahead of this host's clock
 
 
+def unshared_copy(message: Message) -> Message | None:
+    """What a reader keeps of a copy it does not store, for ``record_unshared_copies``: one edited with no paper
+    link, as only which message it is and when it was edited (no words, no reactions); None for any other."""
+    if message.edited_at is None or message.papers:
+        return None
+    return replace(message, text="", reactions=())
+
+
 def record_unshared_copies(conn: psycopg.Connection, messages: Sequence[Message]) -> int:
     """Copies of messages a history page or an export shows that ``is_kept`` does not keep (the reader's
     ``ThreadTracker`` said so): one edited with no paper link that is stored as a share, edited before this copy
