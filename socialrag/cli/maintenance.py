@@ -57,33 +57,28 @@ def purge(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase) -
         stored = storage.workspaces.load_team_ids(conn)
     team = printable(args.team)
     # what a purge keeps unless --drop-forget-list: the forget list, and the deletions remembered (with or without it)
-    kept_here = f"its forget list ({_members(listed)})" if listed else "its remembered deletions"
-    if not (channels or messages or members or known or ((listed or remembered) and drop)):
-        if listed or remembered:
+    if listed:
+        stays = f"its forget list ({_members(listed)}) and remembered deletions"
+    else:
+        stays = "its remembered deletions" if remembered else ""
+    if not (channels or messages or members or known or (stays and drop)):
+        if stays:
+            only = f"its forget list ({_members(listed)}) is" if listed else "its remembered deletions are"
             print(
-                f"paperping: workspace {team} was purged already; only {kept_here} {'is' if listed else 'are'} "
-                f"kept, and --drop-forget-list deletes {'it' if listed else 'them'}",
+                f"paperping: workspace {team} was purged already; only {only} kept, and --drop-forget-list deletes "
+                f"{'it' if listed else 'them'}",
                 file=sys.stderr,
             )
             return 2
         ids = ", ".join(printable(t) for t in stored[:20]) or "none"
         print(f"paperping: no workspace {team} is stored, so nothing was deleted; stored: {ids}", file=sys.stderr)
         return 2
-    if listed and drop:
-        forget_list = (
-            f", and its forget list ({_members(listed)}) and remembered deletions, which an old export may then "
-            "bring back"
-        )
-    elif listed:
-        forget_list = (
-            f"; its forget list ({_members(listed)}) and remembered deletions stay unless you add --drop-forget-list"
-        )
-    elif remembered and drop:
-        forget_list = ", and its remembered deletions, which an old export may then bring back"
-    elif remembered:
-        forget_list = "; its remembered deletions stay unless you add --drop-forget-list"
-    else:
+    if not stays:
         forget_list = ""
+    elif drop:
+        forget_list = f", and {stays}, which an old export may then bring back"
+    else:
+        forget_list = f"; {stays} stay unless you add --drop-forget-list"
     if not args.yes:
         names = ", ".join(f"#{printable(name)}" for _, _, name in channels[:10])
         more = f" and {len(channels) - 10} more" if len(channels) > 10 else ""
@@ -97,15 +92,11 @@ def purge(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase) -
         return 2
     with db.connection() as conn:
         counts = storage.workspaces.purge_team(conn, args.team, keep_forget_list=not drop)
-    kept = (
-        f"; kept its forget list ({_members(counts['kept'])}) and remembered deletions: an export imported after a "
-        "new installation stores nothing of theirs, nor messages deleted in Slack"
-        if counts["kept"]
-        else "; kept its remembered deletions: an export imported after a new installation brings back no message "
-        "deleted in Slack"
-        if remembered and not drop
-        else ""
-    )
+    if not stays or drop:
+        kept = ""
+    else:
+        comes_back = "stores nothing of theirs, nor messages" if listed else "brings back no message"
+        kept = f"; kept {stays}: an export imported after a new installation {comes_back} deleted in Slack"
     print(
         f"workspace {team}: deleted {counts['channels']} channels, {counts['messages']} messages and "
         f"replies (with their reactions), {counts['members']} members{kept}"

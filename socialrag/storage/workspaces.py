@@ -327,8 +327,7 @@ def purge_team(conn: psycopg.Connection, team_id: str, *, keep_forget_list: bool
     Public paper metadata, shared by every workspace, stays. So do the workspace's forget list (member ids and
     when they asked) and the messages remembered as deleted or edited to link no paper (their ids and times, for
     ``storage.deletions.KEPT``), unless ``keep_forget_list`` is false: a later installation that imports an old
-    export must not store those members or messages again. ``kept`` in the answer is how many forget-list
-    entries stayed."""
+    export must not store those members or messages again."""
     params = {"t": team_id}
     made_here = forget_text_vectors(conn, "m.team_id = %(t)s", params)
     referred = [r[0] for r in conn.execute(_TEAM_PAPERS, params).fetchall()]
@@ -358,8 +357,6 @@ def purge_team(conn: psycopg.Connection, team_id: str, *, keep_forget_list: bool
     # embedded again
     counts["papers"] = drop_orphaned_papers(conn, made_here, referred)
     requeue_shared(conn, made_here)
-    kept = conn.execute("SELECT count(*) FROM forgotten_members WHERE team_id = %(t)s", params).fetchone()
-    counts["kept"] = int(kept[0]) if kept else 0
     return counts
 
 
