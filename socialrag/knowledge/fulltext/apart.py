@@ -16,6 +16,17 @@ CPU_SECONDS = 15  # CPU seconds, and memory, the reading process may use
 MEMORY = 1_500_000_000
 
 
+def limit(cpu_seconds: int, memory: int) -> None:
+    """The reading process's own bounds, set by the worker before the file is read (where the platform has them)."""
+    try:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds))
+        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    except (ImportError, ValueError, OSError):  # the parent's deadline still holds
+        pass
+
+
 def reader_environment() -> dict[str, str]:
     """The environment of a reading process: where Python finds PaperPing's code (this process's own import path,
     its folders named in full: ``''`` or a relative one would be the current folder), and none of this process's

@@ -11,7 +11,7 @@ from dataclasses import asdict
 
 
 def main() -> None:
-    from socialrag.knowledge.fulltext.pdf_worker import limit
+    from socialrag.knowledge.fulltext.apart import limit
 
     if len(sys.argv) > 2:
         limit(int(sys.argv[1]), int(sys.argv[2]))

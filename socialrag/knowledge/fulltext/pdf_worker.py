@@ -33,18 +33,9 @@ def extract(data: bytes, most_pages: int) -> dict[str, object]:
     return {"pages": pages, "count": count, "title": str(title)[:300] if title else None}
 
 
-def limit(cpu_seconds: int, memory: int) -> None:
-    """This process's own bounds, set before the file is read (where the platform has them)."""
-    try:
-        import resource
-
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds))
-        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
-    except (ImportError, ValueError, OSError):  # the parent's deadline still holds
-        pass
-
-
 def main() -> None:
+    from socialrag.knowledge.fulltext.apart import limit
+
     most = int(sys.argv[1]) if len(sys.argv) > 1 else 60
     if len(sys.argv) > 3:
         limit(int(sys.argv[2]), int(sys.argv[3]))
