@@ -117,6 +117,9 @@ class Paper:
     date_precision: DatePrecision | None = None
     oa_pdf_url: str | None = None  # an open-access PDF a source points to (OpenAlex), and its licence
     oa_licence: str | None = None
+    # schemes of ``ids`` the paper's authors wrote into the source's record, not the source's own (arXiv's DOI
+    # field): such an identity naming a stored paper of another title does not make the two one paper
+    claims: tuple[str, ...] = ()
 
 
 DatePrecision = Literal["day", "month", "year"]

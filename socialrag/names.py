@@ -122,3 +122,18 @@ def _display(text: str) -> str:
     text = _YEAR.sub("", text)
     text = re.sub(r"\s*[,:]?\s*\(?\bvolume\b.*$", "", text, flags=re.IGNORECASE)
     return " ".join(text.split()).strip(" ,:") or text
+
+
+def _title_words(title: str) -> set[str]:
+    """The words that tell titles apart: four letters or more, or holding a digit."""
+    return {w for w in fold_text(title).split() if len(w) >= 4 or any(c.isdigit() for c in w)}
+
+
+def titles_agree(one: str | None, other: str | None) -> bool:
+    """Whether two titles can be one paper's: half the telling words of the shorter, or more, are in the other
+    (a preprint's title and its published one's usually share most). A title unknown, or with no telling word
+    (one in a script folding leaves nothing of), agrees with any: nothing tells them apart."""
+    first, second = _title_words(one or ""), _title_words(other or "")
+    if not first or not second:
+        return True
+    return 2 * len(first & second) >= min(len(first), len(second))

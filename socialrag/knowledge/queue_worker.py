@@ -197,7 +197,7 @@ class Indexer:
             for source, error in result.outcomes.items():  # a source failing again and again is held as a whole
                 storage.source_pace.record_source_outcome(conn, source, error, now)
         papers = [(i, replace(p, ids={**requests[i], **p.ids})) for i, p in enumerate(found) if p is not None]
-        refused = record_found(self.db, papers, now)  # a record the database refuses costs only its own paper
+        refused = record_found(self.db, papers, need, now)  # a record the database refuses costs only its own paper
         if refused:
             result.errors = [*(result.errors or []), f"the database refused the metadata of {len(refused)} paper(s)"]
         with self.db.connection() as conn:

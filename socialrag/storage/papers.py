@@ -1,7 +1,5 @@
-"""Queries on the paper side of the knowledge base: identities, metadata, authors, venues, references.
-
-A paper is one row in ``papers`` known by any number of identities in ``paper_ids``. When metadata shows
-that two rows are the same paper (an arXiv id and a DOI, say), the rows are merged into the older one.
+"""Queries on the paper side of the knowledge base: metadata, authors, venues, references. Which stored paper a
+record is, by its identities, is ``storage.identities``'s (its queries are named here too, as they always were).
 """
 
 from __future__ import annotations
@@ -13,8 +11,10 @@ import psycopg
 
 from socialrag.models import Paper
 from socialrag.names import normalize_person_name, normalize_venue
-
-Key = tuple[str, str]
+from socialrag.storage.identities import ensure_papers as ensure_papers
+from socialrag.storage.identities import load_identities as load_identities
+from socialrag.storage.identities import load_paper_ids as load_paper_ids
+from socialrag.storage.identities import resolve_paper_rows
 
 # Which identity to prefer when a paper is asked of a source, best first.
 ID_PREFERENCE = (
@@ -37,86 +37,18 @@ ID_PREFERENCE = (
 )
 
 
-def ensure_papers(conn: psycopg.Connection, keys: Sequence[Key]) -> dict[Key, int]:
-    """The paper id of every (scheme, value), creating empty papers for identities not seen before."""
-    wanted = list(dict.fromkeys(keys))
-    if not wanted:
-        return {}
-    found = load_paper_ids(conn, wanted)
-    missing = [k for k in wanted if k not in found]
-    if missing:
-        new_ids = [
-            r[0]
-            for r in conn.execute(
-                "INSERT INTO papers (fetch_attempts) SELECT 0 FROM generate_series(1, %(n)s) RETURNING id",
-                {"n": len(missing)},
-            ).fetchall()
-        ]
-        inserted = conn.execute(
-            """
-            INSERT INTO paper_ids (scheme, value, paper_id)
-            SELECT * FROM unnest(%(s)s::text[], %(v)s::text[], %(p)s::bigint[])
-            ON CONFLICT DO NOTHING RETURNING scheme, value, paper_id
-            """,
-            {"s": [k[0] for k in missing], "v": [k[1] for k in missing], "p": new_ids},
-        ).fetchall()
-        got = {(r[0], r[1]): r[2] for r in inserted}
-        found.update(got)
-        orphans = [pid for pid in new_ids if pid not in set(got.values())]
-        if orphans:
-            # Another process registered the same identities meanwhile: use its rows.
-            conn.execute("DELETE FROM papers WHERE id = ANY(%(ids)s::bigint[])", {"ids": orphans})
-            found.update(load_paper_ids(conn, [k for k in missing if k not in got]))
-    return found
-
-
-def load_paper_ids(conn: psycopg.Connection, keys: Sequence[Key]) -> dict[Key, int]:
-    """The stored papers these identities name (an identity no paper has is left out; nothing is created)."""
-    rows = conn.execute(
-        """
-        SELECT k.scheme, k.value, p.paper_id
-          FROM unnest(%(s)s::text[], %(v)s::text[]) AS k(scheme, value)
-          JOIN paper_ids p USING (scheme, value)
-        """,
-        {"s": [k[0] for k in keys], "v": [k[1] for k in keys]},
-    ).fetchall()
-    return {(r[0], r[1]): r[2] for r in rows}
-
-
-def load_identities(conn: psycopg.Connection, paper_ids: Sequence[int]) -> dict[int, dict[str, str]]:
-    rows = conn.execute(
-        "SELECT paper_id, scheme, value FROM paper_ids WHERE paper_id = ANY(%(ids)s::bigint[])",
-        {"ids": list(paper_ids)},
-    ).fetchall()
-    out: dict[int, dict[str, str]] = {pid: {} for pid in paper_ids}
-    for pid, scheme, value in rows:
-        out.setdefault(pid, {})[scheme] = value
-    return out
-
-
-def merge_papers(conn: psycopg.Connection, keep: int, drop: Sequence[int]) -> None:
-    """Fold papers ``drop`` into ``keep``: identities and the messages that shared them move over."""
-    drop = [d for d in drop if d != keep]
-    if not drop:
-        return
-    params = {"keep": keep, "drop": drop}
-    conn.execute(
-        """
-        DELETE FROM message_papers d WHERE d.paper_id = ANY(%(drop)s::bigint[])
-           AND EXISTS (SELECT 1 FROM message_papers k WHERE k.message_id = d.message_id AND k.paper_id = %(keep)s)
-        """,
-        params,
-    )
-    conn.execute("UPDATE message_papers SET paper_id = %(keep)s WHERE paper_id = ANY(%(drop)s::bigint[])", params)
-    conn.execute("UPDATE paper_ids SET paper_id = %(keep)s WHERE paper_id = ANY(%(drop)s::bigint[])", params)
-    conn.execute("DELETE FROM papers WHERE id = ANY(%(drop)s::bigint[])", params)
-
-
-def record_papers(conn: psycopg.Connection, papers: Sequence[Paper], *, in_catalog: bool = False) -> list[int]:
-    """Store metadata for ``papers`` (from any source); returns their paper ids in the same order."""
+def record_papers(
+    conn: psycopg.Connection,
+    papers: Sequence[Paper],
+    *,
+    in_catalog: bool = False,
+    anchors: Sequence[int | None] | None = None,
+) -> list[int]:
+    """Store metadata for ``papers`` (from any source); returns their paper ids in the same order. ``anchors``:
+    for each record, the stored paper the source was asked about, if any (``identities.resolve_paper_rows``)."""
     if not papers:
         return []
-    ids = _resolve_paper_rows(conn, papers)
+    ids = resolve_paper_rows(conn, papers, anchors)
     # Two entries of one batch can turn out to be the same paper; the first one's metadata is used.
     unique = dict(reversed(list(zip(ids, papers, strict=True))))
     pids, firsts = list(unique), list(unique.values())
@@ -149,35 +81,6 @@ def _add_readings(conn: psycopg.Connection, rows: Sequence[tuple[int, date, floa
         """,
         {"p": [r[0] for r in rows], "d": [r[1] for r in rows], "v": [r[2] for r in rows]},
     )
-
-
-def _resolve_paper_rows(conn: psycopg.Connection, papers: Sequence[Paper]) -> list[int]:
-    keys = [(s, v) for p in papers for s, v in p.ids.items()]
-    existing = load_paper_ids(conn, keys)
-    ids: list[int] = []
-    for paper in papers:
-        matches = sorted({existing[(s, v)] for s, v in paper.ids.items() if (s, v) in existing})
-        if len(matches) > 1:
-            merge_papers(conn, matches[0], matches[1:])
-            for k, pid in list(existing.items()):
-                if pid in matches[1:]:
-                    existing[k] = matches[0]
-        ids.append(matches[0] if matches else 0)
-    fresh = [i for i, pid in enumerate(ids) if pid == 0]
-    if fresh:
-        paper_keys = [[(s, v) for s, v in papers[i].ids.items()] for i in fresh]
-        created = ensure_papers(conn, [pk[0] for pk in paper_keys])
-        for i, pk in zip(fresh, paper_keys, strict=True):
-            ids[i] = created[pk[0]]
-    all_rows = [(s, v, pid) for pid, p in zip(ids, papers, strict=True) for s, v in p.ids.items()]
-    conn.execute(
-        """
-        INSERT INTO paper_ids (scheme, value, paper_id)
-        SELECT * FROM unnest(%(s)s::text[], %(v)s::text[], %(p)s::bigint[]) ON CONFLICT DO NOTHING
-        """,
-        {"s": [r[0] for r in all_rows], "v": [r[1] for r in all_rows], "p": [r[2] for r in all_rows]},
-    )
-    return ids
 
 
 def _venue_ids(conn: psycopg.Connection, names: Sequence[str | None]) -> list[int | None]:

@@ -50,10 +50,12 @@ def papers_from_atom(xml_text: str, most: int = 2000) -> dict[str, Paper]:
             for a in entry.findall("a:author", _NS)
         )
         ids = {"arxiv": ident}
-        # the DOI the authors gave: kept only when it is one DOI (some list two, with a space between them)
+        # the DOI the authors gave: kept only when it is one DOI (some list two, with a space between them), and
+        # a claim of theirs (``Paper.claims``), not arXiv's
         doi = clean_text(entry.findtext("arxiv:doi", default=None, namespaces=_NS))
         if doi and " " not in doi and (mapped := doi_identity(doi)) is not None:
             ids.setdefault(*mapped)
+        claims = tuple(s for s in ids if s != "arxiv")
         published = parse_date(entry.findtext("a:published", default="", namespaces=_NS))
         found[ident] = Paper(
             ids=ids,
@@ -66,6 +68,7 @@ def papers_from_atom(xml_text: str, most: int = 2000) -> dict[str, Paper]:
             publication_date=published,
             url=f"https://arxiv.org/abs/{ident}",
             arxiv_categories=tuple(c.get("term", "") for c in entry.findall("a:category", _NS) if c.get("term")),
+            claims=claims,
         )
     return found
 

@@ -105,7 +105,7 @@ def refresh_metadata(
                 break
             found = ask_sources(sources, [ids for _, ids in todo], result)
             papers = [(i, replace(p, ids={**todo[i][1], **p.ids})) for i, p in enumerate(found) if p]
-            refused = record_found(db, papers, now)
+            refused = record_found(db, papers, [pid for pid, _ in todo], now)
             missing = [pid for i, ((pid, _), p) in enumerate(zip(todo, found, strict=True)) if not p or i in refused]
             with db.connection() as conn:
                 storage.lookups.record_fetch_failure(conn, missing, retry_at)
@@ -150,14 +150,16 @@ def ask_sources(
     return found
 
 
-def record_found(db: Database, found: Sequence[tuple[int, Paper]], now: datetime) -> set[int]:
-    """Store what the sources answered, each paper under the caller's own number, and mark those papers fetched.
-    One the database still refuses (a value no source's checks foresaw) costs only itself: the others are
-    stored, and the numbers of the refused ones are returned."""
+def record_found(db: Database, found: Sequence[tuple[int, Paper]], asked: Sequence[int], now: datetime) -> set[int]:
+    """Store what the sources answered, each paper under the caller's own number (``asked[number]`` the stored
+    paper the sources were asked about, which the answer always updates), and mark those papers fetched. One the
+    database still refuses (a value no source's checks foresaw) costs only itself: the others are stored, and the
+    numbers of the refused ones are returned."""
     refused: set[int] = set()
 
     def write(conn: psycopg.Connection, items: Sequence[tuple[int, Paper]]) -> int:
-        storage.lookups.mark_fetched(conn, storage.papers.record_papers(conn, [bound_paper(p) for _, p in items]), now)
+        records, anchors = [bound_paper(p) for _, p in items], [asked[i] for i, _ in items]
+        storage.lookups.mark_fetched(conn, storage.papers.record_papers(conn, records, anchors=anchors), now)
         return len(items)
 
     def refuse(item: tuple[int, Paper], exc: Exception) -> None:
