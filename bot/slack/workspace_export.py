@@ -277,8 +277,7 @@ def _import_channel(
     with db.connection() as conn:
         storage.workspaces.upsert_channel(conn, channel)
         tracker = ThreadTracker(storage.messages.load_thread_roots(conn, channel.team_id, channel.channel_id))
-    batch: list[Message] = []
-    edited: list[Message] = []  # copies not kept that were edited and link no paper (``_flush``)
+    copies = knowledge.LatestCopies()  # the copies read and not yet written, one a message (``_write``)
     for rel, raw_messages in reader.iter_days(channel.name, problems):
         out.files += 1
         bar.update(1)
@@ -295,24 +294,37 @@ def _import_channel(
                 if may_keep:
                     problems.append(f"{rel}, message {position} (by time): {exc}; skipped")
                 continue
-            if msg is None or not tracker.keep(msg):
-                if msg is not None and (copy := knowledge.unshared_copy(msg)) is not None:
-                    edited.append(copy)
+            if msg is None or copies.older(msg):  # the export also has a newer copy of it, which stands
                 continue
-            batch.append(msg)
-            if msg.user_id:
-                seen_users.add(msg.user_id)
-            seen_users.update(r.user_id for r in msg.reactions)
-        if len(batch) + len(edited) >= BATCH:
-            out.unshared += _unshare(db, edited)
-            out.stats.add(_flush(db, batch, report))
-            batch, edited = [], []
-    out.unshared += _unshare(db, edited)
-    out.stats.add(_flush(db, batch, report))
+            if tracker.keep(msg):
+                copies.hold(msg, kept=True)
+            elif (copy := knowledge.unshared_copy(msg)) is not None and copies.hold(copy, kept=False):
+                tracker.drop(msg.ts)  # a thread its older copy opened is not followed (nor kept: ``_write``)
+        if len(copies) >= BATCH:
+            _write(db, copies, tracker, out, report, seen_users)
+    _write(db, copies, tracker, out, report, seen_users)
     with db.connection() as conn:
         storage.workspaces.upsert_members(conn, [members[u] for u in sorted(seen_users) if u in members])
         storage.workspaces.update_team_timezone(conn, channel.team_id)
     return out
+
+
+def _write(
+    db: Database,
+    copies: knowledge.LatestCopies,
+    tracker: ThreadTracker,
+    out: ChannelReport,
+    report: ImportReport,
+    seen_users: set[str],
+) -> None:
+    """Write the copies held: first take out the stored shares the edited ones show with no link (``_unshare``),
+    then store those kept, without the replies of a thread dropped since they were read."""
+    kept, edited = copies.take()
+    batch = [m for m in kept if tracker.follows(m)]
+    seen_users.update(m.user_id for m in batch if m.user_id)
+    seen_users.update(r.user_id for m in batch for r in m.reactions)
+    out.unshared += _unshare(db, edited)
+    out.stats.add(_flush(db, batch, report))
 
 
 def _unshare(db: Database, edited: list[Message]) -> int:

@@ -25,12 +25,26 @@ class ThreadTracker:
     """Which threads of one channel PaperPing follows: those opened by a message that shares a paper."""
 
     roots: set[str] = field(default_factory=set)
+    opened: set[str] = field(default_factory=set)  # the roots kept in this reading, not stored before it
 
     def keep(self, message: Message) -> bool:
         """Whether ``message`` belongs in the knowledge base; remembers the threads it opens."""
-        if message.papers and not message.is_reply:
+        if message.papers and not message.is_reply and message.ts not in self.roots:
             self.roots.add(message.ts)
+            self.opened.add(message.ts)
+        return self.follows(message)
+
+    def follows(self, message: Message) -> bool:
+        """Whether ``message`` is kept by what the tracker knows now (a reply read before its thread was dropped)."""
         return is_kept(message, root_kept=message.thread_ts in self.roots)
+
+    def drop(self, ts: str) -> None:
+        """A newer copy of the first message of a thread this reading opened shares no paper: the thread is not
+        followed. A thread stored before the reading stays: whether the stored copy goes is for the newer copy
+        and ``record_unshared_copies`` to say."""
+        if ts in self.opened:
+            self.opened.discard(ts)
+            self.roots.discard(ts)
 
 
 def is_kept(message: Message, *, root_kept: bool) -> bool:

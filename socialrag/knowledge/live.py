@@ -5,9 +5,10 @@ into these calls, on the connection (and so in the transaction) in which it reco
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import replace
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
+from itertools import count
 
 import psycopg
 
@@ -61,6 +62,56 @@ def unshared_copy(message: Message) -> Message | None:
     return replace(message, text="", reactions=())
 
 
+def _believable(message: Message, latest: datetime) -> bool:
+    """Whether a copy's edit time (its posting time, unedited) is one it can have: not before its posting, nor
+    after ``latest`` (now and ``EDIT_SKEW``)."""
+    return message.posted_at <= (message.edited_at or message.posted_at) <= latest
+
+
+@dataclass
+class LatestCopies:
+    """The copies one reading of a channel's export holds to write (``kept``) or to take stored shares out with
+    (``edited``, for ``record_unshared_copies``), one a message: an export can list a message twice, and the copy
+    edited last stands (an unedited one counts as edited when posted; on a tie, the one read last), as an edit heard
+    after a later one changes nothing. An older copy of a message met after a newer one is neither (``older``); a
+    newer one takes the older one's place if it is not written yet. A copy stands for another only with its
+    author and a believable edit time, as ``record_unshared_copies`` asks; any other copy is held beside them.
+    The times are kept for the whole reading, but only of the copies held, never of every message read."""
+
+    kept: dict[tuple[str, str | None] | int, Message] = field(default_factory=dict)
+    edited: dict[tuple[str, str | None] | int, Message] = field(default_factory=dict)
+    times: dict[tuple[str, str | None], datetime] = field(default_factory=dict)
+    latest: datetime = field(default_factory=lambda: datetime.now(UTC) + EDIT_SKEW)
+    others: Iterator[int] = field(default_factory=count)
+
+    def __len__(self) -> int:
+        return len(self.kept) + len(self.edited)
+
+    def older(self, message: Message) -> bool:
+        """Whether a newer copy of ``message`` was held in this reading."""
+        at = self.times.get((message.ts, message.user_id))
+        return at is not None and _believable(message, self.latest) and (message.edited_at or message.posted_at) < at
+
+    def hold(self, message: Message, *, kept: bool) -> bool:
+        """Hold a copy no newer copy of which was held; True when it takes an older copy's place."""
+        if not _believable(message, self.latest):
+            (self.kept if kept else self.edited)[next(self.others)] = message
+            return False
+        key = (message.ts, message.user_id)
+        newer = key in self.times
+        self.times[key] = message.edited_at or message.posted_at
+        self.kept.pop(key, None)
+        self.edited.pop(key, None)
+        (self.kept if kept else self.edited)[key] = message
+        return newer
+
+    def take(self) -> tuple[list[Message], list[Message]]:
+        """The copies held since the last take: to write, and edited with no link."""
+        held = list(self.kept.values()), list(self.edited.values())
+        self.kept, self.edited = {}, {}
+        return held
+
+
 def record_unshared_copies(conn: psycopg.Connection, messages: Sequence[Message]) -> int:
     """Copies of messages a history page or an export shows that ``is_kept`` does not keep (the reader's
     ``ThreadTracker`` said so): one edited with no paper link that is stored as a share, edited before this copy
@@ -72,7 +123,7 @@ def record_unshared_copies(conn: psycopg.Connection, messages: Sequence[Message]
     edit dated in 2099 would outrank every real one). Returns how many stored messages went."""
     latest = datetime.now(UTC) + EDIT_SKEW
     seen = sorted(
-        (m for m in messages if m.edited_at is not None and not m.papers and m.posted_at <= m.edited_at <= latest),
+        (m for m in messages if m.edited_at is not None and not m.papers and _believable(m, latest)),
         key=lambda m: m.edited_at or m.posted_at,
     )
     edited = {(m.team_id, m.channel_id, m.ts): m for m in seen}  # a message seen twice: its latest copy
