@@ -108,8 +108,7 @@ class Paper:
     references: tuple[PaperRef, ...] = ()
     reference_contexts: dict[str, tuple[str, ...]] = field(default_factory=dict)
     arxiv_categories: tuple[str, ...] = ()
-    # what a paper is about in its other sources' words: "biorxiv:cell_biology", "medrxiv:epidemiology",
-    # "openalex:T10102" (OpenAlex's primary topic)
+    # what a paper is about in other sources' words: "biorxiv:cell_biology", "openalex:T10102" (a primary topic)
     subjects: tuple[str, ...] = ()
     # earlier readings of ``popularity`` (date, value), so a replay can use what was known at the time
     popularity_history: tuple[tuple[date, float], ...] = ()
@@ -117,9 +116,7 @@ class Paper:
     date_precision: DatePrecision | None = None
     oa_pdf_url: str | None = None  # an open-access PDF a source points to (OpenAlex), and its licence
     oa_licence: str | None = None
-    # schemes of ``ids`` the paper's authors wrote into the source's record, not the source's own (arXiv's DOI
-    # field): such an identity naming a stored paper of another title does not make the two one paper
-    claims: tuple[str, ...] = ()
+    claims: tuple[str, ...] = ()  # schemes of ``ids`` its authors claimed, not the source (arXiv's DOI field)
 
 
 DatePrecision = Literal["day", "month", "year"]

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from socialrag.errors import BadRecord
-from socialrag.knowledge import find_paper_refs
+from socialrag.knowledge import EDIT_SKEW, find_paper_refs
 from socialrag.models import Channel, Member, Message, Reaction
 
 # Subtypes that can carry a paper link a person or a bot shared; joins, topics and the like cannot.
@@ -111,6 +111,8 @@ def message_from_slack(
             edited_at = parse_ts(edited.get("ts"))[1]
         except BadRecord:
             edited_at = None
+    if edited_at is not None and not posted_at <= edited_at <= datetime.now(UTC) + EDIT_SKEW:
+        edited_at = None  # a time no edit has (before the message, or ahead of now: an export's 2099): unknown
     return Message(
         team_id=team_id,
         channel_id=channel_id,

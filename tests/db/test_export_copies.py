@@ -149,3 +149,18 @@ def test_a_made_up_copy_does_not_hide_the_authors_newer_copy(
     """The linked copy, a made-up one, then the author's copy edited with no link: the author's stands."""
     days = ([root(f"read this {OLD}"), reply()], [FAKES[hostile]], [root(UNLINKED, EDIT_1)])
     assert imported(db, tmp_path, *days) == []
+
+
+def test_an_edit_time_no_real_edit_has_is_not_kept_and_blocks_no_later_edit(
+    db: Database, tmp_path: Path, batches: str
+) -> None:
+    """A copy edited in 2099 (or before it was posted) is stored as a copy whose edit time is unknown: the
+    member's real later edit that took the link out still takes the share out."""
+    assert imported(db, tmp_path, [root(f"read this {OLD}", FUTURE), reply()]) != []
+    with db.connection() as conn:
+        assert conn.execute("SELECT edited_at FROM messages WHERE ts = %s", (ROOT,)).fetchone() == (None,)
+    assert imported(db, tmp_path, [root(UNLINKED, EDIT_2)]) == []
+    other = {"type": "message", "user": "U3", "ts": LATER_REPLY, "text": f"see {NEW}", "edited": {"ts": f"{T0:.6f}"}}
+    assert [r[0] for r in imported(db, tmp_path, [other])] == [LATER_REPLY]
+    with db.connection() as conn:  # edited before it was posted
+        assert conn.execute("SELECT edited_at FROM messages WHERE ts = %s", (LATER_REPLY,)).fetchone() == (None,)
