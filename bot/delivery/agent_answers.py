@@ -210,14 +210,19 @@ def answer_in_thread(
         busy()
 
 
-def record_feedback(ctx: AppContext, team: str, user: str, channel: str, ts: str, value: str) -> bool:
-    """Keep a member's click on an answer's feedback buttons; False for a value PaperPing never wrote."""
+NO_MARK_KEPT = (
+    "Your mark was not kept: you asked me to forget you, so I keep nothing of yours here. "
+    "`/paperping remember-me` lifts that."
+)
+
+
+def record_feedback(ctx: AppContext, team: str, user: str, channel: str, ts: str, value: str) -> str | None:
+    """Keep a member's click on an answer's feedback buttons: None when kept, else why not ("ignored": a value
+    PaperPing never wrote; "forgotten": the member is on the workspace's forget list, and nothing is kept)."""
     read = read_feedback(value)
     if read is None or not channel.startswith("D") or not ts:
-        return False
+        return "ignored"
     helpful, about = read
     with ctx.db.connection() as conn:
-        if storage.privacy.is_forgotten(conn, [team], user):
-            return True
-        storage.usage.record_answer_feedback(conn, team, channel, ts, user, about, helpful, datetime.now(UTC))
-    return True
+        kept = storage.usage.record_answer_feedback(conn, team, channel, ts, user, about, helpful, datetime.now(UTC))
+    return None if kept else "forgotten"

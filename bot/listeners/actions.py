@@ -16,7 +16,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from bot.app_context import AppContext
-from bot.delivery.agent_answers import FEEDBACK_ACTION, record_feedback
+from bot.delivery.agent_answers import FEEDBACK_ACTION, NO_MARK_KEPT, record_feedback
 from bot.slack.dedupe import handled_id
 from bot.slack.payloads import ts_to_datetime
 from bot.views.post_blocks import (
@@ -135,15 +135,25 @@ def register(app: App, ctx: AppContext) -> None:
     for _, action_id, _ in BUTTONS:
         app.action(action_id)(ack=ack_at_once, lazy=[clicked])
 
-    def feedback(ack: Ack, body: dict[str, Any]) -> None:
-        """A member's Helpful / Not helpful on one of PaperPing's answers in their Messages tab: kept, once each."""
+    def feedback(ack: Ack, body: dict[str, Any], client: WebClient) -> None:
+        """A member's Helpful / Not helpful on one of PaperPing's answers in their Messages tab: kept, once each; a
+        member who asked to be forgotten is told, only them, that nothing was kept."""
         ack()
         place = click_place(body)
         action = (body.get("actions") or [{}])[0]
         team = str((body.get("team") or {}).get("id") or "")
-        if place is not None and isinstance(action, dict):
-            channel, ts, user = place
-            if not record_feedback(ctx, team, user, channel, ts, str(action.get("value") or "")):
-                log.warning("a feedback click with a value PaperPing never wrote was ignored")
+        if place is None or not isinstance(action, dict):
+            return
+        channel, ts, user = place
+        refused = record_feedback(ctx, team, user, channel, ts, str(action.get("value") or ""))
+        if refused == "ignored":
+            log.warning("a feedback click with a value PaperPing never wrote was ignored")
+        elif refused == "forgotten":  # said in the answer's thread when Slack names it
+            root = (body.get("message") or {}).get("thread_ts") or (body.get("container") or {}).get("thread_ts")
+            thread = {"thread_ts": str(root)} if root else {}
+            try:
+                ctx.pacer.call(client.chat_postEphemeral, channel=channel, user=user, text=NO_MARK_KEPT, **thread)
+            except (SlackApiError, PaperPingError):
+                log.warning("telling a forgotten member in %s that their mark was not kept failed", channel)
 
     app.action(FEEDBACK_ACTION)(feedback)

@@ -1,6 +1,8 @@
 """Queries of what members may ask for how often: cooldowns on costly requests, the LLM calls made for each
 member and each channel in an hour, and the papers each member put first in the index queue in an hour. Kept in
-Postgres, so every process of ``paperping run`` counts alike."""
+Postgres, so every process of ``paperping run`` counts alike. A member on the workspace's forget list is counted
+under one key the workspace's forgotten members share (``FORGOTTEN``): their requests stay bounded, and no count
+holds their id."""
 
 from __future__ import annotations
 
@@ -8,11 +10,25 @@ from datetime import datetime, timedelta
 
 import psycopg
 
+FORGOTTEN = "(forgotten)"  # the counts of the members on a workspace's forget list (no Slack id has parentheses)
+
+
+def counted_as(conn: psycopg.Connection, team_id: str, user_id: str) -> str:
+    """The key a member's cooldowns and counts are kept under in the workspace: their id, or ``FORGOTTEN`` while
+    they are on its forget list ("" stays "": the workspace's or a channel's own count)."""
+    if not user_id:
+        return user_id
+    row = conn.execute(
+        "SELECT 1 FROM forgotten_members WHERE team_id = %(t)s AND user_id = %(u)s", {"t": team_id, "u": user_id}
+    ).fetchone()
+    return FORGOTTEN if row else user_id
+
 
 def take_cooldown(
     conn: psycopg.Connection, team_id: str, user_id: str, kind: str, now: datetime, length: timedelta
 ) -> datetime | None:
     """Start the member's cooldown on ``kind`` (None: taken, go ahead), or the moment the running one ends."""
+    user_id = counted_as(conn, team_id, user_id)
     row = conn.execute(
         """
         INSERT INTO member_cooldowns (team_id, user_id, kind, until) VALUES (%(t)s, %(u)s, %(k)s, %(until)s)
@@ -47,7 +63,7 @@ def take_llm_call(
     hour = now.replace(minute=0, second=0, microsecond=0)
     try:
         with conn.transaction():  # a savepoint: a cap reached undoes the count made before it
-            scopes = [("member", "", user_id, per_member)]
+            scopes = [("member", "", counted_as(conn, team_id, user_id), per_member)]
             if channel_id is not None:
                 scopes.append(("channel", channel_id, "", per_channel))
             for scope, channel, user, cap in scopes:
@@ -63,7 +79,8 @@ def take_member_hourly(
 ) -> bool:
     """Count one more of the member's ``kind`` this hour (True), unless ``cap`` are counted already (False, and
     nothing is counted). Counted per workspace: the same id in another workspace has its own count."""
-    return _count_one(conn, team_id, kind, "", user_id, now.replace(minute=0, second=0, microsecond=0), cap)
+    hour = now.replace(minute=0, second=0, microsecond=0)
+    return _count_one(conn, team_id, kind, "", counted_as(conn, team_id, user_id), hour, cap)
 
 
 def _count_one(
@@ -102,25 +119,30 @@ def record_answer_feedback(
     about_channel_id: str | None,
     helpful: bool,
     at: datetime,
-) -> None:
-    """A member's mark on one of PaperPing's answers; a second click replaces their first."""
-    conn.execute(
-        """
+) -> bool:
+    """A member's mark on one of PaperPing's answers; a second click replaces their first. False: nothing is kept,
+    the member is on the workspace's forget list."""
+    return (
+        conn.execute(
+            """
         INSERT INTO answer_feedback
                (team_id, answer_channel_id, answer_ts, user_id, about_channel_id, helpful, marked_at)
-        VALUES (%(t)s, %(c)s, %(ts)s, %(u)s, %(about)s, %(h)s, %(at)s)
+        SELECT %(t)s, %(c)s, %(ts)s, %(u)s, %(about)s, %(h)s, %(at)s
+         WHERE NOT EXISTS (SELECT 1 FROM forgotten_members WHERE team_id = %(t)s AND user_id = %(u)s)
         ON CONFLICT (team_id, answer_channel_id, answer_ts, user_id) DO UPDATE
            SET helpful = EXCLUDED.helpful, marked_at = EXCLUDED.marked_at
         """,
-        {
-            "t": team_id,
-            "c": answer_channel_id,
-            "ts": answer_ts,
-            "u": user_id,
-            "about": about_channel_id,
-            "h": helpful,
-            "at": at,
-        },
+            {
+                "t": team_id,
+                "c": answer_channel_id,
+                "ts": answer_ts,
+                "u": user_id,
+                "about": about_channel_id,
+                "h": helpful,
+                "at": at,
+            },
+        ).rowcount
+        > 0
     )
 
 
@@ -172,12 +194,14 @@ def record_announcement(
     conn: psycopg.Connection, team_id: str, channel_id: str, user_id: str, ts: str, lines: list[str], at: datetime
 ) -> None:
     """The member's announcement in the channel is now the message ``ts`` saying ``lines`` (posted at ``at``; an
-    edit of the same message keeps its first time). Nothing is kept of a channel PaperPing has no row of."""
+    edit of the same message keeps its first time). Nothing is kept of a channel PaperPing has no row of, nor of a
+    member on the workspace's forget list (each of their changes is a message of its own)."""
     conn.execute(
         """
         INSERT INTO announcements (team_id, channel_id, user_id, ts, lines, posted_at)
         SELECT %(t)s, %(c)s, %(u)s, %(ts)s, %(lines)s, %(at)s
          WHERE EXISTS (SELECT 1 FROM channels WHERE team_id = %(t)s AND channel_id = %(c)s)
+           AND NOT EXISTS (SELECT 1 FROM forgotten_members WHERE team_id = %(t)s AND user_id = %(u)s)
         ON CONFLICT (team_id, channel_id, user_id) DO UPDATE
            SET lines = EXCLUDED.lines,
                posted_at = CASE WHEN announcements.ts = EXCLUDED.ts THEN announcements.posted_at

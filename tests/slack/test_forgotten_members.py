@@ -1,0 +1,46 @@
+"""A member who used `forget-me` can still use PaperPing, through the real bolt app and slack_sdk against the Slack
+stand-in: what they cause stores nothing of theirs, they are told plainly when nothing could be kept, and their
+costly requests stay bounded (counted with the workspace's other forgotten members)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from socialrag.db import Database
+from socialrag.storage.usage import FORGOTTEN
+from tests.slack.test_agent_messages import click
+from tests.slack.test_group_memory import lab
+from tests.support.harness import count
+
+pytestmark = pytest.mark.slow
+
+
+def test_a_forgotten_member_is_bounded_and_their_answer_marks_are_not_kept(db: Database, tmp_path: Path) -> None:
+    harness, standin = lab(db, tmp_path)
+    try:
+        assert "Done: I deleted" in harness.command("forget-me confirm", user="U2")
+        # a costly request (`like` a link: a search, and the paper first in the index queue): answered, and the
+        # second within 30 s refused, with no cooldown or count holding their id
+        link = "https://arxiv.org/abs/2401.00001"
+        first = harness.command(f"like {link}", user="U2", timeout=30)
+        assert "ask again from" not in first, first
+        again = harness.command("like attention explanations", user="U2", timeout=30)
+        assert again.startswith("You asked for papers like this a moment ago; ask again from"), again
+        assert count(db, "SELECT count(*) FROM member_cooldowns WHERE user_id = 'U2'") == 0
+        assert count(db, "SELECT count(*) FROM llm_usage WHERE user_id = 'U2'") == 0
+        assert count(db, "SELECT count(*) FROM member_cooldowns WHERE user_id = %s AND kind = 'like'", FORGOTTEN) == 1
+        assert count(db, "SELECT count(*) FROM llm_usage WHERE user_id = %s AND kind = 'lookups'", FORGOTTEN) == 1
+        # another member is not held by it
+        assert "a moment ago" not in harness.command("like attention explanations", user="U1", timeout=30)
+
+        # Helpful under an answer in their Messages tab: nothing kept, and they are told so, only them
+        click(harness, {"post": {"ts": "1700003000.000200"}}, "helpful:C1")
+        assert count(db, "SELECT count(*) FROM answer_feedback") == 0
+        told = [e for e in standin.ephemeral if e["channel"] == "DU2" and e["user"] == "U2"]
+        assert told and told[-1]["text"].startswith("Your mark was not kept: you asked me to forget you"), told
+        assert "/paperping remember-me" in told[-1]["text"]
+    finally:
+        harness.stop()
+        standin.stop()
