@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 
 from bot.commands.base import Command, Invocation, UsageError, command, one_of
-from bot.commands.member import parse_author_link
+from bot.commands.member import NO_SETTING_KEPT, parse_author_link
 from bot.views.post_blocks import quote
 from socialrag import storage
 from socialrag.errors import SourceError
@@ -139,6 +139,8 @@ def cmd_following(inv: Invocation) -> str:
     slow=True,
 )
 def cmd_my_papers(inv: Invocation) -> str:
+    if inv.forgotten():  # nothing of theirs is kept: no linked profile, no channel to tell
+        return NO_SETTING_KEPT
     with inv.ctx.db.connection() as conn:
         member = storage.settings.load_member_setting(conn, inv.team, inv.user)
         channels = [c for c in member.my_papers_channels if c != inv.channel]

@@ -64,6 +64,11 @@ class Invocation:
     def text(self) -> str:
         return self.command.text
 
+    def forgotten(self) -> bool:
+        """The member asked to be forgotten in the channel's workspace or their own: nothing of theirs is kept."""
+        with self.ctx.db.connection() as conn:
+            return storage.privacy.is_forgotten(conn, (self.team, self.home_team), self.user)
+
     def post_now(self) -> None:
         """Open this channel's slot now (activating the channel, lifting a pause) and wake the scheduler."""
         self.ctx.channels.activate(self.team, self.channel, self.now)
@@ -127,6 +132,14 @@ def announcement(user: str, lines: list[str]) -> str:
     if len(lines) == 1:
         return f"<@{user}> {lines[0]}"
     return f"<@{user}> changed PaperPing's settings here:\n" + "\n".join(f"• {line}" for line in lines)
+
+
+def keeps_nothing(done: str, kept: str) -> str:
+    """What a member on the forget list is told when a command of theirs would keep something of theirs: ``done``
+    ("Nothing was changed"), and that no ``kept`` ("setting") of theirs is kept until `remember-me`."""
+    return (
+        f"{done}: you asked me to forget you, so I keep no {kept} of yours here. `/paperping remember-me` lifts that."
+    )
 
 
 Parser = Callable[[str, tuple[str, ...], str], Command]  # (name, words after it, the text after it) -> Command

@@ -8,7 +8,7 @@ from datetime import timedelta
 
 from slack_sdk.errors import SlackApiError
 
-from bot.commands.base import Command, Invocation, UsageError, command, one_of
+from bot.commands.base import Command, Invocation, UsageError, command, keeps_nothing, one_of
 from bot.delivery.picks_dm import EVERY, send_picks
 from bot.slack.members import refresh_team_lists
 from bot.views.post_blocks import quote, works_again
@@ -16,6 +16,7 @@ from socialrag import storage
 from socialrag.errors import PaperPingError
 
 _ORCID = re.compile(r"(\d{4}-\d{4}-\d{4}-\d{3}[\dX])")
+NO_SETTING_KEPT = keeps_nothing("Nothing was changed", "setting")
 
 
 @command(
@@ -26,7 +27,8 @@ _ORCID = re.compile(r"(\d{4}-\d{4}-\d{4}-\d{3}[\dX])")
 )
 def cmd_mentions(inv: Invocation) -> str:
     with inv.ctx.db.connection() as conn:
-        storage.settings.upsert_member_setting(conn, inv.team, inv.user, mentions_enabled=inv.args[0] == "on")
+        if not storage.settings.upsert_member_setting(conn, inv.team, inv.user, mentions_enabled=inv.args[0] == "on"):
+            return NO_SETTING_KEPT  # and nobody on the forget list is mentioned or named
     if inv.args[0] == "off":
         return "Done: I won't @-mention you; I may still name you when a paper relates to you."
     return "Done: I may @-mention you when a paper fits your interests."
@@ -125,7 +127,8 @@ def cmd_link_author(inv: Invocation) -> str:
         changed = "s2_author_id" in values and values["s2_author_id"] != before.s2_author_id
         stopped = before.my_papers_channels if changed else []
         cleared: dict[str, list[str]] = {"my_papers_channels": []} if stopped else {}
-        storage.settings.upsert_member_setting(conn, inv.team, inv.user, **values, **cleared)
+        if not storage.settings.upsert_member_setting(conn, inv.team, inv.user, **values, **cleared):
+            return NO_SETTING_KEPT
     kind, value = next(iter(values.items()))
     label = "ORCID" if kind == "orcid" else "Semantic Scholar author id"
     done = f"Done: your {label} is {value}. I'll use it to notice papers you wrote and people you work with."
@@ -149,15 +152,19 @@ PICKS_NOW_COOLDOWN = timedelta(minutes=10)  # between two of a member's `for-me 
     slow=True,
 )
 def cmd_for_me(inv: Invocation) -> str:
+    if inv.forgotten():  # picks are made from what the member shared and liked, none of which is kept
+        return NO_SETTING_KEPT
     if inv.args[0] == "off":
         with inv.ctx.db.connection() as conn:
-            storage.settings.upsert_member_setting(conn, inv.team, inv.user, picks_enabled=False)
+            if not storage.settings.upsert_member_setting(conn, inv.team, inv.user, picks_enabled=False):
+                return NO_SETTING_KEPT
         return "Done: no more personal picks."
     if inv.args[0] == "on":
         with inv.ctx.db.connection() as conn:
-            storage.settings.upsert_member_setting(
+            if not storage.settings.upsert_member_setting(
                 conn, inv.team, inv.user, picks_enabled=True, picks_next_at=inv.now + EVERY, picks_stopped_reason=None
-            )
+            ):
+                return NO_SETTING_KEPT
         return (
             "Done: once a week I'll send you a direct message with papers matched to what you shared, liked and "
             "saved in the channels you're in with me. `/paperping for-me now` sends the first one now."

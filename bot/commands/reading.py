@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from datetime import timedelta
 
-from bot.commands.base import Command, Invocation, UsageError, command, free_text, may_steer
+from bot.commands.base import Command, Invocation, UsageError, command, free_text, keeps_nothing, may_steer
 from bot.delivery.ask_answers import answer_ask
 from bot.delivery.like import answer_like
 from bot.delivery.uploads import Upload, upload_files
@@ -95,7 +95,8 @@ def cmd_unsave(inv: Invocation) -> str:
         if inv.args[2:] == ("all",):
             storage.reading_list.remove_paper(conn, inv.team, inv.channel, paper_id, inv.now)
             return f"Took {_named(inv)} off this channel's reading list for everyone."
-        storage.reading_list.unsave_paper(conn, inv.team, inv.channel, paper_id, inv.user, inv.now)
+        if not storage.reading_list.unsave_paper(conn, inv.team, inv.channel, paper_id, inv.user, inv.now):
+            return keeps_nothing("Nothing was changed", "save")
         others = storage.reading_list.load_savers(conn, inv.team, inv.channel, paper_id, READING_LIST_EMOJI)
     if others:
         return f"Took back your save of {_named(inv)}; others' saves keep it on this channel's reading list."

@@ -22,11 +22,16 @@ class Followed:
 def follow_author(
     conn: psycopg.Connection, team_id: str, channel_id: str, s2_author_id: str, name: str, user_id: str, at: datetime
 ) -> bool:
-    """The channel follows the author; False when it already did."""
+    """The channel follows the author; False when it already did. Who asked is not kept when they are on the
+    workspace's forget list (as forget-me clears it)."""
     cur = conn.execute(
         """
         INSERT INTO followed_authors (team_id, channel_id, s2_author_id, name, user_id, followed_at)
-        VALUES (%(t)s, %(c)s, %(a)s, %(n)s, %(u)s, %(at)s) ON CONFLICT DO NOTHING
+        VALUES (%(t)s, %(c)s, %(a)s, %(n)s,
+                CASE WHEN EXISTS (SELECT 1 FROM forgotten_members WHERE team_id = %(t)s AND user_id = %(u)s)
+                     THEN NULL ELSE %(u)s END,
+                %(at)s)
+        ON CONFLICT DO NOTHING
         """,
         {"t": team_id, "c": channel_id, "a": s2_author_id, "n": name[:200], "u": user_id, "at": at},
     )
@@ -126,10 +131,14 @@ def record_author_check(conn: psycopg.Connection, s2_author_id: str, at: datetim
 def record_author_news(
     conn: psycopg.Connection, watcher: Watcher, s2_author_id: str, paper_id: int, at: datetime
 ) -> bool:
+    """A new paper of the author for the watcher's channel; False when known already, or when the watcher is a
+    member's own papers and the member is on the workspace's forget list."""
     cur = conn.execute(
         """
         INSERT INTO author_news (team_id, channel_id, paper_id, s2_author_id, kind, user_id, noticed_at)
-        VALUES (%(t)s, %(c)s, %(p)s, %(a)s, %(k)s, %(u)s, %(at)s) ON CONFLICT DO NOTHING
+        SELECT %(t)s, %(c)s, %(p)s, %(a)s, %(k)s, %(u)s, %(at)s
+         WHERE NOT EXISTS (SELECT 1 FROM forgotten_members WHERE team_id = %(t)s AND user_id = %(u)s)
+        ON CONFLICT DO NOTHING
         """,
         {"t": watcher.team_id, "c": watcher.channel_id, "p": paper_id, "a": s2_author_id, "k": watcher.kind,
          "u": watcher.user_id, "at": at},

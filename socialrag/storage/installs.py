@@ -10,11 +10,14 @@ import psycopg
 
 
 def upsert_installation(conn: psycopg.Connection, values: dict[str, Any]) -> None:
-    """``values``: team_id, team_name, bot_token, bot_user_id, bot_id, installer_id, scopes."""
+    """``values``: team_id, team_name, bot_token, bot_user_id, bot_id, installer_id, scopes. The installer is not
+    kept when they are on the workspace's forget list (as forget-me clears it)."""
     conn.execute(
         """
         INSERT INTO installations (team_id, team_name, bot_token, bot_user_id, bot_id, installer_id, scopes)
-        VALUES (%(team_id)s, %(team_name)s, %(bot_token)s, %(bot_user_id)s, %(bot_id)s, %(installer_id)s,
+        VALUES (%(team_id)s, %(team_name)s, %(bot_token)s, %(bot_user_id)s, %(bot_id)s,
+                CASE WHEN EXISTS (SELECT 1 FROM forgotten_members WHERE team_id = %(team_id)s
+                                     AND user_id = %(installer_id)s) THEN NULL ELSE %(installer_id)s END,
                 %(scopes)s)
         ON CONFLICT (team_id) DO UPDATE SET team_name = EXCLUDED.team_name, bot_token = EXCLUDED.bot_token,
             bot_user_id = EXCLUDED.bot_user_id, bot_id = EXCLUDED.bot_id, installer_id = EXCLUDED.installer_id,

@@ -56,7 +56,9 @@ def record_picks_sent(
         conn.execute(
             """
             INSERT INTO personal_picks (team_id, user_id, paper_id, channel_id, sent_at)
-            VALUES (%(t)s, %(u)s, %(p)s, %(c)s, %(at)s) ON CONFLICT DO NOTHING
+            SELECT %(t)s, %(u)s, %(p)s, %(c)s, %(at)s
+             WHERE NOT EXISTS (SELECT 1 FROM forgotten_members WHERE team_id = %(t)s AND user_id = %(u)s)
+            ON CONFLICT DO NOTHING
             """,
             {"t": team_id, "u": user_id, "p": paper_id, "c": channel_id, "at": at},
         )

@@ -93,16 +93,21 @@ def save_paper(
 
 def unsave_paper(
     conn: psycopg.Connection, team_id: str, channel_id: str, paper_id: int, user_id: str, at: datetime
-) -> None:
+) -> bool:
     """A member's `/paperping unsave`: their own saves of the paper (their command, Save click or bookmark) up to
-    ``at`` no longer count; others' keep it on the list."""
-    conn.execute(
-        """
-        INSERT INTO reading_list_unsaves (team_id, channel_id, paper_id, user_id, removed_at)
-        VALUES (%(t)s, %(c)s, %(p)s, %(u)s, %(at)s)
-        ON CONFLICT (team_id, channel_id, paper_id, user_id) DO UPDATE SET removed_at = EXCLUDED.removed_at
-        """,
-        {"t": team_id, "c": channel_id, "p": paper_id, "u": user_id, "at": at},
+    ``at`` no longer count; others' keep it on the list. False: nothing is kept, the member is on the workspace's
+    forget list (they have no save here to take back)."""
+    return (
+        conn.execute(
+            """
+            INSERT INTO reading_list_unsaves (team_id, channel_id, paper_id, user_id, removed_at)
+            SELECT %(t)s, %(c)s, %(p)s, %(u)s, %(at)s
+             WHERE NOT EXISTS (SELECT 1 FROM forgotten_members WHERE team_id = %(t)s AND user_id = %(u)s)
+            ON CONFLICT (team_id, channel_id, paper_id, user_id) DO UPDATE SET removed_at = EXCLUDED.removed_at
+            """,
+            {"t": team_id, "c": channel_id, "p": paper_id, "u": user_id, "at": at},
+        ).rowcount
+        > 0
     )
 
 

@@ -14,6 +14,7 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from socialrag.models import Sentiment, Style
+from socialrag.storage.privacy import FORMER_STEWARD
 
 DEFAULT_SOURCES = ("catalog", "semanticscholar", "arxiv", "openalex", "biorxiv", "medrxiv", "pubmed")
 
@@ -168,20 +169,32 @@ def upsert_channel_setting(conn: psycopg.Connection, team_id: str, channel_id: s
 def record_inviter(conn: psycopg.Connection, team_id: str, channel_id: str, user_id: str) -> None:
     """The member who invited PaperPing into the channel, its steward: set once, by the first invitation. A
     member who removes PaperPing and invites it back does not take the steward's place (an admin can change
-    anything)."""
+    anything). A member on the workspace's forget list is not kept: the channel is steered by its workspace's
+    admins, as after their forget-me (``FORMER_STEWARD``)."""
     conn.execute(
         """
-        INSERT INTO channel_settings (team_id, channel_id, invited_by) VALUES (%(t)s, %(c)s, %(u)s)
+        INSERT INTO channel_settings (team_id, channel_id, invited_by)
+        VALUES (%(t)s, %(c)s,
+                CASE WHEN EXISTS (SELECT 1 FROM forgotten_members WHERE team_id = %(t)s AND user_id = %(u)s)
+                     THEN %(former)s ELSE %(u)s END)
         ON CONFLICT (team_id, channel_id) DO UPDATE
             SET invited_by = COALESCE(channel_settings.invited_by, EXCLUDED.invited_by), updated_at = now()
         """,
-        {"t": team_id, "c": channel_id, "u": user_id},
+        {"t": team_id, "c": channel_id, "u": user_id, "former": FORMER_STEWARD},
     )
 
 
-def upsert_member_setting(conn: psycopg.Connection, team_id: str, user_id: str, **values: Any) -> None:
-    """Set some of a member's own settings (any field of ``MemberSettings``)."""
+def upsert_member_setting(conn: psycopg.Connection, team_id: str, user_id: str, **values: Any) -> bool:
+    """Set some of a member's own settings (any field of ``MemberSettings``). False: nothing is kept, the member is
+    on the workspace's forget list."""
+    forgotten = conn.execute(
+        "SELECT 1 FROM forgotten_members WHERE team_id = %(t)s AND user_id = %(u)s",
+        {"t": team_id, "u": user_id},
+    ).fetchone()
+    if forgotten:
+        return False
     _upsert_settings(conn, MemberSettings, team_id, user_id, values)
+    return True
 
 
 def load_emoji_overrides(conn: psycopg.Connection, team_id: str, channel_id: str) -> dict[str, Sentiment]:

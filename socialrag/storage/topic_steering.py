@@ -41,12 +41,16 @@ def upsert_steering(
     channel_id: str,
     row: SteerRow,
 ) -> None:
+    """Keep a muted or boosted topic of the channel; who asked is not kept when they are on the workspace's forget
+    list (as forget-me clears it)."""
     conn.execute(
         """
         INSERT INTO topic_steering
                (team_id, channel_id, label, action, model, direction, radius, user_id, set_at, words)
-        VALUES (%(t)s, %(c)s, %(label)s, %(action)s, %(model)s, %(direction)s, %(radius)s, %(user)s, %(at)s,
-                %(words)s)
+        VALUES (%(t)s, %(c)s, %(label)s, %(action)s, %(model)s, %(direction)s, %(radius)s,
+                CASE WHEN EXISTS (SELECT 1 FROM forgotten_members WHERE team_id = %(t)s AND user_id = %(user)s)
+                     THEN NULL ELSE %(user)s END,
+                %(at)s, %(words)s)
         ON CONFLICT (team_id, channel_id, label) DO UPDATE SET action = EXCLUDED.action, model = EXCLUDED.model,
             direction = EXCLUDED.direction, radius = EXCLUDED.radius, user_id = EXCLUDED.user_id,
             set_at = EXCLUDED.set_at, words = EXCLUDED.words

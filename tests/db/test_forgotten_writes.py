@@ -92,3 +92,70 @@ def test_a_forgotten_members_answer_feedback_is_not_kept(db: Database) -> None:
         assert storage.usage.record_answer_feedback(conn, T, "DU1", "1.000002", "U1", "C1", False, NOW)
         assert storage.usage.record_answer_feedback(conn, OTHER, "DU2", "1.000001", "U2", "C1", True, NOW)
         assert storage.usage.load_answer_feedback(conn, T, "C1", NOW) == (0, 1)
+
+
+def test_a_forgotten_members_actions_keep_nothing_of_theirs_and_the_channel_keeps_its_part(db: Database) -> None:
+    """Each table a member's action writes their id into, written as a forgotten member (U2) and as another (U1)."""
+    _workspace(db)
+    with db.connection() as conn:
+        paper = storage.papers.ensure_papers(conn, [("arxiv", "1706.03762")])[("arxiv", "1706.03762")]
+        for n, user in enumerate(("U2", ODD[0], "U1")):
+            kept = user == "U1"
+            channel = f"C{n + 2}"  # a channel each: the first inviter stays
+            storage.workspaces.upsert_channel(conn, Channel(T, channel, "papers"))
+            storage.settings.record_inviter(conn, T, channel, user)
+            assert storage.reading_list.unsave_paper(conn, T, "C1", paper, user, NOW) is kept
+            assert storage.settings.upsert_member_setting(conn, T, user, mentions_enabled=False) is kept
+            assert storage.settings.upsert_member_setting(conn, T, user, s2_author_id="1741101") is kept
+            storage.member_picks.record_picks_sent(conn, T, user, [(paper, "C1")], NOW)
+            author = f"900{n}"
+            storage.followed_authors.follow_author(conn, T, "C1", author, "Ada Byron", user, NOW)
+            own = storage.followed_authors.Watcher(T, "C1", "member", user, NOW)
+            assert storage.followed_authors.record_author_news(conn, own, author, paper, NOW) is kept
+            steer = storage.topic_steering.SteerRow(f"topic {user}", "mute", "m", [1.0, 0.0], 0.5, user, NOW)
+            storage.topic_steering.upsert_steering(conn, T, "C1", steer)
+            storage.usage.record_announcement(conn, T, "C1", user, "9.000100", ["set the frequency: weekly"], NOW)
+            assert storage.usage.add_announcement_line(conn, T, "C1", user, "paused", NOW, 10) == (
+                ("9.000100", ["set the frequency: weekly", "paused"]) if kept else None
+            )
+        storage.installs.upsert_installation(
+            conn,
+            {
+                "team_id": T,
+                "team_name": "Lab",
+                "bot_token": "enc1:x",
+                "bot_user_id": "UB",
+                "bot_id": "B",
+                "installer_id": "U2",
+                "scopes": "chat:write",
+            },
+        )
+
+        for user in ("U2", ODD[0]):
+            assert _rows_naming(conn, user) == {}
+        # what matters to the channel stays, naming nobody: the follows, the muted topics, the stewards
+        assert conn.execute(
+            "SELECT count(*) FROM followed_authors WHERE team_id = %s AND user_id IS NULL", (T,)
+        ).fetchone() == (2,)
+        assert conn.execute(
+            "SELECT count(*) FROM topic_steering WHERE team_id = %s AND user_id IS NULL", (T,)
+        ).fetchone() == (2,)
+        inviters = conn.execute(
+            "SELECT channel_id, invited_by FROM channel_settings WHERE team_id = %s ORDER BY channel_id", (T,)
+        ).fetchall()
+        former = storage.privacy.FORMER_STEWARD
+        assert inviters == [("C2", former), ("C3", former), ("C4", "U1")]
+        assert conn.execute("SELECT installer_id FROM installations WHERE team_id = %s", (T,)).fetchone() == (None,)
+        # the other member's rows are all there
+        named = _rows_naming(conn, "U1")
+        for table in (
+            "reading_list_unsaves",
+            "member_settings",
+            "personal_picks",
+            "followed_authors",
+            "author_news",
+            "topic_steering",
+            "announcements",
+        ):
+            assert named.get(f"{table}.user_id") == 1, (table, named)
+        assert named.get("channel_settings.invited_by") == 1

@@ -12,7 +12,7 @@ from socialrag.db import Database
 from socialrag.storage.usage import FORGOTTEN
 from tests.slack.test_agent_messages import click
 from tests.slack.test_group_memory import lab
-from tests.support.harness import count
+from tests.support.harness import Harness, count, message_event
 
 pytestmark = pytest.mark.slow
 
@@ -44,3 +44,28 @@ def test_a_forgotten_member_is_bounded_and_their_answer_marks_are_not_kept(db: D
     finally:
         harness.stop()
         standin.stop()
+
+
+def test_a_forgotten_members_own_settings_and_unsaves_are_not_kept_and_they_are_told(
+    harness: Harness, db: Database
+) -> None:
+    link = "https://arxiv.org/abs/1706.03762"
+    harness.event(message_event("1700000070.000100", f"read <{link}>", user="U2"))  # the paper stays known
+    assert harness.command(f"save {link}", user="U3").startswith("Saved")
+    assert "Done: I deleted" in harness.command("forget-me confirm", user="U3")
+    for typed in (
+        "mentions off",
+        "link-author 1741101",
+        "for-me on",
+        "for-me now",
+        "my-papers off",
+        f"unsave {link}",
+    ):
+        said = harness.command(typed, user="U3", timeout=30)
+        assert said.startswith("Nothing was changed: you asked me to forget you, so I keep no "), (typed, said)
+        assert said.endswith("`/paperping remember-me` lifts that."), (typed, said)
+    for table in ("member_settings", "reading_list_unsaves", "personal_picks", "member_cooldowns"):
+        assert count(db, f"SELECT count(*) FROM {table} WHERE user_id = 'U3'") == 0, table
+    # nothing of the other members changes: their own settings still work
+    assert harness.command("mentions off", user="U2").startswith("Done: I won't @-mention you")
+    assert count(db, "SELECT count(*) FROM member_settings WHERE user_id = 'U2' AND NOT mentions_enabled") == 1
