@@ -27,6 +27,8 @@ def build_home(ctx: AppContext, team: str, user: str) -> dict[str, Any]:
     """The Home view (a Block Kit ``home`` view) for one member."""
     blocks: list[dict[str, Any]] = [{"type": "header", "text": {"type": "plain_text", "text": "PaperPing"}}]
     with ctx.db.connection() as conn:
+        if storage.privacy.is_forgotten(conn, (team,), user):  # no channel, setting or button of theirs is kept
+            return {"type": "home", "blocks": [*blocks, _section(FORGOTTEN_HOME)]}
         channels = storage.workspaces.load_member_channels(conn, team, user, current=True)
     if not channels:
         blocks.append(
@@ -63,6 +65,16 @@ def build_home(ctx: AppContext, team: str, user: str) -> dict[str, Any]:
         member = storage.settings.load_member_setting(conn, team, user)
     blocks += member_controls(member)
     return {"type": "home", "blocks": blocks}
+
+
+FORGOTTEN_HOME = (
+    "You asked me to forget you in this workspace, so I keep nothing of yours here: no messages, reactions, "
+    "settings or saves. You can still use my commands. `/paperping remember-me` lifts that."
+)
+
+
+def _section(text: str) -> dict[str, Any]:
+    return {"type": "section", "text": {"type": "mrkdwn", "text": text}}
 
 
 def member_controls(member: MemberSettings) -> list[dict[str, Any]]:

@@ -69,3 +69,25 @@ def test_a_forgotten_members_own_settings_and_unsaves_are_not_kept_and_they_are_
     # nothing of the other members changes: their own settings still work
     assert harness.command("mentions off", user="U2").startswith("Done: I won't @-mention you")
     assert count(db, "SELECT count(*) FROM member_settings WHERE user_id = 'U2' AND NOT mentions_enabled") == 1
+
+
+def test_a_forgotten_members_app_home_says_so_and_offers_no_settings(harness: Harness, db: Database) -> None:
+    """Their Home shows neither channels nor buttons whose changes would not be kept, but how to lift it; a click
+    on a stale Home's mentions button keeps nothing and shows them the same."""
+    import json
+
+    opened = {"type": "app_home_opened", "user": "U3", "channel": "DU3", "tab": "home", "event_ts": "1.0"}
+    harness.event(opened)
+    harness.settle()
+    assert "Turn mentions" in json.dumps(harness.standin.views["U3"])
+    assert "Done: I deleted" in harness.command("forget-me confirm", user="U3")
+    harness.event(opened | {"event_ts": "2.0"})
+    harness.settle()
+    text = json.dumps(harness.standin.views["U3"])
+    assert "You asked me to forget you in this workspace" in text and "remember-me" in text
+    assert "Turn mentions" not in text and "Forget me" not in text and "nlp-lab" not in text
+    assert count(db, "SELECT count(*) FROM member_settings WHERE user_id = 'U3'") == 0
+    assert harness.command("remember-me", user="U3")
+    harness.event(opened | {"event_ts": "3.0"})
+    harness.settle()
+    assert "Turn mentions" in json.dumps(harness.standin.views["U3"]), "remember-me brings the settings back"
