@@ -33,6 +33,10 @@ MAX_QUESTION = 500  # characters of a question that are read
 NOT_SHARED = (
     "I can only answer about a channel that you and I are both in now. Ask in one of them, or open me from one."
 )
+NOT_LISTED = (
+    "I can only answer about a channel I know you are in, and you asked me to forget you in this workspace, so I "
+    "keep no list of your channels. `/paperping remember-me` lifts that."
+)
 
 
 def llm_budget(ctx: AppContext, team: str, channel: str | None, user: str) -> str | None:
@@ -69,6 +73,8 @@ def asker_channels(
     refresh_for_member(ctx.db, ctx.pacer.call, client, team, user, now)
     with ctx.db.connection() as conn:
         mine = dict(storage.workspaces.load_member_channels(conn, team, user, current=True))
+        if not mine and storage.privacy.is_forgotten(conn, (team,), user):
+            return NOT_LISTED
     if channel is not None:
         return {channel: mine[channel]} if channel in mine else NOT_SHARED
     if not mine:

@@ -21,6 +21,9 @@ def test_a_forgotten_member_is_bounded_and_their_answer_marks_are_not_kept(db: D
     harness, standin = lab(db, tmp_path)
     try:
         assert "Done: I deleted" in harness.command("forget-me confirm", user="U2")
+        # a question: no list of their channels is kept, so none can be read for them, and they are told why
+        said = harness.command("ask what have we read about attention?", user="U2", timeout=30)
+        assert said.startswith("I can only answer about a channel I know you are in, and you asked me to"), said
         # a costly request (`like` a link: a search, and the paper first in the index queue): answered, and the
         # second within 30 s refused, with no cooldown or count holding their id
         link = "https://arxiv.org/abs/2401.00001"
