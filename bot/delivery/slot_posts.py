@@ -39,8 +39,11 @@ def post_draft(client: WebClient, draft: Draft | Digest, slot_key: str, pacer: S
     return dict(response.data) if hasattr(response, "data") else dict(response)
 
 
-def find_posted(client: WebClient, channel_id: str, slot_key: str, since: datetime, pacer: SlackPacer) -> str | None:
-    """The ts of a post of this slot already in the channel (a process died before recording it)."""
+def find_posted(
+    client: WebClient, channel_id: str, slot_key: str, since: datetime, pacer: SlackPacer
+) -> dict[str, Any] | None:
+    """A post of this slot already in the channel, as ``conversations.history`` gives it (a process died before
+    recording it)."""
     cursor: str | None = None
     for _ in range(MAX_HISTORY_PAGES):
         data = pacer.call(
@@ -54,7 +57,7 @@ def find_posted(client: WebClient, channel_id: str, slot_key: str, since: dateti
         for msg in data.get("messages") or ():
             meta = msg.get("metadata") or {}
             if meta.get("event_type") == EVENT_TYPE and (meta.get("event_payload") or {}).get("slot_key") == slot_key:
-                return str(msg["ts"])
+                return dict(msg)
         cursor = (data.get("response_metadata") or {}).get("next_cursor") or None
         if not data.get("has_more") or cursor is None:
             return None
@@ -72,10 +75,15 @@ class SlackOutlet:
 
     def post(self, draft: Draft | Digest, slot_key: str) -> Posted:
         response = post_draft(self.client_for(draft.team_id), draft, slot_key, self.pacer)
-        raw = dict(response.get("message") or {})
-        raw.setdefault("ts", response["ts"])
-        raw.setdefault("type", "message")
-        return Posted(str(response["ts"]), message_from_slack(raw, draft.team_id, draft.channel_id))
+        return _posted(dict(response.get("message") or {}), str(response["ts"]), draft.team_id, draft.channel_id)
 
-    def find_posted(self, team_id: str, channel_id: str, slot_key: str, since: datetime) -> str | None:
-        return find_posted(self.client_for(team_id), channel_id, slot_key, since, self.pacer)
+    def find_posted(self, team_id: str, channel_id: str, slot_key: str, since: datetime) -> Posted | None:
+        found = find_posted(self.client_for(team_id), channel_id, slot_key, since, self.pacer)
+        return _posted(found, str(found["ts"]), team_id, channel_id) if found is not None else None
+
+
+def _posted(raw: dict[str, Any], ts: str, team_id: str, channel_id: str) -> Posted:
+    """A post as Slack gave it back, as the knowledge base keeps it."""
+    raw.setdefault("ts", ts)
+    raw.setdefault("type", "message")
+    return Posted(ts, message_from_slack(raw, team_id, channel_id))

@@ -343,6 +343,12 @@ def is_deleted_post(conn: psycopg.Connection, team_id: str, channel_id: str, mes
     return row is not None
 
 
+def load_slot_draft(conn: psycopg.Connection, rec_id: int) -> dict[str, Any] | None:
+    """The draft a slot recorded before sending (None: none yet)."""
+    row = conn.execute("SELECT draft FROM recommendations WHERE id = %(id)s", {"id": rec_id}).fetchone()
+    return dict(row[0]) if row and row[0] else None
+
+
 def load_posted_draft(
     conn: psycopg.Connection, team_id: str, channel_id: str, message_ts: str
 ) -> dict[str, Any] | None:

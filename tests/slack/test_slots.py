@@ -231,7 +231,8 @@ def one_channel(db: Database) -> Iterator[dict[str, Any]]:
         due = {"active": True, "next_post_at": now - timedelta(minutes=1), "frequency": "daily"}
         anytime = {"weekdays_only": False, "post_start_hour": 0, "post_end_hour": 24}
         storage.settings.upsert_channel_setting(conn, T, "C1", **due, **anytime)
-    paper = PaperMeta(pid, "Attention Is All You Need", "https://arxiv.org/abs/1706.03762", (), None, None, None)
+    link = "https://arxiv.org/abs/1706.03762"
+    paper = PaperMeta(pid, "Attention Is All You Need", link, (), None, None, None, {"arxiv": "1706.03762"})
     calls: list[str] = []
 
     def recommend(team: str, channel: str, at: datetime, style: Style | None) -> Draft:
@@ -288,8 +289,16 @@ def test_a_post_slack_accepted_before_the_kill_is_recorded_not_repeated(
     db: Database, one_channel: dict[str, Any]
 ) -> None:
     """Slack accepted the post and the process died before recording it: the next tick finds the post by its
-    slot, records it, and neither recommends nor posts again."""
+    slot, records it, and neither recommends nor posts again. The post is stored as PaperPing's share of its paper
+    from the slot's stored draft (reactions and replies to it feed back), and a followed author's paper in it waits
+    no more, as if it had just been sent."""
     slack, now, calls = one_channel["slack"], one_channel["now"], one_channel["calls"]
+    with db.connection() as conn:  # the paper is a followed author's new paper, waiting for a post
+        conn.execute(
+            """INSERT INTO author_news (team_id, channel_id, paper_id, s2_author_id, kind, noticed_at)
+               SELECT %s, 'C1', paper_id, '1741101', 'followed', now() FROM paper_ids WHERE value = '1706.03762'""",
+            (T,),
+        )
     killed_while_posting(db, one_channel, after_slack=True)
     assert len(slack.posts) == 1
     later = now + timedelta(minutes=11)
@@ -298,7 +307,14 @@ def test_a_post_slack_accepted_before_the_kill_is_recorded_not_repeated(
     with db.connection() as conn:
         rows = conn.execute("SELECT status, message_ts FROM recommendations").fetchall()
         s = storage.settings.load_channel_settings(conn, T, "C1")
+        stored = conn.execute(
+            """SELECT m.ts, i.value FROM messages m JOIN message_papers mp ON mp.message_id = m.id
+                 JOIN paper_ids i ON i.paper_id = mp.paper_id"""
+        ).fetchall()
+        news = conn.execute("SELECT status FROM author_news").fetchall()
     assert rows == [("posted", slack.posts[0]["ts"])]
+    assert stored == [(slack.posts[0]["ts"], "1706.03762")], "the post is stored as PaperPing's share of its paper"
+    assert news == [("posted",)], "the followed author's paper went out"
     assert s.last_post_at == later and s.next_post_at is not None and s.next_post_at > later + timedelta(hours=6)
 
 

@@ -32,7 +32,17 @@ from socialrag.db import Database
 from socialrag.errors import ConfigError, PaperPingError, PermanentError
 from socialrag.knowledge.live import record_own_digest, record_own_post
 from socialrag.knowledge.readiness import enough_to_post
-from socialrag.models import Digest, Draft, Message, NoPost, Style, digest_json, draft_json
+from socialrag.models import (
+    Digest,
+    Draft,
+    Message,
+    NoPost,
+    Style,
+    digest_from_json,
+    digest_json,
+    draft_from_json,
+    draft_json,
+)
 from socialrag.recommender.serve.schedule import (
     DIGEST,
     DIGEST_DEFAULT,
@@ -70,9 +80,9 @@ class Outlet(Protocol):
     def post(self, draft: Draft | Digest, slot_key: str) -> Posted:
         """Send ``draft`` to its channel, marked with ``slot_key``."""
 
-    def find_posted(self, team_id: str, channel_id: str, slot_key: str, since: datetime) -> str | None:
-        """The id of a post of ``slot_key`` already in the channel since ``since`` (a process died before
-        recording it), or None."""
+    def find_posted(self, team_id: str, channel_id: str, slot_key: str, since: datetime) -> Posted | None:
+        """A post of ``slot_key`` already in the channel since ``since`` (a process died before recording it), or
+        None."""
 
 
 class SlotChooser(Protocol):
@@ -263,34 +273,59 @@ class SlotWorker:
         keeper: LeaseKeeper,
     ) -> None:
         self.outlet.ready(due.team_id)
-        ts = rec.message_ts if rec.status == "posted" else None
-        if ts is None and rec.status != "drafted" and rec.created_at < now - timedelta(seconds=1):
+        if rec.status == "posted" and rec.message_ts is not None:
+            self._record_posted(due, rec.id, Posted(rec.message_ts, None), None, now)
+            self._finish(due, now, posted=True)
+            return
+        if rec.status != "drafted" and rec.created_at < now - timedelta(seconds=1):
             # an earlier attempt may have posted before it died or failed: look before posting again
-            ts = self.outlet.find_posted(due.team_id, due.channel_id, slot_key, rec.created_at)
-            if ts is None and rec.status == "sending":  # its sender stopped before the post went out: ours now
+            found = self.outlet.find_posted(due.team_id, due.channel_id, slot_key, rec.created_at)
+            if found is not None:  # stored and recorded from the slot's own draft, as if just sent
+                self._record_posted(due, rec.id, found, self._stored_draft(rec.id), now)
+                self._finish(due, now, posted=True)
+                return
+            if rec.status == "sending":  # its sender stopped before the post went out: ours now
                 log.warning(
                     "#%s: slot %s was cut short while sending and is not in the channel; sending it again",
                     due.channel_id,
                     slot_key,
                 )
-        if ts is None:
-            self._release_unsent(due, rec.id, now)
-            draft = self._choose(due, now)
-            if not isinstance(draft, Draft | Digest):
-                self._empty(due, now, draft.reason)
-                return
-            if not self._start_sending(due, rec, draft, keeper):
-                log.warning("#%s: slot %s was taken over by another worker; not posting", due.channel_id, slot_key)
-                return
-            posted = self.outlet.post(draft, slot_key)
-            ts = posted.ts
-            self._index_post(draft, posted)
-            papers = [d.paper.paper_id for d in draft.drafts] if isinstance(draft, Digest) else [draft.paper.paper_id]
-            with self.db.connection() as conn:  # a followed author's paper that went out waits no more
-                storage.followed_authors.mark_news_posted(conn, due.team_id, due.channel_id, papers, now)
-        with self.db.connection() as conn:
-            storage.posts.record_posted(conn, rec.id, ts, now)
+        self._release_unsent(due, rec.id, now)
+        draft = self._choose(due, now)
+        if not isinstance(draft, Draft | Digest):
+            self._empty(due, now, draft.reason)
+            return
+        if not self._start_sending(due, rec, draft, keeper):
+            log.warning("#%s: slot %s was taken over by another worker; not posting", due.channel_id, slot_key)
+            return
+        self._record_posted(due, rec.id, self.outlet.post(draft, slot_key), draft, now)
         self._finish(due, now, posted=True)
+
+    def _record_posted(
+        self, due: storage.posts.DueChannel, rec_id: int, posted: Posted, draft: Draft | Digest | None, now: datetime
+    ) -> None:
+        """In one transaction, so that a process killed in between leaves none of it half done: the post stored
+        as PaperPing's share of its papers (reactions and replies to it feed back), a followed author's paper in
+        it waiting no more, and the slot recorded as posted with the post's ts (which marks it PaperPing's own)."""
+        with self.db.connection() as conn:
+            drafts = () if draft is None else draft.drafts if isinstance(draft, Digest) else (draft,)
+            if posted.message is not None and isinstance(draft, Digest):
+                record_own_digest(conn, posted.message, [d.paper for d in drafts])
+            elif posted.message is not None and drafts:
+                record_own_post(conn, posted.message, drafts[0].paper)
+            papers = [d.paper.paper_id for d in drafts]
+            storage.followed_authors.mark_news_posted(conn, due.team_id, due.channel_id, papers, now)
+            storage.posts.record_posted(conn, rec_id, posted.ts, now)
+
+    def _stored_draft(self, rec_id: int) -> Draft | Digest | None:
+        """The draft the slot recorded before sending (None: none, or one this release cannot read)."""
+        with self.db.connection() as conn:
+            data = storage.posts.load_slot_draft(conn, rec_id)
+        try:
+            return (digest_from_json(data) or draft_from_json(data)) if data else None
+        except (KeyError, TypeError, ValueError) as exc:
+            log.warning("slot %d: its stored draft is unreadable (%s); the post is recorded, not stored", rec_id, exc)
+            return None
 
     def _release_unsent(self, due: storage.posts.DueChannel, slot_id: int, now: datetime) -> None:
         """An earlier try of this slot drafted the first day's post and it never went out (whether or not the try
@@ -322,16 +357,6 @@ class SlotWorker:
                 length=due.explanation_length,
             )
             return drafted and storage.posts.start_sending(conn, rec.id, self.worker_id, self.clock() + self.lease)
-
-    def _index_post(self, draft: Draft | Digest, posted: Posted) -> None:
-        """Store PaperPing's own post, linked to its papers, so reactions and replies to it feed back."""
-        if posted.message is None:
-            return
-        with self.db.connection() as conn:
-            if isinstance(draft, Digest):
-                record_own_digest(conn, posted.message, [d.paper for d in draft.drafts])
-            else:
-                record_own_post(conn, posted.message, draft.paper)
 
     def _empty(self, due: storage.posts.DueChannel, now: datetime, reason: str) -> None:
         """Nothing to post: keep why, and try the same slot again within hours (backing off, capped)."""
