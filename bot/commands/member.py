@@ -26,6 +26,8 @@ NO_SETTING_KEPT = keeps_nothing("Nothing was changed", "setting")
     about_member=True,
 )
 def cmd_mentions(inv: Invocation) -> str:
+    if inv.forgotten():  # in the channel's workspace or their own (a Slack Connect partner's)
+        return NO_SETTING_KEPT
     with inv.ctx.db.connection() as conn:
         if not storage.settings.upsert_member_setting(conn, inv.team, inv.user, mentions_enabled=inv.args[0] == "on"):
             return NO_SETTING_KEPT  # and nobody on the forget list is mentioned or named
@@ -72,7 +74,12 @@ REMEMBER_COOLDOWN = timedelta(hours=1)  # between two readings of a workspace's 
 )
 def cmd_remember(inv: Invocation) -> str:
     with inv.ctx.db.connection() as conn:
-        lifted = storage.privacy.remember_member(conn, inv.team, inv.user)
+        # the channel's workspace, and the member's own when it is another: the places forget-me lists them in
+        lifted = [
+            t
+            for t in dict.fromkeys((inv.team, inv.home_team))
+            if t and storage.privacy.remember_member(conn, t, inv.user)
+        ]
         if not lifted:
             return "You have not asked me to forget you, so there is nothing to lift."
         # the workspace's, not the member's: forget-me deletes a member's cooldowns with the rest of their rows
@@ -122,6 +129,8 @@ def cmd_link_author(inv: Invocation) -> str:
     channels heard of the old profile's papers only once its name was checked against the member's, and the new
     one has not been; `my-papers on` checks it again."""
     values = parse_author_link(inv.args[0])
+    if inv.forgotten():  # in the channel's workspace or their own (a Slack Connect partner's)
+        return NO_SETTING_KEPT
     with inv.ctx.db.connection() as conn:
         before = storage.settings.load_member_setting(conn, inv.team, inv.user)
         changed = "s2_author_id" in values and values["s2_author_id"] != before.s2_author_id

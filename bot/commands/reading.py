@@ -86,6 +86,8 @@ def cmd_unsave(inv: Invocation) -> str:
                 "Taking a paper off the list for everyone is for the member who invited me and the workspace's "
                 "admins; `/paperping unsave LINK` takes back your own save."
             )
+    elif inv.forgotten():  # in the channel's workspace or their own (a Slack Connect partner's): no save to take back
+        return keeps_nothing("Nothing was changed", "save")
     scheme, value = inv.args[:2]
     with inv.ctx.db.connection() as conn:  # a paper PaperPing does not know is on no list: nothing is stored
         paper_id = storage.papers.load_paper_ids(conn, [(scheme, value)]).get((scheme, value))

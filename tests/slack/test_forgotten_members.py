@@ -94,3 +94,31 @@ def test_a_forgotten_members_app_home_says_so_and_offers_no_settings(harness: Ha
     harness.event(opened | {"event_ts": "3.0"})
     harness.settle()
     assert "Turn mentions" in json.dumps(harness.standin.views["U3"]), "remember-me brings the settings back"
+
+
+def test_a_partner_forgotten_in_their_own_workspace_keeps_nothing_here_and_remember_me_lifts_it(
+    harness: Harness, db: Database
+) -> None:
+    """Slack Connect: a partner organisation's member on their own workspace's forget list keeps no setting or unsave
+    in the shared channel either (as for their saves and picks), and `remember-me` typed there, which each refusal
+    names, lifts it; as `forget-me` typed there lists them in both workspaces, `remember-me` there lifts both."""
+    from socialrag import storage
+
+    link = "https://arxiv.org/abs/1706.03762"
+    harness.event(message_event("1700000070.000100", f"read <{link}>", user="U2"))  # the paper is known
+    with db.connection() as conn:
+        storage.privacy.forget_member(conn, "T0PARTNER", "UP1")
+    for typed in ("mentions off", "link-author 1741101", f"unsave {link}"):
+        said = harness.command(typed, user="UP1", team="T0PARTNER", timeout=30)
+        assert said.startswith("Nothing was changed: you asked me to forget you"), (typed, said)
+    for table in ("member_settings", "reading_list_unsaves"):
+        assert count(db, f"SELECT count(*) FROM {table} WHERE user_id = 'UP1'") == 0, table
+    said = harness.command("remember-me", user="UP1", team="T0PARTNER", timeout=30)
+    assert said.startswith("Done: what you share"), said
+    assert count(db, "SELECT count(*) FROM forgotten_members WHERE user_id = 'UP1'") == 0
+    assert harness.command("mentions off", user="UP1", team="T0PARTNER").startswith("Done: I won't @-mention you")
+
+    assert "Done: I deleted" in harness.command("forget-me confirm", user="UP1", team="T0PARTNER")
+    assert count(db, "SELECT count(*) FROM forgotten_members WHERE user_id = 'UP1'") == 2
+    assert harness.command("remember-me", user="UP1", team="T0PARTNER", timeout=30).startswith("Done")
+    assert count(db, "SELECT count(*) FROM forgotten_members WHERE user_id = 'UP1'") == 0, "lifted in both"
