@@ -124,16 +124,47 @@ def _display(text: str) -> str:
     return " ".join(text.split()).strip(" ,:") or text
 
 
+# scripts written without spaces between words: each of their characters counts as a word of a title
+_UNSPACED = ("CJK UNIFIED", "CJK COMPATIBILITY IDEOGRAPH", "HIRAGANA", "KATAKANA", "THAI", "LAO", "KHMER", "MYANMAR")
+
+
+def _words(title: str) -> list[str]:
+    """A title's words in any script: lower case, accents removed; a character of a script written without
+    spaces (Chinese, Japanese, Thai) is a word of its own."""
+    plain = "".join(c for c in unicodedata.normalize("NFKD", title) if not unicodedata.combining(c)).casefold()
+    words: list[str] = []
+    for run in re.findall(r"[^\W_]+", plain):
+        word = ""
+        for c in run:
+            if _unspaced(c):
+                words += [word, c] if word else [c]
+                word = ""
+            else:
+                word += c
+        words += [word] if word else []
+    return words
+
+
 def _title_words(title: str) -> set[str]:
-    """The words that tell titles apart: four letters or more, or holding a digit."""
-    return {w for w in fold_text(title).split() if len(w) >= 4 or any(c.isdigit() for c in w)}
+    """The words that tell titles apart: four letters or more, holding a digit, or of a script without spaces."""
+    return {w for w in _words(title) if len(w) >= 4 or any(c.isdigit() for c in w) or _unspaced(w[0])}
+
+
+def _unspaced(c: str) -> bool:
+    return not c.isascii() and unicodedata.name(c, "").startswith(_UNSPACED)
 
 
 def titles_agree(one: str | None, other: str | None) -> bool:
-    """Whether two titles can be one paper's: half the telling words of the shorter, or more, are in the other
-    (a preprint's title and its published one's usually share most). A title unknown, or with no telling word
-    (one in a script folding leaves nothing of), agrees with any: nothing tells them apart."""
+    """Whether two titles can be one paper's: half the telling words of the shorter, or more, are in the other, and
+    two of them at least when it has two (a preprint's title and its published one's usually share most). Titles
+    with no telling word (only short ones) are compared by all their words. A title unknown agrees with any:
+    nothing tells them apart; a title with no word at all (only signs) agrees with none that has one."""
+    if not (one or "").strip() or not (other or "").strip():
+        return True
     first, second = _title_words(one or ""), _title_words(other or "")
     if not first or not second:
-        return True
-    return 2 * len(first & second) >= min(len(first), len(second))
+        first, second = set(_words(one or "")), set(_words(other or ""))
+    if not first or not second:
+        return not first and not second
+    shared, shorter = len(first & second), min(len(first), len(second))
+    return 2 * shared >= shorter and shared >= min(2, shorter)

@@ -81,7 +81,13 @@ def test_titles_agree_across_versions_and_tell_two_papers_apart() -> None:
     assert titles_agree("Summaries That Cite Their Sources", "Summaries that cite their sources: a study")
     assert not titles_agree("Retrieval for Reading Groups in Chat", "Protein Folding with Graph Networks")
     assert titles_agree(None, "Protein Folding with Graph Networks"), "a title unknown tells nothing"
-    assert titles_agree("注意力机制", "Protein Folding with Graph Networks"), "no word folding keeps tells nothing"
+    assert titles_agree("Do As I Can, Not As I Say", "Do As I Can, Not As I Say: Grounding Language in Robots")
+    assert titles_agree("注意力机制", "注意力机制的研究"), "a script without spaces: its characters are its words"
+    # a title the record's authors write can tell nothing apart only where nothing is written
+    assert not titles_agree("注意力机制", "Protein Folding with Graph Networks"), "no word of the other script"
+    assert not titles_agree("Is It So?", "Protein Folding with Graph Networks"), "only short words"
+    assert not titles_agree("?!", "Protein Folding with Graph Networks"), "no word at all"
+    assert not titles_agree("Sparse Attention for Long Documents", "Attention Is All You Need"), "one word of two"
 
 
 def test_an_author_given_doi_of_another_paper_merges_nothing(db: Database, tmp_path: Path) -> None:
@@ -150,3 +156,23 @@ def test_a_found_record_does_not_take_over_another_paper(db: Database) -> None:
             [Paper(ids={"s2": "f" * 40, "doi": "10.1000/folding"}, source="semanticscholar", title="Something Else")],
         )
     assert s2 == folding
+
+
+def test_an_authors_title_in_another_script_or_of_short_words_takes_over_no_paper(db: Database) -> None:
+    """An arXiv entry's authors write both its title and its DOI: a title folding leaves no long word of (another
+    script, only short words, only signs), or one sharing a single word of a short title, no longer agrees with
+    every stored title, so a DOI naming another paper neither merges it nor retitles it."""
+    with db.connection() as conn:
+        (attention,) = storage.papers.record_papers(
+            conn, [Paper(ids={"doi": "10.1000/attention"}, source="crossref", title="Attention Is All You Need")]
+        )
+    for n, title in enumerate(["注意力机制", "Is It So?", "?!", "Sparse Attention for Long Documents"]):
+        ident = f"2405.{n:05d}"
+        with db.connection() as conn:
+            (found,) = storage.papers.record_papers(
+                conn,
+                [Paper(ids={"arxiv": ident, "doi": "10.1000/attention"}, source="arxiv", title=title, claims=("doi",))],
+            )
+        assert found != attention and paper_of(db, "arxiv", ident) == found, title
+        assert paper_of(db, "doi", "10.1000/attention") == attention, title
+        assert title_of(db, attention) == "Attention Is All You Need", title
