@@ -12,6 +12,7 @@ from socialrag.storage.embeddings import drop_orphaned_papers, forget_text_vecto
 from socialrag.storage.llm_log import forget_llm_outputs
 from socialrag.storage.post_sources import load_team_channels_with_posts, prune_fallen_reasons
 from socialrag.storage.queue import requeue_shared
+from socialrag.storage.usage import hand_over_limits
 
 
 def load_forgotten(conn: psycopg.Connection, team_ids: Sequence[str]) -> set[tuple[str, str]]:
@@ -40,13 +41,17 @@ def is_forgotten(conn: psycopg.Connection, team_ids: Sequence[str], user_id: str
 
 
 def remember_member(conn: psycopg.Connection, team_id: str, user_id: str) -> bool:
-    """Lift a member's forget-me: what they post from now on is stored again. False if they were not listed."""
-    return (
+    """Lift a member's forget-me: what they post from now on is stored again, and the limits that held them on the
+    list still do (``hand_over_limits``). False if they were not listed."""
+    lifted = (
         conn.execute(
             "DELETE FROM forgotten_members WHERE team_id = %(t)s AND user_id = %(u)s", {"t": team_id, "u": user_id}
         ).rowcount
         > 0
     )
+    if lifted:
+        hand_over_limits(conn, team_id, user_id, forgotten=False)
+    return lifted
 
 
 FORMER = "a former member"
@@ -142,6 +147,7 @@ def forget_member(conn: psycopg.Connection, team_id: str, user_id: str) -> dict[
         {"t": team_id, "u": user_id},
     ).fetchall()
     counts = {}
+    hand_over_limits(conn, team_id, user_id, forgotten=True)  # their own cooldowns and counts go below
     counts["reactions"] = conn.execute(
         "DELETE FROM reactions WHERE team_id = %(t)s AND user_id = %(u)s", {"t": team_id, "u": user_id}
     ).rowcount

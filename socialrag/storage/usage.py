@@ -24,6 +24,31 @@ def counted_as(conn: psycopg.Connection, team_id: str, user_id: str) -> str:
     return FORGOTTEN if row else user_id
 
 
+def hand_over_limits(conn: psycopg.Connection, team_id: str, user_id: str, *, forgotten: bool) -> None:
+    """A member going onto the workspace's forget list (``forgotten``) or off it: the cooldowns and hourly counts of
+    the key they were counted under pass to the one they are counted under next (``FORGOTTEN``, or their id),
+    keeping the later end and the larger count of the two, so that `forget-me` and `remember-me` never start a
+    member's limits afresh. The key left behind keeps its rows (forget-me deletes the member's own)."""
+    params = {"t": team_id, "from": user_id if forgotten else FORGOTTEN, "to": FORGOTTEN if forgotten else user_id}
+    conn.execute(
+        """
+        INSERT INTO member_cooldowns (team_id, user_id, kind, until)
+        SELECT team_id, %(to)s, kind, until FROM member_cooldowns WHERE team_id = %(t)s AND user_id = %(from)s
+        ON CONFLICT (team_id, user_id, kind) DO UPDATE SET until = GREATEST(member_cooldowns.until, EXCLUDED.until)
+        """,
+        params,
+    )
+    conn.execute(
+        """
+        INSERT INTO llm_usage AS u (team_id, kind, channel_id, user_id, hour, calls)
+        SELECT team_id, kind, channel_id, %(to)s, hour, calls FROM llm_usage
+         WHERE team_id = %(t)s AND user_id = %(from)s
+        ON CONFLICT (team_id, kind, channel_id, user_id, hour) DO UPDATE SET calls = GREATEST(u.calls, EXCLUDED.calls)
+        """,
+        params,
+    )
+
+
 def take_cooldown(
     conn: psycopg.Connection, team_id: str, user_id: str, kind: str, now: datetime, length: timedelta
 ) -> datetime | None:

@@ -159,3 +159,28 @@ def test_a_forgotten_members_actions_keep_nothing_of_theirs_and_the_channel_keep
         ):
             assert named.get(f"{table}.user_id") == 1, (table, named)
         assert named.get("channel_settings.invited_by") == 1
+
+
+def test_forget_me_and_remember_me_never_start_a_members_limits_afresh(db: Database) -> None:
+    """A member who used up their hour's LLM calls, or is in a cooldown, gets none back by typing `forget-me` and
+    `remember-me` over and over: the limits pass to the key they are counted under next, and no row keeps their id
+    while they are on the list."""
+    _workspace(db)
+    length = timedelta(minutes=10)
+    with db.connection() as conn:
+        storage.usage.take_cooldown(conn, T, "U1", "picks now", NOW, length)
+        for _ in range(3):
+            assert storage.usage.take_llm_call(conn, T, None, "U1", NOW, per_member=3, per_channel=30) is None
+        assert storage.usage.take_llm_call(conn, T, None, "U1", NOW, per_member=3, per_channel=30) == "member"
+        storage.privacy.forget_member(conn, T, "U1")
+        assert "member_cooldowns.user_id" not in _rows_naming(conn, "U1")
+        assert "llm_usage.user_id" not in _rows_naming(conn, "U1")
+        assert storage.privacy.remember_member(conn, T, "U1")
+        later = NOW + timedelta(minutes=1)
+        assert storage.usage.take_llm_call(conn, T, None, "U1", later, per_member=3, per_channel=30) == "member"
+        assert storage.usage.take_cooldown(conn, T, "U1", "picks now", later, length) == NOW + length
+        # the next hour counts afresh, as for everyone
+        assert (
+            storage.usage.take_llm_call(conn, T, None, "U1", NOW + timedelta(hours=1), per_member=3, per_channel=30)
+            is None
+        )
