@@ -17,7 +17,7 @@ from slack_bolt import Ack, App, BoltContext
 from slack_sdk import WebClient
 
 from bot.app_context import AppContext
-from bot.delivery.ask_answers import ANSWER_SECONDS, ASK_COOLDOWN, answer_ask, llm_budget
+from bot.delivery.ask_answers import ANSWER_SECONDS, ASK_COOLDOWN, NOT_LISTED, answer_ask, llm_budget
 from bot.delivery.short_messages import post_text
 from bot.listeners.events import event_team
 from bot.slack.dedupe import mark_handled
@@ -51,6 +51,9 @@ def handle_mention(ctx: AppContext, client: WebClient, home: str, event: dict[st
     text = answer_in_papers_thread(ctx, team, channel, thread, asker, question) if thread else None
     if text is None and question:  # outside a paper's thread: a question about what the channel read and discussed
         text = answer_ask(ctx, client, team, asker, question, channel, llm_channel=channel)
+    if text == NOT_LISTED:  # it says the asker is on the forget list: only to them, never in the channel's thread
+        tell_asker(ctx, client, team, event, "not listed", text)
+        return
     post_text(ctx.pacer, client, channel, text or HINT, thread_ts=thread or ts)
 
 

@@ -4,6 +4,7 @@ costly requests stay bounded (counted with the workspace's other forgotten membe
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -122,3 +123,25 @@ def test_a_partner_forgotten_in_their_own_workspace_keeps_nothing_here_and_remem
     assert count(db, "SELECT count(*) FROM forgotten_members WHERE user_id = 'UP1'") == 2
     assert harness.command("remember-me", user="UP1", team="T0PARTNER", timeout=30).startswith("Done")
     assert count(db, "SELECT count(*) FROM forgotten_members WHERE user_id = 'UP1'") == 0, "lifted in both"
+
+
+def test_a_forgotten_members_mention_is_answered_only_to_them(db: Database, tmp_path: Path) -> None:
+    """A question to @PaperPing in a channel from a member on the forget list was answered in the channel's thread,
+    for everyone there to read, with why: that they asked PaperPing to forget them. Now only they are told."""
+    harness, standin = lab(db, tmp_path)
+    try:
+        assert "Done: I deleted" in harness.command("forget-me confirm", user="U2")
+        ts = "1700000900.000100"
+        text = "<@UBOT> what have we read about tables?"
+        harness.event({"type": "app_mention", "channel": "C1", "user": "U2", "text": text, "ts": ts, "event_ts": ts})
+        deadline = time.time() + 30
+        while time.time() < deadline and not [e for e in standin.ephemeral if e["user"] == "U2"]:
+            time.sleep(0.05)
+        told = [e for e in standin.ephemeral if e["channel"] == "C1" and e["user"] == "U2"]
+        assert told and told[-1]["text"].startswith("I can only answer about a channel I know you are in"), told
+        time.sleep(0.5)
+        public = [p for p in standin.posts if p.get("channel") == "C1" and "forget" in str(p.get("text"))]
+        assert not public, public
+    finally:
+        harness.stop()
+        standin.stop()
