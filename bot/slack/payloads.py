@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from socialrag.errors import BadRecord
-from socialrag.knowledge import EDIT_SKEW, find_paper_refs
+from socialrag.knowledge import find_paper_refs
 from socialrag.models import Channel, Member, Message, Reaction
 
 # Subtypes that can carry a paper link a person or a bot shared; joins, topics and the like cannot.
@@ -61,6 +61,9 @@ def link_text(raw: Mapping[str, Any]) -> str:
 
 _TS = re.compile(r"\d{1,10}\.\d{1,6}")
 LAST_TS = 4_102_444_800.0  # 2100-01-01: a ts past it is not a real message time
+# an edit time further ahead of this host's clock is none a real edit has: a day leaves room for a host whose clock
+# is behind Slack's (a live edit taken as unknown would be dropped as older than a stored one)
+EDIT_AHEAD = timedelta(days=1)
 
 
 def parse_ts(value: object, field: str = "ts") -> tuple[str, datetime]:
@@ -111,8 +114,8 @@ def message_from_slack(
             edited_at = parse_ts(edited.get("ts"))[1]
         except BadRecord:
             edited_at = None
-    if edited_at is not None and not posted_at <= edited_at <= datetime.now(UTC) + EDIT_SKEW:
-        edited_at = None  # a time no edit has (before the message, or ahead of now: an export's 2099): unknown
+    if edited_at is not None and not posted_at <= edited_at <= datetime.now(UTC) + EDIT_AHEAD:
+        edited_at = None  # a time no edit has (before the message, or an export's 2099): unknown
     return Message(
         team_id=team_id,
         channel_id=channel_id,

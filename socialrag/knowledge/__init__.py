@@ -34,7 +34,6 @@ if TYPE_CHECKING:
     from socialrag.knowledge.intake import IndexStats, ThreadTracker, index_messages
     from socialrag.knowledge.links import find_paper_refs
     from socialrag.knowledge.live import (
-        EDIT_SKEW,
         LatestCopies,
         digest_item_ts,
         load_click_counts,

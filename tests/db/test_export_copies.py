@@ -164,3 +164,18 @@ def test_an_edit_time_no_real_edit_has_is_not_kept_and_blocks_no_later_edit(
     assert [r[0] for r in imported(db, tmp_path, [other])] == [LATER_REPLY]
     with db.connection() as conn:  # edited before it was posted
         assert conn.execute("SELECT edited_at FROM messages WHERE ts = %s", (LATER_REPLY,)).fetchone() == (None,)
+
+
+def test_a_live_edit_from_a_host_whose_clock_is_behind_keeps_its_edit_time() -> None:
+    """Half an hour ahead of this host's clock is a host running behind Slack's, not a crafted time: the edit time
+    stands, so the edit is not dropped as older than a stored edited copy. A day and more ahead is unknown."""
+    from datetime import UTC, datetime, timedelta
+
+    from bot.slack.payloads import message_from_slack
+
+    now = datetime.now(UTC)
+    for ahead, kept in ((timedelta(minutes=30), True), (timedelta(days=2), False)):
+        raw = {"type": "message", "user": "U2", "ts": f"{now.timestamp() - 60:.6f}", "text": "see"}
+        raw["edited"] = {"user": "U2", "ts": f"{(now + ahead).timestamp():.6f}"}
+        msg = message_from_slack(raw, "T1", "C1")
+        assert msg is not None and (msg.edited_at is not None) is kept, ahead
