@@ -52,13 +52,16 @@ class DatabaseThreadContexts(AssistantThreadContextStore):
 
     def save(self, *, channel_id: str, thread_ts: str, context: dict[str, str], user_id: str | None = None) -> None:
         """Keep the thread's channel in view, with whose thread it is; nothing for a member who asked to be
-        forgotten in the workspace in view."""
+        forgotten in the workspace in view, nor of a context that does not say its workspace (Slack's always does:
+        a row under no workspace would be one forget-me and a purge never reach)."""
+        team = context.get("team_id") or ""
+        if not team:
+            return
         with self.db.connection() as conn:
-            team = context.get("team_id") or ""
-            if user_id and storage.privacy.is_forgotten(conn, [team] if team else [], user_id):
+            if user_id and storage.privacy.is_forgotten(conn, [team], user_id):
                 return
             storage.history_search.upsert_assistant_thread(
-                conn, channel_id, thread_ts, context.get("team_id") or "", context.get("channel_id"), user_id
+                conn, channel_id, thread_ts, team, context.get("channel_id"), user_id
             )
 
     def save_thread(self, payload: dict[str, Any]) -> str | None:

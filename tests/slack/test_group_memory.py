@@ -261,8 +261,15 @@ def test_the_panels_threads_are_kept_as_the_members_and_forget_me_deletes_them(d
         )
         kept = "SELECT count(*) FROM assistant_threads WHERE user_id = 'U2' AND context_channel_id = 'C1'"
         assert wait(lambda: count(db, kept) == 1)
-        # a malformed change (no thread, or a context that is not a channel) stores nothing and breaks nothing
-        for odd in ({}, {**panel, "context": "C1"}, {**panel, "thread_ts": None, "context": {"channel_id": "C9"}}):
+        # a malformed change (no thread, a context that is not a channel or names no workspace) stores nothing and
+        # breaks nothing
+        nowhere = {**panel, "thread_ts": "1700002000.000900", "context": {"channel_id": "C1"}}
+        for odd in (
+            {},
+            {**panel, "context": "C1"},
+            {**panel, "thread_ts": None, "context": {"channel_id": "C9"}},
+            nowhere,
+        ):
             harness.event({"type": "assistant_thread_context_changed", "event_ts": "1", "assistant_thread": odd})
         time.sleep(1.0)
         assert count(db, "SELECT count(*) FROM assistant_threads") == 1 and count(db, kept) == 1
