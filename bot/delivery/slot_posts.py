@@ -4,6 +4,7 @@ slot's post already in the channel when a process died before recording it."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
@@ -15,6 +16,8 @@ from bot.slack.payloads import message_from_slack
 from bot.views.post_blocks import build_blocks, build_digest_blocks, build_digest_text, build_fallback_text
 from socialrag.models import Digest, Draft
 from socialrag.recommender import Posted
+
+log = logging.getLogger(__name__)
 
 EVENT_TYPE = "paperping_recommendation"
 MAX_HISTORY_PAGES = 20  # a busy channel's messages since the slot opened, 200 a page
@@ -43,7 +46,9 @@ def find_posted(
     client: WebClient, channel_id: str, slot_key: str, since: datetime, pacer: SlackPacer
 ) -> dict[str, Any] | None:
     """A post of this slot already in the channel, as ``conversations.history`` gives it (a process died before
-    recording it)."""
+    recording it). Only PaperPing's own: any app in the workspace may post a message carrying the same metadata,
+    and such a message is not the slot's post."""
+    own: tuple[str, str] | None = None  # PaperPing's user and bot ids, asked once a message carries the slot
     cursor: str | None = None
     for _ in range(MAX_HISTORY_PAGES):
         data = pacer.call(
@@ -55,13 +60,31 @@ def find_posted(
             cursor=cursor,
         )
         for msg in data.get("messages") or ():
-            meta = msg.get("metadata") or {}
-            if meta.get("event_type") == EVENT_TYPE and (meta.get("event_payload") or {}).get("slot_key") == slot_key:
+            if not _marked(msg, slot_key):
+                continue
+            own = own or _own_ids(client, pacer)
+            if (own[0] and msg.get("user") == own[0]) or (own[1] and msg.get("bot_id") == own[1]):
                 return dict(msg)
+            log.warning(
+                "#%s: a message not PaperPing's carries slot %s; it is not taken for its post", channel_id, slot_key
+            )
         cursor = (data.get("response_metadata") or {}).get("next_cursor") or None
         if not data.get("has_more") or cursor is None:
             return None
     return None
+
+
+def _marked(msg: dict[str, Any], slot_key: str) -> bool:
+    """Whether the message carries this slot in its metadata."""
+    meta = msg.get("metadata")
+    payload = meta.get("event_payload") if isinstance(meta, dict) and meta.get("event_type") == EVENT_TYPE else None
+    return isinstance(payload, dict) and payload.get("slot_key") == slot_key
+
+
+def _own_ids(client: WebClient, pacer: SlackPacer) -> tuple[str, str]:
+    """PaperPing's user id and bot id in the workspace, as ``auth.test`` says for its token."""
+    auth = pacer.call(client.auth_test)
+    return str(auth.get("user_id") or ""), str(auth.get("bot_id") or "")
 
 
 class SlackOutlet:

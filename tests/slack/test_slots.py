@@ -318,6 +318,34 @@ def test_a_post_slack_accepted_before_the_kill_is_recorded_not_repeated(
     assert s.last_post_at == later and s.next_post_at is not None and s.next_post_at > later + timedelta(hours=6)
 
 
+def test_a_message_by_another_app_or_a_member_carrying_the_slot_mark_is_not_taken_for_its_post(
+    db: Database, one_channel: dict[str, Any]
+) -> None:
+    """Any app in the workspace may post a message with PaperPing's slot metadata (the slot key is a time anyone
+    can work out). Found while a failed slot waited for its retry, such a message was recorded as the slot's post
+    and kept as PaperPing's share of the paper under its poster's id, and the slot's own post never went out. Only
+    a message by PaperPing itself is its slot's post."""
+    slack, now = one_channel["slack"], one_channel["now"]
+    outlet = BrokenOutlet(one_channel["client"], OSError("connection reset by peer"))
+    assert SlotWorker(db, outlet, one_channel["chooser"], clock=lambda: now).tick() == 1
+    with db.connection() as conn:
+        ((status, slot_key),) = conn.execute("SELECT status, slot_key FROM recommendations").fetchall()
+    assert status == "failed" and slack.posts == []
+    mark = {"event_type": "paperping_recommendation", "event_payload": {"slot_key": slot_key, "paper_id": 1}}
+    text = "Paper of the day: <https://arxiv.org/abs/1706.03762|Attention Is All You Need>"
+    for i, author in enumerate(({"user": "UOTHER", "bot_id": "BOTHER", "app_id": "AOTHER"}, {"user": "U2"})):
+        forged = {"type": "message", **author, "ts": f"{int(time.time())}.{900000 + i:06d}", "text": text}
+        slack.state.messages.setdefault("C1", []).append({**forged, "metadata": mark})
+    later = now + timedelta(minutes=11)
+    assert ticks_at(db, one_channel, later) == 1
+    assert len(slack.posts) == 1, "the slot's own post went out"
+    with db.connection() as conn:
+        rows = conn.execute("SELECT status, message_ts FROM recommendations").fetchall()
+        stored = conn.execute("SELECT user_id, ts FROM messages").fetchall()
+    assert rows == [("posted", slack.posts[0]["ts"])]
+    assert stored == [("UBOT", slack.posts[0]["ts"])], "no one else's message is kept as PaperPing's share"
+
+
 def test_a_failure_the_database_would_not_record_is_retried_when_its_lease_lapses(
     db: Database, one_channel: dict[str, Any]
 ) -> None:

@@ -81,8 +81,8 @@ class Outlet(Protocol):
         """Send ``draft`` to its channel, marked with ``slot_key``."""
 
     def find_posted(self, team_id: str, channel_id: str, slot_key: str, since: datetime) -> Posted | None:
-        """A post of ``slot_key`` already in the channel since ``since`` (a process died before recording it), or
-        None."""
+        """PaperPing's own post of ``slot_key`` in the channel since ``since`` (a process died before recording it),
+        or None: a message another app or a member posted with the same mark is not it."""
 
 
 class SlotChooser(Protocol):
