@@ -14,6 +14,7 @@ from slack_sdk import WebClient
 from bot.slack.pacer import SlackPacer
 from bot.slack.payloads import message_from_slack
 from bot.views.post_blocks import build_blocks, build_digest_blocks, build_digest_text, build_fallback_text
+from socialrag.errors import BadRecord
 from socialrag.models import Digest, Draft
 from socialrag.recommender import Posted
 
@@ -102,7 +103,13 @@ class SlackOutlet:
 
     def find_posted(self, team_id: str, channel_id: str, slot_key: str, since: datetime) -> Posted | None:
         found = find_posted(self.client_for(team_id), channel_id, slot_key, since, self.pacer)
-        return _posted(found, str(found["ts"]), team_id, channel_id) if found is not None else None
+        if found is None:
+            return None
+        try:
+            return _posted(found, str(found["ts"]), team_id, channel_id)
+        except BadRecord as exc:  # recorded all the same: a slot left unrecorded would fail at every retry
+            log.warning("#%s: slot %s's post is recorded, not stored: %s", channel_id, slot_key, exc)
+            return Posted(str(found["ts"]), None)
 
 
 def _posted(raw: dict[str, Any], ts: str, team_id: str, channel_id: str) -> Posted:

@@ -346,6 +346,54 @@ def test_a_message_by_another_app_or_a_member_carrying_the_slot_mark_is_not_take
     assert stored == [("UBOT", slack.posts[0]["ts"])], "no one else's message is kept as PaperPing's share"
 
 
+@pytest.mark.parametrize("found", [False, True], ids=["just-sent", "found-after-a-kill"])
+def test_a_post_the_database_will_not_keep_is_recorded_all_the_same_and_not_sent_again(
+    db: Database, one_channel: dict[str, Any], found: bool
+) -> None:
+    """The database refuses the post as PaperPing's share (a value it cannot store). Undone together with the
+    slot's record, the slot was marked failed, and every retry found the post, was refused again and failed
+    again: the channel never posted again. The slot is recorded as posted all the same, and closed."""
+    slack, now = one_channel["slack"], one_channel["now"]
+    with db.connection() as conn:  # every message PaperPing would keep is refused
+        conn.execute(
+            """CREATE FUNCTION refuse_message() RETURNS trigger LANGUAGE plpgsql AS $$
+               BEGIN RAISE EXCEPTION USING ERRCODE = '22021', MESSAGE = 'invalid byte sequence for encoding'; END $$"""
+        )
+        conn.execute(
+            "CREATE TRIGGER refuse_message BEFORE INSERT ON messages FOR EACH ROW EXECUTE FUNCTION refuse_message()"
+        )
+    at = now
+    if found:
+        killed_while_posting(db, one_channel, after_slack=True)
+        at = now + timedelta(minutes=11)
+    assert ticks_at(db, one_channel, at) == 1
+    with db.connection() as conn:
+        rows = conn.execute("SELECT status, message_ts FROM recommendations").fetchall()
+        s = storage.settings.load_channel_settings(conn, T, "C1")
+    assert len(slack.posts) == 1 and rows == [("posted", slack.posts[0]["ts"])]
+    assert s.slot_at is None and s.next_post_at is not None and s.next_post_at > at + timedelta(hours=6)
+    assert ticks_at(db, one_channel, at + timedelta(minutes=11)) == 0 and len(slack.posts) == 1
+
+
+def test_a_found_post_slack_describes_oddly_is_recorded_not_stored(db: Database, one_channel: dict[str, Any]) -> None:
+    """A field of the found post that Slack gives malformed (a ``reply_count`` that is not a count) made every
+    retry of the slot fail before recording it, so the channel never posted again. The post is recorded (not
+    stored) and the slot closed."""
+    slack, now = one_channel["slack"], one_channel["now"]
+    killed_while_posting(db, one_channel, after_slack=True)
+    slack.rewrite["conversations.history"] = lambda call, answer: {
+        **answer,
+        "messages": [{**m, "reply_count": "lots"} for m in answer.get("messages", [])],
+    }
+    later = now + timedelta(minutes=11)
+    assert ticks_at(db, one_channel, later) == 1
+    with db.connection() as conn:
+        rows = conn.execute("SELECT status, message_ts FROM recommendations").fetchall()
+        s = storage.settings.load_channel_settings(conn, T, "C1")
+    assert len(slack.posts) == 1 and rows == [("posted", slack.posts[0]["ts"])]
+    assert s.slot_at is None and s.last_post_at == later
+
+
 def test_a_failure_the_database_would_not_record_is_retried_when_its_lease_lapses(
     db: Database, one_channel: dict[str, Any]
 ) -> None:

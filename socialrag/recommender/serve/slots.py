@@ -273,23 +273,17 @@ class SlotWorker:
         keeper: LeaseKeeper,
     ) -> None:
         self.outlet.ready(due.team_id)
-        if rec.status == "posted" and rec.message_ts is not None:
-            self._record_posted(due, rec.id, Posted(rec.message_ts, None), None, now)
-            self._finish(due, now, posted=True)
-            return
-        if rec.status != "drafted" and rec.created_at < now - timedelta(seconds=1):
+        found = Posted(rec.message_ts, None) if rec.status == "posted" and rec.message_ts is not None else None
+        if found is None and rec.status != "drafted" and rec.created_at < now - timedelta(seconds=1):
             # an earlier attempt may have posted before it died or failed: look before posting again
             found = self.outlet.find_posted(due.team_id, due.channel_id, slot_key, rec.created_at)
-            if found is not None:  # stored and recorded from the slot's own draft, as if just sent
-                self._record_posted(due, rec.id, found, self._stored_draft(rec.id), now)
-                self._finish(due, now, posted=True)
-                return
-            if rec.status == "sending":  # its sender stopped before the post went out: ours now
+            if found is None and rec.status == "sending":  # its sender stopped before the post went out: ours now
                 log.warning(
-                    "#%s: slot %s was cut short while sending and is not in the channel; sending it again",
-                    due.channel_id,
-                    slot_key,
+                    "#%s: slot %s was cut short before its post went out; sending it again", due.channel_id, slot_key
                 )
+        if found is not None:  # stored and recorded from the slot's own draft, as if just sent
+            self._record_posted(due, rec.id, found, self._stored_draft(rec.id), now)
+            return
         self._release_unsent(due, rec.id, now)
         draft = self._choose(due, now)
         if not isinstance(draft, Draft | Digest):
@@ -299,23 +293,29 @@ class SlotWorker:
             log.warning("#%s: slot %s was taken over by another worker; not posting", due.channel_id, slot_key)
             return
         self._record_posted(due, rec.id, self.outlet.post(draft, slot_key), draft, now)
-        self._finish(due, now, posted=True)
 
     def _record_posted(
         self, due: storage.posts.DueChannel, rec_id: int, posted: Posted, draft: Draft | Digest | None, now: datetime
     ) -> None:
         """In one transaction, so that a process killed in between leaves none of it half done: the post stored
         as PaperPing's share of its papers (reactions and replies to it feed back), a followed author's paper in
-        it waiting no more, and the slot recorded as posted with the post's ts (which marks it PaperPing's own)."""
-        with self.db.connection() as conn:
-            drafts = () if draft is None else draft.drafts if isinstance(draft, Digest) else (draft,)
-            if posted.message is not None and isinstance(draft, Digest):
-                record_own_digest(conn, posted.message, [d.paper for d in drafts])
-            elif posted.message is not None and drafts:
-                record_own_post(conn, posted.message, drafts[0].paper)
-            papers = [d.paper.paper_id for d in drafts]
-            storage.followed_authors.mark_news_posted(conn, due.team_id, due.channel_id, papers, now)
+        it waiting no more, and the slot recorded as posted with the post's ts (which marks it PaperPing's own);
+        then the next slot is scheduled. What the database refuses of the first two is undone alone: the slot is
+        recorded all the same (else every retry would find the post and be refused again)."""
+        drafts = () if draft is None else draft.drafts if isinstance(draft, Digest) else (draft,)
+        with self.db.connection() as conn, conn.transaction():
+            try:
+                with conn.transaction():  # a savepoint
+                    if posted.message is not None and isinstance(draft, Digest):
+                        record_own_digest(conn, posted.message, [d.paper for d in drafts])
+                    elif posted.message is not None and drafts:
+                        record_own_post(conn, posted.message, drafts[0].paper)
+                    papers = [d.paper.paper_id for d in drafts]
+                    storage.followed_authors.mark_news_posted(conn, due.team_id, due.channel_id, papers, now)
+            except Exception as exc:  # whatever it is: a lost connection fails the record below too
+                log.warning("slot %d: its post is recorded, not stored: %s", rec_id, exc, exc_info=True)
             storage.posts.record_posted(conn, rec_id, posted.ts, now)
+        self._finish(due, now, posted=True)
 
     def _stored_draft(self, rec_id: int) -> Draft | Digest | None:
         """The draft the slot recorded before sending (None: none, or one this release cannot read)."""
@@ -323,7 +323,7 @@ class SlotWorker:
             data = storage.posts.load_slot_draft(conn, rec_id)
         try:
             return (digest_from_json(data) or draft_from_json(data)) if data else None
-        except (KeyError, TypeError, ValueError) as exc:
+        except (AttributeError, KeyError, TypeError, ValueError) as exc:
             log.warning("slot %d: its stored draft is unreadable (%s); the post is recorded, not stored", rec_id, exc)
             return None
 
