@@ -318,6 +318,36 @@ def test_a_post_slack_accepted_before_the_kill_is_recorded_not_repeated(
     assert s.last_post_at == later and s.next_post_at is not None and s.next_post_at > later + timedelta(hours=6)
 
 
+def test_a_digest_slack_accepted_before_the_kill_is_stored_as_a_share_of_each_of_its_papers(
+    db: Database, one_channel: dict[str, Any]
+) -> None:
+    """A digest found in the channel after a kill is kept from the slot's stored digest, as one just sent is: the
+    message found, a share of each paper it lists, and each paper under its own key for its buttons."""
+    slack, now = one_channel["slack"], one_channel["now"]
+    with db.connection() as conn:
+        other = storage.papers.ensure_papers(conn, [("arxiv", "1810.04805")])[("arxiv", "1810.04805")]
+    first = one_channel["chooser"].draft_for_slot(T, "C1", now, None)
+    second = PaperMeta(other, "BERT", "https://arxiv.org/abs/1810.04805", (), None, None, None, {"arxiv": "1810.04805"})
+    digest = Digest(T, "C1", (first, Draft(T, "C1", second, "template", "It pre-trains encoders.", ())))
+    one_channel["chooser"] = Chooser(lambda team, channel, at, style: digest)  # type: ignore[arg-type,return-value]
+    killed_while_posting(db, one_channel, after_slack=True)
+    assert ticks_at(db, one_channel, now + timedelta(minutes=11)) == 1
+    ts = slack.posts[0]["ts"]
+    with db.connection() as conn:
+        rows = conn.execute("SELECT status, message_ts FROM recommendations").fetchall()
+        stored = conn.execute(
+            """SELECT m.ts, i.value FROM messages m JOIN message_papers mp ON mp.message_id = m.id
+                 JOIN paper_ids i ON i.paper_id = mp.paper_id ORDER BY m.ts, i.value"""
+        ).fetchall()
+    assert len(slack.posts) == 1 and rows == [("posted", ts)]
+    assert stored == [
+        (ts, "1706.03762"),
+        (ts, "1810.04805"),
+        (f"{ts}/{first.paper.paper_id}", "1706.03762"),
+        (f"{ts}/{other}", "1810.04805"),
+    ]
+
+
 def test_a_message_by_another_app_or_a_member_carrying_the_slot_mark_is_not_taken_for_its_post(
     db: Database, one_channel: dict[str, Any]
 ) -> None:
