@@ -14,7 +14,13 @@ from slack_sdk import WebClient
 from bot import listeners
 from bot.app_context import AppContext
 from bot.slack.authorization import StoredAuthorize
-from bot.slack.installation_store import BOT_SCOPES, PostgresInstallationStore, SignedStateStore, token_cipher
+from bot.slack.installation_store import (
+    BOT_SCOPES,
+    PostgresInstallationStore,
+    SignedStateStore,
+    TeamCheckedUrls,
+    token_cipher,
+)
 from bot.slack.metrics import count_requests
 from socialrag.config import Settings
 from socialrag.db import Database
@@ -32,21 +38,30 @@ def build_app(settings: Settings, db: Database, ctx: AppContext, *, socket_mode:
     }
     if settings.slack_client_id and settings.slack_client_secret:
         installations = PostgresInstallationStore(db, token_cipher(settings))
+        oauth = OAuthSettings(
+            client_id=settings.slack_client_id,
+            client_secret=settings.slack_client_secret,
+            scopes=BOT_SCOPES,
+            installation_store=installations,
+            installation_store_bot_only=True,
+            state_store=SignedStateStore(db, settings.slack_client_secret),
+            authorization_url="https://slack.com/oauth/v2/authorize",
+        )
+        generated = oauth.authorize_url_generator  # the same URL, with a ?team= that is no workspace id dropped
+        oauth.authorize_url_generator = TeamCheckedUrls(
+            client_id=generated.client_id,
+            redirect_uri=generated.redirect_uri,
+            scopes=generated.scopes,
+            user_scopes=generated.user_scopes,
+            authorization_url=generated.authorization_url,
+        )
         app = App(
             **common,
             # one read of the workspace's bot a request, and no auth.test: see bot.slack.authorization (bolt
             # takes an ``Authorize`` as it is, though its annotation names plain functions only)
             authorize=StoredAuthorize(installations),  # type: ignore[arg-type]
             installation_store_bot_only=True,
-            oauth_settings=OAuthSettings(
-                client_id=settings.slack_client_id,
-                client_secret=settings.slack_client_secret,
-                scopes=BOT_SCOPES,
-                installation_store=installations,
-                installation_store_bot_only=True,
-                state_store=SignedStateStore(db, settings.slack_client_secret),
-                authorization_url="https://slack.com/oauth/v2/authorize",
-            ),
+            oauth_settings=oauth,
             client=WebClient(base_url=settings.slack_api_url),
         )
     elif settings.slack_bot_token:

@@ -6,10 +6,12 @@ from __future__ import annotations
 import hashlib
 import hmac
 import logging
+import re
 import secrets
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from slack_sdk.oauth import AuthorizeUrlGenerator
 from slack_sdk.oauth.installation_store import Bot, Installation, InstallationStore
 from slack_sdk.oauth.state_store import OAuthStateStore
 
@@ -36,6 +38,19 @@ BOT_SCOPES = [
     "reactions:read",
     "users:read",
 ]
+
+
+TEAM_ID = re.compile(r"[TE][A-Z0-9]{1,24}")  # a Slack workspace (T...) or Enterprise Grid (E...) id
+
+
+class TeamCheckedUrls(AuthorizeUrlGenerator):
+    """Slack's authorize URL for ``/slack/install``. ``?team=T...`` there preselects a workspace; slack_sdk pastes
+    that value into the URL as it came, so one carrying ``&scope=...`` or ``&user_scope=...`` would have Slack ask
+    for permissions PaperPing never asks for, from a link on PaperPing's own address. Only a value shaped like a
+    workspace id is passed on; anything else is dropped (the member picks the workspace on Slack's page)."""
+
+    def generate(self, state: str, team: str | None = None) -> str:
+        return super().generate(state, team if team is not None and TEAM_ID.fullmatch(team) else None)
 
 
 class PostgresInstallationStore(InstallationStore):
