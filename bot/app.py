@@ -16,6 +16,7 @@ from bot.app_context import AppContext
 from bot.slack.authorization import StoredAuthorize
 from bot.slack.installation_store import (
     BOT_SCOPES,
+    CALLBACK_PAGES,
     PostgresInstallationStore,
     SignedStateStore,
     TeamCheckedUrls,
@@ -46,6 +47,7 @@ def build_app(settings: Settings, db: Database, ctx: AppContext, *, socket_mode:
             installation_store_bot_only=True,
             state_store=SignedStateStore(db, settings.slack_client_secret),
             authorization_url="https://slack.com/oauth/v2/authorize",
+            callback_options=CALLBACK_PAGES,  # bolt's pages, never showing a visitor's text
         )
         generated = oauth.authorize_url_generator  # the same URL, with a ?team= that is no workspace id dropped
         oauth.authorize_url_generator = TeamCheckedUrls(

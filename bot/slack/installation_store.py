@@ -11,6 +11,9 @@ import secrets
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from slack_bolt.error import BoltError
+from slack_bolt.oauth.callback_options import CallbackOptions, FailureArgs, SuccessArgs
+from slack_bolt.response import BoltResponse
 from slack_sdk.oauth import AuthorizeUrlGenerator
 from slack_sdk.oauth.installation_store import Bot, Installation, InstallationStore
 from slack_sdk.oauth.state_store import OAuthStateStore
@@ -53,6 +56,38 @@ class TeamCheckedUrls(AuthorizeUrlGenerator):
         return super().generate(state, team if team is not None and TEAM_ID.fullmatch(team) else None)
 
 
+SLACK_ERROR = re.compile(r"[a-z][a-z0-9_]{0,59}")  # an error code Slack sends back (access_denied...)
+ORG_WIDE = "organization_wide_install_not_supported"
+
+
+class OrgWideInstall(BoltError):
+    """An Enterprise Grid organisation-wide install: Slack names no workspace, and PaperPing keeps one per row."""
+
+
+def _failure_page(args: FailureArgs) -> BoltResponse:
+    """Bolt's failure page, with a reason that is a code, never a visitor's text: the callback's ``?error=`` comes
+    from whoever wrote the link, and bolt shows it on PaperPing's page."""
+    reason = ORG_WIDE if isinstance(args.error, OrgWideInstall) else args.reason
+    shown = reason if SLACK_ERROR.fullmatch(reason or "") else "unknown_error"
+    return args.default.failure(
+        FailureArgs(
+            request=args.request,
+            reason=shown,
+            error=args.error,
+            suggested_status_code=args.suggested_status_code,
+            settings=args.settings,
+            default=args.default,
+        )
+    )
+
+
+def _success_page(args: SuccessArgs) -> BoltResponse:
+    return args.default.success(args)
+
+
+CALLBACK_PAGES = CallbackOptions(success=_success_page, failure=_failure_page)
+
+
 class PostgresInstallationStore(InstallationStore):
     """OAuth installations, one row per workspace, the bot token encrypted; removed on uninstall."""
 
@@ -65,6 +100,11 @@ class PostgresInstallationStore(InstallationStore):
         return log
 
     def save(self, installation: Installation) -> None:
+        """Raises ``OrgWideInstall`` (a ``BoltError``: bolt shows its failure page) for an install that names no
+        workspace."""
+        if not installation.team_id:
+            log.warning("refused an organisation-wide install of enterprise %s", installation.enterprise_id)
+            raise OrgWideInstall("PaperPing is installed into each workspace, not organisation-wide")
         values = {
             "team_id": installation.team_id,
             "team_name": installation.team_name,

@@ -17,7 +17,7 @@ from bot.app_context import AppContext
 from bot.slack.http_front import HttpFront
 from socialrag.config import Settings
 from socialrag.db import Database
-from tests.support.harness import SECRET, lab_state
+from tests.support.harness import SECRET, count, lab_state
 from tests.support.slack_standin import SlackStandIn
 
 
@@ -76,3 +76,37 @@ def test_a_team_value_cannot_add_to_what_slack_is_asked(browser: httpx.Client, t
     assert query["user_scope"] == [""], query
     assert len(query["scope"]) == 1 and "admin" not in query["scope"][0], query
     assert "redirect_uri" not in query and "team" not in query, query
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        "Your workspace was suspended. Call +1 555 0100 to restore it",
+        "<b>reinstall</b> at https://elsewhere.example",
+        "x" * 5000,
+        "access_denied\nSee https://elsewhere.example",
+    ],
+)
+def test_the_failure_page_shows_no_text_from_the_link(browser: httpx.Client, error: str) -> None:
+    """Slack sends an installer back with ``?error=CODE``; anyone can write such a link to PaperPing's address, so
+    the page names a code, never the link's text."""
+    page = browser.get("/slack/oauth_redirect", params={"error": error})
+    assert "unknown_error" in page.text, page.text[:500]
+    for word in ("555", "suspended", "elsewhere", "reinstall", "x" * 60):
+        assert word not in page.text, page.text[:500]
+
+
+def test_the_failure_page_names_slacks_own_code(browser: httpx.Client) -> None:
+    assert "access_denied" in browser.get("/slack/oauth_redirect", params={"error": "access_denied"}).text
+
+
+def test_an_organisation_wide_install_is_refused_with_a_page_saying_so(browser: httpx.Client, db: Database) -> None:
+    """An Enterprise Grid organisation-wide install names no workspace: nothing is stored, and the installer is
+    told why instead of a bare server error."""
+    page = browser.get("/slack/install")
+    state = re.search(r"state=([\w\-]+)", page.text)
+    assert state is not None
+    cookie = page.headers["set-cookie"].split(";")[0]
+    done = browser.get(f"/slack/oauth_redirect?code=org-code&state={state.group(1)}", headers={"Cookie": cookie})
+    assert "organization_wide_install_not_supported" in done.text, done.text[:500]
+    assert count(db, "SELECT count(*) FROM installations") == 0
