@@ -54,6 +54,14 @@ def delete_installation(conn: psycopg.Connection, team_id: str | None) -> None:
     conn.execute("DELETE FROM installations WHERE team_id = %(t)s", {"t": team_id})
 
 
+def installed_since(conn: psycopg.Connection, team_id: str, when: datetime) -> bool:
+    """Whether the workspace's installation was made (or made again) at ``when`` or later."""
+    row = conn.execute(
+        "SELECT 1 FROM installations WHERE team_id = %(t)s AND installed_at >= %(w)s", {"t": team_id, "w": when}
+    ).fetchone()
+    return row is not None
+
+
 def use_oauth_state(conn: psycopg.Connection, state: str, expires_at: datetime) -> bool:
     """Record a valid OAuth state as used (``oauth_states`` holds the states that came back, until they
     expire); True the first time, False if it was used before."""
