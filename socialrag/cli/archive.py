@@ -14,11 +14,11 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
-from typing import Any
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
+from socialrag.cli.backup_files import private_copy, read_note, sidecar
 from socialrag.cli.forget_lists import Reapplied, StaysGone, load_forget_list, reapply_forget_list
 from socialrag.cli.leftovers import dead_partials
 from socialrag.cli.restore_check import check_file, toc_of
@@ -74,10 +74,6 @@ class Summary:
 
     def describe(self) -> str:
         return f"{self.channels} channels, {self.papers} papers, {self.posts} posts (schema {self.migration:04d})"
-
-
-def sidecar(path: Path) -> Path:
-    return path.with_name(path.name + ".json")
 
 
 def paperping_version() -> str | None:
@@ -158,7 +154,7 @@ def read_backup(path: Path, tools: Path) -> BackupInfo:
         if fh.read(len(MAGIC)) != MAGIC:
             raise InputError(f"{path} is not a PaperPing backup (not a file that `paperping backup` writes)")
     size = path.stat().st_size
-    noted = _read_sidecar(path)
+    noted = read_note(path)
     if noted and noted.get("size") != size:
         raise InputError(f"{path} is truncated or damaged: {size:,} bytes where the backup wrote {noted['size']:,}")
     if noted and noted.get("sha256") and noted["sha256"] != _sha256(path):
@@ -190,23 +186,6 @@ def read_backup(path: Path, tools: Path) -> BackupInfo:
     )
 
 
-def _read_sidecar(path: Path) -> dict[str, Any] | None:
-    """``FILE.json`` as written by ``paperping backup``; one that is not says so (``InputError``)."""
-    if not sidecar(path).is_file():
-        return None
-    try:
-        if sidecar(path).stat().st_size > 64_000:  # the note is a few lines
-            raise ValueError("it is too large")
-        noted = json.loads(sidecar(path).read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
-        raise InputError(f"{sidecar(path)} is not the note `paperping backup` writes ({exc}); move it away") from exc
-    if not isinstance(noted, dict) or not isinstance(noted.get("size"), int):
-        raise InputError(f"{sidecar(path)} is not the note `paperping backup` writes; move it away")
-    if noted.get("sha256") is not None and not isinstance(noted["sha256"], str):
-        raise InputError(f"{sidecar(path)} is not the note `paperping backup` writes; move it away")
-    return noted
-
-
 def _restore_output(tools: Path, args: list[str], path: Path) -> str:
     try:
         return tool_output([str(tools / "pg_restore"), *args])
@@ -231,8 +210,14 @@ def restore_database(
 ) -> tuple[BackupInfo, Summary, Reapplied]:
     """Restore ``path`` as database ``name`` of ``server`` (a connection to any other database there): into a new
     database, migrated to today's schema, with the forget list and the deletions of the database it replaces
-    applied again (``forget_lists``), that replaces ``name`` only when complete."""
+    applied again (``forget_lists``), that replaces ``name`` only when complete. The file is read once, into a
+    copy only this user reads (``private_copy``): what is checked is what is restored, whoever can write the file."""
     check_room(name)
+    with private_copy(path) as copy:
+        return _restore_copy(copy, server, name, force=force)
+
+
+def _restore_copy(path: Path, server: str, name: str, *, force: bool) -> tuple[BackupInfo, Summary, Reapplied]:
     tools = tools_for(server)
     info = read_backup(path, tools)
     known = max(m.version for m in load_migrations())
