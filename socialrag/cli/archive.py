@@ -10,6 +10,7 @@ import json
 import os
 import re
 import tempfile
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from importlib import metadata
@@ -19,7 +20,7 @@ import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
 from socialrag.cli.backup_files import private_copy, read_note, sidecar
-from socialrag.cli.forget_lists import Reapplied, StaysGone, load_forget_list, reapply_forget_list
+from socialrag.cli.forget_lists import Reapplied, StaysGone, catch_up, load_forget_list, reapply_forget_list
 from socialrag.cli.leftovers import dead_partials
 from socialrag.cli.restore_check import check_file, toc_of
 from socialrag.errors import DatabaseError, InputError
@@ -235,13 +236,18 @@ def _restore_copy(path: Path, server: str, name: str, *, force: bool) -> tuple[B
     staging = f"{name}_restoring"
     _drop_database(server, staging)  # what an earlier restore left when it was stopped
     _create_database(server, staging)
+    restored = with_dbname(server, staging)
     try:
-        restore_into(tools, path, with_dbname(server, staging), tables=info.tables, chosen=chosen)
-        reapplied = reapply_forget_list(with_dbname(server, staging), stays_gone)
+        restore_into(tools, path, restored, tables=info.tables, chosen=chosen)
+        first = reapply_forget_list(restored, stays_gone)
     except BaseException:
         _drop_database(server, staging)
         raise
-    _switch(server, name, staging)
+
+    def last() -> Reapplied:  # what the home gained meanwhile (a forget-me heard), read again once nothing uses it
+        return catch_up(target, name, restored, stays_gone, first) if exists else first
+
+    reapplied = _switch(server, name, staging, last)
     return info, summarize(target), reapplied
 
 
@@ -330,8 +336,9 @@ def _drop_database(server: str, name: str) -> None:
         homes.drop_database(conn, name, force=True)
 
 
-def _switch(server: str, name: str, staging: str) -> None:
-    """``staging`` becomes ``name``; the database it replaces goes once nothing uses it."""
+def _switch(server: str, name: str, staging: str, last: Callable[[], Reapplied]) -> Reapplied:
+    """``staging`` becomes ``name``; the database it replaces goes once nothing uses it. ``last`` runs once nothing
+    uses ``name``, before the renames (a client that connects meanwhile stops them); what it returns is returned."""
     with psycopg.connect(server, autocommit=True) as conn:
         in_use = DatabaseError(
             f"database {name} is in use (a running `paperping run`?): stop what uses it, then restore again; the "
@@ -339,6 +346,7 @@ def _switch(server: str, name: str, staging: str) -> None:
         )
         if homes.load_other_sessions(conn, name, settle_s=SETTLE_S):
             raise in_use
+        result = last()
         old = f"{name}_replaced"
         homes.drop_database(conn, old)
         try:  # one that connects after the look stops the rename
@@ -348,6 +356,7 @@ def _switch(server: str, name: str, staging: str) -> None:
             raise in_use from exc
         homes.rename_database(conn, staging, name)
         homes.drop_database(conn, old)
+    return result
 
 
 def database_name(conninfo: str) -> str:

@@ -94,3 +94,25 @@ def reapply_forget_list(conninfo: str, gone: StaysGone) -> Reapplied:
             live.record_reaction(conn, team_id, channel_id, ts, user_id, emoji, added=False, at=at)
     deleted = sum(1 for edited in new if edited is None)
     return Reapplied(len(gone.forgotten), len(set(gone.forgotten) - known), deleted, removed, len(new) - deleted)
+
+
+def catch_up(home: str, name: str, copy: str, read: StaysGone, done: Reapplied) -> Reapplied:
+    """What the home's forget list and deletions gained since ``read`` was read from it (a forget-me that a
+    ``paperping run`` still serving heard while the file was checked and restored), applied to the restored copy
+    too, once nothing uses the home and just before the copy replaces it; ``done`` and that, told together."""
+    now = load_forget_list(home, name)
+    late = StaysGone(
+        [m for m in now.forgotten if m not in set(read.forgotten)],
+        [m for m in now.messages if m not in set(read.messages)],
+        [r for r in now.reactions if r not in set(read.reactions)],
+    )
+    if not (late.forgotten or late.messages or late.reactions):
+        return done
+    more = reapply_forget_list(copy, late)
+    return Reapplied(
+        done.listed + more.listed,
+        done.since_backup + more.since_backup,
+        done.deleted + more.deleted,
+        done.removed + more.removed,
+        done.unshared + more.unshared,
+    )

@@ -3,6 +3,8 @@ forget-me applied again for everyone on the forget list of the home it replaces.
 
 from __future__ import annotations
 
+import threading
+import time
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -105,3 +107,43 @@ def test_a_restore_keeps_out_a_link_edited_out_since_the_backup(
         marks = conn.execute("SELECT ts, edited_at FROM deleted_messages ORDER BY ts").fetchall()
     assert kept == [("2.000001",), ("2.000002",)], "the share and its thread stay out"
     assert marks == [("0.000009", None), ("1.000001", edited_at)]
+
+
+def _forget_once_checking(db: Database, member: str, done: threading.Event) -> None:
+    """``forget-me`` heard by the home, as a ``paperping run`` still serving would, once the restore has read the
+    forget list and checks the file (its scratch database exists); the connection closes at once."""
+    deadline = time.monotonic() + 120
+    with psycopg.connect(db.conninfo, autocommit=True) as conn:
+        name = conn.execute("SELECT current_database()").fetchone()[0]  # type: ignore[index]
+        while time.monotonic() < deadline:
+            if conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (f"{name}_checking",)).fetchone():
+                storage.privacy.forget_member(conn, T, member)
+                done.set()
+                return
+            time.sleep(0.005)
+
+
+def test_a_member_forgotten_while_the_restore_runs_stays_forgotten(
+    db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The forget list is read before the file is checked and restored; a member forgotten after that read, and
+    before the copy replaces the home (the service stopped only then), is forgotten in the copy too."""
+    _nightly_backup(db, tmp_path, monkeypatch)
+    with db.connection() as conn:
+        storage.privacy.forget_member(conn, T, "U2")  # before the restore starts
+    db.close()
+    heard = threading.Event()
+    forgetting = threading.Thread(target=_forget_once_checking, args=(db, "U1", heard))
+    forgetting.start()
+    try:
+        code = main(["restore", str(tmp_path / "nightly.dump"), "--force"])
+    finally:
+        forgetting.join()
+    assert heard.is_set()
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    with psycopg.connect(db.conninfo) as conn:
+        messages = conn.execute("SELECT count(*) FROM messages WHERE user_id IN ('U1', 'U2')").fetchone()
+        listed = conn.execute("SELECT user_id FROM forgotten_members ORDER BY 1").fetchall()
+    assert messages == (0,) and listed == [("U1",), ("U2",)]
+    assert "forget-me applied again for the 2 members on the replaced home's forget list (2 asked after" in captured.out
