@@ -272,12 +272,25 @@ def ensure_database(server_uri: str, name: str) -> None:
         conn.execute("SELECT pg_advisory_lock(%s)", (CREATE_LOCK,))
         try:
             exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
-            if not exists:
+            if not exists and not put_back_replaced(conn, name):
                 # another process may have created it between our look and our CREATE
                 with suppress(psycopg.errors.DuplicateDatabase, psycopg.errors.UniqueViolation):
                     conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
         finally:
             conn.execute("SELECT pg_advisory_unlock(%s)", (CREATE_LOCK,))
+
+
+def put_back_replaced(conn: psycopg.Connection, name: str) -> bool:
+    """A restore stopped between its two renames leaves the home as ``NAME_replaced`` and no ``NAME`` (the restored
+    copy waits as ``NAME_restoring``): put the home back, rather than start an empty one or have the next restore
+    drop it as a leftover. ``conn``: in autocommit, to another database of the server."""
+    replaced = f"{name}_replaced"
+    found = conn.execute("SELECT datname FROM pg_database WHERE datname IN (%s, %s)", (name, replaced)).fetchall()
+    if [row[0] for row in found] != [replaced]:
+        return False
+    conn.execute(sql.SQL("ALTER DATABASE {} RENAME TO {}").format(sql.Identifier(replaced), sql.Identifier(name)))
+    log.warning("database %s was missing: %s, the home a stopped restore renamed, is %s again", name, replaced, name)
+    return True
 
 
 CREATE_LOCK = 0x50505F44  # advisory lock: one process at a time creates PaperPing's database

@@ -23,6 +23,7 @@ from socialrag.cli.backup_files import private_copy, read_note, sidecar
 from socialrag.cli.forget_lists import Reapplied, StaysGone, catch_up, load_forget_list, reapply_forget_list
 from socialrag.cli.leftovers import dead_partials
 from socialrag.cli.restore_check import check_file, toc_of
+from socialrag.db import put_back_replaced
 from socialrag.errors import DatabaseError, InputError
 from socialrag.migrate import apply_migrations, load_migrations
 from socialrag.pgtools import choose_tools, run_tool, server_major, shipped_tools, tool_output, tools_for, with_dbname
@@ -228,6 +229,8 @@ def _restore_copy(path: Path, server: str, name: str, *, force: bool) -> tuple[B
             "upgrade PaperPing, then restore"
         )
     target = with_dbname(server, name)
+    with psycopg.connect(server, autocommit=True) as conn:
+        put_back_replaced(conn, name)  # a restore stopped between its renames left the home under another name
     exists = _database_exists(server, name)
     if not force and exists and holds_data(target):
         raise InputError(f"database {name} already holds a home's data; add --force to replace it with {path}")
