@@ -119,4 +119,6 @@ def write_club_pieces(out: Path, pieces: dict[str, Any], names: dict[str, str]) 
     folder = out / "pieces"
     folder.mkdir(parents=True, exist_ok=True)
     for name, piece in pieces.items():
-        (folder / f"{name}.html").write_text(html_page([], names, {}, CLUB_NAME, [piece], footer=FOOTER))
+        (folder / f"{name}.html").write_text(
+            html_page([], names, {}, CLUB_NAME, [piece], footer=FOOTER), encoding="utf-8"
+        )

@@ -57,13 +57,17 @@ def write_outputs(
         for p in posts
     ]
     (out / "blocks.json").write_text(json.dumps(payload, indent=2))
-    (out / "index.html").write_text(html_page(posts, names, clicks, CHANNEL_NAME, list(more.values())))
+    (out / "index.html").write_text(
+        html_page(posts, names, clicks, CHANNEL_NAME, list(more.values())), encoding="utf-8"
+    )
     pieces = out / "pieces"
     pieces.mkdir(exist_ok=True)
-    (pieces / "post.html").write_text(html_page(posts[:1], names, clicks, CHANNEL_NAME))
+    (pieces / "post.html").write_text(html_page(posts[:1], names, clicks, CHANNEL_NAME), encoding="utf-8")
     for name, piece in {**more, **private}.items():
         header = PLACES.get(name)
-        (pieces / f"{name}.html").write_text(html_page([], names, clicks, CHANNEL_NAME, [piece], header))
+        (pieces / f"{name}.html").write_text(
+            html_page([], names, clicks, CHANNEL_NAME, [piece], header), encoding="utf-8"
+        )
 
 
 def private_pieces(settings: Settings, db: Database, channel: ChannelProfile, at: datetime) -> dict[str, Piece]:

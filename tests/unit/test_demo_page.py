@@ -3,6 +3,11 @@ link label shows as text, and only PaperPing's own markup (bold, mentions, links
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 from bot.demo.slack_page import Segment, parse_mrkdwn
 from socialrag.templates import templates
 
@@ -40,3 +45,20 @@ def test_the_page_escapes_whatever_the_texts_hold() -> None:
     assert "&lt;script&gt;" in page and "@&lt;i&gt;mallory" in page and "# &lt;lab&gt;" in page
     assert "&lt;b&gt;demo&lt;/b&gt;" in page
     assert 'href="https://e.example/&#34;onmouseover=x"' in page, "a quote cannot leave the attribute"
+
+
+def test_the_pages_are_written_as_the_utf_8_they_declare(tmp_path: Path) -> None:
+    """Where Python's locale encoding is not UTF-8 (a Windows code page, an ASCII ``C`` locale), a page still
+    holds the bytes its ``<meta charset="utf-8">`` promises: a title in any script, not a crash or mojibake."""
+    title = "Straße — 東京 · Ελληνικά"
+    writer = (
+        "import sys; from datetime import datetime, UTC; from pathlib import Path\n"
+        "from bot.demo.fulltext_scene import write_club_pieces\n"
+        f"block = {{'type': 'section', 'text': {{'type': 'mrkdwn', 'text': {title!a}}}}}\n"
+        "write_club_pieces(Path(sys.argv[1]), {'post': (datetime(2024, 1, 1, tzinfo=UTC), '', [block])}, {})\n"
+    )
+    env = {**os.environ, "LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"}
+    done = subprocess.run([sys.executable, "-c", writer, str(tmp_path)], env=env, capture_output=True, timeout=300)
+    assert done.returncode == 0, done.stderr.decode(errors="replace")[-600:]
+    page = (tmp_path / "pieces" / "post.html").read_bytes().decode("utf-8")
+    assert title in page and '<meta charset="utf-8">' in page
