@@ -14,7 +14,7 @@ from bot.slack.members import refresh_for_member
 from bot.slack.pacer import SlackPacer
 from bot.views.post_blocks import link, mrkdwn, sections, titled_link
 from socialrag.db import Database
-from socialrag.errors import PermanentError, SourceError
+from socialrag.errors import SourceError
 from socialrag.recommender import PICKS_EVERY, Picks, PicksRefused, Recommender
 from socialrag.recommender import send_due_picks as decide_due_picks
 from socialrag.recommender import send_picks as decide_picks
@@ -23,11 +23,13 @@ EVERY = PICKS_EVERY
 TITLE_SHOWN = 200  # characters of a title in the DM
 
 
+# refusals that are the member's (their account) or the message's: the member's picks stop, with why. Slack's
+# other refusals for good are the workspace's (``account_inactive`` is PaperPing's own token of a deleted
+# workspace or user, ``missing_scope`` an install without ``im:write``): the picks stay on, tried again later
 DM_REFUSALS = {
     "cannot_dm_bot": "Slack does not let PaperPing write to this account",
     "user_not_found": "Slack no longer knows this account",
     "user_disabled": "this account is deactivated",
-    "account_inactive": "this account is deactivated",
     "msg_too_long": "Slack refused the message as too long",
     "invalid_blocks": "Slack refused the message's layout",
     "restricted_action": "this workspace does not let apps send direct messages",
@@ -76,7 +78,7 @@ class DirectMessages:
             )
         except SourceError as exc:  # the pacer's form of a Slack error: "slack: <error code>"
             error = str(exc).removeprefix("slack: ")
-            if isinstance(exc, PermanentError) or error in DM_REFUSALS:
+            if error in DM_REFUSALS:
                 raise PicksRefused(refusal_reason(error)) from exc
             raise
 

@@ -219,6 +219,36 @@ def test_a_dm_slack_refuses_for_good_stops_the_picks_and_says_why(
     recommender.close()
 
 
+def test_a_workspace_refusal_keeps_each_members_picks_on(harness: Harness, db: Database, tmp_path: Path) -> None:
+    """PaperPing lacking `im:write`, or its token dead (`account_inactive` is Slack's word for a bot token of a
+    deleted workspace or user, not for the member): before, each member's weekly picks stopped for good, with
+    that reason, and stayed off after an admin reinstalled PaperPing. Now they stay on and are tried a day later."""
+    build_lab(db, tmp_path, CachedEmbedder())
+    harness.ctx.channels.activate(T, "C1", AS_OF)
+    recommender = Recommender(harness.settings, db, embedder=CachedEmbedder())
+    harness.ctx.recommender = recommender
+    for user in ("U3", "U4"):
+        assert "once a week" in harness.command("for-me on", user=user)
+    client = WebClient(token="xoxb-test", base_url=harness.standin.url)
+    later = datetime.now(UTC) + timedelta(days=8)
+    refusals = {"U3": "missing_scope", "U4": "account_inactive"}
+    harness.standin.rewrite["conversations.open"] = lambda call, answer: (
+        {"ok": False, "error": refusals[call.params["users"]]} if call.params.get("users") in refusals else answer
+    )
+    assert send_due_picks(db, recommender, harness.ctx.pacer, lambda team: client, later) == 0
+    with db.connection() as conn:
+        mine = [storage.settings.load_member_setting(conn, T, u) for u in ("U3", "U4")]
+    assert all(m.picks_enabled and m.picks_stopped_reason is None for m in mine), "kept on"
+    assert all(m.picks_next_at is not None and m.picks_next_at > later + timedelta(hours=1) for m in mine)
+    opened = len(harness.standin.calls_to("conversations.open"))
+    assert send_due_picks(db, recommender, harness.ctx.pacer, lambda team: client, later + timedelta(hours=2)) == 0
+    assert len(harness.standin.calls_to("conversations.open")) == opened, "not every hour"
+    harness.standin.rewrite.pop("conversations.open")
+    assert send_due_picks(db, recommender, harness.ctx.pacer, lambda team: client, later + timedelta(days=1)) == 2
+    assert sorted(p["channel"] for p in harness.standin.posts if p["channel"].startswith("D")) == ["DU3", "DU4"]
+    recommender.close()
+
+
 def test_a_dm_section_stays_within_slacks_3000_characters() -> None:
     from bot.views.post_blocks import SECTION_LIMIT, sections
 

@@ -105,6 +105,7 @@ def merge_picks(found: list[tuple[str, Like]], top: int) -> list[Pick]:
 
 PICKS_EVERY = timedelta(days=7)  # a member's picks come once a week
 PICKS_RETRY = timedelta(hours=1)  # a direct message refused for now is tried again after this
+PICKS_HELD = timedelta(days=1)  # one the workspace refuses for good (its token, its scopes) is tried again after this
 PICKS_RUN_SECONDS = 240.0  # a run of the weekly picks starts no member's after this; the rest go at the next run
 
 
@@ -152,7 +153,8 @@ def send_picks(db: Database, find: FindPicks, outlet: PicksOutlet, team: str, us
 
 def send_due_picks(db: Database, find: FindPicks, outlet: PicksOutlet, now: datetime) -> int:
     """The weekly picks that are due, each taken by one process; a refusal for now is retried within the hour,
-    one for good stops the member's picks with why. Returns how many went. A run starts no member's picks after
+    one for good stops the member's picks with why, and one that is the workspace's for good (a dead token, a missing
+    scope) keeps them on, tried again a day later. Returns how many went. A run starts no member's picks after
     ``PICKS_RUN_SECONDS``: it shares its process with the scheduled posts, and the members left are still due."""
     until = time.monotonic() + PICKS_RUN_SECONDS
     with db.connection() as conn:
@@ -172,6 +174,10 @@ def send_due_picks(db: Database, find: FindPicks, outlet: PicksOutlet, now: date
                 storage.settings.upsert_member_setting(
                     conn, team, user, picks_enabled=False, picks_stopped_reason=exc.reason
                 )
+        except PermanentError as exc:  # the workspace's: the member's picks stay on until an admin mends it
+            log.warning("personal picks for %s/%s held for a day: %s", team, user, exc)
+            with db.connection() as conn:
+                storage.settings.upsert_member_setting(conn, team, user, picks_next_at=now + PICKS_HELD)
         except Exception as exc:  # Slack out of reach, a timeout, or the database: this member's only, retried
             log.warning("personal picks for %s/%s failed, retrying within the hour: %r", team, user, exc)
             with db.connection() as conn:
