@@ -12,7 +12,7 @@ from slack_sdk import WebClient
 
 from bot.slack.members import refresh_for_member
 from bot.slack.pacer import SlackPacer
-from bot.views.post_blocks import link, mrkdwn, sections, titled_link
+from bot.views.post_blocks import escape, link, mrkdwn, safe_url, sections
 from socialrag.db import Database
 from socialrag.errors import SourceError
 from socialrag.recommender import PICKS_EVERY, Picks, PicksRefused, Recommender
@@ -20,7 +20,8 @@ from socialrag.recommender import send_due_picks as decide_due_picks
 from socialrag.recommender import send_picks as decide_picks
 
 EVERY = PICKS_EVERY
-TITLE_SHOWN = 200  # characters of a title in the DM
+TITLE_SHOWN = 200  # characters of a title in the DM, once escaped
+URL_SHOWN = 600  # a longer address is not linked (the title alone): five picks' lines stay within what Slack takes
 
 
 # refusals that are the member's (their account) or the message's: the member's picks stop, with why. Slack's
@@ -41,14 +42,23 @@ def refusal_reason(error: str) -> str:
     return DM_REFUSALS.get(error, f"Slack refused the direct message ({error[:80]})")
 
 
+def short_link(url: str, label: str) -> str:
+    """``link`` with a label of ``TITLE_SHOWN`` characters at most once escaped (a title of ``&`` grows fivefold)
+    and no link for an address longer than ``URL_SHOWN``: a pick's line stays within a section and its five lines
+    within a message, whatever a source or a page gave."""
+    label = " ".join(label.split())[:TITLE_SHOWN]
+    while len(escape(label)) > TITLE_SHOWN:
+        label = label[:-1]
+    return link(url if len(safe_url(url)) <= URL_SHOWN else "", label)
+
+
 def picks_text(found: Picks) -> str:
     """The direct message: each pick with the channel it comes from and the thread there it is close to."""
     lines = ["*Papers picked for you* from the channels you are in with PaperPing (only you get this message):"]
     for pick in found.picks:
         like = pick.like
-        title = titled_link(like.url, like.title[:TITLE_SHOWN])
-        near_title = (like.related_title or "")[:TITLE_SHOWN]
-        near = f", close to {link(like.related_link or '', near_title)}" if like.related_title else ""
+        title = short_link(like.url, like.title)
+        near = f", close to {short_link(like.related_link or '', like.related_title)}" if like.related_title else ""
         lines.append(f"• {title} — from <#{pick.channel_id}>{near}")
     lines.append("`/paperping for-me off` stops these messages.")
     return "\n".join(lines)

@@ -249,6 +249,25 @@ def test_a_workspace_refusal_keeps_each_members_picks_on(harness: Harness, db: D
     recommender.close()
 
 
+def test_hostile_titles_and_links_keep_the_picks_dm_within_what_slack_takes() -> None:
+    """Titles of 200 `&` (each five characters once escaped) and 2,000-character addresses: before, a line passed
+    Slack's 3,000 characters and was cut inside its link, and the message passed the ~13,000 Slack takes
+    (`msg_blocks_too_long`), so the member's picks were refused and ranked again every hour, never sent."""
+    from bot.delivery.picks_dm import picks_text
+    from bot.views.post_blocks import mrkdwn, sections
+    from socialrag.recommender import Picks
+    from socialrag.recommender.serve.on_demand import Like
+    from socialrag.recommender.serve.picks import Pick
+
+    url = "https://doi.org/10.1/" + "x" * 2000
+    likes = [Like(k, "&" * 300, url, 0.9, "<&>" * 100, url + "?thread", None) for k in range(5)]
+    text = picks_text(Picks([Pick("C1", like) for like in likes]))
+    blocks = [{"type": "section", "text": mrkdwn(part)} for part in sections(text)]
+    assert SlackStandIn.refused_blocks({"blocks": json.dumps(blocks)}) is None
+    assert text.count("\n• ") == 5 and "<!" not in text and "<@" not in text
+    assert all(line.count("<") == line.count(">") for line in text.split("\n")), "no link cut in two"
+
+
 def test_a_dm_section_stays_within_slacks_3000_characters() -> None:
     from bot.views.post_blocks import SECTION_LIMIT, sections
 
