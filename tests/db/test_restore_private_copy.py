@@ -8,33 +8,17 @@ import os
 import shutil
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import psycopg
 import pytest
 
 from bot.cli import main
-from socialrag.db import Database, ensure_database
-from socialrag.migrate import apply_migrations
-from tests.db.test_restore_safety import SETVAL, _rewrite, _tampered, _untouched_server
-from tests.support.pghomes import restore_target
+from socialrag.db import Database
+from tests.db.test_restore_safety import SETVAL, TARGET, _rewrite, _tampered, _untouched_server
+from tests.db.test_restore_safety import target as target  # the fixture: a home holding a channel
 
 pytestmark = pytest.mark.slow
-
-TARGET = "pp_restore_target"
-
-
-@pytest.fixture
-def target(pg_server_uri: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    """A home holding a channel, the restore's DATABASE_URL."""
-    with restore_target(pg_server_uri, TARGET, tmp_path / "home", monkeypatch) as home:
-        ensure_database(pg_server_uri, TARGET)
-        with psycopg.connect(home, autocommit=True) as conn:
-            apply_migrations(conn)
-            conn.execute("INSERT INTO teams (team_id) VALUES ('TKEEP')")
-            conn.execute("INSERT INTO channels (team_id, channel_id, name) VALUES ('TKEEP', 'CKEEP', 'kept')")
-        yield home
 
 
 def _swap_once_checking(server: str, good: Path, hostile: Path, done: threading.Event) -> None:
