@@ -14,7 +14,7 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from socialrag.models import Sentiment, Style
-from socialrag.storage.privacy import FORMER_STEWARD
+from socialrag.storage.privacy import FORMER_STEWARD, is_forgotten
 
 DEFAULT_SOURCES = ("catalog", "semanticscholar", "arxiv", "openalex", "biorxiv", "medrxiv", "pubmed")
 
@@ -187,11 +187,7 @@ def record_inviter(conn: psycopg.Connection, team_id: str, channel_id: str, user
 def upsert_member_setting(conn: psycopg.Connection, team_id: str, user_id: str, **values: Any) -> bool:
     """Set some of a member's own settings (any field of ``MemberSettings``). False: nothing is kept, the member is
     on the workspace's forget list."""
-    forgotten = conn.execute(
-        "SELECT 1 FROM forgotten_members WHERE team_id = %(t)s AND user_id = %(u)s",
-        {"t": team_id, "u": user_id},
-    ).fetchone()
-    if forgotten:
+    if is_forgotten(conn, (team_id,), user_id):
         return False
     _upsert_settings(conn, MemberSettings, team_id, user_id, values)
     return True

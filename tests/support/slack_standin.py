@@ -343,22 +343,7 @@ class SlackStandIn(StreamedMessages):
         return {"ok": True, "view": {"id": "V1"}}
 
     def api_oauth_v2_access(self, params: dict[str, str]) -> dict[str, Any]:
-        if params.get("code") == "org-code":  # an Enterprise Grid organisation-wide install: no workspace named
-            return {
-                "ok": True,
-                "app_id": "A1",
-                "authed_user": {"id": "U9"},
-                "scope": "chat:write,commands",
-                "token_type": "bot",
-                "access_token": "xoxb-org",
-                "bot_user_id": "UBOT3",
-                "team": None,
-                "enterprise": {"id": "E0GRID", "name": "Grid"},
-                "is_enterprise_install": True,
-            }
-        if params.get("code") != "good-code":
-            return {"ok": False, "error": "invalid_code"}
-        return {
+        installed = {
             "ok": True,
             "app_id": "A1",
             "authed_user": {"id": "U9"},
@@ -370,6 +355,12 @@ class SlackStandIn(StreamedMessages):
             "enterprise": None,
             "is_enterprise_install": False,
         }
+        if params.get("code") == "org-code":  # an Enterprise Grid organisation-wide install: no workspace named
+            org = {"enterprise": {"id": "E0GRID", "name": "Grid"}, "is_enterprise_install": True, "team": None}
+            return installed | org | {"access_token": "xoxb-org", "bot_user_id": "UBOT3"}
+        if params.get("code") != "good-code":
+            return {"ok": False, "error": "invalid_code"}
+        return installed
 
     def api_apps_connections_open(self, params: dict[str, str]) -> dict[str, Any]:
         if self.socket_url is None:
