@@ -17,6 +17,7 @@ from bot.slack.authorization import StoredAuthorize
 from bot.slack.installation_store import (
     BOT_SCOPES,
     CALLBACK_PAGES,
+    InstallFlow,
     PostgresInstallationStore,
     SignedStateStore,
     TeamCheckedUrls,
@@ -57,14 +58,15 @@ def build_app(settings: Settings, db: Database, ctx: AppContext, *, socket_mode:
             user_scopes=generated.user_scopes,
             authorization_url=generated.authorization_url,
         )
+        client = WebClient(base_url=settings.slack_api_url)
         app = App(
             **common,
             # one read of the workspace's bot a request, and no auth.test: see bot.slack.authorization (bolt
             # takes an ``Authorize`` as it is, though its annotation names plain functions only)
             authorize=StoredAuthorize(installations),  # type: ignore[arg-type]
             installation_store_bot_only=True,
-            oauth_settings=oauth,
-            client=WebClient(base_url=settings.slack_api_url),
+            oauth_flow=InstallFlow(client=client, settings=oauth),  # bolt's, with a page when Slack is away
+            client=client,
         )
     elif settings.slack_bot_token:
         app = App(**common, client=WebClient(token=settings.slack_bot_token, base_url=settings.slack_api_url))

@@ -12,8 +12,11 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from slack_bolt.error import BoltError
+from slack_bolt.oauth import OAuthFlow
 from slack_bolt.oauth.callback_options import CallbackOptions, FailureArgs, SuccessArgs
+from slack_bolt.request import BoltRequest
 from slack_bolt.response import BoltResponse
+from slack_sdk.errors import SlackClientError
 from slack_sdk.oauth import AuthorizeUrlGenerator
 from slack_sdk.oauth.installation_store import Bot, Installation, InstallationStore
 from slack_sdk.oauth.state_store import OAuthStateStore
@@ -58,6 +61,7 @@ class TeamCheckedUrls(AuthorizeUrlGenerator):
 
 SLACK_ERROR = re.compile(r"[a-z][a-z0-9_]{0,59}")  # an error code Slack sends back (access_denied...)
 ORG_WIDE = "organization_wide_install_not_supported"
+UNREACHABLE = "slack_unreachable"
 
 
 class OrgWideInstall(BoltError):
@@ -86,6 +90,53 @@ def _success_page(args: SuccessArgs) -> BoltResponse:
 
 
 CALLBACK_PAGES = CallbackOptions(success=_success_page, failure=_failure_page)
+
+
+class SlackUnreachable(BoltError):
+    """Slack's ``oauth.v2.access`` (or the ``auth.test`` after it) did not answer: the network, a timeout."""
+
+
+class InstallFlow(OAuthFlow):
+    """Bolt's OAuth flow, with two ends it leaves open. When Slack cannot be reached to exchange the code, the
+    installer gets the failure page (``slack_unreachable``, 502, with the link to start again) instead of a bare
+    server error. A token Slack issued for an install PaperPing refuses (organisation-wide) is revoked at once,
+    so that no working token is left behind that PaperPing neither keeps nor uses."""
+
+    def handle_callback(self, request: BoltRequest) -> BoltResponse:
+        try:
+            return super().handle_callback(request)
+        except SlackUnreachable:
+            return self.failure_handler(
+                FailureArgs(
+                    request=request,
+                    reason=UNREACHABLE,
+                    suggested_status_code=502,
+                    settings=self.settings,
+                    default=self.default_callback_options,
+                )
+            )
+
+    def run_installation(self, code: str) -> Installation | None:
+        try:
+            return super().run_installation(code)  # Slack's refusals (SlackApiError): bolt's invalid_code page
+        except (SlackClientError, OSError) as exc:  # OSError: refused, reset, timed out
+            log.warning("Slack could not be reached to finish an install: %s", type(exc).__name__)
+            raise SlackUnreachable(UNREACHABLE) from exc
+
+    def store_installation(self, request: BoltRequest, installation: Installation) -> None:
+        try:
+            super().store_installation(request, installation)
+        except OrgWideInstall:
+            self._revoke(installation.bot_token)
+            raise
+
+    def _revoke(self, token: str | None) -> None:
+        if not token:
+            return
+        try:
+            self.client.auth_revoke(token=token)
+        except (SlackClientError, OSError) as exc:
+            log.warning("could not revoke the token of a refused install: %s", type(exc).__name__)
 
 
 class PostgresInstallationStore(InstallationStore):

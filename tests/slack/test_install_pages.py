@@ -22,8 +22,16 @@ from tests.support.slack_standin import SlackStandIn
 
 
 @pytest.fixture
-def browser(db: Database, tmp_path: Path) -> Iterator[httpx.Client]:
-    standin = SlackStandIn(lab_state()).start()
+def standin() -> Iterator[SlackStandIn]:
+    server = SlackStandIn(lab_state()).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def browser(db: Database, tmp_path: Path, standin: SlackStandIn) -> Iterator[httpx.Client]:
     settings = Settings(
         home=tmp_path,
         offline=True,
@@ -40,7 +48,6 @@ def browser(db: Database, tmp_path: Path) -> Iterator[httpx.Client]:
             yield client
     finally:
         server.stop()
-        standin.stop()
 
 
 def link_to_slack(page: httpx.Response) -> dict[str, list[str]]:
@@ -100,13 +107,42 @@ def test_the_failure_page_names_slacks_own_code(browser: httpx.Client) -> None:
     assert "access_denied" in browser.get("/slack/oauth_redirect", params={"error": "access_denied"}).text
 
 
-def test_an_organisation_wide_install_is_refused_with_a_page_saying_so(browser: httpx.Client, db: Database) -> None:
-    """An Enterprise Grid organisation-wide install names no workspace: nothing is stored, and the installer is
-    told why instead of a bare server error."""
+def come_back_from_slack(browser: httpx.Client, code: str) -> httpx.Response:
+    """The install page, then Slack sending the same browser back with ``code`` and the page's state."""
     page = browser.get("/slack/install")
     state = re.search(r"state=([\w\-]+)", page.text)
     assert state is not None
     cookie = page.headers["set-cookie"].split(";")[0]
-    done = browser.get(f"/slack/oauth_redirect?code=org-code&state={state.group(1)}", headers={"Cookie": cookie})
+    return browser.get(f"/slack/oauth_redirect?code={code}&state={state.group(1)}", headers={"Cookie": cookie})
+
+
+def test_an_organisation_wide_install_is_refused_with_a_page_saying_so(
+    browser: httpx.Client, db: Database, standin: SlackStandIn
+) -> None:
+    """An Enterprise Grid organisation-wide install names no workspace: nothing is stored, the installer is told
+    why instead of a bare server error, and the token Slack issued for it is revoked rather than left working."""
+    done = come_back_from_slack(browser, "org-code")
     assert "organization_wide_install_not_supported" in done.text, done.text[:500]
     assert count(db, "SELECT count(*) FROM installations") == 0
+    assert [call.token for call in standin.calls_to("auth.revoke")] == ["xoxb-org"]
+
+
+def test_slack_out_of_reach_gives_the_installer_a_page_to_start_again(
+    browser: httpx.Client, db: Database, standin: SlackStandIn
+) -> None:
+    """Slack cannot be reached to exchange the code (the network, a timeout): the installer gets the failure page
+    naming the reason, with the link to start again, not a bare server error; nothing is stored."""
+    standin.stop()
+    done = come_back_from_slack(browser, "good-code")
+    assert done.status_code == 502, done.text[:500]
+    assert "slack_unreachable" in done.text and 'href="/slack/install"' in done.text, done.text[:500]
+    assert count(db, "SELECT count(*) FROM installations") == 0
+
+
+def test_a_workspace_install_is_kept_and_nothing_is_revoked(
+    browser: httpx.Client, db: Database, standin: SlackStandIn
+) -> None:
+    done = come_back_from_slack(browser, "good-code")
+    assert done.status_code == 200, done.text[:500]
+    assert count(db, "SELECT count(*) FROM installations WHERE team_id = 'T0NEW'") == 1
+    assert standin.calls_to("auth.revoke") == []

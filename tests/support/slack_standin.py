@@ -26,6 +26,7 @@ class Call:
     method: str
     params: dict[str, str]
     at: float
+    token: str = ""  # the bearer token the call carried
 
 
 @dataclass
@@ -106,8 +107,10 @@ class SlackStandIn(StreamedMessages):
             return [c for c in self.calls if c.method == method]
 
     # ----- the Web API methods -----
-    def answer(self, method: str, params: dict[str, str]) -> tuple[int, dict[str, Any], dict[str, str]]:
-        call = Call(method, params, time.time())
+    def answer(
+        self, method: str, params: dict[str, str], token: str = ""
+    ) -> tuple[int, dict[str, Any], dict[str, str]]:
+        call = Call(method, params, time.time(), token)
         with self.lock:
             self.calls.append(call)
             pace = self.paced.get(method)
@@ -362,6 +365,9 @@ class SlackStandIn(StreamedMessages):
             return {"ok": False, "error": "invalid_code"}
         return installed
 
+    def api_auth_revoke(self, params: dict[str, str]) -> dict[str, Any]:
+        return {"ok": True, "revoked": True}
+
     def api_apps_connections_open(self, params: dict[str, str]) -> dict[str, Any]:
         if self.socket_url is None:
             return {"ok": False, "error": "not_allowed_token_type"}
@@ -439,7 +445,8 @@ class SlackStandIn(StreamedMessages):
                     self.wfile.write(reply)
                     return
                 method = path.rsplit("/", 1)[-1]
-                status, body, headers = standin.answer(method, self._params())
+                bearer = (self.headers.get("Authorization") or "").removeprefix("Bearer ")
+                status, body, headers = standin.answer(method, self._params(), bearer)
                 data = json.dumps(body).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json; charset=utf-8")
