@@ -19,7 +19,7 @@ from slack_sdk.errors import SlackApiError
 
 from bot.app_context import AppContext
 from bot.listeners.assistant import answer_message
-from bot.slack.dedupe import is_last_copy, mark_handled
+from bot.slack.dedupe import mark_handled, no_copy_left
 from bot.slack.payloads import channel_from_slack, message_from_slack, ts_to_datetime
 from socialrag import knowledge, storage
 from socialrag.errors import BadRecord, PaperPingError, PermanentError
@@ -202,11 +202,11 @@ def handle_joined(
     team: str,
     event: dict[str, Any],
     *,
-    last_copy: bool = False,
+    last_copy: Callable[[], bool] = lambda: False,
 ) -> None:
     """A member joined a channel; PaperPing itself, invited: the hello, then the channel is joined and its history
-    read. ``last_copy``: Slack sends this event no more after this copy, so a hello that fails now is given up
-    and the channel joined without it (a channel never joined is worse than one not greeted)."""
+    read. ``last_copy``, asked when the hello fails: whether Slack sends this event no more, so that the hello is
+    given up and the channel joined without it (a channel never joined is worse than one not greeted)."""
     channel = str(event.get("channel"))
     ctx.slack.ensure_channel(client, team, channel)
     if event.get("user") != ctx.slack.bot_user_id(client, team):
@@ -229,7 +229,9 @@ def handle_joined(
 HELLO_REFUSED_HERE = frozenset({"restricted_action"})  # only admins may post in the channel
 
 
-def say_hello(ctx: AppContext, client: WebClient, channel: str, *, last_copy: bool = False) -> None:
+def say_hello(
+    ctx: AppContext, client: WebClient, channel: str, *, last_copy: Callable[[], bool] = lambda: False
+) -> None:
     """The hello on joining. A failure is raised, so that Slack's next copy of the event says the hello; a refusal
     for good in a channel PaperPing is in (``HELLO_REFUSED_HERE``), or a failure of Slack's last copy, is logged,
     and the channel joined."""
@@ -240,7 +242,7 @@ def say_hello(ctx: AppContext, client: WebClient, channel: str, *, last_copy: bo
             raise
         log.warning("joined %s without the hello, which Slack refused: %s", channel, exc.detail)
     except (PaperPingError, SlackApiError, OSError) as exc:
-        if not last_copy:
+        if not last_copy():
             raise
         log.warning(
             "joined %s without the hello: Slack's last copy of the invitation could not say it (%s)", channel, exc
@@ -277,7 +279,7 @@ def register(app: App, ctx: AppContext) -> None:
     on(
         "member_joined_channel",
         lambda conn, client, team, event, context: handle_joined(
-            ctx, conn, client, team, event, last_copy=is_last_copy(context)
+            ctx, conn, client, team, event, last_copy=lambda: no_copy_left(ctx.db, context)
         ),
     )
     for kind in ("channel_left", "group_left", "member_left_channel"):

@@ -53,6 +53,23 @@ def is_last_copy(context: BoltContext) -> bool:
     return int(context.get(RETRY) or 0) >= LAST_RETRY
 
 
+def no_copy_left(db: Database, context: BoltContext) -> bool:
+    """Asked when a copy's work fails: whether Slack sends the event no more. True for Slack's last copy, and for
+    an earlier copy still at work when the last one came and was refused (503) for it. A failure to read that is
+    taken as a copy still to come, as before."""
+    if is_last_copy(context):
+        return True
+    key = context.get(CLAIMED)
+    if not key:
+        return False
+    try:
+        with db.connection() as conn:
+            return storage.slack_events.last_copy_refused(conn, str(key))
+    except psycopg.Error:
+        log.warning("could not read whether Slack's last copy of event %s came", key, exc_info=True)
+        return False
+
+
 def mark_handled(conn: psycopg.Connection, body: dict[str, Any]) -> None:
     """Record that the event (or click) of ``body`` was handled, on ``conn``: it commits with what it stored."""
     key = handled_id(body)
@@ -81,8 +98,9 @@ class Deduplicate(Middleware):
     when the answer takes more than 3 seconds, often while the first copy is still at work. So the event's id is
     claimed before its listener runs. A copy of a handled event is acknowledged and dropped; a copy of one still
     being handled is answered 503 (Slack sends it again later, and by then the first copy is done, or has failed
-    and let the claim go). Each listener marks its event handled (``mark_handled``, in the transaction of what it
-    stored); when it fails, ``release_claim`` lets the claim go so that Slack's next copy is handled."""
+    and let the claim go). Slack's last copy, refused so, is written down: the copy at work then knows that no
+    copy follows (``no_copy_left``). Each listener marks its event handled (``mark_handled``, in the transaction of
+    what it stored); when it fails, ``release_claim`` lets the claim go so that Slack's next copy is handled."""
 
     def __init__(self, db: Database) -> None:
         self.db = db
@@ -107,6 +125,9 @@ class Deduplicate(Middleware):
             return self._drop(req, key, "handled before")
         req.context[DUPLICATE] = True
         retry = retry_number(req)
+        if retry >= LAST_RETRY:  # Slack sends no copy after this one: the copy at work must not count on one
+            with self.db.connection() as conn:
+                storage.slack_events.record_last_copy_refused(conn, key, team)
         log.info("event %s (Slack's retry %d) is still being handled; Slack is asked to send it later", key, retry)
         return BoltResponse(status=503, body="")
 

@@ -41,6 +41,23 @@ def claim_event(conn: psycopg.Connection, event_id: str, team_id: str | None, le
     return "handled" if found is not None and found[0] else "busy"
 
 
+LAST_COPY_REFUSED = "#last-copy-refused"  # an event id with this after it: Slack's last copy came while it was busy
+
+
+def record_last_copy_refused(conn: psycopg.Connection, event_id: str, team_id: str | None) -> None:
+    """Slack's last copy of an event came while another copy was at work and was refused: Slack sends it no more,
+    so the copy at work is the last chance. Kept as a row of its own (handled, pruned with the event's)."""
+    conn.execute(
+        "INSERT INTO processed_events (event_id, team_id) VALUES (%(e)s, %(t)s) ON CONFLICT DO NOTHING",
+        {"e": event_id + LAST_COPY_REFUSED, "t": team_id},
+    )
+
+
+def last_copy_refused(conn: psycopg.Connection, event_id: str) -> bool:
+    """Whether Slack's last copy of the event was refused while another copy was at work."""
+    return event_seen(conn, event_id + LAST_COPY_REFUSED)
+
+
 def record_handled(conn: psycopg.Connection, event_id: str, team_id: str | None) -> None:
     """Mark an event id handled (claimed or not): a copy that arrives from now on is dropped."""
     conn.execute(

@@ -3,6 +3,8 @@ bolt app against the Slack stand-in."""
 
 from __future__ import annotations
 
+import threading
+import time
 from typing import Any
 
 from socialrag import storage
@@ -49,3 +51,34 @@ def test_a_hello_slack_fails_on_every_copy_still_leaves_the_channel_joined(harne
     assert s.active and s.activated_at is not None and s.next_post_at is not None
     hellos = [c for c in harness.standin.calls_to("chat.postMessage") if c.params.get("text", "").startswith("Hi, I")]
     assert len(hellos) == 4, "the hello was tried by each copy"
+
+
+def test_a_copy_at_work_when_slacks_last_copy_is_refused_joins_without_the_hello(
+    harness: Harness, db: Database
+) -> None:
+    """Slack's second copy of the invitation is still saying the hello (Slack slow, then failing) when its last copy
+    comes: the last copy is told the event is busy (503), so Slack sends no more. The copy at work, when its hello
+    fails, knows no copy follows and joins the channel without the hello, instead of leaving it to a copy that
+    will never come."""
+    standin = harness.standin
+
+    def failing(call: Call, answer: dict[str, Any]) -> dict[str, Any]:
+        return {"ok": False, "error": "internal_error"}
+
+    standin.rewrite["chat.postMessage"] = failing
+    standin.hold = lambda call: call.method == "chat.postMessage"
+    standin.hold_seconds = 3.0
+    answers: list[int] = []
+    at_work = threading.Thread(
+        target=lambda: answers.append(
+            harness.event({**JOINED, "event_ts": "1.0"}, event_id="EvJoin", retry=2).status_code
+        )
+    )
+    at_work.start()
+    time.sleep(1.0)  # the copy at work waits on the hello
+    assert harness.event({**JOINED, "event_ts": "1.0"}, event_id="EvJoin", retry=3).status_code == 503
+    at_work.join(30)
+    assert answers == [200], answers
+    with db.connection() as conn:
+        s = storage.settings.load_channel_settings(conn, T, "C1")
+    assert s.active and s.activated_at is not None and s.invited_by == "U1"
