@@ -19,10 +19,10 @@ from pathlib import Path
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
-from socialrag.cli.backup_files import private_copy, read_note, sidecar
+from socialrag.cli.backup_files import FreeBytes, check_space, free_bytes, private_copy, read_note, sidecar
 from socialrag.cli.forget_lists import Reapplied, StaysGone, catch_up, load_forget_list, reapply_forget_list
 from socialrag.cli.leftovers import dead_partials
-from socialrag.cli.restore_check import check_file, toc_of
+from socialrag.cli.restore_check import ENCODING, check_file, toc_of
 from socialrag.db import put_back_replaced
 from socialrag.errors import DatabaseError, InputError
 from socialrag.migrate import apply_migrations, load_migrations
@@ -99,7 +99,8 @@ def backup_database(conninfo: str, dest: Path, tools: Path | None = None) -> Bac
     # only this user reads it (it holds the channels' messages and the workspaces' tokens); pg_dump keeps the mode
     os.close(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
     try:
-        argv = [str(tools / "pg_dump"), "-Fc", f"--lock-wait-timeout={LOCK_WAIT_MS}", "-f", str(partial)]
+        argv = [str(tools / "pg_dump"), "-Fc", f"-E{ENCODING}", f"--lock-wait-timeout={LOCK_WAIT_MS}"]
+        argv += ["-f", str(partial)]
         run_tool(argv, conninfo, what="backup", tables=tables)
         with partial.open("rb") as fh:
             os.fsync(fh.fileno())
@@ -208,14 +209,15 @@ def _last_migration(copy_text: str) -> int:
 
 
 def restore_database(
-    path: Path, server: str, name: str, *, force: bool = False
+    path: Path, server: str, name: str, *, force: bool = False, data: Path | None = None, free: FreeBytes = free_bytes
 ) -> tuple[BackupInfo, Summary, Reapplied]:
     """Restore ``path`` as database ``name`` of ``server`` (a connection to any other database there): into a new
     database, migrated to today's schema, with the forget list and the deletions of the database it replaces
-    applied again (``forget_lists``), that replaces ``name`` only when complete. The file is read once, into a
-    copy only this user reads (``private_copy``): what is checked is what is restored, whoever can write the file."""
+    applied again (``forget_lists``), that replaces ``name`` only when complete, if ``data`` has room (``check_space``).
+    The file is read once, into a copy only this user reads (``private_copy``): what is checked is what is restored."""
     check_room(name)
     with private_copy(path) as copy:
+        check_space(copy, data, free)
         return _restore_copy(copy, server, name, force=force)
 
 
@@ -243,8 +245,10 @@ def _restore_copy(path: Path, server: str, name: str, *, force: bool) -> tuple[B
     try:
         restore_into(tools, path, restored, tables=info.tables, chosen=chosen)
         first = reapply_forget_list(restored, stays_gone)
-    except BaseException:
+    except BaseException as exc:
         _drop_database(server, staging)
+        if isinstance(exc, DatabaseError | psycopg.errors.DiskFull):  # a full disk: said by pg_restore, a migration
+            raise DatabaseError(f"{exc}. The home is as it was; the half-restored copy was removed") from exc
         raise
 
     def last() -> Reapplied:  # what the home gained meanwhile (a forget-me heard), read again once nothing uses it

@@ -41,21 +41,22 @@ def restore_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 @contextmanager
-def home_server(settings: Settings) -> Iterator[tuple[str, str]]:
-    """(a connection to the home's server outside PaperPing's database, that database's name)."""
+def home_server(settings: Settings) -> Iterator[tuple[str, str, Path | None]]:
+    """(a connection to the home's server outside PaperPing's database, that database's name, the server's data
+    folder: the embedded server's, None for ``DATABASE_URL``'s, whose disk is that server's own)."""
     if settings.database_url:
-        yield with_dbname(settings.database_url, "postgres"), database_name(settings.database_url)
+        yield with_dbname(settings.database_url, "postgres"), database_name(settings.database_url), None
         return
     uri, server = start_embedded(settings.home / "pgdata")
     try:
-        yield uri, DB_NAME
+        yield uri, DB_NAME, settings.home / "pgdata"
     finally:
         server.cleanup()
 
 
 def restore(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase) -> int:
-    with home_server(settings) as (server, name):
-        info, summary, reapplied = restore_database(args.file, server, name, force=args.force)
+    with home_server(settings) as (server, name, data):
+        info, summary, reapplied = restore_database(args.file, server, name, force=args.force, data=data)
     print(f"restored {args.file} ({info.describe()})")
     if said := reapplied.describe():
         print(said)

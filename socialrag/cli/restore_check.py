@@ -44,7 +44,8 @@ NEVER_RUN = {"ACL", "DEFAULT ACL", "DATABASE", "DATABASE PROPERTIES"}
 PUBLIC_SCHEMA = {("SCHEMA", "", "public"), ("COMMENT", "", "SCHEMA public")}
 LEFT_BEHIND = {("COMMENT", "", "EXTENSION vector")}
 SPECIAL = {"ENCODING", "STDSTRINGS", "SEARCHPATH"}  # read from the header before anything else
-_ENCODING = re.compile(r"SET client_encoding = '[A-Za-z0-9_]+';\n")
+_ENCODING = re.compile(r"SET client_encoding = '([A-Za-z0-9_]+)';\n")
+ENCODING = "UTF8"  # a home's: a file in another is restored with that client encoding, its text read as that
 _SETVAL = re.compile(r"(SELECT pg_catalog\.setval\('[^']+', )-?\d+, (?:true|false)\);\n")  # the value, is_called
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 # the model and dimension a per-model vector index names, as pg_dump writes its definition
@@ -74,11 +75,27 @@ def shown(entry: TocEntry) -> str:
 
 
 def toc_of(path: Path) -> Archive:
-    """The file's header and table of contents, read by PaperPing; ``InputError`` when they cannot be."""
+    """The file's header and table of contents, read by PaperPing, in UTF8 (``check_encoding``); ``InputError``
+    when they cannot be."""
     try:
-        return read_archive(path)
+        dump = read_archive(path)
     except ValueError as exc:
         raise InputError(f"{path} cannot be read as a backup ({exc})") from exc
+    check_encoding(dump, path)
+    return dump
+
+
+def check_encoding(dump: Archive, path: Path) -> None:
+    """``InputError`` for a file whose ``ENCODING`` entry (every one: pg_restore sets each it reads) is not UTF8."""
+    for entry in dump.entries:
+        said = _ENCODING.fullmatch(entry.defn) if entry.desc == "ENCODING" else None
+        if entry.desc == "ENCODING" and (said is None or said.group(1) != ENCODING):
+            named = f"the encoding {said.group(1)}" if said else "an encoding entry pg_dump never writes"
+            raise InputError(
+                f"nothing was restored: {path} was written in {named}, not {ENCODING}: pg_restore would read its "
+                f"text as that. Take the backup again with `paperping backup`, which writes {ENCODING}, or with "
+                f"pg_dump -Fc -E {ENCODING}"
+            )
 
 
 def check_file(path: Path, server: str, name: str, migration: int, tools: Path) -> list[int]:
@@ -113,6 +130,7 @@ def check_dump(dump: Archive, reference: Archive, path: Path, migration: int) ->
     """The ids of the entries of ``dump`` a restore runs, once every entry is one ``reference`` has with the same
     SQL; anything else raises ``InputError`` naming the first entry that is not, before anything is restored."""
     refused = f"nothing was restored: {path} "
+    check_encoding(dump, path)
     if any(_CONTROL.search(text) for text in dump.header):
         raise InputError(f"{refused}is not a PaperPing backup: its header carries control characters")
     expected = {e.key: e for e in reference.entries}
