@@ -13,7 +13,7 @@ from bot.delivery.picks_dm import EVERY, send_picks
 from bot.slack.members import refresh_team_lists
 from bot.views.post_blocks import quote, works_again
 from socialrag import storage
-from socialrag.errors import PaperPingError
+from socialrag.errors import OutcomeUnknown, PaperPingError
 
 _ORCID = re.compile(r"(\d{4}-\d{4}-\d{4}-\d{3}[\dX])")
 NO_SETTING_KEPT = keeps_nothing("Nothing was changed", "setting")
@@ -186,6 +186,11 @@ def cmd_for_me(inv: Invocation) -> str:
         return f"I sent you picks a moment ago; `/paperping for-me now` works again from {works_again(until)}."
     try:
         return send_picks(inv.ctx.db, inv.ctx.recommender, inv.ctx.pacer, inv.client, inv.team, inv.user, inv.now)
+    except OutcomeUnknown:
+        return (
+            "Slack did not answer in time, so the message may have gone. If it has not come, ask again in a few "
+            "minutes: the same picks are never sent twice."
+        )
     except (SlackApiError, PaperPingError) as exc:
         if "missing_scope" in str(exc):
             return "I can't send direct messages yet: an admin needs to reinstall PaperPing so it gets `im:write`."

@@ -4,22 +4,30 @@ and the message is written and sent. A refusal Slack will keep giving is told ap
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
 from slack_sdk import WebClient
 
+from bot.delivery.slot_posts import find_own
+from bot.delivery.uploads import maybe_done
 from bot.slack.members import refresh_for_member
 from bot.slack.pacer import SlackPacer
 from bot.views.post_blocks import escape, link, mrkdwn, safe_url, sections
 from socialrag.db import Database
-from socialrag.errors import SourceError
+from socialrag.errors import OutcomeUnknown, SourceError
 from socialrag.recommender import PICKS_EVERY, Picks, PicksRefused, Recommender
 from socialrag.recommender import send_due_picks as decide_due_picks
 from socialrag.recommender import send_picks as decide_picks
 
 EVERY = PICKS_EVERY
+EVENT_TYPE = "paperping_picks"  # the DM's metadata: its try and its (paper, channel) picks
+SENT_LOOKED_AT = 15  # messages of the member's DM read for a try's message: one page, as Slack's slowest tier gives
+CHANNEL_PAGES = 5  # pages of 200 channels of users.conversations read to confirm a member's channels
+MOST_PICKS = 20  # picks read from a message's metadata at most
+CHANNEL_ID = re.compile(r"[A-Z0-9]{1,40}")
 TITLE_SHOWN = 200  # characters of a title in the DM, once escaped
 URL_SHOWN = 600  # a longer address is not linked (the title alone): five picks' lines stay within what Slack takes
 
@@ -65,7 +73,8 @@ def picks_text(found: Picks) -> str:
 
 
 class DirectMessages:
-    """The picks' outlet in Slack (``PicksOutlet``): member lists read again, then one direct message."""
+    """The picks' outlet in Slack (``PicksOutlet``): member lists read again, the member's channels confirmed,
+    then one direct message with its try in the metadata; or that try's message found in the member's DM."""
 
     def __init__(self, db: Database, pacer: SlackPacer, client_for: Callable[[str], WebClient]) -> None:
         self.db, self.pacer, self.client_for = db, pacer, client_for
@@ -73,24 +82,102 @@ class DirectMessages:
     def refresh(self, team_id: str, user_id: str, now: datetime) -> None:
         refresh_for_member(self.db, self.pacer.call, self.client_for(team_id), team_id, user_id, now)
 
-    def send(self, team_id: str, user_id: str, picks: Picks) -> None:
+    def confirm(self, team_id: str, user_id: str, channel_ids: Sequence[str]) -> tuple[set[str], set[str]]:
+        """``users.conversations`` of the member, ``CHANNEL_PAGES`` pages at most: the channels Slack lists them
+        in, and (once Slack listed them all) those it does not."""
+        client, wanted, inside = self.client_for(team_id), set(channel_ids), set[str]()
+        cursor: str | None = None
+        for _ in range(CHANNEL_PAGES):
+            try:
+                data = self.pacer.call(
+                    client.users_conversations,
+                    user=user_id,
+                    types="public_channel,private_channel",
+                    limit=200,
+                    cursor=cursor,
+                )
+            except SourceError as exc:  # the member's account gone stops the picks; anything else: not known now
+                check_refusal(exc)
+                raise
+            inside |= {str(c.get("id")) for c in data.get("channels") or () if isinstance(c, dict)} & wanted
+            cursor = (data.get("response_metadata") or {}).get("next_cursor") or None
+            if cursor is None:
+                return inside, wanted - inside
+            if inside == wanted:
+                break
+        return inside, set()
+
+    def send(self, team_id: str, user_id: str, picks: Picks, attempt: datetime) -> None:
         client = self.client_for(team_id)
+        channel = self.dm_channel(client, user_id)
         text = picks_text(picks)
+        payload = {"attempt": attempt_key(attempt), "picks": [f"{p.like.paper_id}:{p.channel_id}" for p in picks.picks]}
         try:
-            opened: Any = self.pacer.call(client.conversations_open, users=user_id)
             self.pacer.post(
                 client.chat_postMessage,
-                channel=str(opened["channel"]["id"]),
+                channel=channel,
                 text=text,
                 blocks=[{"type": "section", "text": mrkdwn(part)} for part in sections(text)],
                 unfurl_links=False,
                 unfurl_media=False,
+                metadata={"event_type": EVENT_TYPE, "event_payload": payload},
             )
         except SourceError as exc:  # the pacer's form of a Slack error: "slack: <error code>"
-            error = str(exc).removeprefix("slack: ")
-            if error in DM_REFUSALS:
-                raise PicksRefused(refusal_reason(error)) from exc
+            if maybe_done(exc):
+                raise OutcomeUnknown("slack", exc.detail) from exc
+            check_refusal(exc)
             raise
+        except Exception as exc:  # the answer was lost (a timeout, a dropped connection): Slack may have posted it
+            raise OutcomeUnknown("slack", f"no answer to chat.postMessage: {exc!r}") from exc
+
+    def find_sent(self, team_id: str, user_id: str, attempt: datetime) -> list[tuple[int, str]] | None:
+        """PaperPing's own message of this try in the member's DM (one page of ``SENT_LOOKED_AT``): its picks."""
+        client, key = self.client_for(team_id), attempt_key(attempt)
+        channel = self.dm_channel(client, user_id)
+        found = find_own(
+            client,
+            channel,
+            attempt,
+            self.pacer,
+            lambda m: sent_picks(m, key) is not None,
+            pages=1,
+            limit=SENT_LOOKED_AT,
+        )
+        return None if found is None else sent_picks(found, key)
+
+    def dm_channel(self, client: WebClient, user_id: str) -> str:
+        """The member's direct message with PaperPing (``conversations.open``)."""
+        try:
+            opened: Any = self.pacer.call(client.conversations_open, users=user_id)
+        except SourceError as exc:
+            check_refusal(exc)
+            raise
+        return str(opened["channel"]["id"])
+
+
+def check_refusal(exc: SourceError) -> None:
+    """A Slack error that is the member's or the message's refusal raised as ``PicksRefused``."""
+    if exc.detail in DM_REFUSALS:
+        raise PicksRefused(refusal_reason(exc.detail)) from exc
+
+
+def attempt_key(attempt: datetime) -> str:
+    """A try as its DM's metadata names it."""
+    return f"{attempt.timestamp():.6f}"
+
+
+def sent_picks(msg: dict[str, Any], key: str) -> list[tuple[int, str]] | None:
+    """The (paper, channel) picks a message's metadata names, when it is the DM of the try ``key``."""
+    meta = msg.get("metadata")
+    payload = meta.get("event_payload") if isinstance(meta, dict) and meta.get("event_type") == EVENT_TYPE else None
+    if not isinstance(payload, dict) or payload.get("attempt") != key or not isinstance(payload.get("picks"), list):
+        return None
+    found = []
+    for item in payload["picks"][:MOST_PICKS]:
+        paper, _, channel = str(item).partition(":")
+        if paper.isascii() and paper.isdigit() and len(paper) < 19 and CHANNEL_ID.fullmatch(channel):
+            found.append((int(paper), channel))
+    return found
 
 
 def send_picks(

@@ -47,27 +47,42 @@ def find_posted(
     client: WebClient, channel_id: str, slot_key: str, since: datetime, pacer: SlackPacer
 ) -> dict[str, Any] | None:
     """A post of this slot already in the channel, as ``conversations.history`` gives it (a process died before
-    recording it). Only PaperPing's own: any app in the workspace may post a message carrying the same metadata,
-    and such a message is not the slot's post."""
-    own: tuple[str, str] | None = None  # PaperPing's user and bot ids, asked once a message carries the slot
+    recording it)."""
+    return find_own(client, channel_id, since, pacer, lambda msg: _marked(msg, slot_key))
+
+
+def find_own(
+    client: WebClient,
+    channel_id: str,
+    since: datetime,
+    pacer: SlackPacer,
+    marked: Callable[[dict[str, Any]], bool],
+    *,
+    pages: int = MAX_HISTORY_PAGES,
+    limit: int = 200,
+) -> dict[str, Any] | None:
+    """PaperPing's own message in the channel since ``since`` that ``marked`` takes (by its metadata), reading
+    ``pages`` pages of ``limit`` messages at most. Only PaperPing's own: any app in the workspace may post a message
+    carrying the same metadata, and such a message is not PaperPing's."""
+    own: tuple[str, str] | None = None  # PaperPing's user and bot ids, asked once a message is marked
     cursor: str | None = None
-    for _ in range(MAX_HISTORY_PAGES):
+    for _ in range(pages):
         data = pacer.call(
             client.conversations_history,
             channel=channel_id,
             oldest=f"{since.timestamp() - 60:.6f}",
             include_all_metadata=True,
-            limit=200,
+            limit=limit,
             cursor=cursor,
         )
         for msg in data.get("messages") or ():
-            if not _marked(msg, slot_key):
+            if not isinstance(msg, dict) or not marked(msg):
                 continue
             own = own or _own_ids(client, pacer)
             if (own[0] and msg.get("user") == own[0]) or (own[1] and msg.get("bot_id") == own[1]):
                 return dict(msg)
             log.warning(
-                "#%s: a message not PaperPing's carries slot %s; it is not taken for its post", channel_id, slot_key
+                "%s: a message not PaperPing's carries PaperPing's metadata; it is not taken for its own", channel_id
             )
         cursor = (data.get("response_metadata") or {}).get("next_cursor") or None
         if not data.get("has_more") or cursor is None:

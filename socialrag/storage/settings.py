@@ -82,6 +82,7 @@ class MemberSettings:
     picks_enabled: bool = False  # a weekly direct message of papers for this member (`/paperping for-me`)
     picks_next_at: datetime | None = None  # when the next one is due
     picks_stopped_reason: str | None = None  # why Slack's refusal stopped them (until `for-me on` again)
+    picks_attempt_at: datetime | None = None  # a DM whose answer Slack never gave: when it was tried
     my_papers_channels: list[str] = field(default_factory=list)  # channels that hear of their new papers
 
 

@@ -4,6 +4,7 @@ due for the next run."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -47,8 +48,14 @@ class Outlet:
     def refresh(self, team_id: str, user_id: str, now: datetime) -> None:
         pass
 
-    def send(self, team_id: str, user_id: str, found: Picks) -> None:
+    def confirm(self, team_id: str, user_id: str, channel_ids: Sequence[str]) -> tuple[set[str], set[str]]:
+        return set(channel_ids), set()
+
+    def send(self, team_id: str, user_id: str, found: Picks, attempt: datetime) -> None:
         self.sent.append(user_id)
+
+    def find_sent(self, team_id: str, user_id: str, attempt: datetime) -> list[tuple[int, str]] | None:
+        return None
 
 
 def test_a_weekly_run_whose_time_is_spent_leaves_the_other_members_due(

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from slack_sdk import WebClient
 
@@ -328,3 +330,96 @@ def test_a_digest_names_no_member_who_left_the_channel(harness: Harness, db: Dat
     with db.connection() as conn:
         stored = json.dumps(conn.execute("SELECT draft FROM recommendations WHERE status = 'posted'").fetchone()[0])
     assert '"U2"' not in stored, "nor does what PaperPing keeps of the post rest on him"
+
+
+def _quiet_picks(harness: Harness, db: Database, tmp_path: Path) -> tuple[Recommender, WebClient, datetime]:
+    """U3's weekly picks on, a week on, with a client that waits a second for Slack's answers."""
+    build_lab(db, tmp_path, CachedEmbedder())
+    harness.ctx.channels.activate(T, "C1", AS_OF)
+    recommender = Recommender(harness.settings, db, embedder=CachedEmbedder())
+    harness.ctx.recommender = recommender
+    assert "once a week" in harness.command("for-me on", user="U3")
+    return recommender, WebClient(token="xoxb-test", base_url=harness.standin.url, timeout=1), datetime.now(UTC)
+
+
+def _dms(harness: Harness, channel: str = "DU3") -> list[dict[str, Any]]:
+    return [p for p in harness.standin.posts if p["channel"] == channel]
+
+
+def test_a_dm_slack_took_but_never_answered_is_not_sent_again(harness: Harness, db: Database, tmp_path: Path) -> None:
+    """Slack posted U3's picks but its answer came after the client's timeout: before, the run within the hour sent
+    the same picks again. Now that run finds PaperPing's own message of that try in the DM and records it; a message
+    of another app carrying the same metadata is not taken for it."""
+    recommender, client, now = _quiet_picks(harness, db, tmp_path)
+    harness.standin.hold_seconds = 3.0
+    harness.standin.late_answer = lambda call: call.method == "chat.postMessage" and call.params["channel"] == "DU3"
+    later = now + timedelta(days=8)
+    assert send_due_picks(db, recommender, harness.ctx.pacer, lambda team: client, later) == 0
+    (dm,) = _dms(harness)
+    with db.connection() as conn:
+        assert storage.member_picks.load_picks_sent(conn, T, "U3") == set(), "nothing recorded: no answer came"
+        retry = storage.settings.load_member_setting(conn, T, "U3").picks_next_at
+    assert retry is not None and retry <= later + timedelta(hours=1)
+    harness.standin.late_answer = None
+    try_key = f"{later.timestamp():.6f}"  # the try the DM's metadata names
+    forged = {"event_type": "paperping_picks", "event_payload": {"attempt": try_key, "picks": ["999999:C1"]}}
+    harness.standin.state.messages["DU3"].append(
+        {"type": "message", "user": "UOTHER", "bot_id": "BOTHER", "ts": f"{int(time.time()) + 60}.000001",
+         "text": "not PaperPing's", "metadata": forged}
+    )  # fmt: skip
+    assert send_due_picks(db, recommender, harness.ctx.pacer, lambda team: client, later + timedelta(hours=1)) == 1
+    assert _dms(harness) == [dm], "not sent twice"
+    assert dm["metadata"]["event_payload"]["attempt"] == try_key
+    shown = {int(p.split(":")[0]) for p in dm["metadata"]["event_payload"]["picks"]}
+    with db.connection() as conn:
+        assert storage.member_picks.load_picks_sent(conn, T, "U3") == shown and len(shown) == 5
+        assert storage.settings.load_member_setting(conn, T, "U3").picks_attempt_at is None
+    assert len(harness.standin.calls_to("conversations.history")) == 1, "one page of the DM read, once"
+    assert send_due_picks(db, recommender, harness.ctx.pacer, lambda team: client, later + timedelta(days=8)) == 1
+    assert len(_dms(harness)) == 2 and len(harness.standin.calls_to("conversations.history")) == 1
+    recommender.close()
+
+
+def test_a_member_who_left_without_an_event_gets_no_picks_from_that_channel(
+    harness: Harness, db: Database, tmp_path: Path
+) -> None:
+    """U3 left #reading-group, where their picks came from, and Slack's `member_left_channel` never came: the stored
+    list, read within the day, still named U3, and the DM drew from the channel. Now Slack confirms the member's
+    channels before the DM goes; the picks are ranked again without the one they left."""
+    recommender, client, now = _quiet_picks(harness, db, tmp_path)
+    harness.standin.state.channels["C2"] = {"id": "C2", "name": "reading-group", "members": ["U3", "UBOT"]}
+    ref = PaperRef("acl", SHARED["deceive"], f"https://aclanthology.org/{SHARED['deceive']}/")
+    link = "https://lab.slack.com/archives/C2/p1"
+    shared = Message(T, "C2", "1610000000.000100", "U3", "read", AS_OF, permalink=link, papers=(ref,))
+    with db.connection() as conn:
+        storage.workspaces.upsert_channel(conn, Channel(T, "C2", "reading-group"))
+        storage.settings.upsert_channel_setting(conn, T, "C2", active=True)
+        storage.workspaces.replace_channel_members(conn, T, "C2", ["U3"], datetime.now(UTC))
+        index_messages(conn, [shared])
+        storage.settings.upsert_member_setting(conn, T, "U3", picks_next_at=now)  # due now: every list is fresh
+    assert {p.channel_id for p in recommender.personal_picks(T, "U3").picks} == {"C2"}
+    harness.standin.leave_quietly("C2", "U3")
+    assert send_due_picks(db, recommender, harness.ctx.pacer, lambda team: client, datetime.now(UTC)) == 1
+    (dm,) = _dms(harness)
+    assert "C2" not in dm["text"] and dm["text"].count("from <#C1>") == 5
+    with db.connection() as conn:
+        assert not storage.workspaces.in_channel(conn, T, "C2", "U3"), "the stored list follows Slack"
+    harness.standin.leave_quietly("C1", "U3")
+    assert "no channel with PaperPing" in harness.command("for-me now", user="U3")
+    recommender.close()
+
+
+def test_a_membership_check_slack_does_not_answer_sends_nothing_until_it_does(
+    harness: Harness, db: Database, tmp_path: Path
+) -> None:
+    """Slack failed to list U3's channels: before, the DM went from the stored list all the same. Now nothing goes
+    from a channel Slack did not confirm; the picks are tried again within the hour."""
+    recommender, client, now = _quiet_picks(harness, db, tmp_path)
+    harness.standin.fail_next["users.conversations"] = 1
+    later = now + timedelta(days=8)
+    assert send_due_picks(db, recommender, harness.ctx.pacer, lambda team: client, later) == 0
+    assert _dms(harness) == []
+    harness.standin.rate_limits["users.conversations"] = 1  # a 429 is waited out as the pacer waits any
+    assert send_due_picks(db, recommender, harness.ctx.pacer, lambda team: client, later + timedelta(hours=1)) == 1
+    assert len(_dms(harness)) == 1 and "from <#C1>" in _dms(harness)[0]["text"]
+    recommender.close()

@@ -9,6 +9,7 @@ non-Marketplace apps), can answer ``429`` with ``Retry-After``, and records ever
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import threading
 import time
@@ -65,6 +66,9 @@ class SlackStandIn(StreamedMessages):
         self.retry_after: float | str = 1  # a str: a Retry-After that is not a number of seconds
         self.hold: Callable[[Call], bool] | None = None  # when true for a call, the answer waits
         self.hold_seconds = 30.0
+        # when true for a call, it is done first and its answer waits hold_seconds (a client timing out before
+        # then never learns that Slack took it: a message posted whose answer was lost)
+        self.late_answer: Callable[[Call], bool] | None = None
         self.posts: list[dict[str, Any]] = []
         self.updates: list[dict[str, Any]] = []  # chat.update calls, with the message as it became
         self.ephemeral: list[dict[str, str]] = []  # chat.postEphemeral calls
@@ -137,6 +141,8 @@ class SlackStandIn(StreamedMessages):
         if handler is None:
             return 200, {"ok": False, "error": "unknown_method"}, {}
         answer = handler(params)
+        if self.late_answer and self.late_answer(call):
+            time.sleep(self.hold_seconds)
         change = self.rewrite.get(method)
         return 200, change(call, answer) if change else answer, {}
 
@@ -167,6 +173,28 @@ class SlackStandIn(StreamedMessages):
             return {"ok": False, "error": "channel_not_found"}
         page = self._page([{"id": m} for m in channel.get("members", [])], params)
         return {"ok": True, "members": [m["id"] for m in page.pop("messages")], **page}
+
+    def api_users_conversations(self, params: dict[str, str]) -> dict[str, Any]:
+        """The channels ``user`` is in, as their ``members`` lists say (a private one only where PaperPing is in
+        it too, as Slack answers a bot token), paged; direct messages are not listed."""
+        user = params.get("user", "")
+        if user not in self.state.users:
+            return {"ok": False, "error": "user_not_found"}
+        listed = [
+            {"id": c["id"], "name": c.get("name", ""), "is_private": bool(c.get("is_private"))}
+            for c in self.state.channels.values()
+            if not c.get("is_im")
+            and user in c.get("members", [])
+            and (not c.get("is_private") or self.bot_is_member(c))
+        ]
+        page = self._page(listed, params)
+        return {"ok": True, "channels": page.pop("messages"), **page}
+
+    def leave_quietly(self, channel_id: str, user_id: str) -> None:
+        """The member leaves the channel and no ``member_left_channel`` event reaches PaperPing (one lost)."""
+        with self.lock:
+            members = self.state.channels[channel_id].get("members", [])
+            self.state.channels[channel_id]["members"] = [m for m in members if m != user_id]
 
     def api_users_info(self, params: dict[str, str]) -> dict[str, Any]:
         user = self.state.users.get(params.get("user", ""))
@@ -454,7 +482,8 @@ class SlackStandIn(StreamedMessages):
                 for k, v in headers.items():
                     self.send_header(k, v)
                 self.end_headers()
-                self.wfile.write(data)
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # a client gave up (``late_answer``)
+                    self.wfile.write(data)
 
             do_GET = _serve
             do_POST = _serve

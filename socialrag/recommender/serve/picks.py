@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Protocol
@@ -21,7 +21,7 @@ import psycopg
 
 from socialrag import storage
 from socialrag.db import Database
-from socialrag.errors import PermanentError
+from socialrag.errors import OutcomeUnknown, PermanentError
 from socialrag.knowledge.emoji import SAVE_EMOJI, normalize_emoji, read_sentiment
 from socialrag.recommender.serve.on_demand import Like
 from socialrag.storage.embeddings import as_array, load_vectors
@@ -118,13 +118,24 @@ class PicksRefused(PermanentError):
 
 
 class PicksOutlet(Protocol):
-    """The group space's side of personal picks: it reads the member's channels again and sends the message."""
+    """The group space's side of personal picks: it reads the member's channels again, says which of them the
+    member is in now, and sends the message (with its try, ``attempt``, in it) or finds one sent."""
 
     def refresh(self, team_id: str, user_id: str, now: datetime) -> None:
         """The member lists of the member's channels read again where they are older than a day."""
 
-    def send(self, team_id: str, user_id: str, picks: Picks) -> None:
-        """The picks in a direct message to the member; ``PicksRefused`` when that will never go."""
+    def confirm(self, team_id: str, user_id: str, channel_ids: Sequence[str]) -> tuple[set[str], set[str]]:
+        """Of ``channel_ids``, those the group space says the member is in now and those it says they are not
+        in; a channel in neither is not known now. Raises when the group space does not answer."""
+        ...
+
+    def send(self, team_id: str, user_id: str, picks: Picks, attempt: datetime) -> None:
+        """The picks in a direct message to the member; ``PicksRefused`` when that will never go,
+        ``OutcomeUnknown`` when the group space may have taken it (its answer never came)."""
+
+    def find_sent(self, team_id: str, user_id: str, attempt: datetime) -> list[tuple[int, str]] | None:
+        """The (paper, channel) picks of the direct message of this try, when one is there (its answer never came)."""
+        ...
 
 
 NOTHING_TO_PICK_FROM = "You are in no channel with PaperPing yet, so I have nothing to pick from."
@@ -135,20 +146,58 @@ NOTHING_NEW = (
 
 
 def send_picks(db: Database, find: FindPicks, outlet: PicksOutlet, team: str, user: str, now: datetime) -> str:
-    """Send the member their picks now; what happened, in a sentence for them. Their channels' member lists are
-    read again first: the message names only channels they are in now."""
+    """Send the member their picks now; what happened, in a sentence for them. A try whose answer never came is
+    looked for first, and recorded instead of sent twice. The member lists of their channels are read again, and
+    Slack confirms the member is in each channel the message would draw from: it names only channels they are in."""
+    with db.connection() as conn:
+        attempt = storage.settings.load_member_setting(conn, team, user).picks_attempt_at
+    if attempt is not None:  # the last try's answer never came: Slack may have posted it all the same
+        posted = outlet.find_sent(team, user, attempt)
+        _record(db, team, user, posted or [], attempt)
+        if posted is not None:
+            return f"Sent you {len(posted)} papers in a direct message."
     outlet.refresh(team, user, now)
-    found = find(team, user)
+    found = confirmed_picks(db, find, outlet, team, user)
     if not found.channels:
         return NOTHING_TO_PICK_FROM
     if not found.picks:
         return NOTHING_NEW
-    outlet.send(team, user, found)
     with db.connection() as conn:
-        storage.member_picks.record_picks_sent(
-            conn, team, user, [(p.like.paper_id, p.channel_id) for p in found.picks], now
-        )
+        storage.settings.upsert_member_setting(conn, team, user, picks_attempt_at=now)
+    try:
+        outlet.send(team, user, found, now)
+    except OutcomeUnknown:  # Slack may have posted it: the next try looks for it first
+        raise
+    except Exception:  # a refusal, or no DM opened: nothing was posted
+        _record(db, team, user, [], None)
+        raise
+    _record(db, team, user, [(p.like.paper_id, p.channel_id) for p in found.picks], now)
     return f"Sent you {len(found.picks)} papers in a direct message."
+
+
+def confirmed_picks(db: Database, find: FindPicks, outlet: PicksOutlet, team: str, user: str) -> Picks:
+    """The member's picks from channels Slack says they are in now. A channel Slack says they left (its
+    ``member_left_channel`` event lost) leaves the stored list, and the picks are ranked again without it; one
+    Slack does not say of is left out this time. Slack not answering raises: nothing rests on a stale list."""
+    found = find(team, user)
+    if not found.picks:
+        return found
+    inside, left = outlet.confirm(team, user, [c for c, _ in found.channels])
+    if left:
+        log.info("personal picks for %s/%s: Slack says they left %s", team, user, ", ".join(sorted(left)))
+        with db.connection() as conn:
+            for channel_id in left:
+                storage.workspaces.remove_channel_member(conn, team, channel_id, user)
+        found = find(team, user)
+    return Picks([p for p in found.picks if p.channel_id in inside], found.channels)
+
+
+def _record(db: Database, team: str, user: str, picks: list[tuple[int, str]], at: datetime | None) -> None:
+    """The picks that went (sent at ``at``) recorded, and the member's try closed."""
+    with db.connection() as conn:
+        if picks and at is not None:
+            storage.member_picks.record_picks_sent(conn, team, user, picks, at)
+        storage.settings.upsert_member_setting(conn, team, user, picks_attempt_at=None)
 
 
 def send_due_picks(db: Database, find: FindPicks, outlet: PicksOutlet, now: datetime) -> int:
