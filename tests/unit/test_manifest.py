@@ -20,13 +20,15 @@ MANIFEST = yaml.safe_load((ROOT / "manifest.yml").read_text())
 # Slack's documented scopes of each Web API method the app calls (none: any bot token may call it)
 METHOD_SCOPES: dict[str, tuple[str, ...]] = {
     "auth_test": (),
+    "auth_revoke": (),  # the token Slack issued for an install PaperPing refuses
     "chat_postMessage": ("chat:write",),
     "chat_update": ("chat:write",),
     "chat_postEphemeral": ("chat:write",),
-    "conversations_history": ("channels:history", "groups:history"),
+    "conversations_history": ("channels:history", "groups:history", "im:history"),  # im: a picks DM looked for
     "conversations_replies": ("channels:history", "groups:history"),
     "conversations_info": ("channels:read", "groups:read"),
     "conversations_members": ("channels:read", "groups:read"),
+    "users_conversations": ("channels:read", "groups:read"),  # a member's channels, before their picks DM
     "users_info": ("users:read",),
     "views_publish": (),
     "files_upload_v2": ("files:write",),
