@@ -52,12 +52,15 @@ def load_picks_sent(conn: psycopg.Connection, team_id: str, user_id: str) -> set
 def record_picks_sent(
     conn: psycopg.Connection, team_id: str, user_id: str, picks: Sequence[tuple[int, str]], at: datetime
 ) -> None:
+    """The picks a member was sent, for a member not forgotten; a paper gone meanwhile (merged into another,
+    deleted) is left out."""
     for paper_id, channel_id in picks:
         conn.execute(
             """
             INSERT INTO personal_picks (team_id, user_id, paper_id, channel_id, sent_at)
             SELECT %(t)s, %(u)s, %(p)s, %(c)s, %(at)s
              WHERE NOT EXISTS (SELECT 1 FROM forgotten_members WHERE team_id = %(t)s AND user_id = %(u)s)
+               AND EXISTS (SELECT 1 FROM papers WHERE id = %(p)s)
             ON CONFLICT DO NOTHING
             """,
             {"t": team_id, "u": user_id, "p": paper_id, "c": channel_id, "at": at},

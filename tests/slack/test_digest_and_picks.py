@@ -423,3 +423,53 @@ def test_a_membership_check_slack_does_not_answer_sends_nothing_until_it_does(
     assert send_due_picks(db, recommender, harness.ctx.pacer, lambda team: client, later + timedelta(hours=1)) == 1
     assert len(_dms(harness)) == 1 and "from <#C1>" in _dms(harness)[0]["text"]
     recommender.close()
+
+
+def _lost_answer(harness: Harness, db: Database, tmp_path: Path) -> tuple[Recommender, WebClient, datetime, set[int]]:
+    """U3's weekly picks posted a week on, Slack's answer lost: the picks the DM names, nothing recorded."""
+    recommender, client, now = _quiet_picks(harness, db, tmp_path)
+    harness.standin.hold_seconds = 3.0
+    harness.standin.late_answer = lambda call: call.method == "chat.postMessage" and call.params["channel"] == "DU3"
+    later = now + timedelta(days=8)
+    assert send_due_picks(db, recommender, harness.ctx.pacer, lambda team: client, later) == 0
+    harness.standin.late_answer = None
+    (dm,) = _dms(harness)
+    return recommender, client, later, {int(p.split(":")[0]) for p in dm["metadata"]["event_payload"]["picks"]}
+
+
+def test_a_lost_answers_dm_whose_paper_went_meanwhile_is_recorded_without_it(
+    harness: Harness, db: Database, tmp_path: Path
+) -> None:
+    """One of the papers of a DM whose answer was lost is merged into another before the next try finds the DM:
+    before, recording it failed on the gone paper at every try, hourly, and the member's picks never went again.
+    Now the DM is recorded without the gone paper, and the try closed."""
+    recommender, client, later, shown = _lost_answer(harness, db, tmp_path)
+    gone = min(shown)
+    with db.connection() as conn:
+        keep = conn.execute("SELECT min(id) FROM papers WHERE id <> ALL(%(s)s)", {"s": sorted(shown)}).fetchone()[0]
+        storage.identities.merge_papers(conn, keep, [gone])
+    assert send_due_picks(db, recommender, harness.ctx.pacer, lambda team: client, later + timedelta(hours=1)) == 1
+    assert len(_dms(harness)) == 1, "not sent twice"
+    with db.connection() as conn:
+        assert storage.member_picks.load_picks_sent(conn, T, "U3") == shown - {gone}
+        assert storage.settings.load_member_setting(conn, T, "U3").picks_attempt_at is None
+    recommender.close()
+
+
+def test_a_lost_answers_dm_that_cannot_be_looked_for_holds_the_picks_a_day_not_for_good(
+    harness: Harness, db: Database, tmp_path: Path
+) -> None:
+    """The DM of a lost answer cannot be looked for (an install without `im:history`): before, every try failed on
+    the look and the member's picks never went again. Now a try is looked for a day; after that the picks go."""
+    recommender, client, later, _shown = _lost_answer(harness, db, tmp_path)
+    harness.standin.missing_scopes.add("conversations.history")
+    assert send_due_picks(db, recommender, harness.ctx.pacer, lambda team: client, later + timedelta(hours=1)) == 0
+    assert len(_dms(harness)) == 1
+    with db.connection() as conn:
+        held = storage.settings.load_member_setting(conn, T, "U3").picks_next_at
+    assert held is not None
+    assert send_due_picks(db, recommender, harness.ctx.pacer, lambda team: client, held) == 1
+    assert len(_dms(harness)) == 2
+    with db.connection() as conn:
+        assert storage.settings.load_member_setting(conn, T, "U3").picks_attempt_at is None
+    recommender.close()

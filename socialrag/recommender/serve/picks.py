@@ -106,6 +106,9 @@ def merge_picks(found: list[tuple[str, Like]], top: int) -> list[Pick]:
 PICKS_EVERY = timedelta(days=7)  # a member's picks come once a week
 PICKS_RETRY = timedelta(hours=1)  # a direct message refused for now is tried again after this
 PICKS_HELD = timedelta(days=1)  # one the workspace refuses for good (its token, its scopes) is tried again after this
+# a try whose answer never came is looked for in the member's DM this long; after it (the DM not readable, an install
+# without ``im:history``) the try is given up and the picks go again, rather than never
+PICKS_LOOKED_FOR = timedelta(days=1)
 PICKS_RUN_SECONDS = 240.0  # a run of the weekly picks starts no member's after this; the rest go at the next run
 
 
@@ -147,12 +150,13 @@ NOTHING_NEW = (
 
 def send_picks(db: Database, find: FindPicks, outlet: PicksOutlet, team: str, user: str, now: datetime) -> str:
     """Send the member their picks now; what happened, in a sentence for them. A try whose answer never came is
-    looked for first, and recorded instead of sent twice. The member lists of their channels are read again, and
-    Slack confirms the member is in each channel the message would draw from: it names only channels they are in."""
+    looked for first (for ``PICKS_LOOKED_FOR``), and recorded instead of sent twice. The member lists of their
+    channels are read again, and Slack confirms the member is in each channel the message would draw from: it names
+    only channels they are in."""
     with db.connection() as conn:
         attempt = storage.settings.load_member_setting(conn, team, user).picks_attempt_at
     if attempt is not None:  # the last try's answer never came: Slack may have posted it all the same
-        posted = outlet.find_sent(team, user, attempt)
+        posted = outlet.find_sent(team, user, attempt) if now - attempt < PICKS_LOOKED_FOR else None
         _record(db, team, user, posted or [], attempt)
         if posted is not None:
             return f"Sent you {len(posted)} papers in a direct message."
