@@ -106,8 +106,8 @@ def merge_picks(found: list[tuple[str, Like]], top: int) -> list[Pick]:
 PICKS_EVERY = timedelta(days=7)  # a member's picks come once a week
 PICKS_RETRY = timedelta(hours=1)  # a direct message refused for now is tried again after this
 PICKS_HELD = timedelta(days=1)  # one the workspace refuses for good (its token, its scopes) is tried again after this
-# a try whose answer never came is looked for in the member's DM this long; after it (the DM not readable, an install
-# without ``im:history``) the try is given up and the picks go again, rather than never
+# a try whose answer never came is looked for in the member's DM; a look that still fails this long after the try
+# (the DM not readable: an install without ``im:history``) gives the try up, and the picks go again rather than never
 PICKS_LOOKED_FOR = timedelta(days=1)
 PICKS_RUN_SECONDS = 240.0  # a run of the weekly picks starts no member's after this; the rest go at the next run
 
@@ -150,13 +150,13 @@ NOTHING_NEW = (
 
 def send_picks(db: Database, find: FindPicks, outlet: PicksOutlet, team: str, user: str, now: datetime) -> str:
     """Send the member their picks now; what happened, in a sentence for them. A try whose answer never came is
-    looked for first (for ``PICKS_LOOKED_FOR``), and recorded instead of sent twice. The member lists of their
+    looked for first (``_look_for``), and recorded instead of sent twice. The member lists of their
     channels are read again, and Slack confirms the member is in each channel the message would draw from: it names
     only channels they are in."""
     with db.connection() as conn:
         attempt = storage.settings.load_member_setting(conn, team, user).picks_attempt_at
     if attempt is not None:  # the last try's answer never came: Slack may have posted it all the same
-        posted = outlet.find_sent(team, user, attempt) if now - attempt < PICKS_LOOKED_FOR else None
+        posted = _look_for(outlet, team, user, attempt, now)
         _record(db, team, user, posted or [], attempt)
         if posted is not None:
             return f"Sent you {len(posted)} papers in a direct message."
@@ -194,6 +194,28 @@ def confirmed_picks(db: Database, find: FindPicks, outlet: PicksOutlet, team: st
                 storage.workspaces.remove_channel_member(conn, team, channel_id, user)
         found = find(team, user)
     return Picks([p for p in found.picks if p.channel_id in inside], found.channels)
+
+
+def _look_for(
+    outlet: PicksOutlet, team: str, user: str, attempt: datetime, now: datetime
+) -> list[tuple[int, str]] | None:
+    """The picks of the try ``attempt``'s DM when the group space has it; a look that fails is raised, unless the
+    try is older than ``PICKS_LOOKED_FOR`` (the DM not readable for a day): then it is given up, as not sent."""
+    try:
+        return outlet.find_sent(team, user, attempt)
+    except PicksRefused:
+        raise
+    except Exception as exc:
+        if now - attempt < PICKS_LOOKED_FOR:
+            raise
+        log.warning(
+            "personal picks for %s/%s: the DM of the try at %s cannot be looked for (%r); given up",
+            team,
+            user,
+            attempt,
+            exc,
+        )
+        return None
 
 
 def _record(db: Database, team: str, user: str, picks: list[tuple[int, str]], at: datetime | None) -> None:
