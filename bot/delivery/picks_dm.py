@@ -84,7 +84,7 @@ class DirectMessages:
 
     def confirm(self, team_id: str, user_id: str, channel_ids: Sequence[str]) -> tuple[set[str], set[str]]:
         """``users.conversations`` of the member, ``CHANNEL_PAGES`` pages at most: the channels Slack lists them
-        in, and (once Slack listed them all) those it does not."""
+        in, and (once Slack listed them all) those it does not. An answer without a list of channels is not one."""
         client, wanted, inside = self.client_for(team_id), set(channel_ids), set[str]()
         cursor: str | None = None
         for _ in range(CHANNEL_PAGES):
@@ -99,8 +99,11 @@ class DirectMessages:
             except SourceError as exc:  # the member's account gone stops the picks; anything else: not known now
                 check_refusal(exc)
                 raise
-            inside |= {str(c.get("id")) for c in data.get("channels") or () if isinstance(c, dict)} & wanted
-            cursor = (data.get("response_metadata") or {}).get("next_cursor") or None
+            listed, meta = data.get("channels"), data.get("response_metadata") or {}
+            if not isinstance(listed, list) or not isinstance(meta, dict):  # not an answer to rest a removal on
+                raise SourceError("slack", "users.conversations answered without a list of channels")
+            inside |= {str(c.get("id")) for c in listed if isinstance(c, dict)} & wanted
+            cursor = str(meta.get("next_cursor") or "") or None
             if cursor is None:
                 return inside, wanted - inside
             if inside == wanted:

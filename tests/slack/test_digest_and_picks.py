@@ -473,3 +473,24 @@ def test_a_lost_answers_dm_that_cannot_be_looked_for_holds_the_picks_a_day_not_f
     with db.connection() as conn:
         assert storage.settings.load_member_setting(conn, T, "U3").picks_attempt_at is None
     recommender.close()
+
+
+def test_a_channel_list_slack_answers_without_channels_removes_no_membership(
+    harness: Harness, db: Database, tmp_path: Path
+) -> None:
+    """Slack answered `users.conversations` with `ok` and no list of channels: before, every channel of U3 was taken
+    for one they left and removed from the stored lists. Now that answer is no answer: nothing is removed or sent,
+    and the picks go at the next try."""
+    recommender, client, now = _quiet_picks(harness, db, tmp_path)
+    later = now + timedelta(days=8)
+    for odd in ({"ok": True}, {"ok": True, "channels": None}, {"ok": True, "channels": [], "response_metadata": "x"}):
+        harness.standin.rewrite["users.conversations"] = lambda call, answer, odd=odd: odd
+        assert send_due_picks(db, recommender, harness.ctx.pacer, lambda team: client, later) == 0
+        with db.connection() as conn:
+            assert storage.workspaces.in_channel(conn, T, "C1", "U3"), odd
+            storage.settings.upsert_member_setting(conn, T, "U3", picks_next_at=later)
+    assert _dms(harness) == []
+    del harness.standin.rewrite["users.conversations"]
+    assert send_due_picks(db, recommender, harness.ctx.pacer, lambda team: client, later) == 1
+    assert "from <#C1>" in _dms(harness)[0]["text"]
+    recommender.close()
