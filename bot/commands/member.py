@@ -188,8 +188,8 @@ def cmd_for_me(inv: Invocation) -> str:
         return send_picks(inv.ctx.db, inv.ctx.recommender, inv.ctx.pacer, inv.client, inv.team, inv.user, inv.now)
     except OutcomeUnknown:
         return (
-            "Slack did not answer in time, so the message may have gone. If it has not come, ask again in a few "
-            "minutes: the same picks are never sent twice."
+            "Slack did not answer in time, so the message may have gone. If it has not come, `/paperping for-me "
+            f"now` works again from {works_again(inv.now + PICKS_NOW_COOLDOWN)}; I look for it before sending again."
         )
     except (SlackApiError, PaperPingError) as exc:
         if "missing_scope" in str(exc):

@@ -494,3 +494,15 @@ def test_a_channel_list_slack_answers_without_channels_removes_no_membership(
     assert send_due_picks(db, recommender, harness.ctx.pacer, lambda team: client, later) == 1
     assert "from <#C1>" in _dms(harness)[0]["text"]
     recommender.close()
+
+
+def test_for_me_now_says_when_slack_may_have_taken_the_dm(harness: Harness, db: Database, tmp_path: Path) -> None:
+    """Slack answers the DM with a server error (it may have posted it all the same): the member is told so, and
+    when the command works again, rather than that nothing was sent."""
+    _quiet_picks(harness, db, tmp_path)
+    harness.standin.fail_next["chat.postMessage"] = 10
+    answer = harness.command("for-me now", user="U3", timeout=20)
+    assert "may have gone" in answer and "`/paperping for-me now` works again from" in answer, answer
+    assert "nothing was sent" not in answer, answer
+    with db.connection() as conn:
+        assert storage.settings.load_member_setting(conn, T, "U3").picks_attempt_at is not None, "looked for first"
