@@ -83,22 +83,30 @@ def cmd_follow(inv: Invocation) -> str:
     with inv.ctx.db.connection() as conn:
         following = len(storage.followed_authors.load_followed(conn, inv.team, inv.channel))
     if following >= MAX_FOLLOWED:
-        return (
-            f"This channel follows {following} authors, as many as a channel may; `/paperping unfollow` one "
-            "before following another."
-        )
+        return _full(following)
     resolved = _resolve(inv, inv.args[0])
     if isinstance(resolved, str):
         return resolved
     author_id, name = resolved
     with inv.ctx.db.connection() as conn:
-        new = storage.followed_authors.follow_author(conn, inv.team, inv.channel, author_id, name, inv.user, inv.now)
+        new = storage.followed_authors.follow_author(
+            conn, inv.team, inv.channel, author_id, name, inv.user, inv.now, most=MAX_FOLLOWED
+        )
+    if new is None:  # others followed meanwhile, while Semantic Scholar was asked
+        return _full(MAX_FOLLOWED)
     if not new:
         return f"This channel already follows {quote(name, 80)}."
     inv.announce(f"asked PaperPing to follow {quote(name, 80)}: their new papers will come here.")
     return (
         f"Done: this channel follows {quote(name, 80)}. Each new paper of theirs comes in a post here, with why, "
         "whatever the ranking says. `/paperping unfollow` stops it."
+    )
+
+
+def _full(following: int) -> str:
+    return (
+        f"This channel follows {following} authors, as many as a channel may; `/paperping unfollow` one "
+        "before following another."
     )
 
 

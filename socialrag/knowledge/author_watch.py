@@ -1,9 +1,10 @@
 """New papers by the authors a channel follows (`/paperping follow`) and by members who let the channel hear of
 theirs (`/paperping my-papers on`): each author's papers are asked of Semantic Scholar at most once per
 ``PAPERPING_AUTHORS_EVERY_MINUTES``, at the sources' shared pace. The first ask records what the author has
-written (nothing is new then); a paper that appears later, from the year before on, is stored, embedded, and
-noted for every channel that wants it (``author_news``). A followed author's paper then goes out at the
-channel's next slot (``socialrag.recommender``), a member's own is announced."""
+written (nothing is new then; nor to a channel that started following since an ask long ago); a paper that
+appears later, from the year before on, is stored, embedded, and noted for every channel that wants it
+(``author_news``). An answer without a list of papers is no answer: nothing is recorded. A followed author's
+paper then goes out at the channel's next slot (``socialrag.recommender``), a member's own is announced."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from datetime import datetime, timedelta
 
 from socialrag import storage
 from socialrag.db import Database
-from socialrag.errors import SourceError
+from socialrag.errors import RateLimited, SourceError
 from socialrag.knowledge.embed import Embed, record_found
 from socialrag.knowledge.papers.resolve import source_of
 from socialrag.knowledge.papers.semanticscholar import SemanticScholar
@@ -52,30 +53,49 @@ def check_authors(
                 if until is not None and time.monotonic() > until:
                     log.warning("authors: the job's time is spent; the other authors wait for the next run")
                     break
-                noted += _check_author(db, s2, author, watchers, now, embed)
+                noted += _check_author(db, s2, author, watchers, now, every, embed)
             return noted
         finally:
             storage.locks.release_session_lock(lock, AUTHORS_LOCK)
 
 
 def _check_author(
-    db: Database, s2: SemanticScholar, author: str, watchers: list[Watcher], now: datetime, embed: Embed | None
+    db: Database,
+    s2: SemanticScholar,
+    author: str,
+    watchers: list[Watcher],
+    now: datetime,
+    every: timedelta,
+    embed: Embed | None,
 ) -> int:
+    with db.connection() as conn:
+        checked_at, seen = storage.followed_authors.load_author_seen(conn, author)
     try:
         papers = s2.fetch_author_papers(author)
     except SourceError as exc:
         log.warning("authors: Semantic Scholar: %s", exc)
+        if checked_at is not None and not isinstance(exc, RateLimited):
+            # an author that keeps failing (an id merged away, an answer never readable) waits its turn like the
+            # others instead of coming first at every run; what was seen stays, so nothing becomes new by it
+            with db.connection() as conn:
+                storage.followed_authors.record_author_check(conn, author, now, sorted(seen))
         return 0
     with db.connection() as conn:
-        checked, seen = storage.followed_authors.load_author_seen(conn, author)
-        fresh = [p for p in papers if p.ids.get("s2") not in seen and _recent(p, now)] if checked else []
+        told = [w for w in watchers if checked_at is not None and _new_to(w, checked_at, now, every)]
+        fresh = [p for p in papers if p.ids.get("s2") not in seen and _recent(p, now)] if told else []
         noted = 0
         for pid in record_found(conn, fresh, embed):
-            noted += sum(storage.followed_authors.record_author_news(conn, w, author, pid, now) for w in watchers)
-        storage.followed_authors.record_author_check(
-            conn, author, now, sorted(seen | {p.ids["s2"] for p in papers if "s2" in p.ids})
-        )
+            noted += sum(storage.followed_authors.record_author_news(conn, w, author, pid, now) for w in told)
+        listed = [p.ids["s2"] for p in papers if "s2" in p.ids]
+        storage.followed_authors.record_author_check(conn, author, now, [*listed, *sorted(seen - set(listed))])
     return noted
+
+
+def _new_to(watcher: Watcher, checked_at: datetime, now: datetime, every: timedelta) -> bool:
+    """Whether the papers first listed now are new to the watcher's channel: it wanted them at the last ask, or
+    that ask was recent. An ask long ago, for a channel that no longer follows the author, would make a channel
+    that follows them now hear of everything written meanwhile: for it, this ask is the first."""
+    return watcher.since <= checked_at or checked_at >= now - 2 * every
 
 
 def _recent(paper: Paper, now: datetime) -> bool:

@@ -20,22 +20,43 @@ class Followed:
 
 
 def follow_author(
-    conn: psycopg.Connection, team_id: str, channel_id: str, s2_author_id: str, name: str, user_id: str, at: datetime
-) -> bool:
-    """The channel follows the author; False when it already did. Who asked is not kept when they are on the
-    workspace's forget list (as forget-me clears it)."""
+    conn: psycopg.Connection,
+    team_id: str,
+    channel_id: str,
+    s2_author_id: str,
+    name: str,
+    user_id: str,
+    at: datetime,
+    *,
+    most: int | None = None,
+) -> bool | None:
+    """The channel follows the author: True; False when it already did; None when it follows ``most`` authors
+    already (counted under the channel's lock, so that members following at once never pass it). Who asked is
+    not kept when they are on the workspace's forget list (as forget-me clears it)."""
+    conn.execute(
+        "SELECT pg_advisory_xact_lock(hashtextextended('follow:' || %(t)s || ':' || %(c)s, 0))",
+        {"t": team_id, "c": channel_id},
+    )
     cur = conn.execute(
         """
         INSERT INTO followed_authors (team_id, channel_id, s2_author_id, name, user_id, followed_at)
-        VALUES (%(t)s, %(c)s, %(a)s, %(n)s,
-                CASE WHEN EXISTS (SELECT 1 FROM forgotten_members WHERE team_id = %(t)s AND user_id = %(u)s)
-                     THEN NULL ELSE %(u)s END,
-                %(at)s)
+        SELECT %(t)s, %(c)s, %(a)s, %(n)s,
+               CASE WHEN EXISTS (SELECT 1 FROM forgotten_members WHERE team_id = %(t)s AND user_id = %(u)s)
+                    THEN NULL ELSE %(u)s END,
+               %(at)s
+         WHERE %(most)s::int IS NULL
+            OR (SELECT count(*) FROM followed_authors WHERE team_id = %(t)s AND channel_id = %(c)s) < %(most)s
         ON CONFLICT DO NOTHING
         """,
-        {"t": team_id, "c": channel_id, "a": s2_author_id, "n": name[:200], "u": user_id, "at": at},
+        {"t": team_id, "c": channel_id, "a": s2_author_id, "n": name[:200], "u": user_id, "at": at, "most": most},
     )
-    return cur.rowcount > 0
+    if cur.rowcount > 0:
+        return True
+    already = conn.execute(
+        "SELECT 1 FROM followed_authors WHERE team_id = %(t)s AND channel_id = %(c)s AND s2_author_id = %(a)s",
+        {"t": team_id, "c": channel_id, "a": s2_author_id},
+    ).fetchone()
+    return False if already else None
 
 
 def unfollow_author(conn: psycopg.Connection, team_id: str, channel_id: str, s2_author_id: str) -> str | None:
@@ -112,19 +133,26 @@ def load_authors_due(conn: psycopg.Connection, checked_before: datetime, limit: 
     return out
 
 
-def load_author_seen(conn: psycopg.Connection, s2_author_id: str) -> tuple[bool, set[str]]:
-    """Whether the author's papers were asked for before, and the papers seen then (Semantic Scholar ids)."""
-    row = conn.execute("SELECT seen FROM author_checks WHERE s2_author_id = %(a)s", {"a": s2_author_id}).fetchone()
-    return (row is not None, set(row[0]) if row else set())
+def load_author_seen(conn: psycopg.Connection, s2_author_id: str) -> tuple[datetime | None, set[str]]:
+    """When the author's papers were last asked for (None: never), and the papers seen (Semantic Scholar ids)."""
+    row = conn.execute(
+        "SELECT checked_at, seen FROM author_checks WHERE s2_author_id = %(a)s", {"a": s2_author_id}
+    ).fetchone()
+    return (row[0], set(row[1])) if row else (None, set())
+
+
+SEEN_KEPT = 2000  # papers of one author remembered as seen
 
 
 def record_author_check(conn: psycopg.Connection, s2_author_id: str, at: datetime, seen: Sequence[str]) -> None:
+    """The author's papers were asked for at ``at``; ``seen`` first the papers listed now, so that those are the
+    ones kept when there are more than ``SEEN_KEPT``."""
     conn.execute(
         """
         INSERT INTO author_checks (s2_author_id, checked_at, seen) VALUES (%(a)s, %(at)s, %(s)s)
         ON CONFLICT (s2_author_id) DO UPDATE SET checked_at = EXCLUDED.checked_at, seen = EXCLUDED.seen
         """,
-        {"a": s2_author_id, "at": at, "s": list(seen)[-2000:]},
+        {"a": s2_author_id, "at": at, "s": list(dict.fromkeys(seen))[:SEEN_KEPT]},
     )
 
 
@@ -212,7 +240,7 @@ def load_member_news(conn: psycopg.Connection, at: datetime, limit: int = 20) ->
 
 def claim_news(conn: psycopg.Connection, news: MemberNews, at: datetime) -> bool:
     """Take one member's paper to announce, under the channel's weekly cap: the cap is checked while holding the
-    channel's lock, so two processes never announce past it."""
+    channel's lock, so two processes never announce past it. The paper waits no more as a followed author's."""
     conn.execute(
         "SELECT pg_advisory_xact_lock(hashtextextended('member-news:' || %(t)s || ':' || %(c)s, 0))",
         {"t": news.team_id, "c": news.channel_id},
@@ -225,4 +253,8 @@ def claim_news(conn: psycopg.Connection, news: MemberNews, at: datetime) -> bool
         """,
         {"id": news.id, "at": at, "t": news.team_id, "c": news.channel_id, "cap": MEMBER_NEWS_PER_WEEK},
     )
-    return cur.rowcount > 0
+    if cur.rowcount == 0:
+        return False
+    # the channel hears of the paper once: when it also follows the member, the paper no longer waits for a slot
+    mark_news_posted(conn, news.team_id, news.channel_id, [news.paper_id], at)
+    return True

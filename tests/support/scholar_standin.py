@@ -136,6 +136,7 @@ class ScholarStandIn:
         self.authors: dict[str, dict[str, Any]] = {}
         self.orcid_names: dict[str, tuple[str, str]] = {}  # ORCID -> (given names, family name) on its record
         self.author_refusal: tuple[int, Any] | None = None  # (status, body) the author endpoints answer instead
+        self.author_gate: threading.Event | None = None  # the author endpoints answer once it is set (10 s at most)
         self.lock = threading.Lock()
         self._last = 0.0
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -248,6 +249,8 @@ class ScholarStandIn:
 
     def answer_author(self, path: str, query: dict[str, list[str]]) -> tuple[int, Any, str]:
         """``author/search?query=``, ``author/{id}`` and ``author/{id}/papers``, from ``authors``."""
+        if self.author_gate is not None:
+            self.author_gate.wait(10)
         if self.author_refusal is not None:
             return self.author_refusal[0], self.author_refusal[1], "application/json"
         if path == "/graph/v1/author/search":

@@ -347,11 +347,18 @@ class SemanticScholar:
         return found
 
     def fetch_author_papers(self, author_id: str, *, limit: int = 100) -> list[Paper]:
-        """An author's papers as Semantic Scholar lists them (at most ``limit``)."""
+        """An author's papers as Semantic Scholar lists them (at most ``limit``). An answer without a list is the
+        source's error, not an author without papers: taken for none, the papers listed next time would all be new."""
         body = self.http.request_json(
             "GET", f"graph/v1/author/{author_id}/papers", params={"fields": LIST_FIELDS, "limit": limit}
         )
-        return s2_papers(body.get("data") if isinstance(body, dict) else None, limit)
+        data = body.get("data") if isinstance(body, dict) else None
+        if not isinstance(data, list):
+            raise SourceError("semanticscholar", "an author's papers answered without a list")
+        papers = s2_papers(data, limit)
+        if data and not papers:
+            raise SourceError("semanticscholar", "an author's papers answered with no readable paper")
+        return papers
 
     def search_authors(self, name: str, *, limit: int = 5) -> list[tuple[str, str, int | None, tuple[str, ...]]]:
         """(author id, name, paper count, affiliations) of the authors Semantic Scholar finds for ``name``."""
