@@ -26,6 +26,10 @@ from socialrag.storage.followed_authors import Watcher
 log = logging.getLogger(__name__)
 
 AUTHORS_LOCK = 0x50505F41  # advisory lock: one process at a time asks for authors' papers
+# an author's new papers noted at one ask, at most: the newest (a proceedings can bring several; a profile merged
+# with another's, or a source that reshuffles its list, brings dozens at once, which would fill a channel's slots
+# for weeks)
+NEW_PER_ASK = 10
 
 
 def check_authors(
@@ -83,6 +87,10 @@ def _check_author(
     with db.connection() as conn:
         told = [w for w in watchers if checked_at is not None and _new_to(w, checked_at, now, every)]
         fresh = [p for p in papers if p.ids.get("s2") not in seen and _recent(p, now)] if told else []
+        if len(fresh) > NEW_PER_ASK:
+            log.warning("authors: %d papers of %s are new at once; the %d newest are noted", len(fresh), author,
+                        NEW_PER_ASK)  # fmt: skip
+            fresh = sorted(fresh, key=_newest_first)[:NEW_PER_ASK]
         noted = 0
         for pid in record_found(conn, fresh, embed):
             noted += sum(storage.followed_authors.record_author_news(conn, w, author, pid, now) for w in told)
@@ -96,6 +104,13 @@ def _new_to(watcher: Watcher, checked_at: datetime, now: datetime, every: timede
     that ask was recent. An ask long ago, for a channel that no longer follows the author, would make a channel
     that follows them now hear of everything written meanwhile: for it, this ask is the first."""
     return watcher.since <= checked_at or checked_at >= now - 2 * every
+
+
+def _newest_first(paper: Paper) -> tuple[bool, int, int]:
+    """Dated papers newest first, then those without a date (unknown, not the oldest of all)."""
+    year = paper.publication_date.year if paper.publication_date else paper.year
+    day = paper.publication_date.toordinal() if paper.publication_date else 0
+    return (year is None, -(year or 0), -day)
 
 
 def _recent(paper: Paper, now: datetime) -> bool:

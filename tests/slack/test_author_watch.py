@@ -2,7 +2,7 @@
 against the Slack stand-in and Semantic Scholar's stand-in: members following at once never pass a channel's
 cap; an answer without a list of papers is no first look; an author that keeps failing waits its turn; a channel
 that follows an author last asked for long ago hears only of later papers, and of no paper listed before it came;
-a member's paper that the channel also follows goes out once."""
+dozens of papers new at once bring the newest ten; a member's paper that the channel also follows goes out once."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import json
 import threading
 import time
 from collections.abc import Iterator
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -167,6 +167,33 @@ def test_of_an_author_with_thousands_of_papers_seen_the_listed_ones_are_kept(
     assert check_authors(db, [s2], AS_OF + 2 * DAY + timedelta(minutes=3), DAY) == 0, "nothing new for C2"
     with db.connection() as conn:
         assert conn.execute("SELECT count(*) FROM author_news WHERE channel_id = 'C2'").fetchone() == (0,)
+
+
+def test_dozens_of_new_papers_at_once_bring_the_newest_few(
+    harness: Harness, db: Database, scholar: ScholarStandIn
+) -> None:
+    """An author whose list suddenly holds dozens of papers not seen before (a profile merged with another's) made
+    every one of them news: the channel's slots went to that author for weeks. Now one ask notes the newest ten,
+    a paper without a date after the dated ones."""
+    channels(harness, db, "C1")
+    first = by(scholar.papers[10], ADA, "Ada Byron")
+    scholar.authors = {ADA: {"name": "Ada Byron", "papers": [first]}}
+    follow(db, "C1", ADA, AS_OF - DAY)
+    s2 = SemanticScholar(scholar.url, min_interval=0)
+    assert check_authors(db, [s2], AS_OF, DAY) == 0
+    undated = by(scholar.papers[19], ADA, "Ada Byron")
+    undated["year"], undated["publicationDate"] = None, None
+    merged = [undated]
+    for i, paper in enumerate(scholar.papers[20:50]):
+        one = by(paper, ADA, "Ada Byron")
+        one["year"], one["publicationDate"] = 2020, (date(2020, 1, 1) + timedelta(days=10 * i)).isoformat()
+        merged.append(one)
+    scholar.authors[ADA]["papers"] += merged
+    assert check_authors(db, [s2], AS_OF + DAY + timedelta(minutes=1), DAY) == 10
+    with db.connection() as conn:
+        titles = {r[0] for r in conn.execute("SELECT p.title FROM author_news n JOIN papers p ON p.id = n.paper_id")}
+    assert titles == {p["title"] for p in merged[-10:]}
+    assert check_authors(db, [s2], AS_OF + 2 * DAY + timedelta(minutes=2), DAY) == 0, "the others are seen"
 
 
 @pytest.mark.slow
