@@ -240,11 +240,21 @@ def load_member_news(conn: psycopg.Connection, at: datetime, limit: int = 20) ->
 
 def claim_news(conn: psycopg.Connection, news: MemberNews, at: datetime) -> bool:
     """Take one member's paper to announce, under the channel's weekly cap: the cap is checked while holding the
-    channel's lock, so two processes never announce past it. The paper waits no more as a followed author's."""
+    channel's lock, so two processes never announce past it. The paper waits no more as a followed author's; one
+    already shared in the channel (the member said so first) is dropped, not announced."""
     conn.execute(
         "SELECT pg_advisory_xact_lock(hashtextextended('member-news:' || %(t)s || ':' || %(c)s, 0))",
         {"t": news.team_id, "c": news.channel_id},
     )
+    shared = conn.execute(  # a member who shared their paper here first: the channel has heard of it
+        """
+        UPDATE author_news SET status = 'dropped' WHERE id = %(id)s AND status = 'waiting' AND EXISTS (
+            SELECT 1 FROM message_papers mp WHERE (mp.team_id, mp.channel_id, mp.paper_id) = (%(t)s, %(c)s, %(p)s))
+        """,
+        {"id": news.id, "t": news.team_id, "c": news.channel_id, "p": news.paper_id},
+    )
+    if shared.rowcount > 0:
+        return False
     cur = conn.execute(
         f"""
         UPDATE author_news SET status = 'posted', posted_at = %(at)s

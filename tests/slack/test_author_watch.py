@@ -2,7 +2,8 @@
 against the Slack stand-in and Semantic Scholar's stand-in: members following at once never pass a channel's
 cap; an answer without a list of papers is no first look; an author that keeps failing waits its turn; a channel
 that follows an author last asked for long ago hears only of later papers, and of no paper listed before it came;
-dozens of papers new at once bring the newest ten; a member's paper that the channel also follows goes out once."""
+dozens of papers new at once bring the newest ten; a member's paper that the channel also follows, or that they
+shared there first, goes out once."""
 
 from __future__ import annotations
 
@@ -223,3 +224,35 @@ def test_a_members_paper_that_the_channel_also_follows_goes_out_once(
     slot_worker(db, lambda team: client, recommender, clock=lambda: slot).tick()
     said = json.dumps([p.get("blocks") or p["text"] for p in harness.standin.posts])
     assert said.count(second["title"][:40]) == 1, "announced once, not posted again"
+
+
+def test_a_member_who_shared_their_new_paper_first_is_not_announced_again(
+    harness: Harness, db: Database, scholar: ScholarStandIn
+) -> None:
+    """A member shared the link to their new paper in the channel; the next ask noticed it as new, and PaperPing
+    announced it there again ("New from the group"). Now a paper the channel already shared is not announced."""
+    channels(harness, db, "C1")
+    with db.connection() as conn:
+        storage.workspaces.add_channel_member(conn, T, "C1", "U1")
+    online(harness, db, scholar)
+    first, second, third = scholar.papers[10:13]
+    scholar.authors = {GRAHAM: {"name": "Graham Neubig", "papers": [by(first, GRAHAM, "Graham Neubig")]}}
+    harness.command(f"link-author {GRAHAM}", user="U1")
+    assert "Done" in harness.command("my-papers on", user="U1")
+    s2 = SemanticScholar(scholar.url, min_interval=0)
+    assert check_authors(db, [s2], AS_OF, DAY) == 0
+    scholar.authors[GRAHAM]["papers"] += [by(second, GRAHAM, "Graham Neubig"), by(third, GRAHAM, "Graham Neubig")]
+    assert check_authors(db, [s2], AS_OF + DAY + timedelta(minutes=1), DAY) == 2
+    link = f"https://aclanthology.org/{second['externalIds']['ACL']}"
+    ts = "1611000000.000100"
+    harness.event(
+        {"type": "message", "channel": "C1", "user": "U1", "text": f"Ours: <{link}>", "ts": ts, "event_ts": ts}
+    )
+    harness.settle()
+    with db.connection() as conn:
+        shared = conn.execute("SELECT count(*) FROM message_papers WHERE channel_id = 'C1'").fetchone()
+    assert shared == (1,), "the share is stored as the same paper"
+    client = WebClient(token="xoxb-test", base_url=harness.standin.url)
+    assert announce_member_papers(db, news_poster(harness.ctx.pacer, lambda team: client), AS_OF + DAY) == 1
+    (news,) = [p["text"] for p in harness.standin.posts if p["text"].startswith("New from the group")]
+    assert third["title"][:30] in news and second["title"][:30] not in news, news
