@@ -113,9 +113,11 @@ def _full(following: int) -> str:
 @command("unfollow", "`unfollow AUTHOR` — stop following an author here", parse=parse_author, steers=True)
 def cmd_unfollow(inv: Invocation) -> str:
     text = inv.args[0]
+    typed = _author_ids(text)
     with inv.ctx.db.connection() as conn:
         followed = storage.followed_authors.load_followed(conn, inv.team, inv.channel)
-        wanted = _author_ids(text).get("s2_author_id", text)
+        orcid = typed.get("orcid")  # as `follow` took it: the Semantic Scholar id a stored paper gives
+        wanted = (storage.workspaces.find_author_by_orcid(conn, orcid) if orcid else typed.get("s2_author_id")) or text
         match = [f for f in followed if f.s2_author_id == wanted or f.name.lower() == text.lower()]
         if not match:
             return f"This channel does not follow {quote(text, 80)}; `/paperping following` lists whom it follows."

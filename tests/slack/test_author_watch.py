@@ -3,7 +3,7 @@ against the Slack stand-in and Semantic Scholar's stand-in: members following at
 cap; an answer without a list of papers is no first look; an author that keeps failing waits its turn; a channel
 that follows an author last asked for long ago hears only of later papers, and of no paper listed before it came;
 dozens of papers new at once bring the newest ten; a member's paper that the channel also follows, or that they
-shared there first, goes out once."""
+shared there first, goes out once; an author followed by ORCID is unfollowed by it."""
 
 from __future__ import annotations
 
@@ -256,3 +256,25 @@ def test_a_member_who_shared_their_new_paper_first_is_not_announced_again(
     assert announce_member_papers(db, news_poster(harness.ctx.pacer, lambda team: client), AS_OF + DAY) == 1
     (news,) = [p["text"] for p in harness.standin.posts if p["text"].startswith("New from the group")]
     assert third["title"][:30] in news and second["title"][:30] not in news, news
+
+
+def test_an_author_followed_by_orcid_is_unfollowed_by_it(
+    harness: Harness, db: Database, scholar: ScholarStandIn
+) -> None:
+    """`follow` takes an ORCID, `unfollow` took only a Semantic Scholar id or the name: the same ORCID was answered
+    with "This channel does not follow"."""
+    channels(harness, db, "C1")
+    online(harness, db, scholar)
+    first, second = (by(p, ADA, "Ada Byron") for p in scholar.papers[10:12])
+    scholar.authors = {ADA: {"name": "Ada Byron", "papers": [first]}}
+    s2 = SemanticScholar(scholar.url, min_interval=0)
+    follow(db, "C1", ADA, AS_OF - DAY)
+    check_authors(db, [s2], AS_OF, DAY)
+    scholar.authors[ADA]["papers"].append(second)
+    assert check_authors(db, [s2], AS_OF + DAY + timedelta(minutes=1), DAY) == 1  # her author row is stored
+    with db.connection() as conn:
+        conn.execute("UPDATE authors SET orcid = '0000-0002-1825-0097' WHERE s2_author_id = %s", (ADA,))
+    answer = harness.command("unfollow https://orcid.org/0000-0002-1825-0097", user="U2")
+    assert "no longer follows Ada Byron" in answer, answer
+    with db.connection() as conn:
+        assert storage.followed_authors.load_followed(conn, T, "C1") == []
