@@ -82,6 +82,22 @@ def _number(name: str, raw: str, kind: type[int] | type[float], *, zero: bool = 
     return value
 
 
+def zotero_group_id(raw: str) -> str | None:
+    """A Zotero group id as Zotero reads it (a number: ``04242`` is group 4242, so it is written ``4242``), or None
+    when ``raw`` is none: ASCII digits only, at most twelve, not zero."""
+    if not re.fullmatch(r"[0-9]{1,12}", raw) or int(raw) == 0:
+        return None
+    return str(int(raw))
+
+
+def zotero_group_allowed(allowed: Mapping[str, frozenset[str]], team: str, group: str) -> bool:
+    """Whether ``PAPERPING_ZOTERO_GROUPS`` (as ``zotero_allow_list`` reads it) lets ``team`` send to ``group``: not
+    when it lists the group for another workspace only, nor when it lists ``team`` without that group."""
+    listed_for = {t for t, groups in allowed.items() if group in groups}
+    mine = allowed.get(team)
+    return not ((listed_for and team not in listed_for) or (mine is not None and group not in mine))
+
+
 def zotero_allow_list(raw: str | None) -> dict[str, frozenset[str]]:
     """``PAPERPING_ZOTERO_GROUPS`` as {workspace: its group ids}; empty when unset. A malformed value is a
     ``ConfigError`` that says what to write."""
@@ -90,8 +106,9 @@ def zotero_allow_list(raw: str | None) -> dict[str, frozenset[str]]:
         if not part.strip():
             continue
         team, _, groups = part.partition("=")
-        ids = frozenset(g.strip() for g in groups.split(",") if g.strip())
-        if not team.strip() or not ids or not all(g.isdigit() for g in ids):
+        given = [g.strip() for g in groups.split(",") if g.strip()]
+        ids = frozenset(zotero_group_id(g) or "" for g in given)
+        if not team.strip() or not ids or "" in ids:
             raise ConfigError(
                 f"PAPERPING_ZOTERO_GROUPS: {part.strip()[:60]!r} is not WORKSPACE=GROUP[,GROUP]; write it as "
                 "`T0123=123456,234567;T0456=345678`"

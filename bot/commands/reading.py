@@ -12,12 +12,12 @@ from bot.delivery.like import answer_like
 from bot.delivery.uploads import Upload, upload_files
 from bot.views.post_blocks import link, quote, works_again
 from socialrag import storage
-from socialrag.config import zotero_allow_list
 from socialrag.errors import OutcomeUnknown, SourceError
 from socialrag.knowledge import READING_LIST_EMOJI, find_paper_refs
 from socialrag.reading.library import load_references
 from socialrag.reading.references import EXTENSIONS, render
 from socialrag.recommender import paper_url
+from socialrag.setting import zotero_allow_list, zotero_group_allowed, zotero_group_id
 
 PAGE = 10  # papers a page of `/paperping list`
 MEMBER_ID = re.compile(r"[UW][A-Z0-9]{1,20}")
@@ -185,11 +185,12 @@ def parse_zotero(name: str, args: tuple[str, ...], rest: str) -> Command:
     hint = "Try `/paperping zotero 123456` (a group library's id), `/paperping zotero 123456 ABCD2345` or `off`."
     if len(args) == 1 and args[0].lower() == "off":
         return Command(name, ("off",))
-    if not 1 <= len(args) <= 2 or not re.fullmatch(r"\d{1,12}", args[0]):
+    group = zotero_group_id(args[0]) if 1 <= len(args) <= 2 else None
+    if group is None:  # written as Zotero reads it: `04242` is group 4242, and binds as 4242
         raise UsageError(hint)
     if len(args) == 2 and not re.fullmatch(r"[A-Z0-9]{8}", args[1]):
         raise UsageError(f"A collection key is eight letters and digits, as in its Zotero address. {hint}")
-    return Command(name, tuple(args))
+    return Command(name, (group, *args[1:]))
 
 
 @command(
@@ -222,15 +223,13 @@ def zotero_refusal(inv: Invocation, group: str) -> str | None:
     """Why this workspace may not send to this group library, or None after binding it to the workspace. Said
     without asking the library anything: whether the key could write there is not this workspace's to learn."""
     allowed = zotero_allow_list(inv.ctx.settings.zotero_groups)
-    listed_for = {team for team, groups in allowed.items() if group in groups}
-    mine = allowed.get(inv.team)
-    if (listed_for and inv.team not in listed_for) or (mine is not None and group not in mine):
+    if not zotero_group_allowed(allowed, inv.team, group):
         return (
             f"Zotero group {group} is not one this workspace may send to; your PaperPing admin lists the groups "
             "each workspace may use (`PAPERPING_ZOTERO_GROUPS`)."
         )
     with inv.ctx.db.connection() as conn:
-        if inv.team in listed_for:  # the operator's list says whose it is, whoever bound it before
+        if group in allowed.get(inv.team, ()):  # the operator's list says whose it is, whoever bound it before
             storage.reading_list.move_zotero_group(conn, group, inv.team)
         owner = storage.reading_list.bind_zotero_group(conn, inv.team, group)
     if owner != inv.team:

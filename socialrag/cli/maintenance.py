@@ -8,6 +8,7 @@ import sys
 from socialrag import storage
 from socialrag.cli.subcommand import OpenDatabase, Subcommand, add_index_flags, no_arguments, run_indexing
 from socialrag.config import Settings
+from socialrag.setting import zotero_group_id
 from socialrag.text import printable
 
 
@@ -111,7 +112,8 @@ def zotero_group_arguments(parser: argparse.ArgumentParser) -> None:
 
 def zotero_group(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase) -> int:
     """Give a Zotero group library to a workspace: from now on only its channels send their reading lists there."""
-    if not str(args.group).isdigit():
+    group = zotero_group_id(str(args.group))
+    if group is None:
         print("paperping: a Zotero group id is a number, as in its address", file=sys.stderr)
         return 2
     db = open_db()
@@ -121,9 +123,9 @@ def zotero_group(args: argparse.Namespace, settings: Settings, open_db: OpenData
                 f"paperping: no workspace {args.team} is stored; `paperping status` lists the channels", file=sys.stderr
             )
             return 2
-        before = storage.reading_list.move_zotero_group(conn, str(args.group), args.team)
+        before = storage.reading_list.move_zotero_group(conn, group, args.team)
     held = f" (it was {before}'s)" if before and before != args.team else ""
-    print(f"Zotero group {args.group} now belongs to workspace {args.team}{held}.")
+    print(f"Zotero group {group} now belongs to workspace {args.team}{held}.")
     return 0
 
 

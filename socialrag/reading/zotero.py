@@ -27,6 +27,7 @@ from socialrag.db import Database
 from socialrag.deadline import DeadlineTransport
 from socialrag.reading.library import load_references
 from socialrag.reading.references import Reference, exact, named, split_name
+from socialrag.setting import zotero_allow_list, zotero_group_allowed, zotero_group_id
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +40,9 @@ EXISTS = 412  # Zotero's per-item code for an item already stored under a versio
 ZOTERO = "zotero"  # its name in the pace of outside sources that every process shares
 PUSH_READS = 3  # the push's share of a scheduler tick, in HTTP timeouts: no write starts after it
 LONGEST_WAIT = 3600.0  # the longest wait Zotero may ask for (a Backoff or Retry-After) that the push honours
+NOT_AUTHORISED = "the Zotero key may not write to this group library"
+NO_GROUP = "Zotero knows no such group library"
+MALFORMED = "Zotero did not answer as expected"
 
 
 def build_item_key(group: str, team: str, channel: str, paper_id: int) -> str:
@@ -102,7 +106,10 @@ def push_due(db: Database, settings: Settings, now: datetime) -> int:
         try:
             with db.connection() as conn:
                 channels = storage.reading_list.load_zotero_channels(conn)
+            allowed = zotero_allow_list(settings.zotero_groups)
             for team, channel, group, collection in channels:
+                if zotero_group_id(group) != group or not zotero_group_allowed(allowed, team, group):
+                    continue  # bound before the operator's list gave it to another workspace, or written oddly
                 if not may_write(db, until):  # the rest waits for the next tick
                     break
                 try:
@@ -160,25 +167,44 @@ def _push_batches(
         keys = [build_item_key(group, team, channel, r.paper_id) for r in batch]
         results = _write(zot, [zotero_item(r, collection, k) for r, k in zip(batch, keys, strict=True)])
         _hold_if_asked(db, zot)
-        with db.connection() as conn:
-            failures = storage.reading_list.load_zotero_failures(conn, team, channel, group)
-            for i, ref in enumerate(batch):
-                key, error = results.get(i, (None, "Zotero gave no answer for this item"))
-                wait = min(RETRY * 2 ** failures.get(ref.paper_id, 0), RETRY_LIMIT)
-                storage.reading_list.record_zotero_result(
-                    conn,
-                    team,
-                    channel,
-                    group,
-                    ref.paper_id,
-                    item_key=key,
-                    error=error,
-                    now=now,
-                    retry_at=None if key else now + wait,
-                )
-                sent += key is not None
+        refused = {results.get(i, (None, None)) for i in range(len(batch))}
+        if refused <= {(None, NOT_AUTHORISED), (None, NO_GROUP)}:  # the whole library refused: so would the rest
+            sent += _record(db, target, refs[start:], dict.fromkeys(range(len(refs) - start), refused.pop()), now)
+            break
+        sent += _record(db, target, batch, results, now)
     if sent:
         log.info("#%s: %d saved papers sent to Zotero group %s", channel, sent, group)
+    return sent
+
+
+def _record(
+    db: Database,
+    target: tuple[str, str, str, str | None],
+    refs: list[Reference],
+    results: dict[int, tuple[str | None, str | None]],
+    now: datetime,
+) -> int:
+    """Store what became of each of ``refs`` (``results`` by its index); how many were sent. A refused one waits an
+    hour, then twice as long after each refusal in a row, a day at most."""
+    team, channel, group, _ = target
+    sent = 0
+    with db.connection() as conn:
+        failures = storage.reading_list.load_zotero_failures(conn, team, channel, group)
+        for i, ref in enumerate(refs):
+            key, error = results.get(i, (None, "Zotero gave no answer for this item"))
+            wait = RETRY * 2 ** min(failures.get(ref.paper_id, 0), 10)  # 2**10 hours: past the day already
+            storage.reading_list.record_zotero_result(
+                conn,
+                team,
+                channel,
+                group,
+                ref.paper_id,
+                item_key=key,
+                error=error,
+                now=now,
+                retry_at=None if key else now + min(wait, RETRY_LIMIT),
+            )
+            sent += key is not None
     return sent
 
 
@@ -196,18 +222,26 @@ def _write(zot: zotero.Zotero, items: list[dict[str, Any]]) -> dict[int, tuple[s
     try:
         answer = zot.create_items(items)
     except zotero_errors.UserNotAuthorisedError:
-        return dict.fromkeys(range(len(items)), (None, "the Zotero key may not write to this group library"))
+        return dict.fromkeys(range(len(items)), (None, NOT_AUTHORISED))
     except zotero_errors.ResourceNotFoundError:
-        return dict.fromkeys(range(len(items)), (None, "Zotero knows no such group library"))
+        return dict.fromkeys(range(len(items)), (None, NO_GROUP))
     except (zotero_errors.PyZoteroError, httpx2.HTTPError, ValueError) as exc:
-        return dict.fromkeys(range(len(items)), (None, f"Zotero did not answer as expected: {str(exc)[:200]}"))
+        return dict.fromkeys(range(len(items)), (None, f"{MALFORMED}: {str(exc)[:200]}"))
     if not isinstance(answer, dict) or "success" not in answer:  # a 429 with a wait: pyzotero returns its body
         return dict.fromkeys(range(len(items)), (None, "Zotero asked to wait"))
+    try:
+        return _per_item(answer, items)
+    except (AttributeError, TypeError, ValueError):  # not maps of item indexes: as good as no answer
+        return dict.fromkeys(range(len(items)), (None, f"{MALFORMED}: its answer did not say what became of each item"))
+
+
+def _per_item(answer: dict[str, Any], items: list[dict[str, Any]]) -> dict[int, tuple[str | None, str | None]]:
+    """Zotero's answer to a write, per index of the batch (those outside it left out)."""
     out: dict[int, tuple[str | None, str | None]] = {}
     for index, key in (answer.get("success") or {}).items():
-        out[int(index)] = (str(key), None)
+        out[int(index)] = (str(key)[:32], None)
     for index, unchanged in (answer.get("unchanged") or {}).items():
-        out[int(index)] = (str(unchanged), None)
+        out[int(index)] = (str(unchanged)[:32], None)
     for index, failed in (answer.get("failed") or {}).items():
         key = items[int(index)].get("key") if 0 <= int(index) < len(items) else None
         if key and isinstance(failed, dict) and failed.get("code") == EXISTS:
@@ -215,4 +249,4 @@ def _write(zot: zotero.Zotero, items: list[dict[str, Any]]) -> dict[int, tuple[s
             continue
         message = failed.get("message") if isinstance(failed, dict) else failed
         out[int(index)] = (None, f"Zotero refused it: {str(message)[:200]}")
-    return out
+    return {i: result for i, result in out.items() if 0 <= i < len(items)}

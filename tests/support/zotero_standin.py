@@ -12,6 +12,8 @@ unknown group 404, a ``Zotero-Write-Token`` used before 412, and ``rate_limited`
 An item may bring its own ``key`` (eight characters of Zotero's key alphabet) with a ``version``: version 0 creates
 it, and if an item of that key is already there (in the trash too) Zotero refuses it with a per-item 412 ("modified
 since specified version"); a key without a version (and no ``If-Unmodified-Since-Version``) is a per-item 428.
+A group id is read as a number, as Zotero does: ``/groups/04242/items`` is group 4242's. With ``odd_answers`` set,
+that many writes are answered 200 with ``odd_answer`` as the body and nothing stored (an answer of the wrong shape).
 ``trash`` marks an item deleted as a member's move to the trash does. ``held_answers`` writes are stored and then left unanswered for
 ``hold_seconds``, so that the client gives up first: Zotero kept the batch, the client never heard.
 """
@@ -42,6 +44,8 @@ class ZoteroStandIn:
         self.backoff: str | None = None  # a Backoff header on each answer (Zotero's "slow down" when overloaded)
         self.held_answers = 0  # how many writes to store and then not answer in time
         self.hold_seconds = 5.0
+        self.odd_answers = 0  # how many writes to answer with ``odd_answer`` instead
+        self.odd_answer: Any = None
         self.version = 0  # the library's version, bumped by each stored item
         self.released = threading.Event()  # ends the holds when the stand-in stops
         self.requests: list[tuple[str, str]] = []
@@ -70,7 +74,7 @@ class ZoteroStandIn:
         key = headers.get("zotero-api-key") or headers.get("authorization", "").removeprefix("Bearer ")
         if key != self.key:
             return 403, "Forbidden", {}
-        group = parts[1]
+        group = str(int(parts[1])) if parts[1].isascii() and parts[1].isdigit() else parts[1]
         if group not in self.groups:
             return 404, "Group not found", {}
         with self.lock:
@@ -82,6 +86,9 @@ class ZoteroStandIn:
                 return 412, "Write token already used", {}
             if token:
                 self.tokens.add(token)
+            if self.odd_answers > 0:
+                self.odd_answers -= 1
+                return 200, self.odd_answer, {}
         try:
             items = json.loads(body)
         except ValueError:

@@ -1,0 +1,131 @@
+"""The Zotero push against what a member or Zotero may send it: a group id written with leading zeros, a group the
+operator's list gave to another workspace after a channel bound it, an answer of the wrong shape, a key the library
+refuses (for one batch, and for weeks). Through the real bolt app and slack_sdk, and the Zotero stand-in."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from slack_sdk import WebClient
+
+from bot.commands import run_command
+from socialrag import storage
+from socialrag.db import Database
+from socialrag.reading.zotero import push_due
+from tests.slack.test_zotero_pace import bind, save_many
+from tests.support.harness import Harness, T
+from tests.support.zotero_standin import ZoteroStandIn
+
+
+def other_workspace(harness: Harness) -> WebClient:
+    """Channel C7 of workspace T0B, with its member U9."""
+    harness.standin.state.channels["C7"] = {"id": "C7", "name": "other-lab", "members": ["U9", "UBOT"]}
+    harness.standin.state.users["U9"] = {"id": "U9", "team_id": "T0B", "name": "nina"}
+    return WebClient(token="x", base_url=harness.standin.url)
+
+
+def state(db: Database, group: str = "4242") -> tuple[int, str | None]:
+    with db.connection() as conn:
+        return storage.reading_list.load_zotero_state(conn, T, "C1", group)
+
+
+def test_a_group_id_with_leading_zeros_is_the_same_library(harness: Harness, db: Database) -> None:
+    """Zotero reads `/groups/04242` as group 4242, but PaperPing bound the text: another workspace's member bound
+    `04242` while group 4242 was this workspace's (or listed for it alone), and sent their saves to its library."""
+    zotero = ZoteroStandIn("zkey", {"4242": set()}).start()
+    try:
+        settings = bind(harness, zotero)  # T's C1 holds 4242
+        client = other_workspace(harness)
+        other = {"team_id": "T0B", "channel_id": "C7", "user_id": "U9", "text": "zotero 04242"}
+        answer = run_command(harness.ctx, client, other)
+        assert "belongs to another workspace's PaperPing" in answer and "Done" not in answer
+        with db.connection() as conn:
+            assert storage.settings.load_channel_settings(conn, "T0B", "C7").zotero_group_id is None
+        harness.ctx.settings = settings.with_changes(zotero_groups=f"{T}=0004242")  # the operator's list, as typed
+        answer = run_command(harness.ctx, client, {**other, "text": "zotero 0004242"})
+        assert "not one this workspace may send to" in answer
+        for odd in ("zotero ٤٢٤٢", "zotero 0", "zotero 00"):  # digits of another script; no group at all
+            assert "Try `/paperping zotero 123456`" in run_command(harness.ctx, client, {**other, "text": odd})
+        assert "Done: saved papers go to Zotero group 4242" in harness.command("zotero 04242"), "as Zotero reads it"
+        assert zotero.requests == []
+    finally:
+        zotero.stop()
+
+
+def test_the_push_keeps_to_the_operators_list(harness: Harness, db: Database) -> None:
+    """A channel that bound a group before the operator listed it for another workspace went on sending there:
+    the list said "that workspace's alone", and this workspace's saves still went to its library."""
+    zotero = ZoteroStandIn("zkey", {"4242": set()}).start()
+    try:
+        settings = bind(harness, zotero)
+        save_many(db, 3)
+        now = datetime.now(UTC)
+        assert push_due(db, settings.with_changes(zotero_groups="T0B=4242"), now) == 0
+        assert push_due(db, settings.with_changes(zotero_groups=f"{T}=5151"), now) == 0, "T may use 5151 only"
+        assert zotero.requests == [], "nothing went to a group the list does not give this workspace"
+        assert push_due(db, settings.with_changes(zotero_groups=f"{T}=4242"), now) == 3
+    finally:
+        zotero.stop()
+
+
+def test_an_answer_of_the_wrong_shape_waits_as_a_refusal_does(harness: Harness, db: Database) -> None:
+    """A 200 whose per-item results were not maps of indexes raised out of the push: nothing was recorded, and
+    the same batch went again at every tick. It now counts as no answer, said in `status`, tried again later."""
+    zotero = ZoteroStandIn("zkey", {"4242": set()}).start()
+    try:
+        settings = bind(harness, zotero)
+        save_many(db, 2)
+        now = datetime.now(UTC)
+        for odd in ({"success": ["ABCD2345"]}, {"success": {"first": "ABCD2345"}}, {"success": {}, "failed": [1]}):
+            zotero.odd_answers, zotero.odd_answer = 1, odd
+            asked = len(zotero.requests)
+            assert push_due(db, settings, now) == 0
+            assert push_due(db, settings, now + timedelta(minutes=1)) == 0
+            assert len(zotero.requests) == asked + 1, f"{odd}: asked once, not at every tick"
+            sent, error = state(db)
+            assert sent == 0 and error is not None and "did not answer as expected" in error
+            now += timedelta(days=2)
+        assert push_due(db, settings, now) == 2 and len(zotero.items["4242"]) == 2
+    finally:
+        zotero.stop()
+
+
+def test_a_library_that_refuses_the_key_is_asked_once_a_round(harness: Harness, db: Database) -> None:
+    """A key that may not write to the group made the push send every batch of the channel's list in turn, each
+    refused the same way. The first refusal now stands for the whole list, which waits as one refused paper does."""
+    zotero = ZoteroStandIn("zkey", {"4242": set()}).start()
+    try:
+        settings = bind(harness, zotero).with_changes(zotero_api_key="revoked")
+        save_many(db, 160)  # four batches
+        now = datetime.now(UTC)
+        assert push_due(db, settings, now) == 0
+        assert len(zotero.requests) == 1, zotero.requests
+        with db.connection() as conn:
+            failures = storage.reading_list.load_zotero_failures(conn, T, "C1", "4242")
+        assert len(failures) == 160 and set(failures.values()) == {1}, "every paper recorded as refused"
+        assert "may not write" in (state(db)[1] or "")
+        assert push_due(db, settings, now + timedelta(minutes=5)) == 0 and len(zotero.requests) == 1
+        assert push_due(db, settings.with_changes(zotero_api_key="zkey"), now + timedelta(hours=2)) == 160
+    finally:
+        zotero.stop()
+
+
+def test_a_key_refused_for_weeks_still_waits_a_day(harness: Harness, db: Database) -> None:
+    """Each refusal in a row doubled a paper's wait, up to a day; past 35 refusals the doubling overflowed, the
+    push raised before recording anything, and a revoked key was asked again at every tick from then on."""
+    zotero = ZoteroStandIn("zkey", {"4242": set()}).start()
+    try:
+        settings = bind(harness, zotero).with_changes(zotero_api_key="revoked")
+        save_many(db, 1)
+        now = datetime.now(UTC)
+        for day in range(40):
+            push_due(db, settings, now + timedelta(days=day))
+        assert len(zotero.requests) == 40, "once a day"
+        with db.connection() as conn:
+            assert list(storage.reading_list.load_zotero_failures(conn, T, "C1", "4242").values()) == [40]
+        for minutes in (1, 10, 60):
+            assert push_due(db, settings, now + timedelta(days=39, minutes=minutes)) == 0
+        assert len(zotero.requests) == 40, "not at every tick"
+        assert push_due(db, settings, now + timedelta(days=40, minutes=1)) == 0 and len(zotero.requests) == 41
+    finally:
+        zotero.stop()
