@@ -14,6 +14,7 @@ from bot.views.post_blocks import describe_received, quote, works_again
 from socialrag import storage
 from socialrag.knowledge import Readiness, assess, describe_empty, describe_index, focus_active
 from socialrag.models import Digest, EarlierReception, SocialSignal, digest_from_json, signal_from_json
+from socialrag.reading.zotero import sends_to
 from socialrag.reasons import draft_links, first_reply_ids, keep_standing
 from socialrag.recommender import (
     LANGUAGES,
@@ -187,8 +188,16 @@ def cmd_status(inv: Invocation) -> str:
     if s.zotero_group_id:
         with inv.ctx.db.connection() as conn:
             sent, error = storage.reading_list.load_zotero_state(conn, inv.team, inv.channel, s.zotero_group_id)
+            sending = sends_to(conn, inv.ctx.settings, inv.team, s.zotero_group_id)
         problem = f" The last try failed: {quote(error, 200)}." if error else ""
-        lines.append(f"Saved papers go to Zotero group {quote(s.zotero_group_id, 20)}: {sent} sent so far.{problem}")
+        group = quote(s.zotero_group_id, 20)
+        if sending:
+            lines.append(f"Saved papers go to Zotero group {group}: {sent} sent so far.{problem}")
+        else:
+            lines.append(
+                f"Zotero group {group} is not this workspace's to send to (any more), so nothing more goes there "
+                f"({sent} sent before). `/paperping zotero off` clears it."
+            )
     if s.step_down_reason:
         lines.append(f"Posting less often because {s.step_down_reason}; `/paperping frequency` sets it back.")
     with inv.ctx.db.connection() as conn:  # the member's own: only they see this answer

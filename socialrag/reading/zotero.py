@@ -19,6 +19,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import httpx2
+import psycopg
 from pyzotero import zotero, zotero_errors
 
 from socialrag import storage
@@ -106,9 +107,8 @@ def push_due(db: Database, settings: Settings, now: datetime) -> int:
         try:
             with db.connection() as conn:
                 channels = storage.reading_list.load_zotero_channels(conn)
-            allowed = zotero_allow_list(settings.zotero_groups)
             for team, channel, group, collection in channels:
-                if zotero_group_id(group) != group or not zotero_group_allowed(allowed, team, group):
+                if not listed(settings, team, group):
                     continue  # bound before the operator's list gave it to another workspace, or written oddly
                 if not may_write(db, until):  # the rest waits for the next tick
                     break
@@ -119,6 +119,19 @@ def push_due(db: Database, settings: Settings, now: datetime) -> int:
         finally:
             storage.locks.release_session_lock(lock, PUSH_LOCK)
     return sent
+
+
+def listed(settings: Settings, team: str, group: str) -> bool:
+    """Whether the operator's list (``PAPERPING_ZOTERO_GROUPS``) lets the workspace send to ``group``, written as
+    Zotero reads it (a group bound as ``04242`` before is sent nothing)."""
+    allowed = zotero_allow_list(settings.zotero_groups)
+    return zotero_group_id(group) == group and zotero_group_allowed(allowed, team, group)
+
+
+def sends_to(conn: psycopg.Connection, settings: Settings, team: str, group: str) -> bool:
+    """Whether the push sends the workspace's channels' saved papers to ``group`` (for `status`): the workspace holds
+    it, and the operator's list lets it."""
+    return listed(settings, team, group) and storage.reading_list.load_zotero_group_owner(conn, group) == team
 
 
 def may_write(db: Database, until: float) -> bool:

@@ -164,6 +164,12 @@ def bind_zotero_group(conn: psycopg.Connection, team_id: str, group_id: str) -> 
     return str(row[0]) if row else team_id
 
 
+def load_zotero_group_owner(conn: psycopg.Connection, group_id: str) -> str | None:
+    """The workspace that holds a Zotero group library (None: none bound it)."""
+    row = conn.execute("SELECT team_id FROM zotero_groups WHERE group_id = %(g)s", {"g": group_id}).fetchone()
+    return str(row[0]) if row else None
+
+
 def move_zotero_group(conn: psycopg.Connection, group_id: str, team_id: str) -> str | None:
     """The operator gives a group library to another workspace; returns the one that held it (None: none)."""
     row = conn.execute("SELECT team_id FROM zotero_groups WHERE group_id = %(g)s", {"g": group_id}).fetchone()

@@ -54,7 +54,8 @@ def test_a_group_id_with_leading_zeros_is_the_same_library(harness: Harness, db:
 
 def test_the_push_keeps_to_the_operators_list(harness: Harness, db: Database) -> None:
     """A channel that bound a group before the operator listed it for another workspace went on sending there:
-    the list said "that workspace's alone", and this workspace's saves still went to its library."""
+    the list said "that workspace's alone", and this workspace's saves still went to its library (while `status`
+    said they went there)."""
     zotero = ZoteroStandIn("zkey", {"4242": set()}).start()
     try:
         settings = bind(harness, zotero)
@@ -63,7 +64,12 @@ def test_the_push_keeps_to_the_operators_list(harness: Harness, db: Database) ->
         assert push_due(db, settings.with_changes(zotero_groups="T0B=4242"), now) == 0
         assert push_due(db, settings.with_changes(zotero_groups=f"{T}=5151"), now) == 0, "T may use 5151 only"
         assert zotero.requests == [], "nothing went to a group the list does not give this workspace"
-        assert push_due(db, settings.with_changes(zotero_groups=f"{T}=4242"), now) == 3
+        harness.ctx.settings = settings.with_changes(zotero_groups="T0B=4242")
+        said = harness.command("status")
+        assert "Zotero group 4242 is not this workspace's to send to" in said and "Saved papers go to" not in said
+        harness.ctx.settings = settings.with_changes(zotero_groups=f"{T}=4242")
+        assert push_due(db, harness.ctx.settings, now) == 3
+        assert "Saved papers go to Zotero group 4242: 3 sent so far." in harness.command("status")
     finally:
         zotero.stop()
 
