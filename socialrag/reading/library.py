@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 import psycopg
 
 from socialrag import storage
@@ -10,10 +12,13 @@ from socialrag.reading.references import Reference
 from socialrag.recommender.explain.generate import paper_url
 
 
-def load_references(conn: psycopg.Connection, team_id: str, channel_id: str) -> list[Reference]:
-    """Every paper on the channel's list, oldest save first, as the stored metadata knows it."""
+def load_references(
+    conn: psycopg.Connection, team_id: str, channel_id: str, leave_out: Collection[int] = ()
+) -> list[Reference]:
+    """Every paper on the channel's list but those of ``leave_out`` (their metadata is not read), oldest save first,
+    as the stored metadata knows it."""
     ids = storage.reading_list.load_saved_ids(conn, team_id, channel_id, READING_LIST_EMOJI)
-    return references(conn, ids)
+    return references(conn, [i for i in ids if i not in leave_out])
 
 
 def references(conn: psycopg.Connection, paper_ids: list[int]) -> list[Reference]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 import time
 from datetime import datetime, timedelta
 from typing import Any
@@ -44,6 +45,7 @@ LONGEST_WAIT = 3600.0  # the longest wait Zotero may ask for (a Backoff or Retry
 NOT_AUTHORISED = "the Zotero key may not write to this group library"
 NO_GROUP = "Zotero knows no such group library"
 MALFORMED = "Zotero did not answer as expected"
+MOST_ANSWER_BYTES = 4_000_000  # Zotero's answer to a write of 50 items is some hundred kilobytes: more is a failure
 
 
 def build_item_key(group: str, team: str, channel: str, paper_id: int) -> str:
@@ -154,10 +156,10 @@ def push_channel(
 ) -> int:
     with db.connection() as conn:
         done = storage.reading_list.load_zotero_done(conn, team, channel, group, now)
-        refs = [r for r in load_references(conn, team, channel) if r.paper_id not in done]
+        refs = load_references(conn, team, channel, leave_out=done)  # a long list sent already is not read again
     if not refs:
         return 0
-    deadline = DeadlineTransport(3 * settings.http_timeout)  # each request has three reads' time in all
+    deadline = DeadlineTransport(3 * settings.http_timeout, most_bytes=MOST_ANSWER_BYTES)  # three reads' time in all
     with httpx2.Client(timeout=settings.http_timeout, transport=deadline) as http:  # one client for the channel
         zot = client_for(settings, group, http)
         return _push_batches(db, zot, (team, channel, group, collection), refs, now, until)
@@ -238,7 +240,11 @@ def _write(zot: zotero.Zotero, items: list[dict[str, Any]]) -> dict[int, tuple[s
         return dict.fromkeys(range(len(items)), (None, NOT_AUTHORISED))
     except zotero_errors.ResourceNotFoundError:
         return dict.fromkeys(range(len(items)), (None, NO_GROUP))
-    except (zotero_errors.PyZoteroError, httpx2.HTTPError, ValueError) as exc:
+    except zotero_errors.PyZoteroError as exc:  # its text holds the address and the answer's words: not for status
+        code = re.search(r"^Code: (\d{3})$", str(exc), re.MULTILINE)
+        kind = f"HTTP {code[1]}" if code else type(exc).__name__
+        return dict.fromkeys(range(len(items)), (None, f"{MALFORMED} ({kind})"))
+    except (httpx2.HTTPError, ValueError) as exc:
         return dict.fromkeys(range(len(items)), (None, f"{MALFORMED}: {str(exc)[:200]}"))
     if not isinstance(answer, dict) or "success" not in answer:  # a 429 with a wait: pyzotero returns its body
         return dict.fromkeys(range(len(items)), (None, "Zotero asked to wait"))

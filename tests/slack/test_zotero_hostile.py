@@ -135,3 +135,37 @@ def test_a_key_refused_for_weeks_still_waits_a_day(harness: Harness, db: Databas
         assert push_due(db, settings, now + timedelta(days=40, minutes=1)) == 0 and len(zotero.requests) == 41
     finally:
         zotero.stop()
+
+
+def test_status_shows_the_kind_of_a_zotero_failure_not_its_words(harness: Harness, db: Database) -> None:
+    """A 500's whole text went into `status`, for anyone in the channel: the address PaperPing writes to (an
+    operator's proxy, say) and whatever the server answered. `status` now says "HTTP 500"."""
+    zotero = ZoteroStandIn("zkey", {"4242": set()}).start()
+    try:
+        settings = bind(harness, zotero)
+        save_many(db, 1)
+        zotero.server_errors, zotero.error_body = 1, "proxy db-7.internal: connection pool exhausted"
+        assert push_due(db, settings, datetime.now(UTC)) == 0
+        said = harness.command("status")
+        assert "did not answer as expected (HTTP 500)" in said
+        assert "db-7" not in said and "127.0.0.1" not in said and "groups/4242" not in said
+    finally:
+        zotero.stop()
+
+
+def test_an_answer_far_longer_than_a_write_needs_is_not_read(harness: Harness, db: Database) -> None:
+    """The answer to a write was read whole, however long, within the request's time: a server sending megabytes
+    at full speed filled the tick's memory. Past four megabytes it is a failure, and the paper waits."""
+    zotero = ZoteroStandIn("zkey", {"4242": set()}).start()
+    try:
+        settings = bind(harness, zotero)
+        save_many(db, 1)
+        zotero.padding = 6_000_000
+        assert push_due(db, settings, datetime.now(UTC)) == 0
+        sent, error = state(db)
+        assert sent == 0 and "over 4000000 bytes" in (error or "")
+        zotero.padding = 0  # the retry finds the item stored: sent, and one item
+        assert push_due(db, settings, datetime.now(UTC) + timedelta(hours=2)) == 1
+        assert len(zotero.items["4242"]) == 1
+    finally:
+        zotero.stop()

@@ -13,7 +13,8 @@ An item may bring its own ``key`` (eight characters of Zotero's key alphabet) wi
 it, and if an item of that key is already there (in the trash too) Zotero refuses it with a per-item 412 ("modified
 since specified version"); a key without a version (and no ``If-Unmodified-Since-Version``) is a per-item 428.
 A group id is read as a number, as Zotero does: ``/groups/04242/items`` is group 4242's. With ``odd_answers`` set,
-that many writes are answered 200 with ``odd_answer`` as the body and nothing stored (an answer of the wrong shape).
+that many writes are answered 200 with ``odd_answer`` as the body and nothing stored (an answer of the wrong shape);
+with ``server_errors``, 500 with ``error_body``; ``padding`` adds that many bytes of filler to each 200 answer.
 ``trash`` marks an item deleted as a member's move to the trash does. ``held_answers`` writes are stored and then left unanswered for
 ``hold_seconds``, so that the client gives up first: Zotero kept the batch, the client never heard.
 """
@@ -46,6 +47,9 @@ class ZoteroStandIn:
         self.hold_seconds = 5.0
         self.odd_answers = 0  # how many writes to answer with ``odd_answer`` instead
         self.odd_answer: Any = None
+        self.server_errors = 0  # how many writes to answer 500 with ``error_body``, storing nothing
+        self.error_body = "Internal server error"
+        self.padding = 0  # bytes of filler in each 200 answer (a server that sends far more than it should)
         self.version = 0  # the library's version, bumped by each stored item
         self.released = threading.Event()  # ends the holds when the stand-in stops
         self.requests: list[tuple[str, str]] = []
@@ -86,6 +90,9 @@ class ZoteroStandIn:
                 return 412, "Write token already used", {}
             if token:
                 self.tokens.add(token)
+            if self.server_errors > 0:
+                self.server_errors -= 1
+                return 500, self.error_body, {}
             if self.odd_answers > 0:
                 self.odd_answers -= 1
                 return 200, self.odd_answer, {}
@@ -109,6 +116,8 @@ class ZoteroStandIn:
                 continue
             answer["success"][str(i)] = outcome["key"]
             answer["successful"][str(i)] = {"key": outcome["key"], "version": outcome["version"], "data": outcome}
+        if self.padding:
+            answer["filler"] = {"0": "x" * self.padding}
         slow_down = {"Backoff": self.backoff} if self.backoff else {}
         return 200, answer, {"Last-Modified-Version": str(self.version), **slow_down}
 
