@@ -16,6 +16,7 @@ import hashlib
 import logging
 import re
 import time
+from collections import deque
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -102,24 +103,49 @@ def push_due(db: Database, settings: Settings, now: datetime) -> int:
     if not settings.zotero_api_key or settings.offline:
         return 0
     until = time.monotonic() + PUSH_READS * settings.http_timeout
-    sent = 0
     with db.connection(autocommit=True) as lock:  # one process at a time, so that no paper goes twice
         if not storage.locks.try_session_lock(lock, PUSH_LOCK):
             return 0
         try:
             with db.connection() as conn:
                 channels = storage.reading_list.load_zotero_channels(conn)
-            for team, channel, group, collection in channels:
-                if not listed(settings, team, group):
-                    continue  # bound before the operator's list gave it to another workspace, or written oddly
-                if not may_write(db, until):  # the rest waits for the next tick
-                    break
-                try:
-                    sent += push_channel(db, settings, team, channel, group, collection, now, until)
-                except Exception:  # one channel's library never stops the others'
-                    log.exception("#%s: sending the reading list to Zotero failed", channel)
+            # bound before the operator's list gave it to another workspace, or written oddly: nothing goes there
+            return _push_round(db, settings, [c for c in channels if listed(settings, c[0], c[2])], now, until)
         finally:
             storage.locks.release_session_lock(lock, PUSH_LOCK)
+
+
+def _push_round(
+    db: Database, settings: Settings, channels: list[tuple[str, str, str, str | None]], now: datetime, until: float
+) -> int:
+    """One batch of each channel in turn, so that a long list (or a library that answers slowly) never holds the
+    other channels back: what the round's time leaves waits for the next tick."""
+    sent = 0
+    waiting = deque(channels)
+    todo: dict[tuple[str, str, str, str | None], list[Reference]] = {}
+    # one HTTP client for the round, and one pyzotero client a channel, kept to the end (dropping one closes the other)
+    clients: dict[tuple[str, str, str, str | None], zotero.Zotero] = {}
+    deadline = DeadlineTransport(3 * settings.http_timeout, most_bytes=MOST_ANSWER_BYTES)  # three reads' time in all
+    with httpx2.Client(timeout=settings.http_timeout, transport=deadline) as http:
+        while waiting and may_write(db, until):
+            target = waiting.popleft()
+            team, channel, group, _ = target
+            try:
+                if target not in todo:  # the channel's first turn: what it has to send
+                    with db.connection() as conn:
+                        done = storage.reading_list.load_zotero_done(conn, team, channel, group, now)
+                        todo[target] = load_references(conn, team, channel, leave_out=done)  # what went: not read
+                    clients[target] = client_for(settings, group, http)
+                went, more = _push_batch(db, clients[target], target, todo[target], now)
+            except Exception:  # one channel's library never stops the others'
+                log.exception("#%s: sending the reading list to Zotero failed", channel)
+                continue
+            sent += went
+            if went:
+                log.info("#%s: %d saved papers sent to Zotero group %s", channel, went, group)
+            if more:
+                todo[target] = todo[target][BATCH:]
+                waiting.append(target)
     return sent
 
 
@@ -144,52 +170,26 @@ def may_write(db: Database, until: float) -> bool:
         return storage.source_pace.reserve_turn(conn, ZOTERO, 0.0, within=0.0) <= 0
 
 
-def push_channel(
-    db: Database,
-    settings: Settings,
-    team: str,
-    channel: str,
-    group: str,
-    collection: str | None,
-    now: datetime,
-    until: float,
-) -> int:
-    with db.connection() as conn:
-        done = storage.reading_list.load_zotero_done(conn, team, channel, group, now)
-        refs = load_references(conn, team, channel, leave_out=done)  # a long list sent already is not read again
-    if not refs:
-        return 0
-    deadline = DeadlineTransport(3 * settings.http_timeout, most_bytes=MOST_ANSWER_BYTES)  # three reads' time in all
-    with httpx2.Client(timeout=settings.http_timeout, transport=deadline) as http:  # one client for the channel
-        zot = client_for(settings, group, http)
-        return _push_batches(db, zot, (team, channel, group, collection), refs, now, until)
-
-
-def _push_batches(
+def _push_batch(
     db: Database,
     zot: zotero.Zotero,
     target: tuple[str, str, str, str | None],
     refs: list[Reference],
     now: datetime,
-    until: float,
-) -> int:
+) -> tuple[int, bool]:
+    """Send the first batch of ``refs``: how many went, and whether the rest is still to send (not when the whole
+    library refused this one: it would refuse the rest, which waits as this batch does, unasked)."""
+    if not refs:
+        return 0, False
     team, channel, group, collection = target
-    sent = 0
-    for start in range(0, len(refs), BATCH):
-        if start and not may_write(db, until):
-            break
-        batch = refs[start : start + BATCH]
-        keys = [build_item_key(group, team, channel, r.paper_id) for r in batch]
-        results = _write(zot, [zotero_item(r, collection, k) for r, k in zip(batch, keys, strict=True)])
-        _hold_if_asked(db, zot)
-        refused = {results.get(i, (None, None)) for i in range(len(batch))}
-        if refused <= {(None, NOT_AUTHORISED), (None, NO_GROUP)}:  # the whole library refused: so would the rest
-            sent += _record(db, target, refs[start:], dict.fromkeys(range(len(refs) - start), refused.pop()), now)
-            break
-        sent += _record(db, target, batch, results, now)
-    if sent:
-        log.info("#%s: %d saved papers sent to Zotero group %s", channel, sent, group)
-    return sent
+    batch = refs[:BATCH]
+    keys = [build_item_key(group, team, channel, r.paper_id) for r in batch]
+    results = _write(zot, [zotero_item(r, collection, k) for r, k in zip(batch, keys, strict=True)])
+    _hold_if_asked(db, zot)
+    refused = {results.get(i, (None, None)) for i in range(len(batch))}
+    if refused <= {(None, NOT_AUTHORISED), (None, NO_GROUP)}:
+        return _record(db, target, refs, dict.fromkeys(range(len(refs)), refused.pop()), now), False
+    return _record(db, target, batch, results, now), len(refs) > BATCH
 
 
 def _record(

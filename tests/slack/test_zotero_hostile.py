@@ -169,3 +169,24 @@ def test_an_answer_far_longer_than_a_write_needs_is_not_read(harness: Harness, d
         assert len(zotero.items["4242"]) == 1
     finally:
         zotero.stop()
+
+
+def test_a_long_list_does_not_hold_other_channels_back(harness: Harness, db: Database) -> None:
+    """The push sent each channel's whole list before the next channel's: one channel with thousands of saves
+    (first in the order) took every tick's time until it was done, and no other channel's papers went meanwhile.
+    Channels now take turns, a batch each."""
+    zotero = ZoteroStandIn("zkey", {"4242": set(), "5151": set()}).start()
+    try:
+        settings = bind(harness, zotero, http_timeout=0.3)
+        save_many(db, 500)  # C1: ten batches
+        harness.standin.state.channels["C9"] = {"id": "C9", "name": "reading", "members": ["U2", "UBOT"]}
+        harness.ctx.slack.ensure_channel(WebClient(token="x", base_url=harness.standin.url), T, "C9")
+        harness.ctx.channels.activate(T, "C9")
+        assert "Zotero group 5151" in harness.command("zotero 5151", channel="C9")
+        harness.command("save https://arxiv.org/abs/1706.03762", channel="C9")
+        zotero.held_answers = 20  # stored, but each answer comes too late: a tick has time for three or four writes
+        push_due(db, settings, datetime.now(UTC))
+        assert [path for _, path in zotero.requests][:2] == ["/groups/4242/items", "/groups/5151/items"]
+        assert len(zotero.items["5151"]) == 1, "C9's paper went in the same tick"
+    finally:
+        zotero.stop()
