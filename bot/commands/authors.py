@@ -75,6 +75,10 @@ def _resolve(inv: Invocation, text: str) -> tuple[str, str] | str:
 
 
 MAX_FOLLOWED = 30  # authors one channel follows at most: each is a weekly request and may bring posts
+# distinct authors a workspace's channels follow at most: the authors' job asks a few each run for every workspace
+# of the service, so one workspace of many channels (any member may make one and invite PaperPing) would slow the
+# others' checks
+MAX_FOLLOWED_IN_WORKSPACE = 300
 
 
 @command("follow", "`follow AUTHOR` — this channel gets the new papers of an author (a link, an ORCID or a name)",
@@ -89,12 +93,25 @@ def cmd_follow(inv: Invocation) -> str:
         return resolved
     author_id, name = resolved
     with inv.ctx.db.connection() as conn:
-        new = storage.followed_authors.follow_author(
-            conn, inv.team, inv.channel, author_id, name, inv.user, inv.now, most=MAX_FOLLOWED
+        outcome = storage.followed_authors.follow_author(
+            conn,
+            inv.team,
+            inv.channel,
+            author_id,
+            name,
+            inv.user,
+            inv.now,
+            most=MAX_FOLLOWED,
+            most_in_workspace=MAX_FOLLOWED_IN_WORKSPACE,
         )
-    if new is None:  # others followed meanwhile, while Semantic Scholar was asked
+    if outcome == "channel full":  # others followed meanwhile, while Semantic Scholar was asked
         return _full(MAX_FOLLOWED)
-    if not new:
+    if outcome == "workspace full":
+        return (
+            f"This workspace's channels follow {MAX_FOLLOWED_IN_WORKSPACE} authors, as many as a workspace may; "
+            f"{quote(name, 80)} can be followed here once a channel unfollows one of them."
+        )
+    if outcome == "already":
         return f"This channel already follows {quote(name, 80)}."
     inv.announce(f"asked PaperPing to follow {quote(name, 80)}: their new papers will come here.")
     return (

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Literal
 
 import psycopg
 
@@ -19,6 +20,9 @@ class Followed:
     followed_at: datetime
 
 
+FollowOutcome = Literal["new", "already", "channel full", "workspace full"]
+
+
 def follow_author(
     conn: psycopg.Connection,
     team_id: str,
@@ -29,34 +33,43 @@ def follow_author(
     at: datetime,
     *,
     most: int | None = None,
-) -> bool | None:
-    """The channel follows the author: True; False when it already did; None when it follows ``most`` authors
-    already (counted under the channel's lock, so that members following at once never pass it). Who asked is
-    not kept when they are on the workspace's forget list (as forget-me clears it)."""
-    conn.execute(
-        "SELECT pg_advisory_xact_lock(hashtextextended('follow:' || %(t)s || ':' || %(c)s, 0))",
-        {"t": team_id, "c": channel_id},
-    )
-    cur = conn.execute(
-        """
-        INSERT INTO followed_authors (team_id, channel_id, s2_author_id, name, user_id, followed_at)
-        SELECT %(t)s, %(c)s, %(a)s, %(n)s,
-               CASE WHEN EXISTS (SELECT 1 FROM forgotten_members WHERE team_id = %(t)s AND user_id = %(u)s)
-                    THEN NULL ELSE %(u)s END,
-               %(at)s
-         WHERE %(most)s::int IS NULL
-            OR (SELECT count(*) FROM followed_authors WHERE team_id = %(t)s AND channel_id = %(c)s) < %(most)s
-        ON CONFLICT DO NOTHING
-        """,
-        {"t": team_id, "c": channel_id, "a": s2_author_id, "n": name[:200], "u": user_id, "at": at, "most": most},
-    )
-    if cur.rowcount > 0:
-        return True
-    already = conn.execute(
+    most_in_workspace: int | None = None,
+) -> FollowOutcome:
+    """The channel follows the author: ``new``; ``already`` when it did; ``channel full`` when it follows ``most``
+    authors already; ``workspace full`` when the workspace's channels follow ``most_in_workspace`` distinct authors
+    and this is not one of them (each is asked for on its own). Both are counted under the workspace's lock, so
+    that members following at once never pass them. Who asked is not kept when they are on the workspace's forget
+    list (as forget-me clears it)."""
+    conn.execute("SELECT pg_advisory_xact_lock(hashtextextended('follow:' || %(t)s, 0))", {"t": team_id})
+    if conn.execute(
         "SELECT 1 FROM followed_authors WHERE team_id = %(t)s AND channel_id = %(c)s AND s2_author_id = %(a)s",
         {"t": team_id, "c": channel_id, "a": s2_author_id},
-    ).fetchone()
-    return False if already else None
+    ).fetchone():
+        return "already"
+    in_channel, in_workspace, known = conn.execute(
+        """
+        SELECT count(*) FILTER (WHERE channel_id = %(c)s), count(DISTINCT s2_author_id),
+               bool_or(s2_author_id = %(a)s)
+          FROM followed_authors WHERE team_id = %(t)s
+        """,
+        {"t": team_id, "c": channel_id, "a": s2_author_id},
+    ).fetchone() or (0, 0, False)
+    if most is not None and in_channel >= most:
+        return "channel full"
+    if most_in_workspace is not None and not known and in_workspace >= most_in_workspace:
+        return "workspace full"
+    conn.execute(
+        """
+        INSERT INTO followed_authors (team_id, channel_id, s2_author_id, name, user_id, followed_at)
+        VALUES (%(t)s, %(c)s, %(a)s, %(n)s,
+                CASE WHEN EXISTS (SELECT 1 FROM forgotten_members WHERE team_id = %(t)s AND user_id = %(u)s)
+                     THEN NULL ELSE %(u)s END,
+                %(at)s)
+        ON CONFLICT DO NOTHING
+        """,
+        {"t": team_id, "c": channel_id, "a": s2_author_id, "n": name[:200], "u": user_id, "at": at},
+    )
+    return "new"
 
 
 def unfollow_author(conn: psycopg.Connection, team_id: str, channel_id: str, s2_author_id: str) -> str | None:

@@ -87,6 +87,30 @@ def test_members_following_at_once_never_pass_the_channels_cap(
     assert sum(a.startswith("Done: this channel follows") for a in answers) == 1, answers
 
 
+def test_a_workspace_follows_a_bounded_number_of_authors(
+    harness: Harness, db: Database, scholar: ScholarStandIn
+) -> None:
+    """Any member may make channels and invite PaperPing, each following 30 authors, and the authors' job asks a
+    few authors a run for every workspace: a workspace follows at most 300 distinct authors. An author another of
+    its channels follows already adds no request, and is followed still."""
+    from bot.commands.authors import MAX_FOLLOWED_IN_WORKSPACE
+
+    channels(harness, db, "C1", "C2")
+    online(harness, db, scholar)
+    scholar.authors = {aid: {"name": f"Author {aid}", "papers": []} for aid in ("8001", "90000")}
+    with db.connection() as conn:  # the workspace's other channels, full between them
+        for k in range(MAX_FOLLOWED_IN_WORKSPACE):
+            storage.workspaces.upsert_channel(conn, Channel(T, f"CX{k // 30}", f"x{k // 30}"))
+            storage.followed_authors.follow_author(conn, T, f"CX{k // 30}", f"9{k:04d}", f"Author {k}", "U4", AS_OF)
+    refused = harness.command("follow 8001", user="U2", channel="C1", timeout=10)
+    assert "as many as a workspace may" in refused, refused
+    assert "CX" not in refused and "Author 1" not in refused, "nothing of the other channels"
+    followed = harness.command("follow 90000", user="U2", channel="C1", timeout=10)
+    assert followed.startswith("Done: this channel follows"), followed
+    with db.connection() as conn:
+        assert [f.s2_author_id for f in storage.followed_authors.load_followed(conn, T, "C1")] == ["90000"]
+
+
 def test_an_answer_without_papers_is_no_first_look_and_a_failing_author_waits_its_turn(
     harness: Harness, db: Database, scholar: ScholarStandIn
 ) -> None:
