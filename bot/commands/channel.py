@@ -29,7 +29,7 @@ def parse_frequency(name: str, args: tuple[str, ...], rest: str) -> Command:
         return Command(name, (chosen,))
     if chosen == DIGEST and len(args) <= 2:
         size = args[1] if len(args) == 2 else str(DIGEST_DEFAULT)
-        if size.isdigit() and int(size) in DIGEST_SIZES:
+        if size.isdecimal() and len(size) <= 2 and int(size) in DIGEST_SIZES:  # "³" is a digit int() refuses
             return Command(name, (chosen, size))
     raise UsageError(_FREQUENCY_HINT)
 

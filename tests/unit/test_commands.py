@@ -45,6 +45,8 @@ def test_what_members_may_type(text: str, expected: Command) -> None:
         ("frequency", "/paperping frequency daily"),
         ("frequency weekly-digest 8", "weekly-digest 5"),
         ("frequency weekly-digest two", "weekly-digest 5"),
+        ("frequency weekly-digest \u00b3", "weekly-digest 5"),  # a superscript 3: a digit to str.isdigit only
+        ("frequency weekly-digest " + "9" * 5000, "weekly-digest 5"),  # past int()'s most digits
         ("frequency daily 3", "/paperping frequency daily"),
         ("context maybe", "/paperping context on"),
         ("length long", "/paperping length short"),
