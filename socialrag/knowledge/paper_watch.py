@@ -7,9 +7,9 @@ sources' shared pace), and three things are noticed for each channel that shared
 - **version**: arXiv, bioRxiv or medRxiv lists a newer version than the one seen last;
 - **builds_on**: a new paper cites two or more papers the channel shared, or one it discussed at length (at
   least 3 replies or 5 reactions). Citing papers come from Semantic Scholar's citations and from the catalog's
-  reference lists; a citer is new when it was not seen at the last check, or, at the first, when it came out
-  after the channel's share. It is noted once, in the thread of the earliest of the channel's papers it cites,
-  by whichever of their checks sees it cite two of them.
+  reference lists; a citer is new when no earlier check saw it (one an answer left out is not), or, at the
+  first, when it came out after the channel's share. It is noted once, in the thread of the earliest of the
+  channel's papers it cites, by whichever of their checks sees it cite two of them.
 
 The first check of a paper records what it is (a baseline) and says nothing of a venue or a version it already
 had; a paper whose venue nobody knew is not taken for a preprint. Sending is the part of
@@ -195,7 +195,10 @@ def _notice(
         noted += _builds_on(conn, watched, citers, team, channel, now)
     seen_venue = venue or before
     seen_version = version.version if version is not None else watched.version
-    storage.follow_ups.record_watch(conn, watched.paper_id, now, seen_venue, seen_version, [c.key for c in citers])
+    # every citer seen so far, today's first: one a source leaves out of one answer (a paper cited more often
+    # than it lists) is not new when it comes back
+    seen = list(dict.fromkeys([c.key for c in citers] + list(watched.citing)))
+    storage.follow_ups.record_watch(conn, watched.paper_id, now, seen_venue, seen_version, seen)
     return noted
 
 
@@ -253,7 +256,7 @@ def _year_end(year: int | None) -> date | None:
 
 
 def _is_new(citer: Citer, seen: set[str], checked_before: bool, dates: dict[int, date], share: SharedThread) -> bool:
-    """Not seen at the last check; at the first, known to have come out after the channel's share."""
+    """Seen at no earlier check; at the first, known to have come out after the channel's share."""
     if checked_before:
         return citer.key not in seen
     when = dates.get(citer.paper_id) if citer.paper_id is not None else None

@@ -162,6 +162,40 @@ def test_a_malformed_citations_page_costs_only_its_paper(
     assert check_follow_ups(db, [s2], later + DAY + timedelta(minutes=1), DAY) == 0
 
 
+def test_a_citer_missing_from_one_answer_is_not_new_when_it_comes_back(
+    harness: Harness, db: Database, scholar: ScholarStandIn
+) -> None:
+    """A paper citing both of the channel's threads was there at the first look. One round Semantic Scholar
+    answers a's citations without a list, and another lists only some of them (a paper cited more often than it
+    lists): when the citer is listed again it is not a new paper building on the threads (it used to be said)."""
+    now = datetime.now(UTC).replace(microsecond=0)
+    a, b = scholar.papers[0], scholar.papers[1]
+    for i, p in enumerate((a, b)):
+        harness.event(message_event(ts(now - (12 - i) * DAY), f"<https://aclanthology.org/{p['externalIds']['ACL']}/>"))
+    harness.ctx.channels.activate(T, "C1")
+    with db.connection() as conn:
+        for p in (a, b):
+            conn.execute(
+                "UPDATE papers p SET title = %s FROM paper_ids i WHERE i.paper_id = p.id AND i.value = %s",
+                (p["title"], p["externalIds"]["ACL"]),
+            )
+    old = {"paperId": "e" * 40, "externalIds": {}, "title": "Cites both", "year": 2020}
+    other = {"paperId": "f" * 40, "externalIds": {}, "title": "Cites a only", "year": 2020}
+    scholar.citations[a["paperId"]] = scholar.citations[b["paperId"]] = [old]
+    s2 = SemanticScholar(scholar.url, min_interval=0)
+    rounds = [now + k * (DAY + timedelta(minutes=1)) for k in range(4)]
+    assert check_follow_ups(db, [s2], rounds[0], DAY) == 0, "the first look: a baseline"
+    scholar.citation_answers[a["paperId"]] = {"message": "Too Many Requests"}  # no list: not "nobody cites a"
+    assert check_follow_ups(db, [s2], rounds[1], DAY) == 0
+    del scholar.citation_answers[a["paperId"]]
+    scholar.citations[a["paperId"]] = [other]  # a window of a's citers without the old one
+    assert check_follow_ups(db, [s2], rounds[2], DAY) == 0
+    scholar.citations[a["paperId"]] = [old, other]
+    assert check_follow_ups(db, [s2], rounds[3], DAY) == 0
+    with db.connection() as conn:
+        assert conn.execute("SELECT id FROM follow_ups").fetchall() == []
+
+
 def test_a_paper_only_another_workspace_shared_is_never_said_to_build_on_a_thread(
     harness: Harness, db: Database, scholar: ScholarStandIn
 ) -> None:

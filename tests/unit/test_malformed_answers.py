@@ -10,6 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
+from socialrag.errors import SourceError
 from socialrag.knowledge.papers.biorxiv import latest_version, paper_from_versions
 from socialrag.knowledge.papers.crossref import paper_from_crossref
 from socialrag.knowledge.papers.openalex import OpenAlex, paper_from_openalex
@@ -105,6 +106,19 @@ def test_citations_named_on_endless_empty_pages_are_asked_for_a_bounded_number_o
         s2 = SemanticScholar(scholar.url, min_interval=0)
         assert s2.fetch_citations("a" * 40, max_pages=4) == []
         assert [p for _, p in scholar.requests] == [f"/graph/v1/paper/{'a' * 40}/citations"] * 4
+        s2.close()
+    finally:
+        scholar.stop()
+
+
+def test_a_citations_page_without_a_list_is_an_error_not_a_paper_nobody_cites() -> None:
+    """Taken for no citing papers, it replaced the stored ones with none, and they all came back new next time."""
+    scholar = ScholarStandIn(rows=[]).start()
+    try:
+        scholar.citation_answers["a" * 40] = {"message": "Too Many Requests"}
+        s2 = SemanticScholar(scholar.url, min_interval=0)
+        with pytest.raises(SourceError, match="without a list"):
+            s2.fetch_citations("a" * 40)
         s2.close()
     finally:
         scholar.stop()

@@ -320,7 +320,8 @@ class SemanticScholar:
         self, s2_id: str, *, page: int = 1000, max_items: int = 1000, max_pages: int = 20
     ) -> list[Citation]:
         """Papers citing ``s2_id`` (at most ``max_items``, from at most ``max_pages`` pages: an answer that keeps
-        naming a next page, empty or not, is not followed forever), with the sentences they cite it in."""
+        naming a next page, empty or not, is not followed forever), with the sentences they cite it in. A page
+        without a ``data`` list is the source's error (``SourceError``), not a paper nobody cites."""
         found: list[Citation] = []
         offset = 0
         for _ in range(max_pages):
@@ -338,7 +339,9 @@ class SemanticScholar:
                 )
             except NotFound:
                 break
-            body = body if isinstance(body, dict) else {}
+            if not isinstance(body, dict) or not isinstance(body.get("data"), list):
+                # missing is not zero: taken for none, the stored citing papers would go, and all come back new
+                raise SourceError("semanticscholar", "a citations page answered without a list")
             found += parse_records("semanticscholar", entries(body), _citation, max_items - len(found))
             after = next_offset(body, offset)
             if after is None:
