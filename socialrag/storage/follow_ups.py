@@ -201,9 +201,10 @@ def load_due_follow_ups(
 def claim_follow_up(
     conn: psycopg.Connection, follow_up_id: int, now: datetime, *, thread_gap_days: int, per_week: int
 ) -> bool:
-    """Take a waiting follow-up to send it (one process does), only while its thread and its channel are still
-    under their caps (checked at the claim, under a lock of the channel, not when the batch was loaded: a batch
-    of five never passes a cap of three); counted against both from now."""
+    """Take a waiting follow-up to send it (one process does), only while its channel still has follow-ups on
+    and is not paused, and its thread and its channel are under their caps (checked at the claim, under a lock
+    of the channel, not when the batch was loaded: a batch of five never passes a cap of three, and a channel
+    that turned follow-ups off halfway through a batch hears no more of it); counted against both from now."""
     with conn.transaction():
         row = conn.execute(
             "SELECT team_id, channel_id FROM follow_ups WHERE id = %(id)s AND status = 'waiting'", {"id": follow_up_id}
@@ -214,7 +215,9 @@ def claim_follow_up(
         cur = conn.execute(
             f"""
             UPDATE follow_ups f SET status = 'sending', posted_at = %(now)s
+              FROM channel_settings s
              WHERE f.id = %(id)s AND f.status = 'waiting'
+               AND (s.team_id, s.channel_id) = (f.team_id, f.channel_id) AND s.active AND s.follow_ups AND NOT s.paused
                AND {_UNDER_CAPS}
             """,
             {"id": follow_up_id, "now": now, "gap": thread_gap_days, "week": per_week},

@@ -22,7 +22,7 @@ from socialrag.knowledge import check_follow_ups
 from socialrag.knowledge.papers.arxiv import ArxivApi
 from socialrag.knowledge.papers.semanticscholar import SemanticScholar
 from socialrag.models import Channel
-from socialrag.recommender import send_follow_ups
+from socialrag.recommender import FollowUpNote, send_follow_ups
 from tests.support.harness import Harness, T, message_event
 from tests.support.scholar_standin import ScholarStandIn
 
@@ -266,6 +266,33 @@ def test_a_batch_of_follow_ups_keeps_the_channels_weekly_cap(harness: Harness, d
     assert sum(1 for p in harness.standin.posts if p.get("thread_ts")) == 3
     assert send_follow_ups(db, send, now + DAY) == 0, "the cap holds for the rest of the week"
     assert send_follow_ups(db, send, now + 8 * DAY) == 2
+
+
+def test_follow_ups_turned_off_while_a_batch_is_sent_stop_at_once(harness: Harness, db: Database) -> None:
+    """Two follow-ups wait in one channel; a member turns follow-ups off while the first is being said: the
+    second, loaded in the same batch, is not said (it used to be, the setting read only when the batch was)."""
+    now = datetime.now(UTC).replace(microsecond=0)
+    ids = ["2403.00001", "2403.00002"]
+    for k, arxiv_id in enumerate(ids):
+        harness.event(message_event(ts(now - (10 + k) * DAY), f"<https://arxiv.org/abs/{arxiv_id}>", user="U2"))
+    harness.ctx.channels.activate(T, "C1")
+    with db.connection() as conn:
+        papers = dict(conn.execute("SELECT value, paper_id FROM paper_ids WHERE scheme = 'arxiv'").fetchall())
+        for arxiv_id in ids:
+            detail = {"version": 2, "date": "2026-05-12", "url": f"https://arxiv.org/abs/{arxiv_id}v2"}
+            storage.follow_ups.record_follow_up(conn, T, "C1", papers[arxiv_id], "version", "2", detail, now)
+    client = WebClient(token="xoxb-test", base_url=harness.standin.url)
+    reply = thread_replier(harness.ctx.pacer, lambda team: client)
+
+    def send_then_turn_off(team: str, channel: str, thread_ts: str, note: FollowUpNote) -> str:
+        with db.connection() as conn:
+            storage.settings.upsert_channel_setting(conn, team, channel, follow_ups=False)
+        return reply(team, channel, thread_ts, note)
+
+    assert send_follow_ups(db, send_then_turn_off, now) == 1
+    assert sum(1 for p in harness.standin.posts if p.get("thread_ts")) == 1
+    with db.connection() as conn:
+        assert conn.execute("SELECT status FROM follow_ups ORDER BY status").fetchall() == [("posted",), ("waiting",)]
 
 
 def test_a_paused_channel_hears_its_follow_ups_after_resume_and_a_sharer_who_left_is_not_named(
