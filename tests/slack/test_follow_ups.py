@@ -16,6 +16,7 @@ import pytest
 from slack_sdk import WebClient
 
 from bot.delivery.follow_up_posts import thread_replier
+from bot.views.follow_up_text import render_follow_up
 from socialrag import storage
 from socialrag.db import Database
 from socialrag.knowledge import check_follow_ups
@@ -323,3 +324,21 @@ def test_a_paused_channel_hears_its_follow_ups_after_resume_and_a_sharer_who_lef
     assert send_follow_ups(db, send, later + timedelta(minutes=5)) == 1
     (reply,) = [p["text"] for p in harness.standin.posts if p.get("thread_ts") == shared]
     assert reply.startswith("The preprint shared here on") and "<@" not in reply, reply
+
+
+def test_a_linked_venue_is_escaped_once() -> None:
+    note = FollowUpNote(
+        "published", None, datetime(2026, 1, 2, tzinfo=UTC), venue="Science & Society", url="https://doi.org/10.1/x"
+    )
+    text = render_follow_up(note)
+    assert "|Science &amp; Society>" in text and "&amp;amp;" not in text
+
+
+def test_a_linked_title_keeps_neither_markup_nor_control_characters() -> None:
+    title = "Attention\u202e <!here> <@U123> <https://evil.test|click> again"
+    note = FollowUpNote("builds_on", None, datetime(2026, 1, 2, tzinfo=UTC), title=title, url="https://doi.org/10.1/x",
+                        others=[("Earlier <!channel>\u200f", "https://x.slack.com/archives/C1/p1")])  # fmt: skip
+    text = render_follow_up(note)
+    assert "\u202e" not in text and "\u200f" not in text
+    assert "here" not in text and "U123" not in text and "channel" not in text and "evil" not in text
+    assert text.count("<") == text.count(">") == 2  # the two links, and no markup of the source's
