@@ -81,6 +81,12 @@ def _angle(m: re.Match[str]) -> str:
     return label  # a link keeps its label, never its address
 
 
+def ascii_digits(text: str) -> bool:
+    """Whether ``text`` is a number written in 0 to 9 (``str.isdigit`` takes "³" and other scripts' digits too,
+    which ``int`` then refuses)."""
+    return text.isascii() and text.isdigit()
+
+
 def as_data(text: str | None) -> str:
     """``text`` with mentions, broadcasts, channel links, link markup, addresses, member tokens and the prompts'
     data fence (``<<<``, ``>>>``) removed (a link keeps its label), invisible control characters dropped, and

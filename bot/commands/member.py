@@ -14,6 +14,7 @@ from bot.slack.members import refresh_team_lists
 from bot.views.post_blocks import quote, works_again
 from socialrag import storage
 from socialrag.errors import OutcomeUnknown, PaperPingError
+from socialrag.text import ascii_digits
 
 _ORCID = re.compile(r"(\d{4}-\d{4}-\d{4}-\d{3}[\dX])")
 NO_SETTING_KEPT = keeps_nothing("Nothing was changed", "setting")
@@ -110,7 +111,7 @@ def parse_author_link(value: str) -> dict[str, str]:
     m = re.search(r"semanticscholar\.org/author/(?:[^/]+/)?(\d+)", value)
     if m:
         return {"s2_author_id": m.group(1)}
-    if value.isdigit():
+    if ascii_digits(value) and len(value) <= 20:
         return {"s2_author_id": value}
     raise UsageError(
         "That is not an author id I can use: give a Semantic Scholar author id (digits), its "

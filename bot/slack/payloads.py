@@ -10,6 +10,7 @@ from typing import Any
 from socialrag.errors import BadRecord
 from socialrag.knowledge import find_paper_refs
 from socialrag.models import Channel, Member, Message, Reaction
+from socialrag.text import ascii_digits
 
 # Subtypes that can carry a paper link a person or a bot shared; joins, topics and the like cannot.
 CONTENT_SUBTYPES = frozenset({None, "thread_broadcast", "bot_message", "file_share", "me_message", "reply_broadcast"})
@@ -82,7 +83,7 @@ def _reply_count(value: object) -> int:
         return 0
     if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 1_000_000:
         return value
-    if isinstance(value, str) and value.isdigit() and len(value) < 7:
+    if isinstance(value, str) and ascii_digits(value) and len(value) < 7:
         return int(value)
     raise BadRecord(f"reply_count {str(value)[:40]!r} is not a count")
 

@@ -10,7 +10,7 @@ from typing import Any
 from socialrag.knowledge import display_reaction, is_click, is_emoji_name, normalize_emoji
 from socialrag.models import Digest, Draft
 from socialrag.recommender import MEMBER_TOKEN
-from socialrag.text import as_data
+from socialrag.text import as_data, ascii_digits
 
 
 def escape(text: str) -> str:
@@ -166,7 +166,7 @@ def feedback_actions(
 def digest_paper(block_id: str) -> int | None:
     """The paper a digest's row of buttons is for (None: a single post's row)."""
     _, _, tail = block_id.partition(":")
-    return int(tail) if block_id.startswith(FEEDBACK_BLOCK + ":") and tail.isdigit() else None
+    return int(tail) if block_id.startswith(FEEDBACK_BLOCK + ":") and ascii_digits(tail) and len(tail) < 19 else None
 
 
 def digest_line(draft: Draft) -> str:

@@ -15,6 +15,7 @@ from socialrag.knowledge.link_ids import (
     segments,
 )
 from socialrag.models import PaperRef
+from socialrag.text import ascii_digits
 
 _S2_HEX = re.compile(r"^[0-9a-f]{40}$")
 
@@ -81,7 +82,7 @@ def _semantic_scholar(path: str, query: dict[str, list[str]], url: str, label: s
         ident = normalize_arxiv_id("/".join(segs[1:]))
         return ref("arxiv", ident, url, label) if ident else None
     corpus = query.get("corpusId") or query.get("corpusid")
-    if corpus and corpus[0].isdigit():
+    if corpus and ascii_digits(corpus[0]):
         return ref("corpus", corpus[0], url, label)
     return None
 
@@ -125,7 +126,7 @@ def _ieee(path: str, query: dict[str, list[str]], url: str, label: str | None) -
     m = re.search(r"/document/([0-9]+)", path)
     if m:
         return ref("ieee", m.group(1), url, label)
-    if query.get("arnumber") and query["arnumber"][0].isdigit():
+    if query.get("arnumber") and ascii_digits(query["arnumber"][0]):
         return ref("ieee", query["arnumber"][0], url, label)
     return None
 

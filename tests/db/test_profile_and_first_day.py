@@ -160,3 +160,11 @@ def test_a_topic_muted_by_words_keeps_out_papers_titled_with_them_outside_its_ra
     after = recommender.recommend(T, C, at=AS_OF, top=80)
     assert outside.paper_id not in {c.paper_id for c in after.candidates}
     assert not any(titled_with(c.title or "", [word]) for c in after.candidates)
+
+
+@pytest.mark.parametrize("named", ["³", "٣", "9" * 5000])
+def test_a_topic_named_by_odd_digits_is_no_error(db: Database, recommender: Recommender, named: str) -> None:
+    """`profile mute ³` passed ``str.isdigit`` as a topic's number and made ``int`` raise (a 5,000-digit one as
+    well): the member got an error instead of an answer. Now only 0 to 9 name a topic's number; the rest are words."""
+    row = recommender.steer_topic(T, C, named, "mute", "U2")
+    assert row is None or row.words, row

@@ -86,9 +86,11 @@ def test_author_links(value: str, expected: dict[str, str]) -> None:
     assert parse_author_link(value) == expected
 
 
-def test_an_author_link_that_is_none() -> None:
+@pytest.mark.parametrize("value", ["graham", "³", "٣٣٣", "1" * 5000])
+def test_an_author_link_that_is_none(value: str) -> None:
+    """Words, digits of other scripts (which ``int`` and Semantic Scholar refuse) and thousands of digits."""
     with pytest.raises(UsageError, match="Semantic Scholar author id"):
-        parse_author_link("graham")
+        parse_author_link(value)
 
 
 @pytest.mark.parametrize(

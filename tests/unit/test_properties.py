@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -86,6 +87,22 @@ def test_the_message_parser_raises_only_bad_record(raw: dict[str, Any]) -> None:
     if message is not None:
         assert "\x00" not in message.text and isinstance(message.reply_count, int)
         assert message.user_id is None or isinstance(message.user_id, str)
+
+
+@pytest.mark.parametrize("count", ["³", "٣", "²¹"])
+def test_a_reply_count_in_another_scripts_digits_is_a_bad_record(count: str) -> None:
+    """An export's ``reply_count`` of "³" passed ``str.isdigit`` and made ``int`` raise: not the ``BadRecord`` that
+    lets an import skip one message and go on."""
+    raw = {"type": "message", "user": "U1", "text": "hi", "ts": "1600000000.000100", "reply_count": count}
+    with pytest.raises(BadRecord):
+        message_from_slack(raw, "T1", "C1")
+
+
+@pytest.mark.parametrize(
+    "url", ["https://www.semanticscholar.org/search?corpusId=³", "https://ieeexplore.ieee.org/x?arnumber=٣"]
+)
+def test_a_link_with_another_scripts_digits_names_no_paper(url: str) -> None:
+    assert find_paper_refs(url) == ()
 
 
 @settings(derandomize=True, database=None, max_examples=200, deadline=None)

@@ -15,6 +15,7 @@ from socialrag.knowledge.link_ids import doi_identity
 from socialrag.knowledge.papers.http import contact_client
 from socialrag.knowledge.papers.source import clean_text, parse_count, parse_date, parse_records, parse_year
 from socialrag.models import Author, Paper
+from socialrag.text import ascii_digits
 
 BATCH = 50  # values OR-ed in one filter (OpenAlex takes up to 100)
 MAX_ABSTRACT_WORDS = 3000  # an inverted abstract larger than this is cut: it is written by others
@@ -42,7 +43,7 @@ def identities(raw: Mapping[str, Any]) -> dict[str, str]:
         found = doi_identity(doi.split("doi.org/", 1)[-1])
         if found is not None:
             out[found[0]] = found[1]
-    if (pmid := _last(ids.get("pmid"))) and pmid.isdigit():
+    if (pmid := _last(ids.get("pmid"))) and ascii_digits(pmid):
         out["pmid"] = pmid
     if (pmcid := _last(ids.get("pmcid"))) and pmcid.upper().startswith("PMC"):
         out["pmcid"] = pmcid.upper()

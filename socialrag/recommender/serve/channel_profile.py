@@ -25,6 +25,7 @@ from socialrag.recommender.retrieve.context import load_channel_context
 from socialrag.recommender.retrieve.topics import MIN_RADIUS, Steer, Topic, channel_topics
 from socialrag.recommender.serve.pipeline import measure_coverage
 from socialrag.storage.topic_steering import SteerRow
+from socialrag.text import ascii_digits
 
 WORDS_RADIUS = MIN_RADIUS  # how close a paper must be to a few words a member gave to fall in their topic
 MAX_STEERED = 20  # muted and boosted topics a channel keeps
@@ -78,7 +79,7 @@ def steer_row(
     None when nothing usable was named. ``encode`` embeds words (``Embedder.encode``)."""
     at = datetime.now(UTC)
     text = what.strip()
-    if text.isdigit():
+    if ascii_digits(text) and len(text) < 6:
         index = int(text) - 1
         if not 0 <= index < len(profile.topics):
             return None
