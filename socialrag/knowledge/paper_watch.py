@@ -248,11 +248,13 @@ def _builds_on(
 
 def _citer_dates(conn: psycopg.Connection, paper_ids: list[int]) -> dict[int, date]:
     infos = storage.context_rows.load_paper_infos(conn, paper_ids)
-    return {pid: d for pid, info in infos.items() if (d := info.publication_date or _year_end(info.year))}
+    return {pid: d for pid, info in infos.items() if (d := info.publication_date or _year_start(info.year))}
 
 
-def _year_end(year: int | None) -> date | None:
-    return date(year, 12, 31) if year else None
+def _year_start(year: int | None) -> date | None:
+    """A citer dated by its year alone: the earliest day it may have come out, so that it is taken as newer than a
+    share only when it surely is (its day unknown is not the year's last)."""
+    return date(year, 1, 1) if year else None
 
 
 def _is_new(citer: Citer, seen: set[str], checked_before: bool, dates: dict[int, date], share: SharedThread) -> bool:

@@ -197,6 +197,42 @@ def test_a_citer_missing_from_one_answer_is_not_new_when_it_comes_back(
         assert conn.execute("SELECT id FROM follow_ups").fetchall() == []
 
 
+def test_a_citer_known_only_by_its_year_is_new_at_the_first_look_only_when_that_year_came_after(
+    harness: Harness, db: Database, scholar: ScholarStandIn
+) -> None:
+    """At a paper's first look, a catalog paper citing it is said only when it is known to have come out after the
+    channel's share. One dated by its year alone was taken as out on 31 December: cited by a paper of the share's
+    year that may have come out months before the share, the thread heard that a new paper builds on it. Its day
+    is unknown, so only a later year says it is newer."""
+    now = datetime.now(UTC).replace(microsecond=0)
+    a, b = scholar.papers[0], scholar.papers[1]
+    for i, p in enumerate((a, b)):
+        harness.event(message_event(ts(now - (12 - i) * DAY), f"<https://aclanthology.org/{p['externalIds']['ACL']}/>"))
+    harness.ctx.channels.activate(T, "C1")
+    shared_in = (now - 12 * DAY).year
+    made: dict[str, int] = {}
+    with db.connection() as conn:
+        for p in (a, b):
+            conn.execute(
+                "UPDATE papers p SET title = %s FROM paper_ids i WHERE i.paper_id = p.id AND i.value = %s",
+                (p["title"], p["externalIds"]["ACL"]),
+            )
+        for title, year in (("Cites both, same year", shared_in), ("Cites both, a year on", shared_in + 1)):
+            made[title] = conn.execute(
+                "INSERT INTO papers (title, year, in_catalog) VALUES (%s, %s, true) RETURNING id", (title, year)
+            ).fetchone()[0]
+            for p in (a, b):
+                conn.execute(
+                    "INSERT INTO paper_references (citing_paper_id, cited_scheme, cited_value) VALUES (%s, 'acl', %s)",
+                    (made[title], p["externalIds"]["ACL"]),
+                )
+    s2 = SemanticScholar(scholar.url, min_interval=0)
+    assert check_follow_ups(db, [s2], now, DAY) == 1
+    with db.connection() as conn:
+        said = [row[0] for row in conn.execute("SELECT (detail->>'paper_id')::int FROM follow_ups").fetchall()]
+    assert said == [made["Cites both, a year on"]], (said, made)
+
+
 def test_a_paper_only_another_workspace_shared_is_never_said_to_build_on_a_thread(
     harness: Harness, db: Database, scholar: ScholarStandIn
 ) -> None:
