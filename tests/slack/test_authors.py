@@ -290,3 +290,43 @@ def test_a_sources_odd_paper_address_notifies_nobody(
     said = news["text"] + json.dumps(news["blocks"])
     assert f"<{address}" not in said and "mailto:" not in said, said
     assert odd["title"][:30] in news["text"] and "by <@U1>" in news["text"], "the title, unlinked"
+
+
+@pytest.mark.slow
+def test_a_followed_authors_paper_with_no_hook_is_in_the_weekly_digest(
+    harness: Harness, db: Database, tmp_path: Path, scholar: ScholarStandIn
+) -> None:
+    """In a channel that gets a weekly digest, a followed author's two new papers, which none of the group's threads
+    or venues relates to: the first hung on the author, and the second, whose only hook was taken, was left for
+    last and cut once five papers with a hook filled the digest. It never came, whatever the ranking. Now a
+    followed author's papers are in the digest first, with a hook or without one."""
+    lab = build_lab(db, tmp_path, CachedEmbedder())
+    harness.ctx.channels.activate(T, "C1", AS_OF)
+    recommender = online(harness, db, scholar)
+    outside = [p for p in scholar.papers if p["externalIds"]["ACL"] not in lab["ids"] and p.get("abstract")]
+    unrelated = copy.deepcopy(outside[1])
+    unrelated["title"] = "Sourdough starters kept at four temperatures over a winter"
+    unrelated["abstract"] = "We fed rye and wheat starters daily and measured their rise, acidity and smell."
+    unrelated["venue"] = "Quarterly Notes of Home Baking"
+    scholar.authors = {ADA: {"name": "Ada Byron", "papers": []}}
+    assert "Done: this channel follows Ada Byron" in harness.command(f"follow {ADA}")
+    assert "digest of 5 papers" in harness.command("frequency weekly-digest 5")
+    s2 = SemanticScholar(scholar.url, min_interval=0)
+    assert check_authors(db, [s2], AS_OF, DAY, embed) == 0
+    second = copy.deepcopy(outside[2])
+    second["title"] = "Rye breads proofed overnight in a cold room"
+    second["abstract"] = "Loaves proofed for twelve hours at six degrees rose less and tasted more sour."
+    second["venue"] = "Quarterly Notes of Home Baking"
+    scholar.authors[ADA]["papers"] += [by(unrelated, ADA, "Ada Byron"), by(second, ADA, "Ada Byron")]
+    later = AS_OF + DAY + timedelta(minutes=1)
+    assert check_authors(db, [s2], later, DAY, embed) == 2
+    slot = AS_OF + 2 * DAY
+    with db.connection() as conn:
+        storage.settings.upsert_channel_setting(conn, T, "C1", next_post_at=slot, weekdays_only=False)
+    client = WebClient(token="xoxb-test", base_url=harness.standin.url)
+    assert slot_worker(db, lambda team: client, recommender, clock=lambda: slot).tick() == 1
+    (post,) = [p for p in harness.standin.posts if p.get("metadata")]
+    rows = [b for b in post["blocks"] if b["type"] == "actions"]
+    assert len(rows) == 5, "a digest of five"
+    shown = json.dumps(post["blocks"])
+    assert "Sourdough starters" in shown and "Rye breads proofed" in shown, shown[:3000]

@@ -55,13 +55,14 @@ def recommend_digest(conn: psycopg.Connection, request: ChannelRequest, size: in
     if not r.ranked:
         return empty(r, config).empty_reason or "no candidate was found"
     used: set[tuple[str, object]] = set()
+    followed: list[Draft] = []  # a followed author's new paper is in the digest, with a hook or without one
     hooked: list[Draft] = []
     bare: list[Draft] = []
     generate = replace(config.generate, limit=min(config.generate.limit, LINE_LIMIT))
-    # a followed author's new papers first: the ranking never leaves them out of the week's digest
-    first = [c for c in r.ranked if c.source == FOLLOWED]
+    # a followed author's new papers first (as many as the digest holds): the ranking never leaves them out
+    first = [c for c in r.ranked if c.source == FOLLOWED][:size]
     for candidate in first + [c for c in r.ranked[: size * LOOK_AT] if c.source != FOLLOWED]:
-        if len(hooked) >= size:
+        if len(followed) + len(hooked) >= size:
             break
         signals = [
             s
@@ -71,12 +72,12 @@ def recommend_digest(conn: psycopg.Connection, request: ChannelRequest, size: in
         chosen = select_signals(signals, limit=2)
         info = r.infos[candidate.paper_id]
         draft = build_draft(r.ctx, info, candidate.ids, chosen, "template", generate, score=candidate.score)
-        if not chosen:
+        if not chosen and candidate.source != FOLLOWED:
             bare.append(draft)
             continue
         used.update(hook_key(s) for s in chosen)
         for uid in draft.mentions:  # notified once: later lines of this digest name them
             r.ctx.last_mentioned[uid] = request.as_of
-        hooked.append(draft)
-    drafts = (hooked + bare)[:size]
+        (followed if candidate.source == FOLLOWED else hooked).append(draft)
+    drafts = (followed + hooked + bare)[:size]
     return Digest(request.team_id, request.channel_id, tuple(drafts))
