@@ -149,15 +149,19 @@ def parse_export(name: str, args: tuple[str, ...], rest: str) -> Command:
 @command("export", "`export bibtex|ris` — upload the reading list here as a file", parse=parse_export, slow=True)
 def cmd_export(inv: Invocation) -> str:
     fmt = inv.args[0]
-    with inv.ctx.db.connection() as conn:
-        asked = storage.settings.load_channel_settings(conn, inv.team, inv.channel).export_asked_at
-        refs = load_references(conn, inv.team, inv.channel)
-    if asked is not None and inv.now - asked < EXPORT_COOLDOWN:
+    with inv.ctx.db.connection() as conn:  # taken first, in one statement: two asks at once never both upload,
+        asked = storage.settings.take_post_ask(  # and an ask in the cooldown reads nothing of the list
+            conn, inv.team, inv.channel, inv.now, EXPORT_COOLDOWN, column="export_asked_at"
+        )
+    if asked is not None:
         again = works_again(asked + EXPORT_COOLDOWN)
         return f"I uploaded the reading list here at {asked:%H:%M} UTC; `/paperping export` works again from {again}."
+    with inv.ctx.db.connection() as conn:
+        refs = load_references(conn, inv.team, inv.channel)
+        if not refs:
+            storage.settings.give_back_ask(conn, inv.team, inv.channel, inv.now, "export_asked_at")
     if not refs:
         return "The reading list is empty, so there is nothing to export yet."
-    inv.set(export_asked_at=inv.now)
     title = f"Reading list ({len(refs)} papers, {'BibTeX' if fmt == 'bibtex' else 'RIS'})"
     listed = Upload(f"reading-list.{EXTENSIONS[fmt]}", render(refs, fmt).encode(), title)
     try:
@@ -174,7 +178,8 @@ def cmd_export(inv: Invocation) -> str:
             f"`/paperping export` works again from {works_again(inv.now + EXPORT_COOLDOWN)}."
         )
     except SourceError as exc:
-        inv.set(export_asked_at=asked)  # nothing was uploaded: the member may try again at once
+        with inv.ctx.db.connection() as conn:  # nothing was uploaded: the member may try again at once
+            storage.settings.give_back_ask(conn, inv.team, inv.channel, inv.now, "export_asked_at")
         if "missing_scope" in str(exc):
             return "I can't upload files yet: an admin needs to reinstall PaperPing so it gets `files:write`."
         return f"The upload failed ({quote(str(exc), 200)}); nothing was posted."

@@ -132,28 +132,50 @@ def load_channel_settings(conn: psycopg.Connection, team_id: str, channel_id: st
     return found
 
 
+ASKS = ("post_asked_at", "export_asked_at")  # the channel's asks with a cooldown: `now`, `export`
+
+
 def take_post_ask(
-    conn: psycopg.Connection, team_id: str, channel_id: str, now: datetime, cooldown: timedelta
+    conn: psycopg.Connection,
+    team_id: str,
+    channel_id: str,
+    now: datetime,
+    cooldown: timedelta,
+    column: str = "post_asked_at",
 ) -> datetime | None:
-    """Note a member's ask for a post now in the channel (None: noted, go ahead), or when the last ask was, while it
-    is younger than ``cooldown``. One statement: two asks at once never both go ahead."""
+    """Note a member's ask now in the channel (None: noted, go ahead), or when the last ask was, while it is
+    younger than ``cooldown``; ``column`` (one of ``ASKS``) says which ask. One statement: two asks at once never
+    both go ahead."""
+    if column not in ASKS:
+        raise ValueError(f"unknown ask {column!r}")
     params = {"t": team_id, "c": channel_id, "now": now, "since": now - cooldown}
-    row = conn.execute(
-        """
-        INSERT INTO channel_settings (team_id, channel_id, post_asked_at) VALUES (%(t)s, %(c)s, %(now)s)
-        ON CONFLICT (team_id, channel_id) DO UPDATE SET post_asked_at = EXCLUDED.post_asked_at, updated_at = now()
-         WHERE channel_settings.post_asked_at IS NULL OR channel_settings.post_asked_at <= %(since)s
-            OR channel_settings.post_asked_at > %(now)s
-        RETURNING post_asked_at
+    row = conn.execute(  # the column is one of ASKS (checked above), never input
+        f"""
+        INSERT INTO channel_settings (team_id, channel_id, {column}) VALUES (%(t)s, %(c)s, %(now)s)
+        ON CONFLICT (team_id, channel_id) DO UPDATE SET {column} = EXCLUDED.{column}, updated_at = now()
+         WHERE channel_settings.{column} IS NULL OR channel_settings.{column} <= %(since)s
+            OR channel_settings.{column} > %(now)s
+        RETURNING {column}
         """,
         params,
     ).fetchone()
     if row is not None:
         return None
     held = conn.execute(
-        "SELECT post_asked_at FROM channel_settings WHERE team_id = %(t)s AND channel_id = %(c)s", params
+        f"SELECT {column} FROM channel_settings WHERE team_id = %(t)s AND channel_id = %(c)s", params
     ).fetchone()
     return held[0] if held else None
+
+
+def give_back_ask(conn: psycopg.Connection, team_id: str, channel_id: str, taken: datetime, column: str) -> None:
+    """Undo ``take_post_ask`` when nothing came of the ask, unless a later ask has taken it since."""
+    if column not in ASKS:
+        raise ValueError(f"unknown ask {column!r}")
+    conn.execute(  # the column is one of ASKS (checked above), never input
+        f"UPDATE channel_settings SET {column} = NULL"
+        f" WHERE team_id = %(t)s AND channel_id = %(c)s AND {column} = %(at)s",
+        {"t": team_id, "c": channel_id, "at": taken},
+    )
 
 
 def load_member_setting(conn: psycopg.Connection, team_id: str, user_id: str) -> MemberSettings:

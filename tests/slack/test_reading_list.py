@@ -6,6 +6,8 @@ and sent to a Zotero group library (a stand-in of its Web API)."""
 from __future__ import annotations
 
 import json
+import threading
+import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -300,3 +302,26 @@ def test_unsave_of_a_paper_paperping_never_saw_stores_nothing_and_says_so(harnes
     with db.connection() as conn:
         assert conn.execute("SELECT count(*) FROM papers").fetchone() == papers
         assert conn.execute("SELECT count(*) FROM index_queue").fetchone() == (0,)
+
+
+def test_two_exports_asked_at_once_upload_one_file(harness: Harness, db: Database) -> None:
+    """Two members ask for an export at the same moment, while reading the list takes time (a long list; here the
+    papers' table is held): one file is uploaded, the other ask is told about the cooldown and reads nothing."""
+    assert "Saved" in harness.command("save https://arxiv.org/abs/1706.03762")
+    name_papers(db)
+    answers: list[str] = []
+    with db.connection() as held:
+        held.execute("LOCK TABLE papers IN ACCESS EXCLUSIVE MODE")
+        asks = [
+            threading.Thread(target=lambda u=u: answers.append(harness.command("export bibtex", user=u, timeout=15)))
+            for u in ("U2", "U3")
+        ]
+        for ask in asks:
+            ask.start()
+        time.sleep(1.5)  # both asks are under way before the list can be read
+    for ask in asks:
+        ask.join(20)
+    harness.settle()
+    assert len(harness.standin.files) == 1, "one upload"
+    assert len(harness.standin.calls_to("files.getUploadURLExternal")) == 1
+    assert any("works again from" in a for a in answers), answers
