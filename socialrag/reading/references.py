@@ -10,9 +10,11 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import rispy
 from pybtex.database import BibliographyData, Entry, Person
+from pybtex.database.output.bibtex import Writer
 
 from socialrag.text import as_data
 
@@ -149,6 +151,20 @@ def _person(name: str) -> Person:
     return Person(f"{tex(family)}, {given}" if given else tex(family))
 
 
+_VERBATIM = frozenset({"url", "doi", "eprint"})  # read as written by biblatex and reference managers
+
+
+class _BibWriter(Writer):
+    """pybtex's writer, but an address or an identifier is written as it is: ``\\%`` or ``\\_`` in one would be part of
+    it to a reader. Their patterns (``Reference.link``, ``doi``, ``arxiv``) let no brace, quote or backslash in."""
+
+    def _write_field(self, stream: Any, type: str, value: str) -> None:
+        if type in _VERBATIM:
+            stream.write(f",\n    {type} = {self.quote(value)}")
+        else:
+            super()._write_field(stream, type, value)
+
+
 def to_bibtex(refs: Sequence[Reference]) -> str:
     """The list as BibTeX, written by pybtex; each title exactly as given, escaped for LaTeX, in braces that keep
     its capitals."""
@@ -172,7 +188,7 @@ def to_bibtex(refs: Sequence[Reference]) -> str:
             authors.append(Person("others"))  # BibTeX's own "and others": styles print "et al."
         persons = {"author": authors} if authors else {}
         data.add_entry(key, Entry(kind, fields=fields, persons=persons))
-    return str(data.to_string("bibtex"))
+    return str(_BibWriter(encoding="UTF-8").to_string(data))
 
 
 def _bib_name(name: str) -> str:

@@ -119,3 +119,21 @@ def test_a_paper_with_a_thousand_authors_lists_the_first_hundred() -> None:
     assert len(record["authors"]) == 100
     (item,) = json.loads(to_csl_json([ref]))
     assert len(item["author"]) == 100 and len(named(ref.authors)) == 100, "Zotero's creators are these too"
+
+
+def test_addresses_and_identifiers_are_written_as_they_are() -> None:
+    """A link's ``%``, ``_``, ``#``, ``~`` and ``&`` are part of the address: written escaped for LaTeX
+    (``\\%``, ``\\_``), biblatex and reference managers would read an address that does not exist."""
+    odd = Reference(
+        4,
+        "100% sure_ly",
+        (),
+        2024,
+        None,
+        "https://openreview.net/forum?id=ab_CD%20x&y=1#z~w",
+        {"doi": "10.1000/x_y%2F#1", "arxiv": "1706.03762"},
+    )
+    entry = bibtexparser.loads(to_bibtex([odd])).entries[0]
+    assert entry["url"] == "https://openreview.net/forum?id=ab_CD%20x&y=1#z~w"
+    assert entry["doi"] == "10.1000/x_y%2F#1" and entry["eprint"] == "1706.03762"
+    assert entry["title"] == r"{100\% sure\_ly}", "the title is still LaTeX"
