@@ -73,6 +73,12 @@ def _shown(text: str) -> str:
     return _JOINER.sub(_hidden_joiner, _CONTROL.sub("", text))
 
 
+def visible(text: str) -> str:
+    """``text`` without its invisible characters, and nothing else taken out: a right-to-left override in a
+    source's title would turn the rest of the line around ("saved by ..." read backwards)."""
+    return _shown(text)
+
+
 def _angle(m: re.Match[str]) -> str:
     inner = m.group(1)
     if inner[:1] in ("@", "!", "#"):

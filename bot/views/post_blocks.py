@@ -10,7 +10,7 @@ from typing import Any
 from socialrag.knowledge import display_reaction, is_click, is_emoji_name, normalize_emoji
 from socialrag.models import Digest, Draft
 from socialrag.recommender import MEMBER_TOKEN
-from socialrag.text import as_data, ascii_digits
+from socialrag.text import as_data, ascii_digits, visible
 
 
 def escape(text: str) -> str:
@@ -45,8 +45,8 @@ WEB_ADDRESS = re.compile(r"https?://[^\s/]", re.IGNORECASE)
 def link(url: str, label: str) -> str:
     """``<url|label>`` with the label escaped (and no ``|`` to split it); the bare label without a URL, or with an
     address that is not a web page's: a source's ``!channel``, ``@U1`` or ``mailto:`` would be markup of its own
-    (``<!channel|title>`` notifies the channel)."""
-    label = escape(label).replace("|", "¦")
+    (``<!channel|title>`` notifies the channel). Invisible characters of the label go (``visible``)."""
+    label = escape(visible(label)).replace("|", "¦")
     return f"<{safe_url(url)}|{label}>" if url and WEB_ADDRESS.match(url) else label
 
 

@@ -117,3 +117,13 @@ def test_a_digest_has_a_line_and_a_row_of_buttons_per_paper() -> None:
     assert all(b.get("text", {}).get("verbatim", True) for b in blocks if b["type"] == "section")
     assert build_digest_text(d).startswith("This week's 3 papers: <https://arxiv.org/abs/1706.03762|Paper &lt;7&gt;")
     assert digest_paper("paperping_feedback") is None and digest_paper("paperping_feedback:x") is None
+
+
+def test_a_linked_label_keeps_no_invisible_character() -> None:
+    """A source's title with a right-to-left override (U+202E) turned the rest of the line around wherever it was
+    linked: in `/paperping list`, "saved by ..." after it read backwards. Its letters stay; the override goes."""
+    from bot.views.post_blocks import link
+
+    shown = link("https://arxiv.org/abs/2401.00001", "Attention\u202e is all\u200b you need\u2066")
+    assert shown == "<https://arxiv.org/abs/2401.00001|Attention is all you need>", shown
+    assert link("", "a\u202eb") == "ab"
