@@ -134,7 +134,8 @@ def cmd_list(inv: Invocation) -> str:
         # an answer only the member who asked sees: a mention shows the name and notifies nobody
         who = ", ".join(f"<@{u}>" if MEMBER_ID.fullmatch(u) else "a member" for u in p.savers[:3])
         more = f" and {len(p.savers) - 3} more" if len(p.savers) > 3 else ""
-        lines.append(f"• {shown} — saved by {who}{more}, {p.saved_at:%d %b}")
+        year = f" {p.saved_at:%Y}" if p.saved_at.year != inv.now.year else ""  # a list that spans years says which
+        lines.append(f"• {shown} — saved by {who}{more}, {p.saved_at:%d %b}{year}")
     if page < pages:
         lines.append(f"`/paperping list {page + 1}` shows the next page.")
     return "\n".join(lines)

@@ -6,6 +6,7 @@ and sent to a Zotero group library (a stand-in of its Web API)."""
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from datetime import UTC, datetime, timedelta
@@ -60,6 +61,8 @@ def test_save_list_unsave_and_export(
     assert "reading list* (2 papers, page 1 of 1)" in listed
     assert listed.index("BERT") < listed.index("Attention"), "newest save first"
     assert "saved by <@U3>" in listed and "saved by <@U4>" in listed
+    assert "saved by <@U3>, 14 Nov 2023" in listed, "a save of another year says which"
+    assert re.search(r"saved by <@U4>, \d\d \w{3}$", listed, re.MULTILINE), "one of this year does not"
     assert "<https://aclanthology.org/N19-1423|BERT" in listed
     # the BibTeX upload parses back, with clean keys
     assert harness.command("export bibtex") == "Uploaded the reading list (2 papers) here."
