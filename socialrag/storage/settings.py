@@ -216,6 +216,20 @@ def upsert_member_setting(conn: psycopg.Connection, team_id: str, user_id: str, 
     return True
 
 
+def claim_picks_attempt(conn: psycopg.Connection, team_id: str, user_id: str, now: datetime) -> datetime | None:
+    """Mark a try of the member's picks under way from ``now``, unless one is already (another process's at
+    work, or one whose answer never came): None when this one is marked, else the try found. Under the row's
+    lock, so that the weekly run and `for-me now` at the same moment never both send."""
+    row = conn.execute(
+        "SELECT picks_attempt_at FROM member_settings WHERE team_id = %(t)s AND user_id = %(u)s FOR UPDATE",
+        {"t": team_id, "u": user_id},
+    ).fetchone()
+    if row is not None and row[0] is not None:
+        return row[0]
+    upsert_member_setting(conn, team_id, user_id, picks_attempt_at=now)
+    return None
+
+
 def load_emoji_overrides(conn: psycopg.Connection, team_id: str, channel_id: str) -> dict[str, Sentiment]:
     rows = conn.execute(
         "SELECT emoji, sentiment FROM emoji_sentiments WHERE team_id = %(t)s AND channel_id = %(c)s",

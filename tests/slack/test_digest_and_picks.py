@@ -506,3 +506,17 @@ def test_for_me_now_says_when_slack_may_have_taken_the_dm(harness: Harness, db: 
     assert "nothing was sent" not in answer, answer
     with db.connection() as conn:
         assert storage.settings.load_member_setting(conn, T, "U3").picks_attempt_at is not None, "looked for first"
+
+
+def test_picks_another_process_is_sending_are_not_sent_again(harness: Harness, db: Database, tmp_path: Path) -> None:
+    """The weekly run was sending U3's picks (its try marked a moment ago) when U3 typed `for-me now`: the command
+    took that try for one whose answer was lost, found no DM yet, and sent the picks a second time. Now a try under
+    way for less than five minutes is the other process's, and the member is told their picks are on the way."""
+    _quiet_picks(harness, db, tmp_path)
+    with db.connection() as conn:
+        storage.settings.upsert_member_setting(
+            conn, T, "U3", picks_attempt_at=datetime.now(UTC) - timedelta(seconds=30)
+        )
+    answer = harness.command("for-me now", user="U3", timeout=20)
+    assert "being sent right now" in answer, answer
+    assert _dms(harness) == [] and harness.standin.calls_to("conversations.history") == []

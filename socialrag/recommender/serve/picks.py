@@ -109,6 +109,7 @@ PICKS_HELD = timedelta(days=1)  # one the workspace refuses for good (its token,
 # a try whose answer never came is looked for in the member's DM; a look that still fails this long after the try
 # (the DM not readable: an install without ``im:history``) gives the try up, and the picks go again rather than never
 PICKS_LOOKED_FOR = timedelta(days=1)
+PICKS_IN_FLIGHT = timedelta(minutes=5)  # a try younger than this is another process's, still at work
 PICKS_RUN_SECONDS = 240.0  # a run of the weekly picks starts no member's after this; the rest go at the next run
 
 
@@ -142,6 +143,7 @@ class PicksOutlet(Protocol):
 
 
 NOTHING_TO_PICK_FROM = "You are in no channel with PaperPing yet, so I have nothing to pick from."
+BEING_SENT = "Your picks are being sent right now; they come in a direct message."
 NOTHING_NEW = (
     "I have nothing new to pick for you yet: share, react to, click or save papers in the channels you're in "
     "with PaperPing, and ask again."
@@ -149,32 +151,37 @@ NOTHING_NEW = (
 
 
 def send_picks(db: Database, find: FindPicks, outlet: PicksOutlet, team: str, user: str, now: datetime) -> str:
-    """Send the member their picks now; what happened, in a sentence for them. A try whose answer never came is
-    looked for first (``_look_for``), and recorded instead of sent twice. The member lists of their
+    """Send the member their picks now; what happened, in a sentence for them. The try is marked under way first
+    (``claim_picks_attempt``): one another process is at work on says so (``BEING_SENT``), and one whose answer
+    never came is looked for (``_look_for``), and recorded instead of sent twice. The member lists of their
     channels are read again, and Slack confirms the member is in each channel the message would draw from: it names
     only channels they are in."""
     with db.connection() as conn:
-        attempt = storage.settings.load_member_setting(conn, team, user).picks_attempt_at
+        attempt = storage.settings.claim_picks_attempt(conn, team, user, now)
+    if attempt is not None and abs(now - attempt) < PICKS_IN_FLIGHT:
+        return BEING_SENT  # the weekly run and `for-me now` at once: the other is sending them
     if attempt is not None:  # the last try's answer never came: Slack may have posted it all the same
         posted = _look_for(outlet, team, user, attempt, now)
         _record(db, team, user, posted or [], attempt)
         if posted is not None:
             return f"Sent you {len(posted)} papers in a direct message."
-    outlet.refresh(team, user, now)
-    found = confirmed_picks(db, find, outlet, team, user)
-    if not found.channels:
-        return NOTHING_TO_PICK_FROM
-    if not found.picks:
-        return NOTHING_NEW
-    with db.connection() as conn:
-        storage.settings.upsert_member_setting(conn, team, user, picks_attempt_at=now)
+        with db.connection() as conn:
+            if storage.settings.claim_picks_attempt(conn, team, user, now) is not None:
+                return BEING_SENT
     try:
-        outlet.send(team, user, found, now)
+        outlet.refresh(team, user, now)
+        found = confirmed_picks(db, find, outlet, team, user)
+        said = NOTHING_TO_PICK_FROM if not found.channels else NOTHING_NEW if not found.picks else None
+        if said is None:
+            outlet.send(team, user, found, now)
     except OutcomeUnknown:  # Slack may have posted it: the next try looks for it first
         raise
-    except Exception:  # a refusal, or no DM opened: nothing was posted
+    except Exception:  # a refusal, no DM opened, Slack or the ranking out of reach: nothing was posted
         _record(db, team, user, [], None)
         raise
+    if said is not None:
+        _record(db, team, user, [], None)
+        return said
     _record(db, team, user, [(p.like.paper_id, p.channel_id) for p in found.picks], now)
     return f"Sent you {len(found.picks)} papers in a direct message."
 
