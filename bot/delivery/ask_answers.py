@@ -30,6 +30,7 @@ ASK_COOLDOWN = timedelta(seconds=20)  # between two of a member's questions, whe
 ANSWER_SECONDS = 25.0  # an answer's time: reading the channels, then writing (the rest is Slack's)
 MAX_CHANNELS = 20  # channels one question searches at most (the panel without a channel in view)
 MAX_QUESTION = 500  # characters of a question that are read
+ASK_AGAIN = "You asked me a moment ago; ask again from"  # how a member asking within ASK_COOLDOWN is told
 NOT_SHARED = (
     "I can only answer about a channel that you and I are both in now. Ask in one of them, or open me from one."
 )
@@ -120,7 +121,7 @@ def memory_answer(
     with ctx.db.connection() as conn:
         cooling = storage.usage.take_cooldown(conn, team, user, "ask", now, ASK_COOLDOWN)
     if cooling is not None:
-        return f"You asked me a moment ago; ask again from {works_again(cooling)}."
+        return f"{ASK_AGAIN} {works_again(cooling)}."
     llm = recommender.llm_for(team, llm_channel)
     capped = llm_channel if llm_channel[:1] in ("C", "G") else None  # a DM's question: the member's cap alone
     if llm is not None:

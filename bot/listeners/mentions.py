@@ -17,7 +17,15 @@ from slack_bolt import Ack, App, BoltContext
 from slack_sdk import WebClient
 
 from bot.app_context import AppContext
-from bot.delivery.ask_answers import ANSWER_SECONDS, ASK_COOLDOWN, NOT_LISTED, answer_ask, llm_budget
+from bot.delivery.ask_answers import (
+    ANSWER_SECONDS,
+    ASK_AGAIN,
+    ASK_COOLDOWN,
+    MAX_QUESTION,
+    NOT_LISTED,
+    answer_ask,
+    llm_budget,
+)
 from bot.delivery.short_messages import post_text
 from bot.listeners.events import event_team
 from bot.slack.dedupe import mark_handled
@@ -42,19 +50,25 @@ def handle_mention(ctx: AppContext, client: WebClient, home: str, event: dict[st
     team = ctx.slack.channel_team(home, str(event.get("channel")))
     channel, ts = str(event.get("channel") or ""), str(event.get("ts") or "")
     thread = str(event.get("thread_ts") or "")
-    question = MENTION.sub(" ", str(event.get("text") or "")).strip()
+    question = " ".join(MENTION.sub(" ", str(event.get("text") or "")).split())[:MAX_QUESTION]
     if event.get("bot_id") or not channel or not ts:
         return
     if channel[:1] in ("C", "G"):  # a channel heard of first by a question is known from then on, as by a command
         ctx.slack.ensure_channel(client, team, channel)
     asker = str(event.get("user") or "")
+    if not question:  # a bare mention: how to ask, to the asker alone (a row of them posts nothing in the channel)
+        tell_asker(ctx, client, team, event, "hint", HINT)
+        return
     text = answer_in_papers_thread(ctx, team, channel, thread, asker, question) if thread else None
-    if text is None and question:  # outside a paper's thread: a question about what the channel read and discussed
+    if text is None:  # outside a paper's thread: a question about what the channel read and discussed
         text = answer_ask(ctx, client, team, asker, question, channel, llm_channel=channel)
     if text == NOT_LISTED:  # it says the asker is on the forget list: only to them, never in the channel's thread
         tell_asker(ctx, client, team, event, "not listed", text)
         return
-    post_text(ctx.pacer, client, channel, text or HINT, thread_ts=thread or ts)
+    if text.startswith(ASK_AGAIN):  # asked within 20 s: told when to ask again, privately, at most once a minute
+        tell_asker(ctx, client, team, event, "ask again", text)
+        return
+    post_text(ctx.pacer, client, channel, text, thread_ts=thread or ts)
 
 
 def answer_in_papers_thread(
@@ -78,7 +92,7 @@ def answer_in_papers_thread(
             return None
         cooling = storage.usage.take_cooldown(conn, team, asker, "ask", datetime.now(UTC), ASK_COOLDOWN)
     if cooling is not None:
-        return f"You asked me a moment ago; ask again from {works_again(cooling)}."
+        return f"{ASK_AGAIN} {works_again(cooling)}."
     llm = recommender.llm_for(team, channel) if recommender is not None else None
     if llm is not None:
         llm = llm.with_budget(lambda: llm_budget(ctx, team, channel, asker)).with_deadline(until)

@@ -135,8 +135,37 @@ def test_a_mention_outside_a_papers_thread_answers_from_the_channel(db: Database
                 "event_ts": "1700000200.000100",
             }
         )
-        hint = wait(lambda: [p for p in standin.posts if p.get("thread_ts") == "1700000200.000100"])[0]
-        assert "Mention me with a question" in hint["text"]
+        hint = wait(lambda: [p for p in standin.ephemeral if p.get("user") == "U2"])[0]
+        assert "Mention me with a question" in hint["text"], "a bare mention: how to ask, to the asker alone"
+        assert not [p for p in standin.posts if p.get("thread_ts") == "1700000200.000100"]
+    finally:
+        harness.stop()
+        standin.stop()
+
+
+def test_a_row_of_mentions_posts_one_answer_in_the_channel(db: Database, tmp_path: Path) -> None:
+    """Each mention within a member's 20 s, and each bare mention, was answered in the channel: a member (or a
+    script) sending thirty mentions made PaperPing post thirty messages where everyone reads, each a Slack call
+    from the channel's share. Now the channel gets the one answer; the member alone is told when to ask again and
+    how to ask, each at most once a minute."""
+    harness, standin = lab(db, tmp_path)
+    try:
+        for k in range(30):
+            ts = f"17000003{k:02d}.000100"
+            text = "<@UBOT> what have we read about tables?" if k % 2 == 0 else "<@UBOT>  <@UBOT>"
+            harness.event(
+                {"type": "app_mention", "channel": "C1", "user": "U2", "text": text, "ts": ts, "event_ts": ts}
+            )
+            if k == 0:  # the first is answered; the rest come within its 20 s
+                wait(lambda: [p for p in standin.posts if p.get("thread_ts") == "1700000300.000100"])
+            time.sleep(0.05)
+        wait(lambda: len(standin.ephemeral) >= 2 or None)
+        time.sleep(2.0)  # the rest of the row has been worked through
+        in_channel = [p for p in standin.posts if str(p.get("thread_ts", "")).startswith("17000003")]
+        assert len(in_channel) == 1 and "TaBERT" in in_channel[0]["text"], [p["text"][:60] for p in in_channel]
+        told = [p["text"][:25] for p in standin.ephemeral if p.get("user") == "U2"]
+        assert len(told) == len(set(told)) <= 3, told  # each reason once: when to ask again, how, and busy
+        assert "You asked me a moment ago" in told and "Mention me with a questio" in told, told
     finally:
         harness.stop()
         standin.stop()
