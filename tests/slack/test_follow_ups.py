@@ -56,6 +56,35 @@ def ts(at: datetime) -> str:
     return f"{at.timestamp():.0f}.000100"
 
 
+def versions_waiting(harness: Harness, db: Database, ids: list[str], now: datetime) -> None:
+    """U2 shared these arXiv papers 10, 11, ... days ago, and each has a new version's follow-up waiting."""
+    for k, arxiv_id in enumerate(ids):
+        harness.event(message_event(ts(now - (10 + k) * DAY), f"<https://arxiv.org/abs/{arxiv_id}>", user="U2"))
+    harness.ctx.channels.activate(T, "C1")
+    with db.connection() as conn:
+        papers = dict(conn.execute("SELECT value, paper_id FROM paper_ids WHERE scheme = 'arxiv'").fetchall())
+        for arxiv_id in ids:
+            detail = {"version": 2, "date": "2026-05-12", "url": f"https://arxiv.org/abs/{arxiv_id}v2"}
+            storage.follow_ups.record_follow_up(conn, T, "C1", papers[arxiv_id], "version", "2", detail, now)
+
+
+def two_acl_threads(
+    harness: Harness, db: Database, scholar: ScholarStandIn, now: datetime
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Two ACL papers shared 12 and 11 days ago, with their titles (what a lookup would have filled)."""
+    a, b = scholar.papers[0], scholar.papers[1]
+    for i, p in enumerate((a, b)):
+        harness.event(message_event(ts(now - (12 - i) * DAY), f"<https://aclanthology.org/{p['externalIds']['ACL']}/>"))
+    harness.ctx.channels.activate(T, "C1")
+    with db.connection() as conn:
+        for p in (a, b):
+            conn.execute(
+                "UPDATE papers p SET title = %s FROM paper_ids i WHERE i.paper_id = p.id AND i.value = %s",
+                (p["title"], p["externalIds"]["ACL"]),
+            )
+    return a, b
+
+
 def test_follow_ups_in_the_right_threads_and_none_twice(
     harness: Harness, db: Database, scholar: ScholarStandIn
 ) -> None:
@@ -170,16 +199,7 @@ def test_a_citer_missing_from_one_answer_is_not_new_when_it_comes_back(
     answers a's citations without a list, and another lists only some of them (a paper cited more often than it
     lists): when the citer is listed again it is not a new paper building on the threads (it used to be said)."""
     now = datetime.now(UTC).replace(microsecond=0)
-    a, b = scholar.papers[0], scholar.papers[1]
-    for i, p in enumerate((a, b)):
-        harness.event(message_event(ts(now - (12 - i) * DAY), f"<https://aclanthology.org/{p['externalIds']['ACL']}/>"))
-    harness.ctx.channels.activate(T, "C1")
-    with db.connection() as conn:
-        for p in (a, b):
-            conn.execute(
-                "UPDATE papers p SET title = %s FROM paper_ids i WHERE i.paper_id = p.id AND i.value = %s",
-                (p["title"], p["externalIds"]["ACL"]),
-            )
+    a, b = two_acl_threads(harness, db, scholar, now)
     old = {"paperId": "e" * 40, "externalIds": {}, "title": "Cites both", "year": 2020}
     other = {"paperId": "f" * 40, "externalIds": {}, "title": "Cites a only", "year": 2020}
     scholar.citations[a["paperId"]] = scholar.citations[b["paperId"]] = [old]
@@ -205,18 +225,10 @@ def test_a_citer_known_only_by_its_year_is_new_at_the_first_look_only_when_that_
     year that may have come out months before the share, the thread heard that a new paper builds on it. Its day
     is unknown, so only a later year says it is newer."""
     now = datetime.now(UTC).replace(microsecond=0)
-    a, b = scholar.papers[0], scholar.papers[1]
-    for i, p in enumerate((a, b)):
-        harness.event(message_event(ts(now - (12 - i) * DAY), f"<https://aclanthology.org/{p['externalIds']['ACL']}/>"))
-    harness.ctx.channels.activate(T, "C1")
+    a, b = two_acl_threads(harness, db, scholar, now)
     shared_in = (now - 12 * DAY).year
     made: dict[str, int] = {}
     with db.connection() as conn:
-        for p in (a, b):
-            conn.execute(
-                "UPDATE papers p SET title = %s FROM paper_ids i WHERE i.paper_id = p.id AND i.value = %s",
-                (p["title"], p["externalIds"]["ACL"]),
-            )
         for title, year in (("Cites both, same year", shared_in), ("Cites both, a year on", shared_in + 1)):
             made[title] = conn.execute(
                 "INSERT INTO papers (title, year, in_catalog) VALUES (%s, %s, true) RETURNING id", (title, year)
@@ -289,14 +301,7 @@ def test_a_batch_of_follow_ups_keeps_the_channels_weekly_cap(harness: Harness, d
 
     now = datetime.now(UTC).replace(microsecond=0)
     ids = [f"2402.0000{k}" for k in range(5)]
-    for k, arxiv_id in enumerate(ids):
-        harness.event(message_event(ts(now - (10 + k) * DAY), f"<https://arxiv.org/abs/{arxiv_id}>", user="U2"))
-    harness.ctx.channels.activate(T, "C1")
-    with db.connection() as conn:
-        papers = dict(conn.execute("SELECT value, paper_id FROM paper_ids WHERE scheme = 'arxiv'").fetchall())
-        for arxiv_id in ids:
-            detail = {"version": 2, "date": "2026-05-12", "url": f"https://arxiv.org/abs/{arxiv_id}v2"}
-            storage.follow_ups.record_follow_up(conn, T, "C1", papers[arxiv_id], "version", "2", detail, now)
+    versions_waiting(harness, db, ids, now)
     client = WebClient(token="xoxb-test", base_url=harness.standin.url)
     send = thread_replier(harness.ctx.pacer, lambda team: client)
     assert send_follow_ups(db, send, now) == PER_WEEK == 3
@@ -310,14 +315,7 @@ def test_follow_ups_turned_off_while_a_batch_is_sent_stop_at_once(harness: Harne
     second, loaded in the same batch, is not said (it used to be, the setting read only when the batch was)."""
     now = datetime.now(UTC).replace(microsecond=0)
     ids = ["2403.00001", "2403.00002"]
-    for k, arxiv_id in enumerate(ids):
-        harness.event(message_event(ts(now - (10 + k) * DAY), f"<https://arxiv.org/abs/{arxiv_id}>", user="U2"))
-    harness.ctx.channels.activate(T, "C1")
-    with db.connection() as conn:
-        papers = dict(conn.execute("SELECT value, paper_id FROM paper_ids WHERE scheme = 'arxiv'").fetchall())
-        for arxiv_id in ids:
-            detail = {"version": 2, "date": "2026-05-12", "url": f"https://arxiv.org/abs/{arxiv_id}v2"}
-            storage.follow_ups.record_follow_up(conn, T, "C1", papers[arxiv_id], "version", "2", detail, now)
+    versions_waiting(harness, db, ids, now)
     client = WebClient(token="xoxb-test", base_url=harness.standin.url)
     reply = thread_replier(harness.ctx.pacer, lambda team: client)
 
