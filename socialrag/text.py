@@ -68,15 +68,11 @@ def _hidden_joiner(m: re.Match[str]) -> str:
     return m.group(0) if shaping_joiner(m.string, m.start()) else ""
 
 
-def _shown(text: str) -> str:
-    """``text`` without its invisible characters (``_CONTROL``) and joiners that shape nothing."""
-    return _JOINER.sub(_hidden_joiner, _CONTROL.sub("", text))
-
-
 def visible(text: str) -> str:
-    """``text`` without its invisible characters, and nothing else taken out: a right-to-left override in a
-    source's title would turn the rest of the line around ("saved by ..." read backwards)."""
-    return _shown(text)
+    """``text`` without its invisible characters (``_CONTROL``) and joiners that shape nothing, and nothing else
+    taken out: a right-to-left override in a source's title would turn the rest of the line around ("saved by ..."
+    read backwards)."""
+    return _JOINER.sub(_hidden_joiner, _CONTROL.sub("", text))
 
 
 def _angle(m: re.Match[str]) -> str:
@@ -99,7 +95,7 @@ def as_data(text: str | None) -> str:
     spaces folded. Markup nested deeper than ``MOST_PASSES`` layers keeps none of its angle brackets."""
     if not text:
         return ""
-    out, settled = _settle(_shown(text))
+    out, settled = _settle(visible(text))
     if not settled:
         # deeper than any real message nests: a crafted one (``<!here|<a|<a|...x>x>>``), whose brackets all go,
         # so that no layer left over can close into markup; what remains is cleaned as usual
@@ -111,7 +107,7 @@ def without_fence(text: str) -> str:
     """``text`` with invisible control characters and the prompts' data fence (``<<<``, ``>>>`` and lookalikes)
     dropped, and nothing else: what the model wrote from others' words, fed to a later prompt, keeps its member
     tokens and lines but cannot close that prompt's fence."""
-    return _FENCE.sub("", _shown(text))
+    return _FENCE.sub("", visible(text))
 
 
 def _settle(text: str) -> tuple[str, bool]:

@@ -56,7 +56,7 @@ def take_post_ask(inv: Invocation, s: storage.settings.ChannelSettings, command:
     ``NOW_COOLDOWN``: an ask whose search found nothing to post cost as much as one that posted, so it keeps the
     channel's bound too (else each ask opens a search of every source, one after another)."""
     with inv.ctx.db.connection() as conn:
-        asked = storage.settings.take_post_ask(conn, inv.team, inv.channel, inv.now, NOW_COOLDOWN)
+        asked = storage.settings.take_ask(conn, inv.team, inv.channel, inv.now, NOW_COOLDOWN)
     if asked is None:
         return None
     again = works_again(asked + NOW_COOLDOWN)

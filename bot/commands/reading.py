@@ -151,7 +151,7 @@ def parse_export(name: str, args: tuple[str, ...], rest: str) -> Command:
 def cmd_export(inv: Invocation) -> str:
     fmt = inv.args[0]
     with inv.ctx.db.connection() as conn:  # taken first, in one statement: two asks at once never both upload,
-        asked = storage.settings.take_post_ask(  # and an ask in the cooldown reads nothing of the list
+        asked = storage.settings.take_ask(  # and an ask in the cooldown reads nothing of the list
             conn, inv.team, inv.channel, inv.now, EXPORT_COOLDOWN, column="export_asked_at"
         )
     if asked is not None:

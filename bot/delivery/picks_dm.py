@@ -21,6 +21,7 @@ from socialrag.errors import OutcomeUnknown, SourceError
 from socialrag.recommender import PICKS_EVERY, Picks, PicksRefused, Recommender
 from socialrag.recommender import send_due_picks as decide_due_picks
 from socialrag.recommender import send_picks as decide_picks
+from socialrag.text import ascii_digits
 
 EVERY = PICKS_EVERY
 EVENT_TYPE = "paperping_picks"  # the DM's metadata: its try and its (paper, channel) picks
@@ -178,7 +179,7 @@ def sent_picks(msg: dict[str, Any], key: str) -> list[tuple[int, str]] | None:
     found = []
     for item in payload["picks"][:MOST_PICKS]:
         paper, _, channel = str(item).partition(":")
-        if paper.isascii() and paper.isdigit() and len(paper) < 19 and CHANNEL_ID.fullmatch(channel):
+        if ascii_digits(paper) and len(paper) < 19 and CHANNEL_ID.fullmatch(channel):
             found.append((int(paper), channel))
     return found
 

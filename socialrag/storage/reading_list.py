@@ -160,8 +160,7 @@ def bind_zotero_group(conn: psycopg.Connection, team_id: str, group_id: str) -> 
         "INSERT INTO zotero_groups (group_id, team_id) VALUES (%(g)s, %(t)s) ON CONFLICT (group_id) DO NOTHING",
         {"g": group_id, "t": team_id},
     )
-    row = conn.execute("SELECT team_id FROM zotero_groups WHERE group_id = %(g)s", {"g": group_id}).fetchone()
-    return str(row[0]) if row else team_id
+    return load_zotero_group_owner(conn, group_id) or team_id
 
 
 def load_zotero_group_owner(conn: psycopg.Connection, group_id: str) -> str | None:
@@ -172,7 +171,7 @@ def load_zotero_group_owner(conn: psycopg.Connection, group_id: str) -> str | No
 
 def move_zotero_group(conn: psycopg.Connection, group_id: str, team_id: str) -> str | None:
     """The operator gives a group library to another workspace; returns the one that held it (None: none)."""
-    row = conn.execute("SELECT team_id FROM zotero_groups WHERE group_id = %(g)s", {"g": group_id}).fetchone()
+    before = load_zotero_group_owner(conn, group_id)
     conn.execute(
         """
         INSERT INTO zotero_groups (group_id, team_id) VALUES (%(g)s, %(t)s)
@@ -180,7 +179,7 @@ def move_zotero_group(conn: psycopg.Connection, group_id: str, team_id: str) -> 
         """,
         {"g": group_id, "t": team_id},
     )
-    return str(row[0]) if row else None
+    return before
 
 
 def load_zotero_done(conn: psycopg.Connection, team_id: str, channel_id: str, group_id: str, now: datetime) -> set[int]:

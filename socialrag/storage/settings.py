@@ -135,7 +135,7 @@ def load_channel_settings(conn: psycopg.Connection, team_id: str, channel_id: st
 ASKS = ("post_asked_at", "export_asked_at")  # the channel's asks with a cooldown: `now`, `export`
 
 
-def take_post_ask(
+def take_ask(
     conn: psycopg.Connection,
     team_id: str,
     channel_id: str,
@@ -168,7 +168,7 @@ def take_post_ask(
 
 
 def give_back_ask(conn: psycopg.Connection, team_id: str, channel_id: str, taken: datetime, column: str) -> None:
-    """Undo ``take_post_ask`` when nothing came of the ask, unless a later ask has taken it since."""
+    """Undo ``take_ask`` when nothing came of the ask, unless a later ask has taken it since."""
     if column not in ASKS:
         raise ValueError(f"unknown ask {column!r}")
     conn.execute(  # the column is one of ASKS (checked above), never input

@@ -47,10 +47,7 @@ LAST_COPY_REFUSED = "#last-copy-refused"  # an event id with this after it: Slac
 def record_last_copy_refused(conn: psycopg.Connection, event_id: str, team_id: str | None) -> None:
     """Slack's last copy of an event came while another copy was at work and was refused: Slack sends it no more,
     so the copy at work is the last chance. Kept as a row of its own (handled, pruned with the event's)."""
-    conn.execute(
-        "INSERT INTO processed_events (event_id, team_id) VALUES (%(e)s, %(t)s) ON CONFLICT DO NOTHING",
-        {"e": event_id + LAST_COPY_REFUSED, "t": team_id},
-    )
+    record_event(conn, event_id + LAST_COPY_REFUSED, team_id)
 
 
 def last_copy_refused(conn: psycopg.Connection, event_id: str) -> bool:
