@@ -73,7 +73,8 @@ def follow_author(
 
 
 def unfollow_author(conn: psycopg.Connection, team_id: str, channel_id: str, s2_author_id: str) -> str | None:
-    """The channel stops following the author; the name it followed, or None when it did not."""
+    """The channel stops following the author; the name it followed, or None when it did not. A waiting paper
+    the author wrote with another author the channel still follows keeps waiting, under that one's name."""
     row = conn.execute(
         """
         DELETE FROM followed_authors WHERE team_id = %(t)s AND channel_id = %(c)s AND s2_author_id = %(a)s
@@ -81,6 +82,19 @@ def unfollow_author(conn: psycopg.Connection, team_id: str, channel_id: str, s2_
         """,
         {"t": team_id, "c": channel_id, "a": s2_author_id},
     ).fetchone()
+    conn.execute(  # a paper is noted once a channel, under the first followed author its ask found
+        """
+        UPDATE author_news n SET s2_author_id = still.s2_author_id
+          FROM (SELECT DISTINCT ON (pa.paper_id) pa.paper_id, f.s2_author_id
+                  FROM paper_authors pa JOIN authors a ON a.id = pa.author_id
+                  JOIN followed_authors f ON f.s2_author_id = a.s2_author_id
+                 WHERE f.team_id = %(t)s AND f.channel_id = %(c)s
+                 ORDER BY pa.paper_id, pa.position) still
+         WHERE still.paper_id = n.paper_id AND n.team_id = %(t)s AND n.channel_id = %(c)s
+           AND n.s2_author_id = %(a)s AND n.kind = 'followed' AND n.status = 'waiting'
+        """,
+        {"t": team_id, "c": channel_id, "a": s2_author_id},
+    )
     conn.execute(
         """
         UPDATE author_news SET status = 'dropped' WHERE team_id = %(t)s AND channel_id = %(c)s
@@ -205,10 +219,12 @@ def load_waiting_followed(conn: psycopg.Connection, team_id: str, channel_id: st
 def mark_news_posted(
     conn: psycopg.Connection, team_id: str, channel_id: str, paper_ids: Sequence[int], at: datetime
 ) -> None:
-    """The papers went to the channel (a post, a digest or an announcement): no longer waiting."""
+    """The papers went to the channel (a post, a digest or an announcement): no longer waiting. A member's own
+    paper that went out as a pick was not announced: it does not count against the week's announcements."""
     conn.execute(
         """
-        UPDATE author_news SET status = 'posted', posted_at = %(at)s
+        UPDATE author_news SET status = CASE kind WHEN 'member' THEN 'dropped' ELSE 'posted' END,
+               posted_at = %(at)s
          WHERE team_id = %(t)s AND channel_id = %(c)s AND paper_id = ANY(%(p)s::bigint[]) AND status = 'waiting'
         """,
         {"t": team_id, "c": channel_id, "p": list(paper_ids), "at": at},

@@ -302,3 +302,60 @@ def test_an_author_followed_by_orcid_is_unfollowed_by_it(
     assert "no longer follows Ada Byron" in answer, answer
     with db.connection() as conn:
         assert storage.followed_authors.load_followed(conn, T, "C1") == []
+
+
+def test_a_paper_by_two_followed_authors_waits_while_either_is_followed(
+    harness: Harness, db: Database, scholar: ScholarStandIn
+) -> None:
+    """A new paper by two authors the channel follows is noted once, under the first whose ask found it.
+    Unfollowing that one dropped the paper, though the channel still followed the other. Now it waits under the
+    other's name, and goes only when neither is followed."""
+    channels(harness, db, "C1")
+    earlier = {a: by(scholar.papers[i], a, n) for i, (a, n) in enumerate(((ADA, "Ada"), (GRAHAM, "Graham")), 10)}
+    scholar.authors = {a: {"name": "x", "papers": [p]} for a, p in earlier.items()}
+    joint = by(scholar.papers[12], ADA, "Ada Byron")
+    joint["authors"].insert(1, {"authorId": GRAHAM, "name": "Graham Neubig"})
+    for author in (ADA, GRAHAM):
+        follow(db, "C1", author, AS_OF - DAY)
+    s2 = SemanticScholar(scholar.url, min_interval=0)
+    assert check_authors(db, [s2], AS_OF, DAY) == 0, "the first look"
+    for author in (ADA, GRAHAM):
+        scholar.authors[author]["papers"].append(joint)
+    assert check_authors(db, [s2], AS_OF + DAY + timedelta(minutes=1), DAY) == 1, "noted once"
+    with db.connection() as conn:
+        ((paper, (first,)),) = storage.followed_authors.load_waiting_followed(conn, T, "C1").items()
+        storage.followed_authors.unfollow_author(conn, T, "C1", first)
+        other = GRAHAM if first == ADA else ADA
+        assert storage.followed_authors.load_waiting_followed(conn, T, "C1") == {paper: [other]}
+        storage.followed_authors.unfollow_author(conn, T, "C1", other)
+        assert storage.followed_authors.load_waiting_followed(conn, T, "C1") == {}
+
+
+def test_a_members_paper_posted_as_a_pick_is_not_one_of_the_weeks_announcements(
+    harness: Harness, db: Database, scholar: ScholarStandIn
+) -> None:
+    """A member's new paper that the channel, following them too, got as a pick at its slot was marked as
+    announced: it counted against the channel's three announcements a week, and a third paper of the group's
+    waited a week. Now only announcements count."""
+    channels(harness, db, "C1")
+    with db.connection() as conn:
+        storage.workspaces.add_channel_member(conn, T, "C1", "U1")
+    online(harness, db, scholar)
+    papers = [by(p, GRAHAM, "Graham Neubig") for p in scholar.papers[10:15]]
+    scholar.authors = {GRAHAM: {"name": "Graham Neubig", "papers": papers[:1]}}
+    harness.command(f"link-author {GRAHAM}", user="U1")
+    assert "Done" in harness.command("my-papers on", user="U1")
+    assert "Done: this channel follows" in harness.command(f"follow {GRAHAM}", user="U1")
+    s2 = SemanticScholar(scholar.url, min_interval=0)
+    assert check_authors(db, [s2], AS_OF, DAY) == 0
+    scholar.authors[GRAHAM]["papers"] += papers[1:]
+    assert check_authors(db, [s2], AS_OF + DAY + timedelta(minutes=1), DAY) == 8, "four papers, two reasons"
+    with db.connection() as conn:  # the channel's slot posts the first as a followed author's paper
+        picked = min(storage.followed_authors.load_waiting_followed(conn, T, "C1"))
+        storage.followed_authors.mark_news_posted(conn, T, "C1", [picked], AS_OF + DAY)
+    client = WebClient(token="xoxb-test", base_url=harness.standin.url)
+    poster = news_poster(harness.ctx.pacer, lambda team: client)
+    assert announce_member_papers(db, poster, AS_OF + DAY + timedelta(hours=1)) == 3, "the three not picked"
+    with db.connection() as conn:
+        sent = conn.execute("SELECT count(*) FROM author_news WHERE kind = 'member' AND status = 'posted'").fetchone()
+    assert sent == (3,), "the pick is not an announcement"
