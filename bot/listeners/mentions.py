@@ -32,7 +32,7 @@ from bot.slack.dedupe import mark_handled
 from bot.views.post_blocks import works_again
 from bot.views.replies import answer_blocks
 from socialrag import storage
-from socialrag.recommender import read_question, write_thread_answer
+from socialrag.recommender import read_question, thread_paper, write_thread_answer
 
 log = logging.getLogger(__name__)
 
@@ -86,13 +86,15 @@ def answer_in_papers_thread(
     if recommender is not None:  # a question's meaning, when the paper's passages have vectors
         embedder = recommender.embedder
         encode = lambda text: np.asarray(embedder.encode([text])[0], dtype=np.float32)  # noqa: E731
-    with ctx.db.connection() as conn:
-        asked = read_question(conn, model, team, channel, thread, question, datetime.now(UTC), encode=encode)
-        if isinstance(asked, str):
+    with ctx.db.connection() as conn:  # the cooldown is taken before the question is read: a row of mentions
+        paper = thread_paper(conn, team, channel, thread, question)  # reads no more than the thread's papers
+        if paper is None:
             return None
         cooling = storage.usage.take_cooldown(conn, team, asker, "ask", datetime.now(UTC), ASK_COOLDOWN)
     if cooling is not None:
         return f"{ASK_AGAIN} {works_again(cooling)}."
+    with ctx.db.connection() as conn:
+        asked = read_question(conn, model, team, channel, thread, paper, question, datetime.now(UTC), encode=encode)
     llm = recommender.llm_for(team, channel) if recommender is not None else None
     if llm is not None:
         llm = llm.with_budget(lambda: llm_budget(ctx, team, channel, asker)).with_deadline(until)

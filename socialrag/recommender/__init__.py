@@ -74,6 +74,7 @@ if TYPE_CHECKING:
         answer_question,
         read_question,
         share_context,
+        thread_paper,
         write_thread_answer,
     )
     from socialrag.recommender.serve.thread_follow_ups import FollowUpNote, SendFollowUp, send_follow_ups

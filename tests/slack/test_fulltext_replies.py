@@ -85,3 +85,45 @@ def test_a_thread_question_gets_the_passage_and_a_history_question_finds_the_bod
         storage.settings.upsert_channel_setting(conn, "T0LAB", "C1", fulltext=False)
     plain = mention(harness, standin, "which datasets do they evaluate on?", t("2021-01-12"))
     assert "no language model is configured" in plain and "From *" not in plain
+
+
+class CountingEmbedder(CachedEmbedder):
+    """The real model, counting the texts it is asked to encode."""
+
+    texts = 0
+
+    def encode(self, texts, *, batch_size: int = 64):  # type: ignore[no-untyped-def]
+        type(self).texts += len(texts)
+        return super().encode(texts, batch_size=batch_size)
+
+
+def test_a_question_within_the_members_wait_reads_nothing_of_the_paper(read_lab: Any) -> None:
+    """In a paper's thread, a question was read whole (the channel's context, the paper's passages, the question's
+    vector) before the member's 20 s were checked, so a row of mentions there cost that work each time. Now the
+    wait is checked first: a question within it is told when to ask again, and nothing of the paper is read."""
+    harness, standin = read_lab
+    embedder = CountingEmbedder()
+    harness.ctx.recommender = Recommender(harness.settings, harness.db, embedder=embedder)
+    with harness.db.connection() as conn:  # the passages' vectors, as the full-text worker writes them
+        todo = storage.fulltext.load_passages_to_embed(conn, embedder.model_name, 100)
+        vectors = embedder.encode([p.text for p in todo])
+        storage.fulltext.ensure_passage_index(conn, embedder.model_name, int(vectors.shape[1]))
+        rows = [(p.paper_id, p.n, v) for p, v in zip(todo, vectors, strict=True)]
+        storage.fulltext.upsert_passage_vectors(conn, embedder.model_name, rows)
+    CountingEmbedder.texts = 0
+    answer = mention(harness, standin, "which datasets do they evaluate on?", t("2021-01-10"))
+    assert "From *4.1 Datasets*" in answer and CountingEmbedder.texts > 0, "the question's vector"
+    encoded, posts = CountingEmbedder.texts, len(standin.posts)
+    for k in range(5):  # within the 20 s: no cooldown is cleared
+        ts = f"{t('2021-01-10') + k + 1:.6f}"
+        event = {"type": "app_mention", "channel": "C1", "user": "U3", "text": f"<@UBOT> which datasets, take {k}?"}
+        harness.event(event | {"ts": ts, "event_ts": ts, "thread_ts": ROOT})
+    for _ in range(200):
+        if any(p.get("user") == "U3" for p in standin.ephemeral):
+            break
+        time.sleep(0.05)
+    harness.settle()
+    told = [p["text"] for p in standin.ephemeral if p.get("user") == "U3"]
+    assert told and told[0].startswith("You asked me a moment ago"), told
+    assert len(standin.posts) == posts, "nothing in the thread"
+    assert CountingEmbedder.texts == encoded, "no question was read"

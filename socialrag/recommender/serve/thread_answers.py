@@ -5,12 +5,13 @@ it is closest to, the authors and venues the group discussed, how the group rece
 paper's gist, in short lines verified like posts; it says nothing when nothing grounded links it. Nobody is
 @-mentioned: members are named in plain text.
 
-A question in a paper's thread is answered in two steps, so that no transaction stays open while the LLM writes:
-``read_question`` reads all the answer needs, then ``write_thread_answer`` answers from the paper's full text when
-PaperPing has read it (``fulltext_answers``: the passage it rests on quoted, with its section), otherwise from the
-paper's title, abstract and tldr and the thread so far, with the LLM when one is configured, verified like posts
-(no member, no link but the paper's own, no number the paper and the thread do not hold). Without an LLM, or when
-the answer fails the check, it says so and shows the abstract and the related threads of the channel.
+A question in a paper's thread is answered in steps, so that no transaction stays open while the LLM writes:
+``thread_paper`` finds the paper (cheaply, before the member's cooldown is taken), ``read_question`` reads all
+the answer needs, then ``write_thread_answer`` answers from the paper's full text when PaperPing has read it
+(``fulltext_answers``: the passage it rests on quoted, with its section), otherwise from the paper's title,
+abstract and tldr and the thread so far, with the LLM when one is configured, verified like posts (no member, no
+link but the paper's own, no number the paper and the thread do not hold). Without an LLM, or when the answer
+fails the check, it says so and shows the abstract and the related threads of the channel.
 """
 
 from __future__ import annotations
@@ -177,24 +178,39 @@ class ThreadQuestion:
     allowed: Allowed
 
 
+@dataclass(frozen=True)
+class ThreadPaper:
+    """The paper a question in a thread is about, and every paper shared at the thread's start."""
+
+    info: PaperInfo
+    paper_ids: tuple[int, ...]
+
+
+def thread_paper(
+    conn: psycopg.Connection, team_id: str, channel_id: str, thread_ts: str, question: str
+) -> ThreadPaper | None:
+    """The paper a question in the thread at ``thread_ts`` is about; None when no paper with a title is shared
+    there. Reads only the thread's own papers, so that it can be asked before the member's cooldown is taken."""
+    paper_ids = storage.messages.load_message_paper_ids(conn, team_id, channel_id, thread_ts)
+    info = _pick_paper(storage.context_rows.load_paper_infos(conn, paper_ids), question)
+    return None if info is None else ThreadPaper(info, tuple(paper_ids))
+
+
 def read_question(
     conn: psycopg.Connection,
     model: str,
     team_id: str,
     channel_id: str,
     thread_ts: str,
+    paper: ThreadPaper,
     question: str,
     asked_at: datetime,
     encode: Encode | None = None,
-) -> ThreadQuestion | str:
-    """What the question asked in the thread at ``thread_ts`` is answered from (its paper's full text searched
-    by meaning too, with ``encode`` and the passages' vectors), or why there is nothing to answer it from. Only
-    reads: the caller lets the connection go before ``write_thread_answer`` asks the LLM."""
-    paper_ids = storage.messages.load_message_paper_ids(conn, team_id, channel_id, thread_ts)
-    infos = storage.context_rows.load_paper_infos(conn, paper_ids)
-    info = _pick_paper(infos, question)
-    if info is None:
-        return "no paper"
+) -> ThreadQuestion:
+    """What the question asked in the thread at ``thread_ts`` about its ``paper`` is answered from (the paper's
+    full text searched by meaning too, with ``encode`` and the passages' vectors). Only reads: the caller lets the
+    connection go before ``write_thread_answer`` asks the LLM."""
+    info, paper_ids = paper.info, list(paper.paper_ids)
     identities = storage.papers.load_identities(conn, [info.paper_id])
     url = paper_url(identities.get(info.paper_id, {}), info.url)
     ctx = load_channel_context(conn, team_id, channel_id, asked_at, model)
@@ -269,5 +285,9 @@ def answer_question(
 ) -> Answer | str:
     """``read_question`` then ``write_thread_answer`` on one connection, for callers with no slow LLM to wait on
     (the demo, replays); the service reads, lets its connection go, then asks the LLM."""
-    asked = read_question(conn, model, team_id, channel_id, thread_ts, question, asked_at, encode)
-    return asked if isinstance(asked, str) else write_thread_answer(asked, llm)
+    paper = thread_paper(conn, team_id, channel_id, thread_ts, question)
+    if paper is None:
+        return "no paper"
+    return write_thread_answer(
+        read_question(conn, model, team_id, channel_id, thread_ts, paper, question, asked_at, encode), llm
+    )
