@@ -55,8 +55,9 @@ class Reference:
 
 
 def clean(text: str | None, limit: int = 1000) -> str:
-    """A field's text for Slack or a citation key: markup and control characters out, on one line."""
-    return as_data(text or "")[:limit]
+    """A field's text for Slack or a citation key: markup and control characters out, on one line. Only the
+    start of a long text is read (a name of 1 MB from a source costs no more than one of 200 characters)."""
+    return as_data((text or "")[: limit * 2])[:limit]
 
 
 def exact(text: str | None, limit: int = 1000) -> str:
@@ -86,6 +87,7 @@ def citation_keys(refs: Sequence[Reference]) -> list[str]:
     (``vaswani2017attention``); ``a``, ``b``... after a key already used; ``paper`` + id when nothing is known."""
     keys: list[str] = []
     used: set[str] = set()
+    tried: dict[str, int] = {}  # suffixes already taken after a key: thousands of one key stay linear
     for ref in refs:
         family = _ascii_word(split_name(ref.authors[0])[0]) if ref.authors else ""
         words = [_ascii_word(w) for w in clean(ref.title).split()]
@@ -93,18 +95,24 @@ def citation_keys(refs: Sequence[Reference]) -> list[str]:
         key = f"{family}{ref.year or ''}{word}" or f"paper{ref.paper_id}"
         if not key[0].isalpha():
             key = "p" + key
-        base, n = key, 0
+        base, n = key, tried.get(key, 0)
         while key in used:
             key = base + _suffix(n)
             n += 1
+        tried[base] = n
         used.add(key)
         keys.append(key)
     return keys
 
 
 def _suffix(n: int) -> str:
-    letters = "abcdefghijklmnopqrstuvwxyz"
-    return letters[n] if n < 26 else f"{letters[n // 26 - 1]}{letters[n % 26]}"
+    """``a`` ... ``z``, ``aa`` ... ``zz``, ``aaa`` ...: one for any n (a long list may hold a key 703 times)."""
+    letters, out = "abcdefghijklmnopqrstuvwxyz", ""
+    n += 1
+    while n:
+        n, r = divmod(n - 1, 26)
+        out = letters[r] + out
+    return out
 
 
 # what pybtex's LaTeX encoding (latexcodec) leaves as it is and BibTeX would read as markup; it escapes % & # _ ~
@@ -210,7 +218,9 @@ def to_ris(refs: Sequence[Reference]) -> str:
             "title": exact(ref.title),
         }
         if named(ref.authors):
-            record["authors"] = [exact(a if _ORGANISATION.search(a) else _bib_name(a), 200) for a in named(ref.authors)]
+            record["authors"] = [
+                exact(a if _ORGANISATION.search(exact(a, 200)) else _bib_name(a), 200) for a in named(ref.authors)
+            ]
         if ref.year:
             record["year"] = str(ref.year)
         if ref.venue:

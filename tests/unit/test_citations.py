@@ -4,6 +4,7 @@ CSL-JSON; a hostile title or name stays inside its field."""
 from __future__ import annotations
 
 import json
+import time
 
 import bibtexparser
 
@@ -137,3 +138,23 @@ def test_addresses_and_identifiers_are_written_as_they_are() -> None:
     assert entry["url"] == "https://openreview.net/forum?id=ab_CD%20x&y=1#z~w"
     assert entry["doi"] == "10.1000/x_y%2F#1" and entry["eprint"] == "1706.03762"
     assert entry["title"] == r"{100\% sure\_ly}", "the title is still LaTeX"
+
+
+def test_a_key_shared_by_hundreds_of_papers_stays_distinct() -> None:
+    """Past ``zz`` (703 papers of one first author, year and first word, or of none) the keys go on to ``aaa``."""
+    keys = citation_keys([Reference(i, "Untitled") for i in range(2000)])
+    assert len(set(keys)) == 2000
+    assert keys[:3] == ["untitled", "untitleda", "untitledb"] and keys[703] == "untitledaaa"
+
+
+def test_fields_of_a_megabyte_are_read_only_as_far_as_they_are_written() -> None:
+    """A source's title, venue and 150 names of 1 MB each: every format is written in moments, each field capped."""
+    mb = 1_000_000
+    names = tuple(("Open Consortium " if i % 2 else "Ann ") + "^" * mb for i in range(150))
+    huge = Reference(9, "\\" * mb, names, 2020, "}" * mb, None, {})
+    for fmt in ("bibtex", "ris", "csl-json"):
+        started = time.monotonic()
+        text = render([huge, ATTENTION], fmt)
+        assert time.monotonic() - started < 5, fmt
+        assert len(text.encode()) < 500_000, fmt
+    assert len(bibtexparser.loads(render([huge, ATTENTION], "bibtex")).entries) == 2
