@@ -23,6 +23,11 @@ PAGE = 10  # papers a page of `/paperping list`
 MEMBER_ID = re.compile(r"[UW][A-Z0-9]{1,20}")
 EXPORT_FORMATS = ("bibtex", "ris")
 EXPORT_COOLDOWN = timedelta(minutes=10)  # between two uploads of the list in a channel
+# papers in one upload, the newest on the list: years of a busy channel's saves, read with one LIMIT, a file of
+# about 1.5 MB (some 300 bytes a paper) that renders in a second or two and that a reference manager imports at once.
+# Each field written is capped (``references.exact``), so one paper is at most some 0.4 MB even when its stored
+# metadata is hostile. The operator's `paperping export` writes the whole list.
+EXPORT_MOST = 5000
 
 
 def parse_link(name: str, args: tuple[str, ...], rest: str) -> Command:
@@ -154,16 +159,22 @@ def cmd_export(inv: Invocation) -> str:
         asked = storage.settings.take_ask(  # and an ask in the cooldown reads nothing of the list
             conn, inv.team, inv.channel, inv.now, EXPORT_COOLDOWN, column="export_asked_at"
         )
-    if asked is not None:
+    if asked is not None:  # taken when that ask began: its upload may still be under way
         again = works_again(asked + EXPORT_COOLDOWN)
-        return f"I uploaded the reading list here at {asked:%H:%M} UTC; `/paperping export` works again from {again}."
+        return (
+            f"The reading list was exported here at {asked:%H:%M} UTC (a long list may still be uploading); "
+            f"`/paperping export` works again from {again}."
+        )
     with inv.ctx.db.connection() as conn:
-        refs = load_references(conn, inv.team, inv.channel)
+        total = storage.reading_list.count_reading_list(conn, inv.team, inv.channel, READING_LIST_EMOJI)
+        refs = load_references(conn, inv.team, inv.channel, newest=EXPORT_MOST) if total else []
         if not refs:
             storage.settings.give_back_ask(conn, inv.team, inv.channel, inv.now, "export_asked_at")
     if not refs:
         return "The reading list is empty, so there is nothing to export yet."
-    title = f"Reading list ({len(refs)} papers, {'BibTeX' if fmt == 'bibtex' else 'RIS'})"
+    capped = total > EXPORT_MOST
+    which = f"the newest {len(refs):,} of {total:,} papers" if capped else f"{len(refs):,} papers"
+    title = f"Reading list ({which}, {'BibTeX' if fmt == 'bibtex' else 'RIS'})"
     listed = Upload(f"reading-list.{EXTENSIONS[fmt]}", render(refs, fmt).encode(), title)
     try:
         upload_files(
@@ -184,7 +195,9 @@ def cmd_export(inv: Invocation) -> str:
         if "missing_scope" in str(exc):
             return "I can't upload files yet: an admin needs to reinstall PaperPing so it gets `files:write`."
         return f"The upload failed ({quote(str(exc), 200)}); nothing was posted."
-    return f"Uploaded the reading list ({len(refs)} papers) here."
+    if capped:
+        return f"Uploaded the newest {len(refs):,} of the reading list's {total:,} papers here."
+    return f"Uploaded the reading list ({len(refs):,} papers) here."
 
 
 def parse_zotero(name: str, args: tuple[str, ...], rest: str) -> Command:

@@ -13,11 +13,16 @@ from socialrag.recommender.explain.generate import paper_url
 
 
 def load_references(
-    conn: psycopg.Connection, team_id: str, channel_id: str, leave_out: Collection[int] = ()
+    conn: psycopg.Connection,
+    team_id: str,
+    channel_id: str,
+    leave_out: Collection[int] = (),
+    *,
+    newest: int | None = None,
 ) -> list[Reference]:
     """Every paper on the channel's list but those of ``leave_out`` (their metadata is not read), oldest save first,
-    as the stored metadata knows it."""
-    ids = storage.reading_list.load_saved_ids(conn, team_id, channel_id, READING_LIST_EMOJI)
+    as the stored metadata knows it; with ``newest``, only that many, those saved last (the others are not read)."""
+    ids = storage.reading_list.load_saved_ids(conn, team_id, channel_id, READING_LIST_EMOJI, newest=newest)
     return references(conn, [i for i in ids if i not in leave_out])
 
 

@@ -60,15 +60,31 @@ def load_reading_list(
     papers = [SavedPaper(r[0], r[1], r[2], tuple(dict.fromkeys(r[3])), r[4]) for r in rows]
     if rows:
         return papers, int(rows[0][5])
-    total = conn.execute(_SAVES + "SELECT count(DISTINCT paper_id) FROM kept", params).fetchone()
-    return papers, int(total[0]) if total else 0
+    return papers, count_reading_list(conn, team_id, channel_id, emoji)
 
 
-def load_saved_ids(conn: psycopg.Connection, team_id: str, channel_id: str, emoji: Collection[str]) -> list[int]:
-    """Every paper on the channel's list, oldest save first (for an export or a Zotero library)."""
+def count_reading_list(conn: psycopg.Connection, team_id: str, channel_id: str, emoji: Collection[str]) -> int:
+    """How many papers the channel's list holds (counted, nothing of them read)."""
+    total = conn.execute(
+        _SAVES + "SELECT count(DISTINCT paper_id) FROM kept", {"t": team_id, "c": channel_id, "e": list(emoji)}
+    ).fetchone()
+    return int(total[0]) if total else 0
+
+
+def load_saved_ids(
+    conn: psycopg.Connection, team_id: str, channel_id: str, emoji: Collection[str], *, newest: int | None = None
+) -> list[int]:
+    """Every paper on the channel's list, oldest save first (for an export or a Zotero library); with ``newest``,
+    only that many, those saved last as `/paperping list` orders them (its first pages), still oldest save first."""
     rows = conn.execute(
-        _SAVES + "SELECT paper_id FROM kept GROUP BY paper_id ORDER BY min(saved_at), paper_id",
-        {"t": team_id, "c": channel_id, "e": list(emoji)},
+        _SAVES
+        + """
+        SELECT paper_id FROM (
+            SELECT paper_id, min(saved_at) AS first_saved FROM kept GROUP BY paper_id
+             ORDER BY max(saved_at) DESC, paper_id LIMIT %(n)s
+        ) listed ORDER BY first_saved, paper_id
+        """,
+        {"t": team_id, "c": channel_id, "e": list(emoji), "n": newest},
     ).fetchall()
     return [int(r[0]) for r in rows]
 

@@ -291,7 +291,7 @@ def test_an_export_slack_may_have_taken_is_not_uploaded_twice(harness: Harness, 
     assert said.startswith("Slack did not confirm the upload (internal_error); it may be in the channel"), said
     assert "`/paperping export` works again from" in said
     again = harness.command("export ris")
-    assert "I uploaded the reading list here at" in again
+    assert "The reading list was exported here at" in again
     assert len(harness.standin.calls_to("files.completeUploadExternal")) == 1, "the file was shared at most once"
 
 
