@@ -15,6 +15,12 @@ import psycopg
 
 from socialrag.rows import AuthorRef, MemberInfo, PaperInfo, ReactionEvent, Reply, Share
 
+# A message ``m`` that shares a paper the way a member does: not a reply, not one of PaperPing's own posts, not a
+# digest's per-paper item (whose ts holds a slash)
+MEMBER_SHARE = """NOT m.is_reply AND position('/' in m.ts) = 0
+     AND NOT EXISTS (SELECT 1 FROM recommendations r
+                      WHERE (r.team_id, r.channel_id, r.message_ts) = (m.team_id, m.channel_id, m.ts))"""
+
 
 def id_array(ids: Iterable[int]) -> str:
     """Ids as a Postgres array literal, for ``= ANY(%s::bigint[])``: thousands of them are sent and read as one

@@ -12,7 +12,7 @@ from typing import Any
 import psycopg
 from psycopg.types.json import Jsonb
 
-from socialrag.storage.messages import MEMBER_SHARE
+from socialrag.storage.context_rows import MEMBER_SHARE
 
 # A member's share of a paper in a channel with follow-ups on, in the last twelve months (PaperPing's own posts,
 # digest items and replies are not shares).
@@ -234,9 +234,14 @@ def finish_follow_up(
     reply_ts: str | None = None,
     reason: str | None = None,
 ) -> None:
+    """Settle a claimed follow-up. The thread's ts is kept only while its share is stored: a share deleted or
+    forgotten while the reply was being sent leaves no trace here (``forget_gone_shares``)."""
     conn.execute(
         """
-        UPDATE follow_ups SET status = %(s)s, thread_ts = %(th)s, reply_ts = %(r)s, reason = %(why)s
+        UPDATE follow_ups f
+           SET status = %(s)s, reply_ts = %(r)s, reason = %(why)s,
+               thread_ts = (SELECT m.ts FROM messages m
+                             WHERE (m.team_id, m.channel_id, m.ts) = (f.team_id, f.channel_id, %(th)s::text))
          WHERE id = %(id)s
         """,
         {"id": follow_up_id, "s": status, "th": thread_ts, "r": reply_ts, "why": (reason or "")[:300] or None},
@@ -273,6 +278,37 @@ def load_shared_threads(conn: psycopg.Connection, team_id: str, channel_id: str)
         {"t": team_id, "c": channel_id},
     ).fetchall()
     return {r[0]: SharedThread(r[0], r[1], r[2], r[3], r[4], r[5], int(r[6]), int(r[7])) for r in rows}
+
+
+GONE = "the share it follows is gone"  # why a follow-up whose thread went is dropped
+
+
+def forget_gone_shares(conn: psycopg.Connection, team_id: str, channel_ids: Sequence[str] | None = None) -> None:
+    """After messages of these channels of the workspace (None: of any of its channels) were deleted or forgotten:
+    a follow-up no longer keeps the ts of a thread whose share is not stored, and one still waiting for a paper
+    no member's share in its channel is left of is dropped (``GONE``), as the sender would drop it. The caps
+    count a thread's follow-ups by paper, not by this ts."""
+    params = {"t": team_id, "c": None if channel_ids is None else list(channel_ids), "why": GONE}
+    scope = "f.team_id = %(t)s AND (%(c)s::text[] IS NULL OR f.channel_id = ANY(%(c)s::text[]))"
+    conn.execute(
+        f"""
+        UPDATE follow_ups f SET thread_ts = NULL
+         WHERE {scope} AND f.thread_ts IS NOT NULL
+           AND NOT EXISTS (SELECT 1 FROM messages m
+                            WHERE (m.team_id, m.channel_id, m.ts) = (f.team_id, f.channel_id, f.thread_ts))
+        """,
+        params,
+    )
+    conn.execute(
+        f"""
+        UPDATE follow_ups f SET status = 'dropped', reason = %(why)s
+         WHERE {scope} AND f.status = 'waiting'
+           AND NOT EXISTS (SELECT 1 FROM message_papers mp JOIN messages m ON m.id = mp.message_id
+                            WHERE (mp.team_id, mp.channel_id, mp.paper_id) = (f.team_id, f.channel_id, f.paper_id)
+                              AND {MEMBER_SHARE})
+        """,
+        params,
+    )
 
 
 def delete_follow_ups(conn: psycopg.Connection, team_id: str, channel_id: str) -> None:

@@ -12,14 +12,8 @@ import psycopg
 
 from socialrag.models import Message
 from socialrag.storage.embeddings import drop_orphaned_papers, forget_text_vectors
+from socialrag.storage.follow_ups import forget_gone_shares
 from socialrag.storage.queue import requeue_shared
-
-# A message ``m`` that shares a paper the way a member does: not a reply, not one of PaperPing's own posts, not a
-# digest's per-paper item (whose ts holds a slash)
-MEMBER_SHARE = """NOT m.is_reply AND position('/' in m.ts) = 0
-     AND NOT EXISTS (SELECT 1 FROM recommendations r
-                      WHERE (r.team_id, r.channel_id, r.message_ts) = (m.team_id, m.channel_id, m.ts))"""
-
 
 # The stored copy ``messages`` is newer than the one arriving (``EXCLUDED``): edited later, or edited at all while
 # the arriving one was not (an export or a history page taken before the edit). Its content stays as it is.
@@ -242,18 +236,25 @@ def delete_messages(conn: psycopg.Connection, team_id: str, channel_id: str, ts_
     their words, to be made again from what remains); returns how many."""
     return _delete_where(
         conn,
+        team_id,
+        channel_id,
         "m.team_id = %(t)s AND m.channel_id = %(c)s AND m.ts = ANY(%(ts)s::text[])",
         {"t": team_id, "c": channel_id, "ts": list(ts_list)},
     )
 
 
-def _delete_where(conn: psycopg.Connection, where: str, params: Mapping[str, object]) -> int:
-    """Delete the messages ``where`` selects (a fixed condition on ``messages m``, never input), with the
-    channel vectors made from their words; a paper only they brought in (not the catalog's, saved, focused or
-    posted nowhere) goes with them, as with forget-me, so no other channel comes to see it; the papers still shared
-    are queued to be embedded again from what remains. Returns how many messages went."""
+def _delete_where(
+    conn: psycopg.Connection, team_id: str, channel_id: str, where: str, params: Mapping[str, object]
+) -> int:
+    """Delete the messages ``where`` selects in the channel (a fixed condition on ``messages m``, never input),
+    with the channel vectors made from their words; a paper only they brought in (not the catalog's, saved,
+    focused or posted nowhere) goes with them, as with forget-me, so no other channel comes to see it; the papers
+    still shared are queued to be embedded again from what remains; the channel's follow-ups keep no ts of a
+    share that went (``forget_gone_shares``). Returns how many messages went."""
     made_from = forget_text_vectors(conn, where, params)
     deleted = conn.execute(f"DELETE FROM messages m WHERE {where}", params).rowcount
+    if deleted:
+        forget_gone_shares(conn, team_id, [channel_id])
     drop_orphaned_papers(conn, made_from, [])
     requeue_shared(conn, made_from)
     return deleted
@@ -320,6 +321,8 @@ def delete_thread(conn: psycopg.Connection, team_id: str, channel_id: str, root_
     vectors made from their words, to be made again from what remains), and a digest's papers' keys."""
     return _delete_where(
         conn,
+        team_id,
+        channel_id,
         "m.team_id = %(t)s AND m.channel_id = %(c)s"
         " AND (m.ts = %(ts)s OR m.thread_ts = %(ts)s OR starts_with(m.ts, %(item)s))",
         {"t": team_id, "c": channel_id, "ts": root_ts, "item": root_ts + "/"},

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import psycopg
 
 from socialrag.storage.embeddings import drop_orphaned_papers, forget_text_vectors
+from socialrag.storage.follow_ups import forget_gone_shares
 from socialrag.storage.llm_log import forget_llm_outputs
 from socialrag.storage.post_sources import load_team_channels_with_posts, prune_fallen_reasons
 from socialrag.storage.queue import requeue_shared
@@ -125,8 +126,9 @@ def _scrub_member(conn: psycopg.Connection, team_id: str, user_id: str, name: st
 def forget_member(conn: psycopg.Connection, team_id: str, user_id: str) -> dict[str, int]:
     """Everything PaperPing holds of one member in a workspace: messages, replies (theirs, and others' in the
     threads of their shares), reactions, profile, their id and name in stored drafts, LLM logs, checkpoints and
-    channels they invited PaperPing into, the reasons of stored posts that rested on their messages, what the
-    model wrote in the workspace; and a note that keeps it so (``remember_member`` lifts it)."""
+    channels they invited PaperPing into, the reasons of stored posts that rested on their messages, the ts of
+    their shares that follow-ups were said under, what the model wrote in the workspace; and a note that keeps it
+    so (``remember_member`` lifts it)."""
     row = conn.execute(
         "SELECT display_name FROM members WHERE team_id = %(t)s AND user_id = %(u)s", {"t": team_id, "u": user_id}
     ).fetchone()
@@ -167,6 +169,7 @@ def forget_member(conn: psycopg.Connection, team_id: str, user_id: str) -> dict[
     counts["messages"] = conn.execute(
         "DELETE FROM messages WHERE team_id = %(t)s AND user_id = %(u)s", {"t": team_id, "u": user_id}
     ).rowcount
+    forget_gone_shares(conn, team_id)  # the follow-ups in their shares' threads keep no ts of them
     for table in (
         "saved_papers",
         "reading_list_unsaves",

@@ -9,7 +9,7 @@ from typing import Any
 
 import psycopg
 
-from socialrag.storage.messages import MEMBER_SHARE
+from socialrag.storage.context_rows import MEMBER_SHARE
 
 # a channel's monthly report still to send in the month from %(m)s: asked for, not stopped, and neither posted nor
 # begun that month (a fixed condition)

@@ -9,7 +9,7 @@ from datetime import datetime
 
 import psycopg
 
-from socialrag.storage.messages import MEMBER_SHARE
+from socialrag.storage.context_rows import MEMBER_SHARE
 
 
 @dataclass(frozen=True)

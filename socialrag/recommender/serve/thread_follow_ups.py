@@ -59,7 +59,7 @@ def send_follow_ups(db: Database, send: SendFollowUp, now: datetime | None = Non
             thread = threads.get(f.paper_id)
             note = build_note(conn, f, thread, threads) if thread is not None else None
         if thread is None or note is None:
-            _finish(db, f.id, "dropped", reason="the share it follows is gone")
+            _finish(db, f.id, "dropped", reason=storage.follow_ups.GONE)
             continue
         try:
             reply = send(f.team_id, f.channel_id, thread.ts, note)
