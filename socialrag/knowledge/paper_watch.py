@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import date, datetime, timedelta
 from typing import Any
 
@@ -51,6 +51,9 @@ ARXIV_DOI = "10.48550/"  # the DOIs arXiv gives its own preprints
 RXIV_DOI = "10.1101/"  # bioRxiv's and medRxiv's
 WATCH_LOCK = 0x50505F57  # advisory lock: one process at a time asks the sources about shared papers
 
+# (connection, team, channel) -> the channel's shared threads by paper (``storage.follow_ups.load_shared_threads``)
+ThreadLoader = Callable[[psycopg.Connection, str, str], dict[int, SharedThread]]
+
 
 def is_preprint(venue: str | None) -> bool:
     """A preprint server's name (arXiv, bioRxiv...). An unknown venue (None) is not a preprint: it is unknown."""
@@ -66,17 +69,19 @@ def check_follow_ups(
     limit: int = 20,
     *,
     until: float | None = None,
+    load_threads: ThreadLoader = storage.follow_ups.load_shared_threads,
 ) -> int:
     """Ask the sources (Semantic Scholar and arXiv among ``sources``) about the shared papers that are due, and
     note the follow-ups; how many were noted. One process at a time does it. ``until`` (``time.monotonic``) is
-    the job's deadline: the papers whose citations are not read by then wait for the next run."""
+    the job's deadline: the papers whose citations are not read by then wait for the next run. A run reads each
+    channel's shared threads once (``load_threads``), however many of its papers are due."""
     s2, arxiv = source_of(sources, SemanticScholar), source_of(sources, ArxivApi)
     crossref, biorxiv = source_of(sources, Crossref), source_of(sources, BiorxivApi)
     with db.connection(autocommit=True) as lock:
         if not storage.locks.try_session_lock(lock, WATCH_LOCK):
             return 0
         try:
-            return _check_due(db, (s2, arxiv, crossref, biorxiv), now, every, limit, until)
+            return _check_due(db, (s2, arxiv, crossref, biorxiv), now, every, limit, until, _Threads(load_threads))
         finally:
             storage.locks.release_session_lock(lock, WATCH_LOCK)
 
@@ -88,6 +93,7 @@ def _check_due(
     every: timedelta,
     limit: int,
     until: float | None,
+    threads: _Threads,
 ) -> int:
     s2, arxiv, crossref, biorxiv = clients
     since = now - timedelta(days=FOLLOW_DAYS)
@@ -113,8 +119,22 @@ def _check_due(
     for watched, s2_paper, paper_ids in zip(due[:read], found, merged, strict=False):
         version = versions.get(paper_ids.get("arxiv", "")) or versions.get(paper_ids.get("doi", ""))
         with db.connection() as conn:
-            noted += _notice(conn, watched, paper_ids, s2_paper, version, now, since)
+            noted += _notice(conn, watched, paper_ids, s2_paper, version, now, since, threads)
     return noted
+
+
+class _Threads:
+    """One run's reading of the channels' shared threads: each channel's read once, when its first due paper is
+    compared (a share deleted later in the run still counts for this run; the sender reads its thread again)."""
+
+    def __init__(self, load: ThreadLoader) -> None:
+        self._load = load
+        self._read: dict[tuple[str, str], dict[int, SharedThread]] = {}
+
+    def of(self, conn: psycopg.Connection, team: str, channel: str) -> dict[int, SharedThread]:
+        if (team, channel) not in self._read:
+            self._read[team, channel] = self._load(conn, team, channel)
+        return self._read[team, channel]
 
 
 def _crossref_published(crossref: Crossref | None, paper: Paper | None, ids: dict[str, str]) -> Paper | None:
@@ -174,6 +194,7 @@ def _notice(
     version: ArxivVersion | None,
     now: datetime,
     since: datetime,
+    threads: _Threads,
 ) -> int:
     """Compare what the sources say now with what was seen, note what changed, and remember what was seen."""
     arxiv_says = (version.journal_ref or version.server) if version is not None else None
@@ -192,7 +213,7 @@ def _notice(
     for team, channel in storage.follow_ups.load_sharing_channels(conn, watched.paper_id, since):
         for kind, key, detail in events:
             noted += storage.follow_ups.record_follow_up(conn, team, channel, watched.paper_id, kind, key, detail, now)
-        noted += _builds_on(conn, watched, citers, team, channel, now)
+        noted += _builds_on(conn, watched, citers, threads.of(conn, team, channel), team, channel, now)
     seen_venue = venue or before
     seen_version = version.version if version is not None else watched.version
     # every citer seen so far, today's first: one a source leaves out of one answer (a paper cited more often
@@ -215,9 +236,14 @@ def _published_url(paper: Paper | None) -> str | None:
 
 
 def _builds_on(
-    conn: psycopg.Connection, watched: Watched, citers: list[Citer], team: str, channel: str, now: datetime
+    conn: psycopg.Connection,
+    watched: Watched,
+    citers: list[Citer],
+    threads: dict[int, SharedThread],
+    team: str,
+    channel: str,
+    now: datetime,
 ) -> int:
-    threads = storage.follow_ups.load_shared_threads(conn, team, channel)
     mine = threads.get(watched.paper_id)
     if mine is None:
         return 0

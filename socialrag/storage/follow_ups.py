@@ -262,8 +262,11 @@ class SharedThread:
     reactions: int
 
 
-def load_shared_threads(conn: psycopg.Connection, team_id: str, channel_id: str) -> dict[int, SharedThread]:
-    """Every paper members shared in the channel, with its first share and how much it was discussed there."""
+def load_shared_threads(
+    conn: psycopg.Connection, team_id: str, channel_id: str, paper_ids: Sequence[int] | None = None
+) -> dict[int, SharedThread]:
+    """Every paper members shared in the channel (or those of ``paper_ids`` they did), with its first share and
+    how much it was discussed there."""
     rows = conn.execute(
         f"""
         SELECT DISTINCT ON (mp.paper_id) mp.paper_id, m.ts, m.user_id, m.posted_at, m.permalink, p.title,
@@ -273,9 +276,10 @@ def load_shared_threads(conn: psycopg.Connection, team_id: str, channel_id: str)
                  WHERE (y.team_id, y.channel_id, y.paper_id) = (mp.team_id, mp.channel_id, mp.paper_id))
           FROM message_papers mp JOIN messages m ON m.id = mp.message_id JOIN papers p ON p.id = mp.paper_id
          WHERE mp.team_id = %(t)s AND mp.channel_id = %(c)s AND {MEMBER_SHARE}
+           AND (%(p)s::bigint[] IS NULL OR mp.paper_id = ANY(%(p)s::bigint[]))
          ORDER BY mp.paper_id, m.posted_at, m.id
         """,
-        {"t": team_id, "c": channel_id},
+        {"t": team_id, "c": channel_id, "p": None if paper_ids is None else [int(p) for p in paper_ids]},
     ).fetchall()
     return {r[0]: SharedThread(r[0], r[1], r[2], r[3], r[4], r[5], int(r[6]), int(r[7])) for r in rows}
 

@@ -1,20 +1,24 @@
 """The threads follow-ups are said in: a share deleted in Slack, or forgotten with its member's forget-me, leaves
-no ts of it in ``follow_ups`` (a follow-up still waiting for it is dropped, one already said keeps no ts), and
-the caps still hold without it."""
+no ts of it in ``follow_ups`` (a follow-up still waiting for it is dropped, one already said keeps no ts), the
+caps still hold without it, and a watch run reads each channel's threads once however many of its papers are
+due."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 
+import httpx
 import psycopg
 
 from socialrag import storage
 from socialrag.db import Database
-from socialrag.knowledge import record_deletion
+from socialrag.knowledge import check_follow_ups, record_deletion
 from socialrag.knowledge.intake import index_messages
+from socialrag.knowledge.papers.semanticscholar import SemanticScholar
 from socialrag.models import Channel, Message, Paper, PaperRef
 from socialrag.recommender import FollowUpNote, send_follow_ups
-from socialrag.storage.follow_ups import GONE
+from socialrag.storage.follow_ups import GONE, SharedThread
 
 T = "T0THR"
 NOW = datetime(2026, 5, 1, tzinfo=UTC)
@@ -112,3 +116,44 @@ def test_a_deleted_share_leaves_no_ts_and_the_caps_still_hold_without_it(db: Dat
     assert send_follow_ups(db, send, NOW + 60 * DAY) == 0
     with db.connection() as conn:
         assert _rows(conn)[a, "3"] == ("dropped", None, GONE)
+
+
+def test_a_watch_run_reads_each_channels_threads_once(db: Database) -> None:
+    """30 papers shared in #c1 and 4 in #c2 are due in one run: each channel's threads are read once (they were
+    read once per paper), and a new paper citing two of #c1's is noted once, in the earlier thread."""
+    arxiv = [f"2402.{k:05d}" for k in range(34)]
+    s2_ids = {a: f"{k:040x}" for k, a in enumerate(arxiv)}
+    citing: dict[str, list[dict[str, object]]] = {}
+
+    def s2(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/paper/batch"):
+            asked = [i.removeprefix("ARXIV:") for i in json.loads(request.content)["ids"]]
+            return httpx.Response(200, json=[{"paperId": s2_ids[a], "externalIds": {"ArXiv": a}, "title": a,
+                                               "venue": "ArXiv"} for a in asked])  # fmt: skip
+        pid = request.url.path.split("/")[-2]
+        return httpx.Response(200, json={"data": [{"citingPaper": c, "contexts": []} for c in citing.get(pid, [])]})
+
+    with db.connection() as conn:
+        _channel(conn, "C1")
+        _channel(conn, "C2")
+        pids = [
+            _share(conn, f"{k + 1}.000001", "U1", a, NOW - (40 - k) * DAY, "C1" if k < 30 else "C2")
+            for k, a in enumerate(arxiv)
+        ]
+    reads: list[tuple[str, str]] = []
+
+    def load(conn: psycopg.Connection, team: str, channel: str) -> dict[int, SharedThread]:
+        reads.append((team, channel))
+        return storage.follow_ups.load_shared_threads(conn, team, channel)
+
+    client = SemanticScholar("https://s2.test/", transport=httpx.MockTransport(s2), min_interval=0.0)
+    assert check_follow_ups(db, [client], NOW, DAY, limit=100, load_threads=load) == 0, "the first look"
+    assert sorted(reads) == [(T, "C1"), (T, "C2")]
+    citer = {"paperId": "c" * 40, "externalIds": {}, "title": "On two of them", "year": 2026}
+    citing.update({s2_ids[arxiv[7]]: [citer], s2_ids[arxiv[3]]: [citer]})
+    reads.clear()
+    assert check_follow_ups(db, [client], NOW + 2 * DAY, DAY, limit=100, load_threads=load) == 1
+    assert sorted(reads) == [(T, "C1"), (T, "C2")]
+    with db.connection() as conn:
+        rows = conn.execute("SELECT channel_id, paper_id, kind, detail FROM follow_ups").fetchall()
+    assert [(r[0], r[1], r[2], r[3]["others"]) for r in rows] == [("C1", pids[3], "builds_on", [pids[7]])]

@@ -55,7 +55,9 @@ def send_follow_ups(db: Database, send: SendFollowUp, now: datetime | None = Non
             caps = {"thread_gap_days": THREAD_GAP_DAYS, "per_week": PER_WEEK}
             if not storage.follow_ups.claim_follow_up(conn, f.id, now, **caps):
                 continue
-            threads = storage.follow_ups.load_shared_threads(conn, f.team_id, f.channel_id)
+            # its own thread and those it names, read now (a share deleted since the batch was loaded is gone):
+            # a handful of papers, never the channel's every share for each follow-up
+            threads = storage.follow_ups.load_shared_threads(conn, f.team_id, f.channel_id, _named_papers(f))
             thread = threads.get(f.paper_id)
             note = build_note(conn, f, thread, threads) if thread is not None else None
         if thread is None or note is None:
@@ -70,6 +72,12 @@ def send_follow_ups(db: Database, send: SendFollowUp, now: datetime | None = Non
         _finish(db, f.id, "posted", thread_ts=thread.ts, reply_ts=reply)
         sent += 1
     return sent
+
+
+def _named_papers(f: FollowUp) -> list[int]:
+    """The papers whose threads a follow-up is said in or names: its own, and the other threads it builds on."""
+    others = f.detail.get("others")
+    return [f.paper_id, *(p for p in others if type(p) is int)] if isinstance(others, list) else [f.paper_id]
 
 
 def _finish(db: Database, follow_up_id: int, status: str, **kw: str | None) -> None:
