@@ -15,7 +15,7 @@ from socialrag import storage
 from socialrag.errors import OutcomeUnknown, SourceError
 from socialrag.knowledge import READING_LIST_EMOJI, find_paper_refs
 from socialrag.reading.library import load_references
-from socialrag.reading.references import EXTENSIONS, render
+from socialrag.reading.references import EXTENSIONS, newest_within, render
 from socialrag.recommender import paper_url
 from socialrag.setting import zotero_allow_list, zotero_group_allowed, zotero_group_id
 
@@ -25,9 +25,12 @@ EXPORT_FORMATS = ("bibtex", "ris")
 EXPORT_COOLDOWN = timedelta(minutes=10)  # between two uploads of the list in a channel
 # papers in one upload, the newest on the list: years of a busy channel's saves, read with one LIMIT, a file of
 # about 1.5 MB (some 300 bytes a paper) that renders in a second or two and that a reference manager imports at once.
-# Each field written is capped (``references.exact``), so one paper is at most some 0.4 MB even when its stored
-# metadata is hostile. The operator's `paperping export` writes the whole list.
+# The operator's `paperping export` writes the whole list.
 EXPORT_MOST = 5000
+# and of their text, before escaping: each field written is capped (``references.exact``), yet a paper whose source
+# sent 100 names of 200 characters and a title of 1,000 writes some 20,000; papers such as these make the file hold
+# fewer papers (about 200 of them) rather than grow to gigabytes. Real lists stay far below (300 a paper).
+EXPORT_CHARS = 4_000_000
 
 
 def parse_link(name: str, args: tuple[str, ...], rest: str) -> Command:
@@ -168,12 +171,14 @@ def cmd_export(inv: Invocation) -> str:
     with inv.ctx.db.connection() as conn:
         total = storage.reading_list.count_reading_list(conn, inv.team, inv.channel, READING_LIST_EMOJI)
         refs = load_references(conn, inv.team, inv.channel, newest=EXPORT_MOST) if total else []
+        loaded, refs = len(refs), newest_within(refs, EXPORT_CHARS)
         if not refs:
             storage.settings.give_back_ask(conn, inv.team, inv.channel, inv.now, "export_asked_at")
     if not refs:
         return "The reading list is empty, so there is nothing to export yet."
-    capped = total > EXPORT_MOST
-    which = f"the newest {len(refs):,} of {total:,} papers" if capped else f"{len(refs):,} papers"
+    capped = total > EXPORT_MOST or len(refs) < loaded
+    n = len(refs)
+    which = f"the newest {n:,} of {total:,} papers" if capped else f"{n:,} paper{'s' if n != 1 else ''}"
     title = f"Reading list ({which}, {'BibTeX' if fmt == 'bibtex' else 'RIS'})"
     listed = Upload(f"reading-list.{EXTENSIONS[fmt]}", render(refs, fmt).encode(), title)
     try:
@@ -197,7 +202,7 @@ def cmd_export(inv: Invocation) -> str:
         return f"The upload failed ({quote(str(exc), 200)}); nothing was posted."
     if capped:
         return f"Uploaded the newest {len(refs):,} of the reading list's {total:,} papers here."
-    return f"Uploaded the reading list ({len(refs):,} papers) here."
+    return f"Uploaded the reading list ({which}) here."
 
 
 def parse_zotero(name: str, args: tuple[str, ...], rest: str) -> Command:

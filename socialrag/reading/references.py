@@ -254,6 +254,26 @@ def to_csl_json(refs: Sequence[Reference]) -> str:
     return json.dumps(items, ensure_ascii=False, indent=2) + "\n"
 
 
+def written_size(ref: Reference) -> int:
+    """About how many characters of a paper a file writes, before escaping: its capped title, venue, names and
+    link, and a line or two of keys and identifiers."""
+    names = sum(len(clean(a, 200)) for a in named(ref.authors))
+    return len(clean(ref.title)) + len(clean(ref.venue, 300)) + names + len(ref.link or "") + 200
+
+
+def newest_within(refs: Sequence[Reference], most_chars: int) -> list[Reference]:
+    """The newest of ``refs`` (given oldest first) whose ``written_size`` adds up to at most ``most_chars``, oldest
+    first: a list of papers whose sources sent names and titles as long as the caps allow makes a file of bounded
+    size, holding fewer papers."""
+    kept, used = 0, 0
+    for ref in reversed(refs):
+        used += written_size(ref)
+        if used > most_chars:
+            break
+        kept += 1
+    return list(refs[len(refs) - kept :])
+
+
 def render(refs: Sequence[Reference], fmt: str) -> str:
     """The list in one of ``FORMATS``."""
     if fmt == "bibtex":

@@ -145,16 +145,17 @@ def take_ask(
 ) -> datetime | None:
     """Note a member's ask now in the channel (None: noted, go ahead), or when the last ask was, while it is
     younger than ``cooldown``; ``column`` (one of ``ASKS``) says which ask. One statement: two asks at once never
-    both go ahead."""
+    both go ahead, whichever of their times is the earlier (each is its own arrival's). Only an ask noted more than
+    ``cooldown`` ahead of ``now`` (a clock set back since) is not waited for."""
     if column not in ASKS:
         raise ValueError(f"unknown ask {column!r}")
-    params = {"t": team_id, "c": channel_id, "now": now, "since": now - cooldown}
+    params = {"t": team_id, "c": channel_id, "now": now, "since": now - cooldown, "ahead": now + cooldown}
     row = conn.execute(  # the column is one of ASKS (checked above), never input
         f"""
         INSERT INTO channel_settings (team_id, channel_id, {column}) VALUES (%(t)s, %(c)s, %(now)s)
         ON CONFLICT (team_id, channel_id) DO UPDATE SET {column} = EXCLUDED.{column}, updated_at = now()
          WHERE channel_settings.{column} IS NULL OR channel_settings.{column} <= %(since)s
-            OR channel_settings.{column} > %(now)s
+            OR channel_settings.{column} > %(ahead)s
         RETURNING {column}
         """,
         params,

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 
 import rispy
 
-from bot.commands.reading import EXPORT_MOST
+from bot.commands.reading import EXPORT_CHARS, EXPORT_MOST
 from socialrag.db import Database
 from tests.support.harness import Harness, T
 
@@ -74,3 +74,33 @@ def test_an_ask_while_an_export_is_under_way_is_not_told_it_is_uploaded(harness:
     assert "`/paperping export` works again from" in said
     assert len(harness.standin.files) == 1
     assert harness.standin.responses[-1]["text"] == "Uploaded the reading list (2 papers) here."
+
+
+def test_papers_with_the_longest_names_and_titles_make_a_file_of_bounded_size(harness: Harness, db: Database) -> None:
+    """Each field a file writes is capped, but a list of papers whose sources sent 100 names of 200 characters
+    and a title of 1,000 each still grew with every paper (5,000 such papers: gigabytes). Now the upload holds the
+    newest papers that fit ``EXPORT_CHARS`` of text, and says so."""
+    save_many(harness, db, 300)
+    name = "Ω" * 150 + " Byron"  # escaped for LaTeX, each letter is several characters
+    with db.connection() as conn:
+        conn.execute(
+            """
+            WITH made AS (
+                INSERT INTO authors (name, normalized_name)
+                SELECT %(name)s || g, 'byron' || g FROM generate_series(1, 100) g RETURNING id
+            )
+            INSERT INTO paper_authors (paper_id, position, author_id)
+            SELECT p.paper_id, row_number() OVER (PARTITION BY p.paper_id ORDER BY a.id), a.id
+              FROM saved_papers p CROSS JOIN made a
+            """,
+            {"name": name},
+        )
+        conn.execute("UPDATE papers SET title = title || ' ' || repeat('word ', 250)")
+    said = harness.command("export bibtex", timeout=120)
+    kept = EXPORT_CHARS // 20_000
+    assert said.startswith("Uploaded the newest ") and said.endswith(" of the reading list's 300 papers here."), said
+    n = int(said.removeprefix("Uploaded the newest ").split(" ")[0])
+    assert kept * 0.8 < n < kept * 1.2, (n, kept)
+    upload = harness.standin.files[-1]
+    assert len(upload["data"]) < 8 * EXPORT_CHARS, len(upload["data"])
+    assert upload["data"].decode().count("@article") + upload["data"].decode().count("@misc") == n
