@@ -151,7 +151,8 @@ def _push_round(
 
 def listed(settings: Settings, team: str, group: str) -> bool:
     """Whether the operator's list (``PAPERPING_ZOTERO_GROUPS``) lets the workspace send to ``group``, written as
-    Zotero reads it (a group bound as ``04242`` before is sent nothing)."""
+    Zotero reads it (migration 0044 rewrote the bindings stored with leading zeros; any other form is sent
+    nothing)."""
     allowed = zotero_allow_list(settings.zotero_groups)
     return zotero_group_id(group) == group and zotero_group_allowed(allowed, team, group)
 
