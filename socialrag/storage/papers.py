@@ -5,6 +5,7 @@ record is, by its identities, is ``storage.identities``'s (its queries are named
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import date
 
 import psycopg
@@ -37,6 +38,25 @@ ID_PREFERENCE = (
 )
 
 
+# What PaperPing keeps of a paper's text from any source, in characters: far past any real paper's (the longest
+# abstracts run to a few thousand), so that one answer of a source cannot make every later read of the paper large.
+MOST_CHARS = {"title": 1_000, "abstract": 20_000, "tldr": 2_000, "venue": 500}
+MOST_URL = 2_000  # a longer address is not kept (cut, it would lead nowhere)
+
+
+def bounded(paper: Paper) -> Paper:
+    """``paper`` with its texts cut to ``MOST_CHARS`` and an address longer than ``MOST_URL`` left out."""
+    changes: dict[str, str | None] = {
+        name: value[:most]
+        for name, most in MOST_CHARS.items()
+        if isinstance(value := getattr(paper, name), str) and len(value) > most
+    }
+    for name in ("url", "oa_pdf_url"):
+        if len(getattr(paper, name) or "") > MOST_URL:
+            changes[name] = None
+    return replace(paper, **changes) if changes else paper  # type: ignore[arg-type]
+
+
 def record_papers(
     conn: psycopg.Connection,
     papers: Sequence[Paper],
@@ -44,10 +64,12 @@ def record_papers(
     in_catalog: bool = False,
     anchors: Sequence[int | None] | None = None,
 ) -> list[int]:
-    """Store metadata for ``papers`` (from any source); returns their paper ids in the same order. ``anchors``:
-    for each record, the stored paper the source was asked about, if any (``identities.resolve_paper_rows``)."""
+    """Store metadata for ``papers`` (from any source, ``bounded``); returns their paper ids in the same order.
+    ``anchors``: for each record, the stored paper the source was asked about, if any
+    (``identities.resolve_paper_rows``)."""
     if not papers:
         return []
+    papers = [bounded(p) for p in papers]
     ids = resolve_paper_rows(conn, papers, anchors)
     # Two entries of one batch can turn out to be the same paper; the first one's metadata is used.
     unique = dict(reversed(list(zip(ids, papers, strict=True))))

@@ -196,3 +196,28 @@ def test_citations_the_database_refuses_are_logged_and_their_paper_waits_behind_
         kept = conn.execute("SELECT count(*) FROM paper_citations").fetchone()[0]
     assert after[-1] == first[0] and len(after) == 2, "asked for now: it goes behind the paper not yet asked for"
     assert kept == 0
+
+
+def test_texts_of_a_megabyte_from_a_source_are_kept_cut(db: Database) -> None:
+    """The real client and parser against a stand-in whose answer holds a title of 100,000 characters, an abstract
+    and a tldr of a megabyte, a venue of 50,000 and an address of 10,000: all were stored whole, and every later
+    read of the paper (a post's context, an answer, an export) read them again. Now each is cut to what PaperPing
+    keeps (``MOST_CHARS``), and the address, which cut would lead nowhere, is left out."""
+    scholar = ScholarStandIn().start()
+    try:
+        paper = scholar.papers[0]
+        paper["title"], paper["abstract"] = "T" * 100_000, "word " * 200_000
+        paper["tldr"] = {"model": "tldr@v2", "text": "w" * 1_000_000}
+        paper["venue"], paper["url"] = "V" * 50_000, "https://www.semanticscholar.org/paper/" + "a" * 10_000
+        share_links(db, f"https://aclanthology.org/{paper['externalIds']['ACL']}")
+        done = Indexer(db, DigestEmbedder(), [SemanticScholar(scholar.url, min_interval=0)]).run_batch()
+        assert done is not None and done.looked_up == 1 and done.errors == []
+        with db.connection() as conn:
+            row = conn.execute(
+                "SELECT length(p.title), length(p.abstract), length(p.tldr), length(v.name), p.url"
+                " FROM papers p LEFT JOIN venues v ON v.id = p.venue_id WHERE p.title IS NOT NULL"
+            ).fetchone()
+        most = storage.papers.MOST_CHARS
+        assert row == (most["title"], most["abstract"], most["tldr"], most["venue"], None), row
+    finally:
+        scholar.stop()
