@@ -5,6 +5,7 @@ noticed whatever order the two shared papers are checked in."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 import httpx
@@ -56,11 +57,11 @@ def test_a_preprint_is_published_according_to_crossref(db: Database) -> None:
     assert check_follow_ups(db, [client], NOW + timedelta(days=2), timedelta(days=1)) == 0, "noticed once"
 
 
-def test_a_paper_citing_two_threads_is_noticed_whichever_is_checked_first(db: Database) -> None:
-    """The two shared papers are asked about in different rounds: the new paper citing both is said once, in the
-    earlier thread, though the earlier paper's check saw it first (when the later one's citation was not known)."""
-    ids = {"2401.00011": "a" * 40, "2401.00012": "b" * 40}
-    citing: dict[str, list[dict[str, object]]] = {}
+def s2_answers(
+    ids: dict[str, str], citing: dict[str, list[dict[str, object]]]
+) -> Callable[[httpx.Request], httpx.Response]:
+    """Semantic Scholar as a mock transport: each arXiv id of ``ids`` as an arXiv preprint with that S2 id, and each
+    S2 id's citing papers as ``citing`` holds them when asked."""
 
     def s2(request: httpx.Request) -> httpx.Response:
         if request.url.path.endswith("/paper/batch"):
@@ -69,6 +70,17 @@ def test_a_paper_citing_two_threads_is_noticed_whichever_is_checked_first(db: Da
                                                "venue": "ArXiv"} for a in asked])  # fmt: skip
         pid = request.url.path.split("/")[-2]
         return httpx.Response(200, json={"data": [{"citingPaper": c, "contexts": []} for c in citing.get(pid, [])]})
+
+    return s2
+
+
+def test_a_paper_citing_two_threads_is_noticed_whichever_is_checked_first(db: Database) -> None:
+    """The two shared papers are asked about in different rounds: the new paper citing both is said once, in the
+    earlier thread, though the earlier paper's check saw it first (when the later one's citation was not known)."""
+    ids = {"2401.00011": "a" * 40, "2401.00012": "b" * 40}
+    citing: dict[str, list[dict[str, object]]] = {}
+
+    s2 = s2_answers(ids, citing)
 
     with db.connection() as conn:
         storage.workspaces.upsert_team(conn, T)

@@ -5,7 +5,6 @@ due."""
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime, timedelta
 
 import httpx
@@ -19,6 +18,7 @@ from socialrag.knowledge.papers.semanticscholar import SemanticScholar
 from socialrag.models import Channel, Message, Paper, PaperRef
 from socialrag.recommender import FollowUpNote, send_follow_ups
 from socialrag.storage.follow_ups import GONE, SharedThread
+from tests.db.test_follow_up_sources import s2_answers
 
 T = "T0THR"
 NOW = datetime(2026, 5, 1, tzinfo=UTC)
@@ -125,13 +125,7 @@ def test_a_watch_run_reads_each_channels_threads_once(db: Database) -> None:
     s2_ids = {a: f"{k:040x}" for k, a in enumerate(arxiv)}
     citing: dict[str, list[dict[str, object]]] = {}
 
-    def s2(request: httpx.Request) -> httpx.Response:
-        if request.url.path.endswith("/paper/batch"):
-            asked = [i.removeprefix("ARXIV:") for i in json.loads(request.content)["ids"]]
-            return httpx.Response(200, json=[{"paperId": s2_ids[a], "externalIds": {"ArXiv": a}, "title": a,
-                                               "venue": "ArXiv"} for a in asked])  # fmt: skip
-        pid = request.url.path.split("/")[-2]
-        return httpx.Response(200, json={"data": [{"citingPaper": c, "contexts": []} for c in citing.get(pid, [])]})
+    s2 = s2_answers(s2_ids, citing)
 
     with db.connection() as conn:
         _channel(conn, "C1")
