@@ -2,8 +2,8 @@
 answers, kept by ``delivery.agent_answers``). Slack is answered at once; then a
 click on PaperPing's own post or digest is stored like a reaction of that member on that post (a second click
 undoes it; ``knowledge.record_click``), the post is rendered again from its stored draft with the counts
-(``chat.update``), and a save is confirmed privately to the member who clicked. A click on any other message,
-or by a member who asked to be forgotten, stores nothing and says so."""
+(``chat.update``), and a save is confirmed privately to the member who clicked. A click on any other message, on
+a button the stored post does not show, or by a member who asked to be forgotten, stores nothing and says so."""
 
 from __future__ import annotations
 
@@ -47,6 +47,18 @@ def click_place(body: dict[str, Any]) -> tuple[str, str, str] | None:
     return str(channel), str(ts), str(user)
 
 
+def button_on_post(stored: dict[str, Any], paper: int | None, kind: str) -> bool:
+    """Whether the post as PaperPing stored it shows this button: a single post its one row (no paper), a digest a
+    row for each of its papers (the first day's papers to rate: no *Save*). The payload's ``block_id`` is the
+    clicking client's word; a row named for no paper of the digest, or none, would count for papers never shown
+    there (a click on the digest itself counts for every paper it lists)."""
+    digest = digest_from_json(stored)
+    if digest is None:
+        return paper is None
+    shown = {d.paper.paper_id for d in digest.drafts}
+    return paper in shown and not (kind == "save" and digest.kind == "onboarding")
+
+
 def updated_post(
     stored: dict[str, Any],
     counts: dict[str, int],
@@ -62,6 +74,7 @@ def updated_post(
 
 
 NOT_A_POST = "Only PaperPing's own posts count these buttons; this message is not one, so nothing was counted."
+NOT_ON_POST = "That button is not one of this post's, so nothing was counted."
 NOT_KEPT = "That post is no longer kept by PaperPing, so the click was not counted."
 FORGOTTEN = (
     "Nothing was stored: you asked me to forget you, so I keep no click of yours here. "
@@ -93,6 +106,9 @@ def handle_click(ctx: AppContext, client: WebClient, body: dict[str, Any], respo
         if stored is None:
             deleted = storage.posts.is_deleted_post(conn, team, channel, ts)
             respond(text=NOT_KEPT if deleted else NOT_A_POST, **PRIVATE)
+            return
+        if not button_on_post(stored, paper, kind):
+            respond(text=NOT_ON_POST, **PRIVATE)
             return
         target = ts if paper is None else knowledge.digest_item_ts(ts, paper)  # one paper of a digest
         clicked = knowledge.record_click(conn, team, channel, target, user, kind, click_time(action.get("action_ts")))
