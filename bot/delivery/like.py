@@ -28,14 +28,13 @@ NOT_HERE = (
 )
 
 
-def not_here(ctx: AppContext, client: WebClient, team: str, channel: str) -> bool:
-    """Whether PaperPing is not in the channel, as stored (it has not left) and as Slack says now: a DM, a channel
-    it left or was never in. One rule for `/paperping like` and the shortcut."""
+def not_stored_here(ctx: AppContext, team: str, channel: str) -> bool:
+    """Whether PaperPing is not in the channel as stored: a DM, a channel it left or was never in. With
+    ``ctx.slack.is_member`` (Slack's word now), one rule for `/paperping like` and the shortcut."""
     if not channel or channel.startswith("D"):
         return True
     with ctx.db.connection() as conn:
-        s = storage.settings.load_channel_settings(conn, team, channel)
-    return not s.active or not ctx.slack.is_member(client, channel)
+        return not storage.settings.load_channel_settings(conn, team, channel).active
 
 
 def answer_like(ctx: AppContext, client: WebClient, team: str, channel: str, user: str, text: str) -> str:
@@ -44,13 +43,15 @@ def answer_like(ctx: AppContext, client: WebClient, team: str, channel: str, use
     ``LIKE_COOLDOWN`` (each answer ranks the channel's candidates and may search online)."""
     if ctx.recommender is None:
         return "Papers on demand work where PaperPing runs as a service (`paperping run`)."
-    if not_here(ctx, client, team, channel):
+    if not_stored_here(ctx, team, channel):
         return NOT_HERE
     now = datetime.now(UTC)
     with ctx.db.connection() as conn:
         until = storage.usage.take_cooldown(conn, team, user, "like", now, LIKE_COOLDOWN)
     if until is not None:
         return f"You asked for papers like this a moment ago; ask again from {works_again(until)}."
+    if not ctx.slack.is_member(client, channel):  # asked of Slack once a cooldown: not once a click
+        return NOT_HERE
     refs = find_paper_refs(text)[:3]
     paper_ids: list[int] = []
     behind = 0

@@ -154,3 +154,39 @@ def test_papers_like_name_no_member_who_left_the_channel(harness: Harness, db: D
     answer = harness.command("like weight poisoning attacks on pretrained language models", user="U3")
     assert "closest to <https://lab.slack.com/archives/C1/p" in answer, answer
     assert "<@U2>" not in answer, answer
+
+
+def test_a_member_repeating_the_shortcut_costs_slack_one_check_a_cooldown(
+    harness: Harness, db: Database, tmp_path: Path
+) -> None:
+    """Each use of the shortcut asked Slack (conversations.info) whether PaperPing is in the channel before the
+    member's cooldown was looked at: one member clicking it again and again spent the workspace's share of that
+    method, which every channel's checks need. Slack is asked once a cooldown now; a DM or a channel PaperPing left
+    is still answered that PaperPing is not there."""
+    from slack_sdk import WebClient
+
+    harness.ctx.slack.ensure_channel(WebClient(token="xoxb-test", base_url=harness.standin.url), T, "C1")
+    harness.ctx.channels.activate(T, "C1")
+    harness.ctx.recommender = Recommender(harness.settings, db, embedder=CachedEmbedder())
+    payload = shortcut_payload(harness, "C1", "look <https://arxiv.org/abs/1706.03762|this>")
+    before = len(harness.standin.calls_to("conversations.info"))
+    answers = []
+    for _ in range(6):
+        n = len(harness.standin.responses)
+        harness.signed(urlencode({"payload": json.dumps(payload)}), "application/x-www-form-urlencoded")
+        for _ in range(200):
+            if len(harness.standin.responses) > n:
+                break
+            time.sleep(0.05)
+        answers.append(str(harness.standin.responses[-1]["text"]))
+    assert all("ask again from" in a for a in answers[1:]), answers
+    assert len(harness.standin.calls_to("conversations.info")) - before == 1
+    # in a DM: not here, and the member's cooldown is not what says so
+    dm = shortcut_payload(harness, "D123", "look <https://arxiv.org/abs/1706.03762|this>")
+    n = len(harness.standin.responses)
+    harness.signed(urlencode({"payload": json.dumps(dm)}), "application/x-www-form-urlencoded")
+    for _ in range(200):
+        if len(harness.standin.responses) > n:
+            break
+        time.sleep(0.05)
+    assert "I'm not in this channel" in harness.standin.responses[-1]["text"]
