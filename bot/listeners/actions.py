@@ -8,6 +8,8 @@ a button the stored post does not show, or by a member who asked to be forgotten
 from __future__ import annotations
 
 import logging
+import threading
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -82,9 +84,11 @@ FORGOTTEN = (
 )
 
 
-def handle_click(ctx: AppContext, client: WebClient, body: dict[str, Any], respond: Respond) -> None:
-    """A click, after Slack has its acknowledgement: stored, then the post updated (``chat.update``), then a save
-    confirmed privately."""
+def handle_click(
+    ctx: AppContext, client: WebClient, body: dict[str, Any], respond: Respond, updates: PostUpdates
+) -> None:
+    """A click, after Slack has its acknowledgement: stored, then the post updated (``chat.update``, one at a time a
+    post: ``PostUpdates``), then a save confirmed privately."""
     action = (body.get("actions") or [{}])[0]
     kind = KINDS.get(str(action.get("action_id")))
     place = click_place(body)
@@ -95,7 +99,6 @@ def handle_click(ctx: AppContext, client: WebClient, body: dict[str, Any], respo
     paper = digest_paper(str(action.get("block_id") or ""))
     home = str((body.get("team") or {}).get("id") or "")
     team = ctx.slack.channel_team(home, channel)
-    all_counts: dict[int, dict[str, int]] = {}
     with ctx.db.connection() as conn:
         if not storage.slack_events.record_event(conn, key, team):
             return  # the same click delivered again
@@ -112,25 +115,65 @@ def handle_click(ctx: AppContext, client: WebClient, body: dict[str, Any], respo
             return
         target = ts if paper is None else knowledge.digest_item_ts(ts, paper)  # one paper of a digest
         clicked = knowledge.record_click(conn, team, channel, target, user, kind, click_time(action.get("action_ts")))
-        digest = digest_from_json(stored)
-        for d in digest.drafts if digest is not None else ():
-            item = knowledge.digest_item_ts(ts, d.paper.paper_id)
-            all_counts[d.paper.paper_id] = knowledge.load_click_counts(conn, team, channel, item)
     if clicked is None:
         respond(text=NOT_KEPT, **PRIVATE)
         return
-    on, counts = clicked
+    updates.run((team, channel, ts), lambda: update_counts(ctx, client, team, channel, ts, stored))
+    if kind == "save":
+        saved = "Saved to this channel's reading list (`/paperping list` shows it)."
+        respond(
+            text=saved if clicked[0] else "Your save is undone; others' saves keep the paper on the list.", **PRIVATE
+        )
+
+
+PRIVATE: dict[str, Any] = {"response_type": "ephemeral", "replace_original": False}
+
+
+def update_counts(ctx: AppContext, client: WebClient, team: str, channel: str, ts: str, stored: dict[str, Any]) -> None:
+    """The post rendered again with its counts as stored now (each paper's, in a digest) and updated in Slack."""
+    digest = digest_from_json(stored)
+    with ctx.db.connection() as conn:
+        counts = knowledge.load_click_counts(conn, team, channel, ts) if digest is None else {}
+        all_counts = {
+            d.paper.paper_id: knowledge.load_click_counts(
+                conn, team, channel, knowledge.digest_item_ts(ts, d.paper.paper_id)
+            )
+            for d in (digest.drafts if digest is not None else ())
+        }
     blocks, text = updated_post(stored, counts, all_counts)
     try:
         ctx.pacer.call(client.chat_update, channel=channel, ts=ts, blocks=blocks, text=text)
     except (SlackApiError, PaperPingError) as exc:  # the click is kept; the counts show at the next update
         log.warning("could not update the counts on a post in %s: %s", channel, exc)
-    if kind == "save":
-        saved = "Saved to this channel's reading list (`/paperping list` shows it)."
-        respond(text=saved if on else "Your save is undone; others' saves keep the paper on the list.", **PRIVATE)
 
 
-PRIVATE: dict[str, Any] = {"response_type": "ephemeral", "replace_original": False}
+class PostUpdates:
+    """One ``chat.update`` of a post at a time in this process. Clicks while one is under way (Slack's 429s
+    waited out, up to minutes) leave it to update the post once more after it, with the counts stored by then: a
+    burst of clicks on a post costs Slack two updates, and holds one of bolt's listener threads, not one a click."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._again: dict[tuple[str, str, str], bool] = {}  # posts being updated: whether a click came meanwhile
+
+    def run(self, post: tuple[str, str, str], update: Callable[[], None]) -> None:
+        with self._lock:
+            if post in self._again:
+                self._again[post] = True
+                return
+            self._again[post] = False
+        try:
+            while True:
+                update()
+                with self._lock:
+                    if not self._again[post]:
+                        del self._again[post]
+                        return
+                    self._again[post] = False
+        except BaseException:  # the next click updates the post again
+            with self._lock:
+                self._again.pop(post, None)
+            raise
 
 
 def click_time(action_ts: Any) -> datetime:
@@ -145,8 +188,10 @@ def register(app: App, ctx: AppContext) -> None:
     def ack_at_once(ack: Ack) -> None:
         ack()  # Slack hears back within its 3 s whatever chat.update answers later (a 429 included)
 
+    updates = PostUpdates()
+
     def clicked(client: WebClient, body: dict[str, Any], respond: Respond) -> None:
-        handle_click(ctx, client, body, respond)
+        handle_click(ctx, client, body, respond, updates)
 
     for _, action_id, _ in BUTTONS:
         app.action(action_id)(ack=ack_at_once, lazy=[clicked])

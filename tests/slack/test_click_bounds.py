@@ -4,8 +4,11 @@ the clicking client's word), and a burst of clicks on one post updates it a boun
 
 from __future__ import annotations
 
+import json
+import time
 from datetime import datetime
 from typing import Any
+from urllib.parse import urlencode
 
 from slack_sdk import WebClient
 
@@ -13,7 +16,7 @@ from socialrag import storage
 from socialrag.db import Database
 from socialrag.knowledge import READING_LIST_EMOJI
 from socialrag.models import Digest, Draft, NoPost, PaperMeta, Style
-from tests.slack.test_feedback import NOW, click, post_one, send
+from tests.slack.test_feedback import NOW, click, labels, post_one, send
 from tests.support.harness import Harness, T, count
 from tests.support.slots import slot_worker
 
@@ -105,3 +108,29 @@ def test_a_single_posts_click_naming_a_paper_is_told_the_button_is_not_its(harne
     said = harness.standin.responses[-1]["text"]
     assert "not one of this post's" in said and "no longer kept" not in said
     assert count(db, "SELECT count(*) FROM reactions") == 0
+
+
+def test_a_burst_of_clicks_on_a_post_updates_it_twice_with_the_last_counts(harness: Harness, db: Database) -> None:
+    """Each click updated the post itself: a burst of clicks while Slack asked to wait (429) held one of bolt's
+    listener threads a click for as long, and sent Slack one chat.update a click once the wait was over. One
+    update of a post runs at a time now; the clicks that came meanwhile are shown by one more, read afterwards."""
+    post = post_one(harness, db)
+    harness.standin.rate_limits["chat.update"] = 1
+    harness.standin.retry_after = 2
+    members = [f"U{n}" for n in range(10, 22)]
+    t0 = NOW.timestamp() + 60
+    for i, member in enumerate(members):
+        payload = click(harness, post, member, "relevant", t0 + i)
+        response = harness.signed(urlencode({"payload": json.dumps(payload)}), "application/x-www-form-urlencoded")
+        assert response.status_code == 200
+    for _ in range(200):
+        stored = count(db, "SELECT count(*) FROM reactions WHERE emoji = 'button:relevant'")
+        if stored == len(members) and harness.standin.updates and labels(harness)[0] == f"Relevant · {len(members)}":
+            break
+        time.sleep(0.05)
+    time.sleep(1.0)  # any update still to come
+    assert labels(harness) == [f"Relevant · {len(members)}", "Not for us", "Save"]
+    assert len(harness.standin.updates) <= 2, f"{len(harness.standin.updates)} updates for one burst"
+    # a click after the burst updates the post again
+    send(harness, click(harness, post, members[0], "relevant", t0 + 100))
+    assert labels(harness) == [f"Relevant · {len(members) - 1}", "Not for us", "Save"]
