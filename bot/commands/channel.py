@@ -136,7 +136,7 @@ def parse_hours(name: str, args: tuple[str, ...], rest: str) -> Command:
     """``hours 9-17 [Area/City] [every-day]``: posting hours, the channel's timezone, weekends allowed."""
     from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-    m = re.fullmatch(r"(\d{1,2})-(\d{1,2})", args[0]) if args else None
+    m = re.fullmatch(r"(\d{1,2})-(\d{1,2})", args[0], re.ASCII) if args else None  # "٩-١٧" is no hour
     if not m or not 0 <= int(m.group(1)) < int(m.group(2)) <= 24:
         raise UsageError(_HOURS_HINT)
     zone = [a for a in args[1:] if a.lower() != "every-day"]
@@ -145,7 +145,7 @@ def parse_hours(name: str, args: tuple[str, ...], rest: str) -> Command:
     if zone:
         try:
             ZoneInfo(zone[0])
-        except (ZoneInfoNotFoundError, ValueError):
+        except (ZoneInfoNotFoundError, ValueError, OSError):  # `America` is a folder of zones, not one
             raise UsageError(f"`{zone[0]}` is not a timezone I know. {_HOURS_HINT}") from None
     every_day = "every-day" in (a.lower() for a in args[1:])
     return Command("hours", (m.group(1), m.group(2), zone[0] if zone else "", "every-day" if every_day else ""))

@@ -27,7 +27,7 @@ SILENT_TO_STEP_DOWN = 15  # posts in a row with no answer at all: post less ofte
 def zone(name: str | None) -> ZoneInfo:
     try:
         return ZoneInfo(name or "UTC")
-    except (ZoneInfoNotFoundError, ValueError):
+    except (ZoneInfoNotFoundError, ValueError, OSError):  # OSError: a folder of zones (`America`), not one
         return ZoneInfo("UTC")
 
 
