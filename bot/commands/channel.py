@@ -193,18 +193,18 @@ def cmd_report(inv: Invocation) -> str:
         what = "post the channel's monthly report here on the 1st" if monthly else "stop the monthly report"
         inv.announce(f"asked PaperPing to {what}.")
         return f"Done: I'll {what}."
-    with inv.ctx.db.connection() as conn:
-        asked = storage.settings.load_channel_settings(conn, inv.team, inv.channel).report_asked_at
-    if asked is not None and inv.now - asked < REPORT_COOLDOWN:
+    with inv.ctx.db.connection() as conn:  # one statement: of two reports asked at once, one goes ahead
+        asked = storage.settings.take_ask(conn, inv.team, inv.channel, inv.now, REPORT_COOLDOWN, "report_asked_at")
+    if asked is not None:
         again = works_again(asked + REPORT_COOLDOWN)
         return f"I posted a report here at {asked:%H:%M} UTC; `/paperping report` works again from {again}."
-    inv.set(report_asked_at=inv.now)
     try:
         post_month_report(inv.ctx.db, inv.ctx.pacer, inv.client, inv.team, inv.channel, inv.now)
     except OutcomeUnknown:  # the file may be in the channel: the ten minutes stand
         return "Slack did not confirm the upload: look in the channel before asking for the report again."
     except SourceError as exc:  # Slack's refusal, as the pacer reports it
-        inv.set(report_asked_at=asked)  # nothing was posted: the member may try again at once
+        with inv.ctx.db.connection() as conn:  # nothing was posted: the member may try again at once
+            storage.settings.give_back_ask(conn, inv.team, inv.channel, inv.now, "report_asked_at")
         if "missing_scope" in str(exc):
             return "I can't upload files yet: an admin needs to reinstall PaperPing so it gets `files:write`."
         return f"The upload failed ({quote(str(exc), 200)}); nothing was posted."

@@ -132,7 +132,8 @@ def load_channel_settings(conn: psycopg.Connection, team_id: str, channel_id: st
     return found
 
 
-ASKS = ("post_asked_at", "export_asked_at")  # the channel's asks with a cooldown: `now`, `export`
+# the channel's asks with a cooldown: `now` (and a focus's first post), `export`, `report`
+ASKS = ("post_asked_at", "export_asked_at", "report_asked_at")
 
 
 def take_ask(
