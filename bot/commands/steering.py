@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from bot.commands.about import NOW_COOLDOWN
 from bot.commands.base import Command, Invocation, UsageError, command
 from bot.views.post_blocks import quote, works_again
 from socialrag import storage
@@ -55,11 +56,20 @@ def cmd_focus(inv: Invocation) -> str:
 
 def first_post(inv: Invocation) -> str:
     """In a channel PaperPing is in but has never posted in, the first post comes a minute after the focus; the
-    sentence saying when (empty elsewhere: the channel's schedule holds)."""
+    sentence saying when (empty elsewhere: the channel's schedule holds). It is a post asked for now, so it keeps
+    `now`'s bound: a search that found nothing leaves the channel without a post, and focus after focus must not
+    open a search of every source each minute."""
     with inv.ctx.db.connection() as conn:
         s = storage.settings.load_channel_settings(conn, inv.team, inv.channel)
-    if not s.active or s.paused or s.last_post_at is not None:
-        return ""
+        if not s.active or s.paused or s.last_post_at is not None:
+            return ""
+        asked = storage.settings.take_ask(conn, inv.team, inv.channel, inv.now, NOW_COOLDOWN)
+    if asked is not None:
+        again = works_again(asked + NOW_COOLDOWN)
+        return (
+            f" A post was asked for here at {asked:%H:%M} UTC, so the first one comes as the schedule says; a focus "
+            f"or `/paperping now` brings it forward again from {again}."
+        )
     at = inv.now + FIRST_AFTER_FOCUS
     inv.set(next_post_at=at, slot_at=at)
     return (
