@@ -236,7 +236,9 @@ def is_slow(text: str) -> bool:
 
 
 def parse_command(text: str) -> Command:
-    """``/paperping`` text as a ``Command``; raises ``UsageError`` with a sentence on what to type."""
+    """``/paperping`` text as a ``Command``; raises ``UsageError`` with a sentence on what to type. A NUL character
+    is dropped: no text column holds one, so a focus or a question carrying it would fail to be stored."""
+    text = text.replace("\x00", "")
     words = text.strip().split()
     if not words:
         return Command("help")

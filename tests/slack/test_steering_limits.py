@@ -94,3 +94,14 @@ def test_two_reports_asked_at_once_upload_one_file(harness: Harness, db: Databas
     assert len(harness.standin.files) == 1, answers
     assert sum("Posted this month's report" in a for a in answers) == 1, answers
     assert sum("works again from" in a for a in answers) == 2, answers
+
+
+def test_a_focus_carrying_a_nul_character_is_kept_without_it(harness: Harness, db: Database) -> None:
+    """Postgres keeps no NUL in text: a focus carrying one is kept without it, rather than answered with
+    "something went wrong"; mentions and control characters in it are shown to the channel as data."""
+    answer = harness.command("focus protein\x00 design <!channel> <@U1>\u202e")
+    assert answer.startswith("Done"), answer
+    assert _settings(db).focus_text == "protein design <!channel> <@U1>\u202e"
+    (announced,) = [str(p["text"]) for p in harness.standin.posts if str(p["text"]).startswith("<@U2>")]
+    assert "protein design" in announced and "<!channel>" not in announced and "<@U1>" not in announced
+    assert "\u202e" not in announced and "\x00" not in announced
