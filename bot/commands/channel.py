@@ -146,7 +146,9 @@ def parse_hours(name: str, args: tuple[str, ...], rest: str) -> Command:
         try:
             ZoneInfo(zone[0])
         except (ZoneInfoNotFoundError, ValueError, OSError):  # `America` is a folder of zones, not one
-            raise UsageError(f"`{zone[0]}` is not a timezone I know. {_HOURS_HINT}") from None
+            shown = quote(zone[0], 60).replace("`", "").strip()  # repeated as text: no markup, no code span ended
+            named = f"`{shown}` is" if shown else "That is"
+            raise UsageError(f"{named} not a timezone I know. {_HOURS_HINT}") from None
     every_day = "every-day" in (a.lower() for a in args[1:])
     return Command("hours", (m.group(1), m.group(2), zone[0] if zone else "", "every-day" if every_day else ""))
 

@@ -72,6 +72,15 @@ def test_a_wrong_word_gets_a_sentence_on_what_to_type(text: str, hint: str) -> N
     assert hint in str(caught.value)
 
 
+def test_an_unknown_timezone_is_repeated_as_text_only() -> None:
+    """The refusal repeated what was typed as it was: a broadcast, a mention or a backtick that ends the code
+    span came back as markup."""
+    with pytest.raises(UsageError) as caught:
+        parse_command("hours 9-17 <!channel>`<@U1>")
+    told = str(caught.value)
+    assert "is not a timezone I know" in told and "<!" not in told and "<@" not in told and "``" not in told, told
+
+
 @pytest.mark.parametrize(
     ("value", "expected"),
     [
