@@ -14,7 +14,7 @@ from bot.views.post_blocks import quote, works_again
 from socialrag import storage
 from socialrag.errors import OutcomeUnknown, SourceError
 from socialrag.models import STYLES
-from socialrag.recommender import DIGEST, DIGEST_DEFAULT, DIGEST_SIZES, FREQUENCIES, LANGUAGES
+from socialrag.recommender import DIGEST, DIGEST_DEFAULT, DIGEST_SIZES, FREQUENCIES, LANGUAGES, next_slot
 
 _FREQUENCY_HINT = (
     "Try `/paperping frequency daily`, `every-other-day`, `weekly`, or `weekly-digest 5` (3 to 7 papers in one "
@@ -45,11 +45,28 @@ def cmd_frequency(inv: Invocation) -> str:
     if inv.args[0] == DIGEST:
         size = int(inv.args[1])
         inv.set(frequency=DIGEST, digest_size=size, step_down_reason=None)
+        follow_schedule(inv)
         inv.announce(f"set PaperPing to post a weekly digest of {size} papers.")
         return f"Done: once a week I'll post a digest of {size} papers here; `/paperping now` posts one now."
     inv.set(frequency=inv.args[0], digest_size=None, step_down_reason=None)
+    follow_schedule(inv)
     inv.announce(f"set PaperPing to post {inv.args[0].replace('-', ' ')}.")
     return f"Done: I'll post {inv.args[0].replace('-', ' ')} here."
+
+
+def follow_schedule(inv: Invocation) -> None:
+    """After a change of frequency, hours or timezone, the next regular post moves to the new schedule: the first
+    open time of its posting hours, counted from the last post (the next one was set by the old schedule, and could
+    fall at 4 in the morning of a new timezone, or a week away after `daily`). A post under way or asked for now
+    stays where it is, and none comes sooner than the schedule allows: changing settings posts nothing at once
+    that the schedule would not."""
+    with inv.ctx.db.connection() as conn:
+        s = storage.settings.load_channel_settings(conn, inv.team, inv.channel)
+        if not s.active or s.slot_at is not None:
+            return
+        hours = (s.timezone, s.post_start_hour, s.post_end_hour, s.weekdays_only)
+        to = next_slot(inv.now, s.last_post_at, s.frequency, *hours)
+        storage.settings.move_next_post(conn, inv.team, inv.channel, s.next_post_at, to)
 
 
 @command(
@@ -165,6 +182,7 @@ def cmd_hours(inv: Invocation) -> str:
     if tz:
         values["timezone"] = tz
     inv.set(**values)
+    follow_schedule(inv)
     days = "every day" if every_day else "on weekdays"
     where = f" ({tz})" if tz else ""
     inv.announce(f"set PaperPing to post between {start}:00 and {end}:00{where} {days}.")

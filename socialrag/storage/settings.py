@@ -186,6 +186,24 @@ def load_member_setting(conn: psycopg.Connection, team_id: str, user_id: str) ->
     return found
 
 
+def move_next_post(
+    conn: psycopg.Connection, team_id: str, channel_id: str, seen: datetime | None, to: datetime
+) -> bool:
+    """Move the channel's next post to ``to``, unless a slot is open (a post under way or asked for now) or the
+    next post moved since it was read as ``seen`` (a worker took the slot meanwhile)."""
+    return (
+        conn.execute(
+            """
+            UPDATE channel_settings SET next_post_at = %(to)s
+             WHERE team_id = %(t)s AND channel_id = %(c)s AND slot_at IS NULL
+               AND next_post_at IS NOT DISTINCT FROM %(seen)s
+            """,
+            {"t": team_id, "c": channel_id, "seen": seen, "to": to},
+        ).rowcount
+        > 0
+    )
+
+
 def upsert_channel_setting(conn: psycopg.Connection, team_id: str, channel_id: str, **values: Any) -> None:
     """Set some of a channel's settings (any field of ``ChannelSettings``)."""
     _upsert_settings(conn, ChannelSettings, team_id, channel_id, values)

@@ -105,3 +105,43 @@ def test_a_focus_carrying_a_nul_character_is_kept_without_it(harness: Harness, d
     (announced,) = [str(p["text"]) for p in harness.standin.posts if str(p["text"]).startswith("<@U2>")]
     assert "protein design" in announced and "<!channel>" not in announced and "<@U1>" not in announced
     assert "\u202e" not in announced and "\x00" not in announced
+
+
+def test_new_hours_move_the_next_post_into_them(harness: Harness, db: Database) -> None:
+    """The next post was set by the schedule before a change: a lab that gave its timezone (`hours 9-17
+    America/New_York`) got its next post at 9:00 UTC, before 5 in the morning there, and a channel set to `daily`
+    after `weekly` waited out the week. Now the next post follows the new schedule, counted from the last post; a
+    post asked for now stays where it is."""
+    from zoneinfo import ZoneInfo
+
+    now = datetime.now(UTC)
+    last = now - timedelta(hours=1)
+    utc_nine = datetime.combine((now + timedelta(days=1)).date(), datetime.min.time(), UTC) + timedelta(hours=9)
+    assert "PaperPing here" in harness.command("status")  # the channel is known
+    with db.connection() as conn:
+        storage.settings.upsert_channel_setting(
+            conn, T, "C1", active=True, frequency="daily", last_post_at=last, next_post_at=utc_nine, weekdays_only=False
+        )
+    harness.command("hours 9-17 America/New_York every-day")
+    moved = _settings(db).next_post_at
+    assert moved is not None and moved.astimezone(ZoneInfo("America/New_York")).hour == 9, moved
+    assert moved > last + timedelta(hours=12), "no sooner than the schedule allows"
+
+    with db.connection() as conn:  # weekly, its next post a week after the last; then daily
+        storage.settings.upsert_channel_setting(
+            conn,
+            T,
+            "C1",
+            frequency="weekly",
+            last_post_at=now - timedelta(days=2),
+            next_post_at=now + timedelta(days=5),
+        )
+    harness.command("frequency daily")
+    moved = _settings(db).next_post_at
+    assert moved is not None and moved < now + timedelta(days=2), moved
+
+    asked = now + timedelta(minutes=1)  # a post asked for now: its slot is open, and stays
+    with db.connection() as conn:
+        storage.settings.upsert_channel_setting(conn, T, "C1", next_post_at=asked, slot_at=asked)
+    harness.command("hours 10-16 Asia/Tokyo")
+    assert _settings(db).next_post_at == asked
