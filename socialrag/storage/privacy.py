@@ -16,8 +16,22 @@ from socialrag.storage.queue import requeue_shared
 from socialrag.storage.usage import hand_over_limits
 
 
+def _hold_forget_lists(conn: psycopg.Connection, team_ids: Sequence[str], *, exclusive: bool) -> None:
+    """Lock these workspaces' forget lists until the transaction ends, in one order (no two forget-me wait on each
+    other): shared by a write that read the list to leave the forgotten out, exclusive by a forget-me. So a forget-me
+    waits for an import or a history page that read the list before it, and deletes what that one wrote; and one
+    that reads the list after a forget-me sees it."""
+    lock = "pg_advisory_xact_lock" if exclusive else "pg_advisory_xact_lock_shared"
+    for team_id in sorted({t for t in team_ids if t}):
+        conn.execute(  # the function name is one of the two above, never input
+            f"SELECT {lock}(hashtextextended('forget-list:' || %(t)s, 0))", {"t": team_id}
+        )
+
+
 def load_forgotten(conn: psycopg.Connection, team_ids: Sequence[str]) -> set[tuple[str, str]]:
-    """(team, user) of the members of these workspaces who asked PaperPing to forget them."""
+    """(team, user) of the members of these workspaces who asked PaperPing to forget them; the lists stay as read
+    until the transaction ends (a forget-me meanwhile waits for it, then deletes what it wrote)."""
+    _hold_forget_lists(conn, team_ids, exclusive=False)
     rows = conn.execute(
         "SELECT team_id, user_id FROM forgotten_members WHERE team_id = ANY(%(t)s::text[])", {"t": list(team_ids)}
     ).fetchall()
@@ -123,19 +137,59 @@ def _scrub_member(conn: psycopg.Connection, team_id: str, user_id: str, name: st
     )
 
 
+# the tables whose rows are one member's (their ``user_id``), deleted by forget-me
+_MEMBER_ROWS = (
+    "saved_papers",
+    "reading_list_unsaves",
+    "member_cooldowns",
+    "llm_usage",
+    "personal_picks",
+    "author_news",
+    "channel_members",
+    "member_settings",
+    "assistant_threads",
+    "members",
+    "answer_feedback",
+    "announcements",
+)
+_ASKED_BY = ("followed_authors", "topic_steering")  # the channel's rows that name who asked
+
+
+def _holds_anything(conn: psycopg.Connection, team_id: str, user_id: str) -> bool:
+    """Whether any row of the workspace is the member's or names them as its member (a write that slipped past
+    the forget list, or one made before a restore): a forget-me then does its whole work again."""
+    checks = [
+        f"SELECT 1 FROM {table} WHERE team_id = %(t)s AND user_id = %(u)s"  # the table names are fixed above
+        for table in ("messages", "reactions", *_MEMBER_ROWS, *_ASKED_BY)
+    ]
+    checks += [
+        "SELECT 1 FROM installations WHERE team_id = %(t)s AND installer_id = %(u)s",
+        "SELECT 1 FROM channel_settings WHERE team_id = %(t)s AND invited_by = %(u)s",
+    ]
+    found = conn.execute(
+        "SELECT EXISTS (" + " UNION ALL ".join(f"({c} LIMIT 1)" for c in checks) + ")", {"t": team_id, "u": user_id}
+    ).fetchone()
+    return bool(found and found[0])
+
+
 def forget_member(conn: psycopg.Connection, team_id: str, user_id: str) -> dict[str, int]:
     """Everything PaperPing holds of one member in a workspace: messages, replies (theirs, and others' in the
     threads of their shares), reactions, profile, their id and name in stored drafts, LLM logs, checkpoints and
     channels they invited PaperPing into, the reasons of stored posts that rested on their messages, the ts of
     their shares that follow-ups were said under, what the model wrote in the workspace; and a note that keeps it
     so (``remember_member`` lifts it)."""
+    _hold_forget_lists(conn, [team_id], exclusive=True)  # a write that read the list before this one ends first
     row = conn.execute(
         "SELECT display_name FROM members WHERE team_id = %(t)s AND user_id = %(u)s", {"t": team_id, "u": user_id}
     ).fetchone()
-    conn.execute(
+    listed = conn.execute(
         "INSERT INTO forgotten_members (team_id, user_id) VALUES (%(t)s, %(u)s) ON CONFLICT DO NOTHING",
         {"t": team_id, "u": user_id},
-    )
+    ).rowcount
+    if not listed and not _holds_anything(conn, team_id, user_id):
+        # asked again with nothing of theirs left: the passes over the whole workspace (its drafts, LLM logs,
+        # every channel's posts) were done when they were listed, so a repeated forget-me costs a few lookups
+        return {"messages": 0, "reactions": 0, "replies": 0, "papers": 0}
     _scrub_member(conn, team_id, user_id, row[0] if row else None)
     # vectors made from the words of the messages about to go, so that nothing of theirs stays in one
     made_from = forget_text_vectors(
@@ -170,25 +224,12 @@ def forget_member(conn: psycopg.Connection, team_id: str, user_id: str) -> dict[
         "DELETE FROM messages WHERE team_id = %(t)s AND user_id = %(u)s", {"t": team_id, "u": user_id}
     ).rowcount
     forget_gone_shares(conn, team_id)  # the follow-ups in their shares' threads keep no ts of them
-    for table in (
-        "saved_papers",
-        "reading_list_unsaves",
-        "member_cooldowns",
-        "llm_usage",
-        "personal_picks",
-        "author_news",
-        "channel_members",
-        "member_settings",
-        "assistant_threads",
-        "members",
-        "answer_feedback",
-        "announcements",
-    ):
+    for table in _MEMBER_ROWS:
         conn.execute(
             f"DELETE FROM {table} WHERE team_id = %(t)s AND user_id = %(u)s",  # the table names are fixed above
             {"t": team_id, "u": user_id},
         )
-    for table in ("followed_authors", "topic_steering"):  # the channel keeps following, muting, boosting
+    for table in _ASKED_BY:  # the channel keeps following, muting, boosting
         conn.execute(  # who asked is forgotten; the table names are fixed here
             f"UPDATE {table} SET user_id = NULL WHERE team_id = %(t)s AND user_id = %(u)s",
             {"t": team_id, "u": user_id},
@@ -213,6 +254,7 @@ def forget_member_in(conn: psycopg.Connection, team_ids: Sequence[str], user_id:
     """``forget_member`` in each of these workspaces (the one a channel belongs to, and a Slack Connect
     partner's own), with the counts added up."""
     counts = {"messages": 0, "reactions": 0}
+    _hold_forget_lists(conn, team_ids, exclusive=True)  # both at once, in one order
     for team_id in dict.fromkeys(t for t in team_ids if t):
         for key, n in forget_member(conn, team_id, user_id).items():
             counts[key] = counts.get(key, 0) + n
