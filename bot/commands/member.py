@@ -16,7 +16,10 @@ from socialrag import storage
 from socialrag.errors import OutcomeUnknown, PaperPingError
 from socialrag.text import ascii_digits
 
-_ORCID = re.compile(r"(\d{4}-\d{4}-\d{4}-\d{3}[\dX])")
+# digits 0 to 9 only (``\d`` takes every script's digits), the whole of a word: an ORCID or profile id as typed
+_ORCID = re.compile(r"(?<![0-9A-Za-z-])([0-9]{4}-[0-9]{4}-[0-9]{4}-[0-9]{3}[0-9X])(?![0-9A-Za-z-])")
+_S2_PROFILE = re.compile(r"semanticscholar\.org/author/(?:[^/]+/)?([0-9]{1,20})(?![0-9])")
+MOST_ID_DIGITS = 20  # a Semantic Scholar author id is a number: longer is no id (and would be stored and echoed)
 NO_SETTING_KEPT = keeps_nothing("Nothing was changed", "setting")
 
 
@@ -108,10 +111,10 @@ def parse_author_link(value: str) -> dict[str, str]:
     orcid = _ORCID.search(value)
     if orcid:
         return {"orcid": orcid.group(1)}
-    m = re.search(r"semanticscholar\.org/author/(?:[^/]+/)?(\d+)", value)
+    m = _S2_PROFILE.search(value)
     if m:
         return {"s2_author_id": m.group(1)}
-    if ascii_digits(value) and len(value) <= 20:
+    if ascii_digits(value) and len(value) <= MOST_ID_DIGITS:
         return {"s2_author_id": value}
     raise UsageError(
         "That is not an author id I can use: give a Semantic Scholar author id (digits), its "

@@ -1,4 +1,4 @@
-"""A member's own commands (`forget-me`) with hostile input and at awkward moments, through the real
+"""A member's own commands (`link-author`, `forget-me`) with hostile input and at awkward moments, through the real
 bolt app and slack_sdk against the Slack stand-in: what is typed is kept only when it is what the command takes, and
 a forget-me leaves nothing of the member whatever was being written at the time."""
 
@@ -16,6 +16,26 @@ from socialrag.models import Message, PaperRef
 from tests.support.harness import Harness, T, count, message_event
 
 pytestmark = pytest.mark.slow
+
+
+def test_link_author_keeps_only_an_author_id_written_in_ascii_digits_and_of_bounded_length(
+    harness: Harness, db: Database
+) -> None:
+    """The profile-URL form took any script's digits and any length (the bare form already refused both): a
+    10,000-digit id or Arabic-Indic digits were stored as the member's author and echoed back."""
+    for typed in (
+        "https://www.semanticscholar.org/author/Ada/" + "1" * 10_000,
+        "https://www.semanticscholar.org/author/\u0661\u0662\u0663\u0664",  # Arabic-Indic 1234
+        "\u0660\u0660\u0660\u0660-\u0660\u0660\u0660\u0662-\u0661\u0668\u0662\u0665-\u0660\u0660\u0669\u0667",
+        "12345678-1234-1234-1234",  # an ORCID's shape inside a longer number
+    ):
+        said = harness.command(f"link-author {typed}", user="U2")
+        assert "not an author id I can use" in said, (typed[:60], said[:200])
+    assert count(db, "SELECT count(*) FROM member_settings WHERE user_id = 'U2'") == 0
+    # the usual forms still link
+    said = harness.command("link-author https://www.semanticscholar.org/author/Graham-Neubig/1700325", user="U2")
+    assert "Semantic Scholar author id is 1700325" in said, said
+    assert "ORCID is 0000-0002-1825-009X" in harness.command("link-author 0000-0002-1825-009X", user="U2")
 
 
 def test_forget_me_waits_for_an_import_under_way_and_deletes_what_it_wrote(harness: Harness, db: Database) -> None:
