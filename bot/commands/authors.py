@@ -157,6 +157,9 @@ def cmd_following(inv: Invocation) -> str:
     return "\n".join(lines)
 
 
+CHECKS_PER_HOUR = 10  # a member's `my-papers on` checks of their profile an hour (Semantic Scholar and Slack)
+
+
 @command(
     "my-papers",
     "`my-papers on|off` — let this channel hear of your new papers (needs `link-author` with a Semantic Scholar id)",
@@ -178,6 +181,13 @@ def cmd_my_papers(inv: Invocation) -> str:
         return (
             "First link your Semantic Scholar author profile: `/paperping link-author "
             "https://www.semanticscholar.org/author/…` (an ORCID alone does not list your papers)."
+        )
+    with inv.ctx.db.connection() as conn:  # each check asks Semantic Scholar (shared by every workspace) and Slack
+        checked = storage.usage.take_member_hourly(conn, inv.team, inv.user, "author checks", inv.now, CHECKS_PER_HOUR)
+    if not checked:
+        return (
+            f"I checked your author profile {CHECKS_PER_HOUR} times this hour; `/paperping my-papers on` works again "
+            "next hour."
         )
     refusal = _not_yours(inv, member.s2_author_id)
     if refusal:

@@ -330,3 +330,29 @@ def test_a_followed_authors_paper_with_no_hook_is_in_the_weekly_digest(
     assert len(rows) == 5, "a digest of five"
     shown = json.dumps(post["blocks"])
     assert "Sourdough starters" in shown and "Rye breads proofed" in shown, shown[:3000]
+
+
+@pytest.mark.slow
+def test_my_papers_on_asks_semantic_scholar_a_bounded_number_of_times_an_hour(
+    harness: Harness, db: Database, tmp_path: Path, scholar: ScholarStandIn
+) -> None:
+    """Each `my-papers on` asked Semantic Scholar (whose pace every workspace of the service shares) and Slack about
+    the linked profile, with no bound: a member typing it again and again spent the service's lookups. Now ten
+    checks an hour a member; past them they are told when it works again, and nothing is asked."""
+    from bot.commands.authors import CHECKS_PER_HOUR
+
+    build_lab(db, tmp_path, CachedEmbedder())
+    harness.ctx.channels.activate(T, "C1", AS_OF)
+    online(harness, db, scholar)
+    scholar.authors = {ADA: {"name": "Ada Byron", "papers": []}}
+    harness.command(f"link-author {ADA}", user="U2")
+    for _ in range(CHECKS_PER_HOUR):
+        assert "not the name on your Slack profile" in harness.command("my-papers on", user="U2", timeout=30)
+    asked = len([r for r in scholar.requests if "/author/" in r[1]])
+    assert asked >= CHECKS_PER_HOUR
+    said = harness.command("my-papers on", user="U2", timeout=30)
+    assert said.startswith(f"I checked your author profile {CHECKS_PER_HOUR} times this hour"), said
+    assert len([r for r in scholar.requests if "/author/" in r[1]]) == asked, "nothing more was asked"
+    # another member has their own count
+    harness.command(f"link-author {ADA}", user="U3")
+    assert "not the name on your Slack profile" in harness.command("my-papers on", user="U3", timeout=30)
