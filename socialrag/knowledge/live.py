@@ -26,12 +26,13 @@ def _root_kept(conn: psycopg.Connection, message: Message) -> bool:
 def record_message(conn: psycopg.Connection, message: Message, *, by_member: bool) -> bool:
     """A new message: kept when it shares a paper or answers in a kept thread; any member's message also
     marks the channel active (only its time is kept, for the quiet period before a post). True if kept."""
+    kept = is_kept(message, root_kept=message.is_reply and _root_kept(conn, message))
+    # written before the channel's row is touched: the forget list is read (and held, ``load_forgotten``) while
+    # this transaction holds no row a forget-me waiting for it would need
+    stats = index_messages(conn, [message]) if kept else None  # nothing, when Slack already said it was deleted
     if by_member:
         storage.posts.record_activity(conn, message.team_id, message.channel_id, message.posted_at)
-    if not is_kept(message, root_kept=message.is_reply and _root_kept(conn, message)):
-        return False
-    stats = index_messages(conn, [message])  # nothing, when Slack already said it was deleted
-    return stats.messages + stats.replies > 0
+    return stats is not None and stats.messages + stats.replies > 0
 
 
 def record_edit(conn: psycopg.Connection, message: Message, *, was_share: bool | None = None) -> None:
