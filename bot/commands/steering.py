@@ -92,6 +92,9 @@ def parse_emoji(name: str, args: tuple[str, ...], rest: str) -> Command:
         raise UsageError(f"{exc}. Try `/paperping emoji eyes positive`.") from None
 
 
+EMOJI_SET_BY_HAND = 100  # emoji a channel reads as set by hand, at most (each is read at every post and answer)
+
+
 @command(
     "emoji",
     "`emoji NAME positive|negative|neutral|auto` — how this channel reads an emoji (auto: as learnt from the channel)",
@@ -106,6 +109,18 @@ def cmd_emoji(inv: Invocation) -> str:
         inv.announce(f"let PaperPing read :{emoji}: the way this channel uses it.")
         return f"Done: :{emoji}: is read as PaperPing learns it from this channel (`/paperping status` shows it)."
     with inv.ctx.db.connection() as conn:
-        storage.settings.upsert_emoji_override(conn, inv.team, inv.channel, emoji, sentiment)  # type: ignore[arg-type]
+        set_now = storage.settings.upsert_emoji_override(
+            conn,
+            inv.team,
+            inv.channel,
+            emoji,
+            sentiment,  # type: ignore[arg-type]
+            most=EMOJI_SET_BY_HAND,
+        )
+    if not set_now:
+        return (
+            f"This channel reads {EMOJI_SET_BY_HAND} emoji as set by hand already, so :{emoji}: was not set; "
+            "`/paperping emoji NAME auto` on one of them frees a place."
+        )
     inv.announce(f"told PaperPing that :{emoji}: reads as {sentiment} here.")
     return f"Done: :{emoji}: counts as {sentiment} in this channel."

@@ -259,16 +259,30 @@ def load_emoji_overrides(conn: psycopg.Connection, team_id: str, channel_id: str
 
 
 def upsert_emoji_override(
-    conn: psycopg.Connection, team_id: str, channel_id: str, emoji: str, sentiment: Sentiment
-) -> None:
-    conn.execute(
+    conn: psycopg.Connection,
+    team_id: str,
+    channel_id: str,
+    emoji: str,
+    sentiment: Sentiment,
+    *,
+    most: int | None = None,
+) -> bool:
+    """Set how the channel reads an emoji by hand; False (nothing set) when it reads ``most`` others by hand
+    already. Counted under the channel's lock, so members setting readings at once never pass it."""
+    params = {"t": team_id, "c": channel_id, "e": emoji, "s": sentiment, "most": most}
+    conn.execute("SELECT pg_advisory_xact_lock(hashtextextended('emoji:' || %(t)s || ':' || %(c)s, 0))", params)
+    cur = conn.execute(
         """
         INSERT INTO emoji_sentiments (team_id, channel_id, emoji, sentiment)
-        VALUES (%(t)s, %(c)s, %(e)s, %(s)s)
+        SELECT %(t)s, %(c)s, %(e)s, %(s)s
+         WHERE %(most)s::int IS NULL
+            OR (SELECT count(*) FROM emoji_sentiments
+                 WHERE team_id = %(t)s AND channel_id = %(c)s AND emoji <> %(e)s) < %(most)s::int
         ON CONFLICT (team_id, channel_id, emoji) DO UPDATE SET sentiment = EXCLUDED.sentiment, updated_at = now()
         """,
-        {"t": team_id, "c": channel_id, "e": emoji, "s": sentiment},
+        params,
     )
+    return cur.rowcount > 0
 
 
 def delete_emoji_override(conn: psycopg.Connection, team_id: str, channel_id: str, emoji: str) -> None:

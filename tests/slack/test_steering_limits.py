@@ -145,3 +145,23 @@ def test_new_hours_move_the_next_post_into_them(harness: Harness, db: Database) 
         storage.settings.upsert_channel_setting(conn, T, "C1", next_post_at=asked, slot_at=asked)
     harness.command("hours 10-16 Asia/Tokyo")
     assert _settings(db).next_post_at == asked
+
+
+def test_a_channel_reads_a_bounded_number_of_emoji_by_hand(harness: Harness, db: Database) -> None:
+    """Each `emoji NAME ...` added a reading, with no bound: a member could add thousands, and every post and
+    answer reads them all. Now a channel reads at most ``EMOJI_SET_BY_HAND`` by hand; a reading already set can
+    still change, and `auto` frees a place."""
+    from bot.commands.steering import EMOJI_SET_BY_HAND
+
+    assert "Done" in harness.command("emoji e0 positive")
+    with db.connection() as conn:  # the others set before, as the command stores them
+        for k in range(1, EMOJI_SET_BY_HAND):
+            storage.settings.upsert_emoji_override(conn, T, "C1", f"e{k}", "positive")
+    refused = harness.command("emoji one_more negative")
+    assert refused.startswith(f"This channel reads {EMOJI_SET_BY_HAND} emoji as set by hand already"), refused
+    assert "Done: :e5: counts as negative" in harness.command("emoji e5 negative"), "a set reading still changes"
+    assert "Done" in harness.command("emoji e7 auto")
+    assert "Done: :one_more: counts as negative" in harness.command("emoji one_more negative")
+    with db.connection() as conn:
+        readings = storage.settings.load_emoji_overrides(conn, T, "C1")
+    assert len(readings) == EMOJI_SET_BY_HAND and readings["e5"] == "negative" and "e7" not in readings
