@@ -79,6 +79,7 @@ MAX_FOLLOWED = 30  # authors one channel follows at most: each is a weekly reque
 # of the service, so one workspace of many channels (any member may make one and invite PaperPing) would slow the
 # others' checks
 MAX_FOLLOWED_IN_WORKSPACE = 300
+FOLLOWS_PER_HOUR = 30  # a member's `follow` lookups an hour: a channel's whole list can be set up at one sitting
 
 
 @command("follow", "`follow AUTHOR` — this channel gets the new papers of an author (a link, an ORCID or a name)",
@@ -88,6 +89,10 @@ def cmd_follow(inv: Invocation) -> str:
         following = len(storage.followed_authors.load_followed(conn, inv.team, inv.channel))
     if following >= MAX_FOLLOWED:
         return _full(following)
+    with inv.ctx.db.connection() as conn:  # each asks Semantic Scholar (or ORCID), whose pace every workspace shares
+        looked = storage.usage.take_member_hourly(conn, inv.team, inv.user, "author lookups", inv.now, FOLLOWS_PER_HOUR)
+    if not looked:
+        return f"I looked up {FOLLOWS_PER_HOUR} authors for you this hour; `/paperping follow` works again next hour."
     resolved = _resolve(inv, inv.args[0])
     if isinstance(resolved, str):
         return resolved

@@ -356,3 +356,30 @@ def test_my_papers_on_asks_semantic_scholar_a_bounded_number_of_times_an_hour(
     # another member has their own count
     harness.command(f"link-author {ADA}", user="U3")
     assert "not the name on your Slack profile" in harness.command("my-papers on", user="U3", timeout=30)
+
+
+def test_follow_asks_semantic_scholar_a_bounded_number_of_times_an_hour(
+    harness: Harness, db: Database, scholar: ScholarStandIn
+) -> None:
+    """Each `follow NAME` asked Semantic Scholar, with only the slow requests' two at a time to bound it: one
+    member could follow and unfollow all day on the pace every workspace shares. Now thirty lookups an hour a
+    member (a channel's whole list at one sitting); past them nothing is asked."""
+    from datetime import UTC, datetime
+
+    from bot.commands.authors import FOLLOWS_PER_HOUR
+
+    assert "PaperPing here" in harness.command("status")  # the channel is known
+    harness.ctx.channels.activate(T, "C1", AS_OF)
+    online(harness, db, scholar)
+    scholar.authors = {ADA: {"name": "Ada Byron", "papers": []}}
+    assert "Done: this channel follows" in harness.command(f"follow {ADA}", user="U2", timeout=30)
+    with db.connection() as conn:  # the rest of the hour's lookups, spent as `follow` spends them
+        now = datetime.now(UTC)
+        for _ in range(FOLLOWS_PER_HOUR - 1):
+            assert storage.usage.take_member_hourly(conn, T, "U2", "author lookups", now, FOLLOWS_PER_HOUR)
+    asked = len(scholar.requests)
+    said = harness.command(f"follow {GRAHAM}", user="U2", timeout=30)
+    assert said.startswith(f"I looked up {FOLLOWS_PER_HOUR} authors for you this hour"), said
+    assert len(scholar.requests) == asked, "nothing was asked"
+    scholar.authors[GRAHAM] = {"name": "Graham Neubig", "papers": []}
+    assert "Done: this channel follows" in harness.command(f"follow {GRAHAM}", user="U3", timeout=30), "U3's own"
