@@ -36,7 +36,7 @@ def register(app: App, ctx: AppContext) -> None:
 
         def work() -> None:
             refresh_for_member(ctx.db, ctx.pacer.call, client, team, user, datetime.now(UTC), limit=HOME_CHANNELS)
-            client.views_publish(user_id=user, view=build_home(ctx, team, user))
+            ctx.pacer.call(client.views_publish, user_id=user, view=build_home(ctx, team, user))  # 429s waited out
 
         if not ctx.slow.submit(work, owner=f"{team}:{user}"):
             log.info("App Home of %s not refreshed now: busy; the next opening shows it", user)

@@ -4,6 +4,7 @@ picks, forget-me)."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from typing import Any
 
@@ -21,6 +22,10 @@ from socialrag.storage.settings import MemberSettings
 HOME_SAVED = 5  # papers of each channel's reading list shown on the Home tab
 HOME_TOP = 3  # papers of the channel's month top list shown there
 HOME_CHANNELS = 25  # channels shown, by name: Slack takes at most 100 blocks a view, and each channel costs queries
+# Slack refuses a view over 250 kB (``view_too_large``), counted as slack_sdk sends it: JSON with each character
+# outside ASCII escaped (6 bytes, 12 for an emoji). The channels' sections stop at this many, leaving the rest for
+# the header, the count of channels left out and the member's own part
+HOME_CHANNEL_BYTES = 200_000
 
 
 def build_home(ctx: AppContext, team: str, user: str) -> dict[str, Any]:
@@ -45,11 +50,17 @@ def build_home(ctx: AppContext, team: str, user: str) -> dict[str, Any]:
         )
     now = datetime.now(UTC)
     with ctx.db.connection() as conn:
+        shown, size = 0, 0
         for channel_id, name in channels[:HOME_CHANNELS]:
             text = "\n".join(channel_lines(ctx, conn, team, channel_id, name, now))
-            blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": text[:SECTION_LIMIT]}})
-        if len(channels) > HOME_CHANNELS:
-            more = len(channels) - HOME_CHANNELS
+            block = _section(text[:SECTION_LIMIT])
+            size += len(json.dumps(block))
+            if size > HOME_CHANNEL_BYTES:  # long titles in another script: the view would be refused whole
+                break
+            blocks.append(block)
+            shown += 1
+        if len(channels) > shown:
+            more = len(channels) - shown
             blocks.append(
                 {
                     "type": "context",

@@ -368,9 +368,19 @@ class SlackStandIn(StreamedMessages):
         return {"ok": True, "files": done}
 
     def api_views_publish(self, params: dict[str, str]) -> dict[str, Any]:
-        view = params.get("view")
+        """A Home view, refused as Slack refuses it: more than 100 blocks or a section's text over 3,000 characters
+        (``invalid_arguments``), or over 250 kB as sent, JSON with each character outside ASCII escaped
+        (``view_too_large``)."""
+        value = params.get("view")
+        view = json.loads(value) if isinstance(value, str) else value
+        blocks = (view or {}).get("blocks") or []
+        texts = [str((b.get("text") or {}).get("text", "")) for b in blocks if isinstance(b, dict)]
+        if len(blocks) > 100 or any(len(t) > 3000 for t in texts):
+            return {"ok": False, "error": "invalid_arguments"}
+        if len(json.dumps(view)) > 250_000:
+            return {"ok": False, "error": "view_too_large"}
         with self.lock:
-            self.views[params.get("user_id", "")] = json.loads(view) if isinstance(view, str) else view
+            self.views[params.get("user_id", "")] = view
         return {"ok": True, "view": {"id": "V1"}}
 
     def api_oauth_v2_access(self, params: dict[str, str]) -> dict[str, Any]:
