@@ -45,28 +45,37 @@ def report_period(now: datetime) -> datetime:
     return month_start(start - timedelta(days=1)) if now - start < timedelta(days=1) else start
 
 
+def monthly_period(now: datetime) -> tuple[datetime, datetime]:
+    """The month a monthly report shows: the one that ended as ``now``'s month began, however late in the month
+    the report goes (a retry after a day of failures, a process that was down on the 1st)."""
+    end = month_start(now)
+    return month_start(end - timedelta(days=1)), end
+
+
 def post_month_report(db: Database, upload: UploadReport, team: str, channel: str, now: datetime) -> None:
     """Upload the month's chart (the last month on the 1st) with two lines of figures about the channel as a
     whole; no member is named."""
     with tempfile.TemporaryDirectory(prefix="paperping-report-") as tmp:
-        png, text, title = _draw_report(db, team, channel, now, Path(tmp))
+        png, text, title = _draw_report(db, team, channel, (report_period(now), now), Path(tmp))
         upload(team, channel, png, text, title)
     with db.connection() as conn:
         storage.reports.record_report_posted(conn, team, channel, now)
 
 
-def _draw_report(db: Database, team: str, channel: str, now: datetime, folder: Path) -> tuple[Path, str, str]:
+def _draw_report(
+    db: Database, team: str, channel: str, period: tuple[datetime, datetime], folder: Path
+) -> tuple[Path, str, str]:
     with db.connection() as conn:
-        data = load_report_data(conn, team, channel, since=report_period(now), until=now)
+        data = load_report_data(conn, team, channel, since=period[0], until=period[1])
     png, text = month_summary(data, folder / "paperping-month.png")
     return png, text, f"#{data.channel_name}: the month in PaperPing's view"
 
 
 def post_due_reports(db: Database, upload: UploadReport, now: datetime) -> int:
-    """The monthly reports due, each claimed by one worker and uploaded at most once; how many were posted. A
-    failure that cannot heal (``missing_scope``: the app lacks ``files:write``) stops that channel's monthly
-    report with its reason; another that left nothing in the channel is retried after an hour, then two, up to
-    a day."""
+    """The monthly reports due, each of the month that ended (``monthly_period``), claimed by one worker and
+    uploaded at most once; how many were posted. A failure that cannot heal (``missing_scope``: the app lacks
+    ``files:write``) stops that channel's monthly report with its reason; another that left nothing in the channel
+    is retried after an hour, then two, up to a day."""
     with db.connection() as conn:
         due = storage.reports.claim_monthly_reports_due(conn, month_start(now), now, REPORT_LEASE)
     done = 0
@@ -81,7 +90,7 @@ def post_due_reports(db: Database, upload: UploadReport, now: datetime) -> int:
 def _post_claimed_report(db: Database, upload: UploadReport, team: str, channel: str, now: datetime) -> bool:
     """Draw the claimed report, mark it begun (unless another worker has), upload it and record the outcome."""
     with tempfile.TemporaryDirectory(prefix="paperping-report-") as tmp:
-        png, text, title = _draw_report(db, team, channel, now, Path(tmp))
+        png, text, title = _draw_report(db, team, channel, monthly_period(now), Path(tmp))
         with db.connection() as conn:
             if not storage.reports.start_report_upload(conn, team, channel, month_start(now), now):
                 log.info("#%s: the monthly report is another worker's, or settled already", channel)
