@@ -59,11 +59,11 @@ def follow_schedule(inv: Invocation) -> None:
     open time of its posting hours, counted from the last post (the next one was set by the old schedule, and could
     fall at 4 in the morning of a new timezone, or a week away after `daily`). A post under way or asked for now
     stays where it is, and none comes sooner than the schedule allows: changing settings posts nothing at once
-    that the schedule would not."""
+    that the schedule would not. Before the first post is scheduled (PaperPing has not joined), nothing moves."""
     with inv.ctx.db.connection() as conn:
         s = storage.settings.load_channel_settings(conn, inv.team, inv.channel)
-        if not s.active or s.slot_at is not None:
-            return
+        if not s.active or s.slot_at is not None or s.next_post_at is None:
+            return  # no post scheduled yet: the first comes when PaperPing has joined (and read the history)
         hours = (s.timezone, s.post_start_hour, s.post_end_hour, s.weekdays_only)
         to = next_slot(inv.now, s.last_post_at, s.frequency, *hours)
         storage.settings.move_next_post(conn, inv.team, inv.channel, s.next_post_at, to)
