@@ -140,6 +140,11 @@ def test_new_hours_move_the_next_post_into_them(harness: Harness, db: Database) 
     moved = _settings(db).next_post_at
     assert moved is not None and moved < now + timedelta(days=2), moved
 
+    with db.connection() as conn:  # no post scheduled yet (PaperPing has not joined): hours set none
+        storage.settings.upsert_channel_setting(conn, T, "C1", next_post_at=None, last_post_at=None)
+    harness.command("hours 0-24 every-day")
+    assert _settings(db).next_post_at is None, "the first post waits for PaperPing to join and read the history"
+
     asked = now + timedelta(minutes=1)  # a post asked for now: its slot is open, and stays
     with db.connection() as conn:
         storage.settings.upsert_channel_setting(conn, T, "C1", next_post_at=asked, slot_at=asked)
