@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -68,6 +68,20 @@ def versions_waiting(harness: Harness, db: Database, ids: list[str], now: dateti
             storage.follow_ups.record_follow_up(conn, T, "C1", papers[arxiv_id], "version", "2", detail, now)
 
 
+def titled(db: Database, titles: Sequence[tuple[str, str]]) -> None:
+    """Give the stored papers these (title, identity value) pairs' titles: what a lookup would have filled."""
+    with db.connection() as conn:
+        for title, value in titles:
+            conn.execute(
+                "UPDATE papers p SET title = %s FROM paper_ids i WHERE i.paper_id = p.id AND i.value = %s",
+                (title, value),
+            )
+
+
+def acl_titles(*papers: dict[str, Any]) -> list[tuple[str, str]]:
+    return [(p["title"], p["externalIds"]["ACL"]) for p in papers]
+
+
 def two_acl_threads(
     harness: Harness, db: Database, scholar: ScholarStandIn, now: datetime
 ) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -76,12 +90,7 @@ def two_acl_threads(
     for i, p in enumerate((a, b)):
         harness.event(message_event(ts(now - (12 - i) * DAY), f"<https://aclanthology.org/{p['externalIds']['ACL']}/>"))
     harness.ctx.channels.activate(T, "C1")
-    with db.connection() as conn:
-        for p in (a, b):
-            conn.execute(
-                "UPDATE papers p SET title = %s FROM paper_ids i WHERE i.paper_id = p.id AND i.value = %s",
-                (p["title"], p["externalIds"]["ACL"]),
-            )
+    titled(db, acl_titles(a, b))
     return a, b
 
 
@@ -99,13 +108,7 @@ def test_follow_ups_in_the_right_threads_and_none_twice(
     for at, text, user in shares.values():
         harness.event(message_event(at, text, user=user))
     harness.ctx.channels.activate(T, "C1")  # PaperPing was invited into the lab's channel
-    with db.connection() as conn:  # what the lookup would have filled (offline here)
-        for title, value in ((a["title"], a["externalIds"]["ACL"]), (b["title"], b["externalIds"]["ACL"]),
-                             ("First preprint", P1), ("Second preprint", P2)):  # fmt: skip
-            conn.execute(
-                "UPDATE papers p SET title = %s FROM paper_ids i WHERE i.paper_id = p.id AND i.value = %s",
-                (title, value),
-            )
+    titled(db, [*acl_titles(a, b), ("First preprint", P1), ("Second preprint", P2)])  # offline here
     harness.command("mentions off", user="U4")
     scholar.by_key["ARXIV:" + P1] = s2_arxiv(P1, "First preprint")
     scholar.by_key["ARXIV:" + P2] = s2_arxiv(P2, "Second preprint")
@@ -169,12 +172,7 @@ def test_a_malformed_citations_page_costs_only_its_paper(
     for at, text, user in shares.values():
         harness.event(message_event(at, text, user=user))
     harness.ctx.channels.activate(T, "C1")
-    with db.connection() as conn:
-        for title, value in [(p["title"], p["externalIds"]["ACL"]) for p in (a, b, c)]:
-            conn.execute(
-                "UPDATE papers p SET title = %s FROM paper_ids i WHERE i.paper_id = p.id AND i.value = %s",
-                (title, value),
-            )
+    titled(db, acl_titles(a, b, c))
     s2 = SemanticScholar(scholar.url, min_interval=0)
     client = WebClient(token="xoxb-test", base_url=harness.standin.url)
     send = thread_replier(harness.ctx.pacer, lambda team: client)
@@ -255,12 +253,7 @@ def test_a_paper_only_another_workspace_shared_is_never_said_to_build_on_a_threa
     for at, paper, user in ((now - 12 * DAY, a, "U3"), (now - 10 * DAY, b, "U1")):
         harness.event(message_event(ts(at), f"<https://aclanthology.org/{paper['externalIds']['ACL']}/>", user=user))
     harness.ctx.channels.activate(T, "C1")
-    with db.connection() as conn:
-        for paper in (a, b):
-            conn.execute(
-                "UPDATE papers p SET title = %s FROM paper_ids i WHERE i.paper_id = p.id AND i.value = %s",
-                (paper["title"], paper["externalIds"]["ACL"]),
-            )
+    titled(db, acl_titles(a, b))
     s2 = SemanticScholar(scholar.url, min_interval=0)
     client = WebClient(token="xoxb-test", base_url=harness.standin.url)
     send = thread_replier(harness.ctx.pacer, lambda team: client)
