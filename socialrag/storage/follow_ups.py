@@ -13,6 +13,7 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from socialrag.storage.context_rows import MEMBER_SHARE
+from socialrag.storage.locks import hold_lock
 
 # A member's share of a paper in a channel with follow-ups on, in the last twelve months (PaperPing's own posts,
 # digest items and replies are not shares).
@@ -211,7 +212,7 @@ def claim_follow_up(
         ).fetchone()
         if row is None:
             return False
-        conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%(k)s, 0))", {"k": f"follow-ups:{row[0]}:{row[1]}"})
+        hold_lock(conn, f"follow-ups:{row[0]}:{row[1]}")
         cur = conn.execute(
             f"""
             UPDATE follow_ups f SET status = 'sending', posted_at = %(now)s

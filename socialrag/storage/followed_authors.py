@@ -11,6 +11,8 @@ from typing import Literal
 
 import psycopg
 
+from socialrag.storage.locks import hold_lock
+
 
 @dataclass(frozen=True)
 class Followed:
@@ -40,7 +42,7 @@ def follow_author(
     and this is not one of them (each is asked for on its own). Both are counted under the workspace's lock, so
     that members following at once never pass them. Who asked is not kept when they are on the workspace's forget
     list (as forget-me clears it)."""
-    conn.execute("SELECT pg_advisory_xact_lock(hashtextextended('follow:' || %(t)s, 0))", {"t": team_id})
+    hold_lock(conn, f"follow:{team_id}")
     if conn.execute(
         "SELECT 1 FROM followed_authors WHERE team_id = %(t)s AND channel_id = %(c)s AND s2_author_id = %(a)s",
         {"t": team_id, "c": channel_id, "a": s2_author_id},
@@ -271,10 +273,7 @@ def claim_news(conn: psycopg.Connection, news: MemberNews, at: datetime) -> bool
     """Take one member's paper to announce, under the channel's weekly cap: the cap is checked while holding the
     channel's lock, so two processes never announce past it. The paper waits no more as a followed author's; one
     already shared in the channel (the member said so first) is dropped, not announced."""
-    conn.execute(
-        "SELECT pg_advisory_xact_lock(hashtextextended('member-news:' || %(t)s || ':' || %(c)s, 0))",
-        {"t": news.team_id, "c": news.channel_id},
-    )
+    hold_lock(conn, f"member-news:{news.team_id}:{news.channel_id}")
     shared = conn.execute(  # a member who shared their paper here first: the channel has heard of it
         """
         UPDATE author_news SET status = 'dropped' WHERE id = %(id)s AND status = 'waiting' AND EXISTS (

@@ -31,3 +31,10 @@ def try_named_lock(conn: psycopg.Connection, kind: int, name: str) -> bool:
 
 def release_named_lock(conn: psycopg.Connection, kind: int, name: str) -> None:
     conn.execute("SELECT pg_advisory_unlock(%(k)s, hashtext(%(n)s))", {"k": kind, "n": name})
+
+
+def hold_lock(conn: psycopg.Connection, name: str, *, shared: bool = False) -> None:
+    """Wait for the lock on ``name`` ("emoji:T1:C1") and hold it until this transaction ends; ``shared``: beside
+    other shared holders, never beside the one who holds it alone."""
+    wait = "pg_advisory_xact_lock_shared" if shared else "pg_advisory_xact_lock"
+    conn.execute(f"SELECT {wait}(hashtextextended(%(n)s, 0))", {"n": name})  # one of the two names above

@@ -11,6 +11,7 @@ import psycopg
 from socialrag.storage.embeddings import drop_orphaned_papers, forget_text_vectors
 from socialrag.storage.follow_ups import forget_gone_shares
 from socialrag.storage.llm_log import forget_llm_outputs
+from socialrag.storage.locks import hold_lock
 from socialrag.storage.post_sources import load_team_channels_with_posts, prune_fallen_reasons
 from socialrag.storage.queue import requeue_shared
 from socialrag.storage.usage import hand_over_limits
@@ -21,11 +22,8 @@ def _hold_forget_lists(conn: psycopg.Connection, team_ids: Sequence[str], *, exc
     other): shared by a write that read the list to leave the forgotten out, exclusive by a forget-me. So a forget-me
     waits for an import or a history page that read the list before it, and deletes what that one wrote; and one
     that reads the list after a forget-me sees it."""
-    lock = "pg_advisory_xact_lock" if exclusive else "pg_advisory_xact_lock_shared"
     for team_id in sorted({t for t in team_ids if t}):
-        conn.execute(  # the function name is one of the two above, never input
-            f"SELECT {lock}(hashtextextended('forget-list:' || %(t)s, 0))", {"t": team_id}
-        )
+        hold_lock(conn, f"forget-list:{team_id}", shared=not exclusive)
 
 
 def load_forgotten(conn: psycopg.Connection, team_ids: Sequence[str]) -> set[tuple[str, str]]:

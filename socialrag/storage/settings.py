@@ -14,6 +14,7 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from socialrag.models import Sentiment, Style
+from socialrag.storage.locks import hold_lock
 from socialrag.storage.privacy import FORMER_STEWARD, is_forgotten
 
 DEFAULT_SOURCES = ("catalog", "semanticscholar", "arxiv", "openalex", "biorxiv", "medrxiv", "pubmed")
@@ -270,7 +271,7 @@ def upsert_emoji_override(
     """Set how the channel reads an emoji by hand; False (nothing set) when it reads ``most`` others by hand
     already. Counted under the channel's lock, so members setting readings at once never pass it."""
     params = {"t": team_id, "c": channel_id, "e": emoji, "s": sentiment, "most": most}
-    conn.execute("SELECT pg_advisory_xact_lock(hashtextextended('emoji:' || %(t)s || ':' || %(c)s, 0))", params)
+    hold_lock(conn, f"emoji:{team_id}:{channel_id}")
     cur = conn.execute(
         """
         INSERT INTO emoji_sentiments (team_id, channel_id, emoji, sentiment)
