@@ -222,8 +222,14 @@ class BrokenOutlet(SlackOutlet):
 
 @pytest.fixture
 def one_channel(db: Database) -> Iterator[dict[str, Any]]:
-    """#lab, due now, and a chooser that always drafts the same paper (counting its calls)."""
+    """#lab, due now, and a chooser that always drafts the same paper (counting its calls). The tests tick up to 25
+    minutes past ``now`` and expect no second post of the day: within half an hour of midnight, ``now`` is an hour
+    later, past midnight, so those ticks stay on the day of the post (a run at 23:44 UTC posted again at 00:06).
+    Later, not earlier: the slot's row is stamped by the database's clock, and a draft older than the worker's
+    ``now`` is what sends it looking for a post already made."""
     now = datetime.now(UTC)
+    if (now + timedelta(minutes=30)).date() != now.date():
+        now += timedelta(hours=1)
     with db.connection() as conn:
         storage.workspaces.upsert_team(conn, T, domain="lab")
         conn.execute("INSERT INTO channels (team_id, channel_id, name) VALUES (%s, 'C1', 'lab')", (T,))
