@@ -11,7 +11,7 @@ from typing import Any
 import psycopg
 
 from bot.app_context import AppContext
-from bot.views.post_blocks import SECTION_LIMIT, describe_received, escape, quote
+from bot.views.post_blocks import describe_received, escape, quote, sections
 from bot.views.top_list import top_line
 from socialrag import storage
 from socialrag.knowledge import READING_LIST_EMOJI, describe_empty, describe_index
@@ -53,7 +53,7 @@ def build_home(ctx: AppContext, team: str, user: str) -> dict[str, Any]:
         shown, size = 0, 0
         for channel_id, name in channels[:HOME_CHANNELS]:
             text = "\n".join(channel_lines(ctx, conn, team, channel_id, name, now))
-            block = _section(text[:SECTION_LIMIT])
+            block = _section(sections(text)[0])  # its lines that fit a section: a cut never splits an escape
             size += len(json.dumps(block))
             if size > HOME_CHANNEL_BYTES:  # long titles in another script: the view would be refused whole
                 break

@@ -5,6 +5,7 @@ titles in another script still gets a Home Slack takes (it refuses a view over 2
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime, timedelta
 
 from socialrag import storage
@@ -62,3 +63,20 @@ def test_a_home_of_long_titles_in_another_script_stays_under_slacks_size_limit(h
     shown = sum(1 for k in range(25) if f"reading-{k:03d}" in text)
     assert 0 < shown < 25
     assert f"And {25 - shown} more channel" in text and "Forget me" in text and "Turn mentions off" in text
+
+
+def test_a_channel_too_long_for_one_section_is_cut_between_lines_never_inside_an_escape(
+    harness: Harness, db: Database
+) -> None:
+    """Saved papers whose titles are all ampersands (each escaped as ``&amp;``, five characters) make a channel's
+    part longer than a section's 3,000 characters. It was cut at the 3,000th character, inside an escape, and the
+    member saw a fragment such as ``&am``. Now the section keeps the lines that fit, each whole."""
+    member_in_channels(db, "U1", 1, title="&" * 300)
+    open_home(harness, "U1")
+    (section,) = [
+        str(b["text"]["text"]) for b in harness.standin.views["U1"]["blocks"] if "reading-000" in str(b.get("text"))
+    ]
+    assert len(section) <= 3000 and "&amp;" in section
+    assert re.sub(r"&(amp|lt|gt);", "", section).count("&") == 0, "no escape is cut"
+    lines = section.split("\n")
+    assert all(line.count("&amp;") in (0, 200) for line in lines), "a title is shown whole (200 characters) or not"
