@@ -15,6 +15,7 @@ from socialrag import storage
 from socialrag.errors import OutcomeUnknown, SourceError
 from socialrag.models import STYLES
 from socialrag.recommender import DIGEST, DIGEST_DEFAULT, DIGEST_SIZES, FREQUENCIES, LANGUAGES, next_slot
+from socialrag.report import month_start
 
 _FREQUENCY_HINT = (
     "Try `/paperping frequency daily`, `every-other-day`, `weekly`, or `weekly-digest 5` (3 to 7 papers in one "
@@ -209,9 +210,17 @@ def parse_report(name: str, args: tuple[str, ...], rest: str) -> Command:
 def cmd_report(inv: Invocation) -> str:
     if inv.args:
         monthly = inv.args[0] == "monthly"
-        inv.set(report_monthly=monthly, report_stopped_reason=None, report_failures=0, report_retry_at=None)
+        with inv.ctx.db.connection() as conn:
+            was_on = storage.settings.load_channel_settings(conn, inv.team, inv.channel).report_monthly
+        # turned on, the first report is of this month, on the next 1st (counted as sent for this one); typed
+        # again while on, it is a retry of a stopped one, which may go at once
+        first = {} if was_on or not monthly else {"report_last_at": inv.now}
+        inv.set(report_monthly=monthly, report_stopped_reason=None, report_failures=0, report_retry_at=None, **first)
         what = "post the channel's monthly report here on the 1st" if monthly else "stop the monthly report"
         inv.announce(f"asked PaperPing to {what}.")
+        if first:
+            month = month_start(inv.now)
+            return f"Done: I'll {what}, the first on 1 {month_start(month + timedelta(days=32)):%B} ({month:%B}'s)."
         return f"Done: I'll {what}."
     with inv.ctx.db.connection() as conn:  # one statement: of two reports asked at once, one goes ahead
         asked = storage.settings.take_ask(conn, inv.team, inv.channel, inv.now, REPORT_COOLDOWN, "report_asked_at")

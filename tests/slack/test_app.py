@@ -1011,8 +1011,8 @@ def test_a_report_that_fails_before_slack_has_the_file_is_not_called_unconfirmed
     def client_for(team: str) -> WebClient:
         return WebClient(token=token_for(settings, db, team), base_url=harness.standin.url)
 
-    now = datetime.now(UTC)
-    assert post_due_reports(db, harness.ctx.pacer, client_for, now) == 0
+    due = (datetime.now(UTC).replace(day=1) + timedelta(days=32)).replace(day=1)  # the first 1st after `on`
+    assert post_due_reports(db, harness.ctx.pacer, client_for, due) == 0
     assert harness.standin.files == []
     with db.connection() as conn:
         s = storage.settings.load_channel_settings(conn, T, "C1")

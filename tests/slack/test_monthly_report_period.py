@@ -35,3 +35,21 @@ def test_a_monthly_report_sent_after_the_first_shows_the_month_that_ended(harnes
     assert post_due_reports(db, harness.ctx.pacer, lambda team: client, april + timedelta(days=1, hours=2)) == 1
     comment = harness.standin.files[-1]["initial_comment"]
     assert comment.startswith("*01 Mar to 29 Mar 2031:* 3 papers shared"), comment
+
+
+def test_a_monthly_report_turned_on_mid_month_first_goes_on_the_next_first(harness: Harness, db: Database) -> None:
+    """`report monthly` says "on the 1st", yet typed mid-month it posted last month's report at the next tick.
+    Now the first is this month's, on the next 1st. Typed again while on (a stopped report's retry), it may go at
+    once; turned off and on within a month, nothing is sent twice."""
+    client = WebClient(token="xoxb-test", base_url=harness.standin.url)
+    harness.ctx.slack.ensure_channel(client, T, "C1")
+    harness.ctx.channels.activate(T, "C1")
+    now = datetime.now(UTC)
+    month = now.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+    following = (month + timedelta(days=32)).replace(day=1)
+    said = harness.command("report monthly")
+    assert f"the first on 1 {following:%B} ({month:%B}'s)" in said, said
+    assert post_due_reports(db, harness.ctx.pacer, lambda team: client, now + timedelta(minutes=1)) == 0
+    assert "the first on" not in harness.command("report monthly"), "already on: a retry, nothing moves"
+    assert post_due_reports(db, harness.ctx.pacer, lambda team: client, following + timedelta(hours=8)) == 1
+    assert harness.standin.files[-1]["initial_comment"].startswith(f"*01 {month:%b}"), "this month's"
