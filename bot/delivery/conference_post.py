@@ -4,6 +4,8 @@ thread, and the top ten as a reply there. Members are named in plain text: a lis
 
 from __future__ import annotations
 
+import re
+
 from slack_sdk import WebClient
 
 from bot.delivery.short_messages import post_text
@@ -12,6 +14,7 @@ from bot.slack.pacer import SlackPacer
 from bot.views.post_blocks import link, quote
 from socialrag.errors import OutcomeUnknown, SourceError
 from socialrag.recommender import SHOWN, ConferencePlan, render_csv, render_markdown, render_plain
+from socialrag.text import visible
 
 
 def top_ten_text(plan: ConferencePlan, names: dict[str, str]) -> str:
@@ -20,6 +23,14 @@ def top_ten_text(plan: ConferencePlan, names: dict[str, str]) -> str:
     for i, p in enumerate(plan.papers[:SHOWN], 1):
         lines.append(f"{i}. {link(p.url, ' '.join(p.title.split())[:200])} — {quote(render_plain(p.why, names), 300)}")
     return "\n".join(lines)
+
+
+def file_stem(venue: str, year: int) -> str:
+    """The files' name before their extension (``ACL-2025``): the venue's letters, digits, dots and hyphens only.
+    The venue is the member's words or a source's metadata; in a file name the channel sees, a right-to-left
+    override (U+202E) before ``dm.exe`` would show the name as ending in ``exe.md``, and a ``/`` would name a folder."""
+    name = re.sub(r"[^\w.-]+", "-", visible(venue)).strip("-.")[:100]
+    return f"{name or 'conference'}-{year}"
 
 
 def post_plan(
@@ -35,7 +46,7 @@ def post_plan(
         "thread."
     )
     ts = post_text(pacer, client, channel, head)
-    stem = f"{plan.venue}-{plan.year}".replace(" ", "-")
+    stem = file_stem(plan.venue, plan.year)
     files = [
         Upload(f"{stem}.md", render_markdown(plan, names, channel_name).encode(), f"{stem}.md"),
         Upload(f"{stem}.csv", render_csv(plan, names).encode(), f"{stem}.csv"),
