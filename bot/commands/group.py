@@ -76,12 +76,18 @@ def cmd_conference(inv: Invocation) -> str:
         names = storage.workspaces.load_member_names(conn, inv.team)
         channel_name = storage.workspaces.load_channel_name(conn, inv.team, inv.channel) or inv.channel
     try:
-        failed = post_plan(inv.client, inv.ctx.pacer, inv.channel, channel_name, plan, inv.user, names)
+        outcome = post_plan(inv.client, inv.ctx.pacer, inv.channel, channel_name, plan, inv.user, names)
     except SourceError as exc:
         if "missing_scope" in str(exc):
             return "I can't post in this channel: an admin needs to reinstall PaperPing so it gets `chat:write`."
         return f"Posting the planner failed ({quote(str(exc), 200)})."
     posted = f"Posted the {quote(plan.venue, 80)} {year} planner here"
+    failed = outcome.files
+    if outcome.first_ten is not None:
+        why = quote(str(outcome.first_ten), 200)
+        if failed is None:
+            return f"{posted} with its files, but its reply with the first ten failed ({why}); the files hold them."
+        return f"{posted}, but its files and its reply with the first ten did not follow ({why})."
     if isinstance(failed, OutcomeUnknown):
         return f"{posted}, but Slack did not confirm its files' upload: they may be in its thread all the same."
     if failed is not None and "missing_scope" in str(failed):

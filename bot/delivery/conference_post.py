@@ -4,7 +4,9 @@ thread, and the top ten as a reply there. Members are named in plain text: a lis
 
 from __future__ import annotations
 
+import logging
 import re
+from dataclasses import dataclass
 
 from slack_sdk import WebClient
 
@@ -15,6 +17,8 @@ from bot.views.post_blocks import link, quote
 from socialrag.errors import OutcomeUnknown, SourceError
 from socialrag.recommender import SHOWN, ConferencePlan, render_csv, render_markdown, render_plain
 from socialrag.text import visible
+
+log = logging.getLogger(__name__)
 
 
 def top_ten_text(plan: ConferencePlan, names: dict[str, str]) -> str:
@@ -33,13 +37,22 @@ def file_stem(venue: str, year: int) -> str:
     return f"{name or 'conference'}-{year}"
 
 
+@dataclass(frozen=True)
+class PlanPosted:
+    """The plan's message is in the channel; what its files' upload failed with (``OutcomeUnknown`` when Slack may
+    have them) and what the reply with the first ten failed with, None for each that is there."""
+
+    files: SourceError | None = None
+    first_ten: SourceError | None = None
+
+
 def post_plan(
     client: WebClient, pacer: SlackPacer, channel: str, channel_name: str, plan: ConferencePlan, asker: str,
     names: dict[str, str],
-) -> SourceError | None:  # fmt: skip
+) -> PlanPosted:  # fmt: skip
     """Post the plan in the channel: its message, the files and the first ten in its thread. The first ten go there
-    whatever became of the files; what the files' upload failed with is returned (``OutcomeUnknown`` when Slack may
-    have them), None when they are there. Raises ``SourceError`` when the message itself could not be posted."""
+    whatever became of the files; what failed after the message is returned (``PlanPosted``). Raises
+    ``SourceError`` only when the message itself could not be posted: then nothing of the plan is in the channel."""
     head = (
         f"*{quote(plan.venue, 80)} {plan.year}*: the papers this channel would most want to see, ranked with its own "
         f"ranking ({len(plan.papers)} of {plan.found}; asked by <@{asker}>). The files and the first ten are in the "
@@ -59,5 +72,9 @@ def post_plan(
     top = top_ten_text(plan, names)
     if failed is not None and not isinstance(failed, OutcomeUnknown):
         top += "\n_The files could not be uploaded; ask again later for them._"
-    post_text(pacer, client, channel, top, thread_ts=ts)
-    return failed
+    try:
+        post_text(pacer, client, channel, top, thread_ts=ts)
+    except SourceError as exc:  # the message (and maybe the files) is there all the same: not a failed planner
+        log.warning("the planner's first ten in %s were not posted: %s", channel, exc)
+        return PlanPosted(failed, exc)
+    return PlanPosted(failed)
