@@ -71,7 +71,8 @@ def asker_channels(
     now = datetime.now(UTC)
     if channel is not None and (not channel or channel.startswith("D")):
         channel = None
-    refresh_for_member(ctx.db, ctx.pacer.call, client, team, user, now)
+    # a question about one channel reads that channel's list only: the member's other lists are not its business
+    refresh_for_member(ctx.db, ctx.pacer.call, client, team, user, now, channel_id=channel)
     with ctx.db.connection() as conn:
         mine = dict(storage.workspaces.load_member_channels(conn, team, user, current=True))
         if not mine and storage.privacy.is_forgotten(conn, (team,), user):
