@@ -286,7 +286,8 @@ def cmd_fulltext(inv: Invocation) -> str:
         return _workspace_fulltext(inv, on)
     inv.set(fulltext=on)
     if not on:
-        inv.announce("turned off PaperPing's reading of the full text of papers shared here.")
+        if inv.ctx.slack.is_member(inv.client, inv.channel):  # it works in a channel PaperPing left: said nothing there
+            inv.announce("turned off PaperPing's reading of the full text of papers shared here.")
         return "Done: I won't read the full text of papers for this channel; `/paperping fulltext on` turns it back on."
     with inv.ctx.db.connection() as conn:
         workspace = storage.fulltext.load_workspace_fulltext(conn, inv.team)
