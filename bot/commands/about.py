@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import threading
 import time
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
@@ -83,14 +84,34 @@ def cmd_now(inv: Invocation) -> str:
             waiting = f" {ready.sentence}" if ready.kind == "indexing" else ""
             return "A recommendation is already on its way here." + waiting
         inv.ctx.wake.post_soon()
-        return wait_for_slot(inv.ctx, inv.team, inv.channel, inv.now)  # the slot under way: say what came of it
+        return wait_once(inv.ctx, inv.team, inv.channel, inv.now)  # the slot under way: say what came of it
     refused = take_post_ask(inv, s, "now")
     if refused:
         return refused
     inv.post_now()
     if ready.kind == "indexing" or inv.ctx.wake.scheduler is None:
         return ready.sentence
-    return wait_for_slot(inv.ctx, inv.team, inv.channel, inv.now)
+    return wait_once(inv.ctx, inv.team, inv.channel, inv.now)
+
+
+_WAITED: set[tuple[str, str]] = set()  # channels whose slot a `now` of this process is waiting for
+_WAITED_LOCK = threading.Lock()
+
+
+def wait_once(ctx: AppContext, team: str, channel: str, asked_at: datetime) -> str:
+    """``wait_for_slot``, by one `now` of a channel at a time: a slot under way has no cooldown, and each `now`
+    waiting on it held a slow worker for up to ``NOW_WAIT_SECONDS``, so two members could fill them all. Another
+    `now` meanwhile is answered at once; the post comes to the channel all the same."""
+    key = (team, channel)
+    with _WAITED_LOCK:
+        if key in _WAITED:
+            return "A recommendation is already on its way here; it will appear in the channel."
+        _WAITED.add(key)
+    try:
+        return wait_for_slot(ctx, team, channel, asked_at)
+    finally:
+        with _WAITED_LOCK:
+            _WAITED.discard(key)
 
 
 def channel_readiness(ctx: AppContext, team: str, channel: str, now: datetime) -> Readiness:

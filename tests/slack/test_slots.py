@@ -181,6 +181,39 @@ def test_now_has_a_cooldown(db: Database, setup: dict[str, Any]) -> None:
     assert "works again from 03:33 UTC" in said, said
 
 
+def test_one_now_at_a_time_waits_for_a_slot_under_way(db: Database, setup: dict[str, Any]) -> None:
+    """A slot under way has no `now` cooldown, and each `now` typed meanwhile waited for it, holding one of the four
+    slow workers for up to 90 seconds. Now one `now` of the channel waits; another is answered at once, and the
+    post comes all the same."""
+    from bot.app_context import AppContext
+    from bot.commands import run_command
+
+    slack, channel = setup["slack"], setup["channels"][1]
+    ctx = AppContext(Settings(home=Path("."), offline=True), db)
+    ctx.wake.scheduler = lambda: None  # as `paperping run` sets it: `now` waits to say what came of the slot
+    client = WebClient(token="xoxb-test", base_url=slack.url)
+    now = datetime.now(UTC)
+    with db.connection() as conn:  # a worker has taken the channel's slot and is drafting its post
+        storage.settings.upsert_channel_setting(conn, T, channel, slot_at=now, next_post_at=now)
+    body = {"team_id": T, "channel_id": channel, "user_id": "U2", "text": "now"}
+    said: dict[str, str] = {}
+    first = threading.Thread(target=lambda: said.update(first=run_command(ctx, client, body)))
+    first.start()
+    time.sleep(1.5)  # the first `now` is waiting for the slot
+    second = threading.Thread(target=lambda: said.update(second=run_command(ctx, client, body)))
+    second.start()
+    second.join(timeout=10)
+    try:
+        assert not second.is_alive(), "the second `now` waited for the slot too"
+        assert said["second"] == "A recommendation is already on its way here; it will appear in the channel."
+    finally:
+        with db.connection() as conn:  # the worker posts
+            storage.posts.schedule_next(conn, T, channel, now + timedelta(days=1), posted_at=datetime.now(UTC))
+        first.join(timeout=10)
+        second.join(timeout=100)
+    assert said["first"] == "Posted: the recommendation is in the channel."
+
+
 def test_a_key_that_cannot_open_the_token_never_stops_a_channel(db: Database, setup: dict[str, Any]) -> None:
     """A wrong or rotated PAPERPING_TOKEN_KEY is not the channel's fault: the post is retried later and the
     channel stays active, so setting the right key brings it back with no `/paperping resume`."""
