@@ -76,11 +76,14 @@ def refresh_for_member(
 
 
 def refresh_stale_lists(db: Database, call: Call, client_for: Callable[[str], WebClient], now: datetime) -> int:
-    """The hourly sweep: read again the member lists older than a day (``SWEEP_LIMIT`` at most); how many."""
+    """The hourly sweep: read again the member lists older than a day (``SWEEP_LIMIT`` at most, those tried longest
+    ago first); how many. Each try is noted, read or not: a list Slack never gives waits behind the others."""
     with db.connection() as conn:
         stale = storage.workspaces.load_stale_member_lists(conn, now - storage.workspaces.MEMBER_LIST_FRESH)
     done = 0
     for team, channel in stale[:SWEEP_LIMIT]:
+        with db.connection() as conn:
+            storage.workspaces.record_member_list_try(conn, team, channel, now)
         try:
             client = client_for(team)
         except PaperPingError as exc:
