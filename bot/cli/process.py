@@ -146,6 +146,17 @@ def build_read_ahead(settings: Settings, db: Database, recommender: Recommender)
     return FullTextWorker(db, recommender.embedder, reader)
 
 
+def member_sweep(db: Database, ctx: AppContext, clients: ClientFor) -> Callable[[], int]:
+    """The hourly job: the history reads of joined channels left unfinished (Slack's error, a timeout) taken up
+    again, then the member lists older than a day read again (``refresh_stale_lists``)."""
+
+    def sweep() -> int:
+        ctx.channels.resume_backfills(clients)
+        return refresh_stale_lists(db, ctx.pacer.call, clients, datetime.now(UTC))
+
+    return sweep
+
+
 def build_indexer(settings: Settings, db: Database, recommender: Recommender) -> Indexer:
     """This process's share of the indexing, with the recommender's model and a pace shared through Postgres."""
     return Indexer(db, recommender.embedder, open_sources(settings, DatabasePace(db)))
@@ -257,9 +268,6 @@ def cmd_run(args: argparse.Namespace, settings: Settings, db: Database) -> int:
     def replies() -> int:
         return reply_to_shares(db, model, ctx.pacer, clients, window_days=window, scoring=scoring)
 
-    def members() -> int:
-        return refresh_stale_lists(db, ctx.pacer.call, clients, datetime.now(UTC))
-
     def follow_ups() -> int:
         """Follow-ups in shared papers' threads, then the new papers of followed authors and members."""
         now, every = datetime.now(UTC), timedelta(minutes=settings.followups_every_minutes)
@@ -279,7 +287,7 @@ def cmd_run(args: argparse.Namespace, settings: Settings, db: Database) -> int:
         settings.tick_seconds,
         indexer,
         replies,
-        members,
+        member_sweep(db, ctx, clients),
         follow_ups,
         minutes,
         fulltext=fulltext,

@@ -22,6 +22,9 @@ log = logging.getLogger(__name__)
 
 
 FEW_SHARES = 5  # below this, a channel is asked for a focus to start from
+# history reads one process takes up at once from unfinished checkpoints (at a start, then hourly): a workspace of
+# thousands of channels is read a few at a time, not with a thread for each
+MOST_RESUMED = 8
 
 
 def history_note(papers: int, first_share_at: datetime | None) -> str:
@@ -130,13 +133,19 @@ class ChannelStarts:
         self.pacer.post(client.chat_postMessage, channel=channel_id, text=history_note(counts["papers"], first))
 
     def resume_backfills(self, client_for: Callable[[str], WebClient]) -> list[threading.Thread]:
-        """Finish, in the background, the backfills a stopped process left unfinished."""
+        """Finish, in the background, the backfills a stopped process left unfinished, or Slack broke off (an error,
+        a timeout): ``MOST_RESUMED`` reads at once in this process at most, the others at a later call."""
         from bot.slack.backfill import SOURCE
 
         with self.db.connection() as conn:
             pending = storage.checkpoints.load_unfinished_imports(conn, SOURCE)
         threads = []
         for team_id, channel_id in pending:
+            with self._lock:
+                if len(self._reading) >= MOST_RESUMED:
+                    break
+                if (team_id, channel_id) in self._reading:
+                    continue
             try:
                 client = client_for(team_id)
             except PaperPingError as exc:
