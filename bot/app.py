@@ -37,6 +37,8 @@ def build_app(settings: Settings, db: Database, ctx: AppContext, *, socket_mode:
         "signing_secret": settings.slack_signing_secret or "unused-in-socket-mode",
         # handle an event before answering Slack, so that a failure is answered as one and Slack retries
         "process_before_response": True,
+        # bolt's own drop of PaperPing's own events, in ``listeners.register_all``, lets a deletion of its post through
+        "ignoring_self_events_enabled": False,
     }
     if settings.slack_client_id and settings.slack_client_secret:
         installations = PostgresInstallationStore(db, token_cipher(settings))

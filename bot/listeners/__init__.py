@@ -14,6 +14,7 @@ from bot.app_context import AppContext
 from bot.listeners import actions, assistant, commands, events, home, mentions, shortcuts, uninstalls
 from bot.listeners.commands import TRY_AGAIN
 from bot.slack.dedupe import Deduplicate, release_claim
+from bot.slack.own_events import OwnEventsIgnored
 from socialrag.errors import PaperPingError
 
 log = logging.getLogger(__name__)
@@ -34,6 +35,7 @@ def failed(error: Exception, body: dict[str, Any]) -> BoltResponse | None:
 
 def register_all(app: App, ctx: AppContext) -> None:
     """PaperPing's middleware, error handler and listeners on ``app``."""
+    app.use(OwnEventsIgnored())  # PaperPing's own events, but for the deletion of one of its messages
     app.use(Deduplicate(ctx.db))
     assistant.register(app, ctx)  # middleware: the AI app panel's events, before the listeners below
 

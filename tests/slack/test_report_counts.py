@@ -13,7 +13,7 @@ from socialrag import storage
 from socialrag.db import Database
 from socialrag.recommender import Recommender
 from socialrag.report import load_report_data, month_summary, write_report
-from tests.support.harness import Harness, T
+from tests.support.harness import Harness, T, count
 from tests.support.labbase import AS_OF, CachedEmbedder, build_lab
 from tests.support.slots import slot_worker
 
@@ -57,10 +57,37 @@ def test_paperpings_own_post_is_not_a_members_share_and_a_deleted_post_leaves_th
     assert shared == 0 and headline.posts == 1, "PaperPing's post is not a member's share"
     assert title[:40] in page
 
-    harness.event({"type": "message", "subtype": "message_deleted", "channel": "C1", "deleted_ts": post["ts"]})
+    harness.event(
+        {
+            "type": "reaction_added",
+            "user": "U3",
+            "reaction": "+1",
+            "event_ts": "1900000000.000100",
+            "item": {"type": "message", "channel": "C1", "ts": post["ts"]},
+        }
+    )
+    own = "SELECT count(*) FROM messages WHERE team_id = %s AND channel_id = 'C1' AND ts = %s"
+    assert count(db, own, T, post["ts"]) == 1, "PaperPing's post is kept as its share, for the reactions to it"
+    reacted = count(db, "SELECT count(*) FROM reactions WHERE user_id = 'U3'")
+    # as Slack sends it: the message before the deletion is PaperPing's own (bolt drops PaperPing's own events)
+    before = {"type": "message", "user": "UBOT", "bot_id": "BBOT", "text": post.get("text"), "ts": post["ts"]}
+    harness.event(
+        {
+            "type": "message",
+            "subtype": "message_deleted",
+            "hidden": True,
+            "channel": "C1",
+            "ts": "1900000001.000100",
+            "event_ts": "1900000001.000100",
+            "deleted_ts": post["ts"],
+            "previous_message": before,
+        }
+    )
     with db.connection() as conn:
         assert storage.posts.is_deleted_post(conn, T, "C1", post["ts"])
         headline = storage.reports.load_headline(conn, T, "C1", AS_OF + timedelta(hours=1))
+    assert count(db, own, T, post["ts"]) == 0, "the deleted post's share and its reactions went"
+    assert count(db, "SELECT count(*) FROM reactions WHERE user_id = 'U3'") == reacted - 1
     text, page = _month(db, tmp_path)
     assert "PaperPing posted 0" in text, text
     assert headline.posts == 0, "App Home's month leaves the deleted post out, as its list of posts does"
