@@ -20,7 +20,7 @@ from slack_sdk.errors import SlackApiError
 from bot.app_context import AppContext
 from bot.listeners.assistant import answer_message
 from bot.slack.dedupe import mark_handled, no_copy_left
-from bot.slack.payloads import channel_from_slack, message_from_slack, ts_to_datetime
+from bot.slack.payloads import channel_from_slack, message_from_slack, parse_ts
 from socialrag import knowledge, storage
 from socialrag.errors import BadRecord, PaperPingError, PermanentError
 from socialrag.models import Message
@@ -180,19 +180,22 @@ def _was_share(ctx: AppContext, team: str, channel: str, previous: object) -> bo
 
 
 def handle_reaction(conn: psycopg.Connection, team: str, event: dict[str, Any], added: bool) -> None:
-    item = event.get("item") or {}
-    if item.get("type") != "message":
+    """A reaction on a message. One missing who, which emoji, which message or when (or not as text) is logged and
+    dropped: raised, it would be answered as a failure and sent again three times, to fail alike."""
+    item = event.get("item")
+    if not isinstance(item, dict) or item.get("type") != "message":
         return
-    knowledge.record_reaction(
-        conn,
-        team,
-        str(item.get("channel")),
-        str(item.get("ts")),
-        str(event["user"]),
-        str(event["reaction"]),
-        added=added,
-        at=ts_to_datetime(str(event.get("event_ts") or item.get("ts"))),
-    )
+    fields = (item.get("channel"), item.get("ts"), event.get("user"), event.get("reaction"))
+    try:
+        when = parse_ts(event.get("event_ts") or item.get("ts"), "event_ts")[1]
+    except BadRecord as exc:
+        log.warning("a reaction event was malformed: %s; ignored", exc)
+        return
+    if not all(isinstance(f, str) and f for f in fields):
+        log.warning("a reaction event did not say which message, member or emoji; ignored")
+        return
+    channel, ts, user, emoji = (str(f) for f in fields)
+    knowledge.record_reaction(conn, team, channel, ts, user, emoji, added=added, at=when)
 
 
 def handle_joined(

@@ -74,8 +74,13 @@ def parse_ts(value: object, field: str = "ts") -> tuple[str, datetime]:
     return value, ts_to_datetime(value)
 
 
+# half of a surrogate pair (a JSON ``\ud83d`` without its other half: an emoji cut in two), which UTF-8 cannot hold:
+# a live event holding one failed as a whole, and Slack's copies of it alike
+_LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
 def _text(value: object) -> str:
-    return value.replace("\x00", "") if isinstance(value, str) else ""
+    return _LONE_SURROGATE.sub("", value.replace("\x00", "")) if isinstance(value, str) else ""
 
 
 def _reply_count(value: object) -> int:
