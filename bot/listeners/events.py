@@ -55,6 +55,8 @@ def handle_message(
         if not subtype and not event.get("bot_id"):  # a question in the Messages tab
             answer_message(ctx, client, team, event)
         return  # a member's words in a DM, edited or not, are never indexed
+    if event.get("channel_type") == "im" and subtype != "message_deleted":
+        return  # nor anything else said in a DM (another app's message): only a deletion there takes things out
     if subtype == "message_deleted":
         knowledge.record_deletion(conn, team, channel, str(event.get("deleted_ts") or ""))
         return

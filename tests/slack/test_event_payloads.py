@@ -56,3 +56,11 @@ def test_a_malformed_reaction_is_dropped_and_answered(harness: Harness, db: Data
     assert count(db, "SELECT count(*) FROM removed_reactions") == 0
     assert harness.event(reaction()).status_code == 200
     assert count(db, "SELECT count(*) FROM reactions") == 1, "a well-formed one still counts"
+
+
+def test_another_apps_message_in_a_dm_is_never_indexed(harness: Harness, db: Database) -> None:
+    """A DM is never indexed, whoever wrote in it: a message there with no member (another app's) stored nothing."""
+    dm = {"channel": "DU2", "channel_type": "im", "subtype": "bot_message", "bot_id": "BX", "username": "other"}
+    harness.event({"type": "message", "text": f"read {ARXIV}", "ts": ROOT, "event_ts": ROOT, **dm})
+    assert count(db, "SELECT count(*) FROM messages WHERE channel_id LIKE 'D%%'") == 0
+    assert count(db, "SELECT count(*) FROM channels WHERE channel_id LIKE 'D%%'") == 0
