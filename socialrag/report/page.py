@@ -9,7 +9,7 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from markupsafe import Markup
@@ -71,7 +71,7 @@ def render_page(data: ReportData, charts: list[Chart]) -> str:
         .render(
             channel=clip_text(data.channel_name, 80),
             period=period + f"{period_end(data):%d %b %Y}",
-            written=f"{datetime.now():%d %b %Y}",
+            written=f"{datetime.now(UTC):%d %b %Y} (UTC)",  # the server's own zone would be none of the group's
             figures=headline_figures(data),
             charts=[replace(c, svg=Markup(c.svg)) for c in charts],
             papers=_paper_rows(data),

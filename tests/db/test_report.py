@@ -57,6 +57,29 @@ def test_report_of_the_lab_channel(db: Database, tmp_path: Path, monkeypatch: py
     )
 
 
+def test_the_page_says_the_day_it_was_written_in_utc_whatever_the_servers_zone(
+    db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The page's period is in UTC, as is everything PaperPing stores; the day it was written was the server's
+    local day, which near midnight disagreed with it. Two zones 25 hours apart: at any time, one of them is on
+    another day than UTC."""
+    build_lab(db, tmp_path, CachedEmbedder())
+    monkeypatch.setenv("DATABASE_URL", db.conninfo)
+    monkeypatch.setenv("PAPERPING_OFFLINE", "1")
+    monkeypatch.setenv("PAPERPING_HOME", str(tmp_path / "home"))
+    try:
+        for zone in ("Pacific/Kiritimati", "Pacific/Pago_Pago"):  # UTC+14 and UTC-11
+            monkeypatch.setenv("TZ", zone)
+            time.tzset()
+            out = tmp_path / zone.replace("/", "-")
+            assert main(["report", "nlp-lab", "--out", str(out)]) == 0
+            page = (out / "index.html").read_text()
+            assert f"written by PaperPing on {datetime.now(UTC):%d %b %Y} (UTC)" in page, zone
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+
+
 def test_report_of_ten_thousand_shares(db: Database, tmp_path: Path) -> None:
     generated_channel(db, 10_000)
     started = time.perf_counter()
