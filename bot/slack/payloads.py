@@ -169,7 +169,7 @@ def member_from_slack(raw: Mapping[str, Any], team_id: str | None = None) -> Mem
         profile.get("display_name") or raw.get("real_name") or profile.get("real_name") or raw.get("name") or user_id
     )
     real = raw.get("real_name") or profile.get("real_name")
-    tz = raw.get("tz")
+    tz = _text(raw.get("tz"))  # a NUL in it failed the whole channel's members (Postgres text holds none)
     return Member(
         team_id=team_id or _text(raw.get("team_id")) or "",
         user_id=_text(user_id),
@@ -177,7 +177,7 @@ def member_from_slack(raw: Mapping[str, Any], team_id: str | None = None) -> Mem
         real_name=_text(real) or None,
         is_bot=raw.get("is_bot") is True,
         deleted=raw.get("deleted") is True,
-        timezone=tz if isinstance(tz, str) and len(tz) < 64 else None,
+        timezone=tz if 0 < len(tz) < 64 else None,
     )
 
 

@@ -199,20 +199,34 @@ def _select_channels(
     raw: list[dict[str, Any]], team_id: str, wanted: Sequence[str] | None, problems: list[str]
 ) -> list[Channel]:
     first: dict[str, Channel] = {}
-    for listed in (channel_from_slack(r, team_id) for r in raw):
-        if listed is not None:
+    direct: set[str] = set()
+    for entry in raw:
+        if (listed := channel_from_slack(entry, team_id)) is not None:
             first.setdefault(listed.channel_id, listed)  # a channel listed twice (channels.json, groups.json): once
-    channels = list(first.values())
-    chosen = channels
+            if _direct_message(entry, listed, problems):
+                direct.add(listed.channel_id)
+    channels = list(first.values())  # a DM's name still claims its folder (``_claimed_by_others``)
+    chosen = [c for c in channels if c.channel_id not in direct]
     if wanted:
         keys = {w.lstrip("#") for w in wanted}
-        chosen = [c for c in channels if c.name in keys or c.channel_id in keys]
+        chosen = [c for c in chosen if c.name in keys or c.channel_id in keys]
         unknown = keys - {c.name for c in chosen} - {c.channel_id for c in chosen}
         if unknown:
-            known = printable(", ".join(sorted(c.name for c in channels))) or "none"
+            known = printable(", ".join(sorted(c.name for c in channels if c.channel_id not in direct))) or "none"
             said = printable(", ".join(sorted(unknown)))
             raise InputError(f"no channel named {said} in this export; it has: {known}")
     return [c for c in chosen if not _claimed_by_others(c, channels, problems)]
+
+
+def _direct_message(raw: dict[str, Any], channel: Channel, problems: list[str]) -> bool:
+    """Whether a listed "channel" is a direct message (a ``D`` id, or Slack's marks of a DM or group DM): an export's
+    ``dms.json`` and ``mpims.json`` are never read, and one moved into ``channels.json`` is not imported either, as
+    nothing said in a DM is indexed live."""
+    direct = raw.get("is_im") is True or raw.get("is_mpim") is True
+    if direct or channel.channel_id.startswith("D") or channel.name.startswith("mpdm-"):
+        problems.append(f"{channel.name}/: {channel.channel_id} is a direct message, not a channel; not imported")
+        return True
+    return False
 
 
 def _claimed_by_others(channel: Channel, channels: list[Channel], problems: list[str]) -> bool:

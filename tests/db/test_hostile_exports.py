@@ -83,3 +83,43 @@ def test_a_message_listed_twice_is_imported_once_as_its_latest_copy(db: Database
     with db.connection() as conn:
         stored = conn.execute("SELECT text FROM messages").fetchall()
     assert stored == [("<https://arxiv.org/abs/2005.14165>",)]
+
+
+def test_a_direct_message_listed_as_a_channel_is_not_imported(db: Database, tmp_path: Path) -> None:
+    """An export whose channels.json lists a DM (a `D` id, or a group DM's `mpdm-` name) beside a channel: its folder
+    was imported as a channel, so what two members said in private became shares, candidates and answers, where
+    nothing said in a DM is indexed live. It is now skipped, with why, and the channel imported."""
+    path = tmp_path / "dm.zip"
+    paper = "<https://arxiv.org/abs/1706.03762>"
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("users.json", json.dumps([user("U1", "ana"), user("U2", "ben")]))
+        listed = [
+            {"id": "D1", "name": "ana-ben", "members": ["U1", "U2"]},
+            {"id": "G5", "name": "mpdm-ana--ben--cy-1", "members": ["U1", "U2"]},
+            {"id": "C2", "name": "general"},
+        ]
+        zf.writestr("channels.json", json.dumps(listed))
+        for folder in ("ana-ben", "mpdm-ana--ben--cy-1", "general"):
+            zf.writestr(f"{folder}/2023-11-14.json", json.dumps([msg(T0, "U1", paper)]))
+    report = import_export(db, path, progress=False)
+    with db.connection() as conn:
+        stored = conn.execute("SELECT channel_id FROM messages ORDER BY 1").fetchall()
+        listed_channels = conn.execute("SELECT channel_id FROM channels ORDER BY 1").fetchall()
+    assert stored == [("C2",)] and listed_channels == [("C2",)]
+    assert sum("is a direct message, not a channel; not imported" in p for p in report.problems) == 2
+
+
+def test_a_timezone_with_a_nul_costs_nothing_but_itself(db: Database, tmp_path: Path) -> None:
+    """users.json giving a member's tz with a NUL byte failed the import at the channel's members with Postgres'
+    'cannot contain NUL' error, a traceback, and the channels after it not imported."""
+    path = tmp_path / "tz.zip"
+    ana = {**user("U1", "ana"), "tz": "Europe/\x00Berlin"}
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("users.json", json.dumps([ana]))
+        zf.writestr("channels.json", json.dumps([{"id": "C1", "name": "a"}, {"id": "C2", "name": "b"}]))
+        for folder in ("a", "b"):
+            zf.writestr(f"{folder}/2023-11-14.json", json.dumps([msg(T0, "U1", "<https://arxiv.org/abs/1706.03762>")]))
+    import_export(db, path, progress=False)
+    with db.connection() as conn:
+        assert conn.execute("SELECT count(*) FROM messages").fetchone() == (2,)
+        assert conn.execute("SELECT timezone FROM members WHERE user_id = 'U1'").fetchone() == ("Europe/Berlin",)
