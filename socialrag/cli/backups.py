@@ -26,7 +26,16 @@ def backup(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase) 
     # a stop (a cron job's timeout, systemd) ends the backup as an error would: pg_dump is stopped and the
     # half-written file removed, and the last backup stays as it was
     signal.signal(signal.SIGTERM, _stop)
-    info = backup_database(open_db().conninfo, args.file)
+    if args.file.is_dir():
+        raise InputError(
+            f"{args.file} is a folder: give the backup a file name, such as {args.file / 'paperping.dump'}"
+        )
+    try:
+        info = backup_database(open_db().conninfo, args.file)
+    except OSError as exc:  # its folder cannot be made or written (a file in its place, no permission, a full disk)
+        raise InputError(
+            f"could not write the backup to {args.file} ({exc.strerror or exc}); the last backup is kept as it was"
+        ) from exc
     print(f"backup written to {args.file}: {info.describe()}")
     return 0
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from socialrag.cli.subcommand import CHANNEL_HELP, OpenDatabase, Subcommand, resolve_channel
 from socialrag.config import Settings
+from socialrag.errors import InputError
 from socialrag.reading.library import load_references
 from socialrag.reading.references import FORMATS, render
 from socialrag.text import printable
@@ -29,7 +30,12 @@ def run(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase) -> 
     if args.out is None:
         sys.stdout.write(text)
         return 0
-    args.out.write_text(text, encoding="utf-8")
+    try:
+        args.out.write_text(text, encoding="utf-8")
+    except OSError as exc:  # a folder that is not there, a folder in the file's place, no permission, a full disk
+        raise InputError(
+            f"could not write {args.out} ({exc.strerror or exc}): give --out a file in a folder you can write"
+        ) from exc
     print(f"#{printable(name)}: {len(refs)} saved papers written to {args.out} ({args.format}).", file=sys.stderr)
     return 0
 

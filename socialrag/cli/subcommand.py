@@ -16,6 +16,10 @@ from socialrag.errors import InputError
 from socialrag.text import printable
 
 OpenDatabase = Callable[[], Database]
+# the times a command line may name: Slack's (and so PaperPing's) history starts after the first, and no stored time
+# is after the last; a year out of them (0001, 9999) overflowed the window taken before or after it
+FIRST_TIME = datetime(1970, 1, 1, tzinfo=UTC)
+LAST_TIME = datetime(2100, 1, 1, tzinfo=UTC)
 
 
 @dataclass(frozen=True)
@@ -43,6 +47,8 @@ def parse_time(text: str, option: str = "--as-of", *, future: bool = False) -> d
     when = when if when.tzinfo else when.replace(tzinfo=UTC)
     if not future and when > datetime.now(UTC):
         raise InputError(f"{option} replays the past: {text} is later than now (leave {option} out to use now)")
+    if not FIRST_TIME <= when < LAST_TIME:
+        raise InputError(f"{option} takes a time from 1970 to 2099, not {text}")
     return when
 
 

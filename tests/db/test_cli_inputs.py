@@ -106,3 +106,39 @@ def test_a_home_whose_path_has_a_space_is_refused_before_anything_is_made(
     assert main(["migrate"]) == 2
     assert "path has a space" in capsys.readouterr().err
     assert not (home / "pgdata").exists()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["recommend", "lab", "--as-of", "0001-01-01"],
+        ["refit", "lab", "--as-of", "0001-01-01T00:00+05:00"],
+        ["ask", "lab", "what did we read", "--as-of", "1900-01-01"],
+        ["report", "lab", "--since", "0001-01-01"],
+        ["report", "lab", "--since", "9999-12-31"],
+    ],
+)
+def test_a_time_out_of_every_history_is_refused_in_a_sentence(
+    env: Database, capsys: pytest.CaptureFixture[str], tmp_path: Path, argv: list[str]
+) -> None:
+    """Year 1 or 9999 (a mistyped year) ended in an OverflowError or matplotlib's ValueError, as a traceback."""
+    assert main([*argv, *(["--out", str(tmp_path / "r")] if argv[0] == "report" else [])]) == 2
+    assert "takes a time from 1970 to 2099" in capsys.readouterr().err
+
+
+def test_a_file_that_cannot_be_written_is_said_in_a_sentence(
+    env: Database, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """`export --out` into a folder not there, or onto a folder, and `backup` onto a folder, ended in a traceback;
+    the backup after the whole dump was taken."""
+    (tmp_path / "dir").mkdir()
+    assert main(["export", "lab", "--out", str(tmp_path / "nope" / "lab.bib")]) == 2
+    assert "could not write" in capsys.readouterr().err
+    assert main(["export", "lab", "--out", str(tmp_path / "dir")]) == 2
+    assert "could not write" in capsys.readouterr().err
+    assert main(["backup", str(tmp_path / "dir")]) == 2
+    assert "is a folder: give the backup a file name" in capsys.readouterr().err
+    (tmp_path / "file").write_text("not a folder")
+    assert main(["backup", str(tmp_path / "file" / "b.dump")]) == 2
+    assert "could not write the backup" in capsys.readouterr().err
+    assert list((tmp_path / "dir").iterdir()) == []
