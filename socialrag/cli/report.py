@@ -29,7 +29,10 @@ def run(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase) -> 
     out: Path = args.out or Path(f"paperping-report-{safe_filename(name)}")
     with db.connection() as conn:
         data = load_report_data(conn, team_id, channel_id, since=since, until=until)
-    report = write_report(data, out, anonymous=args.anonymous)
+    try:
+        report = write_report(data, out, anonymous=args.anonymous)
+    except OSError as exc:  # a file in the folder's place, no permission, a full disk
+        raise InputError(f"could not write the report into {out} ({exc.strerror or exc}): give --out a folder") from exc
     counts = f"{len(data.member_shares)} shares, {len(data.replies)} replies, {len(data.reactions)} reactions"
     print(f"#{shown(name)}: {counts}")
     for chart in report.charts:

@@ -129,8 +129,8 @@ def test_a_time_out_of_every_history_is_refused_in_a_sentence(
 def test_a_file_that_cannot_be_written_is_said_in_a_sentence(
     env: Database, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    """`export --out` into a folder not there, or onto a folder, and `backup` onto a folder, ended in a traceback;
-    the backup after the whole dump was taken."""
+    """`export --out` into a folder not there, or onto a folder, `backup` onto a folder, and `report --out` onto a
+    file ended in a traceback; the backup after the whole dump was taken."""
     (tmp_path / "dir").mkdir()
     assert main(["export", "lab", "--out", str(tmp_path / "nope" / "lab.bib")]) == 2
     assert "could not write" in capsys.readouterr().err
@@ -141,4 +141,6 @@ def test_a_file_that_cannot_be_written_is_said_in_a_sentence(
     (tmp_path / "file").write_text("not a folder")
     assert main(["backup", str(tmp_path / "file" / "b.dump")]) == 2
     assert "could not write the backup" in capsys.readouterr().err
+    assert main(["report", "lab", "--out", str(tmp_path / "file")]) == 2
+    assert "could not write the report into" in capsys.readouterr().err
     assert list((tmp_path / "dir").iterdir()) == []
