@@ -2,7 +2,8 @@
 full text or abstract; elsewhere, a question about what the channel read and discussed, answered in a thread from
 the channel's own history (``delivery.ask``). Both are bounded alike: one question every 20 s a member, an answer's
 time, and each LLM call counted against the member's and the channel's hourly caps. The answer is worked out off
-bolt's listener pool; a resent copy of the event is dropped."""
+bolt's listener pool; a resent copy of the event is dropped, and so is the copy Slack sends again, under a new
+event id, each time the message is edited: a message is answered once."""
 
 from __future__ import annotations
 
@@ -51,7 +52,7 @@ def handle_mention(ctx: AppContext, client: WebClient, home: str, event: dict[st
     channel, ts = str(event.get("channel") or ""), str(event.get("ts") or "")
     thread = str(event.get("thread_ts") or "")
     question = " ".join(MENTION.sub(" ", str(event.get("text") or "")).split())[:MAX_QUESTION]
-    if event.get("bot_id") or not channel or not ts:
+    if event.get("bot_id") or not channel or not ts or answered_before(ctx, team, channel, ts, event):
         return
     if channel[:1] in ("C", "G"):  # a channel heard of first by a question is known from then on, as by a command
         ctx.slack.ensure_channel(client, team, channel)
@@ -68,7 +69,35 @@ def handle_mention(ctx: AppContext, client: WebClient, home: str, event: dict[st
     if text.startswith(ASK_AGAIN):  # asked within 20 s: told when to ask again, privately, at most once a minute
         tell_asker(ctx, client, team, event, "ask again", text)
         return
+    with ctx.db.connection() as conn:  # the message's one answer (an edit of it while this one was written: none)
+        if not storage.slack_events.record_event(conn, answered_key(team, channel, ts), team):
+            return
     post_text(ctx.pacer, client, channel, text, thread_ts=thread or ts)
+
+
+# Slack sends ``app_mention`` again, under a new event id, each time a message that mentions PaperPing is edited
+# (the event then carries ``edited``). Each answered message is noted under its own key, kept as long as event ids
+# are (a day); an edit of a message older than that is dropped without looking.
+ANSWERED_KEPT = timedelta(days=1)
+
+
+def answered_key(team: str, channel: str, ts: str) -> str:
+    return f"mention:{team}:{channel}:{ts}"[:200]
+
+
+def answered_before(ctx: AppContext, team: str, channel: str, ts: str, event: dict[str, Any]) -> bool:
+    """Whether the message of this mention needs no answer: it was answered already (this is an edit of it), or it
+    is an edit of a message older than ``ANSWERED_KEPT``. A message first answered with a hint or a word to wait
+    (nothing in the channel) is answered when an edit asks again."""
+    if event.get("edited"):
+        try:
+            posted = datetime.fromtimestamp(float(ts), UTC)
+        except (ValueError, OverflowError, OSError):
+            return True
+        if posted < datetime.now(UTC) - ANSWERED_KEPT:
+            return True
+    with ctx.db.connection() as conn:
+        return storage.slack_events.event_seen(conn, answered_key(team, channel, ts))
 
 
 def answer_in_papers_thread(
