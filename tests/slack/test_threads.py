@@ -356,3 +356,19 @@ def test_no_transaction_stays_open_while_the_model_writes_a_thread_answer(db: Da
         model.stop()
     assert answer["text"].startswith("The paper shows that poisoned pre-trained weights")
     assert max(open_for, default=0.0) < 2.0, f"a transaction stayed open {max(open_for):.1f} s"
+
+
+def test_a_model_saying_the_abstract_does_not_answer_is_not_posted_as_its_answer(db: Database, tmp_path: Path) -> None:
+    """A model answers "Not in the paper." as models write it, with a period: the thread got that as PaperPing's
+    answer, "From the abstract of ..." under it, where only "NOT IN THE PAPER" exactly was taken as the refusal it
+    is. Now the member reads that the abstract does not answer, with the abstract, as the other answers take it."""
+    harness, standin, model = llm_lab(db, tmp_path)
+    model.responder = lambda prompt: "Not in the paper."
+    try:
+        (answer,) = mention(harness, "which GPU did they train on?", t("2021-01-10"))
+        assert answer["text"].startswith("The abstract of <https://aclanthology.org/2020.acl-main.249|"), answer["text"]
+        assert "does not answer that" in answer["text"] and "Not in the paper" not in answer["text"]
+    finally:
+        harness.stop()
+        standin.stop()
+        model.stop()

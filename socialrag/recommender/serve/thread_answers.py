@@ -262,7 +262,7 @@ def write_thread_answer(asked: ThreadQuestion, llm: LLMClient | None) -> Answer:
             why = NO_ANSWER
             log.warning("thread answer, attempt %d: the language model failed: %s", attempt, exc)
             continue
-        if text.upper() == "NOT IN THE PAPER":
+        if text.upper().strip(". ") == "NOT IN THE PAPER":  # as the other answers take it: "Not in the paper."
             return replace(base, why_not="the paper's abstract does not say")
         problems = check_text(text, asked.allowed, limit=ANSWER_LIMIT)
         if not problems:
