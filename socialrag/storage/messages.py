@@ -361,11 +361,14 @@ def load_message_paper_ids(conn: psycopg.Connection, team_id: str, channel_id: s
 def load_thread_texts(
     conn: psycopg.Connection, team_id: str, channel_id: str, root_ts: str, limit: int = 30
 ) -> list[str]:
-    """The kept replies of a thread, oldest first (the root's own text first)."""
+    """The kept replies of a thread, oldest first (the root's own text first); past ``limit``, the root and the
+    latest replies, which a question in the thread follows on from."""
     rows = conn.execute(
         """
-        SELECT text FROM messages WHERE team_id = %(t)s AND channel_id = %(c)s
-           AND (ts = %(r)s OR thread_ts = %(r)s) ORDER BY posted_at LIMIT %(n)s
+        SELECT text FROM (
+            SELECT text, posted_at, ts, ts = %(r)s AS root FROM messages WHERE team_id = %(t)s AND channel_id = %(c)s
+               AND (ts = %(r)s OR thread_ts = %(r)s) ORDER BY ts = %(r)s DESC, posted_at DESC, ts DESC LIMIT %(n)s
+        ) kept ORDER BY root DESC, posted_at, ts
         """,
         {"t": team_id, "c": channel_id, "r": root_ts, "n": limit},
     ).fetchall()

@@ -372,3 +372,21 @@ def test_a_model_saying_the_abstract_does_not_answer_is_not_posted_as_its_answer
         harness.stop()
         standin.stop()
         model.stop()
+
+
+def test_a_long_threads_latest_replies_reach_the_model(db: Database, tmp_path: Path) -> None:
+    """A thread of 40 replies: the model read the paper's share and its first 29 replies, never the latest ones
+    the question follows on from (nor the numbers they hold). Now it reads the share and the latest replies."""
+    harness, standin, model = llm_lab(db, tmp_path)
+    try:
+        for k in range(40):
+            said = "the last word: we reproduced it in 17 epochs" if k == 39 else f"reply {k} on the attack"
+            harness.event(message_event(f"{t('2020-11-03') + k:.6f}", said, user="U2", thread_ts=ROOT))
+        mention(harness, "how many epochs did we need?", t("2021-01-10"))
+        prompt = model.prompts[-1]
+        assert "we reproduced it in 17 epochs" in prompt, "the latest reply"
+        assert "reply 0 on the attack" not in prompt and "Weight Poisoning" in prompt
+    finally:
+        harness.stop()
+        standin.stop()
+        model.stop()
