@@ -1,7 +1,7 @@
-"""What stays gone across a restore: who asked to be forgotten, and what Slack said was deleted (messages, and
-reactions taken off), is read from the home's database before a backup replaces it, and applied again to the
-restored copy before it becomes the home's. So a backup taken before a member's `/paperping forget-me`, or
-before a message's deletion, does not bring them back."""
+"""What stays gone across a restore: who asked to be forgotten, what Slack said was deleted (messages, and
+reactions taken off), and which workspaces ``paperping purge`` deleted, is read from the home's database before a
+backup replaces it, and applied again to the restored copy before it becomes the home's. So a backup taken before
+a member's `/paperping forget-me`, a message's deletion or a workspace's purge does not bring them back."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ class StaysGone:
     # (team, channel, ts, when, and the time of the edit that left a message with no paper link; None: deleted)
     messages: list[tuple[str, str, str, datetime, datetime | None]] = field(default_factory=list)
     reactions: list[tuple[str, str, str, str, str, datetime]] = field(default_factory=list)
+    purged: list[tuple[str, datetime]] = field(default_factory=list)  # (team, when ``paperping purge`` deleted it)
 
 
 @dataclass(frozen=True)
@@ -35,9 +36,13 @@ class Reapplied:
     deleted: int = 0  # messages deleted in Slack that the backup did not know were
     removed: int = 0  # stored messages and replies that went with them
     unshared: int = 0  # shares an edit took the last paper link out of, that the backup did not know were
+    purged: int = 0  # workspaces purged since the backup, deleted again
 
     def describe(self) -> str:
         said = []
+        if self.purged:
+            spaces = "workspace" if self.purged == 1 else "workspaces"
+            said.append(f"{self.purged} {spaces} purged since this backup deleted again")
         if self.listed:
             members = "member" if self.listed == 1 else "members"
             said.append(
@@ -61,7 +66,8 @@ def load_forget_list(conninfo: str, name: str) -> StaysGone:
     try:
         with psycopg.connect(conninfo) as conn:
             messages, reactions = storage.deletions.load_every_deletion(conn)
-            return StaysGone(storage.privacy.load_every_forgotten(conn), messages, reactions)
+            purged = storage.deletions.load_purges(conn)
+            return StaysGone(storage.privacy.load_every_forgotten(conn), messages, reactions, purged)
     except psycopg.Error as exc:
         raise DatabaseError(
             f"the forget list of database {name} could not be read ({exc}): nothing was changed. A restore carries "
@@ -71,9 +77,16 @@ def load_forget_list(conninfo: str, name: str) -> StaysGone:
 
 
 def reapply_forget_list(conninfo: str, gone: StaysGone) -> Reapplied:
-    """In the database at ``conninfo`` (the restored copy, migrated), in one transaction: forget-me again for every
-    member on ``gone``'s forget list, then its deletions and reaction removals recorded as if heard again."""
+    """In the database at ``conninfo`` (the restored copy, migrated), in one transaction: a purge again of every
+    workspace ``gone`` says was purged after the copy's last purge of it, forget-me again for every member on its
+    forget list, then its deletions and reaction removals recorded as if heard again."""
     with psycopg.connect(conninfo) as conn:
+        known_purges = dict(storage.deletions.load_purges(conn))
+        purged = 0
+        for team_id, at in gone.purged:
+            if known_purges.get(team_id) is None or known_purges[team_id] < at:  # the backup predates this purge
+                storage.workspaces.purge_team(conn, team_id, at=at)
+                purged += 1
         known = set(storage.privacy.load_every_forgotten(conn))
         for team_id, user_id in gone.forgotten:
             storage.privacy.forget_member(conn, team_id, user_id)
@@ -93,7 +106,8 @@ def reapply_forget_list(conninfo: str, gone: StaysGone) -> Reapplied:
         for team_id, channel_id, ts, user_id, emoji, at in gone.reactions:
             live.record_reaction(conn, team_id, channel_id, ts, user_id, emoji, added=False, at=at)
     deleted = sum(1 for edited in new if edited is None)
-    return Reapplied(len(gone.forgotten), len(set(gone.forgotten) - known), deleted, removed, len(new) - deleted)
+    since = len(set(gone.forgotten) - known)
+    return Reapplied(len(gone.forgotten), since, deleted, removed, len(new) - deleted, purged)
 
 
 def catch_up(home: str, name: str, copy: str, read: StaysGone, done: Reapplied) -> Reapplied:
@@ -105,8 +119,9 @@ def catch_up(home: str, name: str, copy: str, read: StaysGone, done: Reapplied) 
         [m for m in now.forgotten if m not in set(read.forgotten)],
         [m for m in now.messages if m not in set(read.messages)],
         [r for r in now.reactions if r not in set(read.reactions)],
+        [p for p in now.purged if p not in set(read.purged)],
     )
-    if not (late.forgotten or late.messages or late.reactions):
+    if not (late.forgotten or late.messages or late.reactions or late.purged):
         return done
     more = reapply_forget_list(copy, late)
     return Reapplied(
@@ -115,4 +130,5 @@ def catch_up(home: str, name: str, copy: str, read: StaysGone, done: Reapplied) 
         done.deleted + more.deleted,
         done.removed + more.removed,
         done.unshared + more.unshared,
+        done.purged + more.purged,
     )

@@ -184,3 +184,11 @@ def prune_deletions(conn: psycopg.Connection, before: datetime) -> int:
     params = {"b": before}
     gone = conn.execute("DELETE FROM deleted_messages WHERE deleted_at < %(b)s", params).rowcount
     return gone + conn.execute("DELETE FROM removed_reactions WHERE removed_at < %(b)s", params).rowcount
+
+
+def load_purges(conn: psycopg.Connection) -> list[tuple[str, datetime]]:
+    """Every workspace ``paperping purge`` deleted and when it last did (none in a database older than the table)."""
+    if conn.execute("SELECT to_regclass('public.purged_teams') IS NULL").fetchone() == (True,):
+        return []
+    rows = conn.execute("SELECT team_id, purged_at FROM purged_teams ORDER BY 1").fetchall()
+    return [(r[0], r[1]) for r in rows]

@@ -329,14 +329,17 @@ UNION SELECT unnest(focus_paper_ids) FROM channel_settings WHERE team_id = %(t)s
 """
 
 
-def purge_team(conn: psycopg.Connection, team_id: str, *, keep_forget_list: bool = True) -> dict[str, int]:
+def purge_team(
+    conn: psycopg.Connection, team_id: str, *, keep_forget_list: bool = True, at: datetime | None = None
+) -> dict[str, int]:
     """Everything PaperPing holds of a workspace: its channels with their messages, reactions, settings and
     posts, its members and their settings, checkpoints, LLM logs, events seen, reactions remembered as taken off
     and its installation.
     Public paper metadata, shared by every workspace, stays. So do the workspace's forget list (member ids and
     when they asked) and the messages remembered as deleted or edited to link no paper (their ids and times, for
     ``storage.deletions.KEPT``), unless ``keep_forget_list`` is false: a later installation that imports an old
-    export must not store those members or messages again."""
+    export must not store those members or messages again. The purge itself is noted (``purged_teams``: the id
+    and when, now or ``at``), so that a restore of an older backup deletes the workspace again."""
     params = {"t": team_id}
     made_here = forget_text_vectors(conn, "m.team_id = %(t)s", params)
     referred = [r[0] for r in conn.execute(_TEAM_PAPERS, params).fetchall()]
@@ -360,6 +363,11 @@ def purge_team(conn: psycopg.Connection, team_id: str, *, keep_forget_list: bool
         conn.execute(f"DELETE FROM {table} WHERE team_id = %(t)s", params)
     counts["channels"] = conn.execute("DELETE FROM channels WHERE team_id = %(t)s", params).rowcount
     conn.execute("DELETE FROM teams WHERE team_id = %(t)s", params)
+    conn.execute(
+        "INSERT INTO purged_teams (team_id, purged_at) VALUES (%(t)s, COALESCE(%(at)s::timestamptz, now()))"
+        " ON CONFLICT (team_id) DO UPDATE SET purged_at = GREATEST(purged_teams.purged_at, EXCLUDED.purged_at)",
+        {**params, "at": at},
+    )
     # papers only this workspace's links brought in (not the catalog's, not shared elsewhere, never recommended
     # elsewhere) go with it, and so do papers it brought in by a command (a focus, a saved or asked-about link)
     # that no source knows: their identifiers were its own; shared papers that lost their text-made vector are

@@ -78,6 +78,7 @@ BY_TEAM = {
     "assistant_threads",
     "answer_feedback",
     "announcements",
+    "purged_teams",
 }
 # tables with a member's id: forget-me leaves none of their rows (forgotten_members keeps the note that it did)
 BY_MEMBER = {
@@ -299,7 +300,7 @@ def test_purge_reaches_every_table(db: Database) -> None:
         storage.privacy.forget_member(conn, T, "U1")
         storage.workspaces.purge_team(conn, T)
     stays = {"forgotten_members", "deleted_messages"}  # what must stay gone: member ids, message ids and times
-    for table in BY_TEAM - stays:
+    for table in BY_TEAM - stays - {"purged_teams"}:  # the purge's own note: the workspace id and when
         assert _count(db, f"SELECT count(*) FROM {table} WHERE team_id = %s", T) == 0, table
     forgotten = "SELECT user_id FROM forgotten_members WHERE team_id = %s"
     with db.connection() as conn:
@@ -308,6 +309,7 @@ def test_purge_reaches_every_table(db: Database) -> None:
         storage.workspaces.purge_team(conn, T, keep_forget_list=False)
     for table in stays:
         assert _count(db, f"SELECT count(*) FROM {table} WHERE team_id = %s", T) == 0, "unless the admin drops them"
+    assert _count(db, "SELECT count(*) FROM purged_teams WHERE team_id = %s", T) == 1, "the purge is noted"
     assert _count(db, "SELECT count(*) FROM papers WHERE id = %s", papers["only_here"]) == 0, (
         "a paper only this workspace's links brought in goes with it"
     )

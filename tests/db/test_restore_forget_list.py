@@ -147,3 +147,25 @@ def test_a_member_forgotten_while_the_restore_runs_stays_forgotten(
         listed = conn.execute("SELECT user_id FROM forgotten_members ORDER BY 1").fetchall()
     assert messages == (0,) and listed == [("U1",), ("U2",)]
     assert "forget-me applied again for the 2 members on the replaced home's forget list (2 asked after" in captured.out
+
+
+def test_a_restore_does_not_bring_back_a_workspace_purged_since_the_backup(
+    db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _nightly_backup(db, tmp_path, monkeypatch)
+    db.close()
+    assert main(["purge", "--team", T, "--yes"]) == 0  # the workspace uninstalled; the admin deletes its data
+    capsys.readouterr()
+    assert main(["restore", str(tmp_path / "nightly.dump"), "--force"]) == 0  # then rolls the home back
+    assert "1 workspace purged since this backup deleted again" in capsys.readouterr().out
+    with psycopg.connect(db.conninfo) as conn:
+        left = conn.execute("SELECT count(*) FROM messages WHERE team_id = %s", (T,)).fetchone()
+        members = conn.execute("SELECT count(*) FROM members WHERE team_id = %s", (T,)).fetchone()
+        installed = conn.execute("SELECT count(*) FROM installations WHERE team_id = %s", (T,)).fetchone()
+        elsewhere = conn.execute("SELECT count(*) FROM messages WHERE team_id <> %s", (T,)).fetchone()
+    assert left == members == installed == (0,), "the purged workspace's messages, members and token stay gone"
+    assert elsewhere == (1,), "another workspace's rows are restored as they were"
+    assert main(["backup", str(tmp_path / "after.dump")]) == 0  # a backup that knows of the purge
+    capsys.readouterr()
+    assert main(["restore", str(tmp_path / "after.dump"), "--force"]) == 0
+    assert "purged since" not in capsys.readouterr().out, "a purge the backup knows of is not done again"
