@@ -3,7 +3,6 @@ channels) go on past channels Slack will not answer for. Through the real bolt a
 
 from __future__ import annotations
 
-import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -13,21 +12,7 @@ from socialrag import storage
 from socialrag.db import Database
 from socialrag.models import Channel
 from tests.support.harness import Harness, T
-
-
-def members_of(db: Database, channel: str) -> set[str]:
-    with db.connection() as conn:
-        rows = conn.execute("SELECT user_id FROM channel_members WHERE channel_id = %s", (channel,)).fetchall()
-    return {r[0] for r in rows}
-
-
-def wait_until(check, seconds: float = 10.0) -> None:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(0.1)
-    raise AssertionError("not reached in time")
+from tests.support.members import members_of, wait_until
 
 
 def test_channels_slack_will_not_list_do_not_hold_the_sweep_back(

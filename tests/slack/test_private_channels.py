@@ -4,27 +4,12 @@ saw there. Through signed events into the real bolt app and the Slack stand-in."
 from __future__ import annotations
 
 import json
-import time
 from datetime import UTC, datetime, timedelta
 
 from socialrag import storage
 from socialrag.db import Database
 from tests.support.harness import Harness, T
-
-
-def members_of(db: Database, channel: str) -> set[str]:
-    with db.connection() as conn:
-        rows = conn.execute("SELECT user_id FROM channel_members WHERE channel_id = %s", (channel,)).fetchall()
-    return {r[0] for r in rows}
-
-
-def wait_until(check, seconds: float = 10.0) -> None:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(0.1)
-    raise AssertionError("not reached in time")
+from tests.support.members import members_of, wait_until
 
 
 def home_of(harness: Harness, user: str) -> str:
