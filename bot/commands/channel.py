@@ -10,7 +10,7 @@ from typing import Any
 
 from bot.commands.base import Command, Invocation, UsageError, command, may_steer, member_standing, one_of
 from bot.delivery.report_upload import post_month_report
-from bot.views.post_blocks import quote, works_again
+from bot.views.post_blocks import quote, quote_in_code, works_again
 from socialrag import storage
 from socialrag.errors import OutcomeUnknown, SourceError
 from socialrag.models import STYLES
@@ -164,7 +164,7 @@ def parse_hours(name: str, args: tuple[str, ...], rest: str) -> Command:
         try:
             ZoneInfo(zone[0])
         except (ZoneInfoNotFoundError, ValueError, OSError):  # `America` is a folder of zones, not one
-            shown = quote(zone[0], 60).replace("`", "").strip()  # repeated as text: no markup, no code span ended
+            shown = quote_in_code(zone[0], 60).strip()  # repeated as text: no markup, no code span ended
             named = f"`{shown}` is" if shown else "That is"
             raise UsageError(f"{named} not a timezone I know. {_HOURS_HINT}") from None
     every_day = "every-day" in (a.lower() for a in args[1:])

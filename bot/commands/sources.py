@@ -14,7 +14,7 @@ from typing import Any
 
 from bot.app_context import AppContext
 from bot.commands.base import Command, Invocation, UsageError, command
-from bot.views.post_blocks import quote
+from bot.views.post_blocks import quote_in_code
 from socialrag import storage
 from socialrag.knowledge import CATEGORIES, SERVERS, normalize_category
 from socialrag.recommender import normalize_arxiv_category
@@ -39,15 +39,10 @@ _HINT = (
 )
 
 
-def _shown(text: str, limit: int) -> str:
-    """Members' words repeated inside a code span: as data (``quote``), without the backtick that would end it."""
-    return quote(text, limit).replace("`", "")
-
-
 def _category_error(server: str, word: str) -> UsageError:
     close = sorted(c for c in CATEGORIES[server] if word.lower()[:4] in c)[:4]  # type: ignore[index]
     named = f" Did you mean {', '.join(f'`{c}`' for c in close)}?" if close else ""
-    return UsageError(f"`{_shown(word, 40)}` is not a {server} category.{named} {_HINT}")
+    return UsageError(f"`{quote_in_code(word, 40)}` is not a {server} category.{named} {_HINT}")
 
 
 def parse_sources(name: str, args: tuple[str, ...], rest: str) -> Command:
@@ -77,7 +72,7 @@ def parse_sources(name: str, args: tuple[str, ...], rest: str) -> Command:
                 raise _category_error(server, word)
             terms[server].append(found)
         else:
-            raise UsageError(f"`{_shown(word, 40)}` is neither a source nor an arXiv category. {_HINT}")
+            raise UsageError(f"`{quote_in_code(word, 40)}` is neither a source nor an arXiv category. {_HINT}")
     return _sources_command(names, terms, "")
 
 
@@ -142,7 +137,7 @@ def describe_sources(ctx: AppContext, team: str, channel: str) -> str:
         + (", ".join(s.arxiv_categories) or "the categories of the arXiv papers shared here"),
         "catalog": "the local catalog",
         "openalex": f"recent OpenAlex works on this channel's topics{default}",
-        "pubmed": f"PubMed's newest articles for `{_shown(str(terms['pubmed']), 80)}`"
+        "pubmed": f"PubMed's newest articles for `{quote_in_code(str(terms['pubmed']), 80)}`"
         if terms.get("pubmed")
         else f"PubMed's newest articles on this channel's topics{default}",
     }

@@ -240,6 +240,12 @@ def quote(text: str, limit: int) -> str:
     return escape(as_data(text)[:limit])
 
 
+def quote_in_code(text: str, limit: int) -> str:
+    """``quote``, for text shown inside a code span: without the backtick that would end it and turn the rest of
+    the line into markup."""
+    return quote(text, limit).replace("`", "")
+
+
 def clip(text: str, limit: int) -> str:
     """Text others wrote, its markup dropped and cut at a word when longer than ``limit``, with "…" to say so (a
     title in a list of examples); not escaped yet (``link`` and ``quote_short`` escape it)."""
