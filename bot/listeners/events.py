@@ -51,12 +51,12 @@ def handle_message(
 ) -> None:
     channel = str(event.get("channel") or "")
     subtype = event.get("subtype")
-    if event.get("channel_type") == "im" and channel.startswith("D") and _members_own(event):
-        if not subtype and not event.get("bot_id"):  # a question in the Messages tab
+    if event.get("channel_type") == "im":  # nothing said in a DM is indexed, edited or not, whoever said it
+        own = channel.startswith("D") and _members_own(event)
+        if own and not subtype and not event.get("bot_id"):  # a question in the Messages tab
             answer_message(ctx, client, team, event)
-        return  # a member's words in a DM, edited or not, are never indexed
-    if event.get("channel_type") == "im" and subtype != "message_deleted":
-        return  # nor anything else said in a DM (another app's message): only a deletion there takes things out
+        if own or subtype != "message_deleted":
+            return  # only the deletion of another's message there goes on, and it only takes things out
     if subtype == "message_deleted":
         knowledge.record_deletion(conn, team, channel, str(event.get("deleted_ts") or ""))
         return
