@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 import psycopg
 
@@ -116,10 +117,10 @@ def catch_up(home: str, name: str, copy: str, read: StaysGone, done: Reapplied) 
     too, once nothing uses the home and just before the copy replaces it; ``done`` and that, told together."""
     now = load_forget_list(home, name)
     late = StaysGone(
-        [m for m in now.forgotten if m not in set(read.forgotten)],
-        [m for m in now.messages if m not in set(read.messages)],
-        [r for r in now.reactions if r not in set(read.reactions)],
-        [p for p in now.purged if p not in set(read.purged)],
+        _added(now.forgotten, read.forgotten),
+        _added(now.messages, read.messages),
+        _added(now.reactions, read.reactions),
+        _added(now.purged, read.purged),
     )
     if not (late.forgotten or late.messages or late.reactions or late.purged):
         return done
@@ -132,3 +133,10 @@ def catch_up(home: str, name: str, copy: str, read: StaysGone, done: Reapplied) 
         done.unshared + more.unshared,
         done.purged + more.purged,
     )
+
+
+def _added(now: list[Any], before: list[Any]) -> list[Any]:
+    """What ``now`` holds that ``before`` did not, in ``now``'s order (the set of ``before`` made once, not once for
+    each entry)."""
+    seen = set(before)
+    return [entry for entry in now if entry not in seen]
