@@ -16,7 +16,7 @@ from slack_bolt.oauth import OAuthFlow
 from slack_bolt.oauth.callback_options import CallbackOptions, FailureArgs, SuccessArgs
 from slack_bolt.request import BoltRequest
 from slack_bolt.response import BoltResponse
-from slack_sdk.errors import SlackClientError
+from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.oauth import AuthorizeUrlGenerator
 from slack_sdk.oauth.installation_store import Bot, Installation, InstallationStore
 from slack_sdk.oauth.state_store import OAuthStateStore
@@ -93,7 +93,7 @@ CALLBACK_PAGES = CallbackOptions(success=_success_page, failure=_failure_page)
 
 
 class SlackUnreachable(BoltError):
-    """Slack's ``oauth.v2.access`` (or the ``auth.test`` after it) did not answer: the network, a timeout."""
+    """Slack's ``oauth.v2.access`` did not answer (the network, a timeout), or the ``auth.test`` after it failed."""
 
 
 class InstallFlow(OAuthFlow):
@@ -117,11 +117,49 @@ class InstallFlow(OAuthFlow):
             )
 
     def run_installation(self, code: str) -> Installation | None:
+        """The code exchanged for the bot's token (``oauth.v2.access``), then the bot's id asked for with it
+        (``auth.test``). A code Slack refuses gives bolt's ``invalid_code`` page (None). When the token was issued
+        but its ``auth.test`` fails, the token is revoked before the installer is told to start again: a token
+        PaperPing does not keep must not stay working."""
         try:
-            return super().run_installation(code)  # Slack's refusals (SlackApiError): bolt's invalid_code page
+            issued = self.client.oauth_v2_access(
+                code=code,
+                client_id=self.settings.client_id,
+                client_secret=self.settings.client_secret,
+                redirect_uri=self.settings.redirect_uri,
+            )
+        except SlackApiError as exc:
+            log.warning("Slack refused an install's code: %s", exc.response.get("error"))
+            return None
         except (SlackClientError, OSError) as exc:  # OSError: refused, reset, timed out
             log.warning("Slack could not be reached to finish an install: %s", type(exc).__name__)
             raise SlackUnreachable(UNREACHABLE) from exc
+        token: str | None = issued.get("access_token")
+        bot_id: str | None = None
+        if token:
+            try:
+                bot_id = self.client.auth_test(token=token).get("bot_id")
+            except (SlackClientError, OSError) as exc:
+                log.warning("an install's auth.test failed (%s): its token is revoked", type(exc).__name__)
+                self._revoke(token)
+                raise SlackUnreachable(UNREACHABLE) from exc
+        team = issued.get("team") or {}
+        grid = issued.get("enterprise") or {}
+        installer = issued.get("authed_user") or {}
+        return Installation(
+            app_id=issued.get("app_id"),
+            enterprise_id=grid.get("id"),
+            enterprise_name=grid.get("name"),
+            team_id=team.get("id"),
+            team_name=team.get("name"),
+            bot_token=token,
+            bot_id=bot_id,
+            bot_user_id=issued.get("bot_user_id"),
+            bot_scopes=issued.get("scope") or "",
+            user_id=installer.get("id") or "",
+            is_enterprise_install=bool(issued.get("is_enterprise_install")),
+            token_type=issued.get("token_type"),
+        )
 
     def store_installation(self, request: BoltRequest, installation: Installation) -> None:
         try:
@@ -162,7 +200,7 @@ class PostgresInstallationStore(InstallationStore):
             "bot_token": self.cipher.encrypt(installation.bot_token or ""),
             "bot_user_id": installation.bot_user_id,
             "bot_id": installation.bot_id,
-            "installer_id": installation.user_id,
+            "installer_id": installation.user_id or None,
             "scopes": ",".join(installation.bot_scopes or []),
         }
         with self.db.connection() as conn:

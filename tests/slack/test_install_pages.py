@@ -146,3 +146,16 @@ def test_a_workspace_install_is_kept_and_nothing_is_revoked(
     assert done.status_code == 200, done.text[:500]
     assert count(db, "SELECT count(*) FROM installations WHERE team_id = 'T0NEW'") == 1
     assert standin.calls_to("auth.revoke") == []
+
+
+def test_a_token_whose_check_fails_is_revoked_and_the_installer_starts_again(
+    browser: httpx.Client, db: Database, standin: SlackStandIn
+) -> None:
+    """Slack issues the token, then fails the ``auth.test`` made with it: the token is revoked, not left working
+    unkept, and the installer gets the page with the link to start again; nothing is stored."""
+    standin.fail_next["auth.test"] = 1
+    done = come_back_from_slack(browser, "good-code")
+    assert done.status_code == 502, done.text[:500]
+    assert "slack_unreachable" in done.text and 'href="/slack/install"' in done.text, done.text[:500]
+    assert count(db, "SELECT count(*) FROM installations") == 0
+    assert [call.token for call in standin.calls_to("auth.revoke")] == ["xoxb-installed"]
