@@ -10,6 +10,8 @@ from datetime import datetime, timedelta
 
 import psycopg
 
+from socialrag.storage.locks import hold_forget_lists
+
 KEPT = timedelta(days=30)  # how long a deletion or a removal is remembered
 
 
@@ -120,6 +122,7 @@ def record_removed_reaction(
     conn: psycopg.Connection, team_id: str, channel_id: str, ts: str, user_id: str, emoji: str, at: datetime
 ) -> None:
     """A member took a reaction off a message at ``at`` (nothing is written of a member on the forget list)."""
+    hold_forget_lists(conn, [team_id])
     conn.execute(
         """
         INSERT INTO removed_reactions (team_id, channel_id, ts, user_id, emoji, removed_at)

@@ -11,7 +11,7 @@ from typing import Literal
 
 import psycopg
 
-from socialrag.storage.locks import hold_lock
+from socialrag.storage.locks import hold_forget_lists, hold_lock
 
 
 @dataclass(frozen=True)
@@ -190,6 +190,8 @@ def record_author_news(
 ) -> bool:
     """A new paper of the author for the watcher's channel; False when known already, or when the watcher is a
     member's own papers and the member is on the workspace's forget list."""
+    if watcher.user_id:  # a member's own papers
+        hold_forget_lists(conn, [watcher.team_id])
     cur = conn.execute(
         """
         INSERT INTO author_news (team_id, channel_id, paper_id, s2_author_id, kind, user_id, noticed_at)

@@ -3,6 +3,8 @@ citation fill, one channel's history read), whichever process gets there first."
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import psycopg
 
 
@@ -38,3 +40,14 @@ def hold_lock(conn: psycopg.Connection, name: str, *, shared: bool = False) -> N
     other shared holders, never beside the one who holds it alone."""
     wait = "pg_advisory_xact_lock_shared" if shared else "pg_advisory_xact_lock"
     conn.execute(f"SELECT {wait}(hashtextextended(%(n)s, 0))", {"n": name})  # one of the two names above
+
+
+def hold_forget_lists(conn: psycopg.Connection, team_ids: Sequence[str], *, exclusive: bool = False) -> None:
+    """Lock these workspaces' forget lists until the transaction ends, in one order (no two forget-me wait on each
+    other): shared by a write that leaves the forgotten out, exclusive by a forget-me. So a forget-me waits for a
+    write that checked the list before it, and deletes what that one wrote; and a write that takes the lock after a
+    forget-me waits for it to end, then sees the member on the list. Taken in a statement of its own before the
+    write: a statement's view of the list is fixed when it starts, so a check inside the write alone would miss a
+    forget-me still under way."""
+    for team_id in sorted({t for t in team_ids if t}):
+        hold_lock(conn, f"forget-list:{team_id}", shared=not exclusive)

@@ -7,6 +7,8 @@ from datetime import datetime
 
 import psycopg
 
+from socialrag.storage.locks import hold_forget_lists
+
 
 def load_picks_due(conn: psycopg.Connection, now: datetime, limit: int = 20) -> list[tuple[str, str]]:
     rows = conn.execute(
@@ -54,6 +56,7 @@ def record_picks_sent(
 ) -> None:
     """The picks a member was sent, for a member not forgotten; a paper gone meanwhile (merged into another,
     deleted) is left out."""
+    hold_forget_lists(conn, [team_id])
     for paper_id, channel_id in picks:
         conn.execute(
             """

@@ -13,6 +13,7 @@ import psycopg
 from socialrag.models import Message
 from socialrag.storage.embeddings import drop_orphaned_papers, forget_text_vectors
 from socialrag.storage.follow_ups import forget_gone_shares
+from socialrag.storage.locks import hold_forget_lists
 from socialrag.storage.queue import requeue_shared
 
 # The stored copy ``messages`` is newer than the one arriving (``EXCLUDED``): edited later, or edited at all while
@@ -271,6 +272,7 @@ def load_message_id(conn: psycopg.Connection, team_id: str, channel_id: str, ts:
 def add_reaction(
     conn: psycopg.Connection, message_id: int, team_id: str, channel_id: str, user_id: str, emoji: str, at: datetime
 ) -> None:
+    hold_forget_lists(conn, [team_id])
     conn.execute(
         """
         INSERT INTO reactions (message_id, team_id, channel_id, user_id, emoji, reacted_at)

@@ -11,25 +11,16 @@ import psycopg
 from socialrag.storage.embeddings import drop_orphaned_papers, forget_text_vectors
 from socialrag.storage.follow_ups import forget_gone_shares
 from socialrag.storage.llm_log import forget_llm_outputs
-from socialrag.storage.locks import hold_lock
+from socialrag.storage.locks import hold_forget_lists
 from socialrag.storage.post_sources import load_team_channels_with_posts, prune_fallen_reasons
 from socialrag.storage.queue import requeue_shared
 from socialrag.storage.usage import hand_over_limits
 
 
-def _hold_forget_lists(conn: psycopg.Connection, team_ids: Sequence[str], *, exclusive: bool) -> None:
-    """Lock these workspaces' forget lists until the transaction ends, in one order (no two forget-me wait on each
-    other): shared by a write that read the list to leave the forgotten out, exclusive by a forget-me. So a forget-me
-    waits for an import or a history page that read the list before it, and deletes what that one wrote; and one
-    that reads the list after a forget-me sees it."""
-    for team_id in sorted({t for t in team_ids if t}):
-        hold_lock(conn, f"forget-list:{team_id}", shared=not exclusive)
-
-
 def load_forgotten(conn: psycopg.Connection, team_ids: Sequence[str]) -> set[tuple[str, str]]:
     """(team, user) of the members of these workspaces who asked PaperPing to forget them; the lists stay as read
     until the transaction ends (a forget-me meanwhile waits for it, then deletes what it wrote)."""
-    _hold_forget_lists(conn, team_ids, exclusive=False)
+    hold_forget_lists(conn, team_ids, exclusive=False)
     rows = conn.execute(
         "SELECT team_id, user_id FROM forgotten_members WHERE team_id = ANY(%(t)s::text[])", {"t": list(team_ids)}
     ).fetchall()
@@ -176,7 +167,7 @@ def forget_member(conn: psycopg.Connection, team_id: str, user_id: str) -> dict[
     channels they invited PaperPing into, the reasons of stored posts that rested on their messages, the ts of
     their shares that follow-ups were said under, what the model wrote in the workspace; and a note that keeps it
     so (``remember_member`` lifts it)."""
-    _hold_forget_lists(conn, [team_id], exclusive=True)  # a write that read the list before this one ends first
+    hold_forget_lists(conn, [team_id], exclusive=True)  # a write that read the list before this one ends first
     row = conn.execute(
         "SELECT display_name FROM members WHERE team_id = %(t)s AND user_id = %(u)s", {"t": team_id, "u": user_id}
     ).fetchone()
@@ -252,7 +243,7 @@ def forget_member_in(conn: psycopg.Connection, team_ids: Sequence[str], user_id:
     """``forget_member`` in each of these workspaces (the one a channel belongs to, and a Slack Connect
     partner's own), with the counts added up."""
     counts = {"messages": 0, "reactions": 0}
-    _hold_forget_lists(conn, team_ids, exclusive=True)  # both at once, in one order
+    hold_forget_lists(conn, team_ids, exclusive=True)  # both at once, in one order
     for team_id in dict.fromkeys(t for t in team_ids if t):
         for key, n in forget_member(conn, team_id, user_id).items():
             counts[key] = counts.get(key, 0) + n

@@ -11,6 +11,8 @@ from datetime import datetime
 
 import psycopg
 
+from socialrag.storage.locks import hold_forget_lists
+
 
 @dataclass(frozen=True)
 class SavedPaper:
@@ -93,6 +95,7 @@ def save_paper(
     conn: psycopg.Connection, team_id: str, channel_id: str, paper_id: int, user_id: str, at: datetime
 ) -> bool:
     """`/paperping save`: the member saves a paper on the channel's list. False if they had saved it already."""
+    hold_forget_lists(conn, [team_id])
     return (
         conn.execute(
             """
@@ -113,6 +116,7 @@ def unsave_paper(
     """A member's `/paperping unsave`: their own saves of the paper (their command, Save click or bookmark) up to
     ``at`` no longer count; others' keep it on the list. False: nothing is kept, the member is on the workspace's
     forget list (they have no save here to take back)."""
+    hold_forget_lists(conn, [team_id])
     return (
         conn.execute(
             """

@@ -14,7 +14,7 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from socialrag.models import Sentiment, Style
-from socialrag.storage.locks import hold_lock
+from socialrag.storage.locks import hold_forget_lists, hold_lock
 from socialrag.storage.privacy import FORMER_STEWARD, is_forgotten
 
 DEFAULT_SOURCES = ("catalog", "semanticscholar", "arxiv", "openalex", "biorxiv", "medrxiv", "pubmed")
@@ -215,6 +215,7 @@ def record_inviter(conn: psycopg.Connection, team_id: str, channel_id: str, user
     member who removes PaperPing and invites it back does not take the steward's place (an admin can change
     anything). A member on the workspace's forget list is not kept: the channel is steered by its workspace's
     admins, as after their forget-me (``FORMER_STEWARD``)."""
+    hold_forget_lists(conn, [team_id])
     conn.execute(
         """
         INSERT INTO channel_settings (team_id, channel_id, invited_by)
@@ -231,6 +232,7 @@ def record_inviter(conn: psycopg.Connection, team_id: str, channel_id: str, user
 def upsert_member_setting(conn: psycopg.Connection, team_id: str, user_id: str, **values: Any) -> bool:
     """Set some of a member's own settings (any field of ``MemberSettings``). False: nothing is kept, the member is
     on the workspace's forget list."""
+    hold_forget_lists(conn, [team_id])
     if is_forgotten(conn, (team_id,), user_id):
         return False
     _upsert_settings(conn, MemberSettings, team_id, user_id, values)
@@ -241,6 +243,7 @@ def claim_picks_attempt(conn: psycopg.Connection, team_id: str, user_id: str, no
     """Mark a try of the member's picks under way from ``now``, unless one is already (another process's at
     work, or one whose answer never came): None when this one is marked, else the try found. Under the row's
     lock, so that the weekly run and `for-me now` at the same moment never both send."""
+    hold_forget_lists(conn, [team_id])
     row = conn.execute(
         "SELECT picks_attempt_at FROM member_settings WHERE team_id = %(t)s AND user_id = %(u)s FOR UPDATE",
         {"t": team_id, "u": user_id},

@@ -10,6 +10,8 @@ from datetime import datetime, timedelta
 
 import psycopg
 
+from socialrag.storage.locks import hold_forget_lists
+
 FORGOTTEN = "(forgotten)"  # the counts of the members on a workspace's forget list (no Slack id has parentheses)
 
 
@@ -147,6 +149,7 @@ def record_answer_feedback(
 ) -> bool:
     """A member's mark on one of PaperPing's answers; a second click replaces their first. False: nothing is kept,
     the member is on the workspace's forget list."""
+    hold_forget_lists(conn, [team_id])
     return (
         conn.execute(
             """

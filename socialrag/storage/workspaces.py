@@ -9,6 +9,7 @@ import psycopg
 
 from socialrag.models import Channel, Member
 from socialrag.storage.embeddings import drop_orphaned_papers, forget_text_vectors
+from socialrag.storage.locks import hold_forget_lists
 from socialrag.storage.queue import requeue_shared
 
 
@@ -100,6 +101,7 @@ def upsert_channel(conn: psycopg.Connection, channel: Channel) -> None:
     """A channel's row and its name; the members it lists (an export's, a demo's) are added only to a channel whose
     member list Slack has not given yet: a list read from ``conversations.members`` is Slack's, and an older
     description never adds back a member who left (``replace_channel_members`` alone changes it)."""
+    hold_forget_lists(conn, [channel.team_id])  # before the channel's row: a forget-me may change it
     conn.execute(
         """
         INSERT INTO channels (team_id, channel_id, name) VALUES (%(team_id)s, %(channel_id)s, %(name)s)
@@ -217,6 +219,7 @@ def deactivate_channels(conn: psycopg.Connection, team_id: str, channel_id: str 
 def upsert_members(conn: psycopg.Connection, members: Sequence[Member]) -> None:
     if not members:
         return
+    hold_forget_lists(conn, [m.team_id for m in members])
     conn.execute(  # a member's workspace row first (one the base has not seen yet must not break the batch)
         "INSERT INTO teams (team_id) SELECT DISTINCT unnest(%(t)s::text[]) ON CONFLICT DO NOTHING",
         {"t": sorted({m.team_id for m in members})},

@@ -1,0 +1,99 @@
+"""A member's write that reaches the database while their forget-me is still under way (the forget-me has not
+committed yet) waits for it, then keeps nothing of theirs: a reaction heard from Slack, a removed reaction, a save
+or an unsave, an answer marked helpful, a setting, the members an import lists. Without the wait, the write's check
+of the forget list would not see the forget-me's uncommitted entry, and its row would outlive the forget-me."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+import psycopg
+import pytest
+
+from socialrag import knowledge, storage
+from socialrag.db import Database
+from socialrag.models import Channel, Member, Message, PaperRef
+
+T = "T0LAB"
+REF = PaperRef("arxiv", "2401.00001", "https://arxiv.org/abs/2401.00001")
+NOW = datetime(2025, 3, 3, 10, 5, tzinfo=UTC)
+Write = Callable[[psycopg.Connection], object]
+
+
+def _lab(db: Database) -> int:
+    """A channel with one share of U1's that U2 may react to; the id of a paper."""
+    with db.connection() as conn:
+        storage.workspaces.upsert_team(conn, T)
+        storage.workspaces.upsert_channel(conn, Channel(T, "C1", "papers"))
+        storage.workspaces.upsert_members(conn, [Member(T, "U1", "ana"), Member(T, "U2", "ben")])
+        share = Message(T, "C1", "1700000000.000100", "U1", "<https://arxiv.org/abs/2401.00001>", NOW, papers=(REF,))
+        assert knowledge.record_message(conn, share, by_member=True)
+        return next(iter(storage.papers.ensure_papers(conn, [("arxiv", "2401.00001")]).values()))
+
+
+WRITES: dict[str, Callable[[int], Write]] = {
+    "reaction": lambda _: (
+        lambda c: knowledge.record_reaction(c, T, "C1", "1700000000.000100", "U2", "fire", added=True, at=NOW)
+    ),
+    "removed reaction": lambda _: (
+        lambda c: knowledge.record_reaction(c, T, "C1", "1700000000.000100", "U2", "fire", added=False, at=NOW)
+    ),
+    "save": lambda paper: lambda c: storage.reading_list.save_paper(c, T, "C1", paper, "U2", NOW),
+    "unsave": lambda paper: lambda c: storage.reading_list.unsave_paper(c, T, "C1", paper, "U2", NOW),
+    "answer mark": lambda _: (
+        lambda c: storage.usage.record_answer_feedback(c, T, "C1", "1700000001.000100", "U2", "C1", True, NOW)
+    ),
+    "setting": lambda _: lambda c: storage.settings.upsert_member_setting(c, T, "U2", picks_enabled=True),
+    "import's members": lambda _: lambda c: storage.workspaces.upsert_members(c, [Member(T, "U2", "ben again")]),
+    "import's channel members": lambda _: (
+        lambda c: storage.workspaces.upsert_channel(c, Channel(T, "C2", "reading", member_ids=("U2",)))
+    ),
+}
+
+
+def _rows_of_u2(conn: psycopg.Connection) -> dict[str, int]:
+    tables = conn.execute(
+        """
+        SELECT table_name FROM information_schema.columns
+         WHERE table_schema = 'public' AND column_name = 'user_id' AND table_name <> 'forgotten_members'
+        """
+    ).fetchall()
+    found = {}
+    for (table,) in tables:  # names from the catalogue
+        row = conn.execute(f"SELECT count(*) FROM {table} WHERE team_id = %s AND user_id = 'U2'", (T,)).fetchone()
+        if row and row[0]:
+            found[table] = int(row[0])
+    return found
+
+
+@pytest.mark.parametrize("kind", list(WRITES))
+def test_a_write_racing_a_forget_me_keeps_nothing_of_the_member(db: Database, kind: str) -> None:
+    write = WRITES[kind](_lab(db))
+    forgetting, may_commit = threading.Event(), threading.Event()
+
+    def forget() -> None:
+        with db.connection() as conn:
+            storage.privacy.forget_member(conn, T, "U2")
+            forgetting.set()
+            may_commit.wait(10)  # the forget-me's transaction stays open while the write comes in
+
+    forgetter = threading.Thread(target=forget)
+    forgetter.start()
+    assert forgetting.wait(10)
+    writer = threading.Thread(target=lambda: _write_once(db, write))
+    writer.start()
+    writer.join(0.5)
+    waited = writer.is_alive()  # the write waits for the forget-me rather than passing it
+    may_commit.set()
+    forgetter.join(10)
+    writer.join(10)
+    assert waited, f"the {kind} did not wait for the forget-me under way"
+    with db.connection() as conn:
+        assert _rows_of_u2(conn) == {}
+
+
+def _write_once(db: Database, write: Write) -> None:
+    with db.connection() as conn:
+        write(conn)
