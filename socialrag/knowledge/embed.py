@@ -35,6 +35,7 @@ from socialrag.storage.embeddings import (
     upsert_channel_vectors,
     upsert_embeddings,
 )
+from socialrag.storage.locks import hold_forget_lists
 from socialrag.storage.papers import record_papers
 
 log = logging.getLogger(__name__)
@@ -142,8 +143,21 @@ def embed_channel_texts(
     ``every=False``: only the vectors missing or marked changed by new words (a quick pass)."""
     if every or paper_ids is not None:
         prune_channel_vectors(conn, paper_ids)
-    pending = load_channel_pending(conn, embedder.model_name, paper_ids, every=every)
+    pending = _channel_pending(conn, embedder.model_name, paper_ids, every=every)
     return _encode_channel_texts(conn, embedder, pending)
+
+
+def _channel_pending(
+    conn: psycopg.Connection, model: str, paper_ids: list[int] | None = None, *, every: bool = True
+) -> list[ChannelText]:
+    """``load_channel_pending``, read again under the forget lists of the workspaces it found (held until the
+    transaction ends): a forget-me that ended meanwhile is seen, and one that starts waits for these vectors and
+    deletes them, so no vector made from a forgotten member's words outlives their forget-me."""
+    pending = load_channel_pending(conn, model, paper_ids, every=every)
+    if not pending:
+        return pending
+    hold_forget_lists(conn, [t.team_id for t in pending])
+    return load_channel_pending(conn, model, paper_ids, every=every)
 
 
 def _encode_channel_texts(conn: psycopg.Connection, embedder: Embedder, pending: list[ChannelText]) -> int:
@@ -176,7 +190,7 @@ def embed_pending(db: Database, embedder: Embedder, *, batch_size: int = 64, chu
     result = EmbedResult()
     with db.connection() as conn:
         prune_channel_vectors(conn)
-        channel_pending = load_channel_pending(conn, model)
+        channel_pending = _channel_pending(conn, model)
         pending = load_pending(conn, model)
         stale = sum(1 for p in pending if p[3]) + sum(1 for t in channel_pending if t.stale)
         result.unchanged = count_current(conn, model) - stale

@@ -8,13 +8,18 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
+from pathlib import Path
 
 import psycopg
 import pytest
 
 from socialrag import knowledge, storage
 from socialrag.db import Database
+from socialrag.knowledge.embed import embed_channel_texts
+from socialrag.knowledge.intake import index_messages
+from socialrag.knowledge.links import find_paper_refs
 from socialrag.models import Channel, Member, Message, PaperRef
+from tests.support.labbase import CachedEmbedder
 
 T = "T0LAB"
 REF = PaperRef("arxiv", "2401.00001", "https://arxiv.org/abs/2401.00001")
@@ -97,3 +102,49 @@ def test_a_write_racing_a_forget_me_keeps_nothing_of_the_member(db: Database, ki
 def _write_once(db: Database, write: Write) -> None:
     with db.connection() as conn:
         write(conn)
+
+
+UNKNOWN = "https://aclanthology.org/2099.nowhere-1.7"  # a paper no source knows: embedded from members' words
+
+
+def test_a_channel_vector_made_while_a_forget_me_is_under_way_holds_none_of_the_members_words(
+    db: Database, tmp_path: Path
+) -> None:
+    """Two members wrote about a paper no source knows; the channel's vector of it is being made when one of them
+    types forget-me. The vector that stays is made from the other member's words only."""
+    embedder = CachedEmbedder(cache=tmp_path / "vectors")
+    with db.connection() as conn:
+        storage.workspaces.upsert_team(conn, T)
+        storage.workspaces.upsert_channel(conn, Channel(T, "C1", "papers"))
+        storage.workspaces.upsert_members(conn, [Member(T, "U1", "ana"), Member(T, "U2", "ben")])
+        words = {"U1": f"{UNKNOWN} our draft on protein folding", "U2": f"{UNKNOWN} ben's notes on grasping robots"}
+        index_messages(
+            conn,
+            [
+                Message(T, "C1", f"{i}.0", u, w, NOW, papers=find_paper_refs(w))
+                for i, (u, w) in enumerate(words.items(), 1)
+            ],
+        )
+    forgetting, may_commit = threading.Event(), threading.Event()
+
+    def forget() -> None:
+        with db.connection() as conn:
+            storage.privacy.forget_member(conn, T, "U2")
+            forgetting.set()
+            may_commit.wait(10)
+
+    forgetter = threading.Thread(target=forget)
+    forgetter.start()
+    assert forgetting.wait(10)
+    writer = threading.Thread(target=lambda: _write_once(db, lambda c: embed_channel_texts(c, embedder)))
+    writer.start()
+    writer.join(2)
+    waited = writer.is_alive()
+    may_commit.set()
+    forgetter.join(10)
+    writer.join(30)
+    assert waited, "the vector was made without waiting for the forget-me under way"
+    with db.connection() as conn:
+        stale = storage.embeddings.load_channel_pending(conn, embedder.model_name, every=True)
+        kept = conn.execute("SELECT count(*) FROM channel_text_embeddings").fetchone()
+    assert kept == (1,) and stale == [], "the vector kept is made from the words left, U1's"
