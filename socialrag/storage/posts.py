@@ -15,6 +15,7 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from socialrag.models import Style
+from socialrag.storage.locks import hold_forget_lists
 
 
 @dataclass(frozen=True)
@@ -114,7 +115,13 @@ def record_draft(
 
     A slot left *sending* is redrafted only by the worker holding its lease: one that took it over after the
     sender's lease lapsed (the sender died, or could not record its failure) and found no post of it in the
-    channel. Without ``worker`` a slot being sent is left alone."""
+    channel. Without ``worker`` a slot being sent is left alone.
+
+    False as well when the draft @-mentions or names a member who asked to be forgotten while it was written
+    (checked under the forget list's lock): the slot is drafted again once its lease ends, without them."""
+    team = conn.execute("SELECT team_id FROM recommendations WHERE id = %(id)s", {"id": rec_id}).fetchone()
+    if team is not None:
+        hold_forget_lists(conn, [team[0]])
     row = conn.execute(
         """
         UPDATE recommendations SET paper_id = %(p)s, style = %(s)s, score = %(score)s, draft = %(d)s,
@@ -122,11 +129,25 @@ def record_draft(
          WHERE id = %(id)s AND status <> 'posted'
            AND (status <> 'sending' OR %(w)s::text IS NOT NULL)
            AND (%(w)s::text IS NULL OR claimed_by = %(w)s)
+           AND NOT EXISTS (SELECT 1 FROM forgotten_members f
+                            WHERE f.team_id = recommendations.team_id AND f.user_id = ANY(%(named)s::text[]))
         RETURNING 1
         """,
-        {"p": paper_id, "s": style, "score": score, "d": Jsonb(draft), "id": rec_id, "w": worker, "len": length},
-    ).fetchone()
+        {"p": paper_id, "s": style, "score": score, "d": Jsonb(draft), "id": rec_id, "w": worker, "len": length,
+         "named": _members_named(draft)},
+    ).fetchone()  # fmt: skip
     return row is not None
+
+
+def _members_named(draft: dict[str, Any]) -> list[str]:
+    """The member ids a post's draft (or each paper's draft of a digest) @-mentions or names."""
+    items = draft["digest"] if isinstance(draft.get("digest"), list) else [draft]
+    found: set[str] = set()
+    for one in items:
+        if isinstance(one, dict):
+            found.update(str(u) for u in one.get("mentions") or ())
+            found.update(str(u) for u in one.get("named") or {})
+    return sorted(found)
 
 
 def record_posted(conn: psycopg.Connection, rec_id: int, message_ts: str, at: datetime) -> None:

@@ -148,3 +148,45 @@ def test_a_channel_vector_made_while_a_forget_me_is_under_way_holds_none_of_the_
         stale = storage.embeddings.load_channel_pending(conn, embedder.model_name, every=True)
         kept = conn.execute("SELECT count(*) FROM channel_text_embeddings").fetchone()
     assert kept == (1,) and stale == [], "the vector kept is made from the words left, U1's"
+
+
+@pytest.mark.parametrize("digest", [False, True])
+def test_a_post_drafted_while_a_forget_me_is_under_way_is_not_recorded_naming_the_member(
+    db: Database, digest: bool
+) -> None:
+    """The day's post was chosen with U2 among the members it @-mentions, and U2 types forget-me before it is
+    recorded: the draft is refused (the slot is drafted again once its lease ends), so no post goes out naming them.
+    A draft naming only members still here is recorded as before."""
+    paper = _lab(db)
+    with db.connection() as conn:
+        rec = storage.posts.open_slot(conn, T, "C1", "2025-03-03", "brief")
+        later = storage.posts.open_slot(conn, T, "C1", "2025-03-04", "brief")
+    one = {"team_id": T, "channel_id": "C1", "mentions": ["U2"], "named": {"U1": "ana"}}
+    naming_u2 = {"digest": [{"mentions": []}, one], "kind": "weekly"} if digest else one
+    forgetting, may_commit = threading.Event(), threading.Event()
+
+    def forget() -> None:
+        with db.connection() as conn:
+            storage.privacy.forget_member(conn, T, "U2")
+            forgetting.set()
+            may_commit.wait(10)
+
+    forgetter = threading.Thread(target=forget)
+    forgetter.start()
+    assert forgetting.wait(10)
+    recorded: list[bool] = []
+    writer = threading.Thread(
+        target=lambda: _write_once(
+            db, lambda c: recorded.append(storage.posts.record_draft(c, rec.id, paper, "brief", 1.0, naming_u2))
+        )
+    )
+    writer.start()
+    writer.join(0.5)
+    waited = writer.is_alive()
+    may_commit.set()
+    forgetter.join(10)
+    writer.join(10)
+    assert waited and recorded == [False]
+    with db.connection() as conn:
+        assert storage.posts.load_slot_draft(conn, rec.id) is None
+        assert storage.posts.record_draft(conn, later.id, paper, "brief", 1.0, {"mentions": ["U1"], "named": {}})

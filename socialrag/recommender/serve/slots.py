@@ -290,7 +290,7 @@ class SlotWorker:
             self._empty(due, now, draft.reason)
             return
         if not self._start_sending(due, rec, draft, keeper):
-            log.warning("#%s: slot %s was taken over by another worker; not posting", due.channel_id, slot_key)
+            log.warning("#%s: slot %s taken over, or names a member now forgotten", due.channel_id, slot_key)
             return
         self._record_posted(due, rec.id, self.outlet.post(draft, slot_key), draft, now)
 
