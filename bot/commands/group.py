@@ -28,7 +28,7 @@ def parse_top(name: str, args: tuple[str, ...], rest: str) -> Command:
     "top",
     "`top [week|month|year]` — the papers this channel engaged with most in that period, with who engaged",
     parse=parse_top,
-    slow=True,  # a year of a large channel's engagement is seconds of reading
+    slow=True,  # a year of a large channel's engagement is counted in the database: one long scan
 )
 def cmd_top(inv: Invocation) -> str:
     with inv.ctx.db.connection() as conn:

@@ -3,6 +3,7 @@ of App Home's month so far, and of the monthly reports due. ``socialrag.report``
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -249,42 +250,87 @@ def load_headline(conn: psycopg.Connection, team_id: str, channel_id: str, now: 
     return Headline(int(row[0]), int(row[1]), int(row[2]))
 
 
-@dataclass(frozen=True)
-class EngagementEvent:
-    """One member's engagement with a paper in the channel: a ``share`` (a message linking it, PaperPing's own
-    posts left out), a ``reply`` in the thread of a message linking it, a ``reaction`` (clicks included) on one,
-    or a ``save`` with `/paperping save`."""
-
-    paper_id: int
-    kind: str
-    user_id: str
-    emoji: str | None
+KINDS = ("share", "reply", "reaction", "click", "save")  # what an engagement counts as, in the order a line names them
 
 
-def load_engagement_events(conn: psycopg.Connection, window: dict[str, Any]) -> list[EngagementEvent]:
-    """Every engagement with the channel's papers in ``[since, until)``: a reaction or reply on a digest counts
-    for each of its papers, a click on one of its items for that paper alone."""
+def load_reaction_emoji(conn: psycopg.Connection, window: dict[str, Any]) -> list[str]:
+    """The distinct emoji of the reactions on the channel's papers in ``[since, until)``: as many as the emoji in
+    use, however many reactions there are."""
     rows = conn.execute(
         f"""
-        SELECT mp.paper_id, 'reaction', x.user_id, x.emoji
-          FROM reactions x JOIN message_papers mp ON mp.message_id = x.message_id
+        SELECT DISTINCT x.emoji FROM reactions x
          WHERE x.team_id = %(t)s AND x.channel_id = %(c)s AND {_IN_WINDOW.format(col="x.reacted_at")}
-        UNION ALL
-        SELECT mp.paper_id, 'reply', m.user_id, NULL
-          FROM messages m
-          JOIN messages root ON (root.team_id, root.channel_id, root.ts) = (m.team_id, m.channel_id, m.thread_ts)
-          JOIN message_papers mp ON mp.message_id = root.id
-         WHERE m.team_id = %(t)s AND m.channel_id = %(c)s AND m.is_reply AND root.id <> m.id
-           AND {_IN_WINDOW.format(col="m.posted_at")}
-        UNION ALL
-        SELECT mp.paper_id, 'share', m.user_id, NULL
-          FROM message_papers mp JOIN messages m ON m.id = mp.message_id
-         WHERE mp.team_id = %(t)s AND mp.channel_id = %(c)s AND {MEMBER_SHARE}
-           AND {_IN_WINDOW.format(col="m.posted_at")}
-        UNION ALL
-        SELECT s.paper_id, 'save', s.user_id, NULL FROM saved_papers s
-         WHERE s.team_id = %(t)s AND s.channel_id = %(c)s AND {_IN_WINDOW.format(col="s.saved_at")}
+           AND EXISTS (SELECT 1 FROM message_papers mp WHERE mp.message_id = x.message_id)
+         ORDER BY x.emoji
         """,
         window,
     ).fetchall()
-    return [EngagementEvent(int(r[0]), str(r[1]), str(r[2]), r[3]) for r in rows]
+    return [r[0] for r in rows]
+
+
+def load_top_engagement(
+    conn: psycopg.Connection, window: dict[str, Any], reactions: Mapping[str, str], limit: int
+) -> list[tuple[int, dict[str, int], list[str]]]:
+    """(paper, counts by kind (``KINDS``), members by how much they engaged, then by id) of the ``limit`` papers
+    of the channel members engaged with most in ``[since, until)``, the most first (ties: more members, then the
+    lower paper id). Counted in the database: what comes back is ``limit`` rows, however many engagements there were.
+
+    An engagement is a ``share`` (a message linking the paper, PaperPing's own posts left out), a ``reply`` in the
+    thread of a message linking it, a reaction on one, counted as the kind ``reactions`` gives its emoji (one it
+    does not name counts for nothing), or a ``save`` with `/paperping save`. A reaction or reply on a digest counts
+    for each of its papers, a click on one of its items for that paper alone. Bots and authors not known are left
+    out."""
+    params = {**window, "emoji": list(reactions), "kinds": list(reactions.values()), "n": limit}
+    rows = conn.execute(
+        f"""
+        WITH kinds AS (SELECT * FROM unnest(%(emoji)s::text[], %(kinds)s::text[]) AS k(emoji, kind)),
+        events AS (
+            SELECT mp.paper_id, k.kind, x.user_id
+              FROM reactions x JOIN message_papers mp ON mp.message_id = x.message_id
+              JOIN kinds k ON k.emoji = x.emoji
+             WHERE x.team_id = %(t)s AND x.channel_id = %(c)s AND {_IN_WINDOW.format(col="x.reacted_at")}
+            UNION ALL
+            SELECT mp.paper_id, 'reply', m.user_id
+              FROM messages m
+              JOIN messages root
+                ON (root.team_id, root.channel_id, root.ts) = (m.team_id, m.channel_id, m.thread_ts)
+              JOIN message_papers mp ON mp.message_id = root.id
+             WHERE m.team_id = %(t)s AND m.channel_id = %(c)s AND m.is_reply AND root.id <> m.id
+               AND {_IN_WINDOW.format(col="m.posted_at")}
+            UNION ALL
+            SELECT mp.paper_id, 'share', m.user_id
+              FROM message_papers mp JOIN messages m ON m.id = mp.message_id
+             WHERE mp.team_id = %(t)s AND mp.channel_id = %(c)s AND {MEMBER_SHARE}
+               AND {_IN_WINDOW.format(col="m.posted_at")}
+            UNION ALL
+            SELECT s.paper_id, 'save', s.user_id FROM saved_papers s
+             WHERE s.team_id = %(t)s AND s.channel_id = %(c)s AND {_IN_WINDOW.format(col="s.saved_at")}
+        ),
+        counted AS (
+            SELECT e.* FROM events e
+             WHERE e.user_id IS NOT NULL
+               AND NOT EXISTS (SELECT 1 FROM members b WHERE b.team_id = %(t)s AND b.user_id = e.user_id AND b.is_bot)
+        ),
+        top AS (
+            SELECT paper_id, count(*) AS total, count(DISTINCT user_id) AS people FROM counted
+             GROUP BY paper_id ORDER BY total DESC, people DESC, paper_id LIMIT %(n)s
+        ),
+        by_kind AS (
+            SELECT paper_id, jsonb_object_agg(kind, n) AS counts
+              FROM (SELECT paper_id, kind, count(*) AS n FROM counted WHERE paper_id IN (SELECT paper_id FROM top)
+                     GROUP BY paper_id, kind) k
+             GROUP BY paper_id
+        ),
+        by_member AS (
+            SELECT paper_id, array_agg(user_id ORDER BY n DESC, user_id COLLATE "C") AS members
+              FROM (SELECT paper_id, user_id, count(*) AS n FROM counted WHERE paper_id IN (SELECT paper_id FROM top)
+                     GROUP BY paper_id, user_id) u
+             GROUP BY paper_id
+        )
+        SELECT t.paper_id, k.counts, u.members
+          FROM top t JOIN by_kind k USING (paper_id) JOIN by_member u USING (paper_id)
+         ORDER BY t.total DESC, t.people DESC, t.paper_id
+        """,
+        params,
+    ).fetchall()
+    return [(int(r[0]), {k: int(r[1][k]) for k in KINDS if r[1].get(k)}, list(r[2])) for r in rows]

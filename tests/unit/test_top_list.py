@@ -1,4 +1,5 @@
-"""The group's top list counted from engagement events: what counts and as what, who engaged, and the order."""
+"""The group's top list: what a reaction counts as, and how the answer names members and titles (the counting
+itself is in the database: tests/db/test_top_counts.py)."""
 
 from __future__ import annotations
 
@@ -6,41 +7,17 @@ from datetime import UTC, datetime
 
 from bot.views.top_list import render_top_list
 from socialrag.report import TopList, TopPaper
-from socialrag.report.top import kind_of, rank_top
-from socialrag.storage.reports import EngagementEvent as E
+from socialrag.report.top import reaction_kind
 
 
-def test_what_counts_and_as_what() -> None:
-    assert kind_of(E(1, "reaction", "U1", "+1"), {}) == "reaction"
-    assert kind_of(E(1, "reaction", "U1", "-1"), {}) is None, "a negative reaction is not engagement worth listing"
-    assert kind_of(E(1, "reaction", "U1", "button:not-for-us"), {}) is None
-    assert kind_of(E(1, "reaction", "U1", "button:relevant"), {}) == "click"
-    assert kind_of(E(1, "reaction", "U1", "button:save"), {}) == "save"
-    assert kind_of(E(1, "reaction", "U1", "bookmark"), {}) == "save"
-    assert kind_of(E(1, "reaction", "U1", "eyes"), {"eyes": "negative"}) is None, "the channel's own reading"
-    assert kind_of(E(1, "reply", "U1", None), {}) == "reply"
-
-
-def test_the_most_engaged_first_with_who_engaged() -> None:
-    events = [
-        E(7, "share", "U2", None),
-        E(7, "share", "U4", None),
-        E(7, "reply", "U4", None),
-        E(7, "reaction", "U3", "+1"),
-        E(7, "reaction", "U1", "-1"),
-        E(9, "share", "U3", None),
-        E(9, "reply", "U2", None),
-        E(9, "reaction", "U1", "bookmark"),
-        E(5, "share", "U1", None),
-        E(5, "save", "U4", None),
-        E(5, "reaction", "U4", "fire"),
-        E(5, "reaction", "UBOT", "+1"),
-    ]
-    ranked = rank_top(events, {}, {"UBOT"})
-    assert [p for p, _, _ in ranked] == [7, 9, 5], "5 and 9 tie on 3; 9 has more members"
-    assert ranked[0][1] == {"share": 2, "reply": 1, "reaction": 1} and ranked[0][2][0] == "U4"
-    assert ranked[1][1] == {"share": 1, "reply": 1, "save": 1}
-    assert ranked[2][1] == {"share": 1, "reaction": 1, "save": 1} and "UBOT" not in ranked[2][2]
+def test_what_a_reaction_counts_as() -> None:
+    assert reaction_kind("+1", {}) == "reaction"
+    assert reaction_kind("-1", {}) is None, "a negative reaction is not engagement worth listing"
+    assert reaction_kind("button:not-for-us", {}) is None
+    assert reaction_kind("button:relevant", {}) == "click"
+    assert reaction_kind("button:save", {}) == "save"
+    assert reaction_kind("bookmark", {}) == "save"
+    assert reaction_kind("eyes", {"eyes": "negative"}) is None, "the channel's own reading"
 
 
 def test_the_answer_names_members_as_text_and_escapes_titles() -> None:
