@@ -141,9 +141,9 @@ def embed_channel_texts(
     """Each channel's own vector of the papers no source knows (all, or ``paper_ids``), and none left for a
     paper that has a title by now or that a channel no longer shares; returns how many texts were encoded.
     ``every=False``: only the vectors missing or marked changed by new words (a quick pass)."""
+    pending = _channel_pending(conn, embedder.model_name, paper_ids, every=every)  # first: see ``_channel_pending``
     if every or paper_ids is not None:
         prune_channel_vectors(conn, paper_ids)
-    pending = _channel_pending(conn, embedder.model_name, paper_ids, every=every)
     return _encode_channel_texts(conn, embedder, pending)
 
 
@@ -152,7 +152,9 @@ def _channel_pending(
 ) -> list[ChannelText]:
     """``load_channel_pending``, read again under the forget lists of the workspaces it found (held until the
     transaction ends): a forget-me that ended meanwhile is seen, and one that starts waits for these vectors and
-    deletes them, so no vector made from a forgotten member's words outlives their forget-me."""
+    deletes them, so no vector made from a forgotten member's words outlives their forget-me. Read before this
+    transaction deletes any vector: a forget-me under way may be deleting the same ones, and the two would wait on
+    each other."""
     pending = load_channel_pending(conn, model, paper_ids, every=every)
     if not pending:
         return pending
@@ -189,8 +191,8 @@ def embed_pending(db: Database, embedder: Embedder, *, batch_size: int = 64, chu
     model = embedder.model_name
     result = EmbedResult()
     with db.connection() as conn:
-        prune_channel_vectors(conn)
         channel_pending = _channel_pending(conn, model)
+        prune_channel_vectors(conn)
         pending = load_pending(conn, model)
         stale = sum(1 for p in pending if p[3]) + sum(1 for t in channel_pending if t.stale)
         result.unchanged = count_current(conn, model) - stale
