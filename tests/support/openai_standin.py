@@ -13,13 +13,16 @@ from typing import Any
 
 class OpenAIStandIn:
     """``responder(prompt) -> text``; ``status`` other than 200 answers an error; ``delay`` stalls each answer;
-    ``body``, when set, is sent as the whole answer instead (a server that is not quite OpenAI-compatible)."""
+    ``body``, when set, is sent as the whole answer instead (a server that is not quite OpenAI-compatible);
+    ``finish_reason`` and ``refusal`` are what the answer's choice says of itself (a model declining)."""
 
     def __init__(self, responder: Callable[[str], str]) -> None:
         self.responder = responder
         self.status = 200
         self.delay = 0.0
         self.body: bytes | None = None
+        self.finish_reason = "stop"
+        self.refusal: str | None = None
         self.prompts: list[str] = []
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
@@ -56,7 +59,11 @@ class OpenAIStandIn:
                         "created": int(time.time()),
                         "model": body.get("model", "m"),
                         "choices": [
-                            {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}
+                            {
+                                "index": 0,
+                                "finish_reason": standin.finish_reason,
+                                "message": {"role": "assistant", "content": text, "refusal": standin.refusal},
+                            }
                         ],
                         "usage": {
                             "prompt_tokens": len(prompt) // 4,

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import httpx2
 
 from socialrag.deadline import DeadlineTransport
-from socialrag.errors import SourceError
+from socialrag.errors import PermanentError, SourceError
 from socialrag.recommender.explain.prompts import Prompt
 
 log = logging.getLogger(__name__)
@@ -54,6 +54,9 @@ class OutOfTime(BudgetSpent):
 LEAST_TIME = 3.0  # seconds a call needs at least; with less left before a deadline it is not made
 # an answer of ``max_tokens`` (400) is a few kilobytes: one of a megabyte is a server ignoring it, and a failed call
 MOST_ANSWER_BYTES = 1_000_000
+# 4xx answers a server may answer otherwise a moment later (a request timeout, a lock, a rate limit); any other 4xx
+# refuses the request itself (a bad key, a prompt it will not take), and the same request would be refused again
+RETRIED_4XX = frozenset({408, 409, 429})
 KEPT_OUTPUT = 4000  # characters of an answer ``llm_calls.output`` keeps (more than any message or answer may say)
 
 
@@ -72,6 +75,26 @@ def answer_text(response: object) -> str | None:
     if content is None:
         return ""
     return content.strip() if isinstance(content, str) else None
+
+
+def declined(response: object) -> str | None:
+    """Why the model declined to answer (a refusal, a content filter), or None: a chat completion may say so in
+    its first choice's ``finish_reason`` or its message's ``refusal``, with or without text beside it."""
+    choices = getattr(response, "choices", None)
+    if not isinstance(choices, list) or not choices:
+        return None
+    refusal = getattr(getattr(choices[0], "message", None), "refusal", None)
+    if isinstance(refusal, str) and refusal.strip():
+        return f"the model refused: {refusal.strip()[:200]}"
+    if getattr(choices[0], "finish_reason", None) == "content_filter":
+        return "the model's answer was stopped by a content filter"
+    return None
+
+
+def refused_status(exc: Exception) -> bool:
+    """Whether a failed call was the server refusing the request (a 4xx other than ``RETRIED_4XX``)."""
+    status = getattr(exc, "status_code", None)
+    return isinstance(status, int) and 400 <= status < 500 and status not in RETRIED_4XX
 
 
 class LLMClient:
@@ -133,7 +156,9 @@ class LLMClient:
 
     def complete(self, prompt: Prompt, text: str, *, max_tokens: int = 400) -> str:
         """The model's answer to a filled prompt; a failure or timeout raises ``SourceError``, a spent budget
-        ``BudgetSpent`` (nothing sent)."""
+        ``BudgetSpent`` (nothing sent), and a refusal ``PermanentError``: a 4xx other than ``RETRIED_4XX``, or
+        the model declining, which the same request would meet again. A budgeted call is one request (no
+        retry inside it), so that every request sent is one counted against the caps."""
         started = time.monotonic()
         left = self.until - started if self.until is not None else None
         if left is not None and left < LEAST_TIME:
@@ -141,7 +166,10 @@ class LLMClient:
         spent = self.budget() if self.budget is not None else None
         if spent:
             raise BudgetSpent("llm", spent)
-        client = self.client if left is None else self.client.with_options(timeout=left, max_retries=0)
+        if left is not None:
+            client = self.client.with_options(timeout=left, max_retries=0)
+        else:
+            client = self.client if self.budget is None else self.client.with_options(max_retries=0)
         try:
             response = client.chat.completions.create(
                 model=self.model,
@@ -150,8 +178,13 @@ class LLMClient:
                 max_tokens=max_tokens,
             )
         except Exception as exc:  # the openai package raises many kinds; all mean "no answer"
-            self._record(prompt, started, None, "error", str(exc)[:300])
-            raise SourceError("llm", f"{prompt.name}: {exc}") from exc
+            refused = refused_status(exc)
+            self._record(prompt, started, None, "refused" if refused else "error", str(exc)[:300])
+            raise (PermanentError if refused else SourceError)("llm", f"{prompt.name}: {exc}") from exc
+        why_not = declined(response)
+        if why_not is not None:
+            self._record(prompt, started, getattr(response, "usage", None), "refused", why_not)
+            raise PermanentError("llm", f"{prompt.name}: {why_not}")
         answer = answer_text(response)
         if answer is None:  # a server that calls itself OpenAI-compatible and answers something else
             self._record(prompt, started, None, "error", "an answer of another shape than a chat completion")

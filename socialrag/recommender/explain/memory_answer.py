@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from socialrag.errors import SourceError
+from socialrag.errors import PermanentError, SourceError
 from socialrag.recommender.explain.llm import NO_ANSWER, BudgetSpent, LLMClient
 from socialrag.recommender.explain.prompts import load_prompt
 from socialrag.recommender.explain.verify import Allowed, check_text, loud_in, numbers_in
@@ -115,6 +115,8 @@ def write_answer(
         except SourceError as exc:  # the member reads a fixed sentence; what the server said is for the log
             why = NO_ANSWER
             log.warning("memory answer, attempt %d: the language model failed: %s", attempt, exc)
+            if isinstance(exc, PermanentError):  # refused: the same request would be refused again
+                break
             continue
         if text.upper().strip(". ") == NOT_THERE:
             return None, "the items found do not answer it in so many words"

@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from socialrag.errors import SourceError
+from socialrag.errors import PermanentError, SourceError
 from socialrag.recommender.explain.llm import NO_ANSWER, BudgetSpent, LLMClient, OutOfTime
 from socialrag.recommender.explain.prompts import load_prompt
 from socialrag.recommender.explain.verify import Allowed, check_text, loud_in, names_in, numbers_in, plain_words
@@ -125,6 +125,8 @@ def write_passage_answer(llm: LLMClient, asked: Asked) -> PassageAnswer | str:
         except SourceError as exc:  # what the server said is for the log, never for the thread
             why = NO_ANSWER
             log.warning("passage answer, attempt %d: the language model failed: %s", attempt, exc)
+            if isinstance(exc, PermanentError):  # refused: the same request would be refused again
+                break
             continue
         if raw.upper().strip(". ") == NOT_THERE:
             return NOT_THERE

@@ -25,7 +25,7 @@ import numpy as np
 import psycopg
 
 from socialrag import storage
-from socialrag.errors import SourceError
+from socialrag.errors import PermanentError, SourceError
 from socialrag.models import AuthorDiscussedHere, EarlierReception, RelatedToEarlierPaper, VenueEngagedWith
 from socialrag.recommender.explain.generate import build_allowed, paper_url, thread_of
 from socialrag.recommender.explain.llm import NO_ANSWER, BudgetSpent, LLMClient, OutOfTime
@@ -261,6 +261,8 @@ def write_thread_answer(asked: ThreadQuestion, llm: LLMClient | None) -> Answer:
         except SourceError as exc:  # what the server said is for the log, never for the thread
             why = NO_ANSWER
             log.warning("thread answer, attempt %d: the language model failed: %s", attempt, exc)
+            if isinstance(exc, PermanentError):  # refused: the same request would be refused again
+                break
             continue
         if text.upper().strip(". ") == "NOT IN THE PAPER":  # as the other answers take it: "Not in the paper."
             return replace(base, why_not="the paper's abstract does not say")
