@@ -1,7 +1,8 @@
 """A member mentions PaperPing (``app_mention``): in a paper's thread, a question answered there from the paper's
 full text or abstract; elsewhere, a question about what the channel read and discussed, answered in a thread from
 the channel's own history (``delivery.ask``). Both are bounded alike: one question every 20 s a member, an answer's
-time, and each LLM call counted against the member's and the channel's hourly caps. The answer is worked out off
+time, each LLM call counted against the member's and the channel's hourly caps, and at most ``PER_CHANNEL_HOUR``
+answers posted in a channel an hour. The answer is worked out off
 bolt's listener pool; a resent copy of the event is dropped, and so is the copy Slack sends again, under a new
 event id, each time the message is edited: a message is answered once."""
 
@@ -60,6 +61,11 @@ def handle_mention(ctx: AppContext, client: WebClient, home: str, event: dict[st
     if not question:  # a bare mention: how to ask, to the asker alone (a row of them posts nothing in the channel)
         tell_asker(ctx, client, team, event, "hint", HINT)
         return
+    with ctx.db.connection() as conn:  # a channel that had its hour's answers: no work, the asker alone is told
+        full = storage.usage.channel_hourly_full(conn, team, channel, ANSWERS, datetime.now(UTC), PER_CHANNEL_HOUR)
+    if full:
+        tell_asker(ctx, client, team, event, "channel full", CHANNEL_FULL)
+        return
     text = answer_in_papers_thread(ctx, team, channel, thread, asker, question) if thread else None
     if text is None:  # outside a paper's thread: a question about what the channel read and discussed
         text = answer_ask(ctx, client, team, asker, question, channel, llm_channel=channel)
@@ -70,9 +76,24 @@ def handle_mention(ctx: AppContext, client: WebClient, home: str, event: dict[st
         tell_asker(ctx, client, team, event, "ask again", text)
         return
     with ctx.db.connection() as conn:  # the message's one answer (an edit of it while this one was written: none)
-        if not storage.slack_events.record_event(conn, answered_key(team, channel, ts), team):
+        if not storage.usage.take_channel_hourly(conn, team, channel, ANSWERS, datetime.now(UTC), PER_CHANNEL_HOUR):
+            full = True  # answers written at once filled the hour meanwhile
+        elif not storage.slack_events.record_event(conn, answered_key(team, channel, ts), team):
             return
+    if full:
+        tell_asker(ctx, client, team, event, "channel full", CHANNEL_FULL)
+        return
     post_text(ctx.pacer, client, channel, text, thread_ts=thread or ts)
+
+
+# Mentions answered in one channel in an hour, whoever asked: a row of members (or a loop of them) never floods a
+# channel with answers. Counted when an answer is posted; one past it is answered by a word to its asker alone.
+PER_CHANNEL_HOUR = 20
+ANSWERS = "mention answers"  # the key the channel's answers are counted under (``llm_usage.kind``)
+CHANNEL_FULL = (
+    f"I have answered {PER_CHANNEL_HOUR} questions in this channel this hour, as many as I answer here in one hour. "
+    "Please ask again next hour, or ask me privately with `/paperping ask`."
+)
 
 
 # Slack sends ``app_mention`` again, under a new event id, each time a message that mentions PaperPing is edited

@@ -110,6 +110,31 @@ def take_member_hourly(
     return _count_one(conn, team_id, kind, "", counted_as(conn, team_id, user_id), hour, cap)
 
 
+def take_channel_hourly(
+    conn: psycopg.Connection, team_id: str, channel_id: str, kind: str, now: datetime, cap: int
+) -> bool:
+    """Count one more of the channel's ``kind`` this hour (True), unless ``cap`` are counted already (False, and
+    nothing is counted)."""
+    hour = now.replace(minute=0, second=0, microsecond=0)
+    return _count_one(conn, team_id, kind, channel_id, "", hour, cap)
+
+
+def channel_hourly_full(
+    conn: psycopg.Connection, team_id: str, channel_id: str, kind: str, now: datetime, cap: int
+) -> bool:
+    """Whether the channel's ``kind`` this hour has reached ``cap`` already (``take_channel_hourly`` would refuse);
+    counts nothing."""
+    hour = now.replace(minute=0, second=0, microsecond=0)
+    row = conn.execute(
+        """
+        SELECT calls FROM llm_usage
+         WHERE team_id = %(t)s AND kind = %(k)s AND channel_id = %(c)s AND user_id = '' AND hour = %(h)s
+        """,
+        {"t": team_id, "k": kind, "c": channel_id, "h": hour},
+    ).fetchone()
+    return (row[0] if row else 0) >= cap
+
+
 def _count_one(
     conn: psycopg.Connection, team_id: str, kind: str, channel_id: str, user_id: str, hour: datetime, cap: int
 ) -> bool:

@@ -390,3 +390,27 @@ def test_a_long_threads_latest_replies_reach_the_model(db: Database, tmp_path: P
         harness.stop()
         standin.stop()
         model.stop()
+
+
+def test_a_channel_gets_at_most_its_hours_answers_to_mentions(
+    harness: Harness, db: Database, lab: dict[str, Any]
+) -> None:
+    """Each member's mentions waited 20 s apart, but nothing bounded a channel's: members taking turns (or a loop
+    of them) had PaperPing answer mention after mention in one channel. Now a channel gets ``PER_CHANNEL_HOUR``
+    answers an hour; a mention past them posts nothing in the channel, and its asker alone is told, once."""
+    from bot.listeners.mentions import PER_CHANNEL_HOUR
+
+    harness.ctx.recommender = Recommender(harness.settings, db, embedder=CachedEmbedder())
+    asked = t("2021-01-10")
+    for k in range(PER_CHANNEL_HOUR):  # members in turn, each past their own 20 s
+        ask_again_now(db)
+        (answer,) = mention(harness, f"what defence do they propose, take {k}?", asked + k, user=("U2", "U3")[k % 2])
+        assert "Weight Poisoning" in answer["text"]
+    before = len(harness.standin.ephemeral)
+    for k in range(3):
+        with db.connection() as conn:  # their 20 s passed, not the minute between two words to them
+            conn.execute("DELETE FROM member_cooldowns WHERE kind = 'ask'")
+        assert mention(harness, f"and which datasets, take {k}?", asked + 100 + k, user="U2", wait=2) == []
+    told = [p["text"] for p in harness.standin.ephemeral[before:] if p.get("user") == "U2"]
+    assert len(told) == 1 and f"{PER_CHANNEL_HOUR} questions in this channel this hour" in told[0], told
+    assert count(db, "SELECT count(*) FROM llm_usage WHERE kind = 'mention answers' AND channel_id = 'C1'") == 1
