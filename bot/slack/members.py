@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from slack_sdk import WebClient
@@ -20,6 +20,7 @@ log = logging.getLogger(__name__)
 
 Call = Callable[..., Any]  # a pacer's ``call``: a Web API method with its 429s waited out
 SWEEP_LIMIT = 50  # member lists the hourly sweep reads at most
+RETRY_AFTER = timedelta(minutes=15)  # a list Slack would not give, asked for again before a member's use after this
 
 
 def read_members(call: Call, client: WebClient, channel_id: str) -> tuple[str, ...] | None:
@@ -65,13 +66,21 @@ def refresh_for_member(
     limit: int = SWEEP_LIMIT,
 ) -> None:
     """Before something reaches a member in private: read again the lists of their channels older than a day (with
-    ``channel_id``, that channel's only), ``limit`` at most (the hourly sweep reads the others)."""
+    ``channel_id``, that channel's only), ``limit`` at most (the hourly sweep reads the others). Each try is noted:
+    a list Slack would not give is not asked for again within ``RETRY_AFTER``, however many members ask meanwhile
+    (what is stored is used, as when the read fails)."""
     with db.connection() as conn:
         stale = storage.workspaces.load_stale_member_lists(
-            conn, now - storage.workspaces.MEMBER_LIST_FRESH, team_id=team_id, user_id=user_id
+            conn,
+            now - storage.workspaces.MEMBER_LIST_FRESH,
+            team_id=team_id,
+            user_id=user_id,
+            tried_before=now - RETRY_AFTER,
         )
     wanted = [(team, channel) for team, channel in stale if channel_id is None or channel == channel_id]
     for team, channel in wanted[:limit]:
+        with db.connection() as conn:
+            storage.workspaces.record_member_list_try(conn, team, channel, now)
         refresh_members(db, call, client, team, channel, now)
 
 

@@ -160,11 +160,17 @@ def replace_channel_members(
 
 
 def load_stale_member_lists(
-    conn: psycopg.Connection, before: datetime | None, *, team_id: str | None = None, user_id: str | None = None
+    conn: psycopg.Connection,
+    before: datetime | None,
+    *,
+    team_id: str | None = None,
+    user_id: str | None = None,
+    tried_before: datetime | None = None,
 ) -> list[tuple[str, str]]:
     """(team, channel) of active channels whose member list was last read before ``before`` (or never; None:
-    every one); with ``team_id``, that workspace's; with ``user_id``, only the channels that member is stored in. Those
-    the sweep tried longest ago (``record_member_list_try``) come first, so one Slack never lists holds none back."""
+    every one); with ``team_id``, that workspace's; with ``user_id``, only the channels that member is stored in;
+    with ``tried_before``, only those not tried since. Those tried longest ago (``record_member_list_try``) come
+    first, so one Slack never lists holds none back."""
     rows = conn.execute(
         """
         SELECT c.team_id, c.channel_id FROM channels c JOIN channel_settings s USING (team_id, channel_id)
@@ -174,15 +180,16 @@ def load_stale_member_lists(
            AND (%(u)s::text IS NULL OR EXISTS (
                 SELECT 1 FROM channel_members m
                  WHERE m.team_id = c.team_id AND m.channel_id = c.channel_id AND m.user_id = %(u)s))
+           AND (%(tried)s::timestamptz IS NULL OR c.members_tried_at IS NULL OR c.members_tried_at < %(tried)s)
          ORDER BY c.members_tried_at NULLS FIRST, c.members_read_at NULLS FIRST, c.team_id, c.channel_id
         """,
-        {"before": before, "t": team_id, "u": user_id},
+        {"before": before, "t": team_id, "u": user_id, "tried": tried_before},
     ).fetchall()
     return [(r[0], r[1]) for r in rows]
 
 
 def record_member_list_try(conn: psycopg.Connection, team_id: str, channel_id: str, now: datetime) -> None:
-    """The sweep asked Slack for the channel's member list now (whether Slack gave it or not)."""
+    """PaperPing asked Slack for the channel's member list now (whether Slack gave it or not)."""
     conn.execute(
         "UPDATE channels SET members_tried_at = %(now)s WHERE team_id = %(t)s AND channel_id = %(c)s",
         {"t": team_id, "c": channel_id, "now": now},

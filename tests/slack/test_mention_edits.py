@@ -73,3 +73,37 @@ def test_an_edited_mention_is_not_answered_again(db: Database, tmp_path: Path) -
     finally:
         harness.stop()
         standin.stop()
+
+
+def test_a_member_list_slack_will_not_give_is_not_asked_for_on_each_mention(db: Database, tmp_path: Path) -> None:
+    """A channel's stored member list is a day old and Slack fails ``conversations.members``: each mention asked
+    Slack again, so a row of mentions made a row of failing calls. Now the failed try is noted and the list is not
+    asked for again within ``RETRY_AFTER``; the mentions are answered from what is stored."""
+    from datetime import UTC, datetime, timedelta
+
+    from bot.slack.members import RETRY_AFTER
+
+    harness, standin = lab(db, tmp_path)
+    try:
+        with db.connection() as conn:
+            conn.execute("UPDATE channels SET members_read_at = %(at)s", {"at": datetime.now(UTC) - timedelta(days=2)})
+        standin.rewrite["conversations.members"] = lambda call, answer: {"ok": False, "error": "internal_error"}
+        question = "<@UBOT> what have we read about tables?"
+        asked = []
+        for user in ("U2", "U3"):
+            ts = f"{time.time():.6f}"
+            asked.append(ts)
+            harness.event({"type": "app_mention", "channel": "C1", "user": user, "text": question, "ts": ts})
+            wait(lambda ts=ts: in_thread(standin, ts))  # answered, from what is stored
+        tries = [c for c in standin.calls_to("conversations.members") if c.params.get("channel") == "C1"]
+        assert len(tries) == 1, f"{len(tries)} failing reads of one list for two mentions"
+        with db.connection() as conn:  # past the back-off, the next mention asks Slack again
+            conn.execute("UPDATE channels SET members_tried_at = members_tried_at - %(b)s", {"b": RETRY_AFTER})
+        ts = f"{time.time():.6f}"
+        harness.event({"type": "app_mention", "channel": "C1", "user": "U1", "text": question, "ts": ts})
+        wait(lambda: in_thread(standin, ts))
+        tries = [c for c in standin.calls_to("conversations.members") if c.params.get("channel") == "C1"]
+        assert len(tries) == 2
+    finally:
+        harness.stop()
+        standin.stop()
