@@ -414,3 +414,25 @@ def test_a_channel_gets_at_most_its_hours_answers_to_mentions(
     told = [p["text"] for p in harness.standin.ephemeral[before:] if p.get("user") == "U2"]
     assert len(told) == 1 and f"{PER_CHANNEL_HOUR} questions in this channel this hour" in told[0], told
     assert count(db, "SELECT count(*) FROM llm_usage WHERE kind = 'mention answers' AND channel_id = 'C1'") == 1
+
+
+def test_a_name_the_thread_says_may_be_repeated_and_a_members_name_may_not(db: Database, tmp_path: Path) -> None:
+    """The model is told to answer from the paper and its thread, and a thread reply's numbers were allowed in the
+    answer, but a name (a model, a data set) only the thread says failed the check: the member got "I couldn't
+    give an answer I could check". Now a name written in the thread may be repeated; a member's own name, typed in
+    the thread, still may not (answers name no member)."""
+    harness, standin, model = llm_lab(db, tmp_path)
+    try:
+        said = "ben tried it on XLNet-Large too and it worked"
+        harness.event(message_event(f"{t('2020-11-03'):.6f}", said, user="U3", thread_ts=ROOT))
+        model.responder = lambda prompt: "The thread reports the attack also worked on XLNet-Large."
+        (answer,) = mention(harness, "did anyone try other models?", t("2021-01-10"))
+        assert answer["text"].startswith("The thread reports the attack also worked on XLNet-Large."), answer["text"]
+        model.responder = lambda prompt: "The thread says Ben tried it on XLNet-Large."
+        ask_again_now(db)
+        (answer,) = mention(harness, "who tried other models?", t("2021-01-11"))
+        assert "couldn't give an answer I could check" in answer["text"] and "Ben" not in answer["text"]
+    finally:
+        harness.stop()
+        standin.stop()
+        model.stop()

@@ -31,7 +31,7 @@ from socialrag.recommender.explain.generate import build_allowed, paper_url, thr
 from socialrag.recommender.explain.llm import NO_ANSWER, BudgetSpent, LLMClient, OutOfTime
 from socialrag.recommender.explain.prompts import load_prompt
 from socialrag.recommender.explain.summary import summarize
-from socialrag.recommender.explain.verify import Allowed, check_text, numbers_in
+from socialrag.recommender.explain.verify import Allowed, check_text, numbers_in, plain_words
 from socialrag.recommender.explain.wording import MEMBER_TOKEN, render_signals
 from socialrag.recommender.rank.engagement import ScoringConfig, channel_weights, select_signals
 from socialrag.recommender.retrieve.context import ChannelContext, load_channel_context
@@ -226,6 +226,9 @@ def read_question(
     allowed.urls.add(url)
     for text in thread:
         allowed.numbers |= numbers_in(text)
+    if allowed.words is not None:  # a name the thread writes may be repeated as it says it; a member's, never
+        members = {w for m in ctx.members.values() for w in plain_words(m.display_name or "").split()}
+        allowed.words |= {w for text in thread for w in plain_words(text).split()} - members
     return ThreadQuestion(base, question, as_data(info.tldr), tuple(thread), found, allowed)
 
 
