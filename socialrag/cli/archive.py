@@ -21,10 +21,10 @@ from psycopg.conninfo import conninfo_to_dict
 
 from socialrag.cli.backup_files import FreeBytes, check_space, free_bytes, private_copy, read_note, sidecar
 from socialrag.cli.forget_lists import Reapplied, StaysGone, catch_up, load_forget_list, reapply_forget_list
-from socialrag.cli.leftovers import dead_partials
 from socialrag.cli.restore_check import ENCODING, check_file, toc_of
 from socialrag.db import put_back_replaced
 from socialrag.errors import DatabaseError, InputError
+from socialrag.files import dead_partials, write_new
 from socialrag.migrate import apply_migrations, load_migrations
 from socialrag.pgtools import choose_tools, run_tool, server_major, shipped_tools, tool_output, tools_for, with_dbname
 from socialrag.storage import homes
@@ -114,7 +114,7 @@ def backup_database(conninfo: str, dest: Path, tools: Path | None = None) -> Bac
             created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         )
         # the sidecar is written whole before either file is replaced: a full disk keeps the last backup's pair
-        _write_whole(staged, json.dumps(asdict(info), indent=2) + "\n")
+        write_new(staged, json.dumps(asdict(info), indent=2) + "\n")
         os.replace(partial, dest)
         os.replace(staged, sidecar(dest))
     except BaseException:
@@ -122,14 +122,6 @@ def backup_database(conninfo: str, dest: Path, tools: Path | None = None) -> Bac
         staged.unlink(missing_ok=True)
         raise
     return info
-
-
-def _write_whole(path: Path, text: str) -> None:
-    """Write ``text`` to the new file ``path`` (0600, flushed to disk; never through a link that stands there)."""
-    with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600), "w") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
 
 
 def _describe_schema(conninfo: str) -> tuple[int, int]:

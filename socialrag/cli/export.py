@@ -10,6 +10,7 @@ from pathlib import Path
 from socialrag.cli.subcommand import CHANNEL_HELP, OpenDatabase, Subcommand, resolve_channel
 from socialrag.config import Settings
 from socialrag.errors import InputError
+from socialrag.files import replace_whole
 from socialrag.reading.library import load_references
 from socialrag.reading.references import FORMATS, render
 from socialrag.text import printable
@@ -31,7 +32,7 @@ def run(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase) -> 
         sys.stdout.write(text)
         return 0
     try:
-        args.out.write_text(text, encoding="utf-8")
+        replace_whole(args.out, text)  # a full disk or a killed export keeps the file that was there whole
     except OSError as exc:  # a folder that is not there, a folder in the file's place, no permission, a full disk
         raise InputError(
             f"could not write {args.out} ({exc.strerror or exc}): give --out a file in a folder you can write"

@@ -21,6 +21,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.figure import Figure
 
+from socialrag.files import replace_whole
 from socialrag.knowledge.emoji import display_reaction, is_click, normalize_emoji, read_sentiment
 from socialrag.report.data import ReportData
 from socialrag.text import as_data
@@ -354,7 +355,9 @@ def _svg(fig: Figure, name: str) -> str:
 def save_chart(fig: Figure, chart: Chart, out: Path) -> None:
     chart.svg = _svg(fig, chart.name)
     chart.png = out / f"{chart.name}.png"
-    fig.savefig(chart.png, dpi=110, bbox_inches="tight")
+    png = io.BytesIO()
+    fig.savefig(png, format="png", dpi=110, bbox_inches="tight")
+    replace_whole(chart.png, png.getvalue())  # a full disk keeps the last report's picture whole
     plt.close(fig)
 
 

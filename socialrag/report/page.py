@@ -14,6 +14,7 @@ from pathlib import Path
 
 from markupsafe import Markup
 
+from socialrag.files import replace_whole
 from socialrag.knowledge.emoji import display_reaction
 from socialrag.report.charts import (
     Chart,
@@ -132,7 +133,7 @@ def write_report(data: ReportData, out: Path, *, anonymous: bool = False) -> Rep
         save_chart(draw(), chart, out)
         chart.seconds = time.perf_counter() - t
         report.charts.append(chart)
-    report.path.write_text(render_page(data, report.charts), encoding="utf-8")
+    replace_whole(report.path, render_page(data, report.charts))
     report.seconds = time.perf_counter() - started
     return report
 

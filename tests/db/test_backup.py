@@ -260,7 +260,7 @@ def test_a_backup_that_cannot_write_its_sidecar_keeps_the_last_backup_whole(
     def disk_full(path: Path, text: str) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(archive, "_write_whole", disk_full)
+    monkeypatch.setattr(archive, "write_new", disk_full)
     with pytest.raises(OSError, match="No space left"):
         backup_database(db.conninfo, dump)
     noted = json.loads(sidecar_of(dump).read_text())

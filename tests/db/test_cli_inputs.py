@@ -4,12 +4,19 @@ and nothing stored changes."""
 
 from __future__ import annotations
 
+import os
+import resource
+import signal
+import subprocess
+import sys
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from bot.cli import main
+from socialrag import storage
 from socialrag.db import Database
 from tests.support.read_papers import open_channel, share_paper
 
@@ -144,3 +151,58 @@ def test_a_file_that_cannot_be_written_is_said_in_a_sentence(
     assert main(["report", "lab", "--out", str(tmp_path / "file")]) == 2
     assert "could not write the report into" in capsys.readouterr().err
     assert list((tmp_path / "dir").iterdir()) == []
+
+
+def _limited(limit: int) -> Callable[[], None]:
+    """What a process runs first to fail any write past ``limit`` bytes of a file (EFBIG), as a full disk would."""
+
+    def limit_writes() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails rather than kills
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    return limit_writes
+
+
+def _run_limited(argv: list[str], limit: int) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "bot.cli", *argv],
+        env=os.environ, preexec_fn=_limited(limit), capture_output=True, text=True, timeout=180, check=False,
+    )  # fmt: skip
+
+
+def test_an_export_that_fails_mid_write_keeps_the_last_export_whole(
+    env: Database, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The disk fills while `export --out` writes over last week's file (here: a file size limit, which fails a
+    write past it as a full disk does). Before, the file was cut short; now the last export stays whole, and no
+    half file is left beside it."""
+    with env.connection() as conn:
+        for i in range(8):
+            pid = share_paper(conn, ("T1", "C1"), f"{2 + i}.0", datetime(2024, 1, 2, tzinfo=UTC), f"10.1/p{i}",
+                              f"A long enough title for paper number {i}", None)  # fmt: skip
+            storage.reading_list.save_paper(conn, "T1", "C1", pid, "U1", datetime(2024, 2, 1, tzinfo=UTC))
+        open_channel(conn, ("T1", "C1"), "lab")
+    out = tmp_path / "lab.bib"
+    last = "% last week's export\n" * 15  # 315 bytes, the limit below is 400, the new export is longer
+    out.write_text(last)
+    done = _run_limited(["export", "lab", "--out", str(out)], 400)
+    assert done.returncode == 2, done.stderr
+    assert "could not write" in done.stderr
+    assert out.read_text() == last
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".lab.bib")] == []
+    assert main(["export", "lab", "--out", str(out)]) == 0  # with room, the new export takes its place
+    assert out.read_text().count("@") == 8 and out.stat().st_size > 400
+    assert "8 saved papers written" in capsys.readouterr().err
+
+
+def test_a_report_that_fails_mid_write_keeps_the_last_report_whole(env: Database, tmp_path: Path) -> None:
+    """`report --out` over last month's folder as the disk fills: its pictures and page stay as they were (before,
+    the first picture written was cut short)."""
+    out = tmp_path / "report"
+    assert main(["report", "lab", "--out", str(out)]) == 0
+    last = {p.name: p.read_bytes() for p in out.iterdir()}
+    assert "index.html" in last and "activity.png" in last and len(last["activity.png"]) > 2000
+    done = _run_limited(["report", "lab", "--out", str(out)], 2000)
+    assert done.returncode == 2, done.stderr
+    assert "could not write the report into" in done.stderr
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == last
