@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from bot.cli import demo, imports, run
 from socialrag.cli import CORE_COMMANDS, Subcommand
+from socialrag.cli.subcommand import shown
 from socialrag.config import Settings, clear_empty_settings
 from socialrag.db import Database, open_database
 from socialrag.errors import PaperPingError
@@ -88,7 +89,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             for db in opened:  # the pool's connections end with the command
                 db.close()
     except PaperPingError as exc:
-        print(f"paperping: {exc}", file=sys.stderr)
+        print(f"paperping: {shown(str(exc))}", file=sys.stderr)  # it may name what was typed or stored
         return 2
     except KeyboardInterrupt:
         print("paperping: interrupted; what was imported so far is kept", file=sys.stderr)

@@ -16,6 +16,7 @@ from socialrag.config import Settings
 from socialrag.db import DB_NAME, start_embedded
 from socialrag.errors import InputError
 from socialrag.pgtools import with_dbname
+from socialrag.text import printable
 
 
 def backup_arguments(parser: argparse.ArgumentParser) -> None:
@@ -36,7 +37,7 @@ def backup(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase) 
         raise InputError(
             f"could not write the backup to {args.file} ({exc.strerror or exc}); the last backup is kept as it was"
         ) from exc
-    print(f"backup written to {args.file}: {info.describe()}")
+    print(f"backup written to {printable(str(args.file))}: {info.describe()}")
     return 0
 
 
@@ -66,7 +67,7 @@ def home_server(settings: Settings) -> Iterator[tuple[str, str, Path | None]]:
 def restore(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase) -> int:
     with home_server(settings) as (server, name, data):
         info, summary, reapplied = restore_database(args.file, server, name, force=args.force, data=data)
-    print(f"restored {args.file} ({info.describe()})")
+    print(f"restored {printable(str(args.file))} ({info.describe()})")
     if said := reapplied.describe():
         print(said)
     print(f"the home now holds {summary.describe()}")

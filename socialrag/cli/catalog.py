@@ -8,6 +8,7 @@ from pathlib import Path
 
 from socialrag.cli.subcommand import OpenDatabase, Subcommand, embed_all
 from socialrag.config import Settings
+from socialrag.text import printable
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -22,9 +23,9 @@ def run(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase) -> 
 
     db = open_db()
     report = import_catalog(db, args.file, progress=sys.stderr.isatty())
-    print(f"catalog: {report.papers} papers imported from {args.file}")
+    print(f"catalog: {report.papers} papers imported from {printable(str(args.file))}")
     for problem in report.problems[:20]:
-        print(f"warning: {problem}", file=sys.stderr)
+        print(f"warning: {printable(problem)}", file=sys.stderr)
     if len(report.problems) > 20:
         print(f"... and {len(report.problems) - 20} more lines skipped", file=sys.stderr)
     if not args.no_embed:

@@ -37,7 +37,10 @@ def run(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase) -> 
         raise InputError(
             f"could not write {args.out} ({exc.strerror or exc}): give --out a file in a folder you can write"
         ) from exc
-    print(f"#{printable(name)}: {len(refs)} saved papers written to {args.out} ({args.format}).", file=sys.stderr)
+    print(
+        f"#{printable(name)}: {len(refs)} saved papers written to {printable(str(args.out))} ({args.format}).",
+        file=sys.stderr,
+    )
     return 0
 
 

@@ -113,19 +113,18 @@ def zotero_group_arguments(parser: argparse.ArgumentParser) -> None:
 def zotero_group(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase) -> int:
     """Give a Zotero group library to a workspace: from now on only its channels send their reading lists there."""
     group = zotero_group_id(str(args.group))
+    team = printable(args.team)
     if group is None:
         print("paperping: a Zotero group id is a number, as in its address", file=sys.stderr)
         return 2
     db = open_db()
     with db.connection() as conn:
         if not storage.workspaces.team_exists(conn, args.team):
-            print(
-                f"paperping: no workspace {args.team} is stored; `paperping status` lists the channels", file=sys.stderr
-            )
+            print(f"paperping: no workspace {team} is stored; `paperping status` lists the channels", file=sys.stderr)
             return 2
         before = storage.reading_list.move_zotero_group(conn, group, args.team)
-    held = f" (it was {before}'s)" if before and before != args.team else ""
-    print(f"Zotero group {group} now belongs to workspace {args.team}{held}.")
+    held = f" (it was {printable(before)}'s)" if before and before != args.team else ""
+    print(f"Zotero group {group} now belongs to workspace {team}{held}.")
     return 0
 
 

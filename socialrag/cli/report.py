@@ -9,6 +9,7 @@ from socialrag.cli.subcommand import CHANNEL_HELP, OpenDatabase, Subcommand, par
 from socialrag.config import Settings
 from socialrag.errors import InputError
 from socialrag.report import load_report_data, safe_filename, write_report
+from socialrag.text import printable
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -36,8 +37,10 @@ def run(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase) -> 
     counts = f"{len(data.member_shares)} shares, {len(data.replies)} replies, {len(data.reactions)} reactions"
     print(f"#{shown(name)}: {counts}")
     for chart in report.charts:
-        print(f"  {chart.name}: {chart.png} ({chart.png.stat().st_size // 1024 if chart.png else 0} KB)")
-    print(f"Wrote {report.path} ({report.path.stat().st_size // 1024} KB) in {report.seconds:.1f} s.")
+        print(
+            f"  {chart.name}: {printable(str(chart.png))} ({chart.png.stat().st_size // 1024 if chart.png else 0} KB)"
+        )
+    print(f"Wrote {printable(str(report.path))} ({report.path.stat().st_size // 1024} KB) in {report.seconds:.1f} s.")
     return 0
 
 

@@ -17,6 +17,7 @@ from socialrag.config import Settings
 from socialrag.knowledge import describe_index
 from socialrag.recommender import describe_ranker, load_emoji_readings, load_fit
 from socialrag.storage.queue import IndexProgress
+from socialrag.text import printable
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -30,7 +31,10 @@ def run(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase) -> 
     with db.connection() as conn:
         channels = storage.workspaces.find_channels(conn, args.channel)
         if args.channel and not channels:
-            print(f"paperping: no stored channel named {args.channel}; `paperping status` lists them", file=sys.stderr)
+            print(
+                f"paperping: no stored channel named {printable(args.channel)}; `paperping status` lists them",
+                file=sys.stderr,
+            )
             return 2
         rows = [
             {
@@ -60,7 +64,9 @@ def run(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase) -> 
         print("no channels yet: import an export (paperping import-export) or backfill a channel")
         return 0
     header = ("channel", "messages", "papers", "reactions", "replies", "members")
-    table = [header] + [(f"#{r['name']} ({r['id']})", *(str(r[k]) for k in header[1:])) for r in rows]
+    table = [header] + [
+        (f"#{printable(r['name'])} ({printable(r['id'])})", *(str(r[k]) for k in header[1:])) for r in rows
+    ]
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
     for row in table:
         print(
@@ -70,19 +76,20 @@ def run(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase) -> 
         )
     print()
     for r, ranking in zip(rows, rankers, strict=True):
-        print(f"#{r['name']}: {ranking}")
+        name = printable(r["name"])
+        print(f"#{name}: {ranking}")
         for x in r["emoji_learnt"]:
-            print(f"#{r['name']}: {x['why']}")
-        print(f"#{r['name']}: {describe_index(IndexProgress(*(r[k] for k in INDEX_KEYS)))}")
+            print(f"#{name}: {printable(x['why'])}")
+        print(f"#{name}: {describe_index(IndexProgress(*(r[k] for k in INDEX_KEYS)))}")
         marked = r["answers_marked"]
         if marked["helpful"] or marked["not_helpful"]:
             print(
-                f"#{r['name']}: answers about it in the last {marked['days']} days: {marked['helpful']} marked "
+                f"#{name}: answers about it in the last {marked['days']} days: {marked['helpful']} marked "
                 f"helpful, {marked['not_helpful']} not helpful"
             )
-        print(f"#{r['name']}: {describe_fulltext(r['fulltext'])}")
+        print(f"#{name}: {describe_fulltext(r['fulltext'])}")
         if r["empty_reason"]:
-            print(f"#{r['name']}: the last slot posted nothing: {r['empty_reason']}")
+            print(f"#{name}: the last slot posted nothing: {printable(r['empty_reason'])}")
     return 0
 
 

@@ -153,6 +153,39 @@ def test_a_file_that_cannot_be_written_is_said_in_a_sentence(
     assert list((tmp_path / "dir").iterdir()) == []
 
 
+HOSTILE = "\x1b]52;c;cm0gLXJmIH4=\x07\x1b[2J"  # OSC 52 writes the operator's clipboard, CSI 2J clears the screen
+
+
+def _escaped(said: str) -> None:
+    assert "\x1b" not in said and "\x07" not in said, said
+    assert "\\x1b]52;c;" in said, said  # shown, escaped
+
+
+def test_what_an_admin_typed_or_a_workspace_stored_reaches_the_terminal_shown_never_obeyed(
+    env: Database, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`zotero-group --team`, a workspace id stored from an export, a channel's name and a channel named on the
+    command line can carry a terminal's escape sequences: each command prints them escaped (before, `zotero-group`,
+    `status` and the sentence of a refused command printed them as they were)."""
+    assert main(["zotero-group", "4242", "--team", f"T1{HOSTILE}"]) == 2
+    _escaped(capsys.readouterr().err)
+    with env.connection() as conn:
+        storage.workspaces.upsert_team(conn, f"T9{HOSTILE}", "Another lab")
+    assert main(["zotero-group", "4242", "--team", f"T9{HOSTILE}"]) == 0
+    _escaped(capsys.readouterr().out)
+    assert main(["zotero-group", "4242", "--team", "T1"]) == 0
+    said = capsys.readouterr().out
+    _escaped(said)
+    assert said.startswith("Zotero group 4242 now belongs to workspace T1 (it was T9\\x1b]52;")
+    for command in (["export", f"lab{HOSTILE}"], ["status", "--channel", f"lab{HOSTILE}"]):
+        assert main(command) == 2, command
+        _escaped(capsys.readouterr().err)
+    with env.connection() as conn:  # as an export's channels.json may have it
+        conn.execute("UPDATE channels SET name = name || %(h)s", {"h": HOSTILE})
+    assert main(["status"]) == 0
+    _escaped(capsys.readouterr().out)
+
+
 def _limited(limit: int) -> Callable[[], None]:
     """What a process runs first to fail any write past ``limit`` bytes of a file (EFBIG), as a full disk would."""
 
