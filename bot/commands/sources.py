@@ -2,7 +2,8 @@
 
 ``sources`` shows them; ``sources all`` turns every source on; ``sources NAME [TERMS]...`` sets them:
 
-- arXiv categories anywhere (``cs.CL``) imply ``arxiv``;
+- arXiv categories anywhere (``cs.CL``, any case) imply ``arxiv``; a word of a known archive that is none of its
+  categories (``cs.FOO``) is answered with the archive's categories, since arXiv's search matches no other;
 - the words after ``biorxiv`` or ``medrxiv`` are that server's categories (``cell_biology``, ``cell-biology``),
   checked against the server's own list;
 - everything after ``pubmed`` is the PubMed query.
@@ -16,8 +17,14 @@ from bot.app_context import AppContext
 from bot.commands.base import Command, Invocation, UsageError, command
 from bot.views.post_blocks import quote_in_code
 from socialrag import storage
-from socialrag.knowledge import CATEGORIES, SERVERS, normalize_category
-from socialrag.recommender import normalize_arxiv_category
+from socialrag.knowledge import (
+    ARXIV_CATEGORIES,
+    CATEGORIES,
+    SERVERS,
+    arxiv_categories_in,
+    normalize_arxiv_category,
+    normalize_category,
+)
 
 SOURCE_NAMES = {
     "semanticscholar": "semanticscholar",
@@ -33,6 +40,7 @@ SOURCE_NAMES = {
 }
 ALL_SOURCES = ("catalog", "semanticscholar", "arxiv", "openalex", "biorxiv", "medrxiv", "pubmed")
 MAX_QUERY = 300
+TAXONOMY = "https://arxiv.org/category_taxonomy"
 _HINT = (
     "Try `/paperping sources semanticscholar arxiv catalog`, `/paperping sources arxiv cs.CL cs.LG`, "
     "`/paperping sources openalex biorxiv cell_biology pubmed mitophagy` or `all`."
@@ -43,6 +51,24 @@ def _category_error(server: str, word: str) -> UsageError:
     close = sorted(c for c in CATEGORIES[server] if word.lower()[:4] in c)[:4]  # type: ignore[index]
     named = f" Did you mean {', '.join(f'`{c}`' for c in close)}?" if close else ""
     return UsageError(f"`{quote_in_code(word, 40)}` is not a {server} category.{named} {_HINT}")
+
+
+def _arxiv_error(word: str, *, after_arxiv: bool) -> UsageError:
+    """A word that is neither a source nor an arXiv category: the categories of its archive when it names one
+    (``cs.FOO``, ``cs``), arXiv's archives when it follows ``arxiv`` (``hello``), else the usual hint."""
+    shown = quote_in_code(word, 40)
+    archive = word.partition(".")[0]
+    if known := arxiv_categories_in(archive):
+        return UsageError(
+            f"`{shown}` is not an arXiv category, and arXiv is searched by category only. The {archive.lower()} "
+            f"ones: {', '.join(known)} (every category: {TAXONOMY})."
+        )
+    if after_arxiv:
+        return UsageError(
+            f"`{shown}` is not an arXiv category. arXiv's are an archive and a subject, such as `cs.CL`, "
+            f"`q-bio.GN` or `stat.ML`; the archives: {', '.join(ARXIV_CATEGORIES)} (every category: {TAXONOMY})."
+        )
+    return UsageError(f"`{shown}` is neither a source nor an arXiv category. {_HINT}")
 
 
 def parse_sources(name: str, args: tuple[str, ...], rest: str) -> Command:
@@ -63,16 +89,16 @@ def parse_sources(name: str, args: tuple[str, ...], rest: str) -> Command:
             names += ALL_SOURCES
         elif lowered in SOURCE_NAMES:
             names.append(SOURCE_NAMES[lowered])
-            server = lowered if lowered in SERVERS else None
+            server = SOURCE_NAMES[lowered]
         elif (category := normalize_arxiv_category(word.strip(","))) is not None:
             terms["arxiv"].append(category)
-        elif server is not None:
-            found = normalize_category(server, lowered)  # type: ignore[arg-type]
+        elif server in SERVERS:
+            found = normalize_category(server, lowered)
             if found is None:
                 raise _category_error(server, word)
             terms[server].append(found)
         else:
-            raise UsageError(f"`{quote_in_code(word, 40)}` is neither a source nor an arXiv category. {_HINT}")
+            raise _arxiv_error(word.strip(","), after_arxiv=server == "arxiv")
     return _sources_command(names, terms, "")
 
 

@@ -49,6 +49,7 @@ if TYPE_CHECKING:
         unshared_copy,
     )
     from socialrag.knowledge.paper_watch import check_follow_ups
+    from socialrag.knowledge.papers.arxiv import ARXIV_CATEGORIES, arxiv_categories_in, normalize_arxiv_category
     from socialrag.knowledge.papers.biorxiv import CATEGORIES, SERVERS, normalize_category
     from socialrag.knowledge.papers.fulltext_source import open_fulltext_reader
     from socialrag.knowledge.papers.local_catalog import import_catalog

@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from socialrag.recommender.rank.coverage import Coverage
     from socialrag.recommender.rank.engagement import ScoringConfig
     from socialrag.recommender.rank.refit import load_fit, refit_channel
-    from socialrag.recommender.retrieve.candidates import normalize_arxiv_category
     from socialrag.recommender.retrieve.context import load_emoji_readings
     from socialrag.recommender.retrieve.memory import topic_words
     from socialrag.recommender.serve.author_news import OwnPaperNote, SendNews, announce_member_papers

@@ -65,3 +65,26 @@ def test_fulltext_off_in_a_channel_paperping_left_says_nothing_there(harness: Ha
         assert storage.settings.load_channel_settings(conn, T, "C1").fulltext is False
     acted = [c.method for c in harness.standin.calls[calls:] if c.method in ("chat.postMessage", "chat.update")]
     assert acted == [], acted
+
+
+def test_a_made_up_arxiv_category_is_answered_with_the_ones_paperping_searches(harness: Harness, db: Database) -> None:
+    """arXiv's search matches its own categories only: `sources arxiv cs.FOO` was stored and announced, and the
+    channel's arXiv source then found nothing. Now it is answered with the cs categories, nothing stored or
+    announced; real ones are taken in any case, written as arXiv writes them."""
+    harness.ctx.slack.ensure_channel(WebClient(token="x", base_url=harness.standin.url), T, "C1")
+    harness.ctx.channels.activate(T, "C1")
+    posts = len(harness.standin.posts)
+    for made_up in ("cs.FOO", "cs", "cs.CL cs.foo"):
+        refused = harness.command(f"sources arxiv {made_up}")
+        assert "is not an arXiv category" in refused and "cs.AI, cs.AR, cs.CC" in refused, refused
+        assert "arxiv.org/category_taxonomy" in refused and "Candidates" not in refused, refused
+    refused = harness.command("sources arxiv cs.CL hello")
+    assert refused.startswith("`hello` is not an arXiv category. arXiv's are an archive and a subject"), refused
+    assert "astro-ph, cond-mat, cs, econ" in refused and "Candidates" not in refused, refused
+    with db.connection() as conn:
+        assert storage.settings.load_channel_settings(conn, T, "C1").arxiv_categories == []
+    assert harness.standin.posts[posts:] == [], "nothing announced"
+    said = harness.command("sources arxiv CS.cl q-bio.gn")
+    assert "new arXiv papers in cs.CL, q-bio.GN" in said, said
+    with db.connection() as conn:
+        assert storage.settings.load_channel_settings(conn, T, "C1").arxiv_categories == ["cs.CL", "q-bio.GN"]

@@ -10,8 +10,9 @@ from bot.commands import UsageError, parse_command
 from bot.delivery.joining import history_note
 from socialrag.config import Settings
 from socialrag.errors import ConfigError
+from socialrag.knowledge.papers.arxiv import normalize_arxiv_category
 from socialrag.knowledge.readiness import READY_SHARES, assess, describe_empty, describe_index, enough_to_post
-from socialrag.recommender.retrieve.candidates import normalize_arxiv_category, search_words
+from socialrag.recommender.retrieve.candidates import search_words
 from socialrag.recommender.serve.schedule import INDEX_WAIT_LIMIT, empty_retry_wait, index_wait
 from socialrag.storage.queue import IndexProgress
 
@@ -76,8 +77,13 @@ def test_sources_are_parsed_with_categories() -> None:
     assert parse_command("sources semanticscholar hep-th").args == ("semanticscholar", "arxiv", "--", "hep-th", *none)
     everything = ("catalog", "semanticscholar", "arxiv", "openalex", "biorxiv", "medrxiv", "pubmed")
     assert parse_command("sources all").args == (*everything, "--", *none)
-    for bad in ("sources google", "sources arxiv cs.<!channel>", "sources <@U123>"):
+    for bad in ("sources google", "sources <@U123>"):
         with pytest.raises(UsageError, match="neither a source nor an arXiv category"):
+            parse_command(bad)
+    with pytest.raises(UsageError, match=r"`hello` is not an arXiv category.*archives: astro-ph, cond-mat, cs,"):
+        parse_command("sources arxiv hello")
+    for bad in ("sources arxiv cs.<!channel>", "sources arxiv cs.FOO", "sources arxiv cs"):
+        with pytest.raises(UsageError, match=r"not an arXiv category.* cs\.AI, cs\.AR, .*cs\.CL, "):
             parse_command(bad)
 
 
@@ -106,6 +112,11 @@ def test_sources_of_every_field_are_parsed_with_their_terms() -> None:
         ("hep-th", "hep-th"),
         ("physics.comp-ph", "physics.comp-ph"),
         ("cond-mat.stat-mech", "cond-mat.stat-mech"),
+        ("Q-BIO.gn", "q-bio.GN"),
+        ("physics.COMP-PH", "physics.comp-ph"),
+        ("cs.FOO", None),
+        ("cs", None),
+        ("hello", None),
         ("retrieval-augmented", None),
         ("cs.", None),
         ("nlp", None),

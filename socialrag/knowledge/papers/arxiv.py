@@ -20,6 +20,52 @@ from socialrag.models import Author, Paper
 _NS = {"a": "http://www.w3.org/2005/Atom", "arxiv": "http://arxiv.org/schemas/atom"}
 ID_LIST_LIMIT = 100
 
+# arXiv's categories (https://arxiv.org/category_taxonomy), the only words a search's ``cat:`` matches: by archive,
+# each subject as arXiv writes it; an archive without subjects (``hep-th``) is a category itself
+# fmt: off
+ARXIV_CATEGORIES: dict[str, tuple[str, ...]] = {
+    "astro-ph": ("CO", "EP", "GA", "HE", "IM", "SR"),
+    "cond-mat": ("dis-nn", "mes-hall", "mtrl-sci", "other", "quant-gas", "soft", "stat-mech", "str-el",
+                 "supr-con"),
+    "cs": ("AI", "AR", "CC", "CE", "CG", "CL", "CR", "CV", "CY", "DB", "DC", "DL", "DM", "DS", "ET", "FL", "GL",
+           "GR", "GT", "HC", "IR", "IT", "LG", "LO", "MA", "MM", "MS", "NA", "NE", "NI", "OH", "OS", "PF", "PL",
+           "RO", "SC", "SD", "SE", "SI", "SY"),
+    "econ": ("EM", "GN", "TH"),
+    "eess": ("AS", "IV", "SP", "SY"),
+    "gr-qc": (), "hep-ex": (), "hep-lat": (), "hep-ph": (), "hep-th": (),
+    "math": ("AC", "AG", "AP", "AT", "CA", "CO", "CT", "CV", "DG", "DS", "FA", "GM", "GN", "GR", "GT", "HO", "IT",
+             "KT", "LO", "MG", "MP", "NA", "NT", "OA", "OC", "PR", "QA", "RA", "RT", "SG", "SP", "ST"),
+    "math-ph": (),
+    "nlin": ("AO", "CD", "CG", "PS", "SI"),
+    "nucl-ex": (), "nucl-th": (),
+    "physics": ("acc-ph", "ao-ph", "app-ph", "atm-clus", "atom-ph", "bio-ph", "chem-ph", "class-ph", "comp-ph",
+                "data-an", "ed-ph", "flu-dyn", "gen-ph", "geo-ph", "hist-ph", "ins-det", "med-ph", "optics",
+                "plasm-ph", "pop-ph", "soc-ph", "space-ph"),
+    "q-bio": ("BM", "CB", "GN", "MN", "NC", "OT", "PE", "QM", "SC", "TO"),
+    "q-fin": ("CP", "EC", "GN", "MF", "PM", "PR", "RM", "ST", "TR"),
+    "quant-ph": (),
+    "stat": ("AP", "CO", "ME", "ML", "OT", "TH"),
+}
+# fmt: on
+
+
+def arxiv_categories_in(archive: str) -> tuple[str, ...]:
+    """The categories of one archive (``cs`` -> ``cs.AI``, ``cs.AR``, ...; ``hep-th`` -> itself); none for a word
+    that is no archive."""
+    key = archive.strip().lower()
+    if key not in ARXIV_CATEGORIES:
+        return ()
+    return tuple(f"{key}.{s}" for s in ARXIV_CATEGORIES[key]) or (key,)
+
+
+_CATEGORY_KEYS = {c.lower(): c for archive in ARXIV_CATEGORIES for c in arxiv_categories_in(archive)}
+
+
+def normalize_arxiv_category(word: str) -> str | None:
+    """``cs.cl`` -> ``cs.CL``, ``Q-BIO.gn`` -> ``q-bio.GN`` (arXiv's categories, written in any case, as arXiv
+    writes them), or None for a word that is not one of them (``cs.FOO``, ``cs``, ``hello``)."""
+    return _CATEGORY_KEYS.get(word.strip().lower())
+
 
 def _entries(xml_text: str) -> Iterator[tuple[ET.Element, str]]:
     """Each entry of an arXiv API answer with its id as arXiv writes it (``2401.01234v3``)."""

@@ -33,7 +33,7 @@ from socialrag import storage
 from socialrag.db import Connect
 from socialrag.errors import DatabaseError, SourceError
 from socialrag.knowledge.embed import Embed, record_found
-from socialrag.knowledge.papers.arxiv import ArxivApi, papers_from_atom
+from socialrag.knowledge.papers.arxiv import ArxivApi, normalize_arxiv_category, papers_from_atom
 from socialrag.knowledge.papers.semanticscholar import PAPER_FIELDS, SemanticScholar, s2_papers
 from socialrag.models import Paper
 from socialrag.recommender.retrieve.context import ChannelContext
@@ -249,7 +249,8 @@ class ArxivNew:
         self.max_results = max_results
 
     def fetch_candidates(self, conn: psycopg.Connection, query: CandidateQuery) -> list[int]:
-        categories = list(query.categories) or storage.subjects.load_channel_categories(conn, list(query.ctx.papers))
+        chosen = [c for c in map(normalize_arxiv_category, query.categories) if c]  # arXiv matches no other word
+        categories = chosen or storage.subjects.load_channel_categories(conn, list(query.ctx.papers))
         if not categories:
             return []
         search = " OR ".join(f"cat:{c}" for c in categories[:5])
@@ -350,26 +351,3 @@ def search_words(text: str, most: int = 12) -> list[str]:
     text = re.sub(r"<[^>]*>|https?://\S+", " ", text)
     words = re.findall(r"[^\W_](?:[\w\-]*[^\W_])?", text)
     return [w for w in words if len(w) > 1][:most]
-
-
-# fmt: off
-ARXIV_ARCHIVES = frozenset((
-    "cs", "math", "stat", "eess", "econ", "q-bio", "q-fin", "physics", "astro-ph", "cond-mat", "gr-qc",
-    "hep-ex", "hep-lat", "hep-ph", "hep-th", "math-ph", "nlin", "nucl-ex", "nucl-th", "quant-ph",
-))
-# fmt: on
-_SUBJECT = re.compile(r"^[A-Za-z][A-Za-z\-]{1,10}$")
-
-
-def normalize_arxiv_category(word: str) -> str | None:
-    """``cs.CL``, ``stat.ML``, ``hep-th``, ``q-bio.NC``, ``physics.comp-ph`` (any case) as arXiv writes it,
-    or None for a word that is not an arXiv category."""
-    archive, dot, subject = word.strip().partition(".")
-    archive = archive.lower()
-    if archive not in ARXIV_ARCHIVES:
-        return None
-    if not dot:
-        return archive
-    if not _SUBJECT.match(subject):
-        return None
-    return f"{archive}.{subject.lower() if archive in ('physics', 'cond-mat') else subject.upper()}"
