@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from pathlib import Path
 
 
@@ -24,19 +25,23 @@ def write_new(path: Path, data: str | bytes, mode: int = 0o600) -> None:
 def replace_whole(path: Path, data: str | bytes) -> None:
     """Put ``data`` at ``path`` through a file beside it that takes its place once written whole: the file there
     before stays as it was when anything fails. A link at ``path`` is followed (its target is replaced); a file
-    replaced keeps its mode, a new one gets the umask's."""
+    replaced keeps its mode, a new one gets the umask's; a terminal or a pipe is written to."""
+    try:
+        st: os.stat_result | None = path.stat()
+    except FileNotFoundError:
+        st = None
+    if st is not None and not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
+        with path.open("wb") as fh:  # a terminal or a pipe (``/dev/stdout``) has no file to keep: written as it is
+            fh.write(data.encode("utf-8") if isinstance(data, str) else data)
+        return
     path = Path(os.path.realpath(path))
     partial = path.with_name(f".{path.name}.partial-{os.getpid()}")
     for leftover in (partial, *dead_partials(path)):
         leftover.unlink(missing_ok=True)
     try:
-        mode = path.stat().st_mode & 0o7777
-    except FileNotFoundError:
-        mode = None
-    try:
         write_new(partial, data, 0o666)
-        if mode is not None:
-            os.chmod(partial, mode)
+        if st is not None:
+            os.chmod(partial, stat.S_IMODE(st.st_mode))
         os.replace(partial, path)
     except BaseException:
         partial.unlink(missing_ok=True)

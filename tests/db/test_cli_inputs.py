@@ -239,3 +239,17 @@ def test_a_report_that_fails_mid_write_keeps_the_last_report_whole(env: Database
     assert done.returncode == 2, done.stderr
     assert "could not write the report into" in done.stderr
     assert {p.name: p.read_bytes() for p in out.iterdir()} == last
+
+
+def test_an_export_to_a_pipe_is_written_to_it(env: Database) -> None:
+    """`export --out /dev/stdout` (a pipe here) has no file to keep: it is written to as before."""
+    with env.connection() as conn:
+        pid = share_paper(conn, ("T1", "C1"), "2.0", datetime(2024, 1, 2, tzinfo=UTC), "10.1/p", "A paper", None)
+        storage.reading_list.save_paper(conn, "T1", "C1", pid, "U1", datetime(2024, 2, 1, tzinfo=UTC))
+        open_channel(conn, ("T1", "C1"), "lab")
+    done = subprocess.run(
+        [sys.executable, "-m", "bot.cli", "export", "lab", "--out", "/dev/stdout"],
+        env=os.environ, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("@") and "A paper" in done.stdout, done.stdout
