@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
 
 _ORDINAL_WORDS = [
     "first",
@@ -58,6 +59,21 @@ def same_person(author: str, names: tuple[str, ...] | list[str]) -> bool:
         if len(words) >= 2 and words[-1] == wanted[-1] and words[0][0] == wanted[0][0]:
             return True
     return False
+
+
+def family_name(name: str) -> str:
+    """The family name of an author as sources write them: the last word (``Ana Lopez``), the part before a comma
+    (``Lopez, Ana``), folded (``López`` is ``lopez``); a name folding leaves nothing of (another script) whole."""
+    written = name.split(",", 1)[0] if "," in name else name
+    words = fold_text(written).split()
+    return words[-1] if words else "".join(written.split()).lower()
+
+
+def authors_agree(one: Sequence[str], other: Sequence[str]) -> bool:
+    """Whether two author lists can be one paper's: one family name at least is in both (a preprint and its
+    published version keep their authors). A list unknown agrees with none: nothing shows them to be one."""
+    mine = {family_name(n) for n in one} - {""}
+    return bool(mine & ({family_name(n) for n in other} - {""}))
 
 
 def normalize_venue(name: str) -> tuple[str, str]:

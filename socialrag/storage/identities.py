@@ -1,6 +1,7 @@
 """Which stored paper a record is: a paper is one row in ``papers`` known by any number of identities in
 ``paper_ids``. When a record shows that two rows are the same paper (an arXiv id and a DOI, say), the rows are
-merged into the older one; unless their titles say they are two papers (``resolve_paper_rows``).
+merged into the older one; unless only an identity the record's authors claimed links them and the stored paper's
+title and authors do not show it to be the record's paper (``resolve_paper_rows``).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from collections.abc import Sequence
 import psycopg
 
 from socialrag.models import Paper
-from socialrag.names import titles_agree
+from socialrag.names import authors_agree, titles_agree
 
 Key = tuple[str, str]
 
@@ -95,27 +96,34 @@ def resolve_paper_rows(
 ) -> list[int]:
     """The stored paper each record is, created when none is, with the record's identities added to it. Stored
     papers one record names are merged. A stored paper named only by identities the record's authors claimed
-    (``Paper.claims``: an arXiv entry's DOI), whose known title disagrees with the record's (``titles_agree``),
-    is neither merged in nor given those identities, when the record has another paper to be: an anchor (the
-    stored paper a source was asked about, ``anchors[i]`` for ``papers[i]``), another paper it names, or
-    identities not stored yet. A source's own identities are taken as it gives them."""
+    (``Paper.claims``: an arXiv entry's DOI) is that paper only when its title and authors are known and agree
+    with the record's (``titles_agree``, ``authors_agree``); else it is neither merged in nor given those
+    identities, when the record has another paper to be: an anchor (the stored paper a source was asked about,
+    ``anchors[i]`` for ``papers[i]``), another paper it names, or identities not stored yet. A source's own
+    identities are taken as it gives them; the records with no claim are taken first, so that a claim is checked
+    against what the batch says of the paper it names."""
     marks = list(anchors) if anchors is not None else [None] * len(papers)
     existing = load_paper_ids(conn, [(s, v) for p in papers for s, v in p.ids.items()])
-    titles = _load_titles(conn, {*existing.values(), *(a for a in marks if a is not None)})
-    ids: list[int] = []
-    kept: list[dict[str, str]] = []
+    known = {*existing.values(), *(a for a in marks if a is not None)}
+    titles, authors = _load_titles(conn, known), _load_authors(conn, known)
+    ids: list[int] = [0] * len(papers)
+    kept: list[dict[str, str]] = [{} for _ in papers]
     merged: dict[int, int] = {}  # a paper merged into another by an earlier record of the batch
-    for paper, mark in zip(papers, marks, strict=True):
+    for i in sorted(range(len(papers)), key=lambda i: bool(papers[i].claims)):
+        paper, mark = papers[i], marks[i]
         anchor = merged.get(mark, mark) if mark is not None else None
         named = {key: existing[key] for key in paper.ids.items() if key in existing}
         matches = sorted({*named.values(), *([anchor] if anchor is not None else [])})
         claimed = {m for m in matches if all(k[0] in paper.claims for k, pid in named.items() if pid == m)}
-        apart = {m for m in claimed if m != anchor and not titles_agree(paper.title, titles.get(m))}
+        names = [a.name for a in paper.authors]
+        apart = {
+            m for m in claimed if m != anchor and not _shown_same(paper.title, names, titles.get(m), authors.get(m))
+        }
         if apart and (len(apart) < len(matches) or len(named) < len(paper.ids)):
             matches = [m for m in matches if m not in apart]
-            kept.append({s: v for s, v in paper.ids.items() if named.get((s, v)) not in apart})
+            kept[i] = {s: v for s, v in paper.ids.items() if named.get((s, v)) not in apart}
         else:
-            kept.append(dict(paper.ids))
+            kept[i] = dict(paper.ids)
         if len(matches) > 1:
             merge_papers(conn, matches[0], matches[1:])
             for k, pid in list(existing.items()):
@@ -125,7 +133,9 @@ def resolve_paper_rows(
             merged.update({m: matches[0] for m, into in merged.items() if into in matches[1:]})
         if matches and paper.title:
             titles[matches[0]] = paper.title
-        ids.append(matches[0] if matches else 0)
+        if matches and names:
+            authors[matches[0]] = names
+        ids[i] = matches[0] if matches else 0
     fresh = [i for i, pid in enumerate(ids) if pid == 0]
     if fresh:
         paper_keys = [list(kept[i].items()) for i in fresh]
@@ -141,6 +151,28 @@ def resolve_paper_rows(
         {"s": [r[0] for r in all_rows], "v": [r[1] for r in all_rows], "p": [r[2] for r in all_rows]},
     )
     return ids
+
+
+def _shown_same(title: str | None, names: list[str], stored_title: str | None, stored: list[str] | None) -> bool:
+    """Whether a stored paper's title and authors, both known, show it to be the record's paper."""
+    return (
+        bool(title and stored_title and stored)
+        and titles_agree(title, stored_title)
+        and authors_agree(names, stored or [])
+    )
+
+
+def _load_authors(conn: psycopg.Connection, paper_ids: set[int]) -> dict[int, list[str]]:
+    """The stored author names of these papers (one with none is left out)."""
+    rows = conn.execute(
+        """
+        SELECT pa.paper_id, array_agg(a.name ORDER BY pa.position) FROM paper_authors pa
+          JOIN authors a ON a.id = pa.author_id
+         WHERE pa.paper_id = ANY(%(ids)s::bigint[]) GROUP BY pa.paper_id
+        """,
+        {"ids": sorted(paper_ids)},
+    ).fetchall()
+    return {r[0]: list(r[1]) for r in rows}
 
 
 def _load_titles(conn: psycopg.Connection, paper_ids: set[int]) -> dict[int, str]:

@@ -1,6 +1,6 @@
-"""Which stored paper a record is: two stored papers are merged when one record names both, unless their titles say
-they are two papers (an arXiv entry whose authors gave another paper's DOI, say). arXiv answers in its real Atom
-shape over a mocked transport; the database is real."""
+"""Which stored paper a record is: two stored papers are merged when one record names both, unless only a DOI an
+arXiv entry's authors gave links them and the stored paper's title and authors do not show it to be the entry's.
+arXiv answers in its real Atom shape (over a mocked transport, or the stand-in's server); the database is real."""
 
 from __future__ import annotations
 
@@ -16,9 +16,10 @@ from socialrag.config import Settings
 from socialrag.db import Database
 from socialrag.knowledge.papers.arxiv import ArxivApi
 from socialrag.knowledge.papers.resolve import refresh_metadata
-from socialrag.models import Paper
-from socialrag.names import titles_agree
+from socialrag.models import Author, Paper
+from socialrag.names import authors_agree, titles_agree
 from tests.support.exports import msg, user, write_export
+from tests.support.scholar_standin import ScholarStandIn
 
 T0 = 1_700_000_000.0
 NOW = datetime(2024, 6, 1, tzinfo=UTC)
@@ -90,6 +91,14 @@ def test_titles_agree_across_versions_and_tell_two_papers_apart() -> None:
     assert not titles_agree("Sparse Attention for Long Documents", "Attention Is All You Need"), "one word of two"
 
 
+def test_authors_agree_by_a_family_name_in_common() -> None:
+    assert authors_agree(["Mei Tanaka", "Priya Raman"], ["Raman, Priya"]), "either way of writing a name"
+    assert authors_agree(["Hinrich Schütze"], ["H. Schutze"]), "accents and initials"
+    assert not authors_agree(["Ivan Petrov"], ["Jumper, John", "Hassabis, Demis"])
+    assert not authors_agree([], ["Jumper, John"]), "authors unknown show nothing"
+    assert authors_agree(["王小明"], ["王小明"]) and not authors_agree(["王小明"], ["李华"]), "another script, whole"
+
+
 def test_an_author_given_doi_of_another_paper_merges_nothing(db: Database, tmp_path: Path) -> None:
     import_export(db, shares(tmp_path), progress=False)
     with db.connection() as conn:  # the DOI papers' own records came first (Crossref, say)
@@ -97,7 +106,12 @@ def test_an_author_given_doi_of_another_paper_merges_nothing(db: Database, tmp_p
             conn,
             [
                 Paper(ids={"doi": "10.1000/folding"}, source="crossref", title="Protein Folding with Graph Networks"),
-                Paper(ids={"doi": "10.1000/summaries"}, source="crossref", title="Summaries that cite their sources"),
+                Paper(
+                    ids={"doi": "10.1000/summaries"},
+                    source="crossref",
+                    title="Summaries that cite their sources",
+                    authors=(Author("Ana López"), Author("Ben Okafor")),
+                ),
             ],
         )
     folding = paper_of(db, "doi", "10.1000/folding")
@@ -176,3 +190,90 @@ def test_an_authors_title_in_another_script_or_of_short_words_takes_over_no_pape
         assert found != attention and paper_of(db, "arxiv", ident) == found, title
         assert paper_of(db, "doi", "10.1000/attention") == attention, title
         assert title_of(db, attention) == "Attention Is All You Need", title
+
+
+def entry(ident: str, title: str, doi: str, names: tuple[str, ...], journal: str) -> str:
+    """An arXiv entry as arXiv's API writes it; the DOI and the journal reference are its authors'."""
+    people = "".join(f"<author><name>{n}</name></author>" for n in names)
+    return f"""<entry xmlns:arxiv="http://arxiv.org/schemas/atom"><id>http://arxiv.org/abs/{ident}v2</id>
+    <updated>2024-11-02T17:31:05Z</updated><published>2024-10-01T09:12:44Z</published>
+    <title>{title}</title><summary>  We present {title.lower()}, evaluated on CASP14 targets.</summary>{people}
+    <arxiv:doi>{doi}</arxiv:doi><link title="doi" href="http://dx.doi.org/{doi}" rel="related"/>
+    <arxiv:journal_ref>{journal}</arxiv:journal_ref>
+    <link href="http://arxiv.org/abs/{ident}v2" rel="alternate" type="text/html"/>
+    <arxiv:primary_category term="q-bio.BM" scheme="http://arxiv.org/schemas/atom"/>
+    <category term="q-bio.BM" scheme="http://arxiv.org/schemas/atom"/></entry>"""
+
+
+ALPHAFOLD = "Highly accurate protein structure prediction with AlphaFold"
+GRAPHS = "Graph Transformers for Molecular Property Prediction"
+ROSETTA = "Accurate prediction of protein structures and interactions using a three-track neural network"
+
+
+def test_an_arxiv_entry_copying_a_papers_title_and_doi_takes_over_nothing(db: Database, tmp_path: Path) -> None:
+    """Anyone can post to arXiv: an entry giving a known paper's title and DOI under other authors, or a DOI whose
+    paper is not known yet, stays a paper of its own, and the DOI stays with the paper that owns it. A preprint
+    whose DOI is its published version (the same title, an author in common) is that paper, as before."""
+    messages = [
+        msg(T0, "U2", "the AlphaFold paper https://doi.org/10.1038/s41586-021-03819-2"),
+        msg(T0 + 60, "U1", "<https://arxiv.org/abs/2410.01234|structure prediction>"),
+        msg(T0 + 120, "U1", "<https://arxiv.org/abs/2405.04321|graph transformers>"),
+        msg(T0 + 180, "U2", "published: https://doi.org/10.1038/s42256-024-00812-5"),
+        msg(T0 + 240, "U2", "https://doi.org/10.1126/science.abj8754"),
+        msg(T0 + 300, "U1", "<https://arxiv.org/abs/2411.05555|three tracks>"),
+    ]
+    export = write_export(
+        tmp_path / "e.zip", {"lab": ("C1", ["U1", "U2"], messages)}, [user("U1", "ana"), user("U2", "ben")]
+    )
+    import_export(db, export, progress=False)
+    real = Paper(
+        ids={"doi": "10.1038/s41586-021-03819-2"},
+        source="crossref",
+        title=ALPHAFOLD,
+        abstract="Proteins are essential to life.",
+        authors=(Author("Jumper, John"), Author("Evans, Richard"), Author("Hassabis, Demis")),
+    )
+    published = Paper(
+        ids={"doi": "10.1038/s42256-024-00812-5"},
+        source="crossref",
+        title=GRAPHS + ".",
+        authors=(Author("Tanaka, Mei"), Author("Raman, Priya")),
+    )
+    with db.connection() as conn:
+        storage.papers.record_papers(conn, [real, published])
+    alphafold, science = paper_of(db, "doi", real.ids["doi"]), paper_of(db, "doi", "10.1126/science.abj8754")
+    scholar = ScholarStandIn(rows=[]).start()
+    scholar.arxiv_entries = "".join(
+        [
+            entry("2410.01234", ALPHAFOLD, real.ids["doi"], ("Ivan Petrov",), "Nature 596, 583-589 (2021)"),
+            entry("2405.04321", GRAPHS, published.ids["doi"], ("Mei Tanaka", "Priya Raman"), "Nat. Mach. Intell."),
+            entry("2411.05555", ROSETTA, "10.1126/science.abj8754", ("Ivan Petrov",), "Science 373 (2021)"),
+        ]
+    )
+    try:
+        api = ArxivApi(scholar.url + "api/", min_interval=0)
+        assert refresh_metadata(db, [api], Settings(home=Path("/nonexistent")), now=NOW).found == 3
+    finally:
+        scholar.stop()
+
+    impostor = paper_of(db, "arxiv", "2410.01234")
+    assert impostor != alphafold and paper_of(db, "doi", real.ids["doi"]) == alphafold, "two papers stay two"
+    with db.connection() as conn:
+        assert storage.papers.load_identities(conn, [impostor or 0])[impostor or 0] == {"arxiv": "2410.01234"}
+        row = conn.execute("SELECT title, abstract FROM papers WHERE id = %s", (alphafold,)).fetchone()
+        names = conn.execute(
+            "SELECT a.name FROM paper_authors pa JOIN authors a ON a.id = pa.author_id WHERE pa.paper_id = %s"
+            " ORDER BY pa.position",
+            (alphafold,),
+        ).fetchall()
+        shared = dict(
+            conn.execute("SELECT m.ts, mp.paper_id FROM messages m JOIN message_papers mp ON mp.message_id = m.id")
+        )
+    assert row == (ALPHAFOLD, "Proteins are essential to life."), "the real paper keeps its text"
+    assert [n for (n,) in names] == ["Jumper, John", "Evans, Richard", "Hassabis, Demis"]
+    assert shared[f"{T0:.6f}"] == alphafold and shared[f"{T0 + 60:.6f}"] == impostor, "each share keeps its paper"
+    # a DOI whose paper PaperPing knows nothing of yet shows nothing: it stays with the share that named it
+    assert paper_of(db, "arxiv", "2411.05555") != science == paper_of(db, "doi", "10.1126/science.abj8754")
+    # the preprint of a published paper, its authors in common, is one paper with it
+    assert paper_of(db, "arxiv", "2405.04321") == paper_of(db, "doi", published.ids["doi"])
+    assert shared[f"{T0 + 120:.6f}"] == shared[f"{T0 + 180:.6f}"]
