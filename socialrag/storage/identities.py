@@ -136,6 +136,7 @@ def resolve_paper_rows(
         if matches and names:
             authors[matches[0]] = names
         ids[i] = matches[0] if matches else 0
+    ids = [merged.get(pid, pid) for pid in ids]  # a paper an earlier record was is merged into another by a later one
     fresh = [i for i, pid in enumerate(ids) if pid == 0]
     if fresh:
         paper_keys = [list(kept[i].items()) for i in fresh]

@@ -277,3 +277,18 @@ def test_an_arxiv_entry_copying_a_papers_title_and_doi_takes_over_nothing(db: Da
     # the preprint of a published paper, its authors in common, is one paper with it
     assert paper_of(db, "arxiv", "2405.04321") == paper_of(db, "doi", published.ids["doi"])
     assert shared[f"{T0 + 120:.6f}"] == shared[f"{T0 + 180:.6f}"]
+
+
+def test_a_claim_is_checked_against_what_its_batch_says(db: Database) -> None:
+    """A preprint and its published version shared before either had metadata, answered in one batch (arXiv's
+    entry first): the published version's record is taken first, so the entry's DOI finds its title and authors."""
+    doi, ident = "10.1038/s42256-024-00812-5", "2405.04321"
+    with db.connection() as conn:
+        keys = storage.papers.ensure_papers(conn, [("arxiv", ident), ("doi", doi)])
+        names = (Author("Mei Tanaka"), Author("Priya Raman"))
+        preprint = Paper(ids={"arxiv": ident, "doi": doi}, source="arxiv", title=GRAPHS, authors=names, claims=("doi",))
+        version = Paper(ids={"doi": doi}, source="crossref", title=GRAPHS, authors=names[::-1])
+        got = storage.papers.record_papers(
+            conn, [preprint, version], anchors=[keys[("arxiv", ident)], keys[("doi", doi)]]
+        )
+    assert got[0] == got[1] == paper_of(db, "arxiv", ident) == paper_of(db, "doi", doi)
