@@ -46,7 +46,7 @@ def _resolve(inv: Invocation, text: str) -> tuple[str, str] | str:
     author_id, orcid = typed.get("s2_author_id"), typed.get("orcid")
     if orcid:
         with inv.ctx.db.connection() as conn:
-            author_id = storage.workspaces.find_author_by_orcid(conn, orcid)
+            author_id = storage.followed_authors.find_author_by_orcid(conn, orcid)
     if s2 is None:
         return "Following authors needs Semantic Scholar, which this PaperPing does not reach (it runs offline)."
     try:
@@ -139,7 +139,8 @@ def cmd_unfollow(inv: Invocation) -> str:
     with inv.ctx.db.connection() as conn:
         followed = storage.followed_authors.load_followed(conn, inv.team, inv.channel)
         orcid = typed.get("orcid")  # as `follow` took it: the Semantic Scholar id a stored paper gives
-        wanted = (storage.workspaces.find_author_by_orcid(conn, orcid) if orcid else typed.get("s2_author_id")) or text
+        by_orcid = storage.followed_authors.find_author_by_orcid(conn, orcid) if orcid else None
+        wanted = (by_orcid if orcid else typed.get("s2_author_id")) or text
         match = [f for f in followed if f.s2_author_id == wanted or f.name.lower() == text.lower()]
         if not match:
             return f"This channel does not follow {quote(text, 80)}; `/paperping following` lists whom it follows."

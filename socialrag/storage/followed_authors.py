@@ -298,3 +298,11 @@ def claim_news(conn: psycopg.Connection, news: MemberNews, at: datetime) -> bool
     # the channel hears of the paper once: when it also follows the member, the paper no longer waits for a slot
     mark_news_posted(conn, news.team_id, news.channel_id, [news.paper_id], at)
     return True
+
+
+def find_author_by_orcid(conn: psycopg.Connection, orcid: str) -> str | None:
+    """The Semantic Scholar id of the author with this ORCID, when a stored paper listed both."""
+    row = conn.execute(
+        "SELECT s2_author_id FROM authors WHERE orcid = %(o)s AND s2_author_id IS NOT NULL LIMIT 1", {"o": orcid}
+    ).fetchone()
+    return str(row[0]) if row else None

@@ -393,11 +393,3 @@ def load_channel_name(conn: psycopg.Connection, team_id: str, channel_id: str) -
         "SELECT name FROM channels WHERE team_id = %(t)s AND channel_id = %(c)s", {"t": team_id, "c": channel_id}
     ).fetchone()
     return str(row[0]) if row and row[0] else None
-
-
-def find_author_by_orcid(conn: psycopg.Connection, orcid: str) -> str | None:
-    """The Semantic Scholar id of the author with this ORCID, when a stored paper listed both."""
-    row = conn.execute(
-        "SELECT s2_author_id FROM authors WHERE orcid = %(o)s AND s2_author_id IS NOT NULL LIMIT 1", {"o": orcid}
-    ).fetchone()
-    return str(row[0]) if row else None
