@@ -8,6 +8,7 @@ words and drops that markup.
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 
@@ -133,3 +134,20 @@ def printable(text: str) -> str:
     start, a bell, a carriage return) written as its Python escape, so that a name from a file cannot rewrite
     what the command printed."""
     return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)
+
+
+def printable_json(value: object, *, indent: int | None = None) -> str:
+    """``value`` as JSON for a terminal: letters of any script as they are, but each character ``printable``
+    would escape (a C1 control such as U+009B, which starts an escape sequence, a right-to-left override, a line
+    separator) written as JSON's ``\\uXXXX``, so that the output is still the same JSON and cannot rewrite the
+    screen. Only inside strings can such a character stand, so escaping it there keeps the JSON valid."""
+    text = json.dumps(value, indent=indent, ensure_ascii=False)
+    return "".join(ch if ch.isprintable() or ch == "\n" else _json_escape(ch) for ch in text)
+
+
+def _json_escape(ch: str) -> str:
+    code = ord(ch)
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"

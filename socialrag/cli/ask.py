@@ -5,7 +5,6 @@ asks as nobody in particular: "what did I miss" needs ``--as MEMBER_ID``."""
 from __future__ import annotations
 
 import argparse
-import json
 from datetime import UTC, datetime
 from typing import Any
 
@@ -13,6 +12,7 @@ from socialrag.cli.subcommand import CHANNEL_HELP, OpenDatabase, Subcommand, par
 from socialrag.config import Settings
 from socialrag.errors import InputError
 from socialrag.recommender import MemoryAnswer, Recommender, ask_memory
+from socialrag.text import printable_json
 
 ID_KEYS = {"doi": "doi", "arxiv": "arxiv_id", "acl": "acl_id"}
 
@@ -65,7 +65,7 @@ def ask(args: argparse.Namespace, settings: Settings, open_db: OpenDatabase) -> 
         with db.connection() as conn:
             answer = ask_memory(conn, model, encode, team_id, [channel_id], args.as_member or "", question, llm, now)
     if args.json:
-        print(json.dumps(answer_json(answer), indent=2, ensure_ascii=False))
+        print(printable_json(answer_json(answer), indent=2))
         return 0
     print(shown(f"#{name}: {question} ({answer.kind}{', ' + answer.period if answer.period else ''})"))
     if answer.text:

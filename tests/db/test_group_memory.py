@@ -132,6 +132,14 @@ def test_paperping_ask_on_the_command_line_prints_json(
         "2020-12-01"
     )
     assert set(first) >= {"title", "doi", "arxiv_id", "acl_id", "url", "shared_by", "shared_at", "permalink"}
+    # a C1 control (U+009B starts an escape sequence, as ESC [ does) or a right-to-left override in what is
+    # printed reaches the terminal as JSON's \uXXXX, and the JSON still reads back the same
+    crafted = "Did anyone share the TaBERT paper? \x9b2J\x9b31m \u202eevil \x85"
+    assert main(["ask", "nlp-lab", crafted, "--json"]) == 0
+    printed = capsys.readouterr().out
+    assert not any(0x80 <= ord(ch) <= 0x9F or ch in "\u202e\x1b" for ch in printed), ascii(printed)
+    assert "\\u009b2J" in printed and "\\u202eevil" in printed
+    assert json.loads(printed)["question"] == " ".join(crafted.split())
 
 
 def test_a_question_that_names_a_time_answers_from_that_time(db: Database, lab: dict[str, Any]) -> None:
