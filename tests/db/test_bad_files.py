@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import json
 import struct
+import tracemalloc
 import zipfile
 from pathlib import Path
 
@@ -14,7 +15,7 @@ import pytest
 from bot.slack.workspace_export import import_export
 from socialrag.db import Database
 from socialrag.errors import InputError
-from socialrag.knowledge.papers.local_catalog import import_catalog
+from socialrag.knowledge.papers.local_catalog import import_catalog, iter_catalog
 from tests.support.exports import msg, user, write_export
 from tests.support.harness import count
 
@@ -199,3 +200,37 @@ def test_bad_catalog_lines_are_reported_and_the_rest_imported(db: Database, tmp_
     assert "line 6: popularity" in text
     assert "line 8: its JSON is nested too deeply to read; skipped" in text
     assert count(db, "SELECT count(*) FROM papers WHERE title = 'nul title'") == 1
+
+
+def _overlong_catalog(path: Path) -> None:
+    """Good lines around three too long to read: a title of 3 MB, an object followed by 2 MB of spaces and then
+    junk (its first megabyte alone reads as JSON), and 64 MB of one line (a few hundred KB gzipped)."""
+    good = [json.dumps({"acl_id": f"2020.x-{i}", "title": f"Paper {i}"}).encode() + b"\n" for i in range(6)]
+    pieces: list[bytes] = [good[0], b'{"acl_id": "2020.x-long", "title": "' + b"t" * 3 * 2**20 + b'"}\n', good[2]]
+    pieces += [b'{"acl_id": "2020.x-spaced"}' + b" " * 2 * 2**20 + b"junk\n", good[4], b"x" * 64 * 2**20 + b"\n"]
+    pieces.append(good[5].rstrip(b"\n"))  # the last line, with no newline
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "wb") as fh:
+        for piece in pieces:
+            fh.write(piece)
+
+
+@pytest.mark.parametrize("name", ["catalog.jsonl", "catalog.jsonl.gz"])
+def test_an_overlong_catalog_line_is_skipped_unread_and_the_lines_after_it_imported(
+    db: Database, tmp_path: Path, name: str
+) -> None:
+    path = tmp_path / name
+    _overlong_catalog(path)
+    tracemalloc.start()
+    try:
+        problems: list[str] = []
+        read = sum(1 for _ in iter_catalog(path, problems))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert read == 4 and peak < 8 * 2**20, f"{peak / 2**20:.1f} MB held to read lines of up to 64 MB"
+    report = import_catalog(db, path)
+    assert report.papers == 4
+    assert report.problems == [f"{name} line {n}: longer than 1 MB, which no paper needs; skipped" for n in (2, 4, 6)]
+    assert count(db, "SELECT count(*) FROM paper_ids WHERE value IN ('2020.x-long', '2020.x-spaced')") == 0
+    assert count(db, "SELECT count(*) FROM paper_ids WHERE value = '2020.x-5'") == 1

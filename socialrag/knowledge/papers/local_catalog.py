@@ -180,28 +180,40 @@ def _open(path: Path) -> IO[bytes]:
         raise InputError(f"cannot read the catalog {path}: {exc}") from exc
 
 
-def _lines(fh: IO[bytes]) -> Iterator[bytes]:
-    """The file's lines; one longer than ``MAX_LINE`` is cut there (and then fails to parse, as it should)."""
+def _lines(fh: IO[bytes]) -> Iterator[bytes | None]:
+    """The file's lines, each read with at most ``MAX_LINE`` bytes held; a longer one is skipped a piece at a time,
+    never held whole (a line of gigabytes, or a ``.gz`` that inflates into one endless line), and given as None."""
     while True:
         line = fh.readline(MAX_LINE)
         if not line:
             return
-        if len(line) == MAX_LINE and not line.endswith(b"\n"):
-            while (rest := fh.readline(MAX_LINE)) and not rest.endswith(b"\n"):
-                pass  # skip the rest of an overlong line without holding it
-        yield line
+        if len(line) < MAX_LINE or line.endswith(b"\n"):
+            yield line
+            continue
+        rest = fh.readline(MAX_LINE)
+        if not rest:
+            yield line  # the last line, exactly MAX_LINE bytes and no newline: whole
+            return
+        while not rest.endswith(b"\n") and (rest := fh.readline(MAX_LINE)):
+            pass
+        yield None
 
 
 def iter_catalog(path: Path, problems: list[str]) -> Iterator[Paper]:
-    """Papers of a catalog file; bad lines (not UTF-8, not JSON, nested too deeply, wrong fields) are reported by
-    line number and skipped. A file damaged partway (a corrupt or cut ``.gz``) gives the lines before the damage,
-    and a problem saying where reading stopped comes first among the file's problems, where it is seen."""
+    """Papers of a catalog file; bad lines (longer than ``MAX_LINE``, not UTF-8, not JSON, nested too deeply,
+    wrong fields) are reported by line number and skipped. A file damaged partway (a corrupt or cut ``.gz``) gives
+    the lines before the damage, and a problem saying where reading stopped comes first among the file's problems,
+    where it is seen."""
     first = len(problems)
     number = 0
     with _open(path) as fh:
         try:
             for number, data in enumerate(_lines(fh), 1):
-                if data.strip():
+                if data is None:
+                    problems.append(
+                        f"{path.name} line {number}: longer than {MAX_LINE // 2**20} MB, which no paper needs; skipped"
+                    )
+                elif data.strip():
                     yield from _read_line(data, f"{path.name} line {number}", problems)
         except (OSError, EOFError, zlib.error) as exc:
             problems.insert(
