@@ -171,6 +171,21 @@ def test_a_day_file_that_inflates_is_refused_and_the_rest_imported(db: Database,
     )
 
 
+def test_a_day_file_under_the_size_limit_that_inflates_a_thousandfold_is_refused(db: Database, tmp_path: Path) -> None:
+    """The zip's header says so before anything is unpacked: 20 MB of spaces, under the 24 MB limit, from 20 KB."""
+    good = [msg(T0 + 1, "U1", f"good {ARXIV}")]
+    bomb = b"[" + b" " * (20 * 2**20) + b"]"
+    export = write_export(
+        tmp_path / "r.zip", {"lab": ("C1", ["U1"], good)}, [user("U1", "a")], raw_files={"lab/2023-11-15.json": bomb}
+    )
+    report = import_export(db, export, progress=False)
+    assert count(db, "SELECT count(*) FROM messages") == 1
+    (problem,) = report.problems
+    assert (
+        problem.startswith("lab/2023-11-15.json: could not be read (it inflates ") and "which no export does" in problem
+    )
+
+
 def test_bad_catalog_lines_are_reported_and_the_rest_imported(db: Database, tmp_path: Path) -> None:
     def line(i: int, **extra: object) -> bytes:
         return json.dumps({"acl_id": f"2020.x-{i}", "title": f"Paper {i}", "abstract": "text", **extra}).encode()
