@@ -138,6 +138,7 @@ def replace_channel_members(
     """The channel's members are exactly these, as Slack's ``conversations.members`` just said (forgotten members
     stay out): a member who left while PaperPing was not there to hear it is no longer one. Returns how many
     stored members were dropped."""
+    hold_forget_lists(conn, [team_id])  # a forget-me under way ends first, and its member is not added back
     params = {"t": team_id, "c": channel_id, "users": list(user_ids), "now": now}
     dropped = conn.execute(
         """
@@ -290,6 +291,8 @@ def load_member_channels(
 
 
 def add_channel_member(conn: psycopg.Connection, team_id: str, channel_id: str, user_id: str) -> None:
+    """A member joined the channel (none on the workspace's forget list, nor one whose forget-me is under way)."""
+    hold_forget_lists(conn, [team_id])
     conn.execute(
         """
         INSERT INTO channel_members (team_id, channel_id, user_id)

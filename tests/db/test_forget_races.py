@@ -1,6 +1,7 @@
 """A member's write that reaches the database while their forget-me is still under way (the forget-me has not
 committed yet) waits for it, then keeps nothing of theirs: a reaction heard from Slack, a removed reaction, a save
-or an unsave, an answer marked helpful, a setting, the members an import lists. Without the wait, the write's check
+or an unsave, an answer marked helpful, a setting, the members an import lists,
+a member joining a channel, a channel's member list read from Slack. Without the wait, the write's check
 of the forget list would not see the forget-me's uncommitted entry, and its row would outlive the forget-me."""
 
 from __future__ import annotations
@@ -54,6 +55,10 @@ WRITES: dict[str, Callable[[int], Write]] = {
     "import's members": lambda _: lambda c: storage.workspaces.upsert_members(c, [Member(T, "U2", "ben again")]),
     "import's channel members": lambda _: (
         lambda c: storage.workspaces.upsert_channel(c, Channel(T, "C2", "reading", member_ids=("U2",)))
+    ),
+    "member joined": lambda _: lambda c: storage.workspaces.add_channel_member(c, T, "C1", "U2"),
+    "Slack's member list": lambda _: (
+        lambda c: storage.workspaces.replace_channel_members(c, T, "C1", ["U1", "U2"], NOW)
     ),
 }
 
