@@ -92,7 +92,11 @@ def _check_author(
                         NEW_PER_ASK)  # fmt: skip
             fresh = sorted(fresh, key=_newest_first)[:NEW_PER_ASK]
         noted = 0
-        for pid in record_found(conn, fresh, embed):
+        found = record_found(conn, fresh, embed)
+        if found:  # all the member watchers' lists at once, in a forget-me's order: one watcher at a time, in the
+            # order they came, could hold one workspace's list while a forget-me in two holds the other's
+            storage.locks.hold_forget_lists(conn, [w.team_id for w in told if w.user_id])
+        for pid in found:
             noted += sum(storage.followed_authors.record_author_news(conn, w, author, pid, now) for w in told)
         listed = [p.ids["s2"] for p in papers if "s2" in p.ids]
         storage.followed_authors.record_author_check(conn, author, now, [*listed, *sorted(seen - set(listed))])
