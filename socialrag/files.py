@@ -39,7 +39,8 @@ def replace_whole(path: Path, data: str | bytes) -> None:
     for leftover in (partial, *dead_partials(path)):
         leftover.unlink(missing_ok=True)
     try:
-        write_new(partial, data, 0o666)
+        # made with the old file's mode (never wider, whatever the umask): its content is not readable meanwhile
+        write_new(partial, data, stat.S_IMODE(st.st_mode) if st is not None else 0o666)
         if st is not None:
             os.chmod(partial, stat.S_IMODE(st.st_mode))
         os.replace(partial, path)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import resource
 import signal
+import stat
 import subprocess
 import sys
 from collections.abc import Callable
@@ -253,3 +254,33 @@ def test_an_export_to_a_pipe_is_written_to_it(env: Database) -> None:
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("@") and "A paper" in done.stdout, done.stdout
+
+
+def test_an_export_over_a_private_file_is_never_readable_by_others_while_written(
+    env: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Last week's export was made private (mode 600). The new one was written whole into a file beside it made
+    with the umask's mode (here 644), and only then given the old file's mode: meanwhile any local user could open
+    it and read the list. Now the file beside it is made with the old file's mode from the start."""
+    with env.connection() as conn:
+        pid = share_paper(conn, ("T1", "C1"), "2.0", datetime(2024, 1, 2, tzinfo=UTC), "10.1/p", "A paper", None)
+        storage.reading_list.save_paper(conn, "T1", "C1", pid, "U1", datetime(2024, 2, 1, tzinfo=UTC))
+        open_channel(conn, ("T1", "C1"), "lab")
+    out = tmp_path / "lab.bib"
+    out.write_text("% last week's export\n")
+    out.chmod(0o600)
+    modes: list[int] = []
+    real_fsync = os.fsync
+
+    def fsync_noting_mode(fd: int) -> None:  # the file's mode once its content is written, before it is in place
+        modes.append(stat.S_IMODE(os.fstat(fd).st_mode))
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync_noting_mode)
+    old_umask = os.umask(0o022)
+    try:
+        assert main(["export", "lab", "--out", str(out)]) == 0
+    finally:
+        os.umask(old_umask)
+    assert modes and all(m & 0o077 == 0 for m in modes), [oct(m) for m in modes]
+    assert stat.S_IMODE(out.stat().st_mode) == 0o600 and "A paper" in out.read_text()
