@@ -52,11 +52,16 @@ def replace_whole(path: Path, data: str | bytes) -> None:
 def dead_partials(dest: Path) -> list[Path]:
     """The half-written files of earlier writes to ``dest`` whose process has ended."""
     pattern = re.compile(rf"\.{re.escape(dest.name)}(?:\.json)?\.partial-(\d{{1,10}})")
+    try:  # the names as they are (one with ``*`` or ``[`` is no glob pattern)
+        with os.scandir(dest.parent) as entries:
+            names = [entry.name for entry in entries]
+    except OSError:  # a folder this user may write but not list, or none: nothing to look for there
+        return []
     found = []
-    for path in dest.parent.glob(f".{dest.name}*.partial-*"):
-        m = pattern.fullmatch(path.name)
+    for name in names:
+        m = pattern.fullmatch(name)
         if m and int(m.group(1)) != os.getpid() and not _running(int(m.group(1))):
-            found.append(path)
+            found.append(dest.parent / name)
     return found
 
 
