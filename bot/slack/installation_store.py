@@ -99,8 +99,9 @@ class SlackUnreachable(BoltError):
 class InstallFlow(OAuthFlow):
     """Bolt's OAuth flow, with two ends it leaves open. When Slack cannot be reached to exchange the code, the
     installer gets the failure page (``slack_unreachable``, 502, with the link to start again) instead of a bare
-    server error. A token Slack issued for an install PaperPing refuses (organisation-wide) is revoked at once,
-    so that no working token is left behind that PaperPing neither keeps nor uses."""
+    server error. A token Slack issued for an install PaperPing refuses (organisation-wide) or cannot keep (the
+    database fails) is revoked at once, so that no working token is left behind that PaperPing neither keeps nor
+    uses."""
 
     def handle_callback(self, request: BoltRequest) -> BoltResponse:
         try:
@@ -164,7 +165,7 @@ class InstallFlow(OAuthFlow):
     def store_installation(self, request: BoltRequest, installation: Installation) -> None:
         try:
             super().store_installation(request, installation)
-        except OrgWideInstall:
+        except Exception:  # refused (organisation-wide) or not kept (the database away): no token left working
             self._revoke(installation.bot_token)
             raise
 

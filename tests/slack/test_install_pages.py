@@ -159,3 +159,13 @@ def test_a_token_whose_check_fails_is_revoked_and_the_installer_starts_again(
     assert "slack_unreachable" in done.text and 'href="/slack/install"' in done.text, done.text[:500]
     assert count(db, "SELECT count(*) FROM installations") == 0
     assert [call.token for call in standin.calls_to("auth.revoke")] == ["xoxb-installed"]
+
+
+def test_a_token_that_cannot_be_stored_is_revoked(browser: httpx.Client, db: Database, standin: SlackStandIn) -> None:
+    """The database refuses the install's row (here its table is gone): the installer gets bolt's failure page,
+    and the token Slack issued is revoked rather than left working unkept."""
+    with db.connection() as conn:
+        conn.execute("ALTER TABLE installations RENAME TO installations_away")
+    done = come_back_from_slack(browser, "good-code")
+    assert done.status_code >= 400, done.text[:500]
+    assert [call.token for call in standin.calls_to("auth.revoke")] == ["xoxb-installed"]
