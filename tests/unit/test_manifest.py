@@ -21,6 +21,7 @@ MANIFEST = yaml.safe_load((ROOT / "manifest.yml").read_text())
 METHOD_SCOPES: dict[str, tuple[str, ...]] = {
     "auth_test": (),
     "auth_revoke": (),  # the token Slack issued for an install PaperPing refuses
+    "oauth_v2_access": (),  # the install page exchanges the code Slack gives for the bot's token (no token needed)
     "chat_postMessage": ("chat:write",),
     "chat_update": ("chat:write",),
     "chat_postEphemeral": ("chat:write",),
