@@ -75,13 +75,19 @@ def handle_mention(ctx: AppContext, client: WebClient, home: str, event: dict[st
     if text.startswith(ASK_AGAIN):  # asked within 20 s: told when to ask again, privately, at most once a minute
         tell_asker(ctx, client, team, event, "ask again", text)
         return
+    refused = None
     with ctx.db.connection() as conn:  # the message's one answer (an edit of it while this one was written: none)
-        if not storage.usage.take_channel_hourly(conn, team, channel, ANSWERS, datetime.now(UTC), PER_CHANNEL_HOUR):
-            full = True  # answers written at once filled the hour meanwhile
-        elif not storage.slack_events.record_event(conn, answered_key(team, channel, ts), team):
+        if not storage.slack_events.record_event(conn, answered_key(team, channel, ts), team):
             return
-    if full:
-        tell_asker(ctx, client, team, event, "channel full", CHANNEL_FULL)
+        now = datetime.now(UTC)
+        if not storage.usage.take_member_hourly(conn, team, asker, ANSWERS, now, PER_MEMBER_HOUR):
+            refused = MEMBER_FULL  # one member has at most half a channel's hour
+        elif not storage.usage.take_channel_hourly(conn, team, channel, ANSWERS, now, PER_CHANNEL_HOUR):
+            refused = CHANNEL_FULL  # answers written at once filled the hour meanwhile
+        if refused:
+            conn.rollback()  # nothing counted, and the message not marked answered
+    if refused:
+        tell_asker(ctx, client, team, event, "channel full", refused)
         return
     post_text(ctx.pacer, client, channel, text, thread_ts=thread or ts)
 
@@ -93,6 +99,13 @@ ANSWERS = "mention answers"  # the key the channel's answers are counted under (
 CHANNEL_FULL = (
     f"I have answered {PER_CHANNEL_HOUR} questions in this channel this hour, as many as I answer here in one hour. "
     "Please ask again next hour, or ask me privately with `/paperping ask`."
+)
+# Mentions answered for one member in an hour, wherever they asked: half a channel's hour, so one member never
+# takes all of it
+PER_MEMBER_HOUR = PER_CHANNEL_HOUR // 2
+MEMBER_FULL = (
+    f"I have answered {PER_MEMBER_HOUR} of your questions in channels this hour, as many as I answer for one member "
+    "in an hour. Please ask again next hour, or ask me privately with `/paperping ask`."
 )
 
 

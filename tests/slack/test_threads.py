@@ -410,10 +410,33 @@ def test_a_channel_gets_at_most_its_hours_answers_to_mentions(
     for k in range(3):
         with db.connection() as conn:  # their 20 s passed, not the minute between two words to them
             conn.execute("DELETE FROM member_cooldowns WHERE kind = 'ask'")
-        assert mention(harness, f"and which datasets, take {k}?", asked + 100 + k, user="U2", wait=2) == []
-    told = [p["text"] for p in harness.standin.ephemeral[before:] if p.get("user") == "U2"]
+        assert mention(harness, f"and which datasets, take {k}?", asked + 100 + k, user="U1", wait=2) == []
+    told = [p["text"] for p in harness.standin.ephemeral[before:] if p.get("user") == "U1"]
     assert len(told) == 1 and f"{PER_CHANNEL_HOUR} questions in this channel this hour" in told[0], told
     assert count(db, "SELECT count(*) FROM llm_usage WHERE kind = 'mention answers' AND channel_id = 'C1'") == 1
+
+
+def test_one_member_gets_at_most_half_a_channels_hour_of_answers(
+    harness: Harness, db: Database, lab: dict[str, Any]
+) -> None:
+    """One member asking every 20 s took a channel's whole hour of answers in seven minutes, and the others got
+    none. Now a member gets ``PER_MEMBER_HOUR`` answers to mentions an hour (half a channel's); past them they
+    alone are told, and another member is still answered."""
+    from bot.listeners.mentions import PER_MEMBER_HOUR
+
+    harness.ctx.recommender = Recommender(harness.settings, db, embedder=CachedEmbedder())
+    asked = t("2021-01-10")
+    for k in range(PER_MEMBER_HOUR):
+        ask_again_now(db)
+        (answer,) = mention(harness, f"what defence do they propose, take {k}?", asked + k, user="U2")
+        assert "Weight Poisoning" in answer["text"]
+    before = len(harness.standin.ephemeral)
+    ask_again_now(db)
+    assert mention(harness, "and which datasets?", asked + 100, user="U2", wait=2) == []
+    told = [p["text"] for p in harness.standin.ephemeral[before:] if p.get("user") == "U2"]
+    assert len(told) == 1 and f"{PER_MEMBER_HOUR} of your questions" in told[0], told
+    (answer,) = mention(harness, "what defence do they propose?", asked + 101, user="U3")
+    assert "Weight Poisoning" in answer["text"]
 
 
 def test_a_name_the_thread_says_may_be_repeated_and_a_members_name_may_not(db: Database, tmp_path: Path) -> None:
