@@ -8,8 +8,6 @@ a button the stored post does not show, or by a member who asked to be forgotten
 from __future__ import annotations
 
 import logging
-import threading
-from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -20,6 +18,7 @@ from slack_sdk.errors import SlackApiError
 from bot.app_context import AppContext
 from bot.delivery.agent_answers import FEEDBACK_ACTION, NO_MARK_KEPT, record_feedback
 from bot.slack.dedupe import handled_id
+from bot.slack.one_at_a_time import OneAtATime
 from bot.slack.payloads import ts_to_datetime
 from bot.views.post_blocks import (
     BUTTONS,
@@ -85,10 +84,10 @@ FORGOTTEN = (
 
 
 def handle_click(
-    ctx: AppContext, client: WebClient, body: dict[str, Any], respond: Respond, updates: PostUpdates
+    ctx: AppContext, client: WebClient, body: dict[str, Any], respond: Respond, updates: OneAtATime
 ) -> None:
     """A click, after Slack has its acknowledgement: stored, then the post updated (``chat.update``, one at a time a
-    post: ``PostUpdates``), then a save confirmed privately."""
+    post: ``OneAtATime``), then a save confirmed privately."""
     action = (body.get("actions") or [{}])[0]
     kind = KINDS.get(str(action.get("action_id")))
     place = click_place(body)
@@ -147,35 +146,6 @@ def update_counts(ctx: AppContext, client: WebClient, team: str, channel: str, t
         log.warning("could not update the counts on a post in %s: %s", channel, exc)
 
 
-class PostUpdates:
-    """One ``chat.update`` of a post at a time in this process. Clicks while one is under way (Slack's 429s
-    waited out, up to minutes) leave it to update the post once more after it, with the counts stored by then: a
-    burst of clicks on a post costs Slack two updates, and holds one of bolt's listener threads, not one a click."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._again: dict[tuple[str, str, str], bool] = {}  # posts being updated: whether a click came meanwhile
-
-    def run(self, post: tuple[str, str, str], update: Callable[[], None]) -> None:
-        with self._lock:
-            if post in self._again:
-                self._again[post] = True
-                return
-            self._again[post] = False
-        try:
-            while True:
-                update()
-                with self._lock:
-                    if not self._again[post]:
-                        del self._again[post]
-                        return
-                    self._again[post] = False
-        except BaseException:  # the next click updates the post again
-            with self._lock:
-                self._again.pop(post, None)
-            raise
-
-
 def click_time(action_ts: Any) -> datetime:
     """When the member clicked (Slack's ``action_ts``), now when it is missing or malformed."""
     try:
@@ -188,7 +158,7 @@ def register(app: App, ctx: AppContext) -> None:
     def ack_at_once(ack: Ack) -> None:
         ack()  # Slack hears back within its 3 s whatever chat.update answers later (a 429 included)
 
-    updates = PostUpdates()
+    updates = OneAtATime()  # one update of a post at a time: a burst of clicks costs Slack two
 
     def clicked(client: WebClient, body: dict[str, Any], respond: Respond) -> None:
         handle_click(ctx, client, body, respond, updates)

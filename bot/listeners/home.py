@@ -10,13 +10,16 @@ from typing import Any
 
 from slack_bolt import Ack, App
 from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
 
 from bot.app_context import AppContext
 from bot.listeners.assistant import messages_tab_opened
 from bot.slack.dedupe import mark_handled
 from bot.slack.members import refresh_for_member
+from bot.slack.one_at_a_time import OneAtATime
 from bot.views.home_tab import HOME_CHANNELS, build_home
 from socialrag import storage
+from socialrag.errors import PaperPingError
 
 log = logging.getLogger(__name__)
 
@@ -30,15 +33,25 @@ def home_team(body: dict[str, Any]) -> str:
 
 
 def register(app: App, ctx: AppContext) -> None:
+    builds = OneAtATime()  # one build of a member's Home at a time: an older one is never published last
+
     def publish(client: WebClient, team: str, user: str) -> None:
         """Build and publish the member's Home off the listener pool (``ctx.slow``), so that Slack gets its answer
-        at once: reading stale member lists again may take several Slack calls."""
+        at once: reading stale member lists again may take several Slack calls. Asked while a build of theirs is
+        under way (the tab opened twice, a button clicked as it opens), that build runs once more when it ends,
+        reading what is stored then: the Home shown last is never older than the last change."""
+        key = (team, user)
 
-        def work() -> None:
-            refresh_for_member(ctx.db, ctx.pacer.call, client, team, user, datetime.now(UTC), limit=HOME_CHANNELS)
-            ctx.pacer.call(client.views_publish, user_id=user, view=build_home(ctx, team, user))  # 429s waited out
+        def build() -> None:
+            try:
+                refresh_for_member(ctx.db, ctx.pacer.call, client, team, user, datetime.now(UTC), limit=HOME_CHANNELS)
+                ctx.pacer.call(client.views_publish, user_id=user, view=build_home(ctx, team, user))  # 429s waited
+            except (SlackApiError, PaperPingError) as exc:  # a later request builds it again
+                log.warning("App Home of %s not published: %s", user, exc)
 
-        if not ctx.slow.submit(work, owner=f"{team}:{user}"):
+        if builds.again_if_running(key):
+            return
+        if not ctx.slow.submit(lambda: builds.run(key, build), owner=f"{team}:{user}"):
             log.info("App Home of %s not refreshed now: busy; the next opening shows it", user)
 
     def opened(client: WebClient, body: dict[str, Any], event: dict[str, Any]) -> None:
