@@ -3,7 +3,8 @@ answers, kept by ``delivery.agent_answers``). Slack is answered at once; then a
 click on PaperPing's own post or digest is stored like a reaction of that member on that post (a second click
 undoes it; ``knowledge.record_click``), the post is rendered again from its stored draft with the counts
 (``chat.update``), and a save is confirmed privately to the member who clicked. A click on any other message, on
-a button the stored post does not show, or by a member who asked to be forgotten, stores nothing and says so."""
+a button the stored post does not show, in a channel PaperPing has left (or was removed from, or that was
+archived), or by a member who asked to be forgotten, stores nothing and says so."""
 
 from __future__ import annotations
 
@@ -77,6 +78,7 @@ def updated_post(
 NOT_A_POST = "Only PaperPing's own posts count these buttons; this message is not one, so nothing was counted."
 NOT_ON_POST = "That button is not one of this post's, so nothing was counted."
 NOT_KEPT = "That post is no longer kept by PaperPing, so the click was not counted."
+NOT_SERVED = "I'm no longer in this channel, so clicks on my old posts here are not counted."
 FORGOTTEN = (
     "Nothing was stored: you asked me to forget you, so I keep no click of yours here. "
     "`/paperping remember-me` lifts that."
@@ -103,6 +105,9 @@ def handle_click(
             return  # the same click delivered again
         if storage.privacy.is_forgotten(conn, (team, home), user):
             respond(text=FORGOTTEN, **PRIVATE)
+            return
+        if not storage.settings.load_channel_settings(conn, team, channel).active:  # left, removed or archived
+            respond(text=NOT_SERVED, **PRIVATE)
             return
         stored = storage.posts.load_posted_draft(conn, team, channel, ts)  # only PaperPing's posts and digests
         if stored is None:

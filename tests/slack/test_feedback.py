@@ -175,6 +175,24 @@ def test_a_click_on_a_deleted_post_is_not_counted_and_the_member_is_told(harness
     assert "no longer kept" in harness.standin.responses[-1]["text"]
 
 
+def test_a_click_in_a_channel_paperping_left_is_not_counted_and_the_member_is_told(
+    harness: Harness, db: Database
+) -> None:
+    """PaperPing was removed from the channel (or left it, or the channel was archived); a member clicks a
+    button on one of its old posts there. The click used to be stored as that channel's feedback (and saves put
+    on a reading list nobody is served any more). Now nothing is stored, the post is left as it is, and the
+    member is told privately why."""
+    post = post_one(harness, db)
+    harness.event({"type": "channel_left", "channel": "C1", "event_ts": "5.0"})
+    updates = len(harness.standin.calls_to("chat.update"))
+    for button in ("relevant", "save"):
+        send(harness, click(harness, post, "U2", button, NOW.timestamp() + 60))
+        assert count(db, "SELECT count(*) FROM reactions") == 0, f"a {button} click was stored"
+        assert "no longer in this channel" in harness.standin.responses[-1]["text"]
+        assert harness.standin.responses[-1].get("response_type") == "ephemeral"
+    assert len(harness.standin.calls_to("chat.update")) == updates
+
+
 def test_a_click_over_socket_mode(db: Database, tmp_path: Path) -> None:
     from tests.support.harness import lab_state, socket_mode_app
     from tests.support.slack_standin import SlackStandIn
