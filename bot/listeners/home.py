@@ -10,7 +10,6 @@ from typing import Any
 
 from slack_bolt import Ack, App
 from slack_sdk import WebClient
-from slack_sdk.errors import SlackApiError
 
 from bot.app_context import AppContext
 from bot.listeners.assistant import messages_tab_opened
@@ -19,7 +18,7 @@ from bot.slack.members import refresh_for_member
 from bot.slack.one_at_a_time import OneAtATime
 from bot.views.home_tab import HOME_CHANNELS, build_home
 from socialrag import storage
-from socialrag.errors import PaperPingError
+from socialrag.errors import PaperPingError, SourceError
 
 log = logging.getLogger(__name__)
 
@@ -33,20 +32,36 @@ def home_team(body: dict[str, Any]) -> str:
 
 
 def register(app: App, ctx: AppContext) -> None:
-    builds = OneAtATime()  # one build of a member's Home at a time: an older one is never published last
+    builds = OneAtATime()  # one build of a member's Home at a time in this process
+    hashes: dict[tuple[str, str], str] = {}  # each member's Home as this process last saw it (Slack's ``hash``)
 
-    def publish(client: WebClient, team: str, user: str) -> None:
+    def publish(client: WebClient, team: str, user: str, seen: Any = None) -> None:
         """Build and publish the member's Home off the listener pool (``ctx.slow``), so that Slack gets its answer
         at once: reading stale member lists again may take several Slack calls. Asked while a build of theirs is
         under way (the tab opened twice, a button clicked as it opens), that build runs once more when it ends,
-        reading what is stored then: the Home shown last is never older than the last change."""
+        reading what is stored then. Across processes, Slack's ``hash`` of the Home last seen (``seen``, from the
+        opening or the click) guards it: a Home published meanwhile refuses this one, built again and published
+        then. Either way the Home shown last is never older than the last change."""
         key = (team, user)
+        if isinstance(seen, dict) and seen.get("hash"):
+            hashes[key] = str(seen["hash"])
+
+        def send(known: str) -> None:
+            view = build_home(ctx, team, user)
+            guard = {"hash": known} if known else {}
+            answer = ctx.pacer.call(client.views_publish, user_id=user, view=view, **guard)  # 429s waited out
+            hashes[key] = str((answer.get("view") or {}).get("hash") or "")
 
         def build() -> None:
             try:
                 refresh_for_member(ctx.db, ctx.pacer.call, client, team, user, datetime.now(UTC), limit=HOME_CHANNELS)
-                ctx.pacer.call(client.views_publish, user_id=user, view=build_home(ctx, team, user))  # 429s waited
-            except (SlackApiError, PaperPingError) as exc:  # a later request builds it again
+                try:
+                    send(hashes.get(key, ""))
+                except SourceError as exc:
+                    if exc.detail != "hash_conflict":
+                        raise
+                    send("")  # another process published since: this build may be older than that one's
+            except PaperPingError as exc:  # a later request builds it again
                 log.warning("App Home of %s not published: %s", user, exc)
 
         if builds.again_if_running(key):
@@ -56,7 +71,7 @@ def register(app: App, ctx: AppContext) -> None:
 
     def opened(client: WebClient, body: dict[str, Any], event: dict[str, Any]) -> None:
         if event.get("tab") == "home":
-            publish(client, str(body.get("team_id")), str(event["user"]))
+            publish(client, str(body.get("team_id")), str(event["user"]), event.get("view"))
         elif event.get("tab") == "messages":  # the agent's conversation (``agent_view``), off the listener
             team = str(body.get("team_id") or "")
             ctx.slow.submit(lambda: messages_tab_opened(ctx, client, team, event), owner=f"{team}:{event['user']}")
@@ -70,7 +85,7 @@ def register(app: App, ctx: AppContext) -> None:
             storage.settings.upsert_member_setting(
                 conn, team, user, mentions_enabled=body["actions"][0]["value"] == "on"
             )
-        publish(client, team, user)
+        publish(client, team, user, body.get("view"))
 
     def forget(ack: Ack, client: WebClient, body: dict[str, Any]) -> None:
         ack()
@@ -78,7 +93,7 @@ def register(app: App, ctx: AppContext) -> None:
         own = str((body.get("team") or {}).get("id") or team)
         with ctx.db.connection() as conn:  # and in the member's own workspace, a Slack Connect partner's
             storage.privacy.forget_member_in(conn, (team, own), user)
-        publish(client, team, user)
+        publish(client, team, user, body.get("view"))
 
     app.event("app_home_opened")(opened)
     app.action("home_mentions")(mentions)

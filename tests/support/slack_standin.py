@@ -73,6 +73,7 @@ class SlackStandIn(StreamedMessages):
         self.updates: list[dict[str, Any]] = []  # chat.update calls, with the message as it became
         self.ephemeral: list[dict[str, str]] = []  # chat.postEphemeral calls
         self.views: dict[str, Any] = {}
+        self.view_hashes: dict[str, str] = {}  # each member's Home's hash now, as views.publish answered it
         self.assistant: list[dict[str, str]] = []  # assistant.threads.setStatus / setTitle / setSuggestedPrompts
         # files.getUploadURLExternal -> the upload (raw bytes POSTed to upload_url) -> files.completeUploadExternal
         self.pending_files: dict[str, dict[str, Any]] = {}
@@ -369,8 +370,9 @@ class SlackStandIn(StreamedMessages):
 
     def api_views_publish(self, params: dict[str, str]) -> dict[str, Any]:
         """A Home view, refused as Slack refuses it: more than 100 blocks or a section's text over 3,000 characters
-        (``invalid_arguments``), or over 250 kB as sent, JSON with each character outside ASCII escaped
-        (``view_too_large``)."""
+        (``invalid_arguments``), over 250 kB as sent, JSON with each character outside ASCII escaped
+        (``view_too_large``), or a ``hash`` other than the member's Home's now (``hash_conflict``). Each view
+        published gets a new hash, in the answer."""
         value = params.get("view")
         view = json.loads(value) if isinstance(value, str) else value
         blocks = (view or {}).get("blocks") or []
@@ -379,9 +381,13 @@ class SlackStandIn(StreamedMessages):
             return {"ok": False, "error": "invalid_arguments"}
         if len(json.dumps(view)) > 250_000:
             return {"ok": False, "error": "view_too_large"}
+        user = params.get("user_id", "")
         with self.lock:
-            self.views[params.get("user_id", "")] = view
-        return {"ok": True, "view": {"id": "V1"}}
+            if params.get("hash") and params["hash"] != self.view_hashes.get(user):
+                return {"ok": False, "error": "hash_conflict"}
+            self.views[user] = view
+            self.view_hashes[user] = f"{time.time():.6f}.{len(self.calls)}"
+            return {"ok": True, "view": {"id": "V1", "type": "home", "hash": self.view_hashes[user]}}
 
     def api_oauth_v2_access(self, params: dict[str, str]) -> dict[str, Any]:
         installed = {
