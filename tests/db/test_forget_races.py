@@ -80,7 +80,15 @@ def _rows_of_u2(conn: psycopg.Connection) -> dict[str, int]:
 
 @pytest.mark.parametrize("kind", list(WRITES))
 def test_a_write_racing_a_forget_me_keeps_nothing_of_the_member(db: Database, kind: str) -> None:
-    write = WRITES[kind](_lab(db))
+    waited = _write_during_forget_me(db, WRITES[kind](_lab(db)))
+    assert waited, f"the {kind} did not wait for the forget-me under way"
+    with db.connection() as conn:
+        assert _rows_of_u2(conn) == {}
+
+
+def _write_during_forget_me(db: Database, write: Write, *, patience: float = 0.5, done: float = 10) -> bool:
+    """Run ``write`` in a transaction of its own while U2's forget-me holds its transaction open; True when the
+    write waited for the forget-me (still running after ``patience`` seconds). Both have ended on return."""
     forgetting, may_commit = threading.Event(), threading.Event()
 
     def forget() -> None:
@@ -94,14 +102,12 @@ def test_a_write_racing_a_forget_me_keeps_nothing_of_the_member(db: Database, ki
     assert forgetting.wait(10)
     writer = threading.Thread(target=lambda: _write_once(db, write))
     writer.start()
-    writer.join(0.5)
+    writer.join(patience)
     waited = writer.is_alive()  # the write waits for the forget-me rather than passing it
     may_commit.set()
     forgetter.join(10)
-    writer.join(10)
-    assert waited, f"the {kind} did not wait for the forget-me under way"
-    with db.connection() as conn:
-        assert _rows_of_u2(conn) == {}
+    writer.join(done)
+    return waited
 
 
 def _write_once(db: Database, write: Write) -> None:
@@ -130,24 +136,7 @@ def test_a_channel_vector_made_while_a_forget_me_is_under_way_holds_none_of_the_
                 for i, (u, w) in enumerate(words.items(), 1)
             ],
         )
-    forgetting, may_commit = threading.Event(), threading.Event()
-
-    def forget() -> None:
-        with db.connection() as conn:
-            storage.privacy.forget_member(conn, T, "U2")
-            forgetting.set()
-            may_commit.wait(10)
-
-    forgetter = threading.Thread(target=forget)
-    forgetter.start()
-    assert forgetting.wait(10)
-    writer = threading.Thread(target=lambda: _write_once(db, lambda c: embed_channel_texts(c, embedder)))
-    writer.start()
-    writer.join(2)
-    waited = writer.is_alive()
-    may_commit.set()
-    forgetter.join(10)
-    writer.join(30)
+    waited = _write_during_forget_me(db, lambda c: embed_channel_texts(c, embedder), patience=2, done=30)
     assert waited, "the vector was made without waiting for the forget-me under way"
     with db.connection() as conn:
         stale = storage.embeddings.load_channel_pending(conn, embedder.model_name, every=True)
@@ -168,29 +157,9 @@ def test_a_post_drafted_while_a_forget_me_is_under_way_is_not_recorded_naming_th
         later = storage.posts.open_slot(conn, T, "C1", "2025-03-04", "brief")
     one = {"team_id": T, "channel_id": "C1", "mentions": ["U2"], "named": {"U1": "ana"}}
     naming_u2 = {"digest": [{"mentions": []}, one], "kind": "weekly"} if digest else one
-    forgetting, may_commit = threading.Event(), threading.Event()
-
-    def forget() -> None:
-        with db.connection() as conn:
-            storage.privacy.forget_member(conn, T, "U2")
-            forgetting.set()
-            may_commit.wait(10)
-
-    forgetter = threading.Thread(target=forget)
-    forgetter.start()
-    assert forgetting.wait(10)
     recorded: list[bool] = []
-    writer = threading.Thread(
-        target=lambda: _write_once(
-            db, lambda c: recorded.append(storage.posts.record_draft(c, rec.id, paper, "brief", 1.0, naming_u2))
-        )
-    )
-    writer.start()
-    writer.join(0.5)
-    waited = writer.is_alive()
-    may_commit.set()
-    forgetter.join(10)
-    writer.join(10)
+    draft = storage.posts.record_draft
+    waited = _write_during_forget_me(db, lambda c: recorded.append(draft(c, rec.id, paper, "brief", 1.0, naming_u2)))
     assert waited and recorded == [False]
     with db.connection() as conn:
         assert storage.posts.load_slot_draft(conn, rec.id) is None
