@@ -30,6 +30,20 @@ def click_mentions(harness: Harness, user: str, value: str, seen: str = "") -> N
     assert response.status_code == 200
 
 
+def hold_first_publish(harness: Harness) -> list[Call]:
+    """Slack takes 2 s over the next ``views.publish``; the list it returns gets that call once it is made."""
+    first: list[Call] = []
+
+    def slow_first_publish(call: Call) -> bool:
+        if call.method != "views.publish" or first:
+            return False
+        first.append(call)
+        return True
+
+    harness.standin.hold, harness.standin.hold_seconds = slow_first_publish, 2.0
+    return first
+
+
 def wait_for(first: list[Call]) -> None:
     deadline = time.monotonic() + 10
     while not first:  # the opening's Home, built with mentions on, is on its way to Slack
@@ -44,15 +58,7 @@ def test_a_home_built_before_a_change_and_published_after_it_is_built_again(harn
     the member saw their mentions still on. Now the click's build waits for the opening's, which is built
     once more after it: the Home shown last says mentions are off."""
     member_in_channels(db, "U1", 1)
-    first: list[Call] = []
-
-    def slow_first_publish(call: Call) -> bool:
-        if call.method != "views.publish" or first:
-            return False
-        first.append(call)
-        return True
-
-    harness.standin.hold, harness.standin.hold_seconds = slow_first_publish, 2.0
+    first = hold_first_publish(harness)
     harness.event({"type": "app_home_opened", "user": "U1", "channel": "D1", "tab": "home", "event_ts": "9.0"})
     wait_for(first)
     click_mentions(harness, "U1", "off")
@@ -76,15 +82,7 @@ def test_across_two_processes_a_home_built_before_a_change_never_replaces_the_on
         harness.event({"type": "app_home_opened", "user": "U1", "channel": "D1", "tab": "home", "event_ts": "8.0"})
         harness.settle()
         seen = harness.standin.view_hashes["U1"]
-        first: list[Call] = []
-
-        def slow_first_publish(call: Call) -> bool:
-            if call.method != "views.publish" or first:
-                return False
-            first.append(call)
-            return True
-
-        harness.standin.hold, harness.standin.hold_seconds = slow_first_publish, 2.0
+        first = hold_first_publish(harness)
         opening = {"type": "app_home_opened", "user": "U1", "channel": "D1", "tab": "home", "event_ts": "9.0"}
         harness.event({**opening, "view": {"id": "V1", "type": "home", "hash": seen}})
         wait_for(first)
