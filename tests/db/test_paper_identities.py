@@ -61,6 +61,11 @@ def shares(tmp_path: Path) -> Path:
         msg(T0 + 180, "U2", "published: https://doi.org/10.1000/summaries"),
         msg(T0 + 240, "U1", "<https://arxiv.org/abs/2404.44444|sparse>"),
     ]
+    return lab_export(tmp_path, messages)
+
+
+def lab_export(tmp_path: Path, messages: list[dict[str, Any]]) -> Path:
+    """A Slack export of #lab (C1) with ana (U1) and ben (U2) holding ``messages``."""
     return write_export(
         tmp_path / "e.zip", {"lab": ("C1", ["U1", "U2"], messages)}, [user("U1", "ana"), user("U2", "ben")]
     )
@@ -222,10 +227,7 @@ def test_an_arxiv_entry_copying_a_papers_title_and_doi_takes_over_nothing(db: Da
         msg(T0 + 240, "U2", "https://doi.org/10.1126/science.abj8754"),
         msg(T0 + 300, "U1", "<https://arxiv.org/abs/2411.05555|three tracks>"),
     ]
-    export = write_export(
-        tmp_path / "e.zip", {"lab": ("C1", ["U1", "U2"], messages)}, [user("U1", "ana"), user("U2", "ben")]
-    )
-    import_export(db, export, progress=False)
+    import_export(db, lab_export(tmp_path, messages), progress=False)
     real = Paper(
         ids={"doi": "10.1038/s41586-021-03819-2"},
         source="crossref",
