@@ -61,10 +61,10 @@ def handle_mention(ctx: AppContext, client: WebClient, home: str, event: dict[st
     if not question:  # a bare mention: how to ask, to the asker alone (a row of them posts nothing in the channel)
         tell_asker(ctx, client, team, event, "hint", HINT)
         return
-    with ctx.db.connection() as conn:  # a channel that had its hour's answers: no work, the asker alone is told
-        full = storage.usage.channel_hourly_full(conn, team, channel, ANSWERS, datetime.now(UTC), PER_CHANNEL_HOUR)
+    with ctx.db.connection() as conn:  # a channel or a member that had its hour's answers: no work, the asker told
+        full = storage.usage.hourly_cap_reached(conn, team, channel, asker, ANSWERS, datetime.now(UTC), **CAPS)
     if full:
-        tell_asker(ctx, client, team, event, "channel full", CHANNEL_FULL)
+        tell_asker(ctx, client, team, event, "channel full", FULL[full])
         return
     text = answer_in_papers_thread(ctx, team, channel, thread, asker, question) if thread else None
     if text is None:  # outside a paper's thread: a question about what the channel read and discussed
@@ -75,19 +75,14 @@ def handle_mention(ctx: AppContext, client: WebClient, home: str, event: dict[st
     if text.startswith(ASK_AGAIN):  # asked within 20 s: told when to ask again, privately, at most once a minute
         tell_asker(ctx, client, team, event, "ask again", text)
         return
-    refused = None
     with ctx.db.connection() as conn:  # the message's one answer (an edit of it while this one was written: none)
         if not storage.slack_events.record_event(conn, answered_key(team, channel, ts), team):
             return
-        now = datetime.now(UTC)
-        if not storage.usage.take_member_hourly(conn, team, asker, ANSWERS, now, PER_MEMBER_HOUR):
-            refused = MEMBER_FULL  # one member has at most half a channel's hour
-        elif not storage.usage.take_channel_hourly(conn, team, channel, ANSWERS, now, PER_CHANNEL_HOUR):
-            refused = CHANNEL_FULL  # answers written at once filled the hour meanwhile
-        if refused:
-            conn.rollback()  # nothing counted, and the message not marked answered
+        refused = storage.usage.take_llm_call(conn, team, channel, asker, datetime.now(UTC), kind=ANSWERS, **CAPS)
+        if refused:  # answers written at once filled the hour meanwhile
+            conn.rollback()  # the message not marked answered
     if refused:
-        tell_asker(ctx, client, team, event, "channel full", refused)
+        tell_asker(ctx, client, team, event, "channel full", FULL[refused])
         return
     post_text(ctx.pacer, client, channel, text, thread_ts=thread or ts)
 
@@ -107,6 +102,8 @@ MEMBER_FULL = (
     f"I have answered {PER_MEMBER_HOUR} of your questions in channels this hour, as many as I answer for one member "
     "in an hour. Please ask again next hour, or ask me privately with `/paperping ask`."
 )
+FULL = {"member": MEMBER_FULL, "channel": CHANNEL_FULL}  # by the cap reached
+CAPS = {"per_member": PER_MEMBER_HOUR, "per_channel": PER_CHANNEL_HOUR}
 
 
 # Slack sends ``app_mention`` again, under a new event id, each time a message that mentions PaperPing is edited

@@ -83,22 +83,57 @@ def take_llm_call(
     *,
     per_member: int,
     per_channel: int,
+    kind: str = "llm",
 ) -> str | None:
-    """Count one LLM call for the member and the channel this hour (``channel_id`` None: for the member only);
-    None when both were under their caps, else which cap is reached ("member" or "channel"), and nothing is
-    counted."""
+    """Count one LLM call (or one of ``kind``) for the member and the channel this hour (``channel_id`` None: for
+    the member only); None when both were under their caps, else which cap is reached ("member" or "channel"),
+    and nothing is counted."""
     hour = now.replace(minute=0, second=0, microsecond=0)
     try:
         with conn.transaction():  # a savepoint: a cap reached undoes the count made before it
-            scopes = [("member", "", counted_as(conn, team_id, user_id), per_member)]
-            if channel_id is not None:
-                scopes.append(("channel", channel_id, "", per_channel))
-            for scope, channel, user, cap in scopes:
-                if not _count_one(conn, team_id, "llm", channel, user, hour, cap):
+            for scope, channel, user, cap in _scopes(conn, team_id, channel_id, user_id, per_member, per_channel):
+                if not _count_one(conn, team_id, kind, channel, user, hour, cap):
                     raise _CapReached(scope)
     except _CapReached as reached:
         return reached.scope
     return None
+
+
+def hourly_cap_reached(
+    conn: psycopg.Connection,
+    team_id: str,
+    channel_id: str | None,
+    user_id: str,
+    kind: str,
+    now: datetime,
+    *,
+    per_member: int,
+    per_channel: int,
+) -> str | None:
+    """Which cap ``take_llm_call(..., kind=kind)`` would refuse on now ("member" or "channel"), or None; counts
+    nothing."""
+    hour = now.replace(minute=0, second=0, microsecond=0)
+    for scope, channel, user, cap in _scopes(conn, team_id, channel_id, user_id, per_member, per_channel):
+        row = conn.execute(
+            """
+            SELECT calls FROM llm_usage
+             WHERE team_id = %(t)s AND kind = %(k)s AND channel_id = %(c)s AND user_id = %(u)s AND hour = %(h)s
+            """,
+            {"t": team_id, "k": kind, "c": channel, "u": user, "h": hour},
+        ).fetchone()
+        if (row[0] if row else 0) >= cap:
+            return scope
+    return None
+
+
+def _scopes(
+    conn: psycopg.Connection, team_id: str, channel_id: str | None, user_id: str, per_member: int, per_channel: int
+) -> list[tuple[str, str, str, int]]:
+    """(scope, channel, member, cap) of each count a call makes: the member's, then the channel's."""
+    scopes = [("member", "", counted_as(conn, team_id, user_id), per_member)]
+    if channel_id is not None:
+        scopes.append(("channel", channel_id, "", per_channel))
+    return scopes
 
 
 def take_member_hourly(
@@ -108,31 +143,6 @@ def take_member_hourly(
     nothing is counted). Counted per workspace: the same id in another workspace has its own count."""
     hour = now.replace(minute=0, second=0, microsecond=0)
     return _count_one(conn, team_id, kind, "", counted_as(conn, team_id, user_id), hour, cap)
-
-
-def take_channel_hourly(
-    conn: psycopg.Connection, team_id: str, channel_id: str, kind: str, now: datetime, cap: int
-) -> bool:
-    """Count one more of the channel's ``kind`` this hour (True), unless ``cap`` are counted already (False, and
-    nothing is counted)."""
-    hour = now.replace(minute=0, second=0, microsecond=0)
-    return _count_one(conn, team_id, kind, channel_id, "", hour, cap)
-
-
-def channel_hourly_full(
-    conn: psycopg.Connection, team_id: str, channel_id: str, kind: str, now: datetime, cap: int
-) -> bool:
-    """Whether the channel's ``kind`` this hour has reached ``cap`` already (``take_channel_hourly`` would refuse);
-    counts nothing."""
-    hour = now.replace(minute=0, second=0, microsecond=0)
-    row = conn.execute(
-        """
-        SELECT calls FROM llm_usage
-         WHERE team_id = %(t)s AND kind = %(k)s AND channel_id = %(c)s AND user_id = '' AND hour = %(h)s
-        """,
-        {"t": team_id, "k": kind, "c": channel_id, "h": hour},
-    ).fetchone()
-    return (row[0] if row else 0) >= cap
 
 
 def _count_one(
