@@ -43,6 +43,15 @@ def draft_links(draft: Mapping[str, Any]) -> set[str]:
     return links | {str(d["thread_link"]) for d in _drafts(draft) if d.get("thread_link")}
 
 
+def members_named(draft: Mapping[str, Any]) -> list[str]:
+    """The member ids a post's draft (or each paper's draft of a digest) @-mentions or names."""
+    found: set[str] = set()
+    for one in _drafts(draft):
+        found.update(str(u) for u in one.get("mentions") or ())
+        found.update(str(u) for u in one.get("named") or {})
+    return sorted(found)
+
+
 def first_reply_ids(draft: Mapping[str, Any]) -> set[int]:
     """The stored rows of the first replies the draft's earlier receptions point at."""
     ids = set()

@@ -15,6 +15,7 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from socialrag.models import Style
+from socialrag.reasons import members_named
 from socialrag.storage.locks import hold_forget_lists
 
 
@@ -134,20 +135,9 @@ def record_draft(
         RETURNING 1
         """,
         {"p": paper_id, "s": style, "score": score, "d": Jsonb(draft), "id": rec_id, "w": worker, "len": length,
-         "named": _members_named(draft)},
+         "named": members_named(draft)},
     ).fetchone()  # fmt: skip
     return row is not None
-
-
-def _members_named(draft: dict[str, Any]) -> list[str]:
-    """The member ids a post's draft (or each paper's draft of a digest) @-mentions or names."""
-    items = draft["digest"] if isinstance(draft.get("digest"), list) else [draft]
-    found: set[str] = set()
-    for one in items:
-        if isinstance(one, dict):
-            found.update(str(u) for u in one.get("mentions") or ())
-            found.update(str(u) for u in one.get("named") or {})
-    return sorted(found)
 
 
 def record_posted(conn: psycopg.Connection, rec_id: int, message_ts: str, at: datetime) -> None:
